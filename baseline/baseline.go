@@ -1,0 +1,171 @@
+// Package baseline holds the predefined pipeline schedules that Tessel is
+// compared against (the paper's §VI-A and Table II): GPipe, 1F1B, interleaved
+// 1F1B with virtual stages, Chimera-direct and 1F1B+.
+//
+// Each baseline works on the same placement model as the search: it
+// recognises the shape of a placement from its block structure (never from
+// block ids), writes a per-device order of block instances, lets
+// schedule.Compact give every instance its earliest start under those orders,
+// and checks the result with schedule.Verify before returning it. A baseline
+// that does not apply to a placement returns an error wrapping
+// ErrNotApplicable (the paper's ×); it never guesses.
+//
+// Baselines do not adapt to a memory budget: their order is fixed by their
+// rule. When a schedule's peak memory exceeds the budget, Build still returns
+// it (verified without a budget, Memory 0) together with an error wrapping
+// ErrOverBudget, so that a caller can report both its bubble rate and that
+// the budget was not respected.
+//
+// The package does not search: for searched schedules see packages repetend
+// and completion.
+package baseline
+
+import (
+	"errors"
+	"fmt"
+
+	"tessel/placement"
+	"tessel/schedule"
+)
+
+// ErrNotApplicable is wrapped by every error that says a baseline has no
+// straightforward adaptation to a placement (the paper's × in Table II).
+var ErrNotApplicable = errors.New("not applicable")
+
+// ErrOverBudget is wrapped by the error Build returns, beside a valid
+// schedule, when the baseline's peak memory exceeds the budget.
+var ErrOverBudget = errors.New("memory budget not respected")
+
+// Method is one baseline schedule.
+type Method struct {
+	Name    string // stable, lower-case: the name the CLI accepts
+	Summary string // one line for people
+	// Build schedules n ≥ 1 micro-batches of p under a per-device memory
+	// budget (0: unlimited). See the package comment for ErrNotApplicable
+	// and ErrOverBudget.
+	Build func(p *placement.Placement, n, memory int) (*schedule.Schedule, error)
+}
+
+// Methods returns every baseline in a stable order: gpipe, 1f1b,
+// 1f1b-interleaved, chimera-direct, 1f1b-plus.
+func Methods() []Method {
+	return []Method{
+		{Name: "gpipe", Summary: "all forwards of all micro-batches, then all backwards (any placement)", Build: GPipe},
+		{Name: "1f1b", Summary: "one forward one backward on a v-shape pipeline: stage s warms up with S−s forwards", Build: OneFOneB},
+		{Name: "1f1b-interleaved", Summary: "1F1B with virtual stages: several stages of one chain on every device (Megatron-LM)", Build: Interleaved},
+		{Name: "chimera-direct", Summary: "the two pipelines of an x-shape scheduled together in units of S/2 micro-batches, units concatenated directly", Build: ChimeraDirect},
+		{Name: "1f1b-plus", Summary: "1F1B with every block on all devices inserted next to its neighbour in the 1F1B order (m- and nn-shape)", Build: OneFOneBPlus},
+	}
+}
+
+// Lookup returns the method with the given name.
+func Lookup(name string) (Method, bool) {
+	for _, m := range Methods() {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Method{}, false
+}
+
+// notApplicable builds the error of a baseline that does not fit p.
+func notApplicable(method string, p *placement.Placement, format string, args ...any) error {
+	return fmt.Errorf("%s: placement %q: %s: %w", method, p.Name, fmt.Sprintf(format, args...), ErrNotApplicable)
+}
+
+// checkArgs rejects inputs no baseline can schedule.
+func checkArgs(method string, p *placement.Placement, n, memory int) error {
+	switch {
+	case p == nil:
+		return fmt.Errorf("%s: no placement", method)
+	case n < 1:
+		return fmt.Errorf("%s: placement %q: %d micro-batches, need at least 1", method, p.Name, n)
+	case memory < 0:
+		return fmt.Errorf("%s: placement %q: negative memory budget %d", method, p.Name, memory)
+	}
+	if _, ok := p.Topo(); !ok {
+		return fmt.Errorf("%s: placement %q: dependencies have a cycle", method, p.Name)
+	}
+	return nil
+}
+
+// finish compacts the per-device orders into a schedule, verifies it and
+// checks the budget.
+func finish(method string, p *placement.Placement, n, memory int, orders [][]schedule.Ref) (*schedule.Schedule, error) {
+	ins, err := schedule.Compact(p, n, orders)
+	if err != nil {
+		return nil, fmt.Errorf("%s: placement %q: %w", method, p.Name, err)
+	}
+	peak := peakMemory(p, orders)
+	over := false
+	for _, m := range peak {
+		over = over || (memory > 0 && m > memory)
+	}
+	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory, Instances: ins}
+	if over {
+		s.Memory = 0
+	}
+	if err := schedule.Verify(s); err != nil {
+		return nil, fmt.Errorf("%s: placement %q: schedule fails verification: %w", method, p.Name, err)
+	}
+	if over {
+		return s, fmt.Errorf("%s: placement %q: peak memory %v exceeds the budget %d: %w", method, p.Name, peak, memory, ErrOverBudget)
+	}
+	return s, nil
+}
+
+// peakMemory is the highest running memory sum on every device when it runs
+// its order (the order alone fixes memory).
+func peakMemory(p *placement.Placement, orders [][]schedule.Ref) []int {
+	peak := make([]int, p.Devices)
+	for d, order := range orders {
+		cur := 0
+		for _, r := range order {
+			cur += p.Blocks[r.Block].Memory
+			peak[d] = max(peak[d], cur)
+		}
+	}
+	return peak
+}
+
+// project splits one global sequence of instances, which must list every
+// instance once in an order that respects the dependencies, into per-device
+// orders. Blocks on a group of devices then appear in the same relative
+// order on all of them, so compaction cannot deadlock.
+func project(p *placement.Placement, seq []schedule.Ref) [][]schedule.Ref {
+	orders := make([][]schedule.Ref, p.Devices)
+	for _, r := range seq {
+		for _, d := range p.Blocks[r.Block].Devices {
+			orders[d] = append(orders[d], r)
+		}
+	}
+	return orders
+}
+
+// SteadyBubbleRate measures the bubble rate of a baseline as the number of
+// micro-batches grows (what Table II reports), with unlimited memory. The
+// baselines are periodic once warm, so the extra makespan per extra
+// micro-batch between N1 = 8·D and N2 = 16·D micro-batches is the steady
+// period P (time per micro-batch, a multiple of every baseline's unit of
+// micro-batches), and the rate is (D·P − Σ_d load_d)/(D·P).
+func SteadyBubbleRate(m Method, p *placement.Placement) (rate, period float64, err error) {
+	if p == nil || p.Devices < 1 {
+		return 0, 0, fmt.Errorf("%s: no placement", m.Name)
+	}
+	n1, n2 := 8*p.Devices, 16*p.Devices
+	s1, err := m.Build(p, n1, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	s2, err := m.Build(p, n2, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	period = float64(schedule.Makespan(s2)-schedule.Makespan(s1)) / float64(n2-n1)
+	load := 0
+	for _, l := range p.Loads() {
+		load += l
+	}
+	busy := float64(p.Devices) * period
+	return (busy - float64(load)) / busy, period, nil
+}

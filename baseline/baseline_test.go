@@ -1,0 +1,261 @@
+package baseline
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"tessel/placement"
+	"tessel/schedule"
+)
+
+func builtin(t *testing.T, name string, d int, infer bool) *placement.Placement {
+	t.Helper()
+	p, err := placement.Builtin(name, placement.Options{Devices: d, ForwardTime: 1, BackwardTime: 3, Inference: infer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// applicable is which baseline fits which built-in shape.
+var applicable = map[string][]string{
+	"v-shape":  {"gpipe", "1f1b", "1f1b-plus"},
+	"x-shape":  {"gpipe", "chimera-direct"},
+	"m-shape":  {"gpipe", "1f1b-plus"},
+	"nn-shape": {"gpipe", "1f1b-plus"},
+	"k-shape":  {"gpipe"},
+}
+
+// TestBuiltinsVerify builds every baseline on every built-in and checks that
+// the applicable ones pass the verifier and the others say ×.
+func TestBuiltinsVerify(t *testing.T) {
+	for _, d := range []int{2, 4, 8} {
+		for _, infer := range []bool{false, true} {
+			for _, name := range placement.BuiltinNames() {
+				p := builtin(t, name, d, infer)
+				for _, m := range Methods() {
+					want := contains(applicable[name], m.Name)
+					for _, n := range []int{1, 4, 8, 32} {
+						t.Run(fmt.Sprintf("%s/D%d/infer=%v/%s/N%d", name, d, infer, m.Name, n), func(t *testing.T) {
+							s, err := m.Build(p, n, 0)
+							if !want {
+								if !errors.Is(err, ErrNotApplicable) {
+									t.Fatalf("want not applicable, got %v", err)
+								}
+								return
+							}
+							if err != nil {
+								t.Fatal(err)
+							}
+							if s.MicroBatches != n || len(s.Instances) != n*p.K() {
+								t.Fatalf("%d micro-batches, %d instances; want %d, %d", s.MicroBatches, len(s.Instances), n, n*p.K())
+							}
+							if err := schedule.Verify(s); err != nil {
+								t.Fatal(err)
+							}
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// interleavedChain is a pipeline whose chain visits devices 0..d-1 v times.
+func interleavedChain(d, v int) *placement.Placement {
+	p := &placement.Placement{Name: fmt.Sprintf("interleaved-%dx%d", d, v), Devices: d}
+	var chain []int
+	for j := range d * v {
+		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprint("f", j), Kind: placement.Forward, Devices: []int{j % d}, Time: 1, Memory: 1})
+		chain = append(chain, j)
+	}
+	for j := d*v - 1; j >= 0; j-- {
+		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprint("b", j), Kind: placement.Backward, Devices: []int{j % d}, Time: 2, Memory: -1})
+		chain = append(chain, len(p.Blocks)-1)
+	}
+	for k := 1; k < len(chain); k++ {
+		p.Deps = append(p.Deps, placement.Dep{From: chain[k-1], To: chain[k]})
+	}
+	return p
+}
+
+func TestInterleaved(t *testing.T) {
+	for _, c := range []struct{ d, v int }{{2, 2}, {4, 2}, {4, 3}, {3, 2}} {
+		p := interleavedChain(c.d, c.v)
+		for n := 1; n <= 13; n++ {
+			s, err := Interleaved(p, n, 0)
+			if n%c.d != 0 {
+				if !errors.Is(err, ErrNotApplicable) {
+					t.Errorf("%s N=%d: want not applicable, got %v", p.Name, n, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s N=%d: %v", p.Name, n, err)
+			}
+			if err := schedule.Verify(s); err != nil {
+				t.Fatalf("%s N=%d: %v", p.Name, n, err)
+			}
+		}
+		// 1F1B proper does not apply: a device holds several stages.
+		if _, err := OneFOneB(p, 4, 0); !errors.Is(err, ErrNotApplicable) {
+			t.Errorf("%s: 1f1b: want not applicable, got %v", p.Name, err)
+		}
+	}
+	// Interleaving beats plain 1F1B's warmup: with more micro-batches than
+	// stages the steady state has no bubble either.
+	rate, _, err := SteadyBubbleRate(Method{Name: "1f1b-interleaved", Build: Interleaved}, interleavedChain(4, 2))
+	if err != nil || rate != 0 {
+		t.Errorf("interleaved steady bubble rate %v, %v; want 0", rate, err)
+	}
+}
+
+// TestOneFOneBOrder pins the order of 1F1B on a v-shape: stage s warms up
+// with D−s forwards, then alternates backward and forward.
+func TestOneFOneBOrder(t *testing.T) {
+	p := builtin(t, "v-shape", 4, false)
+	s, err := OneFOneB(p, 6, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := schedule.Orders(s)
+	for d, order := range orders {
+		var got []string
+		for _, r := range order {
+			got = append(got, fmt.Sprintf("%s%d", p.Blocks[r.Block].Kind[:1], r.Micro))
+		}
+		var want []string
+		w := 4 - d
+		for m := range w {
+			want = append(want, fmt.Sprint("f", m))
+		}
+		for m := range 6 {
+			want = append(want, fmt.Sprint("b", m))
+			if w+m < 6 {
+				want = append(want, fmt.Sprint("f", w+m))
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("device %d: %v, want %v", d, got, want)
+		}
+	}
+	peak := schedule.Measure(s).PeakMemory
+	if want := []int{4, 3, 2, 1}; !reflect.DeepEqual(peak, want) {
+		t.Errorf("peak memory %v, want %v", peak, want)
+	}
+}
+
+// TestOverBudget: a baseline does not adapt to the budget; it returns its
+// schedule, valid without a budget, and says the budget was not respected.
+func TestOverBudget(t *testing.T) {
+	p := builtin(t, "v-shape", 4, false)
+	cases := []struct {
+		method     Method
+		memory     int
+		overBudget bool
+		wantMemory int
+	}{
+		{Method{Name: "gpipe", Build: GPipe}, 8, false, 8},
+		{Method{Name: "gpipe", Build: GPipe}, 7, true, 0},
+		{Method{Name: "1f1b", Build: OneFOneB}, 4, false, 4},
+		{Method{Name: "1f1b", Build: OneFOneB}, 3, true, 0},
+	}
+	for _, c := range cases {
+		s, err := c.method.Build(p, 8, c.memory)
+		if got := errors.Is(err, ErrOverBudget); got != c.overBudget {
+			t.Errorf("%s memory %d: err %v, over budget %v want %v", c.method.Name, c.memory, err, got, c.overBudget)
+		}
+		if s == nil {
+			t.Fatalf("%s memory %d: no schedule", c.method.Name, c.memory)
+		}
+		if s.Memory != c.wantMemory {
+			t.Errorf("%s memory %d: schedule budget %d, want %d", c.method.Name, c.memory, s.Memory, c.wantMemory)
+		}
+		if err := schedule.Verify(s); err != nil {
+			t.Errorf("%s memory %d: %v", c.method.Name, c.memory, err)
+		}
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	p := builtin(t, "v-shape", 4, false)
+	for _, m := range Methods() {
+		for _, c := range []struct {
+			p         *placement.Placement
+			n, memory int
+		}{{nil, 4, 0}, {p, 0, 0}, {p, 4, -1}} {
+			if s, err := m.Build(c.p, c.n, c.memory); err == nil || errors.Is(err, ErrNotApplicable) || s != nil {
+				t.Errorf("%s(%v, %d, %d): want an argument error, got %v", m.Name, c.p != nil, c.n, c.memory, err)
+			}
+		}
+	}
+}
+
+// TestShapeByStructure: recognition does not depend on block ids or on the
+// order of the block list.
+func TestShapeByStructure(t *testing.T) {
+	p := builtin(t, "m-shape", 4, false)
+	q := &placement.Placement{Name: "renamed", Devices: p.Devices}
+	k := p.K()
+	perm := make([]int, k) // old index → new index: reversed
+	for i := range perm {
+		perm[i] = k - 1 - i
+	}
+	q.Blocks = make([]placement.Block, k)
+	for i, b := range p.Blocks {
+		b.ID = fmt.Sprint("x", i*7%k)
+		q.Blocks[perm[i]] = b
+	}
+	for _, d := range p.Deps {
+		q.Deps = append(q.Deps, placement.Dep{From: perm[d.From], To: perm[d.To]})
+	}
+	r1, _, err1 := SteadyBubbleRate(Method{Name: "1f1b-plus", Build: OneFOneBPlus}, p)
+	r2, _, err2 := SteadyBubbleRate(Method{Name: "1f1b-plus", Build: OneFOneBPlus}, q)
+	if err1 != nil || err2 != nil || r1 != r2 {
+		t.Errorf("1f1b-plus: %v (%v) on m-shape, %v (%v) renamed and reordered", r1, err1, r2, err2)
+	}
+	if _, err := OneFOneB(q, 4, 0); !errors.Is(err, ErrNotApplicable) {
+		t.Errorf("1f1b on m-shape: want not applicable, got %v", err)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	for _, name := range placement.BuiltinNames() {
+		p := builtin(t, name, 4, false)
+		for _, m := range Methods() {
+			a, errA := m.Build(p, 9, 0)
+			b, errB := m.Build(p, 9, 0)
+			if fmt.Sprint(errA) != fmt.Sprint(errB) || !reflect.DeepEqual(a, b) {
+				t.Errorf("%s %s: two builds differ", name, m.Name)
+			}
+		}
+	}
+}
+
+func TestMethodsStable(t *testing.T) {
+	var names []string
+	for _, m := range Methods() {
+		names = append(names, m.Name)
+		if got, ok := Lookup(m.Name); !ok || got.Name != m.Name {
+			t.Errorf("Lookup(%q) = %v, %v", m.Name, got.Name, ok)
+		}
+	}
+	want := []string{"gpipe", "1f1b", "1f1b-interleaved", "chimera-direct", "1f1b-plus"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("Methods() = %v, want %v", names, want)
+	}
+	if _, ok := Lookup("pipedream"); ok {
+		t.Error("Lookup found an unknown method")
+	}
+}

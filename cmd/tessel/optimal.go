@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"tessel/schedule"
+	"tessel/smt"
+)
+
+type optimalOptions struct {
+	Placement    placementSpec
+	MicroBatches int
+	Memory       int
+	TimeLimit    time.Duration
+	Seed         int
+	Outputs      outputs
+}
+
+func optimalCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "optimal",
+		Usage: "search the time-optimal schedule of a few micro-batches (the paper's TO baseline)",
+		UsageText: "tessel optimal --placement v-shape --devices 4 --micro-batches 6 --memory 16 [--forward-time 1 --backward-time 2]\n" +
+			"   tessel optimal --placement-file my.json --micro-batches 4 --time-limit 60s --out s.json",
+		Description: "Encodes every block of every micro-batch in Z3 and minimises the makespan by binary search\n" +
+			"between a proven lower bound and a greedy schedule. Exact, but the time grows quickly with N:\n" +
+			"use tessel search for many micro-batches. With --time-limit it returns the best schedule found,\n" +
+			"marked as not proven. Every schedule printed or written has passed the verifier.",
+		Flags: append(append(placementFlags(),
+			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N", Value: 4},
+			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
+			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this long and return the best schedule found (e.g. 60s, 5m)"},
+			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
+		), outputFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("optimal: unexpected argument %q", c.Args().First())
+			}
+			return runOptimal(c.Context, optimalOptions{
+				Placement: placementSpecFrom(c), MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
+				TimeLimit: c.Duration("time-limit"), Seed: c.Int("seed"), Outputs: outputsFrom(c),
+			}, c.App.Writer, c.App.ErrWriter)
+		},
+	}
+}
+
+func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writer) error {
+	if err := checkAtLeast("micro-batches", opts.MicroBatches, 1); err != nil {
+		return err
+	}
+	if err := checkAtLeast("memory", opts.Memory, 0); err != nil {
+		return err
+	}
+	if err := opts.Outputs.check(); err != nil {
+		return err
+	}
+	p, err := opts.Placement.load()
+	if err != nil {
+		return err
+	}
+	if opts.TimeLimit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.TimeLimit)
+		defer cancel()
+	}
+	bar := newProgress(stderr)
+	t0 := time.Now()
+	s, sol, err := smt.Optimal(ctx, p, opts.MicroBatches, opts.Memory, smt.Options{
+		Seed: opts.Seed,
+		Progress: func(lo, hi int) {
+			bar.show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))
+		},
+	})
+	bar.done()
+	elapsed := time.Since(t0)
+	if err != nil {
+		return err
+	}
+	if err := schedule.Verify(s); err != nil {
+		return fmt.Errorf("optimal: the solver's schedule fails verification (a bug): %w", err)
+	}
+	if err := opts.Outputs.write(s); err != nil {
+		return err
+	}
+	sum := newSummary(s, "time-optimal", sol.Proven)
+	sum.Seconds = seconds{Total: secs(elapsed)}
+	if opts.Outputs.JSON {
+		return printJSON(stdout, sum)
+	}
+	fmt.Fprintf(stdout, "time-optimal schedule: %s, %d devices, %d micro-batches, memory %s\n\n",
+		p.Name, p.Devices, opts.MicroBatches, budget(opts.Memory))
+	if err := schedule.RenderText(s, stdout); err != nil {
+		return err
+	}
+	status := "proven optimal"
+	if !sol.Proven {
+		status = fmt.Sprintf("not proven: the optimum is between %d and %d (stopped by the time limit)", sol.LowerBound, sol.Makespan)
+	}
+	fmt.Fprintf(stdout, "\nmakespan     %d (%s)\n", sum.Makespan, status)
+	fmt.Fprintf(stdout, "lower bound  %d (critical path, device load)\n", sum.LowerBound.Makespan)
+	fmt.Fprintf(stdout, "bubble rate  %s\n", pct(sum.BubbleRate))
+	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budget(opts.Memory))
+	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
+	fmt.Fprintf(stdout, "search time  %.3fs (%d solver calls, Z3 %s)\n", elapsed.Seconds(), sol.Checks, smt.Version())
+	return nil
+}

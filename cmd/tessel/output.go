@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"tessel/schedule"
+)
+
+// writeNew writes data to path, refusing to replace an existing file
+// unless force: nothing the user wrote is overwritten by surprise.
+func writeNew(path string, force bool, data []byte) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return usageErrorf("%s exists (use --force to overwrite it)", path)
+	}
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// render draws into memory, so that a failure leaves no partial file.
+func render(s *schedule.Schedule, draw func(*schedule.Schedule, io.Writer) error) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := draw(s, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// outputFlags are the files a searching command can write its result to.
+func outputFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the schedule to a JSON `FILE` (re-check it with tessel verify)"},
+		&cli.StringFlag{Name: "svg", Usage: "write a Gantt chart of the schedule to an SVG `FILE`"},
+		&cli.StringFlag{Name: "html", Usage: "write a page with the chart and the metrics to an HTML `FILE`"},
+		&cli.BoolFlag{Name: "force", Usage: "overwrite --out, --svg and --html files that exist"},
+		&cli.BoolFlag{Name: "json", Usage: "print a JSON summary instead of text"},
+	}
+}
+
+// outputs are the values of outputFlags.
+type outputs struct {
+	Out, SVG, HTML string
+	Force, JSON    bool
+}
+
+func outputsFrom(c *cli.Context) outputs {
+	return outputs{Out: c.String("out"), SVG: c.String("svg"), HTML: c.String("html"), Force: c.Bool("force"), JSON: c.Bool("json")}
+}
+
+// check refuses, before any long work, files that exist and may not be
+// replaced.
+func (o outputs) check() error {
+	for _, path := range []string{o.Out, o.SVG, o.HTML} {
+		if path == "" || o.Force {
+			continue
+		}
+		if _, err := os.Stat(path); err == nil {
+			return usageErrorf("%s exists (use --force to overwrite it)", path)
+		}
+	}
+	return nil
+}
+
+// write saves a verified schedule to every file asked for.
+func (o outputs) write(s *schedule.Schedule) error {
+	for _, f := range []struct {
+		path string
+		draw func(*schedule.Schedule, io.Writer) error
+	}{{o.Out, (*schedule.Schedule).Write}, {o.SVG, schedule.RenderSVG}, {o.HTML, schedule.RenderHTML}} {
+		if f.path == "" {
+			continue
+		}
+		data, err := render(s, f.draw)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.path, err)
+		}
+		if err := writeNew(f.path, o.Force, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-isatty"
+)
+
+// progress shows one status line on a terminal, rewritten in place at
+// most ten times a second, and nothing at all when stderr is a file or a
+// pipe (scripts and CI stay quiet).
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	on    bool
+	last  time.Time
+	shown bool
+}
+
+func newProgress(w io.Writer) *progress {
+	f, ok := w.(*os.File)
+	return &progress{w: w, on: ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))}
+}
+
+// show replaces the status line (throttled).
+func (p *progress) show(format string, args ...any) {
+	if p == nil || !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	fmt.Fprintf(p.w, "\r\x1b[K"+format, args...)
+	p.shown = true
+}
+
+// done clears the status line.
+func (p *progress) done() {
+	if p == nil || !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.shown = false
+	}
+}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"tessel/completion"
+	"tessel/placement"
+	"tessel/repetend"
+	"tessel/schedule"
+)
+
+type searchOptions struct {
+	Placement    placementSpec
+	MicroBatches int
+	Memory       int
+	NR           int
+	Method       string
+	Jobs         int
+	Seed         int
+	TimeLimit    time.Duration
+	Outputs      outputs
+}
+
+// defaultMethod is the faster method in the README's benchmark table.
+const defaultMethod = repetend.MethodJoint
+
+func searchCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "search",
+		Usage: "find the schedule with the fewest bubbles under a memory budget (the Tessel search)",
+		UsageText: "tessel search --placement m-shape --memory 6 --nr 6 --micro-batches 128\n" +
+			"   tessel search --placement-file my.json --memory 8 --out s.json --svg s.svg",
+		Description: "Builds a repetend — every block once, block i from micro-batch offset n_i < N_R — with the\n" +
+			"least period P under the memory budget, checks that a warmup and a cooldown exist for it,\n" +
+			"searches their time-optimal schedules, and repeats the repetend to cover --micro-batches.\n" +
+			"The repetend bubble rate is the bubble rate of the whole schedule as N grows.\n\n" +
+			"Methods: joint (default) makes the offsets solver variables and checks P = lower bound,\n" +
+			"lower bound + 1, ...; enumerate solves candidate offsets one by one on --jobs workers (the\n" +
+			"paper's Algorithm 1); race runs both and keeps the first proven answer.\n" +
+			"A time limit or Ctrl-C returns the best verified schedule found, marked as not proven.",
+		Flags: append(append(placementFlags(),
+			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N of the full schedule", Value: 128},
+			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
+			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as many as the memory budget allows, at most 2·devices)"},
+			&cli.StringFlag{Name: "method", Usage: "repetend search: joint, enumerate or race", Value: string(defaultMethod)},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "solver workers of the enumeration (0: one per core)"},
+			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
+			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this long and keep the best schedule found (e.g. 30s, 5m)"},
+		), outputFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("search: unexpected argument %q", c.Args().First())
+			}
+			return runSearch(c.Context, searchOptions{
+				Placement: placementSpecFrom(c), MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
+				NR: c.Int("nr"), Method: c.String("method"), Jobs: c.Int("jobs"), Seed: c.Int("seed"),
+				TimeLimit: c.Duration("time-limit"), Outputs: outputsFrom(c),
+			}, c.App.Writer, c.App.ErrWriter)
+		},
+	}
+}
+
+func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer) error {
+	for _, f := range []struct {
+		name   string
+		v, min int
+	}{{"micro-batches", opts.MicroBatches, 1}, {"memory", opts.Memory, 0}, {"nr", opts.NR, 0}, {"jobs", opts.Jobs, 0}} {
+		if err := checkAtLeast(f.name, f.v, f.min); err != nil {
+			return err
+		}
+	}
+	method, err := repetend.ParseMethod(opts.Method)
+	if err != nil {
+		return usageErrorf("search: %v", err)
+	}
+	if err := opts.Outputs.check(); err != nil {
+		return err
+	}
+	p, err := opts.Placement.load()
+	if err != nil {
+		return err
+	}
+	if opts.TimeLimit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.TimeLimit)
+		defer cancel()
+	}
+	bar := newProgress(stderr)
+	t0 := time.Now()
+	res, err := completion.Search(ctx, p, completion.Options{
+		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
+		Method: method, Jobs: opts.Jobs, Seed: opts.Seed,
+		Progress: func(pr repetend.Progress) {
+			best := "none yet"
+			if pr.BestPeriod > 0 {
+				best = fmt.Sprint(pr.BestPeriod)
+			}
+			bar.show("search (%s): N_R ≤ %d, %d candidates seen, %d pruned, %d solved, best period %s (lower bound %d), %s",
+				pr.Method, pr.NR, pr.Stats.Seen, pr.Stats.Pruned, pr.Stats.Solved, best, pr.LowerBound, time.Since(t0).Round(time.Second))
+		},
+	})
+	bar.done()
+	if err != nil {
+		if errors.Is(err, completion.ErrNoRepetend) {
+			return fmt.Errorf("%w (raise --memory or --nr)", err)
+		}
+		return err
+	}
+	s := res.Schedule
+	if err := schedule.Verify(s); err != nil {
+		return fmt.Errorf("search: the schedule fails verification (a bug): %w", err)
+	}
+	if err := opts.Outputs.write(s); err != nil {
+		return err
+	}
+	sum := newSummary(s, string(res.Search.Method), res.Proven())
+	sum.Seconds = seconds{Total: secs(res.Times.Total), Repetend: secs(res.Times.Repetend), Warmup: secs(res.Times.Warmup), Cooldown: secs(res.Times.Cooldown)}
+	st := res.Search.Stats
+	sum.Candidates = &candidates{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}
+	r := res.Repetend
+	rate := schedule.RepetendBubbleRate(p, r.Period)
+	sum.NR, sum.Period, sum.RepetendBubbleRate = r.NR, r.Period, &rate
+	sum.Offsets = map[string]int{}
+	for i, b := range p.Blocks {
+		sum.Offsets[b.ID] = r.Offsets[i]
+	}
+	if opts.Outputs.JSON {
+		return printJSON(stdout, sum)
+	}
+	jobs := opts.Jobs
+	if jobs == 0 {
+		jobs = runtime.NumCPU()
+	}
+	fmt.Fprintf(stdout, "tessel search: %s, %d devices, memory %s, N_R ≤ %d, %d micro-batches, method %s\n\n",
+		p.Name, p.Devices, budget(opts.Memory), res.Search.MaxNR, opts.MicroBatches, res.Search.Method)
+	fmt.Fprintf(stdout, "repetend     N_R %d, period %d (lower bound %d), repetend bubble rate %s\n", r.NR, r.Period, res.Search.LowerBound, pct(rate))
+	fmt.Fprintf(stdout, "offsets      %s\n", offsetsText(p, r.Offsets))
+	for d, line := range repetendRows(p, r) {
+		fmt.Fprintf(stdout, "  device %-3d %s\n", d, line)
+	}
+	fmt.Fprintln(stdout)
+	if res.Fallback {
+		fmt.Fprintf(stdout, "%d micro-batches is fewer than N_R %d: the schedule below is the time-optimal search of all of them.\n\n", opts.MicroBatches, r.NR)
+	}
+	if err := schedule.RenderText(s, stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nschedule     %d micro-batches: makespan %d (lower bound %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, pct(sum.BubbleRate))
+	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budget(opts.Memory))
+	fmt.Fprintf(stdout, "candidates   %d seen, %d pruned, %d solved, %d rejected by warmup/cooldown (%d solver calls)\n", st.Seen, st.Pruned, st.Solved, st.Rejected, st.Checks)
+	fmt.Fprintf(stdout, "search time  %.3fs (repetend %.3fs, warmup %.3fs, cooldown %.3fs)\n", res.Times.Total.Seconds(), res.Times.Repetend.Seconds(), res.Times.Warmup.Seconds(), res.Times.Cooldown.Seconds())
+	fmt.Fprintf(stdout, "proven       %s\n", provenText(res))
+	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
+	return nil
+}
+
+func offsetsText(p *placement.Placement, offs []int) string {
+	parts := make([]string, len(offs))
+	for i, o := range offs {
+		parts[i] = fmt.Sprintf("%s:%d", p.Blocks[i].ID, o)
+	}
+	return strings.Join(parts, " ")
+}
+
+// repetendRows lists every device's blocks of one iteration in start
+// order, as id^offset@start.
+func repetendRows(p *placement.Placement, r *repetend.Repetend) []string {
+	rows := make([]string, p.Devices)
+	for d, on := range p.DeviceBlocks() {
+		sort.SliceStable(on, func(a, b int) bool { return r.Starts[on[a]] < r.Starts[on[b]] })
+		parts := make([]string, len(on))
+		for k, i := range on {
+			parts[k] = fmt.Sprintf("%s^%d@%d", p.Blocks[i].ID, r.Offsets[i], r.Starts[i])
+		}
+		rows[d] = strings.Join(parts, " ")
+	}
+	return rows
+}
+
+func provenText(res *completion.Result) string {
+	if res.Proven() {
+		return "yes: no repetend with these N_R has a shorter period, warmup and cooldown are time-optimal"
+	}
+	var why []string
+	if !res.Search.Proven {
+		why = append(why, "the repetend search stopped early (time limit or Ctrl-C)")
+	}
+	if !res.Fallback && !res.WarmupProven {
+		why = append(why, "the warmup is not proven time-optimal")
+	}
+	if !res.Fallback && !res.CooldownProven {
+		why = append(why, "the cooldown is not proven time-optimal")
+	}
+	if res.Fallback && (res.TO == nil || !res.TO.Proven) {
+		why = append(why, "the time-optimal search stopped early")
+	}
+	return "no: " + strings.Join(why, "; ")
+}

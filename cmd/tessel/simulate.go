@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"tessel/runtimegen"
+	"tessel/schedule"
+)
+
+// simulateOptions are the flags of tessel simulate.
+type simulateOptions struct {
+	Schedule string // schedule file, or
+	Programs string // directory of rank<R>.json written by tessel gen
+	CommTime int
+	Blocking bool // only the blocking programs
+	JSON     bool
+}
+
+func simulateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "simulate",
+		Usage:     "run a schedule's per-device programs in a simulator: makespan, idle time, deadlocks",
+		UsageText: "tessel simulate --schedule FILE [--comm-time 1] [--blocking] [--json]\ntessel simulate --programs DIR [--comm-time 1] [--json]",
+		Description: "Turns a schedule into one program per device (every tensor that crosses devices\n" +
+			"sent right after its producer, in one global order) and runs the programs event by\n" +
+			"event: blocks take their time, every transfer takes --comm-time. Reports the\n" +
+			"makespan, the idle time of every device and the bubble rate, for non-blocking\n" +
+			"programs (receives posted early, waits right before the consumer) and blocking\n" +
+			"ones (send and receive inline), and the gain of non-blocking (the paper's Fig. 17).\n" +
+			"With --programs, runs the programs tessel gen wrote (possibly edited) instead,\n" +
+			"and reports a deadlock as the cycle of devices waiting for each other.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see the design notes)"},
+			&cli.StringFlag{Name: "programs", Usage: "simulate the programs rank0.json, rank1.json, … in `DIR` instead"},
+			&cli.IntFlag{Name: "comm-time", Usage: "time of one transfer between two devices", Value: 1},
+			&cli.BoolFlag{Name: "blocking", Usage: "simulate blocking programs only (default: both modes and the gain)"},
+			&cli.BoolFlag{Name: "json", Usage: "print a JSON object instead of text"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("simulate: unexpected argument %q", c.Args().First())
+			}
+			return runSimulate(c.Context, simulateOptions{
+				Schedule: c.String("schedule"), Programs: c.String("programs"), CommTime: c.Int("comm-time"),
+				Blocking: c.Bool("blocking"), JSON: c.Bool("json"),
+			}, c.App.Writer)
+		},
+	}
+}
+
+// simulation is what tessel simulate reports (its --json object).
+type simulation struct {
+	Placement        string      `json:"placement"`
+	Devices          int         `json:"devices"`
+	MicroBatches     int         `json:"micro_batches"`
+	ScheduleMakespan *int        `json:"schedule_makespan,omitempty"` // with --schedule
+	CommTime         int         `json:"comm_time"`
+	Transfers        int         `json:"transfers"`
+	Runs             []simRunOut `json:"runs"`
+	Speedup          *float64    `json:"speedup,omitempty"` // blocking makespan / non-blocking makespan
+}
+
+type simRunOut struct {
+	Mode       runtimegen.Mode `json:"mode"`
+	Makespan   int             `json:"makespan"`
+	BubbleRate float64         `json:"bubble_rate"`
+	Idle       []int           `json:"idle"`
+}
+
+// runSimulate simulates the programs of a schedule file (both modes unless
+// Blocking) or of a program directory. Unreadable or invalid input is a
+// usage error; a deadlock is an error naming the cycle.
+func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) error {
+	if (opts.Schedule == "") == (opts.Programs == "") {
+		return usageErrorf("simulate: give one of --schedule FILE and --programs DIR")
+	}
+	if opts.CommTime < 0 {
+		return usageErrorf("--comm-time must be at least 0, got %d", opts.CommTime)
+	}
+	var sets [][]*runtimegen.Program
+	var out simulation
+	if opts.Schedule != "" {
+		s, err := loadVerified(opts.Schedule)
+		if err != nil {
+			return err
+		}
+		modes := []runtimegen.Mode{runtimegen.NonBlocking, runtimegen.Blocking}
+		if opts.Blocking {
+			modes = modes[1:]
+		}
+		for _, mode := range modes {
+			progs, err := runtimegen.Generate(s, mode)
+			if err != nil {
+				return err
+			}
+			sets = append(sets, progs)
+		}
+		ms := schedule.Makespan(s)
+		out.ScheduleMakespan = &ms
+	} else {
+		if opts.Blocking {
+			return usageErrorf("simulate: --blocking applies to --schedule (programs have their own mode)")
+		}
+		progs, err := loadPrograms(opts.Programs)
+		if err != nil {
+			return err
+		}
+		if err := runtimegen.Check(progs); err != nil {
+			return usageErrorf("%s: %v", opts.Programs, err)
+		}
+		sets = append(sets, progs)
+	}
+	p0 := sets[0][0]
+	out.Placement, out.Devices, out.MicroBatches, out.CommTime = p0.Placement, p0.Devices, p0.MicroBatches, opts.CommTime
+	for _, progs := range sets {
+		r, err := runtimegen.Simulate(progs, opts.CommTime)
+		if err != nil {
+			return fmt.Errorf("%s programs: %w", progs[0].Mode, err)
+		}
+		out.Transfers = r.Transfers
+		out.Runs = append(out.Runs, simRunOut{Mode: r.Mode, Makespan: r.Makespan, BubbleRate: roundTo(r.BubbleRate, 6), Idle: r.Idle})
+	}
+	if len(out.Runs) == 2 && out.Runs[0].Makespan > 0 {
+		x := roundTo(float64(out.Runs[1].Makespan)/float64(out.Runs[0].Makespan), 4)
+		out.Speedup = &x
+	}
+	if opts.JSON {
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	_, err := io.WriteString(stdout, simulationText(out))
+	return err
+}
+
+// simulationText is the text report: a header, a table, the gain.
+func simulationText(out simulation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d devices, %d micro-batches", out.Placement, out.Devices, out.MicroBatches)
+	if out.ScheduleMakespan != nil {
+		fmt.Fprintf(&b, ", schedule makespan %d", *out.ScheduleMakespan)
+	}
+	fmt.Fprintf(&b, "\n%d transfers between devices, %d time each\n\n", out.Transfers, out.CommTime)
+	rows := [][]string{{"MODE", "MAKESPAN", "BUBBLE RATE", "IDLE PER DEVICE"}}
+	for _, r := range out.Runs {
+		rows = append(rows, []string{modeName(r.Mode), fmt.Sprint(r.Makespan), fmt.Sprintf("%.2f%%", 100*r.BubbleRate), formatInts(r.Idle)})
+	}
+	b.WriteString(alignColumns(rows))
+	if out.Speedup != nil {
+		fmt.Fprintf(&b, "\nnon-blocking is %.2f× as fast as blocking (makespan %d instead of %d)\n",
+			*out.Speedup, out.Runs[0].Makespan, out.Runs[1].Makespan)
+	}
+	return b.String()
+}
+
+func modeName(m runtimegen.Mode) string {
+	if m == runtimegen.NonBlocking {
+		return "non-blocking"
+	}
+	return string(m)
+}
+
+// alignColumns left-aligns rows of cells, two spaces between columns.
+func alignColumns(rows [][]string) string {
+	var width []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		for i, c := range r {
+			if i == len(r)-1 {
+				b.WriteString(c)
+				break
+			}
+			b.WriteString(c + strings.Repeat(" ", width[i]-len([]rune(c))+2))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func roundTo(x float64, digits int) float64 {
+	var p float64 = 1
+	for range digits {
+		p *= 10
+	}
+	if x < 0 {
+		return -float64(int64(-x*p+0.5)) / p
+	}
+	return float64(int64(x*p+0.5)) / p
+}
+
+// loadVerified reads a schedule file and verifies it: both failures are
+// usage errors (bad input).
+func loadVerified(path string) (*schedule.Schedule, error) {
+	s, err := schedule.Load(path)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	if err := schedule.Verify(s); err != nil {
+		return nil, usageErrorf("%s: invalid schedule (see tessel verify): %v", path, err)
+	}
+	return s, nil
+}
+
+// loadPrograms reads rank0.json … rank<D-1>.json from dir.
+func loadPrograms(dir string) ([]*runtimegen.Program, error) {
+	read := func(d int) (*runtimegen.Program, error) {
+		path := filepath.Join(dir, runtimegen.FileName(d))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, usageErrorf("%s: %v", path, err)
+		}
+		p, err := runtimegen.ParseProgram(data)
+		if err != nil {
+			return nil, usageErrorf("%s: %v", path, err)
+		}
+		return p, nil
+	}
+	p0, err := read(0)
+	if err != nil {
+		return nil, err
+	}
+	progs := []*runtimegen.Program{p0}
+	for d := 1; d < p0.Devices; d++ {
+		p, err := read(d)
+		if err != nil {
+			return nil, err
+		}
+		progs = append(progs, p)
+	}
+	return progs, nil
+}

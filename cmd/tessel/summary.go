@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"tessel/schedule"
+)
+
+// summary is the JSON object searching commands print with --json (the
+// design notes' "Summary output"). Optional parts are omitted when empty.
+type summary struct {
+	Placement          string         `json:"placement"`
+	Devices            int            `json:"devices"`
+	Memory             int            `json:"memory"`
+	Method             string         `json:"method"`
+	NR                 int            `json:"nr,omitempty"`
+	Period             int            `json:"period,omitempty"`
+	RepetendBubbleRate *float64       `json:"repetend_bubble_rate,omitempty"`
+	Offsets            map[string]int `json:"offsets,omitempty"`
+	MicroBatches       int            `json:"micro_batches"`
+	Makespan           int            `json:"makespan"`
+	BubbleRate         float64        `json:"bubble_rate"`
+	PeakMemory         []int          `json:"peak_memory"`
+	LowerBound         lowerBound     `json:"lower_bound"`
+	Valid              bool           `json:"valid"`
+	Proven             bool           `json:"proven"`
+	Candidates         *candidates    `json:"candidates,omitempty"`
+	Seconds            seconds        `json:"seconds"`
+}
+
+type lowerBound struct {
+	Period   int `json:"period"`
+	Makespan int `json:"makespan"`
+}
+
+type candidates struct {
+	Seen     int `json:"seen"`
+	Pruned   int `json:"pruned"`
+	Solved   int `json:"solved"`
+	Rejected int `json:"rejected"`
+	Checks   int `json:"solver_calls"`
+}
+
+type seconds struct {
+	Total    float64 `json:"total"`
+	Repetend float64 `json:"repetend"`
+	Warmup   float64 `json:"warmup"`
+	Cooldown float64 `json:"cooldown"`
+}
+
+// newSummary fills what every schedule has; s must be verified.
+func newSummary(s *schedule.Schedule, method string, proven bool) summary {
+	m := schedule.Measure(s)
+	return summary{
+		Placement:    s.Placement.Name,
+		Devices:      s.Placement.Devices,
+		Memory:       s.Memory,
+		Method:       method,
+		MicroBatches: s.MicroBatches,
+		Makespan:     m.Makespan,
+		BubbleRate:   round6(m.BubbleRate),
+		PeakMemory:   m.PeakMemory,
+		LowerBound:   lowerBound{Period: m.LowerBound.Period, Makespan: m.LowerBound.Makespan},
+		Valid:        schedule.Verify(s) == nil,
+		Proven:       proven,
+	}
+}
+
+func round6(x float64) float64 { return float64(int64(x*1e6+0.5)) / 1e6 }
+
+func secs(d time.Duration) float64 { return round6(d.Seconds()) }
+
+func printJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+
+func budget(m int) string {
+	if m <= 0 {
+		return "unlimited"
+	}
+	return fmt.Sprint(m)
+}
+
+func ints(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

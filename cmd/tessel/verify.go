@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"tessel/schedule"
+)
+
+// verifyOptions are the flags of tessel verify.
+type verifyOptions struct {
+	Schedule string // path of the schedule file
+}
+
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "check a schedule file, independently of the solver that made it",
+		UsageText: "tessel verify --schedule FILE",
+		Description: "Reads a schedule file (placement, micro_batches, memory, instances) and checks\n" +
+			"every instance is present once, dependencies hold, no device runs two blocks at\n" +
+			"once and no device exceeds the memory budget; a repetend or metrics in the file\n" +
+			"are checked too, never trusted. Prints one line when valid, else every violation,\n" +
+			"one a line, and exits with status 1.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see the design notes)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("verify: unexpected argument %q (use --schedule FILE)", c.Args().First())
+			}
+			return runVerify(c.Context, verifyOptions{Schedule: c.String("schedule")}, c.App.Writer)
+		},
+	}
+}
+
+// runVerify loads and verifies the schedule file. A file that cannot be
+// read or parsed is a usage error; an invalid schedule prints its
+// violations on stdout and returns an error saying how many.
+func runVerify(_ context.Context, opts verifyOptions, stdout io.Writer) error {
+	if opts.Schedule == "" {
+		return usageErrorf("verify: --schedule FILE is required")
+	}
+	s, err := schedule.Load(opts.Schedule)
+	if err != nil {
+		return &usageError{err}
+	}
+	err = schedule.Verify(s)
+	var ve *schedule.VerifyError
+	if errors.As(err, &ve) {
+		var b strings.Builder
+		for _, v := range ve.Violations {
+			b.WriteString(v.Message + "\n")
+		}
+		if ve.Omitted > 0 {
+			fmt.Fprintf(&b, "... and %d more\n", ve.Omitted)
+		}
+		if _, werr := io.WriteString(stdout, b.String()); werr != nil {
+			return werr
+		}
+		noun := "violations"
+		if ve.Count() == 1 {
+			noun = "violation"
+		}
+		return fmt.Errorf("%s: invalid schedule: %d %s", opts.Schedule, ve.Count(), noun)
+	}
+	if err != nil {
+		return err
+	}
+	m := schedule.Measure(s)
+	name := s.Placement.Name
+	if name == "" {
+		name = "(unnamed)"
+	}
+	budget := "unlimited"
+	if s.Memory > 0 {
+		budget = strconv.Itoa(s.Memory)
+	}
+	_, err = fmt.Fprintf(stdout, "valid: %s, %d micro-batches, makespan %d, bubble rate %.2f%%, peak memory %v (budget %s)\n",
+		name, s.MicroBatches, m.Makespan, 100*m.BubbleRate, formatInts(m.PeakMemory), budget)
+	return err
+}
+
+// formatInts formats [4 3 2] as "[4, 3, 2]".
+func formatInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}

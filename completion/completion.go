@@ -1,0 +1,217 @@
+// Package completion turns a repetend into a full schedule for any number
+// of micro-batches (the Tessel paper's §IV-C and §V): the warmup set
+// {B_i^n : n < n_i} before the first iteration, N − N_R + 1 iterations of
+// the repetend, and the cooldown set {B_i^n : n > n_i + N − N_R} after
+// the last. It checks lazily that warmup and cooldown exist for every
+// improving repetend, searches their time-optimal schedules only for the
+// final one, assembles and verifies the result.
+package completion
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"tessel/placement"
+	"tessel/repetend"
+	"tessel/schedule"
+	"tessel/smt"
+)
+
+// Warmup is the set of instances that run before the first iteration
+// (eq. 5): B_i^n for n < n_i.
+func Warmup(p *placement.Placement, offsets []int) []schedule.Ref {
+	var refs []schedule.Ref
+	for n := 0; n < maxOf(offsets); n++ {
+		for i := range p.Blocks {
+			if n < offsets[i] {
+				refs = append(refs, schedule.Ref{Block: i, Micro: n})
+			}
+		}
+	}
+	return refs
+}
+
+// Cooldown is the set of instances that run after the last iteration for
+// N micro-batches (eq. 6): B_i^n for n_i + N − N_R < n < N.
+func Cooldown(p *placement.Placement, offsets []int, nr, n int) []schedule.Ref {
+	var refs []schedule.Ref
+	for m := max(0, n-nr+1); m < n; m++ {
+		for i := range p.Blocks {
+			if m > offsets[i]+n-nr {
+				refs = append(refs, schedule.Ref{Block: i, Micro: m})
+			}
+		}
+	}
+	return refs
+}
+
+// cooldownEntry is the memory of every device when the cooldown starts:
+// every instance outside the cooldown has run.
+func cooldownEntry(p *placement.Placement, offsets []int, nr, n int) []int {
+	entry := make([]int, p.Devices)
+	for i, b := range p.Blocks {
+		count := min(n, offsets[i]+n-nr+1)
+		for _, d := range b.Devices {
+			entry[d] += count * b.Memory
+		}
+	}
+	return entry
+}
+
+func maxOf(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
+
+// phase is the problem of scheduling a warmup or a cooldown.
+func phase(p *placement.Placement, refs []schedule.Ref, memory int, entry []int) *smt.Problem {
+	return smt.InstanceProblem(p, refs, memory, entry)
+}
+
+// Feasible is the lazy check of the paper's §V: do the warmup and the
+// cooldown of these offsets have any schedule under the memory budget? A
+// greedy schedule answers most cases; the solver settles the rest.
+func Feasible(ctx context.Context, p *placement.Placement, nr int, offsets []int, memory int) (bool, error) {
+	for _, pr := range []*smt.Problem{
+		phase(p, Warmup(p, offsets), memory, nil),
+		phase(p, Cooldown(p, offsets, nr, nr), memory, cooldownEntry(p, offsets, nr, nr)),
+	} {
+		ok, err := smt.Satisfiable(ctx, pr)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// Phases are the time-optimal schedules of warmup and cooldown.
+type Phases struct {
+	Warmup, Cooldown             *smt.Solution
+	WarmupRefs, CooldownRefs     []schedule.Ref
+	WarmupProven, CooldownProven bool
+}
+
+// Assemble builds the schedule of n ≥ N_R micro-batches from a repetend and
+// the time-optimal schedules of its warmup and cooldown: the iterations
+// keep their exact period; the warmup runs as late as its orders allow
+// before them and the cooldown as early as its orders allow after them.
+// The result is verified before it is returned.
+func Assemble(p *placement.Placement, r *repetend.Repetend, warm, cool []schedule.Ref, warmStarts, coolStarts []int, n, memory int) (*schedule.Schedule, error) {
+	if n < r.NR {
+		return nil, fmt.Errorf("completion: %d micro-batches is fewer than the repetend's %d", n, r.NR)
+	}
+	iters := n - r.NR + 1
+	start := map[schedule.Ref]int{}
+	for k := 0; k < iters; k++ {
+		for i := range p.Blocks {
+			start[schedule.Ref{Block: i, Micro: r.Offsets[i] + k}] = r.Starts[i] + k*r.Period
+		}
+	}
+	preds, succs := p.Preds(), p.Succs()
+
+	// Warmup, as late as possible: visit in decreasing start order of its
+	// own schedule (a topological order of its constraints, reversed).
+	wi := order(warm, warmStarts, false)
+	next := make([]int, p.Devices) // earliest start of what follows on each device
+	for d := range next {
+		next[d] = 1 << 60
+		for i := range p.Blocks {
+			if p.OnDevice(i, d) {
+				next[d] = min(next[d], r.Starts[i])
+			}
+		}
+	}
+	for _, x := range wi {
+		ref := warm[x]
+		b := p.Blocks[ref.Block]
+		late := 1 << 60
+		for _, d := range b.Devices {
+			late = min(late, next[d])
+		}
+		for _, j := range succs[ref.Block] {
+			if s, ok := start[schedule.Ref{Block: j, Micro: ref.Micro}]; ok {
+				late = min(late, s)
+			}
+		}
+		s := late - b.Time
+		start[ref] = s
+		for _, d := range b.Devices {
+			next[d] = s
+		}
+	}
+	// Cooldown, as early as possible after the last iteration.
+	ci := order(cool, coolStarts, true)
+	free := make([]int, p.Devices)
+	for d := range free {
+		free[d] = -1 << 60
+	}
+	for i, b := range p.Blocks {
+		end := r.Starts[i] + (iters-1)*r.Period + b.Time
+		for _, d := range b.Devices {
+			free[d] = max(free[d], end)
+		}
+	}
+	for _, x := range ci {
+		ref := cool[x]
+		b := p.Blocks[ref.Block]
+		early := -1 << 60
+		for _, d := range b.Devices {
+			early = max(early, free[d])
+		}
+		for _, j := range preds[ref.Block] {
+			if s, ok := start[schedule.Ref{Block: j, Micro: ref.Micro}]; ok {
+				early = max(early, s+p.Blocks[j].Time)
+			}
+		}
+		start[ref] = early
+		for _, d := range b.Devices {
+			free[d] = early + b.Time
+		}
+	}
+	lo := 1 << 60
+	for _, s := range start {
+		lo = min(lo, s)
+	}
+	sch := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	for ref, s := range start {
+		sch.Instances = append(sch.Instances, schedule.Instance{Block: ref.Block, Micro: ref.Micro, Start: s - lo})
+	}
+	sch.Sort()
+	first := 1 << 60
+	for _, s := range r.Starts {
+		first = min(first, s)
+	}
+	sch.Repetend = &schedule.Repetend{NR: r.NR, Period: r.Period, Offsets: append([]int(nil), r.Offsets...), Start: first - lo, Iterations: iters}
+	if err := schedule.Verify(sch); err != nil {
+		return nil, fmt.Errorf("completion: assembled schedule fails verification: %w", err)
+	}
+	return sch, nil
+}
+
+// order returns the indices of refs sorted by start (ascending or
+// descending), ties by block then micro-batch, so that the walk is
+// deterministic.
+func order(refs []schedule.Ref, starts []int, asc bool) []int {
+	idx := make([]int, len(refs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		x, y := idx[a], idx[b]
+		if starts[x] != starts[y] {
+			if asc {
+				return starts[x] < starts[y]
+			}
+			return starts[x] > starts[y]
+		}
+		if refs[x].Block != refs[y].Block {
+			return (refs[x].Block < refs[y].Block) == asc
+		}
+		return (refs[x].Micro < refs[y].Micro) == asc
+	})
+	return idx
+}

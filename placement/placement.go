@@ -1,0 +1,213 @@
+// Package placement describes what one micro-batch computes and where: its
+// blocks, each pinned to one device or to a group of devices, with time and
+// memory, and the data dependencies between them (the paper's Fig. 1 and
+// Table I). It validates placements, reads and writes the JSON placement
+// file, and builds the paper's shapes (v, x, m, nn, k).
+//
+// A placement says nothing about time across micro-batches: that is a
+// schedule (package schedule).
+package placement
+
+// Kind is what a block computes. The set is closed: the loader rejects any
+// other value.
+type Kind string
+
+const (
+	Forward  Kind = "forward"
+	Backward Kind = "backward"
+)
+
+// Kinds lists every valid Kind, in a stable order.
+var Kinds = []Kind{Forward, Backward}
+
+// Block is B_i: one block of one micro-batch.
+type Block struct {
+	ID      string `json:"id"`
+	Kind    Kind   `json:"kind"`
+	Devices []int  `json:"devices"` // one device, or a tensor-parallel group; sorted, distinct
+	Time    int    `json:"time"`    // ≥ 1
+	Memory  int    `json:"memory"`  // negative frees
+}
+
+// Dep is a data dependency B_From → B_To between block indices of the same
+// micro-batch.
+type Dep struct {
+	From, To int
+}
+
+// Placement is the blocks of one micro-batch on D devices. Blocks are
+// addressed by index (0..K-1) everywhere in the library; IDs are for people
+// and files.
+type Placement struct {
+	Name    string
+	Devices int
+	Blocks  []Block
+	Deps    []Dep
+}
+
+// K is the number of blocks of one micro-batch.
+func (p *Placement) K() int { return len(p.Blocks) }
+
+// Index returns the index of the block with the given id, or -1.
+func (p *Placement) Index(id string) int {
+	for i, b := range p.Blocks {
+		if b.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// Preds returns, for every block, the indices of the blocks it depends on,
+// in the order of Deps.
+func (p *Placement) Preds() [][]int {
+	preds := make([][]int, len(p.Blocks))
+	for _, d := range p.Deps {
+		preds[d.To] = append(preds[d.To], d.From)
+	}
+	return preds
+}
+
+// Succs returns, for every block, the indices of the blocks that depend on
+// it, in the order of Deps.
+func (p *Placement) Succs() [][]int {
+	succs := make([][]int, len(p.Blocks))
+	for _, d := range p.Deps {
+		succs[d.From] = append(succs[d.From], d.To)
+	}
+	return succs
+}
+
+// Topo returns the block indices in a topological order that is stable:
+// among ready blocks, the lowest index first. ok is false when the
+// dependencies have a cycle.
+func (p *Placement) Topo() (order []int, ok bool) {
+	indeg := make([]int, len(p.Blocks))
+	for _, d := range p.Deps {
+		indeg[d.To]++
+	}
+	succs := p.Succs()
+	done := make([]bool, len(p.Blocks))
+	for len(order) < len(p.Blocks) {
+		next := -1
+		for i := range p.Blocks {
+			if !done[i] && indeg[i] == 0 {
+				next = i
+				break
+			}
+		}
+		if next < 0 {
+			return order, false
+		}
+		done[next] = true
+		order = append(order, next)
+		for _, s := range succs[next] {
+			indeg[s]--
+		}
+	}
+	return order, true
+}
+
+// OnDevice reports whether block i occupies device d.
+func (p *Placement) OnDevice(i, d int) bool {
+	for _, x := range p.Blocks[i].Devices {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
+
+// DeviceBlocks returns, for every device, the indices of the blocks that
+// occupy it, in index order.
+func (p *Placement) DeviceBlocks() [][]int {
+	out := make([][]int, p.Devices)
+	for i, b := range p.Blocks {
+		for _, d := range b.Devices {
+			out[d] = append(out[d], i)
+		}
+	}
+	return out
+}
+
+// Shares reports whether blocks i and j occupy at least one common device.
+func (p *Placement) Shares(i, j int) bool {
+	for _, d := range p.Blocks[i].Devices {
+		if p.OnDevice(j, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// Loads returns load_d, the busy time of every device in one micro-batch.
+func (p *Placement) Loads() []int {
+	loads := make([]int, p.Devices)
+	for _, b := range p.Blocks {
+		for _, d := range b.Devices {
+			loads[d] += b.Time
+		}
+	}
+	return loads
+}
+
+// MaxLoad is max_d load_d, the lower bound of the repetend period.
+func (p *Placement) MaxLoad() int {
+	m := 0
+	for _, l := range p.Loads() {
+		m = max(m, l)
+	}
+	return m
+}
+
+// Heads returns, for every block, the length of the longest dependency
+// path that must run before it starts (its earliest start in one
+// micro-batch). The placement must be acyclic.
+func (p *Placement) Heads() []int {
+	order, _ := p.Topo()
+	preds := p.Preds()
+	head := make([]int, len(p.Blocks))
+	for _, i := range order {
+		for _, j := range preds[i] {
+			head[i] = max(head[i], head[j]+p.Blocks[j].Time)
+		}
+	}
+	return head
+}
+
+// Tails returns, for every block, the length of the longest dependency path
+// that must run after it ends. The placement must be acyclic.
+func (p *Placement) Tails() []int {
+	order, _ := p.Topo()
+	succs := p.Succs()
+	tail := make([]int, len(p.Blocks))
+	for k := len(order) - 1; k >= 0; k-- {
+		i := order[k]
+		for _, j := range succs[i] {
+			tail[i] = max(tail[i], tail[j]+p.Blocks[j].Time)
+		}
+	}
+	return tail
+}
+
+// CriticalPath is the makespan of one micro-batch alone with unlimited
+// devices: the longest path through the dependencies.
+func (p *Placement) CriticalPath() int {
+	head := p.Heads()
+	cp := 0
+	for i, b := range p.Blocks {
+		cp = max(cp, head[i]+b.Time)
+	}
+	return cp
+}
+
+// Clone returns a deep copy.
+func (p *Placement) Clone() *Placement {
+	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...)}
+	q.Blocks = make([]Block, len(p.Blocks))
+	for i, b := range p.Blocks {
+		b.Devices = append([]int(nil), b.Devices...)
+		q.Blocks[i] = b
+	}
+	return q
+}

@@ -1,0 +1,223 @@
+package placement
+
+import (
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits that keep every sum over a placement (loads, critical paths,
+// memory) far from overflow and every per-device slice small. They are far
+// beyond what a solver can schedule.
+const (
+	MaxDevices = 4096
+	MaxTime    = 1_000_000
+	MaxMemory  = 1_000_000_000 // bound on |memory| of one block
+)
+
+// Validate checks the invariants every other package relies on: at least one
+// device and one block; unique, non-empty, printable ids; a kind from
+// Kinds; a non-empty, ascending, duplicate-free device list inside
+// 0..Devices-1; 1 ≤ time ≤ MaxTime; |memory| ≤ MaxMemory; dependencies
+// between existing, distinct blocks, each listed once, without a cycle.
+// The error is one line and names the offending block, device or
+// dependency, e.g. `placement "v-shape": block "f3": device 7 out of range
+// 0..3`.
+func (p *Placement) Validate() error {
+	if err := p.validate(); err != nil {
+		return p.wrap(err)
+	}
+	return nil
+}
+
+// wrap prefixes err with the placement's name when it has one.
+func (p *Placement) wrap(err error) error {
+	if p.Name == "" {
+		return err
+	}
+	return fmt.Errorf("placement %q: %w", p.Name, err)
+}
+
+func (p *Placement) validate() error {
+	if !utf8.ValidString(p.Name) {
+		return fmt.Errorf("name %q is not valid UTF-8", p.Name)
+	}
+	if p.Devices < 1 || p.Devices > MaxDevices {
+		return fmt.Errorf("devices must be in 1..%d, got %d", MaxDevices, p.Devices)
+	}
+	if len(p.Blocks) == 0 {
+		return fmt.Errorf("no blocks")
+	}
+	seen := make(map[string]int, len(p.Blocks))
+	for i, b := range p.Blocks {
+		if err := p.validateBlock(b); err != nil {
+			return fmt.Errorf("%s: %w", blockName(i, b.ID), err)
+		}
+		if j, dup := seen[b.ID]; dup {
+			return fmt.Errorf("duplicate id %q (blocks %d and %d)", b.ID, j, i)
+		}
+		seen[b.ID] = i
+	}
+	k := len(p.Blocks)
+	deps := make(map[Dep]int, len(p.Deps))
+	for n, d := range p.Deps {
+		if d.From < 0 || d.From >= k || d.To < 0 || d.To >= k {
+			return fmt.Errorf("dep %d: block index out of range 0..%d in %d -> %d", n, k-1, d.From, d.To)
+		}
+		if d.From == d.To {
+			return fmt.Errorf("dep %d: %q depends on itself", n, p.Blocks[d.From].ID)
+		}
+		if m, dup := deps[d]; dup {
+			return fmt.Errorf("dep %d: duplicate dependency %s -> %s (also dep %d)", n, p.Blocks[d.From].ID, p.Blocks[d.To].ID, m)
+		}
+		deps[d] = n
+	}
+	if cyc := p.cycle(); cyc != nil {
+		s := "cycle "
+		for _, i := range cyc {
+			s += p.Blocks[i].ID + " -> "
+		}
+		return fmt.Errorf("%s%s", s, p.Blocks[cyc[0]].ID)
+	}
+	return nil
+}
+
+func blockName(i int, id string) string {
+	if id == "" {
+		return fmt.Sprintf("block %d", i)
+	}
+	return fmt.Sprintf("block %q", id)
+}
+
+func (p *Placement) validateBlock(b Block) error {
+	if b.ID == "" {
+		return fmt.Errorf("empty id")
+	}
+	// Ids appear in tables, renderings and error messages: keep them on one
+	// line and readable.
+	if !utf8.ValidString(b.ID) {
+		return fmt.Errorf("id is not valid UTF-8")
+	}
+	for _, r := range b.ID {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError {
+			return fmt.Errorf("id contains space or control character %q", r)
+		}
+	}
+	if !validKind(b.Kind) {
+		return fmt.Errorf("unknown kind %q (want one of %v)", b.Kind, Kinds)
+	}
+	if len(b.Devices) == 0 {
+		return fmt.Errorf("no devices")
+	}
+	for n, d := range b.Devices {
+		if d < 0 || d >= p.Devices {
+			return fmt.Errorf("device %d out of range 0..%d", d, p.Devices-1)
+		}
+		if n > 0 && d == b.Devices[n-1] {
+			return fmt.Errorf("device %d listed twice", d)
+		}
+		if n > 0 && d < b.Devices[n-1] {
+			return fmt.Errorf("devices %v not in ascending order", b.Devices)
+		}
+	}
+	if b.Time < 1 || b.Time > MaxTime {
+		return fmt.Errorf("time must be in 1..%d, got %d", MaxTime, b.Time)
+	}
+	if b.Memory < -MaxMemory || b.Memory > MaxMemory {
+		return fmt.Errorf("memory %d out of range -%d..%d", b.Memory, MaxMemory, MaxMemory)
+	}
+	return nil
+}
+
+func validKind(k Kind) bool {
+	for _, v := range Kinds {
+		if k == v {
+			return true
+		}
+	}
+	return false
+}
+
+// cycle returns the block indices of one dependency cycle in dependency
+// order, starting at its lowest index, or nil when there is none. The
+// choice is deterministic: depth-first from the lowest index, successors in
+// Deps order. Dep indices must be in range.
+func (p *Placement) cycle() []int {
+	const (
+		white = iota
+		grey
+		black
+	)
+	succs := p.Succs()
+	color := make([]int, len(p.Blocks))
+	var stack []int
+	var found []int
+	var visit func(i int) bool
+	visit = func(i int) bool {
+		color[i] = grey
+		stack = append(stack, i)
+		for _, j := range succs[i] {
+			switch color[j] {
+			case grey:
+				for n := len(stack) - 1; n >= 0; n-- {
+					if stack[n] == j {
+						found = append([]int(nil), stack[n:]...)
+						break
+					}
+				}
+				return true
+			case white:
+				if visit(j) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[i] = black
+		return false
+	}
+	for i := range p.Blocks {
+		if color[i] == white && visit(i) {
+			break
+		}
+	}
+	if found == nil {
+		return nil
+	}
+	low := 0
+	for n, i := range found {
+		if i < found[low] {
+			low = n
+		}
+	}
+	return append(found[low:], found[:low]...)
+}
+
+// Equal reports whether p and q describe the same placement: same name,
+// devices, blocks in the same order and dependencies in the same order.
+// A nil and an empty list are equal.
+func (p *Placement) Equal(q *Placement) bool {
+	if p == nil || q == nil {
+		return p == q
+	}
+	if p.Name != q.Name || p.Devices != q.Devices || len(p.Blocks) != len(q.Blocks) || len(p.Deps) != len(q.Deps) {
+		return false
+	}
+	for i, a := range p.Blocks {
+		b := q.Blocks[i]
+		if a.ID != b.ID || a.Kind != b.Kind || a.Time != b.Time || a.Memory != b.Memory || len(a.Devices) != len(b.Devices) {
+			return false
+		}
+		for n := range a.Devices {
+			if a.Devices[n] != b.Devices[n] {
+				return false
+			}
+		}
+	}
+	for n, d := range p.Deps {
+		if d != q.Deps[n] {
+			return false
+		}
+	}
+	return true
+}

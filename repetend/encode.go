@@ -1,0 +1,180 @@
+package repetend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"tessel/placement"
+	"tessel/smt"
+)
+
+// Repetend is a solved repetend: iteration k runs B_i^{Offsets[i]+k} at
+// Starts[i] + k·Period.
+type Repetend struct {
+	NR      int
+	Offsets []int
+	Period  int
+	Starts  []int // normalised: the earliest is 0
+}
+
+// problem is the repetend of one candidate as an smt.Problem: one task per
+// block, dependencies with δ = n_i − n_j periods of slack (eq. 4), and the
+// memory budget from the candidate's entry memory.
+func problem(p *placement.Placement, offsets []int, memory int) *smt.Problem {
+	pr := &smt.Problem{Devices: p.Devices, Memory: memory}
+	if offsets != nil {
+		pr.Entry = EntryMemory(p, offsets)
+	}
+	for _, b := range p.Blocks {
+		pr.Tasks = append(pr.Tasks, smt.Task{Name: b.ID, Devices: b.Devices, Time: b.Time, Memory: b.Memory})
+	}
+	for _, d := range p.Deps {
+		periods := 0
+		if offsets != nil {
+			periods = offsets[d.From] - offsets[d.To]
+		}
+		pr.Precs = append(pr.Precs, smt.Prec{From: d.From, To: d.To, Periods: periods})
+	}
+	return pr
+}
+
+// assertWindows puts every device's blocks of one iteration inside a window
+// of length P (E_R^d + W_R^d ≤ P), so that consecutive iterations never
+// interleave on a device.
+func assertWindows(e *smt.Encoder, p *placement.Placement, period smt.Int) {
+	x := e.X
+	for d, on := range p.DeviceBlocks() {
+		if len(on) == 0 {
+			continue
+		}
+		w := x.IntVar(fmt.Sprintf("w%d", d))
+		for _, i := range on {
+			e.S.Assert(x.Le(w, e.Start[i]))
+			e.S.Assert(x.Le(x.Plus(e.Start[i], p.Blocks[i].Time), x.Add(w, period)))
+		}
+	}
+}
+
+// periodSolver holds one candidate's encoding with P a variable, so that
+// the binary search on P is incremental.
+type periodSolver struct {
+	x      *smt.Context
+	s      *smt.Solver
+	e      *smt.Encoder
+	period smt.Int
+	checks int
+}
+
+func newPeriodSolver(p *placement.Placement, offsets []int, memory, seed int) (*periodSolver, error) {
+	x := smt.NewContext()
+	s, err := x.NewSolver(smt.SolverOptions{Seed: seed})
+	if err != nil {
+		x.Close()
+		return nil, err
+	}
+	period := x.IntVar("P")
+	e, err := smt.Encode(x, s, problem(p, offsets, memory), &period)
+	if err != nil {
+		x.Close()
+		return nil, err
+	}
+	assertWindows(e, p, period)
+	return &periodSolver{x: x, s: s, e: e, period: period}, nil
+}
+
+func (ps *periodSolver) close() { ps.x.Close() }
+
+// probe checks whether period ≤ bound is possible; on Sat it returns the
+// period and starts of the model.
+func (ps *periodSolver) probe(ctx context.Context, bound int) (smt.Status, int, []int, error) {
+	ps.s.Push()
+	defer ps.s.Pop()
+	x := ps.x
+	ps.s.Assert(x.Le(ps.period, x.IntVal(bound)))
+	ps.checks++
+	st, err := ps.s.Check(ctx)
+	if st != smt.Sat {
+		return st, 0, nil, err
+	}
+	m, err := ps.s.Model()
+	if err != nil {
+		return smt.Unknown, 0, nil, err
+	}
+	defer m.Close()
+	P, err := m.Int(ps.period)
+	if err != nil {
+		return smt.Unknown, 0, nil, err
+	}
+	starts, err := ps.e.Starts(m)
+	if err != nil {
+		return smt.Unknown, 0, nil, err
+	}
+	return smt.Sat, P, normalise(starts), nil
+}
+
+func normalise(starts []int) []int {
+	lo := starts[0]
+	for _, s := range starts {
+		lo = min(lo, s)
+	}
+	out := make([]int, len(starts))
+	for i, s := range starts {
+		out[i] = s - lo
+	}
+	return out
+}
+
+// MinimizePeriod finds the least period in [lo, hi] of the candidate's
+// repetend under the memory budget by binary search. ok is false when no
+// period ≤ hi exists.
+func MinimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, memory, lo, hi, seed int) (r *Repetend, checks int, err error) {
+	if lo > hi {
+		return nil, 0, nil
+	}
+	ps, err := newPeriodSolver(p, c.Offsets, memory, seed)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer ps.close()
+	var best *Repetend
+	for lo <= hi {
+		bound := hi
+		if best != nil {
+			bound = lo + (hi-lo)/2
+		}
+		st, P, starts, err := ps.probe(ctx, bound)
+		if err != nil {
+			return best, ps.checks, err
+		}
+		if st == smt.Sat {
+			best = &Repetend{NR: c.NR, Offsets: append([]int(nil), c.Offsets...), Period: P, Starts: starts}
+			hi = P - 1
+		} else if best == nil {
+			return nil, ps.checks, nil // nothing up to hi at all
+		} else {
+			lo = bound + 1
+		}
+	}
+	return best, ps.checks, nil
+}
+
+// SolveFixed schedules a candidate's repetend at exactly the given period,
+// in a fresh solver: the same inputs always give the same starts, whatever
+// search found the period.
+func SolveFixed(ctx context.Context, p *placement.Placement, offsets []int, nr, period, memory, seed int) (*Repetend, error) {
+	ps, err := newPeriodSolver(p, offsets, memory, seed)
+	if err != nil {
+		return nil, err
+	}
+	defer ps.close()
+	ps.s.Assert(ps.x.Eq(ps.period, ps.x.IntVal(period)))
+	st, P, starts, err := ps.probe(ctx, period)
+	if err != nil {
+		return nil, err
+	}
+	if st != smt.Sat {
+		return nil, errors.New("repetend: no schedule at the period found before (solver disagrees with itself)")
+	}
+	return &Repetend{NR: nr, Offsets: append([]int(nil), offsets...), Period: P, Starts: starts}, nil
+}

@@ -1,0 +1,117 @@
+package repetend
+
+import (
+	"context"
+	"fmt"
+
+	"tessel/placement"
+	"tessel/smt"
+)
+
+// jointSolver is the joint problem of one period P: the offsets n_i are
+// integer variables in 0..NR-1 of the same problem as the starts. With P
+// fixed, a dependency s_i + t_i ≤ s_j + (n_i − n_j)·P and the entry memory
+// Σ_i n_i·m_i stay linear, so one satisfiability check per P replaces the
+// enumeration of candidates.
+type jointSolver struct {
+	x       *smt.Context
+	s       *smt.Solver
+	e       *smt.Encoder
+	offsets []smt.Int
+	p       *placement.Placement
+}
+
+func newJointSolver(p *placement.Placement, period, maxNR, memory, seed int) (*jointSolver, error) {
+	x := smt.NewContext()
+	s, err := x.NewSolver(smt.SolverOptions{Seed: seed})
+	if err != nil {
+		x.Close()
+		return nil, err
+	}
+	// Dependencies are added below with offset terms; only δ = 0 ones
+	// would be known orders, and those are not known in advance.
+	pr := problem(p, nil, 0)
+	pr.Precs = nil
+	e, err := smt.Encode(x, s, pr, nil)
+	if err != nil {
+		x.Close()
+		return nil, err
+	}
+	j := &jointSolver{x: x, s: s, e: e, p: p}
+	P := x.IntVal(period)
+	j.offsets = make([]smt.Int, len(p.Blocks))
+	var zero []smt.Bool
+	for i := range p.Blocks {
+		n := x.IntVar(fmt.Sprintf("n%d", i))
+		j.offsets[i] = n
+		s.Assert(x.Ge(n, x.IntVal(0)), x.Le(n, x.IntVal(maxNR-1)))
+		zero = append(zero, x.Eq(n, x.IntVal(0)))
+	}
+	s.Assert(x.Or(zero...)) // a shift of all offsets is the same repetend
+	for _, d := range p.Deps {
+		delta := x.Sub(j.offsets[d.From], j.offsets[d.To])
+		s.Assert(x.Ge(delta, x.IntVal(0))) // property 4.2
+		end := x.Plus(e.Start[d.From], p.Blocks[d.From].Time)
+		s.Assert(x.Le(end, x.Add(e.Start[d.To], x.Scale(period, delta))))
+	}
+	assertWindows(e, p, P)
+	if memory > 0 {
+		e.P.Memory = memory
+		entry := make([]smt.Int, p.Devices)
+		for d := range entry {
+			var terms []smt.Int
+			for i, b := range p.Blocks {
+				if b.Memory != 0 && p.OnDevice(i, d) {
+					terms = append(terms, x.Scale(b.Memory, j.offsets[i]))
+				}
+			}
+			entry[d] = x.Add(terms...)
+		}
+		e.AssertMemoryFrom(entry)
+	}
+	return j, x.Err()
+}
+
+func (j *jointSolver) close() { j.x.Close() }
+
+// next finds offsets with at most nr micro-batches, different from every
+// offset vector excluded so far.
+func (j *jointSolver) next(ctx context.Context, nr int) (smt.Status, []int, []int, error) {
+	x := j.x
+	j.s.Push()
+	defer j.s.Pop()
+	for _, n := range j.offsets {
+		j.s.Assert(x.Le(n, x.IntVal(nr-1)))
+	}
+	st, err := j.s.Check(ctx)
+	if st != smt.Sat {
+		return st, nil, nil, err
+	}
+	m, err := j.s.Model()
+	if err != nil {
+		return smt.Unknown, nil, nil, err
+	}
+	defer m.Close()
+	offs := make([]int, len(j.offsets))
+	for i, n := range j.offsets {
+		if offs[i], err = m.Int(n); err != nil {
+			return smt.Unknown, nil, nil, err
+		}
+	}
+	starts, err := j.e.Starts(m)
+	if err != nil {
+		return smt.Unknown, nil, nil, err
+	}
+	return smt.Sat, offs, normalise(starts), nil
+}
+
+// exclude forbids one offset vector from now on (a candidate whose warmup
+// or cooldown cannot be scheduled).
+func (j *jointSolver) exclude(offs []int) {
+	x := j.x
+	diff := make([]smt.Bool, len(offs))
+	for i, n := range j.offsets {
+		diff[i] = x.Not(x.Eq(n, x.IntVal(offs[i])))
+	}
+	j.s.Assert(x.Or(diff...))
+}

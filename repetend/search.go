@@ -1,0 +1,417 @@
+package repetend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"tessel/placement"
+	"tessel/smt"
+)
+
+// Method is how the search explores offsets.
+type Method string
+
+const (
+	// MethodEnumerate solves candidates one by one (the paper's Algorithm 1).
+	MethodEnumerate Method = "enumerate"
+	// MethodJoint makes the offsets solver variables, one check per period.
+	MethodJoint Method = "joint"
+	// MethodRace runs both and takes the first proven answer.
+	MethodRace Method = "race"
+)
+
+// Methods lists the valid methods.
+var Methods = []Method{MethodEnumerate, MethodJoint, MethodRace}
+
+// ParseMethod checks a method name.
+func ParseMethod(s string) (Method, error) {
+	for _, m := range Methods {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("unknown method %q (want enumerate, joint or race)", s)
+}
+
+// Options configure Search.
+type Options struct {
+	Memory int    // per-device budget; 0 means unlimited
+	MaxNR  int    // largest N_R tried; 0: from the memory budget, at most DefaultNRLimit(p)
+	Method Method // default Joint
+	Jobs   int    // workers of the enumeration; 0: one per core
+	Seed   int
+	// Accept is the lazy completion check (the paper's §V): is there a
+	// warmup and a cooldown for these offsets under the memory budget? It
+	// is called only for repetends that improve on the best so far. nil
+	// accepts everything.
+	Accept func(ctx context.Context, nr int, offsets []int) (bool, error)
+	// Progress, when set, is called (from one goroutine at a time) as the
+	// search advances.
+	Progress func(Progress)
+}
+
+// Progress is a snapshot of a running search.
+type Progress struct {
+	Method     Method
+	NR         int
+	Stats      Stats
+	BestPeriod int // 0 while none
+	LowerBound int
+}
+
+// Stats count the work of a search.
+type Stats struct {
+	Seen     int // candidates enumerated (joint: offset vectors proposed)
+	Pruned   int // skipped without the solver: entry memory or period bound
+	Solved   int // candidates given to the solver
+	Rejected int // improving repetends whose warmup or cooldown cannot be scheduled
+	Checks   int // solver calls
+}
+
+func (s *Stats) add(o Stats) {
+	s.Seen += o.Seen
+	s.Pruned += o.Pruned
+	s.Solved += o.Solved
+	s.Rejected += o.Rejected
+	s.Checks += o.Checks
+}
+
+// Result is the outcome of Search.
+type Result struct {
+	Best       *Repetend // nil when no repetend exists up to MaxNR
+	LowerBound int       // max_d load_d
+	// Proven is true when no repetend with N_R ≤ MaxNR has a smaller
+	// period (the search ran to its end or reached the lower bound).
+	Proven bool
+	MaxNR  int
+	Method Method // the method that produced Best (race: the winner)
+	Stats  Stats
+}
+
+// DefaultNRLimit is the largest N_R tried when neither the memory budget
+// nor the caller bounds it: twice the devices, past every zero-bubble
+// repetend of the paper (Fig. 11 reaches 0 by N_R = 6 on 4 devices).
+func DefaultNRLimit(p *placement.Placement) int { return max(2*p.Devices, 2) }
+
+// Search finds the repetend of least period under the memory budget. When
+// ctx ends first it returns the best repetend found with Proven false.
+func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
+	if opt.Method == "" {
+		opt.Method = MethodJoint
+	}
+	if opt.Jobs <= 0 {
+		opt.Jobs = runtime.NumCPU()
+	}
+	if opt.Accept == nil {
+		opt.Accept = func(context.Context, int, []int) (bool, error) { return true, nil }
+	}
+	if opt.MaxNR <= 0 {
+		opt.MaxNR = MaxNR(ctx, p, opt.Memory, DefaultNRLimit(p))
+	}
+	var (
+		r   *Result
+		err error
+	)
+	switch opt.Method {
+	case MethodEnumerate:
+		r, err = searchEnumerate(ctx, p, opt)
+	case MethodJoint:
+		r, err = searchJoint(ctx, p, opt)
+	case MethodRace:
+		r, err = searchRace(ctx, p, opt)
+	default:
+		return nil, fmt.Errorf("repetend: unknown method %q", opt.Method)
+	}
+	if err != nil {
+		return r, err
+	}
+	if r.Best != nil {
+		// The starts of the winner must not depend on the path the search
+		// took (workers, bounds met on the way): solve it once more alone.
+		fixed, ferr := SolveFixed(context.WithoutCancel(ctx), p, r.Best.Offsets, r.Best.NR, r.Best.Period, opt.Memory, opt.Seed)
+		if ferr != nil {
+			return r, ferr
+		}
+		r.Best = fixed
+	}
+	return r, nil
+}
+
+func interrupted(err error) bool {
+	return errors.Is(err, smt.ErrInterrupted) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// job is a candidate and its place in the enumeration order.
+type job struct {
+	index int
+	cand  Candidate
+	bound int
+}
+
+// searchEnumerate is Algorithm 1 with Jobs workers. The answer is the
+// candidate of least period, ties going to the earliest in enumeration
+// order (N_R, then Enumerate's order), so it does not depend on the
+// number of workers: a candidate is skipped only when it cannot beat the
+// best so far in that order.
+func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
+	lb := p.MaxLoad()
+	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Method: MethodEnumerate}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var (
+		mu        sync.Mutex
+		best      *Repetend
+		bestIndex = -1
+		firstErr  error
+	)
+	better := func(period, index int) bool {
+		return best == nil || period < best.Period || (period == best.Period && index < bestIndex)
+	}
+	report := func(nr int) {
+		if opt.Progress != nil {
+			bp := 0
+			if best != nil {
+				bp = best.Period
+			}
+			opt.Progress(Progress{Method: MethodEnumerate, NR: nr, Stats: res.Stats, BestPeriod: bp, LowerBound: lb})
+		}
+	}
+
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	for w := 0; w < opt.Jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for jb := range jobs {
+				mu.Lock()
+				skip := !better(jb.bound, jb.index)
+				hi := 0
+				if best == nil {
+					hi = 1 << 30
+				} else if jb.index < bestIndex {
+					hi = best.Period
+				} else {
+					hi = best.Period - 1
+				}
+				if skip {
+					res.Stats.Pruned++
+				} else {
+					res.Stats.Solved++
+				}
+				mu.Unlock()
+				if skip {
+					continue
+				}
+				if hi == 1<<30 {
+					hi = upperPeriod(p)
+				}
+				r, checks, err := MinimizePeriod(ctx, p, jb.cand, opt.Memory, jb.bound, hi, opt.Seed)
+				ok := r != nil
+				if err == nil && ok {
+					ok, err = opt.Accept(ctx, jb.cand.NR, jb.cand.Offsets)
+					if err == nil && !ok {
+						mu.Lock()
+						res.Stats.Rejected++
+						mu.Unlock()
+					}
+				}
+				mu.Lock()
+				res.Stats.Checks += checks
+				if err != nil && !interrupted(err) && firstErr == nil {
+					firstErr = err
+					cancel()
+				}
+				if err == nil && ok && better(r.Period, jb.index) {
+					best, bestIndex = r, jb.index
+				}
+				report(jb.cand.NR)
+				mu.Unlock()
+			}
+		}()
+	}
+
+	index := 0
+	exhausted := true
+dispatch:
+	for nr := 1; nr <= opt.MaxNR; nr++ {
+		stopped := !Enumerate(ctx, p, nr, func(c Candidate) bool {
+			index++
+			mu.Lock()
+			res.Stats.Seen++
+			done := best != nil && best.Period == lb
+			prune := !withinBudget(EntryMemory(p, c.Offsets), opt.Memory)
+			var bound int
+			if !prune {
+				bound = PeriodBound(p, c.Offsets)
+				prune = !better(bound, index)
+			}
+			if prune {
+				res.Stats.Pruned++
+			}
+			mu.Unlock()
+			if done {
+				return false // nothing later can beat the lower bound
+			}
+			if prune {
+				return true
+			}
+			select {
+			case jobs <- job{index: index, cand: c, bound: bound}:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+		if stopped {
+			mu.Lock()
+			reached := best != nil && best.Period == lb
+			mu.Unlock()
+			if !reached {
+				exhausted = false
+			}
+			break dispatch
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		return res, firstErr
+	}
+	res.Best = best
+	res.Proven = (exhausted && ctx.Err() == nil) || (best != nil && best.Period == lb)
+	return res, nil
+}
+
+// upperPeriod is a period every placement reaches with one micro-batch at
+// a time when memory allows: all blocks in sequence.
+func upperPeriod(p *placement.Placement) int {
+	t := 0
+	for _, b := range p.Blocks {
+		t += b.Time
+	}
+	return max(t, p.MaxLoad())
+}
+
+// searchJoint checks P = lower bound, lower bound + 1, … with the offsets
+// as variables, and for the first P that works, the least N_R.
+func searchJoint(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
+	lb := p.MaxLoad()
+	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Method: MethodJoint}
+	for P := lb; P <= upperPeriod(p); P++ {
+		r, err := jointAt(ctx, p, P, opt, res)
+		if err != nil {
+			if interrupted(err) {
+				return res, nil
+			}
+			return res, err
+		}
+		if r != nil {
+			res.Best = r
+			res.Proven = true
+			return res, nil
+		}
+	}
+	res.Proven = ctx.Err() == nil
+	return res, nil
+}
+
+// jointAt finds, for one period, the accepted offsets of least N_R.
+func jointAt(ctx context.Context, p *placement.Placement, P int, opt Options, res *Result) (*Repetend, error) {
+	j, err := newJointSolver(p, P, opt.MaxNR, opt.Memory, opt.Seed)
+	if err != nil {
+		return nil, err
+	}
+	defer j.close()
+	for {
+		if opt.Progress != nil {
+			opt.Progress(Progress{Method: MethodJoint, NR: opt.MaxNR, Stats: res.Stats, LowerBound: res.LowerBound})
+		}
+		res.Stats.Checks++
+		st, offs, _, err := j.next(ctx, opt.MaxNR)
+		if err != nil {
+			return nil, err
+		}
+		if st != smt.Sat {
+			return nil, nil
+		}
+		res.Stats.Seen++
+		// Least N_R at this period: walk down while still satisfiable.
+		nr := maxOffset(offs) + 1
+		for nr > 1 {
+			res.Stats.Checks++
+			st2, offs2, _, err := j.next(ctx, nr-1)
+			if err != nil {
+				return nil, err
+			}
+			if st2 != smt.Sat {
+				break
+			}
+			offs = offs2
+			nr = maxOffset(offs) + 1
+		}
+		res.Stats.Solved++
+		ok, err := opt.Accept(ctx, nr, offs)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return &Repetend{NR: nr, Offsets: offs, Period: P}, nil
+		}
+		res.Stats.Rejected++
+		j.exclude(offs)
+	}
+}
+
+func maxOffset(offs []int) int {
+	m := 0
+	for _, o := range offs {
+		m = max(m, o)
+	}
+	return m
+}
+
+// searchRace runs both methods and keeps the first proven answer; the
+// other is cancelled. Which one wins may vary from run to run; both give
+// the same least period.
+func searchRace(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type out struct {
+		r   *Result
+		err error
+	}
+	ch := make(chan out, 2)
+	run := func(f func(context.Context, *placement.Placement, Options) (*Result, error)) {
+		r, err := f(ctx, p, opt)
+		ch <- out{r, err}
+	}
+	go run(searchEnumerate)
+	go run(searchJoint)
+	var first out
+	for k := 0; k < 2; k++ {
+		o := <-ch
+		if o.err == nil && o.r != nil && o.r.Proven {
+			cancel()
+			if k == 0 {
+				<-ch // let the loser finish before its contexts are gone
+			}
+			return o.r, nil
+		}
+		if k == 0 {
+			first = o
+		} else if first.err != nil {
+			return o.r, o.err
+		} else if first.r != nil && (o.r == nil || o.r.Best == nil || (first.r.Best != nil && first.r.Best.Period <= o.r.Best.Period)) {
+			return first.r, nil
+		}
+		if k == 1 {
+			return o.r, o.err
+		}
+	}
+	return nil, errors.New("repetend: race ended without an answer")
+}

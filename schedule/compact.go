@@ -1,0 +1,242 @@
+package schedule
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"tessel/placement"
+)
+
+// Compact returns the earliest integer start times of the n micro-batches
+// of p that keep, on every device d, the order orders[d] in which d runs
+// its instances, and every dependency: the longest path from time 0 over
+// the DAG whose edges are consecutive instances of each device order and
+// the dependencies of each micro-batch, in O(V+E).
+//
+// An instance on a device group must appear in the order of each member
+// device, and nowhere else. Since per-device orders alone fix memory use,
+// compaction never changes peak memory; when orders come from a valid
+// schedule (Orders), the result is valid and ends no later.
+//
+// Inconsistent orders are an error naming the instances: an instance out
+// of range, listed twice on a device, listed on a device it does not
+// occupy, missing from a device it occupies, or a cycle (for example two
+// devices ordering two group blocks differently). The instances come back
+// in file order (see Sort).
+func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) {
+	if p == nil {
+		return nil, fmt.Errorf("compact: no placement")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("compact: %w", err)
+	}
+	if n < 0 || n > MaxMicroBatches {
+		return nil, fmt.Errorf("compact: micro-batch count %d out of range 0..%d", n, MaxMicroBatches)
+	}
+	if len(orders) != p.Devices {
+		return nil, fmt.Errorf("compact: %d device orders for %d devices", len(orders), p.Devices)
+	}
+	k := len(p.Blocks)
+	nodes := k * n
+	node := func(r Ref) int { return r.Block*n + r.Micro }
+	ref := func(v int) Ref { return Ref{v / n, v % n} }
+	name := func(r Ref) string { return p.Blocks[r.Block].ID + fmt.Sprintf("^%d", r.Micro) }
+
+	// Device-order edges, checked as they are read.
+	count := make([]int, nodes)
+	stamp := make([]int, nodes) // d+1 when seen on device d
+	var from, to, via []int     // edges; via is the device, -1 for a dependency
+	for d, order := range orders {
+		prev := -1
+		for pos, r := range order {
+			if r.Block < 0 || r.Block >= k || r.Micro < 0 || r.Micro >= n {
+				return nil, fmt.Errorf("compact: device %d, position %d: instance block %d micro-batch %d out of range (%d blocks, %d micro-batches)",
+					d, pos, r.Block, r.Micro, k, n)
+			}
+			if !p.OnDevice(r.Block, d) {
+				return nil, fmt.Errorf("compact: device %d, position %d: %s is listed but runs on %s", d, pos, name(r), deviceList(p.Blocks[r.Block].Devices))
+			}
+			v := node(r)
+			if stamp[v] == d+1 {
+				return nil, fmt.Errorf("compact: device %d: %s listed twice", d, name(r))
+			}
+			stamp[v] = d + 1
+			count[v]++
+			if prev >= 0 {
+				from, to, via = append(from, prev), append(to, v), append(via, d)
+			}
+			prev = v
+		}
+	}
+	for v := range nodes {
+		r := ref(v)
+		if devs := p.Blocks[r.Block].Devices; count[v] != len(devs) {
+			return nil, fmt.Errorf("compact: %s missing from the order of device %d", name(r), missingDevice(orders, devs, r))
+		}
+	}
+	for _, dep := range p.Deps {
+		for m := range n {
+			from, to, via = append(from, node(Ref{dep.From, m})), append(to, node(Ref{dep.To, m})), append(via, -1)
+		}
+	}
+
+	// Successor lists in CSR form, then Kahn's algorithm.
+	first := make([]int, nodes+1)
+	for _, w := range from {
+		first[w+1]++
+	}
+	for v := range nodes {
+		first[v+1] += first[v]
+	}
+	succ := make([]int, len(from))
+	fill := slices.Clone(first[:nodes])
+	indeg := make([]int, nodes)
+	for e, u := range from {
+		succ[fill[u]] = to[e]
+		fill[u]++
+		indeg[to[e]]++
+	}
+	start := make([]int, nodes)
+	queue := make([]int, 0, nodes)
+	for v := range nodes {
+		if indeg[v] == 0 {
+			queue = append(queue, v)
+		}
+	}
+	for h := 0; h < len(queue); h++ {
+		u := queue[h]
+		end := start[u] + p.Blocks[ref(u).Block].Time
+		for _, w := range succ[first[u]:first[u+1]] {
+			start[w] = max(start[w], end)
+			if indeg[w]--; indeg[w] == 0 {
+				queue = append(queue, w)
+			}
+		}
+	}
+	if len(queue) < nodes {
+		return nil, fmt.Errorf("compact: the orders contradict each other or the dependencies: %s", cycleText(indeg, from, to, via, func(v int) string { return name(ref(v)) }))
+	}
+
+	out := make([]Instance, nodes)
+	for v := range nodes {
+		r := ref(v)
+		out[v] = Instance{Block: r.Block, Micro: r.Micro, Start: start[v]}
+	}
+	sortInstances(p, out)
+	return out, nil
+}
+
+// missingDevice returns the first device of devs whose order lacks r.
+func missingDevice(orders [][]Ref, devs []int, r Ref) int {
+	for _, d := range devs {
+		if !slices.Contains(orders[d], r) {
+			return d
+		}
+	}
+	return devs[0]
+}
+
+// cycleText describes one cycle among the nodes Kahn's algorithm left
+// (indeg > 0), e.g. "G^0 -(device 0)-> G^1 -(device 1)-> G^0". Every such
+// node has a predecessor among them, so walking predecessors must repeat.
+func cycleText(indeg, from, to, via []int, name func(int) string) string {
+	pred := make(map[int]int) // node -> edge index of one left-over predecessor
+	for e := range from {
+		if indeg[from[e]] > 0 && indeg[to[e]] > 0 {
+			if _, ok := pred[to[e]]; !ok {
+				pred[to[e]] = e
+			}
+		}
+	}
+	v := -1
+	for u := range indeg {
+		if indeg[u] > 0 {
+			v = u
+			break
+		}
+	}
+	seen := make(map[int]bool)
+	for !seen[v] {
+		seen[v] = true
+		v = from[pred[v]]
+	}
+	// v is on the cycle; collect it backwards, then print it forwards.
+	var edges []int
+	for u := v; ; {
+		e := pred[u]
+		edges = append(edges, e)
+		u = from[e]
+		if u == v {
+			break
+		}
+	}
+	slices.Reverse(edges)
+	var b strings.Builder
+	b.WriteString(name(from[edges[0]]))
+	for _, e := range edges {
+		if via[e] < 0 {
+			b.WriteString(" -(dependency)-> ")
+		} else {
+			fmt.Fprintf(&b, " -(device %d)-> ", via[e])
+		}
+		b.WriteString(name(to[e]))
+	}
+	return "cycle " + b.String()
+}
+
+// Orders returns, for every device, the instances of s that occupy it in
+// the order it runs them: by start time, then block index, then
+// micro-batch. Compact(p, n, Orders(s)) of a valid schedule is valid and
+// no longer.
+func Orders(s *Schedule) [][]Ref {
+	if s == nil || s.Placement == nil {
+		return nil
+	}
+	per := deviceInstances(s, nil)
+	out := make([][]Ref, len(per))
+	for d, xs := range per {
+		out[d] = make([]Ref, len(xs))
+		for i, x := range xs {
+			out[d][i] = s.Instances[x].Ref()
+		}
+	}
+	return out
+}
+
+// Sort puts s.Instances in file order: by start time, then the first device
+// of the block, then block index, then micro-batch.
+func (s *Schedule) Sort() { sortInstances(s.Placement, s.Instances) }
+
+func sortInstances(p *placement.Placement, ins []Instance) {
+	var firstDev []int
+	if p != nil {
+		firstDev = make([]int, len(p.Blocks))
+		for i, b := range p.Blocks {
+			firstDev[i] = -1
+			if len(b.Devices) > 0 {
+				firstDev[i] = b.Devices[0]
+			}
+		}
+	}
+	dev := func(b int) int {
+		if b < 0 || b >= len(firstDev) {
+			return -1
+		}
+		return firstDev[b]
+	}
+	// Equal keys are equal instances, so an unstable sort is deterministic.
+	slices.SortFunc(ins, func(x, y Instance) int {
+		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(dev(x.Block), dev(y.Block)),
+			cmp.Compare(x.Block, y.Block), cmp.Compare(x.Micro, y.Micro))
+	})
+}
+
+// deviceList formats a device group: "device 2" or "devices [0, 1]".
+func deviceList(devs []int) string {
+	if len(devs) == 1 {
+		return fmt.Sprintf("device %d", devs[0])
+	}
+	return "devices " + intList(devs)
+}

@@ -1,0 +1,136 @@
+package schedule
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"tessel/placement"
+)
+
+// 1F1B on a v-shape of D devices, forward f and backward b, N
+// micro-batches: makespan (N+D-1)(f+b), every device busy N(f+b), so the
+// bubble rate is (D-1)/(N+D-1); device s holds at most min(D-s, N)
+// activations.
+func TestMeasureOneF1B(t *testing.T) {
+	for _, tc := range []struct{ d, n, f, b int }{{4, 4, 1, 3}, {4, 8, 1, 3}, {2, 1, 1, 1}, {8, 16, 2, 3}, {3, 5, 1, 2}} {
+		p := builtin(t, "v-shape", placement.Options{Devices: tc.d, ForwardTime: tc.f, BackwardTime: tc.b})
+		s := oneF1B(t, p, tc.n, 0)
+		if err := Verify(s); err != nil {
+			t.Fatal(err)
+		}
+		m := Measure(s)
+		if want := (tc.n + tc.d - 1) * (tc.f + tc.b); m.Makespan != want || Makespan(s) != want {
+			t.Errorf("%+v: makespan %d, want %d", tc, m.Makespan, want)
+		}
+		if want := float64(tc.d-1) / float64(tc.n+tc.d-1); math.Abs(m.BubbleRate-want) > 1e-12 {
+			t.Errorf("%+v: bubble rate %v, want %v", tc, m.BubbleRate, want)
+		}
+		for d := range tc.d {
+			if want := tc.n * (tc.f + tc.b); m.Loads[d] != want {
+				t.Errorf("%+v: load of device %d = %d, want %d", tc, d, m.Loads[d], want)
+			}
+			if want := min(tc.d-d, tc.n); m.PeakMemory[d] != want {
+				t.Errorf("%+v: peak memory of device %d = %d, want %d", tc, d, m.PeakMemory[d], want)
+			}
+		}
+		if m.LowerBound != LowerBounds(p, tc.n) {
+			t.Errorf("%+v: Measure's bound %v, LowerBounds %v", tc, m.LowerBound, LowerBounds(p, tc.n))
+		}
+	}
+}
+
+// A block on g devices is busy on each of them: m-shape's shard blocks
+// count on all 4 devices.
+func TestMeasureGroupLoads(t *testing.T) {
+	p := builtin(t, "m-shape", placement.Options{Devices: 4})
+	s := greedy(p, 3)
+	m := Measure(s)
+	busy := 0
+	for d, l := range m.Loads {
+		// fs and bs (time 1 each) plus f_d and b_d, per micro-batch.
+		if want := 3 * (1 + 1 + 1 + 3); l != want {
+			t.Errorf("load of device %d = %d, want %d", d, l, want)
+		}
+		busy += l
+	}
+	want := 1 - float64(busy)/float64(4*m.Makespan)
+	if math.Abs(m.BubbleRate-want) > 1e-12 {
+		t.Errorf("bubble rate %v, want %v", m.BubbleRate, want)
+	}
+}
+
+func TestLowerBounds(t *testing.T) {
+	tests := []struct {
+		name   string
+		opt    placement.Options
+		n      int
+		period int
+		span   int
+	}{
+		// v-shape(4), f=1, b=3: load 4 everywhere, critical path 16. Device
+		// 3 runs f3 (head 3) first at the earliest and b3 (tail 9) last at
+		// the latest: 3 + 4N + 9, which 1F1B reaches ((N+3)·4).
+		{"v-shape", placement.Options{}, 1, 4, 16},
+		{"v-shape", placement.Options{}, 8, 4, 44},
+		// No micro-batches, no makespan.
+		{"v-shape", placement.Options{}, 0, 4, 0},
+		// m-shape(4): load 6 per device (fs, f_d, b_d, bs); device 3:
+		// min head 0 (fs), min tail 0 (bs).
+		{"m-shape", placement.Options{}, 4, 6, 24},
+		// critical path 18 beats 1·6.
+		{"m-shape", placement.Options{}, 1, 6, 18},
+	}
+	for _, tt := range tests {
+		p := builtin(t, tt.name, tt.opt)
+		if got := LowerBounds(p, tt.n); got != (Bounds{tt.period, tt.span}) {
+			t.Errorf("LowerBounds(%s, %d) = %+v, want {%d %d}", tt.name, tt.n, got, tt.period, tt.span)
+		}
+	}
+}
+
+// The makespan bound is a lower bound: no valid schedule beats it. Random
+// list schedules of every shape, with the bound's head/tail term
+// exercised by shapes whose devices start late or end early.
+func TestLowerBoundsSound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 300 {
+		name := placement.BuiltinNames()[trial%len(placement.BuiltinNames())]
+		p := builtin(t, name, placement.Options{Devices: 2 + 2*rng.IntN(3), ForwardTime: 1 + rng.IntN(2), BackwardTime: 1 + rng.IntN(4)})
+		n := 1 + rng.IntN(6)
+		s := randomValid(rng, p, n, rng.IntN(2))
+		if rng.IntN(2) == 0 {
+			s = greedy(p, n)
+		}
+		if err := Verify(s); err != nil {
+			t.Fatal(err)
+		}
+		if lb := LowerBounds(p, n); Makespan(s) < lb.Makespan {
+			t.Fatalf("%s D=%d N=%d: makespan %d below the lower bound %d", name, p.Devices, n, Makespan(s), lb.Makespan)
+		}
+	}
+}
+
+func TestRepetendBubbleRate(t *testing.T) {
+	p := builtin(t, "v-shape", placement.Options{}) // Σ load = 16
+	for _, tc := range []struct {
+		period int
+		want   float64
+	}{{4, 0}, {5, 0.2}, {8, 0.5}, {0, 0}} {
+		if got := RepetendBubbleRate(p, tc.period); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("RepetendBubbleRate(P=%d) = %v, want %v", tc.period, got, tc.want)
+		}
+	}
+}
+
+func TestMeasureEmpty(t *testing.T) {
+	p := builtin(t, "v-shape", placement.Options{Devices: 2})
+	m := Measure(&Schedule{Placement: p, MicroBatches: 1})
+	if m.Makespan != 0 || m.BubbleRate != 0 || !slices.Equal(m.PeakMemory, []int{0, 0}) {
+		t.Errorf("Measure of no instances = %+v", m)
+	}
+	if got := Measure(nil); got.Makespan != 0 || got.PeakMemory != nil {
+		t.Errorf("Measure(nil) = %+v", got)
+	}
+}

@@ -1,0 +1,59 @@
+// Package schedule holds schedules of block instances and everything that
+// can be said about one without a solver: the independent verifier
+// (dependencies, one block per device at a time, memory), metrics
+// (makespan, bubble rate, peak memory, lower bounds), compaction of
+// per-device orders into start times, JSON files and renderings.
+//
+// It never imports the solver: a schedule is checked from its start times
+// alone, whoever produced it.
+package schedule
+
+import "tessel/placement"
+
+// Instance is B_i^n started at Start: block index Block of micro-batch Micro.
+type Instance struct {
+	Block int
+	Micro int
+	Start int
+}
+
+// Ref names an instance without its start time.
+type Ref struct {
+	Block int
+	Micro int
+}
+
+// Ref returns the instance's block and micro-batch.
+func (in Instance) Ref() Ref { return Ref{in.Block, in.Micro} }
+
+// Repetend describes how a schedule was built from a repetend (derived
+// information, optional in files): iteration k runs B_i^{Offsets[i]+k} at
+// Start + s_i + k·Period for k in 0..Iterations-1.
+type Repetend struct {
+	NR         int
+	Period     int
+	Offsets    []int // by block index
+	Start      int   // start time of the first iteration (min over its instances)
+	Iterations int
+}
+
+// Schedule is a start time for every block of every micro-batch of a
+// placement, under a per-device memory budget (0 means unlimited).
+type Schedule struct {
+	Placement    *placement.Placement
+	MicroBatches int
+	Memory       int
+	Instances    []Instance
+	Repetend     *Repetend // nil when not built from a repetend
+	// Claimed is what a schedule file said its metrics were (nil when
+	// built in memory). It is never trusted: Verify compares it with
+	// Measure, and Write writes measured metrics instead.
+	Claimed *Claimed
+}
+
+// Claimed is the metrics object of a schedule file.
+type Claimed struct {
+	Makespan   int
+	BubbleRate float64
+	PeakMemory []int
+}

@@ -1,0 +1,186 @@
+package schedule
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"tessel/placement"
+)
+
+// Colours of the renderings, after the paper's figures: forward blue,
+// backward orange (Fig. 1, 8), repetend boundaries red (Fig. 8).
+const (
+	colourForward  = "#4e79a7"
+	colourBackward = "#f28e2b"
+	colourOther    = "#9c9c9c"
+	colourRepetend = "#d62728"
+)
+
+// SVG geometry, in pixels.
+const (
+	svgLeft     = 64   // device labels
+	svgTop      = 56   // title and axis
+	svgRow      = 28   // one device
+	svgRight    = 16   // margin
+	svgBottom   = 24   // margin
+	svgWidth    = 1200 // the time axis when units are narrow
+	svgMaxUnit  = 24   // widest time unit
+	svgMinLabel = 10   // narrowest bar with its micro-batch number
+)
+
+// RenderSVG draws s as a Gantt chart: one row per device, one bar per
+// instance (class "fwd" or "bwd", coloured blue and orange, with its
+// micro-batch number inside when it fits and a tooltip), a time axis with
+// ticks, red vertical lines (class "repetend") at every repetend iteration
+// boundary when s has a repetend, and a title with the placement, N, the
+// memory budget and the bubble rate.
+//
+// A block on a device group is one bar spanning its rows when the group's
+// devices are contiguous; otherwise it is one bar on each member's row.
+// Either way every bar carries data-block and data-micro, so the bars of
+// one instance can be counted by their distinct (data-block, data-micro).
+func RenderSVG(s *Schedule, w io.Writer) error {
+	if err := checkRenderable(s); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	writeSVG(&b, s, Measure(s))
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
+	p := s.Placement
+	span := max(m.Makespan, 1)
+	unit := math.Min(svgMaxUnit, float64(svgWidth)/float64(span))
+	width := svgLeft + float64(span)*unit + svgRight
+	height := svgTop + p.Devices*svgRow + svgBottom
+	x := func(t int) string { return num(svgLeft + float64(t)*unit) }
+	rowY := func(d int) int { return svgTop + d*svgRow }
+
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%d" viewBox="0 0 %s %d" font-family="sans-serif" font-size="12">`+"\n",
+		num(width), height, num(width), height)
+	fmt.Fprintf(b, "<style>.fwd{fill:%s}.bwd{fill:%s}.other{fill:%s}.repetend{stroke:%s;stroke-width:2}.bar{stroke:#ffffff;stroke-width:0.5}.micro{fill:#ffffff;font-size:10px;text-anchor:middle;dominant-baseline:central}.tick{stroke:#888888}</style>\n",
+		colourForward, colourBackward, colourOther, colourRepetend)
+	fmt.Fprintf(b, `<text class="title" x="%d" y="18" font-size="14" font-weight="bold">%s</text>`+"\n", svgLeft, esc(title(s, m)))
+
+	// Time axis: a tick every step units, step from 1, 2, 5, 10, 20, ...
+	// so that there are at most about 20.
+	step := tickStep(span)
+	axisY := svgTop - 6
+	fmt.Fprintf(b, `<g class="axis"><line class="tick" x1="%s" y1="%d" x2="%s" y2="%d"/>`+"\n", x(0), axisY, x(span), axisY)
+	for i := 0; i <= span/step; i++ { // not t += step: no overflow near MaxInt
+		t := i * step
+		fmt.Fprintf(b, `<line class="tick" x1="%s" y1="%d" x2="%s" y2="%d"/><text x="%s" y="%d" text-anchor="middle">%d</text>`+"\n",
+			x(t), axisY-4, x(t), axisY, x(t), axisY-8, t)
+	}
+	b.WriteString("</g>\n")
+
+	// Device rows.
+	b.WriteString(`<g class="devices">` + "\n")
+	for d := range p.Devices {
+		fmt.Fprintf(b, `<rect x="%s" y="%d" width="%s" height="%d" fill="#f2f2f2"/><text x="%d" y="%d" text-anchor="end" dominant-baseline="central">dev %d</text>`+"\n",
+			x(0), rowY(d), num(float64(span)*unit), svgRow-2, svgLeft-8, rowY(d)+svgRow/2-1, d)
+	}
+	b.WriteString("</g>\n")
+
+	// Bars, in file order.
+	ins := append([]Instance(nil), s.Instances...)
+	sortInstances(p, ins)
+	b.WriteString(`<g class="instances">` + "\n")
+	for _, in := range ins {
+		if in.Block < 0 || in.Block >= len(p.Blocks) {
+			continue
+		}
+		blk := p.Blocks[in.Block]
+		class, fill := kindClass(blk.Kind)
+		tip := fmt.Sprintf("%s^%d [%d,%d) on %s", blk.ID, in.Micro, in.Start, in.Start+blk.Time, deviceList(blk.Devices))
+		for _, rows := range rowRuns(blk.Devices) {
+			y0, y1 := rowY(rows[0]), rowY(rows[1])+svgRow-2
+			bw := float64(blk.Time) * unit
+			fmt.Fprintf(b, `<rect class="bar %s" data-block="%s" data-micro="%d" x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s</title></rect>`,
+				class, esc(blk.ID), in.Micro, x(in.Start), y0, num(bw), y1-y0, fill, esc(tip))
+			if bw >= svgMinLabel {
+				fmt.Fprintf(b, `<text class="micro" x="%s" y="%d">%d</text>`, num(svgLeft+(float64(in.Start)+float64(blk.Time)/2)*unit), (y0+y1)/2, in.Micro)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	b.WriteString("</g>\n")
+
+	// Repetend iteration boundaries.
+	if rp := s.Repetend; rp != nil && rp.Period > 0 && rp.Iterations > 0 && rp.Iterations <= MaxMicroBatches {
+		b.WriteString(`<g class="repetends">` + "\n")
+		for k := 0; k <= rp.Iterations; k++ {
+			t := rp.Start + k*rp.Period
+			fmt.Fprintf(b, `<line class="repetend" x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s"><title>repetend iteration %d starts at %d</title></line>`+"\n",
+				x(t), svgTop-4, x(t), rowY(p.Devices)+2, colourRepetend, k, t)
+		}
+		b.WriteString("</g>\n")
+	}
+	b.WriteString("</svg>\n")
+}
+
+// title is the one-line caption of a rendering.
+func title(s *Schedule, m Metrics) string {
+	name := s.Placement.Name
+	if name == "" {
+		name = "(unnamed)"
+	}
+	return fmt.Sprintf("%s: %d %s, N = %d micro-batches, %s, makespan %d, bubble rate %.2f%%",
+		name, s.Placement.Devices, plural(s.Placement.Devices, "device"), s.MicroBatches, budgetText(s.Memory), m.Makespan, 100*m.BubbleRate)
+}
+
+// kindClass is the CSS class and colour of a block kind.
+func kindClass(k placement.Kind) (class, colour string) {
+	switch k {
+	case placement.Forward:
+		return "fwd", colourForward
+	case placement.Backward:
+		return "bwd", colourBackward
+	}
+	return "other", colourOther
+}
+
+// rowRuns splits sorted devices into runs of consecutive ones, as
+// [first, last] pairs: one bar per run.
+func rowRuns(devs []int) [][2]int {
+	var runs [][2]int
+	for _, d := range devs {
+		if n := len(runs); n > 0 && runs[n-1][1] == d-1 {
+			runs[n-1][1] = d
+			continue
+		}
+		runs = append(runs, [2]int{d, d})
+	}
+	return runs
+}
+
+// tickStep is the smallest of 1, 2, 5, 10, 20, 50, ... that gives at most
+// 20 ticks over span units.
+func tickStep(span int) int {
+	for step := 1; ; step *= 10 {
+		for _, f := range []int{1, 2, 5} {
+			if span/(step*f) <= 20 {
+				return step * f
+			}
+		}
+	}
+}
+
+// num formats a coordinate with at most two decimals, deterministically.
+func num(v float64) string {
+	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
+}
+
+// esc escapes text for XML content and attribute values.
+func esc(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s)) // writes to a strings.Builder cannot fail
+	return b.String()
+}

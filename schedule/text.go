@@ -1,0 +1,191 @@
+package schedule
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"tessel/placement"
+)
+
+// MaxTextUnits is how many time units RenderText draws; longer schedules
+// are cut, and the rendering says how much.
+const MaxTextUnits = 200
+
+// RenderText draws s in the style of the paper's figures (Fig. 4, 8): one
+// row per device, one cell per time unit. A cell shows the kind letter and
+// micro-batch of the instance that starts there (f3: forward of
+// micro-batch 3, b0: backward of micro-batch 0; upper case, F3, for a
+// block on a device group, drawn on every device of the group), "--" where
+// it goes on, "." when idle and "#" where instances overlap (an invalid
+// schedule). When s has a repetend, a row under the devices brackets the
+// span [start, start+period) of its first iteration. Only the first
+// MaxTextUnits units are drawn.
+func RenderText(s *Schedule, w io.Writer) error {
+	if err := checkRenderable(s); err != nil {
+		return err
+	}
+	p := s.Placement
+	m := Measure(s)
+	units := min(m.Makespan, MaxTextUnits)
+
+	// Cell labels and the width every cell gets.
+	width := 2
+	label := func(in Instance) string {
+		b := p.Blocks[in.Block]
+		l := kindLetter(b.Kind)
+		if len(b.Devices) > 1 {
+			l = strings.ToUpper(l)
+		}
+		return l + strconv.Itoa(in.Micro)
+	}
+	grid := make([][]string, p.Devices)
+	for d := range grid {
+		grid[d] = make([]string, units)
+	}
+	overlap := false
+	for _, in := range s.Instances {
+		if in.Block < 0 || in.Block >= len(p.Blocks) {
+			continue
+		}
+		b := p.Blocks[in.Block]
+		l := label(in)
+		width = max(width, len(l))
+		for _, d := range b.Devices {
+			for t := max(in.Start, 0); t < min(in.Start+b.Time, units); t++ {
+				switch {
+				case grid[d][t] != "":
+					grid[d][t], overlap = "#", true
+				case t == in.Start:
+					grid[d][t] = l
+				default:
+					grid[d][t] = "-"
+				}
+			}
+		}
+	}
+
+	var out bytes.Buffer
+	name := p.Name
+	if name == "" {
+		name = "(unnamed)"
+	}
+	fmt.Fprintf(&out, "%s: %d %s, %d micro-batches, %s, makespan %d, bubble rate %.1f%%\n",
+		name, p.Devices, plural(p.Devices, "device"), s.MicroBatches, budgetText(s.Memory), m.Makespan, 100*m.BubbleRate)
+	legend := "legend: f3/b3 forward/backward of micro-batch 3, F3/B3 on a device group, -- running on, . idle"
+	if overlap {
+		legend += ", # overlap"
+	}
+	rp := s.Repetend
+	if rp != nil {
+		legend += ", [==] first repetend iteration"
+	}
+	out.WriteString(legend + "\n")
+	if rp != nil {
+		fmt.Fprintf(&out, "repetend: nr %d, period %d, %d %s from time %d\n", rp.NR, rp.Period, rp.Iterations, plural(rp.Iterations, "iteration"), rp.Start)
+	}
+
+	heads := []string{"time", "repetend"}
+	for d := range p.Devices {
+		heads = append(heads, fmt.Sprintf("dev %d", d))
+	}
+	lead := 0
+	for _, h := range heads {
+		lead = max(lead, len(h))
+	}
+	lead++
+	cell := width + 1 // a cell and its separating space
+
+	// The axis: a tick every 5 units (every unit is too crowded for
+	// three-digit times).
+	axis := []byte(fmt.Sprintf("%-*s", lead, "time"))
+	for t := 0; t < units; t += 5 {
+		col := lead + t*cell
+		for len(axis) < col {
+			axis = append(axis, ' ')
+		}
+		axis = append(axis, strconv.Itoa(t)...)
+	}
+	out.Write(bytes.TrimRight(axis, " "))
+	out.WriteByte('\n')
+
+	for d := range p.Devices {
+		row := fmt.Sprintf("%-*s", lead, fmt.Sprintf("dev %d", d))
+		var line strings.Builder
+		line.WriteString(row)
+		for t := range units {
+			c := grid[d][t]
+			switch c {
+			case "":
+				c = "."
+			case "-":
+				c = strings.Repeat("-", width)
+			case "#":
+				c = strings.Repeat("#", width)
+			}
+			fmt.Fprintf(&line, "%-*s ", width, c)
+		}
+		out.WriteString(strings.TrimRight(line.String(), " "))
+		out.WriteByte('\n')
+	}
+
+	if rp != nil {
+		lo, hi := max(rp.Start, 0), min(rp.Start+rp.Period, units)
+		if lo < hi {
+			row := []byte(fmt.Sprintf("%-*s", lead, "repetend"))
+			for len(row) < lead+lo*cell {
+				row = append(row, ' ')
+			}
+			span := bytes.Repeat([]byte{'='}, (hi-lo)*cell-1)
+			span[0] = '['
+			if hi == rp.Start+rp.Period {
+				span[len(span)-1] = ']'
+			}
+			out.Write(append(row, span...))
+			out.WriteByte('\n')
+		}
+	}
+	if m.Makespan > units {
+		fmt.Fprintf(&out, "(cut: %d more time units not shown, makespan %d)\n", m.Makespan-units, m.Makespan)
+	}
+	_, err := w.Write(out.Bytes())
+	return err
+}
+
+// kindLetter is the letter of a block kind in renderings: f, b, or the
+// kind's first letter.
+func kindLetter(k placement.Kind) string {
+	switch k {
+	case placement.Forward:
+		return "f"
+	case placement.Backward:
+		return "b"
+	}
+	if k == "" {
+		return "?"
+	}
+	return strings.ToLower(string(k[:1]))
+}
+
+// budgetText is "memory 4" or "memory unlimited".
+func budgetText(m int) string {
+	if m == 0 {
+		return "memory unlimited"
+	}
+	return "memory " + strconv.Itoa(m)
+}
+
+// checkRenderable rejects what no rendering can draw: no schedule, no
+// placement or an invalid one. Anything else (even an invalid schedule) is
+// drawn as it is.
+func checkRenderable(s *Schedule) error {
+	if s == nil || s.Placement == nil {
+		return fmt.Errorf("render: no placement")
+	}
+	if err := s.Placement.Validate(); err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package schedule
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// TraceUnit is the length of one time unit in a trace, in microseconds:
+// one unit shows as one millisecond.
+const TraceUnit = 1000
+
+// traceEvent is one event of the Chrome trace event format.
+type traceEvent struct {
+	Name string    `json:"name"`
+	Cat  string    `json:"cat,omitempty"`
+	Ph   string    `json:"ph"`
+	Ts   int64     `json:"ts"`
+	Dur  int64     `json:"dur,omitempty"`
+	Pid  int       `json:"pid"`
+	Tid  int       `json:"tid"`
+	Args traceArgs `json:"args"`
+}
+
+type traceArgs struct {
+	Name    string `json:"name,omitempty"`    // metadata events
+	Block   string `json:"block,omitempty"`   // instances
+	Micro   *int   `json:"micro,omitempty"`   // instances
+	Devices []int  `json:"devices,omitempty"` // instances: the whole group
+}
+
+// RenderTrace writes s as Chrome trace event JSON ({"traceEvents": [...]},
+// for chrome://tracing or Perfetto): process 0 named after the placement,
+// one thread per device (tid = device, with a thread_name event), and one
+// complete ("X") event per instance, named like f3^2, on the first device
+// of its block; args list the block, micro-batch and the whole device
+// group, since a group block occupies all of them. Times are in TraceUnit
+// microseconds per unit. One event a line, in file order.
+func RenderTrace(s *Schedule, w io.Writer) error {
+	if err := checkRenderable(s); err != nil {
+		return err
+	}
+	p := s.Placement
+	name := p.Name
+	if name == "" {
+		name = "(unnamed)"
+	}
+	events := []traceEvent{{Name: "process_name", Ph: "M", Args: traceArgs{Name: fmt.Sprintf("%s, N=%d", name, s.MicroBatches)}}}
+	for d := range p.Devices {
+		events = append(events, traceEvent{Name: "thread_name", Ph: "M", Tid: d, Args: traceArgs{Name: fmt.Sprintf("device %d", d)}})
+	}
+	ins := append([]Instance(nil), s.Instances...)
+	sortInstances(p, ins)
+	for _, in := range ins {
+		if in.Block < 0 || in.Block >= len(p.Blocks) {
+			continue
+		}
+		blk := p.Blocks[in.Block]
+		micro := in.Micro
+		events = append(events, traceEvent{
+			Name: fmt.Sprintf("%s^%d", blk.ID, in.Micro), Cat: string(blk.Kind), Ph: "X",
+			Ts: int64(in.Start) * TraceUnit, Dur: int64(blk.Time) * TraceUnit, Tid: blk.Devices[0],
+			Args: traceArgs{Block: blk.ID, Micro: &micro, Devices: blk.Devices},
+		})
+	}
+	var b bytes.Buffer
+	b.WriteString("{\"traceEvents\": [\n")
+	for i, e := range events {
+		data, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("render trace: %w", err)
+		}
+		b.Write(data)
+		if i < len(events)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("], \"displayTimeUnit\": \"ms\"}\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}

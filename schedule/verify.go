@@ -1,0 +1,437 @@
+package schedule
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Limits of a schedule the verifier accepts. They keep every end time and
+// every sum of memory far from overflow; a solver never comes near them.
+const (
+	MaxMicroBatches = 1 << 20
+	MaxStart        = 1 << 40
+)
+
+// MaxViolations is how many violations a VerifyError lists; the rest are
+// only counted.
+const MaxViolations = 50
+
+// ViolationKind names the constraint a violation breaks.
+type ViolationKind string
+
+const (
+	// Input: the schedule cannot be checked as given (no or an invalid
+	// placement, a micro-batch count or budget out of range).
+	Input ViolationKind = "input"
+	// Missing: an instance B_i^n with i < K, n < N has no start time.
+	Missing ViolationKind = "missing"
+	// Duplicate: an instance has more than one start time.
+	Duplicate ViolationKind = "duplicate"
+	// OutOfRange: an instance names a block or micro-batch that does not exist.
+	OutOfRange ViolationKind = "out-of-range"
+	// Start: a start time below 0 or above MaxStart.
+	Start ViolationKind = "start"
+	// Dependency: B_i^n does not end before B_j^n starts, for a dependency i -> j.
+	Dependency ViolationKind = "dependency"
+	// Overlap: two instances run on one device at the same time.
+	Overlap ViolationKind = "overlap"
+	// Memory: a device's running memory exceeds the budget.
+	Memory ViolationKind = "memory"
+	// RepetendMismatch: the schedule's repetend does not describe its instances.
+	RepetendMismatch ViolationKind = "repetend"
+	// MetricsMismatch: the metrics a file claims differ from the measured ones.
+	MetricsMismatch ViolationKind = "metrics"
+)
+
+// Violation is one broken constraint.
+type Violation struct {
+	Kind      ViolationKind
+	Message   string // one line, names the constraint and the instances, e.g. "overlap on device 1: f1^0 [0,1) and b1^3 [0,3)"
+	Instances []Ref  // the instances involved, if any
+	Device    int    // the device involved, or -1
+}
+
+// VerifyError is every violation Verify found: the first MaxViolations of
+// them in Violations (in a deterministic order), and how many more there
+// were in Omitted.
+type VerifyError struct {
+	Violations []Violation
+	Omitted    int
+}
+
+// Count is the total number of violations found.
+func (e *VerifyError) Count() int { return len(e.Violations) + e.Omitted }
+
+// Error summarises the violations on one line: the first one and how many
+// more there are.
+func (e *VerifyError) Error() string {
+	if len(e.Violations) == 0 {
+		return "invalid schedule"
+	}
+	msg := "invalid schedule: " + e.Violations[0].Message
+	if more := e.Count() - 1; more > 0 {
+		msg += fmt.Sprintf(" (and %d more %s)", more, plural(more, "violation"))
+	}
+	return msg
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// report collects violations up to MaxViolations and counts the rest.
+type report struct {
+	list    []Violation
+	omitted int
+}
+
+func (r *report) add(kind ViolationKind, device int, refs []Ref, format string, args ...any) {
+	if len(r.list) >= MaxViolations {
+		r.omitted++
+		return
+	}
+	r.list = append(r.list, Violation{Kind: kind, Message: fmt.Sprintf(format, args...), Instances: refs, Device: device})
+}
+
+func (r *report) err() error {
+	if len(r.list) == 0 {
+		return nil
+	}
+	return &VerifyError{Violations: r.list, Omitted: r.omitted}
+}
+
+// Verify checks s against the meaning of a schedule, trusting nothing but
+// its placement, micro-batch count, memory budget and start times: every
+// instance B_i^n (i < K, n < N) is present exactly once; starts are in
+// 0..MaxStart; every dependency B_i -> B_j has B_i^n end no later than B_j^n
+// starts; no two instances overlap in time on a device (a block on a device
+// group occupies each device of the group); on every device the running
+// memory, from 0 and in start order, never exceeds the budget (0:
+// unlimited). When s has a Repetend it must describe the instances; when
+// it has Claimed metrics they must equal Measure's.
+//
+// The result is nil or a *VerifyError listing every violation. Runs in
+// O(I log I) for I instances.
+func Verify(s *Schedule) error {
+	r := &report{}
+	if s == nil {
+		r.add(Input, -1, nil, "no schedule")
+		return r.err()
+	}
+	p := s.Placement
+	if p == nil {
+		r.add(Input, -1, nil, "no placement")
+		return r.err()
+	}
+	if err := p.Validate(); err != nil {
+		r.add(Input, -1, nil, "invalid placement: %v", err)
+		return r.err()
+	}
+	if s.MicroBatches < 1 || s.MicroBatches > MaxMicroBatches {
+		r.add(Input, -1, nil, "micro-batch count %d out of range 1..%d", s.MicroBatches, MaxMicroBatches)
+		return r.err()
+	}
+	if s.Memory < 0 {
+		r.add(Input, -1, nil, "memory budget %d is negative (0 means unlimited)", s.Memory)
+		return r.err()
+	}
+	v := newVerifier(s)
+	v.presence(r)
+	v.dependencies(r)
+	v.devices(r)
+	v.repetend(r)
+	v.claimed(r)
+	return r.err()
+}
+
+// verifier holds the indexes the checks share.
+type verifier struct {
+	s *Schedule
+	// ok marks the instances that name an existing block and micro-batch
+	// and start in range; only those take part in the timing checks.
+	ok []bool
+	// first maps an instance to the index of its first occurrence in
+	// s.Instances among the ok ones.
+	first map[Ref]int
+}
+
+func newVerifier(s *Schedule) *verifier {
+	return &verifier{s: s, ok: make([]bool, len(s.Instances)), first: make(map[Ref]int, len(s.Instances))}
+}
+
+// name is B_i^n as people read it, e.g. "f1^2".
+func (v *verifier) name(ref Ref) string { return refName(v.s, ref) }
+
+func refName(s *Schedule, ref Ref) string {
+	if s.Placement != nil && ref.Block >= 0 && ref.Block < len(s.Placement.Blocks) {
+		return s.Placement.Blocks[ref.Block].ID + "^" + strconv.Itoa(ref.Micro)
+	}
+	return fmt.Sprintf("block#%d^%d", ref.Block, ref.Micro)
+}
+
+func (v *verifier) end(x int) int {
+	in := v.s.Instances[x]
+	return in.Start + v.s.Placement.Blocks[in.Block].Time
+}
+
+// span is "[start,end)" of instance x.
+func (v *verifier) span(x int) string {
+	return fmt.Sprintf("[%d,%d)", v.s.Instances[x].Start, v.end(x))
+}
+
+// presence checks ranges, duplicates and missing instances.
+func (v *verifier) presence(r *report) {
+	s := v.s
+	k, n := len(s.Placement.Blocks), s.MicroBatches
+	for x, in := range s.Instances {
+		ref := in.Ref()
+		switch {
+		case in.Block < 0 || in.Block >= k:
+			r.add(OutOfRange, -1, []Ref{ref}, "instance %d: block index %d out of range 0..%d", x, in.Block, k-1)
+			continue
+		case in.Micro < 0 || in.Micro >= n:
+			r.add(OutOfRange, -1, []Ref{ref}, "instance %d: %s: micro-batch %d out of range 0..%d", x, v.name(ref), in.Micro, n-1)
+			continue
+		case in.Start < 0:
+			r.add(Start, -1, []Ref{ref}, "%s starts at %d < 0", v.name(ref), in.Start)
+			continue
+		case in.Start > MaxStart:
+			r.add(Start, -1, []Ref{ref}, "%s starts at %d > %d", v.name(ref), in.Start, MaxStart)
+			continue
+		}
+		if y, dup := v.first[ref]; dup {
+			r.add(Duplicate, -1, []Ref{ref}, "%s given twice: at %d (instance %d) and at %d (instance %d)", v.name(ref), s.Instances[y].Start, y, in.Start, x)
+			continue
+		}
+		v.first[ref] = x
+		v.ok[x] = true
+	}
+	// Missing instances, in block then micro-batch order. Only the first
+	// few are named, so the walk stops early; the rest are counted.
+	missing := k*n - len(v.first)
+	if missing == 0 {
+		return
+	}
+	named := 0
+	for i := 0; i < k && named < MaxViolations+1 && named < missing; i++ {
+		for m := 0; m < n && named < MaxViolations+1; m++ {
+			ref := Ref{i, m}
+			if _, ok := v.first[ref]; !ok {
+				r.add(Missing, -1, []Ref{ref}, "%s missing", v.name(ref))
+				named++
+			}
+		}
+	}
+	for ; named < missing; named++ {
+		r.omitted++
+	}
+}
+
+// dependencies checks B_i^n ends before B_j^n starts for every dependency
+// i -> j and every micro-batch n where both are present.
+func (v *verifier) dependencies(r *report) {
+	s := v.s
+	preds := s.Placement.Preds()
+	for x, in := range s.Instances {
+		if !v.ok[x] || v.first[in.Ref()] != x {
+			continue
+		}
+		// Checked from the successor's side, so that the order of the
+		// report follows the instances.
+		for _, pred := range preds[in.Block] {
+			from := Ref{pred, in.Micro}
+			y, ok := v.first[from]
+			if !ok {
+				continue // reported as missing
+			}
+			if e := v.end(y); e > in.Start {
+				fb, tb := s.Placement.Blocks[pred].ID, s.Placement.Blocks[in.Block].ID
+				r.add(Dependency, -1, []Ref{from, in.Ref()},
+					"dependency %s -> %s broken for micro-batch %d: %s ends at %d, %s starts at %d",
+					fb, tb, in.Micro, v.name(from), e, v.name(in.Ref()), in.Start)
+			}
+		}
+	}
+}
+
+// devices checks, per device in start order, that no two instances overlap
+// and that the running memory stays within the budget.
+func (v *verifier) devices(r *report) {
+	for d, xs := range deviceInstances(v.s, v.ok) {
+		v.overlaps(r, d, xs)
+		v.memory(r, d, xs)
+	}
+}
+
+// deviceInstances lists, for every device, the indices of the instances
+// (among those with use[x], or all when use is nil) that occupy it, sorted by
+// start time, then block index, then micro-batch, then index.
+func deviceInstances(s *Schedule, use []bool) [][]int {
+	p := s.Placement
+	out := make([][]int, p.Devices)
+	for x, in := range s.Instances {
+		if use != nil && !use[x] {
+			continue
+		}
+		if in.Block < 0 || in.Block >= len(p.Blocks) {
+			continue
+		}
+		for _, d := range p.Blocks[in.Block].Devices {
+			if d >= 0 && d < p.Devices {
+				out[d] = append(out[d], x)
+			}
+		}
+	}
+	for _, xs := range out {
+		slices.SortFunc(xs, func(a, b int) int { return compareStart(s.Instances, a, b) })
+	}
+	return out
+}
+
+func compareStart(ins []Instance, a, b int) int {
+	x, y := ins[a], ins[b]
+	return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Block, y.Block), cmp.Compare(x.Micro, y.Micro), cmp.Compare(a, b))
+}
+
+// overlaps reports every instance that starts before the latest end among
+// the instances started before it on device d, naming that one.
+func (v *verifier) overlaps(r *report, d int, xs []int) {
+	last, lastEnd := -1, math.MinInt
+	for _, x := range xs {
+		if v.s.Instances[x].Start < lastEnd {
+			a, b := v.s.Instances[last].Ref(), v.s.Instances[x].Ref()
+			r.add(Overlap, d, []Ref{a, b}, "overlap on device %d: %s %s and %s %s",
+				d, v.name(a), v.span(last), v.name(b), v.span(x))
+		}
+		if e := v.end(x); e > lastEnd {
+			last, lastEnd = x, e
+		}
+	}
+}
+
+// memory reports each time device d's running memory rises above the
+// budget (once per excursion over it, at the instance that crosses it).
+func (v *verifier) memory(r *report, d int, xs []int) {
+	budget := v.s.Memory
+	if budget == 0 {
+		return
+	}
+	sum, over := 0, false
+	for _, x := range xs {
+		in := v.s.Instances[x]
+		sum += v.s.Placement.Blocks[in.Block].Memory
+		if sum > budget && !over {
+			r.add(Memory, d, []Ref{in.Ref()}, "memory on device %d reaches %d > budget %d after %s at time %d",
+				d, sum, budget, v.name(in.Ref()), in.Start)
+		}
+		over = sum > budget
+	}
+}
+
+// repetend checks that s.Repetend, if any, describes the instances:
+// iteration k (0 ≤ k < Iterations) runs B_i^{Offsets[i]+k} at
+// Start + s_i + k·Period, with s_i taken from iteration 0, whose earliest
+// instance starts at Start.
+func (v *verifier) repetend(r *report) {
+	rp := v.s.Repetend
+	if rp == nil {
+		return
+	}
+	if err := checkRepetendShape(v.s, rp); err != nil {
+		r.add(RepetendMismatch, -1, nil, "repetend: %v", err)
+		return
+	}
+	p := v.s.Placement
+	first := math.MaxInt
+	base := make([]int, len(p.Blocks))
+	for i := range p.Blocks {
+		x, ok := v.first[Ref{i, rp.Offsets[i]}]
+		if !ok {
+			return // reported as missing
+		}
+		base[i] = v.s.Instances[x].Start
+		first = min(first, base[i])
+	}
+	if first != rp.Start {
+		r.add(RepetendMismatch, -1, nil, "repetend: first iteration starts at %d, not %d", first, rp.Start)
+	}
+	for k := 1; k < rp.Iterations; k++ {
+		for i := range p.Blocks {
+			ref := Ref{i, rp.Offsets[i] + k}
+			x, ok := v.first[ref]
+			if !ok {
+				continue
+			}
+			want := base[i] + k*rp.Period
+			if got := v.s.Instances[x].Start; got != want {
+				r.add(RepetendMismatch, -1, []Ref{ref}, "repetend iteration %d: %s starts at %d, not %d (%s^%d at %d + %d·period %d)",
+					k, v.name(ref), got, want, p.Blocks[i].ID, rp.Offsets[i], base[i], k, rp.Period)
+			}
+		}
+	}
+}
+
+// checkRepetendShape checks the repetend's numbers against the placement
+// and the micro-batch count.
+func checkRepetendShape(s *Schedule, rp *Repetend) error {
+	k, n := len(s.Placement.Blocks), s.MicroBatches
+	switch {
+	case rp.NR < 1 || rp.NR > n:
+		return fmt.Errorf("nr %d out of range 1..%d", rp.NR, n)
+	case rp.Period < 1:
+		return fmt.Errorf("period %d < 1", rp.Period)
+	case rp.Iterations < 1 || rp.Iterations > n:
+		return fmt.Errorf("iterations %d out of range 1..%d", rp.Iterations, n)
+	case len(rp.Offsets) != k:
+		return fmt.Errorf("%d offsets for %d blocks", len(rp.Offsets), k)
+	}
+	for i, o := range rp.Offsets {
+		id := s.Placement.Blocks[i].ID
+		if o < 0 || o >= rp.NR {
+			return fmt.Errorf("offset of %s is %d, out of range 0..%d", id, o, rp.NR-1)
+		}
+		if o+rp.Iterations > n {
+			return fmt.Errorf("%d iterations from offset %d of %s run past micro-batch %d", rp.Iterations, o, id, n-1)
+		}
+	}
+	return nil
+}
+
+// claimed compares the metrics a file claims with the measured ones.
+func (v *verifier) claimed(r *report) {
+	c := v.s.Claimed
+	if c == nil {
+		return
+	}
+	m := Measure(v.s)
+	if c.Makespan != m.Makespan {
+		r.add(MetricsMismatch, -1, nil, "metrics: makespan %d claimed, measured %d", c.Makespan, m.Makespan)
+	}
+	if math.Abs(c.BubbleRate-roundRate(m.BubbleRate)) > 1e-6 || math.IsNaN(c.BubbleRate) {
+		r.add(MetricsMismatch, -1, nil, "metrics: bubble rate %g claimed, measured %g", c.BubbleRate, roundRate(m.BubbleRate))
+	}
+	if !slices.Equal(c.PeakMemory, m.PeakMemory) {
+		r.add(MetricsMismatch, -1, nil, "metrics: peak memory %s claimed, measured %s", intList(c.PeakMemory), intList(m.PeakMemory))
+	}
+}
+
+// intList formats [1 2 3] as "[1, 2, 3]".
+func intList(xs []int) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(x))
+	}
+	b.WriteByte(']')
+	return b.String()
+}

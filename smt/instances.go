@@ -1,0 +1,89 @@
+package smt
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"tessel/placement"
+	"tessel/schedule"
+)
+
+// InstanceProblem turns instances of a placement into a Problem: one task
+// per instance (in the order of refs), a precedence for every dependency
+// between two of them, and the symmetry breaking of property 4.1 (the
+// instances of one block run in micro-batch order). Dependencies on
+// instances outside refs are the caller's business (they have run).
+//
+// Property 4.1 holds for such subsets too: relabelling the instances of a
+// block by start time keeps every dependency whose both ends are inside
+// and leaves each device's sequence of blocks, hence its memory, alone.
+func InstanceProblem(p *placement.Placement, refs []schedule.Ref, memory int, entry []int) *Problem {
+	idx := make(map[schedule.Ref]int, len(refs))
+	pr := &Problem{Devices: p.Devices, Memory: memory, Entry: entry}
+	for k, r := range refs {
+		idx[r] = k
+		b := p.Blocks[r.Block]
+		pr.Tasks = append(pr.Tasks, Task{
+			Name:    fmt.Sprintf("%s^%d", b.ID, r.Micro),
+			Devices: b.Devices, Time: b.Time, Memory: b.Memory,
+		})
+	}
+	for _, r := range refs {
+		for _, d := range p.Deps {
+			if d.From != r.Block {
+				continue
+			}
+			if to, ok := idx[schedule.Ref{Block: d.To, Micro: r.Micro}]; ok {
+				pr.Precs = append(pr.Precs, Prec{From: idx[r], To: to})
+			}
+		}
+	}
+	// Instances of each block sorted by micro-batch: consecutive ones in order.
+	byBlock := map[int][]schedule.Ref{}
+	for _, r := range refs {
+		byBlock[r.Block] = append(byBlock[r.Block], r)
+	}
+	blocks := make([]int, 0, len(byBlock))
+	for b := range byBlock {
+		blocks = append(blocks, b)
+	}
+	sort.Ints(blocks)
+	for _, b := range blocks {
+		rs := byBlock[b]
+		sort.Slice(rs, func(i, j int) bool { return rs[i].Micro < rs[j].Micro })
+		for k := 1; k < len(rs); k++ {
+			pr.Before = append(pr.Before, [2]int{idx[rs[k-1]], idx[rs[k]]})
+		}
+	}
+	return pr
+}
+
+// AllInstances lists B_i^n for n in 0..N-1, micro-batch major.
+func AllInstances(p *placement.Placement, n int) []schedule.Ref {
+	refs := make([]schedule.Ref, 0, n*len(p.Blocks))
+	for m := 0; m < n; m++ {
+		for i := range p.Blocks {
+			refs = append(refs, schedule.Ref{Block: i, Micro: m})
+		}
+	}
+	return refs
+}
+
+// Optimal searches the time-optimal (TO) schedule of n micro-batches under
+// a per-device memory budget (0: unlimited), the baseline of the Tessel
+// paper's §III-B. The schedule it returns is not yet verified: callers
+// pass it to schedule.Verify.
+func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt Options) (*schedule.Schedule, *Solution, error) {
+	refs := AllInstances(p, n)
+	prob := InstanceProblem(p, refs, memory, nil)
+	sol, err := MinimizeMakespan(ctx, prob, opt)
+	if err != nil {
+		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
+	}
+	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	for k, r := range refs {
+		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
+	}
+	return s, sol, nil
+}

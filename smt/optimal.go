@@ -1,0 +1,344 @@
+package smt
+
+import (
+	"context"
+	"errors"
+	"sort"
+)
+
+// Solution is a schedule of a Problem's tasks.
+type Solution struct {
+	Starts     []int
+	Makespan   int
+	LowerBound int  // proven: no schedule finishes earlier
+	Proven     bool // Makespan == the optimum
+	Checks     int  // solver calls made
+}
+
+// Options tune a search.
+type Options struct {
+	Seed int
+	// Effort caps each solver call (see SolverOptions.Effort); when a call
+	// runs out, the search stops with the best schedule so far, not proven.
+	Effort int
+	// Hint is a feasible start time for every task (for instance a
+	// baseline schedule); the search starts from the better of it and its
+	// own greedy schedule. It is checked, never trusted.
+	Hint []int
+	// Progress, when set, is called after every solver call with the
+	// current bounds.
+	Progress func(lower, upper int)
+}
+
+// ErrInfeasible means no schedule satisfies the problem.
+var ErrInfeasible = errors.New("no schedule satisfies the constraints")
+
+// MinimizeMakespan finds a schedule of least makespan by binary search
+// between a proven lower bound and the makespan of a feasible schedule,
+// one incremental check per probe. When ctx ends first it returns the best
+// schedule found with Proven false (and an error only if none was found).
+func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	x := NewContext()
+	defer x.Close()
+	s, err := x.NewSolver(SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	e, err := Encode(x, s, p, nil)
+	if err != nil {
+		return nil, err
+	}
+	sol := &Solution{LowerBound: p.LowerBound()}
+	var best []int
+	for _, cand := range append(greedyAll(p), opt.Hint) {
+		if cand != nil && p.Feasible(cand) && (best == nil || p.Makespan(cand) < p.Makespan(best)) {
+			best = cand
+		}
+	}
+	probe := func(bound int) (Status, error) {
+		s.Push()
+		defer s.Pop()
+		if bound >= 0 {
+			e.BoundMakespan(bound)
+		}
+		st, err := s.Check(ctx)
+		sol.Checks++
+		if st != Sat {
+			return st, err
+		}
+		m, err := s.Model()
+		if err != nil {
+			return Unknown, err
+		}
+		defer m.Close()
+		starts, err := e.Starts(m)
+		if err != nil {
+			return Unknown, err
+		}
+		if !p.Feasible(starts) {
+			return Unknown, errors.New("smt: solver model violates the problem (encoder bug)")
+		}
+		if best == nil || p.Makespan(starts) < p.Makespan(best) {
+			best = starts
+		}
+		return Sat, nil
+	}
+	if best == nil {
+		st, err := probe(-1)
+		switch {
+		case err != nil:
+			return nil, err
+		case st == Unsat:
+			return nil, ErrInfeasible
+		}
+	}
+	// lo is proven (every bound below it was refuted); probeLo also skips
+	// bounds whose check ran out of effort, which proves nothing.
+	lo, hi := sol.LowerBound, p.Makespan(best)
+	probeLo := lo
+	for probeLo < hi {
+		if opt.Progress != nil {
+			opt.Progress(lo, hi)
+		}
+		mid := probeLo + (hi-probeLo)/2
+		st, err := probe(mid)
+		switch {
+		case errors.Is(err, ErrInterrupted):
+			probeLo = hi
+		case errors.Is(err, ErrEffort):
+			probeLo = mid + 1
+		case err != nil:
+			return nil, err
+		case st == Sat:
+			hi = p.Makespan(best)
+		default:
+			if probeLo == lo {
+				lo = mid + 1
+			}
+			probeLo = mid + 1
+		}
+	}
+	sol.Starts = best
+	sol.Makespan = p.Makespan(best)
+	sol.LowerBound = max(sol.LowerBound, lo)
+	sol.Proven = lo >= hi
+	return sol, nil
+}
+
+// Feasible checks starts against every constraint of the problem except
+// periodic precedences. It is the encoder's own sanity check; the
+// independent verifier lives in package schedule.
+func (p *Problem) Feasible(starts []int) bool {
+	if len(starts) != len(p.Tasks) {
+		return false
+	}
+	for i, t := range p.Tasks {
+		if starts[i] < t.Release {
+			return false
+		}
+	}
+	for _, pr := range p.Precs {
+		if pr.Periods == 0 && starts[pr.From]+p.Tasks[pr.From].Time > starts[pr.To]+pr.Lag {
+			return false
+		}
+	}
+	for _, b := range p.Before {
+		if starts[b[0]]+p.Tasks[b[0]].Time > starts[b[1]] {
+			return false
+		}
+	}
+	for d := 0; d < p.Devices; d++ {
+		var on []int
+		for i := range p.Tasks {
+			if p.Tasks[i].on(d) {
+				on = append(on, i)
+			}
+		}
+		sort.Slice(on, func(a, b int) bool { return starts[on[a]] < starts[on[b]] })
+		mem := p.entry(d)
+		if p.Memory > 0 && mem > p.Memory {
+			return false
+		}
+		for k, i := range on {
+			if k > 0 && starts[on[k-1]]+p.Tasks[on[k-1]].Time > starts[i] {
+				return false
+			}
+			mem += p.Tasks[i].Memory
+			if p.Memory > 0 && mem > p.Memory {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Greedy is a memory-aware list schedule: at every moment it starts, among
+// the tasks whose predecessors have ended and whose devices are free, the
+// one that frees memory first, then the one with the longest tail, then
+// the lowest index, as long as it fits the budget. It returns nil when it
+// gets stuck (memory full and nothing running that frees it) or when the
+// problem has periodic precedences.
+func Greedy(p *Problem) []int { return greedy(p, byMemoryThenTail) }
+
+// Priority rules of the list schedules: the search starts from the best.
+const (
+	byMemoryThenTail = iota // free memory first, then the longest tail
+	byTail                  // the longest tail first
+	byIndex                 // the problem's order (micro-batch major)
+	numRules
+)
+
+func greedyAll(p *Problem) [][]int {
+	var out [][]int
+	for rule := 0; rule < numRules; rule++ {
+		if g := greedy(p, rule); g != nil {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func greedy(p *Problem, rule int) []int {
+	n := len(p.Tasks)
+	for _, pr := range p.Precs {
+		if pr.Periods != 0 || pr.Lag > 0 {
+			return nil
+		}
+	}
+	head, tail := p.headsTails()
+	preds := make([][]Prec, n)
+	for _, pr := range p.Precs {
+		preds[pr.To] = append(preds[pr.To], pr)
+	}
+	for _, b := range p.Before {
+		preds[b[1]] = append(preds[b[1]], Prec{From: b[0], To: b[1]})
+	}
+	starts := make([]int, n)
+	done := make([]bool, n)
+	free := make([]int, p.Devices) // time each device becomes free
+	mem := make([]int, p.Devices)
+	for d := range mem {
+		mem[d] = p.entry(d)
+	}
+	prio := make([]int, n)
+	for i := range prio {
+		prio[i] = i
+	}
+	sort.SliceStable(prio, func(a, b int) bool {
+		ta, tb := p.Tasks[prio[a]], p.Tasks[prio[b]]
+		switch rule {
+		case byIndex:
+			return prio[a] < prio[b]
+		case byMemoryThenTail:
+			if (ta.Memory < 0) != (tb.Memory < 0) {
+				return ta.Memory < 0
+			}
+		}
+		return tail[prio[a]] > tail[prio[b]]
+	})
+	placed := 0
+	now := 0
+	for placed < n {
+		progress := false
+		for _, i := range prio {
+			if done[i] {
+				continue
+			}
+			t := p.Tasks[i]
+			ready := max(now, head[i], t.Release)
+			ok := ready == now
+			for _, pr := range preds[i] {
+				if !done[pr.From] || starts[pr.From]+p.Tasks[pr.From].Time-pr.Lag > now {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				continue
+			}
+			for _, d := range t.Devices {
+				if free[d] > now || (p.Memory > 0 && mem[d]+t.Memory > p.Memory) {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				continue
+			}
+			starts[i] = now
+			done[i] = true
+			placed++
+			progress = true
+			for _, d := range t.Devices {
+				free[d] = now + t.Time
+				mem[d] += t.Memory
+			}
+		}
+		if placed == n {
+			break
+		}
+		// Advance to the next moment anything can change.
+		next := -1
+		for d := range free {
+			if free[d] > now && (next < 0 || free[d] < next) {
+				next = free[d]
+			}
+		}
+		for i := range p.Tasks {
+			if !done[i] {
+				if r := max(head[i], p.Tasks[i].Release); r > now && (next < 0 || r < next) {
+					next = r
+				}
+			}
+		}
+		if next < 0 {
+			if !progress {
+				return nil
+			}
+			next = now + 1
+		}
+		now = next
+	}
+	if !p.Feasible(starts) {
+		return nil
+	}
+	return starts
+}
+
+// Satisfiable reports whether the problem has any schedule: a greedy
+// schedule answers yes at once; otherwise the solver decides.
+func Satisfiable(ctx context.Context, p *Problem) (bool, error) {
+	if err := p.Validate(); err != nil {
+		return false, err
+	}
+	if len(p.Tasks) == 0 {
+		for d := 0; d < p.Devices; d++ {
+			if p.Memory > 0 && p.entry(d) > p.Memory {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	if Greedy(p) != nil {
+		return true, nil
+	}
+	x := NewContext()
+	defer x.Close()
+	s, err := x.NewSolver(SolverOptions{})
+	if err != nil {
+		return false, err
+	}
+	defer s.Close()
+	if _, err := Encode(x, s, p, nil); err != nil {
+		return false, err
+	}
+	st, err := s.Check(ctx)
+	if err != nil {
+		return false, err
+	}
+	return st == Sat, nil
+}

@@ -1,0 +1,401 @@
+package smt
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+)
+
+// Task is one thing to place in time: it occupies every device of Devices
+// for Time units from its start, and adds Memory on each of them.
+type Task struct {
+	Name    string
+	Devices []int
+	Time    int
+	Memory  int
+	Release int // earliest start
+}
+
+// Prec is the precedence s_From + t_From ≤ s_To + Lag + Periods·P, P being
+// the period of a periodic problem (Periods must be 0 otherwise).
+type Prec struct {
+	From, To     int
+	Lag, Periods int
+}
+
+// Problem is "schedule these tasks on D devices under memory M".
+type Problem struct {
+	Devices int
+	Tasks   []Task
+	Precs   []Prec
+	// Before lists pairs (a, b) where a may be assumed to end before b
+	// starts without losing any schedule's makespan: the symmetry breaking
+	// of the Tessel paper's property 4.1 (same block, micro-batches in
+	// order). The encoder asserts them.
+	Before [][2]int
+	Memory int   // per-device budget; 0 means unlimited
+	Entry  []int // memory on each device before the first task; nil means 0
+}
+
+// Validate reports a malformed problem (a caller's bug, not a user's).
+func (p *Problem) Validate() error {
+	n := len(p.Tasks)
+	for i, t := range p.Tasks {
+		if t.Time < 1 {
+			return fmt.Errorf("smt: task %d (%s): time %d < 1", i, t.Name, t.Time)
+		}
+		if len(t.Devices) == 0 {
+			return fmt.Errorf("smt: task %d (%s): no device", i, t.Name)
+		}
+		for _, d := range t.Devices {
+			if d < 0 || d >= p.Devices {
+				return fmt.Errorf("smt: task %d (%s): device %d out of range", i, t.Name, d)
+			}
+		}
+	}
+	for _, pr := range p.Precs {
+		if pr.From < 0 || pr.From >= n || pr.To < 0 || pr.To >= n {
+			return fmt.Errorf("smt: precedence %d -> %d out of range", pr.From, pr.To)
+		}
+	}
+	for _, b := range p.Before {
+		if b[0] < 0 || b[0] >= n || b[1] < 0 || b[1] >= n || b[0] == b[1] {
+			return fmt.Errorf("smt: order %d before %d out of range", b[0], b[1])
+		}
+	}
+	if p.Entry != nil && len(p.Entry) != p.Devices {
+		return fmt.Errorf("smt: entry memory for %d devices, want %d", len(p.Entry), p.Devices)
+	}
+	return nil
+}
+
+func (p *Problem) entry(d int) int {
+	if p.Entry == nil {
+		return 0
+	}
+	return p.Entry[d]
+}
+
+// bitset is a fixed-size set of task indices.
+type bitset []uint64
+
+func newBitset(n int) bitset    { return make(bitset, (n+63)/64) }
+func (b bitset) has(i int) bool { return b[i/64]&(1<<(uint(i)%64)) != 0 }
+func (b bitset) add(i int)      { b[i/64] |= 1 << (uint(i) % 64) }
+func (b bitset) or(c bitset) {
+	for k := range b {
+		b[k] |= c[k]
+	}
+}
+func (b bitset) count() (n int) {
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// knownOrder returns, for every task a, the set of tasks b that surely
+// start after a ends: the transitive closure of the precedences without
+// period and with Lag ≤ 0, and of Before. ok is false on a cycle.
+func (p *Problem) knownOrder() (after []bitset, ok bool) {
+	n := len(p.Tasks)
+	succ := make([][]int, n)
+	indeg := make([]int, n)
+	add := func(a, b int) {
+		succ[a] = append(succ[a], b)
+		indeg[b]++
+	}
+	for _, pr := range p.Precs {
+		if pr.Periods == 0 && pr.Lag <= 0 {
+			add(pr.From, pr.To)
+		}
+	}
+	for _, b := range p.Before {
+		add(b[0], b[1])
+	}
+	order := make([]int, 0, n)
+	for i := 0; i < n; i++ {
+		if indeg[i] == 0 {
+			order = append(order, i)
+		}
+	}
+	for k := 0; k < len(order); k++ {
+		for _, s := range succ[order[k]] {
+			indeg[s]--
+			if indeg[s] == 0 {
+				order = append(order, s)
+			}
+		}
+	}
+	if len(order) != n {
+		return nil, false
+	}
+	after = make([]bitset, n)
+	for k := n - 1; k >= 0; k-- {
+		a := order[k]
+		after[a] = newBitset(n)
+		for _, s := range succ[a] {
+			after[a].add(s)
+			after[a].or(after[s])
+		}
+	}
+	return after, true
+}
+
+// heads returns the earliest start of every task implied by releases and
+// the precedences without period; tails the least time that must follow
+// its end. Both assume the precedences are acyclic.
+func (p *Problem) headsTails() (head, tail []int) {
+	n := len(p.Tasks)
+	head = make([]int, n)
+	tail = make([]int, n)
+	for i, t := range p.Tasks {
+		head[i] = t.Release
+	}
+	// Bellman-Ford style relaxation; the graphs are small and acyclic, so
+	// n rounds at most, usually far fewer.
+	for round := 0; round < n; round++ {
+		changed := false
+		for _, pr := range p.Precs {
+			if pr.Periods != 0 {
+				continue
+			}
+			a, b := pr.From, pr.To
+			if h := head[a] + p.Tasks[a].Time - pr.Lag; h > head[b] {
+				head[b] = h
+				changed = true
+			}
+			if t := tail[b] + p.Tasks[b].Time - pr.Lag; t > tail[a] {
+				tail[a] = t
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	return head, tail
+}
+
+// LowerBound is a proven lower bound on the makespan of any schedule of
+// the problem: the longest path through releases and precedences, and for
+// every device the earliest any of its tasks can start, plus its total
+// busy time, plus the least time that must follow its last task.
+func (p *Problem) LowerBound() int {
+	head, tail := p.headsTails()
+	lb := 0
+	for i, t := range p.Tasks {
+		lb = max(lb, head[i]+t.Time+tail[i])
+	}
+	for d := 0; d < p.Devices; d++ {
+		first, last, busy, any := 1<<62, 1<<62, 0, false
+		for i, t := range p.Tasks {
+			if !t.on(d) {
+				continue
+			}
+			any = true
+			first = min(first, head[i])
+			last = min(last, tail[i])
+			busy += t.Time
+		}
+		if any {
+			lb = max(lb, first+busy+last)
+		}
+	}
+	return lb
+}
+
+func (t *Task) on(d int) bool {
+	for _, x := range t.Devices {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Problem) shares(a, b int) bool {
+	for _, d := range p.Tasks[a].Devices {
+		if p.Tasks[b].on(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// Encoder holds the encoding of a Problem in a solver: a start variable
+// per task, exclusive devices through one order Boolean per pair of tasks
+// that share a device and whose order is not already known, the
+// precedences, and the memory budget. Callers add objective bounds (and,
+// for periodic problems, their own constraints) on top.
+type Encoder struct {
+	X      *Context
+	S      *Solver
+	P      *Problem
+	Start  []Int
+	Period Int // P of a periodic problem; zero value otherwise
+
+	after []bitset        // after[a].has(b): a surely ends before b starts
+	order map[[2]int]Bool // (a, b), a < b: true when a runs before b
+	Head  []int           // earliest starts
+	Tail  []int           // least time after each task's end
+}
+
+// Encode asserts the problem into the solver. period is the term P of a
+// periodic problem (nil when no precedence has Periods ≠ 0).
+func Encode(x *Context, s *Solver, p *Problem, period *Int) (*Encoder, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	after, ok := p.knownOrder()
+	if !ok {
+		return nil, errors.New("smt: precedences and orders form a cycle")
+	}
+	e := &Encoder{X: x, S: s, P: p, after: after, order: map[[2]int]Bool{}}
+	if period != nil {
+		e.Period = *period
+	}
+	e.Head, e.Tail = p.headsTails()
+	n := len(p.Tasks)
+	e.Start = make([]Int, n)
+	for i := range p.Tasks {
+		e.Start[i] = x.IntVar(fmt.Sprintf("s%d", i))
+		s.Assert(x.Ge(e.Start[i], x.IntVal(e.Head[i])))
+	}
+	end := func(i int) Int { return x.Plus(e.Start[i], p.Tasks[i].Time) }
+	for _, pr := range p.Precs {
+		rhs := x.Plus(e.Start[pr.To], pr.Lag)
+		if pr.Periods != 0 {
+			if period == nil {
+				return nil, fmt.Errorf("smt: precedence %d -> %d has a period term but the problem has no period", pr.From, pr.To)
+			}
+			rhs = x.Add(rhs, x.Scale(pr.Periods, *period))
+		}
+		s.Assert(x.Le(end(pr.From), rhs))
+	}
+	for _, b := range p.Before {
+		s.Assert(x.Le(end(b[0]), e.Start[b[1]]))
+	}
+	for a := 0; a < n; a++ {
+		for b := a + 1; b < n; b++ {
+			if !p.shares(a, b) || after[a].has(b) || after[b].has(a) {
+				continue
+			}
+			o := x.BoolVar(fmt.Sprintf("o%d_%d", a, b))
+			e.order[[2]int{a, b}] = o
+			s.Assert(x.Implies(o, x.Le(end(a), e.Start[b])))
+			s.Assert(x.Implies(x.Not(o), x.Le(end(b), e.Start[a])))
+		}
+	}
+	if p.Memory > 0 {
+		for d := 0; d < p.Devices; d++ {
+			if p.entry(d) > p.Memory {
+				s.Assert(x.False())
+			}
+			e.assertMemory(d, nil)
+		}
+	}
+	return e, x.Err()
+}
+
+// before returns the literal "a runs before b" for two tasks sharing a
+// device: a constant when the order is known.
+func (e *Encoder) before(a, b int) (lit Bool, known, value bool) {
+	if e.after[a].has(b) {
+		return Bool{}, true, true
+	}
+	if e.after[b].has(a) {
+		return Bool{}, true, false
+	}
+	if a < b {
+		return e.order[[2]int{a, b}], false, false
+	}
+	return e.X.Not(e.order[[2]int{b, a}]), false, false
+}
+
+// assertMemory bounds the memory of device d right after each task on it
+// that allocates: entry + Σ_{i before j} m_i + m_j ≤ M. The running sum
+// peaks right after an allocation, so those points suffice. entry, when
+// not nil, is a term replacing the constant entry memory of the device.
+func (e *Encoder) assertMemory(d int, entry *Int) {
+	x, p := e.X, e.P
+	var onD []int
+	for i := range p.Tasks {
+		if p.Tasks[i].on(d) && p.Tasks[i].Memory != 0 {
+			onD = append(onD, i)
+		}
+	}
+	for _, j := range onD {
+		mj := p.Tasks[j].Memory
+		if mj <= 0 {
+			continue
+		}
+		bound := p.Memory - mj
+		var lits []Bool
+		var coeffs []int
+		var terms []Int
+		for _, i := range onD {
+			if i == j {
+				continue
+			}
+			lit, known, val := e.before(i, j)
+			switch {
+			case known && val:
+				bound -= p.Tasks[i].Memory
+			case known:
+			case entry != nil:
+				terms = append(terms, x.Ite(lit, x.IntVal(p.Tasks[i].Memory), x.IntVal(0)))
+			default:
+				lits = append(lits, lit)
+				coeffs = append(coeffs, p.Tasks[i].Memory)
+			}
+		}
+		if entry != nil {
+			terms = append(terms, *entry)
+			e.S.Assert(x.Le(x.Add(terms...), x.IntVal(bound)))
+			continue
+		}
+		bound -= p.entry(d)
+		e.S.Assert(x.PbLe(lits, coeffs, bound))
+	}
+}
+
+// AssertMemoryFrom bounds memory on every device with the entry memory
+// given as terms (for the joint repetend search, where the entry depends
+// on offset variables). The Problem's Memory must be set and its Entry nil.
+func (e *Encoder) AssertMemoryFrom(entry []Int) {
+	for d := range entry {
+		e.assertMemory(d, &entry[d])
+		e.S.Assert(e.X.Le(entry[d], e.X.IntVal(e.P.Memory)))
+	}
+}
+
+// BoundMakespan asserts that every task ends by c (use inside Push/Pop).
+func (e *Encoder) BoundMakespan(c int) {
+	x := e.X
+	for i, t := range e.P.Tasks {
+		e.S.Assert(x.Le(e.Start[i], x.IntVal(c-t.Time-e.Tail[i])))
+	}
+}
+
+// Starts reads the start of every task from a model.
+func (e *Encoder) Starts(m *Model) ([]int, error) {
+	out := make([]int, len(e.Start))
+	for i, s := range e.Start {
+		v, err := m.Int(s)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// Makespan of given starts.
+func (p *Problem) Makespan(starts []int) int {
+	m := 0
+	for i, t := range p.Tasks {
+		m = max(m, starts[i]+t.Time)
+	}
+	return m
+}
