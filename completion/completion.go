@@ -73,12 +73,15 @@ func phase(p *placement.Placement, refs []schedule.Ref, memory int, entry []int)
 }
 
 // Feasible is the lazy check of the paper's §V: do the warmup and the
-// cooldown of these offsets have any schedule under the memory budget? A
-// greedy schedule answers most cases; the solver settles the rest.
-func Feasible(ctx context.Context, p *placement.Placement, nr int, offsets []int, memory int) (bool, error) {
+// cooldown of these offsets, for n micro-batches, have any schedule under
+// the memory budget? A greedy schedule answers most cases; the solver
+// settles the rest. The cooldown depends on n only where a micro-batch
+// leaves memory behind on a device.
+func Feasible(ctx context.Context, p *placement.Placement, nr int, offsets []int, memory, n int) (bool, error) {
+	n = max(n, nr)
 	for _, pr := range []*smt.Problem{
 		phase(p, Warmup(p, offsets), memory, nil),
-		phase(p, Cooldown(p, offsets, nr, nr), memory, cooldownEntry(p, offsets, nr, nr)),
+		phase(p, Cooldown(p, offsets, nr, n), memory, cooldownEntry(p, offsets, nr, n)),
 	} {
 		ok, err := smt.Satisfiable(ctx, pr)
 		if err != nil || !ok {

@@ -20,11 +20,12 @@ type Repetend struct {
 
 // problem is the repetend of one candidate as an smt.Problem: one task per
 // block, dependencies with δ = n_i − n_j periods of slack (eq. 4), and the
-// memory budget from the candidate's entry memory.
-func problem(p *placement.Placement, offsets []int, memory int) *smt.Problem {
+// memory budget from the entry memory of the iteration that starts
+// highest (see iterationEntry).
+func problem(p *placement.Placement, offsets []int, nr, memory, microBatches int) *smt.Problem {
 	pr := &smt.Problem{Devices: p.Devices, Memory: memory}
 	if offsets != nil {
-		pr.Entry = EntryMemory(p, offsets)
+		pr.Entry = iterationEntry(p, offsets, nr, microBatches)
 	}
 	for _, b := range p.Blocks {
 		pr.Tasks = append(pr.Tasks, smt.Task{Name: b.ID, Devices: b.Devices, Time: b.Time, Memory: b.Memory})
@@ -66,7 +67,21 @@ type periodSolver struct {
 	checks int
 }
 
-func newPeriodSolver(p *placement.Placement, offsets []int, memory, seed int) (*periodSolver, error) {
+// iterationEntry is the highest memory any iteration starts with: the
+// entry memory, plus, on a device where one micro-batch leaves memory
+// behind (net > 0), what the first N − N_R iterations leave. With N
+// unknown (0) only the first iteration is counted.
+func iterationEntry(p *placement.Placement, offsets []int, nr, microBatches int) []int {
+	entry := EntryMemory(p, offsets)
+	if microBatches > nr {
+		for d, net := range NetMemory(p) {
+			entry[d] += max(0, net) * (microBatches - nr)
+		}
+	}
+	return entry
+}
+
+func newPeriodSolver(p *placement.Placement, offsets []int, nr, memory, microBatches, seed int) (*periodSolver, error) {
 	x := smt.NewContext()
 	s, err := x.NewSolver(smt.SolverOptions{Seed: seed})
 	if err != nil {
@@ -74,7 +89,7 @@ func newPeriodSolver(p *placement.Placement, offsets []int, memory, seed int) (*
 		return nil, err
 	}
 	period := x.IntVar("P")
-	e, err := smt.Encode(x, s, problem(p, offsets, memory), &period)
+	e, err := smt.Encode(x, s, problem(p, offsets, nr, memory, microBatches), &period)
 	if err != nil {
 		x.Close()
 		return nil, err
@@ -128,11 +143,13 @@ func normalise(starts []int) []int {
 // MinimizePeriod finds the least period in [lo, hi] of the candidate's
 // repetend under the memory budget by binary search. ok is false when no
 // period ≤ hi exists.
-func MinimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, memory, lo, hi, seed int) (r *Repetend, checks int, err error) {
+// microBatches (N, 0 when unknown) matters only where a micro-batch leaves
+// memory behind on a device.
+func MinimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, memory, microBatches, lo, hi, seed int) (r *Repetend, checks int, err error) {
 	if lo > hi {
 		return nil, 0, nil
 	}
-	ps, err := newPeriodSolver(p, c.Offsets, memory, seed)
+	ps, err := newPeriodSolver(p, c.Offsets, c.NR, memory, microBatches, seed)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -162,8 +179,8 @@ func MinimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, me
 // SolveFixed schedules a candidate's repetend at exactly the given period,
 // in a fresh solver: the same inputs always give the same starts, whatever
 // search found the period.
-func SolveFixed(ctx context.Context, p *placement.Placement, offsets []int, nr, period, memory, seed int) (*Repetend, error) {
-	ps, err := newPeriodSolver(p, offsets, memory, seed)
+func SolveFixed(ctx context.Context, p *placement.Placement, offsets []int, nr, period, memory, microBatches, seed int) (*Repetend, error) {
+	ps, err := newPeriodSolver(p, offsets, nr, memory, microBatches, seed)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ type jointSolver struct {
 	p       *placement.Placement
 }
 
-func newJointSolver(p *placement.Placement, period, maxNR, memory, seed int) (*jointSolver, error) {
+func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches, seed int) (*jointSolver, error) {
 	x := smt.NewContext()
 	s, err := x.NewSolver(smt.SolverOptions{Seed: seed})
 	if err != nil {
@@ -30,7 +30,7 @@ func newJointSolver(p *placement.Placement, period, maxNR, memory, seed int) (*j
 	}
 	// Dependencies are added below with offset terms; only δ = 0 ones
 	// would be known orders, and those are not known in advance.
-	pr := problem(p, nil, 0)
+	pr := problem(p, nil, 0, 0, 0)
 	pr.Precs = nil
 	e, err := smt.Encode(x, s, pr, nil)
 	if err != nil {
@@ -57,6 +57,16 @@ func newJointSolver(p *placement.Placement, period, maxNR, memory, seed int) (*j
 	assertWindows(e, p, P)
 	if memory > 0 {
 		e.P.Memory = memory
+		// top = N_R − 1 of the offsets found: later iterations start with
+		// (N − N_R)·net more memory where a micro-batch leaves some behind.
+		top := x.IntVar("top")
+		var isTop []smt.Bool
+		for _, n := range j.offsets {
+			s.Assert(x.Ge(top, n))
+			isTop = append(isTop, x.Eq(top, n))
+		}
+		s.Assert(x.Or(isTop...))
+		net := NetMemory(p)
 		entry := make([]smt.Int, p.Devices)
 		for d := range entry {
 			var terms []smt.Int
@@ -64,6 +74,10 @@ func newJointSolver(p *placement.Placement, period, maxNR, memory, seed int) (*j
 				if b.Memory != 0 && p.OnDevice(i, d) {
 					terms = append(terms, x.Scale(b.Memory, j.offsets[i]))
 				}
+			}
+			if net[d] > 0 && microBatches > 0 {
+				// (N − 1 − top)·net = (N − N_R)·net
+				terms = append(terms, x.Scale(net[d], x.Sub(x.IntVal(microBatches-1), top)))
 			}
 			entry[d] = x.Add(terms...)
 		}

@@ -38,11 +38,15 @@ func ParseMethod(s string) (Method, error) {
 
 // Options configure Search.
 type Options struct {
-	Memory int    // per-device budget; 0 means unlimited
-	MaxNR  int    // largest N_R tried; 0: from the memory budget, at most DefaultNRLimit(p)
-	Method Method // default Joint
-	Jobs   int    // workers of the enumeration; 0: one per core
-	Seed   int
+	Memory int // per-device budget; 0 means unlimited
+	// MicroBatches is N of the schedule the repetend is for, 0 if unknown.
+	// It matters only where one micro-batch leaves memory behind on a
+	// device: later iterations then start with more.
+	MicroBatches int
+	MaxNR        int    // largest N_R tried; 0: from the memory budget, at most DefaultNRLimit(p)
+	Method       Method // default Joint
+	Jobs         int    // workers of the enumeration; 0: one per core
+	Seed         int
 	// Accept is the lazy completion check (the paper's §V): is there a
 	// warmup and a cooldown for these offsets under the memory budget? It
 	// is called only for repetends that improve on the best so far. nil
@@ -69,14 +73,6 @@ type Stats struct {
 	Solved   int // candidates given to the solver
 	Rejected int // improving repetends whose warmup or cooldown cannot be scheduled
 	Checks   int // solver calls
-}
-
-func (s *Stats) add(o Stats) {
-	s.Seen += o.Seen
-	s.Pruned += o.Pruned
-	s.Solved += o.Solved
-	s.Rejected += o.Rejected
-	s.Checks += o.Checks
 }
 
 // Result is the outcome of Search.
@@ -131,7 +127,7 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	if r.Best != nil {
 		// The starts of the winner must not depend on the path the search
 		// took (workers, bounds met on the way): solve it once more alone.
-		fixed, ferr := SolveFixed(context.WithoutCancel(ctx), p, r.Best.Offsets, r.Best.NR, r.Best.Period, opt.Memory, opt.Seed)
+		fixed, ferr := SolveFixed(context.WithoutCancel(ctx), p, r.Best.Offsets, r.Best.NR, r.Best.Period, opt.Memory, opt.MicroBatches, opt.Seed)
 		if ferr != nil {
 			return r, ferr
 		}
@@ -210,7 +206,7 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 				if hi == 1<<30 {
 					hi = upperPeriod(p)
 				}
-				r, checks, err := MinimizePeriod(ctx, p, jb.cand, opt.Memory, jb.bound, hi, opt.Seed)
+				r, checks, err := MinimizePeriod(ctx, p, jb.cand, opt.Memory, opt.MicroBatches, jb.bound, hi, opt.Seed)
 				ok := r != nil
 				if err == nil && ok {
 					ok, err = opt.Accept(ctx, jb.cand.NR, jb.cand.Offsets)
@@ -244,7 +240,7 @@ dispatch:
 			mu.Lock()
 			res.Stats.Seen++
 			done := best != nil && best.Period == lb
-			prune := !withinBudget(EntryMemory(p, c.Offsets), opt.Memory)
+			prune := !withinBudget(iterationEntry(p, c.Offsets, c.NR, opt.MicroBatches), opt.Memory)
 			var bound int
 			if !prune {
 				bound = PeriodBound(p, c.Offsets)
@@ -322,7 +318,7 @@ func searchJoint(ctx context.Context, p *placement.Placement, opt Options) (*Res
 
 // jointAt finds, for one period, the accepted offsets of least N_R.
 func jointAt(ctx context.Context, p *placement.Placement, P int, opt Options, res *Result) (*Repetend, error) {
-	j, err := newJointSolver(p, P, opt.MaxNR, opt.Memory, opt.Seed)
+	j, err := newJointSolver(p, P, opt.MaxNR, opt.Memory, opt.MicroBatches, opt.Seed)
 	if err != nil {
 		return nil, err
 	}

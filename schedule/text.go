@@ -24,12 +24,18 @@ const MaxTextUnits = 200
 // span [start, start+period) of its first iteration. Only the first
 // MaxTextUnits units are drawn.
 func RenderText(s *Schedule, w io.Writer) error {
+	return RenderTextUpTo(s, w, MaxTextUnits)
+}
+
+// RenderTextUpTo is RenderText drawing only the first limit time units
+// (at most MaxTextUnits), for a picture that fits a terminal.
+func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 	if err := checkRenderable(s); err != nil {
 		return err
 	}
 	p := s.Placement
 	m := Measure(s)
-	units := min(m.Makespan, MaxTextUnits)
+	units := min(m.Makespan, MaxTextUnits, max(limit, 1))
 
 	// Cell labels and the width every cell gets.
 	width := 2

@@ -3,7 +3,6 @@ package smt
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 )
 
 // Task is one thing to place in time: it occupies every device of Devices
@@ -86,12 +85,6 @@ func (b bitset) or(c bitset) {
 	for k := range b {
 		b[k] |= c[k]
 	}
-}
-func (b bitset) count() (n int) {
-	for _, w := range b {
-		n += bits.OnesCount64(w)
-	}
-	return n
 }
 
 // knownOrder returns, for every task a, the set of tasks b that surely

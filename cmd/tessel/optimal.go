@@ -94,7 +94,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	}
 	fmt.Fprintf(stdout, "time-optimal schedule: %s, %d devices, %d micro-batches, memory %s\n\n",
 		p.Name, p.Devices, opts.MicroBatches, budget(opts.Memory))
-	if err := schedule.RenderText(s, stdout); err != nil {
+	if err := schedule.RenderTextUpTo(s, stdout, 2*textUnits); err != nil {
 		return err
 	}
 	status := "proven optimal"

@@ -30,6 +30,10 @@ type searchOptions struct {
 	Outputs      outputs
 }
 
+// textUnits is the most time units a command draws in the terminal;
+// tessel render draws more.
+const textUnits = 48
+
 // defaultMethod is the faster method in the README's benchmark table.
 const defaultMethod = repetend.MethodJoint
 
@@ -151,7 +155,13 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if res.Fallback {
 		fmt.Fprintf(stdout, "%d micro-batches is fewer than N_R %d: the schedule below is the time-optimal search of all of them.\n\n", opts.MicroBatches, r.NR)
 	}
-	if err := schedule.RenderText(s, stdout); err != nil {
+	// The warmup and two iterations of the repetend show its pattern and
+	// keep the picture within a terminal.
+	units := textUnits
+	if s.Repetend != nil {
+		units = min(units, s.Repetend.Start+2*s.Repetend.Period+1)
+	}
+	if err := schedule.RenderTextUpTo(s, stdout, units); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nschedule     %d micro-batches: makespan %d (lower bound %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, pct(sum.BubbleRate))

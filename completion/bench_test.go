@@ -1,0 +1,62 @@
+package completion
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"tessel/placement"
+	"tessel/repetend"
+	"tessel/schedule"
+)
+
+// benchCase is one row of the README's speed table: the paper's settings
+// on 4 devices (reference times of the public Python Tessel on this kind
+// of machine in ../shared/design/reference-timings.md), and larger cases.
+type benchCase struct {
+	name       string
+	devices    int
+	nr, memory int
+	reference  float64 // seconds, 0 when the reference has no figure
+}
+
+var benchCases = []benchCase{
+	{"v-shape", 4, 4, 4, 7.4},
+	{"x-shape", 4, 3, 4, 29.9},
+	{"k-shape", 4, 3, 6, 5.6},
+	{"m-shape", 4, 6, 6, 134.5},
+	{"nn-shape", 4, 6, 6, 831.5},
+	{"v-shape", 8, 8, 8, 1800}, // the reference was stopped after 1800 s
+	{"m-shape", 8, 8, 8, 0},
+	{"nn-shape", 8, 8, 8, 0},
+}
+
+// BenchmarkSearch times the whole Tessel search (repetend, lazy checks,
+// time-optimal warmup and cooldown, assembly and verification of 128
+// micro-batches) for every case and method. The enumeration of 8-device
+// cases is left out: its candidate space is too large to finish.
+func BenchmarkSearch(b *testing.B) {
+	for _, c := range benchCases {
+		for _, m := range []repetend.Method{repetend.MethodJoint, repetend.MethodEnumerate, repetend.MethodRace} {
+			if c.devices > 4 && m != repetend.MethodJoint {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s-%dd/%s", c.name, c.devices, m), func(b *testing.B) {
+				p, err := placement.Builtin(c.name, placement.Options{Devices: c.devices})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					res, err := Search(context.Background(), p, Options{Memory: c.memory, MaxNR: c.nr, MicroBatches: 128, Method: m})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := schedule.Verify(res.Schedule); err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(schedule.RepetendBubbleRate(p, res.Repetend.Period), "repetend-bubbles")
+				}
+			})
+		}
+	}
+}
