@@ -107,33 +107,15 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	if opt.MaxNR <= 0 {
 		opt.MaxNR = MaxNR(ctx, p, opt.Memory, DefaultNRLimit(p))
 	}
-	var (
-		r   *Result
-		err error
-	)
 	switch opt.Method {
 	case MethodEnumerate:
-		r, err = searchEnumerate(ctx, p, opt)
+		return searchEnumerate(ctx, p, opt)
 	case MethodJoint:
-		r, err = searchJoint(ctx, p, opt)
+		return searchJoint(ctx, p, opt)
 	case MethodRace:
-		r, err = searchRace(ctx, p, opt)
-	default:
-		return nil, fmt.Errorf("repetend: unknown method %q", opt.Method)
+		return searchRace(ctx, p, opt)
 	}
-	if err != nil {
-		return r, err
-	}
-	if r.Best != nil {
-		// The starts of the winner must not depend on the path the search
-		// took (workers, bounds met on the way): solve it once more alone.
-		fixed, ferr := SolveFixed(context.WithoutCancel(ctx), p, r.Best.Offsets, r.Best.NR, r.Best.Period, opt.Memory, opt.MicroBatches, opt.Seed)
-		if ferr != nil {
-			return r, ferr
-		}
-		r.Best = fixed
-	}
-	return r, nil
+	return nil, fmt.Errorf("repetend: unknown method %q", opt.Method)
 }
 
 func interrupted(err error) bool {
@@ -278,8 +260,16 @@ dispatch:
 	if firstErr != nil {
 		return res, firstErr
 	}
-	res.Best = best
 	res.Proven = (exhausted && ctx.Err() == nil) || (best != nil && best.Period == lb)
+	if best != nil {
+		// The starts of the winner must not depend on the path the search
+		// took (workers, bounds met on the way): solve it once more alone.
+		fixed, err := SolveFixed(context.WithoutCancel(ctx), p, best.Offsets, best.NR, best.Period, opt.Memory, opt.MicroBatches, opt.Seed)
+		if err != nil {
+			return res, err
+		}
+		res.Best = fixed
+	}
 	return res, nil
 }
 
@@ -292,6 +282,10 @@ func upperPeriod(p *placement.Placement) int {
 	}
 	return max(t, p.MaxLoad())
 }
+
+// nrEffort caps each check that tries a smaller N_R at a period already
+// reached (smt.SolverOptions.Effort).
+const nrEffort = 2_000_000
 
 // searchJoint checks P = lower bound, lower bound + 1, … with the offsets
 // as variables, and for the first P that works, the least N_R.
@@ -328,7 +322,7 @@ func jointAt(ctx context.Context, p *placement.Placement, P int, opt Options, re
 			opt.Progress(Progress{Method: MethodJoint, NR: opt.MaxNR, Stats: res.Stats, LowerBound: res.LowerBound})
 		}
 		res.Stats.Checks++
-		st, offs, _, err := j.next(ctx, opt.MaxNR)
+		st, offs, starts, err := j.next(ctx, opt.MaxNR)
 		if err != nil {
 			return nil, err
 		}
@@ -336,27 +330,34 @@ func jointAt(ctx context.Context, p *placement.Placement, P int, opt Options, re
 			return nil, nil
 		}
 		res.Stats.Seen++
-		// Least N_R at this period: walk down while still satisfiable.
+		// Least N_R at this period: walk down while still satisfiable. A
+		// smaller N_R only shortens warmup and cooldown, so proving that
+		// none exists gets a capped, deterministic effort.
 		nr := maxOffset(offs) + 1
+		j.s.SetEffort(nrEffort)
 		for nr > 1 {
 			res.Stats.Checks++
-			st2, offs2, _, err := j.next(ctx, nr-1)
+			st2, offs2, starts2, err := j.next(ctx, nr-1)
+			if errors.Is(err, smt.ErrEffort) {
+				break
+			}
 			if err != nil {
 				return nil, err
 			}
 			if st2 != smt.Sat {
 				break
 			}
-			offs = offs2
+			offs, starts = offs2, starts2
 			nr = maxOffset(offs) + 1
 		}
+		j.s.SetEffort(0)
 		res.Stats.Solved++
 		ok, err := opt.Accept(ctx, nr, offs)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			return &Repetend{NR: nr, Offsets: offs, Period: P}, nil
+			return &Repetend{NR: nr, Offsets: offs, Period: P, Starts: starts}, nil
 		}
 		res.Stats.Rejected++
 		j.exclude(offs)

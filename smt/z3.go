@@ -302,6 +302,17 @@ func (x *Context) NewSolver(opt SolverOptions) (*Solver, error) {
 	return sv, nil
 }
 
+// SetEffort changes the cap of the next checks (0: none).
+func (s *Solver) SetEffort(effort int) {
+	x := s.x
+	p := C.Z3_mk_params(x.c)
+	C.Z3_params_inc_ref(x.c, p)
+	defer C.Z3_params_dec_ref(x.c, p)
+	C.Z3_params_set_uint(x.c, p, x.sym("rlimit"), C.uint(effort))
+	C.Z3_solver_set_params(x.c, s.s, p)
+	s.effort = effort
+}
+
 // Close releases the solver; the context frees it anyway when closed.
 func (s *Solver) Close() {
 	if s.s != nil && !s.x.closed {
