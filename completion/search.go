@@ -21,6 +21,7 @@ type Options struct {
 	Method       repetend.Method
 	Jobs         int
 	Seed         int
+	Effort       int // repetend.Options.Effort
 	// PhaseEffort caps each solver call of the warmup and cooldown
 	// searches (smt.Options.Effort); 0 means DefaultPhaseEffort, and a
 	// negative value means no cap. A capped phase keeps the best schedule
@@ -101,7 +102,7 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 		return ok, nil
 	}
 	sr, err := repetend.Search(ctx, p, repetend.Options{
-		Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches, Method: opt.Method, Jobs: opt.Jobs, Seed: opt.Seed,
+		Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches, Method: opt.Method, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
 		Accept: accept, Progress: opt.Progress,
 	})
 	res := &Result{Search: sr}

@@ -94,9 +94,9 @@ func iterationEntry(p *placement.Placement, offsets []int, nr, microBatches int)
 	return entry
 }
 
-func newPeriodSolver(p *placement.Placement, offsets []int, nr, memory, microBatches, seed int) (*periodSolver, error) {
+func newPeriodSolver(p *placement.Placement, offsets []int, nr, memory, microBatches, seed, effort int) (*periodSolver, error) {
 	x := smt.NewContext()
-	s, err := x.NewSolver(smt.SolverOptions{Seed: seed})
+	s, err := x.NewSolver(smt.SolverOptions{Seed: seed, Effort: effort})
 	if err != nil {
 		x.Close()
 		return nil, err
@@ -159,10 +159,16 @@ func normalise(starts []int) []int {
 // microBatches (N, 0 when unknown) matters only where a micro-batch leaves
 // memory behind on a device.
 func MinimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, memory, microBatches, lo, hi, seed int) (r *Repetend, checks int, err error) {
+	return minimizePeriod(ctx, p, c, memory, microBatches, lo, hi, seed, 0)
+}
+
+// minimizePeriod is MinimizePeriod with every solver call capped; a call
+// that runs out ends the search with the best found and smt.ErrEffort.
+func minimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, memory, microBatches, lo, hi, seed, effort int) (r *Repetend, checks int, err error) {
 	if lo > hi {
 		return nil, 0, nil
 	}
-	ps, err := newPeriodSolver(p, c.Offsets, c.NR, memory, microBatches, seed)
+	ps, err := newPeriodSolver(p, c.Offsets, c.NR, memory, microBatches, seed, effort)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -193,7 +199,7 @@ func MinimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, me
 // in a fresh solver: the same inputs always give the same starts, whatever
 // search found the period.
 func SolveFixed(ctx context.Context, p *placement.Placement, offsets []int, nr, period, memory, microBatches, seed int) (*Repetend, error) {
-	ps, err := newPeriodSolver(p, offsets, nr, memory, microBatches, seed)
+	ps, err := newPeriodSolver(p, offsets, nr, memory, microBatches, seed, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -21,9 +21,9 @@ type jointSolver struct {
 	p       *placement.Placement
 }
 
-func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches, seed int) (*jointSolver, error) {
+func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches, seed, effort int) (*jointSolver, error) {
 	x := smt.NewContext()
-	s, err := x.NewSolver(smt.SolverOptions{Seed: seed})
+	s, err := x.NewSolver(smt.SolverOptions{Seed: seed, Effort: effort})
 	if err != nil {
 		x.Close()
 		return nil, err

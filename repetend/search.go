@@ -44,9 +44,14 @@ type Options struct {
 	// device: later iterations then start with more.
 	MicroBatches int
 	MaxNR        int    // largest N_R tried; 0: from the memory budget, at most DefaultNRLimit(p)
-	Method       Method // default Joint
+	Method       Method // default MethodJoint
 	Jobs         int    // workers of the enumeration; 0: one per core
 	Seed         int
+	// Effort caps every solver call (smt.SolverOptions.Effort): 0 means
+	// DefaultEffort, a negative value no cap. A call that runs out proves
+	// nothing: the search goes on and its result is not proven. Unlike a
+	// time limit, the cap gives the same answer on every run.
+	Effort int
 	// Accept is the lazy completion check (the paper's §V): is there a
 	// warmup and a cooldown for these offsets under the memory budget? It
 	// is called only for repetends that improve on the best so far. nil
@@ -85,6 +90,24 @@ type Result struct {
 	MaxNR  int
 	Method Method // the method that produced Best (race: the winner)
 	Stats  Stats
+}
+
+// DefaultEffort is the cap of one solver call of the repetend search:
+// a few seconds on this project's reference machine, far above what
+// any check of the paper's 4-device settings needs, and a bound on the
+// proofs that no repetend reaches a period, which can take minutes on 8
+// devices.
+const DefaultEffort = 5_000_000
+
+// effort resolves Options.Effort.
+func (o Options) effort() int {
+	switch {
+	case o.Effort == 0:
+		return DefaultEffort
+	case o.Effort < 0:
+		return 0
+	}
+	return o.Effort
 }
 
 // DefaultNRLimit is the largest N_R tried when neither the memory budget
@@ -145,6 +168,7 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 		best      *Repetend
 		bestIndex = -1
 		firstErr  error
+		unproven  bool // a solver call ran out of effort
 	)
 	better := func(period, index int) bool {
 		return best == nil || period < best.Period || (period == best.Period && index < bestIndex)
@@ -188,7 +212,11 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 				if hi == 1<<30 {
 					hi = upperPeriod(p)
 				}
-				r, checks, err := MinimizePeriod(ctx, p, jb.cand, opt.Memory, opt.MicroBatches, jb.bound, hi, opt.Seed)
+				r, checks, err := minimizePeriod(ctx, p, jb.cand, opt.Memory, opt.MicroBatches, jb.bound, hi, opt.Seed, opt.effort())
+				capped := errors.Is(err, smt.ErrEffort)
+				if capped {
+					err = nil
+				}
 				ok := r != nil
 				if err == nil && ok {
 					ok, err = opt.Accept(ctx, jb.cand.NR, jb.cand.Offsets)
@@ -200,6 +228,9 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 				}
 				mu.Lock()
 				res.Stats.Checks += checks
+				if capped {
+					unproven = true
+				}
 				if err != nil && !interrupted(err) && firstErr == nil {
 					firstErr = err
 					cancel()
@@ -260,7 +291,7 @@ dispatch:
 	if firstErr != nil {
 		return res, firstErr
 	}
-	res.Proven = (exhausted && ctx.Err() == nil) || (best != nil && best.Period == lb)
+	res.Proven = (exhausted && ctx.Err() == nil && !unproven) || (best != nil && best.Period == lb)
 	if best != nil {
 		// The starts of the winner must not depend on the path the search
 		// took (workers, bounds met on the way): solve it once more alone.
@@ -292,8 +323,13 @@ const nrEffort = 2_000_000
 func searchJoint(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
 	lb := p.MaxLoad()
 	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Method: MethodJoint}
+	refuted := true // every period below the current one is impossible
 	for P := lb; P <= upperPeriod(p); P++ {
 		r, err := jointAt(ctx, p, P, opt, res)
+		if errors.Is(err, smt.ErrEffort) {
+			refuted = false
+			continue
+		}
 		if err != nil {
 			if interrupted(err) {
 				return res, nil
@@ -302,17 +338,17 @@ func searchJoint(ctx context.Context, p *placement.Placement, opt Options) (*Res
 		}
 		if r != nil {
 			res.Best = r
-			res.Proven = true
+			res.Proven = refuted
 			return res, nil
 		}
 	}
-	res.Proven = ctx.Err() == nil
+	res.Proven = ctx.Err() == nil && refuted
 	return res, nil
 }
 
 // jointAt finds, for one period, the accepted offsets of least N_R.
 func jointAt(ctx context.Context, p *placement.Placement, P int, opt Options, res *Result) (*Repetend, error) {
-	j, err := newJointSolver(p, P, opt.MaxNR, opt.Memory, opt.MicroBatches, opt.Seed)
+	j, err := newJointSolver(p, P, opt.MaxNR, opt.Memory, opt.MicroBatches, opt.Seed, opt.effort())
 	if err != nil {
 		return nil, err
 	}
@@ -323,6 +359,11 @@ func jointAt(ctx context.Context, p *placement.Placement, P int, opt Options, re
 		}
 		res.Stats.Checks++
 		st, offs, starts, err := j.next(ctx, opt.MaxNR)
+		if errors.Is(err, smt.ErrEffort) && res.Stats.Rejected > 0 {
+			// Offsets were excluded at this period: what is left is
+			// unknown, not refuted.
+			return nil, err
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -350,7 +391,7 @@ func jointAt(ctx context.Context, p *placement.Placement, P int, opt Options, re
 			offs, starts = offs2, starts2
 			nr = maxOffset(offs) + 1
 		}
-		j.s.SetEffort(0)
+		j.s.SetEffort(opt.effort())
 		res.Stats.Solved++
 		ok, err := opt.Accept(ctx, nr, offs)
 		if err != nil {

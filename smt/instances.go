@@ -15,9 +15,12 @@ import (
 // instances of one block run in micro-batch order). Dependencies on
 // instances outside refs are the caller's business (they have run).
 //
-// Property 4.1 holds for such subsets too: relabelling the instances of a
-// block by start time keeps every dependency whose both ends are inside
-// and leaves each device's sequence of blocks, hence its memory, alone.
+// Property 4.1 holds for the sets tessel passes: all instances, and the
+// warmup and cooldown of offsets that obey property 4.2. Relabelling the
+// instances of a block by start time then keeps every dependency whose
+// both ends are inside, and leaves each device's sequence of blocks, hence
+// its memory, alone. It does not hold for arbitrary subsets: with
+// A → B and refs {A⁰, A¹, B¹}, forcing A⁰ before A¹ delays B¹.
 func InstanceProblem(p *placement.Placement, refs []schedule.Ref, memory int, entry []int) *Problem {
 	idx := make(map[schedule.Ref]int, len(refs))
 	pr := &Problem{Devices: p.Devices, Memory: memory, Entry: entry}

@@ -41,6 +41,18 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	sol := &Solution{LowerBound: p.LowerBound()}
+	var best []int
+	for _, cand := range append(greedyAll(p), opt.Hint) {
+		if cand != nil && p.Feasible(cand) && (best == nil || p.Makespan(cand) < p.Makespan(best)) {
+			best = cand
+		}
+	}
+	if best != nil && p.Makespan(best) <= sol.LowerBound {
+		// A list schedule meets the lower bound: no solver needed.
+		sol.Starts, sol.Makespan, sol.Proven = best, p.Makespan(best), true
+		return sol, nil
+	}
 	x := NewContext()
 	defer x.Close()
 	s, err := x.NewSolver(SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
@@ -51,13 +63,6 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 	e, err := Encode(x, s, p, nil)
 	if err != nil {
 		return nil, err
-	}
-	sol := &Solution{LowerBound: p.LowerBound()}
-	var best []int
-	for _, cand := range append(greedyAll(p), opt.Hint) {
-		if cand != nil && p.Feasible(cand) && (best == nil || p.Makespan(cand) < p.Makespan(best)) {
-			best = cand
-		}
 	}
 	probe := func(bound int) (Status, error) {
 		s.Push()
@@ -289,10 +294,19 @@ func greedy(p *Problem, rule int) []int {
 			}
 		}
 		for i := range p.Tasks {
-			if !done[i] {
-				if r := max(head[i], p.Tasks[i].Release); r > now && (next < 0 || r < next) {
-					next = r
+			if done[i] {
+				continue
+			}
+			// A predecessor with a delay (Lag < 0) may hold a task back
+			// past every device's free time.
+			r := max(head[i], p.Tasks[i].Release)
+			for _, pr := range preds[i] {
+				if done[pr.From] {
+					r = max(r, starts[pr.From]+p.Tasks[pr.From].Time-pr.Lag)
 				}
+			}
+			if r > now && (next < 0 || r < next) {
+				next = r
 			}
 		}
 		if next < 0 {

@@ -84,18 +84,42 @@ func (x *Context) Close() {
 	C.Z3_del_context(x.c)
 }
 
-// check records the first Z3 error of the context.
+// check returns Z3's error of the last call, if any.
 func (x *Context) check(op string) error {
 	code := C.Z3_get_error_code(x.c)
 	if code == C.Z3_OK {
 		return nil
 	}
 	msg := C.GoString(C.Z3_get_error_msg(x.c, code))
-	err := fmt.Errorf("smt: z3 %s: %s", op, msg)
-	if x.err == nil {
-		x.err = err
+	return fmt.Errorf("smt: z3 %s: %s", op, msg)
+}
+
+// ast checks a term Z3 just made: Z3 returns NULL on error (an ill-sorted
+// term), and the next call would clear the error, so it is recorded here
+// and every later Check fails with it.
+func (x *Context) ast(op string, a C.Z3_ast) C.Z3_ast {
+	if a == nil && x.err == nil {
+		if err := x.check(op); err != nil {
+			x.err = err
+		} else {
+			x.err = fmt.Errorf("smt: z3 %s failed", op)
+		}
 	}
-	return err
+	return a
+}
+
+// args refuses zero-value terms (never made by a Context), which libz3
+// would dereference.
+func (x *Context) args(op string, as ...C.Z3_ast) bool {
+	for _, a := range as {
+		if a == nil {
+			if x.err == nil {
+				x.err = fmt.Errorf("smt: %s of a term that was never made", op)
+			}
+			return false
+		}
+	}
+	return true
 }
 
 // Err returns the first error met while building terms, if any.
@@ -109,17 +133,17 @@ func (x *Context) sym(name string) C.Z3_symbol {
 
 // IntVar declares an integer constant.
 func (x *Context) IntVar(name string) Int {
-	return Int{C.Z3_mk_const(x.c, x.sym(name), x.intS)}
+	return Int{x.ast("mk_const", C.Z3_mk_const(x.c, x.sym(name), x.intS))}
 }
 
 // BoolVar declares a Boolean constant.
 func (x *Context) BoolVar(name string) Bool {
-	return Bool{C.Z3_mk_const(x.c, x.sym(name), x.boolS)}
+	return Bool{x.ast("mk_const", C.Z3_mk_const(x.c, x.sym(name), x.boolS))}
 }
 
 // IntVal is the integer literal v.
 func (x *Context) IntVal(v int) Int {
-	return Int{C.Z3_mk_int64(x.c, C.int64_t(v), x.intS)}
+	return Int{x.ast("mk_int64", C.Z3_mk_int64(x.c, C.int64_t(v), x.intS))}
 }
 
 // True and False are the Boolean literals.
@@ -151,19 +175,28 @@ func (x *Context) Add(ts ...Int) Int {
 		return ts[0]
 	}
 	args := intArgs(ts)
-	return Int{C.Z3_mk_add(x.c, C.uint(len(args)), &args[0])}
+	if !x.args("add", args...) {
+		return Int{}
+	}
+	return Int{x.ast("mk_add", C.Z3_mk_add(x.c, C.uint(len(args)), &args[0]))}
 }
 
 // Sub is a − b.
 func (x *Context) Sub(a, b Int) Int {
 	args := []C.Z3_ast{a.a, b.a}
-	return Int{C.Z3_mk_sub(x.c, 2, &args[0])}
+	if !x.args("sub", args...) {
+		return Int{}
+	}
+	return Int{x.ast("mk_sub", C.Z3_mk_sub(x.c, 2, &args[0]))}
 }
 
 // Mul is a · b (linear when one side is a literal).
 func (x *Context) Mul(a, b Int) Int {
 	args := []C.Z3_ast{a.a, b.a}
-	return Int{C.Z3_mk_mul(x.c, 2, &args[0])}
+	if !x.args("mul", args...) {
+		return Int{}
+	}
+	return Int{x.ast("mk_mul", C.Z3_mk_mul(x.c, 2, &args[0]))}
 }
 
 // Scale is k · a.
@@ -186,15 +219,38 @@ func (x *Context) Plus(a Int, k int) Int {
 }
 
 // Le, Lt, Ge, Gt and Eq compare integers.
-func (x *Context) Le(a, b Int) Bool { return Bool{C.Z3_mk_le(x.c, a.a, b.a)} }
-func (x *Context) Lt(a, b Int) Bool { return Bool{C.Z3_mk_lt(x.c, a.a, b.a)} }
-func (x *Context) Ge(a, b Int) Bool { return Bool{C.Z3_mk_ge(x.c, a.a, b.a)} }
-func (x *Context) Gt(a, b Int) Bool { return Bool{C.Z3_mk_gt(x.c, a.a, b.a)} }
-func (x *Context) Eq(a, b Int) Bool { return Bool{C.Z3_mk_eq(x.c, a.a, b.a)} }
+func (x *Context) Le(a, b Int) Bool { return x.compare("le", a, b) }
+func (x *Context) Lt(a, b Int) Bool { return x.compare("lt", a, b) }
+func (x *Context) Ge(a, b Int) Bool { return x.compare("ge", a, b) }
+func (x *Context) Gt(a, b Int) Bool { return x.compare("gt", a, b) }
+func (x *Context) Eq(a, b Int) Bool { return x.compare("eq", a, b) }
+
+func (x *Context) compare(op string, a, b Int) Bool {
+	if !x.args(op, a.a, b.a) {
+		return Bool{}
+	}
+	var r C.Z3_ast
+	switch op {
+	case "le":
+		r = C.Z3_mk_le(x.c, a.a, b.a)
+	case "lt":
+		r = C.Z3_mk_lt(x.c, a.a, b.a)
+	case "ge":
+		r = C.Z3_mk_ge(x.c, a.a, b.a)
+	case "gt":
+		r = C.Z3_mk_gt(x.c, a.a, b.a)
+	default:
+		r = C.Z3_mk_eq(x.c, a.a, b.a)
+	}
+	return Bool{x.ast("mk_"+op, r)}
+}
 
 // Ite is "if c then a else b".
 func (x *Context) Ite(c Bool, a, b Int) Int {
-	return Int{C.Z3_mk_ite(x.c, c.a, a.a, b.a)}
+	if !x.args("ite", c.a, a.a, b.a) {
+		return Int{}
+	}
+	return Int{x.ast("mk_ite", C.Z3_mk_ite(x.c, c.a, a.a, b.a))}
 }
 
 // And, Or, Not and Implies combine Booleans.
@@ -206,7 +262,10 @@ func (x *Context) And(ts ...Bool) Bool {
 		return ts[0]
 	}
 	args := boolArgs(ts)
-	return Bool{C.Z3_mk_and(x.c, C.uint(len(args)), &args[0])}
+	if !x.args("and", args...) {
+		return Bool{}
+	}
+	return Bool{x.ast("mk_and", C.Z3_mk_and(x.c, C.uint(len(args)), &args[0]))}
 }
 
 func (x *Context) Or(ts ...Bool) Bool {
@@ -217,14 +276,34 @@ func (x *Context) Or(ts ...Bool) Bool {
 		return ts[0]
 	}
 	args := boolArgs(ts)
-	return Bool{C.Z3_mk_or(x.c, C.uint(len(args)), &args[0])}
+	if !x.args("or", args...) {
+		return Bool{}
+	}
+	return Bool{x.ast("mk_or", C.Z3_mk_or(x.c, C.uint(len(args)), &args[0]))}
 }
 
-func (x *Context) Not(a Bool) Bool        { return Bool{C.Z3_mk_not(x.c, a.a)} }
-func (x *Context) Implies(a, b Bool) Bool { return Bool{C.Z3_mk_implies(x.c, a.a, b.a)} }
+func (x *Context) Not(a Bool) Bool {
+	if !x.args("not", a.a) {
+		return Bool{}
+	}
+	return Bool{x.ast("mk_not", C.Z3_mk_not(x.c, a.a))}
+}
+
+func (x *Context) Implies(a, b Bool) Bool {
+	if !x.args("implies", a.a, b.a) {
+		return Bool{}
+	}
+	return Bool{x.ast("mk_implies", C.Z3_mk_implies(x.c, a.a, b.a))}
+}
 
 // PbLe is the pseudo-Boolean constraint Σ coeffs[i]·[bs[i]] ≤ k.
 func (x *Context) PbLe(bs []Bool, coeffs []int, k int) Bool {
+	if len(bs) != len(coeffs) {
+		if x.err == nil {
+			x.err = fmt.Errorf("smt: pble of %d terms with %d coefficients", len(bs), len(coeffs))
+		}
+		return Bool{}
+	}
 	if len(bs) == 0 {
 		if 0 <= k {
 			return x.True()
@@ -232,16 +311,24 @@ func (x *Context) PbLe(bs []Bool, coeffs []int, k int) Bool {
 		return x.False()
 	}
 	args := boolArgs(bs)
+	if !x.args("pble", args...) {
+		return Bool{}
+	}
 	cs := make([]C.int, len(coeffs))
 	for i, v := range coeffs {
 		cs[i] = C.int(v)
 	}
-	return Bool{C.Z3_mk_pble(x.c, C.uint(len(args)), &args[0], &cs[0], C.int(k))}
+	return Bool{x.ast("mk_pble", C.Z3_mk_pble(x.c, C.uint(len(args)), &args[0], &cs[0], C.int(k)))}
 }
 
 // String prints a term in SMT-LIB syntax, for debugging and tests.
-func (x *Context) String(t Bool) string {
-	return C.GoString(C.Z3_ast_to_string(x.c, t.a))
+func (x *Context) String(t Bool) string { return x.text(t.a) }
+
+func (x *Context) text(a C.Z3_ast) string {
+	if a == nil {
+		return "<unmade term>"
+	}
+	return C.GoString(C.Z3_ast_to_string(x.c, a))
 }
 
 // Status is the answer of a satisfiability check.
@@ -321,9 +408,13 @@ func (s *Solver) Close() {
 	s.s = nil
 }
 
-// Assert adds constraints.
+// Assert adds constraints. A term that failed to build is not passed to
+// Z3; its error comes back from the next Check.
 func (s *Solver) Assert(bs ...Bool) {
 	for _, b := range bs {
+		if !s.x.args("assert", b.a) {
+			continue
+		}
 		C.Z3_solver_assert(s.x.c, s.s, b.a)
 	}
 }
@@ -431,7 +522,7 @@ func (m *Model) Close() {
 func (m *Model) Int(t Int) (int, error) {
 	var out C.Z3_ast
 	if !C.Z3_model_eval(m.x.c, m.m, t.a, true, &out) {
-		return 0, fmt.Errorf("smt: cannot evaluate %s", m.x.String(Bool(t)))
+		return 0, fmt.Errorf("smt: cannot evaluate %s", m.x.text(t.a))
 	}
 	var v C.int64_t
 	if !C.Z3_get_numeral_int64(m.x.c, out, &v) {
@@ -460,12 +551,4 @@ func Version() string {
 	var major, minor, build, rev C.uint
 	C.Z3_get_version(&major, &minor, &build, &rev)
 	return strconv.Itoa(int(major)) + "." + strconv.Itoa(int(minor)) + "." + strconv.Itoa(int(build))
-}
-
-// SetGlobalParam sets a Z3 global parameter (for experiments and tests).
-func SetGlobalParam(name, value string) {
-	cn, cv := C.CString(name), C.CString(value)
-	defer C.free(unsafe.Pointer(cn))
-	defer C.free(unsafe.Pointer(cv))
-	C.Z3_global_param_set(cn, cv)
 }

@@ -52,7 +52,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
-		Commands:        commands(),
+		Commands:        withUsageErrors(commands()),
 		ExitErrHandler:  func(*cli.Context, error) {}, // run() reports errors, one line each
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageErrorf("%v", err)
@@ -66,9 +66,25 @@ func commands() []*cli.Command {
 		placementsCommand(),
 		searchCommand(),
 		optimalCommand(),
+		compareCommand(),
+		sweepCommand(),
 		verifyCommand(),
 		renderCommand(),
+		simulateCommand(),
+		genCommand(),
 	}
+}
+
+// withUsageErrors makes a bad flag of any command a one-line usage error
+// (exit 2) instead of a page of help.
+func withUsageErrors(cmds []*cli.Command) []*cli.Command {
+	for _, c := range cmds {
+		name := c.Name
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+			return usageErrorf("%s: %v (see tessel %s --help)", name, err, name)
+		}
+	}
+	return cmds
 }
 
 // usageError marks bad input (flags, files, placements): exit code 2.

@@ -9,6 +9,7 @@ import (
 
 	"tessel/placement"
 	"tessel/schedule"
+	"tessel/smt"
 )
 
 type placementsOptions struct {
@@ -69,21 +70,19 @@ func runPlacements(_ context.Context, opts placementsOptions, w io.Writer) error
 	return nil
 }
 
-// oneMicroBatch schedules one micro-batch as early as its dependencies
-// and devices allow, in a topological order: the picture of a placement.
+// oneMicroBatch schedules one micro-batch with a list schedule (every
+// block as soon as its inputs and devices are ready): the picture of a
+// placement, its independent branches side by side.
 func oneMicroBatch(p *placement.Placement) (*schedule.Schedule, error) {
-	order, _ := p.Topo()
-	orders := make([][]schedule.Ref, p.Devices)
-	for _, i := range order {
-		for _, d := range p.Blocks[i].Devices {
-			orders[d] = append(orders[d], schedule.Ref{Block: i})
-		}
+	refs := smt.AllInstances(p, 1)
+	starts := smt.Greedy(smt.InstanceProblem(p, refs, 0, nil))
+	if starts == nil {
+		return nil, fmt.Errorf("placement %q: no list schedule of one micro-batch", p.Name)
 	}
-	ins, err := schedule.Compact(p, 1, orders)
-	if err != nil {
-		return nil, err
+	s := &schedule.Schedule{Placement: p, MicroBatches: 1}
+	for k, r := range refs {
+		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: starts[k]})
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: 1, Instances: ins}
 	if err := schedule.Verify(s); err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ type searchOptions struct {
 	Method       string
 	Jobs         int
 	Seed         int
+	Effort       int
 	TimeLimit    time.Duration
 	Outputs      outputs
 }
@@ -50,7 +51,8 @@ func searchCommand() *cli.Command {
 			"Methods: joint (default) makes the offsets solver variables and checks P = lower bound,\n" +
 			"lower bound + 1, ...; enumerate solves candidate offsets one by one on --jobs workers (the\n" +
 			"paper's Algorithm 1); race runs both and keeps the first proven answer.\n" +
-			"A time limit or Ctrl-C returns the best verified schedule found, marked as not proven.",
+			"A time limit or Ctrl-C returns the best verified schedule found, marked as not proven;\n" +
+			"so does a solver call that reaches --effort (the same answer on every run).",
 		Flags: append(append(placementFlags(),
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N of the full schedule", Value: 128},
 			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
@@ -58,6 +60,7 @@ func searchCommand() *cli.Command {
 			&cli.StringFlag{Name: "method", Usage: "repetend search: joint, enumerate or race", Value: string(defaultMethod)},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "solver workers of the enumeration (0: one per core)"},
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
+			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of one solver call of the repetend search, in Z3 resource units (0: %d, -1: none); deterministic, unlike --time-limit", repetend.DefaultEffort)},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this long and keep the best schedule found (e.g. 30s, 5m)"},
 		), outputFlags()...),
 		Action: func(c *cli.Context) error {
@@ -66,7 +69,7 @@ func searchCommand() *cli.Command {
 			}
 			return runSearch(c.Context, searchOptions{
 				Placement: placementSpecFrom(c), MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
-				NR: c.Int("nr"), Method: c.String("method"), Jobs: c.Int("jobs"), Seed: c.Int("seed"),
+				NR: c.Int("nr"), Method: c.String("method"), Jobs: c.Int("jobs"), Seed: c.Int("seed"), Effort: c.Int("effort"),
 				TimeLimit: c.Duration("time-limit"), Outputs: outputsFrom(c),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
@@ -102,7 +105,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	t0 := time.Now()
 	res, err := completion.Search(ctx, p, completion.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
-		Method: method, Jobs: opts.Jobs, Seed: opts.Seed,
+		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort,
 		Progress: func(pr repetend.Progress) {
 			best := "none yet"
 			if pr.BestPeriod > 0 {
@@ -202,7 +205,7 @@ func provenText(res *completion.Result) string {
 	}
 	var why []string
 	if !res.Search.Proven {
-		why = append(why, "the repetend search stopped early (time limit or Ctrl-C)")
+		why = append(why, "a shorter period was not ruled out (time limit, Ctrl-C or --effort reached)")
 	}
 	if !res.Fallback && !res.WarmupProven {
 		why = append(why, "the warmup is not proven time-optimal")

@@ -6,10 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 	"github.com/urfave/cli/v2"
 
 	"tessel/runtimegen"
@@ -141,28 +145,36 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		_, err = fmt.Fprintf(stdout, "%s\n", b)
 		return err
 	}
-	_, err := io.WriteString(stdout, simulationText(out))
+	text, err := simulationText(out)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, text)
 	return err
 }
 
 // simulationText is the text report: a header, a table, the gain.
-func simulationText(out simulation) string {
+func simulationText(out simulation) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d devices, %d micro-batches", out.Placement, out.Devices, out.MicroBatches)
 	if out.ScheduleMakespan != nil {
 		fmt.Fprintf(&b, ", schedule makespan %d", *out.ScheduleMakespan)
 	}
 	fmt.Fprintf(&b, "\n%d transfers between devices, %d time each\n\n", out.Transfers, out.CommTime)
-	rows := [][]string{{"MODE", "MAKESPAN", "BUBBLE RATE", "IDLE PER DEVICE"}}
+	var rows [][]string
 	for _, r := range out.Runs {
 		rows = append(rows, []string{modeName(r.Mode), fmt.Sprint(r.Makespan), fmt.Sprintf("%.2f%%", 100*r.BubbleRate), formatInts(r.Idle)})
 	}
-	b.WriteString(alignColumns(rows))
+	table, err := simTable([]string{"mode", "makespan", "bubble rate", "idle per device"}, rows)
+	if err != nil {
+		return "", err
+	}
+	b.WriteString(table)
 	if out.Speedup != nil {
 		fmt.Fprintf(&b, "\nnon-blocking is %.2f× as fast as blocking (makespan %d instead of %d)\n",
 			*out.Speedup, out.Runs[0].Makespan, out.Runs[1].Makespan)
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 func modeName(m runtimegen.Mode) string {
@@ -172,40 +184,38 @@ func modeName(m runtimegen.Mode) string {
 	return string(m)
 }
 
-// alignColumns left-aligns rows of cells, two spaces between columns.
-func alignColumns(rows [][]string) string {
-	var width []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i >= len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], len([]rune(c)))
-		}
+// simTable renders rows under a header as plain left-aligned columns.
+func simTable(header []string, rows [][]string) (string, error) {
+	var buf strings.Builder
+	t := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleASCII),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off},
+				Lines:      tw.Lines{ShowHeaderLine: tw.Off},
+			},
+		})),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+	)
+	t.Header(header)
+	if err := t.Bulk(rows); err != nil {
+		return "", err
+	}
+	if err := t.Render(); err != nil {
+		return "", err
 	}
 	var b strings.Builder
-	for _, r := range rows {
-		for i, c := range r {
-			if i == len(r)-1 {
-				b.WriteString(c)
-				break
-			}
-			b.WriteString(c + strings.Repeat(" ", width[i]-len([]rune(c))+2))
-		}
-		b.WriteByte('\n')
+	for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
+		b.WriteString(strings.TrimSpace(line) + "\n")
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 func roundTo(x float64, digits int) float64 {
-	var p float64 = 1
-	for range digits {
-		p *= 10
-	}
-	if x < 0 {
-		return -float64(int64(-x*p+0.5)) / p
-	}
-	return float64(int64(x*p+0.5)) / p
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
 }
 
 // loadVerified reads a schedule file and verifies it: both failures are

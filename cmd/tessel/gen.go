@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"tessel/placement"
+	"tessel/runtimegen"
+)
+
+// genOptions are the flags of tessel gen.
+type genOptions struct {
+	Schedule string
+	Out      string // directory
+	Backend  string
+	Blocking bool
+	Force    bool
+}
+
+func genCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "gen",
+		Usage:     "write per-device programs and PyTorch workers that run a schedule",
+		UsageText: "tessel gen --schedule FILE --out DIR [--backend gloo|nccl] [--blocking] [--force]",
+		Description: "Writes into DIR one program per device (rank0.json, …: compute, collective, send,\n" +
+			"recv and wait operations in an order that cannot deadlock), worker.py (runs a\n" +
+			"program on torch.distributed), blocks.py (an example model, a small MLP split\n" +
+			"along the placement: replace it with yours) and launch.sh (starts every rank with\n" +
+			"torch.distributed.run). Then:\n\n" +
+			"  sh DIR/launch.sh --out results                  train the example on every rank\n" +
+			"  python3 DIR/worker.py check --out DIR/results   compare with one process",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see the design notes)"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "`DIR` to write into: new or empty, unless --force"},
+			&cli.StringFlag{Name: "backend", Usage: "torch.distributed backend: " + joinNames(runtimegen.Backends), Value: "gloo"},
+			&cli.BoolFlag{Name: "blocking", Usage: "blocking send and receive (default: non-blocking, overlapping computation)"},
+			&cli.BoolFlag{Name: "force", Usage: "write into a DIR that is not empty, replacing files of the same names"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("gen: unexpected argument %q", c.Args().First())
+			}
+			return runGen(c.Context, genOptions{
+				Schedule: c.String("schedule"), Out: c.String("out"), Backend: c.String("backend"),
+				Blocking: c.Bool("blocking"), Force: c.Bool("force"),
+			}, c.App.Writer)
+		},
+	}
+}
+
+// runGen writes the runtime of a schedule into a directory.
+func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
+	switch {
+	case opts.Schedule == "":
+		return usageErrorf("gen: --schedule FILE is required")
+	case opts.Out == "":
+		return usageErrorf("gen: --out DIR is required")
+	case !slices.Contains(runtimegen.Backends, opts.Backend):
+		return usageErrorf("--backend must be one of %s, got %q", joinNames(runtimegen.Backends), opts.Backend)
+	}
+	if err := checkOutDir(opts.Out, opts.Force); err != nil {
+		return err
+	}
+	s, err := loadVerified(opts.Schedule)
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(s.Placement.Blocks, func(b placement.Block) bool { return b.Kind == placement.Backward }) {
+		if err := runtimegen.CheckTrainable(s.Placement); err != nil {
+			return usageErrorf("%s: the workers cannot train this placement: %v", opts.Schedule, err)
+		}
+	}
+	mode := runtimegen.NonBlocking
+	if opts.Blocking {
+		mode = runtimegen.Blocking
+	}
+	progs, err := runtimegen.Generate(s, mode)
+	if err != nil {
+		return err
+	}
+	files, err := runtimegen.Files(progs, opts.Backend)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+		return usageErrorf("%v", err)
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		perm := fs.FileMode(0o644)
+		if strings.HasSuffix(name, ".sh") {
+			perm = 0o755
+		}
+		path := filepath.Join(opts.Out, name)
+		if err := os.WriteFile(path, files[name], perm); err != nil {
+			return fmt.Errorf("gen: %w", err)
+		}
+		if err := os.Chmod(path, perm); err != nil { // WriteFile keeps an existing file's mode
+			return fmt.Errorf("gen: %w", err)
+		}
+	}
+	transfers := 0
+	for _, p := range progs {
+		for _, o := range p.Ops {
+			if o.Kind == runtimegen.Send {
+				transfers++
+			}
+		}
+	}
+	_, err = fmt.Fprintf(stdout, "wrote %s: %s … %s (%s, %d transfers), worker.py, blocks.py, launch.sh\n"+
+		"run:   sh %s --out results\n"+
+		"check: python3 %s check --out %s\n",
+		opts.Out, runtimegen.FileName(0), runtimegen.FileName(len(progs)-1), modeName(mode), transfers,
+		filepath.Join(opts.Out, "launch.sh"), filepath.Join(opts.Out, "worker.py"), filepath.Join(opts.Out, "results"))
+	return err
+}
+
+// checkOutDir refuses an --out that is a file, or a directory with
+// anything in it unless force.
+func checkOutDir(dir string, force bool) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if !fi.IsDir() {
+		return usageErrorf("%s exists and is not a directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if len(entries) > 0 && !force {
+		return usageErrorf("%s is not empty (use --force to write into it)", dir)
+	}
+	return nil
+}

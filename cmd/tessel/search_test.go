@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tessel/schedule"
+)
+
+// runCLI runs tessel with args and returns its exit code and outputs.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), append([]string{"tessel"}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestPlacementsGolden(t *testing.T) {
+	code, out, errOut := runCLI(t, "placements")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden(t, "placements.txt", []byte(out))
+}
+
+// The JSON summary holds every field the design notes ask for, and the
+// schedule file written beside it re-verifies and is the same on every
+// run.
+func TestSearchJSONAndOutFile(t *testing.T) {
+	dir := t.TempDir()
+	var files [][]byte
+	for k := 0; k < 2; k++ {
+		out := filepath.Join(dir, "s.json")
+		args := []string{"search", "--placement", "v-shape", "--memory", "4", "--nr", "4", "--micro-batches", "16", "--json", "--out", out}
+		if k > 0 {
+			args = append(args, "--force")
+		}
+		code, stdout, errOut := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var sum map[string]any
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+			t.Fatalf("summary is not JSON: %v\n%s", err, stdout)
+		}
+		for _, f := range []string{"placement", "devices", "memory", "nr", "period", "repetend_bubble_rate", "micro_batches", "makespan", "bubble_rate", "peak_memory", "lower_bound", "valid", "seconds"} {
+			if _, ok := sum[f]; !ok {
+				t.Errorf("summary lacks %q", f)
+			}
+		}
+		if sum["valid"] != true || sum["period"] != 4.0 || sum["repetend_bubble_rate"] != 0.0 {
+			t.Errorf("summary %v", sum)
+		}
+		secs := sum["seconds"].(map[string]any)
+		for _, f := range []string{"total", "repetend", "warmup", "cooldown"} {
+			if _, ok := secs[f]; !ok {
+				t.Errorf("seconds lacks %q", f)
+			}
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := schedule.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schedule.Verify(s); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, data)
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Error("two runs wrote different schedule files")
+	}
+}
+
+func TestSearchText(t *testing.T) {
+	code, out, errOut := runCLI(t, "search", "--placement", "k-shape", "--memory", "6", "--nr", "3", "--micro-batches", "32")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"repetend     N_R 3, period 8 (lower bound 8), repetend bubble rate 0.00%", "device 0", "schedule     32 micro-batches", "peak memory", "candidates", "search time", "verified     yes", "[=="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// N below N_R falls back to the time-optimal search, and says so.
+func TestSearchFewMicroBatchesFallsBack(t *testing.T) {
+	code, out, errOut := runCLI(t, "search", "--placement", "v-shape", "--memory", "4", "--nr", "4", "--micro-batches", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "fewer than N_R 4") || !strings.Contains(out, "verified     yes") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+// Reference: §III-B, Fig. 3 setting (V-shape, forward 1, backward 2).
+func TestOptimalJSON(t *testing.T) {
+	code, out, errOut := runCLI(t, "optimal", "--placement", "v-shape", "--backward-time", "2", "-n", "6", "--memory", "16", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var sum summary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Makespan != 27 || !sum.Proven || !sum.Valid || sum.MicroBatches != 6 {
+		t.Errorf("summary %+v", sum)
+	}
+}
+
+func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
+	existing := filepath.Join(t.TempDir(), "taken.json")
+	if err := os.WriteFile(existing, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"search", "--placement", "w-shape"},
+		{"search", "--devices", "0"},
+		{"search", "--method", "fast"},
+		{"search", "--memory", "-1"},
+		{"search", "--micro-batches", "0"},
+		{"search", "--nope"},
+		{"search", "--placement", "k-shape", "--devices", "3"},
+		{"optimal", "--placement-file", "../../testdata/bad/cycle.json"},
+		{"optimal", "--placement-file", "no/such/file.json"},
+		{"optimal", "--forward-time", "0"},
+		{"optimal", "--out", existing},
+		{"search", "extra-argument"},
+	} {
+		code, out, errOut := runCLI(t, args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, errOut)
+		}
+		if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "tessel: ") {
+			t.Errorf("%v: stderr is not one line: %q", args, errOut)
+		}
+		if out != "" {
+			t.Errorf("%v: printed %q on stdout", args, out)
+		}
+	}
+	if data, _ := os.ReadFile(existing); string(data) != "mine" {
+		t.Error("an existing --out file was overwritten")
+	}
+}
+
+// A search whose memory budget admits no repetend says what to change.
+func TestSearchNoRepetend(t *testing.T) {
+	code, _, errOut := runCLI(t, "search", "--placement", "v-shape", "--memory", "0", "--nr", "1", "-n", "4", "--placement-file", "../../testdata/placements/v-shape.json", "--memory", "1")
+	if code == 0 {
+		return // a repetend of one micro-batch fits in memory 1: fine
+	}
+	if !strings.Contains(errOut, "--memory") {
+		t.Errorf("stderr %q does not say what to raise", errOut)
+	}
+}

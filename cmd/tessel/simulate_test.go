@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tessel/placement"
+	"tessel/runtimegen"
+	"tessel/schedule"
+)
+
+const mShapeSchedule = "../../schedule/testdata/schedules/m-shape-greedy.json"
+
+func TestSimulateGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts simulateOptions
+	}{
+		{"simulate-m-shape.txt", simulateOptions{Schedule: mShapeSchedule, CommTime: 1}},
+		{"simulate-m-shape.json", simulateOptions{Schedule: mShapeSchedule, CommTime: 1, JSON: true}},
+		{"simulate-v-shape-blocking.txt", simulateOptions{Schedule: goldenSchedule, CommTime: 2, Blocking: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := runSimulate(context.Background(), tc.opts, &out); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, out.Bytes())
+		})
+	}
+}
+
+// The claims behind the golden files: with no communication time the
+// non-blocking programs take exactly the schedule's makespan; with some,
+// non-blocking is faster than blocking (the paper's Fig. 17) and the
+// speedup is the ratio of the makespans.
+func TestSimulateClaims(t *testing.T) {
+	for _, path := range []string{mShapeSchedule, goldenSchedule} {
+		s, err := schedule.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, comm := range []int{0, 1} {
+			var out bytes.Buffer
+			if err := runSimulate(context.Background(), simulateOptions{Schedule: path, CommTime: comm, JSON: true}, &out); err != nil {
+				t.Fatal(err)
+			}
+			var got simulation
+			if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Runs) != 2 || got.Runs[0].Mode != runtimegen.NonBlocking || got.Runs[1].Mode != runtimegen.Blocking {
+				t.Fatalf("%s: runs %+v", path, got.Runs)
+			}
+			nb, bl := got.Runs[0].Makespan, got.Runs[1].Makespan
+			if comm == 0 && nb != schedule.Makespan(s) {
+				t.Errorf("%s: non-blocking makespan %d with no communication time, schedule's %d", path, nb, schedule.Makespan(s))
+			}
+			if comm == 1 && nb >= bl {
+				t.Errorf("%s: non-blocking %d, blocking %d: want faster", path, nb, bl)
+			}
+			if got.Speedup == nil || *got.Speedup != roundTo(float64(bl)/float64(nb), 4) {
+				t.Errorf("%s: speedup %v, makespans %d and %d", path, got.Speedup, nb, bl)
+			}
+		}
+	}
+}
+
+// crossSchedule writes x-shape on two devices, one micro-batch: the two
+// chains start together, one on each device, and cross.
+func crossSchedule(t *testing.T, dir string) string {
+	t.Helper()
+	p, err := placement.Builtin("x-shape", placement.Options{Devices: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := map[string]int{"fd0": 0, "fu0": 0, "fd1": 1, "fu1": 1, "bd1": 2, "bu1": 2, "bd0": 5, "bu0": 5}
+	s := &schedule.Schedule{Placement: p, MicroBatches: 1}
+	for i, b := range p.Blocks {
+		s.Instances = append(s.Instances, schedule.Instance{Block: i, Start: start[b.ID]})
+	}
+	var buf bytes.Buffer
+	if err := s.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "x-shape.json")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Programs edited into the naive order (device 1 sends its first output
+// before receiving device 0's, as device 0 does) deadlock, and simulate
+// names the cycle.
+func TestSimulateProgramsDeadlock(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "gen")
+	if err := runGen(context.Background(), genOptions{Schedule: crossSchedule(t, dir), Out: out, Backend: "gloo", Blocking: true}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	if err := runSimulate(context.Background(), simulateOptions{Programs: out, CommTime: 1}, &stdout); err != nil {
+		t.Fatalf("generated programs: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "blocking ") {
+		t.Errorf("report lacks the blocking run:\n%s", stdout.String())
+	}
+	path := filepath.Join(out, runtimegen.FileName(1))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := runtimegen.ParseProgram(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Generated: recv fd0->fd1, compute fu0, send fu0->fu1 (device 0
+	// sends first). Naive: compute fu0, send fu0->fu1, recv fd0->fd1.
+	if p.Ops[0].Kind != runtimegen.Recv || p.Ops[2].Kind != runtimegen.Send {
+		t.Fatalf("device 1 does not receive, compute, then send:\n%s", p.Text())
+	}
+	p.Ops[0], p.Ops[1], p.Ops[2] = p.Ops[1], p.Ops[2], p.Ops[0]
+	if data, err = p.Marshal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = runSimulate(context.Background(), simulateOptions{Programs: out, CommTime: 1}, &bytes.Buffer{})
+	want := "blocking programs: deadlock: device 0 at op 1 (send fd0->fd1@0 to 1 #0) waits for device 1; " +
+		"device 1 at op 1 (send fu0->fu1@0 to 0 #1) waits for device 0"
+	var ue *usageError
+	if err == nil || err.Error() != want || errors.As(err, &ue) {
+		t.Errorf("got %v\nwant %s (not a usage error)", err, want)
+	}
+}
+
+func TestSimulateUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	invalid := filepath.Join(dir, "invalid.json")
+	data, err := os.ReadFile(goldenSchedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Replace(data, []byte(`"start": 13}`), []byte(`"start": 12}`), 1)
+	if bytes.Equal(bad, data) {
+		t.Fatal("no start 13 in the golden schedule")
+	}
+	if err := os.WriteFile(invalid, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(dir, "broken")
+	if err := os.MkdirAll(broken, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(broken, "rank0.json"), []byte(`{"placement": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts simulateOptions
+		err  string
+	}{
+		{"neither", simulateOptions{CommTime: 1}, "give one of --schedule FILE and --programs DIR"},
+		{"both", simulateOptions{Schedule: goldenSchedule, Programs: dir}, "give one of"},
+		{"negative comm", simulateOptions{Schedule: goldenSchedule, CommTime: -1}, "--comm-time must be at least 0"},
+		{"missing file", simulateOptions{Schedule: filepath.Join(dir, "none.json")}, "none.json: no such file"},
+		{"invalid schedule", simulateOptions{Schedule: invalid}, "invalid schedule"},
+		{"no programs", simulateOptions{Programs: dir}, "rank0.json: no such file"},
+		{"broken program", simulateOptions{Programs: broken}, "rank0.json: program:"},
+		{"blocking programs", simulateOptions{Programs: broken, Blocking: true}, "--blocking applies to --schedule"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := runSimulate(context.Background(), tc.opts, &bytes.Buffer{})
+			var ue *usageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("got %v, want a usage error with %q", err, tc.err)
+			}
+		})
+	}
+}

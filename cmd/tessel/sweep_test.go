@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func sweepJSON(t *testing.T, opts sweepOptions) sweepOutput {
+	t.Helper()
+	opts.Format = "json"
+	var out bytes.Buffer
+	if err := runSweep(context.Background(), opts, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var o sweepOutput
+	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func smallSweep() sweepOptions {
+	return sweepOptions{Placements: []string{"v-shape", "k-shape"}, Devices: 4, ForwardTime: 1, BackwardTime: 3, NR: "1-5", Memory: "1-5", Format: "table"}
+}
+
+// rates lists one placement's bubble rates by x (-1: no repetend).
+func rates(f sweepFigure, placement string) []float64 {
+	var out []float64
+	for _, pt := range f.Points {
+		if pt.Placement != placement {
+			continue
+		}
+		r := -1.0
+		if pt.BubbleRate != nil {
+			r = *pt.BubbleRate
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestSweepPaper pins the shapes of the paper's ablation figures.
+//
+// Reference: Fig. 11, §VI-C: with memory unconstrained the bubble rate
+// falls as N_R grows and "the V-Shape placement requires a minimum of 4
+// micro-batches, which corresponds to the number of devices" to reach 0.
+//
+// Reference: Fig. 12, §VI-C: with N_R fixed where Fig. 11 reaches 0, "a
+// lower memory capacity corresponds to a larger bubble rate" and "as the
+// memory capacity becomes sufficiently large, all schedules can
+// ultimately achieve a zero bubble rate".
+func TestSweepPaper(t *testing.T) {
+	o := sweepJSON(t, smallSweep())
+	v := rates(o.Fig11, "v-shape")
+	if len(v) != 5 {
+		t.Fatalf("v-shape Fig. 11: %d points, want 5", len(v))
+	}
+	for k, r := range v {
+		nr := k + 1
+		if nr < 4 && r <= 0 {
+			t.Errorf("Fig. 11 v-shape N_R ≤ %d: bubble rate %v, want > 0", nr, r)
+		}
+		if nr >= 4 && r != 0 {
+			t.Errorf("Fig. 11 v-shape N_R ≤ %d: bubble rate %v, want exactly 0", nr, r)
+		}
+	}
+	if o.Fig12.NR["v-shape"] != 4 {
+		t.Errorf("Fig. 12 v-shape at N_R %d, want 4 (where Fig. 11 reaches 0)", o.Fig12.NR["v-shape"])
+	}
+	for _, name := range []string{"v-shape", "k-shape"} {
+		for _, fig := range []sweepFigure{o.Fig11, o.Fig12} {
+			rs := rates(fig, name)
+			last := rs[len(rs)-1]
+			if last != 0 {
+				t.Errorf("Fig. %s %s: rates %v do not reach 0", fig.Figure, name, rs)
+			}
+			prev := 2.0 // above any rate; "none" (-1) only below the first repetend
+			for k, r := range rs {
+				if r < 0 && k > 0 && rs[k-1] >= 0 {
+					t.Errorf("Fig. %s %s: no repetend at x=%d after one at x=%d: %v", fig.Figure, name, fig.Xs[k], fig.Xs[k-1], rs)
+				}
+				if r >= 0 && r > prev {
+					t.Errorf("Fig. %s %s: bubble rate rises at x=%d: %v", fig.Figure, name, fig.Xs[k], rs)
+				}
+				if r >= 0 {
+					prev = r
+				}
+			}
+		}
+	}
+	// A budget of 1 leaves no room for k-shape's cross block after a
+	// branch forward: no repetend at all.
+	if k := rates(o.Fig12, "k-shape"); k[0] != -1 {
+		t.Errorf("Fig. 12 k-shape M=1: %v, want no repetend", k[0])
+	}
+}
+
+// TestSweepOutDir writes the files, refuses to overwrite them without
+// --force, and the charts are well-formed, deterministic SVG.
+func TestSweepOutDir(t *testing.T) {
+	dir := t.TempDir()
+	opts := smallSweep()
+	opts.Placements, opts.NR, opts.Memory, opts.Format, opts.OutDir = []string{"v-shape"}, "3-4", "3-4", "csv", dir
+	var out bytes.Buffer
+	if err := runSweep(context.Background(), opts, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"fig11.csv", "fig11.svg", "fig12.csv", "fig12.svg"}
+	for _, f := range want {
+		if !strings.Contains(out.String(), filepath.Join(dir, f)) {
+			t.Errorf("stdout does not say it wrote %s:\n%s", f, out.String())
+		}
+	}
+	first := map[string][]byte{}
+	for _, f := range want {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first[f] = data
+	}
+	if got := string(first["fig11.csv"]); got != "figure,placement,nr,memory,bubble_rate,period,repetend_nr,proven\n"+
+		"11,v-shape,3,0,0.500000,8,2,true\n11,v-shape,4,0,0.000000,4,4,true\n" {
+		t.Errorf("fig11.csv:\n%s", got)
+	}
+	for _, f := range []string{"fig11.svg", "fig12.svg"} {
+		d := xml.NewDecoder(bytes.NewReader(first[f]))
+		for {
+			_, err := d.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s is not well-formed XML: %v", f, err)
+			}
+		}
+	}
+
+	err := runSweep(context.Background(), opts, io.Discard, io.Discard)
+	var ue *usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "exists (use --force") {
+		t.Fatalf("second run without --force: want a usage error, got %v", err)
+	}
+	opts.Force = true
+	if err := runSweep(context.Background(), opts, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range want {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, first[f]) {
+			t.Errorf("%s differs between two runs", f)
+		}
+	}
+}
+
+// TestSweepTable pins the table layout of a tiny sweep.
+func TestSweepTable(t *testing.T) {
+	opts := smallSweep()
+	opts.Placements, opts.NR, opts.Memory = []string{"v-shape", "k-shape"}, "2-4", "3-4"
+	for _, format := range []string{"table", "markdown"} {
+		opts.Format = format
+		var out bytes.Buffer
+		if err := runSweep(context.Background(), opts, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "sweep-small."+formatExt(format), out.Bytes())
+	}
+}
+
+func TestParseRange(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []int
+		err  bool
+	}{
+		{"1-4", []int{1, 2, 3, 4}, false},
+		{" 3 - 5 ", []int{3, 4, 5}, false},
+		{"6", []int{6}, false},
+		{"0-3", nil, true},
+		{"5-3", nil, true},
+		{"a-b", nil, true},
+		{"1-100", nil, true},
+		{"", nil, true},
+	} {
+		got, err := parseRange("nr", c.in, 1)
+		if (err != nil) != c.err || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("parseRange(%q) = %v, %v; want %v, error %v", c.in, got, err, c.want, c.err)
+		}
+	}
+}
+
+func TestSweepUsage(t *testing.T) {
+	for _, c := range []struct {
+		change func(*sweepOptions)
+		want   string
+	}{
+		{func(o *sweepOptions) { o.Format = "xml" }, `unknown --format "xml"`},
+		{func(o *sweepOptions) { o.Placements = nil }, "names no placement"},
+		{func(o *sweepOptions) { o.Placements = []string{"w-shape"} }, "w-shape"},
+		{func(o *sweepOptions) { o.NR = "4-2" }, "--nr"},
+		{func(o *sweepOptions) { o.Memory = "x" }, "--memory"},
+		{func(o *sweepOptions) { o.Fig12NR = -1 }, "--fig12-nr"},
+	} {
+		opts := smallSweep()
+		c.change(&opts)
+		err := runSweep(context.Background(), opts, io.Discard, io.Discard)
+		var ue *usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want a usage error with %q, got %v", c.want, err)
+		}
+	}
+}
+
+// TestCarryForward: a point stopped by the time limit takes the better
+// rate of the point before it; proven points keep their own.
+func TestCarryForward(t *testing.T) {
+	r := func(v float64) *float64 { return &v }
+	pts := []sweepPoint{
+		{X: 2, BubbleRate: r(0.4), Period: 10, NR: 3, Proven: true},
+		{X: 3, BubbleRate: nil, Proven: false},                       // found nothing in time
+		{X: 4, BubbleRate: r(0.5), Period: 12, NR: 2, Proven: false}, // found worse in time
+		{X: 5, BubbleRate: r(0.1), Period: 7, NR: 5, Proven: false},  // found better
+		{X: 6, BubbleRate: r(0), Period: 6, NR: 6, Proven: true},
+	}
+	carryForward(pts)
+	var got []float64
+	for _, pt := range pts {
+		got = append(got, *pt.BubbleRate)
+	}
+	if want := []float64{0.4, 0.4, 0.4, 0.1, 0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("rates %v, want %v", got, want)
+	}
+	if pts[2].Period != 10 || pts[2].NR != 3 || pts[2].Proven {
+		t.Errorf("point 4: period %d N_R %d proven %v, want the carried 10, 3, not proven", pts[2].Period, pts[2].NR, pts[2].Proven)
+	}
+}
+
+// TestCompareSweepCLI checks the flag wiring through the real app.
+func TestCompareSweepCLI(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"tessel", "compare", "--format", "xml"}, 2, ""},
+		{[]string{"tessel", "compare", "extra"}, 2, ""},
+		{[]string{"tessel", "sweep", "--nr", "0-2"}, 2, ""},
+		{[]string{"tessel", "sweep", "--placement", "v-shape", "--nr", "1-2", "--memory", "2", "--format", "csv"}, 0,
+			"figure,placement,nr,memory,bubble_rate,period,repetend_nr,proven\n11,v-shape,1,0,0.750000,16,1,true\n11,v-shape,2,0,0.500000,8,2,true\n12,v-shape,2,2,0.500000,8,2,true\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), c.args, &stdout, &stderr)
+		if code != c.code || (c.out != "" && stdout.String() != c.out) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d, stdout %q", c.args, code, stdout.String(), stderr.String(), c.code, c.out)
+		}
+	}
+}

@@ -1,0 +1,249 @@
+package runtimegen
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Check validates a set of programs, one per device, without running them:
+// they agree on the placement, mode, micro-batches, groups and blocks;
+// every instance runs exactly once on each of its devices, as a compute on
+// a single device or a collective on a group; every transfer has one send
+// and one receive, at the two ends its tensor's dependency joins, on a
+// device that holds the tensor (it ran the producer or received the tensor
+// before); in a blocking program there is no wait, in a non-blocking one
+// every send and receive is waited for exactly once, after it is posted;
+// and every instance has each input before it runs (it ran the producer
+// on this device, or completed the receive). Whether the programs can
+// deadlock is Simulate's question.
+func Check(progs []*Program) error {
+	if len(progs) == 0 {
+		return fmt.Errorf("no programs")
+	}
+	p0 := progs[0]
+	if len(progs) != p0.Devices {
+		return fmt.Errorf("%d programs for %d devices", len(progs), p0.Devices)
+	}
+	for d, p := range progs {
+		if p.Device != d {
+			return fmt.Errorf("program %d is for device %d", d, p.Device)
+		}
+		if p.Placement != p0.Placement || p.Devices != p0.Devices || p.Mode != p0.Mode || p.MicroBatches != p0.MicroBatches {
+			return fmt.Errorf("device %d: program header (%q, %d devices, %s, %d micro-batches) differs from device 0's (%q, %d devices, %s, %d micro-batches)",
+				d, p.Placement, p.Devices, p.Mode, p.MicroBatches, p0.Placement, p0.Devices, p0.Mode, p0.MicroBatches)
+		}
+		if !slices.EqualFunc(p.Groups, p0.Groups, slices.Equal) {
+			return fmt.Errorf("device %d: groups %v differ from device 0's %v", d, p.Groups, p0.Groups)
+		}
+		if !slices.EqualFunc(p.Blocks, p0.Blocks, blockInfoEqual) {
+			return fmt.Errorf("device %d: blocks differ from device 0's", d)
+		}
+	}
+	if !slices.Contains(Modes, p0.Mode) {
+		return fmt.Errorf("unknown mode %q", p0.Mode)
+	}
+	g, err := newGraph(p0)
+	if err != nil {
+		return err
+	}
+	type end struct {
+		dev, op int
+		o       Op
+	}
+	sends := map[int]end{}
+	recvs := map[int]end{}
+	for d, p := range progs {
+		ran := map[instRef]bool{}    // instances run here
+		has := map[string]bool{}     // tensors this device can send or use
+		posted := map[int]OpKind{}   // transfer tags posted here, not yet waited for
+		waited := map[int]bool{}     // tags waited for
+		var done = map[string]bool{} // received tensors usable here
+		for k, o := range p.Ops {
+			where := func() string { return fmt.Sprintf("device %d, op %d (%s)", d, k, o) }
+			b, ok := g.index[o.Block]
+			if !ok {
+				return fmt.Errorf("%s: unknown block %q", where(), o.Block)
+			}
+			if o.Micro < 0 || o.Micro >= p0.MicroBatches {
+				return fmt.Errorf("%s: micro-batch %d out of range 0..%d", where(), o.Micro, p0.MicroBatches-1)
+			}
+			info := p0.Blocks[b]
+			switch o.Kind {
+			case Compute, Collective:
+				if !slices.Contains(info.Devices, d) {
+					return fmt.Errorf("%s: block %q does not run on device %d", where(), o.Block, d)
+				}
+				if want := kindOf(info); o.Kind != want {
+					return fmt.Errorf("%s: block %q on devices %v is a %s", where(), o.Block, info.Devices, want)
+				}
+				r := instRef{b, o.Micro}
+				if ran[r] {
+					return fmt.Errorf("%s: %s@%d runs twice", where(), o.Block, o.Micro)
+				}
+				for _, in := range info.Inputs {
+					from := g.index[in.Block]
+					name := TensorName(in.Block, info.ID, o.Micro)
+					if slices.Contains(p0.Blocks[from].Devices, d) {
+						if !ran[instRef{from, o.Micro}] {
+							return fmt.Errorf("%s: runs before its input %s@%d", where(), in.Block, o.Micro)
+						}
+					} else if !done[name] {
+						return fmt.Errorf("%s: input %s has not been received", where(), name)
+					}
+				}
+				ran[r] = true
+				for _, out := range info.Outputs {
+					has[TensorName(info.ID, out.Block, o.Micro)] = true
+				}
+			case Send, Recv:
+				from, to, m, err := SplitTensorName(o.Tensor)
+				fi, okf := g.index[from]
+				ti, okt := g.index[to]
+				if err != nil || !okf || !okt || !g.dep[[2]int{fi, ti}] || m != o.Micro {
+					return fmt.Errorf("%s: tensor %q is no dependency of micro-batch %d", where(), o.Tensor, o.Micro)
+				}
+				if o.Peer < 0 || o.Peer >= p0.Devices || o.Peer == d {
+					return fmt.Errorf("%s: peer %d is not another device", where(), o.Peer)
+				}
+				if o.Kind == Send {
+					if o.Block != from || !has[o.Tensor] {
+						return fmt.Errorf("%s: sends a tensor this device does not hold", where())
+					}
+					if !slices.Contains(p0.Blocks[ti].Devices, o.Peer) {
+						return fmt.Errorf("%s: block %q does not run on device %d", where(), to, o.Peer)
+					}
+					if e, dup := sends[o.Tag]; dup {
+						return fmt.Errorf("%s: tag %d already sent by device %d, op %d", where(), o.Tag, e.dev, e.op)
+					}
+					sends[o.Tag] = end{d, k, o}
+				} else {
+					if o.Block != to || !slices.Contains(p0.Blocks[ti].Devices, d) {
+						return fmt.Errorf("%s: block %q does not run on device %d", where(), to, d)
+					}
+					if slices.Contains(p0.Blocks[fi].Devices, d) {
+						return fmt.Errorf("%s: receives a tensor produced on this device", where())
+					}
+					if e, dup := recvs[o.Tag]; dup {
+						return fmt.Errorf("%s: tag %d already received by device %d, op %d", where(), o.Tag, e.dev, e.op)
+					}
+					recvs[o.Tag] = end{d, k, o}
+				}
+				if p0.Mode == NonBlocking {
+					posted[o.Tag] = o.Kind
+				} else if o.Kind == Recv {
+					done[o.Tensor] = true
+					has[o.Tensor] = true
+				}
+			case Wait:
+				if p0.Mode == Blocking {
+					return fmt.Errorf("%s: a blocking program has no waits", where())
+				}
+				kind, ok := posted[o.Tag]
+				if !ok {
+					if waited[o.Tag] {
+						return fmt.Errorf("%s: tag %d waited for twice", where(), o.Tag)
+					}
+					return fmt.Errorf("%s: tag %d is not posted on this device before", where(), o.Tag)
+				}
+				e := sends[o.Tag]
+				if kind == Recv {
+					e = recvs[o.Tag]
+				}
+				if e.o.Tensor != o.Tensor || e.o.Peer != o.Peer || e.o.Block != o.Block {
+					return fmt.Errorf("%s: does not match op %d (%s)", where(), e.op, e.o)
+				}
+				delete(posted, o.Tag)
+				waited[o.Tag] = true
+				if kind == Recv {
+					done[o.Tensor] = true
+					has[o.Tensor] = true
+				}
+			default:
+				return fmt.Errorf("%s: unknown op %q", where(), o.Kind)
+			}
+		}
+		for b, info := range p0.Blocks {
+			if !slices.Contains(info.Devices, d) {
+				continue
+			}
+			for m := range p0.MicroBatches {
+				if !ran[instRef{b, m}] {
+					return fmt.Errorf("device %d: %s@%d never runs", d, info.ID, m)
+				}
+			}
+		}
+		if len(posted) > 0 {
+			tags := make([]int, 0, len(posted))
+			for t := range posted {
+				tags = append(tags, t)
+			}
+			slices.Sort(tags)
+			return fmt.Errorf("device %d: transfer %d is posted but never waited for", d, tags[0])
+		}
+	}
+	for tag, s := range sends {
+		r, ok := recvs[tag]
+		if !ok {
+			return fmt.Errorf("device %d, op %d (%s): no device receives it", s.dev, s.op, s.o)
+		}
+		if r.dev != s.o.Peer || s.dev != r.o.Peer || r.o.Tensor != s.o.Tensor {
+			return fmt.Errorf("device %d, op %d (%s) and device %d, op %d (%s) share tag %d but are not the two ends of one transfer",
+				s.dev, s.op, s.o, r.dev, r.op, r.o, tag)
+		}
+	}
+	for tag, r := range recvs {
+		if _, ok := sends[tag]; !ok {
+			return fmt.Errorf("device %d, op %d (%s): no device sends it", r.dev, r.op, r.o)
+		}
+	}
+	return nil
+}
+
+// instRef is an instance by block index and micro-batch.
+type instRef struct{ block, micro int }
+
+// graph indexes a program's blocks.
+type graph struct {
+	index map[string]int
+	dep   map[[2]int]bool
+}
+
+func newGraph(p *Program) (*graph, error) {
+	g := &graph{index: map[string]int{}, dep: map[[2]int]bool{}}
+	for i, b := range p.Blocks {
+		if _, dup := g.index[b.ID]; dup {
+			return nil, fmt.Errorf("block %q listed twice", b.ID)
+		}
+		if len(b.Devices) == 0 || b.Time < 1 {
+			return nil, fmt.Errorf("block %q: needs devices and a time of at least 1", b.ID)
+		}
+		for _, d := range b.Devices {
+			if d < 0 || d >= p.Devices {
+				return nil, fmt.Errorf("block %q: device %d out of range 0..%d", b.ID, d, p.Devices-1)
+			}
+		}
+		g.index[b.ID] = i
+	}
+	for i, b := range p.Blocks {
+		for _, in := range b.Inputs {
+			j, ok := g.index[in.Block]
+			if !ok {
+				return nil, fmt.Errorf("block %q: input from unknown block %q", b.ID, in.Block)
+			}
+			g.dep[[2]int{j, i}] = true
+		}
+	}
+	return g, nil
+}
+
+func kindOf(b BlockInfo) OpKind {
+	if len(b.Devices) > 1 {
+		return Collective
+	}
+	return Compute
+}
+
+func blockInfoEqual(a, b BlockInfo) bool {
+	return a.ID == b.ID && a.Kind == b.Kind && slices.Equal(a.Devices, b.Devices) && a.Time == b.Time &&
+		a.Forward == b.Forward && slices.Equal(a.Inputs, b.Inputs) && slices.Equal(a.Outputs, b.Outputs)
+}

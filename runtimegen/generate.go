@@ -1,0 +1,338 @@
+package runtimegen
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"tessel/placement"
+	"tessel/schedule"
+)
+
+// transfer is one tensor crossing devices: dependency dep of micro-batch
+// micro, from device src to device dst.
+type transfer struct {
+	tag      int
+	src, dst int
+	from, to int // block indices
+	micro    int
+	tensor   string
+	producer int // index of the producer in the global order
+	consumer int // index of the consumer in the global order
+}
+
+// plan is what programs of both modes are built from.
+type plan struct {
+	p         *placement.Placement
+	order     []schedule.Instance // the global order
+	transfers []transfer          // in the global order of their producers
+	byProd    [][]int             // per global position: its transfers
+}
+
+// Generate turns a valid schedule into one program per device (see the
+// package doc for the order and why it cannot deadlock). The schedule is
+// verified first; an invalid one is an error.
+func Generate(s *schedule.Schedule, mode Mode) ([]*Program, error) {
+	if !slices.Contains(Modes, mode) {
+		return nil, fmt.Errorf("unknown mode %q (want one of %v)", mode, Modes)
+	}
+	if err := schedule.Verify(s); err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	pl := newPlan(s)
+	progs := make([]*Program, s.Placement.Devices)
+	infos := BlockInfos(s.Placement)
+	groups := Groups(s.Placement)
+	for d := range progs {
+		progs[d] = &Program{
+			Placement:    s.Placement.Name,
+			Device:       d,
+			Devices:      s.Placement.Devices,
+			Mode:         mode,
+			MicroBatches: s.MicroBatches,
+			Groups:       groups,
+			Blocks:       infos,
+			Ops:          []Op{},
+		}
+	}
+	if mode == Blocking {
+		pl.blocking(progs)
+	} else {
+		pl.nonBlocking(progs)
+	}
+	return progs, nil
+}
+
+// GlobalOrder returns the instances of s in the order every program
+// follows: by start time, then first device, then block, then micro-batch
+// (§IV-D's topological sort: blocks starting together are consecutive and
+// each device's blocks keep the schedule's order).
+func GlobalOrder(s *schedule.Schedule) []schedule.Instance {
+	p := s.Placement
+	ins := slices.Clone(s.Instances)
+	slices.SortStableFunc(ins, func(x, y schedule.Instance) int {
+		return cmp.Or(cmp.Compare(x.Start, y.Start),
+			cmp.Compare(p.Blocks[x.Block].Devices[0], p.Blocks[y.Block].Devices[0]),
+			cmp.Compare(x.Block, y.Block), cmp.Compare(x.Micro, y.Micro))
+	})
+	return ins
+}
+
+func newPlan(s *schedule.Schedule) *plan {
+	p := s.Placement
+	pl := &plan{p: p, order: GlobalOrder(s)}
+	pos := make(map[schedule.Ref]int, len(pl.order))
+	for i, in := range pl.order {
+		pos[in.Ref()] = i
+	}
+	pl.byProd = make([][]int, len(pl.order))
+	for i, in := range pl.order {
+		src := p.Blocks[in.Block]
+		for _, dep := range p.Deps {
+			if dep.From != in.Block {
+				continue
+			}
+			dst := p.Blocks[dep.To]
+			for _, d := range dst.Devices {
+				// A device of the producer's group already holds the
+				// tensor; the others get it from the group's first device.
+				if slices.Contains(src.Devices, d) {
+					continue
+				}
+				pl.byProd[i] = append(pl.byProd[i], len(pl.transfers))
+				pl.transfers = append(pl.transfers, transfer{
+					tag: len(pl.transfers), src: src.Devices[0], dst: d,
+					from: dep.From, to: dep.To, micro: in.Micro,
+					tensor:   TensorName(src.ID, dst.ID, in.Micro),
+					producer: i, consumer: pos[schedule.Ref{Block: dep.To, Micro: in.Micro}],
+				})
+			}
+		}
+	}
+	return pl
+}
+
+// computeOp is the op that runs instance in on one of its devices.
+func (pl *plan) computeOp(in schedule.Instance) Op {
+	b := pl.p.Blocks[in.Block]
+	k := Compute
+	if len(b.Devices) > 1 {
+		k = Collective
+	}
+	return Op{Kind: k, Block: b.ID, Micro: in.Micro}
+}
+
+func (pl *plan) sendOp(t transfer) Op {
+	return Op{Kind: Send, Block: pl.p.Blocks[t.from].ID, Micro: t.micro, Peer: t.dst, Tensor: t.tensor, Tag: t.tag}
+}
+
+func (pl *plan) recvOp(t transfer) Op {
+	return Op{Kind: Recv, Block: pl.p.Blocks[t.to].ID, Micro: t.micro, Peer: t.src, Tensor: t.tensor, Tag: t.tag}
+}
+
+// blocking: each instance on its devices, then each of its transfers as a
+// send on the source and a receive on the destination, inline.
+func (pl *plan) blocking(progs []*Program) {
+	for i, in := range pl.order {
+		for _, d := range pl.p.Blocks[in.Block].Devices {
+			progs[d].Ops = append(progs[d].Ops, pl.computeOp(in))
+		}
+		for _, x := range pl.byProd[i] {
+			t := pl.transfers[x]
+			progs[t.src].Ops = append(progs[t.src].Ops, pl.sendOp(t))
+			progs[t.dst].Ops = append(progs[t.dst].Ops, pl.recvOp(t))
+		}
+	}
+}
+
+// nonBlocking: on every device, in global order, for each instance it
+// runs: the receives posted there, the waits of the instance's inputs, the
+// instance, the sends of its outputs; then a wait for every send.
+//
+// A receive is posted before the first instance on its device that is
+// scheduled to end after the producer starts: early enough that the
+// transfer can overlap the producer and whatever runs meanwhile, late
+// enough that a device holds buffers only for tensors whose producers are
+// already running. Its consumer is such an instance, so the receive is
+// posted before it is waited for.
+func (pl *plan) nonBlocking(progs []*Program) {
+	D := pl.p.Devices
+	runs := make([][]int, D) // per device: global positions it runs
+	for i, in := range pl.order {
+		for _, d := range pl.p.Blocks[in.Block].Devices {
+			runs[d] = append(runs[d], i)
+		}
+	}
+	end := func(i int) int { return pl.order[i].Start + pl.p.Blocks[pl.order[i].Block].Time }
+	type slot struct{ posts, waits []int } // transfer indices before a run
+	slots := make([][]slot, D)
+	for d := range slots {
+		slots[d] = make([]slot, len(runs[d]))
+	}
+	local := make([]map[int]int, D) // global position → index in runs[d]
+	for d := range runs {
+		local[d] = make(map[int]int, len(runs[d]))
+		for k, i := range runs[d] {
+			local[d][i] = k
+		}
+	}
+	for x, t := range pl.transfers {
+		start := pl.order[t.producer].Start
+		k, _ := slices.BinarySearchFunc(runs[t.dst], start, func(i, s int) int {
+			// Ends along a device's order are increasing.
+			return cmp.Compare(end(i), s+1)
+		})
+		slots[t.dst][k].posts = append(slots[t.dst][k].posts, x)
+		c := local[t.dst][t.consumer]
+		slots[t.dst][c].waits = append(slots[t.dst][c].waits, x)
+	}
+	for d, prog := range progs {
+		var sends []int
+		for k, i := range runs[d] {
+			for _, x := range slots[d][k].posts {
+				prog.Ops = append(prog.Ops, pl.recvOp(pl.transfers[x]))
+			}
+			for _, x := range slots[d][k].waits {
+				o := pl.recvOp(pl.transfers[x])
+				o.Kind = Wait
+				prog.Ops = append(prog.Ops, o)
+			}
+			prog.Ops = append(prog.Ops, pl.computeOp(pl.order[i]))
+			for _, x := range pl.byProd[i] {
+				if t := pl.transfers[x]; t.src == d {
+					prog.Ops = append(prog.Ops, pl.sendOp(t))
+					sends = append(sends, x)
+				}
+			}
+		}
+		for _, x := range sends {
+			o := pl.sendOp(pl.transfers[x])
+			o.Kind = Wait
+			prog.Ops = append(prog.Ops, o)
+		}
+	}
+}
+
+// Groups returns the device groups of p's group blocks (more than one
+// device), distinct, in lexicographic order.
+func Groups(p *placement.Placement) [][]int {
+	var gs [][]int
+	for _, b := range p.Blocks {
+		if len(b.Devices) > 1 && !slices.ContainsFunc(gs, func(g []int) bool { return slices.Equal(g, b.Devices) }) {
+			gs = append(gs, slices.Clone(b.Devices))
+		}
+	}
+	slices.SortFunc(gs, slices.Compare)
+	if gs == nil {
+		gs = [][]int{}
+	}
+	return gs
+}
+
+// BlockInfos describes every block of p for a worker: the roles of its
+// dependencies and the forward block each backward block differentiates
+// (Pairs). p must be valid.
+func BlockInfos(p *placement.Placement) []BlockInfo {
+	pair := Pairs(p)
+	deps := make(map[placement.Dep]bool, len(p.Deps))
+	for _, d := range p.Deps {
+		deps[d] = true
+	}
+	role := func(d placement.Dep) Role {
+		from, to := p.Blocks[d.From], p.Blocks[d.To]
+		switch {
+		case from.Kind == placement.Forward && to.Kind == placement.Forward:
+			return Activation
+		case from.Kind == placement.Forward && to.Kind == placement.Backward && pair[d.To] == d.From:
+			return Saved
+		case from.Kind == placement.Backward && to.Kind == placement.Backward && pair[d.From] >= 0 && pair[d.To] >= 0 &&
+			deps[placement.Dep{From: pair[d.To], To: pair[d.From]}]:
+			return Gradient
+		}
+		return Order
+	}
+	infos := make([]BlockInfo, len(p.Blocks))
+	for i, b := range p.Blocks {
+		infos[i] = BlockInfo{ID: b.ID, Kind: b.Kind, Devices: slices.Clone(b.Devices), Time: b.Time,
+			Inputs: []Port{}, Outputs: []Port{}}
+		if pair[i] >= 0 {
+			infos[i].Forward = p.Blocks[pair[i]].ID
+		}
+	}
+	for _, d := range p.Deps {
+		r := role(d)
+		infos[d.To].Inputs = append(infos[d.To].Inputs, Port{Block: p.Blocks[d.From].ID, Role: r})
+		infos[d.From].Outputs = append(infos[d.From].Outputs, Port{Block: p.Blocks[d.To].ID, Role: r})
+	}
+	return infos
+}
+
+// Pairs returns, for every backward block, the index of the forward block
+// whose backward it runs, and -1 for forward blocks and unpaired backward
+// blocks. Backward blocks are taken in topological order; each is paired
+// with the latest (in topological order) unpaired forward block on the
+// same devices that it depends on, directly or not. On the built-in shapes
+// this pairs b_s with f_s, and nn-shape's second shard backward with the
+// second shard forward: backward runs the forward in reverse.
+func Pairs(p *placement.Placement) []int {
+	order, _ := p.Topo()
+	rank := make([]int, len(p.Blocks))
+	for r, i := range order {
+		rank[i] = r
+	}
+	preds := p.Preds()
+	anc := make([][]bool, len(p.Blocks)) // anc[i][j]: j runs before i
+	for _, i := range order {
+		anc[i] = make([]bool, len(p.Blocks))
+		for _, j := range preds[i] {
+			anc[i][j] = true
+			for k, a := range anc[j] {
+				anc[i][k] = anc[i][k] || a
+			}
+		}
+	}
+	pair := make([]int, len(p.Blocks))
+	for i := range pair {
+		pair[i] = -1
+	}
+	used := make([]bool, len(p.Blocks))
+	for _, b := range order {
+		if p.Blocks[b].Kind != placement.Backward {
+			continue
+		}
+		best := -1
+		for f, fb := range p.Blocks {
+			if fb.Kind == placement.Forward && !used[f] && anc[b][f] && slices.Equal(fb.Devices, p.Blocks[b].Devices) &&
+				(best < 0 || rank[f] > rank[best]) {
+				best = f
+			}
+		}
+		if best >= 0 {
+			pair[b], used[best] = best, true
+		}
+	}
+	return pair
+}
+
+// CheckTrainable reports why a worker could not train p, or nil: every
+// backward block must have a forward block to differentiate (Pairs) and
+// receive the gradient of its forward's output, from a loss (the forward
+// feeds no other forward block) or from the backward of a consumer.
+func CheckTrainable(p *placement.Placement) error {
+	infos := BlockInfos(p)
+	for _, b := range infos {
+		if b.Kind != placement.Backward {
+			continue
+		}
+		if b.Forward == "" {
+			return fmt.Errorf("backward block %q: no forward block on devices %v runs before it", b.ID, b.Devices)
+		}
+		f := infos[p.Index(b.Forward)]
+		sink := !slices.ContainsFunc(f.Outputs, func(q Port) bool { return q.Role == Activation })
+		grad := slices.ContainsFunc(b.Inputs, func(q Port) bool { return q.Role == Gradient })
+		if !sink && !grad {
+			return fmt.Errorf("backward block %q: forward %q feeds other forward blocks but no dependency brings %q the gradient from their backward blocks", b.ID, f.ID, b.ID)
+		}
+	}
+	return nil
+}

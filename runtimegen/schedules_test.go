@@ -1,0 +1,67 @@
+package runtimegen_test
+
+// Schedules from every producer — the time-optimal search and every
+// baseline — run through the generated programs without deadlock, and with
+// free communication they take exactly their schedule's makespan
+// (Reference: §IV-D). An external test package, so that runtimegen itself
+// imports only placement and schedule.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"tessel/baseline"
+	"tessel/placement"
+	"tessel/runtimegen"
+	"tessel/schedule"
+	"tessel/smt"
+)
+
+func TestEveryProducerRunsWithoutDeadlock(t *testing.T) {
+	for _, name := range placement.BuiltinNames() {
+		for _, infer := range []bool{false, true} {
+			p, err := placement.Builtin(name, placement.Options{Inference: infer})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var scheds []*schedule.Schedule
+			var labels []string
+			to, _, err := smt.Optimal(context.Background(), p, 3, 0, smt.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			scheds, labels = append(scheds, to), append(labels, "time-optimal")
+			for _, m := range baseline.Methods() {
+				s, err := m.Build(p, 8, 0)
+				if errors.Is(err, baseline.ErrNotApplicable) {
+					continue
+				}
+				if err != nil && !errors.Is(err, baseline.ErrOverBudget) {
+					t.Fatalf("%s %s: %v", p.Name, m.Name, err)
+				}
+				scheds, labels = append(scheds, s), append(labels, m.Name)
+			}
+			for k, s := range scheds {
+				label := fmt.Sprintf("%s/%s", p.Name, labels[k])
+				if err := schedule.Verify(s); err != nil {
+					t.Fatalf("%s: %v", label, err)
+				}
+				for _, mode := range []runtimegen.Mode{runtimegen.Blocking, runtimegen.NonBlocking} {
+					progs, err := runtimegen.Generate(s, mode)
+					if err != nil {
+						t.Fatalf("%s: %v", label, err)
+					}
+					res, err := runtimegen.Simulate(progs, 0)
+					if err != nil {
+						t.Fatalf("%s %v: %v", label, mode, err)
+					}
+					if mode == runtimegen.NonBlocking && res.Makespan != schedule.Makespan(s) {
+						t.Errorf("%s: simulated makespan %d, schedule's %d", label, res.Makespan, schedule.Makespan(s))
+					}
+				}
+			}
+		}
+	}
+}
