@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -72,4 +74,12 @@ func checkAtLeast(flag string, v, min int) error {
 		return usageErrorf("--%s must be at least %d, got %d", flag, min, v)
 	}
 	return nil
+}
+
+// withLimit bounds ctx by a --time-limit; 0 means no limit.
+func withLimit(ctx context.Context, limit time.Duration) (context.Context, context.CancelFunc) {
+	if limit > 0 {
+		return context.WithTimeout(ctx, limit)
+	}
+	return context.WithCancel(ctx)
 }

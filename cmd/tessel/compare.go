@@ -36,6 +36,9 @@ type compareOptions struct {
 	OptimalLimit time.Duration
 	Format       string
 	TableII      bool
+	SVG, HTML    string // charts of every row's schedule
+	Schedules    string // directory for every row's schedule file
+	Force        bool
 	// fixedTimes prints every search time as timePlaceholder, so that
 	// tests can compare whole outputs byte for byte.
 	fixedTimes bool
@@ -77,6 +80,10 @@ func compareCommand() *cli.Command {
 			&cli.DurationFlag{Name: "optimal-time-limit", Usage: "time limit of the time-optimal search", Value: time.Minute},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output format: " + strings.Join(tableFormats, ", "), Value: "table"},
 			&cli.BoolFlag{Name: "table-ii", Usage: "print the paper's Table II, ours beside the paper's"},
+			&cli.StringFlag{Name: "svg", Usage: "write the Gantt charts of every method's schedule, one under the other, to an SVG `FILE`"},
+			&cli.StringFlag{Name: "html", Usage: "write a page with the table and every method's chart to an HTML `FILE`"},
+			&cli.StringFlag{Name: "schedules", Usage: "write every method's schedule file into `DIR` (re-check with tessel verify)"},
+			&cli.BoolFlag{Name: "force", Usage: "overwrite files that exist"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -87,6 +94,7 @@ func compareCommand() *cli.Command {
 				NR: c.Int("nr"), Jobs: c.Int("jobs"), Seed: c.Int("seed"), TimeLimit: c.Duration("time-limit"),
 				Optimal: c.Bool("optimal"), OptimalN: c.Int("optimal-micro-batches"), OptimalLimit: c.Duration("optimal-time-limit"),
 				Format: c.String("format"), TableII: c.Bool("table-ii"),
+				SVG: c.String("svg"), HTML: c.String("html"), Schedules: c.String("schedules"), Force: c.Bool("force"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -109,6 +117,8 @@ type compareRow struct {
 	Proven             *bool    `json:"proven,omitempty"`
 	Seconds            *float64 `json:"seconds,omitempty"`
 	Note               string   `json:"note,omitempty"`
+
+	schedule *schedule.Schedule // verified; nil when there is none
 }
 
 // comparison is the whole output of tessel compare.
@@ -162,6 +172,9 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 			return err
 		}
 	}
+	if err := (outputs{SVG: opts.SVG, HTML: opts.HTML, Force: opts.Force}).check(); err != nil {
+		return err
+	}
 	p, err := opts.Placement.load()
 	if err != nil {
 		return err
@@ -192,6 +205,9 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 		cmp.Rows = append(cmp.Rows, row)
 	}
 	bar.done()
+	if err := cmp.writeFiles(opts); err != nil {
+		return err
+	}
 	return cmp.write(stdout, opts.Format)
 }
 
@@ -237,11 +253,8 @@ func baselineRow(m baseline.Method, p *placement.Placement, opts compareOptions)
 // tesselRow runs the Tessel search on p.
 func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions, bar *progress) (compareRow, error) {
 	row := compareRow{Method: "Tessel", Placement: p.Name, MicroBatches: opts.MicroBatches}
-	if opts.TimeLimit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.TimeLimit)
-		defer cancel()
-	}
+	ctx, cancel := withLimit(ctx, opts.TimeLimit)
+	defer cancel()
 	res, err := completion.Search(ctx, p, completion.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
 		Method: repetend.MethodJoint, Jobs: opts.Jobs, Seed: opts.Seed,
@@ -283,11 +296,8 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 // optimalRow runs the time-optimal search of a few micro-batches.
 func optimalRow(ctx context.Context, p *placement.Placement, opts compareOptions, bar *progress) (compareRow, error) {
 	row := compareRow{Method: "time-optimal", Placement: p.Name, MicroBatches: opts.OptimalN}
-	if opts.OptimalLimit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.OptimalLimit)
-		defer cancel()
-	}
+	ctx, cancel := withLimit(ctx, opts.OptimalLimit)
+	defer cancel()
 	t0 := time.Now()
 	s, sol, err := smt.Optimal(ctx, p, opts.OptimalN, opts.Memory, smt.Options{
 		Seed: opts.Seed,
@@ -322,6 +332,7 @@ func optimalRow(ctx context.Context, p *placement.Placement, opts compareOptions
 
 // fill records what a verified schedule achieves.
 func (r *compareRow) fill(s *schedule.Schedule, memory int) {
+	r.schedule = s
 	m := schedule.Measure(s)
 	r.Status = statusOK
 	r.Makespan = ptr(m.Makespan)

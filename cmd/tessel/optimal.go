@@ -63,11 +63,8 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	if opts.TimeLimit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.TimeLimit)
-		defer cancel()
-	}
+	ctx, cancel := withLimit(ctx, opts.TimeLimit)
+	defer cancel()
 	bar := newProgress(stderr)
 	t0 := time.Now()
 	s, sol, err := smt.Optimal(ctx, p, opts.MicroBatches, opts.Memory, smt.Options{
@@ -102,10 +99,10 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 		status = fmt.Sprintf("not proven: the optimum is between %d and %d (stopped by the time limit)", sol.LowerBound, sol.Makespan)
 	}
 	fmt.Fprintf(stdout, "\nmakespan     %d (%s)\n", sum.Makespan, status)
-	fmt.Fprintf(stdout, "lower bound  %d (critical path, device load)\n", sum.LowerBound.Makespan)
+	fmt.Fprintf(stdout, "lower bound  %d (proven: critical path; per device, earliest start + load + least tail)\n", sum.LowerBound.Makespan)
 	fmt.Fprintf(stdout, "bubble rate  %s\n", pct(sum.BubbleRate))
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budget(opts.Memory))
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
-	fmt.Fprintf(stdout, "search time  %.3fs (%d solver calls, Z3 %s)\n", elapsed.Seconds(), sol.Checks, smt.Version())
+	fmt.Fprintf(stdout, "search time  %v (%d solver calls, Z3 %s)\n", elapsed.Round(time.Microsecond), sol.Checks, smt.Version())
 	return nil
 }

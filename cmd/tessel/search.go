@@ -96,11 +96,8 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	if opts.TimeLimit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.TimeLimit)
-		defer cancel()
-	}
+	ctx, cancel := withLimit(ctx, opts.TimeLimit)
+	defer cancel()
 	bar := newProgress(stderr)
 	t0 := time.Now()
 	res, err := completion.Search(ctx, p, completion.Options{

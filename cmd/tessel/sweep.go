@@ -227,11 +227,8 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 // sweepSearch finds the repetend of least period with N_R ≤ nr under the
 // budget whose warmup and cooldown exist.
 func sweepSearch(ctx context.Context, p *placement.Placement, memory, nr, seed int, limit time.Duration) (sweepPoint, error) {
-	if limit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, limit)
-		defer cancel()
-	}
+	ctx, cancel := withLimit(ctx, limit)
+	defer cancel()
 	res, err := repetend.Search(ctx, p, repetend.Options{
 		Memory: memory, MaxNR: nr, Method: repetend.MethodJoint, Seed: seed, Jobs: 1,
 		Accept: func(ctx context.Context, nr int, offs []int) (bool, error) {
