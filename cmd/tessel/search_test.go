@@ -163,3 +163,21 @@ func TestSearchNoRepetend(t *testing.T) {
 		t.Errorf("stderr %q does not say what to raise", errOut)
 	}
 }
+
+// Every bad placement file makes tessel optimal print one line naming the
+// problem and exit 2, never a panic (issue: bad input).
+func TestEveryBadPlacementFile(t *testing.T) {
+	files, err := filepath.Glob("../../testdata/bad/*.json")
+	if err != nil || len(files) < 8 {
+		t.Fatalf("%d bad files: %v", len(files), err)
+	}
+	for _, f := range files {
+		code, out, errOut := runCLI(t, "optimal", "--placement-file", f)
+		if code != 2 || out != "" {
+			t.Errorf("%s: exit %d, stdout %q", f, code, out)
+		}
+		if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, filepath.Base(f)) || strings.Contains(errOut, "panic") {
+			t.Errorf("%s: stderr %q", f, errOut)
+		}
+	}
+}
