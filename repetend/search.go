@@ -156,7 +156,9 @@ type job struct {
 // candidate of least period, ties going to the earliest in enumeration
 // order (N_R, then Enumerate's order), so it does not depend on the
 // number of workers: a candidate is skipped only when it cannot beat the
-// best so far in that order.
+// best so far in that order. (One exception: when a solver call reaches
+// its effort cap, which bounds it depended on can vary with timing; the
+// result is then marked not proven.)
 func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
 	lb := p.MaxLoad()
 	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Method: MethodEnumerate}
@@ -192,12 +194,14 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 			for jb := range jobs {
 				mu.Lock()
 				skip := !better(jb.bound, jb.index)
-				hi := 0
-				if best == nil {
-					hi = 1 << 30
-				} else if jb.index < bestIndex {
+				// Only a period that beats the best so far is worth
+				// finding: equal periods win on earlier candidates only.
+				hi := upperPeriod(p)
+				switch {
+				case best == nil:
+				case jb.index < bestIndex:
 					hi = best.Period
-				} else {
+				default:
 					hi = best.Period - 1
 				}
 				if skip {
@@ -208,9 +212,6 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 				mu.Unlock()
 				if skip {
 					continue
-				}
-				if hi == 1<<30 {
-					hi = upperPeriod(p)
 				}
 				r, checks, err := minimizePeriod(ctx, p, jb.cand, opt.Memory, opt.MicroBatches, jb.bound, hi, opt.Seed, opt.effort())
 				capped := errors.Is(err, smt.ErrEffort)

@@ -15,9 +15,9 @@ func placementFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "placement", Aliases: []string{"p"}, Usage: "built-in placement: " + joinNames(placement.BuiltinNames()), Value: "v-shape"},
 		&cli.StringFlag{Name: "placement-file", Usage: "read the placement from a JSON `FILE` instead (see the design notes for the format)"},
-		&cli.IntFlag{Name: "devices", Aliases: []string{"d"}, Usage: "number of devices D of a built-in placement", Value: 4},
-		&cli.IntFlag{Name: "forward-time", Usage: "time of a forward block of a built-in placement", Value: 1},
-		&cli.IntFlag{Name: "backward-time", Usage: "time of a backward block of a built-in placement (3: recompute on)", Value: 3},
+		&cli.IntFlag{Name: "devices", Aliases: []string{"d"}, Usage: "number of devices D of a built-in placement", Value: placement.DefaultDevices},
+		&cli.IntFlag{Name: "forward-time", Usage: "time of a forward block of a built-in placement", Value: placement.DefaultForwardTime},
+		&cli.IntFlag{Name: "backward-time", Usage: "time of a backward block of a built-in placement (3: recompute on)", Value: placement.DefaultBackwardTime},
 		&cli.BoolFlag{Name: "infer", Usage: "inference variant of a built-in placement: no backward blocks, memory 0"},
 	}
 }

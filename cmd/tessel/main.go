@@ -48,7 +48,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"tessel finds when every block of every micro-batch runs: the fewest bubbles under a\n" +
 			"per-device memory budget, verified independently of the solver.\n\n" +
 			"Start with:  tessel placements\n" +
-			"             tessel optimal --placement v-shape --micro-batches 4",
+			"             tessel search --placement m-shape --memory 6\n" +
+			"             tessel compare --placement m-shape --memory 6 --micro-batches 128",
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
