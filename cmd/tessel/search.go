@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -139,10 +138,6 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	}
 	if opts.Outputs.JSON {
 		return printJSON(stdout, sum)
-	}
-	jobs := opts.Jobs
-	if jobs == 0 {
-		jobs = runtime.NumCPU()
 	}
 	fmt.Fprintf(stdout, "tessel search: %s, %d devices, memory %s, N_R ≤ %d, %d micro-batches, method %s\n\n",
 		p.Name, p.Devices, budget(opts.Memory), res.Search.MaxNR, opts.MicroBatches, res.Search.Method)
