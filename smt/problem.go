@@ -3,6 +3,7 @@ package smt
 import (
 	"errors"
 	"fmt"
+	"sort"
 )
 
 // Task is one thing to place in time: it occupies every device of Devices
@@ -172,8 +173,11 @@ func (p *Problem) headsTails() (head, tail []int) {
 
 // LowerBound is a proven lower bound on the makespan of any schedule of
 // the problem: the longest path through releases and precedences, and for
-// every device the earliest any of its tasks can start, plus its total
-// busy time, plus the least time that must follow its last task.
+// every device the optimum of its preemptive one-machine relaxation — its
+// tasks alone, each released at its head, followed by its tail, allowed
+// to be interrupted — which Jackson's rule (run the released task with
+// the longest tail) solves exactly. A task on a device group counts on
+// every device of the group.
 func (p *Problem) LowerBound() int {
 	head, tail := p.headsTails()
 	lb := 0
@@ -181,21 +185,61 @@ func (p *Problem) LowerBound() int {
 		lb = max(lb, head[i]+t.Time+tail[i])
 	}
 	for d := 0; d < p.Devices; d++ {
-		first, last, busy, any := 1<<62, 1<<62, 0, false
-		for i, t := range p.Tasks {
-			if !t.on(d) {
-				continue
+		var on []int
+		for i := range p.Tasks {
+			if p.Tasks[i].on(d) {
+				on = append(on, i)
 			}
-			any = true
-			first = min(first, head[i])
-			last = min(last, tail[i])
-			busy += t.Time
 		}
-		if any {
-			lb = max(lb, first+busy+last)
-		}
+		lb = max(lb, p.jackson(on, head, tail))
 	}
 	return lb
+}
+
+// jackson is the optimum of 1|r_j, pmtn|max(C_j + q_j) over the given
+// tasks: at every moment the released task with the longest tail runs,
+// preempted when a task with a longer tail is released.
+func (p *Problem) jackson(tasks []int, head, tail []int) int {
+	if len(tasks) == 0 {
+		return 0
+	}
+	order := append([]int(nil), tasks...)
+	sort.Slice(order, func(a, b int) bool { return head[order[a]] < head[order[b]] })
+	left := make(map[int]int, len(order))
+	for _, i := range order {
+		left[i] = p.Tasks[i].Time
+	}
+	var ready []int // released, unfinished
+	now, next, best := 0, 0, 0
+	for next < len(order) || len(ready) > 0 {
+		if len(ready) == 0 && now < head[order[next]] {
+			now = head[order[next]]
+		}
+		for next < len(order) && head[order[next]] <= now {
+			ready = append(ready, order[next])
+			next++
+		}
+		// The released task with the longest tail (then the lowest index).
+		k := 0
+		for j := range ready {
+			a, b := ready[j], ready[k]
+			if tail[a] > tail[b] || (tail[a] == tail[b] && a < b) {
+				k = j
+			}
+		}
+		i := ready[k]
+		run := left[i]
+		if next < len(order) {
+			run = min(run, head[order[next]]-now)
+		}
+		now += run
+		left[i] -= run
+		if left[i] == 0 {
+			best = max(best, now+tail[i])
+			ready = append(ready[:k], ready[k+1:]...)
+		}
+	}
+	return best
 }
 
 func (t *Task) on(d int) bool {
