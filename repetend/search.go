@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 	"sync"
 
 	"tessel/placement"
@@ -130,15 +131,69 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	if opt.MaxNR <= 0 {
 		opt.MaxNR = MaxNR(ctx, p, opt.Memory, DefaultNRLimit(p))
 	}
+	var (
+		r   *Result
+		err error
+	)
 	switch opt.Method {
 	case MethodEnumerate:
-		return searchEnumerate(ctx, p, opt)
+		r, err = searchEnumerate(ctx, p, opt)
 	case MethodJoint:
-		return searchJoint(ctx, p, opt)
+		r, err = searchJoint(ctx, p, opt)
 	case MethodRace:
-		return searchRace(ctx, p, opt)
+		r, err = searchRace(ctx, p, opt)
+	default:
+		return nil, fmt.Errorf("repetend: unknown method %q", opt.Method)
 	}
-	return nil, fmt.Errorf("repetend: unknown method %q", opt.Method)
+	if err != nil || r.Best != nil || r.Proven {
+		return r, err
+	}
+	// Stopped (time limit, Ctrl-C, effort) before any repetend: one
+	// micro-batch at a time is always a repetend when one fits in memory.
+	seq := Sequential(p)
+	if seq != nil && withinBudget(iterationEntry(p, seq.Offsets, 1, opt.MicroBatches), opt.Memory) {
+		ok, aerr := opt.Accept(context.WithoutCancel(ctx), 1, seq.Offsets)
+		if aerr != nil {
+			return r, aerr
+		}
+		if ok && fitsMemory(p, seq, opt.Memory) {
+			r.Best = seq
+		}
+	}
+	return r, nil
+}
+
+// Sequential is the repetend that runs one micro-batch at a time (N_R 1,
+// every offset 0): a list schedule of one micro-batch, repeated every
+// makespan of it. It needs no solver, so a search stopped early still has
+// an answer. nil when the placement has a cycle.
+func Sequential(p *placement.Placement) *Repetend {
+	pr := problem(p, nil, 1, 0, 0)
+	starts := smt.Greedy(pr)
+	if starts == nil {
+		return nil
+	}
+	return &Repetend{NR: 1, Offsets: make([]int, p.K()), Period: pr.Makespan(starts), Starts: normalise(starts)}
+}
+
+// fitsMemory checks a repetend's memory walk on every device from its
+// entry memory (the sequential one's is 0).
+func fitsMemory(p *placement.Placement, r *Repetend, memory int) bool {
+	if memory <= 0 {
+		return true
+	}
+	entry := EntryMemory(p, r.Offsets)
+	for d, on := range p.DeviceBlocks() {
+		sort.SliceStable(on, func(a, b int) bool { return r.Starts[on[a]] < r.Starts[on[b]] })
+		m := entry[d]
+		for _, i := range on {
+			m += p.Blocks[i].Memory
+			if m > memory {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func interrupted(err error) bool {

@@ -187,3 +187,28 @@ func TestAcceptRejections(t *testing.T) {
 		t.Errorf("error from Accept lost: %v", err)
 	}
 }
+
+// A search stopped before it found anything still answers with the
+// sequential repetend (one micro-batch at a time), not proven.
+func TestStoppedSearchFallsBackToSequential(t *testing.T) {
+	p := builtin(t, "nn-shape", placement.Options{Devices: 4})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, m := range Methods {
+		r, err := Search(ctx, p, Options{Memory: 6, MaxNR: 6, Method: m})
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		if r.Proven || r.Best == nil || r.Best.NR != 1 || r.Best.Period != p.CriticalPath() {
+			t.Fatalf("%s: proven %v, best %+v; want the sequential repetend of period %d", m, r.Proven, r.Best, p.CriticalPath())
+		}
+		expand(t, p, r.Best, 4)
+	}
+	// A budget below one micro-batch's own peak admits not even that:
+	// on k-shape a branch forward and the cross block hold 2.
+	k := builtin(t, "k-shape", placement.Options{})
+	r, err := Search(ctx, k, Options{Memory: 1, MaxNR: 2})
+	if err != nil || r.Best != nil {
+		t.Errorf("memory 1: best %+v, err %v; want none", r.Best, err)
+	}
+}
