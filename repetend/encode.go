@@ -173,6 +173,57 @@ func minimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, me
 		return nil, 0, err
 	}
 	defer ps.close()
+	return ps.search(ctx, c, lo, hi)
+}
+
+// newWorkerSolver encodes what all candidates of a placement share —
+// starts, exclusive devices, windows, the period — once, so that a worker
+// solves candidate after candidate in Push/Pop scopes (solveCandidate)
+// instead of building a Z3 context for each.
+func newWorkerSolver(p *placement.Placement, seed, effort int) (*periodSolver, error) {
+	x := smt.NewContext()
+	s, err := x.NewSolver(smt.SolverOptions{Seed: seed, Effort: effort})
+	if err != nil {
+		x.Close()
+		return nil, err
+	}
+	period := x.IntVar("P")
+	pr := problem(p, nil, 1, 0, 0)
+	pr.Precs = nil // they depend on the candidate's offsets
+	e, err := smt.Encode(x, s, pr, &period)
+	if err != nil {
+		x.Close()
+		return nil, err
+	}
+	assertWindows(e, p, period)
+	return &periodSolver{x: x, s: s, e: e, period: period}, nil
+}
+
+// solveCandidate is minimizePeriod on a worker's shared encoding: the
+// candidate's dependencies and memory live in one scope.
+func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placement, c Candidate, memory, microBatches, lo, hi int) (*Repetend, int, error) {
+	if lo > hi {
+		return nil, 0, nil
+	}
+	ps.s.Push()
+	defer ps.s.Pop()
+	var precs []smt.Prec
+	for _, d := range p.Deps {
+		precs = append(precs, smt.Prec{From: d.From, To: d.To, Periods: c.Offsets[d.From] - c.Offsets[d.To]})
+	}
+	if err := ps.e.AssertPrecedences(precs); err != nil {
+		return nil, 0, err
+	}
+	if memory > 0 {
+		ps.e.AssertMemoryBudget(memory, iterationEntry(p, c.Offsets, c.NR, microBatches))
+	}
+	return ps.search(ctx, c, lo, hi)
+}
+
+// search finds the least period in [lo, hi] by binary search, the first
+// probe at hi.
+func (ps *periodSolver) search(ctx context.Context, c Candidate, lo, hi int) (*Repetend, int, error) {
+	checks0 := ps.checks
 	var best *Repetend
 	for lo <= hi {
 		bound := hi
@@ -181,18 +232,18 @@ func minimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, me
 		}
 		st, P, starts, err := ps.probe(ctx, bound)
 		if err != nil {
-			return best, ps.checks, err
+			return best, ps.checks - checks0, err
 		}
 		if st == smt.Sat {
 			best = &Repetend{NR: c.NR, Offsets: append([]int(nil), c.Offsets...), Period: P, Starts: starts}
 			hi = P - 1
 		} else if best == nil {
-			return nil, ps.checks, nil // nothing up to hi at all
+			return nil, ps.checks - checks0, nil // nothing up to hi at all
 		} else {
 			lo = bound + 1
 		}
 	}
-	return best, ps.checks, nil
+	return best, ps.checks - checks0, nil
 }
 
 // SolveFixed schedules a candidate's repetend at exactly the given period,

@@ -246,6 +246,19 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			ps, err := newWorkerSolver(p, opt.Seed, opt.effort())
+			if err != nil {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+					cancel()
+				}
+				mu.Unlock()
+				for range jobs {
+				}
+				return
+			}
+			defer ps.close()
 			for jb := range jobs {
 				mu.Lock()
 				skip := !better(jb.bound, jb.index)
@@ -268,7 +281,7 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 				if skip {
 					continue
 				}
-				r, checks, err := minimizePeriod(ctx, p, jb.cand, opt.Memory, opt.MicroBatches, jb.bound, hi, opt.Seed, opt.effort())
+				r, checks, err := ps.solveCandidate(ctx, p, jb.cand, opt.Memory, opt.MicroBatches, jb.bound, hi)
 				capped := errors.Is(err, smt.ErrEffort)
 				if capped {
 					err = nil

@@ -329,7 +329,7 @@ func Encode(x *Context, s *Solver, p *Problem, period *Int) (*Encoder, error) {
 			if p.entry(d) > p.Memory {
 				s.Assert(x.False())
 			}
-			e.assertMemory(d, nil)
+			e.assertMemory(d, p.Memory, p.entry(d), nil)
 		}
 	}
 	return e, x.Err()
@@ -354,7 +354,7 @@ func (e *Encoder) before(a, b int) (lit Bool, known, value bool) {
 // that allocates: entry + Σ_{i before j} m_i + m_j ≤ M. The running sum
 // peaks right after an allocation, so those points suffice. entry, when
 // not nil, is a term replacing the constant entry memory of the device.
-func (e *Encoder) assertMemory(d int, entry *Int) {
+func (e *Encoder) assertMemory(d, budget, constEntry int, entry *Int) {
 	x, p := e.X, e.P
 	var onD []int
 	for i := range p.Tasks {
@@ -367,7 +367,7 @@ func (e *Encoder) assertMemory(d int, entry *Int) {
 		if mj <= 0 {
 			continue
 		}
-		bound := p.Memory - mj
+		bound := budget - mj
 		var lits []Bool
 		var coeffs []int
 		var terms []Int
@@ -392,8 +392,37 @@ func (e *Encoder) assertMemory(d int, entry *Int) {
 			e.S.Assert(x.Le(x.Add(terms...), x.IntVal(bound)))
 			continue
 		}
-		bound -= p.entry(d)
+		bound -= constEntry
 		e.S.Assert(x.PbLe(lits, coeffs, bound))
+	}
+}
+
+// AssertPrecedences adds precedences after Encode (for a solver that
+// reuses one encoding across problems that differ only in them, inside
+// Push/Pop). They do not refine the known orders.
+func (e *Encoder) AssertPrecedences(precs []Prec) error {
+	x := e.X
+	for _, pr := range precs {
+		if pr.From < 0 || pr.From >= len(e.Start) || pr.To < 0 || pr.To >= len(e.Start) {
+			return fmt.Errorf("smt: precedence %d -> %d out of range", pr.From, pr.To)
+		}
+		rhs := x.Plus(e.Start[pr.To], pr.Lag)
+		if pr.Periods != 0 {
+			rhs = x.Add(rhs, x.Scale(pr.Periods, e.Period))
+		}
+		e.S.Assert(x.Le(x.Plus(e.Start[pr.From], e.P.Tasks[pr.From].Time), rhs))
+	}
+	return x.Err()
+}
+
+// AssertMemoryBudget bounds memory on every device under budget from the
+// given entry memory, after Encode (see AssertPrecedences).
+func (e *Encoder) AssertMemoryBudget(budget int, entry []int) {
+	for d := 0; d < e.P.Devices; d++ {
+		if entry[d] > budget {
+			e.S.Assert(e.X.False())
+		}
+		e.assertMemory(d, budget, entry[d], nil)
 	}
 }
 
@@ -402,7 +431,7 @@ func (e *Encoder) assertMemory(d int, entry *Int) {
 // on offset variables). The Problem's Memory must be set and its Entry nil.
 func (e *Encoder) AssertMemoryFrom(entry []Int) {
 	for d := range entry {
-		e.assertMemory(d, &entry[d])
+		e.assertMemory(d, e.P.Memory, 0, &entry[d])
 		e.S.Assert(e.X.Le(entry[d], e.X.IntVal(e.P.Memory)))
 	}
 }
