@@ -95,6 +95,12 @@ func iterationEntry(p *placement.Placement, offsets []int, nr, microBatches int)
 }
 
 func newPeriodSolver(p *placement.Placement, offsets []int, nr, memory, microBatches, seed, effort int) (*periodSolver, error) {
+	return encodePeriodic(p, problem(p, offsets, nr, memory, microBatches), seed, effort)
+}
+
+// encodePeriodic encodes pr, a placement's repetend problem, with the
+// period P a variable and every device's window asserted.
+func encodePeriodic(p *placement.Placement, pr *smt.Problem, seed, effort int) (*periodSolver, error) {
 	x := smt.NewContext()
 	s, err := x.NewSolver(smt.SolverOptions{Seed: seed, Effort: effort})
 	if err != nil {
@@ -102,7 +108,7 @@ func newPeriodSolver(p *placement.Placement, offsets []int, nr, memory, microBat
 		return nil, err
 	}
 	period := x.IntVar("P")
-	e, err := smt.Encode(x, s, problem(p, offsets, nr, memory, microBatches), &period)
+	e, err := smt.Encode(x, s, pr, &period)
 	if err != nil {
 		x.Close()
 		return nil, err
@@ -181,22 +187,9 @@ func minimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, me
 // solves candidate after candidate in Push/Pop scopes (solveCandidate)
 // instead of building a Z3 context for each.
 func newWorkerSolver(p *placement.Placement, seed, effort int) (*periodSolver, error) {
-	x := smt.NewContext()
-	s, err := x.NewSolver(smt.SolverOptions{Seed: seed, Effort: effort})
-	if err != nil {
-		x.Close()
-		return nil, err
-	}
-	period := x.IntVar("P")
 	pr := problem(p, nil, 1, 0, 0)
 	pr.Precs = nil // they depend on the candidate's offsets
-	e, err := smt.Encode(x, s, pr, &period)
-	if err != nil {
-		x.Close()
-		return nil, err
-	}
-	assertWindows(e, p, period)
-	return &periodSolver{x: x, s: s, e: e, period: period}, nil
+	return encodePeriodic(p, pr, seed, effort)
 }
 
 // solveCandidate is minimizePeriod on a worker's shared encoding: the
