@@ -99,7 +99,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 		status = fmt.Sprintf("not proven: the optimum is between %d and %d (stopped by the time limit)", sol.LowerBound, sol.Makespan)
 	}
 	fmt.Fprintf(stdout, "\nmakespan     %d (%s)\n", sum.Makespan, status)
-	fmt.Fprintf(stdout, "lower bound  %d (proven: critical path; per device, earliest start + load + least tail)\n", sum.LowerBound.Makespan)
+	fmt.Fprintf(stdout, "lower bound  %d (proven: critical path; per device, the preemptive one-machine relaxation)\n", sum.LowerBound.Makespan)
 	fmt.Fprintf(stdout, "bubble rate  %s\n", pct(sum.BubbleRate))
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budget(opts.Memory))
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
