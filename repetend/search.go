@@ -68,6 +68,7 @@ type Progress struct {
 	Method     Method
 	NR         int
 	Stats      Stats
+	Total      int // candidates of the enumeration up to MaxNR; 0 when unknown (joint, or too many to count)
 	BestPeriod int // 0 while none
 	LowerBound int
 }
@@ -230,13 +231,17 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 	better := func(period, index int) bool {
 		return best == nil || period < best.Period || (period == best.Period && index < bestIndex)
 	}
+	total := 0
+	if opt.Progress != nil {
+		total = countCandidates(ctx, p, opt.MaxNR)
+	}
 	report := func(nr int) {
 		if opt.Progress != nil {
 			bp := 0
 			if best != nil {
 				bp = best.Period
 			}
-			opt.Progress(Progress{Method: MethodEnumerate, NR: nr, Stats: res.Stats, BestPeriod: bp, LowerBound: lb})
+			opt.Progress(Progress{Method: MethodEnumerate, NR: nr, Stats: res.Stats, Total: total, BestPeriod: bp, LowerBound: lb})
 		}
 	}
 
@@ -371,6 +376,22 @@ dispatch:
 		res.Best = fixed
 	}
 	return res, nil
+}
+
+// maxCounted bounds the count of candidates shown in progress: counting
+// is cheap next to solving, but not free.
+const maxCounted = 1_000_000
+
+// countCandidates is the number of candidates with N_R ≤ maxNR, or 0 when
+// there are more than maxCounted.
+func countCandidates(ctx context.Context, p *placement.Placement, maxNR int) int {
+	n := 0
+	for nr := 1; nr <= maxNR; nr++ {
+		if !Enumerate(ctx, p, nr, func(Candidate) bool { n++; return n <= maxCounted }) {
+			return 0
+		}
+	}
+	return n
 }
 
 // upperPeriod is a period every placement reaches with one micro-batch at

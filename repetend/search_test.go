@@ -212,3 +212,21 @@ func TestStoppedSearchFallsBackToSequential(t *testing.T) {
 		t.Errorf("memory 1: best %+v, err %v; want none", r.Best, err)
 	}
 }
+
+// Progress of the enumeration counts its candidates out of the total of
+// the pruned space up to N_R.
+func TestProgressTotal(t *testing.T) {
+	p := builtin(t, "v-shape", placement.Options{Devices: 3})
+	want := 0
+	for nr := 1; nr <= 3; nr++ {
+		Enumerate(context.Background(), p, nr, func(Candidate) bool { want++; return true })
+	}
+	var last Progress
+	_, err := Search(context.Background(), p, Options{MaxNR: 3, Method: MethodEnumerate, Jobs: 1, Progress: func(pr Progress) { last = pr }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last.Total != want || last.Stats.Seen == 0 || last.Stats.Seen > want {
+		t.Errorf("progress %+v, want a total of %d", last, want)
+	}
+}

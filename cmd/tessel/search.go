@@ -107,8 +107,12 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 			if pr.BestPeriod > 0 {
 				best = fmt.Sprint(pr.BestPeriod)
 			}
-			bar.show("search (%s): N_R ≤ %d, %d candidates seen, %d pruned, %d solved, best period %s (lower bound %d), %s",
-				pr.Method, pr.NR, pr.Stats.Seen, pr.Stats.Pruned, pr.Stats.Solved, best, pr.LowerBound, time.Since(t0).Round(time.Second))
+			seen := fmt.Sprint(pr.Stats.Seen)
+			if pr.Total > 0 {
+				seen += fmt.Sprintf(" of %d", pr.Total)
+			}
+			bar.show("search (%s): N_R %d, candidates %s seen, %d pruned, %d solved, best period %s (lower bound %d), %s",
+				pr.Method, pr.NR, seen, pr.Stats.Pruned, pr.Stats.Solved, best, pr.LowerBound, time.Since(t0).Round(time.Second))
 		},
 	})
 	bar.done()
