@@ -29,6 +29,9 @@ var benchCases = []benchCase{
 	{"v-shape", 8, 8, 8, 1800}, // the reference was stopped after 1800 s
 	{"m-shape", 8, 8, 8, 0},
 	{"nn-shape", 8, 8, 8, 0},
+	// The defaults: memory unlimited, N_R up to 2·devices.
+	{"m-shape", 8, 0, 0, 0},
+	{"nn-shape", 8, 0, 0, 0},
 }
 
 // BenchmarkSearch times the whole Tessel search (repetend, lazy checks,
@@ -41,7 +44,7 @@ func BenchmarkSearch(b *testing.B) {
 			if c.devices > 4 && m != repetend.MethodJoint {
 				continue
 			}
-			b.Run(fmt.Sprintf("%s-%dd/%s", c.name, c.devices, m), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s-%dd-m%d/%s", c.name, c.devices, c.memory, m), func(b *testing.B) {
 				p, err := placement.Builtin(c.name, placement.Options{Devices: c.devices})
 				if err != nil {
 					b.Fatal(err)
