@@ -94,14 +94,7 @@ func TestGenUsageErrors(t *testing.T) {
 		{ID: "b1", Kind: placement.Backward, Devices: []int{1}, Time: 1, Memory: -1},
 	}, Deps: []placement.Dep{{From: 0, To: 1}}}
 	s := &schedule.Schedule{Placement: p, MicroBatches: 1, Instances: []schedule.Instance{{Block: 0}, {Block: 1, Start: 1}}}
-	var buf bytes.Buffer
-	if err := s.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	odd := filepath.Join(dir, "odd.json")
-	if err := os.WriteFile(odd, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	odd := writeScheduleFile(t, filepath.Join(dir, "odd.json"), s)
 	out := filepath.Join(dir, "out")
 	for _, tc := range []struct {
 		name string

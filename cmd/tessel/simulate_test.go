@@ -85,15 +85,7 @@ func crossSchedule(t *testing.T, dir string) string {
 	for i, b := range p.Blocks {
 		s.Instances = append(s.Instances, schedule.Instance{Block: i, Start: start[b.ID]})
 	}
-	var buf bytes.Buffer
-	if err := s.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "x-shape.json")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeScheduleFile(t, filepath.Join(dir, "x-shape.json"), s)
 }
 
 // Programs edited into the naive order (device 1 sends its first output
@@ -185,4 +177,17 @@ func TestSimulateUsageErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeScheduleFile writes s as a schedule file at path for a test.
+func writeScheduleFile(t *testing.T, path string, s *schedule.Schedule) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := s.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
