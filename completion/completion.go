@@ -67,11 +67,6 @@ func maxOf(xs []int) int {
 	return m
 }
 
-// phase is the problem of scheduling a warmup or a cooldown.
-func phase(p *placement.Placement, refs []schedule.Ref, memory int, entry []int) *smt.Problem {
-	return smt.InstanceProblem(p, refs, memory, entry)
-}
-
 // Feasible is the lazy check of the paper's §V: do the warmup and the
 // cooldown of these offsets, for n micro-batches, have any schedule under
 // the memory budget? A greedy schedule answers most cases; the solver
@@ -80,8 +75,8 @@ func phase(p *placement.Placement, refs []schedule.Ref, memory int, entry []int)
 func Feasible(ctx context.Context, p *placement.Placement, nr int, offsets []int, memory, n int) (bool, error) {
 	n = max(n, nr)
 	for _, pr := range []*smt.Problem{
-		phase(p, Warmup(p, offsets), memory, nil),
-		phase(p, Cooldown(p, offsets, nr, n), memory, cooldownEntry(p, offsets, nr, n)),
+		smt.InstanceProblem(p, Warmup(p, offsets), memory, nil),
+		smt.InstanceProblem(p, Cooldown(p, offsets, nr, n), memory, cooldownEntry(p, offsets, nr, n)),
 	} {
 		ok, err := smt.Satisfiable(ctx, pr)
 		if err != nil || !ok {

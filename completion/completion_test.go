@@ -2,6 +2,7 @@ package completion
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -244,7 +245,7 @@ func TestPropertyRandomPlacements(t *testing.T) {
 		if err != nil {
 			// A budget may admit no repetend at all; that must be the
 			// reported reason, and a single micro-batch must not fit.
-			if memory > 0 && isNoRepetend(err) {
+			if memory > 0 && errors.Is(err, ErrNoRepetend) {
 				continue
 			}
 			t.Fatalf("%s memory %d N=%d %s: %v", p.Name, memory, n, method, err)
@@ -256,8 +257,4 @@ func TestPropertyRandomPlacements(t *testing.T) {
 			t.Fatalf("%s N=%d: makespan %d below the lower bound %d", p.Name, n, mk, lb)
 		}
 	}
-}
-
-func isNoRepetend(err error) bool {
-	return err != nil && errorsIs(err, ErrNoRepetend)
 }

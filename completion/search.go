@@ -149,13 +149,13 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	warm := Warmup(p, r.Offsets)
 	cool := Cooldown(p, r.Offsets, r.NR, n)
 	t1 := time.Now()
-	ws, err := smt.MinimizeMakespan(phaseCtx, phase(p, warm, opt.Memory, nil), smt.Options{Seed: opt.Seed, Effort: effort})
+	ws, err := smt.MinimizeMakespan(phaseCtx, smt.InstanceProblem(p, warm, opt.Memory, nil), smt.Options{Seed: opt.Seed, Effort: effort})
 	res.Times.Warmup = time.Since(t1)
 	if err != nil {
 		return nil, fmt.Errorf("placement %q: warmup: %w", p.Name, err)
 	}
 	t2 := time.Now()
-	cs, err := smt.MinimizeMakespan(phaseCtx, phase(p, cool, opt.Memory, cooldownEntry(p, r.Offsets, r.NR, n)), smt.Options{Seed: opt.Seed, Effort: effort})
+	cs, err := smt.MinimizeMakespan(phaseCtx, smt.InstanceProblem(p, cool, opt.Memory, cooldownEntry(p, r.Offsets, r.NR, n)), smt.Options{Seed: opt.Seed, Effort: effort})
 	res.Times.Cooldown = time.Since(t2)
 	if err != nil {
 		return nil, fmt.Errorf("placement %q: cooldown: %w", p.Name, err)

@@ -165,16 +165,10 @@ func normalise(starts []int) []int {
 // microBatches (N, 0 when unknown) matters only where a micro-batch leaves
 // memory behind on a device.
 func MinimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, memory, microBatches, lo, hi, seed int) (r *Repetend, checks int, err error) {
-	return minimizePeriod(ctx, p, c, memory, microBatches, lo, hi, seed, 0)
-}
-
-// minimizePeriod is MinimizePeriod with every solver call capped; a call
-// that runs out ends the search with the best found and smt.ErrEffort.
-func minimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, memory, microBatches, lo, hi, seed, effort int) (r *Repetend, checks int, err error) {
 	if lo > hi {
 		return nil, 0, nil
 	}
-	ps, err := newPeriodSolver(p, c.Offsets, c.NR, memory, microBatches, seed, effort)
+	ps, err := newPeriodSolver(p, c.Offsets, c.NR, memory, microBatches, seed, 0)
 	if err != nil {
 		return nil, 0, err
 	}
