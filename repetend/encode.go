@@ -186,7 +186,7 @@ func newWorkerSolver(p *placement.Placement, seed, effort int) (*periodSolver, e
 	return encodePeriodic(p, pr, seed, effort)
 }
 
-// solveCandidate is minimizePeriod on a worker's shared encoding: the
+// solveCandidate is MinimizePeriod on a worker's shared encoding: the
 // candidate's dependencies and memory live in one scope.
 func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placement, c Candidate, memory, microBatches, lo, hi int) (*Repetend, int, error) {
 	if lo > hi {
