@@ -14,11 +14,47 @@ type Kind string
 
 const (
 	Forward  Kind = "forward"
-	Backward Kind = "backward"
+	Backward Kind = "backward" // the whole backward: gradients for inputs and weights
+	Input    Kind = "input"    // the gradient for the block's inputs only ("B" of zero bubble, "I" of PyTorch)
+	Weight   Kind = "weight"   // the gradient for its weights only ("W")
 )
 
 // Kinds lists every valid Kind, in a stable order.
-var Kinds = []Kind{Forward, Backward}
+var Kinds = []Kind{Forward, Backward, Input, Weight}
+
+// KindInfo is everything the library needs to know about a kind: every
+// package asks this table instead of switching on kinds.
+type KindInfo struct {
+	Kind Kind
+	// Letter is the kind's letter in renderings (f, b, i, w); its upper
+	// case is PyTorch's action type (F, B, I, W).
+	Letter byte
+	// Gradient is true for the kinds of the backward pass.
+	Gradient bool
+	// InputGradient is true for the kinds that compute the gradient the
+	// previous stage waits for (backward and input).
+	InputGradient bool
+	// WeightGradient is true for the kinds that compute the weights'
+	// gradient (backward and weight).
+	WeightGradient bool
+}
+
+var kindInfos = []KindInfo{
+	{Kind: Forward, Letter: 'f'},
+	{Kind: Backward, Letter: 'b', Gradient: true, InputGradient: true, WeightGradient: true},
+	{Kind: Input, Letter: 'i', Gradient: true, InputGradient: true},
+	{Kind: Weight, Letter: 'w', Gradient: true, WeightGradient: true},
+}
+
+// Info returns the properties of k; ok is false for a kind outside Kinds.
+func (k Kind) Info() (info KindInfo, ok bool) {
+	for _, in := range kindInfos {
+		if in.Kind == k {
+			return in, true
+		}
+	}
+	return KindInfo{Kind: k}, false
+}
 
 // Block is B_i: one block of one micro-batch.
 type Block struct {

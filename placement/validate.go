@@ -130,12 +130,8 @@ func (p *Placement) validateBlock(b Block) error {
 }
 
 func validKind(k Kind) bool {
-	for _, v := range Kinds {
-		if k == v {
-			return true
-		}
-	}
-	return false
+	_, ok := k.Info()
+	return ok
 }
 
 // cycle returns the block indices of one dependency cycle in dependency

@@ -36,7 +36,7 @@ func TestValidate(t *testing.T) {
 		{"space in id", func(p *Placement) { p.Blocks[2].ID = "b 1" }, `block "b 1": id contains space or control character ' '`},
 		{"bad utf8 id", func(p *Placement) { p.Blocks[2].ID = "b\xff" }, `id is not valid UTF-8`},
 		{"duplicate id", func(p *Placement) { p.Blocks[3].ID = "f1" }, `placement "small": duplicate id "f1" (blocks 1 and 3)`},
-		{"bad kind", func(p *Placement) { p.Blocks[1].Kind = "optimizer" }, `placement "small": block "f1": unknown kind "optimizer" (want one of [forward backward])`},
+		{"bad kind", func(p *Placement) { p.Blocks[1].Kind = "optimizer" }, `placement "small": block "f1": unknown kind "optimizer" (want one of [forward backward input weight])`},
 		{"no block devices", func(p *Placement) { p.Blocks[0].Devices = nil }, `block "f0": no devices`},
 		{"device high", func(p *Placement) { p.Blocks[1].Devices = []int{7} }, `placement "small": block "f1": device 7 out of range 0..1`},
 		{"device negative", func(p *Placement) { p.Blocks[1].Devices = []int{-1} }, `block "f1": device -1 out of range 0..1`},

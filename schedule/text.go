@@ -160,14 +160,11 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 	return err
 }
 
-// kindLetter is the letter of a block kind in renderings: f, b, or the
-// kind's first letter.
+// kindLetter is the letter of a block kind in renderings (f, b, i, w), or
+// an unknown kind's first letter.
 func kindLetter(k placement.Kind) string {
-	switch k {
-	case placement.Forward:
-		return "f"
-	case placement.Backward:
-		return "b"
+	if in, ok := k.Info(); ok {
+		return string(in.Letter)
 	}
 	if k == "" {
 		return "?"
