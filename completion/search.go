@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"tessel/baseline"
+	"tessel/construct"
 	"tessel/placement"
 	"tessel/repetend"
 	"tessel/schedule"
@@ -27,7 +29,21 @@ type Options struct {
 	// negative value means no cap. A capped phase keeps the best schedule
 	// found and is reported as not proven; the cap is deterministic.
 	PhaseEffort int
-	Progress    func(repetend.Progress)
+	// SolverOnly leaves out the constructions and baselines: the search
+	// is then the paper's alone (repetend, lazy completion, time-optimal
+	// phases). For measuring the solver; users want the default.
+	SolverOnly bool
+	Progress   func(Progress)
+}
+
+// Progress is a snapshot of a running search.
+type Progress struct {
+	Stage string // "constructions", "repetend", "warmup and cooldown"
+	// Repetend is the repetend search's own progress, during that stage.
+	Repetend *repetend.Progress
+	// BestMakespan is the least makespan of a verified schedule so far
+	// (0 while none); LowerBound the makespan's lower bound.
+	BestMakespan, LowerBound int
 }
 
 // DefaultPhaseEffort lets a warmup or cooldown proof run for about a
@@ -37,51 +53,231 @@ type Options struct {
 // 36 to 27 against a lower bound of 24).
 const DefaultPhaseEffort = 1_000_000
 
-// Times split the search time as the paper's Fig. 10 does.
+// Limits on what is given to the solver: beyond them an encoding costs
+// more memory and time than it can win back, and the constructions answer
+// alone. The repetend's encoding has a Boolean per pair of blocks on a
+// device; a phase's, per pair of instances.
+const (
+	maxSolverBlocks = 256
+	maxPhaseTasks   = 320
+)
+
+// Times split the search time as the paper's Fig. 10 does, with the
+// constructions first.
 type Times struct {
-	Total, Repetend, Warmup, Cooldown time.Duration
+	Total, Constructions, Repetend, Warmup, Cooldown time.Duration
+}
+
+// Seed is one schedule the search started from: a construction or a
+// baseline, verified and within the budget.
+type Seed struct {
+	Name     string
+	Makespan int
 }
 
 // Result is a verified schedule and how it was found.
 type Result struct {
-	Schedule *schedule.Schedule // verified
-	Repetend *repetend.Repetend // nil when Fallback
-	Search   *repetend.Result
-	Times    Times
-	// WarmupProven and CooldownProven say whether the phases' schedules
-	// are proven time-optimal.
+	// Schedule is the verified schedule of least makespan found.
+	Schedule *schedule.Schedule
+	// Source names what built Schedule: "repetend" (the Tessel search:
+	// repetend, warmup and cooldown), a construction ("modulo",
+	// "list/…") or a baseline ("baseline 1f1b", …).
+	Source string
+	// Repetend is the repetend of least period found (nil when none fits
+	// the budget with N_R ≤ MaxNR); Schedule need not be built from it
+	// when another schedule ends earlier at this N.
+	Repetend *repetend.Repetend
+	// Search is the solver's repetend search; nil when it was not run
+	// (the constructions reached the lower bound, the placement is too
+	// large for the solver, or SolverOnly is off and … see Skipped).
+	Search *repetend.Result
+	// Skipped says why the solver's repetend search did not run.
+	Skipped string
+	Seeds   []Seed
+	Bounds  schedule.Bounds
+	Times   Times
+	// WarmupProven and CooldownProven say whether the phases of the
+	// repetend's schedule are proven time-optimal.
 	WarmupProven, CooldownProven bool
-	// Fallback is set when N < N_R: the schedule is then the time-optimal
-	// search of all N micro-batches (TO holds its outcome).
+	// Fallback is set when N < N_R: the repetend's schedule is then the
+	// time-optimal search of all N micro-batches (TO holds its outcome).
 	Fallback bool
 	TO       *smt.Solution
 }
 
-// Proven reports whether every part of the search ran to its end: the
-// repetend's period is least and warmup and cooldown are time-optimal.
-func (r *Result) Proven() bool {
-	if r.Fallback {
-		return r.TO != nil && r.TO.Proven
+// Makespan of the schedule found.
+func (r *Result) Makespan() int { return schedule.Makespan(r.Schedule) }
+
+// Gap is how far the makespan may be from the optimum: makespan − lower
+// bound.
+func (r *Result) Gap() int { return r.Makespan() - r.Bounds.Makespan }
+
+// PeriodProven reports whether no repetend with N_R ≤ MaxNR has a
+// shorter period than Repetend.
+func (r *Result) PeriodProven() bool {
+	if r.Repetend == nil {
+		return false
 	}
-	return r.Search != nil && r.Search.Proven && r.WarmupProven && r.CooldownProven
+	if r.Repetend.Period <= r.Bounds.Period {
+		return true
+	}
+	return r.Search != nil && r.Search.Proven && r.Search.Best != nil && r.Search.Best.Period == r.Repetend.Period
 }
+
+// Proven reports whether the schedule is proven optimal for N: its
+// makespan meets the lower bound, or every part of the search ran to its
+// end (the time-optimal search of all N, or a least-period repetend with
+// time-optimal warmup and cooldown that no construction beat).
+func (r *Result) Proven() bool {
+	if r.Gap() <= 0 {
+		return true
+	}
+	if r.Fallback {
+		return r.Source == sourceRepetend && r.TO != nil && r.TO.Proven
+	}
+	return r.Source == sourceRepetend && r.PeriodProven() && r.WarmupProven && r.CooldownProven
+}
+
+const sourceRepetend = "repetend"
 
 // ErrNoRepetend means no repetend fits the memory budget.
 var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 
-// graceTime is how long the phases may still run after the caller's
-// context ended, to turn the best repetend found into a schedule.
-const graceTime = 10 * time.Second
-
-// Search is the Tessel search (Algorithm 1 with lazy completion): the
-// repetend of least period whose warmup and cooldown exist, the
-// time-optimal warmup and cooldown of that one, and the full schedule of
-// MicroBatches micro-batches, verified.
+// Search finds the schedule of N micro-batches with the least makespan it
+// can under the memory budget:
+//
+//  1. the constructions (modulo and list schedules) and every baseline
+//     that applies and fits the budget, in milliseconds: the best of them
+//     is the incumbent, and the search never returns anything worse;
+//  2. the Tessel search (Algorithm 1 with lazy completion) for a repetend
+//     of shorter period than the modulo schedule's, top-down from it;
+//  3. the time-optimal warmup and cooldown of the least-period repetend,
+//     and the full schedule it makes, compacted.
+//
+// The schedule of least makespan wins; on a tie, the repetend's. When ctx
+// ends, Search returns at once with the best verified schedule so far.
 func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
 	t0 := time.Now()
 	if opt.MicroBatches < 1 {
 		return nil, fmt.Errorf("completion: %d micro-batches, want at least 1", opt.MicroBatches)
 	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("completion: %w", err)
+	}
+	n := opt.MicroBatches
+	res := &Result{Bounds: schedule.LowerBounds(p, n)}
+	report := func(stage string, rp *repetend.Progress) {
+		if opt.Progress == nil {
+			return
+		}
+		pr := Progress{Stage: stage, Repetend: rp, LowerBound: res.Bounds.Makespan}
+		if res.Schedule != nil {
+			pr.BestMakespan = schedule.Makespan(res.Schedule)
+		}
+		opt.Progress(pr)
+	}
+	offer := func(source string, s *schedule.Schedule) {
+		if s == nil {
+			return
+		}
+		if res.Schedule == nil || schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
+			res.Schedule, res.Source = s, source
+		}
+	}
+
+	// 1. Constructions and baselines.
+	var incumbent *repetend.Repetend
+	if !opt.SolverOnly {
+		report("constructions", nil)
+		cands, err := construct.Portfolio(ctx, p, n, opt.Memory)
+		if err != nil {
+			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
+		}
+		for _, c := range cands {
+			res.Seeds = append(res.Seeds, Seed{Name: c.Name, Makespan: c.Makespan})
+			offer(c.Name, c.Schedule)
+			if c.Periodic != nil {
+				incumbent = fromPeriodic(c.Periodic)
+			}
+		}
+		for _, m := range baseline.Methods() {
+			s, err := m.Build(p, n, opt.Memory)
+			if err != nil {
+				continue // not applicable, or over the budget
+			}
+			name := "baseline " + m.Name
+			res.Seeds = append(res.Seeds, Seed{Name: name, Makespan: schedule.Makespan(s)})
+			offer(name, s)
+		}
+		if incumbent != nil && opt.MaxNR > 0 && incumbent.NR > opt.MaxNR {
+			incumbent = nil // the user bounded N_R
+		}
+		res.Repetend = incumbent
+		res.Times.Constructions = time.Since(t0)
+		report("constructions", nil)
+	}
+
+	// 2. The solver's repetend, for a shorter period than the modulo
+	// schedule's.
+	t1 := time.Now()
+	switch {
+	case incumbent != nil && incumbent.Period <= res.Bounds.Period:
+		res.Skipped = "the modulo schedule's period meets the lower bound"
+	case ctx.Err() != nil:
+		res.Skipped = "stopped before the solver started"
+	case len(p.Blocks) > maxSolverBlocks && res.Schedule != nil:
+		res.Skipped = fmt.Sprintf("%d blocks is more than the solver's limit of %d", len(p.Blocks), maxSolverBlocks)
+	default:
+		sr, err := solveRepetend(ctx, p, opt, incumbent, func(pr repetend.Progress) { report("repetend", &pr) })
+		res.Times.Repetend = time.Since(t1)
+		if err != nil {
+			return nil, fmt.Errorf("placement %q: repetend search: %w", p.Name, err)
+		}
+		res.Search = sr
+		if sr.Best != nil {
+			res.Repetend = sr.Best
+		}
+	}
+	if res.Repetend == nil && res.Schedule == nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, ctx.Err())
+		}
+		maxNR := opt.MaxNR
+		if res.Search != nil {
+			maxNR = res.Search.MaxNR
+		}
+		return nil, fmt.Errorf("placement %q: memory %d, N_R ≤ %d: %w", p.Name, opt.Memory, maxNR, ErrNoRepetend)
+	}
+
+	// 3. The repetend's own schedule: time-optimal warmup and cooldown
+	// around it, unless the search was stopped or a construction already
+	// meets the lower bound.
+	if res.Repetend != nil && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) {
+		report("warmup and cooldown", nil)
+		s, err := repetendSchedule(ctx, p, res.Repetend, opt, res)
+		switch {
+		case err != nil && res.Schedule == nil:
+			return nil, err
+		case err == nil && (res.Schedule == nil || schedule.Makespan(s) <= schedule.Makespan(res.Schedule)):
+			res.Schedule, res.Source = s, sourceRepetend
+		}
+	}
+	if res.Schedule == nil {
+		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, context.Cause(ctx))
+	}
+	res.Times.Total = time.Since(t0)
+	return res, nil
+}
+
+// fromPeriodic is a modulo schedule as a repetend.
+func fromPeriodic(ps *construct.Periodic) *repetend.Repetend {
+	offsets, nr := ps.Offsets()
+	return &repetend.Repetend{NR: nr, Offsets: offsets, Period: ps.Period, Starts: ps.RepetendStarts()}
+}
+
+// solveRepetend runs the solver's repetend search with the lazy
+// completion check, from the incumbent when there is one.
+func solveRepetend(ctx context.Context, p *placement.Placement, opt Options, incumbent *repetend.Repetend, progress func(repetend.Progress)) (*repetend.Result, error) {
 	var mu sync.Mutex
 	cache := map[string]bool{}
 	accept := func(ctx context.Context, nr int, offsets []int) (bool, error) {
@@ -101,29 +297,18 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 		mu.Unlock()
 		return ok, nil
 	}
-	sr, err := repetend.Search(ctx, p, repetend.Options{
+	return repetend.Search(ctx, p, repetend.Options{
 		Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches, Method: opt.Method, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
-		Accept: accept, Progress: opt.Progress,
+		Accept: accept, Progress: progress, Incumbent: incumbent,
 	})
-	res := &Result{Search: sr}
-	res.Times.Repetend = time.Since(t0)
-	if err != nil {
-		return nil, fmt.Errorf("placement %q: repetend search: %w", p.Name, err)
-	}
-	if sr.Best == nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("placement %q: stopped before any repetend was found: %w", p.Name, ctx.Err())
-		}
-		return nil, fmt.Errorf("placement %q: memory %d, N_R ≤ %d: %w", p.Name, opt.Memory, sr.MaxNR, ErrNoRepetend)
-	}
-	r := sr.Best
-	res.Repetend = r
-	phaseCtx := ctx
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		phaseCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), graceTime)
-		defer cancel()
-	}
+}
+
+// repetendSchedule is the full schedule of a repetend: time-optimal
+// warmup and cooldown (the solver within the phase effort, or a list
+// schedule where a phase is too large for it), the iterations, compacted.
+// With fewer micro-batches than N_R it is the time-optimal schedule of
+// all of them, where that is small enough for the solver.
+func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.Repetend, opt Options, res *Result) (*schedule.Schedule, error) {
 	effort := opt.PhaseEffort
 	switch {
 	case effort == 0:
@@ -133,8 +318,15 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	}
 	n := opt.MicroBatches
 	if n < r.NR {
+		if n*len(p.Blocks) > maxPhaseTasks {
+			return nil, fmt.Errorf("placement %q: %d micro-batches, fewer than N_R %d, and too many instances for the time-optimal search", p.Name, n, r.NR)
+		}
 		t1 := time.Now()
-		s, sol, err := smt.Optimal(phaseCtx, p, n, opt.Memory, smt.Options{Seed: opt.Seed})
+		var hint []int
+		if res.Schedule != nil {
+			hint = startsOf(res.Schedule, smt.AllInstances(p, n))
+		}
+		s, sol, err := smt.Optimal(ctx, p, n, opt.Memory, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
 		res.Times.Warmup = time.Since(t1)
 		if err != nil {
 			return nil, err
@@ -142,20 +334,30 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 		if err := schedule.Verify(s); err != nil {
 			return nil, fmt.Errorf("time-optimal schedule fails verification: %w", err)
 		}
-		res.Schedule, res.Fallback, res.TO = s, true, sol
-		res.Times.Total = time.Since(t0)
-		return res, nil
+		res.Fallback, res.TO = true, sol
+		return s, nil
 	}
 	warm := Warmup(p, r.Offsets)
 	cool := Cooldown(p, r.Offsets, r.NR, n)
+	phase := func(refs []schedule.Ref, entry []int) (*smt.Solution, error) {
+		pr := smt.InstanceProblem(p, refs, opt.Memory, entry)
+		if len(refs) > maxPhaseTasks {
+			starts := smt.Greedy(pr)
+			if starts == nil {
+				return nil, fmt.Errorf("%d instances, too many for the solver, and no list schedule fits the budget", len(refs))
+			}
+			return &smt.Solution{Starts: starts, Makespan: pr.Makespan(starts)}, nil
+		}
+		return smt.MinimizeMakespan(ctx, pr, smt.Options{Seed: opt.Seed, Effort: effort})
+	}
 	t1 := time.Now()
-	ws, err := smt.MinimizeMakespan(phaseCtx, smt.InstanceProblem(p, warm, opt.Memory, nil), smt.Options{Seed: opt.Seed, Effort: effort})
+	ws, err := phase(warm, nil)
 	res.Times.Warmup = time.Since(t1)
 	if err != nil {
 		return nil, fmt.Errorf("placement %q: warmup: %w", p.Name, err)
 	}
 	t2 := time.Now()
-	cs, err := smt.MinimizeMakespan(phaseCtx, smt.InstanceProblem(p, cool, opt.Memory, cooldownEntry(p, r.Offsets, r.NR, n)), smt.Options{Seed: opt.Seed, Effort: effort})
+	cs, err := phase(cool, cooldownEntry(p, r.Offsets, r.NR, n))
 	res.Times.Cooldown = time.Since(t2)
 	if err != nil {
 		return nil, fmt.Errorf("placement %q: cooldown: %w", p.Name, err)
@@ -165,7 +367,18 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	res.Schedule = s
-	res.Times.Total = time.Since(t0)
-	return res, nil
+	return construct.Compact(s)
+}
+
+// startsOf returns the start of every ref in s.
+func startsOf(s *schedule.Schedule, refs []schedule.Ref) []int {
+	at := make(map[schedule.Ref]int, len(s.Instances))
+	for _, in := range s.Instances {
+		at[in.Ref()] = in.Start
+	}
+	out := make([]int, len(refs))
+	for k, r := range refs {
+		out[k] = at[r]
+	}
+	return out
 }

@@ -61,6 +61,12 @@ type Options struct {
 	// Progress, when set, is called (from one goroutine at a time) as the
 	// search advances.
 	Progress func(Progress)
+	// Incumbent, when set, is a repetend already known (a modulo schedule,
+	// say) that fits the budget and passes Accept. The search then looks
+	// only for shorter periods, top-down from it: the checks that find a
+	// repetend are cheap and the one that proves none exists comes last.
+	// The result is never worse than the incumbent.
+	Incumbent *Repetend
 }
 
 // Progress is a snapshot of a running search.
@@ -149,6 +155,10 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	if err != nil || r.Best != nil || r.Proven {
 		return r, err
 	}
+	if opt.Incumbent != nil {
+		r.Best = opt.Incumbent
+		return r, nil
+	}
 	// Stopped (time limit, Ctrl-C, effort) before any repetend: one
 	// micro-batch at a time is always a repetend when one fits in memory.
 	seq := Sequential(p)
@@ -228,6 +238,10 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 		firstErr  error
 		unproven  bool // a solver call ran out of effort
 	)
+	if opt.Incumbent != nil {
+		// Only a shorter period beats what is known.
+		best, bestIndex = opt.Incumbent, -1
+	}
 	better := func(period, index int) bool {
 		return best == nil || period < best.Period || (period == best.Period && index < bestIndex)
 	}
@@ -366,6 +380,10 @@ dispatch:
 		return res, firstErr
 	}
 	res.Proven = (exhausted && ctx.Err() == nil && !unproven) || (best != nil && best.Period == lb)
+	if best != nil && best == opt.Incumbent {
+		res.Best = best
+		return res, nil
+	}
 	if best != nil {
 		// The starts of the winner must not depend on the path the search
 		// took (workers, bounds met on the way): solve it once more alone.
@@ -413,6 +431,9 @@ const nrEffort = 2_000_000
 func searchJoint(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
 	lb := p.MaxLoad()
 	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Method: MethodJoint}
+	if opt.Incumbent != nil {
+		return searchJointDown(ctx, p, opt, res)
+	}
 	refuted := true // every period below the current one is impossible
 	for P := lb; P <= upperPeriod(p); P++ {
 		r, err := jointAt(ctx, p, P, opt, res)
@@ -436,8 +457,61 @@ func searchJoint(ctx context.Context, p *placement.Placement, opt Options) (*Res
 	return res, nil
 }
 
+// searchJointDown checks P = incumbent − 1, − 2, … down to the lower
+// bound, each with the offsets as variables, until a period has no
+// repetend (proven: the last one found is least) or a check runs out of
+// effort (not proven). The least N_R is sought only at the last period
+// found.
+func searchJointDown(ctx context.Context, p *placement.Placement, opt Options, res *Result) (*Result, error) {
+	res.Best = opt.Incumbent
+	if opt.Incumbent.Period <= res.LowerBound {
+		res.Proven = true
+		return res, nil
+	}
+	found := false
+	for P := opt.Incumbent.Period - 1; P >= res.LowerBound; P-- {
+		r, err := jointAtNR(ctx, p, P, opt, res, false)
+		if errors.Is(err, smt.ErrEffort) {
+			break
+		}
+		if err != nil {
+			if interrupted(err) {
+				break
+			}
+			return res, err
+		}
+		if r == nil {
+			res.Proven = true
+			break
+		}
+		res.Best, found = r, true
+		if P == res.LowerBound {
+			res.Proven = true
+		}
+		if opt.Progress != nil {
+			opt.Progress(Progress{Method: MethodJoint, NR: opt.MaxNR, Stats: res.Stats, BestPeriod: P, LowerBound: res.LowerBound})
+		}
+	}
+	if found && ctx.Err() == nil {
+		// The least N_R at the period reached; a capped effort, as in
+		// jointAt.
+		if r, err := jointAtNR(ctx, p, res.Best.Period, opt, res, true); err == nil && r != nil && r.NR <= res.Best.NR {
+			res.Best = r
+		} else if err != nil && !interrupted(err) && !errors.Is(err, smt.ErrEffort) {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
 // jointAt finds, for one period, the accepted offsets of least N_R.
 func jointAt(ctx context.Context, p *placement.Placement, P int, opt Options, res *Result) (*Repetend, error) {
+	return jointAtNR(ctx, p, P, opt, res, true)
+}
+
+// jointAtNR finds, for one period, accepted offsets; of least N_R when
+// leastNR is set.
+func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, res *Result, leastNR bool) (*Repetend, error) {
 	j, err := newJointSolver(p, P, opt.MaxNR, opt.Memory, opt.MicroBatches, opt.Seed, opt.effort())
 	if err != nil {
 		return nil, err
@@ -466,7 +540,7 @@ func jointAt(ctx context.Context, p *placement.Placement, P int, opt Options, re
 		// none exists gets a capped, deterministic effort.
 		nr := maxOffset(offs) + 1
 		j.s.SetEffort(nrEffort)
-		for nr > 1 {
+		for leastNR && nr > 1 {
 			res.Stats.Checks++
 			st2, offs2, starts2, err := j.next(ctx, nr-1)
 			if errors.Is(err, smt.ErrEffort) {

@@ -255,12 +255,11 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 	row := compareRow{Method: "Tessel", Placement: p.Name, MicroBatches: opts.MicroBatches}
 	ctx, cancel := withLimit(ctx, opts.TimeLimit)
 	defer cancel()
+	t0 := time.Now()
 	res, err := completion.Search(ctx, p, completion.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
 		Method: repetend.MethodJoint, Jobs: opts.Jobs, Seed: opts.Seed,
-		Progress: func(pr repetend.Progress) {
-			bar.show("compare: Tessel search, N_R ≤ %d, best period %d (lower bound %d)", pr.NR, pr.BestPeriod, pr.LowerBound)
-		},
+		Progress: func(pr completion.Progress) { bar.show("compare: Tessel %s", searchStatus(pr, time.Since(t0))) },
 	})
 	if errors.Is(err, completion.ErrNoRepetend) {
 		row.Status, row.Note = statusNone, "no repetend fits the memory budget"
@@ -275,18 +274,17 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 	}
 	row.fill(s, opts.Memory)
 	r := res.Repetend
-	if r == nil {
-		r = res.Search.Best
-	}
 	if r != nil {
 		row.RepetendBubbleRate = ptr(round6(schedule.RepetendBubbleRate(p, r.Period)))
 		row.Note = fmt.Sprintf("N_R %d, period %d", r.NR, r.Period)
 	}
-	if res.Fallback {
+	if res.Source != "repetend" {
+		row.Note += "; schedule from " + res.Source
+	} else if res.Fallback {
 		row.Note += "; N < N_R: time-optimal schedule of all N"
 	}
 	if !res.Proven() {
-		row.Note += "; not proven: " + strings.TrimPrefix(provenText(res), "no: ")
+		row.Note += fmt.Sprintf("; not proven (gap %d)", res.Gap())
 	}
 	row.Proven = ptr(res.Proven())
 	row.Seconds = ptr(secs(res.Times.Total))

@@ -27,6 +27,7 @@ type searchOptions struct {
 	Seed         int
 	Effort       int
 	TimeLimit    time.Duration
+	SolverOnly   bool
 	Outputs      outputs
 }
 
@@ -61,6 +62,7 @@ func searchCommand() *cli.Command {
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of one solver call of the repetend search, in Z3 resource units (0: %d, -1: none); deterministic, unlike --time-limit", repetend.DefaultEffort)},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this long and keep the best schedule found (e.g. 30s, 5m)"},
+			&cli.BoolFlag{Name: "solver-only", Usage: "leave out the constructions and baselines: the paper's search alone (for measuring it)"},
 		), outputFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -69,7 +71,7 @@ func searchCommand() *cli.Command {
 			return runSearch(c.Context, searchOptions{
 				Placement: placementSpecFrom(c), MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				NR: c.Int("nr"), Method: c.String("method"), Jobs: c.Int("jobs"), Seed: c.Int("seed"), Effort: c.Int("effort"),
-				TimeLimit: c.Duration("time-limit"), Outputs: outputsFrom(c),
+				TimeLimit: c.Duration("time-limit"), SolverOnly: c.Bool("solver-only"), Outputs: outputsFrom(c),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -101,19 +103,8 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	t0 := time.Now()
 	res, err := completion.Search(ctx, p, completion.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
-		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort,
-		Progress: func(pr repetend.Progress) {
-			best := "none yet"
-			if pr.BestPeriod > 0 {
-				best = fmt.Sprint(pr.BestPeriod)
-			}
-			seen := fmt.Sprint(pr.Stats.Seen)
-			if pr.Total > 0 {
-				seen += fmt.Sprintf(" of %d", pr.Total)
-			}
-			bar.show("search (%s): N_R %d, candidates %s seen, %d pruned, %d solved, best period %s (lower bound %d), %s",
-				pr.Method, pr.NR, seen, pr.Stats.Pruned, pr.Stats.Solved, best, pr.LowerBound, time.Since(t0).Round(time.Second))
-		},
+		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly,
+		Progress: func(pr completion.Progress) { bar.show("%s", searchStatus(pr, time.Since(t0))) },
 	})
 	bar.done()
 	if err != nil {
@@ -129,29 +120,51 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if err := opts.Outputs.write(s); err != nil {
 		return err
 	}
-	sum := newSummary(s, string(res.Search.Method), res.Proven())
-	sum.Seconds = seconds{Total: secs(res.Times.Total), Repetend: secs(res.Times.Repetend), Warmup: secs(res.Times.Warmup), Cooldown: secs(res.Times.Cooldown)}
-	st := res.Search.Stats
-	sum.Candidates = &candidates{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}
+	methodName := string(method)
+	if res.Search != nil {
+		methodName = string(res.Search.Method)
+	}
+	sum := newSummary(s, methodName, res.Proven())
+	sum.Source = res.Source
+	sum.Gap = ptr(res.Gap())
+	sum.Seconds = seconds{Total: secs(res.Times.Total), Constructions: secs(res.Times.Constructions), Repetend: secs(res.Times.Repetend), Warmup: secs(res.Times.Warmup), Cooldown: secs(res.Times.Cooldown)}
+	if res.Search != nil {
+		st := res.Search.Stats
+		sum.Candidates = &candidates{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}
+	}
 	r := res.Repetend
-	rate := schedule.RepetendBubbleRate(p, r.Period)
-	sum.NR, sum.Period, sum.RepetendBubbleRate = r.NR, r.Period, &rate
-	sum.Offsets = map[string]int{}
-	for i, b := range p.Blocks {
-		sum.Offsets[b.ID] = r.Offsets[i]
+	var rate float64
+	if r != nil {
+		rate = schedule.RepetendBubbleRate(p, r.Period)
+		sum.NR, sum.Period, sum.RepetendBubbleRate = r.NR, r.Period, &rate
+		sum.PeriodProven = ptr(res.PeriodProven())
+		sum.Offsets = map[string]int{}
+		for i, b := range p.Blocks {
+			sum.Offsets[b.ID] = r.Offsets[i]
+		}
 	}
 	if opts.Outputs.JSON {
 		return printJSON(stdout, sum)
 	}
-	fmt.Fprintf(stdout, "tessel search: %s, %d devices, memory %s, N_R ≤ %d, %d micro-batches, method %s\n\n",
-		p.Name, p.Devices, budget(opts.Memory), res.Search.MaxNR, opts.MicroBatches, res.Search.Method)
-	fmt.Fprintf(stdout, "repetend     N_R %d, period %d (lower bound %d), repetend bubble rate %s\n", r.NR, r.Period, res.Search.LowerBound, pct(rate))
-	fmt.Fprintf(stdout, "offsets      %s\n", offsetsText(p, r.Offsets))
-	for d, line := range repetendRows(p, r) {
-		fmt.Fprintf(stdout, "  device %-3d %s\n", d, line)
+	nrText := "N_R from the budget"
+	if opts.NR > 0 {
+		nrText = fmt.Sprintf("N_R ≤ %d", opts.NR)
+	} else if res.Search != nil {
+		nrText = fmt.Sprintf("N_R ≤ %d", res.Search.MaxNR)
+	}
+	fmt.Fprintf(stdout, "tessel search: %s, %d devices, memory %s, %s, %d micro-batches, method %s\n\n",
+		p.Name, p.Devices, budget(opts.Memory), nrText, opts.MicroBatches, method)
+	if r != nil {
+		fmt.Fprintf(stdout, "repetend     N_R %d, period %d (lower bound %d), repetend bubble rate %s\n", r.NR, r.Period, res.Bounds.Period, pct(rate))
+		fmt.Fprintf(stdout, "offsets      %s\n", offsetsText(p, r.Offsets))
+		for d, line := range repetendRows(p, r) {
+			fmt.Fprintf(stdout, "  device %-3d %s\n", d, line)
+		}
+	} else {
+		fmt.Fprintf(stdout, "repetend     none with N_R ≤ %d fits the budget\n", opts.NR)
 	}
 	fmt.Fprintln(stdout)
-	if res.Fallback {
+	if res.Fallback && res.Source == "repetend" {
 		fmt.Fprintf(stdout, "%d micro-batches is fewer than N_R %d: the schedule below is the time-optimal search of all of them.\n\n", opts.MicroBatches, r.NR)
 	}
 	// The warmup and two iterations of the repetend show its pattern and
@@ -163,13 +176,59 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if err := schedule.RenderTextUpTo(s, stdout, units); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nschedule     %d micro-batches: makespan %d (lower bound %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, pct(sum.BubbleRate))
+	fmt.Fprintf(stdout, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, res.Gap(), pct(sum.BubbleRate))
+	fmt.Fprintf(stdout, "built by     %s\n", sourceText(res))
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budget(opts.Memory))
-	fmt.Fprintf(stdout, "candidates   %d seen, %d pruned, %d solved, %d rejected by warmup/cooldown (%d solver calls)\n", st.Seen, st.Pruned, st.Solved, st.Rejected, st.Checks)
-	fmt.Fprintf(stdout, "search time  %.3fs (repetend %.3fs, warmup %.3fs, cooldown %.3fs)\n", res.Times.Total.Seconds(), res.Times.Repetend.Seconds(), res.Times.Warmup.Seconds(), res.Times.Cooldown.Seconds())
+	if res.Search != nil {
+		st := res.Search.Stats
+		fmt.Fprintf(stdout, "solver       %d candidates seen, %d pruned, %d solved, %d rejected by warmup/cooldown (%d solver calls)\n", st.Seen, st.Pruned, st.Solved, st.Rejected, st.Checks)
+	} else if res.Skipped != "" {
+		fmt.Fprintf(stdout, "solver       not needed for the repetend: %s\n", res.Skipped)
+	}
+	fmt.Fprintf(stdout, "search time  %.3fs (constructions %.3fs, repetend %.3fs, warmup %.3fs, cooldown %.3fs)\n", res.Times.Total.Seconds(), res.Times.Constructions.Seconds(), res.Times.Repetend.Seconds(), res.Times.Warmup.Seconds(), res.Times.Cooldown.Seconds())
 	fmt.Fprintf(stdout, "proven       %s\n", provenText(res))
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	return nil
+}
+
+// searchStatus is the status line of a running search.
+func searchStatus(pr completion.Progress, elapsed time.Duration) string {
+	best := "none yet"
+	if pr.BestMakespan > 0 {
+		best = fmt.Sprintf("%d (gap %d to the lower bound %d)", pr.BestMakespan, pr.BestMakespan-pr.LowerBound, pr.LowerBound)
+	}
+	line := fmt.Sprintf("search: %s, best makespan %s", pr.Stage, best)
+	if rp := pr.Repetend; rp != nil {
+		period := "none yet"
+		if rp.BestPeriod > 0 {
+			period = fmt.Sprint(rp.BestPeriod)
+		}
+		seen := fmt.Sprint(rp.Stats.Seen)
+		if rp.Total > 0 {
+			seen += fmt.Sprintf(" of %d", rp.Total)
+		}
+		line += fmt.Sprintf("; %s: N_R %d, %s seen, %d solved, period %s (lower bound %d)", rp.Method, rp.NR, seen, rp.Stats.Solved, period, rp.LowerBound)
+	}
+	return line + ", " + elapsed.Round(time.Second).String()
+}
+
+// sourceText says what built the schedule and what it beat.
+func sourceText(res *completion.Result) string {
+	text := res.Source
+	if res.Source == "repetend" {
+		text = "the repetend with time-optimal warmup and cooldown"
+	}
+	best := ""
+	for _, sd := range res.Seeds {
+		if sd.Name != res.Source {
+			best = fmt.Sprintf("%s (makespan %d)", sd.Name, sd.Makespan)
+			break
+		}
+	}
+	if len(res.Seeds) > 0 && best != "" {
+		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s", len(res.Seeds), best)
+	}
+	return text
 }
 
 func offsetsText(p *placement.Placement, offs []int) string {
@@ -196,21 +255,31 @@ func repetendRows(p *placement.Placement, r *repetend.Repetend) []string {
 }
 
 func provenText(res *completion.Result) string {
+	if res.Gap() <= 0 {
+		return "yes: the makespan meets the lower bound"
+	}
 	if res.Proven() {
+		if res.Fallback {
+			return "yes: the time-optimal search of all micro-batches ran to its end"
+		}
 		return "yes: no repetend with these N_R has a shorter period, warmup and cooldown are time-optimal"
 	}
 	var why []string
-	if !res.Search.Proven {
-		why = append(why, "a shorter period was not ruled out (time limit, Ctrl-C or --effort reached)")
+	if res.Repetend != nil && !res.PeriodProven() {
+		why = append(why, "a shorter period was not ruled out (time limit, Ctrl-C, --effort or the solver's size limit)")
 	}
-	if !res.Fallback && !res.WarmupProven {
-		why = append(why, "the warmup is not proven time-optimal")
+	if res.Source != "repetend" {
+		why = append(why, "the schedule is a construction's, whose makespan is proven only at the lower bound")
+	} else {
+		if !res.Fallback && !res.WarmupProven {
+			why = append(why, "the warmup is not proven time-optimal")
+		}
+		if !res.Fallback && !res.CooldownProven {
+			why = append(why, "the cooldown is not proven time-optimal")
+		}
+		if res.Fallback && (res.TO == nil || !res.TO.Proven) {
+			why = append(why, "the time-optimal search stopped early")
+		}
 	}
-	if !res.Fallback && !res.CooldownProven {
-		why = append(why, "the cooldown is not proven time-optimal")
-	}
-	if res.Fallback && (res.TO == nil || !res.TO.Proven) {
-		why = append(why, "the time-optimal search stopped early")
-	}
-	return "no: " + strings.Join(why, "; ")
+	return fmt.Sprintf("no (gap %d): ", res.Gap()) + strings.Join(why, "; ")
 }

@@ -28,6 +28,9 @@ type summary struct {
 	LowerBound         lowerBound     `json:"lower_bound"`
 	Valid              bool           `json:"valid"`
 	Proven             bool           `json:"proven"`
+	PeriodProven       *bool          `json:"period_proven,omitempty"`
+	Gap                *int           `json:"gap,omitempty"`
+	Source             string         `json:"source,omitempty"`
 	Candidates         *candidates    `json:"candidates,omitempty"`
 	Seconds            seconds        `json:"seconds"`
 }
@@ -46,10 +49,11 @@ type candidates struct {
 }
 
 type seconds struct {
-	Total    float64 `json:"total"`
-	Repetend float64 `json:"repetend"`
-	Warmup   float64 `json:"warmup"`
-	Cooldown float64 `json:"cooldown"`
+	Total         float64 `json:"total"`
+	Constructions float64 `json:"constructions"`
+	Repetend      float64 `json:"repetend"`
+	Warmup        float64 `json:"warmup"`
+	Cooldown      float64 `json:"cooldown"`
 }
 
 // newSummary fills what every schedule has; s must be verified.

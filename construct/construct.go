@@ -1,0 +1,156 @@
+// Package construct builds pipeline schedules without a solver, in
+// milliseconds, for any placement and any number of micro-batches: list
+// schedules under a memory budget (List), modulo schedules that repeat one
+// micro-batch every period as compilers pipeline loops (Modulo), and a
+// portfolio of both (Portfolio). Every schedule it returns has passed
+// schedule.Verify.
+//
+// The search (package completion) starts from the best of them and the
+// baselines, and lets the solver improve from there: a search never
+// returns a schedule worse than its best construction. Nothing here proves
+// optimality; schedule.LowerBounds says how far a construction may be from
+// it.
+package construct
+
+import (
+	"fmt"
+	"sort"
+
+	"tessel/placement"
+	"tessel/schedule"
+)
+
+// checkArgs rejects inputs no construction can schedule.
+func checkArgs(p *placement.Placement, n, memory int) error {
+	switch {
+	case p == nil:
+		return fmt.Errorf("construct: no placement")
+	case n < 1:
+		return fmt.Errorf("construct: placement %q: %d micro-batches, need at least 1", p.Name, n)
+	case n > schedule.MaxMicroBatches:
+		return fmt.Errorf("construct: placement %q: %d micro-batches, at most %d", p.Name, n, schedule.MaxMicroBatches)
+	case memory < 0:
+		return fmt.Errorf("construct: placement %q: negative memory budget %d", p.Name, memory)
+	}
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("construct: %w", err)
+	}
+	return nil
+}
+
+// delay is the least time from the start of a dependency's producer to the
+// start of its consumer.
+func delay(p *placement.Placement, d placement.Dep) int { return p.Blocks[d.From].Time }
+
+// depsTo lists, for every block, the dependencies that end there.
+func depsTo(p *placement.Placement) [][]placement.Dep {
+	out := make([][]placement.Dep, len(p.Blocks))
+	for _, d := range p.Deps {
+		out[d.To] = append(out[d.To], d)
+	}
+	return out
+}
+
+// depsFrom lists, for every block, the dependencies that start there.
+func depsFrom(p *placement.Placement) [][]placement.Dep {
+	out := make([][]placement.Dep, len(p.Blocks))
+	for _, d := range p.Deps {
+		out[d.From] = append(out[d.From], d)
+	}
+	return out
+}
+
+// finish turns start times (instance x is block x%K of micro-batch x/K)
+// into a schedule, compacts it (earliest starts under its own per-device
+// orders: never later, same memory) and verifies it under the budget.
+// A repetend, when given, is kept only if the compacted schedule still
+// repeats exactly.
+func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Repetend) (*schedule.Schedule, error) {
+	k := len(p.Blocks)
+	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	s.Instances = make([]schedule.Instance, 0, n*k)
+	lo := 0
+	if len(starts) > 0 {
+		lo = starts[0]
+		for _, t := range starts {
+			lo = min(lo, t)
+		}
+	}
+	for x, t := range starts {
+		s.Instances = append(s.Instances, schedule.Instance{Block: x % k, Micro: x / k, Start: t - lo})
+	}
+	ins, err := schedule.Compact(p, n, schedule.Orders(s))
+	if err != nil {
+		return nil, fmt.Errorf("construct: placement %q: %w", p.Name, err)
+	}
+	s.Instances = ins
+	if rp != nil {
+		s.Repetend = rp
+		if !repeats(s) {
+			s.Repetend = nil
+		}
+	}
+	if err := schedule.Verify(s); err != nil {
+		return nil, fmt.Errorf("construct: placement %q: schedule fails verification: %w", p.Name, err)
+	}
+	return s, nil
+}
+
+// repeats reports whether s's instances run its repetend exactly, and
+// sets the repetend's Start to its first iteration's.
+func repeats(s *schedule.Schedule) bool {
+	rp := s.Repetend
+	k := len(s.Placement.Blocks)
+	at := make(map[schedule.Ref]int, len(s.Instances))
+	for _, in := range s.Instances {
+		at[in.Ref()] = in.Start
+	}
+	first := -1
+	for i := range k {
+		base, ok := at[schedule.Ref{Block: i, Micro: rp.Offsets[i]}]
+		if !ok {
+			return false
+		}
+		if first < 0 || base < first {
+			first = base
+		}
+		for it := 1; it < rp.Iterations; it++ {
+			if at[schedule.Ref{Block: i, Micro: rp.Offsets[i] + it}] != base+it*rp.Period {
+				return false
+			}
+		}
+	}
+	rp.Start = first
+	return true
+}
+
+// sortedCopy returns xs sorted, leaving xs alone.
+func sortedCopy(xs []int) []int {
+	out := append([]int(nil), xs...)
+	sort.Ints(out)
+	return out
+}
+
+// Compact moves every instance of a valid schedule as early as its
+// per-device orders and dependencies allow (never later, same memory) and
+// verifies the result. The repetend is kept when the iterations still
+// repeat exactly; otherwise it is dropped.
+func Compact(s *schedule.Schedule) (*schedule.Schedule, error) {
+	ins, err := schedule.Compact(s.Placement, s.MicroBatches, schedule.Orders(s))
+	if err != nil {
+		return nil, fmt.Errorf("construct: %w", err)
+	}
+	out := &schedule.Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
+	if s.Repetend != nil {
+		rp := *s.Repetend
+		rp.Offsets = append([]int(nil), rp.Offsets...)
+		out.Repetend = &rp
+		if !repeats(out) {
+			out.Repetend = nil
+		}
+	}
+	if err := schedule.Verify(out); err != nil {
+		return nil, fmt.Errorf("construct: compacted schedule fails verification: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,395 @@
+package construct
+
+import (
+	"container/heap"
+	"fmt"
+	"sort"
+
+	"tessel/placement"
+	"tessel/schedule"
+)
+
+// Rule is the priority of a list schedule: among the instances that may
+// start on a free device, the one it ranks first starts.
+type Rule int
+
+const (
+	// OldestFirst runs the oldest micro-batch first, then the block with
+	// the longest path after it: the 1F1B rule (a waiting backward of an
+	// older micro-batch beats a forward of a newer one).
+	OldestFirst Rule = iota
+	// GradientFirst runs the gradients the previous stage waits for first
+	// (backward, input), then forwards, then weight gradients, each oldest
+	// first: the zero-bubble rule, which leaves weight gradients to fill
+	// the bubbles.
+	GradientFirst
+	// LongestPath runs the block with the longest path after it first,
+	// then the oldest: the critical-path rule of list scheduling.
+	LongestPath
+	// GroupedGradientFirst is GradientFirst over groups of as many
+	// micro-batches as devices, with the longest path first inside a
+	// group: the order of interleaved schedules, which run each chunk for
+	// a group of micro-batches before the next chunk.
+	GroupedGradientFirst
+	// GroupedOldestFirst is OldestFirst over groups of as many
+	// micro-batches as devices, longest path first inside a group.
+	GroupedOldestFirst
+	numRules
+)
+
+// Rules lists every rule in a stable order.
+func Rules() []Rule {
+	out := make([]Rule, numRules)
+	for r := range out {
+		out[r] = Rule(r)
+	}
+	return out
+}
+
+func (r Rule) String() string {
+	switch r {
+	case OldestFirst:
+		return "oldest-first"
+	case GradientFirst:
+		return "gradient-first"
+	case LongestPath:
+		return "longest-path"
+	case GroupedGradientFirst:
+		return "grouped-gradient-first"
+	case GroupedOldestFirst:
+		return "grouped-oldest-first"
+	}
+	return fmt.Sprintf("rule(%d)", int(r))
+}
+
+// ListOptions configure one list schedule.
+type ListOptions struct {
+	Rule Rule
+	// Window is the most micro-batches in flight (started, not finished);
+	// 0 means no limit. It keeps a memory-aware list schedule from filling
+	// every device with forwards that then cannot drain.
+	Window int
+	// Memory is the per-device budget (0: unlimited): an instance starts
+	// only where it fits.
+	Memory int
+}
+
+// List is a list schedule of n micro-batches of p (the parallel schedule
+// generation scheme of resource-constrained project scheduling): time
+// advances from event to event, and at each event every free device
+// starts the first instance, in the rule's order, whose predecessors have
+// ended, whose devices are all free and whose memory fits. It needs no
+// solver and takes O(n·K·log(n·K)) time for K blocks, plus the scans of
+// instances that wait for memory.
+//
+// It returns an error when the schedule gets stuck: every device idle,
+// nothing running, and no waiting instance fits the memory budget. The
+// schedule is verified.
+func List(p *placement.Placement, n int, opt ListOptions) (*schedule.Schedule, error) {
+	if err := checkArgs(p, n, opt.Memory); err != nil {
+		return nil, err
+	}
+	l := newLister(p, n, opt)
+	if err := l.run(); err != nil {
+		return nil, err
+	}
+	return finish(p, n, opt.Memory, l.starts, nil)
+}
+
+// lister is the state of one list schedule. Instance x is block x%K of
+// micro-batch x/K.
+type lister struct {
+	p      *placement.Placement
+	n, k   int
+	opt    ListOptions
+	rank   []int // of each block, within a micro-batch (rule-dependent)
+	class  []int // of each block: the rule's first key
+	tail   []int
+	preds  [][]placement.Dep
+	succs  [][]placement.Dep
+	starts []int
+	// waiting[x] counts the predecessors of x that have not started;
+	// ready[x] is when x may start once all have.
+	waiting []int
+	ready   []int
+	started []bool
+	// left[m] counts the instances of micro-batch m not yet ended.
+	left []int
+	// inFlight counts micro-batches with a started instance and an
+	// instance not ended; admitted is the next micro-batch whose entry
+	// instances are not released yet.
+	inFlight, admitted int
+	entry              []int // blocks with no predecessor
+	free               []int // per device: when it is free
+	mem                []int
+	queue              []*prioQueue // per device: released instances
+	events             intHeap      // times at which something may change
+	ends               endHeap      // running instances by end time
+}
+
+func newLister(p *placement.Placement, n int, opt ListOptions) *lister {
+	k := len(p.Blocks)
+	l := &lister{p: p, n: n, k: k, opt: opt,
+		tail: p.Tails(), preds: depsTo(p), succs: depsFrom(p),
+		starts: make([]int, n*k), waiting: make([]int, n*k), ready: make([]int, n*k),
+		started: make([]bool, n*k), left: make([]int, n),
+		free: make([]int, p.Devices), mem: make([]int, p.Devices),
+		queue: make([]*prioQueue, p.Devices),
+	}
+	l.class = make([]int, k)
+	for i, b := range p.Blocks {
+		if opt.Rule == GradientFirst || opt.Rule == GroupedGradientFirst {
+			in, _ := b.Kind.Info()
+			switch {
+			case in.InputGradient:
+				l.class[i] = 0
+			case !in.Gradient:
+				l.class[i] = 1
+			default:
+				l.class[i] = 2
+			}
+		}
+		if len(l.preds[i]) == 0 {
+			l.entry = append(l.entry, i)
+		}
+	}
+	// Within a micro-batch, the longest path after a block first, then
+	// the block index: a total order, so the schedule is deterministic.
+	order := make([]int, k)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := order[a], order[b]
+		if l.tail[x]+p.Blocks[x].Time != l.tail[y]+p.Blocks[y].Time {
+			return l.tail[x]+p.Blocks[x].Time > l.tail[y]+p.Blocks[y].Time
+		}
+		return x < y
+	})
+	l.rank = make([]int, k)
+	for r, i := range order {
+		l.rank[i] = r
+	}
+	for d := range l.queue {
+		l.queue[d] = &prioQueue{less: l.before}
+	}
+	for m := range n {
+		l.left[m] = k
+		for i := range k {
+			l.waiting[m*k+i] = len(l.preds[i])
+		}
+	}
+	return l
+}
+
+// before is the rule's order of two instances.
+func (l *lister) before(x, y int) bool {
+	mx, my := x/l.k, y/l.k
+	bx, by := x%l.k, y%l.k
+	switch l.opt.Rule {
+	case GradientFirst:
+		if l.class[bx] != l.class[by] {
+			return l.class[bx] < l.class[by]
+		}
+	case GroupedGradientFirst, GroupedOldestFirst:
+		if l.class[bx] != l.class[by] {
+			return l.class[bx] < l.class[by]
+		}
+		g := max(1, l.p.Devices)
+		if mx/g != my/g {
+			return mx/g < my/g
+		}
+		if l.rank[bx] != l.rank[by] {
+			return l.rank[bx] < l.rank[by]
+		}
+	case LongestPath:
+		if l.rank[bx] != l.rank[by] {
+			return l.rank[bx] < l.rank[by]
+		}
+	}
+	if mx != my {
+		return mx < my
+	}
+	return l.rank[bx] < l.rank[by]
+}
+
+// release puts x in the queues of its devices from time l.ready[x].
+func (l *lister) release(x int) {
+	for _, d := range l.p.Blocks[x%l.k].Devices {
+		heap.Push(l.queue[d], x)
+	}
+	heap.Push(&l.events, l.ready[x])
+}
+
+// admit releases the entry instances of micro-batches while the window
+// allows.
+func (l *lister) admit() {
+	for l.admitted < l.n && (l.opt.Window <= 0 || l.inFlight < l.opt.Window) {
+		m := l.admitted
+		l.admitted++
+		l.inFlight++
+		for _, i := range l.entry {
+			l.release(m*l.k + i)
+		}
+	}
+}
+
+func (l *lister) run() error {
+	total := l.n * l.k
+	done := 0
+	l.admit()
+	heap.Push(&l.events, 0)
+	for done < total {
+		if l.events.Len() == 0 {
+			return l.stuck()
+		}
+		now := heap.Pop(&l.events).(int)
+		for l.events.Len() > 0 && l.events[0] == now {
+			heap.Pop(&l.events)
+		}
+		// End what ends by now: devices free up, memory was already
+		// counted at the start, micro-batches leave the window.
+		for l.ends.Len() > 0 && l.ends[0].end <= now {
+			e := heap.Pop(&l.ends).(running)
+			m := e.x / l.k
+			l.left[m]--
+			if l.left[m] == 0 {
+				l.inFlight--
+				l.admit()
+			}
+		}
+		for d := range l.p.Devices {
+			if l.free[d] > now {
+				continue
+			}
+			if x := l.pick(d, now); x >= 0 {
+				l.start(x, now)
+				done++
+			}
+		}
+	}
+	return nil
+}
+
+// pick returns the first instance in d's queue that can start at now on
+// all its devices, or -1. Instances that are not ready yet or wait for
+// memory stay queued.
+func (l *lister) pick(d, now int) int {
+	q := l.queue[d]
+	var skipped []int
+	found := -1
+	for q.Len() > 0 {
+		x := heap.Pop(q).(int)
+		if l.started[x] {
+			continue // started from another device's queue
+		}
+		if l.canStart(x, now) {
+			found = x
+			break
+		}
+		skipped = append(skipped, x)
+	}
+	for _, x := range skipped {
+		heap.Push(q, x)
+	}
+	return found
+}
+
+func (l *lister) canStart(x, now int) bool {
+	if l.ready[x] > now {
+		return false
+	}
+	b := l.p.Blocks[x%l.k]
+	for _, d := range b.Devices {
+		if l.free[d] > now {
+			return false
+		}
+		if l.opt.Memory > 0 && b.Memory > 0 && l.mem[d]+b.Memory > l.opt.Memory {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *lister) start(x, now int) {
+	b := l.p.Blocks[x%l.k]
+	l.started[x] = true
+	l.starts[x] = now
+	end := now + b.Time
+	for _, d := range b.Devices {
+		l.free[d] = end
+		l.mem[d] += b.Memory
+	}
+	heap.Push(&l.ends, running{x: x, end: end})
+	heap.Push(&l.events, end)
+	m := x / l.k
+	for _, dep := range l.succs[x%l.k] {
+		y := m*l.k + dep.To
+		l.ready[y] = max(l.ready[y], now+delay(l.p, dep))
+		l.waiting[y]--
+		if l.waiting[y] == 0 {
+			l.release(y)
+		}
+	}
+}
+
+// stuck explains why the schedule cannot go on.
+func (l *lister) stuck() error {
+	for x, s := range l.started {
+		if !s && l.waiting[x] == 0 && x/l.k < l.admitted {
+			b := l.p.Blocks[x%l.k]
+			return fmt.Errorf("construct: list schedule stuck: %s^%d waits for memory on %v (budget %d)", b.ID, x/l.k, b.Devices, l.opt.Memory)
+		}
+	}
+	return fmt.Errorf("construct: list schedule stuck")
+}
+
+// running is a started instance and its end.
+type running struct{ x, end int }
+
+type endHeap []running
+
+func (h endHeap) Len() int { return len(h) }
+func (h endHeap) Less(i, j int) bool {
+	if h[i].end != h[j].end {
+		return h[i].end < h[j].end
+	}
+	return h[i].x < h[j].x
+}
+func (h endHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *endHeap) Push(v any)   { *h = append(*h, v.(running)) }
+func (h *endHeap) Pop() any {
+	old := *h
+	v := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return v
+}
+
+type intHeap []int
+
+func (h intHeap) Len() int           { return len(h) }
+func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *intHeap) Push(v any)        { *h = append(*h, v.(int)) }
+func (h *intHeap) Pop() any {
+	old := *h
+	v := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return v
+}
+
+// prioQueue is a heap of instances in a rule's order.
+type prioQueue struct {
+	xs   []int
+	less func(x, y int) bool
+}
+
+func (q *prioQueue) Len() int           { return len(q.xs) }
+func (q *prioQueue) Less(i, j int) bool { return q.less(q.xs[i], q.xs[j]) }
+func (q *prioQueue) Swap(i, j int)      { q.xs[i], q.xs[j] = q.xs[j], q.xs[i] }
+func (q *prioQueue) Push(v any)         { q.xs = append(q.xs, v.(int)) }
+func (q *prioQueue) Pop() any {
+	v := q.xs[len(q.xs)-1]
+	q.xs = q.xs[:len(q.xs)-1]
+	return v
+}

@@ -1,0 +1,397 @@
+package construct
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"tessel/placement"
+	"tessel/schedule"
+)
+
+// Periodic is a modulo schedule (software pipelining, with the period as
+// the initiation interval and the devices as the resources): micro-batch m
+// runs block i at Starts[i] + m·Period. The earliest start is 0.
+//
+// It is a repetend in the Tessel paper's sense: with σ_i = ⌊s_i/P⌋ (the
+// stage of block i), the offsets are n_i = max σ − σ_i and N_R = max σ + 1,
+// and iteration k runs B_i^{n_i+k} at (s_i mod P) + k·P. A dependency
+// B_i → B_j has s_j ≥ s_i + t_i, so σ_j ≥ σ_i and n_i ≥ n_j (property 4.2).
+type Periodic struct {
+	Period int
+	Starts []int
+}
+
+// Offsets are the repetend's micro-batch offsets n_i and N_R.
+func (ps *Periodic) Offsets() (offsets []int, nr int) {
+	top := 0
+	for _, s := range ps.Starts {
+		top = max(top, s/ps.Period)
+	}
+	offsets = make([]int, len(ps.Starts))
+	for i, s := range ps.Starts {
+		offsets[i] = top - s/ps.Period
+	}
+	return offsets, top + 1
+}
+
+// RepetendStarts are the starts of the repetend's blocks, s_i mod P: with
+// Offsets, iteration k runs B_i^{n_i+k} at RepetendStarts[i] + k·P.
+func (ps *Periodic) RepetendStarts() []int {
+	out := make([]int, len(ps.Starts))
+	for i, s := range ps.Starts {
+		out[i] = s % ps.Period
+	}
+	return out
+}
+
+// Schedule unrolls n micro-batches of the modulo schedule, compacts them
+// (the warmup and the cooldown move earlier where their orders allow) and
+// verifies the result under the memory budget. When n ≥ N_R the schedule
+// records its repetend if compaction left the iterations exactly
+// periodic.
+func (ps *Periodic) Schedule(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+	if err := checkArgs(p, n, memory); err != nil {
+		return nil, err
+	}
+	k := len(p.Blocks)
+	if len(ps.Starts) != k || ps.Period < 1 {
+		return nil, fmt.Errorf("construct: modulo schedule of %d blocks with period %d for placement %q of %d blocks", len(ps.Starts), ps.Period, p.Name, k)
+	}
+	starts := make([]int, n*k)
+	for m := range n {
+		for i, s := range ps.Starts {
+			starts[m*k+i] = s + m*ps.Period
+		}
+	}
+	var rp *schedule.Repetend
+	if offsets, nr := ps.Offsets(); nr <= n {
+		rp = &schedule.Repetend{NR: nr, Period: ps.Period, Offsets: offsets, Iterations: n - nr + 1}
+	}
+	return finish(p, n, memory, starts, rp)
+}
+
+// ModuloOptions configure Modulo.
+type ModuloOptions struct {
+	// Memory is the per-device budget (0: unlimited), checked on the
+	// schedule of MicroBatches micro-batches.
+	Memory int
+	// MicroBatches is N, for the memory check: 0 means 4·N_R of each
+	// period tried, enough to reach the steady state.
+	MicroBatches int
+	// MinPeriod and MaxPeriod bound the periods tried; 0 means max_d
+	// load_d and the sequential period (every block of one micro-batch in
+	// turn).
+	MinPeriod, MaxPeriod int
+	// Restarts is how many placements are tried per period; 0 means a
+	// number that keeps the work near 20 000 block placements.
+	Restarts int
+}
+
+// Modulo finds a modulo schedule of p by iterative modulo scheduling
+// (Rau, MICRO 1994), trying periods from max_d load_d upward: blocks are
+// placed in order of the longest path after them, each at the first time
+// after its placed predecessors where all its devices are free modulo the
+// period; when none is free within one period, it takes its earliest time
+// and evicts the blocks in its way, which are placed again later.
+// Restarts perturb the order and the choice of times (see imsRestart). At
+// the first period where some placement fits the memory budget, the one
+// whose micro-batch ends soonest wins (the full schedule ends (N−1)·P
+// after its first micro-batch), then the one with least memory. ctx is
+// checked between periods.
+func Modulo(ctx context.Context, p *placement.Placement, opt ModuloOptions) (*Periodic, error) {
+	if err := checkArgs(p, 1, opt.Memory); err != nil {
+		return nil, err
+	}
+	hi := opt.MaxPeriod
+	if hi <= 0 {
+		hi = 0
+		for _, b := range p.Blocks {
+			hi += b.Time
+		}
+	}
+	restarts := opt.Restarts
+	if restarts <= 0 {
+		restarts = min(200, max(1, 20000/len(p.Blocks)))
+	}
+	st := newIMS(p)
+	on := p.DeviceBlocks()
+	for P := max(1, p.MaxLoad(), opt.MinPeriod); P <= hi; P++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var best *Periodic
+		bestLatency, bestMemory := 0, 0
+		seen := map[string]bool{}
+		for r := range restarts {
+			starts := imsRestart(p, P, st, r)
+			if starts == nil {
+				continue
+			}
+			key := fmt.Sprint(starts)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			peak := steadyMemory(p, on, P, starts)
+			total, over := 0, false
+			for _, m := range peak {
+				total += m
+				over = over || (opt.Memory > 0 && m > opt.Memory)
+			}
+			if over {
+				continue
+			}
+			latency := 0
+			for i, s := range starts {
+				latency = max(latency, s+p.Blocks[i].Time)
+			}
+			if best != nil && (latency > bestLatency || (latency == bestLatency && total >= bestMemory)) {
+				continue
+			}
+			ps := &Periodic{Period: P, Starts: starts}
+			if !fitsBudget(p, ps, opt.Memory, opt.MicroBatches) {
+				continue
+			}
+			best, bestLatency, bestMemory = ps, latency, total
+		}
+		if best != nil {
+			return best, nil
+		}
+	}
+	return nil, fmt.Errorf("construct: placement %q: no modulo schedule with period ≤ %d fits memory %d", p.Name, hi, opt.Memory)
+}
+
+// fitsBudget walks every device's memory over the unrolled schedule.
+func fitsBudget(p *placement.Placement, ps *Periodic, memory, n int) bool {
+	if memory <= 0 {
+		return true
+	}
+	_, nr := ps.Offsets()
+	if n <= 0 {
+		n = 4 * nr
+	}
+	type ev struct{ t, i int }
+	for _, on := range p.DeviceBlocks() {
+		evs := make([]ev, 0, n*len(on))
+		for m := range n {
+			for _, i := range on {
+				evs = append(evs, ev{ps.Starts[i] + m*ps.Period, i})
+			}
+		}
+		sort.Slice(evs, func(a, b int) bool { return evs[a].t < evs[b].t })
+		sum := 0
+		for _, e := range evs {
+			sum += p.Blocks[e.i].Memory
+			if sum > memory {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// iterativeModulo places every block at period P with Rau's rule (the
+// restart 0 of imsRestart).
+func iterativeModulo(p *placement.Placement, P int) []int {
+	return imsRestart(p, P, newIMS(p), 0)
+}
+
+// ims holds what every restart of iterative modulo scheduling shares.
+type ims struct {
+	preds, succs [][]placement.Dep
+	height       []int
+}
+
+func newIMS(p *placement.Placement) *ims {
+	tail := p.Tails()
+	height := make([]int, len(p.Blocks))
+	for i, b := range p.Blocks {
+		height[i] = tail[i] + b.Time
+	}
+	return &ims{preds: depsTo(p), succs: depsFrom(p), height: height}
+}
+
+// imsRestart places every block at period P, or returns nil when its
+// budget of placements runs out. Restart 0 is Rau's algorithm: blocks in
+// order of height, each at its first free time. Later restarts perturb
+// both choices with a generator seeded by the restart number (so every
+// run gives the same answer): heights get a random bonus, and a block
+// sometimes skips its first free time for a later one. Different
+// placements of the same period differ in how long each micro-batch
+// holds its activations, hence in memory.
+func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
+	k := len(p.Blocks)
+	for _, b := range p.Blocks {
+		if b.Time > P {
+			return nil
+		}
+	}
+	rng := newRand(uint64(restart))
+	prio := make([]int, k)
+	for i := range prio {
+		prio[i] = st.height[i] * 4
+		if restart > 0 {
+			prio[i] += rng.intn(4 * P)
+		}
+	}
+	order := make([]int, k)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return prio[order[a]] > prio[order[b]] })
+	skip := 0 // per mille: how often a free time is passed over
+	if restart > 0 {
+		skip = 100 + rng.intn(300)
+	}
+
+	sched := make([]int, k)
+	placed := make([]bool, k)
+	last := make([]int, k) // the last time each block was placed at
+	for i := range last {
+		last[i] = -1
+	}
+	// mrt[d][slot] is the block that occupies device d at time ≡ slot
+	// (mod P), or -1.
+	mrt := make([][]int, p.Devices)
+	for d := range mrt {
+		mrt[d] = make([]int, P)
+		for s := range mrt[d] {
+			mrt[d][s] = -1
+		}
+	}
+	occupy := func(i, t, who int) {
+		for _, d := range p.Blocks[i].Devices {
+			for u := t; u < t+p.Blocks[i].Time; u++ {
+				mrt[d][u%P] = who
+			}
+		}
+	}
+	fits := func(i, t int) bool {
+		for _, d := range p.Blocks[i].Devices {
+			for u := t; u < t+p.Blocks[i].Time; u++ {
+				if mrt[d][u%P] >= 0 {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	unplace := func(j int) {
+		placed[j] = false
+		occupy(j, sched[j], -1)
+	}
+	budget := 8 * k * max(4, p.Devices)
+	left := k
+	for left > 0 {
+		if budget == 0 {
+			return nil
+		}
+		budget--
+		// The unplaced block of highest priority.
+		i := -1
+		for _, j := range order {
+			if !placed[j] {
+				i = j
+				break
+			}
+		}
+		est := 0
+		for _, d := range st.preds[i] {
+			if placed[d.From] {
+				est = max(est, sched[d.From]+delay(p, d))
+			}
+		}
+		t := -1
+		for u := est; u < est+P; u++ {
+			if fits(i, u) {
+				if t < 0 {
+					t = u
+				}
+				if skip == 0 || rng.intn(1000) >= skip {
+					t = u
+					break
+				}
+			}
+		}
+		if t < 0 {
+			t = est
+			if last[i] >= est {
+				t = last[i] + 1
+			}
+			// Evict whatever occupies the slots i needs.
+			for _, d := range p.Blocks[i].Devices {
+				for u := t; u < t+p.Blocks[i].Time; u++ {
+					if j := mrt[d][u%P]; j >= 0 {
+						unplace(j)
+						left++
+					}
+				}
+			}
+		}
+		sched[i], placed[i], last[i] = t, true, t
+		occupy(i, t, i)
+		left--
+		// Successors placed too early for the new time are evicted.
+		for _, d := range st.succs[i] {
+			j := d.To
+			if placed[j] && sched[j] < t+delay(p, d) {
+				unplace(j)
+				left++
+			}
+		}
+	}
+	lo := sched[0]
+	for _, s := range sched {
+		lo = min(lo, s)
+	}
+	out := make([]int, k)
+	for i, s := range sched {
+		out[i] = s - lo
+	}
+	return out
+}
+
+// steadyMemory is the highest memory of each device in the steady state of
+// a modulo schedule: with every earlier micro-batch started, block i has
+// run ⌊(τ − s_i)/P⌋ + 1 times by time τ. It is exact where a device's
+// memory comes back after each micro-batch, and a lower bound elsewhere.
+func steadyMemory(p *placement.Placement, on [][]int, P int, starts []int) []int {
+	top := 0
+	for _, s := range starts {
+		top = max(top, s)
+	}
+	T := (top/P + 2) * P
+	peak := make([]int, len(on))
+	for d, blocks := range on {
+		best := 0
+		for _, j := range blocks {
+			tau := T + starts[j]%P
+			sum := 0
+			for _, i := range blocks {
+				if m := p.Blocks[i].Memory; m != 0 {
+					sum += m * ((tau-starts[i])/P + 1)
+				}
+			}
+			best = max(best, sum)
+		}
+		peak[d] = best
+	}
+	return peak
+}
+
+// rand is a small deterministic generator (SplitMix64): the restarts must
+// give the same schedules on every run and every platform.
+type rand struct{ s uint64 }
+
+func newRand(seed uint64) *rand { return &rand{s: seed*0x9e3779b97f4a7c15 + 1} }
+
+func (r *rand) next() uint64 {
+	r.s += 0x9e3779b97f4a7c15
+	z := r.s
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func (r *rand) intn(n int) int { return int(r.next() % uint64(n)) }

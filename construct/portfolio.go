@@ -1,0 +1,110 @@
+package construct
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"tessel/placement"
+	"tessel/schedule"
+)
+
+// Candidate is one construction's verified schedule.
+type Candidate struct {
+	Name     string // e.g. "modulo", "list/gradient-first/window 4"
+	Schedule *schedule.Schedule
+	Makespan int
+	// Periodic is the modulo schedule the candidate unrolls, nil for a
+	// list schedule.
+	Periodic *Periodic
+}
+
+// Portfolio runs every construction on n micro-batches of p under the
+// memory budget — modulo schedules of the least periods that fit and list
+// schedules for every rule and a range of windows — and returns those
+// that fit, best first: least makespan, then least peak memory, then
+// name. It stops early, with what it has, when ctx ends or a schedule
+// meets the makespan's lower bound.
+func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Candidate, error) {
+	if err := checkArgs(p, n, memory); err != nil {
+		return nil, err
+	}
+	var out []Candidate
+	add := func(name string, s *schedule.Schedule, ps *Periodic) {
+		out = append(out, Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s), Periodic: ps})
+	}
+	lb := schedule.LowerBounds(p, n).Makespan
+	reached := func() bool { return len(out) > 0 && out[len(out)-1].Makespan <= lb }
+	// The least period first; a longer one can end sooner at small N,
+	// where the time one micro-batch takes weighs more.
+	minPeriod := 0
+	for k := 0; k < moduloPeriods && !reached(); k++ {
+		ps, err := Modulo(ctx, p, ModuloOptions{Memory: memory, MicroBatches: n, MinPeriod: minPeriod})
+		if err != nil {
+			break
+		}
+		minPeriod = ps.Period + 1
+		if s, err := ps.Schedule(p, n, memory); err == nil {
+			name := "modulo"
+			if k > 0 {
+				name = fmt.Sprintf("modulo/period %d", ps.Period)
+			}
+			add(name, s, ps)
+		}
+	}
+	for _, rule := range Rules() {
+		for _, w := range windows(p.Devices, n) {
+			if ctx.Err() != nil || reached() {
+				break
+			}
+			s, err := List(p, n, ListOptions{Rule: rule, Window: w, Memory: memory})
+			if err != nil {
+				continue
+			}
+			name := fmt.Sprintf("list/%s", rule)
+			if w > 0 {
+				name += fmt.Sprintf("/window %d", w)
+			}
+			add(name, s, nil)
+		}
+	}
+	peak := func(s *schedule.Schedule) int {
+		t := 0
+		for _, m := range schedule.Measure(s).PeakMemory {
+			t += m
+		}
+		return t
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		if out[a].Makespan != out[b].Makespan {
+			return out[a].Makespan < out[b].Makespan
+		}
+		pa, pb := peak(out[a].Schedule), peak(out[b].Schedule)
+		if pa != pb {
+			return pa < pb
+		}
+		return out[a].Name < out[b].Name
+	})
+	return out, nil
+}
+
+// moduloPeriods is how many periods the portfolio unrolls modulo
+// schedules of: the least that fits the budget and the next ones.
+const moduloPeriods = 3
+
+// windows are the micro-batch windows the portfolio tries: none, a few
+// small ones, and those around the device count, where pipelines keep
+// every stage busy.
+func windows(devices, n int) []int {
+	set := map[int]bool{0: true}
+	for _, w := range []int{1, 2, 3, 4, devices / 2, devices - 1, devices, devices + 1, devices + 2, 3 * devices / 2, 2 * devices, 3 * devices} {
+		if w >= 1 && w < n {
+			set[w] = true
+		}
+	}
+	out := make([]int, 0, len(set))
+	for w := range set {
+		out = append(out, w)
+	}
+	return sortedCopy(out)
+}

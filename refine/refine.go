@@ -1,0 +1,251 @@
+// Package refine shortens a full schedule with the solver by
+// large-neighbourhood search: it frees the instances at one end of the
+// schedule — the last ones (the cooldown) or the first ones (the warmup) —
+// keeps every other instance where it is, and asks the solver for the
+// least makespan of the freed ones under the memory budget, starting from
+// their current times. The head is re-optimised through time reversal:
+// run backwards, a schedule's first instances are its last, dependencies
+// point the other way and memory is released where it was taken.
+//
+// Every schedule Improve returns has passed schedule.Verify and ends no
+// later than the one it was given. Improve does not search repetends; it
+// polishes what package completion assembled or a construction built.
+package refine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"tessel/placement"
+	"tessel/schedule"
+	"tessel/smt"
+)
+
+// Options configure Improve.
+type Options struct {
+	// Windows are the numbers of instances freed at each end, tried in
+	// turn; nil means DefaultWindows.
+	Windows []int
+	// Effort caps every solver call (smt.Options.Effort); 0 means
+	// DefaultEffort. The cap keeps each step bounded and deterministic.
+	Effort int
+	Seed   int
+	// Progress, when set, is called with the makespan after every step
+	// that shortens it.
+	Progress func(makespan int)
+}
+
+// DefaultWindows free about as many instances as the solver settles in a
+// second or two on this project's reference machine, then more.
+var DefaultWindows = []int{64, 128, 200}
+
+// DefaultEffort caps each solver call of a step.
+const DefaultEffort = 2_000_000
+
+// Stats count the work of Improve.
+type Stats struct {
+	Steps    int // windows given to the solver
+	Improved int // steps that shortened the schedule
+	Checks   int // solver calls
+}
+
+// Improve returns a schedule of s's micro-batches that ends no later than
+// s, found by re-optimising its ends until no window shortens it, the
+// makespan meets the lower bound, or ctx ends. s must be valid.
+func Improve(ctx context.Context, s *schedule.Schedule, opt Options) (*schedule.Schedule, Stats, error) {
+	var st Stats
+	if err := schedule.Verify(s); err != nil {
+		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
+	}
+	windows := opt.Windows
+	if windows == nil {
+		windows = DefaultWindows
+	}
+	if opt.Effort == 0 {
+		opt.Effort = DefaultEffort
+	}
+	lb := schedule.LowerBounds(s.Placement, s.MicroBatches).Makespan
+	cur := s
+	for _, w := range windows {
+		stale := 0 // ends tried in a row without a gain
+		for end := 0; stale < 2; end = 1 - end {
+			if ctx.Err() != nil || schedule.Makespan(cur) <= lb {
+				return cur, st, nil
+			}
+			next, checks, err := step(ctx, cur, w, end == 1, opt)
+			st.Steps++
+			st.Checks += checks
+			if err != nil {
+				if errors.Is(err, smt.ErrInterrupted) || ctx.Err() != nil {
+					return cur, st, nil
+				}
+				return nil, st, err
+			}
+			if next != nil && schedule.Makespan(next) < schedule.Makespan(cur) {
+				cur = next
+				st.Improved++
+				stale = 0
+				if opt.Progress != nil {
+					opt.Progress(schedule.Makespan(cur))
+				}
+				continue
+			}
+			stale++
+		}
+		if w >= len(s.Instances) {
+			break
+		}
+	}
+	return cur, st, nil
+}
+
+// step frees the last w instances of s (the first w when head is set),
+// solves for them and returns the compacted, verified result, or nil
+// when the solver found nothing shorter.
+func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Options) (*schedule.Schedule, int, error) {
+	p := s.Placement
+	H := schedule.Makespan(s)
+	// In reversed time an instance at [start, end) runs at
+	// [H − end, H − start): the head becomes a tail.
+	at := func(in schedule.Instance) int {
+		if head {
+			return H - in.Start - p.Blocks[in.Block].Time
+		}
+		return in.Start
+	}
+	idx := make([]int, len(s.Instances))
+	for x := range idx {
+		idx[x] = x
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		ia, ib := s.Instances[idx[a]], s.Instances[idx[b]]
+		if at(ia) != at(ib) {
+			return at(ia) > at(ib)
+		}
+		return idx[a] < idx[b]
+	})
+	if w >= len(idx) {
+		w = len(idx)
+	} else {
+		// Free every instance that starts with the w-th, so that the cut
+		// is a time.
+		cut := at(s.Instances[idx[w-1]])
+		for w < len(idx) && at(s.Instances[idx[w]]) == cut {
+			w++
+		}
+	}
+	free := idx[:w]
+	task := make(map[schedule.Ref]int, w)
+	for k, x := range free {
+		task[s.Instances[x].Ref()] = k
+	}
+
+	pr := &smt.Problem{Devices: p.Devices, Memory: s.Memory, Entry: make([]int, p.Devices)}
+	avail := make([]int, p.Devices) // when the fixed instances leave each device
+	for _, in := range s.Instances {
+		if _, ok := task[in.Ref()]; ok {
+			continue
+		}
+		b := p.Blocks[in.Block]
+		for _, d := range b.Devices {
+			avail[d] = max(avail[d], at(in)+b.Time)
+			if !head {
+				pr.Entry[d] += b.Memory
+			}
+		}
+	}
+	hint := make([]int, w)
+	for k, x := range free {
+		in := s.Instances[x]
+		b := p.Blocks[in.Block]
+		t := smt.Task{Name: fmt.Sprintf("%s^%d", b.ID, in.Micro), Devices: b.Devices, Time: b.Time, Memory: b.Memory}
+		if head {
+			// Backwards, memory is given back where it was taken, and
+			// the run starts from the level the head leaves behind.
+			t.Memory = -b.Memory
+			for _, d := range b.Devices {
+				pr.Entry[d] += b.Memory
+			}
+		}
+		for _, d := range b.Devices {
+			t.Release = max(t.Release, avail[d])
+		}
+		hint[k] = at(in)
+		pr.Tasks = append(pr.Tasks, t)
+	}
+	// Dependencies: between two freed instances a precedence; from a
+	// fixed one, a release.
+	byRef := make(map[schedule.Ref]int, len(s.Instances))
+	for _, in := range s.Instances {
+		byRef[in.Ref()] = in.Start
+	}
+	for k, x := range free {
+		in := s.Instances[x]
+		for _, d := range p.Deps {
+			var other int
+			switch {
+			case !head && d.To == in.Block:
+				other = d.From
+			case head && d.From == in.Block:
+				other = d.To
+			default:
+				continue
+			}
+			ref := schedule.Ref{Block: other, Micro: in.Micro}
+			if j, ok := task[ref]; ok {
+				// Forwards j → k; backwards too, since j is then the
+				// dependency's consumer, which runs first.
+				pr.Precs = append(pr.Precs, smt.Prec{From: j, To: k, Lag: -transfer(p, d)})
+				continue
+			}
+			// A fixed neighbour: its end (reversed: its start) plus the
+			// transfer.
+			oin := schedule.Instance{Block: other, Micro: in.Micro, Start: byRef[ref]}
+			pr.Tasks[k].Release = max(pr.Tasks[k].Release, at(oin)+p.Blocks[other].Time+transfer(p, d))
+		}
+	}
+	if !pr.Feasible(hint) {
+		return nil, 0, fmt.Errorf("refine: placement %q: the current schedule does not fit its own window (a bug)", p.Name)
+	}
+	sol, err := smt.MinimizeMakespan(ctx, pr, smt.Options{Seed: opt.Seed, Effort: opt.Effort, Hint: hint})
+	if err != nil && !errors.Is(err, smt.ErrEffort) {
+		return nil, 0, err
+	}
+	if sol == nil || sol.Makespan >= pr.Makespan(hint) {
+		checks := 0
+		if sol != nil {
+			checks = sol.Checks
+		}
+		return nil, checks, nil
+	}
+	out := &schedule.Schedule{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}
+	out.Instances = append([]schedule.Instance(nil), s.Instances...)
+	for k, x := range free {
+		t := sol.Starts[k]
+		if head {
+			t = H - t - p.Blocks[out.Instances[x].Block].Time
+		}
+		out.Instances[x].Start = t
+	}
+	lo := out.Instances[0].Start
+	for _, in := range out.Instances {
+		lo = min(lo, in.Start)
+	}
+	for x := range out.Instances {
+		out.Instances[x].Start -= lo
+	}
+	ins, err := schedule.Compact(p, out.MicroBatches, schedule.Orders(out))
+	if err != nil {
+		return nil, sol.Checks, fmt.Errorf("refine: %w", err)
+	}
+	out.Instances = ins
+	if err := schedule.Verify(out); err != nil {
+		return nil, sol.Checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", p.Name, err)
+	}
+	return out, sol.Checks, nil
+}
+
+// transfer is the time a dependency's tensor takes between devices.
+func transfer(p *placement.Placement, d placement.Dep) int { return 0 }
