@@ -51,7 +51,8 @@ func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches,
 	for _, d := range p.Deps {
 		delta := x.Sub(j.offsets[d.From], j.offsets[d.To])
 		s.Assert(x.Ge(delta, x.IntVal(0))) // property 4.2
-		ready := x.Plus(e.Start[d.From], p.Delay(d)) // s_i + t_i + c_ij
+		// s_i + t_i + c_ij ≤ s_j + δ·P
+		ready := x.Plus(e.Start[d.From], p.Delay(d))
 		s.Assert(x.Le(ready, x.Add(e.Start[d.To], x.Scale(period, delta))))
 	}
 	assertWindows(e, p, P)
