@@ -173,18 +173,18 @@ func OneFOneBPlus(p *placement.Placement, n, memory int) (*schedule.Schedule, er
 	if err != nil {
 		return nil, fmt.Errorf("%s: placement %q: %w", name, p.Name, err)
 	}
-	// Every block on all devices gets a time in the 1F1B timeline: the end
-	// of its predecessor in the chain, or, heading the chain, the start of
-	// its successor. It goes into the list before every stage instance
-	// that starts at that time or later.
+	// Every block on all devices gets a time in the 1F1B timeline: when
+	// its predecessor in the chain lets it start (the placement's Delay),
+	// or, heading the chain, the start of its successor. It goes into the
+	// list before every stage instance that starts at that time or later.
 	type item struct {
 		ref  schedule.Ref
 		time int
 		rank int // 0: inserted block, placed first on ties; then list order
 	}
-	at := map[schedule.Ref][2]int{} // stage instance → start, end
+	at := map[schedule.Ref]int{} // stage instance → start
 	for k, r := range seq {
-		at[r] = [2]int{starts[k], starts[k] + p.Blocks[r.Block].Time}
+		at[r] = starts[k]
 	}
 	var items []item
 	for k, r := range seq {
@@ -197,14 +197,15 @@ func OneFOneBPlus(p *placement.Placement, n, memory int) (*schedule.Schedule, er
 			switch {
 			case !isShard(p, i):
 				for _, j := range lead {
-					items = append(items, item{schedule.Ref{Block: j, Micro: m}, at[schedule.Ref{Block: i, Micro: m}][0], 0})
+					items = append(items, item{schedule.Ref{Block: j, Micro: m}, at[schedule.Ref{Block: i, Micro: m}], 0})
 				}
 				lead = nil
 				prev = i
 			case prev < 0:
 				lead = append(lead, i)
 			default:
-				items = append(items, item{schedule.Ref{Block: i, Micro: m}, at[schedule.Ref{Block: prev, Micro: m}][1], 0})
+				ready := at[schedule.Ref{Block: prev, Micro: m}] + p.Delay(placement.Dep{From: prev, To: i})
+				items = append(items, item{schedule.Ref{Block: i, Micro: m}, ready, 0})
 			}
 		}
 	}

@@ -199,14 +199,23 @@ func wholePipeline(p *placement.Placement) (pipeline, error) {
 
 // subPlacement is the placement of the pipeline's blocks alone, chained,
 // with the index map back to p: used to time a pipeline before other blocks
-// are inserted around it.
+// are inserted around it. A link of the chain that is a dependency of p
+// keeps its transfer time; one that stands for blocks left out has none.
 func subPlacement(p *placement.Placement, q pipeline) (*placement.Placement, []int) {
 	blocks := q.blocks()
 	sub := &placement.Placement{Name: p.Name, Devices: p.Devices}
 	for k, i := range blocks {
 		sub.Blocks = append(sub.Blocks, p.Blocks[i])
-		if k > 0 {
-			sub.Deps = append(sub.Deps, placement.Dep{From: k - 1, To: k})
+		if k == 0 {
+			continue
+		}
+		link := placement.Dep{From: k - 1, To: k}
+		sub.Deps = append(sub.Deps, link)
+		if c := p.Transfer(placement.Dep{From: blocks[k-1], To: i}); c != 0 {
+			if sub.Transfers == nil {
+				sub.Transfers = map[placement.Dep]int{}
+			}
+			sub.Transfers[link] = c
 		}
 	}
 	return sub, blocks

@@ -109,7 +109,7 @@ func Assemble(p *placement.Placement, r *repetend.Repetend, warm, cool []schedul
 			start[schedule.Ref{Block: i, Micro: r.Offsets[i] + k}] = r.Starts[i] + k*r.Period
 		}
 	}
-	preds, succs := p.Preds(), p.Succs()
+	preds, succs := p.PredDeps(), p.SuccDeps()
 
 	// Warmup, as late as possible: visit in decreasing start order of its
 	// own schedule (a topological order of its constraints, reversed).
@@ -126,16 +126,15 @@ func Assemble(p *placement.Placement, r *repetend.Repetend, warm, cool []schedul
 	for _, x := range wi {
 		ref := warm[x]
 		b := p.Blocks[ref.Block]
-		late := 1 << 60
+		s := 1 << 60 // the latest start its devices and successors allow
 		for _, d := range b.Devices {
-			late = min(late, next[d])
+			s = min(s, next[d]-b.Time)
 		}
-		for _, j := range succs[ref.Block] {
-			if s, ok := start[schedule.Ref{Block: j, Micro: ref.Micro}]; ok {
-				late = min(late, s)
+		for _, dep := range succs[ref.Block] {
+			if sj, ok := start[schedule.Ref{Block: dep.To, Micro: ref.Micro}]; ok {
+				s = min(s, sj-p.Delay(dep))
 			}
 		}
-		s := late - b.Time
 		start[ref] = s
 		for _, d := range b.Devices {
 			next[d] = s
@@ -160,9 +159,9 @@ func Assemble(p *placement.Placement, r *repetend.Repetend, warm, cool []schedul
 		for _, d := range b.Devices {
 			early = max(early, free[d])
 		}
-		for _, j := range preds[ref.Block] {
-			if s, ok := start[schedule.Ref{Block: j, Micro: ref.Micro}]; ok {
-				early = max(early, s+p.Blocks[j].Time)
+		for _, dep := range preds[ref.Block] {
+			if s, ok := start[schedule.Ref{Block: dep.From, Micro: ref.Micro}]; ok {
+				early = max(early, s+p.Delay(dep))
 			}
 		}
 		start[ref] = early

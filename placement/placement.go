@@ -6,7 +6,20 @@
 //
 // A placement says nothing about time across micro-batches: that is a
 // schedule (package schedule).
+//
+// # One rule for dependency timing
+//
+// A dependency d = B_i → B_j means start(B_j^n) ≥ end(B_i^n) + c_ij for
+// every micro-batch n, c_ij being the time the tensor takes from B_i's
+// devices to B_j's (Transfer: 0 on a shared device, and 0 everywhere until
+// a cluster sets Transfers). Delay is that rule as one number, the least
+// time from the start of B_i^n to the start of B_j^n. The verifier,
+// compaction, the bounds, every encoder and completion ask Delay rather
+// than adding block times themselves, so that a new term of the rule (a
+// transfer time, a device speed) is written here once.
 package placement
+
+import "maps"
 
 // Kind is what a block computes. The set is closed: the loader rejects any
 // other value.
@@ -79,6 +92,12 @@ type Placement struct {
 	Devices int
 	Blocks  []Block
 	Deps    []Dep
+	// Transfers is c_ij of a dependency, by dependency. It is set by a
+	// cluster (issue 11); nil means every transfer is 0. It is not part of
+	// the placement file. Keyed by Dep rather than by position in Deps so
+	// that it survives code that filters or reorders Deps, and so that
+	// Transfer looks up exactly what it is given.
+	Transfers map[Dep]int
 }
 
 // K is the number of blocks of one micro-batch.
@@ -112,6 +131,44 @@ func (p *Placement) Succs() [][]int {
 		succs[d.From] = append(succs[d.From], d.To)
 	}
 	return succs
+}
+
+// PredDeps returns, for every block, the dependencies into it, in the order
+// of Deps: Preds with the Dep kept, so that callers ask Delay without a
+// second look-up.
+func (p *Placement) PredDeps() [][]Dep {
+	in := make([][]Dep, len(p.Blocks))
+	for _, d := range p.Deps {
+		in[d.To] = append(in[d.To], d)
+	}
+	return in
+}
+
+// SuccDeps returns, for every block, the dependencies out of it, in the
+// order of Deps.
+func (p *Placement) SuccDeps() [][]Dep {
+	out := make([][]Dep, len(p.Blocks))
+	for _, d := range p.Deps {
+		out[d.From] = append(out[d.From], d)
+	}
+	return out
+}
+
+// Transfer is c_ij, the time the tensor of dependency d takes from B_i's
+// devices to B_j's: 0 on the same device, and 0 everywhere until a cluster
+// says otherwise (Transfers).
+func (p *Placement) Transfer(d Dep) int {
+	if p.Transfers == nil || p.Shares(d.From, d.To) {
+		return 0
+	}
+	return p.Transfers[d]
+}
+
+// Delay is the least time from the start of B_i^n to the start of B_j^n
+// for dependency d = B_i → B_j: t_i + c_ij. It is the one rule for when a
+// block may start after another (see the package doc).
+func (p *Placement) Delay(d Dep) int {
+	return p.Blocks[d.From].Time + p.Transfer(d)
 }
 
 // Topo returns the block indices in a topological order that is stable:
@@ -198,29 +255,33 @@ func (p *Placement) MaxLoad() int {
 
 // Heads returns, for every block, the length of the longest dependency
 // path that must run before it starts (its earliest start in one
-// micro-batch). The placement must be acyclic.
+// micro-batch), transfers included. The placement must be acyclic.
 func (p *Placement) Heads() []int {
 	order, _ := p.Topo()
-	preds := p.Preds()
+	preds := p.PredDeps()
 	head := make([]int, len(p.Blocks))
 	for _, i := range order {
-		for _, j := range preds[i] {
-			head[i] = max(head[i], head[j]+p.Blocks[j].Time)
+		for _, d := range preds[i] {
+			head[i] = max(head[i], head[d.From]+p.Delay(d))
 		}
 	}
 	return head
 }
 
 // Tails returns, for every block, the length of the longest dependency path
-// that must run after it ends. The placement must be acyclic.
+// that must run after it ends, transfers included. The placement must be
+// acyclic.
 func (p *Placement) Tails() []int {
 	order, _ := p.Topo()
-	succs := p.Succs()
+	succs := p.SuccDeps()
 	tail := make([]int, len(p.Blocks))
 	for k := len(order) - 1; k >= 0; k-- {
 		i := order[k]
-		for _, j := range succs[i] {
-			tail[i] = max(tail[i], tail[j]+p.Blocks[j].Time)
+		for _, d := range succs[i] {
+			// From B_i's start, B_j starts Delay later and the path
+			// ends t_j + tail_j after that; B_i's own time is not tail.
+			j := d.To
+			tail[i] = max(tail[i], p.Delay(d)+p.Blocks[j].Time+tail[j]-p.Blocks[i].Time)
 		}
 	}
 	return tail
@@ -239,7 +300,7 @@ func (p *Placement) CriticalPath() int {
 
 // Clone returns a deep copy.
 func (p *Placement) Clone() *Placement {
-	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...)}
+	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers)}
 	q.Blocks = make([]Block, len(p.Blocks))
 	for i, b := range p.Blocks {
 		b.Devices = append([]int(nil), b.Devices...)

@@ -1,7 +1,9 @@
 package placement
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -22,7 +24,8 @@ const (
 // between existing, distinct blocks, each listed once, without a cycle.
 // The error is one line and names the offending block, device or
 // dependency, e.g. `placement "v-shape": block "f3": device 7 out of range
-// 0..3`.
+// 0..3`. Transfers, when set, must name existing dependencies, lie in
+// 0..MaxTime and be 0 between blocks that share a device.
 func (p *Placement) Validate() error {
 	if err := p.validate(); err != nil {
 		return p.wrap(err)
@@ -78,6 +81,41 @@ func (p *Placement) validate() error {
 			s += p.Blocks[i].ID + " -> "
 		}
 		return fmt.Errorf("%s%s", s, p.Blocks[cyc[0]].ID)
+	}
+	return p.validateTransfers(deps)
+}
+
+// validateTransfers checks the transfer table against the dependencies
+// (deps maps each to its position): every entry names a dependency, lies
+// in 0..MaxTime, and is 0 between blocks that share a device, where no
+// tensor moves. Entries are checked in the order of Deps, then the
+// unknown ones in order, so that the error is deterministic.
+func (p *Placement) validateTransfers(deps map[Dep]int) error {
+	if len(p.Transfers) == 0 {
+		return nil
+	}
+	for n, d := range p.Deps {
+		c, ok := p.Transfers[d]
+		if !ok {
+			continue
+		}
+		name := fmt.Sprintf("dep %d: transfer %s -> %s", n, p.Blocks[d.From].ID, p.Blocks[d.To].ID)
+		if c < 0 || c > MaxTime {
+			return fmt.Errorf("%s: time must be in 0..%d, got %d", name, MaxTime, c)
+		}
+		if c != 0 && p.Shares(d.From, d.To) {
+			return fmt.Errorf("%s: time %d between blocks that share a device (must be 0)", name, c)
+		}
+	}
+	var unknown []Dep
+	for d := range p.Transfers {
+		if _, ok := deps[d]; !ok {
+			unknown = append(unknown, d)
+		}
+	}
+	if len(unknown) > 0 {
+		d := slices.MinFunc(unknown, func(a, b Dep) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To)) })
+		return fmt.Errorf("transfer %d -> %d: no such dependency", d.From, d.To)
 	}
 	return nil
 }
@@ -190,8 +228,9 @@ func (p *Placement) cycle() []int {
 }
 
 // Equal reports whether p and q describe the same placement: same name,
-// devices, blocks in the same order and dependencies in the same order.
-// A nil and an empty list are equal.
+// devices, blocks in the same order, dependencies in the same order and
+// the same transfer time on each. A nil and an empty list are equal, and
+// so are a missing transfer and a transfer of 0.
 func (p *Placement) Equal(q *Placement) bool {
 	if p == nil || q == nil {
 		return p == q
@@ -211,7 +250,7 @@ func (p *Placement) Equal(q *Placement) bool {
 		}
 	}
 	for n, d := range p.Deps {
-		if d != q.Deps[n] {
+		if d != q.Deps[n] || p.Transfers[d] != q.Transfers[d] {
 			return false
 		}
 	}

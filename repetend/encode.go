@@ -19,7 +19,8 @@ type Repetend struct {
 }
 
 // problem is the repetend of one candidate as an smt.Problem: one task per
-// block, dependencies with δ = n_i − n_j periods of slack (eq. 4), and the
+// block, dependencies with δ = n_i − n_j periods of slack (eq. 4:
+// s_i + t_i + c_ij ≤ s_j + δ·P, the placement's Delay), and the
 // memory budget from the entry memory of the iteration that starts
 // highest (see iterationEntry).
 func problem(p *placement.Placement, offsets []int, nr, memory, microBatches int) *smt.Problem {
@@ -35,7 +36,7 @@ func problem(p *placement.Placement, offsets []int, nr, memory, microBatches int
 		if offsets != nil {
 			periods = offsets[d.From] - offsets[d.To]
 		}
-		pr.Precs = append(pr.Precs, smt.Prec{From: d.From, To: d.To, Periods: periods})
+		pr.Precs = append(pr.Precs, smt.DepPrec(p, d, d.From, d.To, periods))
 	}
 	return pr
 }
@@ -196,7 +197,7 @@ func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placeme
 	defer ps.s.Pop()
 	var precs []smt.Prec
 	for _, d := range p.Deps {
-		precs = append(precs, smt.Prec{From: d.From, To: d.To, Periods: c.Offsets[d.From] - c.Offsets[d.To]})
+		precs = append(precs, smt.DepPrec(p, d, d.From, d.To, c.Offsets[d.From]-c.Offsets[d.To]))
 	}
 	if err := ps.e.AssertPrecedences(precs); err != nil {
 		return nil, 0, err

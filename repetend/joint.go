@@ -51,8 +51,9 @@ func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches,
 	for _, d := range p.Deps {
 		delta := x.Sub(j.offsets[d.From], j.offsets[d.To])
 		s.Assert(x.Ge(delta, x.IntVal(0))) // property 4.2
-		end := x.Plus(e.Start[d.From], p.Blocks[d.From].Time)
-		s.Assert(x.Le(end, x.Add(e.Start[d.To], x.Scale(period, delta))))
+		// s_i + t_i + c_ij ≤ s_j + δ·P
+		ready := x.Plus(e.Start[d.From], p.Delay(d))
+		s.Assert(x.Le(ready, x.Add(e.Start[d.To], x.Scale(period, delta))))
 	}
 	assertWindows(e, p, P)
 	if memory > 0 {

@@ -413,11 +413,16 @@ func countCandidates(ctx context.Context, p *placement.Placement, maxNR int) int
 }
 
 // upperPeriod is a period every placement reaches with one micro-batch at
-// a time when memory allows: all blocks in sequence.
+// a time when memory allows: all blocks in sequence, each waiting for
+// every transfer (no simple cycle of the period's constraints weighs
+// more).
 func upperPeriod(p *placement.Placement) int {
 	t := 0
 	for _, b := range p.Blocks {
 		t += b.Time
+	}
+	for _, d := range p.Deps {
+		t += p.Transfer(d)
 	}
 	return max(t, p.MaxLoad())
 }

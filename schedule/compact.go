@@ -12,8 +12,9 @@ import (
 // Compact returns the earliest integer start times of the n micro-batches
 // of p that keep, on every device d, the order orders[d] in which d runs
 // its instances, and every dependency: the longest path from time 0 over
-// the DAG whose edges are consecutive instances of each device order and
-// the dependencies of each micro-batch, in O(V+E).
+// the DAG whose edges are consecutive instances of each device order
+// (weighted by the first one's time) and the dependencies of each
+// micro-batch (weighted by the placement's Delay), in O(V+E).
 //
 // An instance on a device group must appear in the order of each member
 // device, and nowhere else. Since per-device orders alone fix memory use,
@@ -46,8 +47,8 @@ func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) 
 
 	// Device-order edges, checked as they are read.
 	count := make([]int, nodes)
-	stamp := make([]int, nodes) // d+1 when seen on device d
-	var from, to, via []int     // edges; via is the device, -1 for a dependency
+	stamp := make([]int, nodes)  // d+1 when seen on device d
+	var from, to, via, lag []int // edges; via is the device, -1 for a dependency; lag is start-to-start
 	for d, order := range orders {
 		prev := -1
 		for pos, r := range order {
@@ -66,6 +67,7 @@ func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) 
 			count[v]++
 			if prev >= 0 {
 				from, to, via = append(from, prev), append(to, v), append(via, d)
+				lag = append(lag, p.Blocks[ref(prev).Block].Time)
 			}
 			prev = v
 		}
@@ -77,8 +79,10 @@ func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) 
 		}
 	}
 	for _, dep := range p.Deps {
+		delay := p.Delay(dep)
 		for m := range n {
 			from, to, via = append(from, node(Ref{dep.From, m})), append(to, node(Ref{dep.To, m})), append(via, -1)
+			lag = append(lag, delay)
 		}
 	}
 
@@ -91,10 +95,12 @@ func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) 
 		first[v+1] += first[v]
 	}
 	succ := make([]int, len(from))
+	succLag := make([]int, len(from))
 	fill := slices.Clone(first[:nodes])
 	indeg := make([]int, nodes)
 	for e, u := range from {
 		succ[fill[u]] = to[e]
+		succLag[fill[u]] = lag[e]
 		fill[u]++
 		indeg[to[e]]++
 	}
@@ -107,9 +113,9 @@ func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) 
 	}
 	for h := 0; h < len(queue); h++ {
 		u := queue[h]
-		end := start[u] + p.Blocks[ref(u).Block].Time
-		for _, w := range succ[first[u]:first[u+1]] {
-			start[w] = max(start[w], end)
+		for e := first[u]; e < first[u+1]; e++ {
+			w := succ[e]
+			start[w] = max(start[w], start[u]+succLag[e])
 			if indeg[w]--; indeg[w] == 0 {
 				queue = append(queue, w)
 			}

@@ -130,42 +130,61 @@ func TestCompactOrdersProperty(t *testing.T) {
 // allow: it starts at 0 or right at the end of a predecessor in its device
 // orders or dependencies.
 func TestCompactTight(t *testing.T) {
-	p := builtin(t, "k-shape", placement.Options{Devices: 4})
-	n := 4
-	rng := rand.New(rand.NewPCG(7, 8))
-	s := randomValid(rng, p, n, 3)
-	ins, err := Compact(p, n, Orders(s))
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name      string
+		transfers bool
+	}{
+		{"no transfers", false},
+		// Transfers of 1..3 on the cross-device dependencies: a dependency
+		// edge is tight at the producer's start plus its Delay.
+		{"transfers", true},
 	}
-	c := &Schedule{Placement: p, MicroBatches: n, Instances: ins}
-	start := map[Ref]int{}
-	for _, in := range ins {
-		start[in.Ref()] = in.Start
-	}
-	end := func(r Ref) int { return start[r] + p.Blocks[r.Block].Time }
-	preds := p.Preds()
-	for _, order := range Orders(c) {
-		for x, r := range order {
-			if start[r] == 0 {
-				continue
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := builtin(t, "k-shape", placement.Options{Devices: 4})
+			if tc.transfers {
+				setTransfers(p, func(n int) int { return 1 + n%3 })
 			}
-			tight := x > 0 && end(order[x-1]) == start[r]
-			for _, j := range preds[r.Block] {
-				tight = tight || end(Ref{j, r.Micro}) == start[r]
+			n := 4
+			rng := rand.New(rand.NewPCG(7, 8))
+			s := randomValid(rng, p, n, 3)
+			ins, err := Compact(p, n, Orders(s))
+			if err != nil {
+				t.Fatal(err)
 			}
-			if !tight {
-				// A group block may be held by another member device.
-				for _, o := range Orders(c) {
-					if i := slices.Index(o, r); i > 0 && end(o[i-1]) == start[r] {
-						tight = true
+			c := &Schedule{Placement: p, MicroBatches: n, Instances: ins}
+			if err := Verify(c); err != nil {
+				t.Fatalf("compacted schedule: %v", err)
+			}
+			start := map[Ref]int{}
+			for _, in := range ins {
+				start[in.Ref()] = in.Start
+			}
+			end := func(r Ref) int { return start[r] + p.Blocks[r.Block].Time }
+			preds := p.PredDeps()
+			for _, order := range Orders(c) {
+				for x, r := range order {
+					if start[r] == 0 {
+						continue
+					}
+					tight := x > 0 && end(order[x-1]) == start[r]
+					for _, d := range preds[r.Block] {
+						tight = tight || start[Ref{d.From, r.Micro}]+p.Delay(d) == start[r]
+					}
+					if !tight {
+						// A group block may be held by another member device.
+						for _, o := range Orders(c) {
+							if i := slices.Index(o, r); i > 0 && end(o[i-1]) == start[r] {
+								tight = true
+							}
+						}
+					}
+					if !tight {
+						t.Errorf("%s starts at %d with slack", refName(c, r), start[r])
 					}
 				}
 			}
-			if !tight {
-				t.Errorf("%s starts at %d with slack", refName(c, r), start[r])
-			}
-		}
+		})
 	}
 }
 

@@ -77,7 +77,8 @@ func Measure(s *Schedule) Metrics {
 //   - the critical path of one micro-batch (its dependency chain alone);
 //   - max_d n·load_d: device d runs n·load_d of work, one block at a time;
 //   - max_d (min head_d + n·load_d + min tail_d), where head_i (tail_i) is
-//     the longest dependency path before (after) block i and the minima run
+//     the longest dependency path before (after) block i, transfer times
+//     included (placement's Heads and Tails), and the minima run
 //     over the blocks on d. Proof: the first instance device d runs, of some
 //     block i, starts no earlier than head_i ≥ min head_d, since its
 //     predecessors in the same micro-batch run before it; from then d is

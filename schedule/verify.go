@@ -35,7 +35,8 @@ const (
 	OutOfRange ViolationKind = "out-of-range"
 	// Start: a start time below 0 or above MaxStart.
 	Start ViolationKind = "start"
-	// Dependency: B_i^n does not end before B_j^n starts, for a dependency i -> j.
+	// Dependency: B_j^n starts before B_i^n ends plus the transfer time, for
+	// a dependency i -> j.
 	Dependency ViolationKind = "dependency"
 	// Overlap: two instances run on one device at the same time.
 	Overlap ViolationKind = "overlap"
@@ -110,8 +111,8 @@ func (r *report) err() error {
 // Verify checks s against the meaning of a schedule, trusting nothing but
 // its placement, micro-batch count, memory budget and start times: every
 // instance B_i^n (i < K, n < N) is present exactly once; starts are in
-// 0..MaxStart; every dependency B_i -> B_j has B_i^n end no later than B_j^n
-// starts; no two instances overlap in time on a device (a block on a device
+// 0..MaxStart; every dependency B_i -> B_j has B_j^n start no earlier than
+// B_i^n ends plus the transfer time (placement's Delay); no two instances overlap in time on a device (a block on a device
 // group occupies each device of the group); on every device the running
 // memory, from 0 and in start order, never exceeds the budget (0:
 // unlimited). When s has a Repetend it must describe the instances; when
@@ -234,28 +235,37 @@ func (v *verifier) presence(r *report) {
 	}
 }
 
-// dependencies checks B_i^n ends before B_j^n starts for every dependency
-// i -> j and every micro-batch n where both are present.
+// dependencies checks, for every dependency i -> j and every micro-batch n
+// where both are present, that B_j^n starts no earlier than B_i^n's start
+// plus the placement's Delay (its end plus the transfer time). The
+// message names the transfer only when there is one.
 func (v *verifier) dependencies(r *report) {
 	s := v.s
-	preds := s.Placement.Preds()
+	p := s.Placement
+	preds := p.PredDeps()
 	for x, in := range s.Instances {
 		if !v.ok[x] || v.first[in.Ref()] != x {
 			continue
 		}
 		// Checked from the successor's side, so that the order of the
 		// report follows the instances.
-		for _, pred := range preds[in.Block] {
-			from := Ref{pred, in.Micro}
+		for _, d := range preds[in.Block] {
+			from := Ref{d.From, in.Micro}
 			y, ok := v.first[from]
 			if !ok {
 				continue // reported as missing
 			}
-			if e := v.end(y); e > in.Start {
-				fb, tb := s.Placement.Blocks[pred].ID, s.Placement.Blocks[in.Block].ID
+			if ready := s.Instances[y].Start + p.Delay(d); ready > in.Start {
+				fb, tb := p.Blocks[d.From].ID, p.Blocks[d.To].ID
+				if c := p.Transfer(d); c != 0 {
+					r.add(Dependency, -1, []Ref{from, in.Ref()},
+						"dependency %s -> %s broken for micro-batch %d: %s ends at %d and its transfer takes %d, %s starts at %d < %d",
+						fb, tb, in.Micro, v.name(from), v.end(y), c, v.name(in.Ref()), in.Start, ready)
+					continue
+				}
 				r.add(Dependency, -1, []Ref{from, in.Ref()},
 					"dependency %s -> %s broken for micro-batch %d: %s ends at %d, %s starts at %d",
-					fb, tb, in.Micro, v.name(from), e, v.name(in.Ref()), in.Start)
+					fb, tb, in.Micro, v.name(from), ready, v.name(in.Ref()), in.Start)
 			}
 		}
 	}

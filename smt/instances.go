@@ -32,13 +32,11 @@ func InstanceProblem(p *placement.Placement, refs []schedule.Ref, memory int, en
 			Devices: b.Devices, Time: b.Time, Memory: b.Memory,
 		})
 	}
+	succs := p.SuccDeps()
 	for _, r := range refs {
-		for _, d := range p.Deps {
-			if d.From != r.Block {
-				continue
-			}
+		for _, d := range succs[r.Block] {
 			if to, ok := idx[schedule.Ref{Block: d.To, Micro: r.Micro}]; ok {
-				pr.Precs = append(pr.Precs, Prec{From: idx[r], To: to})
+				pr.Precs = append(pr.Precs, DepPrec(p, d, idx[r], to, 0))
 			}
 		}
 	}
@@ -60,6 +58,15 @@ func InstanceProblem(p *placement.Placement, refs []schedule.Ref, memory int, en
 		}
 	}
 	return pr
+}
+
+// DepPrec is the precedence that dependency d of p puts between task from
+// (an instance of block d.From, with its block's time) and task to (of
+// d.To), with periods·P of slack in a periodic problem: the placement's
+// rule s_from + Delay(d) ≤ s_to + periods·P, so Lag = t_from − Delay(d),
+// minus the transfer time.
+func DepPrec(p *placement.Placement, d placement.Dep, from, to, periods int) Prec {
+	return Prec{From: from, To: to, Lag: p.Blocks[d.From].Time - p.Delay(d), Periods: periods}
 }
 
 // AllInstances lists B_i^n for n in 0..N-1, micro-batch major.

@@ -1,0 +1,43 @@
+package baseline
+
+import (
+	"fmt"
+	"testing"
+
+	"tessel/placement"
+	"tessel/schedule"
+)
+
+// Every applicable baseline stays valid when dependencies between devices
+// carry a transfer time: its orders are compacted and verified under the
+// placement's one dependency rule, and the timed 1F1B pipelines it is
+// built from carry the transfers of their links.
+func TestBaselinesWithTransfers(t *testing.T) {
+	for _, name := range placement.BuiltinNames() {
+		for _, method := range applicable[name] {
+			for _, c := range []int{1, 4} {
+				t.Run(fmt.Sprintf("%s/%s/transfer=%d", name, method, c), func(t *testing.T) {
+					p := builtin(t, name, 4, false)
+					p.Transfers = map[placement.Dep]int{}
+					for _, d := range p.Deps {
+						if !p.Shares(d.From, d.To) {
+							p.Transfers[d] = c
+						}
+					}
+					m, _ := Lookup(method)
+					n := 8
+					s, err := m.Build(p, n, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := schedule.Verify(s); err != nil {
+						t.Fatal(err)
+					}
+					if mk, lb := schedule.Makespan(s), schedule.LowerBounds(p, n).Makespan; mk < lb {
+						t.Errorf("makespan %d below the lower bound %d", mk, lb)
+					}
+				})
+			}
+		}
+	}
+}

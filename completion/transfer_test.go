@@ -1,0 +1,59 @@
+package completion
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"tessel/placement"
+	"tessel/repetend"
+	"tessel/schedule"
+)
+
+// The whole search with transfer times: the repetend encoders, the
+// warmup and cooldown problems, Assemble and, for N below N_R, the
+// time-optimal fallback all read the rule from the placement, so the
+// schedule passes the verifier, which reads it too. An encoder that
+// dropped the transfer would make Assemble's verification fail.
+func TestSearchWithTransfers(t *testing.T) {
+	cases := []struct {
+		name   string
+		memory int
+		nr     int
+		n      int
+	}{
+		{"v-shape", 4, 4, 12},
+		{"v-shape", 4, 4, 2}, // N < N_R: the time-optimal fallback
+		{"k-shape", 4, 3, 8},
+		{"m-shape", 6, 3, 8},
+	}
+	for _, tc := range cases {
+		for _, c := range []int{1, 3} {
+			for _, m := range []repetend.Method{repetend.MethodJoint, repetend.MethodEnumerate} {
+				t.Run(fmt.Sprintf("%s/N=%d/transfer=%d/%s", tc.name, tc.n, c, m), func(t *testing.T) {
+					p := builtin(t, tc.name, placement.Options{Devices: 4})
+					p.Transfers = map[placement.Dep]int{}
+					for _, d := range p.Deps {
+						if !p.Shares(d.From, d.To) {
+							p.Transfers[d] = c
+						}
+					}
+					res, err := Search(context.Background(), p, Options{Memory: tc.memory, MaxNR: tc.nr, MicroBatches: tc.n, Method: m, Jobs: 1})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.Schedule.Placement.Transfers == nil {
+						t.Fatal("the schedule's placement lost its transfers")
+					}
+					if err := schedule.Verify(res.Schedule); err != nil {
+						t.Fatal(err)
+					}
+					mk, lb := schedule.Makespan(res.Schedule), schedule.LowerBounds(p, tc.n).Makespan
+					if mk < lb {
+						t.Errorf("makespan %d below the lower bound %d", mk, lb)
+					}
+				})
+			}
+		}
+	}
+}
