@@ -33,7 +33,7 @@ func TestBaselinesWithTransfers(t *testing.T) {
 					if err := schedule.Verify(s); err != nil {
 						t.Fatal(err)
 					}
-					if mk, lb := schedule.Makespan(s), schedule.LowerBounds(p, n).Makespan; mk < lb {
+					if mk, lb := schedule.Makespan(s), schedule.LowerBounds(p, n, 0).Makespan; mk < lb {
 						t.Errorf("makespan %d below the lower bound %d", mk, lb)
 					}
 				})

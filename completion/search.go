@@ -10,6 +10,7 @@ import (
 	"tessel/baseline"
 	"tessel/construct"
 	"tessel/placement"
+	"tessel/refine"
 	"tessel/repetend"
 	"tessel/schedule"
 	"tessel/smt"
@@ -33,12 +34,16 @@ type Options struct {
 	// is then the paper's alone (repetend, lazy completion, time-optimal
 	// phases). For measuring the solver; users want the default.
 	SolverOnly bool
-	Progress   func(Progress)
+	// RefineEffort caps each solver call that re-optimises the ends of
+	// the best schedule (refine.Options.Effort): 0 means
+	// refine.DefaultEffort, a negative value leaves the schedule as it is.
+	RefineEffort int
+	Progress     func(Progress)
 }
 
 // Progress is a snapshot of a running search.
 type Progress struct {
-	Stage string // "constructions", "repetend", "warmup and cooldown"
+	Stage string // "constructions", "repetend", "warmup and cooldown", "refining"
 	// Repetend is the repetend search's own progress, during that stage.
 	Repetend *repetend.Progress
 	// BestMakespan is the least makespan of a verified schedule so far
@@ -65,7 +70,7 @@ const (
 // Times split the search time as the paper's Fig. 10 does, with the
 // constructions first.
 type Times struct {
-	Total, Constructions, Repetend, Warmup, Cooldown time.Duration
+	Total, Constructions, Repetend, Warmup, Cooldown, Refine time.Duration
 }
 
 // Seed is one schedule the search started from: a construction or a
@@ -95,6 +100,8 @@ type Result struct {
 	Skipped string
 	Seeds   []Seed
 	Bounds  schedule.Bounds
+	// Refined counts the work of re-optimising the schedule's ends.
+	Refined refine.Stats
 	Times   Times
 	// WarmupProven and CooldownProven say whether the phases of the
 	// repetend's schedule are proven time-optimal.
@@ -165,7 +172,7 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 		return nil, fmt.Errorf("completion: %w", err)
 	}
 	n := opt.MicroBatches
-	res := &Result{Bounds: schedule.LowerBounds(p, n)}
+	res := &Result{Bounds: schedule.LowerBounds(p, n, opt.Memory)}
 	report := func(stage string, rp *repetend.Progress) {
 		if opt.Progress == nil {
 			return
@@ -196,8 +203,11 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 		for _, c := range cands {
 			res.Seeds = append(res.Seeds, Seed{Name: c.Name, Makespan: c.Makespan})
 			offer(c.Name, c.Schedule)
-			if c.Periodic != nil {
-				incumbent = fromPeriodic(c.Periodic)
+			if c.Periodic == nil || (opt.MaxNR > 0 && fromPeriodic(c.Periodic).NR > opt.MaxNR) {
+				continue
+			}
+			if r := fromPeriodic(c.Periodic); incumbent == nil || r.Period < incumbent.Period || (r.Period == incumbent.Period && r.NR < incumbent.NR) {
+				incumbent = r
 			}
 		}
 		for _, m := range baseline.Methods() {
@@ -208,9 +218,6 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 			name := "baseline " + m.Name
 			res.Seeds = append(res.Seeds, Seed{Name: name, Makespan: schedule.Makespan(s)})
 			offer(name, s)
-		}
-		if incumbent != nil && opt.MaxNR > 0 && incumbent.NR > opt.MaxNR {
-			incumbent = nil // the user bounded N_R
 		}
 		res.Repetend = incumbent
 		res.Times.Constructions = time.Since(t0)
@@ -264,6 +271,23 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	}
 	if res.Schedule == nil {
 		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, context.Cause(ctx))
+	}
+
+	// 4. The solver re-optimises the ends of the best schedule.
+	if opt.RefineEffort >= 0 && ctx.Err() == nil && res.Gap() > 0 {
+		report("refining", nil)
+		t3 := time.Now()
+		s, st, err := refine.Improve(ctx, res.Schedule, refine.Options{Effort: opt.RefineEffort, Seed: opt.Seed,
+			Progress: func(int) { report("refining", nil) }})
+		res.Times.Refine = time.Since(t3)
+		res.Refined = st
+		if err != nil {
+			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
+		}
+		if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
+			res.Schedule = s
+			res.Source += ", refined"
+		}
 	}
 	res.Times.Total = time.Since(t0)
 	return res, nil

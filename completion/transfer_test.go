@@ -48,7 +48,7 @@ func TestSearchWithTransfers(t *testing.T) {
 					if err := schedule.Verify(res.Schedule); err != nil {
 						t.Fatal(err)
 					}
-					mk, lb := schedule.Makespan(res.Schedule), schedule.LowerBounds(p, tc.n).Makespan
+					mk, lb := schedule.Makespan(res.Schedule), schedule.LowerBounds(p, tc.n, 0).Makespan
 					if mk < lb {
 						t.Errorf("makespan %d below the lower bound %d", mk, lb)
 					}

@@ -38,33 +38,13 @@ func checkArgs(p *placement.Placement, n, memory int) error {
 	return nil
 }
 
-// delay is the least time from the start of a dependency's producer to the
-// start of its consumer.
-func delay(p *placement.Placement, d placement.Dep) int { return p.Blocks[d.From].Time }
-
-// depsTo lists, for every block, the dependencies that end there.
-func depsTo(p *placement.Placement) [][]placement.Dep {
-	out := make([][]placement.Dep, len(p.Blocks))
-	for _, d := range p.Deps {
-		out[d.To] = append(out[d.To], d)
-	}
-	return out
-}
-
-// depsFrom lists, for every block, the dependencies that start there.
-func depsFrom(p *placement.Placement) [][]placement.Dep {
-	out := make([][]placement.Dep, len(p.Blocks))
-	for _, d := range p.Deps {
-		out[d.From] = append(out[d.From], d)
-	}
-	return out
-}
 
 // finish turns start times (instance x is block x%K of micro-batch x/K)
 // into a schedule, compacts it (earliest starts under its own per-device
 // orders: never later, same memory) and verifies it under the budget.
-// A repetend, when given, is kept only if the compacted schedule still
-// repeats exactly.
+// A repetend, when given, is kept if the compacted schedule still repeats
+// exactly, or if compaction gains nothing (the start times as given then
+// stay).
 func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Repetend) (*schedule.Schedule, error) {
 	k := len(p.Blocks)
 	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
@@ -79,6 +59,8 @@ func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Re
 	for x, t := range starts {
 		s.Instances = append(s.Instances, schedule.Instance{Block: x % k, Micro: x / k, Start: t - lo})
 	}
+	s.Sort()
+	given := s.Instances
 	ins, err := schedule.Compact(p, n, schedule.Orders(s))
 	if err != nil {
 		return nil, fmt.Errorf("construct: placement %q: %w", p.Name, err)
@@ -87,7 +69,10 @@ func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Re
 	if rp != nil {
 		s.Repetend = rp
 		if !repeats(s) {
-			s.Repetend = nil
+			s.Instances = given
+			if !repeats(s) || schedule.Makespan(s) > makespanOf(p, ins) {
+				s.Instances, s.Repetend = ins, nil
+			}
 		}
 	}
 	if err := schedule.Verify(s); err != nil {
@@ -131,6 +116,15 @@ func sortedCopy(xs []int) []int {
 	return out
 }
 
+// makespanOf is the latest end of the instances.
+func makespanOf(p *placement.Placement, ins []schedule.Instance) int {
+	ms := 0
+	for _, in := range ins {
+		ms = max(ms, in.Start+p.Blocks[in.Block].Time)
+	}
+	return ms
+}
+
 // Compact moves every instance of a valid schedule as early as its
 // per-device orders and dependencies allow (never later, same memory) and
 // verifies the result. The repetend is kept when the iterations still
@@ -147,6 +141,9 @@ func Compact(s *schedule.Schedule) (*schedule.Schedule, error) {
 		out.Repetend = &rp
 		if !repeats(out) {
 			out.Repetend = nil
+			if schedule.Makespan(s) <= schedule.Makespan(out) {
+				return s, nil // as short, and it repeats
+			}
 		}
 	}
 	if err := schedule.Verify(out); err != nil {

@@ -130,7 +130,7 @@ type lister struct {
 func newLister(p *placement.Placement, n int, opt ListOptions) *lister {
 	k := len(p.Blocks)
 	l := &lister{p: p, n: n, k: k, opt: opt,
-		tail: p.Tails(), preds: depsTo(p), succs: depsFrom(p),
+		tail: p.Tails(), preds: p.PredDeps(), succs: p.SuccDeps(),
 		starts: make([]int, n*k), waiting: make([]int, n*k), ready: make([]int, n*k),
 		started: make([]bool, n*k), left: make([]int, n),
 		free: make([]int, p.Devices), mem: make([]int, p.Devices),
@@ -325,7 +325,7 @@ func (l *lister) start(x, now int) {
 	m := x / l.k
 	for _, dep := range l.succs[x%l.k] {
 		y := m*l.k + dep.To
-		l.ready[y] = max(l.ready[y], now+delay(l.p, dep))
+		l.ready[y] = max(l.ready[y], now+l.p.Delay(dep))
 		l.waiting[y]--
 		if l.waiting[y] == 0 {
 			l.release(y)

@@ -71,6 +71,10 @@ func (ps *Periodic) Schedule(p *placement.Placement, n, memory int) (*schedule.S
 	return finish(p, n, memory, starts, rp)
 }
 
+// linearPeriods is how many periods above the load bound Modulo tries one
+// by one before it gallops.
+const linearPeriods = 8
+
 // ModuloOptions configure Modulo.
 type ModuloOptions struct {
 	// Memory is the per-device budget (0: unlimited), checked on the
@@ -95,8 +99,9 @@ type ModuloOptions struct {
 // period; when none is free within one period, it takes its earliest time
 // and evicts the blocks in its way, which are placed again later.
 // Restarts perturb the order and the choice of times (see imsRestart). At
-// the first period where some placement fits the memory budget, the one
-// whose micro-batch ends soonest wins (the full schedule ends (N−1)·P
+// the first period where some placement fits the memory budget (periods
+// are tried one by one near the load bound, then in doubling steps and a
+// bisection), the one whose micro-batch ends soonest wins (the full schedule ends (N−1)·P
 // after its first micro-batch), then the one with least memory. ctx is
 // checked between periods.
 func Modulo(ctx context.Context, p *placement.Placement, opt ModuloOptions) (*Periodic, error) {
@@ -116,10 +121,7 @@ func Modulo(ctx context.Context, p *placement.Placement, opt ModuloOptions) (*Pe
 	}
 	st := newIMS(p)
 	on := p.DeviceBlocks()
-	for P := max(1, p.MaxLoad(), opt.MinPeriod); P <= hi; P++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	try := func(P int) *Periodic {
 		var best *Periodic
 		bestLatency, bestMemory := 0, 0
 		seen := map[string]bool{}
@@ -155,9 +157,40 @@ func Modulo(ctx context.Context, p *placement.Placement, opt ModuloOptions) (*Pe
 			}
 			best, bestLatency, bestMemory = ps, latency, total
 		}
-		if best != nil {
-			return best, nil
+		return best
+	}
+	// Periods one by one near the load bound, where most placements find
+	// theirs; beyond, steps that double (memory, not the devices, then
+	// sets the period) and a bisection back between the last two.
+	lo := max(1, p.MaxLoad(), opt.MinPeriod)
+	failed := lo - 1
+	for P, step := lo, 1; P <= hi; P += step {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
+		ps := try(P)
+		if ps == nil {
+			failed = P
+			if P-lo >= linearPeriods {
+				step *= 2
+			}
+			continue
+		}
+		for failed+1 < ps.Period {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			mid := failed + (ps.Period-failed)/2
+			if q := try(mid); q != nil {
+				ps = q
+			} else {
+				failed = mid
+			}
+		}
+		return ps, nil
+	}
+	if ps := try(hi); ps != nil {
+		return ps, nil
 	}
 	return nil, fmt.Errorf("construct: placement %q: no modulo schedule with period ≤ %d fits memory %d", p.Name, hi, opt.Memory)
 }
@@ -209,7 +242,7 @@ func newIMS(p *placement.Placement) *ims {
 	for i, b := range p.Blocks {
 		height[i] = tail[i] + b.Time
 	}
-	return &ims{preds: depsTo(p), succs: depsFrom(p), height: height}
+	return &ims{preds: p.PredDeps(), succs: p.SuccDeps(), height: height}
 }
 
 // imsRestart places every block at period P, or returns nil when its
@@ -299,7 +332,7 @@ func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 		est := 0
 		for _, d := range st.preds[i] {
 			if placed[d.From] {
-				est = max(est, sched[d.From]+delay(p, d))
+				est = max(est, sched[d.From]+p.Delay(d))
 			}
 		}
 		t := -1
@@ -335,7 +368,7 @@ func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 		// Successors placed too early for the new time are evicted.
 		for _, d := range st.succs[i] {
 			j := d.To
-			if placed[j] && sched[j] < t+delay(p, d) {
+			if placed[j] && sched[j] < t+p.Delay(d) {
 				unplace(j)
 				left++
 			}

@@ -22,8 +22,8 @@ type Candidate struct {
 // Portfolio runs every construction on n micro-batches of p under the
 // memory budget — modulo schedules of the least periods that fit and list
 // schedules for every rule and a range of windows — and returns those
-// that fit, best first: least makespan, then least peak memory, then
-// name. It stops early, with what it has, when ctx ends or a schedule
+// that fit, best first: least makespan, then those that repeat a
+// repetend, then least peak memory, then name. It stops early, with what it has, when ctx ends or a schedule
 // meets the makespan's lower bound.
 func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Candidate, error) {
 	if err := checkArgs(p, n, memory); err != nil {
@@ -33,7 +33,7 @@ func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Ca
 	add := func(name string, s *schedule.Schedule, ps *Periodic) {
 		out = append(out, Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s), Periodic: ps})
 	}
-	lb := schedule.LowerBounds(p, n).Makespan
+	lb := schedule.LowerBounds(p, n, memory).Makespan
 	reached := func() bool { return len(out) > 0 && out[len(out)-1].Makespan <= lb }
 	// The least period first; a longer one can end sooner at small N,
 	// where the time one micro-batch takes weighs more.
@@ -78,6 +78,11 @@ func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Ca
 	sort.SliceStable(out, func(a, b int) bool {
 		if out[a].Makespan != out[b].Makespan {
 			return out[a].Makespan < out[b].Makespan
+		}
+		// On a tie, a schedule that repeats a repetend: its steady state
+		// is known and its programs are regular.
+		if ra, rb := out[a].Schedule.Repetend != nil, out[b].Schedule.Repetend != nil; ra != rb {
+			return ra
 		}
 		pa, pb := peak(out[a].Schedule), peak(out[b].Schedule)
 		if pa != pb {

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"sort"
 
-	"tessel/placement"
 	"tessel/schedule"
 	"tessel/smt"
 )
@@ -66,7 +65,7 @@ func Improve(ctx context.Context, s *schedule.Schedule, opt Options) (*schedule.
 	if opt.Effort == 0 {
 		opt.Effort = DefaultEffort
 	}
-	lb := schedule.LowerBounds(s.Placement, s.MicroBatches).Makespan
+	lb := schedule.LowerBounds(s.Placement, s.MicroBatches, s.Memory).Makespan
 	cur := s
 	for _, w := range windows {
 		stale := 0 // ends tried in a row without a gain
@@ -197,13 +196,13 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 			if j, ok := task[ref]; ok {
 				// Forwards j → k; backwards too, since j is then the
 				// dependency's consumer, which runs first.
-				pr.Precs = append(pr.Precs, smt.Prec{From: j, To: k, Lag: -transfer(p, d)})
+				pr.Precs = append(pr.Precs, smt.Prec{From: j, To: k, Lag: -p.Transfer(d)})
 				continue
 			}
 			// A fixed neighbour: its end (reversed: its start) plus the
 			// transfer.
 			oin := schedule.Instance{Block: other, Micro: in.Micro, Start: byRef[ref]}
-			pr.Tasks[k].Release = max(pr.Tasks[k].Release, at(oin)+p.Blocks[other].Time+transfer(p, d))
+			pr.Tasks[k].Release = max(pr.Tasks[k].Release, at(oin)+p.Blocks[other].Time+p.Transfer(d))
 		}
 	}
 	if !pr.Feasible(hint) {
@@ -246,6 +245,3 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 	}
 	return out, sol.Checks, nil
 }
-
-// transfer is the time a dependency's tensor takes between devices.
-func transfer(p *placement.Placement, d placement.Dep) int { return 0 }

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"math"
+	"sort"
 
 	"tessel/placement"
 )
@@ -66,7 +67,7 @@ func Measure(s *Schedule) Metrics {
 		total := float64(p.Devices) * float64(m.Makespan)
 		m.BubbleRate = (total - float64(busy)) / total
 	}
-	m.LowerBound = LowerBounds(p, s.MicroBatches)
+	m.LowerBound = LowerBounds(p, s.MicroBatches, s.Memory)
 	return m
 }
 
@@ -75,7 +76,9 @@ func Measure(s *Schedule) Metrics {
 // device. Makespan is the largest of:
 //
 //   - the critical path of one micro-batch (its dependency chain alone);
+//
 //   - max_d n·load_d: device d runs n·load_d of work, one block at a time;
+//
 //   - max_d (min head_d + n·load_d + min tail_d), where head_i (tail_i) is
 //     the longest dependency path before (after) block i, transfer times
 //     included (placement's Heads and Tails), and the minima run
@@ -86,13 +89,20 @@ func Measure(s *Schedule) Metrics {
 //     instance, of some block j, ends at E ≥ min head_d + n·load_d; the
 //     successors of that instance then need tail_j ≥ min tail_d more.
 //
+//   - under a memory budget M, max_d of the memory bound (memoryBound):
+//     a device that holds A of one micro-batch's memory for at least ℓ
+//     holds it for at most ⌊M/A⌋ micro-batches at a time.
+//
 // For n ≤ 0 the makespan bound is 0.
-func LowerBounds(p *placement.Placement, n int) Bounds {
+func LowerBounds(p *placement.Placement, n, memory int) Bounds {
 	b := Bounds{Period: p.MaxLoad()}
 	if n <= 0 {
 		return b
 	}
 	b.Makespan = p.CriticalPath()
+	if memory > 0 {
+		b.Makespan = max(b.Makespan, memoryBound(p, n, memory))
+	}
 	heads, tails := p.Heads(), p.Tails()
 	loads := p.Loads()
 	for d, blocks := range p.DeviceBlocks() {
@@ -107,6 +117,88 @@ func LowerBounds(p *placement.Placement, n int) Bounds {
 		b.Makespan = max(b.Makespan, minHead+n*loads[d]+minTail)
 	}
 	return b
+}
+
+// memoryBound is a makespan bound from the memory budget M. On a device d
+// whose blocks of one micro-batch run in a dependency chain with every
+// running memory sum σ ≥ 0, let A be the highest σ. While a micro-batch
+// is at A on d — from the start of the block that brings it there to
+// the start of the next block that lowers it, at least ℓ apart, ℓ the
+// longest path between them — the others hold σ ≥ 0, so at most
+// c = ⌊M/A⌋ micro-batches are at A at once. The n intervals, each at
+// least ℓ long, c deep at most, cover at least n·ℓ/c of time, which
+// starts no earlier than the head of the first block and is followed by
+// the time and tail of the second. Devices where the chain or the signs
+// fail are left out; so are budgets that one micro-batch exceeds (no
+// schedule exists: the verifier says so).
+func memoryBound(p *placement.Placement, n, memory int) int {
+	heads, tails := p.Heads(), p.Tails()
+	order, ok := p.Topo()
+	if !ok {
+		return 0
+	}
+	pos := make([]int, len(p.Blocks))
+	for k, i := range order {
+		pos[i] = k
+	}
+	succs := p.SuccDeps()
+	// dist returns the longest start-to-start path from a to b, or -1.
+	dist := func(a, b int) int {
+		far := make([]int, len(p.Blocks))
+		for i := range far {
+			far[i] = -1
+		}
+		far[a] = 0
+		for _, i := range order[pos[a]:] {
+			if far[i] < 0 {
+				continue
+			}
+			for _, d := range succs[i] {
+				far[d.To] = max(far[d.To], far[i]+p.Delay(d))
+			}
+		}
+		return far[b]
+	}
+	best := 0
+	for _, on := range p.DeviceBlocks() {
+		sort.Slice(on, func(a, b int) bool { return pos[on[a]] < pos[on[b]] })
+		chain, peak, sum := true, 0, 0
+		for k, i := range on {
+			if k > 0 && dist(on[k-1], i) < 0 {
+				chain = false
+				break
+			}
+			sum += p.Blocks[i].Memory
+			if sum < 0 {
+				chain = false
+				break
+			}
+			peak = max(peak, sum)
+		}
+		if !chain || peak <= 0 || peak > memory || memory/peak >= n {
+			continue
+		}
+		c := memory / peak
+		sum = 0
+		for k, i := range on {
+			sum += p.Blocks[i].Memory
+			if sum != peak || (k > 0 && sum-p.Blocks[i].Memory == peak) {
+				continue
+			}
+			// i brings the micro-batch to its peak; the interval ends
+			// at the next block that lowers it.
+			rest := sum
+			for _, j := range on[k+1:] {
+				rest += p.Blocks[j].Memory
+				if rest < peak {
+					l := dist(i, j)
+					best = max(best, heads[i]+(n*l+c-1)/c+p.Blocks[j].Time+tails[j])
+					break
+				}
+			}
+		}
+	}
+	return best
 }
 
 // RepetendBubbleRate is (D·P − Σ_d load_d) / (D·P): the bubble rate of a

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -35,8 +36,8 @@ func TestMeasureOneF1B(t *testing.T) {
 				t.Errorf("%+v: peak memory of device %d = %d, want %d", tc, d, m.PeakMemory[d], want)
 			}
 		}
-		if m.LowerBound != LowerBounds(p, tc.n) {
-			t.Errorf("%+v: Measure's bound %v, LowerBounds %v", tc, m.LowerBound, LowerBounds(p, tc.n))
+		if m.LowerBound != LowerBounds(p, tc.n, 0) {
+			t.Errorf("%+v: Measure's bound %v, LowerBounds %v", tc, m.LowerBound, LowerBounds(p, tc.n, 0))
 		}
 	}
 }
@@ -84,8 +85,8 @@ func TestLowerBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		p := builtin(t, tt.name, tt.opt)
-		if got := LowerBounds(p, tt.n); got != (Bounds{tt.period, tt.span}) {
-			t.Errorf("LowerBounds(%s, %d) = %+v, want {%d %d}", tt.name, tt.n, got, tt.period, tt.span)
+		if got := LowerBounds(p, tt.n, 0); got != (Bounds{tt.period, tt.span}) {
+			t.Errorf("LowerBounds(%s, %d, 0) = %+v, want {%d %d}", tt.name, tt.n, got, tt.period, tt.span)
 		}
 	}
 }
@@ -106,7 +107,7 @@ func TestLowerBoundsSound(t *testing.T) {
 		if err := Verify(s); err != nil {
 			t.Fatal(err)
 		}
-		if lb := LowerBounds(p, n); Makespan(s) < lb.Makespan {
+		if lb := LowerBounds(p, n, 0); Makespan(s) < lb.Makespan {
 			t.Fatalf("%s D=%d N=%d: makespan %d below the lower bound %d", name, p.Devices, n, Makespan(s), lb.Makespan)
 		}
 	}
@@ -132,5 +133,47 @@ func TestMeasureEmpty(t *testing.T) {
 	}
 	if got := Measure(nil); got.Makespan != 0 || got.PeakMemory != nil {
 		t.Errorf("Measure(nil) = %+v", got)
+	}
+}
+
+// layerChain is stages × layers: every layer's forward (time 1, memory
+// +1) down the devices, then every backward (time 2, memory −1) back.
+func layerChain(stages, layers int) *placement.Placement {
+	p := &placement.Placement{Name: "chain", Devices: stages}
+	var chain []int
+	for s := range stages {
+		for l := range layers {
+			p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("f%d.%d", s, l), Kind: placement.Forward, Devices: []int{s}, Time: 1, Memory: 1})
+			chain = append(chain, len(p.Blocks)-1)
+		}
+	}
+	for s := stages - 1; s >= 0; s-- {
+		for l := layers - 1; l >= 0; l-- {
+			p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("b%d.%d", s, l), Kind: placement.Backward, Devices: []int{s}, Time: 2, Memory: -1})
+			chain = append(chain, len(p.Blocks)-1)
+		}
+	}
+	for k := 1; k < len(chain); k++ {
+		p.Deps = append(p.Deps, placement.Dep{From: chain[k-1], To: chain[k]})
+	}
+	return p
+}
+
+// The memory bound, worked by hand for 64 stages × 8 layers, memory 16,
+// 8 micro-batches: device 0 holds 8 activations from the start of f0.7
+// to the start of b0.7, at least ℓ = 1 + 504 + 1008 = 1513 apart, so two
+// micro-batches at a time: 7 (head of f0.7) + ⌈8·1513/2⌉ + 2 (b0.7) +
+// 14 (its tail) = 6075, far above the load and path bounds (1704).
+func TestLowerBoundsMemory(t *testing.T) {
+	p := layerChain(64, 8)
+	if got := LowerBounds(p, 8, 0).Makespan; got != 1704 {
+		t.Errorf("without a budget: %d, want 1704", got)
+	}
+	if got := LowerBounds(p, 8, 16).Makespan; got != 6075 {
+		t.Errorf("memory 16: %d, want 6075", got)
+	}
+	// A budget that holds every micro-batch adds nothing.
+	if got := LowerBounds(p, 8, 64).Makespan; got != 1704 {
+		t.Errorf("memory 64: %d, want 1704", got)
 	}
 }

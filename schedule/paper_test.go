@@ -38,7 +38,7 @@ func TestPaperOneF1BRepetendGeneralizes(t *testing.T) {
 // (D-1)/(N+D-1), falls towards it as N grows.
 func TestPaperOneF1BZeroBubble(t *testing.T) {
 	p := builtin(t, "v-shape", placement.Options{})
-	if r := RepetendBubbleRate(p, LowerBounds(p, 1).Period); r != 0 {
+	if r := RepetendBubbleRate(p, LowerBounds(p, 1, 0).Period); r != 0 {
 		t.Errorf("1F1B repetend bubble rate %v, want 0", r)
 	}
 	last := 1.0

@@ -44,7 +44,7 @@ func runOptimal(t *testing.T, c optimalCase) (*placement.Placement, *schedule.Sc
 	if sol.Makespan != c.makespan {
 		t.Fatalf("%v: optimal makespan %d, pinned %d", c, sol.Makespan, c.makespan)
 	}
-	if lb := schedule.LowerBounds(pl, c.n).Makespan; sol.Makespan < lb {
+	if lb := schedule.LowerBounds(pl, c.n, 0).Makespan; sol.Makespan < lb {
 		t.Fatalf("%v: makespan %d below the verifier's lower bound %d", c, sol.Makespan, lb)
 	}
 	return pl, s, sol

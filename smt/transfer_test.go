@@ -51,7 +51,7 @@ func TestOptimalWithTransfers(t *testing.T) {
 			if n == 1 && mk != 8+2*c {
 				t.Errorf("transfer %d, one micro-batch: makespan %d, want %d", c, mk, 8+2*c)
 			}
-			if lb := schedule.LowerBounds(p, n).Makespan; mk < lb {
+			if lb := schedule.LowerBounds(p, n, 0).Makespan; mk < lb {
 				t.Errorf("transfer %d, N=%d: makespan %d below the bound %d", c, n, mk, lb)
 			}
 		}

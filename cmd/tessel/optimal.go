@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"tessel/completion"
 	"tessel/schedule"
 	"tessel/smt"
 )
@@ -67,7 +68,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	defer cancel()
 	bar := newProgress(stderr)
 	t0 := time.Now()
-	s, sol, err := smt.Optimal(ctx, p, opts.MicroBatches, opts.Memory, smt.Options{
+	res, err := completion.Optimal(ctx, p, opts.MicroBatches, opts.Memory, smt.Options{
 		Seed: opts.Seed,
 		Progress: func(lo, hi int) {
 			bar.show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))
@@ -78,8 +79,9 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	s, sol := res.Schedule, res.Solution
 	if err := schedule.Verify(s); err != nil {
-		return fmt.Errorf("optimal: the solver's schedule fails verification (a bug): %w", err)
+		return fmt.Errorf("optimal: the schedule fails verification (a bug): %w", err)
 	}
 	if err := opts.Outputs.write(s); err != nil {
 		return err
@@ -103,6 +105,9 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	fmt.Fprintf(stdout, "bubble rate  %s\n", pct(sum.BubbleRate))
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budget(opts.Memory))
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
+	if res.Source != "solver" {
+		fmt.Fprintf(stdout, "built by     %s (the solver found nothing shorter)\n", res.Source)
+	}
 	fmt.Fprintf(stdout, "search time  %v (%d solver calls, Z3 %s)\n", elapsed.Round(time.Microsecond), sol.Checks, smt.Version())
 	return nil
 }

@@ -127,7 +127,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	sum := newSummary(s, methodName, res.Proven())
 	sum.Source = res.Source
 	sum.Gap = ptr(res.Gap())
-	sum.Seconds = seconds{Total: secs(res.Times.Total), Constructions: secs(res.Times.Constructions), Repetend: secs(res.Times.Repetend), Warmup: secs(res.Times.Warmup), Cooldown: secs(res.Times.Cooldown)}
+	sum.Seconds = seconds{Total: secs(res.Times.Total), Constructions: secs(res.Times.Constructions), Repetend: secs(res.Times.Repetend), Warmup: secs(res.Times.Warmup), Cooldown: secs(res.Times.Cooldown), Refine: secs(res.Times.Refine)}
 	if res.Search != nil {
 		st := res.Search.Stats
 		sum.Candidates = &candidates{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}
@@ -185,7 +185,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	} else if res.Skipped != "" {
 		fmt.Fprintf(stdout, "solver       not needed for the repetend: %s\n", res.Skipped)
 	}
-	fmt.Fprintf(stdout, "search time  %.3fs (constructions %.3fs, repetend %.3fs, warmup %.3fs, cooldown %.3fs)\n", res.Times.Total.Seconds(), res.Times.Constructions.Seconds(), res.Times.Repetend.Seconds(), res.Times.Warmup.Seconds(), res.Times.Cooldown.Seconds())
+	fmt.Fprintf(stdout, "search time  %.3fs (constructions %.3fs, repetend %.3fs, warmup %.3fs, cooldown %.3fs, refining %.3fs)\n", res.Times.Total.Seconds(), res.Times.Constructions.Seconds(), res.Times.Repetend.Seconds(), res.Times.Warmup.Seconds(), res.Times.Cooldown.Seconds(), res.Times.Refine.Seconds())
 	fmt.Fprintf(stdout, "proven       %s\n", provenText(res))
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	return nil
@@ -214,13 +214,13 @@ func searchStatus(pr completion.Progress, elapsed time.Duration) string {
 
 // sourceText says what built the schedule and what it beat.
 func sourceText(res *completion.Result) string {
-	text := res.Source
-	if res.Source == "repetend" {
-		text = "the repetend with time-optimal warmup and cooldown"
+	text := strings.Replace(res.Source, "repetend", "the repetend with time-optimal warmup and cooldown", 1)
+	if strings.HasSuffix(text, ", refined") {
+		text = strings.TrimSuffix(text, ", refined") + ", its ends re-optimised by the solver"
 	}
 	best := ""
 	for _, sd := range res.Seeds {
-		if sd.Name != res.Source {
+		if sd.Name != strings.TrimSuffix(res.Source, ", refined") {
 			best = fmt.Sprintf("%s (makespan %d)", sd.Name, sd.Makespan)
 			break
 		}
@@ -268,9 +268,12 @@ func provenText(res *completion.Result) string {
 	if res.Repetend != nil && !res.PeriodProven() {
 		why = append(why, "a shorter period was not ruled out (time limit, Ctrl-C, --effort or the solver's size limit)")
 	}
-	if res.Source != "repetend" {
+	switch {
+	case strings.HasSuffix(res.Source, ", refined"):
+		why = append(why, "the solver re-optimised the schedule's ends within its effort, without a proof")
+	case res.Source != "repetend":
 		why = append(why, "the schedule is a construction's, whose makespan is proven only at the lower bound")
-	} else {
+	default:
 		if !res.Fallback && !res.WarmupProven {
 			why = append(why, "the warmup is not proven time-optimal")
 		}

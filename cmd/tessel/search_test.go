@@ -85,20 +85,29 @@ func TestSearchText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"repetend     N_R 3, period 8 (lower bound 8), repetend bubble rate 0.00%", "device 0", "schedule     32 micro-batches", "peak memory", "candidates", "search time", "verified     yes", "[=="} {
+	for _, want := range []string{"repetend     N_R 3, period 8 (lower bound 8), repetend bubble rate 0.00%", "device 0", "schedule     32 micro-batches", "peak memory", "built by", "solver", "search time", "verified     yes", "[=="} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 }
 
-// N below N_R falls back to the time-optimal search, and says so.
+// N below N_R: the paper's search falls back to the time-optimal search,
+// and says so; with the constructions, one of them meets the lower bound
+// and no solver is needed.
 func TestSearchFewMicroBatchesFallsBack(t *testing.T) {
-	code, out, errOut := runCLI(t, "search", "--placement", "v-shape", "--memory", "4", "--nr", "4", "--micro-batches", "2")
+	code, out, errOut := runCLI(t, "search", "--placement", "v-shape", "--memory", "4", "--nr", "4", "--micro-batches", "2", "--solver-only")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if !strings.Contains(out, "fewer than N_R 4") || !strings.Contains(out, "verified     yes") {
+		t.Errorf("output:\n%s", out)
+	}
+	code, out, errOut = runCLI(t, "search", "--placement", "v-shape", "--memory", "4", "--nr", "4", "--micro-batches", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "makespan 20 (lower bound 20, gap 0)") || !strings.Contains(out, "proven       yes: the makespan meets the lower bound") {
 		t.Errorf("output:\n%s", out)
 	}
 }

@@ -54,6 +54,7 @@ type seconds struct {
 	Repetend      float64 `json:"repetend"`
 	Warmup        float64 `json:"warmup"`
 	Cooldown      float64 `json:"cooldown"`
+	Refine        float64 `json:"refine"`
 }
 
 // newSummary fills what every schedule has; s must be verified.

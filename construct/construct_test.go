@@ -1,0 +1,236 @@
+package construct
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"tessel/baseline"
+	"tessel/placement"
+	"tessel/schedule"
+)
+
+func builtin(t testing.TB, name string, opt placement.Options) *placement.Placement {
+	t.Helper()
+	p, err := placement.Builtin(name, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Every rule, with and without a window and a budget, gives a valid
+// schedule (finish verifies it) that respects the budget, on every
+// built-in shape; and the same input gives the same schedule.
+func TestListEveryShapeAndRule(t *testing.T) {
+	for _, name := range placement.BuiltinNames() {
+		for _, d := range []int{4, 8} {
+			p := builtin(t, name, placement.Options{Devices: d})
+			for _, rule := range Rules() {
+				for _, c := range []ListOptions{{Rule: rule}, {Rule: rule, Window: d, Memory: 2 * d}, {Rule: rule, Window: 2, Memory: d}} {
+					s, err := List(p, 3*d, c)
+					if err != nil {
+						t.Errorf("%s %d devices %+v: %v", name, d, c, err)
+						continue
+					}
+					for dev, peak := range schedule.Measure(s).PeakMemory {
+						if c.Memory > 0 && peak > c.Memory {
+							t.Errorf("%s %+v: device %d peaks at %d", name, c, dev, peak)
+						}
+					}
+					again, _ := List(p, 3*d, c)
+					if fmt.Sprint(again.Instances) != fmt.Sprint(s.Instances) {
+						t.Errorf("%s %+v: two runs differ", name, c)
+					}
+				}
+			}
+		}
+	}
+}
+
+// A budget that one micro-batch cannot fit stops the list schedule with an
+// error naming the block, never a schedule over the budget.
+func TestListStuckOnImpossibleBudget(t *testing.T) {
+	p := builtin(t, "x-shape", placement.Options{})
+	// Device 0 holds a forward of each chain of one micro-batch: 2.
+	_, err := List(p, 4, ListOptions{Rule: OldestFirst, Memory: 1})
+	if err == nil {
+		t.Fatal("memory 1 on x-shape: want an error")
+	}
+}
+
+// 1F1B is optimal on the V-shape; the constructions reach its makespan,
+// which meets the lower bound, at any scale, from the modulo schedule
+// alone: one block per slot of a period equal to the device load.
+// Reference: issue 9, "v-shape on 16, 32 and 64 devices".
+func TestPortfolioVShapeMeets1F1B(t *testing.T) {
+	for _, d := range []int{4, 16, 64} {
+		p := builtin(t, "v-shape", placement.Options{Devices: d})
+		n := 4 * d
+		cands, err := Portfolio(context.Background(), p, n, d)
+		if err != nil || len(cands) == 0 {
+			t.Fatalf("%d devices: %v", d, err)
+		}
+		ref, err := baseline.OneFOneB(p, n, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := cands[0]
+		if best.Makespan != schedule.Makespan(ref) || best.Makespan != schedule.LowerBounds(p, n, d).Makespan {
+			t.Errorf("%d devices: makespan %d (%s), 1F1B %d, lower bound %d", d, best.Makespan, best.Name, schedule.Makespan(ref), schedule.LowerBounds(p, n, d).Makespan)
+		}
+		if best.Periodic == nil || best.Periodic.Period != p.MaxLoad() {
+			t.Errorf("%d devices: best %s, want the modulo schedule at the load bound", d, best.Name)
+		}
+		if best.Schedule.Repetend == nil {
+			t.Errorf("%d devices: the modulo schedule lost its repetend", d)
+		}
+	}
+}
+
+// The modulo schedule is a repetend: offsets never grow along a
+// dependency (property 4.2, Tessel §IV-B), they span 0..N_R−1, and the
+// unrolled schedule repeats the repetend exactly (the verifier checks the
+// metadata).
+func TestModuloIsARepetend(t *testing.T) {
+	for _, name := range placement.BuiltinNames() {
+		for _, d := range []int{4, 8} {
+			p := builtin(t, name, placement.Options{Devices: d})
+			for _, mem := range []int{0, 2 * d} {
+				ps, err := Modulo(context.Background(), p, ModuloOptions{Memory: mem, MicroBatches: 64})
+				if err != nil {
+					t.Errorf("%s %d memory %d: %v", name, d, mem, err)
+					continue
+				}
+				offs, nr := ps.Offsets()
+				for _, dep := range p.Deps {
+					if offs[dep.From] < offs[dep.To] {
+						t.Errorf("%s: offset of %s %d < offset of %s %d", name, p.Blocks[dep.From].ID, offs[dep.From], p.Blocks[dep.To].ID, offs[dep.To])
+					}
+				}
+				lo, hi := nr, -1
+				for _, o := range offs {
+					lo, hi = min(lo, o), max(hi, o)
+				}
+				if lo != 0 || hi != nr-1 {
+					t.Errorf("%s: offsets span %d..%d, N_R %d", name, lo, hi, nr)
+				}
+				n := max(nr, 16)
+				s, err := ps.Schedule(p, n, mem)
+				if err != nil {
+					t.Errorf("%s %d memory %d: %v", name, d, mem, err)
+					continue
+				}
+				if ps.Period < p.MaxLoad() {
+					t.Errorf("%s: period %d below the load %d", name, ps.Period, p.MaxLoad())
+				}
+				if s.Repetend == nil {
+					continue // compaction moved the iterations; the schedule is still verified
+				}
+				if s.Repetend.Period != ps.Period || s.Repetend.NR != nr {
+					t.Errorf("%s: repetend %+v, want period %d N_R %d", name, s.Repetend, ps.Period, nr)
+				}
+			}
+		}
+	}
+}
+
+// With one stage per device and the backward split into input and weight
+// gradients (F = I = W = 1), the constructions reach what hand-written
+// zero-bubble schedules reach: N·load + 2(D − 1). Reference: issue 9;
+// Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), ZB-H1.
+func TestPortfolioZeroBubbleOneStagePerDevice(t *testing.T) {
+	for _, d := range []int{2, 4, 8} {
+		for _, n := range []int{2 * d, 32} {
+			p := zeroBubbleChain(d)
+			cands, err := Portfolio(context.Background(), p, n, 2*d)
+			if err != nil || len(cands) == 0 {
+				t.Fatalf("%d devices: %v", d, err)
+			}
+			if want := n*p.MaxLoad() + 2*(d-1); cands[0].Makespan > want {
+				t.Errorf("%d devices, N %d: makespan %d (%s), want at most %d", d, n, cands[0].Makespan, cands[0].Name, want)
+			}
+		}
+	}
+}
+
+// zeroBubbleChain is F_0..F_{D−1} down the devices, then I_{D−1}..I_0
+// back, each W after its I.
+func zeroBubbleChain(d int) *placement.Placement {
+	p := &placement.Placement{Name: fmt.Sprintf("zb-%d", d), Devices: d}
+	var chain []int
+	for s := range d {
+		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("f%d", s), Kind: placement.Forward, Devices: []int{s}, Time: 1, Memory: 1})
+		chain = append(chain, len(p.Blocks)-1)
+	}
+	for s := d - 1; s >= 0; s-- {
+		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("i%d", s), Kind: placement.Input, Devices: []int{s}, Time: 1})
+		chain = append(chain, len(p.Blocks)-1)
+		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("w%d", s), Kind: placement.Weight, Devices: []int{s}, Time: 1, Memory: -1})
+		p.Deps = append(p.Deps, placement.Dep{From: len(p.Blocks) - 2, To: len(p.Blocks) - 1})
+	}
+	for k := 1; k < len(chain); k++ {
+		p.Deps = append(p.Deps, placement.Dep{From: chain[k-1], To: chain[k]})
+	}
+	return p
+}
+
+// Compact keeps a repetend that still repeats and drops one that does
+// not; it never lengthens a schedule.
+func TestCompactKeepsOrDropsRepetend(t *testing.T) {
+	p := builtin(t, "v-shape", placement.Options{})
+	ps, err := Modulo(context.Background(), p, ModuloOptions{Memory: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ps.Schedule(p, 16, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compact(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Repetend == nil || schedule.Makespan(c) != schedule.Makespan(s) {
+		t.Errorf("compacting a compact schedule: repetend %v, makespan %d → %d", c.Repetend, schedule.Makespan(s), schedule.Makespan(c))
+	}
+	// Delay one instance in the middle: the schedule is still valid but
+	// no longer periodic; compaction restores it.
+	late := *s
+	late.Instances = append([]schedule.Instance(nil), s.Instances...)
+	late.Repetend = nil
+	for x, in := range late.Instances {
+		if in.Micro == 15 && p.Blocks[in.Block].ID == "b0" {
+			late.Instances[x].Start += 5
+		}
+	}
+	if err := schedule.Verify(&late); err != nil {
+		t.Fatal(err)
+	}
+	c, err = Compact(&late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if schedule.Makespan(c) != schedule.Makespan(s) {
+		t.Errorf("compaction: makespan %d, want %d", schedule.Makespan(c), schedule.Makespan(s))
+	}
+}
+
+func BenchmarkPortfolio(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		d    int
+	}{{"v-shape", 64}, {"m-shape", 16}, {"nn-shape", 16}} {
+		p := builtin(b, c.name, placement.Options{Devices: c.d})
+		b.Run(fmt.Sprintf("%s-%dd", c.name, c.d), func(b *testing.B) {
+			for b.Loop() {
+				cands, err := Portfolio(context.Background(), p, 4*c.d, c.d)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(cands[0].Makespan), "makespan")
+				b.ReportMetric(float64(len(cands)), "candidates")
+			}
+		})
+	}
+}
