@@ -21,8 +21,10 @@ type neverLoseCase struct {
 
 func builtinCase(name string, devices, memory, n int) neverLoseCase {
 	return neverLoseCase{
-		name:   fmt.Sprintf("%s-%dd-m%d-n%d", name, devices, memory, n),
-		p:      func() (*placement.Placement, error) { return placement.Builtin(name, placement.Options{Devices: devices}) },
+		name: fmt.Sprintf("%s-%dd-m%d-n%d", name, devices, memory, n),
+		p: func() (*placement.Placement, error) {
+			return placement.Builtin(name, placement.Options{Devices: devices})
+		},
 		memory: memory, n: n,
 	}
 }
@@ -49,8 +51,8 @@ func neverLoseCases() []neverLoseCase {
 					continue
 				}
 				cs = append(cs, neverLoseCase{
-					name: fmt.Sprintf("zb-%s-%dd-m%d-n%d", order, d, 2*d, n),
-					p:    func() (*placement.Placement, error) { return zeroBubbleChain(d, order), nil },
+					name:   fmt.Sprintf("zb-%s-%dd-m%d-n%d", order, d, 2*d, n),
+					p:      func() (*placement.Placement, error) { return zeroBubbleChain(d, order), nil },
 					memory: 2 * d, n: n,
 				})
 			}
@@ -168,4 +170,3 @@ func zeroBubbleChain(d int, order string) *placement.Placement {
 	}
 	return p
 }
-

@@ -38,7 +38,6 @@ func checkArgs(p *placement.Placement, n, memory int) error {
 	return nil
 }
 
-
 // finish turns start times (instance x is block x%K of micro-batch x/K)
 // into a schedule, compacts it (earliest starts under its own per-device
 // orders: never later, same memory) and verifies it under the budget.
