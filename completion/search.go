@@ -30,9 +30,10 @@ type Options struct {
 	// negative value means no cap. A capped phase keeps the best schedule
 	// found and is reported as not proven; the cap is deterministic.
 	PhaseEffort int
-	// SolverOnly leaves out the constructions and baselines: the search
-	// is then the paper's alone (repetend, lazy completion, time-optimal
-	// phases). For measuring the solver; users want the default.
+	// SolverOnly leaves out the constructions, the baselines and the
+	// refinement: the search is then the paper's alone (repetend, lazy
+	// completion, time-optimal phases). For measuring and testing the
+	// solver; users want the default.
 	SolverOnly bool
 	// RefineEffort caps each solver call that re-optimises the ends of
 	// the best schedule (refine.Options.Effort): 0 means
@@ -274,7 +275,7 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	}
 
 	// 4. The solver re-optimises the ends of the best schedule.
-	if opt.RefineEffort >= 0 && ctx.Err() == nil && res.Gap() > 0 {
+	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && res.Gap() > 0 {
 		report("refining", nil)
 		t3 := time.Now()
 		s, st, err := refine.Improve(ctx, res.Schedule, refine.Options{Effort: opt.RefineEffort, Seed: opt.Seed,

@@ -10,11 +10,13 @@ import (
 	"tessel/schedule"
 )
 
-// The whole search with transfer times: the repetend encoders, the
-// warmup and cooldown problems, Assemble and, for N below N_R, the
-// time-optimal fallback all read the rule from the placement, so the
-// schedule passes the verifier, which reads it too. An encoder that
-// dropped the transfer would make Assemble's verification fail.
+// The paper's search with transfer times (SolverOnly, so that the solver
+// answers every case): the repetend encoders, the warmup and cooldown
+// problems, Assemble and, for N below N_R, the time-optimal fallback all
+// read the rule from the placement, so the schedule passes the verifier,
+// which reads it too. An encoder that dropped the transfer would make
+// Assemble's verification fail. The default search, with constructions
+// and refinement, is checked on the same placements too.
 func TestSearchWithTransfers(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -38,7 +40,7 @@ func TestSearchWithTransfers(t *testing.T) {
 							p.Transfers[d] = c
 						}
 					}
-					res, err := Search(context.Background(), p, Options{Memory: tc.memory, MaxNR: tc.nr, MicroBatches: tc.n, Method: m, Jobs: 1})
+					res, err := Search(context.Background(), p, Options{Memory: tc.memory, MaxNR: tc.nr, MicroBatches: tc.n, Method: m, Jobs: 1, SolverOnly: m == repetend.MethodEnumerate})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -385,10 +385,19 @@ dispatch:
 		return res, nil
 	}
 	if best != nil {
+		res.Best = best
+		if ctx.Err() != nil {
+			// Stopped by the clock: the answer depends on timing anyway,
+			// and the caller wants it now.
+			return res, nil
+		}
 		// The starts of the winner must not depend on the path the search
 		// took (workers, bounds met on the way): solve it once more alone.
-		fixed, err := SolveFixed(context.WithoutCancel(ctx), p, best.Offsets, best.NR, best.Period, opt.Memory, opt.MicroBatches, opt.Seed)
+		fixed, err := SolveFixed(ctx, p, best.Offsets, best.NR, best.Period, opt.Memory, opt.MicroBatches, opt.Seed)
 		if err != nil {
+			if interrupted(err) {
+				return res, nil
+			}
 			return res, err
 		}
 		res.Best = fixed
