@@ -230,7 +230,7 @@ func Groups(p *placement.Placement) [][]int {
 }
 
 // BlockInfos describes every block of p for a worker: the roles of its
-// dependencies and the forward block each backward block differentiates
+// dependencies and the forward block each gradient block differentiates
 // (Pairs). p must be valid.
 func BlockInfos(p *placement.Placement) []BlockInfo {
 	pair := Pairs(p)
@@ -238,14 +238,25 @@ func BlockInfos(p *placement.Placement) []BlockInfo {
 	for _, d := range p.Deps {
 		deps[d] = true
 	}
+	// origin is the forward block whose computation a block belongs to:
+	// itself for a forward block, its pair for a gradient block.
+	origin := func(i int) int {
+		if kindInfo(p.Blocks[i].Kind).Gradient {
+			return pair[i]
+		}
+		return i
+	}
 	role := func(d placement.Dep) Role {
-		from, to := p.Blocks[d.From], p.Blocks[d.To]
+		from, to := kindInfo(p.Blocks[d.From].Kind), kindInfo(p.Blocks[d.To].Kind)
 		switch {
-		case from.Kind == placement.Forward && to.Kind == placement.Forward:
+		case !from.Gradient && !to.Gradient:
 			return Activation
-		case from.Kind == placement.Forward && to.Kind == placement.Backward && pair[d.To] == d.From:
+		case to.Gradient && pair[d.To] >= 0 && origin(d.From) == pair[d.To] &&
+			(!from.Gradient || from.InputGradient && !from.WeightGradient && !to.InputGradient):
+			// A forward block's activations kept for its own gradient
+			// blocks, or what an input block kept for its weight block.
 			return Saved
-		case from.Kind == placement.Backward && to.Kind == placement.Backward && pair[d.From] >= 0 && pair[d.To] >= 0 &&
+		case from.InputGradient && to.InputGradient && pair[d.From] >= 0 && pair[d.To] >= 0 &&
 			deps[placement.Dep{From: pair[d.To], To: pair[d.From]}]:
 			return Gradient
 		}
@@ -267,13 +278,28 @@ func BlockInfos(p *placement.Placement) []BlockInfo {
 	return infos
 }
 
-// Pairs returns, for every backward block, the index of the forward block
-// whose backward it runs, and -1 for forward blocks and unpaired backward
-// blocks. Backward blocks are taken in topological order; each is paired
-// with the latest (in topological order) unpaired forward block on the
-// same devices that it depends on, directly or not. On the built-in shapes
-// this pairs b_s with f_s, and nn-shape's second shard backward with the
-// second shard forward: backward runs the forward in reverse.
+// kindInfo is the kind table's entry; a placement that validated has only
+// known kinds.
+func kindInfo(k placement.Kind) placement.KindInfo {
+	in, _ := k.Info()
+	return in
+}
+
+// Pairs returns, for every gradient block (backward, input, weight), the
+// index of the forward block it differentiates, and -1 for forward blocks
+// and unpaired gradient blocks. A forward block has at most one block that
+// computes the gradient of its inputs (a backward or an input block) and
+// at most one that computes its weights' gradient (the same backward, or a
+// weight block).
+//
+// Gradient blocks are taken in topological order. A weight block whose
+// direct predecessor on the same devices is an input block takes that
+// block's forward (it uses what the input block kept). Any other gradient
+// block is paired with the latest (in topological order) forward block on
+// the same devices that it depends on, directly or not, and whose
+// gradients it computes are still unpaired. On the built-in shapes this
+// pairs b_s with f_s, and nn-shape's second shard backward with the second
+// shard forward: backward runs the forward in reverse.
 func Pairs(p *placement.Placement) []int {
 	order, _ := p.Topo()
 	rank := make([]int, len(p.Blocks))
@@ -295,43 +321,96 @@ func Pairs(p *placement.Placement) []int {
 	for i := range pair {
 		pair[i] = -1
 	}
-	used := make([]bool, len(p.Blocks))
+	usedInput := make([]bool, len(p.Blocks))  // forward blocks whose input gradient is paired
+	usedWeight := make([]bool, len(p.Blocks)) // and whose weight gradient is
+	free := func(f int, k placement.KindInfo) bool {
+		return !(k.InputGradient && usedInput[f]) && !(k.WeightGradient && usedWeight[f])
+	}
 	for _, b := range order {
-		if p.Blocks[b].Kind != placement.Backward {
+		k := kindInfo(p.Blocks[b].Kind)
+		if !k.Gradient {
 			continue
 		}
 		best := -1
-		for f, fb := range p.Blocks {
-			if fb.Kind == placement.Forward && !used[f] && anc[b][f] && slices.Equal(fb.Devices, p.Blocks[b].Devices) &&
-				(best < 0 || rank[f] > rank[best]) {
-				best = f
+		if !k.InputGradient {
+			for _, j := range preds[b] {
+				jk := kindInfo(p.Blocks[j].Kind)
+				if jk.InputGradient && !jk.WeightGradient && pair[j] >= 0 && free(pair[j], k) &&
+					slices.Equal(p.Blocks[j].Devices, p.Blocks[b].Devices) {
+					best = pair[j]
+					break
+				}
+			}
+		}
+		if best < 0 {
+			for f, fb := range p.Blocks {
+				if !kindInfo(fb.Kind).Gradient && free(f, k) && anc[b][f] && slices.Equal(fb.Devices, p.Blocks[b].Devices) &&
+					(best < 0 || rank[f] > rank[best]) {
+					best = f
+				}
 			}
 		}
 		if best >= 0 {
-			pair[b], used[best] = best, true
+			pair[b] = best
+			usedInput[best] = usedInput[best] || k.InputGradient
+			usedWeight[best] = usedWeight[best] || k.WeightGradient
 		}
 	}
 	return pair
 }
 
-// CheckTrainable reports why a worker could not train p, or nil: every
-// backward block must have a forward block to differentiate (Pairs) and
-// receive the gradient of its forward's output, from a loss (the forward
-// feeds no other forward block) or from the backward of a consumer.
+// CheckTrainable reports why a worker could not train p, or nil. Every
+// gradient block must have a forward block to differentiate (Pairs). A
+// block that computes an input gradient (backward, input) must receive the
+// gradient of its forward's output, from a loss (the forward feeds no
+// other forward block) or from the gradient blocks of the consumers. A
+// forward block with an input block needs a weight block that depends on
+// it directly (the weight block uses what the input block kept), and a
+// weight block needs such an input block.
 func CheckTrainable(p *placement.Placement) error {
 	infos := BlockInfos(p)
-	for _, b := range infos {
-		if b.Kind != placement.Backward {
+	pair := Pairs(p)
+	for i, b := range infos {
+		k := kindInfo(b.Kind)
+		if !k.Gradient {
 			continue
 		}
 		if b.Forward == "" {
-			return fmt.Errorf("backward block %q: no forward block on devices %v runs before it", b.ID, b.Devices)
+			return fmt.Errorf("%s block %q: no forward block on devices %v runs before it", b.Kind, b.ID, b.Devices)
 		}
 		f := infos[p.Index(b.Forward)]
-		sink := !slices.ContainsFunc(f.Outputs, func(q Port) bool { return q.Role == Activation })
-		grad := slices.ContainsFunc(b.Inputs, func(q Port) bool { return q.Role == Gradient })
-		if !sink && !grad {
-			return fmt.Errorf("backward block %q: forward %q feeds other forward blocks but no dependency brings %q the gradient from their backward blocks", b.ID, f.ID, b.ID)
+		if k.InputGradient {
+			sink := !slices.ContainsFunc(f.Outputs, func(q Port) bool { return q.Role == Activation })
+			grad := slices.ContainsFunc(b.Inputs, func(q Port) bool { return q.Role == Gradient })
+			if !sink && !grad {
+				return fmt.Errorf("%s block %q: forward %q feeds other forward blocks but no dependency brings %q the gradient from their gradient blocks", b.Kind, b.ID, f.ID, b.ID)
+			}
+		}
+		if k.InputGradient == k.WeightGradient {
+			continue // a whole backward
+		}
+		// The other half of a split backward: the weight block of an input
+		// block, or the input block of a weight block.
+		partner := -1
+		for j := range infos {
+			jk := kindInfo(infos[j].Kind)
+			if j != i && pair[j] == pair[i] && jk.InputGradient != jk.WeightGradient && jk.InputGradient != k.InputGradient {
+				partner = j
+			}
+		}
+		if partner < 0 {
+			missing := placement.Weight
+			if !k.InputGradient {
+				missing = placement.Input
+			}
+			return fmt.Errorf("%s block %q: forward %q has no %s block to complete its backward", b.Kind, b.ID, f.ID, missing)
+		}
+		in, w := i, partner
+		if !k.InputGradient {
+			in, w = partner, i
+		}
+		if !slices.Contains(infos[w].Inputs, Port{Block: infos[in].ID, Role: Saved}) {
+			return fmt.Errorf("weight block %q: needs a dependency on input block %q, whose saved state it uses", infos[w].ID, infos[in].ID)
 		}
 	}
 	return nil
