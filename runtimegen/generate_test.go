@@ -14,7 +14,7 @@ import (
 // differentiates the forward block named f… with the same suffix.
 func TestPairsBuiltins(t *testing.T) {
 	for _, c := range allBuiltins(t, 4) {
-		pair := Pairs(c.p)
+		pair := c.p.Pairs()
 		for i, b := range c.p.Blocks {
 			if b.Kind == placement.Forward {
 				if pair[i] != -1 {
@@ -327,7 +327,7 @@ func TestSplitRoles(t *testing.T) {
 		if err := CheckTrainable(p); err != nil {
 			t.Errorf("%s: %v", tc.file, err)
 		}
-		pair := Pairs(p)
+		pair := p.Pairs()
 		for b, f := range tc.pairs {
 			if got := pair[p.Index(b)]; got < 0 || p.Blocks[got].ID != f {
 				t.Errorf("%s: %s paired with %d, want %s", tc.file, b, got, f)
