@@ -43,3 +43,4 @@ lint: deps-search
 fuzz: deps-search
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./placement
 	$(GO) test -run '^$$' -fuzz FuzzParseSchedule -fuzztime 200000x ./schedule
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./torchcsv
