@@ -199,3 +199,49 @@ func slicesEqual(a, b []int) bool {
 	}
 	return true
 }
+
+// CSVs of PyTorch's own schedules, as PyTorch 2.11 computes them for 4
+// ranks, 8 stages and 8 micro-batches (pipeline_order written with
+// csv.writer, empty cells for idle steps): interleaved 1F1B (loop
+// placement, B), interleaved zero bubble (loop, I and W) and ZB-V (V
+// placement, I and W). Each passes the validator, imports into a verified
+// schedule with the stage→rank map of its file, and exports back to its
+// own actions.
+func TestPyTorchSchedules(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		stageRank []int
+		split     bool
+	}{
+		{"pytorch-interleaved-1f1b", []int{0, 1, 2, 3, 0, 1, 2, 3}, false},
+		{"pytorch-interleaved-zb", []int{0, 1, 2, 3, 0, 1, 2, 3}, true},
+		{"pytorch-zbv", []int{0, 1, 2, 3, 3, 2, 1, 0}, true},
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata", tc.name+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab, err := Parse(data)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		sum, err := Validate(tab)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if sum.Ranks != 4 || sum.MicroBatches != 8 || !slicesEqual(sum.StageRank, tc.stageRank) || sum.Split[0] != tc.split {
+			t.Errorf("%s: %+v, want 4 ranks, 8 micro-batches, stages on %v, split %v", tc.name, sum, tc.stageRank, tc.split)
+		}
+		s, err := Import(tab, DefaultImportOptions())
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		back, err := Export(s)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if string(back.Marshal()) != string(tab.Marshal()) {
+			t.Errorf("%s: export(import) differs from the file's actions", tc.name)
+		}
+	}
+}
