@@ -1,20 +1,26 @@
 # tessel — make targets. `make run` and `make test` are the README's two
-# set-up commands; both install missing system packages first.
+# set-up commands; both install missing system packages first, each only
+# what it needs (the search: Z3; the tests: Z3 and PyTorch).
 
 GO ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: deps build run test test-short bench lint fuzz
+.PHONY: deps deps-search build run test test-short bench lint fuzz
 
+# Everything, PyTorch included (the end-to-end test of the workers).
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh all
 
-build: deps
+# What the search needs: Z3 and a C compiler, no PyTorch.
+deps-search:
+	@scripts/install-deps.sh search
+
+build: deps-search
 	$(GO) build -o tessel ./cmd/tessel
 
 # The main job: the Tessel search on a built-in placement (GPT's M-shape,
 # the paper's settings).
-run: deps
+run: deps-search
 	$(GO) run ./cmd/tessel search --placement m-shape --memory 6 --nr 6 --micro-batches 128
 
 # Every test, the PyTorch end-to-end one included.
@@ -22,18 +28,19 @@ test: deps
 	$(GO) vet ./...
 	$(GO) test ./...
 
-test-short: deps
+test-short: deps-search
 	$(GO) test -short ./...
 
 # Benchmarks of the searches (see the README's table).
-bench: deps
+bench: deps-search
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
 
-lint: deps
+lint: deps-search
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-fuzz: deps
+fuzz: deps-search
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./placement
 	$(GO) test -run '^$$' -fuzz FuzzParseSchedule -fuzztime 200000x ./schedule
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./torchcsv

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"tessel/completion"
+	"tessel/placement"
 	"tessel/schedule"
 )
 
@@ -38,14 +40,29 @@ func needTorch(t *testing.T) {
 	t.Skip("skipping the PyTorch end-to-end test: " + msg)
 }
 
-// The generated workers train the example MLP on 4 ranks (gloo, CPU) and
-// every parameter's gradient, summed over 8 micro-batches, equals the
-// single-process run's (worker.py check, allclose in float64).
+// The generated workers train the example MLP on 4 ranks (gloo, CPU) for
+// 3 iterations, an SGD step between them, and in every iteration every
+// parameter's gradient, summed over 8 micro-batches, equals the
+// single-process run's (worker.py check, allclose in float64). The
+// schedules: greedy ones on the built-in shapes, a split backward on the
+// v-shape (input and weight blocks, the weights deferred) and a searched
+// schedule on the V placement (two stages per device, split backward).
+//
+// All of them run in one launch of launch.sh (worker.py runs several
+// program directories in turn), started as a new user would: no PYTHON and
+// a python3 first on the PATH that cannot import torch, so launch.sh must
+// find /usr/bin/python3 itself.
 func TestWorkersEndToEnd(t *testing.T) {
 	if testing.Short() && os.Getenv("CI") != "true" {
 		t.Skip("skipping the PyTorch end-to-end test in short mode")
 	}
 	needTorch(t)
+	type run struct {
+		label string
+		s     *schedule.Schedule
+		mode  Mode
+	}
+	var runs []run
 	for _, tc := range []struct {
 		shape string
 		mode  Mode
@@ -56,58 +73,184 @@ func TestWorkersEndToEnd(t *testing.T) {
 		{"k-shape", NonBlocking},
 		{"x-shape", Blocking}, // crossing chains: the order that naive programs get wrong
 	} {
-		t.Run(tc.shape+"/"+string(tc.mode), func(t *testing.T) {
-			runWorkers(t, greedy(t, builtin(t, tc.shape, 4, false), 8), tc.mode)
-		})
+		runs = append(runs, run{tc.shape + "/" + string(tc.mode), greedy(t, builtin(t, tc.shape, 4, false), 8), tc.mode})
 	}
-}
-
-// runWorkers writes the runtime of s, runs launch.sh within two minutes and
-// checks the gradients against the single-process run.
-func runWorkers(t *testing.T, s *schedule.Schedule, mode Mode) {
-	t.Helper()
-	files, err := Files(generate(t, s, mode), "gloo")
+	split := loadPlacement(t, "split-v-shape.json")
+	runs = append(runs, run{"split-v-shape/deferred-weights", deferredWeights(t, split, 8), NonBlocking})
+	res, err := completion.Search(context.Background(), loadPlacement(t, "v-chunks.json"),
+		completion.Options{Memory: 8, MicroBatches: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, out := t.TempDir(), t.TempDir()
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
+	runs = append(runs, run{"v-chunks/searched", res.Schedule, NonBlocking})
+
+	fake := t.TempDir()
+	if err := os.WriteFile(filepath.Join(fake, "python3"), []byte("#!/bin/sh\necho 'fake python3: no torch here' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var dirs, outs []string
+	for _, r := range runs {
+		files, err := Files(generate(t, r.s, r.mode), "gloo")
+		if err != nil {
+			t.Fatalf("%s: %v", r.label, err)
+		}
+		dir := t.TempDir()
+		for name, b := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dirs, outs = append(dirs, dir), append(outs, t.TempDir())
+	}
+	// launch.sh passes "--programs ." (dirs[0]) itself.
+	args := []string{"--out", outs[0]}
+	for k := 1; k < len(dirs); k++ {
+		args = append(args, "--programs", dirs[k], "--out", outs[k])
+	}
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "PYTHON=") && !strings.HasPrefix(e, "PATH=") {
+			env = append(env, e)
 		}
 	}
+	env = append(env, "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"), "MASTER_PORT="+strconv.Itoa(freePort(t)))
+
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	log := launch(t, env, 300*time.Second, filepath.Join(dirs[0], "launch.sh"), append([]string{"--iterations", "3"}, args...)...)
+	for rank := range 4 {
+		if got := strings.Count(log, fmt.Sprintf("worker: rank %d: ", rank)); got != len(runs) {
+			t.Errorf("rank %d reported %d runs, want %d:\n%s", rank, got, len(runs), log)
+		}
+	}
+	if !strings.Contains(log, "3 iterations, ") || !strings.Contains(log, " ms per iteration after the first") {
+		t.Errorf("no time per iteration reported:\n%s", log)
+	}
+	t.Logf("launch: %d schedules on 4 ranks in %.1f s", len(runs), time.Since(start).Seconds())
+	check := launch(t, env, 300*time.Second, filepath.Join(dirs[0], "launch.sh"), append([]string{"check"}, args...)...)
+	if got := strings.Count(check, "check: ok: "); got != len(runs) || strings.Contains(check, "FAILED") {
+		t.Fatalf("gradients differ from the single-process run's (%d of %d ok):\n%s", got, len(runs), check)
+	}
+	for k, line := range strings.Split(strings.TrimSpace(check), "\n") {
+		t.Logf("%s: %s", runs[k].label, line)
+	}
+	t.Logf("total %.1f s", time.Since(start).Seconds())
+}
+
+// launch runs a generated launch.sh with args under env and returns its
+// output; it fails the test when the script fails or overruns limit.
+func launch(t *testing.T, env []string, limit time.Duration, script string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", filepath.Join(dir, "launch.sh"), "--out", out)
-	cmd.Env = append(os.Environ(), "PYTHON="+python, "MASTER_PORT="+strconv.Itoa(freePort(t)))
+	cmd := exec.CommandContext(ctx, "sh", append([]string{script}, args...)...)
+	cmd.Env = env
 	// torch.distributed.run starts one process per rank: on timeout, end
 	// the whole process group, not only the launcher.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	log, err := cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		t.Fatalf("launch.sh did not finish within 120 s:\n%s", log)
+		t.Fatalf("%s %v did not finish within %v:\n%s", script, args, limit, out)
 	}
-	if err != nil {
-		t.Fatalf("launch.sh: %v\n%s", err, log)
-	}
-	for r := range s.Placement.Devices {
-		if !strings.Contains(string(log), fmt.Sprintf("worker: rank %d: ", r)) {
-			t.Errorf("rank %d did not report completion:\n%s", r, log)
-		}
-	}
-	check := exec.CommandContext(ctx, python, filepath.Join(dir, "worker.py"), "check", "--programs", dir, "--out", out)
-	res, err := check.CombinedOutput()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
-		t.Fatalf("worker.py check: %v", err)
+		t.Fatalf("%s: %v", script, err)
 	}
-	if err != nil || !strings.HasPrefix(string(res), "check: ok") {
-		t.Fatalf("gradients differ from the single-process run (%v):\n%s", err, res)
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", script, args, err, out)
 	}
-	t.Logf("%s %s: %s (%.1f s)", s.Placement.Name, mode, strings.TrimSpace(string(res)), time.Since(start).Seconds())
+	return string(out)
+}
+
+// A PYTHON that cannot import torch gets one line saying what to install,
+// before anything starts.
+func TestLaunchWithoutTorch(t *testing.T) {
+	files, err := Files(generate(t, greedy(t, builtin(t, "v-shape", 2, false), 2), NonBlocking), "gloo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := filepath.Join(t.TempDir(), "python")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", filepath.Join(dir, "launch.sh"))
+	cmd.Env = append(os.Environ(), "PYTHON="+fake)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("launch.sh with a PYTHON without torch: %v, want exit status 1", err)
+	}
+	msg := stderr.String()
+	if strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "cannot import torch") || !strings.Contains(msg, "pip install torch") {
+		t.Errorf("want one line naming the problem and what to install, got %q", msg)
+	}
+}
+
+// loadPlacement reads a placement file of the repository's testdata.
+func loadPlacement(t testing.TB, name string) *placement.Placement {
+	t.Helper()
+	p, err := placement.Load(filepath.Join("..", "testdata", "placements", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// deferredWeights schedules a chain with one stage per device whose
+// backward is split (input block i_d, weight block w_d on device d) in the
+// order of 1F1B, with each weight block run D−1−d micro-batches after its
+// input block and the rest at the end: the weight gradients run long after
+// the input gradients they depend on, other micro-batches in between.
+func deferredWeights(t testing.TB, p *placement.Placement, n int) *schedule.Schedule {
+	t.Helper()
+	D := p.Devices
+	idx := func(prefix string, d int) int {
+		i := p.Index(fmt.Sprintf("%s%d", prefix, d))
+		if i < 0 {
+			t.Fatalf("%s: no block %s%d", p.Name, prefix, d)
+		}
+		return i
+	}
+	orders := make([][]schedule.Ref, D)
+	for d := range D {
+		f, in, w := idx("f", d), idx("i", d), idx("w", d)
+		warm, delay := min(n, D-d-1), D-1-d
+		var o []schedule.Ref
+		for m := range warm {
+			o = append(o, schedule.Ref{Block: f, Micro: m})
+		}
+		for k := range n {
+			if k+warm < n {
+				o = append(o, schedule.Ref{Block: f, Micro: k + warm})
+			}
+			o = append(o, schedule.Ref{Block: in, Micro: k})
+			if k >= delay {
+				o = append(o, schedule.Ref{Block: w, Micro: k - delay})
+			}
+		}
+		for m := max(0, n-delay); m < n; m++ {
+			o = append(o, schedule.Ref{Block: w, Micro: m})
+		}
+		orders[d] = o
+	}
+	ins, err := schedule.Compact(p, n, orders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &schedule.Schedule{Placement: p, MicroBatches: n, Instances: ins}
+	if err := schedule.Verify(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // freePort returns a TCP port on localhost that nothing listens on now.

@@ -230,22 +230,33 @@ func Groups(p *placement.Placement) [][]int {
 }
 
 // BlockInfos describes every block of p for a worker: the roles of its
-// dependencies and the forward block each backward block differentiates
-// (Pairs). p must be valid.
+// dependencies and the forward block each gradient block differentiates
+// (placement.Placement.Pairs). p must be valid.
 func BlockInfos(p *placement.Placement) []BlockInfo {
-	pair := Pairs(p)
+	pair := p.Pairs()
 	deps := make(map[placement.Dep]bool, len(p.Deps))
 	for _, d := range p.Deps {
 		deps[d] = true
 	}
+	// origin is the forward block whose computation a block belongs to:
+	// itself for a forward block, its pair for a gradient block.
+	origin := func(i int) int {
+		if kindInfo(p.Blocks[i].Kind).Gradient {
+			return pair[i]
+		}
+		return i
+	}
 	role := func(d placement.Dep) Role {
-		from, to := p.Blocks[d.From], p.Blocks[d.To]
+		from, to := kindInfo(p.Blocks[d.From].Kind), kindInfo(p.Blocks[d.To].Kind)
 		switch {
-		case from.Kind == placement.Forward && to.Kind == placement.Forward:
+		case !from.Gradient && !to.Gradient:
 			return Activation
-		case from.Kind == placement.Forward && to.Kind == placement.Backward && pair[d.To] == d.From:
+		case to.Gradient && pair[d.To] >= 0 && origin(d.From) == pair[d.To] &&
+			(!from.Gradient || from.InputGradient && !from.WeightGradient && !to.InputGradient):
+			// A forward block's activations kept for its own gradient
+			// blocks, or what an input block kept for its weight block.
 			return Saved
-		case from.Kind == placement.Backward && to.Kind == placement.Backward && pair[d.From] >= 0 && pair[d.To] >= 0 &&
+		case from.InputGradient && to.InputGradient && pair[d.From] >= 0 && pair[d.To] >= 0 &&
 			deps[placement.Dep{From: pair[d.To], To: pair[d.From]}]:
 			return Gradient
 		}
@@ -267,71 +278,66 @@ func BlockInfos(p *placement.Placement) []BlockInfo {
 	return infos
 }
 
-// Pairs returns, for every backward block, the index of the forward block
-// whose backward it runs, and -1 for forward blocks and unpaired backward
-// blocks. Backward blocks are taken in topological order; each is paired
-// with the latest (in topological order) unpaired forward block on the
-// same devices that it depends on, directly or not. On the built-in shapes
-// this pairs b_s with f_s, and nn-shape's second shard backward with the
-// second shard forward: backward runs the forward in reverse.
-func Pairs(p *placement.Placement) []int {
-	order, _ := p.Topo()
-	rank := make([]int, len(p.Blocks))
-	for r, i := range order {
-		rank[i] = r
-	}
-	preds := p.Preds()
-	anc := make([][]bool, len(p.Blocks)) // anc[i][j]: j runs before i
-	for _, i := range order {
-		anc[i] = make([]bool, len(p.Blocks))
-		for _, j := range preds[i] {
-			anc[i][j] = true
-			for k, a := range anc[j] {
-				anc[i][k] = anc[i][k] || a
-			}
-		}
-	}
-	pair := make([]int, len(p.Blocks))
-	for i := range pair {
-		pair[i] = -1
-	}
-	used := make([]bool, len(p.Blocks))
-	for _, b := range order {
-		if p.Blocks[b].Kind != placement.Backward {
-			continue
-		}
-		best := -1
-		for f, fb := range p.Blocks {
-			if fb.Kind == placement.Forward && !used[f] && anc[b][f] && slices.Equal(fb.Devices, p.Blocks[b].Devices) &&
-				(best < 0 || rank[f] > rank[best]) {
-				best = f
-			}
-		}
-		if best >= 0 {
-			pair[b], used[best] = best, true
-		}
-	}
-	return pair
+// kindInfo is the kind table's entry; a placement that validated has only
+// known kinds.
+func kindInfo(k placement.Kind) placement.KindInfo {
+	in, _ := k.Info()
+	return in
 }
 
-// CheckTrainable reports why a worker could not train p, or nil: every
-// backward block must have a forward block to differentiate (Pairs) and
-// receive the gradient of its forward's output, from a loss (the forward
-// feeds no other forward block) or from the backward of a consumer.
+// CheckTrainable reports why a worker could not train p, or nil. Every
+// gradient block must have a forward block to differentiate
+// (placement.Placement.Pairs). A
+// block that computes an input gradient (backward, input) must receive the
+// gradient of its forward's output, from a loss (the forward feeds no
+// other forward block) or from the gradient blocks of the consumers. A
+// forward block with an input block needs a weight block that depends on
+// it directly (the weight block uses what the input block kept), and a
+// weight block needs such an input block.
 func CheckTrainable(p *placement.Placement) error {
 	infos := BlockInfos(p)
-	for _, b := range infos {
-		if b.Kind != placement.Backward {
+	pair := p.Pairs()
+	for i, b := range infos {
+		k := kindInfo(b.Kind)
+		if !k.Gradient {
 			continue
 		}
 		if b.Forward == "" {
-			return fmt.Errorf("backward block %q: no forward block on devices %v runs before it", b.ID, b.Devices)
+			return fmt.Errorf("%s block %q: no forward block on devices %v runs before it", b.Kind, b.ID, b.Devices)
 		}
 		f := infos[p.Index(b.Forward)]
-		sink := !slices.ContainsFunc(f.Outputs, func(q Port) bool { return q.Role == Activation })
-		grad := slices.ContainsFunc(b.Inputs, func(q Port) bool { return q.Role == Gradient })
-		if !sink && !grad {
-			return fmt.Errorf("backward block %q: forward %q feeds other forward blocks but no dependency brings %q the gradient from their backward blocks", b.ID, f.ID, b.ID)
+		if k.InputGradient {
+			sink := !slices.ContainsFunc(f.Outputs, func(q Port) bool { return q.Role == Activation })
+			grad := slices.ContainsFunc(b.Inputs, func(q Port) bool { return q.Role == Gradient })
+			if !sink && !grad {
+				return fmt.Errorf("%s block %q: forward %q feeds other forward blocks but no dependency brings %q the gradient from their gradient blocks", b.Kind, b.ID, f.ID, b.ID)
+			}
+		}
+		if k.InputGradient == k.WeightGradient {
+			continue // a whole backward
+		}
+		// The other half of a split backward: the weight block of an input
+		// block, or the input block of a weight block.
+		partner := -1
+		for j := range infos {
+			jk := kindInfo(infos[j].Kind)
+			if j != i && pair[j] == pair[i] && jk.InputGradient != jk.WeightGradient && jk.InputGradient != k.InputGradient {
+				partner = j
+			}
+		}
+		if partner < 0 {
+			missing := placement.Weight
+			if !k.InputGradient {
+				missing = placement.Input
+			}
+			return fmt.Errorf("%s block %q: forward %q has no %s block to complete its backward", b.Kind, b.ID, f.ID, missing)
+		}
+		in, w := i, partner
+		if !k.InputGradient {
+			in, w = partner, i
+		}
+		if !slices.Contains(infos[w].Inputs, Port{Block: infos[in].ID, Role: Saved}) {
+			return fmt.Errorf("weight block %q: needs a dependency on input block %q, whose saved state it uses", infos[w].ID, infos[in].ID)
 		}
 	}
 	return nil

@@ -14,7 +14,7 @@ import (
 // differentiates the forward block named f… with the same suffix.
 func TestPairsBuiltins(t *testing.T) {
 	for _, c := range allBuiltins(t, 4) {
-		pair := Pairs(c.p)
+		pair := c.p.Pairs()
 		for i, b := range c.p.Blocks {
 			if b.Kind == placement.Forward {
 				if pair[i] != -1 {
@@ -304,6 +304,71 @@ func TestGroups(t *testing.T) {
 	}{{"v-shape", "[]"}, {"m-shape", "[[0 1 2 3]]"}, {"k-shape", "[[0 1 2 3]]"}} {
 		if got := fmt.Sprint(Groups(builtin(t, tc.shape, 4, false))); got != tc.want {
 			t.Errorf("%s: groups %s, want %s", tc.shape, got, tc.want)
+		}
+	}
+}
+
+// Split backward: an input block differentiates its forward's inputs and
+// passes the gradient on; its weight block pairs with the same forward and
+// uses what it kept. On the V placement each device holds two stages, and
+// pairing follows the stage, not the device.
+func TestSplitRoles(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		pairs map[string]string
+		roles map[string]Role
+	}{
+		{"split-v-shape.json", map[string]string{"i3": "f3", "w3": "f3", "i0": "f0", "w0": "f0"},
+			map[string]Role{"f2->f3": Activation, "f3->i3": Saved, "i3->i2": Gradient, "i2->w2": Saved, "i0->w0": Saved}},
+		{"v-chunks.json", map[string]string{"i7": "f7", "w7": "f7", "i0": "f0", "w0": "f0", "i4": "f4", "w3": "f3"},
+			map[string]Role{"f3->f4": Activation, "f7->i7": Saved, "i4->i3": Gradient, "i7->w7": Saved}},
+	} {
+		p := loadPlacement(t, tc.file)
+		if err := CheckTrainable(p); err != nil {
+			t.Errorf("%s: %v", tc.file, err)
+		}
+		pair := p.Pairs()
+		for b, f := range tc.pairs {
+			if got := pair[p.Index(b)]; got < 0 || p.Blocks[got].ID != f {
+				t.Errorf("%s: %s paired with %d, want %s", tc.file, b, got, f)
+			}
+		}
+		got := map[string]Role{}
+		for _, b := range BlockInfos(p) {
+			for _, o := range b.Outputs {
+				got[b.ID+"->"+o.Block] = o.Role
+			}
+		}
+		for dep, r := range tc.roles {
+			if got[dep] != r {
+				t.Errorf("%s: %s is %q, want %q", tc.file, dep, got[dep], r)
+			}
+		}
+	}
+}
+
+// A split backward the workers cannot run is refused with the reason.
+func TestCheckTrainableSplit(t *testing.T) {
+	blk := func(id string, k placement.Kind, dev int) placement.Block {
+		return placement.Block{ID: id, Kind: k, Devices: []int{dev}, Time: 1}
+	}
+	f, i, w := blk("f0", placement.Forward, 0), blk("i0", placement.Input, 0), blk("w0", placement.Weight, 0)
+	for _, tc := range []struct {
+		name string
+		p    *placement.Placement
+		err  string
+	}{
+		{"input without weight", &placement.Placement{Devices: 1, Blocks: []placement.Block{f, i},
+			Deps: []placement.Dep{{From: 0, To: 1}}}, `input block "i0": forward "f0" has no weight block`},
+		{"weight without input", &placement.Placement{Devices: 1, Blocks: []placement.Block{f, w},
+			Deps: []placement.Dep{{From: 0, To: 1}}}, `weight block "w0": forward "f0" has no input block`},
+		{"weight not after input", &placement.Placement{Devices: 1, Blocks: []placement.Block{f, i, w},
+			Deps: []placement.Dep{{From: 0, To: 1}, {From: 0, To: 2}}}, `weight block "w0": needs a dependency on input block "i0"`},
+		{"weight on another device", &placement.Placement{Devices: 2, Blocks: []placement.Block{f, i, blk("w0", placement.Weight, 1)},
+			Deps: []placement.Dep{{From: 0, To: 1}, {From: 1, To: 2}}}, `input block "i0": forward "f0" has no weight block`},
+	} {
+		if err := CheckTrainable(tc.p); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.err)
 		}
 	}
 }

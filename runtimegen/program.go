@@ -246,11 +246,13 @@ type Role string
 const (
 	// Activation: the output of a forward block, input of the next forward.
 	Activation Role = "activation"
-	// Gradient: from the backward of a forward block's consumer to the
-	// backward of the forward block, the gradient of its output.
+	// Gradient: from the backward (or input block) of a forward block's
+	// consumer to the backward (or input block) of the forward block, the
+	// gradient of its output.
 	Gradient Role = "gradient"
-	// Saved: from a forward block to its own backward, on the same
-	// devices: the activations kept for the backward, never sent.
+	// Saved: from a forward block to its own gradient blocks, or from an
+	// input block to its weight block, on the same devices: what the
+	// later block computes from (activations, the kept graph), never sent.
 	Saved Role = "saved"
 	// Order: any other dependency; a worker sends a one-element token.
 	Order Role = "order"
@@ -263,8 +265,8 @@ type Port struct {
 }
 
 // BlockInfo is a block of the placement with what a worker needs to run
-// it: its dependencies with their roles and, for a backward block, the
-// forward block it differentiates.
+// it: its dependencies with their roles and, for a gradient block
+// (backward, input, weight), the forward block it differentiates.
 type BlockInfo struct {
 	ID      string         `json:"id"`
 	Kind    placement.Kind `json:"kind"`

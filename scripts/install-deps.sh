@@ -1,14 +1,32 @@
 #!/usr/bin/env bash
-# Installs what tessel needs from Debian's packages, only where missing:
-# libz3-dev and pkg-config (the smt package links the system's libz3 with
-# cgo) and python3-torch (the runtime's end-to-end test runs PyTorch
-# workers on CPU with gloo). Safe to run again; quiet when all is there.
+# Installs what tessel needs from Debian's packages, only where missing.
+#
+#   scripts/install-deps.sh search   what the search needs: libz3-dev and
+#                                    pkg-config (the smt package links the
+#                                    system's libz3 with cgo) and gcc
+#   scripts/install-deps.sh all      the same and python3-torch (the
+#                                    runtime's end-to-end test runs PyTorch
+#                                    workers on CPU with gloo); the default
+#
+# `make run` asks for search only: the search needs no PyTorch, which takes
+# a minute to install. Safe to run again; quiet when all is there.
 set -euo pipefail
+
+mode=${1:-all}
+case "$mode" in
+search | all) ;;
+*)
+	echo "install-deps: unknown mode \"$mode\" (want search or all)" >&2
+	exit 2
+	;;
+esac
 
 need=()
 pkg-config --exists z3 2>/dev/null || need+=(libz3-dev pkg-config)
 command -v gcc >/dev/null || need+=(gcc)
-/usr/bin/python3 -c 'import torch' >/dev/null 2>&1 || need+=(python3-torch)
+if [ "$mode" = all ]; then
+	/usr/bin/python3 -c 'import torch' >/dev/null 2>&1 || need+=(python3-torch)
+fi
 
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0

@@ -36,8 +36,11 @@ func genCommand() *cli.Command {
 			"program on torch.distributed), blocks.py (an example model, a small MLP split\n" +
 			"along the placement: replace it with yours) and launch.sh (starts every rank with\n" +
 			"torch.distributed.run). Then:\n\n" +
-			"  sh DIR/launch.sh --out results                  train the example on every rank\n" +
-			"  python3 DIR/worker.py check --out DIR/results   compare with one process",
+			"  sh DIR/launch.sh --out results --iterations 3   train the example on every rank\n" +
+			"  sh DIR/launch.sh check --out results            compare with one process\n\n" +
+			"launch.sh runs $PYTHON if set, else the first of python3 and /usr/bin/python3 that\n" +
+			"imports torch. Input and weight blocks (a split backward) run as the gradient of\n" +
+			"the inputs only, then, later, of the weights.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see the design notes)"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "`DIR` to write into: new or empty, unless --force"},
@@ -74,7 +77,7 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if slices.ContainsFunc(s.Placement.Blocks, func(b placement.Block) bool { return b.Kind == placement.Backward }) {
+	if slices.ContainsFunc(s.Placement.Blocks, func(b placement.Block) bool { k, _ := b.Kind.Info(); return k.Gradient }) {
 		if err := runtimegen.CheckTrainable(s.Placement); err != nil {
 			return usageErrorf("%s: the workers cannot train this placement: %v", opts.Schedule, err)
 		}
@@ -121,10 +124,10 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 		}
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s: %s … %s (%s, %d transfers), worker.py, blocks.py, launch.sh\n"+
-		"run:   sh %s --out results\n"+
-		"check: python3 %s check --out %s\n",
+		"run:   sh %s --out results --iterations 3\n"+
+		"check: sh %s check --out results\n",
 		opts.Out, runtimegen.FileName(0), runtimegen.FileName(len(progs)-1), modeName(mode), transfers,
-		filepath.Join(opts.Out, "launch.sh"), filepath.Join(opts.Out, "worker.py"), filepath.Join(opts.Out, "results"))
+		filepath.Join(opts.Out, "launch.sh"), filepath.Join(opts.Out, "launch.sh"))
 	return err
 }
 

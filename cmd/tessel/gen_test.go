@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -95,6 +96,14 @@ func TestGenUsageErrors(t *testing.T) {
 	}, Deps: []placement.Dep{{From: 0, To: 1}}}
 	s := &schedule.Schedule{Placement: p, MicroBatches: 1, Instances: []schedule.Instance{{Block: 0}, {Block: 1, Start: 1}}}
 	odd := writeScheduleFile(t, filepath.Join(dir, "odd.json"), s)
+	// An input block without its weight block: no worker computes f0's
+	// weights' gradient.
+	half := &placement.Placement{Name: "half", Devices: 1, Blocks: []placement.Block{
+		{ID: "f0", Kind: placement.Forward, Devices: []int{0}, Time: 1, Memory: 1},
+		{ID: "i0", Kind: placement.Input, Devices: []int{0}, Time: 1, Memory: -1},
+	}, Deps: []placement.Dep{{From: 0, To: 1}}}
+	halfFile := writeScheduleFile(t, filepath.Join(dir, "half.json"),
+		&schedule.Schedule{Placement: half, MicroBatches: 1, Instances: []schedule.Instance{{Block: 0}, {Block: 1, Start: 1}}})
 	out := filepath.Join(dir, "out")
 	for _, tc := range []struct {
 		name string
@@ -107,6 +116,7 @@ func TestGenUsageErrors(t *testing.T) {
 		{"out is a file", genOptions{Schedule: goldenSchedule, Out: file, Backend: "gloo"}, "is not a directory"},
 		{"missing schedule", genOptions{Schedule: filepath.Join(dir, "none.json"), Out: out, Backend: "gloo"}, "no such file"},
 		{"untrainable", genOptions{Schedule: odd, Out: out, Backend: "gloo"}, `cannot train this placement: backward block "b1"`},
+		{"half a split backward", genOptions{Schedule: halfFile, Out: out, Backend: "gloo"}, `input block "i0": forward "f0" has no weight block`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := runGen(context.Background(), tc.opts, &bytes.Buffer{})
@@ -153,6 +163,41 @@ func TestSimulateGenFlags(t *testing.T) {
 		var ue *usageError
 		if !errors.As(err, &ue) {
 			t.Errorf("%v: got %v, want a usage error", args, err)
+		}
+	}
+}
+
+// A schedule of a split backward (input and weight blocks, V placement)
+// generates programs in which every weight block runs after its input
+// block on the same device.
+func TestGenSplitBackward(t *testing.T) {
+	dir := t.TempDir()
+	sched := filepath.Join(dir, "v.json")
+	if code, _, errOut := runCLI(t, "search", "--placement-file", "../../testdata/placements/v-chunks.json", "--memory", "8", "-n", "4", "--out", sched); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, errOut)
+	}
+	out := filepath.Join(dir, "run")
+	if err := runGen(context.Background(), genOptions{Schedule: sched, Out: out, Backend: "gloo"}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	progs, err := loadPrograms(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range progs {
+		seen := map[string]bool{}
+		for _, o := range p.Ops {
+			if o.Kind != runtimegen.Compute {
+				continue
+			}
+			b := p.Block(o.Block)
+			if b.Kind == placement.Weight && !seen[fmt.Sprintf("i%s@%d", o.Block[1:], o.Micro)] {
+				t.Errorf("device %d: %s@%d before its input block", p.Device, o.Block, o.Micro)
+			}
+			if b.Kind != placement.Forward && b.Forward != "f"+o.Block[1:] {
+				t.Errorf("device %d: %s differentiates %q, want f%s", p.Device, o.Block, b.Forward, o.Block[1:])
+			}
+			seen[fmt.Sprintf("%s@%d", o.Block, o.Micro)] = true
 		}
 	}
 }

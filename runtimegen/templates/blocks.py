@@ -1,6 +1,9 @@
 """Example model for the workers that `tessel gen` writes: a small MLP split
 along the placement. Replace it with your model; worker.py needs only the
-class Model below.
+class Model below. A forward block's module may be any torch.nn.Module:
+the workers split its backward into an input and a weight part through
+autograd alone (torch.autograd.grad with the inputs, later
+torch.autograd.backward with the parameters).
 
 Every forward block is one layer, tanh(W x + b), whose input x is the sum of
 the block's activation inputs (or the micro-batch's data for a first block).
@@ -22,6 +25,7 @@ BATCH = 4  # samples per micro-batch
 WIDTH = 16  # features; rounded up to a multiple of the largest group
 SEED = 1234
 DTYPE = torch.float64  # the gradient check compares to a reference run
+LR = 0.1  # learning rate of the optimizer step between iterations
 
 
 class _CopyToGroup(torch.autograd.Function):
@@ -134,3 +138,10 @@ class Model:
 
     def dtype(self):
         return DTYPE
+
+    def optimizer(self, params):
+        """The optimizer of the parameters a rank holds (or of all of them,
+        in the single-process reference), stepped after every iteration.
+        Plain SGD keeps the reference exact: each parameter's update depends
+        on its own gradient only, so slices of a group block update alone."""
+        return torch.optim.SGD(params, lr=LR)

@@ -5,11 +5,15 @@ model) and launch.sh (which starts every rank). Each rank executes its
 program op by op:
 
   compute, collective  run a block: a forward block through the model's
-                       module (kept with its activations per micro-batch),
+                       module (kept with its activations per micro-batch);
                        a backward block as the backward of its forward
-                       block with the received gradient; a collective is a
-                       block on a device group, whose module talks to the
-                       group (all_gather, all_reduce)
+                       block with the received gradient; an input block
+                       as the gradient of its forward's inputs only, the
+                       graph kept; a weight block, later, as the gradient
+                       of its forward's weights from what the input block
+                       kept. A collective is a block on a device group,
+                       whose module talks to the group (all_gather,
+                       all_reduce)
   send, recv           point-to-point; blocking (send/recv) or posted
                        (isend/irecv), as the program's mode says, with the
                        transfer's tag
@@ -18,11 +22,21 @@ program op by op:
 The programs put every pair of ranks' sends and receives in the same order,
 so they cannot deadlock (see the runtimegen package of tessel).
 
-  python3 worker.py run --programs DIR --out DIR [--backend gloo|nccl]
+Each run trains --iterations K iterations: the program once per iteration,
+then an optimizer step (Model.optimizer) and zeroed gradients. Every rank
+reports the time per iteration after the first, which carries one-time
+costs (lazy imports, allocations).
+
+  python3 worker.py run --programs DIR --out DIR [--iterations K] [--backend gloo|nccl]
       (one rank; torch.distributed.run sets RANK, WORLD_SIZE, MASTER_*)
   python3 worker.py check --programs DIR --out DIR
-      runs the same model in one process and compares every parameter's
-      gradient (and every loss) with what the ranks saved
+      runs the same model and optimizer in one process, as many iterations
+      as the ranks saved, and compares every parameter's gradient (and
+      every loss) of every iteration with theirs
+
+--programs and --out may be repeated, in pairs: one launch (and one check)
+then runs several schedules of the same device count in turn, each with
+this directory's blocks.py.
 """
 
 import argparse
@@ -46,8 +60,18 @@ def load_program(dirname, rank):
         return json.load(f)
 
 
+# What each block kind computes: (gradient, input gradient, weight
+# gradient), as in tessel's table of kinds (placement.Kind.Info).
+KINDS = {
+    "forward": (False, False, False),
+    "backward": (True, True, True),
+    "input": (True, True, False),
+    "weight": (True, False, True),
+}
+
+
 def has_backward(blocks, forward):
-    return any(b["kind"] == "backward" and b.get("forward") == forward for b in blocks)
+    return any(KINDS[b["kind"]][0] and b.get("forward") == forward for b in blocks)
 
 
 class Rank:
@@ -74,23 +98,39 @@ class Rank:
                 else:
                     self.modules[b["id"]] = self.model.module(
                         b["id"], self.groups[tuple(devs)], devs.index(self.rank), len(devs))
-        self.tensors = {}  # name -> tensor held here
-        self.uses = {}  # name -> uses left here (sends and consumers)
+        params = [prm for m in self.modules.values() for prm in m.parameters()]
+        self.optimizer = self.model.optimizer(params) if params else None
+        self.uses0 = {}  # name -> uses in one iteration (sends and consumers)
         for op in prog["ops"]:
             if op["op"] == "send":
-                self.uses[op["tensor"]] = self.uses.get(op["tensor"], 0) + 1
+                self.uses0[op["tensor"]] = self.uses0.get(op["tensor"], 0) + 1
             elif op["op"] in ("compute", "collective"):
                 for p in self.info[op["block"]]["inputs"]:
                     if p["role"] != "saved":
                         name = tensor_name(p["block"], op["block"], op["micro"])
-                        self.uses[name] = self.uses.get(name, 0) + 1
-        self.pending = {}  # tag -> (work, name, tensor)
-        self.saved = {}  # (forward block, micro) -> (input leaves, output, loss)
-        self.losses = {}  # "block@micro" -> loss
+                        self.uses0[name] = self.uses0.get(name, 0) + 1
 
     def run(self):
+        """One iteration: the program, every gradient accumulated into the
+        parameters' .grad."""
+        self.tensors = {}  # name -> tensor held here
+        self.uses = dict(self.uses0)  # name -> uses left here
+        self.pending = {}  # tag -> (work, name, tensor)
+        self.saved = {}  # (forward block, micro) -> (input leaves, output, loss)
+        self.kept = {}  # (forward block, micro) -> (outputs, seeds) an input block kept for its weight block
+        self.losses = {}  # "block@micro" -> loss
         for op in self.prog["ops"]:
             getattr(self, "op_" + op["op"])(op)
+        if self.pending:
+            sys.exit(f"worker: rank {self.rank}: transfers {sorted(self.pending)} were never waited for")
+        if self.saved or self.kept:
+            sys.exit(f"worker: rank {self.rank}: {len(self.saved) + len(self.kept)} forward passes never finished their backward")
+
+    def step(self):
+        """The optimizer step between iterations, then zeroed gradients."""
+        if self.optimizer is not None:
+            self.optimizer.step()
+            self.optimizer.zero_grad(set_to_none=False)
 
     # Tensors ---------------------------------------------------------------
 
@@ -112,10 +152,15 @@ class Rank:
 
     def op_compute(self, op):
         b = self.info[op["block"]]
-        if b["kind"] == "forward":
+        gradient, inputs, weights = KINDS[b["kind"]]
+        if not gradient:
             self.forward(b, op["micro"])
-        else:
+        elif inputs and weights:
             self.backward(b, op["micro"])
+        elif inputs:
+            self.backward_input(b, op["micro"])
+        else:
+            self.backward_weight(b, op["micro"])
 
     op_collective = op_compute
 
@@ -172,8 +217,10 @@ class Rank:
             elif p["role"] == "order":
                 self.put(name, self.token())
 
-    def backward(self, b, micro):
-        leaves, y, loss = self.saved.pop((b["forward"], micro))
+    def seeds(self, b, micro, y, loss):
+        """Takes a gradient block's inputs; returns the tensors to
+        differentiate (the loss, the forward's output) and their seeds (1,
+        the sum of the received gradients of the output)."""
         grads = []
         for p in b["inputs"]:
             if p["role"] == "saved":
@@ -188,15 +235,53 @@ class Rank:
         if grads:
             outs.append(y)
             seeds.append(sum(grads))
-        if outs:
-            torch.autograd.backward(outs, seeds)
+        return outs, seeds
+
+    def send_gradients(self, b, micro, leaves, grad):
+        """Puts the gradient of every input for the blocks that wait for it
+        (grad(leaf) is None where none flowed), and order tokens."""
         for p in b["outputs"]:
             name = tensor_name(b["id"], p["block"], micro)
             if p["role"] == "gradient":
                 leaf = leaves[self.info[p["block"]]["forward"]]
-                self.put(name, leaf.grad if leaf.grad is not None else torch.zeros_like(leaf))
+                g = grad(leaf)
+                self.put(name, g if g is not None else torch.zeros_like(leaf))
             elif p["role"] == "order":
                 self.put(name, self.token())
+
+    def backward(self, b, micro):
+        leaves, y, loss = self.saved.pop((b["forward"], micro))
+        outs, seeds = self.seeds(b, micro, y, loss)
+        if outs:
+            torch.autograd.backward(outs, seeds)
+        self.send_gradients(b, micro, leaves, lambda leaf: leaf.grad)
+
+    def backward_input(self, b, micro):
+        """The gradient of the forward's inputs only. The autograd engine
+        runs only the part of the graph that leads to them (the matrix
+        products for the weights' gradients are skipped); the graph is kept
+        for the weight block."""
+        leaves, y, loss = self.saved.pop((b["forward"], micro))
+        outs, seeds = self.seeds(b, micro, y, loss)
+        got = {}
+        xs = list(leaves.values())
+        if outs and xs:
+            gs = torch.autograd.grad(outs, xs, seeds, retain_graph=True, allow_unused=True)
+            got = {id(x): g for x, g in zip(xs, gs)}
+        self.kept[(b["forward"], micro)] = (outs, seeds)
+        self.send_gradients(b, micro, leaves, lambda leaf: got.get(id(leaf)))
+
+    def backward_weight(self, b, micro):
+        """The gradient of the forward's weights, accumulated into their
+        .grad, from the outputs and seeds the input block kept: the engine
+        runs only the part of the graph that leads to the weights, and then
+        frees it."""
+        outs, seeds = self.kept.pop((b["forward"], micro))
+        self.seeds(b, micro, None, None)  # takes order tokens, if any
+        params = [prm for prm in self.modules[b["forward"]].parameters() if prm.requires_grad]
+        if outs and params:
+            torch.autograd.backward(outs, seeds, inputs=params)
+        self.send_gradients(b, micro, {}, lambda leaf: None)
 
     def grads(self):
         """Every parameter's gradient held here: name -> (grad, rows), rows
@@ -205,34 +290,55 @@ class Rank:
         for block, m in sorted(self.modules.items()):
             for pname, prm in m.named_parameters():
                 g = prm.grad if prm.grad is not None else torch.zeros_like(prm)
-                out[f"{block}.{pname}"] = (g.detach().cpu(), m.shard_rows)
+                # A copy: the optimizer zeroes .grad in place.
+                out[f"{block}.{pname}"] = (g.detach().cpu().clone(), m.shard_rows)
         return out
+
+
+def pairs(args):
+    """The (programs, out) directories of each schedule to run or check."""
+    programs = args.programs or [os.path.dirname(os.path.abspath(__file__))]
+    outs = args.out or []
+    if args.command == "check" and len(outs) != len(programs):
+        sys.exit(f"check: {len(programs)} --programs but {len(outs)} --out")
+    if outs and len(outs) != len(programs):
+        sys.exit(f"worker: {len(programs)} --programs but {len(outs)} --out (give one --out per --programs, or none)")
+    return list(zip(programs, outs or [""] * len(programs)))
 
 
 def run(args):
     rank = int(os.environ["RANK"])
     world = int(os.environ["WORLD_SIZE"])
-    prog = load_program(args.programs, rank)
-    if prog["devices"] != world:
-        sys.exit(f"worker: the programs are for {prog['devices']} ranks, WORLD_SIZE is {world}")
+    todo = [(load_program(d, rank), out) for d, out in pairs(args)]
+    for prog, _ in todo:
+        if prog["devices"] != world:
+            sys.exit(f"worker: the programs of {prog['placement']} are for {prog['devices']} ranks, WORLD_SIZE is {world}")
     dist.init_process_group(args.backend)
-    start = time.time()
-    r = Rank(prog, args.backend)
-    r.run()
-    if r.pending:
-        sys.exit(f"worker: rank {rank}: transfers {sorted(r.pending)} were never waited for")
-    dist.barrier()
-    if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        torch.save({"grads": r.grads(), "losses": r.losses},
-                   os.path.join(args.out, f"result{rank}.pt"))
-    print(f"worker: rank {rank}: {len(prog['ops'])} ops in {time.time() - start:.2f} s", flush=True)
+    for prog, out in todo:
+        torch.manual_seed(0)
+        r = Rank(prog, args.backend)
+        results, marks = [], []
+        for it in range(args.iterations):
+            r.run()
+            dist.barrier()  # an iteration ends when every rank's ends
+            marks.append(time.perf_counter())
+            results.append({"grads": r.grads(), "losses": r.losses})
+            r.step()
+        if out:
+            os.makedirs(out, exist_ok=True)
+            torch.save({"iterations": results}, os.path.join(out, f"result{rank}.pt"))
+        timing = "one iteration"
+        if len(marks) > 1:
+            per = (marks[-1] - marks[0]) / (len(marks) - 1)
+            timing = f"{args.iterations} iterations, {per * 1e3:.1f} ms per iteration after the first"
+        print(f"worker: rank {rank}: {prog['placement']}: {len(prog['ops'])} ops, {timing}", flush=True)
     dist.destroy_process_group()
 
 
-def reference(prog):
+def reference(prog, iterations):
     """The same model in one process: every micro-batch through every block
-    in dependency order, the sum of the losses differentiated at once."""
+    in dependency order, the sum of the losses differentiated at once, then
+    the optimizer step; per iteration, every gradient and every loss."""
     model = user.Model(prog["blocks"], prog["groups"])
     blocks = [b for b in prog["blocks"] if b["kind"] == "forward"]
     modules = {b["id"]: model.module(b["id"]) for b in blocks}
@@ -247,63 +353,93 @@ def reference(prog):
                 break
         else:
             sys.exit("check: the forward blocks have a cycle")
-    train = any(b["kind"] == "backward" for b in prog["blocks"])
-    losses = {}
-    for micro in range(prog["micro_batches"]):
-        out, total = {}, 0
-        for b in order:
-            inputs = [out[p["block"]] for p in b["inputs"] if p["role"] == "activation"]
-            y = modules[b["id"]](inputs or [model.input(micro)])
-            out[b["id"]] = y
-            if not any(p["role"] == "activation" for p in b["outputs"]):
-                loss = model.loss(b["id"], y, micro)
-                losses[f"{b['id']}@{micro}"] = loss.item()
-                total = total + loss
-        if train:
-            total.backward()
-    grads = {}
-    for block, m in modules.items():
-        for pname, prm in m.named_parameters():
-            grads[f"{block}.{pname}"] = prm.grad if prm.grad is not None else torch.zeros_like(prm)
-    return grads, losses
+    train = any(KINDS[b["kind"]][0] for b in prog["blocks"])
+    optimizer = model.optimizer([prm for m in modules.values() for prm in m.parameters()])
+    results = []
+    for _ in range(iterations):
+        losses = {}
+        for micro in range(prog["micro_batches"]):
+            out, total = {}, 0
+            for b in order:
+                inputs = [out[p["block"]] for p in b["inputs"] if p["role"] == "activation"]
+                y = modules[b["id"]](inputs or [model.input(micro)])
+                out[b["id"]] = y
+                if not any(p["role"] == "activation" for p in b["outputs"]):
+                    loss = model.loss(b["id"], y, micro)
+                    losses[f"{b['id']}@{micro}"] = loss.item()
+                    total = total + loss
+            if train:
+                total.backward()
+        grads = {}
+        for block, m in modules.items():
+            for pname, prm in m.named_parameters():
+                g = prm.grad if prm.grad is not None else torch.zeros_like(prm)
+                grads[f"{block}.{pname}"] = g.detach().clone()
+        results.append((grads, losses))
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=False)
+    return results
+
+
+def check_one(programs, out):
+    """Compares one run's saved results with the reference; returns the
+    differences, one line each, and a summary."""
+    prog = load_program(programs, 0)
+    got = [torch.load(os.path.join(out, f"result{rank}.pt")) for rank in range(prog["devices"])]
+    iterations = len(got[0]["iterations"])
+    if any(len(g["iterations"]) != iterations for g in got):
+        return [f"the ranks saved different numbers of iterations: {[len(g['iterations']) for g in got]}"], ""
+    bad = []
+    for it, (want, want_losses) in enumerate(reference(prog, iterations)):
+        covered = {name: torch.zeros(g.shape[0], dtype=torch.bool) for name, g in want.items()}
+        seen = set()
+        for rank in range(prog["devices"]):
+            res = got[rank]["iterations"][it]
+            for name, (g, rows) in sorted(res["grads"].items()):
+                lo, hi = rows if rows is not None else (0, want[name].shape[0])
+                if not torch.allclose(g, want[name][lo:hi], rtol=1e-9, atol=1e-12):
+                    err = (g - want[name][lo:hi]).abs().max().item()
+                    bad.append(f"iteration {it}: rank {rank}: {name}[{lo}:{hi}] differs by up to {err:.3g}")
+                covered[name][lo:hi] = True
+            for key, loss in res["losses"].items():
+                if key not in want_losses:
+                    bad.append(f"iteration {it}: rank {rank}: loss {key} has no counterpart in the reference")
+                elif abs(loss - want_losses[key]) > 1e-9 * max(1.0, abs(loss)):
+                    bad.append(f"iteration {it}: rank {rank}: loss {key} is {loss}, reference {want_losses[key]}")
+                seen.add(key)
+        bad += [f"iteration {it}: no rank holds the gradient of {n}" for n, c in sorted(covered.items()) if not c.all()]
+        bad += [f"iteration {it}: no rank computed loss {k}" for k in sorted(want_losses) if k not in seen]
+    return bad, (f"{len(want)} parameter gradients and {len(seen)} losses in each of {iterations} "
+                 f"iterations equal the single-process run's")
 
 
 def check(args):
-    prog = load_program(args.programs, 0)
-    want, want_losses = reference(prog)
-    covered = {name: torch.zeros(g.shape[0], dtype=torch.bool) for name, g in want.items()}
-    bad, seen = [], set()
-    for rank in range(prog["devices"]):
-        got = torch.load(os.path.join(args.out, f"result{rank}.pt"))
-        for name, (g, rows) in sorted(got["grads"].items()):
-            lo, hi = rows if rows is not None else (0, want[name].shape[0])
-            if not torch.allclose(g, want[name][lo:hi], rtol=1e-9, atol=1e-12):
-                err = (g - want[name][lo:hi]).abs().max().item()
-                bad.append(f"rank {rank}: {name}[{lo}:{hi}] differs by up to {err:.3g}")
-            covered[name][lo:hi] = True
-        for key, loss in got["losses"].items():
-            if key not in want_losses:
-                bad.append(f"rank {rank}: loss {key} has no counterpart in the reference")
-            elif abs(loss - want_losses[key]) > 1e-9 * max(1.0, abs(loss)):
-                bad.append(f"rank {rank}: loss {key} is {loss}, reference {want_losses[key]}")
-            seen.add(key)
-    bad += [f"no rank holds the gradient of {n}" for n, c in sorted(covered.items()) if not c.all()]
-    bad += [f"no rank computed loss {k}" for k in sorted(want_losses) if k not in seen]
-    if bad:
-        print("check: FAILED\n  " + "\n  ".join(bad))
+    failed = False
+    for programs, out in pairs(args):
+        bad, summary = check_one(programs, out)
+        name = load_program(programs, 0)["placement"]
+        if bad:
+            failed = True
+            print(f"check: FAILED: {name} ({out})\n  " + "\n  ".join(bad))
+        else:
+            print(f"check: ok: {name}: {summary}")
+    if failed:
         sys.exit(1)
-    print(f"check: ok: {len(want)} parameter gradients and {len(seen)} losses "
-          f"equal the single-process run's")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("command", choices=["run", "check"])
-    ap.add_argument("--programs", default=os.path.dirname(os.path.abspath(__file__)),
-                    help="directory of rank<R>.json (default: this file's)")
-    ap.add_argument("--out", default="", help="directory for results (result<R>.pt)")
+    ap.add_argument("--programs", action="append",
+                    help="directory of rank<R>.json (default: this file's); repeat to run several")
+    ap.add_argument("--out", action="append",
+                    help="directory for results (result<R>.pt), one per --programs")
+    ap.add_argument("--iterations", type=int, default=1,
+                    help="training iterations, an optimizer step between them (default 1)")
     ap.add_argument("--backend", default="gloo", choices=["gloo", "nccl"])
     args = ap.parse_args()
+    if args.iterations < 1:
+        sys.exit(f"worker: --iterations must be at least 1, got {args.iterations}")
     torch.manual_seed(0)
     if args.command == "run":
         run(args)

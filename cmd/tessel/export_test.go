@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"tessel/baseline"
+	"tessel/placement"
+	"tessel/schedule"
+	"tessel/torchcsv"
+)
+
+// tessel export writes exactly the library's CSV, to stdout or a file it
+// never overwrites without --force, and refuses what is no chain of
+// stages with one line and exit 2.
+func TestExportCommand(t *testing.T) {
+	s, err := schedule.Load(goldenSchedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := torchcsv.Export(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tab.Marshal()
+	code, out, errOut := runCLI(t, "export", "--schedule", goldenSchedule)
+	if code != 0 || out != string(want) {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want the library's CSV %q", code, out, errOut, want)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.csv")
+	if code, out, errOut := runCLI(t, "export", "-s", goldenSchedule, "--format", "torch-csv", "--out", path); code != 0 ||
+		!strings.HasPrefix(out, "wrote "+path+": 4 ranks, 4 stages, ") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, want) {
+		t.Errorf("%s differs from stdout's CSV", path)
+	}
+	if err := os.WriteFile(path, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := placement.Builtin("m-shape", placement.Options{Devices: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := baseline.GPipe(m, 4, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mpath := writeScheduleFile(t, filepath.Join(dir, "m.json"), ms)
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"export", "-s", goldenSchedule, "--out", path}, "exists (use --force to overwrite it)"},
+		{[]string{"export"}, "--schedule FILE is required"},
+		{[]string{"export", "-s", goldenSchedule, "--format", "json"}, `--format must be one of torch-csv, got "json"`},
+		{[]string{"export", "-s", mpath}, `cannot export to PyTorch's CSV: block "fs" runs on devices [0 1 2 3], a group`},
+		{[]string{"export", "-s", "no-such.json"}, "no-such.json"},
+	} {
+		code, out, errOut := runCLI(t, tc.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.err) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, code, out, errOut, tc.err)
+		}
+	}
+	if got, _ := os.ReadFile(path); string(got) != "mine" {
+		t.Error("the user's file was overwritten without --force")
+	}
+	if code, _, errOut := runCLI(t, "export", "-s", goldenSchedule, "--out", path, "--force"); code != 0 {
+		t.Fatalf("--force: exit %d: %s", code, errOut)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, want) {
+		t.Error("--force did not replace the file")
+	}
+}
+
+// The CSV workflow both ways through the command line: export a schedule,
+// import the CSV, and the imported schedule file verifies, keeps every
+// device's order and exports to the same CSV.
+func TestImportCommand(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "pp.csv")
+	if code, _, errOut := runCLI(t, "export", "-s", goldenSchedule, "--out", csv); code != 0 {
+		t.Fatal(errOut)
+	}
+	sched, plc := filepath.Join(dir, "s.json"), filepath.Join(dir, "p.json")
+	code, out, errOut := runCLI(t, "import", "--torch-csv", csv, "--forward-time", "1", "--backward-time", "3",
+		"--memory", "4", "--out", sched, "--placement-out", plc)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	orig, err := schedule.Load(goldenSchedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "imported " + csv + ": 4 ranks, 4 stages, 8 micro-batches, makespan " // same times: same makespan
+	if m := schedule.Makespan(orig); !strings.HasPrefix(out, want) || !strings.Contains(out, " makespan "+strconv.Itoa(m)+",") {
+		t.Errorf("stdout %q, want %q… with makespan %d", out, want, m)
+	}
+	if code, out, errOut := runCLI(t, "verify", "--schedule", sched); code != 0 || !strings.HasPrefix(out, "valid: pp,") {
+		t.Errorf("verify of the import: exit %d, %q %q", code, out, errOut)
+	}
+	if code, out, _ := runCLI(t, "export", "-s", sched); code != 0 {
+		t.Errorf("export of the import: exit %d", code)
+	} else if data, _ := os.ReadFile(csv); out != string(data) {
+		t.Errorf("export(import(csv)) =\n%s\nwant\n%s", out, data)
+	}
+	if _, err := os.Stat(plc); err != nil {
+		t.Error(err)
+	}
+	if code, _, errOut := runCLI(t, "search", "--placement-file", plc, "--memory", "4", "-n", "8"); code != 0 {
+		t.Errorf("search on the imported placement: exit %d: %s", code, errOut)
+	}
+	bad := filepath.Join("..", "..", "torchcsv", "testdata", "bad")
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"import"}, "--torch-csv FILE is required"},
+		{[]string{"import", "--torch-csv", filepath.Join(dir, "none.csv")}, "no such file or directory"},
+		{[]string{"import", "--torch-csv", filepath.Join(bad, "unknown-type.csv")}, `type "X" is not F, B, I or W`},
+		{[]string{"import", "--torch-csv", filepath.Join(bad, "stage-on-two-ranks.csv")}, "each stage runs on one rank"},
+		{[]string{"import", "--torch-csv", filepath.Join(bad, "deadlock.csv")}, "PyTorch would wait forever"},
+		{[]string{"import", "--torch-csv", csv, "--memory", "3"}, "memory"},
+		{[]string{"import", "--torch-csv", csv, "--forward-time", "0"}, "--forward-time must be in 1..1000000, got 0"},
+		{[]string{"import", "--torch-csv", csv, "--out", sched}, "exists (use --force to overwrite it)"},
+		{[]string{"import", "--torch-csv", csv, "--out", sched, "--placement-out", sched}, "name the same file"},
+	} {
+		code, out, errOut := runCLI(t, tc.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.err) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, code, out, errOut, tc.err)
+		}
+	}
+}
