@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -71,10 +72,15 @@ func placementSpecFrom(c *cli.Context) placementSpec {
 	return s
 }
 
-// zeroBubbleConflict names flags of the zero-bubble family that do not go
-// together, or returns "": split says the backward is split, splitTimes
-// that --input-time and --weight-time apply.
+// zeroBubbleConflict names flags of the zero-bubble family that are out
+// of range or do not go together, or returns "": split says the backward
+// is split, splitTimes that --input-time and --weight-time apply.
 func zeroBubbleConflict(c *cli.Context, split, splitTimes bool) string {
+	for _, f := range []string{"input-time", "weight-time", "chunks"} {
+		if v := c.Int(f); v < 1 {
+			return fmt.Sprintf("--%s must be at least 1, got %d", f, v)
+		}
+	}
 	switch {
 	case split && c.IsSet("backward-time"):
 		return "--backward-time does not apply to a split backward; give --input-time and --weight-time"
@@ -94,14 +100,6 @@ func (s placementSpec) load() (*placement.Placement, error) {
 		}
 		if err := checkTimes(s.Devices, s.ForwardTime, s.BackwardTime); err != nil {
 			return nil, err
-		}
-		for _, f := range []struct {
-			name string
-			v    int
-		}{{"input-time", s.InputTime}, {"weight-time", s.WeightTime}, {"chunks", s.Chunks}} {
-			if err := checkAtLeast(f.name, f.v, 1); err != nil {
-				return nil, err
-			}
 		}
 	}
 	if s.File != "" {

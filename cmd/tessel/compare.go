@@ -144,6 +144,11 @@ var methodTitles = map[string]string{
 	"1f1b-interleaved": "1F1B interleaved",
 	"chimera-direct":   "Chimera-direct",
 	"1f1b-plus":        "1F1B+",
+	"zb-h1":            "ZB-H1",
+	"zb-h2":            "ZB-H2",
+	"zb-v":             "ZB-V",
+	"dualpipe":         "DualPipe",
+	"dualpipe-v":       "DualPipeV",
 }
 
 func methodTitle(name string) string {
@@ -182,7 +187,11 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	bar := newProgress(stderr)
 	defer bar.done()
 	cmp := comparison{Placement: p.Name, Devices: p.Devices, Memory: opts.Memory, MicroBatches: opts.MicroBatches, fixedTimes: opts.fixedTimes}
+	split := hasWeights(p)
 	for _, m := range baseline.Methods() {
+		if m.Split && !split {
+			continue // the zero-bubble family needs input and weight blocks
+		}
 		bar.show("compare: %s", methodTitle(m.Name))
 		row, err := baselineRow(m, p, opts)
 		if err != nil {
@@ -209,6 +218,17 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 		return err
 	}
 	return cmp.write(stdout, opts.Format)
+}
+
+// hasWeights reports whether p splits a backward into input and weight
+// blocks.
+func hasWeights(p *placement.Placement) bool {
+	for _, b := range p.Blocks {
+		if b.Kind == placement.Weight {
+			return true
+		}
+	}
+	return false
 }
 
 // baselineRow runs one baseline on p, or on its home placement when it

@@ -80,14 +80,6 @@ func runPlacements(_ context.Context, opts placementsOptions, w io.Writer) error
 	if spec.Order == "" {
 		spec.Order = string(placement.Loop)
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"input-time", spec.InputTime}, {"weight-time", spec.WeightTime}, {"chunks", spec.Chunks}} {
-		if err := checkAtLeast(f.name, f.v, 1); err != nil {
-			return err
-		}
-	}
 	for k, name := range placement.BuiltinNames() {
 		if k > 0 {
 			fmt.Fprintln(w)
