@@ -52,7 +52,7 @@ var tableFormats = []string{"table", "csv", "json", "markdown"}
 func compareCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "compare",
-		Usage: "compare Tessel with the baseline schedules (1F1B, Chimera-direct, GPipe, 1F1B+) on one placement",
+		Usage: "compare Tessel with the baseline schedules (GPipe, 1F1B, Chimera-direct, 1F1B+, the zero-bubble family) on one placement",
 		UsageText: "tessel compare --placement m-shape [--devices 4] [--memory 6] [--micro-batches 128] [--optimal] [--format table|csv|json|markdown]\n" +
 			"   tessel compare --table-ii [--format markdown]",
 		Description: "One row per method, each verified: the repetend bubble rate (Tessel's repetend; for a\n" +
@@ -62,7 +62,9 @@ func compareCommand() *cli.Command {
 			"Placements: 1F1B and Chimera-direct run on the placement given when they apply to it, and\n" +
 			"otherwise on their own (v-shape, x-shape with the same devices and times), as in Table II;\n" +
 			"every other method runs on the placement given. The placement column says which.\n" +
-			"× marks a baseline with no straightforward adaptation to the placement. Baselines do not\n" +
+			"× marks a baseline with no straightforward adaptation to the placement. The zero-bubble\n" +
+			"family (ZB-H1, ZB-H2 on the split v-shape; ZB-V, DualPipeV on the V placement; DualPipe on\n" +
+			"dualpipe) is listed only for placements whose backward is split. Baselines do not\n" +
 			"adapt to the memory budget: when one exceeds it, its row says so.\n\n" +
 			"--optimal adds the time-optimal search (the paper's TO) of --optimal-micro-batches only:\n" +
 			"its time grows quickly with N.\n" +
@@ -240,9 +242,12 @@ func baselineRow(m baseline.Method, p *placement.Placement, opts compareOptions)
 	if home, ok := homePlacements[m.Name]; ok && errors.Is(err, baseline.ErrNotApplicable) && home != p.Name {
 		spec := opts.Placement
 		spec.Name, spec.File = home, ""
+		// A split placement is compared with the split home placement.
+		spec.SplitBackward = spec.SplitBackward || hasWeights(p)
+		spec.Chunks, spec.Order = 1, string(placement.Loop)
 		if hp, herr := spec.load(); herr == nil {
 			on = hp
-			row.Placement = home
+			row.Placement = hp.Name
 			s, err = m.Build(on, opts.MicroBatches, opts.Memory)
 		}
 	}
