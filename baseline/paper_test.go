@@ -231,7 +231,9 @@ func TestZeroBubbleV(t *testing.T) {
 // in one autograd call) sends its input gradient when its weight part is
 // done — the same orders give exactly 2(PP/2 − 1), the seed's figure for
 // DualPipe. The halving seed 000 reports is what sending each output as
-// soon as its own block ends buys, not a different order.
+// soon as its own block ends buys, not a different order. And it is the
+// optimum under any memory budget: DualPipe's makespan meets the
+// memory-free lower bound.
 func TestSeed000DualPipe(t *testing.T) {
 	for _, c := range []struct{ pp, pairs int }{{4, 5}, {8, 10}} {
 		p := zbPlacement(t, "dualpipe", placement.Options{Devices: c.pp})
@@ -243,8 +245,16 @@ func TestSeed000DualPipe(t *testing.T) {
 		if got, want := bubblePerDevice(t, p, s), c.pp/2-1; got != want {
 			t.Errorf("PP=%d: DualPipe bubble per device %d, want PP/2−1 = %d", c.pp, got, want)
 		}
-		if peak := slices.Max(schedule.Measure(s).PeakMemory); peak != memory {
+		ms := schedule.Measure(s)
+		if peak := slices.Max(ms.PeakMemory); peak != memory {
 			t.Errorf("PP=%d: DualPipe peak memory %d, want PP+1 = %d", c.pp, peak, memory)
+		}
+		// The makespan's lower bound (critical path; per device, the
+		// preemptive one-machine relaxation) ignores memory: DualPipe's
+		// makespan meets it, so no schedule does better under any budget,
+		// 2(PP+1) included (the seed's Fig. 5).
+		if ms.LowerBound.Makespan != ms.Makespan {
+			t.Errorf("PP=%d: DualPipe makespan %d, lower bound %d", c.pp, ms.Makespan, ms.LowerBound.Makespan)
 		}
 		// DeepSeek's runtime: a whole backward sends after its weight part.
 		orders, after, err := dualPipeOrders(p, c.pairs, memory)
