@@ -300,14 +300,50 @@ func TestShapeByStructure(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	for _, name := range placement.BuiltinNames() {
-		p := builtin(t, name, 4, false)
+	for _, p := range variants(t, 4, false) {
 		for _, m := range Methods() {
 			a, errA := m.Build(p, 9, 0)
 			b, errB := m.Build(p, 9, 0)
 			if fmt.Sprint(errA) != fmt.Sprint(errB) || !reflect.DeepEqual(a, b) {
-				t.Errorf("%s %s: two builds differ", name, m.Name)
+				t.Errorf("%s %s: two builds differ", p.Name, m.Name)
 			}
+		}
+	}
+}
+
+// TestZeroBubbleByStructure: the zero-bubble baselines read the shape from
+// the blocks' structure, not their ids or order in the file.
+func TestZeroBubbleByStructure(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		o      placement.Options
+		method string
+	}{
+		{"v-shape", placement.Options{SplitBackward: true}, "zb-h1"},
+		{"v-shape", placement.Options{SplitBackward: true}, "zb-h2"},
+		{"v-shape", placement.Options{SplitBackward: true, Chunks: 2, Order: placement.V}, "zb-v"},
+		{"v-shape", placement.Options{SplitBackward: true, Chunks: 2, Order: placement.V}, "dualpipe-v"},
+		{"dualpipe", placement.Options{}, "dualpipe"},
+	} {
+		c.o.Devices = 4
+		p, err := placement.Builtin(c.name, c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := p.K()
+		q := &placement.Placement{Name: "renamed", Devices: p.Devices, Blocks: make([]placement.Block, k)}
+		for i, b := range p.Blocks {
+			b.ID = fmt.Sprint("x", i*7%k)
+			q.Blocks[k-1-i] = b
+		}
+		for _, d := range p.Deps {
+			q.Deps = append(q.Deps, placement.Dep{From: k - 1 - d.From, To: k - 1 - d.To})
+		}
+		m, _ := Lookup(c.method)
+		a, errA := m.Build(p, 8, 0)
+		b, errB := m.Build(q, 8, 0)
+		if errA != nil || errB != nil || schedule.Makespan(a) != schedule.Makespan(b) {
+			t.Errorf("%s on %s: %v (%v), renamed and reordered %v (%v)", c.method, p.Name, a, errA, b, errB)
 		}
 	}
 }
