@@ -2,7 +2,9 @@
 // blocks, each pinned to one device or to a group of devices, with time and
 // memory, and the data dependencies between them (the paper's Fig. 1 and
 // Table I). It validates placements, reads and writes the JSON placement
-// file, and builds the paper's shapes (v, x, m, nn, k).
+// file, and builds the paper's shapes (v, x, m, nn, k) and the zero-bubble
+// family's: any of them with its backward split into input and weight
+// blocks, chunked chains (the loop and V placements) and DualPipe's.
 //
 // A placement says nothing about time across micro-batches: that is a
 // schedule (package schedule).
