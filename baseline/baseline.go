@@ -1,6 +1,8 @@
 // Package baseline holds the predefined pipeline schedules that Tessel is
 // compared against (the paper's §VI-A and Table II): GPipe, 1F1B, interleaved
-// 1F1B with virtual stages, Chimera-direct and 1F1B+.
+// 1F1B with virtual stages, Chimera-direct and 1F1B+; and the zero-bubble
+// family for a backward split into input and weight blocks: ZB-H1, ZB-H2,
+// ZB-V, DualPipe and DualPipeV.
 //
 // Each baseline works on the same placement model as the search: it
 // recognises the shape of a placement from its block structure (never from
@@ -40,6 +42,10 @@ var ErrOverBudget = errors.New("memory budget not respected")
 type Method struct {
 	Name    string // stable, lower-case: the name the CLI accepts
 	Summary string // one line for people
+	// Split says the method needs a backward split into input and weight
+	// blocks (the zero-bubble family): callers may leave it out for
+	// placements without one rather than list it as not applicable.
+	Split bool
 	// Build schedules n ≥ 1 micro-batches of p under a per-device memory
 	// budget (0: unlimited). See the package comment for ErrNotApplicable
 	// and ErrOverBudget.
@@ -47,7 +53,8 @@ type Method struct {
 }
 
 // Methods returns every baseline in a stable order: gpipe, 1f1b,
-// 1f1b-interleaved, chimera-direct, 1f1b-plus.
+// 1f1b-interleaved, chimera-direct, 1f1b-plus, then the zero-bubble
+// family: zb-h1, zb-h2, zb-v, dualpipe, dualpipe-v.
 func Methods() []Method {
 	return []Method{
 		{Name: "gpipe", Summary: "all forwards of all micro-batches, then all backwards (any placement)", Build: GPipe},
@@ -55,6 +62,11 @@ func Methods() []Method {
 		{Name: "1f1b-interleaved", Summary: "1F1B with virtual stages: several stages of one chain on every device (Megatron-LM)", Build: Interleaved},
 		{Name: "chimera-direct", Summary: "the two pipelines of an x-shape scheduled together in units of S/2 micro-batches, units concatenated directly", Build: ChimeraDirect},
 		{Name: "1f1b-plus", Summary: "1F1B with every block on all devices inserted next to its neighbour in the 1F1B order (m- and nn-shape)", Build: OneFOneBPlus},
+		{Name: "zb-h1", Summary: "ZB-H1: 1F1B's order of forwards and input blocks, weight blocks delayed into the bubbles, 1F1B's memory (split v-shape)", Build: ZBH1, Split: true},
+		{Name: "zb-h2", Summary: "ZB-H2: longer warmup and weight blocks delayed further, about twice 1F1B's memory, no steady bubble (split v-shape)", Build: ZBH2, Split: true},
+		{Name: "zb-v", Summary: "ZB-V: zero bubble on the V placement, two stages per device (v-shape --chunks 2 --order v, split)", Build: ZBV, Split: true},
+		{Name: "dualpipe", Summary: "DeepSeek's DualPipe: two pipelines in opposite directions, forward and backward of the two paired (dualpipe)", Build: DualPipe, Split: true},
+		{Name: "dualpipe-v", Summary: "DualPipeV: DualPipe cut in half on the V placement (v-shape --chunks 2 --order v, split)", Build: DualPipeV, Split: true},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"tessel/placement"
@@ -19,26 +20,94 @@ func builtin(t *testing.T, name string, d int, infer bool) *placement.Placement 
 	return p
 }
 
-// applicable is which baseline fits which built-in shape.
+// applicable is which baseline fits which built-in shape, unsplit and
+// with its backward split.
 var applicable = map[string][]string{
-	"v-shape":  {"gpipe", "1f1b", "1f1b-plus"},
-	"x-shape":  {"gpipe", "chimera-direct"},
-	"m-shape":  {"gpipe", "1f1b-plus"},
-	"nn-shape": {"gpipe", "1f1b-plus"},
-	"k-shape":  {"gpipe"},
+	"v-shape":        {"gpipe", "1f1b", "1f1b-plus"},
+	"x-shape":        {"gpipe", "chimera-direct"},
+	"m-shape":        {"gpipe", "1f1b-plus"},
+	"nn-shape":       {"gpipe", "1f1b-plus"},
+	"k-shape":        {"gpipe"},
+	"dualpipe":       {"gpipe", "chimera-direct", "dualpipe"},
+	"v-shape-split":  {"gpipe", "1f1b", "1f1b-plus", "zb-h1", "zb-h2"},
+	"x-shape-split":  {"gpipe", "chimera-direct", "dualpipe"},
+	"m-shape-split":  {"gpipe", "1f1b-plus"},
+	"nn-shape-split": {"gpipe", "1f1b-plus"},
+	"k-shape-split":  {"gpipe"},
+	// the chunked placements: loop and V, 2 and 3 chunks
+	"v-shape-loop2":       {"gpipe", "1f1b-interleaved"},
+	"v-shape-loop3":       {"gpipe", "1f1b-interleaved"},
+	"v-shape-loop2-split": {"gpipe", "1f1b-interleaved"},
+	"v-shape-loop3-split": {"gpipe", "1f1b-interleaved"},
+	"v-shape-v2":          {"gpipe"},
+	"v-shape-v3":          {"gpipe"},
+	"v-shape-v2-split":    {"gpipe", "zb-v", "dualpipe-v"},
+	"v-shape-v3-split":    {"gpipe"},
+	"x-shape-loop2-split": {"gpipe"},
+	"x-shape-loop2":       {"gpipe"},
+}
+
+// fits says whether a baseline that applies to a placement's shape takes
+// n micro-batches on d devices (the constructions' own conditions).
+func fits(method string, d, n int, infer bool) bool {
+	switch method {
+	case "1f1b-interleaved": // whole groups of d micro-batches (Megatron-LM)
+		return n%d == 0
+	case "dualpipe": // at least d micro-batches per direction
+		return n >= d && d%2 == 0
+	case "dualpipe-v": // at least one micro-batch per stage
+		return n >= 2*d
+	}
+	return true
+}
+
+// variants are the built-in placements every baseline is tried on.
+func variants(t *testing.T, d int, infer bool) []*placement.Placement {
+	var out []*placement.Placement
+	add := func(name string, o placement.Options) {
+		o.Devices, o.ForwardTime, o.BackwardTime, o.Inference = d, 1, 3, infer
+		p, err := placement.Builtin(name, o)
+		if err != nil {
+			if d%2 != 0 && (name == "nn-shape" || name == "k-shape") {
+				return
+			}
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	for _, name := range placement.BuiltinNames() {
+		add(name, placement.Options{})
+		if name != "dualpipe" {
+			add(name, placement.Options{SplitBackward: true})
+		}
+	}
+	for _, c := range []int{2, 3} {
+		for _, o := range placement.Orders {
+			add("v-shape", placement.Options{Chunks: c, Order: o})
+			add("v-shape", placement.Options{Chunks: c, Order: o, SplitBackward: true})
+		}
+	}
+	add("x-shape", placement.Options{Chunks: 2, Order: placement.Loop, SplitBackward: true})
+	return out
 }
 
 // TestBuiltinsVerify builds every baseline on every built-in and checks that
 // the applicable ones pass the verifier and the others say ×.
 func TestBuiltinsVerify(t *testing.T) {
-	for _, d := range []int{2, 4, 8} {
+	for _, d := range []int{2, 3, 4, 8} {
 		for _, infer := range []bool{false, true} {
-			for _, name := range placement.BuiltinNames() {
-				p := builtin(t, name, d, infer)
+			for _, p := range variants(t, d, infer) {
+				shape := strings.TrimSuffix(p.Name, "-infer")
+				if _, ok := applicable[shape]; !ok {
+					t.Fatalf("no applicable baselines listed for %s", shape)
+				}
 				for _, m := range Methods() {
-					want := contains(applicable[name], m.Name)
-					for _, n := range []int{1, 4, 8, 32} {
-						t.Run(fmt.Sprintf("%s/D%d/infer=%v/%s/N%d", name, d, infer, m.Name, n), func(t *testing.T) {
+					for _, n := range []int{1, 4, 8, 16, 32} {
+						want := contains(applicable[shape], m.Name) && fits(m.Name, d, n, infer)
+						if infer && (strings.HasPrefix(m.Name, "zb-") || strings.HasPrefix(m.Name, "dualpipe")) {
+							want = false // no backward to split
+						}
+						t.Run(fmt.Sprintf("%s/D%d/infer=%v/%s/N%d", p.Name, d, infer, m.Name, n), func(t *testing.T) {
 							s, err := m.Build(p, n, 0)
 							if !want {
 								if !errors.Is(err, ErrNotApplicable) {
@@ -231,14 +300,50 @@ func TestShapeByStructure(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	for _, name := range placement.BuiltinNames() {
-		p := builtin(t, name, 4, false)
+	for _, p := range variants(t, 4, false) {
 		for _, m := range Methods() {
 			a, errA := m.Build(p, 9, 0)
 			b, errB := m.Build(p, 9, 0)
 			if fmt.Sprint(errA) != fmt.Sprint(errB) || !reflect.DeepEqual(a, b) {
-				t.Errorf("%s %s: two builds differ", name, m.Name)
+				t.Errorf("%s %s: two builds differ", p.Name, m.Name)
 			}
+		}
+	}
+}
+
+// TestZeroBubbleByStructure: the zero-bubble baselines read the shape from
+// the blocks' structure, not their ids or order in the file.
+func TestZeroBubbleByStructure(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		o      placement.Options
+		method string
+	}{
+		{"v-shape", placement.Options{SplitBackward: true}, "zb-h1"},
+		{"v-shape", placement.Options{SplitBackward: true}, "zb-h2"},
+		{"v-shape", placement.Options{SplitBackward: true, Chunks: 2, Order: placement.V}, "zb-v"},
+		{"v-shape", placement.Options{SplitBackward: true, Chunks: 2, Order: placement.V}, "dualpipe-v"},
+		{"dualpipe", placement.Options{}, "dualpipe"},
+	} {
+		c.o.Devices = 4
+		p, err := placement.Builtin(c.name, c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := p.K()
+		q := &placement.Placement{Name: "renamed", Devices: p.Devices, Blocks: make([]placement.Block, k)}
+		for i, b := range p.Blocks {
+			b.ID = fmt.Sprint("x", i*7%k)
+			q.Blocks[k-1-i] = b
+		}
+		for _, d := range p.Deps {
+			q.Deps = append(q.Deps, placement.Dep{From: k - 1 - d.From, To: k - 1 - d.To})
+		}
+		m, _ := Lookup(c.method)
+		a, errA := m.Build(p, 8, 0)
+		b, errB := m.Build(q, 8, 0)
+		if errA != nil || errB != nil || schedule.Makespan(a) != schedule.Makespan(b) {
+			t.Errorf("%s on %s: %v (%v), renamed and reordered %v (%v)", c.method, p.Name, a, errA, b, errB)
 		}
 	}
 }
@@ -251,7 +356,7 @@ func TestMethodsStable(t *testing.T) {
 			t.Errorf("Lookup(%q) = %v, %v", m.Name, got.Name, ok)
 		}
 	}
-	want := []string{"gpipe", "1f1b", "1f1b-interleaved", "chimera-direct", "1f1b-plus"}
+	want := []string{"gpipe", "1f1b", "1f1b-interleaved", "chimera-direct", "1f1b-plus", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipe-v"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("Methods() = %v, want %v", names, want)
 	}

@@ -17,7 +17,8 @@ import (
 // runs its own 1F1B order and every device merges the two by their start
 // times when run alone (ties: the down pipeline first). Units are
 // concatenated directly, Chimera's plain way to scale to many micro-batches:
-// a device starts unit k+1 only after its part of unit k.
+// a device starts unit k+1 only after its part of unit k. With a split
+// backward, every weight block runs right after its input block.
 func ChimeraDirect(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
 	const name = "chimera-direct"
 	if err := checkArgs(name, p, n, memory); err != nil {
@@ -29,11 +30,15 @@ func ChimeraDirect(p *placement.Placement, n, memory int) (*schedule.Schedule, e
 	}
 	var pipes [2]pipeline
 	for k, c := range comps {
-		chain, ok := chainOf(p, c)
+		rest, wgt, err := weights(p, c)
+		if err != nil {
+			return nil, notApplicable(name, p, "part %d: %v", k, err)
+		}
+		chain, ok := chainOf(p, rest)
 		if !ok {
 			return nil, notApplicable(name, p, "part %d is not a chain", k)
 		}
-		q, err := pipelineOf(p, chain)
+		q, err := pipelineOf(p, chain, wgt)
 		if err != nil {
 			return nil, notApplicable(name, p, "part %d is not a pipeline: %v", k, err)
 		}
@@ -44,7 +49,7 @@ func ChimeraDirect(p *placement.Placement, n, memory int) (*schedule.Schedule, e
 	}
 	down, up := pipes[0], pipes[1]
 	S := down.stages()
-	if up.stages() != S || (len(down.bwd) == 0) != (len(up.bwd) == 0) {
+	if up.stages() != S || (len(down.bwd) == 0) != (len(up.bwd) == 0) || down.split() != up.split() {
 		return nil, notApplicable(name, p, "the two pipelines differ in length or kind")
 	}
 	for s := range S {
@@ -63,7 +68,7 @@ func ChimeraDirect(p *placement.Placement, n, memory int) (*schedule.Schedule, e
 		}
 		var merged []timed
 		for k, q := range []pipeline{down, up} {
-			refs, starts, err := timed1F1B(p, q, size, base)
+			refs, starts, err := timed1F1B(p, q.unsplit(), size, base)
 			if err != nil {
 				return nil, fmt.Errorf("%s: placement %q: %w", name, p.Name, err)
 			}
@@ -78,5 +83,5 @@ func ChimeraDirect(p *placement.Placement, n, memory int) (*schedule.Schedule, e
 			seq = append(seq, t.ref)
 		}
 	}
-	return finish(name, p, n, memory, project(p, seq))
+	return finish(name, p, n, memory, project(p, withWeights(p, seq)))
 }

@@ -24,13 +24,15 @@ func GPipe(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
 		return nil, err
 	}
 	topo, _ := p.Topo()
-	// A block is in the backward phase when it is a backward block or
-	// depends on one. Phase and earliest start only grow along
-	// dependencies, so the sequence below respects them.
+	// A block is in the backward phase when it is a gradient block
+	// (backward, input or weight) or depends on one. Phase and earliest
+	// start only grow along dependencies, so the sequence below respects
+	// them.
 	late := make([]bool, p.K())
 	preds := p.Preds()
 	for _, i := range topo {
-		late[i] = p.Blocks[i].Kind == placement.Backward
+		info, _ := p.Blocks[i].Kind.Info()
+		late[i] = info.Gradient
 		for _, j := range preds[i] {
 			late[i] = late[i] || late[j]
 		}

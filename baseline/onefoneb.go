@@ -14,7 +14,8 @@ import (
 // device, then their backwards in reverse order on the same devices. Stage
 // s of S warms up with S−s forwards (micro-batches 0..S−s−1), then
 // alternates one backward and one forward, then drains the backwards. Its
-// peak memory is S−s on stage s.
+// peak memory is S−s on stage s. With a split backward, every weight
+// block runs right after its input block (1F1B knows no split).
 func OneFOneB(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
 	const name = "1f1b"
 	if err := checkArgs(name, p, n, memory); err != nil {
@@ -50,6 +51,9 @@ func oneFOneBOrders(devices int, q pipeline, n int) [][]schedule.Ref {
 			}
 			for m := range n {
 				order = append(order, b(m))
+				if q.split() {
+					order = append(order, schedule.Ref{Block: q.wgt[s], Micro: m})
+				}
 				if w+m < n {
 					order = append(order, f(w+m))
 				}
@@ -67,8 +71,9 @@ func oneFOneBOrders(devices int, q pipeline, n int) [][]schedule.Ref {
 // forwards in chunk order and backwards in reverse chunk order. The device
 // at position r of the cycle warms up with 2(L−r−1) + (v−1)L forwards, then
 // alternates one forward and one backward, then drains the backwards. As
-// in Megatron-LM, N must be a multiple of L. No built-in placement has
-// several stages per device.
+// in Megatron-LM, N must be a multiple of L. It runs on the loop
+// placement (v-shape --chunks C --order loop); with a split backward every
+// weight block runs right after its input block.
 func Interleaved(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
 	const name = "1f1b-interleaved"
 	if err := checkArgs(name, p, n, memory); err != nil {
@@ -120,6 +125,9 @@ func Interleaved(p *placement.Placement, n, memory int) (*schedule.Schedule, err
 				order = append(order, b(o))
 			}
 		}
+		if q.split() {
+			order = withWeights(p, order)
+		}
 		orders[q.dev[r]] = order
 	}
 	return finish(name, p, n, memory, orders)
@@ -135,7 +143,9 @@ func Interleaved(p *placement.Placement, n, memory int) (*schedule.Schedule, err
 // successor, before every stage instance starting then or later. The
 // per-device orders are that one list restricted to each device.
 // Placements whose blocks do not form one chain (k-shape: two parallel
-// branches) have no straightforward adaptation.
+// branches) have no straightforward adaptation. With a split backward it is
+// timed without the weight blocks, and each runs right after its input
+// block.
 func OneFOneBPlus(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
 	const name = "1f1b-plus"
 	if err := checkArgs(name, p, n, memory); err != nil {
@@ -145,7 +155,11 @@ func OneFOneBPlus(p *placement.Placement, n, memory int) (*schedule.Schedule, er
 	for i := range all {
 		all[i] = i
 	}
-	chain, ok := chainOf(p, all)
+	rest, wgt, err := weights(p, all)
+	if err != nil {
+		return nil, notApplicable(name, p, "%v", err)
+	}
+	chain, ok := chainOf(p, rest)
 	if !ok {
 		return nil, notApplicable(name, p, "the blocks do not form one chain (parallel branches); no straightforward adaptation of 1F1B")
 	}
@@ -162,14 +176,14 @@ func OneFOneBPlus(p *placement.Placement, n, memory int) (*schedule.Schedule, er
 	if len(stages) == 0 {
 		return nil, notApplicable(name, p, "no single-device stage to pipeline")
 	}
-	q, err := pipelineOf(p, stages)
+	q, err := pipelineOf(p, stages, wgt)
 	if err != nil {
 		return nil, notApplicable(name, p, "the single-device blocks are not a v-shape pipeline: %v", err)
 	}
 	if v, ok := q.stagesPerDevice(); !ok || v != 1 {
 		return nil, notApplicable(name, p, "a device holds several stages")
 	}
-	seq, starts, err := timed1F1B(p, q, n, 0)
+	seq, starts, err := timed1F1B(p, q.unsplit(), n, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: placement %q: %w", name, p.Name, err)
 	}
@@ -217,7 +231,7 @@ func OneFOneBPlus(p *placement.Placement, n, memory int) (*schedule.Schedule, er
 	for k, it := range items {
 		full[k] = it.ref
 	}
-	return finish(name, p, n, memory, project(p, full))
+	return finish(name, p, n, memory, project(p, withWeights(p, full)))
 }
 
 // timed1F1B times q's 1F1B schedule of n micro-batches alone and lists its

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"tessel/placement"
+	"tessel/schedule"
 )
 
 // The baselines recognise shapes from the structure of the blocks: chains
@@ -13,13 +14,76 @@ import (
 
 // pipeline is a chain of S stages: stage j runs forward block fwd[j] and,
 // in training, backward block bwd[j], both on device dev[j]. Forwards run
-// in stage order and backwards in reverse (the v of 1F1B).
+// in stage order and backwards in reverse (the v of 1F1B). With a split
+// backward, bwd[j] is the input block of stage j and wgt[j] its weight
+// block, which hangs off the chain: it depends on bwd[j] alone and nothing
+// depends on it.
 type pipeline struct {
 	fwd, bwd []int // bwd is empty for inference
+	wgt      []int // empty unless the backward is split
 	dev      []int
 }
 
 func (q pipeline) stages() int { return len(q.fwd) }
+
+func (q pipeline) split() bool { return len(q.wgt) > 0 }
+
+// unsplit is q without its weight blocks: what a baseline times before the
+// weight blocks are put back (withWeights).
+func (q pipeline) unsplit() pipeline {
+	q.wgt = nil
+	return q
+}
+
+// weights separates the weight blocks among set from the other blocks:
+// every weight block must depend on exactly one block, an input block on
+// the same devices, that no other weight block depends on, and no block
+// may depend on a weight block. wgt maps an input block to its weight
+// block.
+func weights(p *placement.Placement, set []int) (rest []int, wgt map[int]int, err error) {
+	preds, succs := p.Preds(), p.Succs()
+	wgt = map[int]int{}
+	for _, i := range set {
+		if p.Blocks[i].Kind != placement.Weight {
+			rest = append(rest, i)
+			continue
+		}
+		if len(preds[i]) != 1 || len(succs[i]) != 0 {
+			return nil, nil, fmt.Errorf("weight block %d must follow exactly one input block and precede none", i)
+		}
+		in := preds[i][0]
+		if p.Blocks[in].Kind != placement.Input || !slices.Equal(p.Blocks[in].Devices, p.Blocks[i].Devices) {
+			return nil, nil, fmt.Errorf("weight block %d does not follow an input block on its devices", i)
+		}
+		if _, dup := wgt[in]; dup {
+			return nil, nil, fmt.Errorf("input block %d has two weight blocks", in)
+		}
+		wgt[in] = i
+	}
+	return rest, wgt, nil
+}
+
+// withWeights puts every weight block back into a sequence of instances
+// that holds none: right after the instance of its input block (what one
+// whole backward does).
+func withWeights(p *placement.Placement, seq []schedule.Ref) []schedule.Ref {
+	all := make([]int, p.K())
+	for i := range all {
+		all[i] = i
+	}
+	_, wgt, err := weights(p, all)
+	if err != nil || len(wgt) == 0 {
+		return seq
+	}
+	out := make([]schedule.Ref, 0, len(seq)+len(wgt)*len(seq)/max(1, p.K()-len(wgt)))
+	for _, r := range seq {
+		out = append(out, r)
+		if w, ok := wgt[r.Block]; ok {
+			out = append(out, schedule.Ref{Block: w, Micro: r.Micro})
+		}
+	}
+	return out
+}
 
 // blocks lists the pipeline's blocks in chain order.
 func (q pipeline) blocks() []int {
@@ -141,8 +205,10 @@ func components(p *placement.Placement) [][]int {
 
 // pipelineOf reads a chain of single-device blocks as a pipeline: a run of
 // forward blocks, then (in training) as many backward blocks, the backward
-// of stage j on the device of its forward, in reverse stage order.
-func pipelineOf(p *placement.Placement, chain []int) (pipeline, error) {
+// of stage j on the device of its forward, in reverse stage order. The
+// backward blocks are either all whole backwards or all input blocks, each
+// with its weight block in wgt (from weights).
+func pipelineOf(p *placement.Placement, chain []int, wgt map[int]int) (pipeline, error) {
 	var q pipeline
 	for _, i := range chain {
 		if len(p.Blocks[i].Devices) != 1 {
@@ -166,10 +232,24 @@ func pipelineOf(p *placement.Placement, chain []int) (pipeline, error) {
 		return q, fmt.Errorf("%d forward stages but %d backward blocks after them", len(q.fwd), len(back))
 	}
 	q.bwd = make([]int, len(q.fwd))
+	split := p.Blocks[back[0]].Kind == placement.Input
+	if split {
+		q.wgt = make([]int, len(q.fwd))
+	}
 	for j, i := range back {
 		s := len(q.fwd) - 1 - j
-		if p.Blocks[i].Kind != placement.Backward {
+		if info, _ := p.Blocks[i].Kind.Info(); !info.InputGradient {
 			return q, fmt.Errorf("a forward block follows a backward block in the chain")
+		}
+		if (p.Blocks[i].Kind == placement.Input) != split {
+			return q, fmt.Errorf("the chain mixes whole backward blocks and input blocks")
+		}
+		if split {
+			w, ok := wgt[i]
+			if !ok {
+				return q, fmt.Errorf("input block %d has no weight block", i)
+			}
+			q.wgt[s] = w
 		}
 		if p.Blocks[i].Devices[0] != q.dev[s] {
 			return q, fmt.Errorf("the backward of stage %d runs on device %d, its forward on device %d", s, p.Blocks[i].Devices[0], q.dev[s])
@@ -185,7 +265,11 @@ func wholePipeline(p *placement.Placement) (pipeline, error) {
 	for i := range all {
 		all[i] = i
 	}
-	chain, ok := chainOf(p, all)
+	rest, wgt, err := weights(p, all)
+	if err != nil {
+		return pipeline{}, err
+	}
+	chain, ok := chainOf(p, rest)
 	if !ok {
 		return pipeline{}, fmt.Errorf("the blocks do not form one chain")
 	}
@@ -194,7 +278,7 @@ func wholePipeline(p *placement.Placement) (pipeline, error) {
 			return pipeline{}, fmt.Errorf("block %d spans all devices", i)
 		}
 	}
-	return pipelineOf(p, chain)
+	return pipelineOf(p, chain, wgt)
 }
 
 // subPlacement is the placement of the pipeline's blocks alone, chained,

@@ -7,7 +7,7 @@ import (
 
 // Options parameterise a built-in shape. Zero values mean the defaults of
 // the paper's evaluation (§VI-A): 4 devices, forward time 1, backward time
-// 3 (recompute on).
+// 3 (recompute on), one stage per device, the backward not split.
 type Options struct {
 	Devices      int
 	ForwardTime  int
@@ -15,13 +15,52 @@ type Options struct {
 	// Inference drops every backward block (and the dependencies that touch
 	// one) and sets every memory to 0; the placement is named "<shape>-infer".
 	Inference bool
+
+	// SplitBackward turns every backward block into an input block (the
+	// gradient for its inputs, InputTime, memory 0) and a weight block (the
+	// gradient for its weights, WeightTime, the backward's memory) on the
+	// same devices, as the zero-bubble papers do; BackwardTime is then not
+	// used. Blocks on all devices (shards) split into two of time 1 and
+	// memory 0. The input block takes the backward's place in the chain
+	// (the previous stage's gradient needs only it); the weight block
+	// depends on its input block alone. Ids: b… becomes i… and w…. The
+	// placement's name gets "-split". Inference ignores it.
+	SplitBackward bool
+	InputTime     int // default 1 (F = I = W = 1 in the zero-bubble papers)
+	WeightTime    int // default 1
+
+	// Chunks C ≥ 2 cuts the model of a chain shape into C·D stages, C per
+	// device ("virtual stages"), placed by Order; 0 or 1 means one stage
+	// per device. The name gets "-<order><C>", e.g. v-shape-loop2.
+	Chunks int
+	Order  Order
 }
+
+// Order places the C·D stages of a chunked chain on the D devices.
+type Order string
+
+const (
+	// Loop puts stage s on device s mod D (Megatron-LM's and PyTorch's
+	// interleaved 1F1B).
+	Loop Order = "loop"
+	// V puts chunk c (stages cD..cD+D−1) down the devices 0..D−1 when c is
+	// even and back up D−1..0 when c is odd: with C = 2 the V placement of
+	// ZB-V and DualPipeV.
+	V Order = "v"
+)
+
+// Orders lists the valid orders.
+var Orders = []Order{Loop, V}
 
 // Defaults of Options.
 const (
 	DefaultDevices      = 4
 	DefaultForwardTime  = 1
 	DefaultBackwardTime = 3
+	DefaultInputTime    = 1
+	DefaultWeightTime   = 1
+	// MaxChunks bounds Options.Chunks.
+	MaxChunks = 16
 )
 
 // shape is one built-in placement.
@@ -29,6 +68,8 @@ type shape struct {
 	name    string
 	summary string
 	even    bool // needs an even D ≥ 2
+	chunks  bool // may be cut into chunks: built from vChain alone
+	split   bool // splits its backward whatever Options.SplitBackward says
 	build   func(b *builder)
 }
 
@@ -40,25 +81,30 @@ type shape struct {
 //   - fs, bs (m-shape) and fs0, fs1, bs1, bs0 (nn-shape): the forward and
 //     backward of a block sharded over all devices (the embedding);
 //   - fx, bx (k-shape): the forward and backward of the cross block on all
-//     devices where the two branches join.
+//     devices where the two branches join;
+//   - with a split backward, i<…> and w<…> in place of b<…>.
 //
 // Blocks are listed in dependency order; a shard block has time 1 and
 // memory 0 whatever the forward and backward times.
 var shapes = []shape{
-	{"v-shape", "f0..f{D-1} on devices 0..D-1, then b{D-1}..b0 back down: one chain (1F1B)", false, func(b *builder) {
+	{"v-shape", "f0..f{D-1} on devices 0..D-1, then b{D-1}..b0 back down: one chain (1F1B)", false, true, false, func(b *builder) {
 		b.chain(b.vChain("f", "b", false)...)
 	}},
-	{"x-shape", "two independent V chains: fd/bd down over 0..D-1 and back, fu/bu up over D-1..0 and back (Chimera)", false, func(b *builder) {
+	{"x-shape", "two independent V chains: fd/bd down over 0..D-1 and back, fu/bu up over D-1..0 and back (Chimera)", false, true, false, func(b *builder) {
 		b.chain(b.vChain("fd", "bd", false)...)
 		b.chain(b.vChain("fu", "bu", true)...)
 	}},
-	{"m-shape", "shard forward fs on all devices, the V chain, shard backward bs on all devices: one chain (GPT)", false, func(b *builder) {
+	{"dualpipe", "the x-shape with its backward split: fd/id down over 0..D-1 and back, fu/iu up over D-1..0 and back, each w after its i (DeepSeek's DualPipe)", false, false, true, func(b *builder) {
+		b.chain(b.vChain("fd", "bd", false)...)
+		b.chain(b.vChain("fu", "bu", true)...)
+	}},
+	{"m-shape", "shard forward fs on all devices, the V chain, shard backward bs on all devices: one chain (GPT)", false, true, false, func(b *builder) {
 		c := []int{b.shard("fs", Forward)}
 		c = append(c, b.vChain("f", "b", false)...)
 		c = append(c, b.shard("bs", Backward))
 		b.chain(c...)
 	}},
-	{"nn-shape", "fs0, f0..f{D/2-1}, fs1, f{D/2}..f{D-1}, b{D-1}..b{D/2}, bs1, b{D/2-1}..b0, bs0: one chain, fs/bs on all devices, D even (mT5)", true, func(b *builder) {
+	{"nn-shape", "fs0, f0..f{D/2-1}, fs1, f{D/2}..f{D-1}, b{D-1}..b{D/2}, bs1, b{D/2-1}..b0, bs0: one chain, fs/bs on all devices, D even (mT5)", true, false, false, func(b *builder) {
 		h := b.d / 2
 		c := []int{b.shard("fs0", Forward)}
 		for s := range h {
@@ -78,7 +124,7 @@ var shapes = []shape{
 		c = append(c, b.shard("bs0", Backward))
 		b.chain(c...)
 	}},
-	{"k-shape", "branches f0..f{D/2-1} and f{D/2}..f{D-1} join into fx on all devices, then bx forks into b{D/2-1}..b0 and b{D-1}..b{D/2}; D even (Flava)", true, func(b *builder) {
+	{"k-shape", "branches f0..f{D/2-1} and f{D/2}..f{D-1} join into fx on all devices, then bx forks into b{D/2-1}..b0 and b{D-1}..b{D/2}; D even (Flava)", true, false, false, func(b *builder) {
 		h := b.d / 2
 		var left, right []int
 		for s := range h {
@@ -130,6 +176,13 @@ func BuiltinSummary(name string) string {
 // −1; shard blocks (on all devices) have time 1 and memory 0 regardless of
 // the overrides. k-shape's cross block is a forward and a backward on all
 // devices with the forward and backward times and memory +1/−1.
+//
+// The zero-bubble family (the design notes' "Placements of the zero-bubble
+// family"): Options.SplitBackward splits every backward into input and
+// weight blocks, Options.Chunks and Options.Order cut the chain of v-, x-
+// and m-shape into C·D stages (the loop and V placements), and "dualpipe"
+// is the x-shape with its backward split (DeepSeek's DualPipe, seed 000
+// §V-A).
 func Builtin(name string, opt Options) (*Placement, error) {
 	var sh *shape
 	for i := range shapes {
@@ -150,10 +203,31 @@ func Builtin(name string, opt Options) (*Placement, error) {
 		return nil, fmt.Errorf("%s: forward time must be in 1..%d, got %d", name, MaxTime, opt.ForwardTime)
 	case opt.BackwardTime < 1 || opt.BackwardTime > MaxTime:
 		return nil, fmt.Errorf("%s: backward time must be in 1..%d, got %d", name, MaxTime, opt.BackwardTime)
+	case opt.InputTime < 1 || opt.InputTime > MaxTime:
+		return nil, fmt.Errorf("%s: input time must be in 1..%d, got %d", name, MaxTime, opt.InputTime)
+	case opt.WeightTime < 1 || opt.WeightTime > MaxTime:
+		return nil, fmt.Errorf("%s: weight time must be in 1..%d, got %d", name, MaxTime, opt.WeightTime)
+	case opt.Chunks < 1 || opt.Chunks > MaxChunks:
+		return nil, fmt.Errorf("%s: chunks must be in 1..%d, got %d", name, MaxChunks, opt.Chunks)
+	case opt.Chunks > 1 && !sh.chunks:
+		return nil, fmt.Errorf("%s: cannot be cut into chunks (only %s)", name, strings.Join(chunkable(), ", "))
+	case !validOrder(opt.Order):
+		return nil, fmt.Errorf("%s: unknown order %q (want %s or %s)", name, opt.Order, Loop, V)
 	}
-	b := &builder{d: opt.Devices, opt: opt, p: &Placement{Name: name, Devices: opt.Devices}}
+	split := (opt.SplitBackward || sh.split) && !opt.Inference // inference has no backward to split
+	full := name
+	if opt.Chunks > 1 {
+		full += fmt.Sprintf("-%s%d", opt.Order, opt.Chunks)
+	}
+	b := &builder{d: opt.Devices, opt: opt, p: &Placement{Name: full, Devices: opt.Devices}, shards: map[int]bool{}}
 	sh.build(b)
 	p := b.p
+	if split {
+		p = splitBackward(p, b.shards, opt.InputTime, opt.WeightTime)
+		if !sh.split {
+			p.Name += "-split"
+		}
+	}
 	if opt.Inference {
 		p = inference(p)
 	}
@@ -173,7 +247,74 @@ func (o Options) withDefaults() Options {
 	if o.BackwardTime == 0 {
 		o.BackwardTime = DefaultBackwardTime
 	}
+	if o.InputTime == 0 {
+		o.InputTime = DefaultInputTime
+	}
+	if o.WeightTime == 0 {
+		o.WeightTime = DefaultWeightTime
+	}
+	if o.Chunks == 0 {
+		o.Chunks = 1
+	}
+	if o.Order == "" {
+		o.Order = Loop
+	}
 	return o
+}
+
+func validOrder(o Order) bool {
+	for _, x := range Orders {
+		if x == o {
+			return true
+		}
+	}
+	return false
+}
+
+// chunkable lists the shapes that take Options.Chunks.
+func chunkable() []string {
+	var out []string
+	for _, s := range shapes {
+		if s.chunks {
+			out = append(out, s.name)
+		}
+	}
+	return out
+}
+
+// splitBackward returns p with every backward block b replaced by its
+// input block, at b's index, followed by its weight block: b's
+// predecessors feed the input block, b's successors wait for the input
+// block only, and the weight block depends on the input block alone.
+// Shards (blocks on all devices, listed in shards) split into two of time
+// 1 and memory 0; any other backward into input (inputTime, memory 0) and
+// weight (weightTime, the backward's memory).
+func splitBackward(p *Placement, shards map[int]bool, inputTime, weightTime int) *Placement {
+	q := &Placement{Name: p.Name, Devices: p.Devices}
+	index := make([]int, len(p.Blocks)) // old block → its (input) block in q
+	var weights []Dep
+	for i, b := range p.Blocks {
+		index[i] = len(q.Blocks)
+		if b.Kind != Backward {
+			q.Blocks = append(q.Blocks, b)
+			continue
+		}
+		in, w := b, b
+		in.ID, w.ID = "i"+strings.TrimPrefix(b.ID, "b"), "w"+strings.TrimPrefix(b.ID, "b")
+		in.Kind, w.Kind = Input, Weight
+		in.Devices = append([]int(nil), b.Devices...)
+		in.Time, in.Memory, w.Time = inputTime, 0, weightTime
+		if shards[i] {
+			in.Time, w.Time, w.Memory = 1, 1, 0
+		}
+		q.Blocks = append(q.Blocks, in, w)
+		weights = append(weights, Dep{From: index[i], To: index[i] + 1})
+	}
+	for _, d := range p.Deps {
+		q.Deps = append(q.Deps, Dep{From: index[d.From], To: index[d.To]})
+	}
+	q.Deps = append(q.Deps, weights...)
+	return q
 }
 
 // inference keeps the forward blocks of p, with memory 0, and the
@@ -183,7 +324,7 @@ func inference(p *Placement) *Placement {
 	index := make([]int, len(p.Blocks))
 	for i, b := range p.Blocks {
 		index[i] = -1
-		if b.Kind == Forward {
+		if info, _ := b.Kind.Info(); !info.Gradient {
 			index[i] = len(q.Blocks)
 			b.Memory = 0
 			q.Blocks = append(q.Blocks, b)
@@ -199,9 +340,10 @@ func inference(p *Placement) *Placement {
 
 // builder appends blocks and dependencies to a placement.
 type builder struct {
-	d   int
-	opt Options
-	p   *Placement
+	d      int
+	opt    Options
+	p      *Placement
+	shards map[int]bool // blocks added by shard
 }
 
 func (b *builder) add(bl Block) int {
@@ -218,23 +360,35 @@ func (b *builder) stage(prefix string, k Kind, s, dev int) int {
 	return b.add(bl)
 }
 
-// vChain adds forward stages 0..D-1 then backward stages D-1..0 and returns
-// them in chain order; stage s is on device s, or D-1-s when up.
+// vChain adds forward stages 0..S-1 then backward stages S-1..0, S = C·D
+// stages, and returns them in chain order. Stage s is on device
+// b.device(s), mirrored (D-1-device) when up.
 func (b *builder) vChain(f, bw string, up bool) []int {
 	dev := func(s int) int {
 		if up {
-			return b.d - 1 - s
+			return b.d - 1 - b.device(s)
 		}
-		return s
+		return b.device(s)
 	}
+	S := b.d * b.opt.Chunks
 	var c []int
-	for s := range b.d {
+	for s := range S {
 		c = append(c, b.stage(f, Forward, s, dev(s)))
 	}
-	for s := b.d - 1; s >= 0; s-- {
+	for s := S - 1; s >= 0; s-- {
 		c = append(c, b.stage(bw, Backward, s, dev(s)))
 	}
 	return c
+}
+
+// device is where stage s of a chain runs under Options.Order: s mod D
+// (loop), or down and back up chunk by chunk (v).
+func (b *builder) device(s int) int {
+	r := s % b.d
+	if b.opt.Order == V && (s/b.d)%2 == 1 {
+		return b.d - 1 - r
+	}
+	return r
 }
 
 func (b *builder) all() []int {
@@ -247,7 +401,9 @@ func (b *builder) all() []int {
 
 // shard adds a block on all devices with time 1 and memory 0.
 func (b *builder) shard(id string, k Kind) int {
-	return b.add(Block{ID: id, Kind: k, Devices: b.all(), Time: 1, Memory: 0})
+	i := b.add(Block{ID: id, Kind: k, Devices: b.all(), Time: 1, Memory: 0})
+	b.shards[i] = true
+	return i
 }
 
 // cross adds a block on all devices timed and sized like a stage of kind k.

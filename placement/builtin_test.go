@@ -42,7 +42,7 @@ func TestBuiltinFiles(t *testing.T) {
 }
 
 func TestBuiltinNames(t *testing.T) {
-	want := []string{"v-shape", "x-shape", "m-shape", "nn-shape", "k-shape"}
+	want := []string{"v-shape", "x-shape", "dualpipe", "m-shape", "nn-shape", "k-shape"}
 	if got := BuiltinNames(); !slices.Equal(got, want) {
 		t.Errorf("BuiltinNames() = %v, want %v", got, want)
 	}
@@ -126,6 +126,9 @@ func depSet(p *Placement) []string {
 
 func TestBuiltinShapes(t *testing.T) {
 	for _, name := range BuiltinNames() {
+		if name == "dualpipe" { // x-shape split: TestSplitBackward
+			continue
+		}
 		for _, d := range []int{1, 2, 4, 8} {
 			even := name == "nn-shape" || name == "k-shape"
 			if even && d == 1 {
@@ -237,7 +240,7 @@ func TestBuiltinDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := Builtin(name, Options{Devices: 4, ForwardTime: 1, BackwardTime: 3})
+		q, err := Builtin(name, Options{Devices: 4, ForwardTime: 1, BackwardTime: 3, InputTime: 1, WeightTime: 1, Chunks: 1, Order: Loop})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -258,7 +261,13 @@ func TestBuiltinErrors(t *testing.T) {
 		opt  Options
 		want string
 	}{
-		{"w-shape", Options{}, `unknown placement "w-shape" (built-in: v-shape, x-shape, m-shape, nn-shape, k-shape)`},
+		{"w-shape", Options{}, `unknown placement "w-shape" (built-in: v-shape, x-shape, dualpipe, m-shape, nn-shape, k-shape)`},
+		{"v-shape", Options{SplitBackward: true, InputTime: -1}, "v-shape: input time must be in 1..1000000, got -1"},
+		{"v-shape", Options{SplitBackward: true, WeightTime: MaxTime + 1}, "v-shape: weight time must be in 1..1000000, got 1000001"},
+		{"v-shape", Options{Chunks: -1}, "v-shape: chunks must be in 1..16, got -1"},
+		{"v-shape", Options{Chunks: MaxChunks + 1}, "v-shape: chunks must be in 1..16, got 17"},
+		{"k-shape", Options{Chunks: 2}, "k-shape: cannot be cut into chunks (only v-shape, x-shape, m-shape)"},
+		{"v-shape", Options{Chunks: 2, Order: "zigzag"}, `v-shape: unknown order "zigzag" (want loop or v)`},
 		{"", Options{}, `unknown placement ""`},
 		{"v-shape", Options{Devices: -1}, "v-shape: devices must be in 1..4096, got -1"},
 		{"v-shape", Options{Devices: MaxDevices + 1}, "v-shape: devices must be in 1..4096, got 4097"},
@@ -277,6 +286,149 @@ func TestBuiltinErrors(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Builtin(%q, %+v): %q, want %q", tt.name, tt.opt, err, tt.want)
+		}
+	}
+}
+
+// TestSplitBackward checks the split against the unsplit shape, block by
+// block: every backward b becomes an input block (b's place in the chain,
+// memory 0) and a weight block (b's memory) on b's devices, the weight
+// block after the input block alone, and nothing else changes.
+//
+// Reference: seed 004 §III (F, B and W blocks) and the design notes'
+// "Block kinds": input + weight do what one backward does.
+func TestSplitBackward(t *testing.T) {
+	const it, wt = 2, 3
+	for _, name := range BuiltinNames() {
+		if name == "dualpipe" {
+			continue
+		}
+		for _, d := range []int{2, 4, 8} {
+			p, err := Builtin(name, Options{Devices: d})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := Builtin(name, Options{Devices: d, SplitBackward: true, InputTime: it, WeightTime: wt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if q.Name != name+"-split" {
+				t.Errorf("name %q, want %q", q.Name, name+"-split")
+			}
+			// Map every block of p to its block in q, backward → input.
+			var want []string
+			for _, b := range p.Blocks {
+				if b.Kind != Backward {
+					if j := q.Index(b.ID); j < 0 || !slices.Equal(q.Blocks[j].Devices, b.Devices) || q.Blocks[j].Kind != b.Kind || q.Blocks[j].Time != b.Time {
+						t.Errorf("%s/%d: %s missing or changed", name, d, b.ID)
+					}
+					continue
+				}
+				in, w := q.Index("i"+b.ID[1:]), q.Index("w"+b.ID[1:])
+				if in < 0 || w < 0 {
+					t.Fatalf("%s/%d: %s has no input or weight block", name, d, b.ID)
+				}
+				I, W := q.Blocks[in], q.Blocks[w]
+				shard := len(b.Devices) == d && d > 1 && b.Memory == 0
+				wantI, wantW, wantMem := it, wt, b.Memory
+				if shard {
+					wantI, wantW, wantMem = 1, 1, 0
+				}
+				if I.Kind != Input || W.Kind != Weight || !slices.Equal(I.Devices, b.Devices) || !slices.Equal(W.Devices, b.Devices) ||
+					I.Time != wantI || W.Time != wantW || I.Memory != 0 || W.Memory != wantMem {
+					t.Errorf("%s/%d: %s split into %+v and %+v", name, d, b.ID, I, W)
+				}
+				want = append(want, I.ID+"->"+W.ID)
+			}
+			rename := func(id string) string {
+				if id[0] == 'b' {
+					return "i" + id[1:]
+				}
+				return id
+			}
+			for _, dep := range p.Deps {
+				want = append(want, rename(p.Blocks[dep.From].ID)+"->"+rename(p.Blocks[dep.To].ID))
+			}
+			slices.Sort(want)
+			if got := depSet(q); !slices.Equal(got, want) {
+				t.Errorf("%s/%d: deps %v, want %v", name, d, got, want)
+			}
+			if p.K()+len(want)-len(p.Deps) != q.K() {
+				t.Errorf("%s/%d: %d blocks, want one more per backward", name, d, q.K())
+			}
+			if order, ok := q.Topo(); !ok || !slices.IsSorted(order) {
+				t.Errorf("%s/%d: blocks not in dependency order", name, d)
+			}
+		}
+	}
+	// DualPipe is the x-shape with its backward split (seed 000 §V-A).
+	for _, d := range []int{2, 4, 8} {
+		dp, err := Builtin("dualpipe", Options{Devices: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, _ := Builtin("x-shape", Options{Devices: d, SplitBackward: true})
+		x.Name = "dualpipe"
+		if !dp.Equal(x) {
+			t.Errorf("dualpipe on %d devices is not the x-shape split", d)
+		}
+	}
+}
+
+// TestChunks checks where the C·D stages of the chunked placements run.
+// Reference: design notes, "Placements of the zero-bubble family": loop
+// puts stage s on device s mod D; V puts stages 0..D−1 on devices 0..D−1
+// and D..2D−1 back on D−1..0.
+func TestChunks(t *testing.T) {
+	cases := []struct {
+		d, c  int
+		order Order
+		want  []int // device of f0, f1, …
+	}{
+		{4, 2, Loop, []int{0, 1, 2, 3, 0, 1, 2, 3}},
+		{4, 2, V, []int{0, 1, 2, 3, 3, 2, 1, 0}},
+		{3, 3, Loop, []int{0, 1, 2, 0, 1, 2, 0, 1, 2}},
+		{3, 3, V, []int{0, 1, 2, 2, 1, 0, 0, 1, 2}},
+		{1, 2, V, []int{0, 0}},
+	}
+	for _, c := range cases {
+		p, err := Builtin("v-shape", Options{Devices: c.d, Chunks: c.c, Order: c.order})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("v-shape-%s%d", c.order, c.c); p.Name != want {
+			t.Errorf("name %q, want %q", p.Name, want)
+		}
+		S := c.c * c.d
+		chain := cat(ids("f", 0, S-1), ids("b", S-1, 0))
+		var wantDeps []string
+		for i := 1; i < len(chain); i++ {
+			wantDeps = append(wantDeps, chain[i-1]+"->"+chain[i])
+		}
+		slices.Sort(wantDeps)
+		if got := depSet(p); !slices.Equal(got, wantDeps) {
+			t.Errorf("%d devices, %d chunks, %s: deps %v", c.d, c.c, c.order, got)
+		}
+		for s, dev := range c.want {
+			for _, id := range []string{fmt.Sprint("f", s), fmt.Sprint("b", s)} {
+				if i := p.Index(id); i < 0 || !slices.Equal(p.Blocks[i].Devices, []int{dev}) {
+					t.Errorf("%d devices, %d chunks, %s: %s not on device %d", c.d, c.c, c.order, id, dev)
+				}
+			}
+		}
+	}
+	// The x-shape's chain going up mirrors the one going down.
+	p, err := Builtin("x-shape", Options{Devices: 4, Chunks: 2, Order: V, SplitBackward: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "x-shape-v2-split" || p.K() != 2*8*3 {
+		t.Errorf("x-shape, 2 chunks, v, split: %s with %d blocks", p.Name, p.K())
+	}
+	for s := range 8 {
+		down, up := p.Blocks[p.Index(fmt.Sprint("fd", s))].Devices[0], p.Blocks[p.Index(fmt.Sprint("fu", s))].Devices[0]
+		if down+up != 3 {
+			t.Errorf("stage %d: down on %d, up on %d", s, down, up)
 		}
 	}
 }

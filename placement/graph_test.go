@@ -24,6 +24,8 @@ func TestGraphHelpersOnBuiltins(t *testing.T) {
 			return want{ft + bt + 4, d*(ft+bt) + 4}
 		case "k-shape":
 			return want{2 * (ft + bt), (d/2 + 1) * (ft + bt)}
+		case "dualpipe": // input and weight time 1: the forwards, the inputs, the last weight
+			return want{2 * (ft + 2), d*(ft+1) + 1}
 		}
 		panic(name)
 	}

@@ -22,6 +22,9 @@ func TestPairsBuiltins(t *testing.T) {
 				}
 				continue
 			}
+			if b.Kind == placement.Input || b.Kind == placement.Weight {
+				continue // a split backward (dualpipe): its workers are issue 10's item 5
+			}
 			want := "f" + b.ID[1:]
 			if pair[i] < 0 || c.p.Blocks[pair[i]].ID != want {
 				t.Errorf("%s: %s paired with %d, want %s", c.label, b.ID, pair[i], want)

@@ -24,7 +24,9 @@ func goldenSchedules(t testing.TB) map[string]*Schedule {
 	m.Memory = 3
 	k := greedy(builtin(t, "k-shape", placement.Options{}), 2)
 	long := oneF1B(t, builtin(t, "v-shape", placement.Options{Devices: 2}), 60, 0)
-	return map[string]*Schedule{"v-shape-1f1b": v, "m-shape-greedy": m, "k-shape-greedy": k, "v-shape-long": long}
+	// Input and weight blocks (the zero-bubble kinds) round-trip and render.
+	dp := greedy(builtin(t, "dualpipe", placement.Options{Devices: 2}), 2)
+	return map[string]*Schedule{"v-shape-1f1b": v, "m-shape-greedy": m, "k-shape-greedy": k, "v-shape-long": long, "dualpipe-greedy": dp}
 }
 
 // golden compares got with testdata/name, or rewrites it with -update.
@@ -72,7 +74,8 @@ func TestRoundTrip(t *testing.T) {
 	scheds := goldenSchedules(t)
 	rng := rand.New(rand.NewPCG(9, 10))
 	for trial := range 20 {
-		p := builtin(t, placement.BuiltinNames()[trial%5], placement.Options{Devices: 2 + 2*rng.IntN(2)})
+		names := placement.BuiltinNames()
+		p := builtin(t, names[trial%len(names)], placement.Options{Devices: 2 + 2*rng.IntN(2)})
 		s := randomValid(rng, p, 1+rng.IntN(4), 2)
 		s.Memory = rng.IntN(4)
 		scheds[p.Name+string(rune('a'+trial))] = s

@@ -111,10 +111,8 @@ func checkChart(t *testing.T, s *Schedule, elems []element) {
 				t.Fatalf("bar with data-block %q data-micro %q", e.attrs["data-block"], e.attrs["data-micro"])
 			}
 			bars[Ref{i, m}]++
-			wantClass, wantFill := "fwd", colourForward
-			if p.Blocks[i].Kind == placement.Backward {
-				wantClass, wantFill = "bwd", colourBackward
-			}
+			info, _ := p.Blocks[i].Kind.Info()
+			wantClass, wantFill := info.Class, info.Colour
 			if !hasClass(e, wantClass) || e.attrs["fill"] != wantFill {
 				t.Errorf("bar of %s: class %q fill %q, want %s %s", p.Blocks[i].ID, e.attrs["class"], e.attrs["fill"], wantClass, wantFill)
 			}

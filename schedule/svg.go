@@ -12,11 +12,9 @@ import (
 	"tessel/placement"
 )
 
-// Colours of the renderings, after the paper's figures: forward blue,
-// backward orange (Fig. 1, 8), repetend boundaries red (Fig. 8).
+// Colours of the renderings besides the kinds' (placement.KindInfo):
+// unknown kinds grey, repetend boundaries red (the paper's Fig. 8).
 const (
-	colourForward  = "#4e79a7"
-	colourBackward = "#f28e2b"
 	colourOther    = "#9c9c9c"
 	colourRepetend = "#d62728"
 )
@@ -34,7 +32,8 @@ const (
 )
 
 // RenderSVG draws s as a Gantt chart: one row per device, one bar per
-// instance (class "fwd" or "bwd", coloured blue and orange, with its
+// instance (its kind's class and colour from placement.KindInfo: "fwd"
+// blue, "bwd" orange, "inp" green, "wgt" purple; with its
 // micro-batch number inside when it fits and a tooltip), a time axis with
 // ticks, red vertical lines (class "repetend") at every repetend iteration
 // boundary when s has a repetend, and a title with the placement, N, the
@@ -65,8 +64,13 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%d" viewBox="0 0 %s %d" font-family="sans-serif" font-size="12">`+"\n",
 		num(width), height, num(width), height)
-	fmt.Fprintf(b, "<style>.fwd{fill:%s}.bwd{fill:%s}.other{fill:%s}.repetend{stroke:%s;stroke-width:2}.bar{stroke:#ffffff;stroke-width:0.5}.micro{fill:#ffffff;font-size:10px;text-anchor:middle;dominant-baseline:central}.tick{stroke:#888888}</style>\n",
-		colourForward, colourBackward, colourOther, colourRepetend)
+	b.WriteString("<style>")
+	for _, k := range placement.Kinds {
+		class, colour := kindClass(k)
+		fmt.Fprintf(b, ".%s{fill:%s}", class, colour)
+	}
+	fmt.Fprintf(b, ".other{fill:%s}.repetend{stroke:%s;stroke-width:2}.bar{stroke:#ffffff;stroke-width:0.5}.micro{fill:#ffffff;font-size:10px;text-anchor:middle;dominant-baseline:central}.tick{stroke:#888888}</style>\n",
+		colourOther, colourRepetend)
 	fmt.Fprintf(b, `<text class="title" x="%d" y="18" font-size="14" font-weight="bold">%s</text>`+"\n", svgLeft, esc(title(s, m)))
 
 	// Time axis: a tick every step units, step from 1, 2, 5, 10, 20, ...
@@ -136,13 +140,11 @@ func title(s *Schedule, m Metrics) string {
 		name, s.Placement.Devices, plural(s.Placement.Devices, "device"), s.MicroBatches, budgetText(s.Memory), m.Makespan, 100*m.BubbleRate)
 }
 
-// kindClass is the CSS class and colour of a block kind.
+// kindClass is the CSS class and colour of a block kind, from the kinds'
+// table; an unknown kind is grey.
 func kindClass(k placement.Kind) (class, colour string) {
-	switch k {
-	case placement.Forward:
-		return "fwd", colourForward
-	case placement.Backward:
-		return "bwd", colourBackward
+	if in, ok := k.Info(); ok {
+		return in.Class, in.Colour
 	}
 	return "other", colourOther
 }

@@ -81,6 +81,9 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 	fmt.Fprintf(&out, "%s: %d %s, %d micro-batches, %s, makespan %d, bubble rate %.1f%%\n",
 		name, p.Devices, plural(p.Devices, "device"), s.MicroBatches, budgetText(s.Memory), m.Makespan, 100*m.BubbleRate)
 	legend := "legend: f3/b3 forward/backward of micro-batch 3, F3/B3 on a device group, -- running on, . idle"
+	if hasKind(p, placement.Input) || hasKind(p, placement.Weight) {
+		legend = "legend: f3/i3/w3 forward/input gradient/weight gradient of micro-batch 3, b3 whole backward, F3 on a device group, -- running on, . idle"
+	}
 	if overlap {
 		legend += ", # overlap"
 	}
@@ -170,6 +173,16 @@ func kindLetter(k placement.Kind) string {
 		return "?"
 	}
 	return strings.ToLower(string(k[:1]))
+}
+
+// hasKind reports whether a block of p has kind k.
+func hasKind(p *placement.Placement, k placement.Kind) bool {
+	for _, b := range p.Blocks {
+		if b.Kind == k {
+			return true
+		}
+	}
+	return false
 }
 
 // budgetText is "memory 4" or "memory unlimited".

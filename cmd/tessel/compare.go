@@ -52,7 +52,7 @@ var tableFormats = []string{"table", "csv", "json", "markdown"}
 func compareCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "compare",
-		Usage: "compare Tessel with the baseline schedules (1F1B, Chimera-direct, GPipe, 1F1B+) on one placement",
+		Usage: "compare Tessel with the baseline schedules (GPipe, 1F1B, Chimera-direct, 1F1B+, the zero-bubble family) on one placement",
 		UsageText: "tessel compare --placement m-shape [--devices 4] [--memory 6] [--micro-batches 128] [--optimal] [--format table|csv|json|markdown]\n" +
 			"   tessel compare --table-ii [--format markdown]",
 		Description: "One row per method, each verified: the repetend bubble rate (Tessel's repetend; for a\n" +
@@ -62,7 +62,9 @@ func compareCommand() *cli.Command {
 			"Placements: 1F1B and Chimera-direct run on the placement given when they apply to it, and\n" +
 			"otherwise on their own (v-shape, x-shape with the same devices and times), as in Table II;\n" +
 			"every other method runs on the placement given. The placement column says which.\n" +
-			"× marks a baseline with no straightforward adaptation to the placement. Baselines do not\n" +
+			"× marks a baseline with no straightforward adaptation to the placement. The zero-bubble\n" +
+			"family (ZB-H1, ZB-H2 on the split v-shape; ZB-V, DualPipeV on the V placement; DualPipe on\n" +
+			"dualpipe) is listed only for placements whose backward is split. Baselines do not\n" +
 			"adapt to the memory budget: when one exceeds it, its row says so.\n\n" +
 			"--optimal adds the time-optimal search (the paper's TO) of --optimal-micro-batches only:\n" +
 			"its time grows quickly with N.\n" +
@@ -144,6 +146,11 @@ var methodTitles = map[string]string{
 	"1f1b-interleaved": "1F1B interleaved",
 	"chimera-direct":   "Chimera-direct",
 	"1f1b-plus":        "1F1B+",
+	"zb-h1":            "ZB-H1",
+	"zb-h2":            "ZB-H2",
+	"zb-v":             "ZB-V",
+	"dualpipe":         "DualPipe",
+	"dualpipe-v":       "DualPipeV",
 }
 
 func methodTitle(name string) string {
@@ -182,7 +189,11 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	bar := newProgress(stderr)
 	defer bar.done()
 	cmp := comparison{Placement: p.Name, Devices: p.Devices, Memory: opts.Memory, MicroBatches: opts.MicroBatches, fixedTimes: opts.fixedTimes}
+	split := hasWeights(p)
 	for _, m := range baseline.Methods() {
+		if m.Split && !split {
+			continue // the zero-bubble family needs input and weight blocks
+		}
 		bar.show("compare: %s", methodTitle(m.Name))
 		row, err := baselineRow(m, p, opts)
 		if err != nil {
@@ -211,6 +222,17 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	return cmp.write(stdout, opts.Format)
 }
 
+// hasWeights reports whether p splits a backward into input and weight
+// blocks.
+func hasWeights(p *placement.Placement) bool {
+	for _, b := range p.Blocks {
+		if b.Kind == placement.Weight {
+			return true
+		}
+	}
+	return false
+}
+
 // baselineRow runs one baseline on p, or on its home placement when it
 // does not apply to p.
 func baselineRow(m baseline.Method, p *placement.Placement, opts compareOptions) (compareRow, error) {
@@ -220,9 +242,12 @@ func baselineRow(m baseline.Method, p *placement.Placement, opts compareOptions)
 	if home, ok := homePlacements[m.Name]; ok && errors.Is(err, baseline.ErrNotApplicable) && home != p.Name {
 		spec := opts.Placement
 		spec.Name, spec.File = home, ""
+		// A split placement is compared with the split home placement.
+		spec.SplitBackward = spec.SplitBackward || hasWeights(p)
+		spec.Chunks, spec.Order = 1, string(placement.Loop)
 		if hp, herr := spec.load(); herr == nil {
 			on = hp
-			row.Placement = home
+			row.Placement = hp.Name
 			s, err = m.Build(on, opts.MicroBatches, opts.Memory)
 		}
 	}

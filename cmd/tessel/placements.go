@@ -17,6 +17,9 @@ type placementsOptions struct {
 	ForwardTime  int
 	BackwardTime int
 	Inference    bool
+	// Spec carries the zero-bubble flags (split backward, chunks); its
+	// name and file are not used.
+	Spec placementSpec
 }
 
 func placementsCommand() *cli.Command {
@@ -25,16 +28,30 @@ func placementsCommand() *cli.Command {
 		Usage: "list the built-in placements, each with a picture of one micro-batch",
 		Description: "Each built-in follows the paper's evaluation: forward time 1 memory +1, backward time 3\n" +
 			"memory -1, blocks on all devices time 1 memory 0; stage s on device s. Write your own\n" +
-			"placement as JSON (see testdata/placements/) and pass it with --placement-file.",
-		Flags: []cli.Flag{
+			"placement as JSON (see testdata/placements/) and pass it with --placement-file.\n\n" +
+			"The zero-bubble family: --split-backward splits every backward into an input block\n" +
+			"(--input-time, default 1, memory 0) and a weight block (--weight-time, default 1, memory -1);\n" +
+			"--chunks C --order loop|v cuts the chain of v-, x- and m-shape into C·D stages (loop: stage s\n" +
+			"on device s mod D; v: down the devices and back up); dualpipe is the x-shape split.",
+		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "devices", Aliases: []string{"d"}, Usage: "number of devices D", Value: placement.DefaultDevices},
 			&cli.IntFlag{Name: "forward-time", Usage: "time of a forward block", Value: placement.DefaultForwardTime},
 			&cli.IntFlag{Name: "backward-time", Usage: "time of a backward block", Value: placement.DefaultBackwardTime},
 			&cli.BoolFlag{Name: "infer", Usage: "inference variants (no backward blocks)"},
-		},
+		}, zeroBubbleFlags()...),
 		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("placements: unexpected argument %q", c.Args().First())
+			}
+			spec := placementSpec{
+				SplitBackward: c.Bool("split-backward"), InputTime: c.Int("input-time"), WeightTime: c.Int("weight-time"),
+				Chunks: c.Int("chunks"), Order: c.String("order"),
+			}
+			// dualpipe is listed too: the split times always apply.
+			spec.conflict = zeroBubbleConflict(c, spec.SplitBackward, true)
 			return runPlacements(c.Context, placementsOptions{
 				Devices: c.Int("devices"), ForwardTime: c.Int("forward-time"), BackwardTime: c.Int("backward-time"), Inference: c.Bool("infer"),
+				Spec: spec,
 			}, c.App.Writer)
 		},
 	}
@@ -43,21 +60,43 @@ func placementsCommand() *cli.Command {
 // runPlacements prints every built-in: its summary, its blocks and one
 // micro-batch scheduled as early as its dependencies allow.
 func runPlacements(_ context.Context, opts placementsOptions, w io.Writer) error {
+	if opts.Spec.conflict != "" {
+		return usageErrorf("placements: %s", opts.Spec.conflict)
+	}
 	if err := checkTimes(opts.Devices, opts.ForwardTime, opts.BackwardTime); err != nil {
 		return err
+	}
+	spec := opts.Spec
+	spec.Devices, spec.ForwardTime, spec.BackwardTime, spec.Inference = opts.Devices, opts.ForwardTime, opts.BackwardTime, opts.Inference
+	if spec.InputTime == 0 {
+		spec.InputTime = placement.DefaultInputTime
+	}
+	if spec.WeightTime == 0 {
+		spec.WeightTime = placement.DefaultWeightTime
+	}
+	if spec.Chunks == 0 {
+		spec.Chunks = 1
+	}
+	if spec.Order == "" {
+		spec.Order = string(placement.Loop)
 	}
 	for k, name := range placement.BuiltinNames() {
 		if k > 0 {
 			fmt.Fprintln(w)
 		}
-		p, err := placement.Builtin(name, placement.Options{
-			Devices: opts.Devices, ForwardTime: opts.ForwardTime, BackwardTime: opts.BackwardTime, Inference: opts.Inference,
-		})
+		p, err := placement.Builtin(name, spec.options())
 		if err != nil {
 			fmt.Fprintf(w, "%s: not available with these options: %v\n", name, err)
 			continue
 		}
-		fmt.Fprintf(w, "%s — %s\n", p.Name, placement.BuiltinSummary(name))
+		summary := placement.BuiltinSummary(name)
+		if spec.SplitBackward && !opts.Inference {
+			summary += "; every backward b split into input i and weight w"
+		}
+		if spec.Chunks > 1 {
+			summary += fmt.Sprintf("; %d stages, %d per device, order %s", spec.Chunks*opts.Devices, spec.Chunks, spec.Order)
+		}
+		fmt.Fprintf(w, "%s — %s\n", p.Name, summary)
 		fmt.Fprintf(w, "%d blocks on %d devices, device loads %v, critical path %d\n", p.K(), p.Devices, p.Loads(), p.CriticalPath())
 		s, err := oneMicroBatch(p)
 		if err != nil {

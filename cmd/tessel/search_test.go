@@ -145,6 +145,16 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{"optimal", "--forward-time", "0"},
 		{"optimal", "--out", existing},
 		{"search", "extra-argument"},
+		{"search", "--input-time", "2"},
+		{"search", "--split-backward", "--backward-time", "2"},
+		{"search", "--placement", "dualpipe", "--backward-time", "2"},
+		{"search", "--split-backward", "--weight-time", "0"},
+		{"search", "--chunks", "0"},
+		{"search", "--chunks", "2", "--order", "zigzag"},
+		{"search", "--order", "v"},
+		{"search", "--placement", "k-shape", "--chunks", "2"},
+		{"placements", "--split-backward", "--backward-time", "2"},
+		{"placements", "--chunks", "-1"},
 	} {
 		code, out, errOut := runCLI(t, args...)
 		if code != 2 {
