@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"tessel/baseline"
 	"tessel/completion"
 	"tessel/placement"
 	"tessel/schedule"
@@ -45,7 +46,8 @@ func needTorch(t *testing.T) {
 // parameter's gradient, summed over 8 micro-batches, equals the
 // single-process run's (worker.py check, allclose in float64). The
 // schedules: greedy ones on the built-in shapes, a split backward on the
-// v-shape (input and weight blocks, the weights deferred) and a searched
+// v-shape (input and weight blocks, the weights deferred; and ZB-H1 on
+// the built-in split v-shape) and a searched
 // schedule on the V placement (two stages per device, split backward).
 //
 // All of them run in one launch of launch.sh (worker.py runs several
@@ -77,6 +79,15 @@ func TestWorkersEndToEnd(t *testing.T) {
 	}
 	split := loadPlacement(t, "split-v-shape.json")
 	runs = append(runs, run{"split-v-shape/deferred-weights", deferredWeights(t, split, 8), NonBlocking})
+	zb, err := placement.Builtin("v-shape", placement.Options{Devices: 4, SplitBackward: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zbh1, err := baseline.ZBH1(zb, 8, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs = append(runs, run{"v-shape-split/zb-h1", zbh1, NonBlocking})
 	res, err := completion.Search(context.Background(), loadPlacement(t, "v-chunks.json"),
 		completion.Options{Memory: 8, MicroBatches: 8})
 	if err != nil {

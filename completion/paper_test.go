@@ -1,0 +1,48 @@
+package completion
+
+import (
+	"context"
+	"testing"
+
+	"tessel/placement"
+	"tessel/schedule"
+)
+
+// Reference: seed 000 (MIP scheduling of operators, arXiv 2503.09357),
+// §V-A, Figs. 3–5: DualPipe's placement, F = I = W = 1, memory PP + 1
+// activations, 10 micro-batches for PP = 4 and 20 for PP = 8 (5 and 10
+// pairs: one micro-batch of the dualpipe placement is a pair). The seed's
+// MIP halves DualPipe's bubble, 2(PP/2 − 1), to PP/2 − 1 per device, and
+// doubling the memory to 2(PP + 1) does not help. The search reaches
+// PP/2 − 1 at both budgets (bubble per device: makespan − the device's
+// load, in units of F), which is the makespan's lower bound.
+func TestPaperSeed000DualPipeHalved(t *testing.T) {
+	for _, c := range []struct{ pp, pairs int }{{4, 5}, {8, 10}} {
+		p, err := placement.Builtin("dualpipe", placement.Options{Devices: c.pp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, memory := range []int{c.pp + 1, 2 * (c.pp + 1)} {
+			res, err := Search(context.Background(), p, Options{Memory: memory, MicroBatches: c.pairs})
+			if err != nil {
+				t.Fatalf("PP=%d memory %d: %v", c.pp, memory, err)
+			}
+			loads := p.Loads()
+			bubble := res.Makespan() - c.pairs*loads[0]
+			for _, l := range loads {
+				if l != loads[0] {
+					t.Fatalf("PP=%d: devices have different loads %v", c.pp, loads)
+				}
+			}
+			if bubble > c.pp/2-1 {
+				t.Errorf("PP=%d memory %d: bubble per device %d, want at most PP/2−1 = %d", c.pp, memory, bubble, c.pp/2-1)
+			}
+			if res.Gap() != 0 {
+				t.Errorf("PP=%d memory %d: makespan %d, lower bound %d", c.pp, memory, res.Makespan(), res.Bounds.Makespan)
+			}
+			if err := schedule.Verify(res.Schedule); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
