@@ -359,12 +359,20 @@ func subset(a, b []uint64) bool {
 
 // DPOptions tune the dynamic program.
 type DPOptions struct {
-	// Stages, when > 0, replaces the accelerator count: the DP cuts the
-	// model into this many accelerator stages (chunks of an interleaved
-	// placement) with no CPU, each under MemoryPerStage (0: the graph's
-	// cap).
+	// Stages, when > 0, replaces the devices: the DP cuts the model into
+	// exactly this many accelerator stages (chunks of an interleaved
+	// placement) of least maximum stage load, with no CPU, each under
+	// MemoryPerStage (0: the graph's cap).
 	Stages         int
 	MemoryPerStage float64
+	// StageDevices, with Stages, names the device of each stage (an
+	// interleaved order). A device runs its stages one after the other, so
+	// its load is their sum: the DP's cuts are then moved, one at a time,
+	// while that lowers the largest sum (then the sum of squares), keeping
+	// every device's memory within DeviceMemory (0: none). This local
+	// search is a heuristic: the DP is exact for one stage per device.
+	StageDevices []int
+	DeviceMemory float64
 }
 
 // DPResult is the DP's answer and what it cost.
@@ -405,59 +413,8 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 			M = opt.MemoryPerStage
 		}
 	}
+	t := newTables(g, u, ideals)
 	nI := len(ideals)
-	// Prefix sums make processing time and memory of I \ I' a difference.
-	pa, pc, ps := make([]float64, nI), make([]float64, nI), make([]float64, nI)
-	pn := make([]int, nI)
-	for i, set := range ideals {
-		for x := range u.n {
-			if has(set, x) {
-				pa[i] += u.acc[x]
-				pc[i] += u.cpu[x]
-				ps[i] += u.size[x]
-				pn[i] += u.noAcc[x]
-			}
-		}
-	}
-	// Transfers: c_v is paid by a set of units S exactly when the units of
-	// v and its successors are partly in S (v or a successor in S, not
-	// all). For S = I \ I' those nodes are found on the frontiers of I and
-	// I' (the nodes whose units are partly inside), which stay small.
-	type cross struct {
-		c   float64
-		set []int // units of v and its successors
-	}
-	var xs []cross
-	for v, ws := range g.succ() {
-		c := g.Nodes[v].Comm
-		if c == 0 || len(ws) == 0 {
-			continue
-		}
-		set := []int{u.of[v]}
-		for _, w := range ws {
-			if !containsInt(set, u.of[w]) {
-				set = append(set, u.of[w])
-			}
-		}
-		if len(set) > 1 {
-			sort.Ints(set)
-			xs = append(xs, cross{c, set})
-		}
-	}
-	front := make([][]int32, nI)
-	for i, set := range ideals {
-		for n, x := range xs {
-			in := 0
-			for _, a := range x.set {
-				if has(set, a) {
-					in++
-				}
-			}
-			if in > 0 && in < len(x.set) {
-				front[i] = append(front[i], int32(n))
-			}
-		}
-	}
 	inf := math.Inf(1)
 	cells := (K + 1) * (L + 1)
 	dp := make([]float64, nI*cells)
@@ -476,41 +433,18 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 		}
 		I := ideals[i]
 		row := dp[i*cells : (i+1)*cells]
+		nIi := popcount(I)
 		for j := 0; j < i; j++ {
 			J := ideals[j]
-			if popcount(J) >= popcount(I) || !subset(J, I) {
+			if t.size[j] >= nIi || !subset(J, I) {
 				continue
 			}
 			if !u.mirror && !u.backwardContiguous(I, J) {
 				continue
 			}
 			res.Pairs++
-			accLoad := inf
-			if pn[i] == pn[j] && (M == 0 || ps[i]-ps[j] <= M*(1+1e-12)) {
-				comm := 0.0
-				for _, n := range front[j] {
-					for _, a := range xs[n].set {
-						if has(I, a) && !has(J, a) {
-							comm += xs[n].c
-							break
-						}
-					}
-				}
-				for _, n := range front[i] {
-					in := false
-					for _, a := range xs[n].set {
-						if has(J, a) {
-							in = true
-							break
-						}
-					}
-					if !in {
-						comm += xs[n].c
-					}
-				}
-				accLoad = pa[i] - pa[j] + comm
-			}
-			cpuLoad := pc[i] - pc[j]
+			accLoad := t.acc(i, j, M)
+			cpuLoad := t.pc[i] - t.pc[j]
 			prev := dp[j*cells : (j+1)*cells]
 			for k := 0; k <= K; k++ {
 				for l := 0; l <= L; l++ {
@@ -531,6 +465,9 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	}
 	best, bc := inf, -1
 	for c := range cells {
+		if opt.Stages > 0 && c != K*(L+1) {
+			continue // chunks: exactly Stages stages
+		}
 		if dp[full*cells+c] < best {
 			best, bc = dp[full*cells+c], c
 		}
@@ -554,6 +491,20 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 			c -= L + 1
 		}
 		i = j
+	}
+	if opt.Stages > 0 && len(opt.StageDevices) == opt.Stages {
+		// Pieces run first to last; improve the cuts for the devices' sums.
+		chain := []int{0}
+		for p := len(pieces) - 1; p >= 0; p-- {
+			chain = append(chain, pieces[p].hi)
+		}
+		if err := t.balance(ctx, chain, opt.StageDevices, opt.DeviceMemory); err != nil {
+			return nil, err
+		}
+		for p := range pieces {
+			k := len(pieces) - 1 - p
+			pieces[p] = piece{chain[k], chain[k+1], false}
+		}
 	}
 	dev := make([]int, len(g.Nodes))
 	unitDev := make([]int, u.n)
@@ -643,4 +594,160 @@ func (u *units) backwardContiguous(I, J []uint64) bool {
 		}
 	}
 	return true
+}
+
+// tables hold what the DP needs to price a stage I \ J in O(frontier):
+// prefix sums over the ideals and the frontiers of the transfers.
+type tables struct {
+	ideals     [][]uint64
+	pa, pc, ps []float64 // Σ accelerator time, CPU time and memory of each ideal
+	pn         []int     // nodes that cannot run on an accelerator
+	size       []int     // units in each ideal
+	xs         []crossing
+	front      [][]int32
+}
+
+// crossing is a node whose transfer c may be paid: the units of the node
+// and of its successors (at least two).
+type crossing struct {
+	c   float64
+	set []int
+}
+
+func newTables(g *Graph, u *units, ideals [][]uint64) *tables {
+	nI := len(ideals)
+	t := &tables{ideals: ideals, pa: make([]float64, nI), pc: make([]float64, nI), ps: make([]float64, nI), pn: make([]int, nI), size: make([]int, nI)}
+	// Prefix sums make processing time and memory of I \ J a difference.
+	for i, set := range ideals {
+		t.size[i] = popcount(set)
+		for x := range u.n {
+			if has(set, x) {
+				t.pa[i] += u.acc[x]
+				t.pc[i] += u.cpu[x]
+				t.ps[i] += u.size[x]
+				t.pn[i] += u.noAcc[x]
+			}
+		}
+	}
+	// Transfers: c_v is paid by a set of units S exactly when the units of
+	// v and its successors are partly in S (v or a successor in S, not
+	// all). For S = I \ J those nodes are found on the frontiers of I and
+	// J (the nodes whose units are partly inside), which stay small.
+	for v, ws := range g.succ() {
+		c := g.Nodes[v].Comm
+		if c == 0 || len(ws) == 0 {
+			continue
+		}
+		set := []int{u.of[v]}
+		for _, w := range ws {
+			if !containsInt(set, u.of[w]) {
+				set = append(set, u.of[w])
+			}
+		}
+		if len(set) > 1 {
+			sort.Ints(set)
+			t.xs = append(t.xs, crossing{c, set})
+		}
+	}
+	t.front = make([][]int32, nI)
+	for i, set := range ideals {
+		for n, x := range t.xs {
+			in := 0
+			for _, a := range x.set {
+				if has(set, a) {
+					in++
+				}
+			}
+			if in > 0 && in < len(x.set) {
+				t.front[i] = append(t.front[i], int32(n))
+			}
+		}
+	}
+	return t
+}
+
+// acc is the load of stage I \ J (ideal indices i ⊇ j) on an accelerator,
+// transfers included, or +Inf where it exceeds the memory cap M (0: none)
+// or holds a node no accelerator runs.
+func (t *tables) acc(i, j int, M float64) float64 {
+	if t.pn[i] != t.pn[j] || M > 0 && t.ps[i]-t.ps[j] > M*(1+1e-12) {
+		return math.Inf(1)
+	}
+	I, J := t.ideals[i], t.ideals[j]
+	comm := 0.0
+	for _, n := range t.front[j] {
+		for _, a := range t.xs[n].set {
+			if has(I, a) && !has(J, a) {
+				comm += t.xs[n].c
+				break
+			}
+		}
+	}
+	for _, n := range t.front[i] {
+		in := false
+		for _, a := range t.xs[n].set {
+			if has(J, a) {
+				in = true
+				break
+			}
+		}
+		if !in {
+			comm += t.xs[n].c
+		}
+	}
+	return t.pa[i] - t.pa[j] + comm
+}
+
+// balance moves the cuts of a chain of ideals (chain[0] empty, the last
+// the whole graph; stage j is chain[j+1] \ chain[j] on device dev[j]) while
+// that lowers the largest device load, then the sum of squared loads.
+func (t *tables) balance(ctx context.Context, chain, dev []int, mem float64) error {
+	nd := 0
+	for _, d := range dev {
+		nd = max(nd, d+1)
+	}
+	score := func() (float64, float64) {
+		load := make([]float64, nd)
+		used := make([]float64, nd)
+		for j := range dev {
+			load[dev[j]] += t.acc(chain[j+1], chain[j], 0)
+			used[dev[j]] += t.ps[chain[j+1]] - t.ps[chain[j]]
+		}
+		worst, sq := 0.0, 0.0
+		for d := range nd {
+			if mem > 0 && used[d] > mem*(1+1e-12) {
+				return math.Inf(1), math.Inf(1)
+			}
+			worst = math.Max(worst, load[d])
+			sq += load[d] * load[d]
+		}
+		return worst, sq
+	}
+	bw, bs := score()
+	for round := 0; round < 100; round++ {
+		improved := false
+		for j := 1; j < len(chain)-1; j++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			lo, hi := chain[j-1], chain[j+1]
+			keep := chain[j]
+			for k := range t.ideals {
+				if k == keep || t.size[k] <= t.size[lo] || t.size[k] >= t.size[hi] ||
+					!subset(t.ideals[lo], t.ideals[k]) || !subset(t.ideals[k], t.ideals[hi]) {
+					continue
+				}
+				chain[j] = k
+				w, q := score()
+				if w < bw-1e-12 || w <= bw+1e-12 && q < bs-1e-9 {
+					bw, bs, keep, improved = w, q, k, true
+				}
+			}
+			chain[j] = keep
+		}
+		if !improved {
+			break
+		}
+	}
+	return nil
 }

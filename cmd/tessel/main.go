@@ -73,6 +73,8 @@ func commands() []*cli.Command {
 		renderCommand(),
 		simulateCommand(),
 		genCommand(),
+		partitionCommand(),
+		planCommand(),
 	}
 }
 
