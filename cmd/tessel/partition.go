@@ -176,6 +176,9 @@ func (o partitionOptions) loadModel() (*partition.Graph, error) {
 	if o.CPUs < -1 {
 		return nil, usageErrorf("--cpus must be at least 0, got %d", o.CPUs)
 	}
+	if o.CPUs > 0 && g.IDs == nil {
+		return nil, usageErrorf("%s: a layer profile has no CPU times: --cpus applies to seed 001 graphs", o.Model)
+	}
 	if o.CPUs >= 0 {
 		g.CPUs = o.CPUs
 	}
