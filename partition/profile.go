@@ -35,7 +35,7 @@ import (
 
 // ParseProfile reads a layer profile.
 func ParseProfile(data []byte) (*Graph, error) {
-	raw, err := strictjson.Top(data, "a model object")
+	raw, err := strictjson.Top(data, "model object")
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func (l *profileLayer) check() error {
 // Parse reads a model file in either format: a layer profile (an object
 // with "layers") or a graph of seed 001 (an object with "nodes").
 func Parse(data []byte) (*Graph, error) {
-	raw, err := strictjson.Top(data, "a model object")
+	raw, err := strictjson.Top(data, "model object")
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ func TestBadModels(t *testing.T) {
 		"seed-duplicate-id.json":       "id 1 already used",
 		"seed-fractional-devices.json": `"maxFPGAs": want a whole number`,
 		"seed-unknown-id.json":         "unknown destId 7",
-		"trailing.json":                "trailing data after a model object at line 1, column 43",
+		"trailing.json":                "trailing data after the model object at line 1, column 43",
 		"unknown-edge.json":            `unknown layer "b"`,
 		"unknown-field.json":           `unknown field "backwards"`,
 		"wrong-type.json":              `field "forward": want a number, got a string`,

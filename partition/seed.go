@@ -16,7 +16,7 @@ import (
 
 // ParseSeed reads a graph in the seed's JSON format.
 func ParseSeed(data []byte) (*Graph, error) {
-	raw, err := strictjson.Top(data, "a graph object")
+	raw, err := strictjson.Top(data, "graph object")
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ type Assignment struct {
 // "maxLoad"}; the loads are ignored (the files carry -1), tessel computes
 // them.
 func ParseAssignment(data []byte) (*Assignment, error) {
-	raw, err := strictjson.Top(data, "a split object")
+	raw, err := strictjson.Top(data, "split object")
 	if err != nil {
 		return nil, err
 	}

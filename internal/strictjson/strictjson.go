@@ -24,15 +24,15 @@ type Field struct {
 	Decode   func(json.RawMessage) error
 }
 
-// Top decodes the single top-level value of data, which must be what names
-// (an object, for example "a placement object"). An empty input, a syntax
-// error and anything after the value are errors with line and column.
+// Top decodes the single top-level value of data, which what names (for
+// example "placement object"). An empty input, a syntax error and anything
+// after the value are errors with line and column.
 func Top(data []byte, what string) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var raw json.RawMessage
 	if err := dec.Decode(&raw); err != nil {
 		if err == io.EOF {
-			return nil, fmt.Errorf("empty input: want %s", what)
+			return nil, fmt.Errorf("empty input: want a %s", what)
 		}
 		return nil, SyntaxError(data, err)
 	}
@@ -43,7 +43,7 @@ func Top(data []byte, what string) (json.RawMessage, error) {
 			off++
 		}
 		line, col := Position(data, off)
-		return nil, fmt.Errorf("trailing data after %s at line %d, column %d", what, line, col)
+		return nil, fmt.Errorf("trailing data after the %s at line %d, column %d", what, line, col)
 	}
 	return raw, nil
 }
