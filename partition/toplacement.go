@@ -30,9 +30,11 @@ type PlacementOptions struct {
 type Converted struct {
 	Placement *placement.Placement
 	TimeUnit  float64
-	// RoundingError is the largest relative error of a block's time
-	// (|rounded·unit − load| / load), and MaxLoadError that of the
-	// largest device load.
+	// RoundingError is the largest change of a block's time by rounding
+	// (|rounded·unit − load|), relative to the largest device load (a
+	// relative error per block would be huge for the tiny blocks of
+	// operator graphs, which round up to one step); MaxLoadError is the
+	// relative change of the largest device load.
 	RoundingError, MaxLoadError float64
 	// StageBlocks lists, per stage in pipeline order, the indices of its
 	// blocks.
@@ -209,9 +211,7 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 	for _, k := range keys {
 		t := loadOf(k)
 		steps := max(1, int(math.Round(t/unit)))
-		if t > 0 {
-			c.RoundingError = math.Max(c.RoundingError, math.Abs(float64(steps)*unit-t)/t)
-		}
+		c.RoundingError = math.Max(c.RoundingError, math.Abs(float64(steps)*unit-t))
 		devLoad[devices[k.stage]] += float64(steps) * unit
 		devExact[devices[k.stage]] += t
 		mem := 0
@@ -241,6 +241,7 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 	}
 	if maxE > 0 {
 		c.MaxLoadError = math.Abs(maxR-maxE) / maxE
+		c.RoundingError /= maxE
 	}
 	seen := map[[2]int]bool{}
 	addDep := func(a, b int) {
@@ -279,20 +280,28 @@ func letter(k placement.Kind) byte {
 	return info.Letter
 }
 
+// maxAutoSteps bounds the largest block time AutoTimeUnit gives, before
+// its division by k ≤ 10.
+const maxAutoSteps = 50
+
 // AutoTimeUnit chooses the time unit of a placement made from block loads
-// ts: the smallest positive load divided by the least k (1 ≤ k ≤ 10) that
-// rounds every load within 5%, or by 10. Small integers keep the schedule
-// search fast; the error is reported beside the placement.
+// ts: the smallest positive load (but at least the largest over 50)
+// divided by the least k (1 ≤ k ≤ 10) that rounds every load within 5%, or
+// by 10. Small integers keep the schedule search fast; the error is
+// reported beside the placement.
 func AutoTimeUnit(ts []float64) float64 {
-	lo := math.Inf(1)
+	lo, hi := math.Inf(1), 0.0
 	for _, t := range ts {
 		if t > 0 {
-			lo = math.Min(lo, t)
+			lo, hi = math.Min(lo, t), math.Max(hi, t)
 		}
 	}
 	if math.IsInf(lo, 1) {
 		return 1
 	}
+	// Blocks far smaller than the largest round up to one step rather than
+	// blowing every other time up (the error is reported).
+	lo = math.Max(lo, hi/maxAutoSteps)
 	for k := 1; k <= 10; k++ {
 		u := lo / float64(k)
 		worst := 0.0

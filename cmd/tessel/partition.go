@@ -415,13 +415,13 @@ func printPartition(w io.Writer, res *partitionResult) {
 	}
 	fmt.Fprintf(w, "tessel partition: %s, %d accelerators, %d CPUs, memory cap %s, %s\n", res.Model, res.Accelerators, res.CPUs, cap, kind)
 	fmt.Fprintf(w, "method: %s\n\n", method)
-	fmt.Fprintf(w, "%-6s %-7s %10s %10s %10s %10s %10s %12s  %s\n", "stage", "device", "load", "compute", "comm", "forward", "backward", "memory", "layers")
+	fmt.Fprintf(w, "%-6s %-9s %10s %10s %10s %10s %10s %12s  %s\n", "stage", "device", "load", "compute", "comm", "forward", "backward", "memory", "layers")
 	for _, st := range res.Stages {
 		dev := fmt.Sprint(st.Device)
 		if st.CPU {
-			dev = fmt.Sprintf("cpu%d", st.Device-res.Accelerators)
+			dev += " (cpu)"
 		}
-		fmt.Fprintf(w, "%-6d %-7s %10.2f %10.2f %10.2f %10.2f %10.2f %12.4g  %s\n", st.Stage, dev, st.Load, st.Compute, st.Comm, st.Forward, st.Backward, st.Memory, names(st.Nodes))
+		fmt.Fprintf(w, "%-6d %-9s %10.2f %10.2f %10.2f %10.2f %10.2f %12.4g  %s\n", st.Stage, dev, st.Load, st.Compute, st.Comm, st.Forward, st.Backward, st.Memory, names(st.Nodes))
 	}
 	fmt.Fprintf(w, "\nmax load       %.2f per sample (the time per sample of a pipeline without bubbles)\n", res.MaxLoad)
 	fmt.Fprintf(w, "single device  %.2f (%.2f× the max load)\n", res.SingleDevice, res.SingleDevice/math.Max(res.MaxLoad, 1e-300))
@@ -439,7 +439,7 @@ func printPartition(w io.Writer, res *partitionResult) {
 		fmt.Fprintf(w, "%-8s %10.2f %7.2f× %5s %11s\n", b.Method, b.MaxLoad, b.MaxLoad/math.Max(res.MaxLoad, 1e-300), yesNo(b.Fits), yesNo(b.Contiguous))
 	}
 	p := res.Placement
-	fmt.Fprintf(w, "\nplacement      %d devices, %d blocks, time unit %.4g (block times rounded: up to %.1f%% each, %.1f%% on the max load)\n",
+	fmt.Fprintf(w, "\nplacement      %d devices, %d blocks, time unit %.4g (rounding moves a block by up to %.1f%% of the max load, the max load by %.1f%%)\n",
 		p.Devices, p.Blocks, p.TimeUnit, 100*p.RoundingError, 100*p.MaxLoadError)
 	if p.File != "" {
 		fmt.Fprintf(w, "written        %s (tessel search --placement-file %s)\n", p.File, p.File)
