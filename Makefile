@@ -37,3 +37,4 @@ lint: deps
 fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./placement
 	$(GO) test -run '^$$' -fuzz FuzzParseSchedule -fuzztime 200000x ./schedule
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./partition

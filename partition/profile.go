@@ -158,9 +158,7 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 			g.Activations = append(g.Activations, 0)
 		}
 	}
-	for _, d := range deps {
-		g.Edges = append(g.Edges, d)
-	}
+	g.Edges = append(g.Edges, deps...)
 	if training {
 		for _, d := range deps {
 			g.Edges = append(g.Edges, [2]int{n + d[1], n + d[0]})

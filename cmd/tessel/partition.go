@@ -96,26 +96,25 @@ func partitionCommand() *cli.Command {
 
 // partitionResult is what tessel partition computes, and its --json.
 type partitionResult struct {
-	Model         string          `json:"model"`
-	Accelerators  int             `json:"accelerators"`
-	CPUs          int             `json:"cpus"`
-	MemoryCap     float64         `json:"memory_cap"`
-	Training      bool            `json:"training"`
-	Method        string          `json:"method"`
-	Contiguous    bool            `json:"contiguous"`
-	MaxLoad       float64         `json:"max_load"`
-	SingleDevice  float64         `json:"single_device"`
-	Ideals        int             `json:"ideals,omitempty"`
-	IP            *ipSummary      `json:"ip,omitempty"`
-	Stages        []stageSummary  `json:"stages"`
-	Baselines     []splitRow      `json:"baselines"`
-	Placement     *placementBrief `json:"placement"`
-	Seconds       float64         `json:"seconds"`
-	split         *partition.Split
-	converted     *partition.Converted
-	graph         *partition.Graph
-	stageDevices  []int
-	modelBaseName string
+	Model        string          `json:"model"`
+	Accelerators int             `json:"accelerators"`
+	CPUs         int             `json:"cpus"`
+	MemoryCap    float64         `json:"memory_cap"`
+	Training     bool            `json:"training"`
+	Method       string          `json:"method"`
+	Contiguous   bool            `json:"contiguous"`
+	MaxLoad      float64         `json:"max_load"`
+	SingleDevice float64         `json:"single_device"`
+	Ideals       int             `json:"ideals,omitempty"`
+	IP           *ipSummary      `json:"ip,omitempty"`
+	Stages       []stageSummary  `json:"stages"`
+	Baselines    []splitRow      `json:"baselines"`
+	Placement    *placementBrief `json:"placement"`
+	Seconds      float64         `json:"seconds"`
+	split        *partition.Split
+	converted    *partition.Converted
+	graph        *partition.Graph
+	stageDevices []int
 }
 
 type ipSummary struct {
