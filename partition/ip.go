@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"time"
 
 	"tessel/smt"
@@ -201,20 +202,11 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 		}
 		return out
 	}
-	// Lower bound: every group costs at least its cheaper time somewhere.
-	lbSum, lbMax := 0.0, 0.0
-	for gi := range ng {
-		t := cpu[gi]
-		if !noAcc[gi] && K > 0 {
-			t = math.Min(acc[gi], cpu[gi])
-			if L == 0 {
-				t = acc[gi]
-			}
-		}
-		lbSum += t
-		lbMax = math.Max(lbMax, t)
-	}
-	lo := max(scale(math.Max(lbSum/float64(nd), lbMax))-len(g.Nodes), 0)
+	// Lower bound: the fractional relaxation, transfers left out (they
+	// only add): work may be split freely, the CPUs taking the groups
+	// whose CPU time costs least accelerator time first.
+	lb := fractionalBound(acc, cpu, noAcc, K, L)
+	lo := max(scale(lb)-len(g.Nodes), 0)
 	hi := 0
 	res := &IPResult{Split: best, Grid: grid}
 	hi = scale(best.MaxLoad) // a split of max load ≤ hi·grid is known
@@ -310,4 +302,74 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 	}
 	res.Elapsed = time.Since(t0)
 	return res, nil
+}
+
+// fractionalBound is the least T such that the groups' work fits on K
+// accelerators and L CPU cores within T each when a group may be split
+// between them (and no group is cut below its own cheaper time): a lower
+// bound on the max load of every split.
+func fractionalBound(acc, cpu []float64, noAcc []bool, K, L int) float64 {
+	type item struct{ acc, cpu float64 }
+	var must float64 // CPU time of the groups no accelerator runs
+	var items []item
+	single, total := 0.0, 0.0
+	for g := range acc {
+		best := math.Inf(1)
+		if !noAcc[g] && K > 0 {
+			best = acc[g]
+		}
+		if L > 0 {
+			best = math.Min(best, cpu[g])
+		}
+		single = math.Max(single, best)
+		if noAcc[g] {
+			must += cpu[g]
+			total += cpu[g]
+			continue
+		}
+		items = append(items, item{acc[g], cpu[g]})
+		total += math.Max(acc[g], cpu[g])
+	}
+	// Cheapest CPU time per unit of accelerator time first.
+	sort.SliceStable(items, func(i, j int) bool {
+		return items[i].cpu*items[j].acc < items[j].cpu*items[i].acc
+	})
+	fits := func(T float64) bool {
+		room := float64(L)*T - must
+		if room < 0 {
+			return false
+		}
+		work := 0.0
+		for _, it := range items {
+			work += it.acc
+		}
+		for _, it := range items {
+			if L == 0 || room <= 0 {
+				break
+			}
+			f := 1.0
+			if it.cpu > 0 {
+				f = math.Min(1, room/it.cpu)
+			}
+			room -= f * it.cpu
+			work -= f * it.acc
+		}
+		return work <= float64(K)*T*(1+1e-12)
+	}
+	lo, hi := single, math.Max(single, total)
+	if math.IsInf(lo, 1) {
+		return 0
+	}
+	if fits(lo) {
+		return lo
+	}
+	for range 100 {
+		mid := (lo + hi) / 2
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return lo
 }

@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 )
@@ -66,4 +67,27 @@ func TestPaperIPBERT24Anytime(t *testing.T) {
 		t.Logf("proven (the paper's solver could not in 20 minutes)")
 	}
 	t.Logf("best %.4f (paper 17.71), bound %.4f, gap %.1f%%, %d checks", r.Split.MaxLoad, r.LowerBound, 100*r.Gap, r.Checks)
+}
+
+func TestFractionalBound(t *testing.T) {
+	for _, c := range []struct {
+		acc, cpu []float64
+		noAcc    []bool
+		k, l     int
+		want     float64
+	}{
+		// All on one accelerator: the total.
+		{[]float64{4, 4}, []float64{40, 40}, []bool{false, false}, 1, 0, 8},
+		// A CPU ten times slower takes a tenth-ish: T = 8 − T/10.
+		{[]float64{4, 4}, []float64{40, 40}, []bool{false, false}, 1, 1, 80.0 / 11},
+		// Two accelerators: the larger group bounds it.
+		{[]float64{5, 1}, []float64{50, 10}, []bool{false, false}, 2, 0, 5},
+		// A group no accelerator runs stays on the CPU.
+		{[]float64{1, 0}, []float64{10, 7}, []bool{false, true}, 1, 1, 7},
+	} {
+		got := fractionalBound(c.acc, c.cpu, c.noAcc, c.k, c.l)
+		if math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("fractionalBound(%v, %v, %v, %d, %d) = %v, want %v", c.acc, c.cpu, c.noAcc, c.k, c.l, got, c.want)
+		}
+	}
 }
