@@ -37,16 +37,16 @@ type partitionOptions struct {
 func partitionFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "model", Usage: "the model: a layer profile or a seed 001 graph (JSON `FILE`, see the README)"},
-		&cli.IntFlag{Name: "devices", Aliases: []string{"d"}, Usage: "accelerators k (0: the model's \"devices\" or maxFPGAs)"},
-		&cli.IntFlag{Name: "cpus", Usage: "CPU cores ℓ (-1: the model's maxCPUs; profiles have none)", Value: -1},
-		&cli.Float64Flag{Name: "memory", Aliases: []string{"m"}, Usage: "memory cap of one accelerator, in the model's unit (0: none; default: the model's)"},
+		&cli.IntFlag{Name: "devices", Aliases: []string{"d"}, Usage: "accelerators k", DefaultText: "the model's \"devices\" or maxFPGAs"},
+		&cli.IntFlag{Name: "cpus", Usage: "CPU cores ℓ (seed 001 graphs only)", Value: -1, DefaultText: "the model's maxCPUs"},
+		&cli.Float64Flag{Name: "memory", Aliases: []string{"m"}, Usage: "memory cap of one accelerator, in the model's unit (0: none)", DefaultText: "the model's"},
 		&cli.StringFlag{Name: "order", Usage: "with --chunks: stage s on device s mod D (loop) or down and back up (v, 2 chunks)", Value: "loop"},
 		&cli.IntFlag{Name: "chunks", Usage: "stages per device C (interleaved placements: C·D stages)", Value: 1},
 		&cli.BoolFlag{Name: "non-contiguous", Usage: "the max-load integer program (Z3) instead of the DP: stages need not be contiguous"},
 		&cli.DurationFlag{Name: "ip-time-limit", Usage: "time limit of --non-contiguous; the best split found and its gap are reported", Value: 60 * time.Second},
-		&cli.StringFlag{Name: "expert", Usage: "also evaluate a given split (seed 001's expert format: node ids per accelerator)"},
-		&cli.Float64Flag{Name: "time-unit", Usage: "model time of one placement time step (0: the smallest block time over k ≤ 10 with every block within 5%)"},
-		&cli.Float64Flag{Name: "memory-unit", Usage: "activation memory of one placement memory unit (0: 1 per stage, the Tessel paper's convention)"},
+		&cli.StringFlag{Name: "expert", Usage: "also evaluate a given split, a JSON `FILE` in seed 001's expert format (node ids per accelerator)"},
+		&cli.Float64Flag{Name: "time-unit", Usage: "model time of one placement time step", DefaultText: "the smallest block time over the least k ≤ 10 that keeps every block within 5%"},
+		&cli.Float64Flag{Name: "memory-unit", Usage: "activation memory of one placement memory unit", DefaultText: "1 per stage, the Tessel paper's convention"},
 	}
 }
 
