@@ -171,3 +171,41 @@ func TestContiguousCancelled(t *testing.T) {
 		t.Fatal("no error from a cancelled context")
 	}
 }
+
+// Interleaved chunks: exactly C·D non-empty stages, and the cuts moved so
+// that the largest device sum is least. On the GPT-like profile (4
+// devices, 2 chunks) the embedding's device must hold one more stage of at
+// least one block: 10.2 + 3 = 13.2 is the best possible, in loop and in V
+// order.
+func TestInterleavedChunks(t *testing.T) {
+	g := loadModel(t, "gpt-like.json")
+	for _, order := range []string{"loop", "v"} {
+		devs := []int{0, 1, 2, 3, 0, 1, 2, 3}
+		if order == "v" {
+			devs = []int{0, 1, 2, 3, 3, 2, 1, 0}
+		}
+		r, err := Contiguous(context.Background(), g, DPOptions{Stages: 8, StageDevices: devs, DeviceMemory: g.Memory})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Split.Stages) != 8 {
+			t.Fatalf("%s: %d stages, want 8", order, len(r.Split.Stages))
+		}
+		sum := make([]float64, 4)
+		mem := make([]float64, 4)
+		for i, st := range r.Split.Stages {
+			sum[devs[i]] += st.Load
+			mem[devs[i]] += st.Memory
+		}
+		worst := 0.0
+		for d := range sum {
+			worst = math.Max(worst, sum[d])
+			if mem[d] > g.Memory {
+				t.Errorf("%s: device %d memory %v over the cap %v", order, d, mem[d], g.Memory)
+			}
+		}
+		if math.Abs(worst-13.2) > 1e-9 {
+			t.Errorf("%s: largest device load %.4f, want 13.2 (loads %v)", order, worst, sum)
+		}
+	}
+}

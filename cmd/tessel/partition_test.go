@@ -197,3 +197,39 @@ func jsonFloat(x float64) string {
 	b, _ := json.Marshal(float64(int64(x*100+0.5)) / 100)
 	return string(b)
 }
+
+// --chunks 2 --order v: eight stages, down the devices and back up, a
+// forward and a backward block each.
+func TestPartitionChunksV(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "p.json")
+	code, stdout, errOut := runCLI(t, "partition", "--model", gptLike, "--chunks", "2", "--order", "v", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res partitionResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	var devs []int
+	for _, st := range res.Stages {
+		devs = append(devs, st.Device)
+	}
+	if got, want := jsonInts(devs), "[0,1,2,3,3,2,1,0]"; got != want {
+		t.Errorf("stage devices %s, want %s", got, want)
+	}
+	if res.MaxLoad != 13.2 {
+		t.Errorf("max device load %v, want 13.2", res.MaxLoad)
+	}
+	p, err := placement.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Devices != 4 || len(p.Blocks) != 16 {
+		t.Errorf("%d devices, %d blocks; want 4 and 16", p.Devices, len(p.Blocks))
+	}
+}
+
+func jsonInts(xs []int) string {
+	b, _ := json.Marshal(xs)
+	return string(b)
+}
