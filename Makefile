@@ -44,3 +44,4 @@ fuzz: deps-search
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./placement
 	$(GO) test -run '^$$' -fuzz FuzzParseSchedule -fuzztime 200000x ./schedule
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./torchcsv
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./partition

@@ -1,13 +1,14 @@
 package placement
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
+
+	"tessel/internal/strictjson"
 )
 
 // The placement file is strict: every field but "name" is required, an
@@ -184,22 +185,9 @@ func appendString(b []byte, s string) []byte {
 // decodeFile decodes the structure of a placement file without validating
 // the placement beyond what decoding needs (ids in deps must exist).
 func decodeFile(data []byte) (*Placement, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		if err == io.EOF {
-			return nil, fmt.Errorf("empty input: want a placement object")
-		}
-		return nil, syntaxError(data, err)
-	}
-	end := dec.InputOffset()
-	if _, err := dec.Token(); err != io.EOF {
-		off := end
-		for off < int64(len(data)) && isSpace(data[off]) {
-			off++
-		}
-		line, col := position(data, off)
-		return nil, fmt.Errorf("trailing data after the placement object at line %d, column %d", line, col)
+	raw, err := strictjson.Top(data, "placement object")
+	if err != nil {
+		return nil, err
 	}
 
 	p := &Placement{}
@@ -209,11 +197,11 @@ func decodeFile(data []byte) (*Placement, error) {
 	p.Name = peek.Name
 
 	var blocks, deps []json.RawMessage
-	err := decodeObject(raw, []field{
-		{"name", false, func(v json.RawMessage) error { return decodeString(v, &p.Name) }},
-		{"devices", true, func(v json.RawMessage) error { return decodeInt(v, &p.Devices) }},
-		{"blocks", true, func(v json.RawMessage) error { return decodeArray(v, &blocks) }},
-		{"deps", true, func(v json.RawMessage) error { return decodeArray(v, &deps) }},
+	err = strictjson.Object(raw, []strictjson.Field{
+		{Name: "name", Decode: func(v json.RawMessage) error { return strictjson.String(v, &p.Name) }},
+		{Name: "devices", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &p.Devices) }},
+		{Name: "blocks", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &blocks) }},
+		{Name: "deps", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &deps) }},
 	})
 	if err != nil {
 		return nil, p.wrap(err)
@@ -232,7 +220,7 @@ func decodeFile(data []byte) (*Placement, error) {
 	}
 	for n, v := range deps {
 		var ends []json.RawMessage
-		if err := decodeArray(v, &ends); err != nil {
+		if err := strictjson.Array(v, &ends); err != nil {
 			return nil, p.wrap(fmt.Errorf("deps[%d]: %w", n, err))
 		}
 		if len(ends) != 2 {
@@ -241,7 +229,7 @@ func decodeFile(data []byte) (*Placement, error) {
 		var d [2]int
 		for e, ev := range ends {
 			var id string
-			if err := decodeString(ev, &id); err != nil {
+			if err := strictjson.String(ev, &id); err != nil {
 				return nil, p.wrap(fmt.Errorf("deps[%d][%d]: %w", n, e, err))
 			}
 			i, ok := index[id]
@@ -258,12 +246,12 @@ func decodeFile(data []byte) (*Placement, error) {
 func decodeBlock(raw json.RawMessage, b *Block) error {
 	var devs []json.RawMessage
 	var kind string
-	err := decodeObject(raw, []field{
-		{"id", true, func(v json.RawMessage) error { return decodeString(v, &b.ID) }},
-		{"kind", true, func(v json.RawMessage) error { return decodeString(v, &kind) }},
-		{"devices", true, func(v json.RawMessage) error { return decodeArray(v, &devs) }},
-		{"time", true, func(v json.RawMessage) error { return decodeInt(v, &b.Time) }},
-		{"memory", true, func(v json.RawMessage) error { return decodeInt(v, &b.Memory) }},
+	err := strictjson.Object(raw, []strictjson.Field{
+		{Name: "id", Required: true, Decode: func(v json.RawMessage) error { return strictjson.String(v, &b.ID) }},
+		{Name: "kind", Required: true, Decode: func(v json.RawMessage) error { return strictjson.String(v, &kind) }},
+		{Name: "devices", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &devs) }},
+		{Name: "time", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &b.Time) }},
+		{Name: "memory", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &b.Memory) }},
 	})
 	if err != nil {
 		return err
@@ -271,140 +259,9 @@ func decodeBlock(raw json.RawMessage, b *Block) error {
 	b.Kind = Kind(kind)
 	b.Devices = make([]int, len(devs))
 	for n, v := range devs {
-		if err := decodeInt(v, &b.Devices[n]); err != nil {
+		if err := strictjson.Int(v, &b.Devices[n]); err != nil {
 			return fmt.Errorf("field \"devices\": item %d: %w", n, err)
 		}
 	}
 	return nil
-}
-
-// field is one key of a strict JSON object.
-type field struct {
-	name     string
-	required bool
-	decode   func(json.RawMessage) error
-}
-
-// decodeObject decodes raw, which is syntactically valid JSON, as an object
-// whose keys are exactly some of fields (each at most once, every required
-// one present), calling each field's decode on its value.
-func decodeObject(raw json.RawMessage, fields []field) error {
-	if kind := jsonType(raw); kind != "an object" {
-		return fmt.Errorf("want an object, got %s", kind)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // '{'
-		return err
-	}
-	seen := make([]bool, len(fields))
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		k, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
-		n := -1
-		for i, f := range fields {
-			if f.name == k {
-				n = i
-			}
-		}
-		if n < 0 {
-			return fmt.Errorf("unknown field %q", k)
-		}
-		if seen[n] {
-			return fmt.Errorf("field %q given twice", k)
-		}
-		seen[n] = true
-		if err := fields[n].decode(v); err != nil {
-			return fmt.Errorf("field %q: %w", k, err)
-		}
-	}
-	for i, f := range fields {
-		if f.required && !seen[i] {
-			return fmt.Errorf("missing field %q", f.name)
-		}
-	}
-	return nil
-}
-
-func decodeString(raw json.RawMessage, s *string) error {
-	if kind := jsonType(raw); kind != "a string" {
-		return fmt.Errorf("want a string, got %s", kind)
-	}
-	return json.Unmarshal(raw, s)
-}
-
-func decodeInt(raw json.RawMessage, x *int) error {
-	if kind := jsonType(raw); kind != "a number" {
-		return fmt.Errorf("want an integer, got %s", kind)
-	}
-	if err := json.Unmarshal(raw, x); err != nil {
-		return fmt.Errorf("want an integer, got %s", shorten(string(raw)))
-	}
-	return nil
-}
-
-func decodeArray(raw json.RawMessage, a *[]json.RawMessage) error {
-	if kind := jsonType(raw); kind != "an array" {
-		return fmt.Errorf("want an array, got %s", kind)
-	}
-	return json.Unmarshal(raw, a)
-}
-
-// jsonType names the type of a valid JSON value.
-func jsonType(raw json.RawMessage) string {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
-
-func shorten(s string) string {
-	const n = 24
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
-
-// position turns a byte offset into a 1-based line and column.
-func position(data []byte, off int64) (line, col int) {
-	off = min(off, int64(len(data)))
-	line = 1 + bytes.Count(data[:off], []byte{'\n'})
-	col = int(off) - bytes.LastIndexByte(data[:off], '\n')
-	return line, col
-}
-
-// syntaxError makes a one-line error of a JSON syntax error.
-func syntaxError(data []byte, err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		// Offset counts the bytes read up to and including the bad one.
-		line, col := position(data, max(se.Offset-1, 0))
-		return fmt.Errorf("malformed JSON at line %d, column %d: %v", line, col, se)
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("malformed JSON: unexpected end of input")
-	}
-	return fmt.Errorf("malformed JSON: %v", err)
 }

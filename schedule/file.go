@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 
+	"tessel/internal/strictjson"
 	"tessel/placement"
 )
 
@@ -155,19 +156,19 @@ func Parse(data []byte) (*Schedule, error) {
 	}
 	s := &Schedule{}
 	var pl, instances, rep, met json.RawMessage
-	err = decodeObject(raw, []field{
-		{"placement", true, func(v json.RawMessage) error { pl = v; return nil }},
-		{"micro_batches", true, func(v json.RawMessage) error { return decodeInt(v, &s.MicroBatches) }},
-		{"memory", true, func(v json.RawMessage) error { return decodeInt(v, &s.Memory) }},
-		{"instances", true, func(v json.RawMessage) error { instances = v; return nil }},
-		{"repetend", false, func(v json.RawMessage) error { rep = v; return nil }},
-		{"metrics", false, func(v json.RawMessage) error { met = v; return nil }},
+	err = strictjson.Object(raw, []strictjson.Field{
+		{Name: "placement", Required: true, Decode: func(v json.RawMessage) error { pl = v; return nil }},
+		{Name: "micro_batches", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.MicroBatches) }},
+		{Name: "memory", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.Memory) }},
+		{Name: "instances", Required: true, Decode: func(v json.RawMessage) error { instances = v; return nil }},
+		{Name: "repetend", Decode: func(v json.RawMessage) error { rep = v; return nil }},
+		{Name: "metrics", Decode: func(v json.RawMessage) error { met = v; return nil }},
 	})
 	if err != nil {
 		return nil, err
 	}
-	if jsonType(pl) != "an object" {
-		return nil, fmt.Errorf("field \"placement\": want an object, got %s", jsonType(pl))
+	if strictjson.Type(pl) != "an object" {
+		return nil, fmt.Errorf("field \"placement\": want an object, got %s", strictjson.Type(pl))
 	}
 	if s.Placement, err = placement.Parse(pl); err != nil {
 		return nil, fmt.Errorf("field \"placement\": %w", err)
@@ -200,23 +201,11 @@ func Parse(data []byte) (*Schedule, error) {
 
 // single returns the one JSON value of data, rejecting trailing data.
 func single(data []byte) (json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		if err == io.EOF {
-			return nil, fmt.Errorf("empty input: want a schedule object")
-		}
-		return nil, syntaxError(data, err)
+	raw, err := strictjson.Top(data, "schedule object")
+	if err != nil {
+		return nil, err
 	}
-	end := dec.InputOffset()
-	if _, err := dec.Token(); err != io.EOF {
-		for end < int64(len(data)) && isSpace(data[end]) {
-			end++
-		}
-		line, col := position(data, end)
-		return nil, fmt.Errorf("trailing data after the schedule object at line %d, column %d", line, col)
-	}
-	if k := jsonType(raw); k != "an object" {
+	if k := strictjson.Type(raw); k != "an object" {
 		return nil, fmt.Errorf("want a schedule object, got %s", k)
 	}
 	return raw, nil
@@ -224,17 +213,17 @@ func single(data []byte) (json.RawMessage, error) {
 
 func decodeInstances(raw json.RawMessage, index map[string]int) ([]Instance, error) {
 	var items []json.RawMessage
-	if err := decodeArray(raw, &items); err != nil {
+	if err := strictjson.Array(raw, &items); err != nil {
 		return nil, err
 	}
 	out := make([]Instance, len(items))
 	for x, v := range items {
 		in := &out[x]
 		var id string
-		err := decodeObject(v, []field{
-			{"block", true, func(v json.RawMessage) error { return decodeString(v, &id) }},
-			{"micro", true, func(v json.RawMessage) error { return decodeInt(v, &in.Micro) }},
-			{"start", true, func(v json.RawMessage) error { return decodeInt(v, &in.Start) }},
+		err := strictjson.Object(v, []strictjson.Field{
+			{Name: "block", Required: true, Decode: func(v json.RawMessage) error { return strictjson.String(v, &id) }},
+			{Name: "micro", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &in.Micro) }},
+			{Name: "start", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &in.Start) }},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("item %d: %w", x, err)
@@ -251,23 +240,23 @@ func decodeInstances(raw json.RawMessage, index map[string]int) ([]Instance, err
 func decodeRepetend(raw json.RawMessage, p *placement.Placement) (*Repetend, error) {
 	rp := &Repetend{}
 	var offsets json.RawMessage
-	err := decodeObject(raw, []field{
-		{"nr", true, func(v json.RawMessage) error { return decodeInt(v, &rp.NR) }},
-		{"period", true, func(v json.RawMessage) error { return decodeInt(v, &rp.Period) }},
-		{"offsets", true, func(v json.RawMessage) error { offsets = v; return nil }},
-		{"start", true, func(v json.RawMessage) error { return decodeInt(v, &rp.Start) }},
-		{"iterations", true, func(v json.RawMessage) error { return decodeInt(v, &rp.Iterations) }},
+	err := strictjson.Object(raw, []strictjson.Field{
+		{Name: "nr", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &rp.NR) }},
+		{Name: "period", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &rp.Period) }},
+		{Name: "offsets", Required: true, Decode: func(v json.RawMessage) error { offsets = v; return nil }},
+		{Name: "start", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &rp.Start) }},
+		{Name: "iterations", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &rp.Iterations) }},
 	})
 	if err != nil {
 		return nil, err
 	}
 	// The offsets object has one field per block id, each required.
 	rp.Offsets = make([]int, len(p.Blocks))
-	fields := make([]field, len(p.Blocks))
+	fields := make([]strictjson.Field, len(p.Blocks))
 	for i, b := range p.Blocks {
-		fields[i] = field{b.ID, true, func(v json.RawMessage) error { return decodeInt(v, &rp.Offsets[i]) }}
+		fields[i] = strictjson.Field{Name: b.ID, Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &rp.Offsets[i]) }}
 	}
-	if err := decodeObject(offsets, fields); err != nil {
+	if err := strictjson.Object(offsets, fields); err != nil {
 		return nil, fmt.Errorf("field \"offsets\": %w", err)
 	}
 	return rp, nil
@@ -276,160 +265,19 @@ func decodeRepetend(raw json.RawMessage, p *placement.Placement) (*Repetend, err
 func decodeMetrics(raw json.RawMessage) (*Claimed, error) {
 	c := &Claimed{}
 	var peak []json.RawMessage
-	err := decodeObject(raw, []field{
-		{"makespan", true, func(v json.RawMessage) error { return decodeInt(v, &c.Makespan) }},
-		{"bubble_rate", true, func(v json.RawMessage) error { return decodeFloat(v, &c.BubbleRate) }},
-		{"peak_memory", true, func(v json.RawMessage) error { return decodeArray(v, &peak) }},
+	err := strictjson.Object(raw, []strictjson.Field{
+		{Name: "makespan", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &c.Makespan) }},
+		{Name: "bubble_rate", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Float(v, &c.BubbleRate) }},
+		{Name: "peak_memory", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &peak) }},
 	})
 	if err != nil {
 		return nil, err
 	}
 	c.PeakMemory = make([]int, len(peak))
 	for d, v := range peak {
-		if err := decodeInt(v, &c.PeakMemory[d]); err != nil {
+		if err := strictjson.Int(v, &c.PeakMemory[d]); err != nil {
 			return nil, fmt.Errorf("field \"peak_memory\": item %d: %w", d, err)
 		}
 	}
 	return c, nil
-}
-
-// field is one key of a strict JSON object.
-type field struct {
-	name     string
-	required bool
-	decode   func(json.RawMessage) error
-}
-
-// decodeObject decodes raw, which is syntactically valid JSON, as an object
-// whose keys are exactly some of fields (each at most once, every required
-// one present), calling each field's decode on its value.
-func decodeObject(raw json.RawMessage, fields []field) error {
-	if kind := jsonType(raw); kind != "an object" {
-		return fmt.Errorf("want an object, got %s", kind)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // '{'
-		return err
-	}
-	seen := make([]bool, len(fields))
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		k, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
-		n := -1
-		for i, f := range fields {
-			if f.name == k {
-				n = i
-				break
-			}
-		}
-		if n < 0 {
-			return fmt.Errorf("unknown field %q", k)
-		}
-		if seen[n] {
-			return fmt.Errorf("field %q given twice", k)
-		}
-		seen[n] = true
-		if err := fields[n].decode(v); err != nil {
-			return fmt.Errorf("field %q: %w", k, err)
-		}
-	}
-	for i, f := range fields {
-		if f.required && !seen[i] {
-			return fmt.Errorf("missing field %q", f.name)
-		}
-	}
-	return nil
-}
-
-func decodeString(raw json.RawMessage, s *string) error {
-	if kind := jsonType(raw); kind != "a string" {
-		return fmt.Errorf("want a string, got %s", kind)
-	}
-	return json.Unmarshal(raw, s)
-}
-
-func decodeInt(raw json.RawMessage, x *int) error {
-	if kind := jsonType(raw); kind != "a number" {
-		return fmt.Errorf("want an integer, got %s", kind)
-	}
-	if err := json.Unmarshal(raw, x); err != nil {
-		return fmt.Errorf("want an integer, got %s", shorten(string(raw)))
-	}
-	return nil
-}
-
-func decodeFloat(raw json.RawMessage, x *float64) error {
-	if kind := jsonType(raw); kind != "a number" {
-		return fmt.Errorf("want a number, got %s", kind)
-	}
-	if err := json.Unmarshal(raw, x); err != nil {
-		return fmt.Errorf("want a number, got %s", shorten(string(raw)))
-	}
-	return nil
-}
-
-func decodeArray(raw json.RawMessage, a *[]json.RawMessage) error {
-	if kind := jsonType(raw); kind != "an array" {
-		return fmt.Errorf("want an array, got %s", kind)
-	}
-	return json.Unmarshal(raw, a)
-}
-
-// jsonType names the type of a valid JSON value.
-func jsonType(raw json.RawMessage) string {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
-
-func shorten(s string) string {
-	const n = 24
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
-
-// position turns a byte offset into a 1-based line and column.
-func position(data []byte, off int64) (line, col int) {
-	off = min(off, int64(len(data)))
-	line = 1 + bytes.Count(data[:off], []byte{'\n'})
-	col = int(off) - bytes.LastIndexByte(data[:off], '\n')
-	return line, col
-}
-
-// syntaxError makes a one-line error of a JSON syntax error.
-func syntaxError(data []byte, err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		line, col := position(data, se.Offset)
-		return fmt.Errorf("malformed JSON at line %d, column %d: %v", line, col, se)
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("malformed JSON: unexpected end of input")
-	}
-	return fmt.Errorf("malformed JSON: %v", err)
 }

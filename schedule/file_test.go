@@ -132,7 +132,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"empty", validFile, "", "empty input: want a schedule object"},
 		{"not an object", validFile, "[]", "want a schedule object, got an array"},
-		{"malformed", `"memory": 1,`, `"memory": 1`, "malformed JSON at line 8, column 4"},
+		{"malformed", `"memory": 1,`, `"memory": 1`, "malformed JSON at line 8, column 3"}, // the quote that should follow a comma
 		{"trailing", validFile, validFile + " {}", "trailing data after the schedule object at line 11, column 3"},
 		{"unknown field", `"memory": 1,`, `"memory": 1, "budget": 2,`, `unknown field "budget"`},
 		{"field case", `"memory": 1,`, `"Memory": 1,`, `unknown field "Memory"`},

@@ -75,6 +75,8 @@ func commands() []*cli.Command {
 		genCommand(),
 		exportCommand(),
 		importCommand(),
+		partitionCommand(),
+		planCommand(),
 	}
 }
 

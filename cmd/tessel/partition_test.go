@@ -1,0 +1,231 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"tessel/placement"
+	"tessel/schedule"
+)
+
+const gptLike = "../../testdata/models/gpt-like.json"
+
+// timeLine masks the one line of tessel partition that depends on the
+// clock.
+var timeLine = regexp.MustCompile(`(?m)^time {11}.*$`)
+
+// The text of tessel partition on the GPT-like profile, byte for byte but
+// for its time: the embedding alone on device 0, the DP's 12.00 per sample
+// beside the even split's 16.20.
+func TestPartitionGolden(t *testing.T) {
+	code, out, errOut := runCLI(t, "partition", "--model", gptLike)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden(t, "partition-gpt-like.txt", []byte(timeLine.ReplaceAllString(out, "time           (masked)")))
+}
+
+// --out writes a placement that tessel search reads, refuses to replace
+// it without --force, and writes the same bytes every time.
+func TestPartitionOutFile(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "p.json")
+	if code, _, errOut := runCLI(t, "partition", "--model", gptLike, "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	first, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := placement.Load(out); err != nil {
+		t.Fatalf("written placement: %v", err)
+	}
+	code, _, errOut := runCLI(t, "partition", "--model", gptLike, "--out", out)
+	if code != 2 || !strings.Contains(errOut, "exists (use --force") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("second write without --force: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "partition", "--model", gptLike, "--out", out, "--force"); code != 0 {
+		t.Fatalf("--force: exit %d: %s", code, errOut)
+	}
+	second, _ := os.ReadFile(out)
+	if string(first) != string(second) {
+		t.Error("the same model wrote different placements")
+	}
+	code, stdout, errOut := runCLI(t, "search", "--placement-file", out, "--micro-batches", "8", "--json")
+	if code != 0 {
+		t.Fatalf("search on the written placement: exit %d: %s", code, errOut)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || sum["valid"] != true {
+		t.Errorf("search summary %v (%v)", sum, err)
+	}
+}
+
+// tessel plan on the GPT-like profile with its heavy embedding: the DP's
+// time per sample beside the even split's, and a verified schedule whose
+// steady state runs at the split's max load.
+func TestPlanGPTLike(t *testing.T) {
+	dir := t.TempDir()
+	sched := filepath.Join(dir, "s.json")
+	code, stdout, errOut := runCLI(t, "plan", "--model", gptLike, "--micro-batches", "16", "--json", "--out", sched)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Partition struct {
+			MaxLoad   float64 `json:"max_load"`
+			Baselines []struct {
+				Method  string  `json:"method"`
+				MaxLoad float64 `json:"max_load"`
+			} `json:"baselines"`
+		} `json:"partition"`
+		Schedule struct {
+			Valid      bool    `json:"valid"`
+			Makespan   int     `json:"makespan"`
+			BubbleRate float64 `json:"bubble_rate"`
+			Period     int     `json:"period"`
+		} `json:"schedule"`
+		TimePerSample float64 `json:"time_per_sample"`
+		EvenPerSample float64 `json:"even_time_per_sample"`
+		PeriodTime    float64 `json:"period_time"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	if res.TimePerSample != 12 || res.EvenPerSample != 16.2 {
+		t.Errorf("time per sample %v (want 12), even split %v (want 16.2)", res.TimePerSample, res.EvenPerSample)
+	}
+	if !res.Schedule.Valid || res.Schedule.Makespan <= 0 {
+		t.Errorf("schedule %+v", res.Schedule)
+	}
+	// The embedding's stage is not the bottleneck: the steady state runs
+	// at the largest stage load, 24 half-units = 12.
+	if res.PeriodTime != 12 {
+		t.Errorf("period %d steps = %v per micro-batch, want 12", res.Schedule.Period, res.PeriodTime)
+	}
+	s, err := schedule.Load(sched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schedule.Verify(s); err != nil {
+		t.Errorf("written schedule: %v", err)
+	}
+	// Text form: the same figures for people.
+	code, text, errOut := runCLI(t, "plan", "--model", gptLike, "--micro-batches", "16")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"time per sample  12.00 (the even split by layer count: 16.20, 1.35× slower)", "verified     yes"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// Every bad model file, and bad flags: exit 2 and one line naming the
+// problem.
+func TestPartitionBadInput(t *testing.T) {
+	files, err := filepath.Glob("../../testdata/bad-models/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no bad models: %v", err)
+	}
+	cases := [][]string{
+		{"partition"},
+		{"partition", "--model", "no-such-file.json"},
+		{"partition", "--model", gptLike, "--order", "zigzag"},
+		{"partition", "--model", gptLike, "--order", "v", "--chunks", "3"},
+		{"partition", "--model", gptLike, "--memory", "5"},
+		{"partition", "--model", gptLike, "--chunks", "0"},
+		{"partition", "--model", gptLike, "--devices", "-1"},
+		{"partition", "--model", gptLike, "--chunks", "2", "--non-contiguous"},
+		{"partition", "--model", "../../testdata/models/branches.json", "--devices", "3", "--chunks", "3"},
+		{"plan", "--model", gptLike, "--budget", "-1"},
+		{"partition", "--model", gptLike, "--cpus", "1"},
+	}
+	for _, f := range files {
+		cases = append(cases, []string{"partition", "--model", f}, []string{"plan", "--model", f})
+	}
+	for _, args := range cases {
+		code, _, errOut := runCLI(t, args...)
+		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "tessel: ") || strings.Contains(errOut, "goroutine") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}
+
+// A seed 001 graph through the command line: its own devices and cap,
+// and the paper's figure (Reference: seed 001, Table 1, BERT-24 layer
+// inference, DP 17.79, expert 20.08).
+func TestPartitionSeedGraph(t *testing.T) {
+	dir := ""
+	for d, _ := filepath.Abs("."); ; d = filepath.Dir(d) {
+		p := filepath.Join(d, "shared", "data", "dnn-partitioning")
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			dir = p
+			break
+		}
+		if filepath.Dir(d) == d {
+			t.Skip("no shared/data/dnn-partitioning folder above the package: seed 001's graphs are not here")
+		}
+	}
+	code, stdout, errOut := runCLI(t, "partition", "--model", filepath.Join(dir, "layer", "bert24_inference.json"),
+		"--expert", filepath.Join(dir, "experts", "bert24_inference_expert.json"), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res partitionResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Accelerators != 6 || res.CPUs != 1 || res.Ideals != 39 {
+		t.Errorf("%d accelerators, %d CPUs, %d ideals", res.Accelerators, res.CPUs, res.Ideals)
+	}
+	got := map[string]string{}
+	for _, b := range res.Baselines {
+		got[b.Method] = fmt.Sprintf("%.2f", b.MaxLoad)
+	}
+	if got["dp"] != "17.79" || got["expert"] != "20.08" {
+		t.Errorf("max load %s, expert %s; paper 17.79 and 20.08", got["dp"], got["expert"])
+	}
+}
+
+// --chunks 2 --order v: eight stages, down the devices and back up, a
+// forward and a backward block each.
+func TestPartitionChunksV(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "p.json")
+	code, stdout, errOut := runCLI(t, "partition", "--model", gptLike, "--chunks", "2", "--order", "v", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res partitionResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	var devs []int
+	for _, st := range res.Stages {
+		devs = append(devs, st.Device)
+	}
+	if got, want := jsonInts(devs), "[0,1,2,3,3,2,1,0]"; got != want {
+		t.Errorf("stage devices %s, want %s", got, want)
+	}
+	if res.MaxLoad != 13.2 {
+		t.Errorf("max device load %v, want 13.2", res.MaxLoad)
+	}
+	p, err := placement.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Devices != 4 || len(p.Blocks) != 16 {
+		t.Errorf("%d devices, %d blocks; want 4 and 16", p.Devices, len(p.Blocks))
+	}
+}
+
+func jsonInts(xs []int) string {
+	b, _ := json.Marshal(xs)
+	return string(b)
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"tessel/completion"
+	"tessel/schedule"
+)
+
+type planOptions struct {
+	Partition    partitionOptions
+	PlacementOut string
+	MicroBatches int
+	Budget       int
+	NR           int
+	TimeLimit    time.Duration
+	Outputs      outputs
+}
+
+func planCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "plan",
+		Usage: "from a model to a schedule: tessel partition, then tessel search on its placement",
+		UsageText: "tessel plan --model gpt.json --devices 4 --micro-batches 64\n" +
+			"   tessel plan --model gpt.json --devices 4 --budget 6 --out s.json --placement-out p.json",
+		Description: "Cuts the model into stages of least time per sample (tessel partition; its flags apply), turns\n" +
+			"the split into a placement and searches its schedule (tessel search) for --micro-batches under\n" +
+			"--budget, the per-device memory budget of the placement (its units: see --memory-unit).\n" +
+			"Reports the split's time per sample beside the even split's and the greedy fill's, and the\n" +
+			"schedule's makespan and bubble rate, in placement steps and in model time. The schedule has\n" +
+			"passed the verifier.",
+		Flags: append(append(partitionFlags(),
+			&cli.StringFlag{Name: "placement-out", Usage: "also write the placement to a JSON `FILE`"},
+			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N of the schedule", Value: 64},
+			&cli.IntFlag{Name: "budget", Usage: "per-device memory budget of the schedule search, in placement memory units (0: unlimited)"},
+			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as the budget allows, at most 2·devices)"},
+			&cli.DurationFlag{Name: "time-limit", Usage: "stop the schedule search after this long and keep the best schedule found"},
+		), outputFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("plan: unexpected argument %q", c.Args().First())
+			}
+			po := partitionOptionsFrom(c)
+			po.Out = c.String("placement-out")
+			return runPlan(c.Context, planOptions{
+				Partition: po, PlacementOut: po.Out, MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
+				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Outputs: outputsFrom(c),
+			}, c.App.Writer, c.App.ErrWriter)
+		},
+	}
+}
+
+// planResult is tessel plan's --json: the partition and the schedule.
+type planResult struct {
+	Partition *partitionResult `json:"partition"`
+	Schedule  summary          `json:"schedule"`
+	// Model-time figures: the schedule's makespan and its time per
+	// micro-batch in the steady state (period × time unit), beside the
+	// split's max load.
+	MakespanTime   float64 `json:"makespan_time"`
+	PeriodTime     float64 `json:"period_time"`
+	TimePerSample  float64 `json:"time_per_sample"`
+	EvenPerSample  float64 `json:"even_time_per_sample,omitempty"`
+	SearchSeconds  float64 `json:"search_seconds"`
+	TotalSeconds   float64 `json:"seconds"`
+	ScheduleFile   string  `json:"schedule_file,omitempty"`
+	PlacementFile  string  `json:"placement_file,omitempty"`
+	ScheduleProven bool    `json:"schedule_proven"`
+}
+
+func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error {
+	if err := checkAtLeast("micro-batches", o.MicroBatches, 1); err != nil {
+		return err
+	}
+	if err := checkAtLeast("budget", o.Budget, 0); err != nil {
+		return err
+	}
+	if err := checkAtLeast("nr", o.NR, 0); err != nil {
+		return err
+	}
+	o.Partition.Force = o.Outputs.Force
+	if err := o.Outputs.check(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	pr, err := partitionModel(ctx, o.Partition, stderr)
+	if err != nil {
+		return err
+	}
+	p := pr.converted.Placement
+	sctx, cancel := withLimit(ctx, o.TimeLimit)
+	defer cancel()
+	bar := newProgress(stderr)
+	t1 := time.Now()
+	res, err := completion.Search(sctx, p, completion.Options{Memory: o.Budget, MaxNR: o.NR, MicroBatches: o.MicroBatches})
+	bar.done()
+	if err != nil {
+		if errors.Is(err, completion.ErrNoRepetend) {
+			return fmt.Errorf("%w (raise --budget or --nr)", err)
+		}
+		return err
+	}
+	s := res.Schedule
+	if err := schedule.Verify(s); err != nil {
+		return fmt.Errorf("plan: the schedule fails verification (a bug): %w", err)
+	}
+	if err := o.Outputs.write(s); err != nil {
+		return err
+	}
+	sum := newSummary(s, string(res.Search.Method), res.Proven())
+	sum.Seconds = seconds{Total: secs(res.Times.Total), Repetend: secs(res.Times.Repetend), Warmup: secs(res.Times.Warmup), Cooldown: secs(res.Times.Cooldown)}
+	r := res.Repetend
+	rate := schedule.RepetendBubbleRate(p, r.Period)
+	sum.NR, sum.Period, sum.RepetendBubbleRate = r.NR, r.Period, &rate
+	unit := pr.converted.TimeUnit
+	out := planResult{
+		Partition: pr, Schedule: sum,
+		MakespanTime: round6(float64(sum.Makespan) * unit), PeriodTime: round6(float64(r.Period) * unit),
+		TimePerSample: pr.MaxLoad, SearchSeconds: secs(time.Since(t1)), TotalSeconds: secs(time.Since(t0)),
+		ScheduleFile: o.Outputs.Out, PlacementFile: o.PlacementOut, ScheduleProven: res.Proven(),
+	}
+	for _, b := range pr.Baselines {
+		if b.Method == "even" {
+			out.EvenPerSample = b.MaxLoad
+		}
+	}
+	if o.Outputs.JSON {
+		return printJSON(stdout, out)
+	}
+	printPartition(stdout, pr)
+	fmt.Fprintln(stdout)
+	if out.EvenPerSample > 0 {
+		fmt.Fprintf(stdout, "time per sample  %.2f (the even split by layer count: %.2f, %.2f× slower)\n", out.TimePerSample, out.EvenPerSample, out.EvenPerSample/out.TimePerSample)
+	}
+	units := textUnits
+	if s.Repetend != nil {
+		units = min(units, s.Repetend.Start+2*s.Repetend.Period+1)
+	}
+	if err := schedule.RenderTextUpTo(s, stdout, units); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nrepetend     N_R %d, period %d steps = %.2f per micro-batch (the split's max load %.2f), repetend bubble rate %s\n",
+		r.NR, r.Period, out.PeriodTime, pr.MaxLoad, pct(rate))
+	fmt.Fprintf(stdout, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
+		s.MicroBatches, sum.Makespan, out.MakespanTime, pct(sum.BubbleRate), sum.LowerBound.Makespan)
+	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budget(o.Budget))
+	fmt.Fprintf(stdout, "search time  %.3fs (proven: %s)\n", out.SearchSeconds, yesNo(res.Proven()))
+	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
+	return nil
+}

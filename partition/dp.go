@@ -1,0 +1,753 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"sort"
+)
+
+// MaxIdeals caps the number of ideals the DP enumerates: the DP's time
+// grows with their square (§5.1.1), and a graph with much branching has
+// exponentially many.
+const MaxIdeals = 200000
+
+// units is the graph after the paper's preprocessing (appendix B): the
+// forward part with each colour class's forward nodes contracted, an
+// artificial forward image for every orphaned backward group (mirroring
+// the backward edges around it), and then its strongly connected
+// components contracted. A unit is one node of that DAG; every node of the
+// graph, forward or backward, belongs to exactly one unit, so a set of
+// units is a set of nodes with its colocations kept.
+type units struct {
+	g       *Graph
+	n       int     // units
+	of      []int   // unit of each node
+	pred    [][]int // the unit DAG
+	succ    [][]int
+	acc     []float64 // Σ Acc of the unit's nodes (+Inf counted in noAcc)
+	cpu     []float64
+	size    []float64
+	noAcc   []int // nodes that cannot run on an accelerator
+	mirror  bool  // every backward edge between units mirrors a forward path
+	bwdSucc [][]int
+}
+
+func contract(g *Graph) (*units, error) {
+	n := len(g.Nodes)
+	// Colour groups, one per (class, pass); classless nodes alone.
+	type key struct {
+		class int
+		back  bool
+	}
+	group := make([]int, n)
+	gid := map[key]int{}
+	var groupBack []bool
+	var groupClass []int
+	for v, x := range g.Nodes {
+		if x.Class < 0 {
+			group[v] = len(groupBack)
+			groupBack = append(groupBack, x.Backward)
+			groupClass = append(groupClass, -1)
+			continue
+		}
+		k := key{x.Class, x.Backward}
+		id, ok := gid[k]
+		if !ok {
+			id = len(groupBack)
+			gid[k] = id
+			groupBack = append(groupBack, x.Backward)
+			groupClass = append(groupClass, x.Class)
+		}
+		group[v] = id
+	}
+	// The forward image of every group: itself for a forward group, its
+	// class's forward group for a backward one, or a new artificial node
+	// for an orphan. Images are numbered 0..m-1.
+	ng := len(groupBack)
+	image := make([]int, ng)
+	m := 0
+	for x := range ng {
+		if !groupBack[x] {
+			image[x] = m
+			m++
+		}
+	}
+	orphan := make([]bool, ng)
+	for x := range ng {
+		if !groupBack[x] {
+			continue
+		}
+		if f, ok := gid[key{groupClass[x], false}]; ok && groupClass[x] >= 0 {
+			image[x] = image[f]
+			continue
+		}
+		orphan[x] = true
+		image[x] = m
+		m++
+	}
+	fsucc := make([]map[int]bool, m)
+	for i := range fsucc {
+		fsucc[i] = map[int]bool{}
+	}
+	for _, e := range g.Edges {
+		a, b := group[e[0]], group[e[1]]
+		switch {
+		case !groupBack[a] && !groupBack[b]:
+			if image[a] != image[b] {
+				fsucc[image[a]][image[b]] = true
+			}
+		case groupBack[a] && groupBack[b] && (orphan[a] || orphan[b]):
+			// The mirror image of a backward edge next to an orphan.
+			if image[a] != image[b] {
+				fsucc[image[b]][image[a]] = true
+			}
+		}
+	}
+	adj := make([][]int, m)
+	for i := range m {
+		for j := range fsucc[i] {
+			adj[i] = append(adj[i], j)
+		}
+		sort.Ints(adj[i])
+	}
+	comp, nc := scc(adj)
+	// Number the components in a topological order (first node order) so
+	// that everything downstream is deterministic.
+	u := &units{g: g, n: nc, of: make([]int, n)}
+	for v := range n {
+		u.of[v] = comp[image[group[v]]]
+	}
+	succSet := make([]map[int]bool, nc)
+	for i := range succSet {
+		succSet[i] = map[int]bool{}
+	}
+	for i := range m {
+		for _, j := range adj[i] {
+			if comp[i] != comp[j] {
+				succSet[comp[i]][comp[j]] = true
+			}
+		}
+	}
+	u.succ = make([][]int, nc)
+	u.pred = make([][]int, nc)
+	for i := range nc {
+		for j := range succSet[i] {
+			u.succ[i] = append(u.succ[i], j)
+			u.pred[j] = append(u.pred[j], i)
+		}
+	}
+	for i := range nc {
+		sort.Ints(u.succ[i])
+		sort.Ints(u.pred[i])
+	}
+	u.acc = make([]float64, nc)
+	u.cpu = make([]float64, nc)
+	u.size = make([]float64, nc)
+	u.noAcc = make([]int, nc)
+	for v, x := range g.Nodes {
+		c := u.of[v]
+		if math.IsInf(x.Acc, 1) {
+			u.noAcc[c]++
+		} else {
+			u.acc[c] += x.Acc
+		}
+		u.cpu[c] += x.CPU
+		u.size[c] += x.Size
+	}
+	// Backward contiguity (§5.3) comes free when every backward edge
+	// between units mirrors a forward path: then a backward set taken with
+	// a contiguous forward set is contiguous too (contiguity is kept by
+	// reversing edges). Otherwise the DP checks each candidate.
+	reach := u.reachability()
+	u.mirror = true
+	bs := make([]map[int]bool, nc)
+	for i := range bs {
+		bs[i] = map[int]bool{}
+	}
+	for _, e := range g.Edges {
+		if !g.Nodes[e[0]].Backward || !g.Nodes[e[1]].Backward {
+			continue
+		}
+		a, b := u.of[e[0]], u.of[e[1]]
+		if a == b {
+			continue
+		}
+		bs[a][b] = true
+		if !reach[b][a] {
+			u.mirror = false
+		}
+	}
+	u.bwdSucc = make([][]int, nc)
+	for i := range nc {
+		for j := range bs[i] {
+			u.bwdSucc[i] = append(u.bwdSucc[i], j)
+		}
+		sort.Ints(u.bwdSucc[i])
+	}
+	return u, nil
+}
+
+// reachability returns reach[a][b]: b is reachable from a in the unit DAG.
+func (u *units) reachability() [][]bool {
+	order := topo(u.n, u.succ)
+	r := make([][]bool, u.n)
+	for i := len(order) - 1; i >= 0; i-- {
+		a := order[i]
+		r[a] = make([]bool, u.n)
+		for _, b := range u.succ[a] {
+			r[a][b] = true
+			for c, ok := range r[b] {
+				if ok {
+					r[a][c] = true
+				}
+			}
+		}
+	}
+	return r
+}
+
+// scc returns the strongly connected component of each node (Tarjan's
+// algorithm, iterative) and their number.
+func scc(adj [][]int) ([]int, int) {
+	n := len(adj)
+	index := make([]int, n)
+	low := make([]int, n)
+	on := make([]bool, n)
+	comp := make([]int, n)
+	for i := range index {
+		index[i] = -1
+	}
+	var stack []int
+	next, nc := 0, 0
+	type frame struct{ v, i int }
+	for r := range n {
+		if index[r] >= 0 {
+			continue
+		}
+		call := []frame{{r, 0}}
+		index[r], low[r] = next, next
+		next++
+		stack = append(stack, r)
+		on[r] = true
+		for len(call) > 0 {
+			f := &call[len(call)-1]
+			if f.i < len(adj[f.v]) {
+				w := adj[f.v][f.i]
+				f.i++
+				if index[w] < 0 {
+					index[w], low[w] = next, next
+					next++
+					stack = append(stack, w)
+					on[w] = true
+					call = append(call, frame{w, 0})
+				} else if on[w] {
+					low[f.v] = min(low[f.v], index[w])
+				}
+				continue
+			}
+			v := f.v
+			call = call[:len(call)-1]
+			if len(call) > 0 {
+				p := call[len(call)-1].v
+				low[p] = min(low[p], low[v])
+			}
+			if low[v] == index[v] {
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					on[w] = false
+					comp[w] = nc
+					if w == v {
+						break
+					}
+				}
+				nc++
+			}
+		}
+	}
+	// Tarjan numbers components in reverse topological order; flip them.
+	for i := range comp {
+		comp[i] = nc - 1 - comp[i]
+	}
+	return comp, nc
+}
+
+// ideals enumerates the ideals (downward-closed sets, Definition 5.1) of
+// the unit DAG as bitsets of w words, ordered by size and then by bits.
+func (u *units) ideals(ctx context.Context) ([][]uint64, error) {
+	w := (u.n + 63) / 64
+	empty := make([]uint64, w)
+	seen := map[string]bool{string(words(empty)): true}
+	all := [][]uint64{empty}
+	for q := 0; q < len(all); q++ {
+		if q%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		cur := all[q]
+		for x := range u.n {
+			if has(cur, x) {
+				continue
+			}
+			ok := true
+			for _, p := range u.pred[x] {
+				if !has(cur, p) {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				continue
+			}
+			nx := append([]uint64(nil), cur...)
+			nx[x/64] |= 1 << (x % 64)
+			k := string(words(nx))
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			all = append(all, nx)
+			if len(all) > MaxIdeals {
+				return nil, fmt.Errorf("more than %d ideals: the graph branches too much for the DP (try --non-contiguous)", MaxIdeals)
+			}
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := popcount(all[i]), popcount(all[j])
+		if a != b {
+			return a < b
+		}
+		for k := range all[i] {
+			if all[i][k] != all[j][k] {
+				return all[i][k] < all[j][k]
+			}
+		}
+		return false
+	})
+	return all, nil
+}
+
+func has(set []uint64, x int) bool { return set[x/64]&(1<<(x%64)) != 0 }
+
+func popcount(set []uint64) int {
+	n := 0
+	for _, x := range set {
+		n += bits.OnesCount64(x)
+	}
+	return n
+}
+
+func words(set []uint64) []byte {
+	b := make([]byte, 0, 8*len(set))
+	for _, x := range set {
+		for k := range 8 {
+			b = append(b, byte(x>>(8*k)))
+		}
+	}
+	return b
+}
+
+func subset(a, b []uint64) bool {
+	for k := range a {
+		if a[k]&^b[k] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// DPOptions tune the dynamic program.
+type DPOptions struct {
+	// Stages, when > 0, replaces the devices: the DP cuts the model into
+	// exactly this many accelerator stages (chunks of an interleaved
+	// placement) of least maximum stage load, with no CPU, each under
+	// MemoryPerStage (0: the graph's cap).
+	Stages         int
+	MemoryPerStage float64
+	// StageDevices, with Stages, names the device of each stage (an
+	// interleaved order). A device runs its stages one after the other, so
+	// its load is their sum: the DP's cuts are then moved, one at a time,
+	// while that lowers the largest sum (then the sum of squares), keeping
+	// every device's memory within DeviceMemory (0: none). This local
+	// search is a heuristic: the DP is exact for one stage per device.
+	StageDevices []int
+	DeviceMemory float64
+}
+
+// DPResult is the DP's answer and what it cost.
+type DPResult struct {
+	Split *Split
+	// Ideals is the number of ideals of the contracted forward part (the
+	// paper's "Ideals" column); Units the number of its nodes.
+	Ideals, Units int
+	// Pairs is the number of pairs of nested ideals the DP evaluated.
+	Pairs int
+	// Order lists the devices of Split.Stages in pipeline order (the
+	// DP's stages, first to last).
+	Order []int
+}
+
+// Contiguous finds the contiguous split of least maximum load (§5.1.1 and
+// appendix B) onto the graph's accelerators and CPUs under its memory cap,
+// by dynamic programming over the ideals of the contracted graph. Its time
+// is O(I²·(k+1)·(ℓ+1)) plus the transfer costs, I the number of ideals; it
+// checks ctx between rows. It fails where no contiguous split fits the
+// memory.
+func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error) {
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	u, err := contract(g)
+	if err != nil {
+		return nil, err
+	}
+	ideals, err := u.ideals(ctx)
+	if err != nil {
+		return nil, err
+	}
+	K, L, M := g.Accelerators, g.CPUs, g.Memory
+	if opt.Stages > 0 {
+		K, L = opt.Stages, 0
+		if opt.MemoryPerStage > 0 {
+			M = opt.MemoryPerStage
+		}
+	}
+	t := newTables(g, u, ideals)
+	nI := len(ideals)
+	inf := math.Inf(1)
+	cells := (K + 1) * (L + 1)
+	dp := make([]float64, nI*cells)
+	from := make([]int32, nI*cells)
+	onCPU := make([]bool, nI*cells)
+	for i := range dp {
+		dp[i] = inf
+		from[i] = -1
+	}
+	dp[0] = 0 // the empty ideal with no device
+	res := &DPResult{Ideals: nI, Units: u.n}
+	full := nI - 1
+	for i := 1; i < nI; i++ {
+		if i%64 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		I := ideals[i]
+		row := dp[i*cells : (i+1)*cells]
+		nIi := popcount(I)
+		for j := 0; j < i; j++ {
+			J := ideals[j]
+			if t.size[j] >= nIi || !subset(J, I) {
+				continue
+			}
+			if !u.mirror && !u.backwardContiguous(I, J) {
+				continue
+			}
+			res.Pairs++
+			accLoad := t.acc(i, j, M)
+			cpuLoad := t.pc[i] - t.pc[j]
+			prev := dp[j*cells : (j+1)*cells]
+			for k := 0; k <= K; k++ {
+				for l := 0; l <= L; l++ {
+					c := k*(L+1) + l
+					if k > 0 && accLoad < inf {
+						if v := math.Max(prev[c-(L+1)], accLoad); v < row[c] {
+							row[c], from[i*cells+c], onCPU[i*cells+c] = v, int32(j), false
+						}
+					}
+					if l > 0 {
+						if v := math.Max(prev[c-1], cpuLoad); v < row[c] {
+							row[c], from[i*cells+c], onCPU[i*cells+c] = v, int32(j), true
+						}
+					}
+				}
+			}
+		}
+	}
+	best, bc := inf, -1
+	for c := range cells {
+		if opt.Stages > 0 && c != K*(L+1) {
+			continue // chunks: exactly Stages stages
+		}
+		if dp[full*cells+c] < best {
+			best, bc = dp[full*cells+c], c
+		}
+	}
+	if bc < 0 {
+		return nil, fmt.Errorf("no contiguous split fits: some stage exceeds the memory cap %v on every split onto %d accelerators and %d CPUs", M, K, L)
+	}
+	// Walk back from the full ideal; the stages come out last first.
+	type piece struct {
+		lo, hi int
+		cpu    bool
+	}
+	var pieces []piece
+	for i, c := full, bc; i != 0; {
+		j := int(from[i*cells+c])
+		cpu := onCPU[i*cells+c]
+		pieces = append(pieces, piece{j, i, cpu})
+		if cpu {
+			c--
+		} else {
+			c -= L + 1
+		}
+		i = j
+	}
+	if opt.Stages > 0 && len(opt.StageDevices) == opt.Stages {
+		// Pieces run first to last; improve the cuts for the devices' sums.
+		chain := []int{0}
+		for p := len(pieces) - 1; p >= 0; p-- {
+			chain = append(chain, pieces[p].hi)
+		}
+		if err := t.balance(ctx, chain, opt.StageDevices, opt.DeviceMemory); err != nil {
+			return nil, err
+		}
+		for p := range pieces {
+			k := len(pieces) - 1 - p
+			pieces[p] = piece{chain[k], chain[k+1], false}
+		}
+	}
+	dev := make([]int, len(g.Nodes))
+	unitDev := make([]int, u.n)
+	na, ncpu := 0, 0
+	for p := len(pieces) - 1; p >= 0; p-- {
+		d := 0
+		if pieces[p].cpu {
+			d = K + ncpu
+			ncpu++
+		} else {
+			d = na
+			na++
+		}
+		res.Order = append(res.Order, d)
+		for x := range u.n {
+			if has(ideals[pieces[p].hi], x) && !has(ideals[pieces[p].lo], x) {
+				unitDev[x] = d
+			}
+		}
+	}
+	for v := range dev {
+		dev[v] = unitDev[u.of[v]]
+	}
+	gg := g
+	if opt.Stages > 0 {
+		// The split's devices are the stages.
+		c := *g
+		c.Accelerators, c.CPUs, c.Memory = K, 0, M
+		gg = &c
+	}
+	s, err := NewSplit(gg, dev)
+	if err != nil {
+		return nil, err
+	}
+	// Keep the DP's stage order (ties in NewSplit's order are possible
+	// for stages without forward nodes).
+	byDev := map[int]Stage{}
+	for _, st := range s.Stages {
+		byDev[st.Device] = st
+	}
+	s.Stages = s.Stages[:0]
+	for _, d := range res.Order {
+		s.Stages = append(s.Stages, byDev[d])
+	}
+	res.Split = s
+	return res, nil
+}
+
+func containsInt(a []int, x int) bool {
+	for _, y := range a {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// backwardContiguous reports whether the backward nodes of the units in
+// I \ J are contiguous among the backward edges between units: no path
+// leaves the set and comes back.
+func (u *units) backwardContiguous(I, J []uint64) bool {
+	in := func(x int) bool { return has(I, x) && !has(J, x) }
+	// Units reachable from the set, outside it.
+	seen := make([]bool, u.n)
+	var stack []int
+	for x := range u.n {
+		if in(x) {
+			for _, y := range u.bwdSucc[x] {
+				if !in(y) && !seen[y] {
+					seen[y] = true
+					stack = append(stack, y)
+				}
+			}
+		}
+	}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, y := range u.bwdSucc[x] {
+			if in(y) {
+				return false
+			}
+			if !seen[y] {
+				seen[y] = true
+				stack = append(stack, y)
+			}
+		}
+	}
+	return true
+}
+
+// tables hold what the DP needs to price a stage I \ J in O(frontier):
+// prefix sums over the ideals and the frontiers of the transfers.
+type tables struct {
+	ideals     [][]uint64
+	pa, pc, ps []float64 // Σ accelerator time, CPU time and memory of each ideal
+	pn         []int     // nodes that cannot run on an accelerator
+	size       []int     // units in each ideal
+	xs         []crossing
+	front      [][]int32
+}
+
+// crossing is a node whose transfer c may be paid: the units of the node
+// and of its successors (at least two).
+type crossing struct {
+	c   float64
+	set []int
+}
+
+func newTables(g *Graph, u *units, ideals [][]uint64) *tables {
+	nI := len(ideals)
+	t := &tables{ideals: ideals, pa: make([]float64, nI), pc: make([]float64, nI), ps: make([]float64, nI), pn: make([]int, nI), size: make([]int, nI)}
+	// Prefix sums make processing time and memory of I \ J a difference.
+	for i, set := range ideals {
+		t.size[i] = popcount(set)
+		for x := range u.n {
+			if has(set, x) {
+				t.pa[i] += u.acc[x]
+				t.pc[i] += u.cpu[x]
+				t.ps[i] += u.size[x]
+				t.pn[i] += u.noAcc[x]
+			}
+		}
+	}
+	// Transfers: c_v is paid by a set of units S exactly when the units of
+	// v and its successors are partly in S (v or a successor in S, not
+	// all). For S = I \ J those nodes are found on the frontiers of I and
+	// J (the nodes whose units are partly inside), which stay small.
+	for v, ws := range g.succ() {
+		c := g.Nodes[v].Comm
+		if c == 0 || len(ws) == 0 {
+			continue
+		}
+		set := []int{u.of[v]}
+		for _, w := range ws {
+			if !containsInt(set, u.of[w]) {
+				set = append(set, u.of[w])
+			}
+		}
+		if len(set) > 1 {
+			sort.Ints(set)
+			t.xs = append(t.xs, crossing{c, set})
+		}
+	}
+	t.front = make([][]int32, nI)
+	for i, set := range ideals {
+		for n, x := range t.xs {
+			in := 0
+			for _, a := range x.set {
+				if has(set, a) {
+					in++
+				}
+			}
+			if in > 0 && in < len(x.set) {
+				t.front[i] = append(t.front[i], int32(n))
+			}
+		}
+	}
+	return t
+}
+
+// acc is the load of stage I \ J (ideal indices i ⊇ j) on an accelerator,
+// transfers included, or +Inf where it exceeds the memory cap M (0: none)
+// or holds a node no accelerator runs.
+func (t *tables) acc(i, j int, M float64) float64 {
+	if t.pn[i] != t.pn[j] || M > 0 && t.ps[i]-t.ps[j] > M*(1+1e-12) {
+		return math.Inf(1)
+	}
+	I, J := t.ideals[i], t.ideals[j]
+	comm := 0.0
+	for _, n := range t.front[j] {
+		for _, a := range t.xs[n].set {
+			if has(I, a) && !has(J, a) {
+				comm += t.xs[n].c
+				break
+			}
+		}
+	}
+	for _, n := range t.front[i] {
+		in := false
+		for _, a := range t.xs[n].set {
+			if has(J, a) {
+				in = true
+				break
+			}
+		}
+		if !in {
+			comm += t.xs[n].c
+		}
+	}
+	return t.pa[i] - t.pa[j] + comm
+}
+
+// balance moves the cuts of a chain of ideals (chain[0] empty, the last
+// the whole graph; stage j is chain[j+1] \ chain[j] on device dev[j]) while
+// that lowers the largest device load, then the sum of squared loads.
+func (t *tables) balance(ctx context.Context, chain, dev []int, mem float64) error {
+	nd := 0
+	for _, d := range dev {
+		nd = max(nd, d+1)
+	}
+	score := func() (float64, float64) {
+		load := make([]float64, nd)
+		used := make([]float64, nd)
+		for j := range dev {
+			load[dev[j]] += t.acc(chain[j+1], chain[j], 0)
+			used[dev[j]] += t.ps[chain[j+1]] - t.ps[chain[j]]
+		}
+		worst, sq := 0.0, 0.0
+		for d := range nd {
+			if mem > 0 && used[d] > mem*(1+1e-12) {
+				return math.Inf(1), math.Inf(1)
+			}
+			worst = math.Max(worst, load[d])
+			sq += load[d] * load[d]
+		}
+		return worst, sq
+	}
+	bw, bs := score()
+	for round := 0; round < 100; round++ {
+		improved := false
+		for j := 1; j < len(chain)-1; j++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			lo, hi := chain[j-1], chain[j+1]
+			keep := chain[j]
+			for k := range t.ideals {
+				if k == keep || t.size[k] <= t.size[lo] || t.size[k] >= t.size[hi] ||
+					!subset(t.ideals[lo], t.ideals[k]) || !subset(t.ideals[k], t.ideals[hi]) {
+					continue
+				}
+				chain[j] = k
+				w, q := score()
+				if w < bw-1e-12 || w <= bw+1e-12 && q < bs-1e-9 {
+					bw, bs, keep, improved = w, q, k, true
+				}
+			}
+			chain[j] = keep
+		}
+		if !improved {
+			break
+		}
+	}
+	return nil
+}

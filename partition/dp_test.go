@@ -1,0 +1,211 @@
+package partition
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// randomGraph is a small DAG with random times, sizes and transfer costs:
+// edges only from lower to higher index, so it is acyclic.
+func randomGraph(r *rand.Rand, n, k, l int) *Graph {
+	g := &Graph{Accelerators: k, CPUs: l, Memory: 0}
+	for i := range n {
+		g.Nodes = append(g.Nodes, Node{
+			Acc:  float64(1 + r.IntN(9)),
+			CPU:  float64(2 + r.IntN(20)),
+			Size: float64(1 + r.IntN(4)),
+			Comm: float64(r.IntN(3)) / 2,
+			// A few colour classes make colocation bite.
+			Class: []int{-1, -1, -1, i % 2}[r.IntN(4)],
+		})
+	}
+	for j := 1; j < n; j++ {
+		first := r.IntN(j)
+		g.Edges = append(g.Edges, [2]int{first, j}) // connected
+		for i := 0; i < j; i++ {
+			if i != first && r.IntN(4) == 0 {
+				g.Edges = append(g.Edges, [2]int{i, j})
+			}
+		}
+	}
+	if r.IntN(2) == 0 {
+		g.Memory = float64(4 + r.IntN(8))
+	}
+	return g
+}
+
+// bruteForce tries every assignment of nodes to devices and returns the
+// least max load among those keep returns true for (or +Inf).
+func bruteForce(t *testing.T, g *Graph, keep func(*Split) bool) float64 {
+	t.Helper()
+	n, nd := len(g.Nodes), g.Accelerators+g.CPUs
+	dev := make([]int, n)
+	best := math.Inf(1)
+	var rec func(v int)
+	rec = func(v int) {
+		if v == n {
+			s, err := NewSplit(g, dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Fits() && s.Colocated && keep(s) && s.MaxLoad < best {
+				best = s.MaxLoad
+			}
+			return
+		}
+		for d := range nd {
+			dev[v] = d
+			rec(v + 1)
+		}
+	}
+	rec(0)
+	return best
+}
+
+// acyclicStages reports whether the stages can run as a pipeline: the
+// graph of stages (an edge where a node's successor is on another device)
+// has no cycle. Contiguous sets alone do not ensure it; the DP's chains
+// of ideals do.
+func acyclicStages(s *Split) bool {
+	g := s.Graph
+	nd := g.Accelerators + g.CPUs
+	q := &Graph{Accelerators: 1}
+	for range nd {
+		q.Nodes = append(q.Nodes, Node{Class: -1})
+	}
+	seen := map[[2]int]bool{}
+	for _, e := range g.Edges {
+		a, b := s.Device[e[0]], s.Device[e[1]]
+		if a != b && !seen[[2]int{a, b}] {
+			seen[[2]int{a, b}] = true
+			q.Edges = append(q.Edges, [2]int{a, b})
+		}
+	}
+	return q.cycle() == nil
+}
+
+// The DP is exact: on small random graphs it finds the least max load of
+// all contiguous splits whose stages form a pipeline (§5.1.1), found by
+// trying every assignment.
+func TestContiguousMatchesBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 60 {
+		g := randomGraph(r, 3+r.IntN(4), 1+r.IntN(2), r.IntN(2))
+		want := bruteForce(t, g, func(s *Split) bool { return s.Contiguous && acyclicStages(s) })
+		res, err := Contiguous(context.Background(), g, DPOptions{})
+		if math.IsInf(want, 1) {
+			if err == nil {
+				t.Errorf("trial %d: DP found %.3f where no split fits", trial, res.Split.MaxLoad)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		if math.Abs(res.Split.MaxLoad-want) > 1e-9 {
+			t.Errorf("trial %d: DP %.4f, brute force %.4f (graph %+v)", trial, res.Split.MaxLoad, want, g)
+		}
+		if s := res.Split; !s.Contiguous || !s.Fits() || !s.Colocated || !acyclicStages(s) {
+			t.Errorf("trial %d: DP split contiguous %v fits %v colocated %v", trial, s.Contiguous, s.Fits(), s.Colocated)
+		}
+	}
+}
+
+// The integer program is exact too: it finds the least max load over all
+// splits that keep colour classes together and fit (Fig. 6 without
+// contiguity), up to its time grid.
+func TestNonContiguousMatchesBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 25 {
+		g := randomGraph(r, 3+r.IntN(3), 1+r.IntN(2), r.IntN(2))
+		want := bruteForce(t, g, func(*Split) bool { return true })
+		dp, err := Contiguous(context.Background(), g, DPOptions{})
+		if err != nil {
+			continue // nothing fits contiguously: no start
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		res, err := NonContiguous(ctx, g, IPOptions{Start: dp.Split})
+		cancel()
+		if err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		if !res.Proven {
+			t.Errorf("trial %d: not proven on a tiny graph", trial)
+		}
+		if math.Abs(res.Split.MaxLoad-want) > 1e-6 {
+			t.Errorf("trial %d: IP %.4f, brute force %.4f", trial, res.Split.MaxLoad, want)
+		}
+		if res.Split.MaxLoad > dp.Split.MaxLoad+1e-12 {
+			t.Errorf("trial %d: IP %.4f worse than its start %.4f", trial, res.Split.MaxLoad, dp.Split.MaxLoad)
+		}
+	}
+}
+
+// The same graph gives the same split, node for node.
+func TestContiguousDeterministic(t *testing.T) {
+	g := loadSeed(t, "operator/bert_l-3_training.json")
+	a, err := Contiguous(context.Background(), g, DPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Contiguous(context.Background(), g, DPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := range a.Split.Device {
+		if a.Split.Device[v] != b.Split.Device[v] {
+			t.Fatalf("node %d on device %d, then %d", v, a.Split.Device[v], b.Split.Device[v])
+		}
+	}
+}
+
+// A cancelled context stops the DP with the context's error.
+func TestContiguousCancelled(t *testing.T) {
+	g := loadSeed(t, "operator/bert_l-3_training.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Contiguous(ctx, g, DPOptions{}); err == nil {
+		t.Fatal("no error from a cancelled context")
+	}
+}
+
+// Interleaved chunks: exactly C·D non-empty stages, and the cuts moved so
+// that the largest device sum is least. On the GPT-like profile (4
+// devices, 2 chunks) the embedding's device must hold one more stage of at
+// least one block: 10.2 + 3 = 13.2 is the best possible, in loop and in V
+// order.
+func TestInterleavedChunks(t *testing.T) {
+	g := loadModel(t, "gpt-like.json")
+	for _, order := range []string{"loop", "v"} {
+		devs := []int{0, 1, 2, 3, 0, 1, 2, 3}
+		if order == "v" {
+			devs = []int{0, 1, 2, 3, 3, 2, 1, 0}
+		}
+		r, err := Contiguous(context.Background(), g, DPOptions{Stages: 8, StageDevices: devs, DeviceMemory: g.Memory})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Split.Stages) != 8 {
+			t.Fatalf("%s: %d stages, want 8", order, len(r.Split.Stages))
+		}
+		sum := make([]float64, 4)
+		mem := make([]float64, 4)
+		for i, st := range r.Split.Stages {
+			sum[devs[i]] += st.Load
+			mem[devs[i]] += st.Memory
+		}
+		worst := 0.0
+		for d := range sum {
+			worst = math.Max(worst, sum[d])
+			if mem[d] > g.Memory {
+				t.Errorf("%s: device %d memory %v over the cap %v", order, d, mem[d], g.Memory)
+			}
+		}
+		if math.Abs(worst-13.2) > 1e-9 {
+			t.Errorf("%s: largest device load %.4f, want 13.2 (loads %v)", order, worst, sum)
+		}
+	}
+}

@@ -1,0 +1,249 @@
+package partition
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"tessel/internal/strictjson"
+)
+
+// The layer profile is tessel's own model file, for users (README, "Layer
+// profile"):
+//
+//	{
+//	  "name": "gpt-like",
+//	  "devices": 4,
+//	  "memory": 24,
+//	  "layers": [
+//	    {"name": "embed", "forward": 3.4, "backward": 6.8, "params": 6, "activations": 1},
+//	    {"name": "block1", "forward": 1, "input": 1, "weight": 1, "params": 2, "activations": 1, "comm": 0.05}
+//	  ],
+//	  "edges": [["embed", "block1"]]
+//	}
+//
+// "layers" is required; a layer needs "name" and "forward" > 0. For
+// training, every layer has "backward", or "input" and "weight" (the
+// backward split into the gradients for inputs and for weights), never
+// both. "params" (memory that stays: weights, gradients, optimizer state)
+// and "activations" (what one micro-batch stashes until its backward) are
+// in any unit, the unit of "memory", the per-accelerator cap (0 or absent:
+// none). "comm" is the time to move the layer's output (and its gradient)
+// to another device. "edges" default to a chain in the order given. The
+// file is strict like a placement file.
+
+// ParseProfile reads a layer profile.
+func ParseProfile(data []byte) (*Graph, error) {
+	raw, err := strictjson.Top(data, "model object")
+	if err != nil {
+		return nil, err
+	}
+	return decodeProfile(raw)
+}
+
+type profileLayer struct {
+	name                             string
+	forward, backward, input, weight float64
+	hasBackward, hasInput, hasWeight bool
+	params, activations, comm        float64
+}
+
+func decodeProfile(raw json.RawMessage) (*Graph, error) {
+	g := &Graph{}
+	var layers, edges []json.RawMessage
+	hasEdges := false
+	err := strictjson.Object(raw, []strictjson.Field{
+		{Name: "name", Decode: func(v json.RawMessage) error { return strictjson.String(v, &g.Name) }},
+		{Name: "devices", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &g.Accelerators) }},
+		{Name: "memory", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &g.Memory) }},
+		{Name: "layers", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &layers) }},
+		{Name: "edges", Decode: func(v json.RawMessage) error { hasEdges = true; return strictjson.Array(v, &edges) }},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if g.Accelerators < 0 {
+		return nil, fmt.Errorf("field \"devices\": want ≥ 0, got %d", g.Accelerators)
+	}
+	if g.Memory < 0 {
+		return nil, fmt.Errorf("field \"memory\": want ≥ 0, got %v", g.Memory)
+	}
+	if len(layers) == 0 {
+		return nil, fmt.Errorf("field \"layers\": no layers")
+	}
+	ls := make([]profileLayer, len(layers))
+	index := map[string]int{}
+	for i, v := range layers {
+		l := &ls[i]
+		err := strictjson.Object(v, []strictjson.Field{
+			{Name: "name", Required: true, Decode: func(x json.RawMessage) error { return strictjson.String(x, &l.name) }},
+			{Name: "forward", Required: true, Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.forward) }},
+			{Name: "backward", Decode: func(x json.RawMessage) error { l.hasBackward = true; return strictjson.Float(x, &l.backward) }},
+			{Name: "input", Decode: func(x json.RawMessage) error { l.hasInput = true; return strictjson.Float(x, &l.input) }},
+			{Name: "weight", Decode: func(x json.RawMessage) error { l.hasWeight = true; return strictjson.Float(x, &l.weight) }},
+			{Name: "params", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.params) }},
+			{Name: "activations", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.activations) }},
+			{Name: "comm", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.comm) }},
+		})
+		if err == nil {
+			err = l.check()
+		}
+		if err != nil {
+			var peek struct{ Name string }
+			_ = json.Unmarshal(v, &peek)
+			if peek.Name != "" {
+				return nil, fmt.Errorf("layers[%d] (%q): %w", i, peek.Name, err)
+			}
+			return nil, fmt.Errorf("layers[%d]: %w", i, err)
+		}
+		if j, dup := index[l.name]; dup {
+			return nil, fmt.Errorf("layers[%d]: name %q already used by layers[%d]", i, l.name, j)
+		}
+		index[l.name] = i
+	}
+	training := ls[0].hasBackward || ls[0].hasInput
+	for i, l := range ls {
+		if (l.hasBackward || l.hasInput) != training {
+			what := "has no backward time, unlike"
+			if !training {
+				what = "has a backward time, unlike"
+			}
+			return nil, fmt.Errorf("layers[%d] (%q) %s layers[0] (%q)", i, l.name, what, ls[0].name)
+		}
+	}
+	var deps [][2]int
+	if !hasEdges {
+		for i := 1; i < len(ls); i++ {
+			deps = append(deps, [2]int{i - 1, i})
+		}
+	}
+	for n, v := range edges {
+		var ends []json.RawMessage
+		if err := strictjson.Array(v, &ends); err != nil {
+			return nil, fmt.Errorf("edges[%d]: %w", n, err)
+		}
+		if len(ends) != 2 {
+			return nil, fmt.Errorf("edges[%d]: want [from, to], got %d names", n, len(ends))
+		}
+		var d [2]int
+		for e, ev := range ends {
+			var name string
+			if err := strictjson.String(ev, &name); err != nil {
+				return nil, fmt.Errorf("edges[%d][%d]: %w", n, e, err)
+			}
+			i, ok := index[name]
+			if !ok {
+				return nil, fmt.Errorf("edges[%d]: unknown layer %q", n, name)
+			}
+			d[e] = i
+		}
+		deps = append(deps, d)
+	}
+	// One forward node per layer (0..n-1) and, for training, one backward
+	// node (n..2n-1) of the same colour class, with the edges mirrored and
+	// each forward feeding its own backward (the stashed activations).
+	n := len(ls)
+	for i, l := range ls {
+		g.Nodes = append(g.Nodes, Node{Name: l.name, Acc: l.forward, CPU: l.forward, Size: l.params + l.activations, Comm: l.comm, Class: i, Layer: i})
+		g.Activations = append(g.Activations, l.activations)
+	}
+	if training {
+		for i, l := range ls {
+			b := l.backward
+			if l.hasInput {
+				b = l.input + l.weight
+			}
+			g.Nodes = append(g.Nodes, Node{Name: l.name, Acc: b, CPU: b, Comm: l.comm, Backward: true, Class: i, Input: l.input, Weight: l.weight, Layer: i})
+			g.Activations = append(g.Activations, 0)
+		}
+	}
+	g.Edges = append(g.Edges, deps...)
+	if training {
+		for _, d := range deps {
+			g.Edges = append(g.Edges, [2]int{n + d[1], n + d[0]})
+		}
+		for i := range n {
+			g.Edges = append(g.Edges, [2]int{i, n + i})
+		}
+	}
+	devices := g.Accelerators
+	if devices == 0 {
+		g.Accelerators = 1 // validated with one device; the caller sets the count
+	}
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	g.Accelerators = devices
+	return g, nil
+}
+
+func (l *profileLayer) check() error {
+	if l.name == "" {
+		return fmt.Errorf("empty name")
+	}
+	if l.forward <= 0 {
+		return fmt.Errorf("forward time %v: want > 0", l.forward)
+	}
+	if l.hasInput != l.hasWeight {
+		return fmt.Errorf("give both \"input\" and \"weight\", or \"backward\"")
+	}
+	if l.hasBackward && l.hasInput {
+		return fmt.Errorf("give \"backward\" or \"input\" and \"weight\", not both")
+	}
+	for _, x := range []struct {
+		name string
+		v    float64
+	}{{"backward", l.backward}, {"input", l.input}, {"weight", l.weight}, {"params", l.params}, {"activations", l.activations}, {"comm", l.comm}} {
+		if x.v < 0 {
+			return fmt.Errorf("%s %v: want ≥ 0", x.name, x.v)
+		}
+	}
+	if l.hasBackward && l.backward == 0 || l.hasInput && l.input+l.weight == 0 {
+		return fmt.Errorf("backward time 0: want > 0")
+	}
+	return nil
+}
+
+// Parse reads a model file in either format: a layer profile (an object
+// with "layers") or a graph of seed 001 (an object with "nodes").
+func Parse(data []byte) (*Graph, error) {
+	raw, err := strictjson.Top(data, "model object")
+	if err != nil {
+		return nil, err
+	}
+	if strictjson.Type(raw) != "an object" {
+		return nil, fmt.Errorf("want a model object, got %s", strictjson.Type(raw))
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return nil, strictjson.SyntaxError(data, err)
+	}
+	_, layers := keys["layers"]
+	_, nodes := keys["nodes"]
+	switch {
+	case layers && !nodes:
+		return decodeProfile(raw)
+	case nodes && !layers:
+		return decodeSeed(raw)
+	}
+	return nil, fmt.Errorf("want a layer profile (with \"layers\") or a seed 001 graph (with \"nodes\")")
+}
+
+// Load reads the model file at path (see Parse). Errors start with the
+// path.
+func Load(path string) (*Graph, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	g, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return g, nil
+}

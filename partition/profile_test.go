@@ -1,0 +1,242 @@
+package partition
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tessel/placement"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func loadModel(t testing.TB, name string) *Graph {
+	t.Helper()
+	g, err := Load(filepath.Join("..", "testdata", "models", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestProfileGraph(t *testing.T) {
+	g := loadModel(t, "gpt-like.json")
+	if g.Name != "gpt-like" || g.Accelerators != 4 || g.Memory != 24 || !g.Training() {
+		t.Fatalf("graph %q, %d devices, memory %v, training %v", g.Name, g.Accelerators, g.Memory, g.Training())
+	}
+	// 12 layers: a forward and a backward node each; 11 chain edges each
+	// way and one from every forward to its backward.
+	if len(g.Nodes) != 24 || len(g.Edges) != 11+11+12 {
+		t.Fatalf("%d nodes, %d edges", len(g.Nodes), len(g.Edges))
+	}
+	if e := g.Nodes[0]; e.Name != "embed" || e.Acc != 3.4 || e.Size != 13 || e.Class != 0 {
+		t.Errorf("embed forward %+v", e)
+	}
+	if b := g.Nodes[12]; !b.Backward || b.Acc != 6.8 || b.Class != 0 || b.Size != 0 {
+		t.Errorf("embed backward %+v", b)
+	}
+	s := loadModel(t, "gpt-like-split.json")
+	if b := s.Nodes[13]; b.Acc != 2 || b.Input != 1 || b.Weight != 1 {
+		t.Errorf("block1 backward of the split profile %+v", b)
+	}
+}
+
+// Every bad model in testdata/bad-models fails to load with one line that
+// names the problem.
+func TestBadModels(t *testing.T) {
+	want := map[string]string{
+		"backward-and-split.json":      `give "backward" or "input" and "weight", not both`,
+		"both-formats.json":            "want a layer profile",
+		"cycle.json":                   `cycle "a" -> "b" -> "a"`,
+		"duplicate-layer.json":         `name "a" already used by layers[0]`,
+		"empty.json":                   "empty input",
+		"input-without-weight.json":    `give both "input" and "weight"`,
+		"malformed.json":               "malformed JSON",
+		"missing-forward.json":         `missing field "forward"`,
+		"mixed-backward.json":          "has no backward time",
+		"negative-devices.json":        `field "devices": want ≥ 0`,
+		"negative-time.json":           "forward time -1: want > 0",
+		"no-layers.json":               "no layers",
+		"not-object.json":              "want a model object, got an array",
+		"seed-bad-flag.json":           "supportedOnFpga 2: want 0 or 1",
+		"seed-duplicate-id.json":       "id 1 already used",
+		"seed-fractional-devices.json": `"maxFPGAs": want a whole number`,
+		"seed-unknown-id.json":         "unknown destId 7",
+		"trailing.json":                "trailing data after the model object at line 1, column 43",
+		"unknown-edge.json":            `unknown layer "b"`,
+		"unknown-field.json":           `unknown field "backwards"`,
+		"wrong-type.json":              `field "forward": want a number, got a string`,
+	}
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "bad-models", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		g, err := Load(f)
+		if name == "seed-too-big.json" {
+			// Loads; no split fits its memory.
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Contiguous(context.Background(), g, DPOptions{}); err == nil || !strings.Contains(err.Error(), "no contiguous split fits") {
+				t.Errorf("%s: %v", name, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: loaded", name)
+			continue
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, f+": ") {
+			t.Errorf("%s: error %q is not one line starting with the path", name, msg)
+		}
+		w, ok := want[name]
+		if !ok {
+			t.Errorf("%s: no expected message (got %q)", name, msg)
+		} else if !strings.Contains(msg, w) {
+			t.Errorf("%s: error %q, want it to say %q", name, msg, w)
+		}
+	}
+	if len(files) != len(want)+1 {
+		t.Errorf("%d bad models, %d expected messages", len(files), len(want))
+	}
+}
+
+// The placement of the GPT-like profile's DP split, byte for byte: the
+// embedding alone on device 0, times in half-units (AutoTimeUnit), a
+// forward → backward dependency per stage.
+func TestPlacementGolden(t *testing.T) {
+	for _, c := range []struct{ model, golden string }{
+		{"gpt-like.json", "gpt-like.placement.json"},
+		{"gpt-like-split.json", "gpt-like-split.placement.json"},
+		{"branches.json", "branches.placement.json"},
+	} {
+		g := loadModel(t, c.model)
+		r, err := Contiguous(context.Background(), g, DPOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conv, err := ToPlacement(r.Split, PlacementOptions{Name: g.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := conv.Placement.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("testdata", c.golden)
+		if *update {
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Errorf("%s: placement differs from %s:\n%s", c.model, path, buf.String())
+		}
+		if _, err := placement.Parse(buf.Bytes()); err != nil {
+			t.Errorf("%s: the written placement does not load: %v", c.model, err)
+		}
+	}
+}
+
+// A profile that splits the backward gives input and weight blocks: the
+// weight block after its own input block, the previous stage's input
+// block after this one's input block only, memory +1 / 0 / −1.
+func TestPlacementSplitBackward(t *testing.T) {
+	g := loadModel(t, "gpt-like-split.json")
+	r, err := Contiguous(context.Background(), g, DPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := ToPlacement(r.Split, PlacementOptions{TimeUnit: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := conv.Placement
+	id := map[string]int{}
+	for i, b := range p.Blocks {
+		id[b.ID] = i
+	}
+	count := map[placement.Kind]int{}
+	for _, b := range p.Blocks {
+		count[b.Kind]++
+		want := map[placement.Kind]int{placement.Forward: 1, placement.Input: 0, placement.Weight: -1}[b.Kind]
+		if b.Memory != want {
+			t.Errorf("%s: memory %d, want %d", b.ID, b.Memory, want)
+		}
+	}
+	if count[placement.Forward] != 4 || count[placement.Input] != 4 || count[placement.Weight] != 4 || count[placement.Backward] != 0 {
+		t.Fatalf("blocks by kind %v", count)
+	}
+	has := map[[2]int]bool{}
+	for _, d := range p.Deps {
+		has[[2]int{d.From, d.To}] = true
+	}
+	for s := range 4 {
+		if !has[[2]int{id[name('i', s)], id[name('w', s)]}] {
+			t.Errorf("no dependency i%d -> w%d", s, s)
+		}
+		if s > 0 && !has[[2]int{id[name('i', s)], id[name('i', s-1)]}] {
+			t.Errorf("no dependency i%d -> i%d", s, s-1)
+		}
+		for _, d := range p.Deps {
+			if d.From == id[name('w', s)] {
+				t.Errorf("w%d has a successor %s: nothing waits for a weight gradient", s, p.Blocks[d.To].ID)
+			}
+		}
+	}
+	// embed: input 3.4 → 7 half-units, weight 3.4 → 7.
+	if b := p.Blocks[id["i0"]]; b.Time != 7 {
+		t.Errorf("i0 time %d, want 7", b.Time)
+	}
+}
+
+func name(k byte, s int) string { return string(k) + string(rune('0'+s)) }
+
+// A non-contiguous split becomes an acyclic placement: a device's nodes
+// are cut into phases where a path leaves the device and comes back.
+func TestPlacementNonContiguous(t *testing.T) {
+	g := &Graph{Accelerators: 2, Nodes: []Node{
+		{Name: "a", Acc: 1, Class: -1}, {Name: "b", Acc: 1, Class: -1}, {Name: "c", Acc: 1, Class: -1},
+	}, Edges: [][2]int{{0, 1}, {1, 2}}}
+	s, err := NewSplit(g, []int{0, 1, 0}) // a and c on 0, b on 1
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Contiguous {
+		t.Fatal("{a, c} counted as contiguous")
+	}
+	conv, err := ToPlacement(s, PlacementOptions{TimeUnit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(conv.Placement.Blocks); n != 3 {
+		t.Fatalf("%d blocks, want 3 (a and c apart)", n)
+	}
+}
+
+func TestAutoTimeUnit(t *testing.T) {
+	for _, c := range []struct {
+		ts   []float64
+		want float64
+	}{
+		{[]float64{1, 2, 3}, 1},
+		{[]float64{3.4, 4, 3}, 0.5}, // 3 → 6, 3.4 → 7 (2.9%), 4 → 8
+		{[]float64{0, 2}, 2},
+		{nil, 1},
+	} {
+		if got := AutoTimeUnit(c.ts); got != c.want {
+			t.Errorf("AutoTimeUnit(%v) = %v, want %v", c.ts, got, c.want)
+		}
+	}
+}
