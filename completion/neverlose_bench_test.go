@@ -51,8 +51,14 @@ func neverLoseCases() []neverLoseCase {
 					continue
 				}
 				cs = append(cs, neverLoseCase{
-					name:   fmt.Sprintf("zb-%s-%dd-m%d-n%d", order, d, 2*d, n),
-					p:      func() (*placement.Placement, error) { return zeroBubbleChain(d, order), nil },
+					name: fmt.Sprintf("zb-%s-%dd-m%d-n%d", order, d, 2*d, n),
+					p: func() (*placement.Placement, error) {
+						opt := placement.Options{Devices: d, SplitBackward: true}
+						if order != "one" {
+							opt.Chunks, opt.Order = 2, placement.Order(order)
+						}
+						return placement.Builtin("v-shape", opt)
+					},
 					memory: 2 * d, n: n,
 				})
 			}
@@ -124,46 +130,6 @@ func layerChain(stages, layers, f, bw int) *placement.Placement {
 			p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("b%d.%d", s, l), Kind: placement.Backward, Devices: []int{s}, Time: bw, Memory: -1})
 			chain = append(chain, len(p.Blocks)-1)
 		}
-	}
-	for k := 1; k < len(chain); k++ {
-		p.Deps = append(p.Deps, placement.Dep{From: chain[k-1], To: chain[k]})
-	}
-	return p
-}
-
-// zeroBubbleChain is a zero-bubble placement: stages with a forward F
-// (time 1, memory +1), an input gradient I (time 1, memory 0) and a weight
-// gradient W (time 1, memory −1, after its I), the F's down the stages
-// and the I's back. order "one" puts stage s on device s; "loop" puts 2·D
-// stages on device s mod D (interleaved); "v" puts stages 0..D−1 on
-// devices 0..D−1 and D..2D−1 back on D−1..0 (ZB-V).
-func zeroBubbleChain(d int, order string) *placement.Placement {
-	var devs []int
-	for s := range d {
-		devs = append(devs, s)
-	}
-	switch order {
-	case "loop":
-		for s := range d {
-			devs = append(devs, s)
-		}
-	case "v":
-		for s := d - 1; s >= 0; s-- {
-			devs = append(devs, s)
-		}
-	}
-	p := &placement.Placement{Name: fmt.Sprintf("zb-%s-%d", order, d), Devices: d}
-	var chain []int
-	for s, dev := range devs {
-		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("f%d", s), Kind: placement.Forward, Devices: []int{dev}, Time: 1, Memory: 1})
-		chain = append(chain, len(p.Blocks)-1)
-	}
-	for s := len(devs) - 1; s >= 0; s-- {
-		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("i%d", s), Kind: placement.Input, Devices: []int{devs[s]}, Time: 1, Memory: 0})
-		in := len(p.Blocks) - 1
-		chain = append(chain, in)
-		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("w%d", s), Kind: placement.Weight, Devices: []int{devs[s]}, Time: 1, Memory: -1})
-		p.Deps = append(p.Deps, placement.Dep{From: in, To: len(p.Blocks) - 1})
 	}
 	for k := 1; k < len(chain); k++ {
 		p.Deps = append(p.Deps, placement.Dep{From: chain[k-1], To: chain[k]})

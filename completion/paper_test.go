@@ -46,3 +46,29 @@ func TestPaperSeed000DualPipeHalved(t *testing.T) {
 		}
 	}
 }
+
+// Anytime: a search whose context has ended answers with the best
+// construction, verified, without starting the solver (issue 9, item 4:
+// --time-limit and Ctrl-C answer at once).
+func TestSearchStoppedAnswersWithTheBestConstruction(t *testing.T) {
+	// k-shape: no baseline applies, so a construction must answer.
+	p, err := placement.Builtin("k-shape", placement.Options{Devices: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Search(ctx, p, Options{Memory: 8, MicroBatches: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Search != nil || res.Skipped == "" {
+		t.Errorf("the solver ran after the context ended (skipped: %q)", res.Skipped)
+	}
+	if err := schedule.Verify(res.Schedule); err != nil {
+		t.Fatal(err)
+	}
+	if res.Proven() && res.Gap() > 0 {
+		t.Error("a stopped search claims a proof")
+	}
+}

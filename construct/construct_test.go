@@ -150,7 +150,7 @@ func TestPortfolioZeroBubbleReachesTheBound(t *testing.T) {
 				if n < 2*d {
 					continue
 				}
-				p := zeroBubbleChain(d, order)
+				p := zeroBubbleChain(t, d, order)
 				cands, err := Portfolio(context.Background(), p, n, 2*d)
 				if err != nil || len(cands) == 0 {
 					t.Fatalf("%s %d devices: %v", order, d, err)
@@ -168,42 +168,14 @@ func TestPortfolioZeroBubbleReachesTheBound(t *testing.T) {
 	}
 }
 
-// zeroBubbleChain is a chain of stages, each a forward F, an input
-// gradient I and a weight gradient W (after its I): the F's down the
-// stages, the I's back. order "one" puts stage s on device s, "loop" 2·D
-// stages on device s mod D, "v" stages 0..D−1 on devices 0..D−1 and
-// D..2D−1 back on D−1..0.
-func zeroBubbleChain(d int, order string) *placement.Placement {
-	var devs []int
-	for s := range d {
-		devs = append(devs, s)
+// zeroBubbleChain is the built-in v-shape with its backward split:
+// order "one" one stage per device, "loop" and "v" two chunks.
+func zeroBubbleChain(t testing.TB, d int, order string) *placement.Placement {
+	opt := placement.Options{Devices: d, SplitBackward: true}
+	if order != "one" {
+		opt.Chunks, opt.Order = 2, placement.Order(order)
 	}
-	switch order {
-	case "loop":
-		for s := range d {
-			devs = append(devs, s)
-		}
-	case "v":
-		for s := d - 1; s >= 0; s-- {
-			devs = append(devs, s)
-		}
-	}
-	p := &placement.Placement{Name: fmt.Sprintf("zb-%s-%d", order, d), Devices: d}
-	var chain []int
-	for s, dev := range devs {
-		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("f%d", s), Kind: placement.Forward, Devices: []int{dev}, Time: 1, Memory: 1})
-		chain = append(chain, len(p.Blocks)-1)
-	}
-	for s := len(devs) - 1; s >= 0; s-- {
-		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("i%d", s), Kind: placement.Input, Devices: []int{devs[s]}, Time: 1})
-		chain = append(chain, len(p.Blocks)-1)
-		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("w%d", s), Kind: placement.Weight, Devices: []int{devs[s]}, Time: 1, Memory: -1})
-		p.Deps = append(p.Deps, placement.Dep{From: len(p.Blocks) - 2, To: len(p.Blocks) - 1})
-	}
-	for k := 1; k < len(chain); k++ {
-		p.Deps = append(p.Deps, placement.Dep{From: chain[k-1], To: chain[k]})
-	}
-	return p
+	return builtin(t, "v-shape", opt)
 }
 
 // Compact keeps a repetend that still repeats and drops one that does

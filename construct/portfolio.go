@@ -54,7 +54,8 @@ func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Ca
 	}
 	for _, rule := range Rules() {
 		for _, w := range windows(p.Devices, n) {
-			if ctx.Err() != nil || reached() {
+			// A stopped search still gets one schedule.
+			if (ctx.Err() != nil && len(out) > 0) || reached() {
 				break
 			}
 			s, err := List(p, n, ListOptions{Rule: rule, Window: w, Memory: memory})

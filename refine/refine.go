@@ -38,10 +38,10 @@ type Options struct {
 
 // DefaultWindows free about as many instances as the solver settles in a
 // second or two on this project's reference machine, then more.
-var DefaultWindows = []int{64, 128, 200}
+var DefaultWindows = []int{48, 96, 160}
 
 // DefaultEffort caps each solver call of a step.
-const DefaultEffort = 2_000_000
+const DefaultEffort = 500_000
 
 // Stats count the work of Improve.
 type Stats struct {

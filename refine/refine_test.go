@@ -14,28 +14,10 @@ import (
 // zeroBubbleV is the V placement of ZB-V with the backward split: stages
 // 0..D−1 down devices 0..D−1, stages D..2D−1 back up, F, I, W of time 1
 // and memory +1, 0, −1.
-func zeroBubbleV(d int) *placement.Placement {
-	var devs []int
-	for s := range d {
-		devs = append(devs, s)
-	}
-	for s := d - 1; s >= 0; s-- {
-		devs = append(devs, s)
-	}
-	p := &placement.Placement{Name: fmt.Sprintf("zb-v-%d", d), Devices: d}
-	var chain []int
-	for s, dev := range devs {
-		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("f%d", s), Kind: placement.Forward, Devices: []int{dev}, Time: 1, Memory: 1})
-		chain = append(chain, len(p.Blocks)-1)
-	}
-	for s := len(devs) - 1; s >= 0; s-- {
-		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("i%d", s), Kind: placement.Input, Devices: []int{devs[s]}, Time: 1})
-		chain = append(chain, len(p.Blocks)-1)
-		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("w%d", s), Kind: placement.Weight, Devices: []int{devs[s]}, Time: 1, Memory: -1})
-		p.Deps = append(p.Deps, placement.Dep{From: len(p.Blocks) - 2, To: len(p.Blocks) - 1})
-	}
-	for k := 1; k < len(chain); k++ {
-		p.Deps = append(p.Deps, placement.Dep{From: chain[k-1], To: chain[k]})
+func zeroBubbleV(t testing.TB, d int) *placement.Placement {
+	p, err := placement.Builtin("v-shape", placement.Options{Devices: d, SplitBackward: true, Chunks: 2, Order: placement.V})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return p
 }
@@ -45,7 +27,7 @@ func zeroBubbleV(d int) *placement.Placement {
 // bound, which hand-written zero-bubble schedules reach too. Reference:
 // issue 9, "F/I/W chains"; Qi et al., ZB-V.
 func TestImproveReachesTheBoundOnZBV(t *testing.T) {
-	p := zeroBubbleV(4)
+	p := zeroBubbleV(t, 4)
 	s, err := construct.List(p, 8, construct.ListOptions{Rule: construct.GradientFirst, Window: 6, Memory: 8})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +90,7 @@ func TestImproveNeverWorse(t *testing.T) {
 
 // A cancelled context returns the schedule as it is, at once.
 func TestImproveStopsWhenCancelled(t *testing.T) {
-	p := zeroBubbleV(4)
+	p := zeroBubbleV(t, 4)
 	s, err := construct.List(p, 8, construct.ListOptions{Rule: construct.GradientFirst, Memory: 8})
 	if err != nil {
 		t.Fatal(err)

@@ -378,6 +378,9 @@ func (x *Context) NewSolver(opt SolverOptions) (*Solver, error) {
 	C.Z3_params_inc_ref(x.c, p)
 	defer C.Z3_params_dec_ref(x.c, p)
 	C.Z3_params_set_uint(x.c, p, x.sym("random_seed"), C.uint(opt.Seed))
+	// Z3 would otherwise catch Ctrl-C itself during a check, end only
+	// that check and swallow the signal, so the program would go on.
+	C.Z3_params_set_bool(x.c, p, x.sym("ctrl_c"), false)
 	if opt.Effort > 0 {
 		C.Z3_params_set_uint(x.c, p, x.sym("rlimit"), C.uint(opt.Effort))
 	}
