@@ -344,20 +344,26 @@ func (x *Context) apply(op int, opName string, ts ...term) term {
 	return x.mk(op, opName, "", nil, args, nil, 0)
 }
 
-func intTerms(ts []Int) []term {
-	out := make([]term, len(ts))
-	for i, t := range ts {
-		out[i] = t.t
+// argList resolves a list of terms into x.buf, as args does.
+func argList[T Int | Bool](x *Context, op string, ts []T) ([]C.Z3_ast, bool) {
+	x.buf = x.buf[:0]
+	for _, t := range ts {
+		a := x.resolve(op, struct{ t term }(t).t)
+		if a == nil {
+			return nil, false
+		}
+		x.buf = append(x.buf, a)
 	}
-	return out
+	return x.buf, true
 }
 
-func boolTerms(ts []Bool) []term {
-	out := make([]term, len(ts))
-	for i, t := range ts {
-		out[i] = t.t
+// applyList makes op of a list of terms.
+func applyList[T Int | Bool](x *Context, op int, opName string, ts []T) term {
+	args, ok := argList(x, opName, ts)
+	if !ok {
+		return term{}
 	}
-	return out
+	return x.mk(op, opName, "", nil, args, nil, 0)
 }
 
 // Add is the sum of its terms (0 when empty).
@@ -368,7 +374,7 @@ func (x *Context) Add(ts ...Int) Int {
 	case 1:
 		return ts[0]
 	}
-	return Int{x.apply(C.OP_ADD, "add", intTerms(ts)...)}
+	return Int{applyList(x, C.OP_ADD, "add", ts)}
 }
 
 // Sub is a − b.
@@ -414,7 +420,7 @@ func (x *Context) And(ts ...Bool) Bool {
 	case 1:
 		return ts[0]
 	}
-	return Bool{x.apply(C.OP_AND, "and", boolTerms(ts)...)}
+	return Bool{applyList(x, C.OP_AND, "and", ts)}
 }
 
 func (x *Context) Or(ts ...Bool) Bool {
@@ -424,7 +430,7 @@ func (x *Context) Or(ts ...Bool) Bool {
 	case 1:
 		return ts[0]
 	}
-	return Bool{x.apply(C.OP_OR, "or", boolTerms(ts)...)}
+	return Bool{applyList(x, C.OP_OR, "or", ts)}
 }
 
 func (x *Context) Not(a Bool) Bool { return Bool{x.apply(C.OP_NOT, "not", a.t)} }
@@ -445,7 +451,7 @@ func (x *Context) PbLe(bs []Bool, coeffs []int, k int) Bool {
 		}
 		return x.False()
 	}
-	args, ok := x.args("pble", boolTerms(bs)...)
+	args, ok := argList(x, "pble", bs)
 	if !ok {
 		return Bool{}
 	}
