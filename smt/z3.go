@@ -33,6 +33,15 @@
 // by calls that return errors — never a crash. Every Close is idempotent.
 // Solvers and models count their own references and are released by
 // their Close (and all at once by the Context's).
+//
+// Scopes rather than a cleanup per term (runtime.AddCleanup): cleanups
+// run on another goroutine while a Context is single-threaded, the memory
+// kept would follow the garbage collector's pace instead of the search's,
+// and a cleanup costs more than the term it frees.
+//
+// A Context is not cheap to make: Z3 allocates and fills an 8 MB table
+// for each (see cmd/tessel/alloc.go), so a long search keeps its Context
+// and works in scopes.
 package smt
 
 /*
