@@ -101,20 +101,27 @@ func newPeriodSolver(p *placement.Placement, offsets []int, nr, memory, microBat
 
 // encodePeriodic encodes pr, a placement's repetend problem, with the
 // period P a variable and every device's window asserted.
-func encodePeriodic(p *placement.Placement, pr *smt.Problem, seed, effort int) (*periodSolver, error) {
+func encodePeriodic(p *placement.Placement, pr *smt.Problem, seed, effort int) (_ *periodSolver, err error) {
 	x := smt.NewContext()
+	// Closing the context frees the solver too (see newJointSolver).
+	defer func() {
+		if err != nil {
+			x.Close()
+		}
+	}()
 	s, err := x.NewSolver(smt.SolverOptions{Seed: seed, Effort: effort})
 	if err != nil {
-		x.Close()
 		return nil, err
 	}
 	period := x.IntVar("P")
 	e, err := smt.Encode(x, s, pr, &period)
 	if err != nil {
-		x.Close()
 		return nil, err
 	}
 	assertWindows(e, p, period)
+	if err := x.Err(); err != nil {
+		return nil, fmt.Errorf("repetend: periodic problem: %w", err)
+	}
 	return &periodSolver{x: x, s: s, e: e, period: period}, nil
 }
 

@@ -21,11 +21,17 @@ type jointSolver struct {
 	p       *placement.Placement
 }
 
-func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches, seed, effort int) (*jointSolver, error) {
+func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches, seed, effort int) (_ *jointSolver, err error) {
 	x := smt.NewContext()
+	// Closing the context frees the solver too: every failure below,
+	// however far the building got, leaves nothing behind.
+	defer func() {
+		if err != nil {
+			x.Close()
+		}
+	}()
 	s, err := x.NewSolver(smt.SolverOptions{Seed: seed, Effort: effort})
 	if err != nil {
-		x.Close()
 		return nil, err
 	}
 	// Dependencies are added below with offset terms; only δ = 0 ones
@@ -34,7 +40,6 @@ func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches,
 	pr.Precs = nil
 	e, err := smt.Encode(x, s, pr, nil)
 	if err != nil {
-		x.Close()
 		return nil, err
 	}
 	j := &jointSolver{x: x, s: s, e: e, p: p}
@@ -84,7 +89,10 @@ func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches,
 		}
 		e.AssertMemoryFrom(entry)
 	}
-	return j, x.Err()
+	if err := x.Err(); err != nil {
+		return nil, fmt.Errorf("repetend: joint problem at period %d: %w", period, err)
+	}
+	return j, nil
 }
 
 func (j *jointSolver) close() { j.x.Close() }

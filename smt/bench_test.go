@@ -49,3 +49,26 @@ func BenchmarkOptimalTightMemory(b *testing.B) {
 func BenchmarkOptimalMShape(b *testing.B) {
 	benchOptimal(b, "m-shape", 1, 3, 16, []int{2, 4})
 }
+
+// BenchmarkEncode times the binding itself: the encoding of the
+// time-optimal problem of m-shape with 4 micro-batches (every term and
+// assertion, no check), in one long-lived context, each round in a
+// push/pop scope.
+func BenchmarkEncode(b *testing.B) {
+	pl := mustBuiltin(b, "m-shape", placement.Options{Devices: 4})
+	prob := InstanceProblem(pl, AllInstances(pl, 4), 16, nil)
+	x := NewContext()
+	defer x.Close()
+	s, err := x.NewSolver(SolverOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for b.Loop() {
+		s.Push()
+		if _, err := Encode(x, s, prob, nil); err != nil {
+			b.Fatal(err)
+		}
+		s.Pop()
+	}
+}
