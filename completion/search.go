@@ -274,8 +274,11 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, context.Cause(ctx))
 	}
 
-	// 4. The solver re-optimises the ends of the best schedule.
-	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && res.Gap() > 0 {
+	// 4. The solver re-optimises the ends of the best schedule, unless it
+	// is already proven in the paper's sense (least period, time-optimal
+	// warmup and cooldown): there the windows rarely gain, and each costs
+	// a capped solver call.
+	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() {
 		report("refining", nil)
 		t3 := time.Now()
 		s, st, err := refine.Improve(ctx, res.Schedule, refine.Options{Effort: opt.RefineEffort, Seed: opt.Seed,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 
 	"tessel/placement"
 	"tessel/schedule"
@@ -23,8 +24,8 @@ type Candidate struct {
 // memory budget — modulo schedules of the least periods that fit and list
 // schedules for every rule and a range of windows — and returns those
 // that fit, best first: least makespan, then those that repeat a
-// repetend, then least peak memory, then name. It stops early, with what it has, when ctx ends or a schedule
-// meets the makespan's lower bound.
+// repetend, then least peak memory, then name. It stops early, with what
+// it has, when ctx ends or a schedule meets the makespan's lower bound.
 func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Candidate, error) {
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
@@ -52,29 +53,53 @@ func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Ca
 			add(name, s, ps)
 		}
 	}
+	// List schedules in batches of listBatch, run side by side; the batch
+	// size, not the cores, decides where an early stop falls, so every
+	// machine gives the same answer.
+	type job struct {
+		rule   Rule
+		window int
+	}
+	var jobs []job
 	for _, rule := range Rules() {
 		for _, w := range windows(p.Devices, n) {
-			// A stopped search still gets one schedule.
-			if (ctx.Err() != nil && len(out) > 0) || reached() {
-				break
-			}
-			s, err := List(p, n, ListOptions{Rule: rule, Window: w, Memory: memory})
-			if err != nil {
-				continue
-			}
-			name := fmt.Sprintf("list/%s", rule)
-			if w > 0 {
-				name += fmt.Sprintf("/window %d", w)
-			}
-			add(name, s, nil)
+			jobs = append(jobs, job{rule, w})
 		}
 	}
-	peak := func(s *schedule.Schedule) int {
-		t := 0
-		for _, m := range schedule.Measure(s).PeakMemory {
-			t += m
+	for start := 0; start < len(jobs); start += listBatch {
+		// A stopped search still gets one schedule.
+		if (ctx.Err() != nil && len(out) > 0) || reached() {
+			break
 		}
-		return t
+		batch := jobs[start:min(start+listBatch, len(jobs))]
+		got := make([]*schedule.Schedule, len(batch))
+		var wg sync.WaitGroup
+		for k, j := range batch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if s, err := List(p, n, ListOptions{Rule: j.rule, Window: j.window, Memory: memory}); err == nil {
+					got[k] = s
+				}
+			}()
+		}
+		wg.Wait()
+		for k, j := range batch {
+			if got[k] == nil {
+				continue
+			}
+			name := fmt.Sprintf("list/%s", j.rule)
+			if j.window > 0 {
+				name += fmt.Sprintf("/window %d", j.window)
+			}
+			add(name, got[k], nil)
+		}
+	}
+	peak := make(map[*schedule.Schedule]int, len(out))
+	for _, c := range out {
+		for _, m := range schedule.Measure(c.Schedule).PeakMemory {
+			peak[c.Schedule] += m
+		}
 	}
 	sort.SliceStable(out, func(a, b int) bool {
 		if out[a].Makespan != out[b].Makespan {
@@ -85,14 +110,16 @@ func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Ca
 		if ra, rb := out[a].Schedule.Repetend != nil, out[b].Schedule.Repetend != nil; ra != rb {
 			return ra
 		}
-		pa, pb := peak(out[a].Schedule), peak(out[b].Schedule)
-		if pa != pb {
+		if pa, pb := peak[out[a].Schedule], peak[out[b].Schedule]; pa != pb {
 			return pa < pb
 		}
 		return out[a].Name < out[b].Name
 	})
 	return out, nil
 }
+
+// listBatch is how many list schedules run side by side.
+const listBatch = 4
 
 // moduloPeriods is how many periods the portfolio unrolls modulo
 // schedules of: the least that fits the budget and the next ones.

@@ -41,7 +41,7 @@ type Options struct {
 var DefaultWindows = []int{48, 96, 160}
 
 // DefaultEffort caps each solver call of a step.
-const DefaultEffort = 500_000
+const DefaultEffort = 300_000
 
 // Stats count the work of Improve.
 type Stats struct {
