@@ -28,10 +28,16 @@ func chains(t *testing.T) []*placement.Placement {
 	var ps []*placement.Placement
 	for _, name := range placement.BuiltinNames() {
 		for _, d := range []int{2, 4, 8} {
-			for _, infer := range []bool{false, true} {
-				p, err := placement.Builtin(name, placement.Options{Devices: d, Inference: infer})
+			// Every built-in, with its inference variant, its backward
+			// split, and cut into chunks in loop and V order.
+			for _, opt := range []placement.Options{
+				{Devices: d}, {Devices: d, Inference: true}, {Devices: d, SplitBackward: true},
+				{Devices: d, Chunks: 2, Order: placement.Loop}, {Devices: d, Chunks: 2, Order: placement.V},
+				{Devices: d, Chunks: 2, Order: placement.Loop, SplitBackward: true}, {Devices: d, Chunks: 2, Order: placement.V, SplitBackward: true},
+			} {
+				p, err := placement.Builtin(name, opt)
 				if err != nil {
-					continue // not a valid device count for this shape
+					continue // not a valid device count or option for this shape
 				}
 				if _, err := torchcsv.Chain(p); err == nil {
 					ps = append(ps, p)
@@ -61,7 +67,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	for _, p := range ps {
 		names[p.Name] = true
 	}
-	for _, want := range []string{"v-shape", "split-v-shape", "v-chunks", "loop-chunks"} {
+	for _, want := range []string{"v-shape", "split-v-shape", "v-chunks", "loop-chunks", "v-shape-split", "v-shape-loop2-split", "v-shape-v2-split"} {
 		if !names[want] {
 			t.Errorf("%s is not exportable", want)
 		}
