@@ -224,12 +224,6 @@ func fitsBudget(p *placement.Placement, ps *Periodic, memory, n int) bool {
 	return true
 }
 
-// iterativeModulo places every block at period P with Rau's rule (the
-// restart 0 of imsRestart).
-func iterativeModulo(p *placement.Placement, P int) []int {
-	return imsRestart(p, P, newIMS(p), 0)
-}
-
 // ims holds what every restart of iterative modulo scheduling shares.
 type ims struct {
 	preds, succs [][]placement.Dep
