@@ -293,6 +293,17 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 			res.Source += ", refined"
 		}
 	}
+	// A schedule built without a repetend often has one in its steady
+	// state: name it, so that renderings mark it (checked like any other).
+	if res.Schedule.Repetend == nil {
+		if rp := schedule.FindRepetend(res.Schedule); rp != nil {
+			named := *res.Schedule
+			named.Repetend = rp
+			if schedule.Verify(&named) == nil {
+				res.Schedule = &named
+			}
+		}
+	}
 	res.Times.Total = time.Since(t0)
 	return res, nil
 }

@@ -237,3 +237,49 @@ func BenchmarkPortfolio(b *testing.B) {
 		})
 	}
 }
+
+// schedule.FindRepetend names the steady state of schedules built without
+// one: on every list schedule of the built-ins the repetend it finds
+// passes the verifier, and on an unrolled modulo schedule it finds the
+// modulo period over all its iterations.
+func TestFindRepetend(t *testing.T) {
+	found := 0
+	for _, name := range placement.BuiltinNames() {
+		p := builtin(t, name, placement.Options{Devices: 4})
+		for _, rule := range Rules() {
+			s, err := List(p, 24, ListOptions{Rule: rule, Memory: 8})
+			if err != nil {
+				continue
+			}
+			rp := schedule.FindRepetend(s)
+			if rp == nil {
+				continue
+			}
+			found++
+			s.Repetend = rp
+			if err := schedule.Verify(s); err != nil {
+				t.Errorf("%s %s: found %+v: %v", name, rule, rp, err)
+			}
+		}
+	}
+	if found == 0 {
+		t.Error("no list schedule has a steady state: the test checks nothing")
+	}
+	p := builtin(t, "m-shape", placement.Options{})
+	ps, err := Modulo(context.Background(), p, ModuloOptions{Memory: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ps.Schedule(p, 32, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Repetend = nil
+	rp := schedule.FindRepetend(s)
+	if rp == nil || rp.Period != ps.Period {
+		t.Fatalf("modulo period %d, found %+v", ps.Period, rp)
+	}
+	if _, nr := ps.Offsets(); rp.Iterations < 32-nr+1-1 {
+		t.Errorf("found %d iterations, the modulo schedule has %d", rp.Iterations, 32-nr+1)
+	}
+}
