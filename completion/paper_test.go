@@ -3,7 +3,9 @@ package completion
 import (
 	"context"
 	"testing"
+	"time"
 
+	"tessel/baseline"
 	"tessel/placement"
 	"tessel/schedule"
 )
@@ -70,5 +72,51 @@ func TestSearchStoppedAnswersWithTheBestConstruction(t *testing.T) {
 	}
 	if res.Proven() && res.Gap() > 0 {
 		t.Error("a stopped search claims a proof")
+	}
+}
+
+// Never lose (issue 9): on every built-in placement, split and chunked
+// variants included, under two budgets and two N, the search's makespan
+// is no longer than that of any baseline that applies and fits the budget.
+func TestSearchNeverLosesToABaseline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many searches")
+	}
+	var ps []*placement.Placement
+	for _, name := range placement.BuiltinNames() {
+		for _, opt := range []placement.Options{{}, {SplitBackward: true}, {Chunks: 2, Order: placement.Loop}, {Chunks: 2, Order: placement.V, SplitBackward: true}} {
+			if p, err := placement.Builtin(name, opt); err == nil {
+				ps = append(ps, p)
+			}
+		}
+	}
+	compared := 0
+	for _, p := range ps {
+		for _, memory := range []int{p.Devices, 2 * p.Devices} {
+			for _, n := range []int{p.Devices, 3 * p.Devices} {
+				// The constructions and baselines come first, so the
+				// claim holds wherever the search is stopped: a short
+				// limit keeps the test quick.
+				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+				res, err := Search(ctx, p, Options{Memory: memory, MicroBatches: n})
+				cancel()
+				if err != nil {
+					continue // no schedule fits this budget
+				}
+				for _, m := range baseline.Methods() {
+					s, err := m.Build(p, n, memory)
+					if err != nil {
+						continue
+					}
+					compared++
+					if schedule.Makespan(s) < res.Makespan() {
+						t.Errorf("%s memory %d N %d: %s ends at %d, the search at %d", p.Name, memory, n, m.Name, schedule.Makespan(s), res.Makespan())
+					}
+				}
+			}
+		}
+	}
+	if compared == 0 {
+		t.Error("no baseline applied: the test checks nothing")
 	}
 }
