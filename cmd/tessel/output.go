@@ -93,7 +93,7 @@ func (o outputs) check() error {
 
 // write saves a verified schedule to every file asked for.
 func (o outputs) write(s *schedule.Schedule) error {
-	if o.cluster != nil {
+	if o.cluster != nil && s.Cluster == nil {
 		on := *s
 		if err := on.SetCluster(o.cluster, o.given); err != nil {
 			return fmt.Errorf("record the cluster: %w", err)
