@@ -93,3 +93,32 @@ func (s *Schedule) SetCluster(c *cluster.Cluster, source *placement.Placement) e
 // Budgets is every device's memory budget (placement's Budget under
 // Memory; 0: unlimited).
 func (s *Schedule) Budgets() []int { return s.Placement.Budgets(s.Memory) }
+
+// OnCluster is s run on cluster c: its placement as given (Source, or
+// Placement without a cluster) on c, every device keeping its order of
+// instances, each as early as that order and the dependency rule allow
+// (Compact), with c recorded. The orders fix memory, so it fits c only if
+// it fits every device's budget there: the result is verified, and an
+// error says why not.
+func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
+	given := s.Placement
+	if s.Cluster != nil {
+		given = s.Source
+	}
+	q, err := c.Apply(given)
+	if err != nil {
+		return nil, err
+	}
+	ins, err := Compact(q, s.MicroBatches, Orders(s))
+	if err != nil {
+		return nil, err
+	}
+	out := &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
+	if err := out.SetCluster(c, given); err != nil {
+		return nil, err
+	}
+	if err := Verify(out); err != nil {
+		return nil, fmt.Errorf("on the cluster: %w", err)
+	}
+	return out, nil
+}
