@@ -273,7 +273,7 @@ func baselineRow(m baseline.Method, p *placement.Placement, opts compareOptions)
 	if err != nil {
 		return row, fmt.Errorf("compare: %w", err)
 	}
-	row.fill(s, opts.Memory)
+	row.fill(s, on, opts.Memory)
 	recordCluster(s, opts.cluster, onGiven)
 	row.RepetendBubbleRate = ptr(round6(steady))
 	row.Note = "steady period " + strconv.FormatFloat(period, 'f', -1, 64)
@@ -305,7 +305,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 	if err := schedule.Verify(s); err != nil {
 		return row, fmt.Errorf("compare: the Tessel schedule fails verification (a bug): %w", err)
 	}
-	row.fill(s, opts.Memory)
+	row.fill(s, p, opts.Memory)
 	recordCluster(s, opts.cluster, opts.given)
 	r := res.Repetend
 	if r != nil {
@@ -352,7 +352,7 @@ func optimalRow(ctx context.Context, p *placement.Placement, opts compareOptions
 	if err := schedule.Verify(s); err != nil {
 		return row, fmt.Errorf("compare: the time-optimal schedule fails verification (a bug): %w", err)
 	}
-	row.fill(s, opts.Memory)
+	row.fill(s, p, opts.Memory)
 	recordCluster(s, opts.cluster, opts.given)
 	row.Proven = ptr(sol.Proven)
 	row.Seconds = ptr(secs(elapsed))
@@ -364,7 +364,9 @@ func optimalRow(ctx context.Context, p *placement.Placement, opts compareOptions
 }
 
 // fill records what a verified schedule achieves.
-func (r *compareRow) fill(s *schedule.Schedule, memory int) {
+// fill measures s; the budget respected is every device's on p (a
+// baseline over the budget is verified without one).
+func (r *compareRow) fill(s *schedule.Schedule, p *placement.Placement, memory int) {
 	r.schedule = s
 	m := schedule.Measure(s)
 	r.Status = statusOK
@@ -372,8 +374,9 @@ func (r *compareRow) fill(s *schedule.Schedule, memory int) {
 	r.BubbleRate = ptr(round6(m.BubbleRate))
 	r.PeakMemory = m.PeakMemory
 	ok := true
-	for _, v := range m.PeakMemory {
-		ok = ok && (memory <= 0 || v <= memory)
+	for d, v := range m.PeakMemory {
+		b := p.Budget(d, memory)
+		ok = ok && (b <= 0 || v <= b)
 	}
 	r.BudgetRespected = ptr(ok)
 }
