@@ -30,7 +30,7 @@ func TestSearchStartsFrom(t *testing.T) {
 	const n = 8
 	start, _ := baseline.GPipe(q, n, 0) // over device 0's budget: built without it
 	start.Placement = q
-	res, err := Search(context.Background(), q, Options{MicroBatches: n, Start: []Start{{Name: "gpipe", Schedule: start}}})
+	_, err = Search(context.Background(), q, Options{MicroBatches: n, Start: []Start{{Name: "gpipe", Schedule: start}}})
 	if err == nil || !strings.Contains(err.Error(), `start "gpipe"`) {
 		t.Fatalf("a start over a device's budget: %v", err)
 	}
@@ -41,7 +41,7 @@ func TestSearchStartsFrom(t *testing.T) {
 	if _, err := Search(context.Background(), q, Options{MicroBatches: n, Start: []Start{{Name: "other", Schedule: ok}}}); err == nil {
 		t.Fatal("a start of another placement was taken")
 	}
-	res, err = Search(context.Background(), q, Options{MicroBatches: n, RefineEffort: -1})
+	res, err := Search(context.Background(), q, Options{MicroBatches: n, RefineEffort: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
