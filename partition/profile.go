@@ -2,9 +2,7 @@ package partition
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 
 	"tessel/internal/strictjson"
 )
@@ -233,17 +231,5 @@ func Parse(data []byte) (*Graph, error) {
 // Load reads the model file at path (see Parse). Errors start with the
 // path.
 func Load(path string) (*Graph, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	g, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return g, nil
+	return strictjson.Load(path, Parse)
 }

@@ -2,10 +2,8 @@ package placement
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"tessel/internal/strictjson"
@@ -29,19 +27,7 @@ func Parse(data []byte) (*Placement, error) {
 // Load reads and validates the placement file at path. Errors start with
 // the path, e.g. `testdata/bad/cycle.json: cycle f1 -> b1 -> f1`.
 func Load(path string) (*Placement, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	p, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return p, nil
+	return strictjson.Load(path, Parse)
 }
 
 // UnmarshalJSON decodes a placement file strictly (see Parse) and validates

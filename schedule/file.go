@@ -3,10 +3,8 @@ package schedule
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 
@@ -160,19 +158,7 @@ func appendString(b []byte, s string) []byte {
 // Load reads the schedule file at path (see Parse). Errors start with the
 // path.
 func Load(path string) (*Schedule, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	s, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return s, nil
+	return strictjson.Load(path, Parse)
 }
 
 // Parse reads a schedule file. It checks the file's structure, the

@@ -29,8 +29,9 @@ func optimalCommand() *cli.Command {
 		UsageText: "tessel optimal --placement v-shape --devices 4 --micro-batches 6 --memory 16 [--forward-time 1 --backward-time 2]\n" +
 			"   tessel optimal --placement-file my.json --micro-batches 4 --time-limit 60s --out s.json",
 		Description: "Encodes every block of every micro-batch in Z3 and minimises the makespan by binary search\n" +
-			"between a proven lower bound and a greedy schedule. Exact, but the time grows quickly with N:\n" +
-			"use tessel search for many micro-batches. With --time-limit it returns the best schedule found,\n" +
+			"between a proven lower bound and the best of the constructions and baselines, so its answer is\n" +
+			"never worse than theirs. Exact, but the time grows quickly with N: use tessel search for many\n" +
+			"micro-batches. With --time-limit it returns the best schedule found,\n" +
 			"marked as not proven. Every schedule printed or written has passed the verifier.",
 		Flags: append(append(placementFlags(),
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N", Value: 4},

@@ -113,15 +113,16 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := o.Outputs.write(s); err != nil {
 		return err
 	}
-	sum := newSummary(s, string(res.Search.Method), res.Proven())
-	sum.Seconds = seconds{Total: secs(res.Times.Total), Repetend: secs(res.Times.Repetend), Warmup: secs(res.Times.Warmup), Cooldown: secs(res.Times.Cooldown)}
+	sum := searchSummary(res, defaultMethod)
 	r := res.Repetend
-	rate := schedule.RepetendBubbleRate(p, r.Period)
-	sum.NR, sum.Period, sum.RepetendBubbleRate = r.NR, r.Period, &rate
+	period := 0
+	if r != nil {
+		period = r.Period
+	}
 	unit := pr.converted.TimeUnit
 	out := planResult{
 		Partition: pr, Schedule: sum,
-		MakespanTime: round6(float64(sum.Makespan) * unit), PeriodTime: round6(float64(r.Period) * unit),
+		MakespanTime: round6(float64(sum.Makespan) * unit), PeriodTime: round6(float64(period) * unit),
 		TimePerSample: pr.MaxLoad, SearchSeconds: secs(time.Since(t1)), TotalSeconds: secs(time.Since(t0)),
 		ScheduleFile: o.Outputs.Out, PlacementFile: o.PlacementOut, ScheduleProven: res.Proven(),
 	}
@@ -145,8 +146,12 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := schedule.RenderTextUpTo(s, stdout, units); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nrepetend     N_R %d, period %d steps = %.2f per micro-batch (the split's max load %.2f), repetend bubble rate %s\n",
-		r.NR, r.Period, out.PeriodTime, pr.MaxLoad, pct(rate))
+	if r != nil {
+		fmt.Fprintf(stdout, "\nrepetend     N_R %d, period %d steps = %.2f per micro-batch (the split's max load %.2f), repetend bubble rate %s\n",
+			r.NR, r.Period, out.PeriodTime, pr.MaxLoad, pct(schedule.RepetendBubbleRate(p, r.Period)))
+	} else {
+		fmt.Fprintf(stdout, "\nrepetend     none fits the budget (--budget, --nr); the schedule below is a construction's\n")
+	}
 	fmt.Fprintf(stdout, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
 		s.MicroBatches, sum.Makespan, out.MakespanTime, pct(sum.BubbleRate), sum.LowerBound.Makespan)
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budget(o.Budget))

@@ -41,17 +41,24 @@ const defaultMethod = repetend.MethodJoint
 func searchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "search",
-		Usage: "find the schedule with the fewest bubbles under a memory budget (the Tessel search)",
+		Usage: "find the shortest schedule of N micro-batches under a memory budget, never worse than the baselines (the Tessel search)",
 		UsageText: "tessel search --placement m-shape --memory 6 --nr 6 --micro-batches 128\n" +
 			"   tessel search --placement-file my.json --memory 8 --out s.json --svg s.svg",
-		Description: "Builds a repetend — every block once, block i from micro-batch offset n_i < N_R — with the\n" +
-			"least period P under the memory budget, checks that a warmup and a cooldown exist for it,\n" +
-			"searches their time-optimal schedules, and repeats the repetend to cover --micro-batches.\n" +
+		Description: "Finds the schedule of --micro-batches with the shortest makespan it can under the memory\n" +
+			"budget, never one that ends later than a baseline or a solver-free construction:\n" +
+			"  1. constructions (modulo schedules, list schedules under the budget) and every baseline\n" +
+			"     that applies, in milliseconds; the best is the incumbent;\n" +
+			"  2. a repetend — every block once, block i from micro-batch offset n_i < N_R — of shorter\n" +
+			"     period than the best modulo schedule's, searched with Z3 top-down from it, with the lazy\n" +
+			"     check that its warmup and cooldown exist;\n" +
+			"  3. the time-optimal warmup and cooldown of that repetend, around its exact iterations;\n" +
+			"  4. Z3 re-optimises the first and last instances of the best schedule where it is not proven.\n" +
 			"The repetend bubble rate is the bubble rate of the whole schedule as N grows.\n\n" +
-			"Methods: joint (default) makes the offsets solver variables and checks P = lower bound,\n" +
-			"lower bound + 1, ...; enumerate solves candidate offsets one by one on --jobs workers (the\n" +
-			"paper's Algorithm 1); race runs both and keeps the first proven answer.\n" +
-			"A time limit or Ctrl-C returns the best verified schedule found, marked as not proven;\n" +
+			"Methods of step 2: joint (default) makes the offsets solver variables and checks one period\n" +
+			"at a time; enumerate solves candidate offsets one by one on --jobs workers (the paper's\n" +
+			"Algorithm 1); race runs both and keeps the first proven answer. --solver-only runs steps 2\n" +
+			"and 3 alone, the paper's search.\n" +
+			"A time limit or Ctrl-C returns the best verified schedule found at once, marked as not proven;\n" +
 			"so does a solver call that reaches --effort (the same answer on every run).",
 		Flags: append(append(placementFlags(),
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N of the full schedule", Value: 128},
@@ -121,28 +128,11 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if err := opts.Outputs.write(s); err != nil {
 		return err
 	}
-	methodName := string(method)
-	if res.Search != nil {
-		methodName = string(res.Search.Method)
-	}
-	sum := newSummary(s, methodName, res.Proven())
-	sum.Source = res.Source
-	sum.Gap = ptr(res.Gap())
-	sum.Seconds = seconds{Total: secs(res.Times.Total), Constructions: secs(res.Times.Constructions), Repetend: secs(res.Times.Repetend), Warmup: secs(res.Times.Warmup), Cooldown: secs(res.Times.Cooldown), Refine: secs(res.Times.Refine)}
-	if res.Search != nil {
-		st := res.Search.Stats
-		sum.Candidates = &candidates{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}
-	}
+	sum := searchSummary(res, method)
 	r := res.Repetend
 	var rate float64
 	if r != nil {
-		rate = schedule.RepetendBubbleRate(p, r.Period)
-		sum.NR, sum.Period, sum.RepetendBubbleRate = r.NR, r.Period, &rate
-		sum.PeriodProven = ptr(res.PeriodProven())
-		sum.Offsets = map[string]int{}
-		for i, b := range p.Blocks {
-			sum.Offsets[b.ID] = r.Offsets[i]
-		}
+		rate = *sum.RepetendBubbleRate
 	}
 	if opts.Outputs.JSON {
 		return printJSON(stdout, sum)
@@ -190,6 +180,34 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	fmt.Fprintf(stdout, "proven       %s\n", provenText(res))
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	return nil
+}
+
+// searchSummary is the --json summary of a search's result: the
+// schedule's metrics, how it was built, and its repetend.
+func searchSummary(res *completion.Result, method repetend.Method) summary {
+	s, p := res.Schedule, res.Schedule.Placement
+	name := string(method)
+	if res.Search != nil {
+		name = string(res.Search.Method)
+	}
+	sum := newSummary(s, name, res.Proven())
+	sum.Source = res.Source
+	sum.Gap = ptr(res.Gap())
+	sum.Seconds = seconds{Total: secs(res.Times.Total), Constructions: secs(res.Times.Constructions), Repetend: secs(res.Times.Repetend), Warmup: secs(res.Times.Warmup), Cooldown: secs(res.Times.Cooldown), Refine: secs(res.Times.Refine)}
+	if res.Search != nil {
+		st := res.Search.Stats
+		sum.Candidates = &candidates{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}
+	}
+	if r := res.Repetend; r != nil {
+		rate := schedule.RepetendBubbleRate(p, r.Period)
+		sum.NR, sum.Period, sum.RepetendBubbleRate = r.NR, r.Period, &rate
+		sum.PeriodProven = ptr(res.PeriodProven())
+		sum.Offsets = map[string]int{}
+		for i, b := range p.Blocks {
+			sum.Offsets[b.ID] = r.Offsets[i]
+		}
+	}
+	return sum
 }
 
 // searchStatus is the status line of a running search.

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 )
 
 // Field is one key of a strict JSON object.
@@ -188,4 +189,26 @@ func SyntaxError(data []byte, err error) error {
 		return fmt.Errorf("malformed JSON: unexpected end of input")
 	}
 	return fmt.Errorf("malformed JSON: %v", err)
+}
+
+// Load reads the file at path and parses it; errors of both start with
+// the path (`testdata/bad/cycle.json: cycle f1 -> b1 -> f1`), and a
+// missing file reads "path: no such file or directory", without the
+// operation Go's error would add.
+func Load[T any](path string, parse func([]byte) (T, error)) (T, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var zero T
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return zero, fmt.Errorf("%s: %w", path, err)
+	}
+	v, err := parse(data)
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("%s: %w", path, err)
+	}
+	return v, nil
 }
