@@ -114,3 +114,29 @@ func TestBadClusters(t *testing.T) {
 		}
 	}
 }
+
+// tessel gen --device-speed: the schedule's orders on the cluster, the
+// programs carrying the blocks' times there, and simulate --programs of
+// them ending where simulate --schedule on the same cluster does.
+func TestGenOnCluster(t *testing.T) {
+	dir := t.TempDir()
+	s := filepath.Join(dir, "s.json")
+	if code, _, errOut := runCLI(t, "search", "--placement", "v-shape", "--memory", "4", "-n", "8", "--out", s); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, errOut)
+	}
+	out := filepath.Join(dir, "run")
+	code, stdout, errOut := runCLI(t, "gen", "--schedule", s, "--out", out, "--device-speed", "1=0.5")
+	if code != 0 || !strings.Contains(stdout, "on the cluster the schedule's orders take") {
+		t.Fatalf("gen: exit %d: %s %s", code, stdout, errOut)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "rank1.json"))
+	if err != nil || !strings.Contains(string(data), `{"id":"b1","kind":"backward","devices":[1],"time":6,`) {
+		t.Fatalf("rank1.json lacks b1's time 6 on the half-speed device (%v)", err)
+	}
+	_, fromProgs, _ := runCLI(t, "simulate", "--programs", out, "--comm-time", "0", "--json")
+	_, fromSched, _ := runCLI(t, "simulate", "--schedule", s, "--device-speed", "1=0.5", "--json")
+	var a, b struct{ Runs []struct{ Makespan int } }
+	if json.Unmarshal([]byte(fromProgs), &a) != nil || json.Unmarshal([]byte(fromSched), &b) != nil || len(a.Runs) == 0 || len(b.Runs) == 0 || a.Runs[0].Makespan != b.Runs[0].Makespan {
+		t.Errorf("programs %s, schedule %s", fromProgs, fromSched)
+	}
+}
