@@ -20,6 +20,7 @@ type replanOptions struct {
 	Seed      int
 	TimeLimit time.Duration
 	NoFresh   bool
+	Refine    bool
 	Outputs   outputs
 }
 
@@ -32,7 +33,9 @@ func replanCommand() *cli.Command {
 			"a device replaced — searches the schedule of the same placement, micro-batches and budget\n" +
 			"on the new cluster, starting from the old schedule's per-device orders compacted under the\n" +
 			"new times (one more seed beside the constructions and baselines of tessel search), and\n" +
-			"reports its makespan and time beside a fresh search's (--no-fresh leaves that out).",
+			"reports its makespan and time beside a fresh search's (--no-fresh leaves that out).\n" +
+			"A replan is meant to be quick: it leaves out the solver's re-optimisation of the\n" +
+			"schedule's ends (the last step of tessel search) unless --refine.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "the old schedule `FILE`"},
 			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2],
@@ -40,6 +43,7 @@ func replanCommand() *cli.Command {
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop each search after this long and keep the best schedule found"},
 			&cli.BoolFlag{Name: "no-fresh", Usage: "do not run a fresh search to compare with"},
+			&cli.BoolFlag{Name: "refine", Usage: "let the solver re-optimise the ends of the new schedule too, as tessel search does (slower)"},
 		}, outputFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -47,7 +51,7 @@ func replanCommand() *cli.Command {
 			}
 			return runReplan(c.Context, replanOptions{
 				Schedule: c.String("schedule"), Cluster: clusterSpecFrom(c), NR: c.Int("nr"), Seed: c.Int("seed"),
-				TimeLimit: c.Duration("time-limit"), NoFresh: c.Bool("no-fresh"), Outputs: outputsFrom(c),
+				TimeLimit: c.Duration("time-limit"), NoFresh: c.Bool("no-fresh"), Refine: c.Bool("refine"), Outputs: outputsFrom(c),
 			}, c.App.Writer)
 		},
 	}
@@ -104,12 +108,17 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if !p.Uniform(old.Memory) {
 		rep.Budgets = p.Budgets(old.Memory)
 	}
-	search := func(start []completion.Start) (*completion.Result, time.Duration, error) {
+	search := func(start []completion.Start, refine bool) (*completion.Result, time.Duration, error) {
 		ctx, cancel := withLimit(ctx, opts.TimeLimit)
 		defer cancel()
 		t0 := time.Now()
+		effort := 0 // refine.DefaultEffort, as tessel search
+		if !refine {
+			effort = -1
+		}
 		res, err := completion.Search(ctx, p, completion.Options{
 			Memory: old.Memory, MaxNR: opts.NR, MicroBatches: old.MicroBatches, Method: defaultMethod, Seed: opts.Seed, Start: start,
+			RefineEffort: effort,
 		})
 		return res, time.Since(t0), err
 	}
@@ -120,7 +129,7 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 		seed.Cluster, seed.Source = nil, nil
 		start = append(start, completion.Start{Name: "the old orders", Schedule: seed})
 	}
-	res, _, err := search(start)
+	res, _, err := search(start, opts.Refine)
 	took := time.Since(t0)
 	if err != nil {
 		return err
@@ -131,7 +140,7 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	}
 	rep.Makespan, rep.Seconds, rep.Source, rep.LowerBound, rep.Valid = schedule.Makespan(s), secs(took), res.Source, res.Bounds.Makespan, true
 	if !opts.NoFresh {
-		fresh, t, err := search(nil)
+		fresh, t, err := search(nil, true)
 		if err != nil {
 			return err
 		}
