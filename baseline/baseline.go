@@ -110,18 +110,24 @@ func finish(method string, p *placement.Placement, n, memory int, orders [][]sch
 	}
 	peak := peakMemory(p, orders)
 	over := false
-	for _, m := range peak {
-		over = over || (memory > 0 && m > memory)
+	for d, m := range peak {
+		b := p.Budget(d, memory)
+		over = over || (b > 0 && m > b)
 	}
 	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory, Instances: ins}
 	if over {
+		// Shown anyway, as over the budget: verified without one.
 		s.Memory = 0
+		if p.Capacities != nil {
+			s.Placement = p.Clone()
+			s.Placement.Capacities = nil
+		}
 	}
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("%s: placement %q: schedule fails verification: %w", method, p.Name, err)
 	}
 	if over {
-		return s, fmt.Errorf("%s: placement %q: peak memory %v exceeds the budget %d: %w", method, p.Name, peak, memory, ErrOverBudget)
+		return s, fmt.Errorf("%s: placement %q: peak memory %v exceeds the budget %s: %w", method, p.Name, peak, BudgetText(p, memory), ErrOverBudget)
 	}
 	return s, nil
 }
@@ -180,4 +186,14 @@ func SteadyBubbleRate(m Method, p *placement.Placement) (rate, period float64, e
 	}
 	busy := float64(p.Devices) * period
 	return (busy - float64(load)) / busy, period, nil
+}
+
+// BudgetText is the memory budget of p under memory as one number when
+// every device has the same, else the list of every device's
+// (placement's Budget).
+func BudgetText(p *placement.Placement, memory int) string {
+	if p.Uniform(memory) {
+		return fmt.Sprint(p.Budget(0, memory))
+	}
+	return fmt.Sprint(p.Budgets(memory))
 }

@@ -39,7 +39,19 @@ type Options struct {
 	// the best schedule (refine.Options.Effort): 0 means
 	// refine.DefaultEffort, a negative value leaves the schedule as it is.
 	RefineEffort int
-	Progress     func(Progress)
+	// Start lists schedules of the same placement, micro-batch count and
+	// budget to start from beside the constructions and the baselines
+	// (tessel replan: a previous plan's orders on a new cluster). Each
+	// must verify; it joins the seeds under its name, and the search
+	// never returns anything worse.
+	Start    []Start
+	Progress func(Progress)
+}
+
+// Start is a schedule the search starts from (Options.Start).
+type Start struct {
+	Name     string
+	Schedule *schedule.Schedule
 }
 
 // Progress is a snapshot of a running search.
@@ -193,7 +205,18 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 		}
 	}
 
-	// 1. Constructions and baselines.
+	// 1. Constructions and baselines, after the given starts.
+	for _, st := range opt.Start {
+		s := st.Schedule
+		if s == nil || !s.Placement.Equal(p) || s.MicroBatches != n || s.Memory != opt.Memory {
+			return nil, fmt.Errorf("completion: start %q: not a schedule of this placement, micro-batch count and budget", st.Name)
+		}
+		if err := schedule.Verify(s); err != nil {
+			return nil, fmt.Errorf("completion: start %q: %w", st.Name, err)
+		}
+		res.Seeds = append(res.Seeds, Seed{Name: st.Name, Makespan: schedule.Makespan(s)})
+		offer(st.Name, s)
+	}
 	var incumbent *repetend.Repetend
 	if !opt.SolverOnly {
 		report("constructions", nil)

@@ -304,7 +304,7 @@ func (l *lister) canStart(x, now int) bool {
 		if l.free[d] > now {
 			return false
 		}
-		if l.opt.Memory > 0 && b.Memory > 0 && l.mem[d]+b.Memory > l.opt.Memory {
+		if bud := l.p.Budget(d, l.opt.Memory); bud > 0 && b.Memory > 0 && l.mem[d]+b.Memory > bud {
 			return false
 		}
 	}
@@ -338,7 +338,7 @@ func (l *lister) stuck() error {
 	for x, s := range l.started {
 		if !s && l.waiting[x] == 0 && x/l.k < l.admitted {
 			b := l.p.Blocks[x%l.k]
-			return fmt.Errorf("construct: list schedule stuck: %s^%d waits for memory on %v (budget %d)", b.ID, x/l.k, b.Devices, l.opt.Memory)
+			return fmt.Errorf("construct: list schedule stuck: %s^%d waits for memory on %v (budgets %v)", b.ID, x/l.k, b.Devices, l.p.Budgets(l.opt.Memory))
 		}
 	}
 	return fmt.Errorf("construct: list schedule stuck")

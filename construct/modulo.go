@@ -137,9 +137,10 @@ func Modulo(ctx context.Context, p *placement.Placement, opt ModuloOptions) (*Pe
 			seen[key] = true
 			peak := steadyMemory(p, on, P, starts)
 			total, over := 0, false
-			for _, m := range peak {
+			for d, m := range peak {
 				total += m
-				over = over || (opt.Memory > 0 && m > opt.Memory)
+				b := p.Budget(d, opt.Memory)
+				over = over || (b > 0 && m > b)
 			}
 			if over {
 				continue
@@ -197,7 +198,7 @@ func Modulo(ctx context.Context, p *placement.Placement, opt ModuloOptions) (*Pe
 
 // fitsBudget walks every device's memory over the unrolled schedule.
 func fitsBudget(p *placement.Placement, ps *Periodic, memory, n int) bool {
-	if memory <= 0 {
+	if !p.Limited(memory) {
 		return true
 	}
 	_, nr := ps.Offsets()
@@ -205,7 +206,11 @@ func fitsBudget(p *placement.Placement, ps *Periodic, memory, n int) bool {
 		n = 4 * nr
 	}
 	type ev struct{ t, i int }
-	for _, on := range p.DeviceBlocks() {
+	for d, on := range p.DeviceBlocks() {
+		budget := p.Budget(d, memory)
+		if budget <= 0 {
+			continue
+		}
 		evs := make([]ev, 0, n*len(on))
 		for m := range n {
 			for _, i := range on {
@@ -216,7 +221,7 @@ func fitsBudget(p *placement.Placement, ps *Periodic, memory, n int) bool {
 		sum := 0
 		for _, e := range evs {
 			sum += p.Blocks[e.i].Memory
-			if sum > memory {
+			if sum > budget {
 				return false
 			}
 		}

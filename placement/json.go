@@ -145,6 +145,10 @@ func (p *Placement) appendJSON(b []byte, pretty bool) []byte {
 		b = appendString(b, p.Blocks[d.From].ID)
 		b = append(b, sep...)
 		b = appendString(b, p.Blocks[d.To].ID)
+		if z := p.Size(d); z != 1 {
+			b = append(b, sep...)
+			b = strconv.AppendFloat(b, z+0, 'g', -1, 64) // +0: no "-0"
+		}
 		b = append(b, ']')
 		if n < len(p.Deps)-1 {
 			b = append(b, ',')
@@ -209,11 +213,11 @@ func decodeFile(data []byte) (*Placement, error) {
 		if err := strictjson.Array(v, &ends); err != nil {
 			return nil, p.wrap(fmt.Errorf("deps[%d]: %w", n, err))
 		}
-		if len(ends) != 2 {
-			return nil, p.wrap(fmt.Errorf("deps[%d]: want [from, to], got %d ids", n, len(ends)))
+		if len(ends) != 2 && len(ends) != 3 {
+			return nil, p.wrap(fmt.Errorf("deps[%d]: want [from, to] or [from, to, size], got %d items", n, len(ends)))
 		}
 		var d [2]int
-		for e, ev := range ends {
+		for e, ev := range ends[:2] {
 			var id string
 			if err := strictjson.String(ev, &id); err != nil {
 				return nil, p.wrap(fmt.Errorf("deps[%d][%d]: %w", n, e, err))
@@ -224,7 +228,20 @@ func decodeFile(data []byte) (*Placement, error) {
 			}
 			d[e] = i
 		}
-		p.Deps = append(p.Deps, Dep{From: d[0], To: d[1]})
+		dep := Dep{From: d[0], To: d[1]}
+		p.Deps = append(p.Deps, dep)
+		if len(ends) == 3 {
+			var z float64
+			if err := strictjson.Float(ends[2], &z); err != nil {
+				return nil, p.wrap(fmt.Errorf("deps[%d][2]: size: %w", n, err))
+			}
+			if p.Sizes == nil {
+				p.Sizes = map[Dep]float64{}
+			}
+			if _, dup := p.Sizes[dep]; !dup { // a duplicate dependency is Validate's to report
+				p.Sizes[dep] = z
+			}
+		}
 	}
 	return p, nil
 }

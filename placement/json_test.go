@@ -38,7 +38,9 @@ func TestLoadBad(t *testing.T) {
 		{"case-field.json", `block "f0": unknown field "Time"`},
 		{"no-devices.json", "devices must be in 1..4096, got 0"},
 		{"empty-device-list.json", `block "f0": no devices`},
-		{"dep-arity.json", "deps[0]: want [from, to], got 3 ids"},
+		{"dep-arity.json", "deps[0]: want [from, to] or [from, to, size], got 4 items"},
+		{"dep-size-type.json", `deps[0][2]: size: want a number, got a string`},
+		{"dep-size-negative.json", `placement "two": dep 0: f0 -> f1: size must be in 0..1e+12, got -2`},
 	}
 	files, err := filepath.Glob(filepath.Join(badDir, "*.json"))
 	if err != nil {

@@ -21,7 +21,10 @@
 // transfer time, a device speed) is written here once.
 package placement
 
-import "maps"
+import (
+	"maps"
+	"slices"
+)
 
 // Kind is what a block computes. The set is closed: the loader rejects any
 // other value.
@@ -105,6 +108,76 @@ type Placement struct {
 	// that it survives code that filters or reorders Deps, and so that
 	// Transfer looks up exactly what it is given.
 	Transfers map[Dep]int
+	// Sizes is the size of the tensor each dependency carries (the
+	// placement file's ["a", "b", size]), which a cluster turns into a
+	// transfer time. A dependency missing from it carries size 1.
+	Sizes map[Dep]float64
+	// Capacities is each device's memory capacity, set by a cluster
+	// (issue 11); nil, or 0 for a device, means no capacity of its own.
+	// It is not part of the placement file. Budget combines it with the
+	// one budget a search is given.
+	Capacities []int
+}
+
+// Size is the size of the tensor dependency d carries: 1 unless Sizes
+// says otherwise.
+func (p *Placement) Size(d Dep) float64 {
+	if z, ok := p.Sizes[d]; ok {
+		return z
+	}
+	return 1
+}
+
+// Budget is the memory budget of device d under the one budget memory of
+// a search (0: unlimited): the least of memory and the device's capacity
+// among those that are set (positive), and 0 (unlimited) when neither is.
+// It is the one rule for a device's budget: the verifier, the bounds, the
+// constructions, the baselines and every encoder ask it.
+func (p *Placement) Budget(d, memory int) int {
+	c := 0
+	if d >= 0 && d < len(p.Capacities) {
+		c = p.Capacities[d]
+	}
+	switch {
+	case c <= 0:
+		return max(memory, 0)
+	case memory <= 0:
+		return c
+	}
+	return min(c, memory)
+}
+
+// Budgets is Budget of every device.
+func (p *Placement) Budgets(memory int) []int {
+	out := make([]int, p.Devices)
+	for d := range out {
+		out[d] = p.Budget(d, memory)
+	}
+	return out
+}
+
+// Limited reports whether some device has a budget under memory.
+func (p *Placement) Limited(memory int) bool {
+	if memory > 0 {
+		return true
+	}
+	for _, c := range p.Capacities {
+		if c > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Uniform reports whether every device has the same budget under memory
+// (always so without capacities).
+func (p *Placement) Uniform(memory int) bool {
+	for d := range p.Devices {
+		if p.Budget(d, memory) != p.Budget(0, memory) {
+			return false
+		}
+	}
+	return true
 }
 
 // K is the number of blocks of one micro-batch.
@@ -307,7 +380,7 @@ func (p *Placement) CriticalPath() int {
 
 // Clone returns a deep copy.
 func (p *Placement) Clone() *Placement {
-	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers)}
+	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities)}
 	q.Blocks = make([]Block, len(p.Blocks))
 	for i, b := range p.Blocks {
 		b.Devices = append([]int(nil), b.Devices...)

@@ -15,6 +15,7 @@ const (
 	MaxDevices = 4096
 	MaxTime    = 1_000_000
 	MaxMemory  = 1_000_000_000 // bound on |memory| of one block
+	MaxSize    = 1e12          // bound on the size of a dependency's tensor
 )
 
 // Validate checks the invariants every other package relies on: at least one
@@ -82,7 +83,43 @@ func (p *Placement) validate() error {
 		}
 		return fmt.Errorf("%s%s", s, p.Blocks[cyc[0]].ID)
 	}
+	if err := p.validateSizes(deps); err != nil {
+		return err
+	}
+	if p.Capacities != nil && len(p.Capacities) != p.Devices {
+		return fmt.Errorf("capacities of %d devices, want %d", len(p.Capacities), p.Devices)
+	}
+	for d, c := range p.Capacities {
+		if c < 0 || c > MaxMemory {
+			return fmt.Errorf("device %d: capacity %d out of range 0..%d", d, c, MaxMemory)
+		}
+	}
 	return p.validateTransfers(deps)
+}
+
+// validateSizes checks that every size names a dependency and lies in
+// 0..MaxSize, in the order of Deps, then the unknown ones in order.
+func (p *Placement) validateSizes(deps map[Dep]int) error {
+	if len(p.Sizes) == 0 {
+		return nil
+	}
+	for n, d := range p.Deps {
+		z, ok := p.Sizes[d]
+		if ok && !(z >= 0 && z <= MaxSize) { // NaN fails too
+			return fmt.Errorf("dep %d: %s -> %s: size must be in 0..%g, got %g", n, p.Blocks[d.From].ID, p.Blocks[d.To].ID, float64(MaxSize), z)
+		}
+	}
+	var unknown []Dep
+	for d := range p.Sizes {
+		if _, ok := deps[d]; !ok {
+			unknown = append(unknown, d)
+		}
+	}
+	if len(unknown) > 0 {
+		d := slices.MinFunc(unknown, func(a, b Dep) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To)) })
+		return fmt.Errorf("size of %d -> %d: no such dependency", d.From, d.To)
+	}
+	return nil
 }
 
 // validateTransfers checks the transfer table against the dependencies
@@ -229,8 +266,10 @@ func (p *Placement) cycle() []int {
 
 // Equal reports whether p and q describe the same placement: same name,
 // devices, blocks in the same order, dependencies in the same order and
-// the same transfer time on each. A nil and an empty list are equal, and
-// so are a missing transfer and a transfer of 0.
+// the same transfer time and size on each, and the same capacities. A nil
+// and an empty list are equal, and so are a missing transfer and a
+// transfer of 0, a missing size and a size of 1, and missing capacities
+// and capacities of 0.
 func (p *Placement) Equal(q *Placement) bool {
 	if p == nil || q == nil {
 		return p == q
@@ -250,7 +289,12 @@ func (p *Placement) Equal(q *Placement) bool {
 		}
 	}
 	for n, d := range p.Deps {
-		if d != q.Deps[n] || p.Transfers[d] != q.Transfers[d] {
+		if d != q.Deps[n] || p.Transfers[d] != q.Transfers[d] || p.Size(d) != q.Size(d) {
+			return false
+		}
+	}
+	for d := range p.Devices {
+		if p.Budget(d, 0) != q.Budget(d, 0) {
 			return false
 		}
 	}

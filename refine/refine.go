@@ -141,7 +141,10 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 		task[s.Instances[x].Ref()] = k
 	}
 
-	pr := &smt.Problem{Devices: p.Devices, Memory: s.Memory, Entry: make([]int, p.Devices)}
+	// Per-device budgets as one budget with shifted entries
+	// (smt.BudgetShift); the entries below add to the shift.
+	budget, shift := smt.BudgetShift(p, s.Memory)
+	pr := &smt.Problem{Devices: p.Devices, Memory: budget, Entry: smt.ShiftEntry(make([]int, p.Devices), shift)}
 	avail := make([]int, p.Devices) // when the fixed instances leave each device
 	for _, in := range s.Instances {
 		if _, ok := task[in.Ref()]; ok {

@@ -167,14 +167,14 @@ func PeriodBound(p *placement.Placement, offsets []int) int {
 // candidate's entry memory exceeds the budget on some device. With no
 // budget it is limit.
 func MaxNR(ctx context.Context, p *placement.Placement, memory, limit int) int {
-	if memory <= 0 {
+	if !p.Limited(memory) {
 		return limit
 	}
 	best := 1
 	for nr := 1; nr <= limit; nr++ {
 		fits := false
 		Enumerate(ctx, p, nr, func(c Candidate) bool {
-			if withinBudget(EntryMemory(p, c.Offsets), memory) {
+			if withinBudget(p, EntryMemory(p, c.Offsets), memory) {
 				fits = true
 				return false
 			}
@@ -188,12 +188,11 @@ func MaxNR(ctx context.Context, p *placement.Placement, memory, limit int) int {
 	return best
 }
 
-func withinBudget(mem []int, budget int) bool {
-	if budget <= 0 {
-		return true
-	}
-	for _, m := range mem {
-		if m > budget {
+// withinBudget reports whether mem, per device, is within every device's
+// budget under memory (placement's Budget).
+func withinBudget(p *placement.Placement, mem []int, memory int) bool {
+	for d, m := range mem {
+		if b := p.Budget(d, memory); b > 0 && m > b {
 			return false
 		}
 	}

@@ -24,9 +24,13 @@ type Repetend struct {
 // memory budget from the entry memory of the iteration that starts
 // highest (see iterationEntry).
 func problem(p *placement.Placement, offsets []int, nr, memory, microBatches int) *smt.Problem {
-	pr := &smt.Problem{Devices: p.Devices, Memory: memory}
+	pr := &smt.Problem{Devices: p.Devices}
 	if offsets != nil {
-		pr.Entry = iterationEntry(p, offsets, nr, microBatches)
+		// Per-device budgets as the one budget and shifted entries
+		// (smt.BudgetShift).
+		budget, shift := smt.BudgetShift(p, memory)
+		pr.Memory = budget
+		pr.Entry = smt.ShiftEntry(iterationEntry(p, offsets, nr, microBatches), shift)
 	}
 	for _, b := range p.Blocks {
 		pr.Tasks = append(pr.Tasks, smt.Task{Name: b.ID, Devices: b.Devices, Time: b.Time, Memory: b.Memory})
@@ -209,8 +213,8 @@ func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placeme
 	if err := ps.e.AssertPrecedences(precs); err != nil {
 		return nil, 0, err
 	}
-	if memory > 0 {
-		ps.e.AssertMemoryBudget(memory, iterationEntry(p, c.Offsets, c.NR, microBatches))
+	if budget, shift := smt.BudgetShift(p, memory); budget > 0 {
+		ps.e.AssertMemoryBudget(budget, smt.ShiftEntry(iterationEntry(p, c.Offsets, c.NR, microBatches), shift))
 	}
 	return ps.search(ctx, c, lo, hi)
 }

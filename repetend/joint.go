@@ -61,8 +61,8 @@ func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches,
 		s.Assert(x.Le(ready, x.Add(e.Start[d.To], x.Scale(period, delta))))
 	}
 	assertWindows(e, p, P)
-	if memory > 0 {
-		e.P.Memory = memory
+	if budget, shift := smt.BudgetShift(p, memory); budget > 0 {
+		e.P.Memory = budget
 		// top = N_R − 1 of the offsets found: later iterations start with
 		// (N − N_R)·net more memory where a micro-batch leaves some behind.
 		top := x.IntVar("top")
@@ -84,6 +84,9 @@ func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches,
 			if net[d] > 0 && microBatches > 0 {
 				// (N − 1 − top)·net = (N − N_R)·net
 				terms = append(terms, x.Scale(net[d], x.Sub(x.IntVal(microBatches-1), top)))
+			}
+			if shift != nil {
+				terms = append(terms, x.IntVal(shift[d]))
 			}
 			entry[d] = x.Add(terms...)
 		}

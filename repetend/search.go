@@ -162,7 +162,7 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	// Stopped (time limit, Ctrl-C, effort) before any repetend: one
 	// micro-batch at a time is always a repetend when one fits in memory.
 	seq := Sequential(p)
-	if seq != nil && withinBudget(iterationEntry(p, seq.Offsets, 1, opt.MicroBatches), opt.Memory) {
+	if seq != nil && withinBudget(p, iterationEntry(p, seq.Offsets, 1, opt.MicroBatches), opt.Memory) {
 		ok, aerr := opt.Accept(context.WithoutCancel(ctx), 1, seq.Offsets)
 		if aerr != nil {
 			return r, aerr
@@ -190,11 +190,15 @@ func Sequential(p *placement.Placement) *Repetend {
 // fitsMemory checks a repetend's memory walk on every device from its
 // entry memory (the sequential one's is 0).
 func fitsMemory(p *placement.Placement, r *Repetend, memory int) bool {
-	if memory <= 0 {
+	if !p.Limited(memory) {
 		return true
 	}
 	entry := EntryMemory(p, r.Offsets)
 	for d, on := range p.DeviceBlocks() {
+		memory := p.Budget(d, memory)
+		if memory <= 0 {
+			continue
+		}
 		sort.SliceStable(on, func(a, b int) bool { return r.Starts[on[a]] < r.Starts[on[b]] })
 		m := entry[d]
 		for _, i := range on {
@@ -341,7 +345,7 @@ dispatch:
 			mu.Lock()
 			res.Stats.Seen++
 			done := best != nil && best.Period == lb
-			prune := !withinBudget(iterationEntry(p, c.Offsets, c.NR, opt.MicroBatches), opt.Memory)
+			prune := !withinBudget(p, iterationEntry(p, c.Offsets, c.NR, opt.MicroBatches), opt.Memory)
 			var bound int
 			if !prune {
 				bound = PeriodBound(p, c.Offsets)

@@ -58,7 +58,7 @@ func TestMethodsAgreeOnThePeriod(t *testing.T) {
 			if r.Best.Period < r.LowerBound {
 				t.Errorf("%s %s: period %d below the lower bound %d", c.p.Name, m, r.Best.Period, r.LowerBound)
 			}
-			if got := EntryMemory(c.p, r.Best.Offsets); !withinBudget(got, c.memory) {
+			if got := EntryMemory(c.p, r.Best.Offsets); !withinBudget(c.p, got, c.memory) {
 				t.Errorf("%s %s: entry memory %v over budget %d", c.p.Name, m, got, c.memory)
 			}
 			expand(t, c.p, r.Best, r.Best.NR+2)

@@ -4,17 +4,40 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"tessel/placement"
 )
 
 // Result is what a simulated run of a set of programs achieved.
 type Result struct {
 	Mode       Mode
-	CommTime   int   // per transfer
+	CommTime   int   // per transfer, when not timed by a placement
 	Transfers  int   // tensors that crossed devices
 	Makespan   int   // when the last device finished its program
 	Busy       []int // per device: time spent computing
 	Idle       []int // per device: Makespan − Busy
 	BubbleRate float64
+	// ChannelWait is the time transfers waited for their channel, in
+	// total (SimOptions.Channels; 0 without).
+	ChannelWait int
+}
+
+// SimOptions configure SimulateWith.
+type SimOptions struct {
+	// CommTime is every transfer's time when Placement is nil.
+	CommTime int
+	// Placement, when set, times the run: every block takes its time
+	// there, and every transfer c_ij, its dependency's transfer time
+	// (placement's Transfer) — the rule a schedule on that placement was
+	// made with, so that a compacted schedule's non-blocking programs end
+	// exactly at its makespan. Its blocks must be the programs' (same ids
+	// and devices); their times may differ (a cluster's).
+	Placement *placement.Placement
+	// Channels makes each ordered pair of devices a channel that carries
+	// one transfer at a time, in the order of the transfers' tags (the
+	// order every program issues them): transfers contend where they
+	// share one. Without it they never do.
+	Channels bool
 }
 
 // Simulate runs the programs (checked first with Check) event by event:
@@ -27,24 +50,35 @@ type Result struct {
 // looking at the schedule's start times.
 //
 // Each operation is an event whose time follows from the events it waits
-// for, and no two transfers compete for a link, so the order in which the
-// simulator evaluates events never changes a time: the result is
-// deterministic. When devices wait for each other in a cycle the result is
+// for, and no two transfers compete for a link (with channels, those of a
+// link go in tag order), so the order in which the simulator evaluates
+// events never changes a time: the result is deterministic. When devices wait for each other in a cycle the result is
 // a *DeadlockError naming the cycle.
 func Simulate(progs []*Program, commTime int) (*Result, error) {
-	if commTime < 0 {
-		return nil, fmt.Errorf("communication time %d is negative", commTime)
+	return SimulateWith(progs, SimOptions{CommTime: commTime})
+}
+
+// SimulateWith is Simulate with a placement's times and, optionally,
+// channels (SimOptions). With channels a transfer starts when both ends
+// are posted and its channel is free; transfers on one channel go in tag
+// order.
+func SimulateWith(progs []*Program, opt SimOptions) (*Result, error) {
+	if opt.CommTime < 0 {
+		return nil, fmt.Errorf("communication time %d is negative", opt.CommTime)
 	}
 	if err := Check(progs); err != nil {
 		return nil, fmt.Errorf("programs: %w", err)
 	}
-	sim := newSim(progs, commTime)
+	sim, err := newSim(progs, opt)
+	if err != nil {
+		return nil, err
+	}
 	for sim.step() {
 	}
 	if err := sim.stuck(); err != nil {
 		return nil, err
 	}
-	r := &Result{Mode: progs[0].Mode, CommTime: commTime, Transfers: len(sim.xfer), Busy: sim.busy, Idle: make([]int, len(progs))}
+	r := &Result{Mode: progs[0].Mode, CommTime: opt.CommTime, Transfers: len(sim.xfer), Busy: sim.busy, Idle: make([]int, len(progs)), ChannelWait: sim.waited}
 	for _, c := range sim.clock {
 		r.Makespan = max(r.Makespan, c)
 	}
@@ -62,38 +96,96 @@ func Simulate(progs []*Program, commTime int) (*Result, error) {
 // xfer is the state of one transfer.
 type xfer struct {
 	sendAt, recvAt int // post times, -1 until posted
+	start          int // when it starts moving, -1 until known
+	time           int // how long it takes
+	channel        [2]int
 }
 
 func (x xfer) posted() bool { return x.sendAt >= 0 && x.recvAt >= 0 }
 
 type sim struct {
-	progs  []*Program
-	comm   int
-	times  map[string]int
-	groups map[string][]int
-	pc     []int
-	clock  []int // when the device finished its last op
-	busy   []int
-	posted []bool // the op at pc is a blocking send/recv already posted
-	xfer   map[int]*xfer
+	progs    []*Program
+	times    map[string]int
+	groups   map[string][]int
+	pc       []int
+	clock    []int // when the device finished its last op
+	busy     []int
+	posted   []bool // the op at pc is a blocking send/recv already posted
+	xfer     map[int]*xfer
+	channels bool
+	queue    map[[2]int][]int // per channel: its transfers' tags, ascending, not yet started
+	free     map[[2]int]int   // per channel: when its last transfer ends
+	waited   int
 }
 
-func newSim(progs []*Program, comm int) *sim {
-	s := &sim{progs: progs, comm: comm, times: map[string]int{}, groups: map[string][]int{}, xfer: map[int]*xfer{}}
+func newSim(progs []*Program, opt SimOptions) (*sim, error) {
+	s := &sim{progs: progs, times: map[string]int{}, groups: map[string][]int{}, xfer: map[int]*xfer{},
+		channels: opt.Channels, queue: map[[2]int][]int{}, free: map[[2]int]int{}}
 	for _, b := range progs[0].Blocks {
 		s.times[b.ID] = b.Time
 		s.groups[b.ID] = b.Devices
 	}
-	n := len(progs)
-	s.pc, s.clock, s.busy, s.posted = make([]int, n), make([]int, n), make([]int, n), make([]bool, n)
-	for _, p := range progs {
-		for _, o := range p.Ops {
-			if o.Kind == Send || o.Kind == Recv {
-				s.xfer[o.Tag] = &xfer{-1, -1}
+	p := opt.Placement
+	if p != nil {
+		for _, b := range progs[0].Blocks {
+			i := p.Index(b.ID)
+			if i < 0 || !slices.Equal(p.Blocks[i].Devices, b.Devices) {
+				return nil, fmt.Errorf("placement %q: no block %q on devices %v as in the programs", p.Name, b.ID, b.Devices)
 			}
+			s.times[b.ID] = p.Blocks[i].Time
 		}
 	}
-	return s
+	n := len(progs)
+	s.pc, s.clock, s.busy, s.posted = make([]int, n), make([]int, n), make([]int, n), make([]bool, n)
+	for d, prog := range progs {
+		for _, o := range prog.Ops {
+			if o.Kind != Send {
+				continue
+			}
+			x := &xfer{sendAt: -1, recvAt: -1, start: -1, time: opt.CommTime, channel: [2]int{d, o.Peer}}
+			if p != nil {
+				from, to, _, err := SplitTensorName(o.Tensor)
+				if err != nil {
+					return nil, err
+				}
+				dep := placement.Dep{From: p.Index(from), To: p.Index(to)}
+				if dep.From < 0 || dep.To < 0 || !slices.Contains(p.Deps, dep) {
+					return nil, fmt.Errorf("placement %q: no dependency %s -> %s for tensor %s", p.Name, from, to, o.Tensor)
+				}
+				x.time = p.Transfer(dep)
+			}
+			s.xfer[o.Tag] = x
+			s.queue[x.channel] = append(s.queue[x.channel], o.Tag)
+		}
+	}
+	for _, q := range s.queue {
+		slices.Sort(q)
+	}
+	return s, nil
+}
+
+// settle starts every posted transfer that can start: at once without
+// channels, else in tag order when its channel is free.
+func (s *sim) settle(x *xfer) {
+	if !x.posted() || x.start >= 0 {
+		return
+	}
+	if !s.channels {
+		x.start = max(x.sendAt, x.recvAt)
+		return
+	}
+	ch := x.channel
+	for len(s.queue[ch]) > 0 {
+		y := s.xfer[s.queue[ch][0]]
+		if !y.posted() {
+			return
+		}
+		ready := max(y.sendAt, y.recvAt)
+		y.start = max(ready, s.free[ch])
+		s.waited += y.start - ready
+		s.free[ch] = y.start + y.time
+		s.queue[ch] = s.queue[ch][1:]
+	}
 }
 
 func (s *sim) op(d int) (Op, bool) {
@@ -103,7 +195,7 @@ func (s *sim) op(d int) (Op, bool) {
 	return s.progs[d].Ops[s.pc[d]], true
 }
 
-func (s *sim) done(x *xfer) int { return max(x.sendAt, x.recvAt) + s.comm }
+func (s *sim) done(x *xfer) int { return x.start + x.time }
 
 // step advances every device as far as it can and reports progress.
 func (s *sim) step() bool {
@@ -154,9 +246,10 @@ func (s *sim) advance(d int) bool {
 				x.recvAt = s.clock[d]
 			}
 			s.posted[d] = true
+			s.settle(x)
 		}
 		if blocking {
-			if !x.posted() {
+			if x.start < 0 {
 				return false
 			}
 			s.clock[d] = s.done(x)
@@ -164,7 +257,7 @@ func (s *sim) advance(d int) bool {
 		s.posted[d] = false
 	case Wait:
 		x := s.xfer[o.Tag]
-		if !x.posted() {
+		if x.start < 0 {
 			return false
 		}
 		s.clock[d] = max(s.clock[d], s.done(x))

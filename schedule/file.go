@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
+	"tessel/cluster"
 	"tessel/internal/strictjson"
 	"tessel/placement"
 )
@@ -15,9 +17,16 @@ import (
 // placement file: unknown or repeated fields are errors, field names match
 // exactly, null is never a value, and nothing may follow the object.
 // "placement", "micro_batches", "memory" and "instances" are required and
-// alone define the schedule. "repetend" and "metrics" are optional and
-// derived: they are kept (Schedule.Repetend, Schedule.Claimed) for Verify
-// to check, never trusted, and Write recomputes the metrics.
+// alone define the schedule. "cluster" (optional) is the cluster it runs
+// on: the placement is then the placement as given, and the schedule's is
+// that placement on the cluster (Schedule.Source, Schedule.Cluster).
+// "budgets" (optional) is every device's budget where one differs from
+// "memory": with a cluster it must be what the cluster's memories give,
+// without one it sets the devices' capacities. "repetend" and "metrics"
+// are optional and derived: they are kept (Schedule.Repetend,
+// Schedule.Claimed) for Verify to check, never trusted, and Write
+// recomputes the metrics. A schedule without a cluster or budgets is
+// written as before they existed, byte for byte.
 
 // Write writes s as an indented schedule file ending with a newline: the
 // placement as placement.Write lays it out, one instance a line in file
@@ -39,8 +48,23 @@ func (s *Schedule) marshal() ([]byte, error) {
 	if p == nil {
 		return nil, fmt.Errorf("write schedule: no placement")
 	}
+	// The file holds the placement as given and the cluster it runs on;
+	// without a cluster, transfer times would be lost.
+	given := p
+	if s.Cluster != nil {
+		if err := (&Schedule{Placement: p}).SetCluster(s.Cluster, s.Source); err != nil {
+			return nil, fmt.Errorf("write schedule: %w", err)
+		}
+		given = s.Source
+	} else if len(p.Transfers) > 0 {
+		for _, d := range p.Deps {
+			if p.Transfer(d) != 0 {
+				return nil, fmt.Errorf("write schedule: placement %q has transfer times but the schedule no cluster to record them", p.Name)
+			}
+		}
+	}
 	var pb bytes.Buffer
-	if err := p.Write(&pb); err != nil {
+	if err := given.Write(&pb); err != nil {
 		return nil, fmt.Errorf("write schedule: %w", err)
 	}
 	for x, in := range s.Instances {
@@ -61,10 +85,18 @@ func (s *Schedule) marshal() ([]byte, error) {
 		}
 		b = append(b, line...)
 	}
+	if s.Cluster != nil {
+		b = append(b, ",\n  \"cluster\": "...)
+		b = s.Cluster.AppendIndented(b, "  ")
+	}
 	b = append(b, ",\n  \"micro_batches\": "...)
 	b = strconv.AppendInt(b, int64(s.MicroBatches), 10)
 	b = append(b, ",\n  \"memory\": "...)
 	b = strconv.AppendInt(b, int64(s.Memory), 10)
+	if budgets := s.Budgets(); hasBudgets(budgets, s.Memory) {
+		b = append(b, ",\n  \"budgets\": "...)
+		b = append(b, intList(budgets)...)
+	}
 	b = append(b, ",\n  \"instances\": ["...)
 	ins := append([]Instance(nil), s.Instances...)
 	sortInstances(p, ins)
@@ -141,9 +173,12 @@ func Parse(data []byte) (*Schedule, error) {
 		return nil, err
 	}
 	s := &Schedule{}
-	var pl, instances, rep, met json.RawMessage
+	var pl, cl, instances, rep, met json.RawMessage
+	var budgets []json.RawMessage
 	err = strictjson.Object(raw, []strictjson.Field{
 		{Name: "placement", Required: true, Decode: func(v json.RawMessage) error { pl = v; return nil }},
+		{Name: "cluster", Decode: func(v json.RawMessage) error { cl = v; return nil }},
+		{Name: "budgets", Decode: func(v json.RawMessage) error { return strictjson.Array(v, &budgets) }},
 		{Name: "micro_batches", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.MicroBatches) }},
 		{Name: "memory", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.Memory) }},
 		{Name: "instances", Required: true, Decode: func(v json.RawMessage) error { instances = v; return nil }},
@@ -164,6 +199,22 @@ func Parse(data []byte) (*Schedule, error) {
 	}
 	if s.Memory < 0 {
 		return nil, fmt.Errorf("field \"memory\": %d is negative (0 means unlimited)", s.Memory)
+	}
+	if cl != nil {
+		c, err := cluster.Parse(cl)
+		if err != nil {
+			return nil, fmt.Errorf("field \"cluster\": %w", err)
+		}
+		q, err := c.Apply(s.Placement)
+		if err != nil {
+			return nil, fmt.Errorf("field \"cluster\": %w", err)
+		}
+		s.Cluster, s.Source, s.Placement = c, s.Placement, q
+	}
+	if budgets != nil {
+		if err := decodeBudgets(s, budgets); err != nil {
+			return nil, fmt.Errorf("field \"budgets\": %w", err)
+		}
 	}
 	index := make(map[string]int, len(s.Placement.Blocks))
 	for i, b := range s.Placement.Blocks {
@@ -266,4 +317,45 @@ func decodeMetrics(raw json.RawMessage) (*Claimed, error) {
 		}
 	}
 	return c, nil
+}
+
+// hasBudgets reports whether some device's budget differs from memory:
+// then the file carries the list.
+func hasBudgets(budgets []int, memory int) bool {
+	for _, b := range budgets {
+		if b != memory {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeBudgets reads the per-device budgets: with a cluster they must be
+// those its memories and the schedule's memory give; without one they
+// are the devices' capacities.
+func decodeBudgets(s *Schedule, items []json.RawMessage) error {
+	p := s.Placement
+	if len(items) != p.Devices {
+		return fmt.Errorf("%d budgets for %d devices", len(items), p.Devices)
+	}
+	budgets := make([]int, len(items))
+	for d, v := range items {
+		if err := strictjson.Int(v, &budgets[d]); err != nil {
+			return fmt.Errorf("item %d: %w", d, err)
+		}
+		if budgets[d] < 0 || budgets[d] > placement.MaxMemory {
+			return fmt.Errorf("item %d: %d out of range 0..%d (0: unlimited)", d, budgets[d], placement.MaxMemory)
+		}
+		if s.Memory > 0 && (budgets[d] < 1 || budgets[d] > s.Memory) {
+			return fmt.Errorf("item %d: %d out of range 1..%d (memory)", d, budgets[d], s.Memory)
+		}
+	}
+	if s.Cluster != nil {
+		if want := s.Budgets(); !slices.Equal(budgets, want) {
+			return fmt.Errorf("%v, but the cluster's memories and memory %d give %v", budgets, s.Memory, want)
+		}
+		return nil
+	}
+	p.Capacities = budgets
+	return nil
 }

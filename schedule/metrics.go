@@ -89,7 +89,7 @@ func Measure(s *Schedule) Metrics {
 //     instance, of some block j, ends at E ≥ min head_d + n·load_d; the
 //     successors of that instance then need tail_j ≥ min tail_d more.
 //
-//   - under a memory budget M, max_d of the memory bound (memoryBound):
+//   - under a memory budget M_d (placement's Budget), max_d of the memory bound (memoryBound):
 //     a device that holds A of one micro-batch's memory for at least ℓ
 //     holds it for at most ⌊M/A⌋ micro-batches at a time.
 //
@@ -100,7 +100,7 @@ func LowerBounds(p *placement.Placement, n, memory int) Bounds {
 		return b
 	}
 	b.Makespan = p.CriticalPath()
-	if memory > 0 {
+	if p.Limited(memory) {
 		b.Makespan = max(b.Makespan, memoryBound(p, n, memory))
 	}
 	heads, tails := p.Heads(), p.Tails()
@@ -160,7 +160,11 @@ func memoryBound(p *placement.Placement, n, memory int) int {
 		return far[b]
 	}
 	best := 0
-	for _, on := range p.DeviceBlocks() {
+	for d, on := range p.DeviceBlocks() {
+		memory := p.Budget(d, memory)
+		if memory <= 0 {
+			continue
+		}
 		sort.Slice(on, func(a, b int) bool { return pos[on[a]] < pos[on[b]] })
 		chain, peak, sum := true, 0, 0
 		for k, i := range on {

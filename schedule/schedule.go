@@ -8,7 +8,12 @@
 // alone, whoever produced it.
 package schedule
 
-import "tessel/placement"
+import (
+	"fmt"
+
+	"tessel/cluster"
+	"tessel/placement"
+)
 
 // Instance is B_i^n started at Start: block index Block of micro-batch Micro.
 type Instance struct {
@@ -38,9 +43,18 @@ type Repetend struct {
 }
 
 // Schedule is a start time for every block of every micro-batch of a
-// placement, under a per-device memory budget (0 means unlimited).
+// placement, under a per-device memory budget (0 means unlimited): Memory,
+// and each device's capacity where the placement has one (placement's
+// Budget).
 type Schedule struct {
-	Placement    *placement.Placement
+	Placement *placement.Placement
+	// Cluster, when set, is the cluster the schedule runs on and Source
+	// the placement as given: Placement is then Cluster.Apply(Source)
+	// (block times on their devices, transfer times, capacities). The
+	// schedule file records both, so that Verify re-checks with the same
+	// times (SetCluster). Both nil without a cluster.
+	Cluster      *cluster.Cluster
+	Source       *placement.Placement
 	MicroBatches int
 	Memory       int
 	Instances    []Instance
@@ -56,4 +70,55 @@ type Claimed struct {
 	Makespan   int
 	BubbleRate float64
 	PeakMemory []int
+}
+
+// SetCluster records that s runs on c, its placement being source on c:
+// c.Apply(source) must equal s.Placement. A nil c removes the record.
+func (s *Schedule) SetCluster(c *cluster.Cluster, source *placement.Placement) error {
+	if c == nil {
+		s.Cluster, s.Source = nil, nil
+		return nil
+	}
+	q, err := c.Apply(source)
+	if err != nil {
+		return err
+	}
+	if !q.Equal(s.Placement) {
+		return fmt.Errorf("placement %q on the cluster is not the schedule's placement", source.Name)
+	}
+	s.Cluster, s.Source = c, source
+	return nil
+}
+
+// Budgets is every device's memory budget (placement's Budget under
+// Memory; 0: unlimited).
+func (s *Schedule) Budgets() []int { return s.Placement.Budgets(s.Memory) }
+
+// OnCluster is s run on cluster c: its placement as given (Source, or
+// Placement without a cluster) on c, every device keeping its order of
+// instances, each as early as that order and the dependency rule allow
+// (Compact), with c recorded. The orders fix memory, so it fits c only if
+// it fits every device's budget there: the result is verified, and an
+// error says why not.
+func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
+	given := s.Placement
+	if s.Cluster != nil {
+		given = s.Source
+	}
+	q, err := c.Apply(given)
+	if err != nil {
+		return nil, err
+	}
+	ins, err := Compact(q, s.MicroBatches, Orders(s))
+	if err != nil {
+		return nil, err
+	}
+	out := &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
+	if err := out.SetCluster(c, given); err != nil {
+		return nil, err
+	}
+	if err := Verify(out); err != nil {
+		return nil, fmt.Errorf("on the cluster: %w", err)
+	}
+	return out, nil
 }

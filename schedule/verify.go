@@ -114,7 +114,8 @@ func (r *report) err() error {
 // 0..MaxStart; every dependency B_i -> B_j has B_j^n start no earlier than
 // B_i^n ends plus the transfer time (placement's Delay); no two instances overlap in time on a device (a block on a device
 // group occupies each device of the group); on every device the running
-// memory, from 0 and in start order, never exceeds the budget (0:
+// memory, from 0 and in start order, never exceeds the device's budget
+// (placement's Budget: the schedule's Memory and the device's capacity, 0:
 // unlimited). When s has a Repetend it must describe the instances; when
 // it has Claimed metrics they must equal Measure's.
 //
@@ -134,6 +135,21 @@ func Verify(s *Schedule) error {
 	if err := p.Validate(); err != nil {
 		r.add(Input, -1, nil, "invalid placement: %v", err)
 		return r.err()
+	}
+	if s.Cluster != nil {
+		if s.Source == nil {
+			r.add(Input, -1, nil, "a cluster without the placement it was applied to")
+			return r.err()
+		}
+		q, err := s.Cluster.Apply(s.Source)
+		if err != nil {
+			r.add(Input, -1, nil, "placement on the cluster: %v", err)
+			return r.err()
+		}
+		if !q.Equal(p) {
+			r.add(Input, -1, nil, "the placement is not the source placement on the cluster")
+			return r.err()
+		}
 	}
 	if s.MicroBatches < 1 || s.MicroBatches > MaxMicroBatches {
 		r.add(Input, -1, nil, "micro-batch count %d out of range 1..%d", s.MicroBatches, MaxMicroBatches)
@@ -329,7 +345,7 @@ func (v *verifier) overlaps(r *report, d int, xs []int) {
 // memory reports each time device d's running memory rises above the
 // budget (once per excursion over it, at the instance that crosses it).
 func (v *verifier) memory(r *report, d int, xs []int) {
-	budget := v.s.Memory
+	budget := v.s.Placement.Budget(d, v.s.Memory)
 	if budget == 0 {
 		return
 	}

@@ -21,9 +21,14 @@ import (
 // both ends are inside, and leaves each device's sequence of blocks, hence
 // its memory, alone. It does not hold for arbitrary subsets: with
 // A → B and refs {A⁰, A¹, B¹}, forcing A⁰ before A¹ delays B¹.
+//
+// memory is the search's budget; with the placement's capacities it gives
+// every device its budget (placement's Budget), expressed in the
+// Problem's one Memory by BudgetShift.
 func InstanceProblem(p *placement.Placement, refs []schedule.Ref, memory int, entry []int) *Problem {
 	idx := make(map[schedule.Ref]int, len(refs))
-	pr := &Problem{Devices: p.Devices, Memory: memory, Entry: entry}
+	budget, shift := BudgetShift(p, memory)
+	pr := &Problem{Devices: p.Devices, Memory: budget, Entry: ShiftEntry(entry, shift)}
 	for k, r := range refs {
 		idx[r] = k
 		b := p.Blocks[r.Block]

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"tessel/cluster"
 	"tessel/placement"
 )
 
@@ -20,7 +22,86 @@ func placementFlags() []cli.Flag {
 		&cli.IntFlag{Name: "forward-time", Usage: "time of a forward block of a built-in placement", Value: placement.DefaultForwardTime},
 		&cli.IntFlag{Name: "backward-time", Usage: "time of a backward block of a built-in placement (3: recompute on)", Value: placement.DefaultBackwardTime},
 		&cli.BoolFlag{Name: "infer", Usage: "inference variant of a built-in placement: no backward blocks, memory 0"},
-	}, zeroBubbleFlags()...)
+	}, append(zeroBubbleFlags(), clusterFlags()...)...)
+}
+
+// clusterFlags put a placement on a cluster: a cluster file, or the
+// common cases of one without a file.
+func clusterFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "cluster", Usage: "run the placement on the cluster in a JSON `FILE` (device speeds and memories, link latencies and times per unit; see the design notes)"},
+		&cli.StringFlag{Name: "device-speed", Usage: "without a cluster file: devices of other speeds, `D=S,...` (a block of time t takes ⌈t/S⌉ on device D; the others have speed 1)"},
+		&cli.IntFlag{Name: "transfer-time", Usage: "without a cluster file: every tensor between two devices takes `T` (dependencies between blocks that share a device take 0)"},
+	}
+}
+
+// clusterSpec is what clusterFlags parse to.
+type clusterSpec struct {
+	File         string
+	DeviceSpeed  string
+	TransferTime int
+}
+
+func clusterSpecFrom(c *cli.Context) clusterSpec {
+	return clusterSpec{File: c.String("cluster"), DeviceSpeed: c.String("device-speed"), TransferTime: c.Int("transfer-time")}
+}
+
+// cluster returns the cluster the spec gives for n devices, nil for none.
+// Every failure is a usage error naming the flag or file.
+func (cs clusterSpec) cluster(n int) (*cluster.Cluster, error) {
+	if cs.TransferTime < 0 {
+		return nil, usageErrorf("--transfer-time must be at least 0, got %d", cs.TransferTime)
+	}
+	if cs.File != "" {
+		if cs.DeviceSpeed != "" || cs.TransferTime != 0 {
+			return nil, usageErrorf("--device-speed and --transfer-time are for use without --cluster: put them in the cluster file")
+		}
+		c, err := cluster.Load(cs.File)
+		if err != nil {
+			return nil, &usageError{err}
+		}
+		if len(c.Devices) != n {
+			return nil, usageErrorf("%s: cluster of %d devices for a placement of %d", cs.File, len(c.Devices), n)
+		}
+		return c, nil
+	}
+	if cs.DeviceSpeed == "" && cs.TransferTime == 0 {
+		return nil, nil
+	}
+	c := cluster.Uniform(n)
+	c.Default.Latency = float64(cs.TransferTime)
+	if cs.DeviceSpeed != "" {
+		for _, item := range strings.Split(cs.DeviceSpeed, ",") {
+			ds, ss, ok := strings.Cut(strings.TrimSpace(item), "=")
+			d, derr := strconv.Atoi(ds)
+			sp, serr := strconv.ParseFloat(ss, 64)
+			if !ok || derr != nil || serr != nil {
+				return nil, usageErrorf("--device-speed: %q is not D=S (a device and its speed)", item)
+			}
+			if d < 0 || d >= n {
+				return nil, usageErrorf("--device-speed: device %d out of range 0..%d", d, n-1)
+			}
+			if !(sp >= cluster.MinSpeed && sp <= cluster.MaxSpeed) {
+				return nil, usageErrorf("--device-speed: device %d: speed must be in %g..%g, got %s", d, cluster.MinSpeed, cluster.MaxSpeed, ss)
+			}
+			c.Devices[d].Speed = sp
+		}
+	}
+	return c, nil
+}
+
+// on returns p on the spec's cluster (p itself without one) and the
+// cluster. Failures are usage errors.
+func (cs clusterSpec) on(p *placement.Placement) (*placement.Placement, *cluster.Cluster, error) {
+	c, err := cs.cluster(p.Devices)
+	if err != nil || c == nil {
+		return p, nil, err
+	}
+	q, err := c.Apply(p)
+	if err != nil {
+		return nil, nil, &usageError{err}
+	}
+	return q, c, nil
 }
 
 // zeroBubbleFlags shape a built-in placement of the zero-bubble family:
@@ -48,6 +129,7 @@ type placementSpec struct {
 	WeightTime    int
 	Chunks        int
 	Order         string
+	Cluster       clusterSpec
 	// conflict is a usage error found while parsing: flags that do not go
 	// together.
 	conflict string
@@ -66,6 +148,7 @@ func placementSpecFrom(c *cli.Context) placementSpec {
 		WeightTime:    c.Int("weight-time"),
 		Chunks:        c.Int("chunks"),
 		Order:         c.String("order"),
+		Cluster:       clusterSpecFrom(c),
 	}
 	split := s.SplitBackward || s.Name == "dualpipe"
 	s.conflict = zeroBubbleConflict(c, split, split)
@@ -92,8 +175,26 @@ func zeroBubbleConflict(c *cli.Context, split, splitTimes bool) string {
 	return ""
 }
 
-// load returns the placement the spec names; every failure is a usage error.
+// load returns the placement the spec names, on its cluster when it has
+// one; every failure is a usage error.
 func (s placementSpec) load() (*placement.Placement, error) {
+	p, _, _, err := s.loadOn()
+	return p, err
+}
+
+// loadOn returns the placement the spec names on its cluster, the
+// placement as given and the cluster (nil, and p itself, without one).
+func (s placementSpec) loadOn() (p, given *placement.Placement, c *cluster.Cluster, err error) {
+	given, err = s.loadGiven()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	p, c, err = s.Cluster.on(given)
+	return p, given, c, err
+}
+
+// loadGiven returns the placement the spec names, before any cluster.
+func (s placementSpec) loadGiven() (*placement.Placement, error) {
 	if s.File == "" {
 		if s.conflict != "" {
 			return nil, usageErrorf("%s", s.conflict)

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"tessel/baseline"
+	"tessel/cluster"
 	"tessel/completion"
 	"tessel/placement"
 	"tessel/repetend"
@@ -42,6 +43,10 @@ type compareOptions struct {
 	// fixedTimes prints every search time as timePlaceholder, so that
 	// tests can compare whole outputs byte for byte.
 	fixedTimes bool
+	// given and cluster: the placement before its cluster and the
+	// cluster, recorded in the schedule files (nil without one).
+	given   *placement.Placement
+	cluster *cluster.Cluster
 }
 
 const timePlaceholder = "<time>"
@@ -182,10 +187,11 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	if err := (outputs{SVG: opts.SVG, HTML: opts.HTML, Force: opts.Force}).check(); err != nil {
 		return err
 	}
-	p, err := opts.Placement.load()
+	p, given, cl, err := opts.Placement.loadOn()
 	if err != nil {
 		return err
 	}
+	opts.given, opts.cluster = given, cl
 	bar := newProgress(stderr)
 	defer bar.done()
 	cmp := comparison{Placement: p.Name, Devices: p.Devices, Memory: opts.Memory, MicroBatches: opts.MicroBatches, fixedTimes: opts.fixedTimes}
@@ -237,7 +243,7 @@ func hasWeights(p *placement.Placement) bool {
 // does not apply to p.
 func baselineRow(m baseline.Method, p *placement.Placement, opts compareOptions) (compareRow, error) {
 	row := compareRow{Method: methodTitle(m.Name), Placement: p.Name, MicroBatches: opts.MicroBatches}
-	on := p
+	on, onGiven := p, opts.given
 	s, err := m.Build(on, opts.MicroBatches, opts.Memory)
 	if home, ok := homePlacements[m.Name]; ok && errors.Is(err, baseline.ErrNotApplicable) && home != p.Name {
 		spec := opts.Placement
@@ -245,10 +251,11 @@ func baselineRow(m baseline.Method, p *placement.Placement, opts compareOptions)
 		// A split placement is compared with the split home placement.
 		spec.SplitBackward = spec.SplitBackward || hasWeights(p)
 		spec.Chunks, spec.Order = 1, string(placement.Loop)
-		if hp, herr := spec.load(); herr == nil {
+		if hp, hgiven, _, herr := spec.loadOn(); herr == nil {
 			on = hp
 			row.Placement = hp.Name
 			s, err = m.Build(on, opts.MicroBatches, opts.Memory)
+			onGiven = hgiven
 		}
 	}
 	over := errors.Is(err, baseline.ErrOverBudget)
@@ -266,7 +273,8 @@ func baselineRow(m baseline.Method, p *placement.Placement, opts compareOptions)
 	if err != nil {
 		return row, fmt.Errorf("compare: %w", err)
 	}
-	row.fill(s, opts.Memory)
+	row.fill(s, on, opts.Memory)
+	recordCluster(s, opts.cluster, onGiven)
 	row.RepetendBubbleRate = ptr(round6(steady))
 	row.Note = "steady period " + strconv.FormatFloat(period, 'f', -1, 64)
 	if over {
@@ -297,7 +305,8 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 	if err := schedule.Verify(s); err != nil {
 		return row, fmt.Errorf("compare: the Tessel schedule fails verification (a bug): %w", err)
 	}
-	row.fill(s, opts.Memory)
+	row.fill(s, p, opts.Memory)
+	recordCluster(s, opts.cluster, opts.given)
 	r := res.Repetend
 	if r != nil {
 		row.RepetendBubbleRate = ptr(round6(schedule.RepetendBubbleRate(p, r.Period)))
@@ -343,7 +352,8 @@ func optimalRow(ctx context.Context, p *placement.Placement, opts compareOptions
 	if err := schedule.Verify(s); err != nil {
 		return row, fmt.Errorf("compare: the time-optimal schedule fails verification (a bug): %w", err)
 	}
-	row.fill(s, opts.Memory)
+	row.fill(s, p, opts.Memory)
+	recordCluster(s, opts.cluster, opts.given)
 	row.Proven = ptr(sol.Proven)
 	row.Seconds = ptr(secs(elapsed))
 	row.Note = fmt.Sprintf("only N = %d", opts.OptimalN)
@@ -354,7 +364,9 @@ func optimalRow(ctx context.Context, p *placement.Placement, opts compareOptions
 }
 
 // fill records what a verified schedule achieves.
-func (r *compareRow) fill(s *schedule.Schedule, memory int) {
+// fill measures s; the budget respected is every device's on p (a
+// baseline over the budget is verified without one).
+func (r *compareRow) fill(s *schedule.Schedule, p *placement.Placement, memory int) {
 	r.schedule = s
 	m := schedule.Measure(s)
 	r.Status = statusOK
@@ -362,8 +374,9 @@ func (r *compareRow) fill(s *schedule.Schedule, memory int) {
 	r.BubbleRate = ptr(round6(m.BubbleRate))
 	r.PeakMemory = m.PeakMemory
 	ok := true
-	for _, v := range m.PeakMemory {
-		ok = ok && (memory <= 0 || v <= memory)
+	for d, v := range m.PeakMemory {
+		b := p.Budget(d, memory)
+		ok = ok && (b <= 0 || v <= b)
 	}
 	r.BudgetRespected = ptr(ok)
 }
@@ -668,4 +681,22 @@ func (t tableII) write(w io.Writer, format string) error {
 		fmt.Fprintln(w, "Baselines: steady state of the schedule as N grows, unlimited memory. × = no straightforward adaptation.")
 	}
 	return nil
+}
+
+// recordCluster records in s that it runs on c, its placement being given
+// on it (nothing without a cluster). A baseline over the budget, shown
+// without one (baseline.ErrOverBudget), is recorded on c without its
+// memories.
+func recordCluster(s *schedule.Schedule, c *cluster.Cluster, given *placement.Placement) {
+	if s == nil || c == nil || s.Cluster != nil {
+		return
+	}
+	if s.SetCluster(c, given) == nil {
+		return
+	}
+	free := c.Clone()
+	for d := range free.Devices {
+		free.Devices[d].Memory = 0
+	}
+	_ = s.SetCluster(free, given)
 }

@@ -15,6 +15,7 @@ import (
 
 	"tessel/placement"
 	"tessel/runtimegen"
+	"tessel/schedule"
 )
 
 // genOptions are the flags of tessel gen.
@@ -24,13 +25,14 @@ type genOptions struct {
 	Backend  string
 	Blocking bool
 	Force    bool
+	Cluster  clusterSpec
 }
 
 func genCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "gen",
 		Usage:     "write per-device programs and PyTorch workers that run a schedule",
-		UsageText: "tessel gen --schedule FILE --out DIR [--backend gloo|nccl] [--blocking] [--force]",
+		UsageText: "tessel gen --schedule FILE --out DIR [--backend gloo|nccl] [--blocking] [--cluster FILE] [--force]",
 		Description: "Writes into DIR one program per device (rank0.json, …: compute, collective, send,\n" +
 			"recv and wait operations in an order that cannot deadlock), worker.py (runs a\n" +
 			"program on torch.distributed), blocks.py (an example model, a small MLP split\n" +
@@ -40,13 +42,17 @@ func genCommand() *cli.Command {
 			"  sh DIR/launch.sh check --out results            compare with one process\n\n" +
 			"launch.sh runs $PYTHON if set, else the first of python3 and /usr/bin/python3 that\n" +
 			"imports torch. Input and weight blocks (a split backward) run as the gradient of\n" +
-			"the inputs only, then, later, of the weights.",
+			"the inputs only, then, later, of the weights.\n\n" +
+			"With --cluster (or --device-speed, --transfer-time) the schedule runs on that cluster:\n" +
+			"every device keeps its order, each block as early as its times there allow, and the\n" +
+			"programs carry the blocks' times on it (see tessel simulate).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see the design notes)"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "`DIR` to write into: new or empty, unless --force"},
 			&cli.StringFlag{Name: "backend", Usage: "torch.distributed backend: " + joinNames(runtimegen.Backends), Value: "gloo"},
 			&cli.BoolFlag{Name: "blocking", Usage: "blocking send and receive (default: non-blocking, overlapping computation)"},
 			&cli.BoolFlag{Name: "force", Usage: "write into a DIR that is not empty, replacing files of the same names"},
+			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2],
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -54,7 +60,7 @@ func genCommand() *cli.Command {
 			}
 			return runGen(c.Context, genOptions{
 				Schedule: c.String("schedule"), Out: c.String("out"), Backend: c.String("backend"),
-				Blocking: c.Bool("blocking"), Force: c.Bool("force"),
+				Blocking: c.Bool("blocking"), Force: c.Bool("force"), Cluster: clusterSpecFrom(c),
 			}, c.App.Writer)
 		},
 	}
@@ -76,6 +82,19 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	s, err := loadVerified(opts.Schedule)
 	if err != nil {
 		return err
+	}
+	cl, err := opts.Cluster.cluster(s.Placement.Devices)
+	if err != nil {
+		return err
+	}
+	var onNote string
+	if cl != nil {
+		on, err := schedule.OnCluster(s, cl)
+		if err != nil {
+			return usageErrorf("%s: %v", opts.Schedule, err)
+		}
+		onNote = fmt.Sprintf("on the cluster the schedule's orders take %d (%d as scheduled)\n", schedule.Makespan(on), schedule.Makespan(s))
+		s = on
 	}
 	if slices.ContainsFunc(s.Placement.Blocks, func(b placement.Block) bool { k, _ := b.Kind.Info(); return k.Gradient }) {
 		if err := runtimegen.CheckTrainable(s.Placement); err != nil {
@@ -128,6 +147,9 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 		"check: sh %s check --out results\n",
 		opts.Out, runtimegen.FileName(0), runtimegen.FileName(len(progs)-1), modeName(mode), transfers,
 		filepath.Join(opts.Out, "launch.sh"), filepath.Join(opts.Out, "launch.sh"))
+	if err == nil && onNote != "" {
+		_, err = io.WriteString(stdout, onNote)
+	}
 	return err
 }
 

@@ -72,6 +72,7 @@ func commands() []*cli.Command {
 		verifyCommand(),
 		renderCommand(),
 		simulateCommand(),
+		replanCommand(),
 		genCommand(),
 		exportCommand(),
 		importCommand(),

@@ -61,10 +61,11 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	if err := opts.Outputs.check(); err != nil {
 		return err
 	}
-	p, err := opts.Placement.load()
+	p, given, cl, err := opts.Placement.loadOn()
 	if err != nil {
 		return err
 	}
+	opts.Outputs = opts.Outputs.onCluster(cl, given)
 	ctx, cancel := withLimit(ctx, opts.TimeLimit)
 	defer cancel()
 	bar := newProgress(stderr)
@@ -93,7 +94,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 		return printJSON(stdout, sum)
 	}
 	fmt.Fprintf(stdout, "time-optimal schedule: %s, %d devices, %d micro-batches, memory %s\n\n",
-		p.Name, p.Devices, opts.MicroBatches, budget(opts.Memory))
+		p.Name, p.Devices, opts.MicroBatches, budgetOf(p, opts.Memory))
 	if err := schedule.RenderTextUpTo(s, stdout, 2*textUnits); err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	fmt.Fprintf(stdout, "\nmakespan     %d (%s)\n", sum.Makespan, status)
 	fmt.Fprintf(stdout, "lower bound  %d (proven: critical path; per device, the preemptive one-machine relaxation)\n", sum.LowerBound.Makespan)
 	fmt.Fprintf(stdout, "bubble rate  %s\n", pct(sum.BubbleRate))
-	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budget(opts.Memory))
+	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	if res.Source != "solver" {
 		fmt.Fprintf(stdout, "built by     %s (the solver found nothing shorter)\n", res.Source)

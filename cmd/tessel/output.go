@@ -10,6 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"tessel/cluster"
+	"tessel/placement"
 	"tessel/schedule"
 )
 
@@ -58,6 +60,17 @@ func outputFlags() []cli.Flag {
 type outputs struct {
 	Out, SVG, HTML string
 	Force, JSON    bool
+	// cluster and given, when set, are recorded in the schedule file
+	// (onCluster).
+	cluster *cluster.Cluster
+	given   *placement.Placement
+}
+
+// onCluster makes write record that schedules run on c, their placement
+// being given on it (nil: no cluster).
+func (o outputs) onCluster(c *cluster.Cluster, given *placement.Placement) outputs {
+	o.cluster, o.given = c, given
+	return o
 }
 
 func outputsFrom(c *cli.Context) outputs {
@@ -80,6 +93,13 @@ func (o outputs) check() error {
 
 // write saves a verified schedule to every file asked for.
 func (o outputs) write(s *schedule.Schedule) error {
+	if o.cluster != nil && s.Cluster == nil {
+		on := *s
+		if err := on.SetCluster(o.cluster, o.given); err != nil {
+			return fmt.Errorf("record the cluster: %w", err)
+		}
+		s = &on
+	}
 	for _, f := range []struct {
 		path string
 		draw func(*schedule.Schedule, io.Writer) error

@@ -100,10 +100,11 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if err := opts.Outputs.check(); err != nil {
 		return err
 	}
-	p, err := opts.Placement.load()
+	p, given, cl, err := opts.Placement.loadOn()
 	if err != nil {
 		return err
 	}
+	opts.Outputs = opts.Outputs.onCluster(cl, given)
 	ctx, cancel := withLimit(ctx, opts.TimeLimit)
 	defer cancel()
 	bar := newProgress(stderr)
@@ -143,7 +144,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		nrText = fmt.Sprintf("N_R ≤ %d", res.Search.MaxNR)
 	}
 	fmt.Fprintf(stdout, "tessel search: %s, %d devices, memory %s, %s, %d micro-batches, method %s\n\n",
-		p.Name, p.Devices, budget(opts.Memory), nrText, opts.MicroBatches, method)
+		p.Name, p.Devices, budgetOf(p, opts.Memory), nrText, opts.MicroBatches, method)
 	if r != nil {
 		fmt.Fprintf(stdout, "repetend     N_R %d, period %d (lower bound %d), repetend bubble rate %s\n", r.NR, r.Period, res.Bounds.Period, pct(rate))
 		fmt.Fprintf(stdout, "offsets      %s\n", offsetsText(p, r.Offsets))
@@ -168,7 +169,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	}
 	fmt.Fprintf(stdout, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, res.Gap(), pct(sum.BubbleRate))
 	fmt.Fprintf(stdout, "built by     %s\n", sourceText(res))
-	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budget(opts.Memory))
+	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
 	if res.Search != nil {
 		st := res.Search.Stats
 		fmt.Fprintf(stdout, "solver       %d candidates seen, %d pruned, %d solved, %d rejected by warmup/cooldown (%d solver calls)\n", st.Seen, st.Pruned, st.Solved, st.Rejected, st.Checks)

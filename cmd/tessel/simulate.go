@@ -16,6 +16,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/urfave/cli/v2"
 
+	"tessel/placement"
 	"tessel/runtimegen"
 	"tessel/schedule"
 )
@@ -25,6 +26,10 @@ type simulateOptions struct {
 	Schedule string // schedule file, or
 	Programs string // directory of rank<R>.json written by tessel gen
 	CommTime int
+	// commSet says --comm-time was given (it does not go with a cluster).
+	commSet  bool
+	Cluster  clusterSpec
+	Channels bool
 	Blocking bool // only the blocking programs
 	JSON     bool
 }
@@ -33,7 +38,7 @@ func simulateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "simulate",
 		Usage:     "run a schedule's per-device programs in a simulator: makespan, idle time, deadlocks",
-		UsageText: "tessel simulate --schedule FILE [--comm-time 1] [--blocking] [--json]\ntessel simulate --programs DIR [--comm-time 1] [--json]",
+		UsageText: "tessel simulate --schedule FILE [--comm-time 1 | --cluster FILE | --transfer-time T --device-speed D=S] [--channels] [--blocking] [--json]\ntessel simulate --programs DIR [--comm-time 1] [--json]",
 		Description: "Turns a schedule into one program per device (every tensor that crosses devices\n" +
 			"sent right after its producer, in one global order) and runs the programs event by\n" +
 			"event: blocks take their time, every transfer takes --comm-time. Reports the\n" +
@@ -41,12 +46,19 @@ func simulateCommand() *cli.Command {
 			"programs (receives posted early, waits right before the consumer) and blocking\n" +
 			"ones (send and receive inline), and the gain of non-blocking (the paper's Fig. 17).\n" +
 			"With --programs, runs the programs tessel gen wrote (possibly edited) instead,\n" +
-			"and reports a deadlock as the cycle of devices waiting for each other.",
+			"and reports a deadlock as the cycle of devices waiting for each other.\n" +
+			"On a cluster (--cluster, --device-speed, --transfer-time, or the one the schedule\n" +
+			"file records) blocks take their time on their devices and every transfer its own\n" +
+			"time c_ij, the rule the search uses: the non-blocking programs of a searched schedule\n" +
+			"then end exactly at its makespan. With --channels each ordered pair of devices carries\n" +
+			"one transfer at a time, and the report says how much later the run ends for it.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see the design notes)"},
 			&cli.StringFlag{Name: "programs", Usage: "simulate the programs rank0.json, rank1.json, … in `DIR` instead"},
 			&cli.IntFlag{Name: "comm-time", Usage: "time of one transfer between two devices", Value: 1},
 			&cli.BoolFlag{Name: "blocking", Usage: "simulate blocking programs only (default: both modes and the gain)"},
+			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2],
+			&cli.BoolFlag{Name: "channels", Usage: "transfers between two devices run one at a time, in the order the programs issue them"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON object instead of text"},
 		},
 		Action: func(c *cli.Context) error {
@@ -54,7 +66,8 @@ func simulateCommand() *cli.Command {
 				return usageErrorf("simulate: unexpected argument %q", c.Args().First())
 			}
 			return runSimulate(c.Context, simulateOptions{
-				Schedule: c.String("schedule"), Programs: c.String("programs"), CommTime: c.Int("comm-time"),
+				Schedule: c.String("schedule"), Programs: c.String("programs"), CommTime: c.Int("comm-time"), commSet: c.IsSet("comm-time"),
+				Cluster: clusterSpecFrom(c), Channels: c.Bool("channels"),
 				Blocking: c.Bool("blocking"), JSON: c.Bool("json"),
 			}, c.App.Writer)
 		},
@@ -63,14 +76,18 @@ func simulateCommand() *cli.Command {
 
 // simulation is what tessel simulate reports (its --json object).
 type simulation struct {
-	Placement        string      `json:"placement"`
-	Devices          int         `json:"devices"`
-	MicroBatches     int         `json:"micro_batches"`
-	ScheduleMakespan *int        `json:"schedule_makespan,omitempty"` // with --schedule
-	CommTime         int         `json:"comm_time"`
-	Transfers        int         `json:"transfers"`
-	Runs             []simRunOut `json:"runs"`
-	Speedup          *float64    `json:"speedup,omitempty"` // blocking makespan / non-blocking makespan
+	Placement        string `json:"placement"`
+	Devices          int    `json:"devices"`
+	MicroBatches     int    `json:"micro_batches"`
+	ScheduleMakespan *int   `json:"schedule_makespan,omitempty"` // with --schedule
+	CommTime         int    `json:"comm_time"`
+	// Cluster: blocks and transfers were timed on a cluster (comm_time
+	// does not apply); Channels: links carried one transfer at a time.
+	Cluster   bool        `json:"cluster,omitempty"`
+	Channels  bool        `json:"channels,omitempty"`
+	Transfers int         `json:"transfers"`
+	Runs      []simRunOut `json:"runs"`
+	Speedup   *float64    `json:"speedup,omitempty"` // blocking makespan / non-blocking makespan
 }
 
 type simRunOut struct {
@@ -78,6 +95,11 @@ type simRunOut struct {
 	Makespan   int             `json:"makespan"`
 	BubbleRate float64         `json:"bubble_rate"`
 	Idle       []int           `json:"idle"`
+	// With channels: the time transfers waited for their link, the
+	// makespan without contention and how much later the run ends.
+	ChannelWait  *int `json:"channel_wait,omitempty"`
+	FreeMakespan *int `json:"contention_free_makespan,omitempty"`
+	Late         *int `json:"late,omitempty"`
 }
 
 // runSimulate simulates the programs of a schedule file (both modes unless
@@ -92,10 +114,25 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 	}
 	var sets [][]*runtimegen.Program
 	var out simulation
+	var timing *placement.Placement // times of blocks and transfers; nil: the programs' and CommTime
 	if opts.Schedule != "" {
 		s, err := loadVerified(opts.Schedule)
 		if err != nil {
 			return err
+		}
+		given := s.Placement
+		if s.Cluster != nil {
+			given, timing = s.Source, s.Placement
+		}
+		on, c, err := opts.Cluster.on(given)
+		if err != nil {
+			return err
+		}
+		if c != nil {
+			timing = on
+		}
+		if timing != nil && opts.commSet {
+			return usageErrorf("simulate: --comm-time does not go with a cluster: transfers take the cluster's times")
 		}
 		modes := []runtimegen.Mode{runtimegen.NonBlocking, runtimegen.Blocking}
 		if opts.Blocking {
@@ -114,6 +151,9 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		if opts.Blocking {
 			return usageErrorf("simulate: --blocking applies to --schedule (programs have their own mode)")
 		}
+		if opts.Cluster != (clusterSpec{}) {
+			return usageErrorf("simulate: --cluster, --device-speed and --transfer-time apply to --schedule")
+		}
 		progs, err := loadPrograms(opts.Programs)
 		if err != nil {
 			return err
@@ -125,13 +165,29 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 	}
 	p0 := sets[0][0]
 	out.Placement, out.Devices, out.MicroBatches, out.CommTime = p0.Placement, p0.Devices, p0.MicroBatches, opts.CommTime
+	out.Cluster, out.Channels = timing != nil, opts.Channels
+	if out.Cluster {
+		out.CommTime = 0
+	}
 	for _, progs := range sets {
-		r, err := runtimegen.Simulate(progs, opts.CommTime)
+		sim := runtimegen.SimOptions{CommTime: opts.CommTime, Placement: timing}
+		r, err := runtimegen.SimulateWith(progs, sim)
 		if err != nil {
 			return fmt.Errorf("%s programs: %w", progs[0].Mode, err)
 		}
+		run := simRunOut{Mode: r.Mode, Makespan: r.Makespan, BubbleRate: roundTo(r.BubbleRate, 6), Idle: r.Idle}
+		if opts.Channels {
+			sim.Channels = true
+			rc, err := runtimegen.SimulateWith(progs, sim)
+			if err != nil {
+				return fmt.Errorf("%s programs: %w", progs[0].Mode, err)
+			}
+			free := r.Makespan
+			run = simRunOut{Mode: rc.Mode, Makespan: rc.Makespan, BubbleRate: roundTo(rc.BubbleRate, 6), Idle: rc.Idle,
+				ChannelWait: ptr(rc.ChannelWait), FreeMakespan: ptr(free), Late: ptr(rc.Makespan - free)}
+		}
 		out.Transfers = r.Transfers
-		out.Runs = append(out.Runs, simRunOut{Mode: r.Mode, Makespan: r.Makespan, BubbleRate: roundTo(r.BubbleRate, 6), Idle: r.Idle})
+		out.Runs = append(out.Runs, run)
 	}
 	if len(out.Runs) == 2 && out.Runs[0].Makespan > 0 {
 		x := roundTo(float64(out.Runs[1].Makespan)/float64(out.Runs[0].Makespan), 4)
@@ -160,7 +216,16 @@ func simulationText(out simulation) (string, error) {
 	if out.ScheduleMakespan != nil {
 		fmt.Fprintf(&b, ", schedule makespan %d", *out.ScheduleMakespan)
 	}
-	fmt.Fprintf(&b, "\n%d transfers between devices, %d time each\n\n", out.Transfers, out.CommTime)
+	switch {
+	case out.Cluster:
+		fmt.Fprintf(&b, "\n%d transfers between devices, each its time on the cluster", out.Transfers)
+	default:
+		fmt.Fprintf(&b, "\n%d transfers between devices, %d time each", out.Transfers, out.CommTime)
+	}
+	if out.Channels {
+		b.WriteString(", one at a time between two devices")
+	}
+	b.WriteString("\n\n")
 	var rows [][]string
 	for _, r := range out.Runs {
 		rows = append(rows, []string{modeName(r.Mode), fmt.Sprint(r.Makespan), fmt.Sprintf("%.2f%%", 100*r.BubbleRate), formatInts(r.Idle)})
@@ -170,6 +235,12 @@ func simulationText(out simulation) (string, error) {
 		return "", err
 	}
 	b.WriteString(table)
+	for _, r := range out.Runs {
+		if r.Late != nil {
+			fmt.Fprintf(&b, "%s: transfers waited %d for their links in total; the run ends %d later than without contention (%d)\n",
+				modeName(r.Mode), *r.ChannelWait, *r.Late, *r.FreeMakespan)
+		}
+	}
 	if out.Speedup != nil {
 		fmt.Fprintf(&b, "\nnon-blocking is %.2f× as fast as blocking (makespan %d instead of %d)\n",
 			*out.Speedup, out.Runs[0].Makespan, out.Runs[1].Makespan)

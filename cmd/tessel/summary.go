@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"tessel/placement"
 	"tessel/schedule"
 )
 
@@ -16,6 +17,7 @@ type summary struct {
 	Placement          string         `json:"placement"`
 	Devices            int            `json:"devices"`
 	Memory             int            `json:"memory"`
+	Budgets            []int          `json:"budgets,omitempty"` // every device's, where they differ (a cluster's memories)
 	Method             string         `json:"method"`
 	NR                 int            `json:"nr,omitempty"`
 	Period             int            `json:"period,omitempty"`
@@ -60,7 +62,12 @@ type seconds struct {
 // newSummary fills what every schedule has; s must be verified.
 func newSummary(s *schedule.Schedule, method string, proven bool) summary {
 	m := schedule.Measure(s)
+	var budgets []int
+	if !s.Placement.Uniform(s.Memory) {
+		budgets = s.Budgets()
+	}
 	return summary{
+		Budgets:      budgets,
 		Placement:    s.Placement.Name,
 		Devices:      s.Placement.Devices,
 		Memory:       s.Memory,
@@ -89,6 +96,15 @@ func printJSON(w io.Writer, v any) error {
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+
+// budgetOf is the budget of p's devices under memory: one number where
+// they share it (budget), else every device's.
+func budgetOf(p *placement.Placement, memory int) string {
+	if p.Uniform(memory) {
+		return budget(p.Budget(0, memory))
+	}
+	return ints(p.Budgets(memory))
+}
 
 func budget(m int) string {
 	if m <= 0 {

@@ -37,6 +37,7 @@ type sweepOptions struct {
 	Format       string
 	OutDir       string
 	Force        bool
+	Cluster      clusterSpec // every placement on it (its device count must be --devices)
 }
 
 const defaultSweepPlacements = "v-shape,x-shape,m-shape,nn-shape,k-shape"
@@ -64,6 +65,7 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "memory", Aliases: []string{"m"}, Usage: "range of memory budgets of Fig. 12 (`A-B`, or one number)", Value: "2-8"},
 			&cli.IntFlag{Name: "fig12-nr", Usage: "N_R of Fig. 12 for every placement (0: where Fig. 11 reaches its least rate)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "points searched at once (0: one per core)"},
+			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2],
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "time limit of each point (0: none); a few points at tight budgets take many minutes", Value: 2 * time.Minute},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "table format: " + strings.Join(tableFormats, ", "), Value: "table"},
@@ -80,6 +82,7 @@ func sweepCommand() *cli.Command {
 				NR: c.String("nr"), Memory: c.String("memory"), Fig12NR: c.Int("fig12-nr"),
 				Jobs: c.Int("jobs"), Seed: c.Int("seed"), TimeLimit: c.Duration("time-limit"),
 				Format: c.String("format"), OutDir: c.String("out-dir"), Force: c.Bool("force"),
+				Cluster: clusterSpecFrom(c),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -138,7 +141,7 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	}
 	var ps []*placement.Placement
 	for _, name := range opts.Placements {
-		p, err := placementSpec{Name: name, Devices: opts.Devices, ForwardTime: opts.ForwardTime, BackwardTime: opts.BackwardTime}.load()
+		p, err := placementSpec{Name: name, Devices: opts.Devices, ForwardTime: opts.ForwardTime, BackwardTime: opts.BackwardTime, Cluster: opts.Cluster}.load()
 		if err != nil {
 			return err
 		}

@@ -82,8 +82,15 @@ func runVerify(_ context.Context, opts verifyOptions, stdout io.Writer) error {
 	if s.Memory > 0 {
 		budget = strconv.Itoa(s.Memory)
 	}
-	_, err = fmt.Fprintf(stdout, "valid: %s, %d micro-batches, makespan %d, bubble rate %.2f%%, peak memory %v (budget %s)\n",
-		name, s.MicroBatches, m.Makespan, 100*m.BubbleRate, formatInts(m.PeakMemory), budget)
+	if !s.Placement.Uniform(s.Memory) {
+		budget = formatInts(s.Budgets()) // every device's, where they differ
+	}
+	onCluster := ""
+	if s.Cluster != nil {
+		onCluster = " on its cluster"
+	}
+	_, err = fmt.Fprintf(stdout, "valid%s: %s, %d micro-batches, makespan %d, bubble rate %.2f%%, peak memory %v (budget %s)\n",
+		onCluster, name, s.MicroBatches, m.Makespan, 100*m.BubbleRate, formatInts(m.PeakMemory), budget)
 	return err
 }
 

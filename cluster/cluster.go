@@ -1,0 +1,259 @@
+// Package cluster is the hardware a placement runs on (issue 11; design
+// notes, "Cluster" and "Cluster file"): devices with a speed and a memory
+// capacity, and links between them with a latency and a time per unit of
+// tensor size. Apply turns a placement into the placement as it runs on a
+// cluster: every block's time on its devices, every dependency's transfer
+// time (placement.Placement.Transfers) and every device's capacity
+// (placement.Placement.Capacities). From there on the rest of tessel
+// needs no cluster: the one dependency rule (placement's Delay) and the
+// one budget rule (placement's Budget) carry it.
+//
+// It is not a network simulator: a transfer's time does not depend on
+// what else crosses the link (contention is runtimegen's, with channels).
+package cluster
+
+import (
+	"fmt"
+	"math"
+
+	"tessel/placement"
+)
+
+// Limits of a cluster file, far beyond any real cluster, that keep every
+// time inside placement.MaxTime's range without overflow.
+const (
+	MinSpeed   = 1e-6
+	MaxSpeed   = 1e6
+	MaxLatency = placement.MaxTime
+	MaxPerUnit = placement.MaxTime
+)
+
+// eps absorbs floating-point error before rounding up: 0.7·10 is
+// 7.000000000000001 in float64, and its transfer must take 7, not 8.
+const eps = 1e-9
+
+// Device is one device of a cluster.
+type Device struct {
+	Name   string  // optional, for people
+	Speed  float64 // > 0: a block of time t takes ⌈t / Speed⌉ here
+	Memory int     // ≥ 0: the device's memory capacity; 0 means unlimited
+}
+
+// Link is the cost of moving a tensor between two devices: a transfer of
+// size z takes ⌈Latency + z·PerUnit⌉.
+type Link struct {
+	Latency, PerUnit float64
+}
+
+// Time is the time a transfer of size z takes on l, rounded up.
+func (l Link) Time(z float64) int {
+	return ceil(l.Latency + z*l.PerUnit)
+}
+
+// Pair is the link between two devices, both directions.
+type Pair struct {
+	From, To int
+	Link
+}
+
+// Cluster is the devices a placement runs on, in the placement's device
+// order, and the links between them: Pairs lists the links that differ
+// from Default.
+type Cluster struct {
+	Devices []Device
+	Default Link
+	Pairs   []Pair
+}
+
+// Uniform is a cluster of n devices of speed 1, no capacity of their own,
+// and every link free.
+func Uniform(n int) *Cluster {
+	c := &Cluster{Devices: make([]Device, n)}
+	for d := range c.Devices {
+		c.Devices[d].Speed = 1
+	}
+	return c
+}
+
+// Validate checks the cluster on its own: at least one device, speeds in
+// MinSpeed..MaxSpeed, memories in 0..placement.MaxMemory, latencies and
+// per-unit times finite and in 0..MaxLatency and 0..MaxPerUnit, pairs
+// between two distinct devices in range, each pair of devices listed once
+// (in either direction). The error is one line naming the item.
+func (c *Cluster) Validate() error {
+	if len(c.Devices) < 1 || len(c.Devices) > placement.MaxDevices {
+		return fmt.Errorf("cluster: devices: want 1..%d devices, got %d", placement.MaxDevices, len(c.Devices))
+	}
+	for d, dev := range c.Devices {
+		if !(dev.Speed >= MinSpeed && dev.Speed <= MaxSpeed) {
+			return fmt.Errorf("cluster: %s: speed must be in %g..%g, got %g", deviceName(d, dev.Name), MinSpeed, MaxSpeed, dev.Speed)
+		}
+		if dev.Memory < 0 || dev.Memory > placement.MaxMemory {
+			return fmt.Errorf("cluster: %s: memory must be in 0..%d (0: unlimited), got %d", deviceName(d, dev.Name), placement.MaxMemory, dev.Memory)
+		}
+	}
+	if err := checkLink(c.Default); err != nil {
+		return fmt.Errorf("cluster: links: default: %w", err)
+	}
+	seen := map[[2]int]int{}
+	for n, pr := range c.Pairs {
+		name := fmt.Sprintf("cluster: links: pairs[%d]", n)
+		for _, d := range []int{pr.From, pr.To} {
+			if d < 0 || d >= len(c.Devices) {
+				return fmt.Errorf("%s: device %d out of range 0..%d", name, d, len(c.Devices)-1)
+			}
+		}
+		if pr.From == pr.To {
+			return fmt.Errorf("%s: a link from device %d to itself", name, pr.From)
+		}
+		key := [2]int{min(pr.From, pr.To), max(pr.From, pr.To)}
+		if m, dup := seen[key]; dup {
+			return fmt.Errorf("%s: devices %d and %d already linked by pairs[%d]", name, key[0], key[1], m)
+		}
+		seen[key] = n
+		if err := checkLink(pr.Link); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func checkLink(l Link) error {
+	if !(l.Latency >= 0 && l.Latency <= MaxLatency) {
+		return fmt.Errorf("latency must be in 0..%d, got %g", MaxLatency, l.Latency)
+	}
+	if !(l.PerUnit >= 0 && l.PerUnit <= MaxPerUnit) {
+		return fmt.Errorf("per_unit must be in 0..%d, got %g", MaxPerUnit, l.PerUnit)
+	}
+	return nil
+}
+
+func deviceName(d int, name string) string {
+	if name == "" {
+		return fmt.Sprintf("device %d", d)
+	}
+	return fmt.Sprintf("device %d (%q)", d, name)
+}
+
+// Link returns the link between devices a and b (a ≠ b): their pair's, or
+// Default.
+func (c *Cluster) Link(a, b int) Link {
+	for _, pr := range c.Pairs {
+		if pr.From == a && pr.To == b || pr.From == b && pr.To == a {
+			return pr.Link
+		}
+	}
+	return c.Default
+}
+
+// Transfer is the time a tensor of size z takes from the devices of one
+// block to those of another: 0 when they share a device, else the largest
+// over the pairs of devices, one from each group.
+func (c *Cluster) Transfer(from, to []int, z float64) int {
+	worst := 0
+	for _, a := range from {
+		for _, b := range to {
+			if a == b {
+				return 0
+			}
+			worst = max(worst, c.Link(a, b).Time(z))
+		}
+	}
+	return worst
+}
+
+// BlockTime is the time of a block of time t on a device group: the
+// slowest member's ⌈t / speed⌉, at least 1.
+func (c *Cluster) BlockTime(t int, devices []int) int {
+	slow := math.Inf(1)
+	for _, d := range devices {
+		slow = min(slow, c.Devices[d].Speed)
+	}
+	return max(1, ceil(float64(t)/slow))
+}
+
+// ceil rounds x up, forgiving floating-point error below eps; never below 0.
+func ceil(x float64) int {
+	return max(0, int(math.Ceil(x-eps)))
+}
+
+// Apply returns p as it runs on c (p itself is left alone): every block's
+// time is BlockTime on its devices, every dependency between blocks on
+// different devices gets its transfer time (Transfer, with the
+// dependency's size), and devices with a memory get it as their capacity.
+// The name stays. The cluster must have as many devices as p; a time past
+// placement.MaxTime is an error naming the block or dependency. Applied to
+// a placement that already runs on a cluster, it replaces that one's
+// transfers and capacities but scales the times again: apply a cluster to
+// the placement as given.
+func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if len(c.Devices) != p.Devices {
+		return nil, fmt.Errorf("cluster of %d devices for placement %q of %d", len(c.Devices), p.Name, p.Devices)
+	}
+	q := p.Clone()
+	for i := range q.Blocks {
+		b := &q.Blocks[i]
+		t := c.BlockTime(b.Time, b.Devices)
+		if t > placement.MaxTime {
+			return nil, fmt.Errorf("placement %q: block %q: time %d on the cluster is more than %d", p.Name, b.ID, t, placement.MaxTime)
+		}
+		b.Time = t
+	}
+	q.Transfers = nil
+	for _, d := range q.Deps {
+		from, to := q.Blocks[d.From], q.Blocks[d.To]
+		x := c.Transfer(from.Devices, to.Devices, q.Size(d))
+		if x > placement.MaxTime {
+			return nil, fmt.Errorf("placement %q: dependency %s -> %s: transfer time %d on the cluster is more than %d", p.Name, from.ID, to.ID, x, placement.MaxTime)
+		}
+		if x > 0 {
+			if q.Transfers == nil {
+				q.Transfers = map[placement.Dep]int{}
+			}
+			q.Transfers[d] = x
+		}
+	}
+	q.Capacities = nil
+	for d, dev := range c.Devices {
+		if dev.Memory > 0 {
+			if q.Capacities == nil {
+				q.Capacities = make([]int, p.Devices)
+			}
+			q.Capacities[d] = dev.Memory
+		}
+	}
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// Equal reports whether c and o are the same cluster, pairs in the same
+// order.
+func (c *Cluster) Equal(o *Cluster) bool {
+	if c == nil || o == nil {
+		return c == o
+	}
+	if len(c.Devices) != len(o.Devices) || len(c.Pairs) != len(o.Pairs) || c.Default != o.Default {
+		return false
+	}
+	for d := range c.Devices {
+		if c.Devices[d] != o.Devices[d] {
+			return false
+		}
+	}
+	for n := range c.Pairs {
+		if c.Pairs[n] != o.Pairs[n] {
+			return false
+		}
+	}
+	return true
+}
+
+// Clone returns a deep copy.
+func (c *Cluster) Clone() *Cluster {
+	return &Cluster{Devices: append([]Device(nil), c.Devices...), Default: c.Default, Pairs: append([]Pair(nil), c.Pairs...)}
+}

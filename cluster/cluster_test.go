@@ -1,0 +1,247 @@
+package cluster
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tessel/placement"
+)
+
+var update = flag.Bool("update", false, "rewrite the fuzz seed corpus")
+
+const (
+	goodDir = "../testdata/clusters"
+	badDir  = "../testdata/bad/clusters"
+)
+
+// Every cluster file loads, is written back byte for byte, and parses to
+// the same cluster.
+func TestRoundTrip(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(goodDir, "*.json"))
+	if err != nil || len(files) < 3 {
+		t.Fatalf("cluster files: %v, %v", files, err)
+	}
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := c.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), data) {
+			t.Errorf("%s: written form differs:\n%s", path, buf.Bytes())
+		}
+		if d, err := Parse(buf.Bytes()); err != nil || !d.Equal(c) {
+			t.Errorf("%s: parse after write: %v", path, err)
+		}
+	}
+}
+
+// Cluster files get the placement file's treatment: one line per error,
+// starting with the path and naming the item.
+func TestLoadBad(t *testing.T) {
+	tests := []struct{ file, want string }{
+		{"speed-zero.json", "cluster: device 0: speed must be in 1e-06..1e+06, got 0"},
+		{"memory-negative.json", `cluster: device 0 ("g0"): memory must be in 0..1000000000 (0: unlimited), got -1`},
+		{"pair-range.json", "cluster: links: pairs[0]: device 2 out of range 0..1"},
+		{"pair-twice.json", "cluster: links: pairs[1]: devices 0 and 1 already linked by pairs[0]"},
+		{"pair-self.json", "cluster: links: pairs[0]: a link from device 1 to itself"},
+		{"latency-negative.json", "cluster: links: default: latency must be in 0..1000000, got -1"},
+		{"unknown-field.json", `cluster: devices[0]: unknown field "colour"`},
+		{"missing-memory.json", `cluster: devices[0]: missing field "memory"`},
+		{"speed-type.json", `cluster: devices[0]: field "speed": want a number, got a string`},
+		{"no-devices.json", "cluster: devices: want 1..4096 devices, got 0"},
+		{"trailing.json", "trailing data after the cluster object at line 1, column 42"},
+		{"link-missing-field.json", `cluster: links: default: missing field "per_unit"`},
+		{"malformed.json", "malformed JSON at line 3"},
+		{"null-devices.json", `cluster: field "devices": want an array, got null`},
+	}
+	files, _ := filepath.Glob(filepath.Join(badDir, "*.json"))
+	if len(files) != len(tests) {
+		t.Errorf("%d files in %s, %d in the table: keep them in step", len(files), badDir, len(tests))
+	}
+	for _, tt := range tests {
+		path := filepath.Join(badDir, tt.file)
+		_, err := Load(path)
+		if err == nil {
+			t.Errorf("%s loaded", path)
+			continue
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, path+": ") || !strings.Contains(msg, tt.want) {
+			t.Errorf("%s: error %q, want one line starting with the path and containing %q", tt.file, msg, tt.want)
+		}
+	}
+}
+
+// Apply: a block's time is ⌈t / speed⌉ of its slowest device, a transfer
+// ⌈latency + size·per_unit⌉ (the largest over the pairs of two groups, 0
+// when they share a device), and memories become capacities (design
+// notes, "Cluster file").
+func TestApply(t *testing.T) {
+	p, err := placement.Builtin("m-shape", placement.Options{Devices: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(filepath.Join(goodDir, "hetero-4.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f1, f2, fs, b2 := p.Index("f1"), p.Index("f2"), p.Index("fs"), p.Index("b2")
+	p.Sizes = map[placement.Dep]float64{{From: f1, To: f2}: 3}
+	q, err := c.Apply(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b2 (time 3) on device 2 of speed 0.5: 6; the shard forward (time 1)
+	// on all devices: the slowest's 2.
+	if got := q.Blocks[b2].Time; got != 6 {
+		t.Errorf("b2 takes %d on a half-speed device, want 6", got)
+	}
+	if got := q.Blocks[fs].Time; got != 2 {
+		t.Errorf("the shard forward takes %d, want its slowest member's 2", got)
+	}
+	if got := q.Blocks[f1].Time; got != 1 {
+		t.Errorf("f1 takes %d on a device of speed 1, want 1", got)
+	}
+	// f1 (device 1) → f2 (device 2), size 3, on the pair 1–2: ⌈2 + 3·1⌉ = 5.
+	if got := q.Transfer(placement.Dep{From: f1, To: f2}); got != 5 {
+		t.Errorf("f1 -> f2 transfer %d, want 5", got)
+	}
+	// fs (all devices) → f0 (device 0): they share device 0.
+	if got := q.Transfer(placement.Dep{From: fs, To: p.Index("f0")}); got != 0 {
+		t.Errorf("fs -> f0 transfer %d between groups that share a device, want 0", got)
+	}
+	// f0 → f1 on the default link, size 1: ⌈0.5 + 0.25⌉ = 1.
+	if got := q.Transfer(placement.Dep{From: p.Index("f0"), To: f1}); got != 1 {
+		t.Errorf("f0 -> f1 transfer %d, want 1", got)
+	}
+	if got := fmt.Sprint(q.Budgets(7)); got != "[7 7 6 6]" {
+		t.Errorf("budgets under memory 7: %s, want [7 7 6 6]", got)
+	}
+	if p.Transfers != nil || p.Blocks[b2].Time != 3 || p.Capacities != nil {
+		t.Error("Apply changed its argument")
+	}
+	// A group transfer takes the largest of its pairs: a block on devices
+	// {0,1} feeding one on {2,3} crosses the slow pair 1–2.
+	g := &placement.Placement{Name: "groups", Devices: 4, Blocks: []placement.Block{
+		{ID: "a", Kind: placement.Forward, Devices: []int{0, 1}, Time: 1},
+		{ID: "b", Kind: placement.Forward, Devices: []int{2, 3}, Time: 1},
+	}, Deps: []placement.Dep{{From: 0, To: 1}}}
+	gq, err := c.Apply(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gq.Transfer(placement.Dep{From: 0, To: 1}); got != 3 {
+		t.Errorf("group transfer %d, want the slow pair's ⌈2 + 1⌉ = 3", got)
+	}
+	if _, err := Uniform(3).Apply(p); err == nil || err.Error() != `cluster of 3 devices for placement "m-shape" of 4` {
+		t.Errorf("device count mismatch: %v", err)
+	}
+}
+
+// A cluster of speed 1 and free links changes nothing, and rounding up
+// forgives floating-point error: 0.7·10 takes 7.
+func TestApplyNeutralAndRounding(t *testing.T) {
+	p, err := placement.Builtin("nn-shape", placement.Options{Devices: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Uniform(4).Apply(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !q.Equal(p) || q.Transfers != nil || q.Capacities != nil {
+		t.Error("a neutral cluster changed the placement")
+	}
+	if got := (Link{PerUnit: 0.7}).Time(10); got != 7 {
+		t.Errorf("0.7·10 takes %d, want 7", got)
+	}
+	if got := (Link{Latency: 0.1, PerUnit: 0.2}).Time(1); got != 1 {
+		t.Errorf("0.1 + 0.2 takes %d, want 1", got)
+	}
+	if got := Uniform(1).BlockTime(1, []int{0}); got != 1 {
+		t.Errorf("block time %d, want 1", got)
+	}
+	c := Uniform(1)
+	c.Devices[0].Speed = 3
+	if got := c.BlockTime(1, []int{0}); got != 1 {
+		t.Errorf("a fast device takes %d, want at least 1", got)
+	}
+}
+
+// FuzzParse: never a panic, errors on one line, and what parses is valid
+// and round-trips byte for byte. The seed corpus holds every cluster file
+// and bad cluster file (TestFuzzCorpus).
+func FuzzParse(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+			return
+		}
+		var buf bytes.Buffer
+		if err := c.Write(&buf); err != nil {
+			t.Fatalf("write: %v", err)
+		}
+		d, err := Parse(buf.Bytes())
+		if err != nil || !d.Equal(c) {
+			t.Fatalf("round trip: %v\n%s", err, buf.Bytes())
+		}
+		var again bytes.Buffer
+		if err := d.Write(&again); err != nil || !bytes.Equal(again.Bytes(), buf.Bytes()) {
+			t.Fatalf("second write differs (%v)", err)
+		}
+		p, err := placement.Builtin("v-shape", placement.Options{Devices: len(c.Devices)})
+		if err == nil {
+			if _, err := c.Apply(p); err != nil && strings.Contains(err.Error(), "\n") {
+				t.Fatalf("apply error spans lines: %q", err)
+			}
+		}
+	})
+}
+
+// TestFuzzCorpus keeps the seed corpus in step with the cluster files;
+// -update rewrites it.
+func TestFuzzCorpus(t *testing.T) {
+	dir := filepath.Join("testdata", "fuzz", "FuzzParse")
+	var files []string
+	for _, d := range []string{goodDir, badDir} {
+		fs, _ := filepath.Glob(filepath.Join(d, "*.json"))
+		files = append(files, fs...)
+	}
+	if *update {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed := filepath.Join(dir, filepath.Base(filepath.Dir(path))+"-"+strings.TrimSuffix(filepath.Base(path), ".json"))
+		want := fmt.Appendf(nil, "go test fuzz v1\n[]byte(%q)\n", data)
+		if *update {
+			if err := os.WriteFile(seed, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := os.ReadFile(seed); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s missing or out of date (run go test ./cluster -update)", seed)
+		}
+	}
+}

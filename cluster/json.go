@@ -1,0 +1,189 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"tessel/internal/strictjson"
+)
+
+// The cluster file (design notes, "Cluster file") is strict like the
+// placement file: an unknown or repeated field is an error, names match
+// exactly, null is never a value, nothing may follow the object. "devices"
+// is required, and each device's "speed" and "memory"; "name", "links",
+// and inside it "default" and "pairs", are optional (a missing link costs
+// nothing). Errors are one line and name the device, pair or field.
+
+// Parse reads a cluster file and validates it.
+func Parse(data []byte) (*Cluster, error) {
+	raw, err := strictjson.Top(data, "cluster object")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{}
+	var devices []json.RawMessage
+	var links json.RawMessage
+	err = strictjson.Object(raw, []strictjson.Field{
+		{Name: "devices", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &devices) }},
+		{Name: "links", Decode: func(v json.RawMessage) error { links = v; return nil }},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	c.Devices = make([]Device, len(devices))
+	for d, v := range devices {
+		dev := &c.Devices[d]
+		err := strictjson.Object(v, []strictjson.Field{
+			{Name: "name", Decode: func(v json.RawMessage) error { return strictjson.String(v, &dev.Name) }},
+			{Name: "speed", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Float(v, &dev.Speed) }},
+			{Name: "memory", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &dev.Memory) }},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("cluster: devices[%d]: %w", d, err)
+		}
+	}
+	if links != nil {
+		var def json.RawMessage
+		var pairs []json.RawMessage
+		err := strictjson.Object(links, []strictjson.Field{
+			{Name: "default", Decode: func(v json.RawMessage) error { def = v; return nil }},
+			{Name: "pairs", Decode: func(v json.RawMessage) error { return strictjson.Array(v, &pairs) }},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("cluster: field \"links\": %w", err)
+		}
+		if def != nil {
+			if err := decodeLink(def, &c.Default, nil); err != nil {
+				return nil, fmt.Errorf("cluster: links: default: %w", err)
+			}
+		}
+		c.Pairs = make([]Pair, len(pairs))
+		for n, v := range pairs {
+			pr := &c.Pairs[n]
+			err := decodeLink(v, &pr.Link, []strictjson.Field{
+				{Name: "from", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &pr.From) }},
+				{Name: "to", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &pr.To) }},
+			})
+			if err != nil {
+				return nil, fmt.Errorf("cluster: links: pairs[%d]: %w", n, err)
+			}
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func decodeLink(raw json.RawMessage, l *Link, more []strictjson.Field) error {
+	return strictjson.Object(raw, append(more,
+		strictjson.Field{Name: "latency", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Float(v, &l.Latency) }},
+		strictjson.Field{Name: "per_unit", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Float(v, &l.PerUnit) }},
+	))
+}
+
+// Load reads and validates the cluster file at path; errors start with the
+// path.
+func Load(path string) (*Cluster, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Write writes a valid cluster as an indented cluster file, one device and
+// one pair a line, ending with a newline. The bytes depend only on c, and
+// Parse gives c back.
+func (c *Cluster) Write(w io.Writer) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	b := c.AppendIndented(nil, "")
+	_, err := w.Write(append(b, '\n'))
+	return err
+}
+
+// AppendIndented appends c (which must be valid) as the cluster file lays
+// it out, every line after the first prefixed with indent and without a
+// final newline: for a file that holds a cluster as a field.
+func (c *Cluster) AppendIndented(b []byte, indent string) []byte {
+	nl := "\n" + indent
+	b = append(b, "{"...)
+	b = append(b, nl+"  \"devices\": ["...)
+	for d, dev := range c.Devices {
+		if d > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, nl+"    {"...)
+		if dev.Name != "" {
+			b = appendString(b, "name")
+			b = append(b, ": "...)
+			b = appendString(b, dev.Name)
+			b = append(b, ", "...)
+		}
+		b = append(b, `"speed": `...)
+		b = appendFloat(b, dev.Speed)
+		b = append(b, `, "memory": `...)
+		b = strconv.AppendInt(b, int64(dev.Memory), 10)
+		b = append(b, '}')
+	}
+	b = append(b, nl+"  ],"...)
+	b = append(b, nl+"  \"links\": {"...)
+	b = append(b, nl+"    \"default\": "...)
+	b = appendLink(b, c.Default)
+	b = append(b, ","+nl+"    \"pairs\": ["...)
+	for n, pr := range c.Pairs {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, nl+"      {\"from\": "...)
+		b = strconv.AppendInt(b, int64(pr.From), 10)
+		b = append(b, ", \"to\": "...)
+		b = strconv.AppendInt(b, int64(pr.To), 10)
+		b = append(b, `, "latency": `...)
+		b = appendFloat(b, pr.Latency)
+		b = append(b, `, "per_unit": `...)
+		b = appendFloat(b, pr.PerUnit)
+		b = append(b, '}')
+	}
+	if len(c.Pairs) > 0 {
+		b = append(b, nl+"    "...)
+	}
+	b = append(b, "]"+nl+"  }"+nl+"}"...)
+	return b
+}
+
+func appendLink(b []byte, l Link) []byte {
+	b = append(b, `{"latency": `...)
+	b = appendFloat(b, l.Latency)
+	b = append(b, `, "per_unit": `...)
+	b = appendFloat(b, l.PerUnit)
+	return append(b, '}')
+}
+
+// appendFloat writes the shortest form that reads back the same, never
+// "-0".
+func appendFloat(b []byte, x float64) []byte {
+	return strconv.AppendFloat(b, x+0, 'g', -1, 64)
+}
+
+func appendString(b []byte, s string) []byte {
+	q, err := json.Marshal(s)
+	if err != nil { // not for a string
+		return strconv.AppendQuote(b, s)
+	}
+	return append(b, q...)
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Issue 11: v-shape on 4 devices, every transfer taking 1, N = 32. The
+// searched schedule, with the transfers in its model, is no worse than
+// 1F1B's with the same transfers; its file records the cluster, so that
+// tessel verify re-checks it with the same times, and its non-blocking
+// programs simulated on that cluster end exactly at its makespan.
+func TestSearchOnClusterSimulatesExactly(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "s.json")
+	cl := filepath.Join("..", "..", "testdata", "clusters", "four-transfer-1.json")
+	code, stdout, errOut := runCLI(t, "search", "--placement", "v-shape", "--memory", "4", "-n", "32", "--cluster", cl, "--json", "--out", out)
+	if code != 0 {
+		t.Fatalf("search: exit %d: %s", code, errOut)
+	}
+	var sum struct{ Makespan int }
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(data), "\n  \"cluster\": {") {
+		t.Fatalf("the schedule file records no cluster (%v)", err)
+	}
+	if code, _, errOut := runCLI(t, "verify", "--schedule", out); code != 0 {
+		t.Fatalf("verify: exit %d: %s", code, errOut)
+	}
+	code, stdout, errOut = runCLI(t, "simulate", "--schedule", out, "--json")
+	if code != 0 {
+		t.Fatalf("simulate: exit %d: %s", code, errOut)
+	}
+	var sim struct {
+		Cluster bool
+		Runs    []struct {
+			Mode     string
+			Makespan int
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &sim); err != nil {
+		t.Fatal(err)
+	}
+	if !sim.Cluster || sim.Runs[0].Mode != "nonblocking" || sim.Runs[0].Makespan != sum.Makespan {
+		t.Errorf("simulated %+v, schedule makespan %d", sim, sum.Makespan)
+	}
+	// The same cluster by flags gives the same schedule file.
+	out2 := filepath.Join(dir, "s2.json")
+	if code, _, errOut := runCLI(t, "search", "--placement", "v-shape", "--memory", "4", "-n", "32", "--transfer-time", "1", "--out", out2); code != 0 {
+		t.Fatalf("search --transfer-time: exit %d: %s", code, errOut)
+	}
+	// 1F1B with the same transfers, in the model and simulated.
+	code, stdout, errOut = runCLI(t, "compare", "--placement", "v-shape", "--memory", "4", "-n", "32", "--transfer-time", "1", "--format", "json", "--schedules", filepath.Join(dir, "c"))
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errOut)
+	}
+	var cmp struct {
+		Rows []struct {
+			Method   string
+			Makespan *int
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &cmp); err != nil {
+		t.Fatal(err)
+	}
+	ofob := -1
+	for _, r := range cmp.Rows {
+		if r.Method == "1F1B" && r.Makespan != nil {
+			ofob = *r.Makespan
+		}
+	}
+	if ofob < 0 || sum.Makespan > ofob {
+		t.Errorf("searched makespan %d, 1F1B's %d", sum.Makespan, ofob)
+	}
+	code, stdout, errOut = runCLI(t, "simulate", "--schedule", filepath.Join(dir, "c", "1f1b.json"), "--json")
+	if code != 0 || !strings.Contains(stdout, `"makespan": `+itoa(ofob)) {
+		t.Errorf("1F1B simulated: exit %d %s %s, want makespan %d", code, stdout, errOut, ofob)
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// Cluster files get the placement file's treatment on the command line:
+// one line naming the file and the problem, exit 2.
+func TestBadClusters(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "bad", "clusters", "*.json"))
+	if err != nil || len(files) < 8 {
+		t.Fatalf("%d bad cluster files: %v", len(files), err)
+	}
+	good := filepath.Join("..", "..", "testdata", "clusters", "two-nodes-8.json")
+	for _, args := range [][]string{
+		{"search", "--cluster", good},
+		{"search", "--device-speed", "7=0.5"},
+		{"search", "--device-speed", "1:0.5"},
+		{"search", "--device-speed", "1=0"},
+		{"search", "--transfer-time", "-1"},
+		{"search", "--cluster", good, "--transfer-time", "1"},
+		{"simulate", "--programs", ".", "--transfer-time", "1"},
+	} {
+		code, out, errOut := runCLI(t, args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || strings.Contains(errOut, "panic") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	for _, f := range files {
+		code, out, errOut := runCLI(t, "optimal", "--cluster", f)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, filepath.Base(f)) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", f, code, out, errOut)
+		}
+	}
+}
+
+// tessel gen --device-speed: the schedule's orders on the cluster, the
+// programs carrying the blocks' times there, and simulate --programs of
+// them ending where simulate --schedule on the same cluster does.
+func TestGenOnCluster(t *testing.T) {
+	dir := t.TempDir()
+	s := filepath.Join(dir, "s.json")
+	if code, _, errOut := runCLI(t, "search", "--placement", "v-shape", "--memory", "4", "-n", "8", "--out", s); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, errOut)
+	}
+	out := filepath.Join(dir, "run")
+	code, stdout, errOut := runCLI(t, "gen", "--schedule", s, "--out", out, "--device-speed", "1=0.5")
+	if code != 0 || !strings.Contains(stdout, "on the cluster the schedule's orders take") {
+		t.Fatalf("gen: exit %d: %s %s", code, stdout, errOut)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "rank1.json"))
+	if err != nil || !strings.Contains(string(data), `{"id":"b1","kind":"backward","devices":[1],"time":6,`) {
+		t.Fatalf("rank1.json lacks b1's time 6 on the half-speed device (%v)", err)
+	}
+	_, fromProgs, _ := runCLI(t, "simulate", "--programs", out, "--comm-time", "0", "--json")
+	_, fromSched, _ := runCLI(t, "simulate", "--schedule", s, "--device-speed", "1=0.5", "--json")
+	var a, b struct{ Runs []struct{ Makespan int } }
+	if json.Unmarshal([]byte(fromProgs), &a) != nil || json.Unmarshal([]byte(fromSched), &b) != nil || len(a.Runs) == 0 || len(b.Runs) == 0 || a.Runs[0].Makespan != b.Runs[0].Makespan {
+		t.Errorf("programs %s, schedule %s", fromProgs, fromSched)
+	}
+}
