@@ -64,6 +64,7 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 	if err != nil {
 		return nil, err
 	}
+	e.LoadCuts()
 	probe := func(bound int) (Status, error) {
 		s.Push()
 		defer s.Pop()
