@@ -533,8 +533,9 @@ func (e *Encoder) BoundMakespan(c int) {
 // LoadCuts asserts the redundant constraints of assertLoadCuts on the
 // heads now, and on the tails with every later BoundMakespan. They cost
 // constraints but no variables, and let the solver see early what a
-// device's load forbids (m-shape and nn-shape: a proof in seconds instead
-// of minutes).
+// device's load forbids. Measured: nn-shape, 4 micro-batches, memory 6,
+// makespan ≤ 44 found in 0.9 s with them and not within 60 s without;
+// 6 micro-batches, ≤ 60, in 10-40 s with them, not within 300 s without.
 func (e *Encoder) LoadCuts() {
 	p := e.P
 	q, barrier, _ := p.withoutBarriers()
