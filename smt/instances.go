@@ -87,9 +87,10 @@ func AllInstances(p *placement.Placement, n int) []schedule.Ref {
 
 // Optimal searches the time-optimal (TO) schedule of n micro-batches under
 // a per-device memory budget (0: unlimited), the baseline of the Tessel
-// paper's §III-B. The schedule it returns is not yet verified: callers
-// pass it to schedule.Verify.
+// paper's §III-B, with the load cuts on. The schedule it returns is not
+// yet verified: callers pass it to schedule.Verify.
 func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt Options) (*schedule.Schedule, *Solution, error) {
+	opt.LoadCuts = true
 	refs := AllInstances(p, n)
 	prob := InstanceProblem(p, refs, memory, nil)
 	sol, err := MinimizeMakespan(ctx, prob, opt)

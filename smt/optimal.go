@@ -25,6 +25,12 @@ type Options struct {
 	// baseline schedule); the search starts from the better of it and its
 	// own greedy schedule. It is checked, never trusted.
 	Hint []int
+	// LoadCuts adds the encoder's redundant load cuts (Encoder.LoadCuts).
+	// They turn the whole time-optimal problem of m- and nn-shape from
+	// minutes into seconds, but slow every solver step: a call capped by
+	// Effort that would run out of it anyway (a large-neighbourhood
+	// window) takes twice as long with them.
+	LoadCuts bool
 	// Progress, when set, is called after every solver call with the
 	// current bounds.
 	Progress func(lower, upper int)
@@ -63,6 +69,9 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 	e, err := Encode(x, s, p, nil)
 	if err != nil {
 		return nil, err
+	}
+	if opt.LoadCuts {
+		e.LoadCuts()
 	}
 	probe := func(bound int) (Status, error) {
 		s.Push()

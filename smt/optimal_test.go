@@ -330,20 +330,32 @@ func TestCancelledWithNothingFound(t *testing.T) {
 	checkOptimal(t, "with time", p, sol, 4)
 }
 
-// hardProblem is a search that takes seconds: m-shape, 4 micro-batches.
+// hardPlacement, hardN and hardMemory make a search that takes seconds:
+// m-shape, 6 micro-batches, a memory budget that binds (with a loose one
+// the lower bound is met by a list schedule).
+const (
+	hardN      = 6
+	hardMemory = 3
+)
+
+func hardPlacement(t testing.TB) *placement.Placement {
+	return mustBuiltin(t, "m-shape", placement.Options{})
+}
+
+// hardProblem is the instance problem of that search.
 func hardProblem(t testing.TB) *Problem {
-	pl := mustBuiltin(t, "m-shape", placement.Options{})
-	return InstanceProblem(pl, AllInstances(pl, 4), 16, nil)
+	pl := hardPlacement(t)
+	return InstanceProblem(pl, AllInstances(pl, hardN), hardMemory, nil)
 }
 
 // TestDeadlineReturnsBest: a search cut short returns a feasible schedule
 // of the placement, not proven, soon after its deadline.
 func TestDeadlineReturnsBest(t *testing.T) {
-	pl := mustBuiltin(t, "m-shape", placement.Options{})
+	pl := hardPlacement(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
-	s, sol, err := Optimal(ctx, pl, 4, 16, Options{})
+	s, sol, err := Optimal(ctx, pl, hardN, hardMemory, Options{})
 	took := time.Since(t0)
 	if err != nil {
 		t.Fatal(err)

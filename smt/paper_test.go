@@ -153,3 +153,32 @@ func TestReferenceTimingsTO(t *testing.T) {
 		})
 	}
 }
+
+// TestIssue9MShapeAndNNShapeBounds: with 6 micro-batches and memory 6
+// (which does not bind), the barrier relaxation of LowerBound proves what
+// the critical path and the device loads do not. m-shape: 48, met by a
+// list schedule, so the time-optimal search needs no solver call. nn-shape:
+// 60, i.e. at least 20 % bubbles (load 8 per micro-batch and device), the
+// rate the paper reports for both TO and Tessel at N = 6.
+//
+// Reference: §VI-C ("both TO and Tessel reached 20% of the bubble rate of
+// NN-Shape for 6 micro-batches").
+func TestIssue9MShapeAndNNShapeBounds(t *testing.T) {
+	for _, c := range []struct {
+		shape string
+		want  int
+	}{{"m-shape", 48}, {"nn-shape", 60}} {
+		pl := mustBuiltin(t, c.shape, placement.Options{})
+		p := InstanceProblem(pl, AllInstances(pl, 6), 6, nil)
+		if got := p.LowerBound(); got != c.want {
+			t.Errorf("%s: lower bound %d, want %d", c.shape, got, c.want)
+		}
+		if got := p.pathAndJackson(); got >= c.want {
+			t.Errorf("%s: the bound without the barrier relaxation is already %d", c.shape, got)
+		}
+	}
+	_, _, sol := runOptimal(t, optimalCase{shape: "m-shape", fwd: 1, bwd: 3, memory: 6, n: 6, makespan: 48})
+	if sol.Checks != 0 {
+		t.Errorf("m-shape: %d solver calls, want none (a list schedule meets the bound)", sol.Checks)
+	}
+}

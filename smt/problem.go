@@ -3,6 +3,7 @@ package smt
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -172,13 +173,34 @@ func (p *Problem) headsTails() (head, tail []int) {
 }
 
 // LowerBound is a proven lower bound on the makespan of any schedule of
-// the problem: the longest path through releases and precedences, and for
-// every device the optimum of its preemptive one-machine relaxation — its
-// tasks alone, each released at its head, followed by its tail, allowed
-// to be interrupted — which Jackson's rule (run the released task with
-// the longest tail) solves exactly. A task on a device group counts on
-// every device of the group.
+// the problem, the larger of two:
+//
+//   - pathAndJackson of the problem itself: the longest path through
+//     releases and precedences, and for every device the optimum of its
+//     preemptive one-machine relaxation;
+//   - when some tasks span every device (barriers: the blocks sharded over
+//     all devices), pathAndJackson of the problem with the barriers shrunk
+//     to time 0, plus the total time of the barriers (see withoutBarriers
+//     for why this is sound). It sees what the first misses: while a
+//     barrier runs no device does anything else, so the idle time a device
+//     must spend waiting at the start and the end of its work cannot be
+//     filled with barriers.
 func (p *Problem) LowerBound() int {
+	lb := p.pathAndJackson()
+	if q, _, barriers := p.withoutBarriers(); q != nil {
+		lb = max(lb, q.pathAndJackson()+barriers)
+	}
+	return lb
+}
+
+// pathAndJackson is the longest path through releases and precedences,
+// and for every device the optimum of its preemptive one-machine
+// relaxation — its tasks alone, each released at its head, followed by
+// its tail, allowed to be interrupted — which Jackson's rule (run the
+// released task with the longest tail) solves exactly. A task on a device
+// group counts on every device of the group. Tasks of time 0 (only in the
+// relaxation of withoutBarriers) count on paths only.
+func (p *Problem) pathAndJackson() int {
 	head, tail := p.headsTails()
 	lb := 0
 	for i, t := range p.Tasks {
@@ -187,13 +209,68 @@ func (p *Problem) LowerBound() int {
 	for d := 0; d < p.Devices; d++ {
 		var on []int
 		for i := range p.Tasks {
-			if p.Tasks[i].on(d) {
+			if p.Tasks[i].Time > 0 && p.Tasks[i].on(d) {
 				on = append(on, i)
 			}
 		}
 		lb = max(lb, p.jackson(on, head, tail))
 	}
 	return lb
+}
+
+// isBarrier reports whether task i occupies every device.
+func (p *Problem) isBarrier(i int) bool {
+	seen := newBitset(p.Devices)
+	k := 0
+	for _, d := range p.Tasks[i].Devices {
+		if !seen.has(d) {
+			seen.add(d)
+			k++
+		}
+	}
+	return k == p.Devices
+}
+
+// withoutBarriers returns the relaxation of the problem in which every
+// task that spans all devices takes time 0, with the total time of those
+// tasks and which tasks are barriers; nil when there is none.
+//
+// Why LowerBound may add that total to any lower bound of the relaxation:
+// a barrier occupies every device, so in any schedule no other task
+// overlaps it, and no two barriers overlap. Cut the barriers' intervals
+// out of the time line: c(t) = t − (barrier time before t). Every other
+// task keeps its length (no barrier lies inside it), every barrier
+// becomes a point, and c is non-decreasing with c(y) − c(x) ≤ y − x, so
+// a precedence end_a ≤ s_b + Lag survives as c(end_a) ≤ c(s_b) +
+// max(Lag, 0) (only a required gap, Lag < 0, may shrink), a release r as
+// c(s) ≥ r − total, Before pairs and the devices' exclusivity as they
+// were. So c maps every schedule to a schedule of the relaxation, whose
+// makespan is c(makespan) = makespan − total. Memory and periodic
+// precedences play no part in pathAndJackson, so they are dropped.
+func (p *Problem) withoutBarriers() (q *Problem, barrier []bool, total int) {
+	q = &Problem{Devices: p.Devices, Tasks: make([]Task, len(p.Tasks))}
+	barrier = make([]bool, len(p.Tasks))
+	for i, t := range p.Tasks {
+		q.Tasks[i] = t
+		if p.isBarrier(i) {
+			barrier[i] = true
+			total += t.Time
+			q.Tasks[i].Time = 0
+		}
+	}
+	if total == 0 {
+		return nil, nil, 0
+	}
+	for i := range q.Tasks {
+		q.Tasks[i].Release = max(0, q.Tasks[i].Release-total)
+	}
+	for _, pr := range p.Precs {
+		if pr.Periods == 0 {
+			pr.Lag = max(pr.Lag, 0)
+			q.Precs = append(q.Precs, pr)
+		}
+	}
+	return q, barrier, total
 }
 
 // jackson is the optimum of 1|r_j, pmtn|max(C_j + q_j) over the given
@@ -276,6 +353,12 @@ type Encoder struct {
 	order map[[2]int]Bool // (a, b), a < b: true when a runs before b
 	Head  []int           // earliest starts
 	Tail  []int           // least time after each task's end
+
+	// Set by LoadCuts: barrier[i] when task i spans every device, and
+	// the heads and tails of the relaxation of withoutBarriers, in which
+	// barriers take no time and Before pairs count as precedences.
+	barrier      []bool
+	cHead, cTail []int
 }
 
 // Encode asserts the problem into the solver. period is the term P of a
@@ -441,6 +524,119 @@ func (e *Encoder) BoundMakespan(c int) {
 	x := e.X
 	for i, t := range e.P.Tasks {
 		e.S.Assert(x.Le(e.Start[i], x.IntVal(c-t.Time-e.Tail[i])))
+	}
+	if e.cHead != nil {
+		e.assertLoadCuts(c)
+	}
+}
+
+// LoadCuts asserts the redundant constraints of assertLoadCuts on the
+// heads now, and on the tails with every later BoundMakespan. They cost
+// constraints but no variables, and let the solver see early what a
+// device's load forbids. Measured: nn-shape, 4 micro-batches, memory 6,
+// makespan ≤ 44 found in 0.9 s with them and not within 60 s without;
+// 6 micro-batches, ≤ 60, in 10-40 s with them, not within 300 s without.
+func (e *Encoder) LoadCuts() {
+	p := e.P
+	q, barrier, _ := p.withoutBarriers()
+	if q == nil {
+		q = &Problem{Devices: p.Devices, Tasks: p.Tasks, Precs: p.Precs}
+		barrier = make([]bool, len(p.Tasks))
+	}
+	// Before pairs are constraints of the problem: a task with
+	// earlier instances of its block before it starts later.
+	q.Precs = slices.Clip(q.Precs)
+	for _, b := range p.Before {
+		q.Precs = append(q.Precs, Prec{From: b[0], To: b[1]})
+	}
+	e.barrier = barrier
+	e.cHead, e.cTail = q.headsTails()
+	e.assertLoadCuts(-1)
+}
+
+// assertLoadCuts adds constraints that every schedule satisfies but that
+// the solver would otherwise learn only by search: on each device, what
+// runs before a task j takes time before it, and what runs after it takes
+// time after it. In the relaxation of withoutBarriers (time measured
+// without the barriers, c_j = s_j − Σ_{barrier b before j} t_b), the
+// tasks i on j's device with a relaxed head cHead_i ≥ h that run before
+// j run one after another inside [h, c_j), so for every h ≤ cHead_j
+//
+//	s_j ≥ h + Σ_{i on d, cHead_i ≥ h, i before j} t_i + Σ_{barrier b before j} t_b,
+//
+// and with the makespan c ≥ 0, symmetrically for every q ≤ cTail_j,
+//
+//	s_j + t_j + Σ_{i on d, cTail_i ≥ q, i after j} t_i + Σ_{barrier b after j} t_b + q ≤ c.
+//
+// (i "before j" is the order literal of the pair; barriers share every
+// device, so each has one with j.) Without barriers these are the classic
+// energetic cuts of one machine; with them they carry the relaxation's
+// bound, in which a device cannot fill the idle time at the start and the
+// end of its work with barriers, into the search.
+func (e *Encoder) assertLoadCuts(c int) {
+	x, p := e.X, e.P
+	for d := 0; d < p.Devices; d++ {
+		var on []int // tasks on d that are not barriers
+		for i := range p.Tasks {
+			if p.Tasks[i].on(d) && !e.barrier[i] {
+				on = append(on, i)
+			}
+		}
+		for j := range p.Tasks {
+			if !p.Tasks[j].on(d) {
+				continue
+			}
+			key := e.cHead
+			if c >= 0 {
+				key = e.cTail
+			}
+			levels := []int{key[j]}
+			for _, i := range on {
+				if i != j && key[i] <= key[j] {
+					levels = append(levels, key[i])
+				}
+			}
+			sort.Ints(levels)
+			levels = slices.Compact(levels)
+			for _, h := range levels {
+				sum := h
+				var terms []Int
+				count := func(i int) {
+					lit, known, val := e.before(i, j)
+					if c >= 0 {
+						lit, known, val = e.before(j, i)
+					}
+					switch {
+					case known && val:
+						sum += p.Tasks[i].Time
+					case !known:
+						terms = append(terms, x.Ite(lit, x.IntVal(p.Tasks[i].Time), x.IntVal(0)))
+					}
+				}
+				for _, i := range on {
+					if i == j || key[i] < h {
+						continue
+					}
+					count(i)
+				}
+				for b := range p.Tasks {
+					if b == j || !e.barrier[b] {
+						continue
+					}
+					count(b)
+				}
+				if len(terms) == 0 {
+					continue // the heads and tails already say it
+				}
+				terms = append(terms, x.IntVal(sum))
+				if c < 0 {
+					e.S.Assert(x.Ge(e.Start[j], x.Add(terms...)))
+				} else {
+					terms = append(terms, e.Start[j])
+					e.S.Assert(x.Le(x.Add(terms...), x.IntVal(c-p.Tasks[j].Time)))
+				}
+			}
+		}
 	}
 }
 
