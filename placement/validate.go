@@ -109,17 +109,25 @@ func (p *Placement) validateSizes(deps map[Dep]int) error {
 			return fmt.Errorf("dep %d: %s -> %s: size must be in 0..%g, got %g", n, p.Blocks[d.From].ID, p.Blocks[d.To].ID, float64(MaxSize), z)
 		}
 	}
+	if d, ok := firstUnknown(p.Sizes, deps); ok {
+		return fmt.Errorf("size of %d -> %d: no such dependency", d.From, d.To)
+	}
+	return nil
+}
+
+// firstUnknown returns the least key of table (by From, then To) that is
+// not a dependency, so that errors about such keys are deterministic.
+func firstUnknown[V any](table map[Dep]V, deps map[Dep]int) (Dep, bool) {
 	var unknown []Dep
-	for d := range p.Sizes {
+	for d := range table {
 		if _, ok := deps[d]; !ok {
 			unknown = append(unknown, d)
 		}
 	}
-	if len(unknown) > 0 {
-		d := slices.MinFunc(unknown, func(a, b Dep) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To)) })
-		return fmt.Errorf("size of %d -> %d: no such dependency", d.From, d.To)
+	if len(unknown) == 0 {
+		return Dep{}, false
 	}
-	return nil
+	return slices.MinFunc(unknown, func(a, b Dep) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To)) }), true
 }
 
 // validateTransfers checks the transfer table against the dependencies
@@ -144,14 +152,7 @@ func (p *Placement) validateTransfers(deps map[Dep]int) error {
 			return fmt.Errorf("%s: time %d between blocks that share a device (must be 0)", name, c)
 		}
 	}
-	var unknown []Dep
-	for d := range p.Transfers {
-		if _, ok := deps[d]; !ok {
-			unknown = append(unknown, d)
-		}
-	}
-	if len(unknown) > 0 {
-		d := slices.MinFunc(unknown, func(a, b Dep) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To)) })
+	if d, ok := firstUnknown(p.Transfers, deps); ok {
 		return fmt.Errorf("transfer %d -> %d: no such dependency", d.From, d.To)
 	}
 	return nil
