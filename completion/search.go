@@ -106,8 +106,9 @@ type Result struct {
 	// when another schedule ends earlier at this N.
 	Repetend *repetend.Repetend
 	// Search is the solver's repetend search; nil when it was not run
-	// (the constructions reached the lower bound, the placement is too
-	// large for the solver, or SolverOnly is off and … see Skipped).
+	// (Skipped says why: the modulo schedule's period meets the lower
+	// bound, the placement is too large for the solver, or the search was
+	// stopped first).
 	Search *repetend.Result
 	// Skipped says why the solver's repetend search did not run.
 	Skipped string
@@ -172,10 +173,14 @@ var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 //  2. the Tessel search (Algorithm 1 with lazy completion) for a repetend
 //     of shorter period than the modulo schedule's, top-down from it;
 //  3. the time-optimal warmup and cooldown of the least-period repetend,
-//     and the full schedule it makes, compacted.
+//     and the full schedule it makes, compacted;
+//  4. where the best schedule is not proven, the solver re-optimises its
+//     ends (package refine).
 //
-// The schedule of least makespan wins; on a tie, the repetend's. When ctx
-// ends, Search returns at once with the best verified schedule so far.
+// Schedules in opt.Start (a replan's old orders) join the incumbents
+// first. The schedule of least makespan wins; on a tie, the repetend's.
+// When ctx ends, Search returns at once with the best verified schedule
+// so far.
 func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
 	t0 := time.Now()
 	if opt.MicroBatches < 1 {
