@@ -179,21 +179,22 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 	}
 	// Dependencies: between two freed instances a precedence; from a
 	// fixed one, a release.
+	preds, succs := p.PredDeps(), p.SuccDeps()
 	byRef := make(map[schedule.Ref]int, len(s.Instances))
 	for _, in := range s.Instances {
 		byRef[in.Ref()] = in.Start
 	}
 	for k, x := range free {
 		in := s.Instances[x]
-		for _, d := range p.Deps {
-			var other int
-			switch {
-			case !head && d.To == in.Block:
-				other = d.From
-			case head && d.From == in.Block:
+		// Forwards the dependencies into the instance; backwards, out.
+		near := preds[in.Block]
+		if head {
+			near = succs[in.Block]
+		}
+		for _, d := range near {
+			other := d.From
+			if head {
 				other = d.To
-			default:
-				continue
 			}
 			ref := schedule.Ref{Block: other, Micro: in.Micro}
 			if j, ok := task[ref]; ok {
