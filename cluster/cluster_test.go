@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"tessel/internal/fuzzcorpus"
 	"tessel/placement"
 )
 
@@ -217,31 +218,5 @@ func FuzzParse(f *testing.F) {
 // TestFuzzCorpus keeps the seed corpus in step with the cluster files;
 // -update rewrites it.
 func TestFuzzCorpus(t *testing.T) {
-	dir := filepath.Join("testdata", "fuzz", "FuzzParse")
-	var files []string
-	for _, d := range []string{goodDir, badDir} {
-		fs, _ := filepath.Glob(filepath.Join(d, "*.json"))
-		files = append(files, fs...)
-	}
-	if *update {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, path := range files {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seed := filepath.Join(dir, filepath.Base(filepath.Dir(path))+"-"+strings.TrimSuffix(filepath.Base(path), ".json"))
-		want := fmt.Appendf(nil, "go test fuzz v1\n[]byte(%q)\n", data)
-		if *update {
-			if err := os.WriteFile(seed, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if got, err := os.ReadFile(seed); err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s missing or out of date (run go test ./cluster -update)", seed)
-		}
-	}
+	fuzzcorpus.Check(t, filepath.Join("testdata", "fuzz", "FuzzParse"), []string{goodDir, badDir}, *update, "./cluster")
 }

@@ -2,11 +2,11 @@ package placement
 
 import (
 	"bytes"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tessel/internal/fuzzcorpus"
 )
 
 // FuzzParse checks that Parse never panics, that its errors are one line,
@@ -50,47 +50,8 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// corpusFile is a seed in the format of go test fuzz v1.
-func corpusFile(data []byte) []byte {
-	return fmt.Appendf(nil, "go test fuzz v1\n[]byte(%q)\n", data)
-}
-
 // TestFuzzCorpus checks that the seed corpus holds every file of
 // ../testdata/placements and ../testdata/bad; -update rewrites it.
 func TestFuzzCorpus(t *testing.T) {
-	dir := filepath.Join("testdata", "fuzz", "FuzzParse")
-	var files []string
-	for _, d := range []string{placementsDir, badDir} {
-		fs, err := filepath.Glob(filepath.Join(d, "*.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, fs...)
-	}
-	if *update {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, path := range files {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seed := filepath.Join(dir, filepath.Base(filepath.Dir(path))+"-"+strings.TrimSuffix(filepath.Base(path), ".json"))
-		want := corpusFile(data)
-		if *update {
-			if err := os.WriteFile(seed, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got, err := os.ReadFile(seed)
-		if err != nil {
-			t.Errorf("%v (run go test ./placement -update)", err)
-			continue
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s out of date (run go test ./placement -update)", seed)
-		}
-	}
+	fuzzcorpus.Check(t, filepath.Join("testdata", "fuzz", "FuzzParse"), []string{placementsDir, badDir}, *update, "./placement")
 }
