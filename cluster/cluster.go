@@ -8,8 +8,10 @@
 // needs no cluster: the one dependency rule (placement's Delay) and the
 // one budget rule (placement's Budget) carry it.
 //
-// It is not a network simulator: a transfer's time does not depend on
-// what else crosses the link (contention is runtimegen's, with channels).
+// A transfer's time never depends on what else crosses the link. With
+// Channels a link carries one transfer at a time, so transfers queue
+// (placement's Channels; how they queue in a schedule is package
+// schedule's LinkTimes).
 package cluster
 
 import (
@@ -63,6 +65,10 @@ type Cluster struct {
 	Devices []Device
 	Default Link
 	Pairs   []Pair
+	// Channels: every link, in each direction, carries one transfer at a
+	// time (the file's "links": {"channels": true}). Without it
+	// transfers overlap freely.
+	Channels bool
 }
 
 // Uniform is a cluster of n devices of speed 1, no capacity of their own,
@@ -184,7 +190,7 @@ func ceil(x float64) int {
 // The name stays. The cluster must have as many devices as p; a time past
 // placement.MaxTime is an error naming the block or dependency. Applied to
 // a placement that already runs on a cluster, it replaces that one's
-// transfers and capacities but scales the times again: apply a cluster to
+// transfers, capacities and channels but scales the times again: apply a cluster to
 // the placement as given.
 func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 	if err := c.Validate(); err != nil {
@@ -216,6 +222,7 @@ func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 			q.Transfers[d] = x
 		}
 	}
+	q.Channels = c.Channels
 	q.Capacities = nil
 	for d, dev := range c.Devices {
 		if dev.Memory > 0 {
@@ -237,7 +244,7 @@ func (c *Cluster) Equal(o *Cluster) bool {
 	if c == nil || o == nil {
 		return c == o
 	}
-	if len(c.Devices) != len(o.Devices) || len(c.Pairs) != len(o.Pairs) || c.Default != o.Default {
+	if len(c.Devices) != len(o.Devices) || len(c.Pairs) != len(o.Pairs) || c.Default != o.Default || c.Channels != o.Channels {
 		return false
 	}
 	for d := range c.Devices {
@@ -255,5 +262,5 @@ func (c *Cluster) Equal(o *Cluster) bool {
 
 // Clone returns a deep copy.
 func (c *Cluster) Clone() *Cluster {
-	return &Cluster{Devices: append([]Device(nil), c.Devices...), Default: c.Default, Pairs: append([]Pair(nil), c.Pairs...)}
+	return &Cluster{Devices: append([]Device(nil), c.Devices...), Default: c.Default, Pairs: append([]Pair(nil), c.Pairs...), Channels: c.Channels}
 }

@@ -15,8 +15,8 @@ import (
 // placement file: an unknown or repeated field is an error, names match
 // exactly, null is never a value, nothing may follow the object. "devices"
 // is required, and each device's "speed" and "memory"; "name", "links",
-// and inside it "default" and "pairs", are optional (a missing link costs
-// nothing). Errors are one line and name the device, pair or field.
+// and inside it "default", "pairs" and "channels" (a boolean), are
+// optional (a missing link costs nothing; channels default to false). Errors are one line and name the device, pair or field.
 
 // Parse reads a cluster file and validates it.
 func Parse(data []byte) (*Cluster, error) {
@@ -52,6 +52,7 @@ func Parse(data []byte) (*Cluster, error) {
 		err := strictjson.Object(links, []strictjson.Field{
 			{Name: "default", Decode: func(v json.RawMessage) error { def = v; return nil }},
 			{Name: "pairs", Decode: func(v json.RawMessage) error { return strictjson.Array(v, &pairs) }},
+			{Name: "channels", Decode: func(v json.RawMessage) error { return strictjson.Bool(v, &c.Channels) }},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("cluster: field \"links\": %w", err)
@@ -162,7 +163,11 @@ func (c *Cluster) AppendIndented(b []byte, indent string) []byte {
 	if len(c.Pairs) > 0 {
 		b = append(b, nl+"    "...)
 	}
-	b = append(b, "]"+nl+"  }"+nl+"}"...)
+	b = append(b, "]"...)
+	if c.Channels {
+		b = append(b, ","+nl+"    \"channels\": true"...)
+	}
+	b = append(b, nl+"  }"+nl+"}"...)
 	return b
 }
 

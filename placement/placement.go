@@ -117,6 +117,14 @@ type Placement struct {
 	// It is not part of the placement file. Budget combines it with the
 	// one budget a search is given.
 	Capacities []int
+	// Channels, set by a cluster whose links carry one transfer at a time
+	// (issue 11, "--channels"), makes every link a resource: the transfers
+	// that cross one link (Links) run one after another, each taking its
+	// dependency's Transfer time, in the order their producers start. When
+	// false, transfers overlap freely and Delay is the whole rule. How a
+	// schedule's transfers queue on a link is package schedule's
+	// (LinkTimes): it depends on the schedule, not on the placement.
+	Channels bool
 }
 
 // Size is the size of the tensor dependency d carries: 1 unless Sizes
@@ -242,6 +250,29 @@ func (p *Placement) Transfer(d Dep) int {
 		return 0
 	}
 	return p.Transfers[d]
+}
+
+// Link is one direction of the connection between two devices: the
+// channel a transfer from device From to device To occupies.
+type Link struct {
+	From, To int
+}
+
+// Links is the links dependency d's tensor crosses: from the first device
+// of B_i's group to every device of B_j's group outside B_i's (a device of
+// the producer's group already holds the tensor), in B_j's device order.
+// None when the groups share a device or the transfer takes no time: such
+// a tensor occupies no link. The runtime's sends follow the same rule.
+func (p *Placement) Links(d Dep) []Link {
+	if p.Transfer(d) == 0 {
+		return nil
+	}
+	from := p.Blocks[d.From].Devices[0]
+	var out []Link
+	for _, to := range p.Blocks[d.To].Devices {
+		out = append(out, Link{from, to})
+	}
+	return out
 }
 
 // Delay is the least time from the start of B_i^n to the start of B_j^n
@@ -380,7 +411,7 @@ func (p *Placement) CriticalPath() int {
 
 // Clone returns a deep copy.
 func (p *Placement) Clone() *Placement {
-	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities)}
+	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities), Channels: p.Channels}
 	q.Blocks = make([]Block, len(p.Blocks))
 	for i, b := range p.Blocks {
 		b.Devices = append([]int(nil), b.Devices...)

@@ -275,7 +275,7 @@ func (p *Placement) Equal(q *Placement) bool {
 	if p == nil || q == nil {
 		return p == q
 	}
-	if p.Name != q.Name || p.Devices != q.Devices || len(p.Blocks) != len(q.Blocks) || len(p.Deps) != len(q.Deps) {
+	if p.Name != q.Name || p.Devices != q.Devices || p.Channels != q.Channels || len(p.Blocks) != len(q.Blocks) || len(p.Deps) != len(q.Deps) {
 		return false
 	}
 	for i, a := range p.Blocks {

@@ -129,6 +129,14 @@ func Float(raw json.RawMessage, x *float64) error {
 	return nil
 }
 
+// Bool decodes a JSON boolean.
+func Bool(raw json.RawMessage, b *bool) error {
+	if kind := Type(raw); kind != "a boolean" {
+		return fmt.Errorf("want true or false, got %s", kind)
+	}
+	return json.Unmarshal(raw, b)
+}
+
 // Array decodes a JSON array into its raw items.
 func Array(raw json.RawMessage, a *[]json.RawMessage) error {
 	if kind := Type(raw); kind != "an array" {
