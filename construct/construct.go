@@ -68,8 +68,10 @@ func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Re
 	if rp != nil {
 		s.Repetend = rp
 		if !repeats(s) {
+			// The unrolled starts repeat by construction; they are kept
+			// when compaction gained nothing and they are valid.
 			s.Instances = given
-			if !repeats(s) || schedule.Makespan(s) > makespanOf(p, ins) {
+			if !repeats(s) || schedule.Makespan(s) > makespanOf(p, ins) || schedule.Verify(s) != nil {
 				s.Instances, s.Repetend = ins, nil
 			}
 		}
@@ -140,7 +142,7 @@ func Compact(s *schedule.Schedule) (*schedule.Schedule, error) {
 		out.Repetend = &rp
 		if !repeats(out) {
 			out.Repetend = nil
-			if schedule.Makespan(s) <= schedule.Makespan(out) {
+			if schedule.Makespan(s) <= schedule.Makespan(out) && schedule.Verify(s) == nil {
 				return s, nil // as short, and it repeats
 			}
 		}

@@ -125,6 +125,9 @@ type lister struct {
 	queue              []*prioQueue // per device: released instances
 	events             intHeap      // times at which something may change
 	ends               endHeap      // running instances by end time
+	// links times the transfers: instances start in time order, so the
+	// queue books them in the order the rule asks (placement's LinkQueue).
+	links *placement.LinkQueue
 }
 
 func newLister(p *placement.Placement, n int, opt ListOptions) *lister {
@@ -134,7 +137,7 @@ func newLister(p *placement.Placement, n int, opt ListOptions) *lister {
 		starts: make([]int, n*k), waiting: make([]int, n*k), ready: make([]int, n*k),
 		started: make([]bool, n*k), left: make([]int, n),
 		free: make([]int, p.Devices), mem: make([]int, p.Devices),
-		queue: make([]*prioQueue, p.Devices),
+		queue: make([]*prioQueue, p.Devices), links: p.NewLinkQueue(),
 	}
 	l.class = make([]int, k)
 	for i, b := range p.Blocks {
@@ -325,7 +328,8 @@ func (l *lister) start(x, now int) {
 	m := x / l.k
 	for _, dep := range l.succs[x%l.k] {
 		y := m*l.k + dep.To
-		l.ready[y] = max(l.ready[y], now+l.p.Delay(dep))
+		at, _, _ := l.links.Arrival(dep, now)
+		l.ready[y] = max(l.ready[y], at)
 		l.waiting[y]--
 		if l.waiting[y] == 0 {
 			l.release(y)

@@ -3,6 +3,7 @@ package construct
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"tessel/placement"
@@ -163,7 +164,7 @@ func Modulo(ctx context.Context, p *placement.Placement, opt ModuloOptions) (*Pe
 	// Periods one by one near the load bound, where most placements find
 	// theirs; beyond, steps that double (memory, not the devices, then
 	// sets the period) and a bisection back between the last two.
-	lo := max(1, p.MaxLoad(), opt.MinPeriod)
+	lo := max(1, schedule.LowerBounds(p, 0, 0).Period, opt.MinPeriod) // device and, with channels, link loads
 	failed := lo - 1
 	for P, step := lo, 1; P <= hi; P += step {
 		if err := ctx.Err(); err != nil {
@@ -233,6 +234,13 @@ func fitsBudget(p *placement.Placement, ps *Periodic, memory, n int) bool {
 type ims struct {
 	preds, succs [][]placement.Dep
 	height       []int
+	// lag[d] is the least time from the start of B_i to that of B_j for
+	// dependency d: Delay, and with channels the transfers B_i sends
+	// before d's on the same links (Deps order), which queue ahead of it.
+	lag map[placement.Dep]int
+	// sends[i] is, per link, how long B_i's transfers hold it from B_i's
+	// end (with channels; none without).
+	sends []map[placement.Link]int
 }
 
 func newIMS(p *placement.Placement) *ims {
@@ -241,7 +249,25 @@ func newIMS(p *placement.Placement) *ims {
 	for i, b := range p.Blocks {
 		height[i] = tail[i] + b.Time
 	}
-	return &ims{preds: p.PredDeps(), succs: p.SuccDeps(), height: height}
+	st := &ims{preds: p.PredDeps(), succs: p.SuccDeps(), height: height, lag: map[placement.Dep]int{}, sends: make([]map[placement.Link]int, len(p.Blocks))}
+	for i, out := range st.succs {
+		held := map[placement.Link]int{}
+		for _, d := range out {
+			st.lag[d] = p.Delay(d)
+			if !p.Channels {
+				continue
+			}
+			c := p.Transfer(d)
+			for _, l := range p.Links(d) {
+				held[l] += c
+				st.lag[d] = max(st.lag[d], p.Blocks[i].Time+held[l])
+			}
+		}
+		if len(held) > 0 {
+			st.sends[i] = held
+		}
+	}
+	return st
 }
 
 // imsRestart places every block at period P, or returns nil when its
@@ -254,9 +280,14 @@ func newIMS(p *placement.Placement) *ims {
 // holds its activations, hence in memory.
 func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 	k := len(p.Blocks)
-	for _, b := range p.Blocks {
+	for i, b := range p.Blocks {
 		if b.Time > P {
 			return nil
+		}
+		for _, h := range st.sends[i] {
+			if h > P {
+				return nil
+			}
 		}
 	}
 	rng := newRand(uint64(restart))
@@ -292,22 +323,48 @@ func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 			mrt[d][s] = -1
 		}
 	}
-	occupy := func(i, t, who int) {
-		for _, d := range p.Blocks[i].Devices {
-			for u := t; u < t+p.Blocks[i].Time; u++ {
-				mrt[d][u%P] = who
-			}
-		}
-	}
-	fits := func(i, t int) bool {
-		for _, d := range p.Blocks[i].Devices {
-			for u := t; u < t+p.Blocks[i].Time; u++ {
-				if mrt[d][u%P] >= 0 {
-					return false
+	// links[l][slot], with channels, is the block whose transfers hold
+	// link l at time ≡ slot (mod P), or -1: a block's transfers leave
+	// when it ends, one after another, so they never wait for the link
+	// and the schedule times them as the rule does (placement's
+	// LinkQueue).
+	links := map[placement.Link][]int{}
+	for i := range p.Blocks {
+		for l := range st.sends[i] {
+			if links[l] == nil {
+				links[l] = make([]int, P)
+				for s := range links[l] {
+					links[l][s] = -1
 				}
 			}
 		}
-		return true
+	}
+	// each calls f on every slot block i holds when it starts at t,
+	// until f returns false.
+	each := func(i, t int, f func(row []int, slot int) bool) {
+		b := p.Blocks[i]
+		for _, d := range b.Devices {
+			for u := t; u < t+b.Time; u++ {
+				if !f(mrt[d], u%P) {
+					return
+				}
+			}
+		}
+		for l, h := range st.sends[i] {
+			for u := t + b.Time; u < t+b.Time+h; u++ {
+				if !f(links[l], u%P) {
+					return
+				}
+			}
+		}
+	}
+	occupy := func(i, t, who int) {
+		each(i, t, func(row []int, slot int) bool { row[slot] = who; return true })
+	}
+	fits := func(i, t int) bool {
+		ok := true
+		each(i, t, func(row []int, slot int) bool { ok = row[slot] < 0; return ok })
+		return ok
 	}
 	unplace := func(j int) {
 		placed[j] = false
@@ -331,7 +388,7 @@ func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 		est := 0
 		for _, d := range st.preds[i] {
 			if placed[d.From] {
-				est = max(est, sched[d.From]+p.Delay(d))
+				est = max(est, sched[d.From]+st.lag[d])
 			}
 		}
 		t := -1
@@ -352,13 +409,16 @@ func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 				t = last[i] + 1
 			}
 			// Evict whatever occupies the slots i needs.
-			for _, d := range p.Blocks[i].Devices {
-				for u := t; u < t+p.Blocks[i].Time; u++ {
-					if j := mrt[d][u%P]; j >= 0 {
-						unplace(j)
-						left++
-					}
+			var evict []int
+			each(i, t, func(row []int, slot int) bool {
+				if j := row[slot]; j >= 0 && !slices.Contains(evict, j) {
+					evict = append(evict, j)
 				}
+				return true
+			})
+			for _, j := range evict {
+				unplace(j)
+				left++
 			}
 		}
 		sched[i], placed[i], last[i] = t, true, t
@@ -367,7 +427,7 @@ func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 		// Successors placed too early for the new time are evicted.
 		for _, d := range st.succs[i] {
 			j := d.To
-			if placed[j] && sched[j] < t+p.Delay(d) {
+			if placed[j] && sched[j] < t+st.lag[d] {
 				unplace(j)
 				left++
 			}

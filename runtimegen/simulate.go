@@ -35,8 +35,9 @@ type SimOptions struct {
 	Placement *placement.Placement
 	// Channels makes each ordered pair of devices a channel that carries
 	// one transfer at a time, in the order of the transfers' tags (the
-	// order every program issues them): transfers contend where they
-	// share one. Without it they never do.
+	// order every program issues them, which is the order of placement's
+	// LinkQueue): transfers contend where they share one. A transfer that
+	// takes no time holds no channel. Without it they never do.
 	Channels bool
 }
 
@@ -155,7 +156,9 @@ func newSim(progs []*Program, opt SimOptions) (*sim, error) {
 				x.time = p.Transfer(dep)
 			}
 			s.xfer[o.Tag] = x
-			s.queue[x.channel] = append(s.queue[x.channel], o.Tag)
+			if x.time > 0 { // a transfer that takes no time holds no channel (placement's Links)
+				s.queue[x.channel] = append(s.queue[x.channel], o.Tag)
+			}
 		}
 	}
 	for _, q := range s.queue {
@@ -170,7 +173,7 @@ func (s *sim) settle(x *xfer) {
 	if !x.posted() || x.start >= 0 {
 		return
 	}
-	if !s.channels {
+	if !s.channels || x.time == 0 {
 		x.start = max(x.sendAt, x.recvAt)
 		return
 	}

@@ -14,7 +14,9 @@ import (
 // its instances, and every dependency: the longest path from time 0 over
 // the DAG whose edges are consecutive instances of each device order
 // (weighted by the first one's time) and the dependencies of each
-// micro-batch (weighted by the placement's Delay), in O(V+E).
+// micro-batch (weighted by the placement's Delay), in O(V+E). With
+// channels (placement's Channels) a tensor also waits for the transfers
+// queued before it on its links, as the verifier times them.
 //
 // An instance on a device group must appear in the order of each member
 // device, and nowhere else. Since per-device orders alone fix memory use,
@@ -104,6 +106,15 @@ func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) 
 		fill[u]++
 		indeg[to[e]]++
 	}
+	// With channels, a tensor also waits for its links. The producers of
+	// a link all run on the link's first device, and Kahn's algorithm
+	// takes them in that device's order, which is their start order: the
+	// order in which the link queue books them (placement's LinkQueue).
+	var links *placement.LinkQueue
+	var succDeps [][]placement.Dep
+	if p.Channels {
+		links, succDeps = p.NewLinkQueue(), p.SuccDeps()
+	}
 	start := make([]int, nodes)
 	queue := make([]int, 0, nodes)
 	for v := range nodes {
@@ -113,6 +124,14 @@ func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) 
 	}
 	for h := 0; h < len(queue); h++ {
 		u := queue[h]
+		if links != nil {
+			r := ref(u)
+			for _, d := range succDeps[r.Block] {
+				w := node(Ref{d.To, r.Micro})
+				at, _, _ := links.Arrival(d, start[u])
+				start[w] = max(start[w], at)
+			}
+		}
 		for e := first[u]; e < first[u+1]; e++ {
 			w := succ[e]
 			start[w] = max(start[w], start[u]+succLag[e])

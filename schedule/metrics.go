@@ -93,17 +93,28 @@ func Measure(s *Schedule) Metrics {
 //     a device that holds A of one micro-batch's memory for at least ℓ
 //     holds it for at most ⌊M/A⌋ micro-batches at a time.
 //
+//   - with channels (placement's Channels), the same argument for every
+//     link ℓ as for a device: it carries n·load_ℓ of transfers one at a
+//     time (load_ℓ, the transfer times of the dependencies that cross ℓ),
+//     the first no earlier than the least end of their producers in one
+//     micro-batch (head + time), the last followed by the least time and
+//     tail of their consumers. Period is then at least max_ℓ load_ℓ too.
+//
 // For n ≤ 0 the makespan bound is 0.
 func LowerBounds(p *placement.Placement, n, memory int) Bounds {
 	b := Bounds{Period: p.MaxLoad()}
+	heads, tails := p.Heads(), p.Tails()
+	if p.Channels {
+		b = linkBounds(p, n, b, heads, tails)
+	}
 	if n <= 0 {
+		b.Makespan = 0
 		return b
 	}
-	b.Makespan = p.CriticalPath()
+	b.Makespan = max(b.Makespan, p.CriticalPath())
 	if p.Limited(memory) {
 		b.Makespan = max(b.Makespan, memoryBound(p, n, memory))
 	}
-	heads, tails := p.Heads(), p.Tails()
 	loads := p.Loads()
 	for d, blocks := range p.DeviceBlocks() {
 		if len(blocks) == 0 {
@@ -115,6 +126,33 @@ func LowerBounds(p *placement.Placement, n, memory int) Bounds {
 			minTail = min(minTail, tails[i])
 		}
 		b.Makespan = max(b.Makespan, minHead+n*loads[d]+minTail)
+	}
+	return b
+}
+
+// linkBounds raises b by the links' loads (see LowerBounds).
+func linkBounds(p *placement.Placement, n int, b Bounds, heads, tails []int) Bounds {
+	type link struct{ load, head, tail int }
+	links := map[placement.Link]*link{}
+	var order []placement.Link // first seen, for a deterministic walk
+	for _, d := range p.Deps {
+		c := p.Transfer(d)
+		for _, l := range p.Links(d) {
+			x := links[l]
+			if x == nil {
+				x = &link{head: math.MaxInt, tail: math.MaxInt}
+				links[l] = x
+				order = append(order, l)
+			}
+			x.load += c
+			x.head = min(x.head, heads[d.From]+p.Blocks[d.From].Time)
+			x.tail = min(x.tail, p.Blocks[d.To].Time+tails[d.To])
+		}
+	}
+	for _, l := range order {
+		x := links[l]
+		b.Period = max(b.Period, x.load)
+		b.Makespan = max(b.Makespan, x.head+n*x.load+x.tail)
 	}
 	return b
 }

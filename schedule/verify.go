@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"tessel/placement"
 )
 
 // Limits of a schedule the verifier accepts. They keep every end time and
@@ -252,13 +254,16 @@ func (v *verifier) presence(r *report) {
 }
 
 // dependencies checks, for every dependency i -> j and every micro-batch n
-// where both are present, that B_j^n starts no earlier than B_i^n's start
-// plus the placement's Delay (its end plus the transfer time). The
-// message names the transfer only when there is one.
+// where both are present, that B_j^n starts no earlier than B_i^n's
+// tensor arrives: B_i^n's start plus the placement's Delay (its end plus
+// the transfer time), and with channels after the transfers queued before
+// it on the same links (placement's LinkQueue). The message names the
+// transfer only when there is one, and the link when it waited.
 func (v *verifier) dependencies(r *report) {
 	s := v.s
 	p := s.Placement
 	preds := p.PredDeps()
+	arrivals := v.arrivals()
 	for x, in := range s.Instances {
 		if !v.ok[x] || v.first[in.Ref()] != x {
 			continue
@@ -271,20 +276,74 @@ func (v *verifier) dependencies(r *report) {
 			if !ok {
 				continue // reported as missing
 			}
-			if ready := s.Instances[y].Start + p.Delay(d); ready > in.Start {
-				fb, tb := p.Blocks[d.From].ID, p.Blocks[d.To].ID
-				if c := p.Transfer(d); c != 0 {
-					r.add(Dependency, -1, []Ref{from, in.Ref()},
-						"dependency %s -> %s broken for micro-batch %d: %s ends at %d and its transfer takes %d, %s starts at %d < %d",
-						fb, tb, in.Micro, v.name(from), v.end(y), c, v.name(in.Ref()), in.Start, ready)
-					continue
-				}
+			a, queued := arrivals[depMicro{d, in.Micro}]
+			if !queued {
+				a.at = s.Instances[y].Start + p.Delay(d)
+			}
+			if a.at <= in.Start {
+				continue
+			}
+			fb, tb := p.Blocks[d.From].ID, p.Blocks[d.To].ID
+			c := p.Transfer(d)
+			switch {
+			case a.waited > 0:
+				r.add(Dependency, -1, []Ref{from, in.Ref()},
+					"dependency %s -> %s broken for micro-batch %d: %s ends at %d, its transfer waits %d for link %d->%d and takes %d, %s starts at %d < %d",
+					fb, tb, in.Micro, v.name(from), v.end(y), a.waited, a.busy.From, a.busy.To, c, v.name(in.Ref()), in.Start, a.at)
+			case c != 0:
+				r.add(Dependency, -1, []Ref{from, in.Ref()},
+					"dependency %s -> %s broken for micro-batch %d: %s ends at %d and its transfer takes %d, %s starts at %d < %d",
+					fb, tb, in.Micro, v.name(from), v.end(y), c, v.name(in.Ref()), in.Start, a.at)
+			default:
 				r.add(Dependency, -1, []Ref{from, in.Ref()},
 					"dependency %s -> %s broken for micro-batch %d: %s ends at %d, %s starts at %d",
-					fb, tb, in.Micro, v.name(from), ready, v.name(in.Ref()), in.Start)
+					fb, tb, in.Micro, v.name(from), a.at, v.name(in.Ref()), in.Start)
 			}
 		}
 	}
+}
+
+// depMicro is dependency Dep's tensor of micro-batch Micro.
+type depMicro struct {
+	Dep   placement.Dep
+	Micro int
+}
+
+// arrival is when a tensor reaches its consumer's devices, and how long
+// its transfer waited for which link.
+type arrival struct {
+	at, waited int
+	busy       placement.Link
+}
+
+// arrivals books, with channels, every transfer of the present instances
+// on its links in the rule's order (producers by start, block and
+// micro-batch; placement's LinkQueue) and returns when each tensor
+// arrives. Without channels it is nil: every tensor arrives at its
+// producer's start plus Delay.
+func (v *verifier) arrivals() map[depMicro]arrival {
+	p := v.s.Placement
+	if !p.Channels {
+		return nil
+	}
+	var xs []int
+	for x, in := range v.s.Instances {
+		if v.ok[x] && v.first[in.Ref()] == x {
+			xs = append(xs, x)
+		}
+	}
+	slices.SortFunc(xs, func(a, b int) int { return compareStart(v.s.Instances, a, b) })
+	succs := p.SuccDeps()
+	q := p.NewLinkQueue()
+	out := map[depMicro]arrival{}
+	for _, x := range xs {
+		in := v.s.Instances[x]
+		for _, d := range succs[in.Block] {
+			at, waited, busy := q.Arrival(d, in.Start)
+			out[depMicro{d, in.Micro}] = arrival{at, waited, busy}
+		}
+	}
+	return out
 }
 
 // devices checks, per device in start order, that no two instances overlap

@@ -32,6 +32,7 @@ func clusterFlags() []cli.Flag {
 		&cli.StringFlag{Name: "cluster", Usage: "run the placement on the cluster in a JSON `FILE` (device speeds and memories, link latencies and times per unit; see the design notes)"},
 		&cli.StringFlag{Name: "device-speed", Usage: "without a cluster file: devices of other speeds, `D=S,...` (a block of time t takes ⌈t/S⌉ on device D; the others have speed 1)"},
 		&cli.IntFlag{Name: "transfer-time", Usage: "without a cluster file: every tensor between two devices takes `T` (dependencies between blocks that share a device take 0)"},
+		&cli.BoolFlag{Name: "channels", Usage: "each link, in each direction, carries one transfer at a time: transfers that share one queue in the order their producers start (as the cluster file's \"channels\": true)"},
 	}
 }
 
@@ -40,10 +41,11 @@ type clusterSpec struct {
 	File         string
 	DeviceSpeed  string
 	TransferTime int
+	Channels     bool
 }
 
 func clusterSpecFrom(c *cli.Context) clusterSpec {
-	return clusterSpec{File: c.String("cluster"), DeviceSpeed: c.String("device-speed"), TransferTime: c.Int("transfer-time")}
+	return clusterSpec{File: c.String("cluster"), DeviceSpeed: c.String("device-speed"), TransferTime: c.Int("transfer-time"), Channels: c.Bool("channels")}
 }
 
 // cluster returns the cluster the spec gives for n devices, nil for none.
@@ -63,13 +65,18 @@ func (cs clusterSpec) cluster(n int) (*cluster.Cluster, error) {
 		if len(c.Devices) != n {
 			return nil, usageErrorf("%s: cluster of %d devices for a placement of %d", cs.File, len(c.Devices), n)
 		}
+		c.Channels = c.Channels || cs.Channels
 		return c, nil
 	}
 	if cs.DeviceSpeed == "" && cs.TransferTime == 0 {
+		if cs.Channels {
+			return nil, usageErrorf("--channels: no transfer takes time; give --transfer-time T or a cluster file with links")
+		}
 		return nil, nil
 	}
 	c := cluster.Uniform(n)
 	c.Default.Latency = float64(cs.TransferTime)
+	c.Channels = cs.Channels
 	if cs.DeviceSpeed != "" {
 		for _, item := range strings.Split(cs.DeviceSpeed, ",") {
 			ds, ss, ok := strings.Cut(strings.TrimSpace(item), "=")

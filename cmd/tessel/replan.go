@@ -38,7 +38,7 @@ func replanCommand() *cli.Command {
 			"schedule's ends (the last step of tessel search) unless --refine.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "the old schedule `FILE`"},
-			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2],
+			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2], clusterFlags()[3],
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as many as the memory budget allows, at most 2·devices)"},
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop each search after this long and keep the best schedule found"},

@@ -51,14 +51,15 @@ func simulateCommand() *cli.Command {
 			"file records) blocks take their time on their devices and every transfer its own\n" +
 			"time c_ij, the rule the search uses: the non-blocking programs of a searched schedule\n" +
 			"then end exactly at its makespan. With --channels each ordered pair of devices carries\n" +
-			"one transfer at a time, and the report says how much later the run ends for it.",
+			"one transfer at a time, and the report says how much later the run ends for it; a\n" +
+			"schedule searched with channels is simulated with them, and ends at its makespan too.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see the design notes)"},
 			&cli.StringFlag{Name: "programs", Usage: "simulate the programs rank0.json, rank1.json, … in `DIR` instead"},
 			&cli.IntFlag{Name: "comm-time", Usage: "time of one transfer between two devices", Value: 1},
 			&cli.BoolFlag{Name: "blocking", Usage: "simulate blocking programs only (default: both modes and the gain)"},
 			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2],
-			&cli.BoolFlag{Name: "channels", Usage: "transfers between two devices run one at a time, in the order the programs issue them"},
+			&cli.BoolFlag{Name: "channels", Usage: "transfers between two devices run one at a time, in the order the programs issue them (the default for a schedule searched with channels)"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON object instead of text"},
 		},
 		Action: func(c *cli.Context) error {
@@ -67,7 +68,7 @@ func simulateCommand() *cli.Command {
 			}
 			return runSimulate(c.Context, simulateOptions{
 				Schedule: c.String("schedule"), Programs: c.String("programs"), CommTime: c.Int("comm-time"), commSet: c.IsSet("comm-time"),
-				Cluster: clusterSpecFrom(c), Channels: c.Bool("channels"),
+				Cluster: clusterSpec{File: c.String("cluster"), DeviceSpeed: c.String("device-speed"), TransferTime: c.Int("transfer-time")}, Channels: c.Bool("channels"),
 				Blocking: c.Bool("blocking"), JSON: c.Bool("json"),
 			}, c.App.Writer)
 		},
@@ -164,8 +165,11 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		sets = append(sets, progs)
 	}
 	p0 := sets[0][0]
+	// A schedule made with channels runs with them: its makespan counts
+	// the queues on its links.
+	channels := opts.Channels || (timing != nil && timing.Channels)
 	out.Placement, out.Devices, out.MicroBatches, out.CommTime = p0.Placement, p0.Devices, p0.MicroBatches, opts.CommTime
-	out.Cluster, out.Channels = timing != nil, opts.Channels
+	out.Cluster, out.Channels = timing != nil, channels
 	if out.Cluster {
 		out.CommTime = 0
 	}
@@ -176,7 +180,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 			return fmt.Errorf("%s programs: %w", progs[0].Mode, err)
 		}
 		run := simRunOut{Mode: r.Mode, Makespan: r.Makespan, BubbleRate: roundTo(r.BubbleRate, 6), Idle: r.Idle}
-		if opts.Channels {
+		if channels {
 			sim.Channels = true
 			rc, err := runtimegen.SimulateWith(progs, sim)
 			if err != nil {

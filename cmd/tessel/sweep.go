@@ -65,7 +65,7 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "memory", Aliases: []string{"m"}, Usage: "range of memory budgets of Fig. 12 (`A-B`, or one number)", Value: "2-8"},
 			&cli.IntFlag{Name: "fig12-nr", Usage: "N_R of Fig. 12 for every placement (0: where Fig. 11 reaches its least rate)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "points searched at once (0: one per core)"},
-			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2],
+			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2], clusterFlags()[3],
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "time limit of each point (0: none); a few points at tight budgets take many minutes", Value: 2 * time.Minute},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "table format: " + strings.Join(tableFormats, ", "), Value: "table"},
