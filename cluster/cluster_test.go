@@ -67,6 +67,7 @@ func TestLoadBad(t *testing.T) {
 		{"link-missing-field.json", `cluster: links: default: missing field "per_unit"`},
 		{"malformed.json", "malformed JSON at line 3"},
 		{"null-devices.json", `cluster: field "devices": want an array, got null`},
+		{"channels-type.json", `cluster: field "links": field "channels": want true or false, got a number`},
 	}
 	files, _ := filepath.Glob(filepath.Join(badDir, "*.json"))
 	if len(files) != len(tests) {

@@ -55,8 +55,13 @@ func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt smt
 		sol.Proven = sol.Makespan <= sol.LowerBound
 		return &OptimalResult{Schedule: seed, Solution: sol, Source: source}, nil
 	}
-	if err := schedule.Verify(s); err != nil {
-		return nil, fmt.Errorf("time-optimal schedule fails verification (a bug): %w", err)
+	s, retimed, err := onLinks(s)
+	if err != nil {
+		return nil, fmt.Errorf("time-optimal schedule: %w", err)
+	}
+	if retimed {
+		sol.Makespan = schedule.Makespan(s)
+		sol.Proven = sol.Makespan <= sol.LowerBound
 	}
 	if seed != nil && schedule.Makespan(seed) < sol.Makespan {
 		// The solver's symmetry breaking (property 4.1) may have set the
@@ -66,4 +71,29 @@ func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt smt
 		return &OptimalResult{Schedule: seed, Solution: sol, Source: source}, nil
 	}
 	return &OptimalResult{Schedule: s, Solution: sol, Source: "solver"}, nil
+}
+
+// onLinks returns s when it verifies. A schedule from a solver whose
+// encoding leaves out the queues on links (placement's Channels) may
+// start a consumer before its tensor, queued behind another on a link,
+// arrives: it is then re-timed, every device keeping its order, by
+// schedule.Compact, which applies the rule (placement's LinkQueue), and
+// retimed is true. Anything else that fails the verifier is a bug.
+func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err error) {
+	err = schedule.Verify(s)
+	if err == nil {
+		return s, false, nil
+	}
+	if !s.Placement.Channels {
+		return nil, false, fmt.Errorf("fails verification (a bug): %w", err)
+	}
+	ins, cerr := schedule.Compact(s.Placement, s.MicroBatches, schedule.Orders(s))
+	if cerr != nil {
+		return nil, false, fmt.Errorf("re-timed on the links: %w", cerr)
+	}
+	out := &schedule.Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
+	if err := schedule.Verify(out); err != nil {
+		return nil, false, fmt.Errorf("re-timed on the links, fails verification (a bug): %w", err)
+	}
+	return out, true, nil
 }

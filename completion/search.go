@@ -141,7 +141,8 @@ func (r *Result) Makespan() int { return schedule.Makespan(r.Schedule) }
 func (r *Result) Gap() int { return r.Makespan() - r.Bounds.Makespan }
 
 // PeriodProven reports whether no repetend with N_R ≤ MaxNR has a
-// shorter period than Repetend.
+// shorter period than Repetend. With channels only the lower bound proves
+// it.
 func (r *Result) PeriodProven() bool {
 	if r.Repetend == nil {
 		return false
@@ -149,16 +150,25 @@ func (r *Result) PeriodProven() bool {
 	if r.Repetend.Period <= r.Bounds.Period {
 		return true
 	}
+	if r.Schedule != nil && r.Schedule.Placement.Channels {
+		return false // the solver's proof does not see the links' queues
+	}
 	return r.Search != nil && r.Search.Proven && r.Search.Best != nil && r.Search.Best.Period == r.Repetend.Period
 }
 
 // Proven reports whether the schedule is proven optimal for N: its
 // makespan meets the lower bound, or every part of the search ran to its
 // end (the time-optimal search of all N, or a least-period repetend with
-// time-optimal warmup and cooldown that no construction beat).
+// time-optimal warmup and cooldown that no construction beat). With
+// channels only the lower bound proves it.
 func (r *Result) Proven() bool {
 	if r.Gap() <= 0 {
 		return true
+	}
+	if r.Schedule.Placement.Channels {
+		// The solver's proofs are of schedules without queues on links;
+		// the schedule is their re-timing under the links' rule.
+		return false
 	}
 	if r.Fallback {
 		return r.Source == sourceRepetend && r.TO != nil && r.TO.Proven
@@ -405,8 +415,12 @@ func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.R
 		if err != nil {
 			return nil, err
 		}
-		if err := schedule.Verify(s); err != nil {
-			return nil, fmt.Errorf("time-optimal schedule fails verification: %w", err)
+		s, retimed, err := onLinks(s)
+		if err != nil {
+			return nil, fmt.Errorf("time-optimal schedule: %w", err)
+		}
+		if retimed {
+			sol.Proven = false
 		}
 		res.Fallback, res.TO = true, sol
 		return s, nil

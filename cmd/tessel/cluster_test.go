@@ -140,3 +140,68 @@ func TestGenOnCluster(t *testing.T) {
 		t.Errorf("programs %s, schedule %s", fromProgs, fromSched)
 	}
 }
+
+// Issue 11, item 1: links as a resource. v-shape on 4 devices, transfers
+// of 5 (more than the forward's 1, so forwards' tensors queue on their
+// link), N = 32, memory 8. Searched with --channels, the schedule has the
+// queues in its model: verify accepts it and the simulator, whose links
+// carry one transfer at a time in the same order, ends exactly at its
+// makespan. Searched without, it ends later once its links queue.
+func TestSearchWithChannels(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"search", "--placement", "v-shape", "--memory", "8", "-n", "32", "--transfer-time", "5", "--json"}
+	search := func(name string, extra ...string) (path string, makespan int) {
+		t.Helper()
+		path = filepath.Join(dir, name)
+		code, stdout, errOut := runCLI(t, append(append(args, extra...), "--out", path)...)
+		if code != 0 {
+			t.Fatalf("search %v: exit %d: %s", extra, code, errOut)
+		}
+		var sum struct{ Makespan int }
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+			t.Fatal(err)
+		}
+		return path, sum.Makespan
+	}
+	simulate := func(path string, extra ...string) (makespan, late int) {
+		t.Helper()
+		code, stdout, errOut := runCLI(t, append([]string{"simulate", "--schedule", path, "--json"}, extra...)...)
+		if code != 0 {
+			t.Fatalf("simulate %s: exit %d: %s", path, code, errOut)
+		}
+		var sim struct {
+			Channels bool
+			Runs     []struct {
+				Makespan int
+				Late     *int
+			}
+		}
+		if err := json.Unmarshal([]byte(stdout), &sim); err != nil {
+			t.Fatal(err)
+		}
+		if !sim.Channels || sim.Runs[0].Late == nil {
+			t.Fatalf("simulate %s: not with channels: %s", path, stdout)
+		}
+		return sim.Runs[0].Makespan, *sim.Runs[0].Late
+	}
+	queued, ms := search("queued.json", "--channels")
+	data, err := os.ReadFile(queued)
+	if err != nil || !strings.Contains(string(data), `"channels": true`) {
+		t.Fatalf("the schedule file does not record the channels (%v)", err)
+	}
+	if code, _, errOut := runCLI(t, "verify", "--schedule", queued); code != 0 {
+		t.Fatalf("verify: exit %d: %s", code, errOut)
+	}
+	if got, _ := simulate(queued); got != ms {
+		t.Errorf("searched with channels: makespan %d, simulated %d", ms, got)
+	}
+	free, freeMs := search("free.json")
+	got, late := simulate(free, "--channels")
+	if got <= ms || late <= 0 {
+		t.Errorf("searched without channels: makespan %d, simulated with them %d (late %d); with them in the model %d", freeMs, got, late, ms)
+	}
+	// --channels alone, where no transfer takes time, is a usage error.
+	if code, _, errOut := runCLI(t, "search", "--placement", "v-shape", "-n", "4", "--channels"); code != 2 || !strings.Contains(errOut, "--channels: no transfer takes time") {
+		t.Errorf("--channels without transfers: exit %d: %s", code, errOut)
+	}
+}

@@ -1,0 +1,71 @@
+package construct
+
+import (
+	"context"
+	"testing"
+
+	"tessel/placement"
+	"tessel/schedule"
+)
+
+// onLinks is a built-in placement whose every transfer between two
+// devices takes c, on links that carry one transfer at a time.
+func onLinks(t *testing.T, name string, d, c int) *placement.Placement {
+	t.Helper()
+	p := builtin(t, name, placement.Options{Devices: d})
+	p.Transfers = map[placement.Dep]int{}
+	for _, dep := range p.Deps {
+		if !p.Shares(dep.From, dep.To) {
+			p.Transfers[dep] = c
+		}
+	}
+	p.Channels = true
+	return p
+}
+
+// Modulo schedules reserve links as they reserve devices. On v-shape with
+// 4 devices and transfers of 8, each link carries 8 per micro-batch
+// against a device load of 4: the period is the link's load, and the
+// schedule of 32 micro-batches meets the link bound (f0 ends at 1, 32
+// transfers of 8 on link 0→1, then f1's 55 to the end: 312).
+func TestModuloOnLinks(t *testing.T) {
+	p := onLinks(t, "v-shape", 4, 8)
+	ps, err := Modulo(context.Background(), p, ModuloOptions{Memory: 8, MicroBatches: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.Period != 8 {
+		t.Errorf("period %d, want 8 (the link's load)", ps.Period)
+	}
+	s, err := ps.Schedule(p, 32, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, lb := schedule.Makespan(s), schedule.LowerBounds(p, 32, 8).Makespan; got != 312 || lb != 312 {
+		t.Errorf("makespan %d and lower bound %d, want both 312", got, lb)
+	}
+}
+
+// List schedules book each transfer on its links as its producer starts:
+// every rule gives a schedule the verifier accepts with channels, where
+// transfers queue (transfer 3 > forward time 1) and where group blocks
+// send to several devices (m-shape).
+func TestListOnLinks(t *testing.T) {
+	for _, name := range []string{"v-shape", "x-shape", "m-shape", "nn-shape"} {
+		p := onLinks(t, name, 4, 3)
+		for _, rule := range Rules() {
+			s, err := List(p, 12, ListOptions{Rule: rule, Memory: 8, Window: 4})
+			if err != nil {
+				t.Errorf("%s %v: %v", name, rule, err)
+				continue
+			}
+			if err := schedule.Verify(s); err != nil {
+				t.Errorf("%s %v: %v", name, rule, err)
+			}
+		}
+		cands, err := Portfolio(context.Background(), p, 12, 8)
+		if err != nil || len(cands) == 0 {
+			t.Errorf("%s: portfolio: %d candidates, %v", name, len(cands), err)
+		}
+	}
+}
