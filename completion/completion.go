@@ -97,7 +97,8 @@ type Phases struct {
 // the time-optimal schedules of its warmup and cooldown: the iterations
 // keep their exact period; the warmup runs as late as its orders allow
 // before them and the cooldown as early as its orders allow after them.
-// The result is verified before it is returned.
+// The result is verified before it is returned (with channels, re-timed
+// first where transfers queue: see onLinks).
 func Assemble(p *placement.Placement, r *repetend.Repetend, warm, cool []schedule.Ref, warmStarts, coolStarts []int, n, memory int) (*schedule.Schedule, error) {
 	if n < r.NR {
 		return nil, fmt.Errorf("completion: %d micro-batches is fewer than the repetend's %d", n, r.NR)
@@ -183,10 +184,14 @@ func Assemble(p *placement.Placement, r *repetend.Repetend, warm, cool []schedul
 		first = min(first, s)
 	}
 	sch.Repetend = &schedule.Repetend{NR: r.NR, Period: r.Period, Offsets: append([]int(nil), r.Offsets...), Start: first - lo, Iterations: iters}
-	if err := schedule.Verify(sch); err != nil {
-		return nil, fmt.Errorf("completion: assembled schedule fails verification: %w", err)
+	// With channels the repetend and the phases were solved apart, and
+	// their transfers may queue on a link where they meet: onLinks
+	// re-times the schedule then.
+	out, _, err := onLinks(sch)
+	if err != nil {
+		return nil, fmt.Errorf("completion: assembled schedule: %w", err)
 	}
-	return sch, nil
+	return out, nil
 }
 
 // order returns the indices of refs sorted by start (ascending or

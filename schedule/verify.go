@@ -37,8 +37,9 @@ const (
 	OutOfRange ViolationKind = "out-of-range"
 	// Start: a start time below 0 or above MaxStart.
 	Start ViolationKind = "start"
-	// Dependency: B_j^n starts before B_i^n ends plus the transfer time, for
-	// a dependency i -> j.
+	// Dependency: B_j^n starts before B_i^n ends plus the transfer time
+	// (with channels, before its tensor arrives over its queued links),
+	// for a dependency i -> j.
 	Dependency ViolationKind = "dependency"
 	// Overlap: two instances run on one device at the same time.
 	Overlap ViolationKind = "overlap"
@@ -114,7 +115,9 @@ func (r *report) err() error {
 // its placement, micro-batch count, memory budget and start times: every
 // instance B_i^n (i < K, n < N) is present exactly once; starts are in
 // 0..MaxStart; every dependency B_i -> B_j has B_j^n start no earlier than
-// B_i^n ends plus the transfer time (placement's Delay); no two instances overlap in time on a device (a block on a device
+// B_i^n ends plus the transfer time (placement's Delay), and with channels
+// no earlier than its tensor arrives after the transfers queued before it
+// on its links (placement's LinkQueue); no two instances overlap in time on a device (a block on a device
 // group occupies each device of the group); on every device the running
 // memory, from 0 and in start order, never exceeds the device's budget
 // (placement's Budget: the schedule's Memory and the device's capacity, 0:
