@@ -345,3 +345,48 @@ func TestInstanceProblemLinks(t *testing.T) {
 		t.Errorf("transfers %v, want %v", pr.Transfers, want)
 	}
 }
+
+// TestOptimalChannelsBuiltin: on the 4-device v- and m-shapes with a
+// transfer time of 5, longer than any block, consecutive micro-batches'
+// tensors queue on each link. Optimal's schedule with channels passes
+// schedule.Verify as it is, is proven, is a fixed point of
+// schedule.Compact (compaction, which applies the link rule, cannot
+// shorten an optimum), and ends later than the optimum without channels.
+func TestOptimalChannelsBuiltin(t *testing.T) {
+	for _, shape := range []string{"v-shape", "m-shape"} {
+		p := mustBuiltin(t, shape, placement.Options{Devices: 4})
+		p.Transfers = map[placement.Dep]int{}
+		for _, d := range p.Deps {
+			if !p.Shares(d.From, d.To) {
+				p.Transfers[d] = 5
+			}
+		}
+		free, _, err := Optimal(context.Background(), p, 4, 6, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Channels = true
+		s, sol, err := Optimal(context.Background(), p, 4, 6, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schedule.Verify(s); err != nil {
+			t.Fatalf("%s: %v", shape, err)
+		}
+		mk := schedule.Makespan(s)
+		if !sol.Proven || mk != sol.Makespan {
+			t.Errorf("%s: makespan %d, claimed %d, proven %v", shape, mk, sol.Makespan, sol.Proven)
+		}
+		ins, err := schedule.Compact(p, 4, schedule.Orders(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := schedule.Makespan(&schedule.Schedule{Placement: p, MicroBatches: 4, Instances: ins}); c != mk {
+			t.Errorf("%s: compaction takes the optimum %d to %d", shape, mk, c)
+		}
+		if fm := schedule.Makespan(free); mk <= fm {
+			t.Errorf("%s: makespan %d with channels, %d without: the links should cost time", shape, mk, fm)
+		}
+		t.Logf("%s: makespan %d with channels, %d without, %d solver calls", shape, mk, schedule.Makespan(free), sol.Checks)
+	}
+}
