@@ -101,14 +101,15 @@ func NetMemory(p *placement.Placement) []int {
 }
 
 // PeriodBound is a lower bound on the period of a candidate without the
-// solver: at least max_d load_d, and at least the least P for which the
+// solver: at least max_d load_d (with channels, and the busiest link's
+// load: periodLowerBound), and at least the least P for which the
 // difference constraints of the repetend have no positive cycle —
 // dependencies s_i + Delay_ij ≤ s_j + δ_ij·P (Delay_ij = t_i + c_ij, the
 // placement's rule) and each device's window
 // s_i + t_i ≤ s_j + P (eq. 4) — the recurrence through dependencies that
 // cross iterations.
 func PeriodBound(p *placement.Placement, offsets []int) int {
-	lo := p.MaxLoad()
+	lo := periodLowerBound(p)
 	hi := upperPeriod(p)
 	type edge struct{ from, to, w, periods int }
 	var edges []edge

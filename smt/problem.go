@@ -622,6 +622,24 @@ func (e *Encoder) before(a, b int) (lit Bool, known, value bool) {
 	return e.X.Not(e.order[[2]int{b, a}]), false, false
 }
 
+// Before is the literal "a runs before b" (a ends before b starts) of two
+// tasks that share a device, as the encoding decides it: the order
+// Boolean of the pair, or a constant when the order is known. It lets
+// callers tie constraints of their own to the devices' orders.
+func (e *Encoder) Before(a, b int) (Bool, error) {
+	if a < 0 || a >= len(e.Start) || b < 0 || b >= len(e.Start) || a == b || !e.P.shares(a, b) {
+		return Bool{}, fmt.Errorf("smt: tasks %d and %d share no device", a, b)
+	}
+	lit, known, val := e.before(a, b)
+	switch {
+	case known && val:
+		return e.X.True(), nil
+	case known:
+		return e.X.False(), nil
+	}
+	return lit, nil
+}
+
 // assertMemory bounds the memory of device d right after each task on it
 // that allocates: entry + Σ_{i before j} m_i + m_j ≤ M. The running sum
 // peaks right after an allocation, so those points suffice. entry, when
