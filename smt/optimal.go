@@ -318,7 +318,7 @@ func greedy(p *Problem, rule int) []int {
 				for _, k := range outs[i] {
 					tr := p.Transfers[k]
 					f, ok := linkFree[tr.Link]
-					x := now + t.Time
+					x := max(now+t.Time, tr.Release)
 					if ok {
 						x = max(x, f)
 					}

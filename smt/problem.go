@@ -37,10 +37,15 @@ type Prec struct {
 // This is the placement's link rule (placement.LinkQueue) in the terms of
 // a Problem; InstanceProblem fills it from the placement (Links,
 // Transfer), and transferEnds below is its one reading for given starts.
+//
+// Release is the earliest start of the transfer: when the link is done
+// with transfers outside the Problem that run before all of its own (the
+// fixed part of a refine window).
 type Transfer struct {
 	From, To int // producer and consumer task
 	Link     int // any label: transfers with equal labels share the link
 	Time     int
+	Release  int
 }
 
 // Problem is "schedule these tasks on D devices under memory M".
@@ -147,7 +152,8 @@ func (p *Problem) allPrecs() []Prec {
 // transferEnds reads the link rule for given starts: every link takes its
 // transfers in the order their producers start (ties, which only one
 // producer's transfers have in a schedule without overlaps: list order),
-// each from the later of its producer's end and the link's last end. It
+// each from the latest of its producer's end, the link's last end and its
+// release. It
 // returns when each transfer ends. Any start times of the transfers that
 // keep the producers' order on every link, start no earlier than their
 // producers end and do not overlap end no earlier (by induction along
@@ -163,7 +169,7 @@ func (p *Problem) transferEnds(starts []int) []int {
 		free := math.MinInt
 		for _, k := range ks {
 			tr := p.Transfers[k]
-			x := max(starts[tr.From]+p.Tasks[tr.From].Time, free)
+			x := max(starts[tr.From]+p.Tasks[tr.From].Time, free, tr.Release)
 			free = x + tr.Time
 			ends[k] = free
 		}
@@ -322,8 +328,8 @@ func (p *Problem) pathAndJackson() int {
 
 // linkLoads is, for every link, the optimum of the same preemptive
 // one-machine relaxation over its transfers: transfer k is released when
-// its producer can end at the earliest (head + time), takes its Time, and
-// is followed by its consumer's time and tail. Every schedule runs a
+// its producer can end at the earliest (head + time), or at its Release
+// if later, takes its Time, and is followed by its consumer's time and tail. Every schedule runs a
 // link's transfers one at a time within those bounds, in some order (the
 // relaxation forgets which), so this is a lower bound too. 0 without
 // transfers.
@@ -335,7 +341,7 @@ func (p *Problem) linkLoads(head, tail []int) int {
 		for i, k := range ks {
 			tr := p.Transfers[k]
 			ids[i] = i
-			rel[i] = head[tr.From] + p.Tasks[tr.From].Time
+			rel[i] = max(head[tr.From]+p.Tasks[tr.From].Time, tr.Release)
 			length[i] = tr.Time
 			after[i] = p.Tasks[tr.To].Time + tail[tr.To]
 		}
@@ -566,7 +572,8 @@ func Encode(x *Context, s *Solver, p *Problem, period *Int) (*Encoder, error) {
 }
 
 // assertTransfers encodes the link rule of Transfer exactly: a start
-// variable x_k per transfer with x_k ≥ end(From_k) and s_{To_k} ≥ x_k +
+// variable x_k per transfer with x_k ≥ end(From_k), x_k ≥ Release_k and
+// s_{To_k} ≥ x_k +
 // c_k, and for every two transfers k, l of one link: when From_k runs
 // before From_l (the order literal of the two producers, which share a
 // device), x_l ≥ x_k + c_k, otherwise x_k ≥ x_l + c_l; the transfers of
@@ -580,6 +587,9 @@ func (e *Encoder) assertTransfers() {
 	for k, tr := range p.Transfers {
 		e.Transfer[k] = x.IntVar(fmt.Sprintf("x%d", k))
 		s.Assert(x.Ge(e.Transfer[k], x.Plus(e.Start[tr.From], p.Tasks[tr.From].Time)))
+		if tr.Release > 0 {
+			s.Assert(x.Ge(e.Transfer[k], x.IntVal(tr.Release)))
+		}
 		s.Assert(x.Le(x.Plus(e.Transfer[k], tr.Time), e.Start[tr.To]))
 	}
 	first := func(k, l int) Bool { // transfer k ends before l starts
