@@ -144,6 +144,9 @@ func TestRepetendLinksSteadyState(t *testing.T) {
 			if l := linkLoad(p); r.Best.Period < l {
 				t.Errorf("%s: period %d below the busiest link's load %d", what, r.Best.Period, l)
 			}
+			if b := PeriodBound(p, r.Best.Offsets); r.Best.Period < b {
+				t.Errorf("%s: period %d below the candidate's bound %d", what, r.Best.Period, b)
+			}
 			periods = append(periods, r.Best.Period)
 		}
 		if periods[0] != periods[1] {
@@ -184,5 +187,46 @@ func TestChannelsLengthenPeriod(t *testing.T) {
 		if !channels && broken == nil {
 			t.Errorf("the repetend without channels keeps the link rule: the test shows nothing")
 		}
+	}
+}
+
+// TestPeriodBoundWithChannels: with channels, PeriodBound (steady delays
+// and link windows) stays at or below the least period the encoding finds
+// for every candidate, and for some candidates above what it is without
+// channels, so that the link terms are exercised.
+func TestPeriodBoundWithChannels(t *testing.T) {
+	var raised int
+	for _, tc := range []struct {
+		p  *placement.Placement
+		nr int
+	}{
+		{twoSenders(true), 3},
+		{fanOut(), 3},
+		{setTransfers(builtin(t, "v-shape", placement.Options{Devices: 2}), 3), 3},
+		{setTransfers(builtin(t, "m-shape", placement.Options{Devices: 2}), 3), 2},
+	} {
+		p := tc.p
+		p.Channels = true
+		free := p.Clone()
+		free.Channels = false
+		for nr := 1; nr <= tc.nr; nr++ {
+			Enumerate(context.Background(), p, nr, func(cd Candidate) bool {
+				bound := PeriodBound(p, cd.Offsets)
+				if bound > PeriodBound(free, cd.Offsets) {
+					raised++
+				}
+				r, _, err := MinimizePeriod(context.Background(), p, cd, 0, 0, 1, upperPeriod(p)*nr+1, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r != nil && r.Period < bound {
+					t.Errorf("%s %v: bound %d above the least period %d", p.Name, cd.Offsets, bound, r.Period)
+				}
+				return true
+			})
+		}
+	}
+	if raised == 0 {
+		t.Error("channels never raise the bound: the test exercises nothing")
 	}
 }
