@@ -13,11 +13,14 @@
 package refine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
+	"tessel/placement"
 	"tessel/schedule"
 	"tessel/smt"
 )
@@ -98,6 +101,12 @@ func Improve(ctx context.Context, s *schedule.Schedule, opt Options) (*schedule.
 		}
 	}
 	return cur, st, nil
+}
+
+// fixedTensor is dependency Dep's tensor of micro-batch Micro.
+type fixedTensor struct {
+	Dep   placement.Dep
+	Micro int
 }
 
 // step frees the last w instances of s (the first w when head is set),
@@ -184,6 +193,36 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 	for _, in := range s.Instances {
 		byRef[in.Ref()] = in.Start
 	}
+	// With channels, forwards, the links too: every freed instance starts
+	// after the fixed ones on its devices, so on every link the fixed
+	// instances' transfers go first (placement's LinkQueue, booked in the
+	// verifier's order). That gives when a fixed tensor reaches a freed
+	// consumer, and when each link is free for the freed transfers
+	// (smt.Transfer's Release), which then queue as the solver orders
+	// them: the window is exact. Backwards the rule does not reverse
+	// (its order is the producers'), so a head window leaves links out;
+	// the compaction below applies them, and a step that does not end
+	// earlier is dropped.
+	var links *placement.LinkQueue
+	fixedAt := map[fixedTensor]int{}
+	if p.Channels && !head {
+		links = p.NewLinkQueue()
+		var fixed []schedule.Instance
+		for _, in := range s.Instances {
+			if _, ok := task[in.Ref()]; !ok {
+				fixed = append(fixed, in)
+			}
+		}
+		slices.SortFunc(fixed, func(a, b schedule.Instance) int {
+			return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Block, b.Block), cmp.Compare(a.Micro, b.Micro))
+		})
+		for _, in := range fixed {
+			for _, d := range succs[in.Block] {
+				at, _, _ := links.Arrival(d, in.Start)
+				fixedAt[fixedTensor{d, in.Micro}] = at
+			}
+		}
+	}
 	for k, x := range free {
 		in := s.Instances[x]
 		// Forwards the dependencies into the instance; backwards, out.
@@ -201,12 +240,23 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 				// Forwards j → k; backwards too, since j is then the
 				// dependency's consumer, which runs first.
 				pr.Precs = append(pr.Precs, smt.Prec{From: j, To: k, Lag: -p.Transfer(d)})
+				if links != nil {
+					trs := smt.DepTransfers(p, d, j, k)
+					for x, l := range p.Links(d) { // DepTransfers' order
+						trs[x].Release = links.Free(l)
+					}
+					pr.Transfers = append(pr.Transfers, trs...)
+				}
 				continue
 			}
 			// A fixed neighbour: its end (reversed: its start) plus the
 			// transfer.
 			oin := schedule.Instance{Block: other, Micro: in.Micro, Start: byRef[ref]}
-			pr.Tasks[k].Release = max(pr.Tasks[k].Release, at(oin)+p.Blocks[other].Time+p.Transfer(d))
+			arrival := at(oin) + p.Blocks[other].Time + p.Transfer(d)
+			if links != nil {
+				arrival = fixedAt[fixedTensor{d, in.Micro}]
+			}
+			pr.Tasks[k].Release = max(pr.Tasks[k].Release, arrival)
 		}
 	}
 	if !pr.Feasible(hint) {

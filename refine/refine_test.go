@@ -9,6 +9,7 @@ import (
 	"tessel/construct"
 	"tessel/placement"
 	"tessel/schedule"
+	"tessel/smt"
 )
 
 // zeroBubbleV is the V placement of ZB-V with the backward split: stages
@@ -101,4 +102,68 @@ func TestImproveStopsWhenCancelled(t *testing.T) {
 	if err != nil || got != s {
 		t.Errorf("cancelled: %v, same schedule %v", err, got == s)
 	}
+}
+
+// withChannels gives every dependency between blocks on different devices
+// the transfer time c and makes every link carry one transfer at a time
+// (issue 11, item 1; the rule of placement.LinkQueue).
+func withChannels(p *placement.Placement, c int) *placement.Placement {
+	p.Transfers = map[placement.Dep]int{}
+	for _, d := range p.Deps {
+		if !p.Shares(d.From, d.To) {
+			p.Transfers[d] = c
+		}
+	}
+	p.Channels = true
+	return p
+}
+
+// With channels, a tail window that frees every instance is the whole
+// time-optimal problem with its links (smt.InstanceProblem's transfers),
+// so Improve reaches smt.Optimal's proven makespan from a list schedule.
+// Partial windows keep their fixed part's transfers exact (or step's own
+// check that the current schedule fits its window fails), and never make
+// the schedule worse.
+func TestImproveWithChannels(t *testing.T) {
+	for _, tc := range []struct {
+		shape   string
+		devices int
+		c, n    int
+	}{{"v-shape", 4, 5, 4}, {"m-shape", 4, 5, 4}, {"x-shape", 2, 3, 4}} {
+		p := withChannels(mustPlacement(t, tc.shape, tc.devices), tc.c)
+		s, err := construct.List(p, tc.n, construct.ListOptions{Rule: construct.Rules()[0], Memory: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt, sol, err := smt.Optimal(context.Background(), p, tc.n, 6, smt.Options{})
+		if err != nil || !sol.Proven {
+			t.Fatalf("%s: optimum %v (proven %v)", tc.shape, err, sol != nil && sol.Proven)
+		}
+		for _, w := range []int{len(s.Instances), 12, 20} {
+			got, st, err := Improve(context.Background(), s, Options{Windows: []int{w}, Effort: 2_000_000})
+			if err != nil {
+				t.Fatalf("%s window %d: %v", tc.shape, w, err)
+			}
+			if err := schedule.Verify(got); err != nil {
+				t.Fatalf("%s window %d: %v", tc.shape, w, err)
+			}
+			mk := schedule.Makespan(got)
+			if mk > schedule.Makespan(s) || mk < schedule.Makespan(opt) {
+				t.Errorf("%s window %d: makespan %d → %d, optimum %d", tc.shape, w, schedule.Makespan(s), mk, schedule.Makespan(opt))
+			}
+			t.Logf("%s window %d: %d -> %d, optimum %d", tc.shape, w, schedule.Makespan(s), mk, schedule.Makespan(opt))
+			if w == len(s.Instances) && mk != schedule.Makespan(opt) {
+				t.Errorf("%s, every instance free: makespan %d → %d (%+v), optimum %d", tc.shape, schedule.Makespan(s), mk, st, schedule.Makespan(opt))
+			}
+		}
+	}
+}
+
+func mustPlacement(t *testing.T, name string, devices int) *placement.Placement {
+	t.Helper()
+	p, err := placement.Builtin(name, placement.Options{Devices: devices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

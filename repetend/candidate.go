@@ -101,19 +101,31 @@ func NetMemory(p *placement.Placement) []int {
 }
 
 // PeriodBound is a lower bound on the period of a candidate without the
-// solver: at least max_d load_d, and at least the least P for which the
+// solver: at least max_d load_d (with channels, and the busiest link's
+// load: periodLowerBound), and at least the least P for which the
 // difference constraints of the repetend have no positive cycle —
 // dependencies s_i + Delay_ij ≤ s_j + δ_ij·P (Delay_ij = t_i + c_ij, the
 // placement's rule) and each device's window
 // s_i + t_i ≤ s_j + P (eq. 4) — the recurrence through dependencies that
-// cross iterations.
+// cross iterations. With channels it bounds the repetends the search
+// encodes (see steady): dependencies take the steady delay, and each
+// link's window adds s_a + end_a ≤ s_b + start_b + P for every two spans
+// a, b of one link.
 func PeriodBound(p *placement.Placement, offsets []int) int {
-	lo := p.MaxLoad()
+	lo := periodLowerBound(p)
 	hi := upperPeriod(p)
 	type edge struct{ from, to, w, periods int }
 	var edges []edge
+	st := steadyLinks(p)
 	for _, d := range p.Deps {
-		edges = append(edges, edge{d.From, d.To, p.Delay(d), offsets[d.From] - offsets[d.To]})
+		edges = append(edges, edge{d.From, d.To, st.delay[d], offsets[d.From] - offsets[d.To]})
+	}
+	for _, a := range st.spans {
+		for _, b := range st.spans {
+			if a != b && a.link == b.link {
+				edges = append(edges, edge{a.block, b.block, a.to - b.from, 1})
+			}
+		}
 	}
 	for _, on := range p.DeviceBlocks() {
 		for _, i := range on {

@@ -18,11 +18,107 @@ type Repetend struct {
 	Starts  []int // normalised: the earliest is 0
 }
 
+// steady is the placement's link rule in a repetend's steady state. With
+// channels (placement's Channels) the encoding of a repetend asks that no
+// transfer waits for its link: every block's transfers leave as it ends
+// (those of one block on one link one after another, in the rule's
+// order), and the transfers of one link never overlap, within an
+// iteration nor across iterations (assertLinkWindows). The rule then
+// keeps every transfer where the encoding put it, so the steady state is
+// exact; a repetend whose transfers would have to wait is not searched —
+// a restriction: with channels, a proven period is the least among
+// repetends without waiting transfers. The warmup and cooldown are the
+// completion's, which compacts the assembled schedule (schedule.Compact
+// applies the rule to all of it). Without channels, delay is Delay and
+// spans is empty: the encoding is the one without links.
+type steady struct {
+	delay map[placement.Dep]int // least start-to-start of B_i^n → B_j^n
+	spans []linkSpan
+}
+
+// linkSpan is the time a block's tensor occupies one link, relative to
+// the block's start.
+type linkSpan struct {
+	block    int
+	link     placement.Link
+	from, to int
+}
+
+// steadyLinks reads the rule (placement's LinkQueue) for every block alone,
+// with its links free as it starts: when each of its tensors arrives,
+// and when each occupies each link.
+func steadyLinks(p *placement.Placement) steady {
+	st := steady{delay: make(map[placement.Dep]int, len(p.Deps))}
+	if !p.Channels {
+		for _, d := range p.Deps {
+			st.delay[d] = p.Delay(d)
+		}
+		return st
+	}
+	for i, succs := range p.SuccDeps() {
+		q := p.NewLinkQueue()
+		for _, d := range succs {
+			at, _, _ := q.Arrival(d, 0)
+			st.delay[d] = at
+			for _, l := range p.Links(d) {
+				st.spans = append(st.spans, linkSpan{block: i, link: l, from: q.Free(l) - p.Transfer(d), to: q.Free(l)})
+			}
+		}
+	}
+	return st
+}
+
+// prec is dependency d's precedence in the steady state, with periods·P
+// of slack: s_i + delay ≤ s_j + periods·P (smt.DepPrec without channels).
+func (st steady) prec(p *placement.Placement, d placement.Dep, periods int) smt.Prec {
+	return smt.Prec{From: d.From, To: d.To, Lag: p.Blocks[d.From].Time - st.delay[d], Periods: periods}
+}
+
+// assertLinkWindows is assertWindows for links: the spans of one
+// iteration on a link lie in a window of length P, so that iterations
+// never overlap on it, and two spans of different blocks on one link run
+// in the order of their blocks on the link's first device (Encoder's
+// Before), the order in which the rule takes them. Nothing without
+// channels.
+func assertLinkWindows(e *smt.Encoder, st steady, period smt.Int) error {
+	x := e.X
+	var links []placement.Link
+	on := map[placement.Link][]linkSpan{}
+	for _, sp := range st.spans {
+		if _, ok := on[sp.link]; !ok {
+			links = append(links, sp.link)
+		}
+		on[sp.link] = append(on[sp.link], sp)
+	}
+	for _, l := range links {
+		spans := on[l]
+		w := x.IntVar(fmt.Sprintf("l%d_%d", l.From, l.To))
+		for _, sp := range spans {
+			e.S.Assert(x.Le(w, x.Plus(e.Start[sp.block], sp.from)))
+			e.S.Assert(x.Le(x.Plus(e.Start[sp.block], sp.to), x.Add(w, period)))
+		}
+		for k, a := range spans {
+			for _, b := range spans[k+1:] {
+				if a.block == b.block {
+					continue // apart by construction
+				}
+				lit, err := e.Before(a.block, b.block)
+				if err != nil {
+					return fmt.Errorf("repetend: link %d->%d: %w", l.From, l.To, err)
+				}
+				e.S.Assert(x.Implies(lit, x.Le(x.Plus(e.Start[a.block], a.to), x.Plus(e.Start[b.block], b.from))))
+				e.S.Assert(x.Implies(x.Not(lit), x.Le(x.Plus(e.Start[b.block], b.to), x.Plus(e.Start[a.block], a.from))))
+			}
+		}
+	}
+	return nil
+}
+
 // problem is the repetend of one candidate as an smt.Problem: one task per
 // block, dependencies with δ = n_i − n_j periods of slack (eq. 4:
-// s_i + t_i + c_ij ≤ s_j + δ·P, the placement's Delay), and the
-// memory budget from the entry memory of the iteration that starts
-// highest (see iterationEntry).
+// s_i + t_i + c_ij ≤ s_j + δ·P, the placement's Delay; with channels the
+// steady state's delay, see steady), and the memory budget from the entry
+// memory of the iteration that starts highest (see iterationEntry).
 func problem(p *placement.Placement, offsets []int, nr, memory, microBatches int) *smt.Problem {
 	pr := &smt.Problem{Devices: p.Devices}
 	if offsets != nil {
@@ -35,12 +131,13 @@ func problem(p *placement.Placement, offsets []int, nr, memory, microBatches int
 	for _, b := range p.Blocks {
 		pr.Tasks = append(pr.Tasks, smt.Task{Name: b.ID, Devices: b.Devices, Time: b.Time, Memory: b.Memory})
 	}
+	st := steadyLinks(p)
 	for _, d := range p.Deps {
 		periods := 0
 		if offsets != nil {
 			periods = offsets[d.From] - offsets[d.To]
 		}
-		pr.Precs = append(pr.Precs, smt.DepPrec(p, d, d.From, d.To, periods))
+		pr.Precs = append(pr.Precs, st.prec(p, d, periods))
 	}
 	return pr
 }
@@ -123,6 +220,9 @@ func encodePeriodic(p *placement.Placement, pr *smt.Problem, seed, effort int) (
 		return nil, err
 	}
 	assertWindows(e, p, period)
+	if err := assertLinkWindows(e, steadyLinks(p), period); err != nil {
+		return nil, err
+	}
 	if err := x.Err(); err != nil {
 		return nil, fmt.Errorf("repetend: periodic problem: %w", err)
 	}
@@ -207,8 +307,9 @@ func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placeme
 	ps.s.Push()
 	defer ps.s.Pop()
 	var precs []smt.Prec
+	st := steadyLinks(p)
 	for _, d := range p.Deps {
-		precs = append(precs, smt.DepPrec(p, d, d.From, d.To, c.Offsets[d.From]-c.Offsets[d.To]))
+		precs = append(precs, st.prec(p, d, c.Offsets[d.From]-c.Offsets[d.To]))
 	}
 	if err := ps.e.AssertPrecedences(precs); err != nil {
 		return nil, 0, err

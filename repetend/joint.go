@@ -53,14 +53,18 @@ func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches,
 		zero = append(zero, x.Eq(n, x.IntVal(0)))
 	}
 	s.Assert(x.Or(zero...)) // a shift of all offsets is the same repetend
+	st := steadyLinks(p)
 	for _, d := range p.Deps {
 		delta := x.Sub(j.offsets[d.From], j.offsets[d.To])
 		s.Assert(x.Ge(delta, x.IntVal(0))) // property 4.2
-		// s_i + t_i + c_ij ≤ s_j + δ·P
-		ready := x.Plus(e.Start[d.From], p.Delay(d))
+		// s_i + t_i + c_ij ≤ s_j + δ·P (with channels, the steady delay)
+		ready := x.Plus(e.Start[d.From], st.delay[d])
 		s.Assert(x.Le(ready, x.Add(e.Start[d.To], x.Scale(period, delta))))
 	}
 	assertWindows(e, p, P)
+	if err := assertLinkWindows(e, st, P); err != nil {
+		return nil, err
+	}
 	if budget, shift := smt.BudgetShift(p, memory); budget > 0 {
 		e.P.Memory = budget
 		// top = N_R − 1 of the offsets found: later iterations start with

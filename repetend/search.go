@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"tessel/placement"
+	"tessel/schedule"
 	"tessel/smt"
 )
 
@@ -91,9 +92,11 @@ type Stats struct {
 // Result is the outcome of Search.
 type Result struct {
 	Best       *Repetend // nil when no repetend exists up to MaxNR
-	LowerBound int       // max_d load_d
+	LowerBound int       // max_d load_d; with channels, and max_ℓ load_ℓ over links
 	// Proven is true when no repetend with N_R ≤ MaxNR has a smaller
 	// period (the search ran to its end or reached the lower bound).
+	// With channels, among repetends whose transfers never wait for
+	// their links (see steady in encode.go).
 	Proven bool
 	MaxNR  int
 	Method Method // the method that produced Best (race: the winner)
@@ -177,9 +180,17 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 // Sequential is the repetend that runs one micro-batch at a time (N_R 1,
 // every offset 0): a list schedule of one micro-batch, repeated every
 // makespan of it. It needs no solver, so a search stopped early still has
-// an answer. nil when the placement has a cycle.
+// an answer. nil when the placement has a cycle. With channels the list
+// schedule is the one micro-batch's instance problem, whose transfers
+// queue on their links by the rule (smt.InstanceProblem): no iteration
+// starts before the last one's tensors have arrived, so the rule keeps
+// them as they are.
 func Sequential(p *placement.Placement) *Repetend {
 	pr := problem(p, nil, 1, 0, 0)
+	if p.Channels {
+		pr = smt.InstanceProblem(p, smt.AllInstances(p, 1), 0, nil)
+		pr.Memory, pr.Entry = 0, nil
+	}
 	starts := smt.Greedy(pr)
 	if starts == nil {
 		return nil
@@ -230,7 +241,7 @@ type job struct {
 // its effort cap, which bounds it depended on can vary with timing; the
 // result is then marked not proven.)
 func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
-	lb := p.MaxLoad()
+	lb := periodLowerBound(p)
 	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Method: MethodEnumerate}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -425,6 +436,15 @@ func countCandidates(ctx context.Context, p *placement.Placement, maxNR int) int
 	return n
 }
 
+// periodLowerBound is max_d load_d and, with channels, the busiest link's
+// load per micro-batch (schedule.LowerBounds).
+func periodLowerBound(p *placement.Placement) int {
+	if !p.Channels {
+		return p.MaxLoad()
+	}
+	return schedule.LowerBounds(p, 0, 0).Period
+}
+
 // upperPeriod is a period every placement reaches with one micro-batch at
 // a time when memory allows: all blocks in sequence, each waiting for
 // every transfer (no simple cycle of the period's constraints weighs
@@ -447,7 +467,7 @@ const nrEffort = 2_000_000
 // searchJoint checks P = lower bound, lower bound + 1, … with the offsets
 // as variables, and for the first P that works, the least N_R.
 func searchJoint(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
-	lb := p.MaxLoad()
+	lb := periodLowerBound(p)
 	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Method: MethodJoint}
 	if opt.Incumbent != nil {
 		return searchJointDown(ctx, p, opt, res)

@@ -11,9 +11,22 @@ import (
 
 // InstanceProblem turns instances of a placement into a Problem: one task
 // per instance (in the order of refs), a precedence for every dependency
-// between two of them, and the symmetry breaking of property 4.1 (the
-// instances of one block run in micro-batch order). Dependencies on
-// instances outside refs are the caller's business (they have run).
+// between two of them, with channels (placement's Channels) its transfers
+// on their links (DepTransfers), and the symmetry breaking of property
+// 4.1 (the instances of one block run in micro-batch order). Dependencies
+// on instances outside refs are the caller's business (they have run).
+//
+// With channels, the transfers of dependencies with one end outside refs
+// (from the instances that ran before a cooldown, into the repetend after
+// a warmup) take no link in the Problem, though they do in the schedule:
+// a phase's schedule is then exact on its own, and the assembled schedule
+// is compacted again (schedule.Compact applies the rule to all of it).
+// With refs all instances (Optimal) nothing is left out, and a schedule
+// of the Problem passes schedule.Verify as it is.
+//
+// The transfers of one producer are listed in the order of the
+// placement's Deps, then of the consumer's devices: the order the rule
+// gives transfers of one producer on one link.
 //
 // Property 4.1 holds for the sets tessel passes: all instances, and the
 // warmup and cooldown of offsets that obey property 4.2. Relabelling the
@@ -42,6 +55,7 @@ func InstanceProblem(p *placement.Placement, refs []schedule.Ref, memory int, en
 		for _, d := range succs[r.Block] {
 			if to, ok := idx[schedule.Ref{Block: d.To, Micro: r.Micro}]; ok {
 				pr.Precs = append(pr.Precs, DepPrec(p, d, idx[r], to, 0))
+				pr.Transfers = append(pr.Transfers, DepTransfers(p, d, idx[r], to)...)
 			}
 		}
 	}
@@ -74,6 +88,22 @@ func DepPrec(p *placement.Placement, d placement.Dep, from, to, periods int) Pre
 	return Prec{From: from, To: to, Lag: p.Blocks[d.From].Time - p.Delay(d), Periods: periods}
 }
 
+// DepTransfers is what dependency d of p adds, with channels, between task
+// from (an instance of d.From) and task to (of d.To): one transfer of
+// Transfer(d) on each link its tensor crosses (Links), in Links' order;
+// none without channels or when the tensor crosses no link. Links are
+// labelled From·Devices + To.
+func DepTransfers(p *placement.Placement, d placement.Dep, from, to int) []Transfer {
+	if !p.Channels {
+		return nil
+	}
+	var out []Transfer
+	for _, l := range p.Links(d) {
+		out = append(out, Transfer{From: from, To: to, Link: l.From*p.Devices + l.To, Time: p.Transfer(d)})
+	}
+	return out
+}
+
 // AllInstances lists B_i^n for n in 0..N-1, micro-batch major.
 func AllInstances(p *placement.Placement, n int) []schedule.Ref {
 	refs := make([]schedule.Ref, 0, n*len(p.Blocks))
@@ -87,8 +117,10 @@ func AllInstances(p *placement.Placement, n int) []schedule.Ref {
 
 // Optimal searches the time-optimal (TO) schedule of n micro-batches under
 // a per-device memory budget (0: unlimited), the baseline of the Tessel
-// paper's §III-B, with the load cuts on. The schedule it returns is not
-// yet verified: callers pass it to schedule.Verify.
+// paper's §III-B, with the load cuts on. With channels its transfers are
+// encoded exactly (Encoder's assertTransfers), so the schedule needs no
+// compaction to meet the link rule. The schedule it returns is not yet
+// verified: callers pass it to schedule.Verify.
 func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt Options) (*schedule.Schedule, *Solution, error) {
 	opt.LoadCuts = true
 	refs := AllInstances(p, n)

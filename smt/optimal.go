@@ -144,7 +144,8 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 }
 
 // Feasible checks starts against every constraint of the problem except
-// periodic precedences. It is the encoder's own sanity check; the
+// periodic precedences, the transfers on their links included
+// (transferEnds). It is the encoder's own sanity check; the
 // independent verifier lives in package schedule.
 func (p *Problem) Feasible(starts []int) bool {
 	if len(starts) != len(p.Tasks) {
@@ -162,6 +163,11 @@ func (p *Problem) Feasible(starts []int) bool {
 	}
 	for _, b := range p.Before {
 		if starts[b[0]]+p.Tasks[b[0]].Time > starts[b[1]] {
+			return false
+		}
+	}
+	for k, end := range p.transferEnds(starts) {
+		if end > starts[p.Transfers[k].To] {
 			return false
 		}
 	}
@@ -195,7 +201,10 @@ func (p *Problem) Feasible(starts []int) bool {
 // one that frees memory first, then the one with the longest tail, then
 // the lowest index, as long as it fits the budget. It returns nil when it
 // gets stuck (memory full and nothing running that frees it) or when the
-// problem has periodic precedences.
+// problem has periodic precedences. Transfers are booked on their links
+// as their producers start, which is the rule's order, since the list
+// schedule starts tasks in time order (and two producers of one link
+// share a device, so never start together); a consumer waits for them.
 func Greedy(p *Problem) []int { return greedy(p, byMemoryThenTail) }
 
 // Priority rules of the list schedules: the search starts from the best.
@@ -225,11 +234,22 @@ func greedy(p *Problem, rule int) []int {
 	}
 	head, tail := p.headsTails()
 	preds := make([][]Prec, n)
-	for _, pr := range p.Precs {
+	for _, pr := range p.allPrecs() {
 		preds[pr.To] = append(preds[pr.To], pr)
 	}
 	for _, b := range p.Before {
 		preds[b[1]] = append(preds[b[1]], Prec{From: b[0], To: b[1]})
+	}
+	// Transfers (their producers are among preds): the ones out of each
+	// task, when the booked ones arrive, and when each link is next free.
+	var outs [][]int
+	var arrive []int
+	var linkFree map[int]int
+	if len(p.Transfers) > 0 {
+		outs, arrive, linkFree = make([][]int, n), make([]int, n), map[int]int{}
+		for k, tr := range p.Transfers {
+			outs[tr.From] = append(outs[tr.From], k)
+		}
 	}
 	starts := make([]int, n)
 	done := make([]bool, n)
@@ -264,6 +284,9 @@ func greedy(p *Problem, rule int) []int {
 			}
 			t := p.Tasks[i]
 			ready := max(now, head[i], t.Release)
+			if arrive != nil {
+				ready = max(ready, arrive[i])
+			}
 			ok := ready == now
 			for _, pr := range preds[i] {
 				if !done[pr.From] || starts[pr.From]+p.Tasks[pr.From].Time-pr.Lag > now {
@@ -291,6 +314,18 @@ func greedy(p *Problem, rule int) []int {
 				free[d] = now + t.Time
 				mem[d] += t.Memory
 			}
+			if outs != nil {
+				for _, k := range outs[i] {
+					tr := p.Transfers[k]
+					f, ok := linkFree[tr.Link]
+					x := max(now+t.Time, tr.Release)
+					if ok {
+						x = max(x, f)
+					}
+					linkFree[tr.Link] = x + tr.Time
+					arrive[tr.To] = max(arrive[tr.To], x+tr.Time)
+				}
+			}
 		}
 		if placed == n {
 			break
@@ -309,6 +344,9 @@ func greedy(p *Problem, rule int) []int {
 			// A predecessor with a delay (Lag < 0) may hold a task back
 			// past every device's free time.
 			r := max(head[i], p.Tasks[i].Release)
+			if arrive != nil {
+				r = max(r, arrive[i])
+			}
 			for _, pr := range preds[i] {
 				if done[pr.From] {
 					r = max(r, starts[pr.From]+p.Tasks[pr.From].Time-pr.Lag)

@@ -3,6 +3,7 @@ package smt
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 )
@@ -24,6 +25,29 @@ type Prec struct {
 	Lag, Periods int
 }
 
+// Transfer is a tensor that crosses a link, a resource of its own that
+// carries one transfer at a time (Problem.Transfers): it starts no earlier
+// than task From ends, takes Time on link Link, and task To may start once
+// it has ended — so it implies the precedence From → To with Lag −Time.
+// The transfers of one link run in the order their producers run (first
+// in, first out): those of two tasks a and b in the order of a and b,
+// those of one task in the order the Problem lists them. All producers of
+// one link share a device, whose order is then the order of the link.
+//
+// This is the placement's link rule (placement.LinkQueue) in the terms of
+// a Problem; InstanceProblem fills it from the placement (Links,
+// Transfer), and transferEnds below is its one reading for given starts.
+//
+// Release is the earliest start of the transfer: when the link is done
+// with transfers outside the Problem that run before all of its own (the
+// fixed part of a refine window).
+type Transfer struct {
+	From, To int // producer and consumer task
+	Link     int // any label: transfers with equal labels share the link
+	Time     int
+	Release  int
+}
+
 // Problem is "schedule these tasks on D devices under memory M".
 type Problem struct {
 	Devices int
@@ -36,6 +60,9 @@ type Problem struct {
 	Before [][2]int
 	Memory int   // per-device budget; 0 means unlimited
 	Entry  []int // memory on each device before the first task; nil means 0
+	// Transfers, when links are resources (placement's Channels); nil
+	// otherwise, and then a problem is exactly what it was before links.
+	Transfers []Transfer
 }
 
 // Validate reports a malformed problem (a caller's bug, not a user's).
@@ -67,7 +94,87 @@ func (p *Problem) Validate() error {
 	if p.Entry != nil && len(p.Entry) != p.Devices {
 		return fmt.Errorf("smt: entry memory for %d devices, want %d", len(p.Entry), p.Devices)
 	}
+	for k, tr := range p.Transfers {
+		if tr.From < 0 || tr.From >= n || tr.To < 0 || tr.To >= n || tr.From == tr.To {
+			return fmt.Errorf("smt: transfer %d (%d -> %d) out of range", k, tr.From, tr.To)
+		}
+		if tr.Time < 1 {
+			return fmt.Errorf("smt: transfer %d (%d -> %d): time %d < 1", k, tr.From, tr.To, tr.Time)
+		}
+	}
+	for _, ks := range p.links() {
+		for i, k := range ks {
+			for _, l := range ks[i+1:] {
+				a, b := p.Transfers[k].From, p.Transfers[l].From
+				if a != b && !p.shares(a, b) {
+					return fmt.Errorf("smt: transfers %d and %d share link %d but their producers %d (%s) and %d (%s) share no device",
+						k, l, p.Transfers[k].Link, a, p.Tasks[a].Name, b, p.Tasks[b].Name)
+				}
+			}
+		}
+	}
 	return nil
+}
+
+// links groups the transfers by link: the indices of each link's
+// transfers in list order, the links in order of first appearance.
+func (p *Problem) links() [][]int {
+	if len(p.Transfers) == 0 {
+		return nil
+	}
+	at := map[int]int{}
+	var out [][]int
+	for k, tr := range p.Transfers {
+		g, ok := at[tr.Link]
+		if !ok {
+			g = len(out)
+			at[tr.Link] = g
+			out = append(out, nil)
+		}
+		out[g] = append(out[g], k)
+	}
+	return out
+}
+
+// allPrecs is Precs and the precedences the transfers imply (From → To,
+// Lag −Time); Precs itself when there is no transfer.
+func (p *Problem) allPrecs() []Prec {
+	if len(p.Transfers) == 0 {
+		return p.Precs
+	}
+	out := slices.Clip(p.Precs)
+	for _, tr := range p.Transfers {
+		out = append(out, Prec{From: tr.From, To: tr.To, Lag: -tr.Time})
+	}
+	return out
+}
+
+// transferEnds reads the link rule for given starts: every link takes its
+// transfers in the order their producers start (ties, which only one
+// producer's transfers have in a schedule without overlaps: list order),
+// each from the latest of its producer's end, the link's last end and its
+// release. It
+// returns when each transfer ends. Any start times of the transfers that
+// keep the producers' order on every link, start no earlier than their
+// producers end and do not overlap end no earlier (by induction along
+// each link), so a consumer that starts before its transfer's end here
+// has no schedule of its transfers at all.
+func (p *Problem) transferEnds(starts []int) []int {
+	ends := make([]int, len(p.Transfers))
+	for _, ks := range p.links() {
+		ks = slices.Clone(ks)
+		slices.SortStableFunc(ks, func(k, l int) int {
+			return starts[p.Transfers[k].From] - starts[p.Transfers[l].From]
+		})
+		free := math.MinInt
+		for _, k := range ks {
+			tr := p.Transfers[k]
+			x := max(starts[tr.From]+p.Tasks[tr.From].Time, free, tr.Release)
+			free = x + tr.Time
+			ends[k] = free
+		}
+	}
+	return ends
 }
 
 func (p *Problem) entry(d int) int {
@@ -100,7 +207,7 @@ func (p *Problem) knownOrder() (after []bitset, ok bool) {
 		succ[a] = append(succ[a], b)
 		indeg[b]++
 	}
-	for _, pr := range p.Precs {
+	for _, pr := range p.allPrecs() {
 		if pr.Periods == 0 && pr.Lag <= 0 {
 			add(pr.From, pr.To)
 		}
@@ -149,9 +256,10 @@ func (p *Problem) headsTails() (head, tail []int) {
 	}
 	// Bellman-Ford style relaxation; the graphs are small and acyclic, so
 	// n rounds at most, usually far fewer.
+	precs := p.allPrecs()
 	for round := 0; round < n; round++ {
 		changed := false
-		for _, pr := range p.Precs {
+		for _, pr := range precs {
 			if pr.Periods != 0 {
 				continue
 			}
@@ -215,6 +323,30 @@ func (p *Problem) pathAndJackson() int {
 		}
 		lb = max(lb, p.jackson(on, head, tail))
 	}
+	return max(lb, p.linkLoads(head, tail))
+}
+
+// linkLoads is, for every link, the optimum of the same preemptive
+// one-machine relaxation over its transfers: transfer k is released when
+// its producer can end at the earliest (head + time), or at its Release
+// if later, takes its Time, and is followed by its consumer's time and tail. Every schedule runs a
+// link's transfers one at a time within those bounds, in some order (the
+// relaxation forgets which), so this is a lower bound too. 0 without
+// transfers.
+func (p *Problem) linkLoads(head, tail []int) int {
+	lb := 0
+	for _, ks := range p.links() {
+		rel, length, after := make([]int, len(ks)), make([]int, len(ks)), make([]int, len(ks))
+		ids := make([]int, len(ks))
+		for i, k := range ks {
+			tr := p.Transfers[k]
+			ids[i] = i
+			rel[i] = max(head[tr.From]+p.Tasks[tr.From].Time, tr.Release)
+			length[i] = tr.Time
+			after[i] = p.Tasks[tr.To].Time + tail[tr.To]
+		}
+		lb = max(lb, jacksonOf(ids, rel, length, after))
+	}
 	return lb
 }
 
@@ -264,7 +396,7 @@ func (p *Problem) withoutBarriers() (q *Problem, barrier []bool, total int) {
 	for i := range q.Tasks {
 		q.Tasks[i].Release = max(0, q.Tasks[i].Release-total)
 	}
-	for _, pr := range p.Precs {
+	for _, pr := range p.allPrecs() {
 		if pr.Periods == 0 {
 			pr.Lag = max(pr.Lag, 0)
 			q.Precs = append(q.Precs, pr)
@@ -280,11 +412,24 @@ func (p *Problem) jackson(tasks []int, head, tail []int) int {
 	if len(tasks) == 0 {
 		return 0
 	}
+	length := make([]int, len(p.Tasks))
+	for _, i := range tasks {
+		length[i] = p.Tasks[i].Time
+	}
+	return jacksonOf(tasks, head, length, tail)
+}
+
+// jacksonOf is jackson over jobs given by index into head, length and
+// tail.
+func jacksonOf(tasks []int, head, length, tail []int) int {
+	if len(tasks) == 0 {
+		return 0
+	}
 	order := append([]int(nil), tasks...)
 	sort.Slice(order, func(a, b int) bool { return head[order[a]] < head[order[b]] })
 	left := make(map[int]int, len(order))
 	for _, i := range order {
-		left[i] = p.Tasks[i].Time
+		left[i] = length[i]
 	}
 	var ready []int // released, unfinished
 	now, next, best := 0, 0, 0
@@ -340,14 +485,16 @@ func (p *Problem) shares(a, b int) bool {
 // Encoder holds the encoding of a Problem in a solver: a start variable
 // per task, exclusive devices through one order Boolean per pair of tasks
 // that share a device and whose order is not already known, the
-// precedences, and the memory budget. Callers add objective bounds (and,
-// for periodic problems, their own constraints) on top.
+// precedences, the memory budget, and the transfers on their links (see
+// assertTransfers). Callers add objective bounds (and, for periodic
+// problems, their own constraints) on top.
 type Encoder struct {
-	X      *Context
-	S      *Solver
-	P      *Problem
-	Start  []Int
-	Period Int // P of a periodic problem; zero value otherwise
+	X        *Context
+	S        *Solver
+	P        *Problem
+	Start    []Int
+	Transfer []Int // start of every transfer; nil without transfers
+	Period   Int   // P of a periodic problem; zero value otherwise
 
 	after []bitset        // after[a].has(b): a surely ends before b starts
 	order map[[2]int]Bool // (a, b), a < b: true when a runs before b
@@ -415,7 +562,59 @@ func Encode(x *Context, s *Solver, p *Problem, period *Int) (*Encoder, error) {
 			e.assertMemory(d, p.Memory, p.entry(d), nil)
 		}
 	}
+	if len(p.Transfers) > 0 {
+		if period != nil {
+			return nil, errors.New("smt: transfers on links in a periodic problem are not encoded")
+		}
+		e.assertTransfers()
+	}
 	return e, x.Err()
+}
+
+// assertTransfers encodes the link rule of Transfer exactly: a start
+// variable x_k per transfer with x_k ≥ end(From_k), x_k ≥ Release_k and
+// s_{To_k} ≥ x_k +
+// c_k, and for every two transfers k, l of one link: when From_k runs
+// before From_l (the order literal of the two producers, which share a
+// device), x_l ≥ x_k + c_k, otherwise x_k ≥ x_l + c_l; the transfers of
+// one producer in list order. Exact with respect to the rule: for fixed
+// starts, transferEnds (first in, first out, each transfer as early as
+// its link allows) is the least solution of these constraints, so the
+// consumers' starts satisfy them for some x iff they satisfy the rule.
+func (e *Encoder) assertTransfers() {
+	x, p, s := e.X, e.P, e.S
+	e.Transfer = make([]Int, len(p.Transfers))
+	for k, tr := range p.Transfers {
+		e.Transfer[k] = x.IntVar(fmt.Sprintf("x%d", k))
+		s.Assert(x.Ge(e.Transfer[k], x.Plus(e.Start[tr.From], p.Tasks[tr.From].Time)))
+		if tr.Release > 0 {
+			s.Assert(x.Ge(e.Transfer[k], x.IntVal(tr.Release)))
+		}
+		s.Assert(x.Le(x.Plus(e.Transfer[k], tr.Time), e.Start[tr.To]))
+	}
+	first := func(k, l int) Bool { // transfer k ends before l starts
+		return x.Le(x.Plus(e.Transfer[k], p.Transfers[k].Time), e.Transfer[l])
+	}
+	for _, ks := range p.links() {
+		for i, k := range ks {
+			for _, l := range ks[i+1:] {
+				a, b := p.Transfers[k].From, p.Transfers[l].From
+				if a == b {
+					s.Assert(first(k, l))
+					continue
+				}
+				lit, known, val := e.before(a, b)
+				switch {
+				case known && val:
+					s.Assert(first(k, l))
+				case known:
+					s.Assert(first(l, k))
+				default:
+					s.Assert(x.Implies(lit, first(k, l)), x.Implies(x.Not(lit), first(l, k)))
+				}
+			}
+		}
+	}
 }
 
 // before returns the literal "a runs before b" for two tasks sharing a
@@ -431,6 +630,24 @@ func (e *Encoder) before(a, b int) (lit Bool, known, value bool) {
 		return e.order[[2]int{a, b}], false, false
 	}
 	return e.X.Not(e.order[[2]int{b, a}]), false, false
+}
+
+// Before is the literal "a runs before b" (a ends before b starts) of two
+// tasks that share a device, as the encoding decides it: the order
+// Boolean of the pair, or a constant when the order is known. It lets
+// callers tie constraints of their own to the devices' orders.
+func (e *Encoder) Before(a, b int) (Bool, error) {
+	if a < 0 || a >= len(e.Start) || b < 0 || b >= len(e.Start) || a == b || !e.P.shares(a, b) {
+		return Bool{}, fmt.Errorf("smt: tasks %d and %d share no device", a, b)
+	}
+	lit, known, val := e.before(a, b)
+	switch {
+	case known && val:
+		return e.X.True(), nil
+	case known:
+		return e.X.False(), nil
+	}
+	return lit, nil
 }
 
 // assertMemory bounds the memory of device d right after each task on it
@@ -540,7 +757,7 @@ func (e *Encoder) LoadCuts() {
 	p := e.P
 	q, barrier, _ := p.withoutBarriers()
 	if q == nil {
-		q = &Problem{Devices: p.Devices, Tasks: p.Tasks, Precs: p.Precs}
+		q = &Problem{Devices: p.Devices, Tasks: p.Tasks, Precs: p.allPrecs()}
 		barrier = make([]bool, len(p.Tasks))
 	}
 	// Before pairs are constraints of the problem: a task with
