@@ -151,7 +151,9 @@ func (r *Result) PeriodProven() bool {
 		return true
 	}
 	if r.Schedule != nil && r.Schedule.Placement.Channels {
-		return false // the solver's proof does not see the links' queues
+		// The solver's proof is among repetends whose transfers never
+		// wait for a link (package repetend), a narrower set.
+		return false
 	}
 	return r.Search != nil && r.Search.Proven && r.Search.Best != nil && r.Search.Best.Period == r.Repetend.Period
 }
@@ -160,18 +162,22 @@ func (r *Result) PeriodProven() bool {
 // makespan meets the lower bound, or every part of the search ran to its
 // end (the time-optimal search of all N, or a least-period repetend with
 // time-optimal warmup and cooldown that no construction beat). With
-// channels only the lower bound proves it.
+// channels only the lower bound or the time-optimal search of all N
+// proves it.
 func (r *Result) Proven() bool {
 	if r.Gap() <= 0 {
 		return true
 	}
-	if r.Schedule.Placement.Channels {
-		// The solver's proofs are of schedules without queues on links;
-		// the schedule is their re-timing under the links' rule.
-		return false
-	}
 	if r.Fallback {
+		// With channels too: the time-optimal encoding has the links'
+		// rule (and a schedule re-timed after it is not marked proven).
 		return r.Source == sourceRepetend && r.TO != nil && r.TO.Proven
+	}
+	if r.Schedule.Placement.Channels {
+		// The repetend's proof is among repetends whose transfers never
+		// wait, and the phases leave out links that cross into the
+		// iterations: neither proves the assembled schedule optimal.
+		return false
 	}
 	return r.Source == sourceRepetend && r.PeriodProven() && r.WarmupProven && r.CooldownProven
 }
