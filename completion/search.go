@@ -43,15 +43,27 @@ type Options struct {
 	// budget to start from beside the constructions and the baselines
 	// (tessel replan: a previous plan's orders on a new cluster). Each
 	// must verify; it joins the seeds under its name, and the search
-	// never returns anything worse.
+	// never returns anything worse. A start may instead give a repetend
+	// (a previous plan's): see Start.Repetend.
 	Start    []Start
 	Progress func(Progress)
 }
 
-// Start is a schedule the search starts from (Options.Start).
+// Start is a schedule the search starts from (Options.Start), or a
+// repetend.
 type Start struct {
 	Name     string
 	Schedule *schedule.Schedule
+	// Repetend, with Schedule nil, is a repetend to start from, of this
+	// placement's blocks but timed elsewhere (tessel replan: the old
+	// plan's, found on the old cluster). Its offsets are re-timed here
+	// (repetend.Retime) and checked for a warmup and a cooldown; the full
+	// schedule they make, with list-scheduled warmup and cooldown, joins
+	// the seeds under Name, and the re-timed repetend is the solver's
+	// incumbent where its period is shorter than the modulo schedules'
+	// (or as short, with a smaller N_R). Offsets that fit no period under
+	// the budget are left out, not an error.
+	Repetend *schedule.Repetend
 }
 
 // Progress is a snapshot of a running search.
@@ -219,6 +231,9 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 
 	// 1. Constructions and baselines, after the given starts.
 	for _, st := range opt.Start {
+		if st.Schedule == nil && st.Repetend != nil {
+			continue // re-timed after the constructions: startRepetends
+		}
 		s := st.Schedule
 		if s == nil || !s.Placement.Equal(p) || s.MicroBatches != n || s.Memory != opt.Memory {
 			return nil, fmt.Errorf("completion: start %q: not a schedule of this placement, micro-batch count and budget", st.Name)
@@ -259,13 +274,23 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 		res.Times.Constructions = time.Since(t0)
 		report("constructions", nil)
 	}
+	started, err := startRepetends(ctx, p, opt, res, offer)
+	if err != nil {
+		return nil, err
+	}
+	if started != nil {
+		incumbent = started
+	}
 
 	// 2. The solver's repetend, for a shorter period than the modulo
-	// schedule's.
+	// schedule's (or a start's).
 	t1 := time.Now()
 	switch {
 	case incumbent != nil && incumbent.Period <= res.Bounds.Period:
 		res.Skipped = "the modulo schedule's period meets the lower bound"
+		if started != nil {
+			res.Skipped = "a start's period meets the lower bound"
+		}
 	case ctx.Err() != nil:
 		res.Skipped = "stopped before the solver started"
 	case len(p.Blocks) > maxSolverBlocks && res.Schedule != nil:

@@ -8,6 +8,7 @@ import (
 	"tessel/baseline"
 	"tessel/cluster"
 	"tessel/placement"
+	"tessel/repetend"
 	"tessel/schedule"
 )
 
@@ -57,5 +58,78 @@ func TestSearchStartsFrom(t *testing.T) {
 	}
 	if again.Makespan() > res.Makespan() || again.Seeds[0].Name != "previous" {
 		t.Errorf("from a start of %d: %d, seeds %v", res.Makespan(), again.Makespan(), again.Seeds)
+	}
+}
+
+// Start.Repetend: a repetend found on one cluster is re-timed on another
+// (one link ten times slower), its schedule joins the seeds, and with the
+// constructions left out it is the solver's incumbent, which the answer
+// never loses to. A quick search from it (every solver call capped, as
+// tessel replan runs it) stays within 2% of a fresh search.
+func TestSearchStartsFromARepetend(t *testing.T) {
+	p, err := placement.Builtin("m-shape", placement.Options{Devices: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := func(slow float64) *placement.Placement {
+		c := cluster.Uniform(4)
+		c.Default.Latency = 1
+		if slow > 0 {
+			c.Pairs = []cluster.Pair{{From: 1, To: 2, Link: cluster.Link{Latency: slow}}}
+		}
+		q, err := c.Apply(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	const n, memory = 32, 6
+	ctx := context.Background()
+	old, err := Search(ctx, on(0), Options{Memory: memory, MicroBatches: n, RefineEffort: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := old.Schedule.Repetend
+	if rp == nil {
+		t.Fatal("the old schedule names no repetend")
+	}
+	q := on(10)
+	start := []Start{{Name: "old", Repetend: rp}}
+	seeded := func(res *Result) int {
+		for _, s := range res.Seeds {
+			if s.Name == "old" {
+				return s.Makespan
+			}
+		}
+		t.Fatalf("the old repetend is not among the seeds %v", res.Seeds)
+		return 0
+	}
+
+	alone, err := Search(ctx, q, Options{Memory: memory, MicroBatches: n, SolverOnly: true, Start: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	retimed, err := repetend.Retime(ctx, q, rp.NR, rp.Offsets, memory, n, 0, 0)
+	if err != nil || retimed == nil {
+		t.Fatalf("retime: %v %v", retimed, err)
+	}
+	if alone.Search == nil || alone.Repetend.Period > retimed.Period || alone.Makespan() > seeded(alone) {
+		t.Errorf("from the old repetend (period %d, makespan %d): period %d, makespan %d, search %v", retimed.Period, seeded(alone), alone.Repetend.Period, alone.Makespan(), alone.Search)
+	}
+
+	fresh, err := Search(ctx, q, Options{Memory: memory, MicroBatches: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, err := Search(ctx, q, Options{Memory: memory, MicroBatches: n, Start: start, Effort: 50_000, PhaseEffort: 50_000, RefineEffort: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schedule.Verify(quick.Schedule); err != nil {
+		t.Fatal(err)
+	}
+	seeded(quick)
+	if quick.Makespan()*100 > fresh.Makespan()*102 {
+		t.Errorf("quick search from the old repetend: %d, fresh search: %d", quick.Makespan(), fresh.Makespan())
 	}
 }
