@@ -45,9 +45,11 @@ func replanCommand() *cli.Command {
 		Description: "For a schedule file (with or without a cluster) and a new cluster — a link slowed down,\n" +
 			"a device replaced — searches the schedule of the same placement, micro-batches and budget\n" +
 			"on the new cluster, starting from the old schedule: its per-device orders compacted under\n" +
-			"the new times, and its repetend (the file's, or the one its steady state repeats) re-timed\n" +
-			"on the new cluster, whose schedule is one more seed and whose period, where it is shorter\n" +
-			"than the modulo schedules', is where the solver's search for shorter periods starts.\n" +
+			"the new times, one more seed beside the constructions and baselines of tessel search; and,\n" +
+			"where the solver is to search for a shorter period than the modulo schedules' (theirs is\n" +
+			"above the lower bound), its repetend (the file's, or the one its steady state repeats)\n" +
+			"re-timed on the new cluster: its schedule is a seed too, and its period, if shorter, is\n" +
+			"where the solver starts.\n" +
 			"It reports the makespan and time beside a fresh search's (--no-fresh leaves that out).\n" +
 			"A replan is meant to be quick: it wants a good schedule now, not a proof, so every solver\n" +
 			"call is capped at 50000 resource units (tessel search: 5000000 per repetend check,\n" +
