@@ -39,6 +39,14 @@ type Options struct {
 	// the best schedule (refine.Options.Effort): 0 means
 	// refine.DefaultEffort, a negative value leaves the schedule as it is.
 	RefineEffort int
+	// RefineGreedyOnly leaves the refinement to a schedule whose ends
+	// are greedy — a construction's, a baseline's, a Start.Repetend's —
+	// and keeps the repetend's (its warmup and cooldown are the solver's)
+	// and a Start schedule (a previous search's answer) as they are. For
+	// a quick search whose proofs are capped (tessel replan), where
+	// nothing is proven and the refinement would otherwise run on every
+	// schedule.
+	RefineGreedyOnly bool
 	// Start lists schedules of the same placement, micro-batch count and
 	// budget to start from beside the constructions and the baselines
 	// (tessel replan: a previous plan's orders on a new cluster). Each
@@ -56,13 +64,15 @@ type Start struct {
 	Schedule *schedule.Schedule
 	// Repetend, with Schedule nil, is a repetend to start from, of this
 	// placement's blocks but timed elsewhere (tessel replan: the old
-	// plan's, found on the old cluster). Its offsets are re-timed here
-	// (repetend.Retime) and checked for a warmup and a cooldown; the full
-	// schedule they make, with list-scheduled warmup and cooldown, joins
-	// the seeds under Name, and the re-timed repetend is the solver's
-	// incumbent where its period is shorter than the modulo schedules'
-	// (or as short, with a smaller N_R). Offsets that fit no period under
-	// the budget are left out, not an error.
+	// plan's, found on the old cluster). Where the solver is to search
+	// for a shorter period than the modulo schedules' and these offsets
+	// might reach one (their solver-free bound is no longer), they are
+	// re-timed here (repetend.Retime) and checked for a warmup and a
+	// cooldown; the full schedule they make, with list-scheduled warmup
+	// and cooldown, joins the seeds under Name, and the re-timed repetend
+	// is the solver's incumbent where its period is shorter than the
+	// modulo schedules' (or as short, with a smaller N_R). Offsets that
+	// fit no period under the budget are left out, not an error.
 	Repetend *schedule.Repetend
 }
 
@@ -338,7 +348,7 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	// is already proven in the paper's sense (least period, time-optimal
 	// warmup and cooldown) or within 2% of the lower bound: there the
 	// windows rarely gain, and each costs a capped solver call.
-	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && res.Gap()*refineGapRatio > res.Makespan() {
+	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) {
 		report("refining", nil)
 		t3 := time.Now()
 		s, st, err := refine.Improve(ctx, res.Schedule, refine.Options{Effort: opt.RefineEffort, Seed: opt.Seed,

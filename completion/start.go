@@ -13,9 +13,10 @@ import (
 
 // startRepetends re-times the repetends of opt.Start (Start.Repetend)
 // where the solver's repetend search is to run — the incumbent's period
-// is above the lower bound and the placement within the solver's limit;
-// elsewhere a re-timed period could not shorten the period, and the work
-// is left out. Each full schedule joins the seeds; the re-timed repetend
+// is above the lower bound and the placement within the solver's limit —
+// and where the offsets' solver-free bound (repetend.PeriodBound) does not
+// exceed the incumbent's period; elsewhere the re-timed repetend could not
+// start the solver lower, and the work is left out. Each full schedule joins the seeds; the re-timed repetend
 // of shortest period (then least N_R, then first given) that beats
 // res.Repetend replaces it and is returned, nil if none does.
 func startRepetends(ctx context.Context, p *placement.Placement, opt Options, res *Result, offer func(string, *schedule.Schedule)) (*repetend.Repetend, error) {
@@ -27,6 +28,9 @@ func startRepetends(ctx context.Context, p *placement.Placement, opt Options, re
 	for _, st := range opt.Start {
 		if st.Schedule != nil || st.Repetend == nil || ctx.Err() != nil {
 			continue
+		}
+		if inc != nil && len(st.Repetend.Offsets) == len(p.Blocks) && repetend.PeriodBound(p, st.Repetend.Offsets) > inc.Period {
+			continue // its period cannot beat the incumbent's: no solver call
 		}
 		r, s, err := startRepetend(ctx, p, st.Repetend, opt)
 		if err != nil {
@@ -93,4 +97,21 @@ func startRepetend(ctx context.Context, p *placement.Placement, rp *schedule.Rep
 		return r, nil, nil
 	}
 	return r, s, nil
+}
+
+// refinable reports whether Search's refinement may run on a schedule
+// built by source (Options.RefineGreedyOnly).
+func refinable(opt Options, source string) bool {
+	if !opt.RefineGreedyOnly {
+		return true
+	}
+	if source == sourceRepetend {
+		return false
+	}
+	for _, st := range opt.Start {
+		if st.Schedule != nil && st.Name == source {
+			return false
+		}
+	}
+	return true
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -13,8 +15,8 @@ import (
 )
 
 // replanEffort caps every solver call of a replan (completion.Options'
-// Effort, PhaseEffort and, with --refine, RefineEffort): a replan wants a
-// good schedule at once, not a proof. At this cap the proofs that no
+// Effort, PhaseEffort and RefineEffort): a replan wants a good schedule at
+// once, not a proof. At this cap the proofs that no
 // shorter period exists, which take most of a fresh search's solver time,
 // are given up (m-shape, memory 6, with one link ten times slower: between
 // 100 000 and 200 000 units), while the checks that find a period or a phase schedule
@@ -53,9 +55,10 @@ func replanCommand() *cli.Command {
 			"It reports the makespan and time beside a fresh search's (--no-fresh leaves that out).\n" +
 			"A replan is meant to be quick: it wants a good schedule now, not a proof, so every solver\n" +
 			"call is capped at 50000 resource units (tessel search: 5000000 per repetend check,\n" +
-			"1000000 per warmup or cooldown) and a proof that runs out is given up, deterministically;\n" +
-			"and it leaves out the solver's re-optimisation of the schedule's ends (the last step of\n" +
-			"tessel search) unless --refine.",
+			"1000000 per warmup or cooldown, 300000 per refinement) and a proof that runs out is given\n" +
+			"up, deterministically. The solver re-optimises the ends of the new schedule (the last step\n" +
+			"of tessel search) only where they are greedy — a construction's or a baseline's — not the\n" +
+			"repetend's, whose warmup and cooldown it solved, nor the old orders; --refine lifts that.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "the old schedule `FILE`"},
 			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2],
@@ -63,7 +66,7 @@ func replanCommand() *cli.Command {
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop each search after this long and keep the best schedule found"},
 			&cli.BoolFlag{Name: "no-fresh", Usage: "do not run a fresh search to compare with"},
-			&cli.BoolFlag{Name: "refine", Usage: "let the solver re-optimise the ends of the new schedule too, as tessel search does, each call under the same cap (slower)"},
+			&cli.BoolFlag{Name: "refine", Usage: "let the solver re-optimise the ends of the new schedule whatever built it, as tessel search does (each call under the same cap; slower)"},
 		}, outputFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -79,21 +82,24 @@ func replanCommand() *cli.Command {
 
 // replanReport is what tessel replan prints with --json.
 type replanReport struct {
-	Placement    string  `json:"placement"`
-	Devices      int     `json:"devices"`
-	MicroBatches int     `json:"micro_batches"`
-	Memory       int     `json:"memory"`
-	Budgets      []int   `json:"budgets,omitempty"`
-	Old          int     `json:"old_makespan"`             // on its own cluster
-	OldOrders    *int    `json:"old_orders_makespan"`      // its orders on the new cluster; null when they break a budget there
-	OldRepetend  *int    `json:"old_repetend_makespan"`    // its repetend re-timed on the new cluster; null when not re-timed (none, no period fits, or nothing to gain: see README)
-	Makespan     int     `json:"makespan"`                 // replanned
-	Seconds      float64 `json:"seconds"`                  // of the replanning search
-	Source       string  `json:"source"`                   // what built the replanned schedule
-	Fresh        *int    `json:"fresh_makespan,omitempty"` // a fresh search's
-	FreshSeconds float64 `json:"fresh_seconds,omitempty"`
-	LowerBound   int     `json:"lower_bound"`
-	Valid        bool    `json:"valid"`
+	Placement    string `json:"placement"`
+	Devices      int    `json:"devices"`
+	MicroBatches int    `json:"micro_batches"`
+	Memory       int    `json:"memory"`
+	Budgets      []int  `json:"budgets,omitempty"`
+	Old          int    `json:"old_makespan"`          // on its own cluster
+	OldOrders    *int   `json:"old_orders_makespan"`   // its orders on the new cluster; null when they break a budget there
+	OldRepetend  *int   `json:"old_repetend_makespan"` // its repetend re-timed on the new cluster; null when not re-timed (none, no period fits, or nothing to gain: see README)
+	// OldRepetendKept: the replanned schedule repeats the old repetend's
+	// offsets, re-timed (the solver found no shorter period from there).
+	OldRepetendKept bool    `json:"old_repetend_kept"`
+	Makespan        int     `json:"makespan"`                 // replanned
+	Seconds         float64 `json:"seconds"`                  // of the replanning search
+	Source          string  `json:"source"`                   // what built the replanned schedule
+	Fresh           *int    `json:"fresh_makespan,omitempty"` // a fresh search's
+	FreshSeconds    float64 `json:"fresh_seconds,omitempty"`
+	LowerBound      int     `json:"lower_bound"`
+	Valid           bool    `json:"valid"`
 }
 
 func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error {
@@ -144,13 +150,11 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 		seed.Cluster, seed.Source = nil, nil
 		start = append(start, completion.Start{Name: "the old orders", Schedule: seed})
 	}
-	if rp := oldRepetend(old); rp != nil {
+	rp := oldRepetend(old)
+	if rp != nil {
 		start = append(start, completion.Start{Name: oldRepetendSeed, Repetend: rp})
 	}
-	quick := completion.Options{Start: start, Effort: replanEffort, PhaseEffort: replanEffort, RefineEffort: -1}
-	if opts.Refine {
-		quick.RefineEffort = replanEffort
-	}
+	quick := completion.Options{Start: start, Effort: replanEffort, PhaseEffort: replanEffort, RefineEffort: replanEffort, RefineGreedyOnly: !opts.Refine}
 	res, _, err := search(quick)
 	took := time.Since(t0)
 	if err != nil {
@@ -165,6 +169,8 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 			rep.OldRepetend = ptr(sd.Makespan)
 		}
 	}
+	rep.OldRepetendKept = rp != nil && res.Repetend != nil && strings.HasPrefix(res.Source, "repetend") &&
+		res.Repetend.NR == rp.NR && slices.Equal(res.Repetend.Offsets, rp.Offsets)
 	rep.Makespan, rep.Seconds, rep.Source, rep.LowerBound, rep.Valid = schedule.Makespan(s), secs(took), res.Source, res.Bounds.Makespan, true
 	if !opts.NoFresh {
 		fresh, t, err := search(completion.Options{}) // as tessel search
@@ -188,7 +194,11 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if rep.OldRepetend != nil {
 		fmt.Fprintf(stdout, "               its repetend re-timed on the new one: %d\n", *rep.OldRepetend)
 	}
-	fmt.Fprintf(stdout, "replanned      makespan %d (lower bound %d) in %.3fs, built by %s\n", rep.Makespan, rep.LowerBound, rep.Seconds, rep.Source)
+	built := rep.Source
+	if rep.OldRepetendKept {
+		built += " (the old repetend's offsets, re-timed)"
+	}
+	fmt.Fprintf(stdout, "replanned      makespan %d (lower bound %d) in %.3fs, built by %s\n", rep.Makespan, rep.LowerBound, rep.Seconds, built)
 	if rep.Fresh != nil {
 		fmt.Fprintf(stdout, "fresh search   makespan %d in %.3fs\n", *rep.Fresh, rep.FreshSeconds)
 	}

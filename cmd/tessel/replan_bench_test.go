@@ -11,9 +11,10 @@ import (
 // BenchmarkReplan times tessel replan (--no-fresh) against tessel search
 // on the new cluster, the README's replan table in-process: 4 devices,
 // 32 micro-batches, the old schedule searched with every transfer 1, the
-// new cluster one link ten times slower (four-slow-link) or devices
-// changed (hetero-4: two at half speed, smaller memories, other links;
-// four-half-speed: device 2 at half speed). Each reports the makespan.
+// new cluster one link ten or two times slower (four-slow-link,
+// four-slow-link-2) or devices changed (hetero-4: two at half speed,
+// smaller memories, other links; four-half-speed: device 2 at half
+// speed). Each reports the makespan.
 func BenchmarkReplan(b *testing.B) {
 	dir := b.TempDir()
 	clusters := filepath.Join("..", "..", "testdata", "clusters")
@@ -24,12 +25,19 @@ func BenchmarkReplan(b *testing.B) {
 		}
 		return out.Bytes()
 	}
-	olds := []struct{ placement, memory string }{{"v-shape", "4"}, {"m-shape", "6"}}
-	for _, o := range olds {
+	cases := []struct {
+		placement, memory string
+		clusters          []string
+	}{
+		{"v-shape", "4", []string{"four-slow-link", "hetero-4", "four-half-speed"}},
+		{"m-shape", "6", []string{"four-slow-link", "hetero-4", "four-half-speed"}},
+		{"x-shape", "4", []string{"four-slow-link-2", "four-slow-link"}},
+	}
+	for _, o := range cases {
 		cli("search", "-p", o.placement, "--memory", o.memory, "-n", "32", "--transfer-time", "1", "--out", filepath.Join(dir, o.placement+".json"))
 	}
-	for _, cl := range []string{"four-slow-link", "hetero-4", "four-half-speed"} {
-		for _, o := range olds {
+	for _, o := range cases {
+		for _, cl := range o.clusters {
 			file := filepath.Join(clusters, cl+".json")
 			for _, how := range []struct {
 				name string
