@@ -34,6 +34,7 @@ type replanOptions struct {
 	NR        int
 	Seed      int
 	TimeLimit time.Duration
+	Effort    int
 	NoFresh   bool
 	Refine    bool
 	Outputs   outputs
@@ -54,7 +55,7 @@ func replanCommand() *cli.Command {
 			"where the solver starts.\n" +
 			"It reports the makespan and time beside a fresh search's (--no-fresh leaves that out).\n" +
 			"A replan is meant to be quick: it wants a good schedule now, not a proof, so every solver\n" +
-			"call is capped at 50000 resource units (tessel search: 5000000 per repetend check,\n" +
+			"call is capped at 50000 resource units (--effort; tessel search: 5000000 per repetend check,\n" +
 			"1000000 per warmup or cooldown, 300000 per refinement) and a proof that runs out is given\n" +
 			"up, deterministically. The solver re-optimises the ends of the new schedule (the last step\n" +
 			"of tessel search) only where they are greedy — a construction's or a baseline's — not the\n" +
@@ -65,6 +66,7 @@ func replanCommand() *cli.Command {
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as many as the memory budget allows, at most 2·devices)"},
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop each search after this long and keep the best schedule found"},
+			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of every solver call of the replan, in Z3 resource units (0: %d, -1: none); larger finds shorter periods where the solver needs them, slower", replanEffort)},
 			&cli.BoolFlag{Name: "no-fresh", Usage: "do not run a fresh search to compare with"},
 			&cli.BoolFlag{Name: "refine", Usage: "let the solver re-optimise the ends of the new schedule whatever built it, as tessel search does (each call under the same cap; slower)"},
 		}, outputFlags()...),
@@ -74,7 +76,7 @@ func replanCommand() *cli.Command {
 			}
 			return runReplan(c.Context, replanOptions{
 				Schedule: c.String("schedule"), Cluster: clusterSpecFrom(c), NR: c.Int("nr"), Seed: c.Int("seed"),
-				TimeLimit: c.Duration("time-limit"), NoFresh: c.Bool("no-fresh"), Refine: c.Bool("refine"), Outputs: outputsFrom(c),
+				TimeLimit: c.Duration("time-limit"), Effort: c.Int("effort"), NoFresh: c.Bool("no-fresh"), Refine: c.Bool("refine"), Outputs: outputsFrom(c),
 			}, c.App.Writer)
 		},
 	}
@@ -108,6 +110,10 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	}
 	if err := checkAtLeast("nr", opts.NR, 0); err != nil {
 		return err
+	}
+	effort := opts.Effort
+	if effort == 0 {
+		effort = replanEffort
 	}
 	if err := opts.Outputs.check(); err != nil {
 		return err
@@ -154,7 +160,10 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if rp != nil {
 		start = append(start, completion.Start{Name: oldRepetendSeed, Repetend: rp})
 	}
-	quick := completion.Options{Start: start, Effort: replanEffort, PhaseEffort: replanEffort, RefineEffort: replanEffort, RefineGreedyOnly: !opts.Refine}
+	// A negative effort means no cap to the repetend and phase searches
+	// (their convention) and the refinement's default cap (its own: a
+	// negative RefineEffort would leave the refinement out).
+	quick := completion.Options{Start: start, Effort: effort, PhaseEffort: effort, RefineEffort: max(effort, 0), RefineGreedyOnly: !opts.Refine}
 	res, _, err := search(quick)
 	took := time.Since(t0)
 	if err != nil {
