@@ -14,11 +14,12 @@ import (
 // startRepetends re-times the repetends of opt.Start (Start.Repetend)
 // where the solver's repetend search is to run — the incumbent's period
 // is above the lower bound and the placement within the solver's limit —
-// and where the offsets' solver-free bound (repetend.PeriodBound) does not
-// exceed the incumbent's period; elsewhere the re-timed repetend could not
-// start the solver lower, and the work is left out. Each full schedule joins the seeds; the re-timed repetend
-// of shortest period (then least N_R, then first given) that beats
-// res.Repetend replaces it and is returned, nil if none does.
+// and where the offsets' solver-free bound (repetend.PeriodBound) does
+// not exceed the incumbent's period; elsewhere the re-timed repetend
+// could not start the solver lower, and the work is left out. Each full
+// schedule joins the seeds; the re-timed repetend of shortest period
+// (then least N_R, then first given) that beats res.Repetend replaces it
+// and is returned, nil if none does. Its time counts in Times.Total only.
 func startRepetends(ctx context.Context, p *placement.Placement, opt Options, res *Result, offer func(string, *schedule.Schedule)) (*repetend.Repetend, error) {
 	inc := res.Repetend
 	if (inc != nil && inc.Period <= res.Bounds.Period) || len(p.Blocks) > maxSolverBlocks {
