@@ -39,19 +39,41 @@ type Options struct {
 	// the best schedule (refine.Options.Effort): 0 means
 	// refine.DefaultEffort, a negative value leaves the schedule as it is.
 	RefineEffort int
+	// RefineGreedyOnly leaves the refinement to a schedule whose ends
+	// are greedy — a construction's, a baseline's, a Start.Repetend's —
+	// and keeps the repetend's (its warmup and cooldown are the solver's)
+	// and a Start schedule (a previous search's answer) as they are. For
+	// a quick search whose proofs are capped (tessel replan), where
+	// nothing is proven and the refinement would otherwise run on every
+	// schedule.
+	RefineGreedyOnly bool
 	// Start lists schedules of the same placement, micro-batch count and
 	// budget to start from beside the constructions and the baselines
 	// (tessel replan: a previous plan's orders on a new cluster). Each
 	// must verify; it joins the seeds under its name, and the search
-	// never returns anything worse.
+	// never returns anything worse. A start may instead give a repetend
+	// (a previous plan's): see Start.Repetend.
 	Start    []Start
 	Progress func(Progress)
 }
 
-// Start is a schedule the search starts from (Options.Start).
+// Start is a schedule the search starts from (Options.Start), or a
+// repetend.
 type Start struct {
 	Name     string
 	Schedule *schedule.Schedule
+	// Repetend, with Schedule nil, is a repetend to start from, of this
+	// placement's blocks but timed elsewhere (tessel replan: the old
+	// plan's, found on the old cluster). Where the solver is to search
+	// for a shorter period than the modulo schedules' and these offsets
+	// might reach one (their solver-free bound is no longer), they are
+	// re-timed here (repetend.Retime) and checked for a warmup and a
+	// cooldown; the full schedule they make, with list-scheduled warmup
+	// and cooldown, joins the seeds under Name, and the re-timed repetend
+	// is the solver's incumbent where its period is shorter than the
+	// modulo schedules' (or as short, with a smaller N_R). Offsets that
+	// fit no period under the budget are left out, not an error.
+	Repetend *schedule.Repetend
 }
 
 // Progress is a snapshot of a running search.
@@ -201,7 +223,8 @@ var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 //     ends (package refine).
 //
 // Schedules in opt.Start (a replan's old orders) join the incumbents
-// first. The schedule of least makespan wins; on a tie, the repetend's.
+// first; a start's repetend (a replan's old one), re-timed after the
+// constructions, may be the incumbent of step 2. The schedule of least makespan wins; on a tie, the repetend's.
 // When ctx ends, Search returns at once with the best verified schedule
 // so far.
 func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
@@ -235,6 +258,9 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 
 	// 1. Constructions and baselines, after the given starts.
 	for _, st := range opt.Start {
+		if st.Schedule == nil && st.Repetend != nil {
+			continue // re-timed after the constructions: startRepetends
+		}
 		s := st.Schedule
 		if s == nil || !s.Placement.Equal(p) || s.MicroBatches != n || s.Memory != opt.Memory {
 			return nil, fmt.Errorf("completion: start %q: not a schedule of this placement, micro-batch count and budget", st.Name)
@@ -275,13 +301,23 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 		res.Times.Constructions = time.Since(t0)
 		report("constructions", nil)
 	}
+	started, err := startRepetends(ctx, p, opt, res, offer)
+	if err != nil {
+		return nil, err
+	}
+	if started != nil {
+		incumbent = started
+	}
 
 	// 2. The solver's repetend, for a shorter period than the modulo
-	// schedule's.
+	// schedule's (or a start's).
 	t1 := time.Now()
 	switch {
 	case incumbent != nil && incumbent.Period <= res.Bounds.Period:
 		res.Skipped = "the modulo schedule's period meets the lower bound"
+		if started != nil {
+			res.Skipped = "a start's period meets the lower bound"
+		}
 	case ctx.Err() != nil:
 		res.Skipped = "stopped before the solver started"
 	case len(p.Blocks) > maxSolverBlocks && res.Schedule != nil:
@@ -329,7 +365,7 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	// is already proven in the paper's sense (least period, time-optimal
 	// warmup and cooldown) or within 2% of the lower bound: there the
 	// windows rarely gain, and each costs a capped solver call.
-	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && res.Gap()*refineGapRatio > res.Makespan() {
+	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) {
 		report("refining", nil)
 		t3 := time.Now()
 		s, st, err := refine.Improve(ctx, res.Schedule, refine.Options{Effort: opt.RefineEffort, Seed: opt.Seed,

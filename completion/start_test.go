@@ -2,12 +2,14 @@ package completion
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"tessel/baseline"
 	"tessel/cluster"
 	"tessel/placement"
+	"tessel/repetend"
 	"tessel/schedule"
 )
 
@@ -57,5 +59,105 @@ func TestSearchStartsFrom(t *testing.T) {
 	}
 	if again.Makespan() > res.Makespan() || again.Seeds[0].Name != "previous" {
 		t.Errorf("from a start of %d: %d, seeds %v", res.Makespan(), again.Makespan(), again.Seeds)
+	}
+}
+
+// Start.Repetend: a repetend found on one cluster is re-timed on another
+// (one link slower). With the constructions left out it joins the seeds
+// and is the solver's incumbent, which the answer never loses to. In a
+// quick search (every solver call capped, the repetend's schedule not
+// refined, as tessel replan runs it) it is left out where its offsets
+// cannot beat the modulo schedule's period (m-shape, the link ten times
+// slower: the search stays within 2% of a fresh one), and kept where the
+// solver finds nothing shorter from it (x-shape, the link twice as slow).
+func TestSearchStartsFromARepetend(t *testing.T) {
+	ctx := context.Background()
+	setting := func(name string, memory, n int, slow float64) (old *Result, q *placement.Placement) {
+		p, err := placement.Builtin(name, placement.Options{Devices: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		on := func(slow float64) *placement.Placement {
+			c := cluster.Uniform(4)
+			c.Default.Latency = 1
+			if slow > 0 {
+				c.Pairs = []cluster.Pair{{From: 1, To: 2, Link: cluster.Link{Latency: slow}}}
+			}
+			q, err := c.Apply(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return q
+		}
+		old, err = Search(ctx, on(0), Options{Memory: memory, MicroBatches: n, RefineEffort: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if old.Schedule.Repetend == nil {
+			t.Fatalf("%s: the old schedule names no repetend", name)
+		}
+		return old, on(slow)
+	}
+	seeded := func(res *Result) (int, bool) {
+		for _, s := range res.Seeds {
+			if s.Name == "old" {
+				return s.Makespan, true
+			}
+		}
+		return 0, false
+	}
+	quickly := func(start []Start) Options {
+		return Options{Start: start, Effort: 50_000, PhaseEffort: 50_000, RefineEffort: 50_000, RefineGreedyOnly: true}
+	}
+
+	const n, memory = 32, 6
+	old, q := setting("m-shape", memory, n, 10)
+	rp := old.Schedule.Repetend
+	start := []Start{{Name: "old", Repetend: rp}}
+	alone, err := Search(ctx, q, Options{Memory: memory, MicroBatches: n, SolverOnly: true, Start: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	retimed, err := repetend.Retime(ctx, q, rp.NR, rp.Offsets, memory, n, 0, 0)
+	if err != nil || retimed == nil {
+		t.Fatalf("retime: %v %v", retimed, err)
+	}
+	ms, ok := seeded(alone)
+	if !ok || alone.Search == nil || alone.Repetend.Period > retimed.Period || alone.Makespan() > ms {
+		t.Errorf("from the old repetend (period %d, makespan %d): period %d, makespan %d, search %v, seeds %v", retimed.Period, ms, alone.Repetend.Period, alone.Makespan(), alone.Search, alone.Seeds)
+	}
+	fresh, err := Search(ctx, q, Options{Memory: memory, MicroBatches: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := quickly(start)
+	opt.Memory, opt.MicroBatches = memory, n
+	quick, err := Search(ctx, q, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schedule.Verify(quick.Schedule); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := seeded(quick); ok {
+		t.Errorf("the old repetend, whose bound %d is above the modulo schedule's period, was re-timed: %v", repetend.PeriodBound(q, rp.Offsets), quick.Seeds)
+	}
+	if quick.Makespan()*100 > fresh.Makespan()*102 {
+		t.Errorf("quick search from the old repetend: %d, fresh search: %d", quick.Makespan(), fresh.Makespan())
+	}
+	if quick.Source == sourceRepetend && (quick.Refined.Steps > 0 || quick.Proven()) {
+		t.Errorf("the repetend's schedule, not proven, was refined (%+v) under RefineGreedyOnly", quick.Refined)
+	}
+
+	old, q = setting("x-shape", 4, 16, 2)
+	rp = old.Schedule.Repetend
+	opt = quickly([]Start{{Name: "old", Repetend: rp}})
+	opt.Memory, opt.MicroBatches = 4, 16
+	kept, err := Search(ctx, q, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := seeded(kept); !ok || kept.Source != sourceRepetend || kept.Repetend.NR != rp.NR || fmt.Sprint(kept.Repetend.Offsets) != fmt.Sprint(rp.Offsets) {
+		t.Errorf("x-shape: built by %s from %+v, seeds %v; want the old repetend's offsets %v", kept.Source, kept.Repetend, kept.Seeds, rp.Offsets)
 	}
 }

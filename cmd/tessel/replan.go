@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -12,6 +14,19 @@ import (
 	"tessel/schedule"
 )
 
+// replanEffort caps every solver call of a replan (completion.Options'
+// Effort, PhaseEffort and RefineEffort): a replan wants a good schedule at
+// once, not a proof. At this cap the proofs that no
+// shorter period exists, which take most of a fresh search's solver time,
+// are given up (m-shape, memory 6, with one link ten times slower: between
+// 100 000 and 200 000 units), while the checks that find a period or a phase schedule
+// mostly finish; the cap, unlike a time limit, gives the same answer on
+// every run.
+const replanEffort = 50_000
+
+// oldRepetendSeed names the old schedule's repetend among the seeds.
+const oldRepetendSeed = "the old repetend"
+
 // replanOptions are the flags of tessel replan.
 type replanOptions struct {
 	Schedule  string
@@ -19,6 +34,7 @@ type replanOptions struct {
 	NR        int
 	Seed      int
 	TimeLimit time.Duration
+	Effort    int
 	NoFresh   bool
 	Refine    bool
 	Outputs   outputs
@@ -31,19 +47,28 @@ func replanCommand() *cli.Command {
 		UsageText: "tessel replan --schedule s.json --cluster new.json [--out new-s.json] [--json]",
 		Description: "For a schedule file (with or without a cluster) and a new cluster — a link slowed down,\n" +
 			"a device replaced — searches the schedule of the same placement, micro-batches and budget\n" +
-			"on the new cluster, starting from the old schedule's per-device orders compacted under the\n" +
-			"new times (one more seed beside the constructions and baselines of tessel search), and\n" +
-			"reports its makespan and time beside a fresh search's (--no-fresh leaves that out).\n" +
-			"A replan is meant to be quick: it leaves out the solver's re-optimisation of the\n" +
-			"schedule's ends (the last step of tessel search) unless --refine.",
+			"on the new cluster, starting from the old schedule: its per-device orders compacted under\n" +
+			"the new times, one more seed beside the constructions and baselines of tessel search; and,\n" +
+			"where the solver is to search for a shorter period than the modulo schedules' (theirs is\n" +
+			"above the lower bound), its repetend (the file's, or the one its steady state repeats)\n" +
+			"re-timed on the new cluster: its schedule is a seed too, and its period, if shorter, is\n" +
+			"where the solver starts.\n" +
+			"It reports the makespan and time beside a fresh search's (--no-fresh leaves that out).\n" +
+			"A replan is meant to be quick: it wants a good schedule now, not a proof, so every solver\n" +
+			"call is capped at 50000 resource units (--effort; tessel search: 5000000 per repetend check,\n" +
+			"1000000 per warmup or cooldown, 300000 per refinement) and a proof that runs out is given\n" +
+			"up, deterministically. The solver re-optimises the ends of the new schedule (the last step\n" +
+			"of tessel search) only where they are greedy — a construction's or a baseline's — not the\n" +
+			"repetend's, whose warmup and cooldown it solved, nor the old orders; --refine lifts that.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "the old schedule `FILE`"},
 			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2], clusterFlags()[3],
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as many as the memory budget allows, at most 2·devices)"},
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop each search after this long and keep the best schedule found"},
+			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of every solver call of the replan, in Z3 resource units (0: %d, -1: none); larger finds shorter periods where the solver needs them, slower", replanEffort)},
 			&cli.BoolFlag{Name: "no-fresh", Usage: "do not run a fresh search to compare with"},
-			&cli.BoolFlag{Name: "refine", Usage: "let the solver re-optimise the ends of the new schedule too, as tessel search does (slower)"},
+			&cli.BoolFlag{Name: "refine", Usage: "let the solver re-optimise the ends of the new schedule whatever built it, as tessel search does (each call under the same cap; slower)"},
 		}, outputFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -51,7 +76,7 @@ func replanCommand() *cli.Command {
 			}
 			return runReplan(c.Context, replanOptions{
 				Schedule: c.String("schedule"), Cluster: clusterSpecFrom(c), NR: c.Int("nr"), Seed: c.Int("seed"),
-				TimeLimit: c.Duration("time-limit"), NoFresh: c.Bool("no-fresh"), Refine: c.Bool("refine"), Outputs: outputsFrom(c),
+				TimeLimit: c.Duration("time-limit"), Effort: c.Int("effort"), NoFresh: c.Bool("no-fresh"), Refine: c.Bool("refine"), Outputs: outputsFrom(c),
 			}, c.App.Writer)
 		},
 	}
@@ -59,20 +84,24 @@ func replanCommand() *cli.Command {
 
 // replanReport is what tessel replan prints with --json.
 type replanReport struct {
-	Placement    string  `json:"placement"`
-	Devices      int     `json:"devices"`
-	MicroBatches int     `json:"micro_batches"`
-	Memory       int     `json:"memory"`
-	Budgets      []int   `json:"budgets,omitempty"`
-	Old          int     `json:"old_makespan"`             // on its own cluster
-	OldOrders    *int    `json:"old_orders_makespan"`      // its orders on the new cluster; null when they break a budget there
-	Makespan     int     `json:"makespan"`                 // replanned
-	Seconds      float64 `json:"seconds"`                  // of the replanning search
-	Source       string  `json:"source"`                   // what built the replanned schedule
-	Fresh        *int    `json:"fresh_makespan,omitempty"` // a fresh search's
-	FreshSeconds float64 `json:"fresh_seconds,omitempty"`
-	LowerBound   int     `json:"lower_bound"`
-	Valid        bool    `json:"valid"`
+	Placement    string `json:"placement"`
+	Devices      int    `json:"devices"`
+	MicroBatches int    `json:"micro_batches"`
+	Memory       int    `json:"memory"`
+	Budgets      []int  `json:"budgets,omitempty"`
+	Old          int    `json:"old_makespan"`          // on its own cluster
+	OldOrders    *int   `json:"old_orders_makespan"`   // its orders on the new cluster; null when they break a budget there
+	OldRepetend  *int   `json:"old_repetend_makespan"` // its repetend re-timed on the new cluster; null when not re-timed (none, no period fits, or nothing to gain: see README)
+	// OldRepetendKept: the replanned schedule repeats the old repetend's
+	// offsets, re-timed (the solver found no shorter period from there).
+	OldRepetendKept bool    `json:"old_repetend_kept"`
+	Makespan        int     `json:"makespan"`                 // replanned
+	Seconds         float64 `json:"seconds"`                  // of the replanning search
+	Source          string  `json:"source"`                   // what built the replanned schedule
+	Fresh           *int    `json:"fresh_makespan,omitempty"` // a fresh search's
+	FreshSeconds    float64 `json:"fresh_seconds,omitempty"`
+	LowerBound      int     `json:"lower_bound"`
+	Valid           bool    `json:"valid"`
 }
 
 func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error {
@@ -81,6 +110,10 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	}
 	if err := checkAtLeast("nr", opts.NR, 0); err != nil {
 		return err
+	}
+	effort := opts.Effort
+	if effort == 0 {
+		effort = replanEffort
 	}
 	if err := opts.Outputs.check(); err != nil {
 		return err
@@ -108,18 +141,12 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if !p.Uniform(old.Memory) {
 		rep.Budgets = p.Budgets(old.Memory)
 	}
-	search := func(start []completion.Start, refine bool) (*completion.Result, time.Duration, error) {
+	search := func(o completion.Options) (*completion.Result, time.Duration, error) {
 		ctx, cancel := withLimit(ctx, opts.TimeLimit)
 		defer cancel()
 		t0 := time.Now()
-		effort := 0 // refine.DefaultEffort, as tessel search
-		if !refine {
-			effort = -1
-		}
-		res, err := completion.Search(ctx, p, completion.Options{
-			Memory: old.Memory, MaxNR: opts.NR, MicroBatches: old.MicroBatches, Method: defaultMethod, Seed: opts.Seed, Start: start,
-			RefineEffort: effort,
-		})
+		o.Memory, o.MaxNR, o.MicroBatches, o.Method, o.Seed = old.Memory, opts.NR, old.MicroBatches, defaultMethod, opts.Seed
+		res, err := completion.Search(ctx, p, o)
 		return res, time.Since(t0), err
 	}
 	t0 := time.Now()
@@ -129,7 +156,15 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 		seed.Cluster, seed.Source = nil, nil
 		start = append(start, completion.Start{Name: "the old orders", Schedule: seed})
 	}
-	res, _, err := search(start, opts.Refine)
+	rp := oldRepetend(old)
+	if rp != nil {
+		start = append(start, completion.Start{Name: oldRepetendSeed, Repetend: rp})
+	}
+	// A negative effort means no cap to the repetend and phase searches
+	// (their convention) and the refinement's default cap (its own: a
+	// negative RefineEffort would leave the refinement out).
+	quick := completion.Options{Start: start, Effort: effort, PhaseEffort: effort, RefineEffort: max(effort, 0), RefineGreedyOnly: !opts.Refine}
+	res, _, err := search(quick)
 	took := time.Since(t0)
 	if err != nil {
 		return err
@@ -138,9 +173,16 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if err := schedule.Verify(s); err != nil {
 		return fmt.Errorf("replan: the schedule fails verification (a bug): %w", err)
 	}
+	for _, sd := range res.Seeds {
+		if sd.Name == oldRepetendSeed {
+			rep.OldRepetend = ptr(sd.Makespan)
+		}
+	}
+	rep.OldRepetendKept = rp != nil && res.Repetend != nil && strings.HasPrefix(res.Source, "repetend") &&
+		res.Repetend.NR == rp.NR && slices.Equal(res.Repetend.Offsets, rp.Offsets)
 	rep.Makespan, rep.Seconds, rep.Source, rep.LowerBound, rep.Valid = schedule.Makespan(s), secs(took), res.Source, res.Bounds.Makespan, true
 	if !opts.NoFresh {
-		fresh, t, err := search(nil, true)
+		fresh, t, err := search(completion.Options{}) // as tessel search
 		if err != nil {
 			return err
 		}
@@ -158,10 +200,27 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 		oldOrders = fmt.Sprint(*rep.OldOrders)
 	}
 	fmt.Fprintf(stdout, "old schedule   makespan %d on its own cluster; its orders on the new one: %s\n", rep.Old, oldOrders)
-	fmt.Fprintf(stdout, "replanned      makespan %d (lower bound %d) in %.3fs, built by %s\n", rep.Makespan, rep.LowerBound, rep.Seconds, rep.Source)
+	if rep.OldRepetend != nil {
+		fmt.Fprintf(stdout, "               its repetend re-timed on the new one: %d\n", *rep.OldRepetend)
+	}
+	built := rep.Source
+	if rep.OldRepetendKept {
+		built += " (the old repetend's offsets, re-timed)"
+	}
+	fmt.Fprintf(stdout, "replanned      makespan %d (lower bound %d) in %.3fs, built by %s\n", rep.Makespan, rep.LowerBound, rep.Seconds, built)
 	if rep.Fresh != nil {
 		fmt.Fprintf(stdout, "fresh search   makespan %d in %.3fs\n", *rep.Fresh, rep.FreshSeconds)
 	}
 	fmt.Fprintf(stdout, "verified       yes\n")
 	return nil
+}
+
+// oldRepetend is the repetend of the old schedule: the one its file
+// names, or else the one its steady state repeats (schedule.FindRepetend);
+// nil when it has none.
+func oldRepetend(s *schedule.Schedule) *schedule.Repetend {
+	if s.Repetend != nil {
+		return s.Repetend
+	}
+	return schedule.FindRepetend(s)
 }

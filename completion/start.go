@@ -1,0 +1,118 @@
+package completion
+
+import (
+	"context"
+	"fmt"
+
+	"tessel/construct"
+	"tessel/placement"
+	"tessel/repetend"
+	"tessel/schedule"
+	"tessel/smt"
+)
+
+// startRepetends re-times the repetends of opt.Start (Start.Repetend)
+// where the solver's repetend search is to run — the incumbent's period
+// is above the lower bound and the placement within the solver's limit —
+// and where the offsets' solver-free bound (repetend.PeriodBound) does
+// not exceed the incumbent's period; elsewhere the re-timed repetend
+// could not start the solver lower, and the work is left out. Each full
+// schedule joins the seeds; the re-timed repetend of shortest period
+// (then least N_R, then first given) that beats res.Repetend replaces it
+// and is returned, nil if none does. Its time counts in Times.Total only.
+func startRepetends(ctx context.Context, p *placement.Placement, opt Options, res *Result, offer func(string, *schedule.Schedule)) (*repetend.Repetend, error) {
+	inc := res.Repetend
+	if (inc != nil && inc.Period <= res.Bounds.Period) || len(p.Blocks) > maxSolverBlocks {
+		return nil, nil
+	}
+	var won *repetend.Repetend
+	for _, st := range opt.Start {
+		if st.Schedule != nil || st.Repetend == nil || ctx.Err() != nil {
+			continue
+		}
+		if inc != nil && len(st.Repetend.Offsets) == len(p.Blocks) && repetend.PeriodBound(p, st.Repetend.Offsets) > inc.Period {
+			continue // its period cannot beat the incumbent's: no solver call
+		}
+		r, s, err := startRepetend(ctx, p, st.Repetend, opt)
+		if err != nil {
+			return nil, fmt.Errorf("completion: start %q: %w", st.Name, err)
+		}
+		if s != nil {
+			res.Seeds = append(res.Seeds, Seed{Name: st.Name, Makespan: schedule.Makespan(s)})
+			offer(st.Name, s)
+		}
+		if r == nil || (opt.MaxNR > 0 && r.NR > opt.MaxNR) {
+			continue
+		}
+		if inc == nil || r.Period < inc.Period || (r.Period == inc.Period && r.NR < inc.NR) {
+			inc, won = r, r
+		}
+	}
+	if won != nil {
+		res.Repetend = won
+	}
+	return won, nil
+}
+
+// startRepetend re-times a start's repetend on p (Start.Repetend): the
+// least period of its offsets under the budget, if its warmup and
+// cooldown exist (Feasible), and the full schedule it makes with list
+// schedules of warmup and cooldown, compacted — a seed in milliseconds;
+// the time-optimal phases are searched only for the repetend that wins
+// (Search's step 3). Both are nil where the offsets fit no period; the
+// schedule alone is nil where a phase has no list schedule under the
+// budget, there are fewer micro-batches than N_R, or it fails to
+// assemble.
+func startRepetend(ctx context.Context, p *placement.Placement, rp *schedule.Repetend, opt Options) (*repetend.Repetend, *schedule.Schedule, error) {
+	effort := opt.Effort // as the repetend search's (repetend.Options.Effort)
+	switch {
+	case effort == 0:
+		effort = repetend.DefaultEffort
+	case effort < 0:
+		effort = 0
+	}
+	n := opt.MicroBatches
+	r, err := repetend.Retime(ctx, p, rp.NR, rp.Offsets, opt.Memory, n, opt.Seed, effort)
+	if err != nil || r == nil {
+		return nil, nil, err
+	}
+	if ok, err := Feasible(ctx, p, r.NR, r.Offsets, opt.Memory, n); err != nil || !ok {
+		return nil, nil, err
+	}
+	if n < r.NR {
+		return r, nil, nil
+	}
+	warm, cool := Warmup(p, r.Offsets), Cooldown(p, r.Offsets, r.NR, n)
+	ws := smt.Greedy(smt.InstanceProblem(p, warm, opt.Memory, nil))
+	cs := smt.Greedy(smt.InstanceProblem(p, cool, opt.Memory, cooldownEntry(p, r.Offsets, r.NR, n)))
+	if ws == nil || cs == nil {
+		return r, nil, nil
+	}
+	// A seed is optional: one that fails to assemble or verify is left
+	// out, and the repetend still serves as the solver's incumbent.
+	s, err := Assemble(p, r, warm, cool, ws, cs, n, opt.Memory)
+	if err != nil {
+		return r, nil, nil
+	}
+	if s, err = construct.Compact(s); err != nil {
+		return r, nil, nil
+	}
+	return r, s, nil
+}
+
+// refinable reports whether Search's refinement may run on a schedule
+// built by source (Options.RefineGreedyOnly).
+func refinable(opt Options, source string) bool {
+	if !opt.RefineGreedyOnly {
+		return true
+	}
+	if source == sourceRepetend {
+		return false
+	}
+	for _, st := range opt.Start {
+		if st.Schedule != nil && st.Name == source {
+			return false
+		}
+	}
+	return true
+}
