@@ -224,7 +224,8 @@ var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 //
 // Schedules in opt.Start (a replan's old orders) join the incumbents
 // first; a start's repetend (a replan's old one), re-timed after the
-// constructions, may be the incumbent of step 2. The schedule of least makespan wins; on a tie, the repetend's.
+// constructions, may be the incumbent of step 2. The schedule of least
+// makespan wins; on a tie, the repetend's.
 // When ctx ends, Search returns at once with the best verified schedule
 // so far.
 func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
