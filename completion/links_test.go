@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"tessel/baseline"
+	"tessel/internal/placementtest"
 	"tessel/placement"
 	"tessel/schedule"
 )
@@ -31,14 +32,7 @@ func TestSearchOnQueuedLinks(t *testing.T) {
 	for _, tc := range cases {
 		for _, solverOnly := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/N=%d/solver-only=%v", tc.name, tc.n, solverOnly), func(t *testing.T) {
-				p := builtin(t, tc.name, placement.Options{Devices: 4})
-				p.Transfers = map[placement.Dep]int{}
-				for _, d := range p.Deps {
-					if !p.Shares(d.From, d.To) {
-						p.Transfers[d] = 3
-					}
-				}
-				p.Channels = true
+				p := placementtest.WithTransfers(builtin(t, tc.name, placement.Options{Devices: 4}), 3, true)
 				res, err := Search(context.Background(), p, Options{Memory: tc.memory, MaxNR: 4, MicroBatches: tc.n, Jobs: 1, SolverOnly: solverOnly})
 				if err != nil {
 					t.Fatal(err)

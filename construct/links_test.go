@@ -4,24 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 	"tessel/schedule"
 )
-
-// onLinks is a built-in placement whose every transfer between two
-// devices takes c, on links that carry one transfer at a time.
-func onLinks(t *testing.T, name string, d, c int) *placement.Placement {
-	t.Helper()
-	p := builtin(t, name, placement.Options{Devices: d})
-	p.Transfers = map[placement.Dep]int{}
-	for _, dep := range p.Deps {
-		if !p.Shares(dep.From, dep.To) {
-			p.Transfers[dep] = c
-		}
-	}
-	p.Channels = true
-	return p
-}
 
 // Modulo schedules reserve links as they reserve devices. On v-shape with
 // 4 devices and transfers of 8, each link carries 8 per micro-batch
@@ -29,7 +15,7 @@ func onLinks(t *testing.T, name string, d, c int) *placement.Placement {
 // schedule of 32 micro-batches meets the link bound (f0 ends at 1, 32
 // transfers of 8 on link 0→1, then f1's 55 to the end: 312).
 func TestModuloOnLinks(t *testing.T) {
-	p := onLinks(t, "v-shape", 4, 8)
+	p := placementtest.WithTransfers(builtin(t, "v-shape", placement.Options{Devices: 4}), 8, true)
 	ps, err := Modulo(context.Background(), p, ModuloOptions{Memory: 8, MicroBatches: 32})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +38,7 @@ func TestModuloOnLinks(t *testing.T) {
 // send to several devices (m-shape).
 func TestListOnLinks(t *testing.T) {
 	for _, name := range []string{"v-shape", "x-shape", "m-shape", "nn-shape"} {
-		p := onLinks(t, name, 4, 3)
+		p := placementtest.WithTransfers(builtin(t, name, placement.Options{Devices: 4}), 3, true)
 		for _, rule := range Rules() {
 			s, err := List(p, 12, ListOptions{Rule: rule, Memory: 8, Window: 4})
 			if err != nil {

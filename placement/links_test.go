@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// twoSenders: f0 and g0 on device 0 each send to a block on device 1 (link
+// sharedLinks: f0 and g0 on device 0 each send to a block on device 1 (link
 // 0→1), h1 on device 1 sends back (link 1→0), and k on devices {1, 2}
 // takes f1's tensor from f1's device.
-func twoSenders(channels bool) *Placement {
+func sharedLinks(channels bool) *Placement {
 	return &Placement{Name: "two-senders", Devices: 3, Channels: channels,
 		Blocks: []Block{
 			{ID: "f0", Kind: Forward, Devices: []int{0}, Time: 1},
@@ -26,7 +26,7 @@ func twoSenders(channels bool) *Placement {
 // Links: a tensor leaves from the first device of its producer's group for
 // every device of its consumer's; none when the transfer takes no time.
 func TestLinks(t *testing.T) {
-	p := twoSenders(true)
+	p := sharedLinks(true)
 	tests := []struct {
 		dep  Dep
 		want []Link
@@ -64,8 +64,8 @@ func TestLinkQueue(t *testing.T) {
 		{Dep{0, 5}, 2, 8, 4, Link{0, 1}, 4},  // f0 of the next micro-batch: 0→1 busy until 7, 0→2 free
 		{Dep{1, 3}, 3, 11, 4, Link{0, 1}, 7}, // behind the last one on 0→1 (ends 8)
 	}
-	q := twoSenders(true).NewLinkQueue()
-	free := twoSenders(false).NewLinkQueue()
+	q := sharedLinks(true).NewLinkQueue()
+	free := sharedLinks(false).NewLinkQueue()
 	for n, a := range asks {
 		at, waited, busy := q.Arrival(a.dep, a.start)
 		if at != a.at || waited != a.waited || busy != a.busy {

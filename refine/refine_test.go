@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"tessel/construct"
+	"tessel/internal/placementtest"
 	"tessel/placement"
 	"tessel/schedule"
 	"tessel/smt"
@@ -104,20 +105,6 @@ func TestImproveStopsWhenCancelled(t *testing.T) {
 	}
 }
 
-// withChannels gives every dependency between blocks on different devices
-// the transfer time c and makes every link carry one transfer at a time
-// (issue 11, item 1; the rule of placement.LinkQueue).
-func withChannels(p *placement.Placement, c int) *placement.Placement {
-	p.Transfers = map[placement.Dep]int{}
-	for _, d := range p.Deps {
-		if !p.Shares(d.From, d.To) {
-			p.Transfers[d] = c
-		}
-	}
-	p.Channels = true
-	return p
-}
-
 // With channels, a tail window that frees every instance is the whole
 // time-optimal problem with its links (smt.InstanceProblem's transfers),
 // so Improve reaches smt.Optimal's proven makespan from a list schedule.
@@ -130,7 +117,7 @@ func TestImproveWithChannels(t *testing.T) {
 		devices int
 		c, n    int
 	}{{"v-shape", 4, 5, 4}, {"m-shape", 4, 5, 4}, {"x-shape", 2, 3, 4}} {
-		p := withChannels(mustPlacement(t, tc.shape, tc.devices), tc.c)
+		p := placementtest.WithTransfers(mustPlacement(t, tc.shape, tc.devices), tc.c, true)
 		s, err := construct.List(p, tc.n, construct.ListOptions{Rule: construct.Rules()[0], Memory: 6})
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 )
 
@@ -54,23 +55,6 @@ func steadyState(p *placement.Placement, r *Repetend, iters int) (waited int, br
 	return waited, broken
 }
 
-// twoSenders: a and b on device 0 (time 1) both send to c on device 1
-// (time 1), each tensor taking 2, so that they share the link 0→1.
-func twoSenders(channels bool) *placement.Placement {
-	a, b := placement.Dep{From: 0, To: 2}, placement.Dep{From: 1, To: 2}
-	return &placement.Placement{
-		Name: "two-senders", Devices: 2,
-		Blocks: []placement.Block{
-			{ID: "a", Kind: placement.Forward, Devices: []int{0}, Time: 1},
-			{ID: "b", Kind: placement.Forward, Devices: []int{0}, Time: 1},
-			{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1},
-		},
-		Deps:      []placement.Dep{a, b},
-		Transfers: map[placement.Dep]int{a: 2, b: 2},
-		Channels:  channels,
-	}
-}
-
 // fanOut: a on device 0 (time 1) sends to c and d on device 1 (time 1
 // each), the tensors taking 2 and 3 on the one link 0→1: a's two
 // transfers run one after the other, in the order of Deps.
@@ -116,7 +100,7 @@ func TestRepetendLinksSteadyState(t *testing.T) {
 		maxNR    int
 		transfer int
 	}{
-		{"two-senders", twoSenders(true), 0, 3, 0},
+		{"two-senders", placementtest.TwoSenders(true), 0, 3, 0},
 		{"fan-out", fanOut(), 0, 3, 0},
 		{"v-shape", builtin(t, "v-shape", placement.Options{Devices: 4}), 0, 4, 5},
 		{"m-shape", builtin(t, "m-shape", placement.Options{Devices: 2}), 0, 3, 3},
@@ -167,7 +151,7 @@ func TestRepetendLinksSteadyState(t *testing.T) {
 // them device 0's load, 2, is the least period. The searches find both.
 func TestChannelsLengthenPeriod(t *testing.T) {
 	for _, channels := range []bool{false, true} {
-		p := twoSenders(channels)
+		p := placementtest.TwoSenders(channels)
 		r, err := Search(context.Background(), p, Options{MaxNR: 3, Jobs: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -180,7 +164,7 @@ func TestChannelsLengthenPeriod(t *testing.T) {
 			t.Fatalf("channels %v: best %+v, want period %d", channels, r.Best, want)
 		}
 		// Under the rule of channels.
-		w, broken := steadyState(twoSenders(true), r.Best, r.Best.NR+4)
+		w, broken := steadyState(placementtest.TwoSenders(true), r.Best, r.Best.NR+4)
 		if channels && (w != 0 || broken != nil) {
 			t.Errorf("channels: a transfer waits %d; broken: %v", w, broken)
 		}
@@ -200,7 +184,7 @@ func TestPeriodBoundWithChannels(t *testing.T) {
 		p  *placement.Placement
 		nr int
 	}{
-		{twoSenders(true), 3},
+		{placementtest.TwoSenders(true), 3},
 		{fanOut(), 3},
 		{setTransfers(builtin(t, "v-shape", placement.Options{Devices: 2}), 3), 3},
 		{setTransfers(builtin(t, "m-shape", placement.Options{Devices: 2}), 3), 2},

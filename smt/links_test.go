@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 	"tessel/schedule"
 )
@@ -265,25 +266,6 @@ func TestGreedyMeetsLinks(t *testing.T) {
 	}
 }
 
-// twoSenders is a placement whose two blocks on device 0 both send to
-// device 1, so that their tensors share the link 0→1: a, b on device 0
-// (time 1) and c on device 1 (time 1) with a → c and b → c, each transfer
-// taking 2.
-func twoSenders(channels bool) *placement.Placement {
-	a, b := placement.Dep{From: 0, To: 2}, placement.Dep{From: 1, To: 2}
-	return &placement.Placement{
-		Name: "two-senders", Devices: 2,
-		Blocks: []placement.Block{
-			{ID: "a", Kind: placement.Forward, Devices: []int{0}, Time: 1},
-			{ID: "b", Kind: placement.Forward, Devices: []int{0}, Time: 1},
-			{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1},
-		},
-		Deps:      []placement.Dep{a, b},
-		Transfers: map[placement.Dep]int{a: 2, b: 2},
-		Channels:  channels,
-	}
-}
-
 // TestChannelsLengthenOptimum: with channels the link 0→1 of twoSenders
 // carries 2 transfers of 2 per micro-batch, more than device 0's load of
 // 2, so it sets the optimum: the first transfer leaves at 1 at the
@@ -293,7 +275,7 @@ func twoSenders(channels bool) *placement.Placement {
 // and the schedules pass the verifier under their own rule only.
 func TestChannelsLengthenOptimum(t *testing.T) {
 	for _, n := range []int{1, 3, 5} {
-		with, sol, err := Optimal(context.Background(), twoSenders(true), n, 0, Options{})
+		with, sol, err := Optimal(context.Background(), placementtest.TwoSenders(true), n, 0, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,7 +285,7 @@ func TestChannelsLengthenOptimum(t *testing.T) {
 		if mk := schedule.Makespan(with); mk != 4*n+2 || !sol.Proven {
 			t.Errorf("n %d, channels: makespan %d (proven %v), want %d", n, mk, sol.Proven, 4*n+2)
 		}
-		without, sol, err := Optimal(context.Background(), twoSenders(false), n, 0, Options{})
+		without, sol, err := Optimal(context.Background(), placementtest.TwoSenders(false), n, 0, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -311,7 +293,7 @@ func TestChannelsLengthenOptimum(t *testing.T) {
 			t.Errorf("n %d, no channels: makespan %d (proven %v), want %d", n, mk, sol.Proven, 2*n+3)
 		}
 		// The schedule without channels breaks the link rule.
-		without.Placement = twoSenders(true)
+		without.Placement = placementtest.TwoSenders(true)
 		if err := schedule.Verify(without); err == nil {
 			t.Errorf("n %d: the schedule without channels passes the verifier with them", n)
 		}

@@ -1,0 +1,41 @@
+// Package placementtest builds the placements that tests of several
+// packages share: transfers on every link of a built-in shape, and the
+// smallest placement whose tensors queue on one link (issue 11, links as
+// a resource). Test support only: nothing outside tests imports it.
+package placementtest
+
+import "tessel/placement"
+
+// WithTransfers gives every dependency of p between blocks on different
+// devices the transfer time c, as a cluster whose links all take c
+// would, and sets whether links carry one transfer at a time. It changes
+// and returns p.
+func WithTransfers(p *placement.Placement, c int, channels bool) *placement.Placement {
+	p.Transfers = map[placement.Dep]int{}
+	for _, d := range p.Deps {
+		if !p.Shares(d.From, d.To) {
+			p.Transfers[d] = c
+		}
+	}
+	p.Channels = channels
+	return p
+}
+
+// TwoSenders is the smallest placement whose tensors share a link: a and
+// b on device 0 (time 1) both send to c on device 1 (time 1), each
+// tensor taking 2 on the link 0→1. With channels that link carries 4 per
+// micro-batch against device 0's load of 2.
+func TwoSenders(channels bool) *placement.Placement {
+	a, b := placement.Dep{From: 0, To: 2}, placement.Dep{From: 1, To: 2}
+	return &placement.Placement{
+		Name: "two-senders", Devices: 2,
+		Blocks: []placement.Block{
+			{ID: "a", Kind: placement.Forward, Devices: []int{0}, Time: 1},
+			{ID: "b", Kind: placement.Forward, Devices: []int{0}, Time: 1},
+			{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1},
+		},
+		Deps:      []placement.Dep{a, b},
+		Transfers: map[placement.Dep]int{a: 2, b: 2},
+		Channels:  channels,
+	}
+}
