@@ -143,8 +143,12 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	} else if res.Search != nil {
 		nrText = fmt.Sprintf("N_R ≤ %d", res.Search.MaxNR)
 	}
-	fmt.Fprintf(stdout, "tessel search: %s, %d devices, memory %s, %s, %d micro-batches, method %s\n\n",
+	fmt.Fprintf(stdout, "tessel search: %s, %d devices, memory %s, %s, %d micro-batches, method %s\n",
 		p.Name, p.Devices, budgetOf(p, opts.Memory), nrText, opts.MicroBatches, method)
+	if t := linksText(p); t != "" {
+		fmt.Fprintf(stdout, "links: %s\n", t)
+	}
+	fmt.Fprintln(stdout)
 	if r != nil {
 		fmt.Fprintf(stdout, "repetend     N_R %d, period %d (lower bound %d), repetend bubble rate %s\n", r.NR, r.Period, res.Bounds.Period, pct(rate))
 		fmt.Fprintf(stdout, "offsets      %s\n", offsetsText(p, r.Offsets))

@@ -17,7 +17,8 @@ type summary struct {
 	Placement          string         `json:"placement"`
 	Devices            int            `json:"devices"`
 	Memory             int            `json:"memory"`
-	Budgets            []int          `json:"budgets,omitempty"` // every device's, where they differ (a cluster's memories)
+	Budgets            []int          `json:"budgets,omitempty"`  // every device's, where they differ (a cluster's memories)
+	Channels           bool           `json:"channels,omitempty"` // links carry one transfer at a time
 	Method             string         `json:"method"`
 	NR                 int            `json:"nr,omitempty"`
 	Period             int            `json:"period,omitempty"`
@@ -68,6 +69,7 @@ func newSummary(s *schedule.Schedule, method string, proven bool) summary {
 	}
 	return summary{
 		Budgets:      budgets,
+		Channels:     s.Placement.Channels,
 		Placement:    s.Placement.Name,
 		Devices:      s.Placement.Devices,
 		Memory:       s.Memory,
@@ -104,6 +106,32 @@ func budgetOf(p *placement.Placement, memory int) string {
 		return budget(p.Budget(0, memory))
 	}
 	return ints(p.Budgets(memory))
+}
+
+// linksText says how tensors cross devices on p, for a report's header:
+// "" when every transfer is free, else the range of transfer times and,
+// with channels, that each link carries one at a time.
+func linksText(p *placement.Placement) string {
+	lo, hi := 0, 0
+	for _, d := range p.Deps {
+		if c := p.Transfer(d); c > 0 {
+			if lo == 0 || c < lo {
+				lo = c
+			}
+			hi = max(hi, c)
+		}
+	}
+	if hi == 0 {
+		return ""
+	}
+	t := fmt.Sprintf("every transfer between devices takes %d", lo)
+	if lo != hi {
+		t = fmt.Sprintf("transfers between devices take %d to %d", lo, hi)
+	}
+	if p.Channels {
+		t += "; each link carries one at a time, the others queue"
+	}
+	return t
 }
 
 func budget(m int) string {
