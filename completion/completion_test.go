@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 	"tessel/repetend"
 	"tessel/schedule"
@@ -258,6 +259,27 @@ func TestPropertyRandomPlacements(t *testing.T) {
 		}
 		if mk, lb := schedule.Makespan(res.Schedule), schedule.LowerBounds(p, n, 0).Makespan; mk < lb {
 			t.Fatalf("%s N=%d: makespan %d below the lower bound %d", p.Name, n, mk, lb)
+		}
+	}
+}
+
+// A cap of a single resource unit on every solver call (Options.Effort,
+// PhaseEffort) still answers: Z3 runs out before its search proper and
+// says "unknown", which under a cap is the cap's (smt.ErrEffort), so the
+// constructions' schedule stands instead of an error.
+func TestSearchTinyEffort(t *testing.T) {
+	for _, name := range []string{"m-shape", "x-shape", "v-shape"} {
+		p := placementtest.WithTransfers(builtin(t, name, placement.Options{Devices: 4}), 1, false)
+		p.Transfers[p.Deps[1]] *= 10 // one slow link, as after a replan
+		if p.Shares(p.Deps[1].From, p.Deps[1].To) {
+			t.Fatalf("%s: dependency 1 is on one device", name)
+		}
+		res, err := Search(context.Background(), p, Options{Memory: 6, MicroBatches: 32, Effort: 1, PhaseEffort: 1, RefineEffort: -1})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := schedule.Verify(res.Schedule); err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
 	}
 }

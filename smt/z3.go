@@ -756,9 +756,12 @@ func (s *Solver) Check(ctx context.Context) (Status, error) {
 		return Unknown, errors.Join(ErrInterrupted, err)
 	}
 	reason := C.GoString(C.Z3_solver_get_reason_unknown(x.c, s.s))
-	// Z3 4.8 reports an exhausted rlimit as "canceled", like an interrupt;
-	// the context tells them apart.
-	if s.effort > 0 && (reason == "canceled" || strings.Contains(reason, "resource")) {
+	// Z3 4.8 reports an exhausted rlimit as "canceled", like an interrupt
+	// (the context tells them apart), or, when it runs out before the
+	// search proper (a cap of a few units), as "unknown". Our encodings
+	// are linear integer arithmetic, where Z3 is complete: under a cap,
+	// "unknown" is the cap's.
+	if s.effort > 0 && (reason == "canceled" || reason == "unknown" || strings.Contains(reason, "resource")) {
 		return Unknown, ErrEffort
 	}
 	return Unknown, fmt.Errorf("smt: solver gave up: %s", reason)
