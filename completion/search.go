@@ -64,15 +64,16 @@ type Start struct {
 	Schedule *schedule.Schedule
 	// Repetend, with Schedule nil, is a repetend to start from, of this
 	// placement's blocks but timed elsewhere (tessel replan: the old
-	// plan's, found on the old cluster). Where the solver is to search
-	// for a shorter period than the modulo schedules' and these offsets
-	// might reach one (their solver-free bound is no longer), they are
-	// re-timed here (repetend.Retime) and checked for a warmup and a
-	// cooldown; the full schedule they make, with list-scheduled warmup
-	// and cooldown, joins the seeds under Name, and the re-timed repetend
-	// is the solver's incumbent where its period is shorter than the
-	// modulo schedules' (or as short, with a smaller N_R). Offsets that
-	// fit no period under the budget are left out, not an error.
+	// plan's, found on the old cluster). Its offsets are first moved
+	// towards ones that suit this placement (repetend.Adapt, no solver).
+	// Where the solver is to search for a shorter period than the modulo
+	// schedules' and these offsets might reach one (their solver-free
+	// bound is shorter), they are re-timed here (repetend.Retime) and
+	// checked for a warmup and a cooldown; the full schedule they make,
+	// with list-scheduled warmup and cooldown, joins the seeds under Name,
+	// and the re-timed repetend is the solver's incumbent where its period
+	// is shorter than the modulo schedules'. Offsets that fit no period
+	// under the budget are left out, not an error.
 	Repetend *schedule.Repetend
 }
 

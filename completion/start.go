@@ -13,10 +13,11 @@ import (
 
 // startRepetends re-times the repetends of opt.Start (Start.Repetend)
 // where the solver's repetend search is to run — the incumbent's period
-// is above the lower bound and the placement within the solver's limit —
-// and where the offsets' solver-free bound (repetend.PeriodBound) does
-// not exceed the incumbent's period; elsewhere the re-timed repetend
-// could not start the solver lower, and the work is left out. Each full
+// is above the lower bound and the placement within the solver's limit.
+// Their offsets are first adapted to p (repetend.Adapt), and re-timed
+// only where the adapted offsets' solver-free bound (repetend.PeriodBound)
+// is below the incumbent's period; elsewhere the re-timed repetend could
+// not start the solver lower, and the work is left out. Each full
 // schedule joins the seeds; the re-timed repetend of shortest period
 // (then least N_R, then first given) that beats res.Repetend replaces it
 // and is returned, nil if none does. Its time counts in Times.Total only.
@@ -30,10 +31,19 @@ func startRepetends(ctx context.Context, p *placement.Placement, opt Options, re
 		if st.Schedule != nil || st.Repetend == nil || ctx.Err() != nil {
 			continue
 		}
-		if inc != nil && len(st.Repetend.Offsets) == len(p.Blocks) && repetend.PeriodBound(p, st.Repetend.Offsets) > inc.Period {
-			continue // its period cannot beat the incumbent's: no solver call
+		rp := st.Repetend
+		if len(rp.Offsets) == len(p.Blocks) {
+			// Offsets that suited the old cluster, moved towards ones
+			// that suit p (a slower link wants more micro-batches in
+			// flight across it), without the solver.
+			adapted := *rp
+			adapted.Offsets = repetend.Adapt(p, rp.NR, rp.Offsets)
+			rp = &adapted
+			if inc != nil && repetend.PeriodBound(p, rp.Offsets) >= inc.Period {
+				continue // its period cannot be shorter than the incumbent's: no solver call
+			}
 		}
-		r, s, err := startRepetend(ctx, p, st.Repetend, opt)
+		r, s, err := startRepetend(ctx, p, rp, opt)
 		if err != nil {
 			return nil, fmt.Errorf("completion: start %q: %w", st.Name, err)
 		}

@@ -44,3 +44,65 @@ func Retime(ctx context.Context, p *placement.Placement, nr int, offsets []int, 
 	}
 	return r, err
 }
+
+// maxAdaptBounds caps the solver-free bounds Adapt computes: a few
+// milliseconds on the built-in shapes, and a bound on the work for the
+// largest placement the solver takes.
+const maxAdaptBounds = 4096
+
+// Adapt moves offsets found elsewhere — a previous plan's, on a cluster
+// whose links or devices have since changed — towards offsets that suit
+// p, without the solver: steepest descent on PeriodBound over single
+// moves (one block's offset one up or down, within 0..nr-1 and
+// non-increasing along every dependency, property 4.2), until no move
+// lowers the bound or maxAdaptBounds bounds were computed. Ties go to
+// the lowest block index, a move down before a move up, so the result is
+// deterministic. The period those offsets reach is Retime's to find; the
+// bound only says where to look: a slower link between two stages wants
+// more micro-batches in flight across it, which one move adds.
+func Adapt(p *placement.Placement, nr int, offsets []int) []int {
+	cur := append([]int(nil), offsets...)
+	best := PeriodBound(p, cur)
+	preds, succs := p.Preds(), p.Succs()
+	// fits reports whether block i may take offset v: within 0..nr-1,
+	// no above its predecessors' and no below its successors'.
+	fits := func(i, v int) bool {
+		if v < 0 || v >= nr {
+			return false
+		}
+		for _, j := range preds[i] {
+			if cur[j] < v {
+				return false
+			}
+		}
+		for _, j := range succs[i] {
+			if cur[j] > v {
+				return false
+			}
+		}
+		return true
+	}
+	for spent := 0; spent < maxAdaptBounds; {
+		move, to := -1, 0
+		for i := range cur {
+			for _, v := range []int{cur[i] - 1, cur[i] + 1} {
+				if spent >= maxAdaptBounds || !fits(i, v) {
+					continue
+				}
+				old := cur[i]
+				cur[i] = v
+				b := PeriodBound(p, cur)
+				cur[i] = old
+				spent++
+				if b < best {
+					best, move, to = b, i, v
+				}
+			}
+		}
+		if move < 0 {
+			break
+		}
+		cur[move] = to
+	}
+	return cur
+}
