@@ -250,21 +250,22 @@ func newIMS(p *placement.Placement) *ims {
 		height[i] = tail[i] + b.Time
 	}
 	st := &ims{preds: p.PredDeps(), succs: p.SuccDeps(), height: height, lag: map[placement.Dep]int{}, sends: make([]map[placement.Link]int, len(p.Blocks))}
+	// Each block's transfers alone, its links free as it starts: the
+	// rule (placement's LinkQueue) gives when each tensor arrives and how
+	// long each link is held after the block ends.
 	for i, out := range st.succs {
-		held := map[placement.Link]int{}
+		q := p.NewLinkQueue()
 		for _, d := range out {
-			st.lag[d] = p.Delay(d)
+			st.lag[d], _, _ = q.Arrival(d, 0)
 			if !p.Channels {
-				continue
+				continue // Arrival is start + Delay; no link is held
 			}
-			c := p.Transfer(d)
 			for _, l := range p.Links(d) {
-				held[l] += c
-				st.lag[d] = max(st.lag[d], p.Blocks[i].Time+held[l])
+				if st.sends[i] == nil {
+					st.sends[i] = map[placement.Link]int{}
+				}
+				st.sends[i][l] = q.Free(l) - p.Blocks[i].Time
 			}
-		}
-		if len(held) > 0 {
-			st.sends[i] = held
 		}
 	}
 	return st
