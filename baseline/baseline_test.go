@@ -7,17 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 	"tessel/schedule"
 )
 
 func builtin(t *testing.T, name string, d int, infer bool) *placement.Placement {
 	t.Helper()
-	p, err := placement.Builtin(name, placement.Options{Devices: d, ForwardTime: 1, BackwardTime: 3, Inference: infer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return placementtest.Builtin(t, name, placement.Options{Devices: d, ForwardTime: 1, BackwardTime: 3, Inference: infer})
 }
 
 // applicable is which baseline fits which built-in shape, unsplit and

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 	"tessel/schedule"
 )
@@ -17,13 +18,7 @@ func TestBaselinesWithTransfers(t *testing.T) {
 		for _, method := range applicable[name] {
 			for _, c := range []int{1, 4} {
 				t.Run(fmt.Sprintf("%s/%s/transfer=%d", name, method, c), func(t *testing.T) {
-					p := builtin(t, name, 4, false)
-					p.Transfers = map[placement.Dep]int{}
-					for _, d := range p.Deps {
-						if !p.Shares(d.From, d.To) {
-							p.Transfers[d] = c
-						}
-					}
+					p := placementtest.WithTransfers(builtin(t, name, 4, false), c, false)
 					m, _ := Lookup(method)
 					n := 8
 					s, err := m.Build(p, n, 0)

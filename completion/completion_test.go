@@ -14,19 +14,10 @@ import (
 	"tessel/smt"
 )
 
-func builtin(t testing.TB, name string, opt placement.Options) *placement.Placement {
-	t.Helper()
-	p, err := placement.Builtin(name, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // Reference: eq. 5 and 6 — warmup, N − N_R + 1 iterations and cooldown
 // hold every instance of N micro-batches exactly once.
 func TestPaperEq5Eq6PhasesPartitionTheInstances(t *testing.T) {
-	p := builtin(t, "v-shape", placement.Options{})
+	p := placementtest.Builtin(t, "v-shape", placement.Options{})
 	offs := []int{3, 3, 3, 2, 2, 1, 1, 0}
 	nr := 4
 	for _, n := range []int{4, 5, 9} {
@@ -103,7 +94,7 @@ func runPaperCases(t *testing.T, cases []paperCase) {
 			if c.skipInShort && testing.Short() {
 				t.Skip("solver-heavy")
 			}
-			p := builtin(t, c.name, placement.Options{Inference: c.inference})
+			p := placementtest.Builtin(t, c.name, placement.Options{Inference: c.inference})
 			n := 128
 			res, err := Search(context.Background(), p, Options{Memory: c.memory, MaxNR: c.nr, MicroBatches: n})
 			if err != nil {
@@ -269,7 +260,7 @@ func TestPropertyRandomPlacements(t *testing.T) {
 // constructions' schedule stands instead of an error.
 func TestSearchTinyEffort(t *testing.T) {
 	for _, name := range []string{"m-shape", "x-shape", "v-shape"} {
-		p := placementtest.WithTransfers(builtin(t, name, placement.Options{Devices: 4}), 1, false)
+		p := placementtest.WithTransfers(placementtest.Builtin(t, name, placement.Options{Devices: 4}), 1, false)
 		p.Transfers[p.Deps[1]] *= 10 // one slow link, as after a replan
 		if p.Shares(p.Deps[1].From, p.Deps[1].To) {
 			t.Fatalf("%s: dependency 1 is on one device", name)

@@ -32,7 +32,7 @@ func TestSearchOnQueuedLinks(t *testing.T) {
 	for _, tc := range cases {
 		for _, solverOnly := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/N=%d/solver-only=%v", tc.name, tc.n, solverOnly), func(t *testing.T) {
-				p := placementtest.WithTransfers(builtin(t, tc.name, placement.Options{Devices: 4}), 3, true)
+				p := placementtest.WithTransfers(placementtest.Builtin(t, tc.name, placement.Options{Devices: 4}), 3, true)
 				res, err := Search(context.Background(), p, Options{Memory: tc.memory, MaxNR: 4, MicroBatches: tc.n, Jobs: 1, SolverOnly: solverOnly})
 				if err != nil {
 					t.Fatal(err)

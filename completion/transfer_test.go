@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 	"tessel/repetend"
 	"tessel/schedule"
@@ -33,13 +34,7 @@ func TestSearchWithTransfers(t *testing.T) {
 		for _, c := range []int{1, 3} {
 			for _, m := range []repetend.Method{repetend.MethodJoint, repetend.MethodEnumerate} {
 				t.Run(fmt.Sprintf("%s/N=%d/transfer=%d/%s", tc.name, tc.n, c, m), func(t *testing.T) {
-					p := builtin(t, tc.name, placement.Options{Devices: 4})
-					p.Transfers = map[placement.Dep]int{}
-					for _, d := range p.Deps {
-						if !p.Shares(d.From, d.To) {
-							p.Transfers[d] = c
-						}
-					}
+					p := placementtest.WithTransfers(placementtest.Builtin(t, tc.name, placement.Options{Devices: 4}), c, false)
 					res, err := Search(context.Background(), p, Options{Memory: tc.memory, MaxNR: tc.nr, MicroBatches: tc.n, Method: m, Jobs: 1, SolverOnly: m == repetend.MethodEnumerate})
 					if err != nil {
 						t.Fatal(err)

@@ -7,18 +7,10 @@ import (
 	"testing"
 
 	"tessel/baseline"
+	"tessel/internal/placementtest"
 	"tessel/placement"
 	"tessel/schedule"
 )
-
-func builtin(t testing.TB, name string, opt placement.Options) *placement.Placement {
-	t.Helper()
-	p, err := placement.Builtin(name, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // Every rule, with and without a window and a budget, gives a valid
 // schedule (finish verifies it) that respects the budget, on every
@@ -26,7 +18,7 @@ func builtin(t testing.TB, name string, opt placement.Options) *placement.Placem
 func TestListEveryShapeAndRule(t *testing.T) {
 	for _, name := range placement.BuiltinNames() {
 		for _, d := range []int{4, 8} {
-			p := builtin(t, name, placement.Options{Devices: d})
+			p := placementtest.Builtin(t, name, placement.Options{Devices: d})
 			for _, rule := range Rules() {
 				for _, c := range []ListOptions{{Rule: rule}, {Rule: rule, Window: d, Memory: 2 * d}, {Rule: rule, Window: 2, Memory: d}} {
 					s, err := List(p, 3*d, c)
@@ -56,7 +48,7 @@ func TestListEveryShapeAndRule(t *testing.T) {
 // at a time — which the search finds: the constructions are a start, not
 // the whole search).
 func TestListStuckNamesTheBlock(t *testing.T) {
-	p := builtin(t, "x-shape", placement.Options{})
+	p := placementtest.Builtin(t, "x-shape", placement.Options{})
 	_, err := List(p, 4, ListOptions{Rule: OldestFirst, Memory: 1})
 	if err == nil || !strings.Contains(err.Error(), "waits for memory") {
 		t.Fatalf("memory 1 on x-shape: %v, want the list schedule to say which block waits", err)
@@ -69,7 +61,7 @@ func TestListStuckNamesTheBlock(t *testing.T) {
 // Reference: issue 9, "v-shape on 16, 32 and 64 devices".
 func TestPortfolioVShapeMeets1F1B(t *testing.T) {
 	for _, d := range []int{4, 16, 64} {
-		p := builtin(t, "v-shape", placement.Options{Devices: d})
+		p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: d})
 		n := 4 * d
 		cands, err := Portfolio(context.Background(), p, n, d)
 		if err != nil || len(cands) == 0 {
@@ -99,7 +91,7 @@ func TestPortfolioVShapeMeets1F1B(t *testing.T) {
 func TestModuloIsARepetend(t *testing.T) {
 	for _, name := range placement.BuiltinNames() {
 		for _, d := range []int{4, 8} {
-			p := builtin(t, name, placement.Options{Devices: d})
+			p := placementtest.Builtin(t, name, placement.Options{Devices: d})
 			for _, mem := range []int{0, 2 * d} {
 				ps, err := Modulo(context.Background(), p, ModuloOptions{Memory: mem, MicroBatches: 64})
 				if err != nil {
@@ -179,13 +171,13 @@ func zeroBubbleChain(t testing.TB, d int, order string) *placement.Placement {
 	if order != "one" {
 		opt.Chunks, opt.Order = 2, placement.Order(order)
 	}
-	return builtin(t, "v-shape", opt)
+	return placementtest.Builtin(t, "v-shape", opt)
 }
 
 // Compact keeps a repetend that still repeats and drops one that does
 // not; it never lengthens a schedule.
 func TestCompactKeepsOrDropsRepetend(t *testing.T) {
-	p := builtin(t, "v-shape", placement.Options{})
+	p := placementtest.Builtin(t, "v-shape", placement.Options{})
 	ps, err := Modulo(context.Background(), p, ModuloOptions{Memory: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +220,7 @@ func BenchmarkPortfolio(b *testing.B) {
 		name string
 		d    int
 	}{{"v-shape", 64}, {"m-shape", 16}, {"nn-shape", 16}} {
-		p := builtin(b, c.name, placement.Options{Devices: c.d})
+		p := placementtest.Builtin(b, c.name, placement.Options{Devices: c.d})
 		b.Run(fmt.Sprintf("%s-%dd", c.name, c.d), func(b *testing.B) {
 			for b.Loop() {
 				cands, err := Portfolio(context.Background(), p, 4*c.d, c.d)
@@ -249,7 +241,7 @@ func BenchmarkPortfolio(b *testing.B) {
 func TestFindRepetend(t *testing.T) {
 	found := 0
 	for _, name := range placement.BuiltinNames() {
-		p := builtin(t, name, placement.Options{Devices: 4})
+		p := placementtest.Builtin(t, name, placement.Options{Devices: 4})
 		for _, rule := range Rules() {
 			s, err := List(p, 24, ListOptions{Rule: rule, Memory: 8})
 			if err != nil {
@@ -269,7 +261,7 @@ func TestFindRepetend(t *testing.T) {
 	if found == 0 {
 		t.Error("no list schedule has a steady state: the test checks nothing")
 	}
-	p := builtin(t, "m-shape", placement.Options{})
+	p := placementtest.Builtin(t, "m-shape", placement.Options{})
 	ps, err := Modulo(context.Background(), p, ModuloOptions{Memory: 6})
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 // schedule of 32 micro-batches meets the link bound (f0 ends at 1, 32
 // transfers of 8 on link 0→1, then f1's 55 to the end: 312).
 func TestModuloOnLinks(t *testing.T) {
-	p := placementtest.WithTransfers(builtin(t, "v-shape", placement.Options{Devices: 4}), 8, true)
+	p := placementtest.WithTransfers(placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4}), 8, true)
 	ps, err := Modulo(context.Background(), p, ModuloOptions{Memory: 8, MicroBatches: 32})
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestModuloOnLinks(t *testing.T) {
 // send to several devices (m-shape).
 func TestListOnLinks(t *testing.T) {
 	for _, name := range []string{"v-shape", "x-shape", "m-shape", "nn-shape"} {
-		p := placementtest.WithTransfers(builtin(t, name, placement.Options{Devices: 4}), 3, true)
+		p := placementtest.WithTransfers(placementtest.Builtin(t, name, placement.Options{Devices: 4}), 3, true)
 		for _, rule := range Rules() {
 			s, err := List(p, 12, ListOptions{Rule: rule, Memory: 8, Window: 4})
 			if err != nil {

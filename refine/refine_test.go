@@ -148,9 +148,5 @@ func TestImproveWithChannels(t *testing.T) {
 
 func mustPlacement(t *testing.T, name string, devices int) *placement.Placement {
 	t.Helper()
-	p, err := placement.Builtin(name, placement.Options{Devices: devices})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return placementtest.Builtin(t, name, placement.Options{Devices: devices})
 }

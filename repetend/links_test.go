@@ -102,9 +102,9 @@ func TestRepetendLinksSteadyState(t *testing.T) {
 	}{
 		{"two-senders", placementtest.TwoSenders(true), 0, 3, 0},
 		{"fan-out", fanOut(), 0, 3, 0},
-		{"v-shape", builtin(t, "v-shape", placement.Options{Devices: 4}), 0, 4, 5},
-		{"m-shape", builtin(t, "m-shape", placement.Options{Devices: 2}), 0, 3, 3},
-		{"x-shape", builtin(t, "x-shape", placement.Options{Devices: 2}), 4, 3, 2},
+		{"v-shape", placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4}), 0, 4, 5},
+		{"m-shape", placementtest.Builtin(t, "m-shape", placement.Options{Devices: 2}), 0, 3, 3},
+		{"x-shape", placementtest.Builtin(t, "x-shape", placement.Options{Devices: 2}), 4, 3, 2},
 	}
 	for _, tc := range cases {
 		p := tc.p
@@ -186,8 +186,8 @@ func TestPeriodBoundWithChannels(t *testing.T) {
 	}{
 		{placementtest.TwoSenders(true), 3},
 		{fanOut(), 3},
-		{setTransfers(builtin(t, "v-shape", placement.Options{Devices: 2}), 3), 3},
-		{setTransfers(builtin(t, "m-shape", placement.Options{Devices: 2}), 3), 2},
+		{setTransfers(placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2}), 3), 3},
+		{setTransfers(placementtest.Builtin(t, "m-shape", placement.Options{Devices: 2}), 3), 2},
 	} {
 		p := tc.p
 		p.Channels = true

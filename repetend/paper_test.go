@@ -8,18 +8,10 @@ import (
 	"fmt"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 	"tessel/schedule"
 )
-
-func builtin(t testing.TB, name string, opt placement.Options) *placement.Placement {
-	t.Helper()
-	p, err := placement.Builtin(name, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // Reference: §IV-B, property 4.2 — offsets never increase along a
 // dependency; and eq. 3 — every block exactly once, offsets in [0, N_R).
@@ -36,7 +28,7 @@ func TestPaperProperty42EnumerationIsExactlyThePrunedSpace(t *testing.T) {
 		{"k-shape", placement.Options{Devices: 2}, 3},
 		{"m-shape", placement.Options{Devices: 2}, 2},
 	} {
-		p := builtin(t, c.name, c.opt)
+		p := placementtest.Builtin(t, c.name, c.opt)
 		want := map[string]bool{}
 		offs := make([]int, p.K())
 		var rec func(i int)
@@ -130,7 +122,7 @@ func TestPaperFig11ZeroBubbleNR(t *testing.T) {
 		name string
 		zero int // least N_R with a zero-bubble repetend
 	}{{"v-shape", 4}, {"m-shape", 6}, {"nn-shape", 6}} {
-		p := builtin(t, c.name, placement.Options{})
+		p := placementtest.Builtin(t, c.name, placement.Options{})
 		for _, nr := range []int{c.zero - 1, c.zero} {
 			r, err := Search(context.Background(), p, Options{MaxNR: nr, Method: MethodJoint})
 			if err != nil || r.Best == nil {
@@ -155,7 +147,7 @@ func TestPaperFig11ZeroBubbleNR(t *testing.T) {
 // largest per-device load of one micro-batch, and reaching it ends the
 // search at once.
 func TestPaperLowerBoundEndsTheSearch(t *testing.T) {
-	p := builtin(t, "v-shape", placement.Options{})
+	p := placementtest.Builtin(t, "v-shape", placement.Options{})
 	r, err := Search(context.Background(), p, Options{MaxNR: 6, Method: MethodEnumerate, Jobs: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 )
 
@@ -14,7 +15,7 @@ import (
 // not fit the placement are an error; offsets over the budget, nil.
 func TestRetime(t *testing.T) {
 	ctx := context.Background()
-	p := setTransfers(builtin(t, "v-shape", placement.Options{Devices: 4}), 1)
+	p := setTransfers(placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4}), 1)
 	found, err := Search(ctx, p, Options{Memory: 4, MaxNR: 4})
 	if err != nil || found.Best == nil {
 		t.Fatalf("search: %v %v", found, err)
@@ -24,7 +25,7 @@ func TestRetime(t *testing.T) {
 	if err != nil || same == nil || same.Period != b.Period {
 		t.Fatalf("re-timed on its own placement: %+v %v, want period %d", same, err, b.Period)
 	}
-	slow := setTransfers(builtin(t, "v-shape", placement.Options{Devices: 4}), 5)
+	slow := setTransfers(placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4}), 5)
 	r, err := Retime(ctx, slow, b.NR, b.Offsets, 4, 0, 0, 0)
 	if err != nil || r == nil {
 		t.Fatalf("re-timed with slower transfers: %v %v", r, err)
@@ -73,7 +74,7 @@ func slowLink(p *placement.Placement, a, b, c int) *placement.Placement {
 // a higher bound.
 func TestAdapt(t *testing.T) {
 	ctx := context.Background()
-	x := func() *placement.Placement { return builtin(t, "x-shape", placement.Options{Devices: 4}) }
+	x := func() *placement.Placement { return placementtest.Builtin(t, "x-shape", placement.Options{Devices: 4}) }
 	byID := map[string]int{"fd0": 3, "fd1": 3, "fd2": 2, "fd3": 2, "bd3": 2, "bd2": 1, "bd1": 1, "bd0": 0,
 		"fu0": 3, "fu1": 3, "fu2": 2, "fu3": 2, "bu3": 2, "bu2": 1, "bu1": 1, "bu0": 0}
 	p := setTransfers(x(), 1)
@@ -110,7 +111,7 @@ func TestAdapt(t *testing.T) {
 	// Invariants on every candidate of N_R 3 of m- and nn-shape with one
 	// slow link.
 	for _, name := range []string{"m-shape", "nn-shape"} {
-		p := slowLink(builtin(t, name, placement.Options{Devices: 4}), 1, 2, 10)
+		p := slowLink(placementtest.Builtin(t, name, placement.Options{Devices: 4}), 1, 2, 10)
 		n := 0
 		Enumerate(ctx, p, 3, func(c Candidate) bool {
 			a := Adapt(p, c.NR, c.Offsets)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 )
 
@@ -31,13 +32,13 @@ func smallCases(t *testing.T) []struct {
 		memory int
 		nr     int
 	}{
-		{builtin(t, "v-shape", placement.Options{Devices: 2}), 0, 3},
-		{builtin(t, "v-shape", placement.Options{Devices: 3}), 2, 3},
-		{builtin(t, "v-shape", placement.Options{Devices: 3}), 0, 3},
-		{builtin(t, "x-shape", placement.Options{Devices: 2}), 2, 2},
-		{builtin(t, "k-shape", placement.Options{Devices: 2}), 3, 3},
-		{builtin(t, "m-shape", placement.Options{Devices: 2}), 0, 3},
-		{builtin(t, "v-shape", placement.Options{Devices: 3, Inference: true}), 0, 3},
+		{placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2}), 0, 3},
+		{placementtest.Builtin(t, "v-shape", placement.Options{Devices: 3}), 2, 3},
+		{placementtest.Builtin(t, "v-shape", placement.Options{Devices: 3}), 0, 3},
+		{placementtest.Builtin(t, "x-shape", placement.Options{Devices: 2}), 2, 2},
+		{placementtest.Builtin(t, "k-shape", placement.Options{Devices: 2}), 3, 3},
+		{placementtest.Builtin(t, "m-shape", placement.Options{Devices: 2}), 0, 3},
+		{placementtest.Builtin(t, "v-shape", placement.Options{Devices: 3, Inference: true}), 0, 3},
 		{loadFile(t, "../testdata/placements/unequal.json"), 3, 3},
 	}
 }
@@ -114,7 +115,7 @@ func TestPeriodBoundIsSound(t *testing.T) {
 // Reference: §IV-B — the repetend's entry memory is what the warmup left:
 // for V-shape, device s holds n_{f_s} − n_{b_s} activations.
 func TestEntryMemory(t *testing.T) {
-	p := builtin(t, "v-shape", placement.Options{Devices: 4})
+	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4})
 	// f0 f1 f2 f3 b3 b2 b1 b0
 	got := EntryMemory(p, []int{3, 3, 3, 2, 2, 1, 1, 0})
 	if want := []int{3, 2, 2, 0}; !reflect.DeepEqual(got, want) {
@@ -125,7 +126,7 @@ func TestEntryMemory(t *testing.T) {
 // The paper's CalMaxInflight: with memory M, V-shape's first stage holds
 // N_R − 1 activations when the repetend starts, so N_R ≤ M + 1.
 func TestMaxNRFollowsTheBudget(t *testing.T) {
-	p := builtin(t, "v-shape", placement.Options{})
+	p := placementtest.Builtin(t, "v-shape", placement.Options{})
 	for _, c := range []struct{ memory, want int }{{1, 2}, {2, 3}, {4, 5}, {0, 8}} {
 		if got := MaxNR(context.Background(), p, c.memory, DefaultNRLimit(p)); got != c.want {
 			t.Errorf("memory %d: max N_R %d, want %d", c.memory, got, c.want)
@@ -136,7 +137,7 @@ func TestMaxNRFollowsTheBudget(t *testing.T) {
 // A search that runs out of time returns what it has, marked as not
 // proven, and no error.
 func TestTimeLimitIsNotProven(t *testing.T) {
-	p := builtin(t, "v-shape", placement.Options{Devices: 8})
+	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 8})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	r, err := Search(ctx, p, Options{MaxNR: 8, Method: MethodEnumerate, Jobs: 2})
@@ -162,7 +163,7 @@ func TestParseMethod(t *testing.T) {
 // Accept rejects candidates (the lazy completion check): the search must
 // go on to the next best and count the rejection.
 func TestAcceptRejections(t *testing.T) {
-	p := builtin(t, "v-shape", placement.Options{Devices: 3})
+	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 3})
 	var rejected []int
 	accept := func(_ context.Context, nr int, offs []int) (bool, error) {
 		if rejected == nil {
@@ -191,7 +192,7 @@ func TestAcceptRejections(t *testing.T) {
 // A search stopped before it found anything still answers with the
 // sequential repetend (one micro-batch at a time), not proven.
 func TestStoppedSearchFallsBackToSequential(t *testing.T) {
-	p := builtin(t, "nn-shape", placement.Options{Devices: 4})
+	p := placementtest.Builtin(t, "nn-shape", placement.Options{Devices: 4})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, m := range Methods {
@@ -206,7 +207,7 @@ func TestStoppedSearchFallsBackToSequential(t *testing.T) {
 	}
 	// A budget below one micro-batch's own peak admits not even that:
 	// on k-shape a branch forward and the cross block hold 2.
-	k := builtin(t, "k-shape", placement.Options{})
+	k := placementtest.Builtin(t, "k-shape", placement.Options{})
 	r, err := Search(ctx, k, Options{Memory: 1, MaxNR: 2})
 	if err != nil || r.Best != nil {
 		t.Errorf("memory 1: best %+v, err %v; want none", r.Best, err)
@@ -216,7 +217,7 @@ func TestStoppedSearchFallsBackToSequential(t *testing.T) {
 // Progress of the enumeration counts its candidates out of the total of
 // the pruned space up to N_R.
 func TestProgressTotal(t *testing.T) {
-	p := builtin(t, "v-shape", placement.Options{Devices: 3})
+	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 3})
 	want := 0
 	for nr := 1; nr <= 3; nr++ {
 		Enumerate(context.Background(), p, nr, func(Candidate) bool { want++; return true })

@@ -5,19 +5,14 @@ import (
 	"fmt"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 )
 
 // setTransfers gives every dependency between blocks on different devices
 // the transfer time c, as a cluster would.
 func setTransfers(p *placement.Placement, c int) *placement.Placement {
-	p.Transfers = map[placement.Dep]int{}
-	for _, d := range p.Deps {
-		if !p.Shares(d.From, d.To) {
-			p.Transfers[d] = c
-		}
-	}
-	return p
+	return placementtest.WithTransfers(p, c, false)
 }
 
 // checkRule asserts the repetend's form of the dependency rule:
@@ -47,7 +42,7 @@ func TestPeriodBoundWithTransfers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		for _, c := range []int{0, 1, 3} {
-			p := setTransfers(builtin(t, "v-shape", placement.Options{Devices: 2}), c)
+			p := setTransfers(placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2}), c)
 			if got, want := PeriodBound(p, tc.offsets), tc.want(c); got != want {
 				t.Errorf("offsets %v, transfer %d: PeriodBound = %d, want %d", tc.offsets, c, got, want)
 			}
@@ -70,7 +65,7 @@ func TestMethodsAgreeWithTransfers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		for _, c := range []int{1, 2} {
-			p := setTransfers(builtin(t, tc.name, placement.Options{Devices: 2}), c)
+			p := setTransfers(placementtest.Builtin(t, tc.name, placement.Options{Devices: 2}), c)
 			var periods []int
 			for _, m := range []Method{MethodEnumerate, MethodJoint} {
 				what := fmt.Sprintf("%s transfer %d %s", tc.name, c, m)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 	"tessel/schedule"
 )
@@ -62,11 +63,7 @@ func greedy(t testing.TB, p *placement.Placement, n int) *schedule.Schedule {
 // builtin builds a built-in placement or fails the test.
 func builtin(t testing.TB, name string, devices int, infer bool) *placement.Placement {
 	t.Helper()
-	p, err := placement.Builtin(name, placement.Options{Devices: devices, Inference: infer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return placementtest.Builtin(t, name, placement.Options{Devices: devices, Inference: infer})
 }
 
 // builtinCase is a built-in placement with a label for subtests.

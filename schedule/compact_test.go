@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 )
 
 func TestCompactErrors(t *testing.T) {
-	v := builtin(t, "v-shape", placement.Options{Devices: 2}) // f0 f1 b1 b0
-	m := builtin(t, "m-shape", placement.Options{Devices: 2}) // fs f0 f1 b1 b0 bs
+	v := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2}) // f0 f1 b1 b0
+	m := placementtest.Builtin(t, "m-shape", placement.Options{Devices: 2}) // fs f0 f1 b1 b0 bs
 	fs, bs := block(t, m, "fs"), block(t, m, "bs")
 	good := oneF1BOrders(t, v, 2)
 	tests := []struct {
@@ -88,7 +89,7 @@ func TestCompactOrdersProperty(t *testing.T) {
 	shorter := 0
 	for trial := range 300 {
 		name := placement.BuiltinNames()[trial%len(placement.BuiltinNames())]
-		p := builtin(t, name, placement.Options{Devices: 2 + 2*rng.IntN(2), BackwardTime: 1 + rng.IntN(3)})
+		p := placementtest.Builtin(t, name, placement.Options{Devices: 2 + 2*rng.IntN(2), BackwardTime: 1 + rng.IntN(3)})
 		n := 1 + rng.IntN(5)
 		s := randomValid(rng, p, n, rng.IntN(4))
 		s.Memory = slices.Max(Measure(s).PeakMemory)
@@ -141,7 +142,7 @@ func TestCompactTight(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := builtin(t, "k-shape", placement.Options{Devices: 4})
+			p := placementtest.Builtin(t, "k-shape", placement.Options{Devices: 4})
 			if tc.transfers {
 				setTransfers(p, func(n int) int { return 1 + n%3 })
 			}
@@ -189,7 +190,7 @@ func TestCompactTight(t *testing.T) {
 }
 
 func BenchmarkCompact(b *testing.B) {
-	p := builtin(b, "v-shape", placement.Options{Devices: 10})
+	p := placementtest.Builtin(b, "v-shape", placement.Options{Devices: 10})
 	orders := oneF1BOrders(b, p, 1024)
 	for b.Loop() {
 		if _, err := Compact(p, 1024, orders); err != nil {

@@ -12,20 +12,21 @@ import (
 	"strings"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 )
 
 // goldenSchedules are the schedules whose files live in testdata; the
 // renderings' golden files use them too.
 func goldenSchedules(t testing.TB) map[string]*Schedule {
-	v := oneF1B(t, builtin(t, "v-shape", placement.Options{}), 8, 4)
+	v := oneF1B(t, placementtest.Builtin(t, "v-shape", placement.Options{}), 8, 4)
 	v.Repetend = oneF1BRepetend(t, v)
-	m := greedy(builtin(t, "m-shape", placement.Options{}), 3)
+	m := greedy(placementtest.Builtin(t, "m-shape", placement.Options{}), 3)
 	m.Memory = 3
-	k := greedy(builtin(t, "k-shape", placement.Options{}), 2)
-	long := oneF1B(t, builtin(t, "v-shape", placement.Options{Devices: 2}), 60, 0)
+	k := greedy(placementtest.Builtin(t, "k-shape", placement.Options{}), 2)
+	long := oneF1B(t, placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2}), 60, 0)
 	// Input and weight blocks (the zero-bubble kinds) round-trip and render.
-	dp := greedy(builtin(t, "dualpipe", placement.Options{Devices: 2}), 2)
+	dp := greedy(placementtest.Builtin(t, "dualpipe", placement.Options{Devices: 2}), 2)
 	return map[string]*Schedule{"v-shape-1f1b": v, "m-shape-greedy": m, "k-shape-greedy": k, "v-shape-long": long, "dualpipe-greedy": dp}
 }
 
@@ -75,7 +76,7 @@ func TestRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for trial := range 20 {
 		names := placement.BuiltinNames()
-		p := builtin(t, names[trial%len(names)], placement.Options{Devices: 2 + 2*rng.IntN(2)})
+		p := placementtest.Builtin(t, names[trial%len(names)], placement.Options{Devices: 2 + 2*rng.IntN(2)})
 		s := randomValid(rng, p, 1+rng.IntN(4), 2)
 		s.Memory = rng.IntN(4)
 		scheds[p.Name+string(rune('a'+trial))] = s
@@ -222,7 +223,7 @@ func TestLoad(t *testing.T) {
 }
 
 func TestWriteErrors(t *testing.T) {
-	p := builtin(t, "v-shape", placement.Options{Devices: 2})
+	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2})
 	for _, s := range []*Schedule{
 		{MicroBatches: 1},
 		{Placement: p, MicroBatches: 1, Instances: []Instance{{Block: 9}}},

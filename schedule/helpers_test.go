@@ -11,16 +11,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// builtin returns a built-in placement or fails the test.
-func builtin(t testing.TB, name string, opt placement.Options) *placement.Placement {
-	t.Helper()
-	p, err := placement.Builtin(name, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // block returns the index of id in p or fails the test.
 func block(t testing.TB, p *placement.Placement, id string) int {
 	t.Helper()

@@ -5,13 +5,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 )
 
 // inference2 is the forward chain f0 → f1 on two devices with every
 // transfer taking c, and channels as asked.
 func inference2(t *testing.T, c int, channels bool) *placement.Placement {
-	p := builtin(t, "v-shape", placement.Options{Devices: 2, Inference: true})
+	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2, Inference: true})
 	setTransfers(p, func(int) int { return c })
 	p.Channels = channels
 	return p
@@ -76,10 +77,10 @@ func TestVerifyChannels(t *testing.T) {
 func TestChannelsProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 0))
 	places := []*placement.Placement{
-		builtin(t, "v-shape", placement.Options{Devices: 4}),
-		builtin(t, "x-shape", placement.Options{Devices: 4}),
-		builtin(t, "nn-shape", placement.Options{Devices: 4}),
-		builtin(t, "m-shape", placement.Options{Devices: 4}),
+		placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4}),
+		placementtest.Builtin(t, "x-shape", placement.Options{Devices: 4}),
+		placementtest.Builtin(t, "nn-shape", placement.Options{Devices: 4}),
+		placementtest.Builtin(t, "m-shape", placement.Options{Devices: 4}),
 	}
 	for _, p := range places {
 		for trial := range 20 {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 )
 
@@ -16,7 +17,7 @@ import (
 // activations.
 func TestMeasureOneF1B(t *testing.T) {
 	for _, tc := range []struct{ d, n, f, b int }{{4, 4, 1, 3}, {4, 8, 1, 3}, {2, 1, 1, 1}, {8, 16, 2, 3}, {3, 5, 1, 2}} {
-		p := builtin(t, "v-shape", placement.Options{Devices: tc.d, ForwardTime: tc.f, BackwardTime: tc.b})
+		p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: tc.d, ForwardTime: tc.f, BackwardTime: tc.b})
 		s := oneF1B(t, p, tc.n, 0)
 		if err := Verify(s); err != nil {
 			t.Fatal(err)
@@ -45,7 +46,7 @@ func TestMeasureOneF1B(t *testing.T) {
 // A block on g devices is busy on each of them: m-shape's shard blocks
 // count on all 4 devices.
 func TestMeasureGroupLoads(t *testing.T) {
-	p := builtin(t, "m-shape", placement.Options{Devices: 4})
+	p := placementtest.Builtin(t, "m-shape", placement.Options{Devices: 4})
 	s := greedy(p, 3)
 	m := Measure(s)
 	busy := 0
@@ -84,7 +85,7 @@ func TestLowerBounds(t *testing.T) {
 		{"m-shape", placement.Options{}, 1, 6, 18},
 	}
 	for _, tt := range tests {
-		p := builtin(t, tt.name, tt.opt)
+		p := placementtest.Builtin(t, tt.name, tt.opt)
 		if got := LowerBounds(p, tt.n, 0); got != (Bounds{tt.period, tt.span}) {
 			t.Errorf("LowerBounds(%s, %d, 0) = %+v, want {%d %d}", tt.name, tt.n, got, tt.period, tt.span)
 		}
@@ -98,7 +99,7 @@ func TestLowerBoundsSound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 300 {
 		name := placement.BuiltinNames()[trial%len(placement.BuiltinNames())]
-		p := builtin(t, name, placement.Options{Devices: 2 + 2*rng.IntN(3), ForwardTime: 1 + rng.IntN(2), BackwardTime: 1 + rng.IntN(4)})
+		p := placementtest.Builtin(t, name, placement.Options{Devices: 2 + 2*rng.IntN(3), ForwardTime: 1 + rng.IntN(2), BackwardTime: 1 + rng.IntN(4)})
 		n := 1 + rng.IntN(6)
 		s := randomValid(rng, p, n, rng.IntN(2))
 		if rng.IntN(2) == 0 {
@@ -114,7 +115,7 @@ func TestLowerBoundsSound(t *testing.T) {
 }
 
 func TestRepetendBubbleRate(t *testing.T) {
-	p := builtin(t, "v-shape", placement.Options{}) // Σ load = 16
+	p := placementtest.Builtin(t, "v-shape", placement.Options{}) // Σ load = 16
 	for _, tc := range []struct {
 		period int
 		want   float64
@@ -126,7 +127,7 @@ func TestRepetendBubbleRate(t *testing.T) {
 }
 
 func TestMeasureEmpty(t *testing.T) {
-	p := builtin(t, "v-shape", placement.Options{Devices: 2})
+	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2})
 	m := Measure(&Schedule{Placement: p, MicroBatches: 1})
 	if m.Makespan != 0 || m.BubbleRate != 0 || !slices.Equal(m.PeakMemory, []int{0, 0}) {
 		t.Errorf("Measure of no instances = %+v", m)

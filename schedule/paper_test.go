@@ -3,6 +3,7 @@ package schedule
 import (
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 )
 
@@ -14,7 +15,7 @@ import (
 // micro-batch index increased by one, and one more micro-batch is one
 // more repetend, shifting what follows by the repetend's width.
 func TestPaperOneF1BRepetendGeneralizes(t *testing.T) {
-	p := builtin(t, "v-shape", placement.Options{Devices: 4, ForwardTime: 1, BackwardTime: 1})
+	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4, ForwardTime: 1, BackwardTime: 1})
 	prev := 0
 	for n := 6; n <= 12; n++ {
 		s := oneF1B(t, p, n, 0)
@@ -37,7 +38,7 @@ func TestPaperOneF1BRepetendGeneralizes(t *testing.T) {
 // bubble rate is 0, and the bubble rate of the whole schedule,
 // (D-1)/(N+D-1), falls towards it as N grows.
 func TestPaperOneF1BZeroBubble(t *testing.T) {
-	p := builtin(t, "v-shape", placement.Options{})
+	p := placementtest.Builtin(t, "v-shape", placement.Options{})
 	if r := RepetendBubbleRate(p, LowerBounds(p, 1, 0).Period); r != 0 {
 		t.Errorf("1F1B repetend bubble rate %v, want 0", r)
 	}

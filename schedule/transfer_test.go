@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 )
 
@@ -81,7 +82,7 @@ func TestVerifyTransfer(t *testing.T) {
 // each consumer waits exactly its transfer, and one unit earlier fails.
 func TestCompactTransfers(t *testing.T) {
 	for _, c := range []int{0, 1, 2, 5} {
-		p := builtin(t, "v-shape", placement.Options{Devices: 4})
+		p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4})
 		setTransfers(p, func(int) int { return c })
 		n := 8
 		ins, err := Compact(p, n, oneF1BOrders(t, p, n))

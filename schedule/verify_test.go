@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 )
 
@@ -16,7 +17,7 @@ import (
 // micro-batches: f0^0 [0,1) f0^1 [1,2) f1^0 [1,2) b1^0 [2,5) b0^0 [5,8)
 // f1^1 [5,6) b1^1 [6,9) b0^1 [9,12).
 func v2(t *testing.T) *Schedule {
-	return oneF1B(t, builtin(t, "v-shape", placement.Options{Devices: 2}), 2, 2)
+	return oneF1B(t, placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2}), 2, 2)
 }
 
 // set changes the start of B_id^micro.
@@ -160,7 +161,7 @@ func TestVerifyOverlapMessage(t *testing.T) {
 // shard forward fs^1 moved onto f3^0 of device 3 alone is an overlap on
 // device 3 only.
 func TestVerifyGroupOverlap(t *testing.T) {
-	p := builtin(t, "m-shape", placement.Options{Devices: 4})
+	p := placementtest.Builtin(t, "m-shape", placement.Options{Devices: 4})
 	s := greedy(p, 2)
 	if err := Verify(s); err != nil {
 		t.Fatal(err)
@@ -191,7 +192,7 @@ func TestVerifyGroupOverlap(t *testing.T) {
 func TestVerifyCap(t *testing.T) {
 	// Drop every instance of 1F1B on v-shape(4) with 30 micro-batches: 240
 	// missing, MaxViolations listed.
-	s := oneF1B(t, builtin(t, "v-shape", placement.Options{}), 30, 0)
+	s := oneF1B(t, placementtest.Builtin(t, "v-shape", placement.Options{}), 30, 0)
 	s.Instances = nil
 	var ve *VerifyError
 	if !errors.As(Verify(s), &ve) {
@@ -206,7 +207,7 @@ func TestVerifyCap(t *testing.T) {
 }
 
 func TestVerifyRepetend(t *testing.T) {
-	s := oneF1B(t, builtin(t, "v-shape", placement.Options{}), 8, 4)
+	s := oneF1B(t, placementtest.Builtin(t, "v-shape", placement.Options{}), 8, 4)
 	s.Repetend = oneF1BRepetend(t, s)
 	if err := Verify(s); err != nil {
 		t.Fatalf("1F1B's steady phase is not its repetend: %v", err)
@@ -304,7 +305,7 @@ func TestVerifyAgainstBrute(t *testing.T) {
 	shapes := []string{"v-shape", "x-shape", "m-shape", "nn-shape", "k-shape"}
 	valid, invalid := 0, 0
 	for trial := range 600 {
-		p := builtin(t, shapes[trial%len(shapes)], placement.Options{Devices: 2 + 2*rng.IntN(2)})
+		p := placementtest.Builtin(t, shapes[trial%len(shapes)], placement.Options{Devices: 2 + 2*rng.IntN(2)})
 		s := randomValid(rng, p, 1+rng.IntN(4), rng.IntN(3))
 		s.Memory = slices.Max(Measure(s).PeakMemory)
 		if err := Verify(s); err != nil {
@@ -342,7 +343,7 @@ func TestVerifyAgainstBrute(t *testing.T) {
 // Verify must stay fast on big schedules: N = 1024 micro-batches of 20
 // blocks (v-shape on 10 devices), about 20k instances.
 func TestVerifyLarge(t *testing.T) {
-	s := oneF1B(t, builtin(t, "v-shape", placement.Options{Devices: 10}), 1024, 10)
+	s := oneF1B(t, placementtest.Builtin(t, "v-shape", placement.Options{Devices: 10}), 1024, 10)
 	begin := time.Now()
 	if err := Verify(s); err != nil {
 		t.Fatal(err)
@@ -366,7 +367,7 @@ func TestVerifyLarge(t *testing.T) {
 }
 
 func BenchmarkVerify(b *testing.B) {
-	s := oneF1B(b, builtin(b, "v-shape", placement.Options{Devices: 10}), 1024, 10)
+	s := oneF1B(b, placementtest.Builtin(b, "v-shape", placement.Options{Devices: 10}), 1024, 10)
 	for b.Loop() {
 		if err := Verify(s); err != nil {
 			b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 )
 
@@ -12,7 +13,7 @@ import (
 // bounds, binary search) of n micro-batches; it fails unless the result
 // is proven.
 func benchOptimal(b *testing.B, shape string, fwd, bwd, memory int, ns []int) {
-	pl := mustBuiltin(b, shape, placement.Options{Devices: 4, ForwardTime: fwd, BackwardTime: bwd})
+	pl := placementtest.Builtin(b, shape, placement.Options{Devices: 4, ForwardTime: fwd, BackwardTime: bwd})
 	for _, n := range ns {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			var sol *Solution
@@ -55,7 +56,7 @@ func BenchmarkOptimalMShape(b *testing.B) {
 // assertion, no check), in one long-lived context, each round in a
 // push/pop scope.
 func BenchmarkEncode(b *testing.B) {
-	pl := mustBuiltin(b, "m-shape", placement.Options{Devices: 4})
+	pl := placementtest.Builtin(b, "m-shape", placement.Options{Devices: 4})
 	prob := InstanceProblem(pl, AllInstances(pl, 4), 16, nil)
 	x := NewContext()
 	defer x.Close()

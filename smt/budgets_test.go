@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 	"tessel/schedule"
 )
@@ -15,10 +16,7 @@ import (
 // binds, and every answer verifies against each device's own budget.
 func TestPerDeviceBudgets(t *testing.T) {
 	const n = 4
-	base, err := placement.Builtin("v-shape", placement.Options{Devices: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 3})
 	optimal := func(p *placement.Placement, memory int) int {
 		t.Helper()
 		s, sol, err := Optimal(context.Background(), p, n, memory, Options{})

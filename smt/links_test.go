@@ -336,13 +336,7 @@ func TestInstanceProblemLinks(t *testing.T) {
 // shorten an optimum), and ends later than the optimum without channels.
 func TestOptimalChannelsBuiltin(t *testing.T) {
 	for _, shape := range []string{"v-shape", "m-shape"} {
-		p := mustBuiltin(t, shape, placement.Options{Devices: 4})
-		p.Transfers = map[placement.Dep]int{}
-		for _, d := range p.Deps {
-			if !p.Shares(d.From, d.To) {
-				p.Transfers[d] = 5
-			}
-		}
+		p := placementtest.WithTransfers(placementtest.Builtin(t, shape, placement.Options{Devices: 4}), 5, false)
 		free, _, err := Optimal(context.Background(), p, 4, 6, Options{})
 		if err != nil {
 			t.Fatal(err)

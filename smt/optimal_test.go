@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 	"tessel/schedule"
 )
@@ -203,16 +204,6 @@ func TestSymmetryBreakingKeepsOptimum(t *testing.T) {
 	t.Logf("%d searches, %d infeasible sets", searched, infeasible)
 }
 
-// mustBuiltin is placement.Builtin for tests.
-func mustBuiltin(t testing.TB, name string, opt placement.Options) *placement.Placement {
-	t.Helper()
-	p, err := placement.Builtin(name, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // findProblem draws random problems until one satisfies ok.
 func findProblem(t *testing.T, seed uint64, ok func(p *Problem, opt []int) bool) (*Problem, []int) {
 	t.Helper()
@@ -339,7 +330,7 @@ const (
 )
 
 func hardPlacement(t testing.TB) *placement.Placement {
-	return mustBuiltin(t, "m-shape", placement.Options{})
+	return placementtest.Builtin(t, "m-shape", placement.Options{})
 }
 
 // hardProblem is the instance problem of that search.

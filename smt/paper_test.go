@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"tessel/internal/placementtest"
 	"tessel/placement"
 	"tessel/schedule"
 )
@@ -27,7 +28,7 @@ func (c optimalCase) String() string {
 // proven, verified by package schedule, makespan as pinned.
 func runOptimal(t *testing.T, c optimalCase) (*placement.Placement, *schedule.Schedule, *Solution) {
 	t.Helper()
-	pl := mustBuiltin(t, c.shape, placement.Options{Devices: 4, ForwardTime: c.fwd, BackwardTime: c.bwd})
+	pl := placementtest.Builtin(t, c.shape, placement.Options{Devices: 4, ForwardTime: c.fwd, BackwardTime: c.bwd})
 	s, sol, err := Optimal(context.Background(), pl, c.n, c.memory, Options{})
 	if err != nil {
 		t.Fatalf("%v: %v", c, err)
@@ -168,7 +169,7 @@ func TestIssue9MShapeAndNNShapeBounds(t *testing.T) {
 		shape string
 		want  int
 	}{{"m-shape", 48}, {"nn-shape", 60}} {
-		pl := mustBuiltin(t, c.shape, placement.Options{})
+		pl := placementtest.Builtin(t, c.shape, placement.Options{})
 		p := InstanceProblem(pl, AllInstances(pl, 6), 6, nil)
 		if got := p.LowerBound(); got != c.want {
 			t.Errorf("%s: lower bound %d, want %d", c.shape, got, c.want)

@@ -1,10 +1,15 @@
 // Package placementtest builds the placements that tests of several
-// packages share: transfers on every link of a built-in shape, and the
-// smallest placement whose tensors queue on one link (issue 11, links as
-// a resource). Test support only: nothing outside tests imports it.
+// packages share: a built-in shape (or the test fails), transfers on
+// every link of it, and the smallest placement whose tensors queue on one
+// link (issue 11, links as a resource). Test support only: nothing
+// outside tests imports it.
 package placementtest
 
-import "tessel/placement"
+import (
+	"testing"
+
+	"tessel/placement"
+)
 
 // WithTransfers gives every dependency of p between blocks on different
 // devices the transfer time c, as a cluster whose links all take c
@@ -38,4 +43,14 @@ func TwoSenders(channels bool) *placement.Placement {
 		Transfers: map[placement.Dep]int{a: 2, b: 2},
 		Channels:  channels,
 	}
+}
+
+// Builtin is the built-in placement name with opt, or fails the test.
+func Builtin(t testing.TB, name string, opt placement.Options) *placement.Placement {
+	t.Helper()
+	p, err := placement.Builtin(name, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
