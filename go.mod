@@ -1,4 +1,4 @@
-module tessel
+module github.com/tessel-pp/tessel
 
 go 1.26
 

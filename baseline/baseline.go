@@ -19,15 +19,15 @@
 // the budget was not respected.
 //
 // The package does not search: for searched schedules see packages repetend
-// and completion.
+// and search.
 package baseline
 
 import (
 	"errors"
 	"fmt"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // ErrNotApplicable is wrapped by every error that says a baseline has no

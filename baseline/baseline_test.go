@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 func builtin(t *testing.T, name string, d int, infer bool) *placement.Placement {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // ChimeraDirect is Chimera (Li and Hoefler, SC'21) applied directly to an

@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"slices"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // GPipe runs all forwards of all micro-batches, then all backwards (GPipe,

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // OneFOneB is 1F1B (PipeDream-flush, Narayanan et al. 2021) on a v-shape

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // TestTableII pins the steady-state bubble rates of the baselines on the

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // The baselines recognise shapes from the structure of the blocks: chains

@@ -3,8 +3,8 @@ package baseline
 import (
 	"fmt"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // The zero-bubble family: schedules for a backward split into an input

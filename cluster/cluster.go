@@ -18,7 +18,7 @@ import (
 	"fmt"
 	"math"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // Limits of a cluster file, far beyond any real cluster, that keep every

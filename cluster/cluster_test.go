@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/internal/fuzzcorpus"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/internal/fuzzcorpus"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 var update = flag.Bool("update", false, "rewrite the fuzz seed corpus")

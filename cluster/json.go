@@ -8,7 +8,7 @@ import (
 	"os"
 	"strconv"
 
-	"tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/internal/strictjson"
 )
 
 // The cluster file (design notes, "Cluster file") is strict like the

@@ -5,7 +5,7 @@
 // portfolio of both (Portfolio). Every schedule it returns has passed
 // schedule.Verify.
 //
-// The search (package completion) starts from the best of them and the
+// The search (package search) starts from the best of them and the
 // baselines, and lets the solver improve from there: a search never
 // returns a schedule worse than its best construction. Nothing here proves
 // optimality; schedule.LowerBounds says how far a construction may be from
@@ -16,8 +16,8 @@ import (
 	"fmt"
 	"sort"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // checkArgs rejects inputs no construction can schedule.

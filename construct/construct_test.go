@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/baseline"
-	"tessel/internal/placementtest"
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Every rule, with and without a window and a budget, gives a valid

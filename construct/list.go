@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sort"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Rule is the priority of a list schedule: among the instances that may

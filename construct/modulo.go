@@ -6,8 +6,8 @@ import (
 	"slices"
 	"sort"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Periodic is a modulo schedule (software pipelining, with the period as

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"sync"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Candidate is one construction's verified schedule.

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // IPOptions tune the non-contiguous integer program.

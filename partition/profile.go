@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/internal/strictjson"
 )
 
 // The layer profile is tessel's own model file, for users (README, "Layer

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")

@@ -6,7 +6,7 @@ import (
 	"math"
 	"sort"
 
-	"tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/internal/strictjson"
 )
 
 // The seed's graph file (../shared/data/dnn-partitioning/README.md): one

@@ -5,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // PlacementOptions say how a split becomes a placement.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/internal/fuzzcorpus"
+	"github.com/tessel-pp/tessel/internal/fuzzcorpus"
 )
 
 // FuzzParse checks that Parse never panics, that its errors are one line,

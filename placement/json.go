@@ -6,7 +6,7 @@ import (
 	"io"
 	"strconv"
 
-	"tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/internal/strictjson"
 )
 
 // The placement file is strict: every field but "name" is required, an

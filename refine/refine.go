@@ -9,7 +9,7 @@
 //
 // Every schedule Improve returns has passed schedule.Verify and ends no
 // later than the one it was given. Improve does not search repetends; it
-// polishes what package completion assembled or a construction built.
+// polishes what package search assembled or a construction built.
 package refine
 
 import (
@@ -20,9 +20,9 @@ import (
 	"slices"
 	"sort"
 
-	"tessel/placement"
-	"tessel/schedule"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // Options configure Improve.

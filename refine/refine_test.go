@@ -6,11 +6,11 @@ import (
 	"math/rand"
 	"testing"
 
-	"tessel/construct"
-	"tessel/internal/placementtest"
-	"tessel/placement"
-	"tessel/schedule"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // zeroBubbleV is the V placement of ZB-V with the backward split: stages

@@ -7,7 +7,7 @@
 // and by solver-free bounds) or by one joint problem per period in which
 // the offsets are solver variables.
 //
-// It returns data only; package completion turns a repetend into a full
+// It returns data only; package search turns a repetend into a full
 // schedule and package schedule verifies it.
 package repetend
 
@@ -16,7 +16,7 @@ import (
 	"fmt"
 	"strings"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // Candidate is an assignment of micro-batch offsets to blocks (eq. 3).

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"tessel/placement"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // Repetend is a solved repetend: iteration k runs B_i^{Offsets[i]+k} at
@@ -28,7 +28,7 @@ type Repetend struct {
 // exact; a repetend whose transfers would have to wait is not searched —
 // a restriction: with channels, a proven period is the least among
 // repetends without waiting transfers. The warmup and cooldown are the
-// completion's, which compacts the assembled schedule (schedule.Compact
+// search's, which compacts the assembled schedule (schedule.Compact
 // applies the rule to all of it). Without channels, delay is Delay and
 // spans is empty: the encoding is the one without links.
 type steady struct {

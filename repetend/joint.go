@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"tessel/placement"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // jointSolver is the joint problem of one period P: the offsets n_i are

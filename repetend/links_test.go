@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // The link rule these tests pin is issue 11, item 1 ("with --channels the

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Reference: §IV-B, property 4.2 — offsets never increase along a

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"tessel/placement"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // Retime is the repetend of given offsets on p — a repetend found on

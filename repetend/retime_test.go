@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // Retime gives a repetend's offsets their least period on another

@@ -8,9 +8,9 @@ import (
 	"sort"
 	"sync"
 
-	"tessel/placement"
-	"tessel/schedule"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // Method is how the search explores offsets.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 func loadFile(t testing.TB, path string) *placement.Placement {

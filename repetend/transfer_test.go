@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // setTransfers gives every dependency between blocks on different devices

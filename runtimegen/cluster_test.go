@@ -3,10 +3,10 @@ package runtimegen
 import (
 	"testing"
 
-	"tessel/baseline"
-	"tessel/cluster"
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // onCluster is 1F1B of v-shape on 4 devices, every transfer taking c, one

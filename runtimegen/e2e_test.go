@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"tessel/baseline"
-	"tessel/completion"
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
 )
 
 // python is the interpreter of Debian's python3-torch.
@@ -88,8 +88,8 @@ func TestWorkersEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs = append(runs, run{"v-shape-split/zb-h1", zbh1, NonBlocking})
-	res, err := completion.Search(context.Background(), loadPlacement(t, "v-chunks.json"),
-		completion.Options{Memory: 8, MicroBatches: 8})
+	res, err := search.Run(context.Background(), loadPlacement(t, "v-chunks.json"),
+		search.Options{Memory: 8, MicroBatches: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

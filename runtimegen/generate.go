@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // transfer is one tensor crossing devices: dependency dep of micro-batch

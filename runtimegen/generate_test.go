@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // On the built-in shapes, the backward block named b… (bd…, bu…, bs…, bx…)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Tests that pin claims of the paper's §IV-D (runtime), each citing its

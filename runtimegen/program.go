@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // Mode is how a program communicates.

@@ -12,11 +12,11 @@ import (
 	"fmt"
 	"testing"
 
-	"tessel/baseline"
-	"tessel/placement"
-	"tessel/runtimegen"
-	"tessel/schedule"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/runtimegen"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 func TestEveryProducerRunsWithoutDeadlock(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // Result is what a simulated run of a set of programs achieved.

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // With no communication time, non-blocking programs run every block as

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/cluster"
+	"github.com/tessel-pp/tessel/cluster"
 )
 
 // onCluster is v2's 1F1B order compacted on a cluster where every

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // Compact returns the earliest integer start times of the n micro-batches

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 func TestCompactErrors(t *testing.T) {

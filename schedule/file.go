@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strconv"
 
-	"tessel/cluster"
-	"tessel/internal/strictjson"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // The schedule file (design notes, "Schedule file") is strict like the

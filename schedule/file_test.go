@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // goldenSchedules are the schedules whose files live in testdata; the

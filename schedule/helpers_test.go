@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

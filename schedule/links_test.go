@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // inference2 is the forward chain f0 → f1 on two devices with every

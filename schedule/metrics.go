@@ -4,7 +4,7 @@ import (
 	"math"
 	"sort"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // Bounds are lower bounds that no schedule of the placement can beat.

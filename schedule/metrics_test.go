@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // 1F1B on a v-shape of D devices, forward f and backward b, N

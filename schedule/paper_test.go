@@ -3,8 +3,8 @@ package schedule
 import (
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // Tests that pin claims of the Tessel paper (HPCA 2024) about schedules,

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // element is one XML start element met while walking a document.

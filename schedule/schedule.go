@@ -11,8 +11,8 @@ package schedule
 import (
 	"fmt"
 
-	"tessel/cluster"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // Instance is B_i^n started at Start: block index Block of micro-batch Micro.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // Colours of the renderings besides the kinds' (placement.KindInfo):

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // MaxTextUnits is how many time units RenderText draws; longer schedules

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // setTransfers gives the n-th dependency of p between blocks on different

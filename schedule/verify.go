@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // Limits of a schedule the verifier accepts. They keep every end time and

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // v2 is v-shape on 2 devices: f0 (dev 0, t1, +1), f1 (dev 1, t1, +1),

@@ -1,6 +1,6 @@
 package smt
 
-import "tessel/placement"
+import "github.com/tessel-pp/tessel/placement"
 
 // A Problem has one memory budget, Memory, and an entry memory per device.
 // Per-device budgets (placement's Budget: a search's budget and each

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Per-device budgets reduce exactly to the Problem's one budget with

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sort"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // InstanceProblem turns instances of a placement into a Problem: one task

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // The link rule these tests pin is issue 11, item 1 ("with --channels the

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Property: the memory bound of schedule.LowerBounds never exceeds the

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // bestGreedy is the makespan of the best list schedule the search starts

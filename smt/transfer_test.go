@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // InstanceProblem turns the placement's rule into precedences: Lag is

@@ -6,7 +6,7 @@
 // and the time-optimal search by binary search on the makespan.
 //
 // It knows nothing of placements or micro-batches: package repetend and
-// package completion translate those into Problems. Nothing it returns is
+// package search translate those into Problems. Nothing it returns is
 // trusted; package schedule verifies every schedule independently.
 //
 // A Context is not safe for concurrent use: each goroutine owns its own.

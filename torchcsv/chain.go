@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Stage is one stage of a chain: one model part on one device, its

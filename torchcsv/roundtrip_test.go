@@ -13,11 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/baseline"
-	"tessel/completion"
-	"tessel/placement"
-	"tessel/schedule"
-	"tessel/torchcsv"
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/torchcsv"
 )
 
 // chains are the exportable placements this test can build: the built-ins
@@ -88,7 +88,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			}
 			scheds = append(scheds, labelled{m.Name, s})
 		}
-		res, err := completion.Search(context.Background(), p, completion.Options{Memory: 2 * p.Devices, MicroBatches: 12})
+		res, err := search.Run(context.Background(), p, search.Options{Memory: 2 * p.Devices, MicroBatches: 12})
 		if err != nil {
 			t.Fatalf("%s: search: %v", p.Name, err)
 		}

@@ -27,7 +27,7 @@ import (
 	"strconv"
 	"strings"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // Action is one compute action: stage Stage runs Kind for micro-batch

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

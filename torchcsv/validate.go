@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // Summary is what a valid table says about its pipeline.

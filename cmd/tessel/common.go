@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/cluster"
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // placementFlags are the flags of every command that takes a placement.

@@ -15,13 +15,13 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/urfave/cli/v2"
 
-	"tessel/baseline"
-	"tessel/cluster"
-	"tessel/completion"
-	"tessel/placement"
-	"tessel/repetend"
-	"tessel/schedule"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 type compareOptions struct {
@@ -289,12 +289,12 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 	ctx, cancel := withLimit(ctx, opts.TimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := completion.Search(ctx, p, completion.Options{
+	res, err := search.Run(ctx, p, search.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
 		Method: repetend.MethodJoint, Jobs: opts.Jobs, Seed: opts.Seed,
-		Progress: func(pr completion.Progress) { bar.show("compare: Tessel %s", searchStatus(pr, time.Since(t0))) },
+		Progress: func(pr search.Progress) { bar.show("compare: Tessel %s", searchStatus(pr, time.Since(t0))) },
 	})
-	if errors.Is(err, completion.ErrNoRepetend) {
+	if errors.Is(err, search.ErrNoRepetend) {
 		row.Status, row.Note = statusNone, "no repetend fits the memory budget"
 		return row, nil
 	}
@@ -624,7 +624,7 @@ func tesselRepetend(ctx context.Context, p *placement.Placement, memory, nr, see
 	res, err := repetend.Search(ctx, p, repetend.Options{
 		Memory: memory, MaxNR: nr, Method: repetend.MethodJoint, Seed: seed,
 		Accept: func(ctx context.Context, nr int, offs []int) (bool, error) {
-			return completion.Feasible(ctx, p, nr, offs, memory, steadyMicroBatches)
+			return search.Feasible(ctx, p, nr, offs, memory, steadyMicroBatches)
 		},
 	})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"strings"
 
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // writeFiles writes what --svg, --html and --schedules ask for: every

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // --svg, --html and --schedules write one chart and one schedule file per

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // TestCompareZeroBubble checks that compare lists the zero-bubble family,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/torchcsv"
+	"github.com/tessel-pp/tessel/torchcsv"
 )
 
 // exportOptions are the flags of tessel export.

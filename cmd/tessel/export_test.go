@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/baseline"
-	"tessel/placement"
-	"tessel/schedule"
-	"tessel/torchcsv"
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/torchcsv"
 )
 
 // tessel export writes exactly the library's CSV, to stdout or a file it

@@ -13,9 +13,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/placement"
-	"tessel/runtimegen"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/runtimegen"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // genOptions are the flags of tessel gen.

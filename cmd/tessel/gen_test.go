@@ -14,9 +14,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/placement"
-	"tessel/runtimegen"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/runtimegen"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 func TestGenWrites(t *testing.T) {

@@ -13,9 +13,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/placement"
-	"tessel/schedule"
-	"tessel/torchcsv"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/torchcsv"
 )
 
 // importOptions are the flags of tessel import.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/completion"
-	"tessel/schedule"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 type optimalOptions struct {
@@ -70,7 +70,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	defer cancel()
 	bar := newProgress(stderr)
 	t0 := time.Now()
-	res, err := completion.Optimal(ctx, p, opts.MicroBatches, opts.Memory, smt.Options{
+	res, err := search.Optimal(ctx, p, opts.MicroBatches, opts.Memory, smt.Options{
 		Seed: opts.Seed,
 		Progress: func(lo, hi int) {
 			bar.show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))

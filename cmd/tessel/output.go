@@ -10,9 +10,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/cluster"
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // writeNew writes data to path, refusing to replace an existing file

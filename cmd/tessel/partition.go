@@ -13,7 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/partition"
+	"github.com/tessel-pp/tessel/partition"
 )
 
 // partitionOptions are the flags of tessel partition (and the partition

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 const gptLike = "../../testdata/models/gpt-like.json"

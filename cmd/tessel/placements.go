@@ -7,9 +7,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/placement"
-	"tessel/schedule"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 type placementsOptions struct {

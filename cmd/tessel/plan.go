@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/completion"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
 )
 
 type planOptions struct {
@@ -98,10 +98,10 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	defer cancel()
 	bar := newProgress(stderr)
 	t1 := time.Now()
-	res, err := completion.Search(sctx, p, completion.Options{Memory: o.Budget, MaxNR: o.NR, MicroBatches: o.MicroBatches})
+	res, err := search.Run(sctx, p, search.Options{Memory: o.Budget, MaxNR: o.NR, MicroBatches: o.MicroBatches})
 	bar.done()
 	if err != nil {
-		if errors.Is(err, completion.ErrNoRepetend) {
+		if errors.Is(err, search.ErrNoRepetend) {
 			return fmt.Errorf("%w (raise --budget or --nr)", err)
 		}
 		return err

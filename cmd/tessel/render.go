@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // renderFormat is one --format of tessel render.

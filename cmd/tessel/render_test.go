@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 func TestRunRender(t *testing.T) {

@@ -10,11 +10,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/completion"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
 )
 
-// replanEffort caps every solver call of a replan (completion.Options'
+// replanEffort caps every solver call of a replan (search.Options'
 // Effort, PhaseEffort and RefineEffort): a replan wants a good schedule at
 // once, not a proof. At this cap the proofs that no
 // shorter period exists, which take most of a fresh search's solver time,
@@ -142,30 +142,30 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if !p.Uniform(old.Memory) {
 		rep.Budgets = p.Budgets(old.Memory)
 	}
-	search := func(o completion.Options) (*completion.Result, time.Duration, error) {
+	run := func(o search.Options) (*search.Result, time.Duration, error) {
 		ctx, cancel := withLimit(ctx, opts.TimeLimit)
 		defer cancel()
 		t0 := time.Now()
 		o.Memory, o.MaxNR, o.MicroBatches, o.Method, o.Seed = old.Memory, opts.NR, old.MicroBatches, defaultMethod, opts.Seed
-		res, err := completion.Search(ctx, p, o)
+		res, err := search.Run(ctx, p, o)
 		return res, time.Since(t0), err
 	}
 	t0 := time.Now()
-	var start []completion.Start
+	var start []search.Start
 	if seed, err := schedule.OnCluster(old, cl); err == nil {
 		rep.OldOrders = ptr(schedule.Makespan(seed))
 		seed.Cluster, seed.Source = nil, nil
-		start = append(start, completion.Start{Name: "the old orders", Schedule: seed})
+		start = append(start, search.Start{Name: "the old orders", Schedule: seed})
 	}
 	rp := oldRepetend(old)
 	if rp != nil {
-		start = append(start, completion.Start{Name: oldRepetendSeed, Repetend: rp})
+		start = append(start, search.Start{Name: oldRepetendSeed, Repetend: rp})
 	}
 	// A negative effort means no cap to the repetend and phase searches
 	// (their convention) and the refinement's default cap (its own: a
 	// negative RefineEffort would leave the refinement out).
-	quick := completion.Options{Start: start, Effort: effort, PhaseEffort: effort, RefineEffort: max(effort, 0), RefineGreedyOnly: !opts.Refine}
-	res, _, err := search(quick)
+	quick := search.Options{Start: start, Effort: effort, PhaseEffort: effort, RefineEffort: max(effort, 0), RefineGreedyOnly: !opts.Refine}
+	res, _, err := run(quick)
 	took := time.Since(t0)
 	if err != nil {
 		return err
@@ -183,7 +183,7 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 		res.Repetend.NR == rp.NR && slices.Equal(res.Repetend.Offsets, rp.Offsets)
 	rep.Makespan, rep.Seconds, rep.Source, rep.LowerBound, rep.Valid = schedule.Makespan(s), secs(took), res.Source, res.Bounds.Makespan, true
 	if !opts.NoFresh {
-		fresh, t, err := search(completion.Options{}) // as tessel search
+		fresh, t, err := run(search.Options{}) // as tessel search
 		if err != nil {
 			return err
 		}

@@ -11,10 +11,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/completion"
-	"tessel/placement"
-	"tessel/repetend"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
 )
 
 type searchOptions struct {
@@ -109,14 +109,14 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	defer cancel()
 	bar := newProgress(stderr)
 	t0 := time.Now()
-	res, err := completion.Search(ctx, p, completion.Options{
+	res, err := search.Run(ctx, p, search.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
 		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly,
-		Progress: func(pr completion.Progress) { bar.show("%s", searchStatus(pr, time.Since(t0))) },
+		Progress: func(pr search.Progress) { bar.show("%s", searchStatus(pr, time.Since(t0))) },
 	})
 	bar.done()
 	if err != nil {
-		if errors.Is(err, completion.ErrNoRepetend) {
+		if errors.Is(err, search.ErrNoRepetend) {
 			return fmt.Errorf("%w (raise --memory or --nr)", err)
 		}
 		return err
@@ -188,7 +188,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 
 // searchSummary is the --json summary of a search's result: the
 // schedule's metrics, how it was built, and its repetend.
-func searchSummary(res *completion.Result, method repetend.Method) summary {
+func searchSummary(res *search.Result, method repetend.Method) summary {
 	s, p := res.Schedule, res.Schedule.Placement
 	name := string(method)
 	if res.Search != nil {
@@ -215,7 +215,7 @@ func searchSummary(res *completion.Result, method repetend.Method) summary {
 }
 
 // searchStatus is the status line of a running search.
-func searchStatus(pr completion.Progress, elapsed time.Duration) string {
+func searchStatus(pr search.Progress, elapsed time.Duration) string {
 	best := "none yet"
 	if pr.BestMakespan > 0 {
 		best = fmt.Sprintf("%d (gap %d to the lower bound %d)", pr.BestMakespan, pr.BestMakespan-pr.LowerBound, pr.LowerBound)
@@ -236,7 +236,7 @@ func searchStatus(pr completion.Progress, elapsed time.Duration) string {
 }
 
 // sourceText says what built the schedule and what it beat.
-func sourceText(res *completion.Result) string {
+func sourceText(res *search.Result) string {
 	text := strings.Replace(res.Source, "repetend", "the repetend with time-optimal warmup and cooldown", 1)
 	if strings.HasSuffix(text, ", refined") {
 		text = strings.TrimSuffix(text, ", refined") + ", its ends re-optimised by the solver"
@@ -277,7 +277,7 @@ func repetendRows(p *placement.Placement, r *repetend.Repetend) []string {
 	return rows
 }
 
-func provenText(res *completion.Result) string {
+func provenText(res *search.Result) string {
 	if res.Gap() <= 0 {
 		return "yes: the makespan meets the lower bound"
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // runCLI runs tessel with args and returns its exit code and outputs.

@@ -16,9 +16,9 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/urfave/cli/v2"
 
-	"tessel/placement"
-	"tessel/runtimegen"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/runtimegen"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // simulateOptions are the flags of tessel simulate.

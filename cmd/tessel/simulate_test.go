@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/placement"
-	"tessel/runtimegen"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/runtimegen"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 const mShapeSchedule = "../../schedule/testdata/schedules/m-shape-greedy.json"

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // summary is the JSON object searching commands print with --json (the

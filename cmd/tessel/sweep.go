@@ -16,11 +16,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/chart"
-	"tessel/completion"
-	"tessel/placement"
-	"tessel/repetend"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/chart"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
 )
 
 type sweepOptions struct {
@@ -235,7 +235,7 @@ func sweepSearch(ctx context.Context, p *placement.Placement, memory, nr, seed i
 	res, err := repetend.Search(ctx, p, repetend.Options{
 		Memory: memory, MaxNR: nr, Method: repetend.MethodJoint, Seed: seed, Jobs: 1,
 		Accept: func(ctx context.Context, nr int, offs []int) (bool, error) {
-			return completion.Feasible(ctx, p, nr, offs, memory, steadyMicroBatches)
+			return search.Feasible(ctx, p, nr, offs, memory, steadyMicroBatches)
 		},
 	})
 	pt := sweepPoint{Placement: p.Name}

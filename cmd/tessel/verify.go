@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // verifyOptions are the flags of tessel verify.

@@ -8,7 +8,7 @@ package placementtest
 import (
 	"testing"
 
-	"tessel/placement"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // WithTransfers gives every dependency of p between blocks on different

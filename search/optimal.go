@@ -1,14 +1,14 @@
-package completion
+package search
 
 import (
 	"context"
 	"fmt"
 
-	"tessel/baseline"
-	"tessel/construct"
-	"tessel/placement"
-	"tessel/schedule"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // OptimalResult is the time-optimal search's answer.
@@ -23,7 +23,7 @@ type OptimalResult struct {
 // Optimal is the time-optimal (TO) search of all n micro-batches (the
 // Tessel paper's §III-B), started from the best construction or baseline,
 // which the solver must beat: its answer is never worse than theirs, and
-// so never worse than Search's constructions. A schedule whose makespan
+// so never worse than Run's constructions. A schedule whose makespan
 // meets the proven lower bound needs no solver at all.
 func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt smt.Options) (*OptimalResult, error) {
 	var seed *schedule.Schedule

@@ -1,14 +1,14 @@
-package completion
+package search
 
 import (
 	"context"
 	"fmt"
 
-	"tessel/construct"
-	"tessel/placement"
-	"tessel/repetend"
-	"tessel/schedule"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // startRepetends re-times the repetends of opt.Start (Start.Repetend)
@@ -45,7 +45,7 @@ func startRepetends(ctx context.Context, p *placement.Placement, opt Options, re
 		}
 		r, s, err := startRepetend(ctx, p, rp, opt)
 		if err != nil {
-			return nil, fmt.Errorf("completion: start %q: %w", st.Name, err)
+			return nil, fmt.Errorf("search: start %q: %w", st.Name, err)
 		}
 		if s != nil {
 			res.Seeds = append(res.Seeds, Seed{Name: st.Name, Makespan: schedule.Makespan(s)})
@@ -69,7 +69,7 @@ func startRepetends(ctx context.Context, p *placement.Placement, opt Options, re
 // cooldown exist (Feasible), and the full schedule it makes with list
 // schedules of warmup and cooldown, compacted — a seed in milliseconds;
 // the time-optimal phases are searched only for the repetend that wins
-// (Search's step 3). Both are nil where the offsets fit no period; the
+// (Run's step 3). Both are nil where the offsets fit no period; the
 // schedule alone is nil where a phase has no list schedule under the
 // budget, there are fewer micro-batches than N_R, or it fails to
 // assemble.
@@ -110,7 +110,7 @@ func startRepetend(ctx context.Context, p *placement.Placement, rp *schedule.Rep
 	return r, s, nil
 }
 
-// refinable reports whether Search's refinement may run on a schedule
+// refinable reports whether Run's refinement may run on a schedule
 // built by source (Options.RefineGreedyOnly).
 func refinable(opt Options, source string) bool {
 	if !opt.RefineGreedyOnly {

@@ -1,4 +1,4 @@
-package completion
+package search
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"tessel/baseline"
-	"tessel/cluster"
-	"tessel/placement"
-	"tessel/repetend"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Options.Start: a given schedule joins the seeds under its name, the
@@ -32,7 +32,7 @@ func TestSearchStartsFrom(t *testing.T) {
 	const n = 8
 	start, _ := baseline.GPipe(q, n, 0) // over device 0's budget: built without it
 	start.Placement = q
-	_, err = Search(context.Background(), q, Options{MicroBatches: n, Start: []Start{{Name: "gpipe", Schedule: start}}})
+	_, err = Run(context.Background(), q, Options{MicroBatches: n, Start: []Start{{Name: "gpipe", Schedule: start}}})
 	if err == nil || !strings.Contains(err.Error(), `start "gpipe"`) {
 		t.Fatalf("a start over a device's budget: %v", err)
 	}
@@ -40,10 +40,10 @@ func TestSearchStartsFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Search(context.Background(), q, Options{MicroBatches: n, Start: []Start{{Name: "other", Schedule: ok}}}); err == nil {
+	if _, err := Run(context.Background(), q, Options{MicroBatches: n, Start: []Start{{Name: "other", Schedule: ok}}}); err == nil {
 		t.Fatal("a start of another placement was taken")
 	}
-	res, err := Search(context.Background(), q, Options{MicroBatches: n, RefineEffort: -1})
+	res, err := Run(context.Background(), q, Options{MicroBatches: n, RefineEffort: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestSearchStartsFrom(t *testing.T) {
 	if peak := schedule.Measure(res.Schedule).PeakMemory[0]; peak > 3 {
 		t.Errorf("device 0 peaks at %d over its capacity 3", peak)
 	}
-	again, err := Search(context.Background(), q, Options{MicroBatches: n, RefineEffort: -1, Start: []Start{{Name: "previous", Schedule: res.Schedule}}})
+	again, err := Run(context.Background(), q, Options{MicroBatches: n, RefineEffort: -1, Start: []Start{{Name: "previous", Schedule: res.Schedule}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 			}
 			return q
 		}
-		old, err = Search(ctx, on(0), Options{Memory: memory, MicroBatches: n, RefineEffort: -1})
+		old, err = Run(ctx, on(0), Options{Memory: memory, MicroBatches: n, RefineEffort: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 	old, q := setting("m-shape", memory, n, 10)
 	rp := old.Schedule.Repetend
 	start := []Start{{Name: "old", Repetend: rp}}
-	alone, err := Search(ctx, q, Options{Memory: memory, MicroBatches: n, SolverOnly: true, Start: start})
+	alone, err := Run(ctx, q, Options{Memory: memory, MicroBatches: n, SolverOnly: true, Start: start})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,13 +126,13 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 	if !ok || alone.Search == nil || alone.Repetend.Period > retimed.Period || alone.Makespan() > ms {
 		t.Errorf("from the old repetend (period %d, makespan %d): period %d, makespan %d, search %v, seeds %v", retimed.Period, ms, alone.Repetend.Period, alone.Makespan(), alone.Search, alone.Seeds)
 	}
-	fresh, err := Search(ctx, q, Options{Memory: memory, MicroBatches: n})
+	fresh, err := Run(ctx, q, Options{Memory: memory, MicroBatches: n})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opt := quickly(start)
 	opt.Memory, opt.MicroBatches = memory, n
-	quick, err := Search(ctx, q, opt)
+	quick, err := Run(ctx, q, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 	rp = old.Schedule.Repetend
 	opt = quickly([]Start{{Name: "old", Repetend: rp}})
 	opt.Memory, opt.MicroBatches = 4, 16
-	kept, err := Search(ctx, q, opt)
+	kept, err := Run(ctx, q, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package completion
+package search
 
 import (
 	"context"
@@ -7,16 +7,16 @@ import (
 	"sync"
 	"time"
 
-	"tessel/baseline"
-	"tessel/construct"
-	"tessel/placement"
-	"tessel/refine"
-	"tessel/repetend"
-	"tessel/schedule"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/refine"
+	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
-// Options configure Search.
+// Options configure Run.
 type Options struct {
 	Memory       int // per-device budget; 0 means unlimited
 	MaxNR        int // largest N_R tried; 0: from the budget
@@ -210,7 +210,7 @@ const sourceRepetend = "repetend"
 // ErrNoRepetend means no repetend fits the memory budget.
 var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 
-// Search finds the schedule of N micro-batches with the least makespan it
+// Run finds the schedule of N micro-batches with the least makespan it
 // can under the memory budget:
 //
 //  1. the constructions (modulo and list schedules) and every baseline
@@ -227,15 +227,15 @@ var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 // first; a start's repetend (a replan's old one), re-timed after the
 // constructions, may be the incumbent of step 2. The schedule of least
 // makespan wins; on a tie, the repetend's.
-// When ctx ends, Search returns at once with the best verified schedule
+// When ctx ends, Run returns at once with the best verified schedule
 // so far.
-func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
+func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
 	t0 := time.Now()
 	if opt.MicroBatches < 1 {
-		return nil, fmt.Errorf("completion: %d micro-batches, want at least 1", opt.MicroBatches)
+		return nil, fmt.Errorf("search: %d micro-batches, want at least 1", opt.MicroBatches)
 	}
 	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("completion: %w", err)
+		return nil, fmt.Errorf("search: %w", err)
 	}
 	n := opt.MicroBatches
 	res := &Result{Bounds: schedule.LowerBounds(p, n, opt.Memory)}
@@ -265,10 +265,10 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 		}
 		s := st.Schedule
 		if s == nil || !s.Placement.Equal(p) || s.MicroBatches != n || s.Memory != opt.Memory {
-			return nil, fmt.Errorf("completion: start %q: not a schedule of this placement, micro-batch count and budget", st.Name)
+			return nil, fmt.Errorf("search: start %q: not a schedule of this placement, micro-batch count and budget", st.Name)
 		}
 		if err := schedule.Verify(s); err != nil {
-			return nil, fmt.Errorf("completion: start %q: %w", st.Name, err)
+			return nil, fmt.Errorf("search: start %q: %w", st.Name, err)
 		}
 		res.Seeds = append(res.Seeds, Seed{Name: st.Name, Makespan: schedule.Makespan(s)})
 		offer(st.Name, s)

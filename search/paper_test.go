@@ -1,13 +1,13 @@
-package completion
+package search
 
 import (
 	"context"
 	"testing"
 	"time"
 
-	"tessel/baseline"
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Reference: seed 000 (MIP scheduling of operators, arXiv 2503.09357),
@@ -25,7 +25,7 @@ func TestPaperSeed000DualPipeHalved(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, memory := range []int{c.pp + 1, 2 * (c.pp + 1)} {
-			res, err := Search(context.Background(), p, Options{Memory: memory, MicroBatches: c.pairs})
+			res, err := Run(context.Background(), p, Options{Memory: memory, MicroBatches: c.pairs})
 			if err != nil {
 				t.Fatalf("PP=%d memory %d: %v", c.pp, memory, err)
 			}
@@ -60,7 +60,7 @@ func TestSearchStoppedAnswersWithTheBestConstruction(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := Search(ctx, p, Options{Memory: 8, MicroBatches: 32})
+	res, err := Run(ctx, p, Options{Memory: 8, MicroBatches: 32})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestSearchNeverLosesToABaseline(t *testing.T) {
 				// claim holds wherever the search is stopped: a short
 				// limit keeps the test quick.
 				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-				res, err := Search(ctx, p, Options{Memory: memory, MicroBatches: n})
+				res, err := Run(ctx, p, Options{Memory: memory, MicroBatches: n})
 				cancel()
 				if err != nil {
 					continue // no schedule fits this budget

@@ -1,14 +1,14 @@
-package completion
+package search
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
-	"tessel/repetend"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // The paper's search with transfer times (SolverOnly, so that the solver
@@ -35,7 +35,7 @@ func TestSearchWithTransfers(t *testing.T) {
 			for _, m := range []repetend.Method{repetend.MethodJoint, repetend.MethodEnumerate} {
 				t.Run(fmt.Sprintf("%s/N=%d/transfer=%d/%s", tc.name, tc.n, c, m), func(t *testing.T) {
 					p := placementtest.WithTransfers(placementtest.Builtin(t, tc.name, placement.Options{Devices: 4}), c, false)
-					res, err := Search(context.Background(), p, Options{Memory: tc.memory, MaxNR: tc.nr, MicroBatches: tc.n, Method: m, Jobs: 1, SolverOnly: m == repetend.MethodEnumerate})
+					res, err := Run(context.Background(), p, Options{Memory: tc.memory, MaxNR: tc.nr, MicroBatches: tc.n, Method: m, Jobs: 1, SolverOnly: m == repetend.MethodEnumerate})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -1,14 +1,14 @@
-package completion
+package search
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
-	"tessel/baseline"
-	"tessel/internal/placementtest"
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Links as a resource (issue 11, item 1): with transfers that queue on
@@ -33,7 +33,7 @@ func TestSearchOnQueuedLinks(t *testing.T) {
 		for _, solverOnly := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/N=%d/solver-only=%v", tc.name, tc.n, solverOnly), func(t *testing.T) {
 				p := placementtest.WithTransfers(placementtest.Builtin(t, tc.name, placement.Options{Devices: 4}), 3, true)
-				res, err := Search(context.Background(), p, Options{Memory: tc.memory, MaxNR: 4, MicroBatches: tc.n, Jobs: 1, SolverOnly: solverOnly})
+				res, err := Run(context.Background(), p, Options{Memory: tc.memory, MaxNR: 4, MicroBatches: tc.n, Jobs: 1, SolverOnly: solverOnly})
 				if err != nil {
 					t.Fatal(err)
 				}

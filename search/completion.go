@@ -1,21 +1,24 @@
-// Package completion turns a repetend into a full schedule for any number
-// of micro-batches (the Tessel paper's §IV-C and §V): the warmup set
-// {B_i^n : n < n_i} before the first iteration, N − N_R + 1 iterations of
-// the repetend, and the cooldown set {B_i^n : n > n_i + N − N_R} after
-// the last. It checks lazily that warmup and cooldown exist for every
-// improving repetend, searches their time-optimal schedules only for the
-// final one, assembles and verifies the result.
-package completion
+// Package search finds the schedule of N micro-batches with the least
+// makespan under a memory budget: constructions and baselines first (the
+// incumbent it never loses to), then the Tessel search (Lin et al., "Tessel:
+// Boosting Distributed Execution of Large DNN Models via Flexible Schedule
+// Search", HPCA 2024): a repetend from the solver, its time-optimal warmup
+// and cooldown (the paper's §IV-C and §V: the warmup set {B_i^n : n < n_i}
+// before the first iteration, N − N_R + 1 iterations, the cooldown set
+// {B_i^n : n > n_i + N − N_R} after the last, checked lazily for every
+// improving repetend), assembly and verification, and refinement of the
+// ends. Run is the search; Optimal the time-optimal search of all N.
+package search
 
 import (
 	"context"
 	"fmt"
 	"sort"
 
-	"tessel/placement"
-	"tessel/repetend"
-	"tessel/schedule"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // Warmup is the set of instances that run before the first iteration
@@ -101,7 +104,7 @@ type Phases struct {
 // first where transfers queue: see onLinks).
 func Assemble(p *placement.Placement, r *repetend.Repetend, warm, cool []schedule.Ref, warmStarts, coolStarts []int, n, memory int) (*schedule.Schedule, error) {
 	if n < r.NR {
-		return nil, fmt.Errorf("completion: %d micro-batches is fewer than the repetend's %d", n, r.NR)
+		return nil, fmt.Errorf("search: %d micro-batches is fewer than the repetend's %d", n, r.NR)
 	}
 	iters := n - r.NR + 1
 	start := map[schedule.Ref]int{}
@@ -189,7 +192,7 @@ func Assemble(p *placement.Placement, r *repetend.Repetend, warm, cool []schedul
 	// re-times the schedule then.
 	out, _, err := onLinks(sch)
 	if err != nil {
-		return nil, fmt.Errorf("completion: assembled schedule: %w", err)
+		return nil, fmt.Errorf("search: assembled schedule: %w", err)
 	}
 	return out, nil
 }

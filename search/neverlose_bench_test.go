@@ -1,13 +1,13 @@
-package completion
+package search
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
-	"tessel/baseline"
-	"tessel/placement"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // neverLoseCase is one row of the README's "never lose" table (issue 9):
@@ -93,7 +93,7 @@ func BenchmarkNeverLose(b *testing.B) {
 				}
 			}
 			for b.Loop() {
-				res, err := Search(context.Background(), p, Options{Memory: c.memory, MicroBatches: c.n})
+				res, err := Run(context.Background(), p, Options{Memory: c.memory, MicroBatches: c.n})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,13 +1,13 @@
-package completion
+package search
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
-	"tessel/placement"
-	"tessel/repetend"
-	"tessel/schedule"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // benchCase is one row of the README's speed table: the paper's settings
@@ -56,7 +56,7 @@ func BenchmarkSearch(b *testing.B) {
 					opt.Method, opt.SolverOnly = "", false
 				}
 				for b.Loop() {
-					res, err := Search(context.Background(), p, opt)
+					res, err := Run(context.Background(), p, opt)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -1,4 +1,4 @@
-package completion
+package search
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"math/rand"
 	"testing"
 
-	"tessel/internal/placementtest"
-	"tessel/placement"
-	"tessel/repetend"
-	"tessel/schedule"
-	"tessel/smt"
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // Reference: eq. 5 and 6 — warmup, N − N_R + 1 iterations and cooldown
@@ -96,7 +96,7 @@ func runPaperCases(t *testing.T, cases []paperCase) {
 			}
 			p := placementtest.Builtin(t, c.name, placement.Options{Inference: c.inference})
 			n := 128
-			res, err := Search(context.Background(), p, Options{Memory: c.memory, MaxNR: c.nr, MicroBatches: n})
+			res, err := Run(context.Background(), p, Options{Memory: c.memory, MaxNR: c.nr, MicroBatches: n})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +150,7 @@ func TestHandWrittenPlacementsAgainstTimeOptimal(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, n := range []int{c.nr, c.nr + 1} {
-			res, err := Search(context.Background(), p, Options{Memory: c.memory, MaxNR: c.nr, MicroBatches: n})
+			res, err := Run(context.Background(), p, Options{Memory: c.memory, MaxNR: c.nr, MicroBatches: n})
 			if err != nil {
 				t.Fatalf("%s N=%d: %v", c.file, n, err)
 			}
@@ -236,7 +236,7 @@ func TestPropertyRandomPlacements(t *testing.T) {
 		memory := []int{0, 2, 3}[rng.Intn(3)]
 		n := []int{1, 3, 6}[rng.Intn(3)]
 		method := []repetend.Method{repetend.MethodJoint, repetend.MethodEnumerate}[rng.Intn(2)]
-		res, err := Search(context.Background(), p, Options{Memory: memory, MaxNR: 3, MicroBatches: n, Method: method, Jobs: 2})
+		res, err := Run(context.Background(), p, Options{Memory: memory, MaxNR: 3, MicroBatches: n, Method: method, Jobs: 2})
 		if err != nil {
 			// A budget may admit no repetend at all; that must be the
 			// reported reason, and a single micro-batch must not fit.
@@ -265,7 +265,7 @@ func TestSearchTinyEffort(t *testing.T) {
 		if p.Shares(p.Deps[1].From, p.Deps[1].To) {
 			t.Fatalf("%s: dependency 1 is on one device", name)
 		}
-		res, err := Search(context.Background(), p, Options{Memory: 6, MicroBatches: 32, Effort: 1, PhaseEffort: 1, RefineEffort: -1})
+		res, err := Run(context.Background(), p, Options{Memory: 6, MicroBatches: 32, Effort: 1, PhaseEffort: 1, RefineEffort: -1})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
