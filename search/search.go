@@ -45,8 +45,20 @@ type Options struct {
 	// and a Start schedule (a previous search's answer) as they are. For
 	// a quick search whose proofs are capped (tessel replan), where
 	// nothing is proven and the refinement would otherwise run on every
-	// schedule.
+	// schedule. It leaves out the large-neighbourhood search too.
 	RefineGreedyOnly bool
+	// LNSSteps is the number of windows anywhere in the schedule that
+	// the large-neighbourhood search (refine.LNS) gives the solver after
+	// the refinement of the ends, each capped by RefineEffort: 0 means
+	// DefaultLNSSteps, a negative value none. It is the search's
+	// deterministic effort; UseTime replaces it with the time left.
+	LNSSteps int
+	// UseTime keeps the search improving until ctx ends (a time limit)
+	// or the schedule is proven: the large-neighbourhood search then
+	// sweeps growing windows with a new solver seed each round instead
+	// of stopping after LNSSteps windows, and runs whatever the gap. The
+	// result then depends on the time given, not only on the input.
+	UseTime bool
 	// Start lists schedules of the same placement, micro-batch count and
 	// budget to start from beside the constructions and the baselines
 	// (tessel replan: a previous plan's orders on a new cluster). Each
@@ -101,6 +113,10 @@ const DefaultPhaseEffort = 1_000_000
 // won).
 const refineGapRatio = 50
 
+// DefaultLNSSteps is the number of windows of the large-neighbourhood
+// search without a time limit (Options.LNSSteps).
+const DefaultLNSSteps = refine.DefaultSteps
+
 // Limits on what is given to the solver: beyond them an encoding costs
 // more memory and time than it can win back, and the constructions answer
 // alone. The repetend's encoding has a Boolean per pair of blocks on a
@@ -154,6 +170,8 @@ type Result struct {
 	// time-optimal search of all N micro-batches (TO holds its outcome).
 	Fallback bool
 	TO       *smt.Solution
+
+	improved int // the large-neighbourhood search's makespan so far, for Progress
 }
 
 // Makespan of the schedule found.
@@ -207,6 +225,11 @@ func (r *Result) Proven() bool {
 
 const sourceRepetend = "repetend"
 
+// SourceLNS ends Result.Source where the large-neighbourhood search
+// shortened the schedule (after ", refined" where the ends were
+// re-optimised first).
+const SourceLNS = ", improved in windows"
+
 // ErrNoRepetend means no repetend fits the memory budget.
 var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 
@@ -246,6 +269,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		pr := Progress{Stage: stage, Repetend: rp, LowerBound: res.Bounds.Makespan}
 		if res.Schedule != nil {
 			pr.BestMakespan = schedule.Makespan(res.Schedule)
+		}
+		if res.improved > 0 && res.improved < pr.BestMakespan {
+			pr.BestMakespan = res.improved
 		}
 		opt.Progress(pr)
 	}
@@ -382,6 +408,30 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			res.Source += ", refined"
 		}
 	}
+	// 5. Large-neighbourhood search over windows anywhere in the
+	// schedule: a deterministic number of windows, or, with UseTime,
+	// until ctx ends.
+	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && lnsWanted(opt, res) {
+		report("improving", nil)
+		t4 := time.Now()
+		lopt := refine.LNSOptions{Effort: opt.RefineEffort, Seed: opt.Seed, Steps: opt.LNSSteps,
+			Progress: func(ms int) { res.improved = ms; report("improving", nil) }}
+		if opt.UseTime {
+			lopt.Steps = -1
+		}
+		s, st, err := refine.LNS(ctx, res.Schedule, lopt)
+		res.Times.Refine += time.Since(t4)
+		res.Refined.Steps += st.Steps
+		res.Refined.Improved += st.Improved
+		res.Refined.Checks += st.Checks
+		if err != nil {
+			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
+		}
+		if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
+			res.Schedule = s
+			res.Source += SourceLNS
+		}
+	}
 	// A schedule built without a repetend often has one in its steady
 	// state: name it, so that renderings mark it (checked like any other).
 	if res.Schedule.Repetend == nil {
@@ -395,6 +445,17 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	}
 	res.Times.Total = time.Since(t0)
 	return res, nil
+}
+
+// lnsWanted reports whether step 5 of Run runs: with UseTime on any
+// schedule not proven; otherwise where the gap is above 2% of the
+// makespan (as the refinement of the ends), LNSSteps is not negative and
+// the search is not a quick one (RefineGreedyOnly).
+func lnsWanted(opt Options, res *Result) bool {
+	if opt.UseTime {
+		return true
+	}
+	return opt.LNSSteps >= 0 && !opt.RefineGreedyOnly && res.Gap()*refineGapRatio > res.Makespan()
 }
 
 // fromPeriodic is a modulo schedule as a repetend.

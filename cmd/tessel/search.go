@@ -111,7 +111,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	t0 := time.Now()
 	res, err := search.Run(ctx, p, search.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
-		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly,
+		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
 		Progress: func(pr search.Progress) { bar.show("%s", searchStatus(pr, time.Since(t0))) },
 	})
 	bar.done()
@@ -238,12 +238,17 @@ func searchStatus(pr search.Progress, elapsed time.Duration) string {
 // sourceText says what built the schedule and what it beat.
 func sourceText(res *search.Result) string {
 	text := strings.Replace(res.Source, "repetend", "the repetend with time-optimal warmup and cooldown", 1)
+	lns := strings.HasSuffix(text, search.SourceLNS)
+	text = strings.TrimSuffix(text, search.SourceLNS)
 	if strings.HasSuffix(text, ", refined") {
 		text = strings.TrimSuffix(text, ", refined") + ", its ends re-optimised by the solver"
 	}
+	if lns {
+		text += ", windows of it re-optimised by the solver (large-neighbourhood search)"
+	}
 	best := ""
 	for _, sd := range res.Seeds {
-		if sd.Name != strings.TrimSuffix(res.Source, ", refined") {
+		if sd.Name != strings.TrimSuffix(strings.TrimSuffix(res.Source, search.SourceLNS), ", refined") {
 			best = fmt.Sprintf("%s (makespan %d)", sd.Name, sd.Makespan)
 			break
 		}
@@ -292,6 +297,8 @@ func provenText(res *search.Result) string {
 		why = append(why, "a shorter period was not ruled out (time limit, Ctrl-C, --effort or the solver's size limit)")
 	}
 	switch {
+	case strings.HasSuffix(res.Source, search.SourceLNS):
+		why = append(why, "the solver re-optimised windows of the schedule within its effort, without a proof")
 	case strings.HasSuffix(res.Source, ", refined"):
 		why = append(why, "the solver re-optimised the schedule's ends within its effort, without a proof")
 	case res.Source != "repetend":
