@@ -408,6 +408,14 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			res.Source += ", refined"
 		}
 	}
+	// With time to use, the repetend search that an effort cap stopped
+	// is run again from its best repetend, without the cap, for a quarter of
+	// the time left; a shorter period's schedule joins if it ends
+	// earlier.
+	if opt.UseTime && !opt.SolverOnly {
+		researchRepetend(ctx, p, opt, res, report)
+	}
+
 	// 5. Large-neighbourhood search over windows anywhere in the
 	// schedule: a deterministic number of windows, or, with UseTime,
 	// until ctx ends.
@@ -445,6 +453,47 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	}
 	res.Times.Total = time.Since(t0)
 	return res, nil
+}
+
+// researchRepetend runs the solver's repetend search again, from
+// res.Repetend and without the effort cap, for a quarter of the time ctx has
+// left, where the first search ran and did not prove its period; a
+// repetend of shorter period becomes res.Repetend, and its schedule
+// (time-optimal warmup and cooldown within the phase effort) replaces
+// res.Schedule where it ends earlier. Errors leave res as it is: this
+// is extra time, and the answer so far stands.
+func researchRepetend(ctx context.Context, p *placement.Placement, opt Options, res *Result, report func(string, *repetend.Progress)) {
+	deadline, ok := ctx.Deadline()
+	if !ok || ctx.Err() != nil || res.Search == nil || res.PeriodProven() || res.Repetend == nil {
+		return
+	}
+	half, cancel := context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/4))
+	defer cancel()
+	again := opt
+	again.Effort = -1
+	t0 := time.Now()
+	sr, err := solveRepetend(half, p, again, res.Repetend, func(pr repetend.Progress) { report("repetend, again", &pr) })
+	res.Times.Repetend += time.Since(t0)
+	if err != nil || sr.Best == nil || sr.Best.Period > res.Repetend.Period {
+		return
+	}
+	if sr.Best.Period == res.Repetend.Period {
+		if sr.Proven {
+			res.Search = sr // the period is now proven
+		}
+		return
+	}
+	res.Search, res.Repetend = sr, sr.Best
+	if ctx.Err() != nil {
+		return
+	}
+	report("warmup and cooldown", nil)
+	trial := *res
+	s, err := repetendSchedule(ctx, p, sr.Best, opt, &trial)
+	if err == nil && schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
+		*res = trial
+		res.Schedule, res.Source = s, sourceRepetend
+	}
 }
 
 // lnsWanted reports whether step 5 of Run runs: with UseTime on any
