@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -422,22 +423,10 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && lnsWanted(opt, res) {
 		report("improving", nil)
 		t4 := time.Now()
-		lopt := refine.LNSOptions{Effort: opt.RefineEffort, Seed: opt.Seed, Steps: opt.LNSSteps,
-			Progress: func(ms int) { res.improved = ms; report("improving", nil) }}
-		if opt.UseTime {
-			lopt.Steps = -1
-		}
-		s, st, err := refine.LNS(ctx, res.Schedule, lopt)
+		err := improve(ctx, p, opt, res, func(ms int) { res.improved = ms; report("improving", nil) })
 		res.Times.Refine += time.Since(t4)
-		res.Refined.Steps += st.Steps
-		res.Refined.Improved += st.Improved
-		res.Refined.Checks += st.Checks
 		if err != nil {
 			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
-		}
-		if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
-			res.Schedule = s
-			res.Source += SourceLNS
 		}
 	}
 	// A schedule built without a repetend often has one in its steady
@@ -495,6 +484,72 @@ func researchRepetend(ctx context.Context, p *placement.Placement, opt Options, 
 		res.Schedule, res.Source = s, sourceRepetend
 	}
 }
+
+// improve is step 5 of Run: refine.LNS on res.Schedule, LNSSteps windows
+// (DefaultLNSSteps for 0). With UseTime it goes on in rounds until ctx
+// ends or the schedule is proven: round r ≥ 1 first restarts the list
+// constructions with priorities perturbed by r (construct.Restart),
+// gives the best of them DefaultLNSSteps windows and keeps it where it
+// ends earlier, then gives the best schedule lnsRoundSteps more windows
+// with solver seed Seed + r. Round 0 begins with the same windows as the
+// default effort, so a time limit long enough to finish them never ends
+// later than the default.
+func improve(ctx context.Context, p *placement.Placement, opt Options, res *Result, progress func(int)) error {
+	lns := func(s *schedule.Schedule, seed, steps int, progress func(int)) (*schedule.Schedule, error) {
+		out, st, err := refine.LNS(ctx, s, refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Progress: progress})
+		res.Refined.Steps += st.Steps
+		res.Refined.Improved += st.Improved
+		res.Refined.Checks += st.Checks
+		return out, err
+	}
+	keep := func(s *schedule.Schedule, source string) {
+		if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
+			res.Schedule, res.Source = s, source
+			progress(schedule.Makespan(s))
+		}
+	}
+	if !opt.UseTime {
+		s, err := lns(res.Schedule, opt.Seed, opt.LNSSteps, progress)
+		if err != nil {
+			return err
+		}
+		keep(s, res.Source+SourceLNS)
+		return nil
+	}
+	for round := 0; ctx.Err() == nil && !res.Proven(); round++ {
+		if round > 0 {
+			c, err := construct.Restart(ctx, p, opt.MicroBatches, opt.Memory, round)
+			if err != nil {
+				return err
+			}
+			if c != nil && ctx.Err() == nil {
+				s, err := lns(c.Schedule, opt.Seed+round, DefaultLNSSteps, nil)
+				if err != nil {
+					return err
+				}
+				source := c.Name
+				if schedule.Makespan(s) < c.Makespan {
+					source += SourceLNS
+				}
+				keep(s, source)
+			}
+		}
+		if ctx.Err() != nil || res.Proven() {
+			break
+		}
+		base := strings.TrimSuffix(res.Source, SourceLNS)
+		s, err := lns(res.Schedule, opt.Seed+round, lnsRoundSteps, progress)
+		if err != nil {
+			return err
+		}
+		keep(s, base+SourceLNS)
+	}
+	return nil
+}
+
+// lnsRoundSteps is the number of windows of one round of improve with
+// UseTime.
+const lnsRoundSteps = 4 * DefaultLNSSteps
 
 // lnsWanted reports whether step 5 of Run runs: with UseTime on any
 // schedule not proven; otherwise where LNSSteps is not negative, the
