@@ -27,6 +27,11 @@ type LNSOptions struct {
 	// meets the lower bound, or (with one seed) nothing is left to win.
 	Steps int
 	Seed  int
+	// Resume starts the first sweep this many instances before the end
+	// of the schedule instead of at the end: a search that calls LNS
+	// again (a new round) passes the last call's Stats.Next, so that the
+	// sweeps go on over the whole schedule.
+	Resume int
 	// Progress, when set, is called with the makespan after every step
 	// that shortens it.
 	Progress func(makespan int)
@@ -81,6 +86,10 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 	lb := schedule.LowerBounds(s.Placement, s.MicroBatches, s.Memory).Makespan
 	cur := s
 	seed := opt.Seed
+	resume := opt.Resume
+	if resume < 0 || resume >= len(s.Instances) {
+		resume = 0
+	}
 	for round := 0; ; round++ {
 		won := false
 		for _, w := range sizes {
@@ -88,7 +97,9 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 			// Sweep until a whole sweep at this size wins nothing.
 			for {
 				gain := false
-				for pos := len(cur.Instances); pos > 0; pos -= max(1, w/2) {
+				for pos := len(cur.Instances) - resume; pos > 0; pos -= max(1, w/2) {
+					resume = 0
+					st.Next = len(cur.Instances) - pos
 					if ctx.Err() != nil || schedule.Makespan(cur) <= lb || (budget > 0 && st.Steps >= budget) {
 						return cur, st, nil
 					}

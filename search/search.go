@@ -491,12 +491,17 @@ func researchRepetend(ctx context.Context, p *placement.Placement, opt Options, 
 // constructions with priorities perturbed by r (construct.Restart),
 // gives the best of them DefaultLNSSteps windows and keeps it where it
 // ends earlier, then gives the best schedule lnsRoundSteps more windows
-// with solver seed Seed + r. Round 0 begins with the same windows as the
+// with solver seed Seed + r, its sweep going on where the last round's
+// stopped (refine.LNSOptions.Resume). Round 0 begins with the same windows as the
 // default effort, so a time limit long enough to finish them never ends
 // later than the default.
 func improve(ctx context.Context, p *placement.Placement, opt Options, res *Result, progress func(int)) error {
-	lns := func(s *schedule.Schedule, seed, steps int, progress func(int)) (*schedule.Schedule, error) {
-		out, st, err := refine.LNS(ctx, s, refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Progress: progress})
+	next := 0 // where the sweeps over res.Schedule go on
+	lns := func(s *schedule.Schedule, seed, steps, resume int, progress func(int)) (*schedule.Schedule, error) {
+		out, st, err := refine.LNS(ctx, s, refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Resume: resume, Progress: progress})
+		if s == res.Schedule {
+			next = st.Next
+		}
 		res.Refined.Steps += st.Steps
 		res.Refined.Improved += st.Improved
 		res.Refined.Checks += st.Checks
@@ -509,7 +514,7 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 		}
 	}
 	if !opt.UseTime {
-		s, err := lns(res.Schedule, opt.Seed, opt.LNSSteps, progress)
+		s, err := lns(res.Schedule, opt.Seed, opt.LNSSteps, 0, progress)
 		if err != nil {
 			return err
 		}
@@ -523,13 +528,16 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 				return err
 			}
 			if c != nil && ctx.Err() == nil {
-				s, err := lns(c.Schedule, opt.Seed+round, DefaultLNSSteps, nil)
+				s, err := lns(c.Schedule, opt.Seed+round, DefaultLNSSteps, 0, nil)
 				if err != nil {
 					return err
 				}
 				source := c.Name
 				if schedule.Makespan(s) < c.Makespan {
 					source += SourceLNS
+				}
+				if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
+					next = 0 // a new schedule: its sweeps start at its end
 				}
 				keep(s, source)
 			}
@@ -538,7 +546,7 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 			break
 		}
 		base := strings.TrimSuffix(res.Source, SourceLNS)
-		s, err := lns(res.Schedule, opt.Seed+round, lnsRoundSteps, progress)
+		s, err := lns(res.Schedule, opt.Seed+round, lnsRoundSteps, next, progress)
 		if err != nil {
 			return err
 		}
