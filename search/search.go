@@ -245,7 +245,11 @@ var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 //  3. the time-optimal warmup and cooldown of the least-period repetend,
 //     and the full schedule it makes, compacted;
 //  4. where the best schedule is not proven, the solver re-optimises its
-//     ends (package refine).
+//     ends (package refine);
+//  5. then windows anywhere in it (refine.LNS): DefaultLNSSteps of them,
+//     or, with UseTime, rounds of windows and of constructions restarted
+//     with perturbed priorities until ctx ends (after the repetend
+//     search again without its effort cap from its best repetend).
 //
 // Schedules in opt.Start (a replan's old orders) join the incumbents
 // first; a start's repetend (a replan's old one), re-timed after the
