@@ -25,12 +25,12 @@ const (
 	MethodRace Method = "race"
 )
 
-// Methods lists the valid methods.
-var Methods = []Method{MethodEnumerate, MethodJoint, MethodRace}
+// Methods lists the valid methods (a new slice each call).
+func Methods() []Method { return []Method{MethodEnumerate, MethodJoint, MethodRace} }
 
 // ParseMethod checks a method name.
 func ParseMethod(s string) (Method, error) {
-	for _, m := range Methods {
+	for _, m := range Methods() {
 		if string(m) == s {
 			return m, nil
 		}

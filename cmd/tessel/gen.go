@@ -49,7 +49,7 @@ func genCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see the design notes)"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "`DIR` to write into: new or empty, unless --force"},
-			&cli.StringFlag{Name: "backend", Usage: "torch.distributed backend: " + joinNames(runtimegen.Backends), Value: "gloo"},
+			&cli.StringFlag{Name: "backend", Usage: "torch.distributed backend: " + joinNames(runtimegen.Backends()), Value: "gloo"},
 			&cli.BoolFlag{Name: "blocking", Usage: "blocking send and receive (default: non-blocking, overlapping computation)"},
 			&cli.BoolFlag{Name: "force", Usage: "write into a DIR that is not empty, replacing files of the same names"},
 			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2], clusterFlags()[3],
@@ -73,8 +73,8 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 		return usageErrorf("gen: --schedule FILE is required")
 	case opts.Out == "":
 		return usageErrorf("gen: --out DIR is required")
-	case !slices.Contains(runtimegen.Backends, opts.Backend):
-		return usageErrorf("--backend must be one of %s, got %q", joinNames(runtimegen.Backends), opts.Backend)
+	case !slices.Contains(runtimegen.Backends(), opts.Backend):
+		return usageErrorf("--backend must be one of %s, got %q", joinNames(runtimegen.Backends()), opts.Backend)
 	}
 	if err := checkOutDir(opts.Out, opts.Force); err != nil {
 		return err
