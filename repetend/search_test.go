@@ -99,7 +99,7 @@ func TestPeriodBoundIsSound(t *testing.T) {
 		for nr := 1; nr <= c.nr; nr++ {
 			Enumerate(context.Background(), c.p, nr, func(cd Candidate) bool {
 				bound := PeriodBound(c.p, cd.Offsets)
-				r, _, err := MinimizePeriod(context.Background(), c.p, cd, 0, 0, 1, upperPeriod(c.p)*nr+1, 0)
+				r, _, err := MinimizePeriod(context.Background(), c.p, cd, 1, upperPeriod(c.p)*nr+1, PeriodOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -312,8 +312,8 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 		row.RepetendBubbleRate = ptr(round6(schedule.RepetendBubbleRate(p, r.Period)))
 		row.Note = fmt.Sprintf("N_R %d, period %d", r.NR, r.Period)
 	}
-	if res.Source != "repetend" {
-		row.Note += "; schedule from " + res.Source
+	if res.Source.Kind != search.SourceRepetend {
+		row.Note += "; schedule from " + res.Source.String()
 	} else if res.Fallback {
 		row.Note += "; N < N_R: time-optimal schedule of all N"
 	}
@@ -331,8 +331,8 @@ func optimalRow(ctx context.Context, p *placement.Placement, opts compareOptions
 	ctx, cancel := withLimit(ctx, opts.OptimalLimit)
 	defer cancel()
 	t0 := time.Now()
-	s, sol, err := smt.Optimal(ctx, p, opts.OptimalN, opts.Memory, smt.Options{
-		Seed: opts.Seed,
+	res, err := search.Optimal(ctx, p, search.OptimalOptions{
+		MicroBatches: opts.OptimalN, Memory: opts.Memory, Seed: opts.Seed,
 		Progress: func(lo, hi int) {
 			bar.show("compare: time-optimal search, makespan between %d and %d", lo, hi)
 		},
@@ -349,6 +349,7 @@ func optimalRow(ctx context.Context, p *placement.Placement, opts compareOptions
 	case err != nil:
 		return row, fmt.Errorf("compare: time-optimal search: %w", err)
 	}
+	s, sol := res.Schedule, res.Solution
 	if err := schedule.Verify(s); err != nil {
 		return row, fmt.Errorf("compare: the time-optimal schedule fails verification (a bug): %w", err)
 	}
@@ -624,7 +625,7 @@ func tesselRepetend(ctx context.Context, p *placement.Placement, memory, nr, see
 	res, err := repetend.Search(ctx, p, repetend.Options{
 		Memory: memory, MaxNR: nr, Method: repetend.MethodJoint, Seed: seed,
 		Accept: func(ctx context.Context, nr int, offs []int) (bool, error) {
-			return search.Feasible(ctx, p, nr, offs, memory, steadyMicroBatches)
+			return search.Feasible(ctx, p, repetend.Candidate{NR: nr, Offsets: offs}, repetend.PeriodOptions{Memory: memory, MicroBatches: steadyMicroBatches})
 		},
 	})
 	if err != nil {

@@ -70,8 +70,8 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	defer cancel()
 	bar := newProgress(stderr)
 	t0 := time.Now()
-	res, err := search.Optimal(ctx, p, opts.MicroBatches, opts.Memory, smt.Options{
-		Seed: opts.Seed,
+	res, err := search.Optimal(ctx, p, search.OptimalOptions{
+		MicroBatches: opts.MicroBatches, Memory: opts.Memory, Seed: opts.Seed,
 		Progress: func(lo, hi int) {
 			bar.show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))
 		},
@@ -110,7 +110,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	fmt.Fprintf(stdout, "bubble rate  %s\n", pct(sum.BubbleRate))
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
-	if res.Source != "solver" {
+	if res.Source.Kind != search.SourceSolver {
 		fmt.Fprintf(stdout, "built by     %s (the solver found nothing shorter)\n", res.Source)
 	}
 	fmt.Fprintf(stdout, "search time  %v (%d solver calls, Z3 %s)\n", elapsed.Round(time.Microsecond), sol.Checks, smt.Version())

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -174,14 +173,14 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if err := schedule.Verify(s); err != nil {
 		return fmt.Errorf("replan: the schedule fails verification (a bug): %w", err)
 	}
-	for _, sd := range res.Seeds {
-		if sd.Name == oldRepetendSeed {
-			rep.OldRepetend = ptr(sd.Makespan)
+	for _, c := range res.Candidates {
+		if c.Source == (search.Source{Kind: search.SourceStart, Name: oldRepetendSeed}) {
+			rep.OldRepetend = ptr(c.Makespan)
 		}
 	}
-	rep.OldRepetendKept = rp != nil && res.Repetend != nil && strings.HasPrefix(res.Source, "repetend") &&
+	rep.OldRepetendKept = rp != nil && res.Repetend != nil && res.Source.Kind == search.SourceRepetend &&
 		res.Repetend.NR == rp.NR && slices.Equal(res.Repetend.Offsets, rp.Offsets)
-	rep.Makespan, rep.Seconds, rep.Source, rep.LowerBound, rep.Valid = schedule.Makespan(s), secs(took), res.Source, res.Bounds.Makespan, true
+	rep.Makespan, rep.Seconds, rep.Source, rep.LowerBound, rep.Valid = schedule.Makespan(s), secs(took), res.Source.String(), res.Bounds.Makespan, true
 	if !opts.NoFresh {
 		fresh, t, err := run(search.Options{}) // as tessel search
 		if err != nil {

@@ -159,7 +159,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "repetend     none with N_R ≤ %d fits the budget\n", opts.NR)
 	}
 	fmt.Fprintln(stdout)
-	if res.Fallback && res.Source == "repetend" {
+	if res.Fallback && res.Source.Kind == search.SourceRepetend {
 		fmt.Fprintf(stdout, "%d micro-batches is fewer than N_R %d: the schedule below is the time-optimal search of all of them.\n\n", opts.MicroBatches, r.NR)
 	}
 	// The warmup and two iterations of the repetend show its pattern and
@@ -195,7 +195,7 @@ func searchSummary(res *search.Result, method repetend.Method) summary {
 		name = string(res.Search.Method)
 	}
 	sum := newSummary(s, name, res.Proven())
-	sum.Source = res.Source
+	sum.Source = res.Source.String()
 	sum.Gap = ptr(res.Gap())
 	sum.Seconds = seconds{Total: secs(res.Times.Total), Constructions: secs(res.Times.Constructions), Repetend: secs(res.Times.Repetend), Warmup: secs(res.Times.Warmup), Cooldown: secs(res.Times.Cooldown), Refine: secs(res.Times.Refine)}
 	if res.Search != nil {
@@ -237,19 +237,22 @@ func searchStatus(pr search.Progress, elapsed time.Duration) string {
 
 // sourceText says what built the schedule and what it beat.
 func sourceText(res *search.Result) string {
-	text := strings.Replace(res.Source, "repetend", "the repetend with time-optimal warmup and cooldown", 1)
-	if strings.HasSuffix(text, ", refined") {
-		text = strings.TrimSuffix(text, ", refined") + ", its ends re-optimised by the solver"
+	text := res.Source.Unrefined().String()
+	if res.Source.Kind == search.SourceRepetend {
+		text = "the repetend with time-optimal warmup and cooldown"
+	}
+	if res.Source.Refined {
+		text += ", its ends re-optimised by the solver"
 	}
 	best := ""
-	for _, sd := range res.Seeds {
-		if sd.Name != strings.TrimSuffix(res.Source, ", refined") {
-			best = fmt.Sprintf("%s (makespan %d)", sd.Name, sd.Makespan)
+	for _, c := range res.Candidates {
+		if c.Source != res.Source.Unrefined() {
+			best = fmt.Sprintf("%s (makespan %d)", c.Source, c.Makespan)
 			break
 		}
 	}
-	if len(res.Seeds) > 0 && best != "" {
-		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s", len(res.Seeds), best)
+	if len(res.Candidates) > 0 && best != "" {
+		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s", len(res.Candidates), best)
 	}
 	return text
 }
@@ -292,9 +295,9 @@ func provenText(res *search.Result) string {
 		why = append(why, "a shorter period was not ruled out (time limit, Ctrl-C, --effort or the solver's size limit)")
 	}
 	switch {
-	case strings.HasSuffix(res.Source, ", refined"):
+	case res.Source.Refined:
 		why = append(why, "the solver re-optimised the schedule's ends within its effort, without a proof")
-	case res.Source != "repetend":
+	case res.Source.Kind != search.SourceRepetend:
 		why = append(why, "the schedule is a construction's, whose makespan is proven only at the lower bound")
 	default:
 		if !res.Fallback && !res.WarmupProven {

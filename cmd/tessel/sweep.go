@@ -235,7 +235,7 @@ func sweepSearch(ctx context.Context, p *placement.Placement, memory, nr, seed i
 	res, err := repetend.Search(ctx, p, repetend.Options{
 		Memory: memory, MaxNR: nr, Method: repetend.MethodJoint, Seed: seed, Jobs: 1,
 		Accept: func(ctx context.Context, nr int, offs []int) (bool, error) {
-			return search.Feasible(ctx, p, nr, offs, memory, steadyMicroBatches)
+			return search.Feasible(ctx, p, repetend.Candidate{NR: nr, Offsets: offs}, repetend.PeriodOptions{Memory: memory, MicroBatches: steadyMicroBatches})
 		},
 	})
 	pt := sweepPoint{Placement: p.Name}
