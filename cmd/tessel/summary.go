@@ -155,3 +155,5 @@ func yesNo(b bool) string {
 	}
 	return "no"
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/chart"
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
@@ -68,7 +70,7 @@ func sweepCommand() *cli.Command {
 			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2], clusterFlags()[3],
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "time limit of each point (0: none); a few points at tight budgets take many minutes", Value: 2 * time.Minute},
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "table format: " + strings.Join(tableFormats, ", "), Value: "table"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "table format: " + strings.Join(textfmt.Formats(), ", "), Value: "table"},
 			&cli.StringFlag{Name: "out-dir", Usage: "write fig11.svg, fig12.svg and the tables into `DIR`"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite files in --out-dir"},
 		},
@@ -119,8 +121,8 @@ type sweepOutput struct {
 }
 
 func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) error {
-	if !contains(tableFormats, opts.Format) {
-		return usageErrorf("sweep: unknown --format %q (want %s)", opts.Format, strings.Join(tableFormats, ", "))
+	if !slices.Contains(textfmt.Formats(), opts.Format) {
+		return usageErrorf("sweep: unknown --format %q (want %s)", opts.Format, strings.Join(textfmt.Formats(), ", "))
 	}
 	nrs, err := parseRange("nr", opts.NR, 1)
 	if err != nil {
@@ -358,9 +360,9 @@ func (f *sweepFigure) write(w io.Writer, format string, noHeader bool) error {
 			if f.X == "memory" {
 				nr, mem = strconv.Itoa(f.NR[pt.Placement]), strconv.Itoa(pt.X)
 			}
-			rows = append(rows, []string{f.Figure, pt.Placement, nr, mem, optFloat(pt.BubbleRate, 6), optInt(nonzero(pt.Period)), optInt(nonzero(pt.NR)), strconv.FormatBool(pt.Proven)})
+			rows = append(rows, []string{f.Figure, pt.Placement, nr, mem, textfmt.OptFloat(pt.BubbleRate, 6), textfmt.OptInt(nonzero(pt.Period)), textfmt.OptInt(nonzero(pt.NR)), strconv.FormatBool(pt.Proven)})
 		}
-		return writeCSV(w, rows)
+		return textfmt.CSV(w, rows)
 	}
 	header := []string{"placement"}
 	if f.X == "memory" {
@@ -397,7 +399,7 @@ func (f *sweepFigure) write(w io.Writer, format string, noHeader bool) error {
 		fmt.Fprintln(w, f.title())
 		fmt.Fprintln(w)
 	}
-	if err := writeTable(w, format, header, rows); err != nil {
+	if err := textfmt.Table(w, format, header, rows); err != nil {
 		return err
 	}
 	if stopped && format == "table" {
