@@ -36,6 +36,17 @@ func clusterFlags() []cli.Flag {
 	}
 }
 
+// clusterFlag is the flag of clusterFlags with this name, for the
+// commands that take only some of them.
+func clusterFlag(name string) cli.Flag {
+	for _, f := range clusterFlags() {
+		if f.Names()[0] == name {
+			return f
+		}
+	}
+	panic("no cluster flag " + name)
+}
+
 // clusterSpec is what clusterFlags parse to.
 type clusterSpec struct {
 	File         string

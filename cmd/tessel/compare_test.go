@@ -56,7 +56,7 @@ func TestCompareGolden(t *testing.T) {
 			if err := runCompare(context.Background(), smallCompare(format), &out, &bytes.Buffer{}); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "compare-k-shape."+formatExt(format), out.Bytes())
+			golden(t, "compare-k-shape."+textfmt.Ext(format), out.Bytes())
 		})
 	}
 }

@@ -52,7 +52,7 @@ func genCommand() *cli.Command {
 			&cli.StringFlag{Name: "backend", Usage: "torch.distributed backend: " + joinNames(runtimegen.Backends()), Value: "gloo"},
 			&cli.BoolFlag{Name: "blocking", Usage: "blocking send and receive (default: non-blocking, overlapping computation)"},
 			&cli.BoolFlag{Name: "force", Usage: "write into a DIR that is not empty, replacing files of the same names"},
-			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2], clusterFlags()[3],
+			clusterFlag("cluster"), clusterFlag("device-speed"), clusterFlag("transfer-time"), clusterFlag("channels"),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

@@ -62,7 +62,7 @@ func replanCommand() *cli.Command {
 			"repetend's, whose warmup and cooldown it solved, nor the old orders; --refine lifts that.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "the old schedule `FILE`"},
-			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2], clusterFlags()[3],
+			clusterFlag("cluster"), clusterFlag("device-speed"), clusterFlag("transfer-time"), clusterFlag("channels"),
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as many as the memory budget allows, at most 2·devices)"},
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop each search after this long and keep the best schedule found"},

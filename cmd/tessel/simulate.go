@@ -58,7 +58,7 @@ func simulateCommand() *cli.Command {
 			&cli.StringFlag{Name: "programs", Usage: "simulate the programs rank0.json, rank1.json, … in `DIR` instead"},
 			&cli.IntFlag{Name: "comm-time", Usage: "time of one transfer between two devices", Value: 1},
 			&cli.BoolFlag{Name: "blocking", Usage: "simulate blocking programs only (default: both modes and the gain)"},
-			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2],
+			clusterFlag("cluster"), clusterFlag("device-speed"), clusterFlag("transfer-time"),
 			&cli.BoolFlag{Name: "channels", Usage: "transfers between two devices run one at a time, in the order the programs issue them (the default for a schedule searched with channels)"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON object instead of text"},
 		},
