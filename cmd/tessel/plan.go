@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -58,8 +59,8 @@ func planCommand() *cli.Command {
 
 // planResult is tessel plan's --json: the partition and the schedule.
 type planResult struct {
-	Partition *partitionResult `json:"partition"`
-	Schedule  summary          `json:"schedule"`
+	Partition *partition.Report `json:"partition"`
+	Schedule  summary           `json:"schedule"`
 	// Model-time figures: the schedule's makespan and its time per
 	// micro-batch in the steady state (period × time unit), beside the
 	// split's max load.
@@ -93,7 +94,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	p := pr.converted.Placement
+	p := pr.Converted.Placement
 	sctx, cancel := withLimit(ctx, o.TimeLimit)
 	defer cancel()
 	bar := newProgress(stderr)
@@ -119,7 +120,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if r != nil {
 		period = r.Period
 	}
-	unit := pr.converted.TimeUnit
+	unit := pr.Converted.TimeUnit
 	out := planResult{
 		Partition: pr, Schedule: sum,
 		MakespanTime: round6(float64(sum.Makespan) * unit), PeriodTime: round6(float64(period) * unit),
