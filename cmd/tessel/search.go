@@ -112,7 +112,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	res, err := search.Run(ctx, p, search.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
 		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly,
-		Progress: func(pr search.Progress) { bar.show("%s", searchStatus(pr, time.Since(t0))) },
+		Progress: func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
 	})
 	bar.done()
 	if err != nil {
@@ -172,7 +172,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		return err
 	}
 	fmt.Fprintf(stdout, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, res.Gap(), pct(sum.BubbleRate))
-	fmt.Fprintf(stdout, "built by     %s\n", sourceText(res))
+	fmt.Fprintf(stdout, "built by     %s\n", res.Provenance())
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
 	if res.Search != nil {
 		st := res.Search.Stats
@@ -181,7 +181,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "solver       not needed for the repetend: %s\n", res.Skipped)
 	}
 	fmt.Fprintf(stdout, "search time  %.3fs (constructions %.3fs, repetend %.3fs, warmup %.3fs, cooldown %.3fs, refining %.3fs)\n", res.Times.Total.Seconds(), res.Times.Constructions.Seconds(), res.Times.Repetend.Seconds(), res.Times.Warmup.Seconds(), res.Times.Cooldown.Seconds(), res.Times.Refine.Seconds())
-	fmt.Fprintf(stdout, "proven       %s\n", provenText(res))
+	fmt.Fprintf(stdout, "proven       %s\n", res.ProofStatus())
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	return nil
 }
@@ -214,49 +214,6 @@ func searchSummary(res *search.Result, method repetend.Method) summary {
 	return sum
 }
 
-// searchStatus is the status line of a running search.
-func searchStatus(pr search.Progress, elapsed time.Duration) string {
-	best := "none yet"
-	if pr.BestMakespan > 0 {
-		best = fmt.Sprintf("%d (gap %d to the lower bound %d)", pr.BestMakespan, pr.BestMakespan-pr.LowerBound, pr.LowerBound)
-	}
-	line := fmt.Sprintf("search: %s, best makespan %s", pr.Stage, best)
-	if rp := pr.Repetend; rp != nil {
-		period := "none yet"
-		if rp.BestPeriod > 0 {
-			period = fmt.Sprint(rp.BestPeriod)
-		}
-		seen := fmt.Sprint(rp.Stats.Seen)
-		if rp.Total > 0 {
-			seen += fmt.Sprintf(" of %d", rp.Total)
-		}
-		line += fmt.Sprintf("; %s: N_R %d, %s seen, %d solved, period %s (lower bound %d)", rp.Method, rp.NR, seen, rp.Stats.Solved, period, rp.LowerBound)
-	}
-	return line + ", " + elapsed.Round(time.Second).String()
-}
-
-// sourceText says what built the schedule and what it beat.
-func sourceText(res *search.Result) string {
-	text := res.Source.Unrefined().String()
-	if res.Source.Kind == search.SourceRepetend {
-		text = "the repetend with time-optimal warmup and cooldown"
-	}
-	if res.Source.Refined {
-		text += ", its ends re-optimised by the solver"
-	}
-	best := ""
-	for _, c := range res.Candidates {
-		if c.Source != res.Source.Unrefined() {
-			best = fmt.Sprintf("%s (makespan %d)", c.Source, c.Makespan)
-			break
-		}
-	}
-	if len(res.Candidates) > 0 && best != "" {
-		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s", len(res.Candidates), best)
-	}
-	return text
-}
-
 func offsetsText(p *placement.Placement, offs []int) string {
 	parts := make([]string, len(offs))
 	for i, o := range offs {
@@ -278,37 +235,4 @@ func repetendRows(p *placement.Placement, r *repetend.Repetend) []string {
 		rows[d] = strings.Join(parts, " ")
 	}
 	return rows
-}
-
-func provenText(res *search.Result) string {
-	if res.Gap() <= 0 {
-		return "yes: the makespan meets the lower bound"
-	}
-	if res.Proven() {
-		if res.Fallback {
-			return "yes: the time-optimal search of all micro-batches ran to its end"
-		}
-		return "yes: no repetend with these N_R has a shorter period, warmup and cooldown are time-optimal"
-	}
-	var why []string
-	if res.Repetend != nil && !res.PeriodProven() {
-		why = append(why, "a shorter period was not ruled out (time limit, Ctrl-C, --effort or the solver's size limit)")
-	}
-	switch {
-	case res.Source.Refined:
-		why = append(why, "the solver re-optimised the schedule's ends within its effort, without a proof")
-	case res.Source.Kind != search.SourceRepetend:
-		why = append(why, "the schedule is a construction's, whose makespan is proven only at the lower bound")
-	default:
-		if !res.Fallback && !res.WarmupProven {
-			why = append(why, "the warmup is not proven time-optimal")
-		}
-		if !res.Fallback && !res.CooldownProven {
-			why = append(why, "the cooldown is not proven time-optimal")
-		}
-		if res.Fallback && (res.TO == nil || !res.TO.Proven) {
-			why = append(why, "the time-optimal search stopped early")
-		}
-	}
-	return fmt.Sprintf("no (gap %d): ", res.Gap()) + strings.Join(why, "; ")
 }

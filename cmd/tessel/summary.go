@@ -1,12 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"strings"
-	"time"
 
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -84,20 +81,18 @@ func newSummary(s *schedule.Schedule, method string, proven bool) summary {
 	}
 }
 
-func round6(x float64) float64 { return float64(int64(x*1e6+0.5)) / 1e6 }
+// The report helpers every command shares (package textfmt).
+var (
+	round6    = textfmt.Round6
+	secs      = textfmt.Secs
+	printJSON = textfmt.JSON
+	pct       = textfmt.Pct
+	budget    = textfmt.Budget
+	ints      = textfmt.Ints
+	yesNo     = textfmt.YesNo
+)
 
-func secs(d time.Duration) float64 { return round6(d.Seconds()) }
-
-func printJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
-}
-
-func pct(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+func ptr[T any](v T) *T { return &v }
 
 // budgetOf is the budget of p's devices under memory: one number where
 // they share it (budget), else every device's.
@@ -133,27 +128,3 @@ func linksText(p *placement.Placement) string {
 	}
 	return t
 }
-
-func budget(m int) string {
-	if m <= 0 {
-		return "unlimited"
-	}
-	return fmt.Sprint(m)
-}
-
-func ints(xs []int) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = fmt.Sprint(x)
-	}
-	return "[" + strings.Join(parts, " ") + "]"
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
-func ptr[T any](v T) *T { return &v }
