@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -116,32 +115,10 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
 		return usageErrorf("%v", err)
 	}
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
+	if err := runtimegen.WriteFiles(opts.Out, files); err != nil {
+		return fmt.Errorf("gen: %w", err)
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		perm := fs.FileMode(0o644)
-		if strings.HasSuffix(name, ".sh") {
-			perm = 0o755
-		}
-		path := filepath.Join(opts.Out, name)
-		if err := os.WriteFile(path, files[name], perm); err != nil {
-			return fmt.Errorf("gen: %w", err)
-		}
-		if err := os.Chmod(path, perm); err != nil { // WriteFile keeps an existing file's mode
-			return fmt.Errorf("gen: %w", err)
-		}
-	}
-	transfers := 0
-	for _, p := range progs {
-		for _, o := range p.Ops {
-			if o.Kind == runtimegen.Send {
-				transfers++
-			}
-		}
-	}
+	transfers := runtimegen.Transfers(progs)
 	_, err = fmt.Fprintf(stdout, "wrote %s: %s … %s (%s, %d transfers), worker.py, blocks.py, launch.sh\n"+
 		"run:   sh %s --out results --iterations 3\n"+
 		"check: sh %s check --out results\n",

@@ -44,7 +44,7 @@ func TestGenWrites(t *testing.T) {
 		t.Errorf("launch.sh: %v, mode %v", err, fi.Mode())
 	}
 	// The programs are those of the schedule, and run.
-	progs, err := loadPrograms(out)
+	progs, err := runtimegen.LoadPrograms(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestSimulateGenFlags(t *testing.T) {
 	if err := app.Run([]string{"tessel", "gen", "-s", goldenSchedule, "-o", out, "--backend", "nccl", "--blocking"}); err != nil {
 		t.Fatal(err)
 	}
-	progs, err := loadPrograms(out)
+	progs, err := runtimegen.LoadPrograms(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestGenSplitBackward(t *testing.T) {
 	if err := runGen(context.Background(), genOptions{Schedule: sched, Out: out, Backend: "gloo"}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	progs, err := loadPrograms(out)
+	progs, err := runtimegen.LoadPrograms(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -155,9 +151,9 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		if opts.Cluster != (clusterSpec{}) {
 			return usageErrorf("simulate: --cluster, --device-speed and --transfer-time apply to --schedule")
 		}
-		progs, err := loadPrograms(opts.Programs)
+		progs, err := runtimegen.LoadPrograms(opts.Programs)
 		if err != nil {
-			return err
+			return &usageError{err}
 		}
 		if err := runtimegen.Check(progs); err != nil {
 			return usageErrorf("%s: %v", opts.Programs, err)
@@ -175,20 +171,22 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 	}
 	for _, progs := range sets {
 		sim := runtimegen.SimOptions{CommTime: opts.CommTime, Placement: timing}
-		r, err := runtimegen.SimulateWith(progs, sim)
+		var r *runtimegen.Result
+		var c *runtimegen.Contention
+		var err error
+		if channels {
+			if c, err = runtimegen.SimulateContention(progs, sim); c != nil {
+				r = c.Result
+			}
+		} else {
+			r, err = runtimegen.SimulateWith(progs, sim)
+		}
 		if err != nil {
 			return fmt.Errorf("%s programs: %w", progs[0].Mode, err)
 		}
 		run := simRunOut{Mode: r.Mode, Makespan: r.Makespan, BubbleRate: roundTo(r.BubbleRate, 6), Idle: r.Idle}
-		if channels {
-			sim.Channels = true
-			rc, err := runtimegen.SimulateWith(progs, sim)
-			if err != nil {
-				return fmt.Errorf("%s programs: %w", progs[0].Mode, err)
-			}
-			free := r.Makespan
-			run = simRunOut{Mode: rc.Mode, Makespan: rc.Makespan, BubbleRate: roundTo(rc.BubbleRate, 6), Idle: rc.Idle,
-				ChannelWait: ptr(rc.ChannelWait), FreeMakespan: ptr(free), Late: ptr(rc.Makespan - free)}
+		if c != nil {
+			run.ChannelWait, run.FreeMakespan, run.Late = ptr(r.ChannelWait), ptr(c.Free), ptr(c.Late)
 		}
 		out.Transfers = r.Transfers
 		out.Runs = append(out.Runs, run)
@@ -198,12 +196,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		out.Speedup = &x
 	}
 	if opts.JSON {
-		b, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(stdout, "%s\n", b)
-		return err
+		return printJSON(stdout, out)
 	}
 	text, err := simulationText(out)
 	if err != nil {
@@ -304,37 +297,4 @@ func loadVerified(path string) (*schedule.Schedule, error) {
 		return nil, usageErrorf("%s: invalid schedule (see tessel verify): %v", path, err)
 	}
 	return s, nil
-}
-
-// loadPrograms reads rank0.json … rank<D-1>.json from dir.
-func loadPrograms(dir string) ([]*runtimegen.Program, error) {
-	read := func(d int) (*runtimegen.Program, error) {
-		path := filepath.Join(dir, runtimegen.FileName(d))
-		data, err := os.ReadFile(path)
-		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return nil, usageErrorf("%s: %v", path, err)
-		}
-		p, err := runtimegen.ParseProgram(data)
-		if err != nil {
-			return nil, usageErrorf("%s: %v", path, err)
-		}
-		return p, nil
-	}
-	p0, err := read(0)
-	if err != nil {
-		return nil, err
-	}
-	progs := []*runtimegen.Program{p0}
-	for d := 1; d < p0.Devices; d++ {
-		p, err := read(d)
-		if err != nil {
-			return nil, err
-		}
-		progs = append(progs, p)
-	}
-	return progs, nil
 }
