@@ -122,7 +122,7 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	_, err = fmt.Fprintf(stdout, "wrote %s: %s … %s (%s, %d transfers), worker.py, blocks.py, launch.sh\n"+
 		"run:   sh %s --out results --iterations 3\n"+
 		"check: sh %s check --out results\n",
-		opts.Out, runtimegen.FileName(0), runtimegen.FileName(len(progs)-1), modeName(mode), transfers,
+		opts.Out, runtimegen.FileName(0), runtimegen.FileName(len(progs)-1), mode.Name(), transfers,
 		filepath.Join(opts.Out, "launch.sh"), filepath.Join(opts.Out, "launch.sh"))
 	if err == nil && onNote != "" {
 		_, err = io.WriteString(stdout, onNote)

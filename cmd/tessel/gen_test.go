@@ -139,7 +139,7 @@ func TestSimulateGenFlags(t *testing.T) {
 	if err := app.Run([]string{"tessel", "simulate", "--schedule", goldenSchedule, "--comm-time", "0", "--blocking", "--json"}); err != nil {
 		t.Fatal(err)
 	}
-	var got simulation
+	var got runtimegen.Report
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatalf("%v\n%s", err, stdout.String())
 	}

@@ -2,14 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"math"
-	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/placement"
@@ -71,34 +65,6 @@ func simulateCommand() *cli.Command {
 	}
 }
 
-// simulation is what tessel simulate reports (its --json object).
-type simulation struct {
-	Placement        string `json:"placement"`
-	Devices          int    `json:"devices"`
-	MicroBatches     int    `json:"micro_batches"`
-	ScheduleMakespan *int   `json:"schedule_makespan,omitempty"` // with --schedule
-	CommTime         int    `json:"comm_time"`
-	// Cluster: blocks and transfers were timed on a cluster (comm_time
-	// does not apply); Channels: links carried one transfer at a time.
-	Cluster   bool        `json:"cluster,omitempty"`
-	Channels  bool        `json:"channels,omitempty"`
-	Transfers int         `json:"transfers"`
-	Runs      []simRunOut `json:"runs"`
-	Speedup   *float64    `json:"speedup,omitempty"` // blocking makespan / non-blocking makespan
-}
-
-type simRunOut struct {
-	Mode       runtimegen.Mode `json:"mode"`
-	Makespan   int             `json:"makespan"`
-	BubbleRate float64         `json:"bubble_rate"`
-	Idle       []int           `json:"idle"`
-	// With channels: the time transfers waited for their link, the
-	// makespan without contention and how much later the run ends.
-	ChannelWait  *int `json:"channel_wait,omitempty"`
-	FreeMakespan *int `json:"contention_free_makespan,omitempty"`
-	Late         *int `json:"late,omitempty"`
-}
-
 // runSimulate simulates the programs of a schedule file (both modes unless
 // Blocking) or of a program directory. Unreadable or invalid input is a
 // usage error; a deadlock is an error naming the cycle.
@@ -110,7 +76,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		return usageErrorf("--comm-time must be at least 0, got %d", opts.CommTime)
 	}
 	var sets [][]*runtimegen.Program
-	var out simulation
+	var scheduleMakespan *int
 	var timing *placement.Placement // times of blocks and transfers; nil: the programs' and CommTime
 	if opts.Schedule != "" {
 		s, err := loadVerified(opts.Schedule)
@@ -142,8 +108,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 			}
 			sets = append(sets, progs)
 		}
-		ms := schedule.Makespan(s)
-		out.ScheduleMakespan = &ms
+		scheduleMakespan = ptr(schedule.Makespan(s))
 	} else {
 		if opts.Blocking {
 			return usageErrorf("simulate: --blocking applies to --schedule (programs have their own mode)")
@@ -160,130 +125,23 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		}
 		sets = append(sets, progs)
 	}
-	p0 := sets[0][0]
 	// A schedule made with channels runs with them: its makespan counts
 	// the queues on its links.
 	channels := opts.Channels || (timing != nil && timing.Channels)
-	out.Placement, out.Devices, out.MicroBatches, out.CommTime = p0.Placement, p0.Devices, p0.MicroBatches, opts.CommTime
-	out.Cluster, out.Channels = timing != nil, channels
-	if out.Cluster {
-		out.CommTime = 0
+	out, err := runtimegen.SimulateAll(sets, runtimegen.SimOptions{CommTime: opts.CommTime, Placement: timing, Channels: channels})
+	if err != nil {
+		return err
 	}
-	for _, progs := range sets {
-		sim := runtimegen.SimOptions{CommTime: opts.CommTime, Placement: timing}
-		var r *runtimegen.Result
-		var c *runtimegen.Contention
-		var err error
-		if channels {
-			if c, err = runtimegen.SimulateContention(progs, sim); c != nil {
-				r = c.Result
-			}
-		} else {
-			r, err = runtimegen.SimulateWith(progs, sim)
-		}
-		if err != nil {
-			return fmt.Errorf("%s programs: %w", progs[0].Mode, err)
-		}
-		run := simRunOut{Mode: r.Mode, Makespan: r.Makespan, BubbleRate: roundTo(r.BubbleRate, 6), Idle: r.Idle}
-		if c != nil {
-			run.ChannelWait, run.FreeMakespan, run.Late = ptr(r.ChannelWait), ptr(c.Free), ptr(c.Late)
-		}
-		out.Transfers = r.Transfers
-		out.Runs = append(out.Runs, run)
-	}
-	if len(out.Runs) == 2 && out.Runs[0].Makespan > 0 {
-		x := roundTo(float64(out.Runs[1].Makespan)/float64(out.Runs[0].Makespan), 4)
-		out.Speedup = &x
-	}
+	out.ScheduleMakespan = scheduleMakespan
 	if opts.JSON {
 		return printJSON(stdout, out)
 	}
-	text, err := simulationText(out)
+	text, err := out.Text()
 	if err != nil {
 		return err
 	}
 	_, err = io.WriteString(stdout, text)
 	return err
-}
-
-// simulationText is the text report: a header, a table, the gain.
-func simulationText(out simulation) (string, error) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d devices, %d micro-batches", out.Placement, out.Devices, out.MicroBatches)
-	if out.ScheduleMakespan != nil {
-		fmt.Fprintf(&b, ", schedule makespan %d", *out.ScheduleMakespan)
-	}
-	switch {
-	case out.Cluster:
-		fmt.Fprintf(&b, "\n%d transfers between devices, each its time on the cluster", out.Transfers)
-	default:
-		fmt.Fprintf(&b, "\n%d transfers between devices, %d time each", out.Transfers, out.CommTime)
-	}
-	if out.Channels {
-		b.WriteString(", one at a time between two devices")
-	}
-	b.WriteString("\n\n")
-	var rows [][]string
-	for _, r := range out.Runs {
-		rows = append(rows, []string{modeName(r.Mode), fmt.Sprint(r.Makespan), fmt.Sprintf("%.2f%%", 100*r.BubbleRate), formatInts(r.Idle)})
-	}
-	table, err := simTable([]string{"mode", "makespan", "bubble rate", "idle per device"}, rows)
-	if err != nil {
-		return "", err
-	}
-	b.WriteString(table)
-	for _, r := range out.Runs {
-		if r.Late != nil {
-			fmt.Fprintf(&b, "%s: transfers waited %d for their links in total; the run ends %d later than without contention (%d)\n",
-				modeName(r.Mode), *r.ChannelWait, *r.Late, *r.FreeMakespan)
-		}
-	}
-	if out.Speedup != nil {
-		fmt.Fprintf(&b, "\nnon-blocking is %.2f× as fast as blocking (makespan %d instead of %d)\n",
-			*out.Speedup, out.Runs[0].Makespan, out.Runs[1].Makespan)
-	}
-	return b.String(), nil
-}
-
-func modeName(m runtimegen.Mode) string {
-	if m == runtimegen.NonBlocking {
-		return "non-blocking"
-	}
-	return string(m)
-}
-
-// simTable renders rows under a header as plain left-aligned columns.
-func simTable(header []string, rows [][]string) (string, error) {
-	var buf strings.Builder
-	t := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Symbols: tw.NewSymbols(tw.StyleASCII),
-			Settings: tw.Settings{
-				Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off},
-				Lines:      tw.Lines{ShowHeaderLine: tw.Off},
-			},
-		})),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-	)
-	t.Header(header)
-	if err := t.Bulk(rows); err != nil {
-		return "", err
-	}
-	if err := t.Render(); err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
-		b.WriteString(strings.TrimSpace(line) + "\n")
-	}
-	return b.String(), nil
-}
-
-func roundTo(x float64, digits int) float64 {
-	p := math.Pow(10, float64(digits))
-	return math.Round(x*p) / p
 }
 
 // loadVerified reads a schedule file and verifies it: both failures are

@@ -130,3 +130,33 @@ func Table(w io.Writer, format string, header []string, rows [][]string) error {
 	}
 	return t.Render()
 }
+
+// Plain renders rows under a header as plain left-aligned columns, no
+// borders, every line trimmed.
+func Plain(header []string, rows [][]string) (string, error) {
+	var buf strings.Builder
+	t := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleASCII),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off},
+				Lines:      tw.Lines{ShowHeaderLine: tw.Off},
+			},
+		})),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+	)
+	t.Header(header)
+	if err := t.Bulk(rows); err != nil {
+		return "", err
+	}
+	if err := t.Render(); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
+		b.WriteString(strings.TrimSpace(line) + "\n")
+	}
+	return b.String(), nil
+}
