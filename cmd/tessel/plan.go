@@ -135,7 +135,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if o.Outputs.JSON {
 		return printJSON(stdout, out)
 	}
-	printPartition(stdout, pr)
+	pr.WriteText(stdout)
 	fmt.Fprintln(stdout)
 	if out.EvenPerSample > 0 {
 		fmt.Fprintf(stdout, "time per sample  %.2f (the even split by layer count: %.2f, %.2f× slower)\n", out.TimePerSample, out.EvenPerSample, out.EvenPerSample/out.TimePerSample)
