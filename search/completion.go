@@ -7,7 +7,10 @@
 // before the first iteration, N − N_R + 1 iterations, the cooldown set
 // {B_i^n : n > n_i + N − N_R} after the last, checked lazily for every
 // improving repetend), assembly and verification, and refinement of the
-// ends. Run is the search; Optimal the time-optimal search of all N.
+// ends. Run is the search; Optimal the time-optimal search of all N;
+// Replan a search on a changed cluster, warm-started from an old
+// schedule; SteadyRepetend the least-period repetend whose bubble rate a
+// schedule reaches as N grows.
 package search
 
 import (
