@@ -221,3 +221,37 @@ func FuzzParse(f *testing.F) {
 func TestFuzzCorpus(t *testing.T) {
 	fuzzcorpus.Check(t, filepath.Join("testdata", "fuzz", "FuzzParse"), []string{goodDir, badDir}, *update, "./cluster")
 }
+
+func TestParseSpeeds(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		speeds string // "" when an error is wanted
+	}{
+		{"2=0.5", "[1 1 0.5 1]"},
+		{" 0=2 , 3=0.25", "[2 1 1 0.25]"},
+		{"4=1", ""},
+		{"-1=1", ""},
+		{"1", ""},
+		{"1=fast", ""},
+		{"1=0", ""},
+	} {
+		got, err := ParseSpeeds(c.in, 4)
+		if c.speeds == "" {
+			if err == nil {
+				t.Errorf("%q: no error", c.in)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		var sp []float64
+		for _, d := range got.Devices {
+			sp = append(sp, d.Speed)
+		}
+		if fmt.Sprint(sp) != c.speeds {
+			t.Errorf("%q: speeds %v, want %s", c.in, sp, c.speeds)
+		}
+	}
+}

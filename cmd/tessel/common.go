@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -86,25 +85,14 @@ func (cs clusterSpec) cluster(n int) (*cluster.Cluster, error) {
 		return nil, nil
 	}
 	c := cluster.Uniform(n)
-	c.Default.Latency = float64(cs.TransferTime)
-	c.Channels = cs.Channels
 	if cs.DeviceSpeed != "" {
-		for _, item := range strings.Split(cs.DeviceSpeed, ",") {
-			ds, ss, ok := strings.Cut(strings.TrimSpace(item), "=")
-			d, derr := strconv.Atoi(ds)
-			sp, serr := strconv.ParseFloat(ss, 64)
-			if !ok || derr != nil || serr != nil {
-				return nil, usageErrorf("--device-speed: %q is not D=S (a device and its speed)", item)
-			}
-			if d < 0 || d >= n {
-				return nil, usageErrorf("--device-speed: device %d out of range 0..%d", d, n-1)
-			}
-			if !(sp >= cluster.MinSpeed && sp <= cluster.MaxSpeed) {
-				return nil, usageErrorf("--device-speed: device %d: speed must be in %g..%g, got %s", d, cluster.MinSpeed, cluster.MaxSpeed, ss)
-			}
-			c.Devices[d].Speed = sp
+		var err error
+		if c, err = cluster.ParseSpeeds(cs.DeviceSpeed, n); err != nil {
+			return nil, usageErrorf("--device-speed: %v", err)
 		}
 	}
+	c.Default.Latency = float64(cs.TransferTime)
+	c.Channels = cs.Channels
 	return c, nil
 }
 
