@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
@@ -151,8 +148,8 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	fmt.Fprintln(stdout)
 	if r != nil {
 		fmt.Fprintf(stdout, "repetend     N_R %d, period %d (lower bound %d), repetend bubble rate %s\n", r.NR, r.Period, res.Bounds.Period, pct(rate))
-		fmt.Fprintf(stdout, "offsets      %s\n", offsetsText(p, r.Offsets))
-		for d, line := range repetendRows(p, r) {
+		fmt.Fprintf(stdout, "offsets      %s\n", r.OffsetsText(p))
+		for d, line := range r.DeviceRows(p) {
 			fmt.Fprintf(stdout, "  device %-3d %s\n", d, line)
 		}
 	} else {
@@ -212,27 +209,4 @@ func searchSummary(res *search.Result, method repetend.Method) summary {
 		}
 	}
 	return sum
-}
-
-func offsetsText(p *placement.Placement, offs []int) string {
-	parts := make([]string, len(offs))
-	for i, o := range offs {
-		parts[i] = fmt.Sprintf("%s:%d", p.Blocks[i].ID, o)
-	}
-	return strings.Join(parts, " ")
-}
-
-// repetendRows lists every device's blocks of one iteration in start
-// order, as id^offset@start.
-func repetendRows(p *placement.Placement, r *repetend.Repetend) []string {
-	rows := make([]string, p.Devices)
-	for d, on := range p.DeviceBlocks() {
-		sort.SliceStable(on, func(a, b int) bool { return r.Starts[on[a]] < r.Starts[on[b]] })
-		parts := make([]string, len(on))
-		for k, i := range on {
-			parts[k] = fmt.Sprintf("%s^%d@%d", p.Blocks[i].ID, r.Offsets[i], r.Starts[i])
-		}
-		rows[d] = strings.Join(parts, " ")
-	}
-	return rows
 }
