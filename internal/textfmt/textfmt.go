@@ -131,8 +131,8 @@ func Table(w io.Writer, format string, header []string, rows [][]string) error {
 	return t.Render()
 }
 
-// Plain renders rows under a header as plain left-aligned columns, no
-// borders, every line trimmed.
+// Plain renders rows under a header (upper-cased) as plain left-aligned
+// columns, no borders, every line trimmed.
 func Plain(header []string, rows [][]string) (string, error) {
 	var buf strings.Builder
 	t := tablewriter.NewTable(&buf,
