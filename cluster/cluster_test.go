@@ -255,3 +255,25 @@ func TestParseSpeeds(t *testing.T) {
 		}
 	}
 }
+
+// ParseSpeeds never panics: it returns a cluster whose speeds are in
+// range, or an error.
+func FuzzParseSpeeds(f *testing.F) {
+	for _, s := range []string{"2=0.5", " 0=2 , 3=0.25", "4=1", "-1=1", "1", "1=fast", "1=0", "1=1e7", "", ",", "0=NaN", "0=+Inf"} {
+		f.Add(s, 4)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 1 || n > 64 {
+			return
+		}
+		c, err := ParseSpeeds(s, n)
+		if err != nil {
+			return
+		}
+		for d, dev := range c.Devices {
+			if !(dev.Speed >= MinSpeed && dev.Speed <= MaxSpeed) {
+				t.Fatalf("%q: device %d speed %v", s, d, dev.Speed)
+			}
+		}
+	})
+}
