@@ -33,11 +33,11 @@ func replanCommand() *cli.Command {
 		Description: "For a schedule file (with or without a cluster) and a new cluster — a link slowed down,\n" +
 			"a device replaced — searches the schedule of the same placement, micro-batches and budget\n" +
 			"on the new cluster, starting from the old schedule: its per-device orders compacted under\n" +
-			"the new times, one more seed beside the constructions and baselines of tessel search; and,\n" +
+			"the new times, one more start beside the constructions and baselines of tessel search; and,\n" +
 			"where the solver is to search for a shorter period than the modulo schedules' (theirs is\n" +
 			"above the lower bound), its repetend (the file's, or the one its steady state repeats),\n" +
 			"its offsets adapted to the new cluster without the solver (behind a slower link a stage\n" +
-			"keeps one more micro-batch in flight) and re-timed there: its schedule is a seed too, and\n" +
+			"keeps one more micro-batch in flight) and re-timed there: its schedule is a start too, and\n" +
 			"its period, if shorter, is where the solver starts.\n" +
 			"It reports the makespan and time beside a fresh search's (--no-fresh leaves that out).\n" +
 			"A replan is meant to be quick: it wants a good schedule now, not a proof, so every solver\n" +
