@@ -13,7 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 )
 
-// Options.Start: a given schedule joins the seeds under its name, the
+// Options.Start: a given schedule joins the candidates under its name, the
 // search returns nothing worse, and a schedule of another setting is
 // refused. On a cluster with per-device memories the answer verifies
 // against each device's budget.
@@ -63,7 +63,7 @@ func TestSearchStartsFrom(t *testing.T) {
 }
 
 // Start.Repetend: a repetend found on one cluster is re-timed on another
-// (one link slower). With the constructions left out it joins the seeds
+// (one link slower). With the constructions left out it joins the candidates
 // and is the solver's incumbent, which the answer never loses to. In a
 // quick search (every solver call capped, the repetend's schedule not
 // refined, as tessel replan runs it) it is left out where its offsets
