@@ -88,8 +88,8 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	if err := opts.Outputs.write(s); err != nil {
 		return err
 	}
-	sum := newSummary(s, "time-optimal", sol.Proven)
-	sum.Seconds = seconds{Total: secs(elapsed)}
+	sum := search.NewSummary(s, "time-optimal", sol.Proven)
+	sum.Seconds = search.SummarySeconds{Total: secs(elapsed)}
 	// The solver's own bound sees what the schedule package's does not
 	// (blocks on all devices as barriers); report the stronger.
 	sum.LowerBound.Makespan = max(sum.LowerBound.Makespan, sol.LowerBound)

@@ -60,7 +60,7 @@ func planCommand() *cli.Command {
 // planResult is tessel plan's --json: the partition and the schedule.
 type planResult struct {
 	Partition *partition.Report `json:"partition"`
-	Schedule  summary           `json:"schedule"`
+	Schedule  search.Summary    `json:"schedule"`
 	// Model-time figures: the schedule's makespan and its time per
 	// micro-batch in the steady state (period × time unit), beside the
 	// split's max load.
@@ -114,7 +114,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := o.Outputs.write(s); err != nil {
 		return err
 	}
-	sum := searchSummary(res, defaultMethod)
+	sum := res.Summary(defaultMethod)
 	r := res.Repetend
 	period := 0
 	if r != nil {

@@ -125,7 +125,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if err := opts.Outputs.write(s); err != nil {
 		return err
 	}
-	sum := searchSummary(res, method)
+	sum := res.Summary(method)
 	r := res.Repetend
 	var rate float64
 	if r != nil {
@@ -181,32 +181,4 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	fmt.Fprintf(stdout, "proven       %s\n", res.ProofStatus())
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	return nil
-}
-
-// searchSummary is the --json summary of a search's result: the
-// schedule's metrics, how it was built, and its repetend.
-func searchSummary(res *search.Result, method repetend.Method) summary {
-	s, p := res.Schedule, res.Schedule.Placement
-	name := string(method)
-	if res.Search != nil {
-		name = string(res.Search.Method)
-	}
-	sum := newSummary(s, name, res.Proven())
-	sum.Source = res.Source.String()
-	sum.Gap = ptr(res.Gap())
-	sum.Seconds = seconds{Total: secs(res.Times.Total), Constructions: secs(res.Times.Constructions), Repetend: secs(res.Times.Repetend), Warmup: secs(res.Times.Warmup), Cooldown: secs(res.Times.Cooldown), Refine: secs(res.Times.Refine)}
-	if res.Search != nil {
-		st := res.Search.Stats
-		sum.Candidates = &candidates{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}
-	}
-	if r := res.Repetend; r != nil {
-		rate := schedule.RepetendBubbleRate(p, r.Period)
-		sum.NR, sum.Period, sum.RepetendBubbleRate = r.NR, r.Period, &rate
-		sum.PeriodProven = ptr(res.PeriodProven())
-		sum.Offsets = map[string]int{}
-		for i, b := range p.Blocks {
-			sum.Offsets[b.ID] = r.Offsets[i]
-		}
-	}
-	return sum
 }
