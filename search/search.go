@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -163,6 +164,23 @@ func (r *Result) Makespan() int { return schedule.Makespan(r.Schedule) }
 // bound.
 func (r *Result) Gap() int { return r.Makespan() - r.Bounds.Makespan }
 
+// RunnerUp is the best seed other than the one the schedule came from:
+// the least makespan among the constructions, baselines and starts the
+// search began with, the earliest listed on a tie. ok is false when there
+// is no other seed (a solver-only search, or a single seed that won).
+func (r *Result) RunnerUp() (best Seed, ok bool) {
+	winner := strings.TrimSuffix(r.Source, refinedSuffix)
+	for _, sd := range r.Seeds {
+		if sd.Name == winner {
+			continue
+		}
+		if !ok || sd.Makespan < best.Makespan {
+			best, ok = sd, true
+		}
+	}
+	return best, ok
+}
+
 // PeriodProven reports whether no repetend with N_R ≤ MaxNR has a
 // shorter period than Repetend. With channels only the lower bound proves
 // it.
@@ -206,6 +224,9 @@ func (r *Result) Proven() bool {
 }
 
 const sourceRepetend = "repetend"
+
+// refinedSuffix marks a Source whose schedule the refinement improved.
+const refinedSuffix = ", refined"
 
 // ErrNoRepetend means no repetend fits the memory budget.
 var ErrNoRepetend = errors.New("no repetend fits the memory budget")
@@ -379,7 +400,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		}
 		if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 			res.Schedule = s
-			res.Source += ", refined"
+			res.Source += refinedSuffix
 		}
 	}
 	// A schedule built without a repetend often has one in its steady

@@ -241,15 +241,8 @@ func sourceText(res *search.Result) string {
 	if strings.HasSuffix(text, ", refined") {
 		text = strings.TrimSuffix(text, ", refined") + ", its ends re-optimised by the solver"
 	}
-	best := ""
-	for _, sd := range res.Seeds {
-		if sd.Name != strings.TrimSuffix(res.Source, ", refined") {
-			best = fmt.Sprintf("%s (makespan %d)", sd.Name, sd.Makespan)
-			break
-		}
-	}
-	if len(res.Seeds) > 0 && best != "" {
-		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s", len(res.Seeds), best)
+	if best, ok := res.RunnerUp(); ok {
+		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s (makespan %d)", len(res.Seeds), best.Name, best.Makespan)
 	}
 	return text
 }

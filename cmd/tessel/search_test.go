@@ -200,3 +200,15 @@ func TestEveryBadPlacementFile(t *testing.T) {
 		}
 	}
 }
+
+// The "otherwise" line names the best other start by makespan: ZB-H1 at
+// 27 on the split v-shape, not the first listed (a list schedule at 29).
+func TestSearchRunnerUpLine(t *testing.T) {
+	code, out, errOut := runCLI(t, "search", "-p", "v-shape", "--split-backward", "-d", "4", "-n", "8", "--memory", "4")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if want := "otherwise: baseline zb-h1 (makespan 27)"; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+}
