@@ -18,6 +18,39 @@ type OptimalResult struct {
 	// Source is "solver", or the construction or baseline that the
 	// solver did not beat in time.
 	Source string
+	// Bound is the proven lower bound of the makespan and what proves it.
+	Bound OptimalBound
+}
+
+// OptimalBound is the time-optimal search's lower bound of the makespan:
+// the larger of the schedule package's bounds (schedule.LowerBoundsBy)
+// and the solver's (its relaxations, raised by every shorter makespan a
+// solver call refuted).
+type OptimalBound struct {
+	Makespan int
+	// By says what proves Makespan, for people: a relaxation (which
+	// one), the memory budget, or solver calls.
+	By string
+	// Solver is set when solver calls proved Makespan, above Relaxed,
+	// the best bound of the relaxations and the memory budget alone.
+	Solver  bool
+	Relaxed int
+}
+
+// boundOf combines the schedule package's bound with the solver's.
+func boundOf(p *placement.Placement, n, memory int, sol *smt.Solution) OptimalBound {
+	b, by := schedule.LowerBoundsBy(p, n, memory)
+	out := OptimalBound{Makespan: b.Makespan, By: by.String(), Relaxed: b.Makespan}
+	if sol == nil {
+		return out
+	}
+	if sol.Relaxed > out.Relaxed {
+		out.Makespan, out.Relaxed, out.By = sol.Relaxed, sol.Relaxed, sol.Bound.String()
+	}
+	if sol.Bound == smt.BoundSolver && sol.LowerBound > out.Makespan {
+		out.Makespan, out.By, out.Solver = sol.LowerBound, sol.Bound.String(), true
+	}
+	return out
 }
 
 // Optimal is the time-optimal (TO) search of all n micro-batches (the
@@ -53,7 +86,7 @@ func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt smt
 		// The solver found nothing before it stopped: the seed stands.
 		sol = &smt.Solution{Starts: opt.Hint, Makespan: schedule.Makespan(seed), LowerBound: schedule.LowerBounds(p, n, memory).Makespan}
 		sol.Proven = sol.Makespan <= sol.LowerBound
-		return &OptimalResult{Schedule: seed, Solution: sol, Source: source}, nil
+		return &OptimalResult{Schedule: seed, Solution: sol, Source: source, Bound: boundOf(p, n, memory, nil)}, nil
 	}
 	s, retimed, err := onLinks(s)
 	if err != nil {
@@ -68,9 +101,9 @@ func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt smt
 		// seed aside; it is still the better answer.
 		sol.Makespan = schedule.Makespan(seed)
 		sol.Proven = sol.Makespan <= sol.LowerBound
-		return &OptimalResult{Schedule: seed, Solution: sol, Source: source}, nil
+		return &OptimalResult{Schedule: seed, Solution: sol, Source: source, Bound: boundOf(p, n, memory, sol)}, nil
 	}
-	return &OptimalResult{Schedule: s, Solution: sol, Source: "solver"}, nil
+	return &OptimalResult{Schedule: s, Solution: sol, Source: "solver", Bound: boundOf(p, n, memory, sol)}, nil
 }
 
 // onLinks returns s when it verifies. A schedule from a solver whose

@@ -6,6 +6,8 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // The runner-up is the best other seed by makespan, not the first listed:
@@ -38,5 +40,33 @@ func TestRunnerUpIsTheBestOtherSeed(t *testing.T) {
 	r := &Result{Source: "modulo, refined", Seeds: []Seed{{Name: "modulo", Makespan: 3}, {Name: "list/x", Makespan: 5}}}
 	if got, _ := r.RunnerUp(); got.Name != "list/x" {
 		t.Errorf("refined winner: runner-up %+v", got)
+	}
+}
+
+// tessel optimal names what proves its bound. On the v-shape (4 devices,
+// 4 micro-batches) under memory 3 the relaxations and the memory bound
+// give 28 and the optimum is 32: solver calls refuted every makespan
+// below 32. Without a budget the optimum meets a device's load bound.
+func TestOptimalNamesItsBound(t *testing.T) {
+	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4})
+	for _, c := range []struct {
+		memory, makespan, relaxed int
+		solver                    bool
+		by                        string
+	}{
+		{3, 32, 28, true, "solver calls that found no shorter schedule"},
+		{0, 28, 28, false, "a device's load"},
+	} {
+		res, err := Optimal(context.Background(), p, 4, c.memory, smt.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := res.Bound
+		if b.Makespan != c.makespan || b.Relaxed != c.relaxed || b.Solver != c.solver || b.By != c.by {
+			t.Errorf("memory %d: bound %+v, want %d by %q (relaxations %d, solver %v)", c.memory, b, c.makespan, c.by, c.relaxed, c.solver)
+		}
+		if !res.Solution.Proven || schedule.Makespan(res.Schedule) != c.makespan {
+			t.Errorf("memory %d: makespan %d, proven %v", c.memory, schedule.Makespan(res.Schedule), res.Solution.Proven)
+		}
 	}
 }

@@ -212,3 +212,16 @@ func TestSearchRunnerUpLine(t *testing.T) {
 		t.Errorf("output lacks %q:\n%s", want, out)
 	}
 }
+
+// tessel optimal says what proves its lower bound: for the v-shape under
+// memory 3, solver calls (32), not the relaxations (28).
+func TestOptimalBoundLine(t *testing.T) {
+	code, out, errOut := runCLI(t, "optimal", "-p", "v-shape", "--memory", "3", "-n", "4")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "lower bound  32 (proven by solver calls that found no shorter schedule; the relaxations and the memory budget give 28)"
+	if !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+}

@@ -41,6 +41,8 @@ type summary struct {
 type lowerBound struct {
 	Period   int `json:"period"`
 	Makespan int `json:"makespan"`
+	// By says what proves Makespan (tessel optimal only).
+	By string `json:"by,omitempty"`
 }
 
 type candidates struct {
