@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tessel-pp/tessel/internal/testskip"
 )
 
 // seedData returns the folder of seed 001's graphs: shared/data/dnn-partitioning
@@ -22,7 +24,7 @@ func seedData(t testing.TB) string {
 		}
 		up := filepath.Dir(dir)
 		if up == dir {
-			t.Skip("no shared/data/dnn-partitioning folder above the package: seed 001's graphs are not here")
+			testskip.Skip(t, "no shared/data/dnn-partitioning folder above the package: seed 001's graphs are not here")
 		}
 		dir = up
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
@@ -91,8 +92,8 @@ func TestPaperInferenceReachesZeroBubbles(t *testing.T) {
 func runPaperCases(t *testing.T, cases []paperCase) {
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/infer=%v", c.name, c.inference), func(t *testing.T) {
-			if c.skipInShort && testing.Short() {
-				t.Skip("solver-heavy")
+			if c.skipInShort {
+				testskip.Short(t, "solver-heavy")
 			}
 			p := placementtest.Builtin(t, c.name, placement.Options{Inference: c.inference})
 			n := 128
