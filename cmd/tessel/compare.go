@@ -305,11 +305,22 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 	}
 	row.fill(s, p, opts.Memory)
 	recordCluster(s, opts.cluster, opts.given)
-	r := res.Repetend
-	if r != nil {
-		row.RepetendBubbleRate = ptr(round6(schedule.RepetendBubbleRate(p, r.Period)))
-		row.Note = fmt.Sprintf("N_R %d, period %d", r.NR, r.Period)
+	// The steady state of the schedule returned, and the solver's
+	// repetend where the schedule does not repeat it.
+	if st := schedule.SteadyOf(s); st != nil {
+		row.RepetendBubbleRate = ptr(round6(st.BubbleRate))
+		row.Note = fmt.Sprintf("N_R %d, period %d", st.NR, st.Period)
+		if st.PerPeriod > 1 {
+			row.Note += fmt.Sprintf(" for %d micro-batches", st.PerPeriod)
+		}
+		if !st.Complete {
+			row.Note += " (some blocks outside it)"
+		}
 	}
+	if r := res.Repetend; r != nil && !res.RepetendUsed() {
+		row.Note += fmt.Sprintf("; repetend found, not used: period %d", r.Period)
+	}
+	row.Note = strings.TrimPrefix(row.Note, "; ")
 	if res.Source != "repetend" {
 		row.Note += "; schedule from " + res.Source
 	} else if res.Fallback {
@@ -419,7 +430,7 @@ func (c comparison) write(w io.Writer, format string) error {
 		return err
 	}
 	if format == "table" {
-		fmt.Fprintln(w, "\nrepetend bubble rate: the bubble rate as N grows (Tessel: its repetend's; a baseline: its steady state, as in Table II).")
+		fmt.Fprintln(w, "\nrepetend bubble rate: the bubble rate as N grows (Tessel: the steady state of its schedule; a baseline: its steady state, as in Table II).")
 		fmt.Fprintln(w, "× = no straightforward adaptation of the baseline to the placement. Every schedule shown passed the verifier.")
 	}
 	return nil

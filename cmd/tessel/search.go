@@ -153,7 +153,11 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	}
 	fmt.Fprintln(stdout)
 	if r != nil {
-		fmt.Fprintf(stdout, "repetend     N_R %d, period %d (lower bound %d), repetend bubble rate %s\n", r.NR, r.Period, res.Bounds.Period, pct(rate))
+		used := ""
+		if !res.RepetendUsed() {
+			used = "found, not used: "
+		}
+		fmt.Fprintf(stdout, "repetend     %sN_R %d, period %d (lower bound %d), repetend bubble rate %s\n", used, r.NR, r.Period, res.Bounds.Period, pct(rate))
 		fmt.Fprintf(stdout, "offsets      %s\n", offsetsText(p, r.Offsets))
 		for d, line := range repetendRows(p, r) {
 			fmt.Fprintf(stdout, "  device %-3d %s\n", d, line)
@@ -175,6 +179,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		return err
 	}
 	fmt.Fprintf(stdout, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, res.Gap(), pct(sum.BubbleRate))
+	fmt.Fprintf(stdout, "steady state %s\n", steadyText(s))
 	fmt.Fprintf(stdout, "built by     %s\n", sourceText(res))
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
 	if res.Search != nil {
@@ -201,6 +206,7 @@ func searchSummary(res *search.Result, method repetend.Method) summary {
 	sum.Source = res.Source
 	sum.Gap = ptr(res.Gap())
 	sum.Seconds = seconds{Total: secs(res.Times.Total), Constructions: secs(res.Times.Constructions), Repetend: secs(res.Times.Repetend), Warmup: secs(res.Times.Warmup), Cooldown: secs(res.Times.Cooldown), Refine: secs(res.Times.Refine)}
+	sum.SteadyState = steadyOf(s)
 	if res.Search != nil {
 		st := res.Search.Stats
 		sum.Candidates = &candidates{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}
@@ -209,6 +215,7 @@ func searchSummary(res *search.Result, method repetend.Method) summary {
 		rate := schedule.RepetendBubbleRate(p, r.Period)
 		sum.NR, sum.Period, sum.RepetendBubbleRate = r.NR, r.Period, &rate
 		sum.PeriodProven = ptr(res.PeriodProven())
+		sum.RepetendUsed = ptr(res.RepetendUsed())
 		sum.Offsets = map[string]int{}
 		for i, b := range p.Blocks {
 			sum.Offsets[b.ID] = r.Offsets[i]

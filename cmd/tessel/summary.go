@@ -24,6 +24,11 @@ type summary struct {
 	Period             int            `json:"period,omitempty"`
 	RepetendBubbleRate *float64       `json:"repetend_bubble_rate,omitempty"`
 	Offsets            map[string]int `json:"offsets,omitempty"`
+	// RepetendUsed says whether the schedule repeats the repetend above
+	// (nr, period, offsets); where it does not, SteadyState is the
+	// schedule's own.
+	RepetendUsed *bool       `json:"repetend_used,omitempty"`
+	SteadyState  *steadyJSON `json:"steady_state,omitempty"`
 	MicroBatches       int            `json:"micro_batches"`
 	Makespan           int            `json:"makespan"`
 	BubbleRate         float64        `json:"bubble_rate"`
@@ -36,6 +41,102 @@ type summary struct {
 	Source             string         `json:"source,omitempty"`
 	Candidates         *candidates    `json:"candidates,omitempty"`
 	Seconds            seconds        `json:"seconds"`
+}
+
+// steadyJSON is the steady state of the schedule returned
+// (schedule.SteadyOf): its period for micro_batches_per_period more
+// micro-batches, the N_R of its longest periodic stretch, and the bubble
+// rate as N grows; complete is false where the stretches leave blocks out
+// (the figures are then the longest stretch's alone).
+type steadyJSON struct {
+	Period     int           `json:"period"`
+	PerPeriod  int           `json:"micro_batches_per_period"`
+	NR         int           `json:"nr"`
+	BubbleRate float64       `json:"bubble_rate"`
+	Complete   bool          `json:"complete"`
+	Stretches  []stretchJSON `json:"stretches"`
+}
+
+type stretchJSON struct {
+	Start      int      `json:"start"`
+	Period     int      `json:"period"`
+	PerPeriod  int      `json:"micro_batches_per_period"`
+	Iterations int      `json:"iterations"`
+	NR         int      `json:"nr"`
+	Blocks     []string `json:"blocks"`
+}
+
+// steadyOf is s's steady state for --json (nil when it has none).
+func steadyOf(s *schedule.Schedule) *steadyJSON {
+	st := schedule.SteadyOf(s)
+	if st == nil {
+		return nil
+	}
+	out := &steadyJSON{Period: st.Period, PerPeriod: st.PerPeriod, NR: st.NR, BubbleRate: round6(st.BubbleRate), Complete: st.Complete}
+	for _, x := range st.Stretches {
+		ids := make([]string, len(x.Blocks))
+		for k, i := range x.Blocks {
+			ids[k] = s.Placement.Blocks[i].ID
+		}
+		out.Stretches = append(out.Stretches, stretchJSON{Start: x.Start, Period: x.Period, PerPeriod: x.PerPeriod, Iterations: x.Iterations, NR: x.NR, Blocks: ids})
+	}
+	return out
+}
+
+// steadyText says what s does once it repeats, in one line: its period
+// (per so many micro-batches), N_R and bubble rate, and where the
+// periodic stretches lie.
+func steadyText(s *schedule.Schedule) string {
+	st := schedule.SteadyOf(s)
+	if st == nil {
+		return "none: no stretch of the schedule repeats exactly"
+	}
+	period := fmt.Sprint(st.Period)
+	if st.PerPeriod > 1 {
+		period = fmt.Sprintf("%d for %d micro-batches", st.Period, st.PerPeriod)
+	}
+	where := func(x schedule.Stretch) string {
+		return fmt.Sprintf("%d %s from time %d", x.Iterations, plural(x.Iterations, "iteration"), x.Start)
+	}
+	text := fmt.Sprintf("period %s, N_R %d, bubble rate %s", period, st.NR, pct(st.BubbleRate))
+	switch {
+	case !st.Complete:
+		var out []string
+		in := map[int]bool{}
+		for _, i := range st.Main.Blocks {
+			in[i] = true
+		}
+		for i, b := range s.Placement.Blocks {
+			if !in[i] {
+				out = append(out, b.ID)
+			}
+		}
+		text += fmt.Sprintf(" (%s; %s run outside it)", where(st.Main), strings.Join(out, " "))
+	case len(st.Stretches) == 1:
+		text += " (" + where(st.Main) + ")"
+	default:
+		parts := make([]string, len(st.Stretches))
+		for k, x := range st.Stretches {
+			ids := make([]string, len(x.Blocks))
+			for j, i := range x.Blocks {
+				ids[j] = s.Placement.Blocks[i].ID
+			}
+			block := strings.Join(ids, " ")
+			if len(ids) > 3 {
+				block = fmt.Sprintf("%d blocks", len(ids))
+			}
+			parts[k] = fmt.Sprintf("%s every %d, %s", block, x.Period, where(x))
+		}
+		text += fmt.Sprintf(" over %d periodic stretches one after another: %s", len(st.Stretches), strings.Join(parts, "; "))
+	}
+	return text
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 type lowerBound struct {
