@@ -29,18 +29,18 @@ type summary struct {
 	// schedule's own.
 	RepetendUsed *bool       `json:"repetend_used,omitempty"`
 	SteadyState  *steadyJSON `json:"steady_state,omitempty"`
-	MicroBatches       int            `json:"micro_batches"`
-	Makespan           int            `json:"makespan"`
-	BubbleRate         float64        `json:"bubble_rate"`
-	PeakMemory         []int          `json:"peak_memory"`
-	LowerBound         lowerBound     `json:"lower_bound"`
-	Valid              bool           `json:"valid"`
-	Proven             bool           `json:"proven"`
-	PeriodProven       *bool          `json:"period_proven,omitempty"`
-	Gap                *int           `json:"gap,omitempty"`
-	Source             string         `json:"source,omitempty"`
-	Candidates         *candidates    `json:"candidates,omitempty"`
-	Seconds            seconds        `json:"seconds"`
+	MicroBatches int         `json:"micro_batches"`
+	Makespan     int         `json:"makespan"`
+	BubbleRate   float64     `json:"bubble_rate"`
+	PeakMemory   []int       `json:"peak_memory"`
+	LowerBound   lowerBound  `json:"lower_bound"`
+	Valid        bool        `json:"valid"`
+	Proven       bool        `json:"proven"`
+	PeriodProven *bool       `json:"period_proven,omitempty"`
+	Gap          *int        `json:"gap,omitempty"`
+	Source       string      `json:"source,omitempty"`
+	Candidates   *candidates `json:"candidates,omitempty"`
+	Seconds      seconds     `json:"seconds"`
 }
 
 // steadyJSON is the steady state of the schedule returned
