@@ -8,9 +8,9 @@ import (
 	"github.com/tessel-pp/tessel/internal/testskip"
 )
 
-// seedData returns the folder of seed 001's graphs: shared/data/dnn-partitioning
-// beside the repository root (or beside any folder above this package),
-// as CI lays out a fresh clone. It skips the test when there is none.
+// seedData returns the folder of the published graphs of Tarnawski et al.
+// (dnn-partitioning, in a data folder beside the repository root or any
+// folder above this package), as CI lays out a fresh clone. It skips the test when there is none.
 func seedData(t testing.TB) string {
 	t.Helper()
 	dir, err := filepath.Abs(".")
@@ -24,7 +24,11 @@ func seedData(t testing.TB) string {
 		}
 		up := filepath.Dir(dir)
 		if up == dir {
+<<<<<<< HEAD
 			testskip.Skip(t, "no shared/data/dnn-partitioning folder above the package: seed 001's graphs are not here")
+=======
+			t.Skip("the published graphs of Tarnawski et al. (dnn-partitioning) are not above the package")
+>>>>>>> main
 		}
 		dir = up
 	}
