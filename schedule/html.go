@@ -58,9 +58,6 @@ func RenderHTML(s *Schedule, w io.Writer) error {
 		if len(st.Stretches) > 1 {
 			what += fmt.Sprintf(", over %d periodic stretches one after another", len(st.Stretches))
 		}
-		if !st.Complete {
-			what += " (some blocks run outside it)"
-		}
 		row("steady state", what)
 		row("steady-state bubble rate", fmt.Sprintf("%.2f%%", 100*st.BubbleRate))
 	}

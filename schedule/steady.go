@@ -30,18 +30,16 @@ func (st Stretch) End() int { return st.Start + st.Iterations*st.Period }
 // SteadyState is what a schedule does once it repeats: the longest
 // exactly periodic stretch of its start times (Main), and, where that
 // stretch leaves blocks out, the stretches before and after it that run
-// them. Period is the time PerPeriod more micro-batches add to the
-// stretches together — where the stretches cover every block once
-// (Complete), what the schedule's makespan grows by for PerPeriod more
-// micro-batches, if it was built the same way for them — and BubbleRate
+// them, every block in exactly one. Period is the time PerPeriod more
+// micro-batches add to the stretches together — what the schedule's
+// makespan grows by for PerPeriod more micro-batches, if it was built
+// the same way for them — and BubbleRate
 // the idle share of the devices over it: the bubble rate of the whole
 // schedule as N grows. NR is Main's.
 type SteadyState struct {
 	Main      Stretch
 	Stretches []Stretch // in time order, Main among them
-	Complete  bool      // the stretches' blocks are every block, each once
-	// Period, PerPeriod and BubbleRate are over all the stretches when
-	// Complete, else Main's alone.
+	// Period, PerPeriod and BubbleRate are over all the stretches.
 	Period, PerPeriod, NR int
 	BubbleRate            float64
 }
@@ -54,7 +52,8 @@ const maxPerPeriod = 64
 // repeats exactly with some period and some number of micro-batches per
 // period, at least two windows long; then, for the blocks it leaves out,
 // the longest stretches before and after it. It returns nil when s has
-// no such stretch (fewer than three micro-batches, or no repetition).
+// no such stretches (fewer than three micro-batches, no repetition, or
+// blocks that run in none).
 // The schedule must be valid.
 func Steady(s *Schedule) *SteadyState {
 	if s == nil || s.Placement == nil || s.MicroBatches < 3 {
@@ -118,12 +117,7 @@ func Steady(s *Schedule) *SteadyState {
 		sort.Slice(st.Stretches, func(a, b int) bool { return st.Stretches[a].Start < st.Stretches[b].Start })
 	}
 	st.NR = main.NR
-	load := 0
-	for _, l := range p.Loads() {
-		load += l
-	}
 	if len(covered) == k && d.disjoint(st.Stretches) {
-		st.Complete = true
 		q := 1
 		for _, x := range st.Stretches {
 			q = lcm(q, x.PerPeriod)
@@ -135,12 +129,11 @@ func Steady(s *Schedule) *SteadyState {
 		}
 		st.Period, st.PerPeriod = period, q
 		st.BubbleRate = bubble(p.Devices, period, busy)
-	} else {
-		st.Stretches = []Stretch{main}
-		st.Period, st.PerPeriod = main.Period, main.PerPeriod
-		st.BubbleRate = bubble(p.Devices, main.Period, main.Busy)
+		return st
 	}
-	return st
+	// The stretches leave blocks out (or run one twice): no steady state
+	// of the whole schedule.
+	return nil
 }
 
 // bubble is the idle share of d devices over period with busy device-time.
@@ -359,7 +352,7 @@ func SteadyOf(s *Schedule) *SteadyState {
 		blocks[i] = i
 	}
 	main := Stretch{Start: rp.Start, Period: rp.Period, PerPeriod: 1, Iterations: rp.Iterations, NR: rp.Span(), Blocks: blocks, Busy: busy}
-	return &SteadyState{Main: main, Stretches: []Stretch{main}, Complete: true, Period: rp.Period, PerPeriod: 1, NR: main.NR,
+	return &SteadyState{Main: main, Stretches: []Stretch{main}, Period: rp.Period, PerPeriod: 1, NR: main.NR,
 		BubbleRate: RepetendBubbleRate(s.Placement, rp.Period)}
 }
 

@@ -52,7 +52,7 @@ func TestSteady(t *testing.T) {
 			if st == nil {
 				t.Fatal("no steady state")
 			}
-			if st.Period != c.period || st.PerPeriod != c.perPeriod || st.NR != c.nr || len(st.Stretches) != c.stretches || !st.Complete ||
+			if st.Period != c.period || st.PerPeriod != c.perPeriod || st.NR != c.nr || len(st.Stretches) != c.stretches ||
 				st.Main.Iterations != c.iter || st.BubbleRate != c.rate {
 				t.Errorf("steady state %+v, want period %d for %d, N_R %d, %d stretches, %d iterations, bubble rate %v",
 					st, c.period, c.perPeriod, c.nr, c.stretches, c.iter, c.rate)

@@ -313,9 +313,6 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 		if st.PerPeriod > 1 {
 			row.Note += fmt.Sprintf(" for %d micro-batches", st.PerPeriod)
 		}
-		if !st.Complete {
-			row.Note += " (some blocks outside it)"
-		}
 	}
 	if r := res.Repetend; r != nil && !res.RepetendUsed() {
 		row.Note += fmt.Sprintf("; repetend found, not used: period %d", r.Period)

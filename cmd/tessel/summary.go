@@ -45,15 +45,13 @@ type summary struct {
 
 // steadyJSON is the steady state of the schedule returned
 // (schedule.SteadyOf): its period for micro_batches_per_period more
-// micro-batches, the N_R of its longest periodic stretch, and the bubble
-// rate as N grows; complete is false where the stretches leave blocks out
-// (the figures are then the longest stretch's alone).
+// micro-batches, the N_R of its longest periodic stretch, the bubble rate
+// as N grows, and the stretches (one after another, every block in one).
 type steadyJSON struct {
 	Period     int           `json:"period"`
 	PerPeriod  int           `json:"micro_batches_per_period"`
 	NR         int           `json:"nr"`
 	BubbleRate float64       `json:"bubble_rate"`
-	Complete   bool          `json:"complete"`
 	Stretches  []stretchJSON `json:"stretches"`
 }
 
@@ -72,7 +70,7 @@ func steadyOf(s *schedule.Schedule) *steadyJSON {
 	if st == nil {
 		return nil
 	}
-	out := &steadyJSON{Period: st.Period, PerPeriod: st.PerPeriod, NR: st.NR, BubbleRate: round6(st.BubbleRate), Complete: st.Complete}
+	out := &steadyJSON{Period: st.Period, PerPeriod: st.PerPeriod, NR: st.NR, BubbleRate: round6(st.BubbleRate)}
 	for _, x := range st.Stretches {
 		ids := make([]string, len(x.Blocks))
 		for k, i := range x.Blocks {
@@ -89,7 +87,7 @@ func steadyOf(s *schedule.Schedule) *steadyJSON {
 func steadyText(s *schedule.Schedule) string {
 	st := schedule.SteadyOf(s)
 	if st == nil {
-		return "none: no stretch of the schedule repeats exactly"
+		return "none found: no stretches of the schedule repeat exactly with every block in one"
 	}
 	period := fmt.Sprint(st.Period)
 	if st.PerPeriod > 1 {
@@ -100,18 +98,6 @@ func steadyText(s *schedule.Schedule) string {
 	}
 	text := fmt.Sprintf("period %s, N_R %d, bubble rate %s", period, st.NR, pct(st.BubbleRate))
 	switch {
-	case !st.Complete:
-		var out []string
-		in := map[int]bool{}
-		for _, i := range st.Main.Blocks {
-			in[i] = true
-		}
-		for i, b := range s.Placement.Blocks {
-			if !in[i] {
-				out = append(out, b.ID)
-			}
-		}
-		text += fmt.Sprintf(" (%s; %s run outside it)", where(st.Main), strings.Join(out, " "))
 	case len(st.Stretches) == 1:
 		text += " (" + where(st.Main) + ")"
 	default:
