@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tessel-pp/tessel/internal/testskip"
 )
 
 // seedData returns the folder of the published graphs of Tarnawski et al.
@@ -22,7 +24,7 @@ func seedData(t testing.TB) string {
 		}
 		up := filepath.Dir(dir)
 		if up == dir {
-			t.Skip("the published graphs of Tarnawski et al. (dnn-partitioning) are not above the package")
+			testskip.Skip(t, "the published graphs of Tarnawski et al. (dnn-partitioning) are not above the package")
 		}
 		dir = up
 	}
@@ -34,7 +36,7 @@ func loadSeed(t testing.TB, rel string) *Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := ParseSeed(data)
+	g, err := ParseGraph(data)
 	if err != nil {
 		t.Fatalf("%s: %v", rel, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -63,7 +62,7 @@ type Options struct {
 	// Start lists schedules of the same placement, micro-batch count and
 	// budget to start from beside the constructions and the baselines
 	// (tessel replan: a previous plan's orders on a new cluster). Each
-	// must verify; it joins the seeds under its name, and the search
+	// must verify; it joins the candidates under its name, and the search
 	// never returns anything worse. A start may instead give a repetend
 	// (a previous plan's): see Start.Repetend.
 	Start    []Start
@@ -83,7 +82,7 @@ type Start struct {
 	// schedules' and these offsets might reach one (their solver-free
 	// bound is shorter), they are re-timed here (repetend.Retime) and
 	// checked for a warmup and a cooldown; the full schedule they make,
-	// with list-scheduled warmup and cooldown, joins the seeds under Name,
+	// with list-scheduled warmup and cooldown, joins the candidates under Name,
 	// and the re-timed repetend is the solver's incumbent where its period
 	// is shorter than the modulo schedules'. Offsets that fit no period
 	// under the budget are left out, not an error.
@@ -92,7 +91,7 @@ type Start struct {
 
 // Progress is a snapshot of a running search.
 type Progress struct {
-	Stage string // "constructions", "repetend", "warmup and cooldown", "refining"
+	Stage string // "constructions", "repetend", "warmup and cooldown", "refining", "improving" (step 5), "repetend, again" (UseTime)
 	// Repetend is the repetend search's own progress, during that stage.
 	Repetend *repetend.Progress
 	// BestMakespan is the least makespan of a verified schedule so far
@@ -133,21 +132,85 @@ type Times struct {
 	Total, Constructions, Repetend, Warmup, Cooldown, Refine time.Duration
 }
 
-// Seed is one schedule the search started from: a construction or a
-// baseline, verified and within the budget.
-type Seed struct {
-	Name     string
+// Candidate is one schedule the search started from — a given start, a
+// construction or a baseline — verified and within the budget.
+type Candidate struct {
+	Source   Source
 	Makespan int
+}
+
+// SourceKind is what kind of work built a schedule.
+type SourceKind int
+
+const (
+	// SourceRepetend is the Tessel search: a repetend with its
+	// time-optimal warmup and cooldown (or, with fewer micro-batches than
+	// N_R, the time-optimal schedule of all of them).
+	SourceRepetend SourceKind = iota + 1
+	// SourceConstruction is a solver-free construction (package construct).
+	SourceConstruction
+	// SourceBaseline is a baseline schedule (package baseline).
+	SourceBaseline
+	// SourceStart is a schedule given in Options.Start, or the schedule
+	// of a start's repetend.
+	SourceStart
+	// SourceSolver is the time-optimal search's own schedule (Optimal).
+	SourceSolver
+)
+
+// Source says what built a schedule.
+type Source struct {
+	Kind SourceKind
+	// Name names the construction ("modulo", "list/…"), the baseline
+	// ("1f1b", …) or the start; it is empty for the repetend and the
+	// solver.
+	Name string
+	// Refined says that the solver re-optimised the schedule's ends
+	// (package refine).
+	Refined bool
+	// Windows says that the large-neighbourhood search over windows
+	// anywhere in the schedule shortened it (refine.LNS, Run's step 5).
+	Windows bool
+}
+
+// String is the source as tessel prints it: "repetend", "solver", a
+// construction's or a start's name, "baseline " and a baseline's name;
+// ", refined" after it where the ends were re-optimised.
+func (s Source) String() string {
+	var t string
+	switch s.Kind {
+	case SourceRepetend:
+		t = "repetend"
+	case SourceSolver:
+		t = "solver"
+	case SourceBaseline:
+		t = "baseline " + s.Name
+	default:
+		t = s.Name
+	}
+	if s.Refined {
+		t += ", refined"
+	}
+	if s.Windows {
+		t += ", improved in windows"
+	}
+	return t
+}
+
+// Unrefined is s before any refinement: what the refinement started
+// from.
+func (s Source) Unrefined() Source {
+	s.Refined, s.Windows = false, false
+	return s
 }
 
 // Result is a verified schedule and how it was found.
 type Result struct {
 	// Schedule is the verified schedule of least makespan found.
 	Schedule *schedule.Schedule
-	// Source names what built Schedule: "repetend" (the Tessel search:
-	// repetend, warmup and cooldown), a construction ("modulo",
-	// "list/…") or a baseline ("baseline 1f1b", …).
-	Source string
+	// Source says what built Schedule: the Tessel search (repetend,
+	// warmup and cooldown), a construction, a baseline or a start.
+	Source Source
 	// Repetend is the repetend of least period found (nil when none fits
 	// the budget with N_R ≤ MaxNR); Schedule need not be built from it
 	// when another schedule ends earlier at this N.
@@ -159,8 +222,10 @@ type Result struct {
 	Search *repetend.Result
 	// Skipped says why the solver's repetend search did not run.
 	Skipped string
-	Seeds   []Seed
-	Bounds  schedule.Bounds
+	// Candidates are the schedules the search started from, in the order
+	// it took them: given starts, constructions, baselines.
+	Candidates []Candidate
+	Bounds     schedule.Bounds
 	// Refined counts the work of re-optimising the schedule's ends.
 	Refined refine.Stats
 	Times   Times
@@ -181,6 +246,62 @@ func (r *Result) Makespan() int { return schedule.Makespan(r.Schedule) }
 // Gap is how far the makespan may be from the optimum: makespan − lower
 // bound.
 func (r *Result) Gap() int { return r.Makespan() - r.Bounds.Makespan }
+
+// RunnerUp is the best candidate other than the one the schedule came from:
+// the least makespan among the constructions, baselines and starts the
+// search began with, the earliest listed on a tie. ok is false when there
+// is no other candidate (a solver-only search, or a single one that won).
+func (r *Result) RunnerUp() (best Candidate, ok bool) {
+	winner := r.Source.Unrefined()
+	for _, c := range r.Candidates {
+		if c.Source == winner {
+			continue
+		}
+		if !ok || c.Makespan < best.Makespan {
+			best, ok = c, true
+		}
+	}
+	return best, ok
+}
+
+// RepetendUsed reports whether Schedule repeats Repetend in its steady
+// state: the repetend the schedule records (at least two iterations) has
+// Repetend's period, and every block runs at Repetend's time in it, up to
+// one shift of time and micro-batch for all blocks (where the iterations
+// are counted from does not matter). A construction that ends earlier
+// than the repetend's own schedule, or a schedule of fewer micro-batches
+// than N_R, does not use it.
+func (r *Result) RepetendUsed() bool {
+	if r.Repetend == nil || r.Schedule == nil || r.Schedule.Repetend == nil {
+		return false
+	}
+	got, want := r.Schedule.Repetend, r.Repetend
+	k := len(r.Schedule.Placement.Blocks)
+	if got.Period != want.Period || got.Iterations < 2 || len(got.Offsets) != k || len(want.Offsets) != k || len(want.Starts) != k {
+		return false
+	}
+	first := map[schedule.Ref]int{}
+	for _, in := range r.Schedule.Instances {
+		first[in.Ref()] = in.Start
+	}
+	// Block i of micro-batch m starts at x_i + (m − o_i)·P in the
+	// schedule and at s_i + (m − n_i)·P in the repetend: the difference
+	// must be one constant.
+	P := got.Period
+	for i := range k {
+		x, ok := first[schedule.Ref{Block: i, Micro: got.Offsets[i]}]
+		if !ok {
+			return false
+		}
+		c := (x - got.Offsets[i]*P) - (want.Starts[i] - want.Offsets[i]*P)
+		if i == 0 {
+			first[schedule.Ref{Block: -1}] = c
+		} else if c != first[schedule.Ref{Block: -1}] {
+			return false
+		}
+	}
+	return true
+}
 
 // PeriodProven reports whether no repetend with N_R ≤ MaxNR has a
 // shorter period than Repetend. With channels only the lower bound proves
@@ -213,7 +334,7 @@ func (r *Result) Proven() bool {
 	if r.Fallback {
 		// With channels too: the time-optimal encoding has the links'
 		// rule (and a schedule re-timed after it is not marked proven).
-		return r.Source == sourceRepetend && r.TO != nil && r.TO.Proven
+		return r.Source.Kind == SourceRepetend && r.TO != nil && r.TO.Proven
 	}
 	if r.Schedule.Placement.Channels {
 		// The repetend's proof is among repetends whose transfers never
@@ -221,15 +342,8 @@ func (r *Result) Proven() bool {
 		// iterations: neither proves the assembled schedule optimal.
 		return false
 	}
-	return r.Source == sourceRepetend && r.PeriodProven() && r.WarmupProven && r.CooldownProven
+	return r.Source == Source{Kind: SourceRepetend} && r.PeriodProven() && r.WarmupProven && r.CooldownProven
 }
-
-const sourceRepetend = "repetend"
-
-// SourceLNS ends Result.Source where the large-neighbourhood search
-// shortened the schedule (after ", refined" where the ends were
-// re-optimised first).
-const SourceLNS = ", improved in windows"
 
 // ErrNoRepetend means no repetend fits the memory budget.
 var ErrNoRepetend = errors.New("no repetend fits the memory budget")
@@ -280,7 +394,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		}
 		opt.Progress(pr)
 	}
-	offer := func(source string, s *schedule.Schedule) {
+	offer := func(source Source, s *schedule.Schedule) {
 		if s == nil {
 			return
 		}
@@ -301,8 +415,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		if err := schedule.Verify(s); err != nil {
 			return nil, fmt.Errorf("search: start %q: %w", st.Name, err)
 		}
-		res.Seeds = append(res.Seeds, Seed{Name: st.Name, Makespan: schedule.Makespan(s)})
-		offer(st.Name, s)
+		src := Source{Kind: SourceStart, Name: st.Name}
+		res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+		offer(src, s)
 	}
 	var incumbent *repetend.Repetend
 	if !opt.SolverOnly {
@@ -312,8 +427,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
 		}
 		for _, c := range cands {
-			res.Seeds = append(res.Seeds, Seed{Name: c.Name, Makespan: c.Makespan})
-			offer(c.Name, c.Schedule)
+			src := Source{Kind: SourceConstruction, Name: c.Name}
+			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: c.Makespan})
+			offer(src, c.Schedule)
 			if c.Periodic == nil || (opt.MaxNR > 0 && fromPeriodic(c.Periodic).NR > opt.MaxNR) {
 				continue
 			}
@@ -326,9 +442,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			if err != nil {
 				continue // not applicable, or over the budget
 			}
-			name := "baseline " + m.Name
-			res.Seeds = append(res.Seeds, Seed{Name: name, Makespan: schedule.Makespan(s)})
-			offer(name, s)
+			src := Source{Kind: SourceBaseline, Name: m.Name}
+			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+			offer(src, s)
 		}
 		res.Repetend = incumbent
 		res.Times.Constructions = time.Since(t0)
@@ -387,7 +503,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		case err != nil && res.Schedule == nil:
 			return nil, err
 		case err == nil && (res.Schedule == nil || schedule.Makespan(s) <= schedule.Makespan(res.Schedule)):
-			res.Schedule, res.Source = s, sourceRepetend
+			res.Schedule, res.Source = s, Source{Kind: SourceRepetend}
 		}
 	}
 	if res.Schedule == nil {
@@ -410,7 +526,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		}
 		if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 			res.Schedule = s
-			res.Source += ", refined"
+			res.Source.Refined = true
 		}
 	}
 	// With time to use, the repetend search that an effort cap stopped
@@ -485,7 +601,7 @@ func researchRepetend(ctx context.Context, p *placement.Placement, opt Options, 
 	s, err := repetendSchedule(ctx, p, sr.Best, opt, &trial)
 	if err == nil && schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 		*res = trial
-		res.Schedule, res.Source = s, sourceRepetend
+		res.Schedule, res.Source = s, Source{Kind: SourceRepetend}
 	}
 }
 
@@ -511,7 +627,7 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 		res.Refined.Checks += st.Checks
 		return out, err
 	}
-	keep := func(s *schedule.Schedule, source string) {
+	keep := func(s *schedule.Schedule, source Source) {
 		if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 			res.Schedule, res.Source = s, source
 			progress(schedule.Makespan(s))
@@ -522,7 +638,9 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 		if err != nil {
 			return err
 		}
-		keep(s, res.Source+SourceLNS)
+		source := res.Source
+		source.Windows = true
+		keep(s, source)
 		return nil
 	}
 	for round := 0; ctx.Err() == nil && !res.Proven(); round++ {
@@ -536,10 +654,7 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 				if err != nil {
 					return err
 				}
-				source := c.Name
-				if schedule.Makespan(s) < c.Makespan {
-					source += SourceLNS
-				}
+				source := Source{Kind: SourceConstruction, Name: c.Name, Windows: schedule.Makespan(s) < c.Makespan}
 				if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 					next = 0 // a new schedule: its sweeps start at its end
 				}
@@ -549,12 +664,13 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 		if ctx.Err() != nil || res.Proven() {
 			break
 		}
-		base := strings.TrimSuffix(res.Source, SourceLNS)
+		source := res.Source
+		source.Windows = true
 		s, err := lns(res.Schedule, opt.Seed+round, lnsRoundSteps, next, progress)
 		if err != nil {
 			return err
 		}
-		keep(s, base+SourceLNS)
+		keep(s, source)
 	}
 	return nil
 }
@@ -599,7 +715,7 @@ func solveRepetend(ctx context.Context, p *placement.Placement, opt Options, inc
 		if seen {
 			return ok, nil
 		}
-		ok, err := Feasible(ctx, p, nr, offsets, opt.Memory, opt.MicroBatches)
+		ok, err := Feasible(ctx, p, repetend.Candidate{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches})
 		if err != nil {
 			return false, err
 		}
@@ -637,7 +753,7 @@ func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.R
 		if res.Schedule != nil {
 			hint = startsOf(res.Schedule, smt.AllInstances(p, n))
 		}
-		s, sol, err := smt.Optimal(ctx, p, n, opt.Memory, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
+		s, sol, err := solveAll(ctx, p, n, opt.Memory, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
 		res.Times.Warmup = time.Since(t1)
 		if err != nil {
 			return nil, err
@@ -678,7 +794,7 @@ func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.R
 		return nil, fmt.Errorf("placement %q: cooldown: %w", p.Name, err)
 	}
 	res.WarmupProven, res.CooldownProven = ws.Proven, cs.Proven
-	s, err := Assemble(p, r, warm, cool, ws.Starts, cs.Starts, n, opt.Memory)
+	s, err := Assemble(p, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws.Starts, CooldownStarts: cs.Starts, MicroBatches: n, Memory: opt.Memory})
 	if err != nil {
 		return nil, err
 	}
@@ -696,4 +812,27 @@ func startsOf(s *schedule.Schedule, refs []schedule.Ref) []int {
 		out[k] = at[r]
 	}
 	return out
+}
+
+// Status is a one-line account of the search so far, for a status line:
+// its stage, the best makespan and its gap, the repetend search's
+// progress, and elapsed.
+func (pr Progress) Status(elapsed time.Duration) string {
+	best := "none yet"
+	if pr.BestMakespan > 0 {
+		best = fmt.Sprintf("%d (gap %d to the lower bound %d)", pr.BestMakespan, pr.BestMakespan-pr.LowerBound, pr.LowerBound)
+	}
+	line := fmt.Sprintf("search: %s, best makespan %s", pr.Stage, best)
+	if rp := pr.Repetend; rp != nil {
+		period := "none yet"
+		if rp.BestPeriod > 0 {
+			period = fmt.Sprint(rp.BestPeriod)
+		}
+		seen := fmt.Sprint(rp.Stats.Seen)
+		if rp.Total > 0 {
+			seen += fmt.Sprintf(" of %d", rp.Total)
+		}
+		line += fmt.Sprintf("; %s: N_R %d, %s seen, %d solved, period %s (lower bound %d)", rp.Method, rp.NR, seen, rp.Stats.Solved, period, rp.LowerBound)
+	}
+	return line + ", " + elapsed.Round(time.Second).String()
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/internal/testskip"
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -171,7 +173,7 @@ func TestPartitionSeedGraph(t *testing.T) {
 			break
 		}
 		if filepath.Dir(d) == d {
-			t.Skip("the published graphs of Tarnawski et al. (dnn-partitioning) are not above the package")
+			testskip.Skip(t, "the published graphs of Tarnawski et al. (dnn-partitioning) are not above the package")
 		}
 	}
 	code, stdout, errOut := runCLI(t, "partition", "--model", filepath.Join(dir, "layer", "bert24_inference.json"),
@@ -179,7 +181,7 @@ func TestPartitionSeedGraph(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var res partitionResult
+	var res partition.Report
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +205,7 @@ func TestPartitionChunksV(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var res partitionResult
+	var res partition.Report
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatal(err)
 	}

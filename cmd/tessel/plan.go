@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -58,8 +59,8 @@ func planCommand() *cli.Command {
 
 // planResult is tessel plan's --json: the partition and the schedule.
 type planResult struct {
-	Partition *partitionResult `json:"partition"`
-	Schedule  summary          `json:"schedule"`
+	Partition *partition.Report `json:"partition"`
+	Schedule  search.Summary    `json:"schedule"`
 	// Model-time figures: the schedule's makespan and its time per
 	// micro-batch in the steady state (period × time unit), beside the
 	// split's max load.
@@ -93,7 +94,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	p := pr.converted.Placement
+	p := pr.Converted.Placement
 	sctx, cancel := withLimit(ctx, o.TimeLimit)
 	defer cancel()
 	bar := newProgress(stderr)
@@ -113,16 +114,18 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := o.Outputs.write(s); err != nil {
 		return err
 	}
-	sum := searchSummary(res, defaultMethod)
+	sum := res.Summary(defaultMethod)
 	r := res.Repetend
-	period := 0
-	if r != nil {
-		period = r.Period
+	// The time per micro-batch of the schedule's own steady state.
+	st := schedule.SteadyOf(s)
+	perMicro := 0.0
+	if st != nil {
+		perMicro = st.TimePerMicroBatch()
 	}
-	unit := pr.converted.TimeUnit
+	unit := pr.Converted.TimeUnit
 	out := planResult{
 		Partition: pr, Schedule: sum,
-		MakespanTime: round6(float64(sum.Makespan) * unit), PeriodTime: round6(float64(period) * unit),
+		MakespanTime: round6(float64(sum.Makespan) * unit), PeriodTime: round6(perMicro * unit),
 		TimePerSample: pr.MaxLoad, SearchSeconds: secs(time.Since(t1)), TotalSeconds: secs(time.Since(t0)),
 		ScheduleFile: o.Outputs.Out, PlacementFile: o.PlacementOut, ScheduleProven: res.Proven(),
 	}
@@ -134,7 +137,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if o.Outputs.JSON {
 		return printJSON(stdout, out)
 	}
-	printPartition(stdout, pr)
+	pr.WriteText(stdout)
 	fmt.Fprintln(stdout)
 	if out.EvenPerSample > 0 {
 		fmt.Fprintf(stdout, "time per sample  %.2f (the even split by layer count: %.2f, %.2f× slower)\n", out.TimePerSample, out.EvenPerSample, out.EvenPerSample/out.TimePerSample)
@@ -146,11 +149,18 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := schedule.RenderTextUpTo(s, stdout, units); err != nil {
 		return err
 	}
-	if r != nil {
+	switch {
+	case r != nil && res.RepetendUsed():
 		fmt.Fprintf(stdout, "\nrepetend     N_R %d, period %d steps = %.2f per micro-batch (the split's max load %.2f), repetend bubble rate %s\n",
-			r.NR, r.Period, out.PeriodTime, pr.MaxLoad, pct(schedule.RepetendBubbleRate(p, r.Period)))
-	} else {
+			st.NR, r.Period, out.PeriodTime, pr.MaxLoad, pct(schedule.RepetendBubbleRate(p, r.Period)))
+	case r != nil:
+		fmt.Fprintf(stdout, "\nrepetend     found, not used: N_R %d, period %d steps (repetend bubble rate %s); the schedule is a construction's\n",
+			r.NR, r.Period, pct(schedule.RepetendBubbleRate(p, r.Period)))
+	default:
 		fmt.Fprintf(stdout, "\nrepetend     none fits the budget (--budget, --nr); the schedule below is a construction's\n")
+	}
+	if r == nil || !res.RepetendUsed() {
+		fmt.Fprintf(stdout, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", steadyText(s), out.PeriodTime, pr.MaxLoad)
 	}
 	fmt.Fprintf(stdout, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
 		s.MicroBatches, sum.Makespan, out.MakespanTime, pct(sum.BubbleRate), sum.LowerBound.Makespan)
