@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -39,9 +40,7 @@ func TestSearchMatchesTheTimeOptimalNNShape(t *testing.T) {
 // then answers within a second with a verified schedule (Ctrl-C and
 // --time-limit).
 func TestSearchUseTimeAnswersWithinASecond(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a few seconds of search")
-	}
+	testskip.Short(t, "a few seconds of search")
 	p, err := placement.Builtin("nn-shape", placement.Options{Devices: 8})
 	if err != nil {
 		t.Fatal(err)
