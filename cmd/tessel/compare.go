@@ -156,6 +156,11 @@ var methodTitles = map[string]string{
 	"zb-v":             "ZB-V",
 	"dualpipe":         "DualPipe",
 	"dualpipe-v":       "DualPipeV",
+	"looped-bfs":       "Looped BFS (PyTorch)",
+	"zb1p":             "ZB1P (PyTorch)",
+	"v-half":           "V-Half",
+	"v-min":            "V-Min",
+	"zb-auto":          "ZB auto (greedy)",
 }
 
 func methodTitle(name string) string {
@@ -205,6 +210,9 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 		if err != nil {
 			return err
 		}
+		if m.Quiet && row.Status == statusNotApplicable {
+			continue // listed only where it applies
+		}
 		cmp.Rows = append(cmp.Rows, row)
 	}
 	bar.show("compare: Tessel search")
@@ -229,15 +237,9 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 }
 
 // hasWeights reports whether p splits a backward into input and weight
-// blocks.
-func hasWeights(p *placement.Placement) bool {
-	for _, b := range p.Blocks {
-		if b.Kind == placement.Weight {
-			return true
-		}
-	}
-	return false
-}
+// blocks: whether some block is deferrable (placement's Roles), whatever
+// the kinds are called.
+func hasWeights(p *placement.Placement) bool { return p.HasDeferrable() }
 
 // baselineRow runs one baseline on p, or on its home placement when it
 // does not apply to p.
