@@ -196,3 +196,42 @@ func markdown(rows []row) string {
 	fmt.Fprintf(&sb, "\nMedian gap %.1f%%, worst %.1f%% (%d cases).\n", med, gaps[len(gaps)-1], len(gaps))
 	return sb.String()
 }
+
+// TestBackwardBlocks: PyTorch's zero-bubble schedules on placements whose
+// input and weight blocks are written as `backward` blocks, at their own
+// peak memory and F = I = W = 1: ScheduleZBVZeroBubble on 4 ranks, N = 8
+// (51), and ScheduleInterleavedZeroBubble on 8 ranks × 2 stages, N = 16
+// (103). The roles come from the graph, so those baselines apply and the
+// search is never worse.
+func TestBackwardBlocks(t *testing.T) {
+	for _, c := range []struct {
+		opt   placement.Options
+		n     int
+		build func(*placement.Placement, int, int) (*schedule.Schedule, error)
+		want  int
+	}{
+		{placement.Options{Devices: 4, Chunks: 2, Order: placement.V, SplitBackward: true}, 8, baseline.ZBV, 51},
+		{placement.Options{Devices: 8, Chunks: 2, Order: placement.Loop, SplitBackward: true}, 16, baseline.ZB1P, 103},
+	} {
+		p, err := placement.Builtin("v-shape", c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p = realcost.AsBackward(p)
+		s, err := c.build(p, c.n, 0)
+		if err != nil {
+			t.Fatalf("%s written with backward blocks: %v", p.Name, err)
+		}
+		if got := schedule.Makespan(s); got != c.want {
+			t.Errorf("%s: baseline makespan %d, want %d", p.Name, got, c.want)
+		}
+		peak := slices.Max(schedule.Measure(s).PeakMemory)
+		res, err := search.Run(context.Background(), p, search.Options{Memory: peak, MicroBatches: c.n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Makespan() > c.want {
+			t.Errorf("%s, memory %d: tessel %d, worse than the baseline's %d", p.Name, peak, res.Makespan(), c.want)
+		}
+	}
+}
