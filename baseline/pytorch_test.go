@@ -1,6 +1,8 @@
 package baseline
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
@@ -26,5 +28,26 @@ func TestZB1PTimed(t *testing.T) {
 	p = placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4, Chunks: 2, Order: placement.Loop, SplitBackward: true, ForwardTime: 1, InputTime: 2, WeightTime: 1})
 	if s, err := ZB1P(p, 8, 0); err != nil || schedule.Makespan(s) != 70 {
 		t.Errorf("4 ranks, N = 8, F:I:W = 1:2:1: %v, want makespan 70", err)
+	}
+}
+
+// TestLoopedBFSOrder pins ScheduleLoopedBFS's order as PyTorch writes it
+// (_calculate_single_rank_operations): on 2 ranks × 2 stages with N = 2,
+// rank 0 runs 0F0 0F1 2F0 2F1 2B1 2B0 0B1 0B0 and rank 1 the same with
+// stages 1 and 3.
+func TestLoopedBFSOrder(t *testing.T) {
+	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2, Chunks: 2, Order: placement.Loop})
+	s, err := LoopedBFS(p, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, want := range []string{"f0.0 f0.1 f2.0 f2.1 b2.1 b2.0 b0.1 b0.0", "f1.0 f1.1 f3.0 f3.1 b3.1 b3.0 b1.1 b1.0"} {
+		var got []string
+		for _, r := range schedule.Orders(s)[d] {
+			got = append(got, fmt.Sprintf("%s.%d", p.Blocks[r.Block].ID, r.Micro))
+		}
+		if g := strings.Join(got, " "); g != want {
+			t.Errorf("rank %d: %s, want %s", d, g, want)
+		}
 	}
 }
