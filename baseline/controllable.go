@@ -148,10 +148,10 @@ func controllablePasses(block controllableBlock, L, n int) ([][]passRef, error) 
 	return out, nil
 }
 
-// next returns the pass whose next slot is the least (ties: the lower
+// nextPass returns the pass whose next slot is the least (ties: the lower
 // pass) among the first passes of s, with ptr[t] the next micro-batch of
 // pass t; ok is false when every pass is done.
-func next(s slots, passes int, ptr []int) (slot, pass int, ok bool) {
+func nextPass(s slots, passes int, ptr []int) (slot, pass int, ok bool) {
 	pass = -1
 	for t := range passes {
 		if ptr[t] < len(s[t]) && (pass < 0 || s[t][ptr[t]] < slot) {
@@ -161,8 +161,8 @@ func next(s slots, passes int, ptr []int) (slot, pass int, ok bool) {
 	return slot, pass, pass >= 0
 }
 
-// last is the greatest slot of s.
-func last(s slots) int {
+// lastSlot is the greatest slot of s.
+func lastSlot(s slots) int {
 	out := 0
 	for _, ms := range s {
 		for _, at := range ms {
@@ -179,7 +179,7 @@ func last(s slots) int {
 // those still waiting go after the last slot.
 func putWeights(s slots, split bool) slots {
 	out := s.clone()
-	bound := last(out)
+	bound := lastSlot(out)
 	wpass := 1
 	if split {
 		wpass = 2
@@ -191,7 +191,7 @@ func putWeights(s slots, split bool) slots {
 	ptr := make([]int, 4)
 	i := 0
 	for ; i <= bound; i++ {
-		at, t, ok := next(out, 4, ptr)
+		at, t, ok := nextPass(out, 4, ptr)
 		if ok && at == i {
 			ptr[t]++
 			if t >= 2 {
@@ -221,17 +221,17 @@ func putWeights(s slots, split bool) slots {
 	return out
 }
 
-// peak is the peak activation memory of one device's slots in units of one
+// slotPeak is the peak activation memory of one device's slots in units of one
 // forward: F and f add one, a weight gradient frees one; without weight
 // passes, every empty slot after an input gradient frees one.
-func peak(s slots) int {
+func slotPeak(s slots) int {
 	mem := [5]int{1, 1, 0, 0, -1}
 	hasW := len(s) > 4
-	bound := last(s)
+	bound := lastSlot(s)
 	ptr := make([]int, len(s))
 	cur, out, waiting := 0, 0, 0
 	for i := 0; i <= bound; i++ {
-		at, t, ok := next(s, len(s), ptr)
+		at, t, ok := nextPass(s, len(s), ptr)
 		switch {
 		case ok && at == i:
 			ptr[t]++
@@ -270,11 +270,11 @@ func squeeze(in []slots, weights bool) ([]slots, error) {
 	}
 	limit := 0
 	for _, s := range res {
-		limit = max(limit, peak(s))
+		limit = max(limit, slotPeak(s))
 	}
 	occupied := make([][]bool, L)
 	for i := range res {
-		occupied[i] = make([]bool, last(res[i])+1)
+		occupied[i] = make([]bool, lastSlot(res[i])+1)
 	}
 	ptr := make([][]int, L)
 	for i := range ptr {
@@ -291,7 +291,7 @@ func squeeze(in []slots, weights bool) ([]slots, error) {
 	for range total {
 		at, dev, t, m := -1, -1, -1, -1
 		for i := range L {
-			if a, tt, ok := next(res[i], passes, ptr[i]); ok && (dev < 0 || a < at) {
+			if a, tt, ok := nextPass(res[i], passes, ptr[i]); ok && (dev < 0 || a < at) {
 				at, dev, t = a, i, tt
 			}
 		}
@@ -335,7 +335,7 @@ func squeeze(in []slots, weights bool) ([]slots, error) {
 				continue
 			}
 			res[dev][t][m] = slot
-			if peak(res[dev]) <= limit {
+			if slotPeak(res[dev]) <= limit {
 				moved = true
 				break
 			}
@@ -378,7 +378,7 @@ func retime(in []slots) ([]slots, error) {
 	for range total {
 		at, dev, t := -1, -1, -1
 		for i := range L {
-			if a, tt, ok := next(in[i], passes, ptr[i]); ok && (dev < 0 || a < at) {
+			if a, tt, ok := nextPass(in[i], passes, ptr[i]); ok && (dev < 0 || a < at) {
 				at, dev, t = a, i, tt
 			}
 		}
