@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -49,5 +50,41 @@ func TestLoopedBFSOrder(t *testing.T) {
 		if g := strings.Join(got, " "); g != want {
 			t.Errorf("rank %d: %s, want %s", d, g, want)
 		}
+	}
+}
+
+// TestZB1POrders pins ZB1P's order to PyTorch's ScheduleInterleavedZeroBubble
+// (its _calculate_single_rank_operations and _get_1f1b_rank_ops with
+// enable_zero_bubble, run for 2 and 4 ranks, 2 and 3 stages per rank, 4 and
+// 8 micro-batches): one line per rank, "<stage><F|I|W><micro-batch>".
+func TestZB1POrders(t *testing.T) {
+	data, err := os.ReadFile("testdata/zb1p-orders.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		head, want, _ := strings.Cut(line, ":")
+		var ranks, v, n, rank int
+		if _, err := fmt.Sscanf(head, "%d %d %d %d", &ranks, &v, &n, &rank); err != nil {
+			t.Fatalf("%q: %v", head, err)
+		}
+		p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: ranks, Chunks: v, Order: placement.Loop, SplitBackward: true})
+		s, err := ZB1P(p, n, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", head, err)
+		}
+		var got strings.Builder
+		for _, r := range schedule.Orders(s)[rank] {
+			id := p.Blocks[r.Block].ID
+			fmt.Fprintf(&got, " %s%s%d", id[1:], map[byte]string{'f': "F", 'i': "I", 'w': "W"}[id[0]], r.Micro)
+		}
+		if got.String() != want {
+			t.Errorf("%s:\n got%s\nwant%s", head, got.String(), want)
+		}
+		lines++
+	}
+	if lines == 0 {
+		t.Fatal("no orders in testdata")
 	}
 }
