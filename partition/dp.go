@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 )
 
 // MaxIdeals caps the number of ideals the DP enumerates: the DP's time
@@ -432,6 +435,9 @@ type DPOptions struct {
 	// search is a heuristic: the DP is exact for one stage per device.
 	StageDevices []int
 	DeviceMemory float64
+	// Workers is the number of goroutines that fill the DP's table
+	// (0: GOMAXPROCS). The answer does not depend on it.
+	Workers int
 }
 
 // DPResult is the DP's answer and what it cost.
@@ -495,14 +501,14 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	nI := len(ideals)
 	inf := math.Inf(1)
 	cells := (K + 1) * (L + 1)
-	dp := make([]float64, nI*cells)
-	from := make([]int32, nI*cells)
-	onCPU := make([]bool, nI*cells)
-	for i := range dp {
-		dp[i] = inf
-		from[i] = -1
+	r := &dpRun{u: u, t: t, ideals: ideals, K: K, L: L, M: M, cells: cells,
+		dp: make([]float64, nI*cells), from: make([]int32, nI*cells), onCPU: make([]bool, nI*cells)}
+	for i := range r.dp {
+		r.dp[i] = inf
+		r.from[i] = -1
 	}
-	dp[0] = 0 // the empty ideal with no device
+	r.dp[0] = 0 // the empty ideal with no device
+	dp, from, onCPU := r.dp, r.from, r.onCPU
 	res := &DPResult{Ideals: nI, Units: u.n}
 	full := nI - 1
 	final := func(c int) bool { return opt.Stages == 0 || c == K*(L+1) } // chunks: exactly Stages stages
@@ -511,84 +517,59 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	// enumerated from the top down and a branch stops where its compute
 	// time (a lower bound of every larger stage's load) exceeds it.
 	ub := t.chainBound(lat, u, K, L, M, final)
-	cut := ub + 1e-9*math.Max(1, math.Abs(ub))
-	useful := t.usefulCells(u, K, L, ub)
-	w := &walker{u: u, lat: lat, need: make([]int32, u.n), bufs: make([][]int32, u.n+2)}
-	for i := 1; i < nI; i++ {
-		if i%64 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+	r.cut = ub + 1e-9*math.Max(1, math.Abs(ub))
+	r.useful = t.usefulCells(u, K, L, ub)
+	// Rows of ideals of one size depend only on smaller ideals: the
+	// workers share each size, and each row's value is the same whoever
+	// computes it.
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	walkers := make([]*walker, workers)
+	stats := make([]dpStats, workers)
+	for n := range walkers {
+		walkers[n] = &walker{u: u, lat: lat, need: make([]int32, u.n), bufs: make([][]int32, u.n+2)}
+	}
+	for lo := 1; lo < nI; {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		I := ideals[i]
-		row := dp[i*cells : (i+1)*cells]
-		rowFrom := from[i*cells : (i+1)*cells]
-		rowCPU := onCPU[i*cells : (i+1)*cells]
-		mine := useful[i*cells : (i+1)*cells]
-		any := false
-		for _, ok := range mine {
-			any = any || ok
+		hi := lo + 1
+		for hi < nI && t.size[hi] == t.size[lo] {
+			hi++
 		}
-		if !any {
-			continue
-		}
-		w.visit = func(j int) bool {
-			accLB, cpuLB := t.pa[i]-t.pa[j], t.pc[i]-t.pc[j]
-			if K == 0 || t.pn[i] != t.pn[j] || M > 0 && t.ps[i]-t.ps[j] > M*(1+1e-12) {
-				accLB = inf
+		if hi-lo < 2*workers {
+			for i := lo; i < hi; i++ {
+				r.row(walkers[0], i, &stats[0])
 			}
-			if L == 0 {
-				cpuLB = inf
-			}
-			if accLB > cut && cpuLB > cut {
-				return false // this stage and every larger one
-			}
-			res.Visited++
-			prevOK := useful[j*cells : (j+1)*cells]
-			some := false
-			for k := 0; k <= K && !some; k++ {
-				for l := 0; l <= L; l++ {
-					c := k*(L+1) + l
-					if mine[c] && (k > 0 && prevOK[c-(L+1)] || l > 0 && prevOK[c-1]) {
-						some = true
-						break
-					}
-				}
-			}
-			if !some {
-				return true
-			}
-			if !u.mirror && !u.backwardContiguous(I, ideals[j]) {
-				return true
-			}
-			res.Pairs++
-			accLoad := t.acc(i, j, M)
-			cpuLoad := t.pc[i] - t.pc[j]
-			prev := dp[j*cells : (j+1)*cells]
-			j32 := int32(j)
-			// Ties go to the smaller J, then to the accelerator.
-			better := func(c int, v float64, cpu bool) bool {
-				return v < row[c] || v == row[c] && v < inf && (j32 < rowFrom[c] || j32 == rowFrom[c] && !cpu && rowCPU[c])
-			}
-			for k := 0; k <= K; k++ {
-				for l := 0; l <= L; l++ {
-					c := k*(L+1) + l
-					if !mine[c] {
-						continue
-					}
-					if k > 0 && accLoad < inf {
-						if v := math.Max(prev[c-(L+1)], accLoad); better(c, v, false) {
-							row[c], rowFrom[c], rowCPU[c] = v, j32, false
+		} else {
+			var next atomic.Int64
+			next.Store(int64(lo))
+			var wg sync.WaitGroup
+			for n := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						i := int(next.Add(1) - 1)
+						if i >= hi || ctx.Err() != nil {
+							return
 						}
+						r.row(walkers[n], i, &stats[n])
 					}
-					if l > 0 {
-						if v := math.Max(prev[c-1], cpuLoad); better(c, v, true) {
-							row[c], rowFrom[c], rowCPU[c] = v, j32, true
-						}
-					}
-				}
+				}()
 			}
-			return true
+			wg.Wait()
 		}
-		w.walk(i)
+		lo = hi
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, st := range stats {
+		res.Pairs += st.pairs
+		res.Visited += st.visited
 	}
 	best, bc := inf, -1
 	for c := range cells {
@@ -877,4 +858,106 @@ func (t *tables) balance(ctx context.Context, chain, dev []int, mem float64) err
 		}
 	}
 	return nil
+}
+
+// dpRun is the DP's table and what its rows read.
+type dpRun struct {
+	u      *units
+	t      *tables
+	ideals [][]uint64
+	K, L   int
+	M      float64
+	cells  int
+	cut    float64
+	useful []bool
+	dp     []float64
+	from   []int32
+	onCPU  []bool
+}
+
+type dpStats struct{ pairs, visited int }
+
+// row fills the cells of ideal i from the rows of the ideals under it.
+func (r *dpRun) row(w *walker, i int, st *dpStats) {
+	u, t, K, L, M, cells := r.u, r.t, r.K, r.L, r.M, r.cells
+	inf := math.Inf(1)
+	I := r.ideals[i]
+	row := r.dp[i*cells : (i+1)*cells]
+	rowFrom := r.from[i*cells : (i+1)*cells]
+	rowCPU := r.onCPU[i*cells : (i+1)*cells]
+	mine := r.useful[i*cells : (i+1)*cells]
+	some := false
+	for _, ok := range mine {
+		some = some || ok
+	}
+	if !some {
+		return
+	}
+	w.visit = func(j int) bool {
+		accLB, cpuLB := t.pa[i]-t.pa[j], t.pc[i]-t.pc[j]
+		if K == 0 || t.pn[i] != t.pn[j] || M > 0 && t.ps[i]-t.ps[j] > M*(1+1e-12) {
+			accLB = inf
+		}
+		if L == 0 {
+			cpuLB = inf
+		}
+		if accLB > r.cut && cpuLB > r.cut {
+			return false // this stage and every larger one
+		}
+		st.visited++
+		prevOK := r.useful[j*cells : (j+1)*cells]
+		some := false
+		for k := 0; k <= K && !some; k++ {
+			for l := 0; l <= L; l++ {
+				c := k*(L+1) + l
+				if mine[c] && (k > 0 && prevOK[c-(L+1)] || l > 0 && prevOK[c-1]) {
+					some = true
+					break
+				}
+			}
+		}
+		if !some {
+			return true
+		}
+		st.pairs++
+		accLoad := t.acc(i, j, M)
+		cpuLoad := t.pc[i] - t.pc[j]
+		prev := r.dp[j*cells : (j+1)*cells]
+		j32 := int32(j)
+		// The backward nodes of I \ J must be contiguous too (§5.3),
+		// which holds by construction when the backward edges mirror the
+		// forward ones; otherwise it is checked, once, when the pair would
+		// improve a cell.
+		checked, contiguous := u.mirror, true
+		// Ties go to the smaller J, then to the accelerator.
+		better := func(c int, v float64, cpu bool) bool {
+			if !(v < row[c] || v == row[c] && v < inf && (j32 < rowFrom[c] || j32 == rowFrom[c] && !cpu && rowCPU[c])) {
+				return false
+			}
+			if !checked {
+				contiguous, checked = u.backwardContiguous(I, r.ideals[j]), true
+			}
+			return contiguous
+		}
+		for k := 0; k <= K; k++ {
+			for l := 0; l <= L; l++ {
+				c := k*(L+1) + l
+				if !mine[c] {
+					continue
+				}
+				if k > 0 && accLoad < inf {
+					if v := math.Max(prev[c-(L+1)], accLoad); better(c, v, false) {
+						row[c], rowFrom[c], rowCPU[c] = v, j32, false
+					}
+				}
+				if l > 0 {
+					if v := math.Max(prev[c-1], cpuLoad); better(c, v, true) {
+						row[c], rowFrom[c], rowCPU[c] = v, j32, true
+					}
+				}
+			}
+		}
+		return true
+	}
+	w.walk(i)
 }

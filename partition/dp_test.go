@@ -144,16 +144,20 @@ func TestNonContiguousMatchesBruteForce(t *testing.T) {
 	}
 }
 
-// The same graph gives the same split, node for node.
+// The same graph gives the same split, node for node, whatever the
+// number of workers.
 func TestContiguousDeterministic(t *testing.T) {
 	g := loadPaper(t, "operator/bert_l-3_training.json")
-	a, err := Contiguous(context.Background(), g, DPOptions{})
+	a, err := Contiguous(context.Background(), g, DPOptions{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Contiguous(context.Background(), g, DPOptions{})
+	b, err := Contiguous(context.Background(), g, DPOptions{Workers: 3})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if a.Pairs != b.Pairs || a.Visited != b.Visited {
+		t.Errorf("pairs %d and %d, visited %d and %d", a.Pairs, b.Pairs, a.Visited, b.Visited)
 	}
 	for v := range a.Split.Device {
 		if a.Split.Device[v] != b.Split.Device[v] {
