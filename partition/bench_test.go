@@ -45,7 +45,7 @@ func BenchmarkContiguous(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			g, err := ParseSeed(data)
+			g, err := ParseGraph(data)
 			if err != nil {
 				b.Fatalf("%s: %v", p, err)
 			}

@@ -17,7 +17,7 @@ func loadPaper(t testing.TB, rel string) *Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := ParseSeed(data)
+	g, err := ParseGraph(data)
 	if err != nil {
 		t.Fatalf("%s: %v", rel, err)
 	}
