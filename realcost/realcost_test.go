@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/realcost"
 	"github.com/tessel-pp/tessel/schedule"
@@ -90,9 +91,7 @@ func run(t testing.TB, c realcost.Case, opt search.Options, renamed bool) row {
 // worse than a baseline that fits the budget, and the same placement with
 // its input and weight blocks written `backward` gets the same makespan.
 func TestRealCostsSubset(t *testing.T) {
-	if testing.Short() {
-		t.Skip("searches every case of the subset")
-	}
+	testskip.Short(t, "searches every case of the subset")
 	for _, s := range realcost.Subset() {
 		c, err := realcost.Build(s)
 		if err != nil {
