@@ -10,12 +10,13 @@ import (
 	"github.com/tessel-pp/tessel/internal/testskip"
 )
 
-// Reference: Tarnawski et al., Table 1, column "IP (non-contiguous)": BERT-3
+// Reference: Tarnawski et al., "Efficient Algorithms for Device Placement
+// of DNN Graph Operators", Table 1, column "IP (non-contiguous)": BERT-3
 // operator inference 21.91 against the DP's 27.92 (27% gain), the IP
 // proven optimal. Ours proves it in seconds.
 func TestPaperIPBERT3(t *testing.T) {
 	testskip.Short(t, "a few seconds of Z3")
-	g := loadSeed(t, "operator/bert_l-3_inference.json")
+	g := loadPaper(t, "operator/bert_l-3_inference.json")
 	dp, err := Contiguous(context.Background(), g, DPOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func TestPaperIPBERT3(t *testing.T) {
 // ours improves on the DP, keeps the best split and reports a gap.
 func TestIPBERT24Anytime(t *testing.T) {
 	testskip.Short(t, "seconds of Z3")
-	g := loadSeed(t, "layer/bert24_inference.json")
+	g := loadPaper(t, "layer/bert24_inference.json")
 	dp, err := Contiguous(context.Background(), g, DPOptions{})
 	if err != nil {
 		t.Fatal(err)
