@@ -135,3 +135,39 @@ func FuzzParseMegatronLayout(f *testing.F) {
 		}
 	})
 }
+
+func TestReadStages(t *testing.T) {
+	names, devices, err := ReadStages([]byte(`{"contiguous": true, "stages": [{"stage": 0, "device": 0, "nodes": ["a", "b"]}, {"stage": 1, "device": 1, "nodes": ["c"]}]}`))
+	if err != nil || len(names) != 2 || names[0][1] != "b" || devices[1] != 1 {
+		t.Fatalf("%v %v %v", names, devices, err)
+	}
+	for in, want := range map[string]string{
+		`[]`: "not the JSON of tessel partition --json",
+		`{}`: `no "stages"`,
+		`{"contiguous": false, "stages": [{"stage": 0, "device": 0, "nodes": ["a"]}]}`: "non-contiguous",
+		`{"stages": [{"stage": 1, "device": 0, "nodes": ["a"]}]}`:                      `stages[0]: want "stage": 0`,
+		`{"stages": [{"stage": 0, "nodes": ["a"]}]}`:                                   "stages[0]: no device",
+		`{"stages": [{"stage": 0, "device": 0, "nodes": []}]}`:                         "stages[0]: no layers",
+		`{"stages": [{"stage": 0, "device": 2, "cpu": true, "nodes": ["a"]}]}`:         "CPU core",
+	} {
+		if _, _, err := ReadStages([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
+	}
+}
+
+// FuzzReadStages: no input panics; what reads has a device and layers per
+// stage.
+func FuzzReadStages(f *testing.F) {
+	f.Add([]byte(`{"contiguous": true, "stages": [{"stage": 0, "device": 0, "nodes": ["a", "b"]}, {"stage": 1, "device": 1, "nodes": ["c"]}]}`))
+	f.Add([]byte(`{"stages": [{"stage": 0, "nodes": ["a"]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		names, devices, err := ReadStages(data)
+		if err != nil {
+			return
+		}
+		if len(names) != len(devices) || len(names) == 0 {
+			t.Fatalf("%d stages, %d devices", len(names), len(devices))
+		}
+	})
+}

@@ -187,3 +187,35 @@ func TestExportImportForms(t *testing.T) {
 		}
 	}
 }
+
+// From a layer profile to a torchtitan bundle: the split's layer names
+// become module_fqns_per_model_part; a split of another schedule is
+// refused.
+func TestExportTorchtitanModules(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join("..", "..", "testdata", "models", "megatron-gpt.json")
+	plc, split, sched := filepath.Join(dir, "p.json"), filepath.Join(dir, "split.json"), filepath.Join(dir, "s.json")
+	code, out, errOut := runCLI(t, "partition", "--model", model, "--chunks", "2", "--json", "--out", plc)
+	if code != 0 {
+		t.Fatalf("partition: exit %d: %s", code, errOut)
+	}
+	if err := os.WriteFile(split, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "search", "--placement-file", plc, "--memory", "16", "-n", "8", "--out", sched); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, errOut)
+	}
+	titan := filepath.Join(dir, "titan")
+	if code, out, errOut := runCLI(t, "export", "-s", sched, "--format", "torchtitan", "--split", split, "--out", titan); code != 0 ||
+		!strings.Contains(out, "8 stages (loop style, 2 per rank)") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	toml, _ := os.ReadFile(filepath.Join(titan, "torchtitan.toml"))
+	if !strings.Contains(string(toml), "module_fqns_per_model_part = [\n  [\"embedding\"],\n") || !strings.Contains(string(toml), "\"decoder.13\", \"loss\"],\n]\n") {
+		t.Errorf("torchtitan.toml:\n%s", toml)
+	}
+	code, out, errOut = runCLI(t, "export", "-s", goldenSchedule, "--format", "torchtitan", "--split", split, "--out", filepath.Join(dir, "t2"))
+	if code != 2 || out != "" || !strings.Contains(errOut, "module names of 8 stages for a schedule of 4 stages") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
