@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tessel-pp/tessel/baseline"
@@ -27,7 +28,6 @@ type Options struct {
 	MicroBatches int // N
 	Memory       int // per-device budget; 0 means unlimited
 	MaxNR        int // largest N_R of the Tessel search; 0: from the budget
-	Jobs         int // solver workers of the Tessel search; 0: one per core
 	Seed         int // random seed of the solver
 	// TimeLimit stops the Tessel search, which keeps the best schedule
 	// found; 0: none.
@@ -240,7 +240,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	t0 := time.Now()
 	res, err := search.Run(ctx, p, search.Options{
 		Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches,
-		Method: repetend.MethodJoint, Jobs: opt.Jobs, Seed: opt.Seed,
+		Method: repetend.MethodJoint, Seed: opt.Seed,
 		Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) },
 	})
 	if errors.Is(err, search.ErrNoRepetend) {
@@ -256,11 +256,19 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	}
 	row.fill(s, p, opt.Memory)
 	recordCluster(s, opt.Cluster, opt.Given)
-	r := res.Repetend
-	if r != nil {
-		row.RepetendBubbleRate = textfmt.Ptr(textfmt.Round6(schedule.RepetendBubbleRate(p, r.Period)))
-		row.Note = fmt.Sprintf("N_R %d, period %d", r.NR, r.Period)
+	// The steady state of the schedule returned, and the solver's
+	// repetend where the schedule does not repeat it.
+	if st := schedule.SteadyOf(s); st != nil {
+		row.RepetendBubbleRate = textfmt.Ptr(textfmt.Round6(st.BubbleRate))
+		row.Note = fmt.Sprintf("N_R %d, period %d", st.NR, st.Period)
+		if st.PerPeriod > 1 {
+			row.Note += fmt.Sprintf(" for %d micro-batches", st.PerPeriod)
+		}
 	}
+	if r := res.Repetend; r != nil && !res.RepetendUsed() {
+		row.Note += fmt.Sprintf("; repetend found, not used: period %d", r.Period)
+	}
+	row.Note = strings.TrimPrefix(row.Note, "; ")
 	if res.Source.Kind != search.SourceRepetend {
 		row.Note += "; schedule from " + res.Source.String()
 	} else if res.Fallback {
