@@ -124,22 +124,32 @@ func TestReadBad(t *testing.T) {
 }
 
 // PyTorch's own files (test/distributed/pipelining/artifacts/ in the
-// PyTorch repository; not kept here): set TESSEL_PYTORCH_ARTIFACTS to the
-// folder that holds them.
+// PyTorch repository; not kept here) with TESSEL_PYTORCH_ARTIFACTS set to
+// the folder that holds them; always, this repository's files of the same
+// forms (DualPipeV's overlaps and mixed stages, ZB1P with BW in the
+// compute_comms form, ZB1P compute only in the older naming): each imports
+// as a verified schedule that exports back to the file's actions, in both
+// forms.
 func TestPyTorchArtifacts(t *testing.T) {
-	dir := os.Getenv("TESSEL_PYTORCH_ARTIFACTS")
-	if dir == "" {
-		t.Skip("TESSEL_PYTORCH_ARTIFACTS not set")
-	}
-	for _, tc := range []struct {
+	type artifact struct {
 		file, format string
 		notes        int
-	}{
-		{"dualpipev_4rank_10mb.csv", FormatComputeOnly, 2},
-		{"zb1p_2rank_2stagep_comms.csv", FormatComputeComms, 2},
-		{"zb1p_2rank_2stagep_compute.csv", FormatComputeOnly, 1},
-	} {
-		data, err := os.ReadFile(filepath.Join(dir, tc.file))
+	}
+	cases := []artifact{
+		{"testdata/read/overlap-mixed.csv", FormatComputeOnly, 2},
+		{"testdata/read/older-naming-comms.csv", FormatComputeComms, 3},
+		{"testdata/read/older-naming.csv", FormatComputeOnly, 1},
+	}
+	if dir := os.Getenv("TESSEL_PYTORCH_ARTIFACTS"); dir != "" {
+		cases = append(cases,
+			artifact{filepath.Join(dir, "dualpipev_4rank_10mb.csv"), FormatComputeOnly, 2},
+			artifact{filepath.Join(dir, "zb1p_2rank_2stagep_comms.csv"), FormatComputeComms, 2},
+			artifact{filepath.Join(dir, "zb1p_2rank_2stagep_compute.csv"), FormatComputeOnly, 1})
+	} else {
+		t.Log("TESSEL_PYTORCH_ARTIFACTS not set: PyTorch's own files not read")
+	}
+	for _, tc := range cases {
+		data, err := os.ReadFile(tc.file)
 		if err != nil {
 			t.Fatal(err)
 		}
