@@ -176,3 +176,22 @@ func TestPyTorchArtifacts(t *testing.T) {
 		}
 	}
 }
+
+// What PyTorch's lowering rejects, AddSendRecv refuses in one line: a
+// rank without actions, and compute orders no sends and receives can
+// serve (its "Malformed compute schedule").
+func TestAddSendRecvRefuses(t *testing.T) {
+	for _, tc := range []struct{ csv, err string }{
+		{"0F0,0B0\n\n", "rank 1 has no actions"},
+		{"0F0,0B0,0F1,0B1\n1F1,1F0,1B0,1B1\n", `cannot order this table (its "Malformed compute schedule"), rank 0 at 0B0, rank 1 at 1F1`},
+	} {
+		tab, err := Parse([]byte(tc.csv))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = AddSendRecv(tab)
+		if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: got %v, want one line with %q", tc.csv, err, tc.err)
+		}
+	}
+}

@@ -169,6 +169,16 @@ func TestExportImportForms(t *testing.T) {
 		}
 	}
 	bad := filepath.Join("..", "..", "torchcsv", "testdata", "bad-read")
+	files, err := filepath.Glob(filepath.Join(bad, "*.csv"))
+	if err != nil || len(files) < 20 {
+		t.Fatalf("%d bad files: %v", len(files), err)
+	}
+	for _, f := range files { // every bad cell kind, every broken send or receive
+		code, out, errOut := runCLI(t, "import", "--torch-csv", f)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "tessel: "+f+": ") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line", f, code, out, errOut)
+		}
+	}
 	for _, tc := range []struct {
 		args []string
 		err  string
