@@ -23,6 +23,17 @@ const (
 // Namings are the values of a Naming flag.
 var Namings = []string{"auto", string(NamingCurrent), string(NamingOld)}
 
+// ParseNaming reads a Naming flag: "auto" (or empty), "current", "old".
+func ParseNaming(s string) (Naming, error) {
+	switch s {
+	case "auto", "":
+		return NamingAuto, nil
+	case string(NamingCurrent), string(NamingOld):
+		return Naming(s), nil
+	}
+	return "", fmt.Errorf("must be one of %s, got %q", strings.Join(Namings, ", "), s)
+}
+
 // ReadOptions say how to read what a file leaves open.
 type ReadOptions struct {
 	Naming Naming

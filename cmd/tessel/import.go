@@ -131,13 +131,9 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 	if o.Name == "" {
 		o.Name = strings.TrimSuffix(filepath.Base(opts.TorchCSV), filepath.Ext(opts.TorchCSV))
 	}
-	naming := torchcsv.Naming(opts.Naming)
-	switch opts.Naming {
-	case "auto", "":
-		naming = torchcsv.NamingAuto
-	case string(torchcsv.NamingCurrent), string(torchcsv.NamingOld):
-	default:
-		return usageErrorf("--torch-naming must be one of %s, got %q", joinNames(torchcsv.Namings), opts.Naming)
+	naming, err := torchcsv.ParseNaming(opts.Naming)
+	if err != nil {
+		return usageErrorf("--torch-naming %v", err)
 	}
 	rd, err := torchcsv.Read(data, torchcsv.ReadOptions{Naming: naming})
 	var s *schedule.Schedule
