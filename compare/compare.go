@@ -108,6 +108,11 @@ var methodTitles = map[string]string{
 	"zb-v":             "ZB-V",
 	"dualpipe":         "DualPipe",
 	"dualpipe-v":       "DualPipeV",
+	"looped-bfs":       "Looped BFS (PyTorch)",
+	"zb1p":             "ZB1P (PyTorch)",
+	"v-half":           "V-Half",
+	"v-min":            "V-Min",
+	"zb-auto":          "ZB auto (greedy)",
 }
 
 // MethodTitle is the paper's name of a baseline (its own name where the
@@ -132,7 +137,8 @@ func homePlacement(name string) (string, bool) {
 }
 
 // Run compares every baseline that applies (the zero-bubble family only
-// where p splits its backward), the Tessel search (search.Run) and, with
+// where p splits its backward; a Quiet baseline only where it applies, not
+// as ×), the Tessel search (search.Run) and, with
 // Optimal, the time-optimal search on p: one row each, every schedule
 // verified. A baseline over the budget is shown with its row saying so;
 // a search that finds nothing under the budget has status StatusNone.
@@ -152,6 +158,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		row, err := baselineRow(m, p, opt)
 		if err != nil {
 			return nil, err
+		}
+		if m.Quiet && row.Status == StatusNotApplicable {
+			continue // listed only where it applies
 		}
 		cmp.Rows = append(cmp.Rows, row)
 	}
@@ -173,15 +182,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 }
 
 // HasWeights reports whether p splits a backward into input and weight
-// blocks.
-func HasWeights(p *placement.Placement) bool {
-	for _, b := range p.Blocks {
-		if b.Kind == placement.Weight {
-			return true
-		}
-	}
-	return false
-}
+// blocks: whether some block is deferrable (placement's Roles), whatever
+// the kinds are called.
+func HasWeights(p *placement.Placement) bool { return p.HasDeferrable() }
 
 // home loads a baseline's home placement (Options.Home).
 func (opt Options) home(name string, split bool, p *placement.Placement) (*placement.Placement, *placement.Placement, error) {

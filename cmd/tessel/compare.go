@@ -53,7 +53,10 @@ func compareCommand() *cli.Command {
 			"every other method runs on the placement given. The placement column says which.\n" +
 			"× marks a baseline with no straightforward adaptation to the placement. The zero-bubble\n" +
 			"family (ZB-H1, ZB-H2 on the split v-shape; ZB-V, DualPipeV on the V placement; DualPipe on\n" +
-			"dualpipe) is listed only for placements whose backward is split. Baselines do not\n" +
+			"dualpipe) is listed only for placements whose backward is split. PyTorch's\n" +
+			"ScheduleLoopedBFS and ScheduleInterleavedZeroBubble (loop placement), V-Half and V-Min\n" +
+			"(V placement, split) and the zero-bubble auto-scheduler's greedy (split v-shape) are\n" +
+			"listed only where they apply. Baselines do not\n" +
 			"adapt to the memory budget: when one exceeds it, its row says so.\n\n" +
 			"--optimal adds the time-optimal search (the paper's TO) of --optimal-micro-batches only:\n" +
 			"its time grows quickly with N.\n" +
