@@ -16,9 +16,10 @@
 // "2m3.5s") are masked on both sides, so that times never fail a check.
 //
 // Commands run with sh -c in a scratch folder that holds a link to every
-// top-level entry of the repository (so "testdata/…" and "go test ./pkg"
-// work as from the root, and files a command writes land in the scratch
-// folder), with the folder of a freshly built tessel first on PATH.
+// top-level entry of the repository that git tracks (so "testdata/…" and
+// "go test ./pkg" work as from the root, and files a command writes land
+// in the scratch folder), with the folder of a freshly built tessel first
+// on PATH.
 package docscheck
 
 import (
@@ -175,15 +176,12 @@ func (e Env) run(ctx context.Context, command string) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	entries, err := os.ReadDir(e.Root)
+	names, err := topLevel(e.Root)
 	if err != nil {
 		return "", err
 	}
-	for _, en := range entries {
-		if strings.HasPrefix(en.Name(), ".") {
-			continue
-		}
-		if err := os.Symlink(filepath.Join(e.Root, en.Name()), filepath.Join(dir, en.Name())); err != nil {
+	for _, name := range names {
+		if err := os.Symlink(filepath.Join(e.Root, name), filepath.Join(dir, name)); err != nil {
 			return "", err
 		}
 	}
@@ -196,6 +194,39 @@ func (e Env) run(ctx context.Context, command string) (string, error) {
 		return out.String(), fmt.Errorf("%v: %s", err, strings.TrimSpace(errb.String()))
 	}
 	return out.String(), nil
+}
+
+// topLevel lists the top-level entries of the repository that commands
+// see: those git tracks, where root is a git checkout (so that what a
+// reader's own runs left in the checkout, such as run/ or s.json, does
+// not stand in a command's way), else every entry not starting with a dot.
+func topLevel(root string) ([]string, error) {
+	seen := map[string]bool{}
+	var names []string
+	if out, err := exec.Command("git", "-C", root, "ls-files", "-z").Output(); err == nil && len(out) > 0 {
+		for _, p := range strings.Split(string(out), "\x00") {
+			name, _, _ := strings.Cut(p, "/")
+			if name == "" || strings.HasPrefix(name, ".") || seen[name] {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(root, name)); err != nil {
+				continue // deleted in the work tree
+			}
+			seen[name] = true
+			names = append(names, name)
+		}
+		return names, nil
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, en := range entries {
+		if !strings.HasPrefix(en.Name(), ".") {
+			names = append(names, en.Name())
+		}
+	}
+	return names, nil
 }
 
 // Failure is one block whose output no longer matches.
