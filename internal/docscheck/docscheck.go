@@ -13,7 +13,9 @@
 // or by a Markdown table (lines starting with "|") that the command
 // prints. In the expected text a line holding only "..." matches any run
 // of lines (none included), and durations ("0.187s", "1.2 s", "18 ms",
-// "2m3.5s") are masked on both sides, so that times never fail a check.
+// "2m3.5s") are masked on both sides, so that times never fail a check;
+// so are the widths of runs of blanks and of dashes, which pad a table's
+// columns to its longest cell (a duration among them).
 //
 // Commands run with sh -c in a scratch folder that holds a link to every
 // top-level entry of the repository that git tracks (so "testdata/…" and
@@ -94,8 +96,17 @@ func Parse(text string) ([]Block, error) {
 // ("1.2 s", "18 ms").
 var durations = regexp.MustCompile(`\b(\d+h)?(\d+m)?\d+(\.\d+)?(ns|µs|us|ms|s)\b|\b\d+(\.\d+)? (ns|µs|us|ms|s|min)\b`)
 
+// blanks and dashes are runs that only pad: a table's column widths follow
+// its longest cell, a duration among them.
+var (
+	blanks = regexp.MustCompile(` {2,}`)
+	dashes = regexp.MustCompile(`-{3,}`)
+)
+
 func mask(s string) string {
-	return durations.ReplaceAllString(s, "<time>")
+	s = durations.ReplaceAllString(s, "<time>")
+	s = blanks.ReplaceAllString(s, " ")
+	return dashes.ReplaceAllString(s, "---")
 }
 
 // Match reports whether got (a command's output, as lines) matches want

@@ -28,6 +28,8 @@ func TestMatch(t *testing.T) {
 		{"other numbers not masked", "makespan 780", "makespan 781", false},
 		{"percentages not masked", "bubble rate 1.54%", "bubble rate 1.55%", false},
 		{"trailing blanks ignored", "| a   |  ", "| a   |", true},
+		{"column widths ignored", "| 3.4s (x) | 7   |\n|:---------|:----|", "| 10.4s (x) | 7    |\n|:----------|:-----|", true},
+		{"a cell's content still counts", "| a | 7 |", "| a | 8 |", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := Match(splitLines(c.want), splitLines(c.got))
