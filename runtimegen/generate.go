@@ -33,8 +33,8 @@ type plan struct {
 // package doc for the order and why it cannot deadlock). The schedule is
 // verified first; an invalid one is an error.
 func Generate(s *schedule.Schedule, mode Mode) ([]*Program, error) {
-	if !slices.Contains(Modes, mode) {
-		return nil, fmt.Errorf("unknown mode %q (want one of %v)", mode, Modes)
+	if !slices.Contains(Modes(), mode) {
+		return nil, fmt.Errorf("unknown mode %q (want one of %v)", mode, Modes())
 	}
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)

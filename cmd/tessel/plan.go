@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -58,8 +59,8 @@ func planCommand() *cli.Command {
 
 // planResult is tessel plan's --json: the partition and the schedule.
 type planResult struct {
-	Partition *partitionResult `json:"partition"`
-	Schedule  summary          `json:"schedule"`
+	Partition *partition.Report `json:"partition"`
+	Schedule  search.Summary    `json:"schedule"`
 	// Model-time figures: the schedule's makespan and its time per
 	// micro-batch in the steady state (period × time unit), beside the
 	// split's max load.
@@ -93,7 +94,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	p := pr.converted.Placement
+	p := pr.Converted.Placement
 	sctx, cancel := withLimit(ctx, o.TimeLimit)
 	defer cancel()
 	bar := newProgress(stderr)
@@ -113,13 +114,13 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := o.Outputs.write(s); err != nil {
 		return err
 	}
-	sum := searchSummary(res, defaultMethod)
+	sum := res.Summary(defaultMethod)
 	r := res.Repetend
 	period := 0
 	if r != nil {
 		period = r.Period
 	}
-	unit := pr.converted.TimeUnit
+	unit := pr.Converted.TimeUnit
 	out := planResult{
 		Partition: pr, Schedule: sum,
 		MakespanTime: round6(float64(sum.Makespan) * unit), PeriodTime: round6(float64(period) * unit),
@@ -134,7 +135,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if o.Outputs.JSON {
 		return printJSON(stdout, out)
 	}
-	printPartition(stdout, pr)
+	pr.WriteText(stdout)
 	fmt.Fprintln(stdout)
 	if out.EvenPerSample > 0 {
 		fmt.Fprintf(stdout, "time per sample  %.2f (the even split by layer count: %.2f, %.2f× slower)\n", out.TimePerSample, out.EvenPerSample, out.EvenPerSample/out.TimePerSample)
