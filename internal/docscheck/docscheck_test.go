@@ -103,6 +103,7 @@ func TestREADME(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	statTree(t, root)
 	ctx := context.Background()
 	bin, err := Build(ctx, root, t.TempDir())
 	if err != nil {
@@ -169,4 +170,28 @@ func editFigure(lines []string, i int) bool {
 		}
 	}
 	return false
+}
+
+// statTree stats every file of the repository, so that go test's cache
+// keys this test's result on them: the commands it runs read the sources
+// (through go build), testdata and the images, none of which the test
+// binary itself depends on, and a cached pass must not hide a README that
+// a change to them made stale.
+func statTree(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != root {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			_, err = os.Stat(path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
