@@ -302,20 +302,23 @@ func (e Env) CheckFile(ctx context.Context, path string, update bool, progress f
 	return fails, nil
 }
 
-// elide keeps the shape of an elided block: as many lines of got before
-// the one "..." as want had before its first, and as many after as want
-// had after its last.
+// elide keeps the shape of a block with one elision: as many lines of got
+// before the "..." as want had before it, and as many after as want had
+// after it. A block with no elision, or with several (which name lines in
+// the middle that the new output may have moved), gets the whole output,
+// for its writer to elide again.
 func elide(want, got []string) []string {
-	first, last := -1, -1
+	first, last, n := -1, -1, 0
 	for i, l := range want {
 		if l == "..." {
 			if first < 0 {
 				first = i
 			}
 			last = i
+			n++
 		}
 	}
-	if first < 0 {
+	if n != 1 {
 		return got
 	}
 	head, tail := first, len(want)-1-last

@@ -71,6 +71,10 @@ func TestElide(t *testing.T) {
 	if strings.Join(got, ",") != "1,...,4" {
 		t.Errorf("elide = %v", got)
 	}
+	got = elide(splitLines("a\n...\nm\n...\nz"), splitLines("1\n2\n3\n4"))
+	if strings.Join(got, ",") != "1,2,3,4" {
+		t.Errorf("elide with two elisions = %v, want the whole output", got)
+	}
 }
 
 func TestUpdateRewritesOnlyWhatDiffers(t *testing.T) {
