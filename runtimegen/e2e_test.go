@@ -63,6 +63,7 @@ func TestWorkersEndToEnd(t *testing.T) {
 		label string
 		s     *schedule.Schedule
 		mode  Mode
+		acts  []MemoryAction
 	}
 	var runs []run
 	for _, tc := range []struct {
@@ -75,10 +76,10 @@ func TestWorkersEndToEnd(t *testing.T) {
 		{"k-shape", NonBlocking},
 		{"x-shape", Blocking}, // crossing chains: the order that naive programs get wrong
 	} {
-		runs = append(runs, run{tc.shape + "/" + string(tc.mode), greedy(t, builtin(t, tc.shape, 4, false), 8), tc.mode})
+		runs = append(runs, run{tc.shape + "/" + string(tc.mode), greedy(t, builtin(t, tc.shape, 4, false), 8), tc.mode, nil})
 	}
 	split := loadPlacement(t, "split-v-shape.json")
-	runs = append(runs, run{"split-v-shape/deferred-weights", deferredWeights(t, split, 8), NonBlocking})
+	runs = append(runs, run{"split-v-shape/deferred-weights", deferredWeights(t, split, 8), NonBlocking, nil})
 	zb, err := placement.Builtin("v-shape", placement.Options{Devices: 4, SplitBackward: true})
 	if err != nil {
 		t.Fatal(err)
@@ -87,13 +88,24 @@ func TestWorkersEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs = append(runs, run{"v-shape-split/zb-h1", zbh1, NonBlocking})
+	runs = append(runs, run{"v-shape-split/zb-h1", zbh1, NonBlocking, nil})
 	res, err := search.Run(context.Background(), loadPlacement(t, "v-chunks.json"),
 		search.Options{Memory: 8, MicroBatches: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs = append(runs, run{"v-chunks/searched", res.Schedule, NonBlocking})
+	runs = append(runs, run{"v-chunks/searched", res.Schedule, NonBlocking, nil})
+	// Offloads and recomputes (hand-placed): a whole backward, a split
+	// one with deferred weights, and two stages per device.
+	for _, r := range []run{
+		{label: "v-shape/offload+recompute", s: greedy(t, builtin(t, "v-shape", 4, false), 8), mode: NonBlocking},
+		{label: "v-shape/offload+recompute/blocking", s: greedy(t, builtin(t, "v-shape", 4, false), 8), mode: Blocking},
+		{label: "v-shape-split/zb-h1/offload+recompute", s: zbh1, mode: NonBlocking},
+		{label: "v-chunks/searched/offload+recompute", s: res.Schedule, mode: NonBlocking},
+	} {
+		r.acts = handActions(r.s)
+		runs = append(runs, r)
+	}
 
 	fake := t.TempDir()
 	if err := os.WriteFile(filepath.Join(fake, "python3"), []byte("#!/bin/sh\necho 'fake python3: no torch here' >&2\nexit 1\n"), 0o755); err != nil {
@@ -101,7 +113,7 @@ func TestWorkersEndToEnd(t *testing.T) {
 	}
 	var dirs, outs []string
 	for _, r := range runs {
-		files, err := Files(generate(t, r.s, r.mode), "gloo")
+		files, err := Files(generateActions(t, r.s, r.mode, r.acts), "gloo")
 		if err != nil {
 			t.Fatalf("%s: %v", r.label, err)
 		}
@@ -135,6 +147,17 @@ func TestWorkersEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(log, "3 iterations, ") || !strings.Contains(log, " ms per iteration after the first") {
 		t.Errorf("no time per iteration reported:\n%s", log)
+	}
+	// Every rank of every run with memory actions moved bytes to the host
+	// and ran forwards again.
+	memRuns := 0
+	for _, r := range runs {
+		if len(r.acts) > 0 {
+			memRuns++
+		}
+	}
+	if got := strings.Count(log, " bytes offloaded and "); got != 4*memRuns {
+		t.Errorf("%d rank reports of offloads and recomputes, want %d:\n%s", got, 4*memRuns, log)
 	}
 	t.Logf("launch: %d schedules on 4 ranks in %.1f s", len(runs), time.Since(start).Seconds())
 	check := launch(t, env, 300*time.Second, filepath.Join(dirs[0], "launch.sh"), append([]string{"check"}, args...)...)
