@@ -17,8 +17,8 @@ type Bounds struct {
 type Metrics struct {
 	Makespan   int
 	BubbleRate float64 // idle device-time / (D × makespan)
-	PeakMemory []int   // per device: the highest running memory, from 0, in start order
-	Loads      []int   // per device: busy time over the whole schedule
+	PeakMemory []int   // per device: the highest running memory, from 0, in start order (offloads and recomputes counted)
+	Loads      []int   // per device: busy time over the whole schedule (recomputes included)
 	LowerBound Bounds
 }
 
@@ -50,12 +50,21 @@ func Measure(s *Schedule) Metrics {
 	m.Makespan = Makespan(s)
 	m.PeakMemory = make([]int, p.Devices)
 	m.Loads = make([]int, p.Devices)
-	for d, xs := range deviceInstances(s, nil) {
-		sum := 0
+	xs := deviceInstances(s, nil)
+	for d, xs := range xs {
 		for _, x := range xs {
-			b := p.Blocks[s.Instances[x].Block]
-			m.Loads[d] += b.Time
-			sum += b.Memory
+			m.Loads[d] += p.Blocks[s.Instances[x].Block].Time
+		}
+	}
+	for _, rr := range Reruns(s) {
+		for _, d := range p.Blocks[rr.Ref.Block].Devices {
+			m.Loads[d] += p.Blocks[rr.Ref.Block].Time
+		}
+	}
+	for d, evs := range memoryEvents(s, xs, nil) {
+		sum := 0
+		for _, e := range evs {
+			sum += e.delta
 			m.PeakMemory[d] = max(m.PeakMemory[d], sum)
 		}
 	}

@@ -58,7 +58,10 @@ type Schedule struct {
 	MicroBatches int
 	Memory       int
 	Instances    []Instance
-	Repetend     *Repetend // nil when not built from a repetend
+	// Decisions are the forward instances whose activation is offloaded
+	// or recomputed (none: every activation is kept, as before).
+	Decisions []Decision
+	Repetend  *Repetend // nil when not built from a repetend
 	// Claimed is what a schedule file said its metrics were (nil when
 	// built in memory). It is never trusted: Verify compares it with
 	// Measure, and Write writes measured metrics instead.
@@ -101,6 +104,9 @@ func (s *Schedule) Budgets() []int { return s.Placement.Budgets(s.Memory) }
 // it fits every device's budget there: the result is verified, and an
 // error says why not.
 func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
+	if len(s.Decisions) > 0 {
+		return nil, fmt.Errorf("a schedule that offloads or recomputes cannot be moved to another cluster yet")
+	}
 	given := s.Placement
 	if s.Cluster != nil {
 		given = s.Source
