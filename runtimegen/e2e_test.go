@@ -95,16 +95,44 @@ func TestWorkersEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs = append(runs, run{"v-chunks/searched", res.Schedule, NonBlocking, nil})
-	// Offloads and recomputes (hand-placed): a whole backward, a split
-	// one with deferred weights, and two stages per device.
-	for _, r := range []run{
-		{label: "v-shape/offload+recompute", s: greedy(t, builtin(t, "v-shape", 4, false), 8), mode: NonBlocking},
-		{label: "v-shape/offload+recompute/blocking", s: greedy(t, builtin(t, "v-shape", 4, false), 8), mode: Blocking},
-		{label: "v-shape-split/zb-h1/offload+recompute", s: zbh1, mode: NonBlocking},
-		{label: "v-chunks/searched/offload+recompute", s: res.Schedule, mode: NonBlocking},
+	// Offloads and recomputes, decided by the offload and recompute
+	// baselines (verified schedules with decisions): PipeOffload on the
+	// split v-shape, 1F1B with full recompute on the V placement, and
+	// schedules that offload some stages and recompute others, whole and
+	// split backward, both modes.
+	saving := func(opt placement.Options) *placement.Placement {
+		p, err := placement.Builtin("v-shape", opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.WithOffload(1).WithRecompute()
+	}
+	vsplit := saving(placement.Options{Devices: 4, SplitBackward: true})
+	vchunks := saving(placement.Options{Devices: 4, SplitBackward: true, Chunks: 2, Order: placement.V})
+	vwhole := saving(placement.Options{Devices: 4})
+	mixed := []placement.Action{placement.Offload, placement.Recompute, placement.Offload, placement.Recompute}
+	for _, r := range []struct {
+		label string
+		build func() (*schedule.Schedule, error)
+		mode  Mode
+	}{
+		{"v-shape-split/pipeoffload", func() (*schedule.Schedule, error) { return baseline.PipeOffload(vsplit, 8, 2) }, NonBlocking},
+		{"v-shape-v2-split/1f1b-recompute", func() (*schedule.Schedule, error) { return baseline.OneFOneBRecompute(vchunks, 8, 2) }, NonBlocking},
+		{"v-shape/offload+recompute", func() (*schedule.Schedule, error) { return baseline.Savings(vwhole, 8, 2, mixed) }, NonBlocking},
+		{"v-shape/offload+recompute/blocking", func() (*schedule.Schedule, error) { return baseline.Savings(vwhole, 8, 2, mixed) }, Blocking},
+		{"v-shape-split/offload+recompute", func() (*schedule.Schedule, error) { return baseline.Savings(vsplit, 8, 2, mixed) }, NonBlocking},
+		{"v-shape-v2-split/offload+recompute", func() (*schedule.Schedule, error) {
+			return baseline.Savings(vchunks, 8, 3, append(append([]placement.Action(nil), mixed...), mixed...))
+		}, NonBlocking},
 	} {
-		r.acts = handActions(r.s)
-		runs = append(runs, r)
+		s, err := r.build()
+		if err != nil {
+			t.Fatalf("%s: %v", r.label, err)
+		}
+		if off, rec := s.Count(); off+rec == 0 {
+			t.Fatalf("%s: neither offloads nor recomputes", r.label)
+		}
+		runs = append(runs, run{r.label, s, r.mode, memoryActions(s)})
 	}
 
 	fake := t.TempDir()
@@ -148,16 +176,17 @@ func TestWorkersEndToEnd(t *testing.T) {
 	if !strings.Contains(log, "3 iterations, ") || !strings.Contains(log, " ms per iteration after the first") {
 		t.Errorf("no time per iteration reported:\n%s", log)
 	}
-	// Every rank of every run with memory actions moved bytes to the host
-	// and ran forwards again.
-	memRuns := 0
+	// Every rank that offloads or recomputes in a run says how much.
+	want := 0
 	for _, r := range runs {
-		if len(r.acts) > 0 {
-			memRuns++
+		devs := map[int]bool{}
+		for _, a := range r.acts {
+			devs[r.s.Placement.Blocks[a.Block].Devices[0]] = true
 		}
+		want += len(devs)
 	}
-	if got := strings.Count(log, " bytes offloaded and "); got != 4*memRuns {
-		t.Errorf("%d rank reports of offloads and recomputes, want %d:\n%s", got, 4*memRuns, log)
+	if got := strings.Count(log, " bytes offloaded and "); got != want {
+		t.Errorf("%d rank reports of offloads and recomputes, want %d:\n%s", got, want, log)
 	}
 	t.Logf("launch: %d schedules on 4 ranks in %.1f s", len(runs), time.Since(start).Seconds())
 	check := launch(t, env, 300*time.Second, filepath.Join(dirs[0], "launch.sh"), append([]string{"check"}, args...)...)

@@ -93,10 +93,21 @@ type MemoryAction struct {
 	Start        int
 }
 
-// memoryActions lists what a schedule offloads, reloads and recomputes,
-// by start.
+// memoryActions lists what a schedule's decisions offload, reload and
+// recompute (schedule.Decision): an offload and its reload at their
+// starts, a recompute at its second run's start.
 func memoryActions(s *schedule.Schedule) []MemoryAction {
-	return nil
+	var acts []MemoryAction
+	for _, d := range s.Decisions {
+		switch d.Action {
+		case placement.Offload:
+			acts = append(acts, MemoryAction{Kind: Offload, Block: d.Block, Micro: d.Micro, Start: d.Start},
+				MemoryAction{Kind: Reload, Block: d.Block, Micro: d.Micro, Start: d.Reload})
+		case placement.Recompute:
+			acts = append(acts, MemoryAction{Kind: Recompute, Block: d.Block, Micro: d.Micro, Start: d.Start})
+		}
+	}
+	return acts
 }
 
 // generateWith is Generate with the memory actions to put into the programs:
