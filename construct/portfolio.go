@@ -27,6 +27,40 @@ type Candidate struct {
 // repetend, then least peak memory, then name. It stops early, with what
 // it has, when ctx ends or a schedule meets the makespan's lower bound.
 func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Candidate, error) {
+	return PortfolioWith(ctx, p, PortfolioOptions{MicroBatches: n, Memory: memory})
+}
+
+// PortfolioOptions configure PortfolioWith.
+type PortfolioOptions struct {
+	MicroBatches int
+	Memory       int
+	// Offload and Recompute let the list schedules offload or recompute
+	// activations where the budget binds (and, as further candidates,
+	// wherever the placement allows); the schedules that keep every
+	// activation stay candidates too.
+	Offload, Recompute bool
+}
+
+// policies are the savings the portfolio tries besides keeping.
+func (o PortfolioOptions) policies() []Savings {
+	if !o.Offload && !o.Recompute {
+		return nil
+	}
+	var out []Savings
+	for _, always := range []bool{false, true} {
+		out = append(out, Savings{Offload: o.Offload, Recompute: o.Recompute, Always: always})
+		if o.Offload && o.Recompute {
+			out = append(out, Savings{Offload: true, Recompute: true, PreferRecompute: true, Always: always})
+		}
+	}
+	return out
+}
+
+// PortfolioWith is Portfolio with options: with Offload or Recompute,
+// list schedules that take those decisions join the candidates (named
+// "list/<rule>/<savings>[/window w]").
+func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptions) ([]Candidate, error) {
+	n, memory := o.MicroBatches, o.Memory
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
 	}
@@ -57,13 +91,16 @@ func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Ca
 	// size, not the cores, decides where an early stop falls, so every
 	// machine gives the same answer.
 	type job struct {
-		rule   Rule
-		window int
+		rule    Rule
+		window  int
+		savings Savings
 	}
 	var jobs []job
-	for _, rule := range Rules() {
-		for _, w := range windows(p.Devices, n) {
-			jobs = append(jobs, job{rule, w})
+	for _, sv := range append([]Savings{{}}, o.policies()...) {
+		for _, rule := range Rules() {
+			for _, w := range windows(p.Devices, n) {
+				jobs = append(jobs, job{rule, w, sv})
+			}
 		}
 	}
 	for start := 0; start < len(jobs); start += listBatch {
@@ -78,7 +115,7 @@ func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Ca
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if s, err := List(p, n, ListOptions{Rule: j.rule, Window: j.window, Memory: memory}); err == nil {
+				if s, err := List(p, n, ListOptions{Rule: j.rule, Window: j.window, Memory: memory, Savings: j.savings}); err == nil {
 					got[k] = s
 				}
 			}()
@@ -89,6 +126,9 @@ func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Ca
 				continue
 			}
 			name := fmt.Sprintf("list/%s", j.rule)
+			if j.savings.any() {
+				name += "/" + j.savings.String()
+			}
 			if j.window > 0 {
 				name += fmt.Sprintf("/window %d", j.window)
 			}

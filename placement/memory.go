@@ -289,3 +289,59 @@ func (p *Placement) validateSavings() error {
 	}
 	return nil
 }
+
+// Decisions says which decisions a search may take (the command line's
+// --offload, --offload-time and --recompute).
+type Decisions struct {
+	Offload bool
+	// OffloadTime, when > 0, is the offload time of every forward block
+	// that may be offloaded and declares none (WithOffload).
+	OffloadTime int
+	Recompute   bool
+}
+
+// Any reports whether some decision is allowed.
+func (o Decisions) Any() bool { return o.Offload || o.Recompute }
+
+// Declare returns p with what o allows declared: with OffloadTime, every
+// eligible forward block gets that offload time where it declares none;
+// with Recompute and no block declared recomputable, every eligible
+// forward block is (WithRecompute). It fails, naming the placement, when
+// o asks for offload and no block may be offloaded, or for recompute and
+// none may be recomputed. Without any decision p is returned as it is.
+func Declare(p *Placement, o Decisions) (*Placement, error) {
+	if o.OffloadTime < 0 || o.OffloadTime > MaxTime {
+		return nil, fmt.Errorf("offload time must be in 1..%d, got %d", MaxTime, o.OffloadTime)
+	}
+	if o.OffloadTime > 0 && !o.Offload {
+		return nil, fmt.Errorf("an offload time without offload")
+	}
+	if !o.Any() {
+		return p, nil
+	}
+	q := p
+	if o.OffloadTime > 0 {
+		q = q.WithOffload(o.OffloadTime)
+	}
+	if o.Offload && !q.HasOffload() && !q.declaresActivation() {
+		return nil, p.wrap(fmt.Errorf("no block may be offloaded: declare \"offload\" times in the placement file or give an offload time"))
+	}
+	if o.Recompute && !q.HasRecompute() {
+		q = q.WithRecompute()
+		if !q.HasRecompute() {
+			return nil, p.wrap(fmt.Errorf("no forward block with memory has a gradient block that needs its activation: nothing to recompute"))
+		}
+	}
+	return q, nil
+}
+
+// declaresActivation reports whether some block declares an activation
+// size (which only a cluster's host link turns into an offload time).
+func (p *Placement) declaresActivation() bool {
+	for _, b := range p.Blocks {
+		if b.Activation > 0 {
+			return true
+		}
+	}
+	return false
+}

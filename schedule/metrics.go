@@ -102,6 +102,10 @@ func Measure(s *Schedule) Metrics {
 //     a device that holds A of one micro-batch's memory for at least ℓ
 //     holds it for at most ⌊M/A⌋ micro-batches at a time.
 //
+//     Where the placement lets activations be offloaded or recomputed
+//     (placement's Offloadable, Recomputable), a micro-batch need not hold
+//     its memory that long, and this bound is left out.
+//
 //   - with channels (placement's Channels), the same argument for every
 //     link ℓ as for a device: it carries n·load_ℓ of transfers one at a
 //     time (load_ℓ, the transfer times of the dependencies that cross ℓ),
@@ -121,7 +125,7 @@ func LowerBounds(p *placement.Placement, n, memory int) Bounds {
 		return b
 	}
 	b.Makespan = max(b.Makespan, p.CriticalPath())
-	if p.Limited(memory) {
+	if p.Limited(memory) && !p.HasOffload() && !p.HasRecompute() {
 		b.Makespan = max(b.Makespan, memoryBound(p, n, memory))
 	}
 	loads := p.Loads()

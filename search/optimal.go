@@ -26,6 +26,28 @@ type OptimalResult struct {
 // so never worse than Run's constructions. A schedule whose makespan
 // meets the proven lower bound needs no solver at all.
 func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt smt.Options) (*OptimalResult, error) {
+	return OptimalWith(ctx, p, OptimalOptions{MicroBatches: n, Memory: memory, Solver: opt})
+}
+
+// OptimalOptions configure OptimalWith.
+type OptimalOptions struct {
+	MicroBatches int
+	Memory       int
+	// Offload and Recompute let the constructions that seed the solver
+	// offload or recompute activations (Options.Offload). The solver's
+	// encoding keeps every activation: where a seed with decisions ends
+	// first it stands, and the result is proven only at the lower bound.
+	Offload, Recompute bool
+	Solver             smt.Options
+}
+
+// OptimalWith is Optimal with options.
+func OptimalWith(ctx context.Context, p *placement.Placement, o OptimalOptions) (*OptimalResult, error) {
+	n, memory, opt := o.MicroBatches, o.Memory, o.Solver
+	if err := (Options{Offload: o.Offload, Recompute: o.Recompute}).checkDecisions(p); err != nil {
+		return nil, err
+	}
+	decisions := o.Offload || o.Recompute
 	var seed *schedule.Schedule
 	source := ""
 	offer := func(name string, s *schedule.Schedule) {
@@ -33,7 +55,7 @@ func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt smt
 			seed, source = s, name
 		}
 	}
-	if cands, err := construct.Portfolio(ctx, p, n, memory); err == nil && len(cands) > 0 {
+	if cands, err := construct.PortfolioWith(ctx, p, construct.PortfolioOptions{MicroBatches: n, Memory: memory, Offload: o.Offload, Recompute: o.Recompute}); err == nil && len(cands) > 0 {
 		offer(cands[0].Name, cands[0].Schedule)
 	}
 	for _, m := range baseline.Methods() {
@@ -42,13 +64,16 @@ func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt smt
 		}
 	}
 	refs := smt.AllInstances(p, n)
-	if seed != nil {
+	if seed != nil && len(seed.Decisions) == 0 {
 		opt.Hint = startsOf(seed, refs)
 	}
 	s, sol, err := smt.Optimal(ctx, p, n, memory, opt)
 	if err != nil {
 		if seed == nil {
 			return nil, err
+		}
+		if decisions {
+			opt.Hint = startsOf(seed, refs)
 		}
 		// The solver found nothing before it stopped: the seed stands.
 		sol = &smt.Solution{Starts: opt.Hint, Makespan: schedule.Makespan(seed), LowerBound: schedule.LowerBounds(p, n, memory).Makespan}
@@ -61,6 +86,12 @@ func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt smt
 	}
 	if retimed {
 		sol.Makespan = schedule.Makespan(s)
+		sol.Proven = sol.Makespan <= sol.LowerBound
+	}
+	if decisions {
+		// The solver's bound and proof hold among schedules that keep
+		// every activation; the placement's bound holds for all.
+		sol.LowerBound = min(sol.LowerBound, schedule.LowerBounds(p, n, memory).Makespan)
 		sol.Proven = sol.Makespan <= sol.LowerBound
 	}
 	if seed != nil && schedule.Makespan(seed) < sol.Makespan {

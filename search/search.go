@@ -55,6 +55,23 @@ type Options struct {
 	// (a previous plan's): see Start.Repetend.
 	Start    []Start
 	Progress func(Progress)
+	// Offload and Recompute let the search offload or recompute
+	// activations where the placement allows it (placement's "Memory as
+	// a decision"): the constructions take those decisions where the
+	// budget binds, and compete with the solver's schedules, which keep
+	// every activation. Off by default: the search is then what it was.
+	Offload, Recompute bool
+}
+
+// checkDecisions rejects decisions the placement gives nothing to take.
+func (o Options) checkDecisions(p *placement.Placement) error {
+	switch {
+	case o.Offload && !p.HasOffload():
+		return fmt.Errorf("search: placement %q: offload asked for, but no block may be offloaded (no offload time: declare one, or give the devices host links for the activation sizes)", p.Name)
+	case o.Recompute && !p.HasRecompute():
+		return fmt.Errorf("search: placement %q: recompute asked for, but no block may be recomputed", p.Name)
+	}
+	return nil
 }
 
 // Start is a schedule the search starts from (Options.Start), or a
@@ -154,6 +171,10 @@ type Result struct {
 	// time-optimal search of all N micro-batches (TO holds its outcome).
 	Fallback bool
 	TO       *smt.Solution
+	// Decisions is set when the search could offload or recompute: the
+	// solver's proofs, among schedules that keep every activation, then
+	// prove nothing about the whole search.
+	Decisions bool
 }
 
 // Makespan of the schedule found.
@@ -173,6 +194,9 @@ func (r *Result) PeriodProven() bool {
 	if r.Repetend.Period <= r.Bounds.Period {
 		return true
 	}
+	if r.Decisions {
+		return false
+	}
 	if r.Schedule != nil && r.Schedule.Placement.Channels {
 		// The solver's proof is among repetends whose transfers never
 		// wait for a link (package repetend), a narrower set.
@@ -190,6 +214,9 @@ func (r *Result) PeriodProven() bool {
 func (r *Result) Proven() bool {
 	if r.Gap() <= 0 {
 		return true
+	}
+	if r.Decisions {
+		return false
 	}
 	if r.Fallback {
 		// With channels too: the time-optimal encoding has the links'
@@ -237,8 +264,11 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
+	if err := opt.checkDecisions(p); err != nil {
+		return nil, err
+	}
 	n := opt.MicroBatches
-	res := &Result{Bounds: schedule.LowerBounds(p, n, opt.Memory)}
+	res := &Result{Bounds: schedule.LowerBounds(p, n, opt.Memory), Decisions: opt.Offload || opt.Recompute}
 	report := func(stage string, rp *repetend.Progress) {
 		if opt.Progress == nil {
 			return
@@ -276,7 +306,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	var incumbent *repetend.Repetend
 	if !opt.SolverOnly {
 		report("constructions", nil)
-		cands, err := construct.Portfolio(ctx, p, n, opt.Memory)
+		cands, err := construct.PortfolioWith(ctx, p, construct.PortfolioOptions{MicroBatches: n, Memory: opt.Memory, Offload: opt.Offload, Recompute: opt.Recompute})
 		if err != nil {
 			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
 		}
@@ -367,7 +397,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// is already proven in the paper's sense (least period, time-optimal
 	// warmup and cooldown) or within 2% of the lower bound: there the
 	// windows rarely gain, and each costs a capped solver call.
-	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) {
+	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) &&
+		len(res.Schedule.Decisions) == 0 {
 		report("refining", nil)
 		t3 := time.Now()
 		s, st, err := refine.Improve(ctx, res.Schedule, refine.Options{Effort: opt.RefineEffort, Seed: opt.Seed,

@@ -40,6 +40,7 @@ type compareOptions struct {
 	SVG, HTML    string // charts of every row's schedule
 	Schedules    string // directory for every row's schedule file
 	Force        bool
+	Decisions    placement.Decisions
 	// fixedTimes prints every search time as timePlaceholder, so that
 	// tests can compare whole outputs byte for byte.
 	fixedTimes bool
@@ -75,7 +76,7 @@ func compareCommand() *cli.Command {
 			"its time grows quickly with N.\n" +
 			"--table-ii prints the paper's Table II (GPT m-shape, mT5 nn-shape, Flava k-shape on 4\n" +
 			"devices) with our figures beside the paper's.",
-		Flags: append(placementFlags(),
+		Flags: append(append(placementFlags(),
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N", Value: 128},
 			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R of the Tessel search (0: as many as the memory budget allows, at most 2·devices)"},
@@ -91,7 +92,7 @@ func compareCommand() *cli.Command {
 			&cli.StringFlag{Name: "html", Usage: "write a page with the table and every method's chart to an HTML `FILE`"},
 			&cli.StringFlag{Name: "schedules", Usage: "write every method's schedule file into `DIR` (re-check with tessel verify)"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite files that exist"},
-		),
+		), savingsFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("compare: unexpected argument %q", c.Args().First())
@@ -102,6 +103,7 @@ func compareCommand() *cli.Command {
 				Optimal: c.Bool("optimal"), OptimalN: c.Int("optimal-micro-batches"), OptimalLimit: c.Duration("optimal-time-limit"),
 				Format: c.String("format"), TableII: c.Bool("table-ii"),
 				SVG: c.String("svg"), HTML: c.String("html"), Schedules: c.String("schedules"), Force: c.Bool("force"),
+				Decisions: savingsFrom(c),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -123,6 +125,8 @@ type compareRow struct {
 	BudgetRespected    *bool    `json:"budget_respected,omitempty"`
 	Proven             *bool    `json:"proven,omitempty"`
 	Seconds            *float64 `json:"seconds,omitempty"`
+	Offloaded          *int     `json:"offloaded,omitempty"`  // with --offload or --recompute
+	Recomputed         *int     `json:"recomputed,omitempty"` // with --offload or --recompute
 	Note               string   `json:"note,omitempty"`
 
 	schedule *schedule.Schedule // verified; nil when there is none
@@ -190,6 +194,11 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	p, given, cl, err := opts.Placement.loadOn()
 	if err != nil {
 		return err
+	}
+	if opts.Decisions.Any() {
+		if p, given, err = opts.Placement.loadDeclared(opts.Decisions); err != nil {
+			return err
+		}
 	}
 	opts.given, opts.cluster = given, cl
 	bar := newProgress(stderr)
@@ -295,6 +304,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 	res, err := search.Run(ctx, p, search.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
 		Method: repetend.MethodJoint, Jobs: opts.Jobs, Seed: opts.Seed,
+		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute,
 		Progress: func(pr search.Progress) { bar.show("compare: Tessel %s", searchStatus(pr, time.Since(t0))) },
 	})
 	if errors.Is(err, search.ErrNoRepetend) {
@@ -310,6 +320,11 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 	}
 	row.fill(s, p, opts.Memory)
 	recordCluster(s, opts.cluster, opts.given)
+	if opts.Decisions.Any() {
+		off, rec := s.Count()
+		row.Offloaded, row.Recomputed = &off, &rec
+		defer func() { row.Note += fmt.Sprintf("; %d offloaded, %d recomputed", off, rec) }()
+	}
 	r := res.Repetend
 	if r != nil {
 		row.RepetendBubbleRate = ptr(round6(schedule.RepetendBubbleRate(p, r.Period)))

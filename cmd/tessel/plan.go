@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -21,6 +22,7 @@ type planOptions struct {
 	Budget       int
 	NR           int
 	TimeLimit    time.Duration
+	Decisions    placement.Decisions
 	Outputs      outputs
 }
 
@@ -42,7 +44,7 @@ func planCommand() *cli.Command {
 			&cli.IntFlag{Name: "budget", Usage: "per-device memory budget of the schedule search, in placement memory units (0: unlimited)"},
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as the budget allows, at most 2·devices)"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop the schedule search after this long and keep the best schedule found"},
-		), outputFlags()...),
+		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("plan: unexpected argument %q", c.Args().First())
@@ -51,7 +53,7 @@ func planCommand() *cli.Command {
 			po.Out = c.String("placement-out")
 			return runPlan(c.Context, planOptions{
 				Partition: po, PlacementOut: po.Out, MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
-				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Outputs: outputsFrom(c),
+				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -127,11 +129,17 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 			p.Capacities[d] = m.Budget
 		}
 	}
+	if o.Decisions.Any() {
+		if p, err = declare(p, o.Decisions); err != nil {
+			return err
+		}
+	}
 	sctx, cancel := withLimit(ctx, o.TimeLimit)
 	defer cancel()
 	bar := newProgress(stderr)
 	t1 := time.Now()
-	res, err := search.Run(sctx, p, search.Options{Memory: o.Budget, MaxNR: o.NR, MicroBatches: o.MicroBatches})
+	res, err := search.Run(sctx, p, search.Options{Memory: o.Budget, MaxNR: o.NR, MicroBatches: o.MicroBatches,
+		Offload: o.Decisions.Offload, Recompute: o.Decisions.Recompute})
 	bar.done()
 	if err != nil {
 		if errors.Is(err, search.ErrNoRepetend) {
@@ -147,6 +155,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	sum := searchSummary(res, defaultMethod)
+	decisionCounts(&sum, s, o.Decisions)
 	r := res.Repetend
 	period := 0
 	if r != nil {
@@ -198,6 +207,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
 		s.MicroBatches, sum.Makespan, out.MakespanTime, pct(sum.BubbleRate), sum.LowerBound.Makespan)
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, o.Budget))
+	printDecisions(stdout, s, o.Decisions)
 	fmt.Fprintf(stdout, "search time  %.3fs (proven: %s)\n", out.SearchSeconds, yesNo(res.Proven()))
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	return nil

@@ -28,6 +28,7 @@ type searchOptions struct {
 	Effort       int
 	TimeLimit    time.Duration
 	SolverOnly   bool
+	Decisions    placement.Decisions
 	Outputs      outputs
 }
 
@@ -70,7 +71,7 @@ func searchCommand() *cli.Command {
 			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of one solver call of the repetend search, in Z3 resource units (0: %d, -1: none); deterministic, unlike --time-limit", repetend.DefaultEffort)},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this long and keep the best schedule found (e.g. 30s, 5m)"},
 			&cli.BoolFlag{Name: "solver-only", Usage: "leave out the constructions and baselines: the paper's search alone (for measuring it)"},
-		), outputFlags()...),
+		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("search: unexpected argument %q", c.Args().First())
@@ -78,7 +79,7 @@ func searchCommand() *cli.Command {
 			return runSearch(c.Context, searchOptions{
 				Placement: placementSpecFrom(c), MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				NR: c.Int("nr"), Method: c.String("method"), Jobs: c.Int("jobs"), Seed: c.Int("seed"), Effort: c.Int("effort"),
-				TimeLimit: c.Duration("time-limit"), SolverOnly: c.Bool("solver-only"), Outputs: outputsFrom(c),
+				TimeLimit: c.Duration("time-limit"), SolverOnly: c.Bool("solver-only"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -104,6 +105,11 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	if opts.Decisions.Any() {
+		if p, given, err = opts.Placement.loadDeclared(opts.Decisions); err != nil {
+			return err
+		}
+	}
 	opts.Outputs = opts.Outputs.onCluster(cl, given)
 	ctx, cancel := withLimit(ctx, opts.TimeLimit)
 	defer cancel()
@@ -112,6 +118,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	res, err := search.Run(ctx, p, search.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
 		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly,
+		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute,
 		Progress: func(pr search.Progress) { bar.show("%s", searchStatus(pr, time.Since(t0))) },
 	})
 	bar.done()
@@ -129,6 +136,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		return err
 	}
 	sum := searchSummary(res, method)
+	decisionCounts(&sum, s, opts.Decisions)
 	r := res.Repetend
 	var rate float64
 	if r != nil {
@@ -174,6 +182,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	fmt.Fprintf(stdout, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, res.Gap(), pct(sum.BubbleRate))
 	fmt.Fprintf(stdout, "built by     %s\n", sourceText(res))
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
+	printDecisions(stdout, s, opts.Decisions)
 	if res.Search != nil {
 		st := res.Search.Stats
 		fmt.Fprintf(stdout, "solver       %d candidates seen, %d pruned, %d solved, %d rejected by warmup/cooldown (%d solver calls)\n", st.Seen, st.Pruned, st.Solved, st.Rejected, st.Checks)

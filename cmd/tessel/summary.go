@@ -28,6 +28,8 @@ type summary struct {
 	Makespan           int            `json:"makespan"`
 	BubbleRate         float64        `json:"bubble_rate"`
 	PeakMemory         []int          `json:"peak_memory"`
+	Offloaded          *int           `json:"offloaded,omitempty"`  // with --offload or --recompute: instances offloaded
+	Recomputed         *int           `json:"recomputed,omitempty"` // and recomputed`
 	LowerBound         lowerBound     `json:"lower_bound"`
 	Valid              bool           `json:"valid"`
 	Proven             bool           `json:"proven"`
