@@ -63,6 +63,14 @@ type Options struct {
 	Offload, Recompute bool
 }
 
+// allows reports whether schedule s takes only decisions the options
+// allow: the offload and recompute baselines join the seeds only with
+// Offload or Recompute.
+func allows(s *schedule.Schedule, offload, recompute bool) bool {
+	off, rec := s.Count()
+	return (off == 0 || offload) && (rec == 0 || recompute)
+}
+
 // checkDecisions rejects decisions the placement gives nothing to take.
 func (o Options) checkDecisions(p *placement.Placement) error {
 	switch {
@@ -322,8 +330,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		}
 		for _, m := range baseline.Methods() {
 			s, err := m.Build(p, n, opt.Memory)
-			if err != nil {
-				continue // not applicable, or over the budget
+			if err != nil || !allows(s, opt.Offload, opt.Recompute) {
+				continue // not applicable, over the budget, or taking decisions the options do not allow
 			}
 			name := "baseline " + m.Name
 			res.Seeds = append(res.Seeds, Seed{Name: name, Makespan: schedule.Makespan(s)})
