@@ -28,6 +28,8 @@ const (
 	MaxSpeed   = 1e6
 	MaxLatency = placement.MaxTime
 	MaxPerUnit = placement.MaxTime
+	// MaxMemoryBytes bounds a device's memory in bytes (a petabyte).
+	MaxMemoryBytes = 1e15
 )
 
 // eps absorbs floating-point error before rounding up: 0.7·10 is
@@ -48,6 +50,12 @@ type Device struct {
 	// devices with the same non-empty Switch share one host channel
 	// (OptPipe eqs 18–19); "" means a channel of its own.
 	Switch string
+	// MemoryBytes, when > 0, is the device's memory in bytes (the file's
+	// "memory_bytes"): tessel plan's memory model takes it, instead of
+	// the profile's "device_bytes", as the capacity its stages' state and
+	// the schedule's activations share. Memory stays the budget in
+	// placement units.
+	MemoryBytes float64
 }
 
 // Link is the cost of moving a tensor between two devices: a transfer of
@@ -105,6 +113,9 @@ func (c *Cluster) Validate() error {
 		}
 		if dev.Memory < 0 || dev.Memory > placement.MaxMemory {
 			return fmt.Errorf("cluster: %s: memory must be in 0..%d (0: unlimited), got %d", deviceName(d, dev.Name), placement.MaxMemory, dev.Memory)
+		}
+		if !(dev.MemoryBytes >= 0 && dev.MemoryBytes <= MaxMemoryBytes) {
+			return fmt.Errorf("cluster: %s: memory_bytes must be in 0..%g (0: none), got %g", deviceName(d, dev.Name), float64(MaxMemoryBytes), dev.MemoryBytes)
 		}
 		if dev.Host != nil {
 			if err := checkLink(*dev.Host); err != nil {
@@ -310,7 +321,7 @@ func (c *Cluster) Equal(o *Cluster) bool {
 	}
 	for d := range c.Devices {
 		a, b := c.Devices[d], o.Devices[d]
-		if a.Name != b.Name || a.Speed != b.Speed || a.Memory != b.Memory || a.Switch != b.Switch ||
+		if a.Name != b.Name || a.Speed != b.Speed || a.Memory != b.Memory || a.Switch != b.Switch || a.MemoryBytes != b.MemoryBytes ||
 			(a.Host == nil) != (b.Host == nil) || a.Host != nil && *a.Host != *b.Host {
 			return false
 		}

@@ -70,6 +70,8 @@ func TestLoadBad(t *testing.T) {
 		{"channels-type.json", `cluster: field "links": field "channels": want true or false, got a number`},
 		{"host-negative.json", "cluster: device 0: host: latency must be in 0..1000000, got -1"},
 		{"switch-type.json", `cluster: devices[0]: field "switch": want a string, got a number`},
+		{"memory-bytes-negative.json", "cluster: device 0: memory_bytes must be in 0..1e+15 (0: none), got -1"},
+		{"memory-bytes-type.json", `cluster: devices[0]: field "memory_bytes": want a number, got a string`},
 	}
 	files, _ := filepath.Glob(filepath.Join(badDir, "*.json"))
 	if len(files) != len(tests) {

@@ -46,6 +46,7 @@ func Parse(data []byte) (*Cluster, error) {
 				return decodeLink(v, dev.Host, nil)
 			}},
 			{Name: "switch", Decode: func(v json.RawMessage) error { return strictjson.String(v, &dev.Switch) }},
+			{Name: "memory_bytes", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &dev.MemoryBytes) }},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("cluster: devices[%d]: %w", d, err)
@@ -151,6 +152,10 @@ func (c *Cluster) AppendIndented(b []byte, indent string) []byte {
 		if dev.Switch != "" {
 			b = append(b, `, "switch": `...)
 			b = appendString(b, dev.Switch)
+		}
+		if dev.MemoryBytes > 0 {
+			b = append(b, `, "memory_bytes": `...)
+			b = appendFloat(b, dev.MemoryBytes)
 		}
 		b = append(b, '}')
 	}

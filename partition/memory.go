@@ -67,7 +67,7 @@ func FormatMemory(x float64, bytes bool) string {
 
 // Memory is each device's memory and budget when the split s, converted
 // to c, runs on devices of the given capacities (one per placement
-// device; nil: the graph's cap on every device). It returns nil, nil
+// device, 0 for the graph's cap; nil: the graph's cap on every device). It returns nil, nil
 // where there is nothing to budget (no cap, or a graph without
 // activations), and a *NoFitError naming the first device that cannot run
 // its stages under any schedule.
@@ -90,7 +90,11 @@ func (c *Converted) Memory(s *Split, capacities []float64) ([]DeviceMemory, erro
 	}
 	out := make([]DeviceMemory, p.Devices)
 	for d := range out {
-		out[d] = DeviceMemory{Device: d, Capacity: capacities[d], Unit: c.MemoryUnit}
+		cp := capacities[d]
+		if cp <= 0 {
+			cp = g.Memory
+		}
+		out[d] = DeviceMemory{Device: d, Capacity: cp, Unit: c.MemoryUnit}
 	}
 	for st, blocks := range c.StageBlocks {
 		if len(blocks) > 0 {

@@ -32,6 +32,9 @@ type partitionOptions struct {
 	MemoryUnit    float64
 	Out           string // the placement file
 	Force, JSON   bool
+	// Capacities are the devices' memories in the model's unit (a
+	// cluster's "memory_bytes"); nil: the model's cap on every device.
+	Capacities []float64
 }
 
 func partitionFlags() []cli.Flag {
@@ -371,7 +374,7 @@ func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (
 	if g.Bytes {
 		// The memory model: a device that cannot run its stages under
 		// any schedule, even offloading or recomputing every activation.
-		if _, err := conv.Memory(s, nil); err != nil {
+		if _, err := conv.Memory(s, o.Capacities); err != nil {
 			return nil, fmt.Errorf("%s: %w", o.Model, err)
 		}
 	}

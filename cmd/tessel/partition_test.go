@@ -321,3 +321,20 @@ func TestPlanGPTLikeBudgets(t *testing.T) {
 		t.Errorf("plan output:\n%s", text)
 	}
 }
+
+// A cluster's "memory_bytes" replaces the profile's device memory, device
+// by device: device 3 (96 GB) gets a larger budget than with 80 GB.
+func TestPlanClusterBytes(t *testing.T) {
+	const model = "../../testdata/models/gpt-7b-bytes.json"
+	code, text, errOut := runCLI(t, "plan", "--model", model, "-n", "16", "--cluster", "../../testdata/clusters/four-80gb.json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(text, "(budget [94 100 100 124])") || !strings.Contains(text, "96.00 GB") {
+		t.Errorf("plan output:\n%s", text)
+	}
+	code, _, errOut = runCLI(t, "plan", "--model", gptLike, "-n", "16", "--cluster", "../../testdata/clusters/four-80gb.json")
+	if code != 2 || !strings.Contains(errOut, `"memory_bytes" needs a profile in bytes`) {
+		t.Errorf("memory_bytes with a profile in units: exit %d, %q", code, errOut)
+	}
+}

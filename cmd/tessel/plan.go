@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -18,6 +19,7 @@ import (
 )
 
 type planOptions struct {
+	Cluster      string // a cluster file, "" for none
 	Partition    partitionOptions
 	PlacementOut string
 	MicroBatches int
@@ -46,6 +48,7 @@ func planCommand() *cli.Command {
 			&cli.IntFlag{Name: "budget", Usage: "per-device memory budget of the schedule search, in placement memory units (0: unlimited)"},
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as the budget allows, at most 2·devices)"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop the schedule search after this long and keep the best schedule found"},
+			&cli.StringFlag{Name: "cluster", Usage: "run the placement on the cluster in a JSON `FILE`: device speeds, links, host links and, for a profile in bytes, each device's \"memory_bytes\""},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -55,7 +58,7 @@ func planCommand() *cli.Command {
 			po.Out = c.String("placement-out")
 			return runPlan(c.Context, planOptions{
 				Partition: po, PlacementOut: po.Out, MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
-				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
+				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c), Cluster: c.String("cluster"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -114,14 +117,33 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	t0 := time.Now()
+	var cl *cluster.Cluster
+	if o.Cluster != "" {
+		var err error
+		if cl, err = cluster.Load(o.Cluster); err != nil {
+			return &usageError{err}
+		}
+		o.Partition.Capacities = clusterBytes(cl)
+	}
 	pr, err := partitionModel(ctx, o.Partition, stderr)
 	if err != nil {
 		return err
 	}
 	p := pr.converted.Placement
+	if cl != nil {
+		if len(cl.Devices) != p.Devices {
+			return usageErrorf("%s: cluster of %d devices for a placement of %d", o.Cluster, len(cl.Devices), p.Devices)
+		}
+		if o.Partition.Capacities != nil && !pr.graph.Bytes {
+			return usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
+		}
+		if p, err = cl.Apply(p); err != nil {
+			return &usageError{fmt.Errorf("%s: %w", o.Cluster, err)}
+		}
+	}
 	// The model's memory: each device's budget is what its stages leave
 	// of its capacity.
-	mem, err := pr.converted.Memory(pr.split, nil)
+	mem, err := pr.converted.Memory(pr.split, o.Partition.Capacities)
 	if err != nil {
 		return fmt.Errorf("plan: %s: %w", pr.Model, err)
 	}
@@ -273,4 +295,21 @@ func ranges(xs []int) string {
 		i = j + 1
 	}
 	return strings.Join(parts, " ")
+}
+
+// clusterBytes is each device's memory in bytes from a cluster's
+// "memory_bytes", the profile's where a device gives none (0); nil when no
+// device gives one.
+func clusterBytes(c *cluster.Cluster) []float64 {
+	var out []float64
+	for _, d := range c.Devices {
+		if d.MemoryBytes > 0 {
+			out = make([]float64, len(c.Devices))
+			break
+		}
+	}
+	for i := range out {
+		out[i] = c.Devices[i].MemoryBytes
+	}
+	return out
 }
