@@ -128,3 +128,28 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 	}
 	return out, true, nil
 }
+
+// SteadyPeriod is the least period that a construction which offloads or
+// recomputes activations (Options.Offload, Options.Recompute) repeats in
+// the steady state of n micro-batches under the budget: the period of the
+// repetend schedule.FindRepetend names in each candidate that took a
+// decision. ok is false when none repeats. The solver's repetends keep
+// every activation; this is the steady state the decisions reach.
+func SteadyPeriod(ctx context.Context, p *placement.Placement, n, memory int, offload, recompute bool) (period int, ok bool, err error) {
+	if err := (Options{Offload: offload, Recompute: recompute}).checkDecisions(p); err != nil {
+		return 0, false, err
+	}
+	cands, err := construct.PortfolioWith(ctx, p, construct.PortfolioOptions{MicroBatches: n, Memory: memory, Offload: offload, Recompute: recompute})
+	if err != nil {
+		return 0, false, err
+	}
+	for _, c := range cands {
+		if len(c.Schedule.Decisions) == 0 {
+			continue
+		}
+		if rp := schedule.FindRepetend(c.Schedule); rp != nil && (!ok || rp.Period < period) {
+			period, ok = rp.Period, true
+		}
+	}
+	return period, ok, nil
+}
