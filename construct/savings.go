@@ -373,7 +373,12 @@ func (sv *saver) finish(l *lister) (*schedule.Schedule, error) {
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("construct: placement %q: schedule fails verification: %w", p.Name, err)
 	}
-	return s, nil
+	if p.Channels {
+		return s, nil
+	}
+	// The reservations are conservative: compaction may start things
+	// earlier, never later, with the same memory.
+	return schedule.CompactDecisions(s)
 }
 
 type freeAt struct{ at, device, amount int }
