@@ -50,7 +50,8 @@ func (o PortfolioOptions) policies() []Savings {
 	for _, always := range []bool{false, true} {
 		out = append(out, Savings{Offload: o.Offload, Recompute: o.Recompute, Always: always})
 		if o.Offload && o.Recompute {
-			out = append(out, Savings{Offload: true, Recompute: true, PreferRecompute: true, Always: always})
+			out = append(out, Savings{Offload: true, Recompute: true, PreferRecompute: true, Always: always},
+				Savings{Offload: true, Recompute: true, Balance: true, Always: always})
 		}
 	}
 	return out

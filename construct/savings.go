@@ -18,6 +18,10 @@ type Savings struct {
 	// PreferRecompute decides for a recompute where both are allowed
 	// (otherwise an offload, which costs no device time).
 	PreferRecompute bool
+	// Balance, where both are allowed, offloads when the host channel is
+	// free by the forward's end and recomputes otherwise (PreferRecompute
+	// is then ignored).
+	Balance bool
 	// Always takes the decision for every instance that allows one;
 	// otherwise only where the budget binds: where the device, with the
 	// forward's activation, could not take one more forward.
@@ -30,6 +34,8 @@ func (sv Savings) any() bool { return sv.Offload || sv.Recompute }
 func (sv Savings) String() string {
 	var s string
 	switch {
+	case sv.Offload && sv.Recompute && sv.Balance:
+		s = "offload|recompute"
 	case sv.Offload && sv.Recompute && sv.PreferRecompute:
 		s = "recompute+offload"
 	case sv.Offload && sv.Recompute:
@@ -164,6 +170,14 @@ func (sv *saver) decide(l *lister, x, now int) {
 	end := now + b.Time
 	m := x / l.k
 	y := m*l.k + sv.consumers[i]
+	if sv.opt.Balance && p.Offloadable(i, sv.consumers) && p.Recomputable(i, sv.consumers) {
+		a = placement.Offload
+		for _, c := range p.BlockChannels(i) {
+			if sv.chanFree[c] > end {
+				a = placement.Recompute
+			}
+		}
+	}
 	switch a {
 	case placement.Offload:
 		t := p.OffloadTime(i)

@@ -195,7 +195,7 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	if opts.Decisions.Any() {
+	if opts.Decisions != (placement.Decisions{}) {
 		if p, given, err = opts.Placement.loadDeclared(opts.Decisions); err != nil {
 			return err
 		}

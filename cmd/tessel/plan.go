@@ -96,7 +96,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	p := pr.converted.Placement
-	if o.Decisions.Any() {
+	if o.Decisions != (placement.Decisions{}) {
 		if p, err = declare(p, o.Decisions); err != nil {
 			return err
 		}

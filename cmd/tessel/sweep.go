@@ -151,7 +151,7 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 		if err != nil {
 			return err
 		}
-		if opts.Decisions.Any() {
+		if opts.Decisions != (placement.Decisions{}) {
 			if p, _, err = spec.loadDeclared(opts.Decisions); err != nil {
 				return err
 			}
