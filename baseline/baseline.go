@@ -46,6 +46,10 @@ type Method struct {
 	// blocks (the zero-bubble family): callers may leave it out for
 	// placements without one rather than list it as not applicable.
 	Split bool
+	// Memory says the method trades time for memory: it needs forward
+	// blocks that may be offloaded or recomputed (placement's Offload,
+	// Recompute); callers may leave it out for placements without them.
+	Memory bool
 	// Build schedules n ≥ 1 micro-batches of p under a per-device memory
 	// budget (0: unlimited). See the package comment for ErrNotApplicable
 	// and ErrOverBudget.
@@ -54,7 +58,8 @@ type Method struct {
 
 // Methods returns every baseline in a stable order: gpipe, 1f1b,
 // 1f1b-interleaved, chimera-direct, 1f1b-plus, then the zero-bubble
-// family: zb-h1, zb-h2, zb-v, dualpipe, dualpipe-v.
+// family: zb-h1, zb-h2, zb-v, dualpipe, dualpipe-v, then the baselines
+// that trade time for memory: pipeoffload, adaoffload, 1f1b-recompute.
 func Methods() []Method {
 	return []Method{
 		{Name: "gpipe", Summary: "all forwards of all micro-batches, then all backwards (any placement)", Build: GPipe},
@@ -67,6 +72,9 @@ func Methods() []Method {
 		{Name: "zb-v", Summary: "ZB-V: zero bubble on the V placement, two stages per device (v-shape --chunks 2 --order v, split)", Build: ZBV, Split: true},
 		{Name: "dualpipe", Summary: "DeepSeek's DualPipe: two pipelines in opposite directions, forward and backward of the two paired (dualpipe)", Build: DualPipe, Split: true},
 		{Name: "dualpipe-v", Summary: "DualPipeV: DualPipe cut in half on the V placement (v-shape --chunks 2 --order v, split)", Build: DualPipeV, Split: true},
+		{Name: "pipeoffload", Summary: "PipeOffload (Wan et al. 2025): every forward's activation offloaded to host memory and reloaded just before its backward, 1F1B's fill (--offload-time)", Build: PipeOffload, Memory: true},
+		{Name: "adaoffload", Summary: "AdaOffload (OptPipe, App. D): PipeOffload with a fill phase as dense as the budget allows (--offload-time)", Build: AdaOffload, Memory: true},
+		{Name: "1f1b-recompute", Summary: "1F1B with full activation recomputation (Megatron-LM's checkpointing): every forward runs again before its backward (--recompute)", Build: OneFOneBRecompute, Memory: true},
 	}
 }
 

@@ -67,6 +67,13 @@ type Graph struct {
 	// Activations is, per node, the memory of one micro-batch's stashed
 	// activations (profiles only), for the placement's block memory.
 	Activations []float64
+	// Static is, per node, the memory its device holds for good
+	// (parameters, gradients, optimizer state), and Checkpoints what a
+	// recomputed micro-batch keeps of its activations (profiles only).
+	Static, Checkpoints []float64
+	// Bytes: Memory, Activations, Static and Checkpoints are in bytes
+	// (the profile's "device_bytes" and byte fields).
+	Bytes bool
 }
 
 // Training reports whether the graph has a backward pass.

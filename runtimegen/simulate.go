@@ -223,6 +223,13 @@ func (s *sim) advance(d int) bool {
 		t := s.times[o.Block]
 		s.clock[d] += t
 		s.busy[d] += t
+	case Recompute:
+		t := s.times[o.Block]
+		s.clock[d] += t
+		s.busy[d] += t
+	case Offload, Reload:
+		// Copies on the host channel, beside the computation: the device
+		// only issues them.
 	case Collective:
 		members := s.groups[o.Block]
 		start := 0

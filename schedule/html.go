@@ -38,7 +38,7 @@ func RenderHTML(s *Schedule, w io.Writer) error {
 	row("devices", strconv.Itoa(p.Devices))
 	row("blocks per micro-batch", strconv.Itoa(len(p.Blocks)))
 	row("micro-batches", strconv.Itoa(s.MicroBatches))
-	row("memory budget", budgetText(s.Memory)[len("memory "):])
+	row("memory budget", budgetText(s)[len("memory "):])
 	row("makespan", strconv.Itoa(m.Makespan))
 	row("lower bound of the makespan", strconv.Itoa(m.LowerBound.Makespan))
 	row("bubble rate", fmt.Sprintf("%.2f%%", 100*m.BubbleRate))

@@ -154,7 +154,7 @@ func title(s *Schedule, m Metrics) string {
 		name = "(unnamed)"
 	}
 	return fmt.Sprintf("%s: %d %s, N = %d micro-batches, %s, makespan %d, bubble rate %.2f%%",
-		name, s.Placement.Devices, plural(s.Placement.Devices, "device"), s.MicroBatches, budgetText(s.Memory), m.Makespan, 100*m.BubbleRate)
+		name, s.Placement.Devices, plural(s.Placement.Devices, "device"), s.MicroBatches, budgetText(s), m.Makespan, 100*m.BubbleRate)
 }
 
 // kindClass is the CSS class and colour of a block kind, from the kinds'

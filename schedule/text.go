@@ -125,7 +125,7 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 		name = "(unnamed)"
 	}
 	fmt.Fprintf(&out, "%s: %d %s, %d micro-batches, %s, makespan %d, bubble rate %.1f%%\n",
-		name, p.Devices, plural(p.Devices, "device"), s.MicroBatches, budgetText(s.Memory), m.Makespan, 100*m.BubbleRate)
+		name, p.Devices, plural(p.Devices, "device"), s.MicroBatches, budgetText(s), m.Makespan, 100*m.BubbleRate)
 	legend := "legend: f3/b3 forward/backward of micro-batch 3, F3/B3 on a device group, -- running on, . idle"
 	if hasKind(p, placement.Input) || hasKind(p, placement.Weight) {
 		legend = "legend: f3/i3/w3 forward/input gradient/weight gradient of micro-batch 3, b3 whole backward, F3 on a device group, -- running on, . idle"
@@ -244,8 +244,18 @@ func hasKind(p *placement.Placement, k placement.Kind) bool {
 	return false
 }
 
-// budgetText is "memory 4" or "memory unlimited".
-func budgetText(m int) string {
+// budgetText is "memory 4", "memory unlimited", or, where the devices'
+// budgets differ (a cluster's or a model's capacities), "memory [4 6 6 4]".
+func budgetText(s *Schedule) string {
+	p, m := s.Placement, s.Memory
+	if !p.Uniform(m) {
+		parts := make([]string, p.Devices)
+		for d, b := range p.Budgets(m) {
+			parts[d] = strconv.Itoa(b)
+		}
+		return "memory [" + strings.Join(parts, " ") + "]"
+	}
+	m = p.Budget(0, m)
 	if m == 0 {
 		return "memory unlimited"
 	}

@@ -209,6 +209,9 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 		if m.Split && !split {
 			continue // the zero-bubble family needs input and weight blocks
 		}
+		if m.Memory && !p.HasOffload() && !p.HasRecompute() {
+			continue // offload and recompute baselines need --offload-time or --recompute
+		}
 		bar.show("compare: %s", methodTitle(m.Name))
 		row, err := baselineRow(m, p, opts)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
@@ -74,6 +75,26 @@ type planResult struct {
 	ScheduleFile   string  `json:"schedule_file,omitempty"`
 	PlacementFile  string  `json:"placement_file,omitempty"`
 	ScheduleProven bool    `json:"schedule_proven"`
+	// Memory is each device's memory under the model (a profile with a
+	// capacity): what its stages hold for good and the budget left for
+	// the schedule.
+	Memory *planMemory `json:"memory,omitempty"`
+}
+
+type planMemory struct {
+	Bytes   bool               `json:"bytes"`
+	Unit    float64            `json:"unit"`
+	Devices []planDeviceMemory `json:"devices"`
+}
+
+type planDeviceMemory struct {
+	Device     int     `json:"device"`
+	Capacity   float64 `json:"capacity"`
+	Static     float64 `json:"static"`
+	Free       float64 `json:"free"`
+	Activation float64 `json:"activation"`
+	Unit       float64 `json:"unit"`
+	Budget     int     `json:"budget"`
 }
 
 func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error {
@@ -96,6 +117,18 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	p := pr.converted.Placement
+	// The model's memory: each device's budget is what its stages leave
+	// of its capacity.
+	mem, err := pr.converted.Memory(pr.split, nil)
+	if err != nil {
+		return fmt.Errorf("plan: %s: %w", pr.Model, err)
+	}
+	if mem != nil {
+		p.Capacities = make([]int, p.Devices)
+		for d, m := range mem {
+			p.Capacities[d] = m.Budget
+		}
+	}
 	if o.Decisions != (placement.Decisions{}) {
 		if p, err = declare(p, o.Decisions); err != nil {
 			return err
@@ -140,6 +173,13 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 			out.EvenPerSample = b.MaxLoad
 		}
 	}
+	if mem != nil {
+		out.Memory = &planMemory{Bytes: pr.graph.Bytes, Unit: pr.converted.MemoryUnit}
+		for _, m := range mem {
+			out.Memory.Devices = append(out.Memory.Devices, planDeviceMemory{Device: m.Device, Capacity: m.Capacity, Static: round6(m.Static),
+				Free: round6(m.Free), Activation: round6(m.Activation), Unit: round6(m.Unit), Budget: m.Budget})
+		}
+	}
 	if o.Outputs.JSON {
 		return printJSON(stdout, out)
 	}
@@ -147,6 +187,9 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	fmt.Fprintln(stdout)
 	if out.EvenPerSample > 0 {
 		fmt.Fprintf(stdout, "time per sample  %.2f (the even split by layer count: %.2f, %.2f× slower)\n", out.TimePerSample, out.EvenPerSample, out.EvenPerSample/out.TimePerSample)
+	}
+	if mem != nil {
+		printPlanMemory(stdout, mem, pr.graph.Bytes)
 	}
 	units := textUnits
 	if s.Repetend != nil {
@@ -163,9 +206,22 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
 		s.MicroBatches, sum.Makespan, out.MakespanTime, pct(sum.BubbleRate), sum.LowerBound.Makespan)
-	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budget(o.Budget))
+	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, o.Budget))
 	printDecisions(stdout, s, o.Decisions)
 	fmt.Fprintf(stdout, "search time  %.3fs (proven: %s)\n", out.SearchSeconds, yesNo(res.Proven()))
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	return nil
+}
+
+// printPlanMemory prints each device's memory under the model: its
+// capacity, what its stages hold for good, what is left for activations,
+// one micro-batch's largest activation there, and the budget of the
+// schedule in placement units.
+func printPlanMemory(w io.Writer, mem []partition.DeviceMemory, bytes bool) {
+	f := func(x float64) string { return partition.FormatMemory(x, bytes) }
+	fmt.Fprintf(w, "\n%-7s %10s %14s %14s %16s %12s %s\n", "device", "capacity", "held for good", "left", "one micro-batch", "unit", "budget (units)")
+	for _, m := range mem {
+		fmt.Fprintf(w, "%-7d %10s %14s %14s %16s %12s %d\n", m.Device, f(m.Capacity), f(m.Static), f(m.Free), f(m.Activation), f(m.Unit), m.Budget)
+	}
+	fmt.Fprintln(w)
 }
