@@ -59,9 +59,12 @@ func OptimalWith(ctx context.Context, p *placement.Placement, o OptimalOptions) 
 		offer(cands[0].Name, cands[0].Schedule)
 	}
 	for _, m := range baseline.Methods() {
-		if s, err := m.Build(p, n, memory); err == nil {
+		if s, err := m.Build(p, n, memory); err == nil && (Options{Offload: o.Offload, Recompute: o.Recompute}).allows(s) {
 			offer("baseline "+m.Name, s)
 		}
+	}
+	if decisions && !p.Channels {
+		return optimalDecisions(ctx, p, o, seed, source)
 	}
 	refs := smt.AllInstances(p, n)
 	if seed != nil && len(seed.Decisions) == 0 {
@@ -127,6 +130,24 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 		return nil, false, fmt.Errorf("re-timed on the links, fails verification (a bug): %w", err)
 	}
 	return out, true, nil
+}
+
+// optimalDecisions is the time-optimal search whose encoding decides
+// offloads and recomputes too (smt.OptimalDecisions), from the best seed.
+func optimalDecisions(ctx context.Context, p *placement.Placement, o OptimalOptions, seed *schedule.Schedule, source string) (*OptimalResult, error) {
+	s, sol, err := smt.OptimalDecisions(ctx, p, o.MicroBatches, o.Memory, smt.Decisions{Offload: o.Offload, Recompute: o.Recompute}, o.Solver, seed)
+	if err != nil {
+		if seed == nil {
+			return nil, err
+		}
+		lb := schedule.LowerBounds(p, o.MicroBatches, o.Memory).Makespan
+		sol = &smt.Solution{Makespan: schedule.Makespan(seed), LowerBound: lb, Proven: schedule.Makespan(seed) <= lb}
+		return &OptimalResult{Schedule: seed, Solution: sol, Source: source}, nil
+	}
+	if s == seed {
+		return &OptimalResult{Schedule: s, Solution: sol, Source: source}, nil
+	}
+	return &OptimalResult{Schedule: s, Solution: sol, Source: "solver"}, nil
 }
 
 // SteadyPeriod is the least period that a construction which offloads or

@@ -63,6 +63,16 @@ type Options struct {
 	Offload, Recompute bool
 }
 
+// allows reports whether s takes only decisions the options allow.
+func (o Options) allows(s *schedule.Schedule) bool {
+	for _, d := range s.Decisions {
+		if d.Action == placement.Offload && !o.Offload || d.Action == placement.Recompute && !o.Recompute {
+			return false
+		}
+	}
+	return true
+}
+
 // checkDecisions rejects decisions the placement gives nothing to take.
 func (o Options) checkDecisions(p *placement.Placement) error {
 	switch {
@@ -322,8 +332,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		}
 		for _, m := range baseline.Methods() {
 			s, err := m.Build(p, n, opt.Memory)
-			if err != nil {
-				continue // not applicable, or over the budget
+			if err != nil || !opt.allows(s) {
+				continue // not applicable, or over the budget, or deciding what the search may not
 			}
 			name := "baseline " + m.Name
 			res.Seeds = append(res.Seeds, Seed{Name: name, Makespan: schedule.Makespan(s)})
