@@ -354,7 +354,15 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// 2. The solver's repetend, for a shorter period than the modulo
 	// schedule's (or a start's).
 	t1 := time.Now()
+	keptBound := 0
+	if res.Decisions && res.Schedule != nil {
+		// The solver's schedules keep every activation: none ends before
+		// the bound of schedules that keep every activation.
+		keptBound = schedule.LowerBounds(p.Kept(), n, opt.Memory).Makespan
+	}
 	switch {
+	case res.Decisions && res.Schedule != nil && schedule.Makespan(res.Schedule) <= keptBound:
+		res.Skipped = fmt.Sprintf("a schedule that offloads or recomputes ends by %d, when no schedule that keeps every activation can end (lower bound %d)", schedule.Makespan(res.Schedule), keptBound)
 	case incumbent != nil && incumbent.Period <= res.Bounds.Period:
 		res.Skipped = "the modulo schedule's period meets the lower bound"
 		if started != nil {
@@ -389,7 +397,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// 3. The repetend's own schedule: time-optimal warmup and cooldown
 	// around it, unless the search was stopped or a construction already
 	// meets the lower bound.
-	if res.Repetend != nil && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) {
+	if res.Repetend != nil && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) && (keptBound == 0 || schedule.Makespan(res.Schedule) > keptBound) {
 		report("warmup and cooldown", nil)
 		s, err := repetendSchedule(ctx, p, res.Repetend, opt, res)
 		switch {
