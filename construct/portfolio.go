@@ -47,11 +47,11 @@ func (o PortfolioOptions) policies() []Savings {
 		return nil
 	}
 	var out []Savings
-	for _, always := range []bool{false, true} {
-		out = append(out, Savings{Offload: o.Offload, Recompute: o.Recompute, Always: always})
+	for _, mode := range []struct{ always, eager bool }{{false, false}, {true, false}, {true, true}} {
+		out = append(out, Savings{Offload: o.Offload, Recompute: o.Recompute, Always: mode.always, Eager: mode.eager})
 		if o.Offload && o.Recompute {
-			out = append(out, Savings{Offload: true, Recompute: true, PreferRecompute: true, Always: always},
-				Savings{Offload: true, Recompute: true, Balance: true, Always: always})
+			out = append(out, Savings{Offload: true, Recompute: true, PreferRecompute: true, Always: mode.always, Eager: mode.eager},
+				Savings{Offload: true, Recompute: true, Balance: true, Always: mode.always, Eager: mode.eager})
 		}
 	}
 	return out

@@ -24,8 +24,13 @@ type Savings struct {
 	Balance bool
 	// Always takes the decision for every instance that allows one;
 	// otherwise only where the budget binds: where the device, with the
-	// forward's activation, could not take one more forward.
+	// forward's activation, could not take one more forward. Either way
+	// an instance whose consumer follows too soon for the decision to
+	// free anything (the move there and back, or the second run, does
+	// not fit between the forward's end and the consumer's earliest
+	// start) keeps its activation, unless Eager.
 	Always bool
+	Eager  bool
 }
 
 func (sv Savings) any() bool { return sv.Offload || sv.Recompute }
@@ -49,6 +54,9 @@ func (sv Savings) String() string {
 	}
 	if sv.Always {
 		s += " always"
+	}
+	if sv.Eager {
+		s += " eager"
 	}
 	return s
 }
@@ -153,7 +161,7 @@ func (sv *saver) decide(l *lister, x, now int) {
 	if a == placement.Offload {
 		cost = 2 * p.OffloadTime(i)
 	}
-	if !sv.opt.Always && sv.gap[i] < cost {
+	if !sv.opt.Eager && sv.gap[i] < cost {
 		return
 	}
 	if !sv.opt.Always {
