@@ -323,7 +323,6 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 	if opts.Decisions.Any() {
 		off, rec := s.Count()
 		row.Offloaded, row.Recomputed = &off, &rec
-		defer func() { row.Note += fmt.Sprintf("; %d offloaded, %d recomputed", off, rec) }()
 	}
 	r := res.Repetend
 	if r != nil {
@@ -337,6 +336,9 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 	}
 	if !res.Proven() {
 		row.Note += fmt.Sprintf("; not proven (gap %d)", res.Gap())
+	}
+	if opts.Decisions.Any() {
+		row.Note += fmt.Sprintf("; %d offloaded, %d recomputed", *row.Offloaded, *row.Recomputed)
 	}
 	row.Proven = ptr(res.Proven())
 	row.Seconds = ptr(secs(res.Times.Total))
