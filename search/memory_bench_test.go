@@ -21,16 +21,23 @@ func memoryCases() []memoryCase {
 	v2 := placement.Options{Devices: 4, Chunks: 2, Order: placement.V, SplitBackward: true}
 	v := placement.Options{Devices: 4, SplitBackward: true}
 	v8 := placement.Options{Devices: 8, SplitBackward: true}
-	return []memoryCase{
+	out := []memoryCase{
 		{"v2-m1-offload", v2, 1, 16, true, false},
 		{"v2-m1-recompute", v2, 1, 16, false, true},
 		{"v-m2-offload", v, 2, 16, true, false},
 		{"v-m2-recompute", v, 2, 16, false, true},
 		{"v-m2-keep", v, 2, 16, false, false},
-		{"v8-m2-n16-offload", v8, 2, 16, true, false},
-		{"v8-m4-n64-offload", v8, 4, 64, true, false},
-		{"v8-m8-n64-offload", v8, 8, 64, true, false},
 	}
+	// 8 devices, memory from 2 to 2·devices activations, N = 16 and 64.
+	for _, n := range []int{16, 64} {
+		for m := 2; m <= 16; m += 2 {
+			out = append(out, memoryCase{fmt.Sprintf("v8-m%d-n%d-offload", m, n), v8, m, n, true, false})
+			if m == 2 {
+				out = append(out, memoryCase{fmt.Sprintf("v8-m3-n%d-offload", n), v8, 3, n, true, false})
+			}
+		}
+	}
+	return out
 }
 
 // BenchmarkMemorySearch times the whole search (tessel search) of every
