@@ -86,7 +86,7 @@ func TestSteadyRateStable(t *testing.T) {
 	}
 }
 
-// bubblePerDevice is how the zero-bubble papers and seed 000 count a
+// bubblePerDevice is how the zero-bubble papers and She et al. count a
 // bubble: the idle time of one device over the whole schedule, in units of
 // the forward time F = 1, i.e. makespan − load_d. Every placement below
 // gives every device the same load, so it is the same number on every
@@ -122,7 +122,7 @@ func zbPlacement(t *testing.T, name string, o placement.Options) *placement.Plac
 //
 // Where we differ: our 1F1B on a split placement runs each weight block
 // right after its input block, but the previous stage may start its input
-// block as soon as this input block ends (the design notes' rule), so 1F1B
+// block as soon as this input block ends (the timing rule, docs/design.md), so 1F1B
 // measures (p−1)(T_F+T_B), not the paper's (p−1)(T_F+T_B+T_W), which sends
 // the gradient after the whole backward. With F = I = W = 1 ZB-H2 cannot
 // go below the (p−1)·T_F a stage waits for its first forward: 3, like
@@ -210,9 +210,10 @@ func TestZeroBubbleV(t *testing.T) {
 	}
 }
 
-// TestSeed000DualPipe pins DualPipe in seed 000's experiment.
+// TestPaperDualPipeBubble pins DualPipe in She et al.'s experiment.
 //
-// Reference: seed 000 (Tessel-style MIP scheduling, arXiv 2503.09357),
+// Reference: She et al., Automatic Operator-level Parallelism Planning for
+// Distributed Deep Learning – A Mixed-Integer Programming Approach,
 // §V-A, Figs. 3–5: F = I = W = 1, memory PP + 1 activations per device,
 // micro-batch pairs in both directions, 10 micro-batches for PP = 4 and 20
 // for PP = 8 (5 and 10 pairs: one micro-batch of the dualpipe placement is
@@ -225,16 +226,16 @@ func TestZeroBubbleV(t *testing.T) {
 //
 // What we measure: DualPipe's published order (deepseek-ai/DualPipe's
 // eight steps) reaches PP/2 − 1 in our model already, because every block
-// sends its output when it ends (the design notes' rule). Timed as
+// sends its output when it ends (the timing rule, docs/design.md). Timed as
 // DeepSeek's runtime runs it — an overlapped forward-backward pair sends
 // both outputs when the pair ends, and a whole backward (both gradients
 // in one autograd call) sends its input gradient when its weight part is
-// done — the same orders give exactly 2(PP/2 − 1), the seed's figure for
-// DualPipe. The halving seed 000 reports is what sending each output as
+// done — the same orders give exactly 2(PP/2 − 1), the paper's figure for
+// DualPipe. The halving She et al. report is what sending each output as
 // soon as its own block ends buys, not a different order. And it is the
 // optimum under any memory budget: DualPipe's makespan meets the
 // memory-free lower bound.
-func TestSeed000DualPipe(t *testing.T) {
+func TestPaperDualPipeBubble(t *testing.T) {
 	for _, c := range []struct{ pp, pairs int }{{4, 5}, {8, 10}} {
 		p := zbPlacement(t, "dualpipe", placement.Options{Devices: c.pp})
 		memory := c.pp + 1

@@ -373,7 +373,7 @@ func dualPipeOrder(a *actions, L, r, n int, c0, c1 stage) {
 }
 
 // DualPipe is DeepSeek's DualPipe (DeepSeek-V3 technical report, §3.2.1,
-// Fig. 5 and Table 2; seed 000 §V-A) on the DualPipe placement: the
+// Fig. 5 and Table 2; She et al. §V-A) on the DualPipe placement: the
 // x-shape with its backward split, one pipeline down the D devices and one
 // up, micro-batch m of the placement being a pair, one micro-batch in each
 // direction. Every device runs dualPipeOrder with L = D/2, its distance to

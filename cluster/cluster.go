@@ -1,5 +1,5 @@
-// Package cluster is the hardware a placement runs on (issue 11; design
-// notes, "Cluster" and "Cluster file"): devices with a speed and a memory
+// Package cluster is the hardware a placement runs on (docs/design.md,
+// "Cluster", and docs/formats.md, "Cluster file"): devices with a speed and a memory
 // capacity, and links between them with a latency and a time per unit of
 // tensor size. Apply turns a placement into the placement as it runs on a
 // cluster: every block's time on its devices, every dependency's transfer

@@ -11,7 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/strictjson"
 )
 
-// The cluster file (design notes, "Cluster file") is strict like the
+// The cluster file (docs/formats.md, "Cluster file") is strict like the
 // placement file: an unknown or repeated field is an error, names match
 // exactly, null is never a value, nothing may follow the object. "devices"
 // is required, and each device's "speed" and "memory"; "name", "links",

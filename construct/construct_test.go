@@ -58,7 +58,7 @@ func TestListStuckNamesTheBlock(t *testing.T) {
 // 1F1B is optimal on the V-shape; the constructions reach its makespan,
 // which meets the lower bound, at any scale, from the modulo schedule
 // alone: one block per slot of a period equal to the device load.
-// Reference: issue 9, "v-shape on 16, 32 and 64 devices".
+// Reference: docs/never-lose.md, v-shape on 16, 32 and 64 devices.
 func TestPortfolioVShapeMeets1F1B(t *testing.T) {
 	for _, d := range []int{4, 16, 64} {
 		p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: d})
@@ -137,7 +137,7 @@ func TestModuloIsARepetend(t *testing.T) {
 // order (ZB-V), the constructions reach the makespan's lower bound at every
 // N ≥ 2·D, in milliseconds — at or below what hand-written zero-bubble
 // schedules reach: N·load + 2(D − 1) with one stage per device, N·load +
-// (D − 1) with two. Reference: issue 9; Qi et al., Zero Bubble Pipeline
+// (D − 1) with two. Reference: Qi et al., Zero Bubble Pipeline
 // Parallelism (ICLR 2024), ZB-H1 and ZB-V.
 func TestPortfolioZeroBubbleReachesTheBound(t *testing.T) {
 	for _, order := range []string{"one", "loop", "v"} {

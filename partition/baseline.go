@@ -39,7 +39,7 @@ func Even(g *Graph) (*Split, error) {
 // Greedy fills the accelerators one after the other in topological order,
 // moving on once the next layer would take the device past an equal share
 // of the total accelerator time or past the memory cap (the greedy
-// baseline of seed 001, §7, with the equal share added so that it spreads
+// baseline of Tarnawski et al., §7, with the equal share added so that it spreads
 // the load); the last accelerator takes what is left.
 func Greedy(g *Graph) (*Split, error) {
 	u, order, err := unitOrder(g)

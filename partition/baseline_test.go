@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// Reference: seed 001, Table 1, column "Expert": the human-expert splits'
+// Reference: Tarnawski et al., Table 1, column "Expert": the human-expert splits'
 // time per sample (BERT-24 layer inference 20.08, training 49.40;
 // ResNet-50 layer inference 43.92), evaluated with the same load model as
 // the DP.

@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkContiguous times the DP (preprocessing, ideals and the table)
-// on every graph of seed 001's Table 1. The paper's single-threaded C++
+// on every graph of Tarnawski et al.'s Table 1. The paper's single-threaded C++
 // took about 1 s on BERT-3 operator inference and 8 s on training.
 func BenchmarkContiguous(b *testing.B) {
 	for _, f := range []string{

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// seedData returns the folder of seed 001's graphs: shared/data/dnn-partitioning
-// beside the repository root (or beside any folder above this package),
-// as CI lays out a fresh clone. It skips the test when there is none.
+// seedData returns the folder of the published graphs of Tarnawski et al.
+// (dnn-partitioning, in a data folder beside the repository root or any
+// folder above this package), as CI lays out a fresh clone. It skips the test when there is none.
 func seedData(t testing.TB) string {
 	t.Helper()
 	dir, err := filepath.Abs(".")
@@ -22,7 +22,7 @@ func seedData(t testing.TB) string {
 		}
 		up := filepath.Dir(dir)
 		if up == dir {
-			t.Skip("no shared/data/dnn-partitioning folder above the package: seed 001's graphs are not here")
+			t.Skip("the published graphs of Tarnawski et al. (dnn-partitioning) are not above the package")
 		}
 		dir = up
 	}

@@ -1,7 +1,7 @@
 // Package partition cuts a model into pipeline stages: it finds the split
 // of a layer or operator graph onto k accelerators and ℓ CPU cores with the
 // least maximum load (time per sample) under a per-accelerator memory cap,
-// after seed 001 (Tarnawski et al., "Efficient Algorithms for Device
+// after Tarnawski et al. ("Efficient Algorithms for Device
 // Placement of DNN Graph Operators", NeurIPS 2020):
 //
 //   - contiguous splits by the dynamic program over the graph's ideals

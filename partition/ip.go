@@ -42,7 +42,7 @@ type IPResult struct {
 
 // NonContiguous minimises the max load over all splits, contiguous or not,
 // that keep colour classes together and fit the memory cap: the integer
-// program of seed 001's Fig. 6 without constraint (16), solved with Z3 by
+// program of Tarnawski et al.'s Fig. 6 without constraint (16), solved with Z3 by
 // a binary search on the max load between a lower bound and the best split
 // found, each step one satisfiability check. Times are scaled to integers
 // on a grid fine enough that the rounding of all nodes together stays

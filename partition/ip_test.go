@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Reference: seed 001, Table 1, column "IP (non-contiguous)": BERT-3
+// Reference: Tarnawski et al., Table 1, column "IP (non-contiguous)": BERT-3
 // operator inference 21.91 against the DP's 27.92 (27% gain), the IP
 // proven optimal. Ours proves it in seconds.
 func TestPaperIPBERT3(t *testing.T) {
@@ -38,7 +38,7 @@ func TestPaperIPBERT3(t *testing.T) {
 	t.Logf("%.4f in %v, %d checks", r.Split.MaxLoad, r.Elapsed, r.Checks)
 }
 
-// Reference: seed 001, Table 1: BERT-24 layer inference, IP
+// Reference: Tarnawski et al., Table 1: BERT-24 layer inference, IP
 // (non-contiguous) 17.71 against the DP's 17.79; the paper's solver found
 // it in 1 s and could not prove it in 20 minutes. Within a short limit
 // ours improves on the DP, keeps the best split and reports a gap.

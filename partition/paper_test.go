@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// Reference: seed 001 (Tarnawski et al., NeurIPS 2020), Table 1, column
+// Reference: Tarnawski et al., Efficient Algorithms for Device Placement
+// of DNN Graph Operators (NeurIPS 2020), Table 1, column
 // "DP (contiguous)": time per sample (max load) of the best contiguous
 // split, 6 accelerators (3 for BERT-3), 16 GB each, 1 CPU, and the
 // "Ideals" column (the number of ideals of the contracted forward part).
@@ -66,7 +67,7 @@ func TestBERT24Ideals(t *testing.T) {
 	}
 }
 
-// Reference: seed 001, Table 2, column "Single acc.": the whole model on
+// Reference: Tarnawski et al., Table 2, column "Single acc.": the whole model on
 // one accelerator, for scale (BERT-24 layer inference 92.41 = 17.79/0.19;
 // BERT-3 operator inference 49.35 = 27.92/0.57).
 func TestPaperSingleAccelerator(t *testing.T) {

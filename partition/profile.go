@@ -268,7 +268,7 @@ func (l *profileLayer) check(bytes bool) error {
 }
 
 // Parse reads a model file in either format: a layer profile (an object
-// with "layers") or a graph of seed 001 (an object with "nodes").
+// with "layers") or a graph of Tarnawski et al.'s published set (an object with "nodes").
 func Parse(data []byte) (*Graph, error) {
 	raw, err := strictjson.Top(data, "model object")
 	if err != nil {
@@ -289,7 +289,7 @@ func Parse(data []byte) (*Graph, error) {
 	case nodes && !layers:
 		return decodeSeed(raw)
 	}
-	return nil, fmt.Errorf("want a layer profile (with \"layers\") or a seed 001 graph (with \"nodes\")")
+	return nil, fmt.Errorf("want a layer profile (with \"layers\") or a graph of Tarnawski et al. (with \"nodes\")")
 }
 
 // Load reads the model file at path (see Parse). Errors start with the

@@ -170,18 +170,18 @@ func BuiltinSummary(name string) string {
 	return ""
 }
 
-// Builtin builds the named shape (see the design notes' table and the
-// paper's Fig. 8). Stage s runs on device s; a forward block has time
+// Builtin builds the named shape (see docs/design.md, "Built-in placements",
+// and the Tessel paper's Fig. 8). Stage s runs on device s; a forward block has time
 // ForwardTime and memory +1, a backward block time BackwardTime and memory
 // −1; shard blocks (on all devices) have time 1 and memory 0 regardless of
 // the overrides. k-shape's cross block is a forward and a backward on all
 // devices with the forward and backward times and memory +1/−1.
 //
-// The zero-bubble family (the design notes' "Placements of the zero-bubble
+// The zero-bubble family (docs/design.md, "Placements of the zero-bubble
 // family"): Options.SplitBackward splits every backward into input and
 // weight blocks, Options.Chunks and Options.Order cut the chain of v-, x-
 // and m-shape into C·D stages (the loop and V placements), and "dualpipe"
-// is the x-shape with its backward split (DeepSeek's DualPipe, seed 000
+// is the x-shape with its backward split (DeepSeek's DualPipe; She et al.
 // §V-A).
 func Builtin(name string, opt Options) (*Placement, error) {
 	var sh *shape

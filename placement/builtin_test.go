@@ -295,8 +295,8 @@ func TestBuiltinErrors(t *testing.T) {
 // memory 0) and a weight block (b's memory) on b's devices, the weight
 // block after the input block alone, and nothing else changes.
 //
-// Reference: seed 004 §III (F, B and W blocks) and the design notes'
-// "Block kinds": input + weight do what one backward does.
+// Reference: OptPipe (Li et al.) §III (F, B and W blocks) and
+// docs/design.md, "Block kinds": input + weight do what one backward does.
 func TestSplitBackward(t *testing.T) {
 	const it, wt = 2, 3
 	for _, name := range BuiltinNames() {
@@ -361,7 +361,7 @@ func TestSplitBackward(t *testing.T) {
 			}
 		}
 	}
-	// DualPipe is the x-shape with its backward split (seed 000 §V-A).
+	// DualPipe is the x-shape with its backward split (She et al. §V-A).
 	for _, d := range []int{2, 4, 8} {
 		dp, err := Builtin("dualpipe", Options{Devices: d})
 		if err != nil {
@@ -376,7 +376,7 @@ func TestSplitBackward(t *testing.T) {
 }
 
 // TestChunks checks where the C·D stages of the chunked placements run.
-// Reference: design notes, "Placements of the zero-bubble family": loop
+// Reference: docs/design.md, "Placements of the zero-bubble family": loop
 // puts stage s on device s mod D; V puts stages 0..D−1 on devices 0..D−1
 // and D..2D−1 back on D−1..0.
 func TestChunks(t *testing.T) {

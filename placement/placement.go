@@ -116,7 +116,7 @@ type Placement struct {
 	Blocks  []Block
 	Deps    []Dep
 	// Transfers is c_ij of a dependency, by dependency. It is set by a
-	// cluster (issue 11); nil means every transfer is 0. It is not part of
+	// cluster (docs/formats.md, "Cluster file"); nil means every transfer is 0. It is not part of
 	// the placement file. Keyed by Dep rather than by position in Deps so
 	// that it survives code that filters or reorders Deps, and so that
 	// Transfer looks up exactly what it is given.
@@ -126,12 +126,12 @@ type Placement struct {
 	// transfer time. A dependency missing from it carries size 1.
 	Sizes map[Dep]float64
 	// Capacities is each device's memory capacity, set by a cluster
-	// (issue 11); nil, or 0 for a device, means no capacity of its own.
+	// (docs/formats.md, "Cluster file"); nil, or 0 for a device, means no capacity of its own.
 	// It is not part of the placement file. Budget combines it with the
 	// one budget a search is given.
 	Capacities []int
 	// Channels, set by a cluster whose links carry one transfer at a time
-	// (issue 11, "--channels"), makes every link a resource: the transfers
+	// (--channels; docs/design.md, "Links"), makes every link a resource: the transfers
 	// that cross one link (Links) run one after another, each taking its
 	// dependency's Transfer time, in the order their producers start. When
 	// false, transfers overlap freely and Delay is the whole rule. How a

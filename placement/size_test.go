@@ -8,7 +8,7 @@ import (
 
 // A dependency may carry the size of its tensor, ["a", "b", size]; pairs
 // stay valid with size 1, and a size of 1 is written as a pair, so that
-// files without sizes keep their bytes (design notes, "Placement file").
+// files without sizes keep their bytes (docs/formats.md, "Placement file").
 func TestDependencySizes(t *testing.T) {
 	p, err := Load(placementsDir + "/v-shape-sizes.json")
 	if err != nil {

@@ -27,7 +27,7 @@ func zeroBubbleV(t testing.TB, d int) *placement.Placement {
 // On the ZB-V placement (4 devices, 8 micro-batches, memory 8) the best
 // list schedule ends at 57; re-optimising its ends reaches 51, the lower
 // bound, which hand-written zero-bubble schedules reach too. Reference:
-// issue 9, "F/I/W chains"; Qi et al., ZB-V.
+// Qi et al., Zero Bubble Pipeline Parallelism, ZB-V.
 func TestImproveReachesTheBoundOnZBV(t *testing.T) {
 	p := zeroBubbleV(t, 4)
 	s, err := construct.List(p, 8, construct.ListOptions{Rule: construct.GradientFirst, Window: 6, Memory: 8})

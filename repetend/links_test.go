@@ -11,8 +11,8 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 )
 
-// The link rule these tests pin is issue 11, item 1 ("with --channels the
-// transfers of one link run one at a time as a resource of their own"),
+// The link rule these tests pin (docs/design.md, "Links": with --channels
+// the transfers of one link run one at a time as a resource of their own),
 // as placement.LinkQueue states it; the repetend's steady state with
 // channels is documented at steady (encode.go).
 

@@ -23,7 +23,7 @@ func TestPairsBuiltins(t *testing.T) {
 				continue
 			}
 			if b.Kind == placement.Input || b.Kind == placement.Weight {
-				continue // a split backward (dualpipe): its workers are issue 10's item 5
+				continue // a split backward (dualpipe): no workers for it yet
 			}
 			want := "f" + b.ID[1:]
 			if pair[i] < 0 || c.p.Blocks[pair[i]].ID != want {

@@ -34,7 +34,7 @@ func onCluster(t *testing.T) (*Schedule, *cluster.Cluster) {
 	return out, c
 }
 
-// The schedule file records the cluster (design notes, "Schedule file"),
+// The schedule file records the cluster (docs/formats.md, "Schedule file"),
 // holds the placement as given, and reads back to the same schedule:
 // Verify re-checks it with the cluster's times.
 func TestFileRecordsCluster(t *testing.T) {

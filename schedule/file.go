@@ -14,7 +14,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 )
 
-// The schedule file (design notes, "Schedule file") is strict like the
+// The schedule file (docs/formats.md, "Schedule file") is strict like the
 // placement file: unknown or repeated fields are errors, field names match
 // exactly, null is never a value, and nothing may follow the object.
 // "placement", "micro_batches", "memory" and "instances" are required and

@@ -12,7 +12,7 @@ import (
 
 // benchCase is one row of the README's speed table: the paper's settings
 // on 4 devices (reference times of the public Python Tessel on this kind
-// of machine in ../shared/design/reference-timings.md), and larger cases.
+// of machine in docs/reference-timings.md), and larger cases.
 type benchCase struct {
 	name       string
 	devices    int

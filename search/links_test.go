@@ -11,7 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 )
 
-// Links as a resource (issue 11, item 1): with transfers that queue on
+// Links as a resource (docs/design.md, "Links"): with transfers that queue on
 // their links, every part of the search answers a schedule the verifier
 // accepts under the links' rule — the solver's too (SolverOnly, including
 // N < N_R's time-optimal fallback), re-timed where its encoding does not

@@ -10,7 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 )
 
-// neverLoseCase is one row of the README's "never lose" table (issue 9):
+// neverLoseCase is one row of the README's "never lose" table (docs/never-lose.md):
 // a placement, a budget and N, searched with the default options.
 type neverLoseCase struct {
 	name   string
@@ -68,7 +68,7 @@ func neverLoseCases() []neverLoseCase {
 }
 
 // BenchmarkNeverLose runs the whole search with the default options on
-// every case of issue 9's list and reports, beside its time, the
+// every case of the never-lose list (docs/never-lose.md) and reports, beside its time, the
 // makespan, the lower bound, the best baseline that fits the budget
 // (0 when none applies), the repetend's bubble rate and the best
 // baseline's steady-state one.

@@ -10,15 +10,16 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 )
 
-// Reference: seed 000 (MIP scheduling of operators, arXiv 2503.09357),
+// Reference: She et al., Automatic Operator-level Parallelism Planning
+// for Distributed Deep Learning – A Mixed-Integer Programming Approach,
 // §V-A, Figs. 3–5: DualPipe's placement, F = I = W = 1, memory PP + 1
 // activations, 10 micro-batches for PP = 4 and 20 for PP = 8 (5 and 10
-// pairs: one micro-batch of the dualpipe placement is a pair). The seed's
+// pairs: one micro-batch of the dualpipe placement is a pair). Their
 // MIP halves DualPipe's bubble, 2(PP/2 − 1), to PP/2 − 1 per device, and
 // doubling the memory to 2(PP + 1) does not help. The search reaches
 // PP/2 − 1 at both budgets (bubble per device: makespan − the device's
 // load, in units of F), which is the makespan's lower bound.
-func TestPaperSeed000DualPipeHalved(t *testing.T) {
+func TestPaperMIPHalvesDualPipeBubble(t *testing.T) {
 	for _, c := range []struct{ pp, pairs int }{{4, 5}, {8, 10}} {
 		p, err := placement.Builtin("dualpipe", placement.Options{Devices: c.pp})
 		if err != nil {
@@ -50,8 +51,8 @@ func TestPaperSeed000DualPipeHalved(t *testing.T) {
 }
 
 // Anytime: a search whose context has ended answers with the best
-// construction, verified, without starting the solver (issue 9, item 4:
-// --time-limit and Ctrl-C answer at once).
+// construction, verified, without starting the solver (--time-limit
+// and Ctrl-C answer at once).
 func TestSearchStoppedAnswersWithTheBestConstruction(t *testing.T) {
 	// k-shape: no baseline applies, so a construction must answer.
 	p, err := placement.Builtin("k-shape", placement.Options{Devices: 8})
@@ -75,7 +76,7 @@ func TestSearchStoppedAnswersWithTheBestConstruction(t *testing.T) {
 	}
 }
 
-// Never lose (issue 9): on every built-in placement, split and chunked
+// Never lose (docs/never-lose.md): on every built-in placement, split and chunked
 // variants included, under two budgets and two N, the search's makespan
 // is no longer than that of any baseline that applies and fits the budget.
 func TestSearchNeverLosesToABaseline(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 )
 
-// The link rule these tests pin is issue 11, item 1 ("with --channels the
-// transfers of one link run one at a time as a resource of their own"),
+// The link rule these tests pin (docs/design.md, "Links": with --channels
+// the transfers of one link run one at a time as a resource of their own),
 // as placement.LinkQueue states it and schedule.Verify and
 // schedule.Compact apply it.
 

@@ -130,7 +130,7 @@ func TestPaperTightMemoryTO(t *testing.T) {
 }
 
 // TestReferenceTimingsTO: the makespans the public Python Tessel's
-// time-optimal search found (/work/shared/design/reference-timings.md):
+// time-optimal search found (docs/reference-timings.md):
 // v-shape, forward 1, backward 3, memory 16, N = 2, 4, 6, 8 → 20, 28, 36,
 // 44; m-shape memory 16, N = 2 → 24, N = 4 → 36.
 //

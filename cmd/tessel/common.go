@@ -17,7 +17,7 @@ import (
 func placementFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "placement", Aliases: []string{"p"}, Usage: "built-in placement: " + joinNames(placement.BuiltinNames()), Value: "v-shape"},
-		&cli.StringFlag{Name: "placement-file", Usage: "read the placement from a JSON `FILE` instead (see the design notes for the format)"},
+		&cli.StringFlag{Name: "placement-file", Usage: "read the placement from a JSON `FILE` instead (format: docs/formats.md)"},
 		&cli.IntFlag{Name: "devices", Aliases: []string{"d"}, Usage: "number of devices D of a built-in placement", Value: placement.DefaultDevices},
 		&cli.IntFlag{Name: "forward-time", Usage: "time of a forward block of a built-in placement", Value: placement.DefaultForwardTime},
 		&cli.IntFlag{Name: "backward-time", Usage: "time of a backward block of a built-in placement (3: recompute on)", Value: placement.DefaultBackwardTime},
@@ -29,7 +29,7 @@ func placementFlags() []cli.Flag {
 // common cases of one without a file.
 func clusterFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "cluster", Usage: "run the placement on the cluster in a JSON `FILE` (device speeds and memories, link latencies and times per unit; see the design notes)"},
+		&cli.StringFlag{Name: "cluster", Usage: "run the placement on the cluster in a JSON `FILE` (device speeds and memories, link latencies and times per unit; format: docs/formats.md)"},
 		&cli.StringFlag{Name: "device-speed", Usage: "without a cluster file: devices of other speeds, `D=S,...` (a block of time t takes ⌈t/S⌉ on device D; the others have speed 1)"},
 		&cli.IntFlag{Name: "transfer-time", Usage: "without a cluster file: every tensor between two devices takes `T` (dependencies between blocks that share a device take 0)"},
 		&cli.BoolFlag{Name: "channels", Usage: "each link, in each direction, carries one transfer at a time: transfers that share one queue in the order their producers start (as the cluster file's \"channels\": true)"},

@@ -13,7 +13,7 @@ import (
 
 // TestCompareZeroBubble checks that compare lists the zero-bubble family,
 // verified, with its makespans and peak memory, on the split v-shape (4
-// and 8 devices), the V placement and the DualPipe placement (seed 000
+// and 8 devices), the V placement and the DualPipe placement (She et al.
 // §V-A, PP = 4: 5 micro-batch pairs, memory PP + 1), and that the other
 // rows follow the placement (1F1B moves to the split v-shape).
 func TestCompareZeroBubble(t *testing.T) {

@@ -37,7 +37,7 @@ func exportCommand() *cli.Command {
 			"anything else is refused with the reason. Every export passes PyTorch's\n" +
 			"validator's rules, checked here.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see the design notes)"},
+			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output format: " + joinNames(exportFormats), Value: "torch-csv"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},

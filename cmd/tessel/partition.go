@@ -36,15 +36,15 @@ type partitionOptions struct {
 
 func partitionFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "model", Usage: "the model: a layer profile or a seed 001 graph (JSON `FILE`, see the README)"},
+		&cli.StringFlag{Name: "model", Usage: "the model: a layer profile or a graph in Tarnawski et al.'s format (JSON `FILE`, see docs/formats.md)"},
 		&cli.IntFlag{Name: "devices", Aliases: []string{"d"}, Usage: "accelerators k", DefaultText: "the model's \"devices\" or maxFPGAs"},
-		&cli.IntFlag{Name: "cpus", Usage: "CPU cores ℓ (seed 001 graphs only)", Value: -1, DefaultText: "the model's maxCPUs"},
+		&cli.IntFlag{Name: "cpus", Usage: "CPU cores ℓ (graphs in Tarnawski et al.'s format only)", Value: -1, DefaultText: "the model's maxCPUs"},
 		&cli.Float64Flag{Name: "memory", Aliases: []string{"m"}, Usage: "memory cap of one accelerator, in the model's unit (0: none)", DefaultText: "the model's"},
 		&cli.StringFlag{Name: "order", Usage: "with --chunks: stage s on device s mod D (loop) or down and back up (v, 2 chunks)", Value: "loop"},
 		&cli.IntFlag{Name: "chunks", Usage: "stages per device C (interleaved placements: C·D stages)", Value: 1},
 		&cli.BoolFlag{Name: "non-contiguous", Usage: "the max-load integer program (Z3) instead of the DP: stages need not be contiguous"},
 		&cli.DurationFlag{Name: "ip-time-limit", Usage: "time limit of --non-contiguous; the best split found and its gap are reported", Value: 60 * time.Second},
-		&cli.StringFlag{Name: "expert", Usage: "also evaluate a given split, a JSON `FILE` in seed 001's expert format (node ids per accelerator)"},
+		&cli.StringFlag{Name: "expert", Usage: "also evaluate a given split, a JSON `FILE` in Tarnawski et al.'s expert format (node ids per accelerator)"},
 		&cli.Float64Flag{Name: "time-unit", Usage: "model time of one placement time step", DefaultText: "the smallest block time over the least k ≤ 10 that keeps every block within 5%"},
 		&cli.Float64Flag{Name: "memory-unit", Usage: "activation memory of one placement memory unit", DefaultText: "1 per stage, the Tessel paper's convention"},
 	}
@@ -66,13 +66,13 @@ func partitionOptionsFrom(c *cli.Context) partitionOptions {
 func partitionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "partition",
-		Usage: "cut a model into pipeline stages of least time per sample (seed 001's DP or IP) and write a placement",
+		Usage: "cut a model into pipeline stages of least time per sample (Tarnawski et al.'s DP or IP) and write a placement",
 		UsageText: "tessel partition --model gpt.json --devices 4 --out gpt-placement.json\n" +
-			"   tessel partition --model bert24_training.json            (a seed 001 graph: its own k, ℓ and cap)\n" +
+			"   tessel partition --model bert24_training.json            (a graph in Tarnawski et al.'s format: its own k, ℓ and cap)\n" +
 			"   tessel partition --model gpt.json --devices 4 --chunks 2 --order v --out p.json\n" +
 			"   tessel partition --model bert_l-3_inference.json --non-contiguous --ip-time-limit 30s",
 		Description: "Finds the contiguous split of least maximum load onto k accelerators and ℓ CPU cores under the\n" +
-			"memory cap by dynamic programming over the ideals of the graph (seed 001, §5.1.1; a layer's\n" +
+			"memory cap by dynamic programming over the ideals of the graph (Tarnawski et al., §5.1.1; a layer's\n" +
 			"forward and backward on one device, appendix B), or, with --non-contiguous, any split by the\n" +
 			"max-load integer program solved with Z3 (the best found within --ip-time-limit, with its gap).\n" +
 			"The max load is the time per sample of a pipeline without bubbles. Beside it: the even split by\n" +
@@ -157,7 +157,7 @@ type placementBrief struct {
 // is a usage error.
 func (o partitionOptions) loadModel() (*partition.Graph, error) {
 	if o.Model == "" {
-		return nil, usageErrorf("no model: give --model FILE (a layer profile or a seed 001 graph)")
+		return nil, usageErrorf("no model: give --model FILE (a layer profile or a graph in Tarnawski et al.'s format)")
 	}
 	g, err := partition.Load(o.Model)
 	if err != nil {
@@ -176,7 +176,7 @@ func (o partitionOptions) loadModel() (*partition.Graph, error) {
 		return nil, usageErrorf("--cpus must be at least 0, got %d", o.CPUs)
 	}
 	if o.CPUs > 0 && g.IDs == nil {
-		return nil, usageErrorf("%s: a layer profile has no CPU times: --cpus applies to seed 001 graphs", o.Model)
+		return nil, usageErrorf("%s: a layer profile has no CPU times: --cpus applies to graphs in Tarnawski et al.'s format", o.Model)
 	}
 	if o.CPUs >= 0 {
 		g.CPUs = o.CPUs
@@ -412,9 +412,9 @@ func printPartition(w io.Writer, res *partitionResult) {
 			cap = partition.FormatMemory(res.MemoryCap, true)
 		}
 	}
-	method := "contiguous split by the DP over ideals (seed 001, §5.1.1)"
+	method := "contiguous split by the DP over ideals (Tarnawski et al., §5.1.1)"
 	if res.Method == "ip" {
-		method = "any split by the max-load integer program (seed 001, Fig. 6), Z3"
+		method = "any split by the max-load integer program (Tarnawski et al., Fig. 6), Z3"
 	}
 	fmt.Fprintf(w, "tessel partition: %s, %d accelerators, %d CPUs, memory cap %s, %s\n", res.Model, res.Accelerators, res.CPUs, cap, kind)
 	fmt.Fprintf(w, "method: %s\n\n", method)
@@ -455,7 +455,7 @@ func printPartition(w io.Writer, res *partitionResult) {
 
 // chunkDevice is the device of stage i of an interleaved placement on D
 // devices: s mod D in loop order; down 0..D-1 and back up D-1..0 in V
-// order (the design notes' "Chunks").
+// order (docs/design.md, "Placements of the zero-bubble family").
 func chunkDevice(order string, i, D int) int {
 	if order == "v" {
 		if i/D%2 == 1 {

@@ -158,8 +158,9 @@ func TestPartitionBadInput(t *testing.T) {
 	}
 }
 
-// A seed 001 graph through the command line: its own devices and cap,
-// and the paper's figure (Reference: seed 001, Table 1, BERT-24 layer
+// A graph of Tarnawski et al.'s published set through the command line:
+// its own devices and cap, and the paper's figure (Reference: Tarnawski
+// et al., Table 1, BERT-24 layer
 // inference, DP 17.79, expert 20.08).
 func TestPartitionSeedGraph(t *testing.T) {
 	dir := ""
@@ -170,7 +171,7 @@ func TestPartitionSeedGraph(t *testing.T) {
 			break
 		}
 		if filepath.Dir(d) == d {
-			t.Skip("no shared/data/dnn-partitioning folder above the package: seed 001's graphs are not here")
+			t.Skip("the published graphs of Tarnawski et al. (dnn-partitioning) are not above the package")
 		}
 	}
 	code, stdout, errOut := runCLI(t, "partition", "--model", filepath.Join(dir, "layer", "bert24_inference.json"),

@@ -54,7 +54,7 @@ func renderCommand() *cli.Command {
 			"trace: Chrome trace event JSON for chrome://tracing or Perfetto.\n" +
 			"The schedule is drawn as it is; run tessel verify to check it.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see the design notes)"},
+			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output format: " + strings.Join(renderFormatNames(), ", "), Value: "text"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` instead of standard output"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite the --out file if it exists"},

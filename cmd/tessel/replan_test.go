@@ -11,7 +11,7 @@ import (
 // tessel replan after the cluster changed — one link's latency tenfold,
 // or one device at half speed (a cluster of slower, smaller devices) —
 // returns a verified schedule on the new cluster, no worse than the old
-// orders there and within 2% of a fresh search's makespan (issue 11).
+// orders there and within 2% of a fresh search's makespan.
 // The old repetend, its offsets adapted to the new cluster, is re-timed
 // only where it may start the solver below the modulo schedules' period:
 // not on m-shape (the modulo schedule's period 8 is as short as the

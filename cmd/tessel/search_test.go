@@ -28,7 +28,7 @@ func TestPlacementsGolden(t *testing.T) {
 	golden(t, "placements.txt", []byte(out))
 }
 
-// The JSON summary holds every field the design notes ask for, and the
+// The JSON summary holds every field docs/formats.md lists, and the
 // schedule file written beside it re-verifies and is the same on every
 // run.
 func TestSearchJSONAndOutFile(t *testing.T) {

@@ -54,7 +54,7 @@ func simulateCommand() *cli.Command {
 			"one transfer at a time, and the report says how much later the run ends for it; a\n" +
 			"schedule searched with channels is simulated with them, and ends at its makespan too.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see the design notes)"},
+			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "programs", Usage: "simulate the programs rank0.json, rank1.json, … in `DIR` instead"},
 			&cli.IntFlag{Name: "comm-time", Usage: "time of one transfer between two devices", Value: 1},
 			&cli.BoolFlag{Name: "blocking", Usage: "simulate blocking programs only (default: both modes and the gain)"},

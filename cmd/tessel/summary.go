@@ -11,8 +11,8 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 )
 
-// summary is the JSON object searching commands print with --json (the
-// design notes' "Summary output"). Optional parts are omitted when empty.
+// summary is the JSON object searching commands print with --json (docs/formats.md,
+// "Summary output"). Optional parts are omitted when empty.
 type summary struct {
 	Placement          string         `json:"placement"`
 	Devices            int            `json:"devices"`

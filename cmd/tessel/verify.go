@@ -29,7 +29,7 @@ func verifyCommand() *cli.Command {
 			"are checked too, never trusted. Prints one line when valid, else every violation,\n" +
 			"one a line, and exits with status 1.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see the design notes)"},
+			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

@@ -1,7 +1,7 @@
 // Package placementtest builds the placements that tests of several
 // packages share: a built-in shape (or the test fails), transfers on
 // every link of it, and the smallest placement whose tensors queue on one
-// link (issue 11, links as a resource). Test support only: nothing
+// link (links as a resource, docs/design.md). Test support only: nothing
 // outside tests imports it.
 package placementtest
 
