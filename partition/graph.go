@@ -74,6 +74,9 @@ type Graph struct {
 	// Bytes: Memory, Activations, Static and Checkpoints are in bytes
 	// (the profile's "device_bytes" and byte fields).
 	Bytes bool
+	// HostBandwidth is the bytes moved to or from host memory per unit
+	// of time (0: none given).
+	HostBandwidth float64
 }
 
 // Training reports whether the graph has a backward pass.

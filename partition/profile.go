@@ -41,7 +41,10 @@ import (
 // keeps instead: the layer's input; at most "activation_bytes"). With
 // "device_bytes" the byte fields replace "params", "activations" and
 // "memory", which must then be absent; without it no layer may give a
-// byte field.
+// byte field. "host_bandwidth" (with "device_bytes") is the bytes an
+// accelerator moves to or from host memory per unit of the profile's
+// time: it gives every forward block an offload time, its activation
+// over the bandwidth (OptPipe's offload and reload).
 
 // ParseProfile reads a layer profile.
 func ParseProfile(data []byte) (*Graph, error) {
@@ -73,6 +76,7 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 		{Name: "devices", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &g.Accelerators) }},
 		{Name: "memory", Decode: func(v json.RawMessage) error { hasMemory = true; return strictjson.Float(v, &g.Memory) }},
 		{Name: "device_bytes", Decode: func(v json.RawMessage) error { g.Bytes = true; return strictjson.Float(v, &deviceBytes) }},
+		{Name: "host_bandwidth", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &g.HostBandwidth) }},
 		{Name: "layers", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &layers) }},
 		{Name: "edges", Decode: func(v json.RawMessage) error { hasEdges = true; return strictjson.Array(v, &edges) }},
 	})
@@ -93,6 +97,12 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 			return nil, fmt.Errorf("field \"memory\": give \"device_bytes\" or \"memory\", not both")
 		}
 		g.Memory = deviceBytes
+	}
+	if g.HostBandwidth != 0 && (!g.Bytes || !(g.HostBandwidth > 0) || math.IsInf(g.HostBandwidth, 0)) {
+		if !g.Bytes {
+			return nil, fmt.Errorf("field \"host_bandwidth\": needs \"device_bytes\" (activations in bytes)")
+		}
+		return nil, fmt.Errorf("field \"host_bandwidth\": want a finite number > 0, got %v", g.HostBandwidth)
 	}
 	if len(layers) == 0 {
 		return nil, fmt.Errorf("field \"layers\": no layers")

@@ -267,7 +267,18 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		c.Activation, c.Checkpoint = append(c.Activation, a), append(c.Checkpoint, cp)
 		index[k] = len(p.Blocks)
 		c.StageBlocks[k.stage] = append(c.StageBlocks[k.stage], len(p.Blocks))
-		p.Blocks = append(p.Blocks, placement.Block{ID: id, Kind: k.kind, Devices: []int{devices[k.stage]}, Time: steps, Memory: mem})
+		b := placement.Block{ID: id, Kind: k.kind, Devices: []int{devices[k.stage]}, Time: steps, Memory: mem}
+		if g.Bytes && training && k.kind == placement.Forward && mem > 0 {
+			// The memory model's decisions (OptPipe's offload, activation
+			// checkpointing), declared for --offload and --recompute.
+			if ck := int(math.Ceil(cp/memUnit - 1e-9)); ck < mem {
+				b.Recompute, b.Checkpoint = true, ck
+			}
+			if g.HostBandwidth > 0 {
+				b.Offload = max(1, int(math.Round(a/g.HostBandwidth/unit)))
+			}
+		}
+		p.Blocks = append(p.Blocks, b)
 	}
 	maxR, maxE := 0.0, 0.0
 	for d := range nd {

@@ -59,7 +59,7 @@ func OptimalWith(ctx context.Context, p *placement.Placement, o OptimalOptions) 
 		offer(cands[0].Name, cands[0].Schedule)
 	}
 	for _, m := range baseline.Methods() {
-		if s, err := m.Build(p, n, memory); err == nil && (Options{Offload: o.Offload, Recompute: o.Recompute}).allows(s) {
+		if s, err := m.Build(p, n, memory); err == nil && allows(s, o.Offload, o.Recompute) {
 			offer("baseline "+m.Name, s)
 		}
 	}

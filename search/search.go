@@ -63,14 +63,12 @@ type Options struct {
 	Offload, Recompute bool
 }
 
-// allows reports whether s takes only decisions the options allow.
-func (o Options) allows(s *schedule.Schedule) bool {
-	for _, d := range s.Decisions {
-		if d.Action == placement.Offload && !o.Offload || d.Action == placement.Recompute && !o.Recompute {
-			return false
-		}
-	}
-	return true
+// allows reports whether schedule s takes only decisions the options
+// allow: the offload and recompute baselines join the seeds only with
+// Offload or Recompute.
+func allows(s *schedule.Schedule, offload, recompute bool) bool {
+	off, rec := s.Count()
+	return (off == 0 || offload) && (rec == 0 || recompute)
 }
 
 // checkDecisions rejects decisions the placement gives nothing to take.
@@ -336,8 +334,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		}
 		for _, m := range baseline.Methods() {
 			s, err := m.Build(p, n, opt.Memory)
-			if err != nil || !opt.allows(s) {
-				continue // not applicable, or over the budget, or deciding what the search may not
+			if err != nil || !allows(s, opt.Offload, opt.Recompute) {
+				continue // not applicable, over the budget, or taking decisions the options do not allow
 			}
 			name := "baseline " + m.Name
 			res.Seeds = append(res.Seeds, Seed{Name: name, Makespan: schedule.Makespan(s)})

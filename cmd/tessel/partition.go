@@ -255,6 +255,17 @@ func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (
 		dpOpt.MemoryPerStage = g.Memory
 		dp, err = partition.Contiguous(ctx, g, dpOpt)
 	}
+	if err != nil && g.Bytes {
+		// No split fits the devices' bytes: split by time alone, and
+		// the memory model below names the device that does not fit.
+		uncapped := *g
+		uncapped.Memory = 0
+		dpOpt.MemoryPerStage, dpOpt.DeviceMemory = 0, 0
+		dp, err = partition.Contiguous(ctx, &uncapped, dpOpt)
+		if err == nil {
+			dp.Split.Graph = g
+		}
+	}
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("%s: %w", o.Model, err)}
 	}
@@ -357,6 +368,13 @@ func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (
 		return nil, err
 	}
 	res.converted = conv
+	if g.Bytes {
+		// The memory model: a device that cannot run its stages under
+		// any schedule, even offloading or recomputing every activation.
+		if _, err := conv.Memory(s, nil); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.Model, err)
+		}
+	}
 	p := conv.Placement
 	res.Placement = &placementBrief{File: o.Out, Devices: p.Devices, Blocks: len(p.Blocks), TimeUnit: round6(conv.TimeUnit),
 		RoundingError: round6(conv.RoundingError), MaxLoadError: round6(conv.MaxLoadError)}
