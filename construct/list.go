@@ -72,6 +72,10 @@ type ListOptions struct {
 	// Memory is the per-device budget (0: unlimited): an instance starts
 	// only where it fits.
 	Memory int
+	// Priority, when set, ranks instance x = m·K + i (lower first) and
+	// replaces the rule: a list schedule that follows another schedule's
+	// order (the start times of a modulo schedule under a looser budget).
+	Priority []int
 	// Savings lets the schedule offload or recompute activations
 	// (placement's "Memory as a decision"); the zero value keeps every
 	// activation, as before.
@@ -92,6 +96,9 @@ type ListOptions struct {
 func List(p *placement.Placement, n int, opt ListOptions) (*schedule.Schedule, error) {
 	if err := checkArgs(p, n, opt.Memory); err != nil {
 		return nil, err
+	}
+	if opt.Priority != nil && len(opt.Priority) != n*len(p.Blocks) {
+		return nil, fmt.Errorf("construct: %d priorities for %d instances", len(opt.Priority), n*len(p.Blocks))
 	}
 	l := newLister(p, n, opt)
 	if err := l.run(); err != nil {
@@ -211,6 +218,15 @@ func (l *lister) before(x, y int) bool {
 	}
 	mx, my := x/l.k, y/l.k
 	bx, by := x%l.k, y%l.k
+	if pr := l.opt.Priority; pr != nil {
+		if pr[x] != pr[y] {
+			return pr[x] < pr[y]
+		}
+		if l.rank[bx] != l.rank[by] {
+			return l.rank[bx] < l.rank[by]
+		}
+		return mx < my
+	}
 	switch l.opt.Rule {
 	case GradientFirst:
 		if l.class[bx] != l.class[by] {

@@ -47,10 +47,11 @@ func (o PortfolioOptions) policies() []Savings {
 		return nil
 	}
 	var out []Savings
-	for _, always := range []bool{false, true} {
-		out = append(out, Savings{Offload: o.Offload, Recompute: o.Recompute, Always: always})
+	for _, mode := range []struct{ always, eager bool }{{false, false}, {true, false}, {true, true}} {
+		out = append(out, Savings{Offload: o.Offload, Recompute: o.Recompute, Always: mode.always, Eager: mode.eager})
 		if o.Offload && o.Recompute {
-			out = append(out, Savings{Offload: true, Recompute: true, PreferRecompute: true, Always: always})
+			out = append(out, Savings{Offload: true, Recompute: true, PreferRecompute: true, Always: mode.always, Eager: mode.eager},
+				Savings{Offload: true, Recompute: true, Balance: true, Always: mode.always, Eager: mode.eager})
 		}
 	}
 	return out
@@ -85,6 +86,14 @@ func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptio
 				name = fmt.Sprintf("modulo/period %d", ps.Period)
 			}
 			add(name, s, ps)
+		}
+	}
+	// With decisions: modulo schedules under looser budgets, followed
+	// in their order by list schedules that offload or recompute where
+	// the actual budget binds.
+	if pols := o.policies(); len(pols) > 0 && memory > 0 {
+		for _, c := range followModulo(ctx, p, n, memory, pols) {
+			add(c.Name, c.Schedule, nil)
 		}
 	}
 	// List schedules in batches of listBatch, run side by side; the batch
@@ -180,4 +189,51 @@ func windows(devices, n int) []int {
 		out = append(out, w)
 	}
 	return sortedCopy(out)
+}
+
+// followLooser is how much looser than the budget the modulo schedules
+// that followModulo follows are: budgets memory+1 .. memory+followLooser
+// and unlimited.
+const followLooser = 4
+
+// followModulo runs, for the least-period modulo schedule under each
+// looser budget, a list schedule of every policy that follows its order
+// (ListOptions.Priority) under the budget, taking decisions where it
+// binds. Those that fit are returned, named "modulo/<savings>/follow
+// period P at memory M" (M 0: unlimited).
+func followModulo(ctx context.Context, p *placement.Placement, n, memory int, pols []Savings) []Candidate {
+	var out []Candidate
+	seen := map[int]bool{}
+	budgets := []int{}
+	for m := memory + 1; m <= memory+followLooser; m++ {
+		budgets = append(budgets, m)
+	}
+	budgets = append(budgets, 0)
+	for _, m := range budgets {
+		if ctx.Err() != nil {
+			break
+		}
+		ps, err := Modulo(ctx, p, ModuloOptions{Memory: m, MicroBatches: n})
+		if err != nil || seen[ps.Period] {
+			continue
+		}
+		seen[ps.Period] = true
+		ref, err := ps.Schedule(p, n, m)
+		if err != nil {
+			continue
+		}
+		k := len(p.Blocks)
+		prio := make([]int, n*k)
+		for _, in := range ref.Instances {
+			prio[in.Micro*k+in.Block] = in.Start
+		}
+		for _, sv := range pols {
+			s, err := List(p, n, ListOptions{Memory: memory, Priority: prio, Savings: sv})
+			if err != nil {
+				continue
+			}
+			out = append(out, Candidate{Name: fmt.Sprintf("modulo/%s/follow period %d at memory %d", sv, ps.Period, m), Schedule: s, Makespan: schedule.Makespan(s)})
+		}
+	}
+	return out
 }

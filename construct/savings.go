@@ -18,10 +18,19 @@ type Savings struct {
 	// PreferRecompute decides for a recompute where both are allowed
 	// (otherwise an offload, which costs no device time).
 	PreferRecompute bool
+	// Balance, where both are allowed, offloads when the host channel is
+	// free by the forward's end and recomputes otherwise (PreferRecompute
+	// is then ignored).
+	Balance bool
 	// Always takes the decision for every instance that allows one;
 	// otherwise only where the budget binds: where the device, with the
-	// forward's activation, could not take one more forward.
+	// forward's activation, could not take one more forward. Either way
+	// an instance whose consumer follows too soon for the decision to
+	// free anything (the move there and back, or the second run, does
+	// not fit between the forward's end and the consumer's earliest
+	// start) keeps its activation, unless Eager.
 	Always bool
+	Eager  bool
 }
 
 func (sv Savings) any() bool { return sv.Offload || sv.Recompute }
@@ -30,6 +39,8 @@ func (sv Savings) any() bool { return sv.Offload || sv.Recompute }
 func (sv Savings) String() string {
 	var s string
 	switch {
+	case sv.Offload && sv.Recompute && sv.Balance:
+		s = "offload|recompute"
 	case sv.Offload && sv.Recompute && sv.PreferRecompute:
 		s = "recompute+offload"
 	case sv.Offload && sv.Recompute:
@@ -43,6 +54,9 @@ func (sv Savings) String() string {
 	}
 	if sv.Always {
 		s += " always"
+	}
+	if sv.Eager {
+		s += " eager"
 	}
 	return s
 }
@@ -147,7 +161,7 @@ func (sv *saver) decide(l *lister, x, now int) {
 	if a == placement.Offload {
 		cost = 2 * p.OffloadTime(i)
 	}
-	if !sv.opt.Always && sv.gap[i] < cost {
+	if !sv.opt.Eager && sv.gap[i] < cost {
 		return
 	}
 	if !sv.opt.Always {
@@ -164,6 +178,14 @@ func (sv *saver) decide(l *lister, x, now int) {
 	end := now + b.Time
 	m := x / l.k
 	y := m*l.k + sv.consumers[i]
+	if sv.opt.Balance && p.Offloadable(i, sv.consumers) && p.Recomputable(i, sv.consumers) {
+		a = placement.Offload
+		for _, c := range p.BlockChannels(i) {
+			if sv.chanFree[c] > end {
+				a = placement.Recompute
+			}
+		}
+	}
 	switch a {
 	case placement.Offload:
 		t := p.OffloadTime(i)
@@ -373,7 +395,12 @@ func (sv *saver) finish(l *lister) (*schedule.Schedule, error) {
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("construct: placement %q: schedule fails verification: %w", p.Name, err)
 	}
-	return s, nil
+	if p.Channels {
+		return s, nil
+	}
+	// The reservations are conservative: compaction may start things
+	// earlier, never later, with the same memory.
+	return schedule.CompactDecisions(s)
 }
 
 type freeAt struct{ at, device, amount int }

@@ -345,3 +345,15 @@ func (p *Placement) declaresActivation() bool {
 	}
 	return false
 }
+
+// Kept returns a copy of p in which no block may be offloaded or
+// recomputed: the placement of schedules that keep every activation,
+// whose bounds (the memory bound of package schedule) hold only there.
+func (p *Placement) Kept() *Placement {
+	q := p.Clone()
+	for i := range q.Blocks {
+		b := &q.Blocks[i]
+		b.Offload, b.Activation, b.Recompute, b.Checkpoint = 0, 0, false, 0
+	}
+	return q
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 )
@@ -246,6 +247,46 @@ func TestParseBadDecisions(t *testing.T) {
 		_, err := Parse([]byte(data))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `field "decisions": item 0`) {
 			t.Errorf("%s: error %v, want %q", tc.item, err, tc.want)
+		}
+	}
+}
+
+// Compaction keeps the orders of instances, recomputes, host channel
+// moves and memory changes, so the compacted schedule verifies and ends
+// no later; on another cluster the moves take its host links' times.
+func TestCompactDecisions(t *testing.T) {
+	s := decide(t, decide(t, loose(t), "f0", 0, placement.Offload, 1, 3), "f1", 1, placement.Recompute, 4, 0)
+	c, err := CompactDecisions(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Makespan(c) >= Makespan(s) {
+		t.Errorf("compacted makespan %d, want less than %d", Makespan(c), Makespan(s))
+	}
+	if o, r := c.Count(); o != 1 || r != 1 {
+		t.Errorf("decisions %d, %d after compaction", o, r)
+	}
+	if ms, mc := Measure(s).PeakMemory, Measure(c).PeakMemory; ms[0] < mc[0] || ms[1] < mc[1] {
+		t.Errorf("peak memory %v after compaction, %v before", mc, ms)
+	}
+	// The same orders on a cluster whose host link makes every move take 2.
+	cl := &cluster.Cluster{Devices: []cluster.Device{
+		{Speed: 1, Host: &cluster.Link{Latency: 2}}, {Speed: 1, Host: &cluster.Link{Latency: 2}},
+	}}
+	given := s.Placement.Clone()
+	for i := range given.Blocks {
+		if given.Blocks[i].Offload > 0 {
+			given.Blocks[i].Activation = 1
+		}
+	}
+	s.Placement = given
+	on, err := OnCluster(s, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mv := range Moves(on) {
+		if mv.End-mv.Start != 2 {
+			t.Errorf("move %+v takes %d on the cluster, want 2", mv, mv.End-mv.Start)
 		}
 	}
 }

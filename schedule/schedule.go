@@ -104,9 +104,6 @@ func (s *Schedule) Budgets() []int { return s.Placement.Budgets(s.Memory) }
 // it fits every device's budget there: the result is verified, and an
 // error says why not.
 func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
-	if len(s.Decisions) > 0 {
-		return nil, fmt.Errorf("a schedule that offloads or recomputes cannot be moved to another cluster yet")
-	}
 	given := s.Placement
 	if s.Cluster != nil {
 		given = s.Source
@@ -115,11 +112,21 @@ func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	ins, err := Compact(q, s.MicroBatches, Orders(s))
-	if err != nil {
-		return nil, err
+	var out *Schedule
+	if len(s.Decisions) > 0 {
+		// Offloads and recomputes keep their orders too; the host links
+		// of c may change the offload times.
+		moved := &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: s.Instances, Decisions: s.Decisions}
+		if out, err = compactDecisions(moved); err != nil {
+			return nil, err
+		}
+	} else {
+		ins, err := Compact(q, s.MicroBatches, Orders(s))
+		if err != nil {
+			return nil, err
+		}
+		out = &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
 	}
-	out := &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
 	if err := out.SetCluster(c, given); err != nil {
 		return nil, err
 	}

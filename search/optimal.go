@@ -63,6 +63,9 @@ func OptimalWith(ctx context.Context, p *placement.Placement, o OptimalOptions) 
 			offer("baseline "+m.Name, s)
 		}
 	}
+	if decisions && !p.Channels {
+		return optimalDecisions(ctx, p, o, seed, source)
+	}
 	refs := smt.AllInstances(p, n)
 	if seed != nil && len(seed.Decisions) == 0 {
 		opt.Hint = startsOf(seed, refs)
@@ -127,4 +130,47 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 		return nil, false, fmt.Errorf("re-timed on the links, fails verification (a bug): %w", err)
 	}
 	return out, true, nil
+}
+
+// optimalDecisions is the time-optimal search whose encoding decides
+// offloads and recomputes too (smt.OptimalDecisions), from the best seed.
+func optimalDecisions(ctx context.Context, p *placement.Placement, o OptimalOptions, seed *schedule.Schedule, source string) (*OptimalResult, error) {
+	s, sol, err := smt.OptimalDecisions(ctx, p, o.MicroBatches, o.Memory, smt.Decisions{Offload: o.Offload, Recompute: o.Recompute}, o.Solver, seed)
+	if err != nil {
+		if seed == nil {
+			return nil, err
+		}
+		lb := schedule.LowerBounds(p, o.MicroBatches, o.Memory).Makespan
+		sol = &smt.Solution{Makespan: schedule.Makespan(seed), LowerBound: lb, Proven: schedule.Makespan(seed) <= lb}
+		return &OptimalResult{Schedule: seed, Solution: sol, Source: source}, nil
+	}
+	if s == seed {
+		return &OptimalResult{Schedule: s, Solution: sol, Source: source}, nil
+	}
+	return &OptimalResult{Schedule: s, Solution: sol, Source: "solver"}, nil
+}
+
+// SteadyPeriod is the least period that a construction which offloads or
+// recomputes activations (Options.Offload, Options.Recompute) repeats in
+// the steady state of n micro-batches under the budget: the period of the
+// repetend schedule.FindRepetend names in each candidate that took a
+// decision. ok is false when none repeats. The solver's repetends keep
+// every activation; this is the steady state the decisions reach.
+func SteadyPeriod(ctx context.Context, p *placement.Placement, n, memory int, offload, recompute bool) (period int, ok bool, err error) {
+	if err := (Options{Offload: offload, Recompute: recompute}).checkDecisions(p); err != nil {
+		return 0, false, err
+	}
+	cands, err := construct.PortfolioWith(ctx, p, construct.PortfolioOptions{MicroBatches: n, Memory: memory, Offload: offload, Recompute: recompute})
+	if err != nil {
+		return 0, false, err
+	}
+	for _, c := range cands {
+		if len(c.Schedule.Decisions) == 0 {
+			continue
+		}
+		if rp := schedule.FindRepetend(c.Schedule); rp != nil && (!ok || rp.Period < period) {
+			period, ok = rp.Period, true
+		}
+	}
+	return period, ok, nil
 }

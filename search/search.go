@@ -287,9 +287,13 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		}
 		opt.Progress(pr)
 	}
+	bestKept := 0 // least makespan of a seed that keeps every activation
 	offer := func(source string, s *schedule.Schedule) {
 		if s == nil {
 			return
+		}
+		if ms := schedule.Makespan(s); len(s.Decisions) == 0 && (bestKept == 0 || ms < bestKept) {
+			bestKept = ms
 		}
 		if res.Schedule == nil || schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 			res.Schedule, res.Source = s, source
@@ -352,7 +356,22 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// 2. The solver's repetend, for a shorter period than the modulo
 	// schedule's (or a start's).
 	t1 := time.Now()
+	keptBound := 0
+	if res.Decisions && res.Schedule != nil {
+		// The solver's schedules keep every activation: none ends before
+		// the bound of schedules that keep every activation.
+		keptBound = schedule.LowerBounds(p.Kept(), n, opt.Memory).Makespan
+	}
 	switch {
+	case res.Decisions && res.Schedule != nil && schedule.Makespan(res.Schedule) <= keptBound:
+		res.Skipped = fmt.Sprintf("a schedule that offloads or recomputes ends by %d, when no schedule that keeps every activation can end (lower bound %d)", schedule.Makespan(res.Schedule), keptBound)
+	case res.Decisions && res.Schedule != nil && len(res.Schedule.Decisions) > 0 && (bestKept == 0 || schedule.Makespan(res.Schedule) < bestKept):
+		// The solver's repetends keep every activation; where every
+		// construction and baseline that keeps them loses to one that
+		// decides, their search is left out (it is slow on large
+		// placements and rarely gains that much).
+		keptBound = schedule.Makespan(res.Schedule)
+		res.Skipped = fmt.Sprintf("a schedule that offloads or recomputes ends at %d, before every one that keeps every activation", schedule.Makespan(res.Schedule))
 	case incumbent != nil && incumbent.Period <= res.Bounds.Period:
 		res.Skipped = "the modulo schedule's period meets the lower bound"
 		if started != nil {
@@ -387,7 +406,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// 3. The repetend's own schedule: time-optimal warmup and cooldown
 	// around it, unless the search was stopped or a construction already
 	// meets the lower bound.
-	if res.Repetend != nil && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) {
+	if res.Repetend != nil && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) && (keptBound == 0 || schedule.Makespan(res.Schedule) > keptBound) {
 		report("warmup and cooldown", nil)
 		s, err := repetendSchedule(ctx, p, res.Repetend, opt, res)
 		switch {

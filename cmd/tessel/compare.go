@@ -195,7 +195,7 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	if opts.Decisions.Any() {
+	if opts.Decisions != (placement.Decisions{}) {
 		if p, given, err = opts.Placement.loadDeclared(opts.Decisions); err != nil {
 			return err
 		}
@@ -323,7 +323,6 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 	if opts.Decisions.Any() {
 		off, rec := s.Count()
 		row.Offloaded, row.Recomputed = &off, &rec
-		defer func() { row.Note += fmt.Sprintf("; %d offloaded, %d recomputed", off, rec) }()
 	}
 	r := res.Repetend
 	if r != nil {
@@ -337,6 +336,9 @@ func tesselRow(ctx context.Context, p *placement.Placement, opts compareOptions,
 	}
 	if !res.Proven() {
 		row.Note += fmt.Sprintf("; not proven (gap %d)", res.Gap())
+	}
+	if opts.Decisions.Any() {
+		row.Note += fmt.Sprintf("; %d offloaded, %d recomputed", *row.Offloaded, *row.Recomputed)
 	}
 	row.Proven = ptr(res.Proven())
 	row.Seconds = ptr(secs(res.Times.Total))

@@ -67,7 +67,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	if opts.Decisions.Any() {
+	if opts.Decisions != (placement.Decisions{}) {
 		if p, given, err = opts.Placement.loadDeclared(opts.Decisions); err != nil {
 			return err
 		}

@@ -153,7 +153,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 			p.Capacities[d] = m.Budget
 		}
 	}
-	if o.Decisions.Any() {
+	if o.Decisions != (placement.Decisions{}) {
 		if p, err = declare(p, o.Decisions); err != nil {
 			return err
 		}

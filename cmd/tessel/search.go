@@ -105,7 +105,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	if opts.Decisions.Any() {
+	if opts.Decisions != (placement.Decisions{}) {
 		if p, given, err = opts.Placement.loadDeclared(opts.Decisions); err != nil {
 			return err
 		}

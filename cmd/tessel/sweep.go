@@ -38,6 +38,7 @@ type sweepOptions struct {
 	OutDir       string
 	Force        bool
 	Cluster      clusterSpec // every placement on it (its device count must be --devices)
+	Decisions    placement.Decisions
 }
 
 const defaultSweepPlacements = "v-shape,x-shape,m-shape,nn-shape,k-shape"
@@ -71,6 +72,7 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "table format: " + strings.Join(tableFormats, ", "), Value: "table"},
 			&cli.StringFlag{Name: "out-dir", Usage: "write fig11.svg, fig12.svg and the tables into `DIR`"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite files in --out-dir"},
+			savingsFlags()[0], savingsFlags()[1], savingsFlags()[2],
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -82,7 +84,7 @@ func sweepCommand() *cli.Command {
 				NR: c.String("nr"), Memory: c.String("memory"), Fig12NR: c.Int("fig12-nr"),
 				Jobs: c.Int("jobs"), Seed: c.Int("seed"), TimeLimit: c.Duration("time-limit"),
 				Format: c.String("format"), OutDir: c.String("out-dir"), Force: c.Bool("force"),
-				Cluster: clusterSpecFrom(c),
+				Cluster: clusterSpecFrom(c), Decisions: savingsFrom(c),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -97,6 +99,9 @@ type sweepPoint struct {
 	Period     int      `json:"period,omitempty"`
 	NR         int      `json:"nr,omitempty"` // N_R of the repetend found
 	Proven     bool     `json:"proven"`
+	// Decisions: the point is a construction's steady state that
+	// offloads or recomputes (--offload, --recompute).
+	Decisions bool `json:"decisions,omitempty"`
 }
 
 // sweepFigure is the grid behind one figure.
@@ -141,9 +146,15 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	}
 	var ps []*placement.Placement
 	for _, name := range opts.Placements {
-		p, err := placementSpec{Name: name, Devices: opts.Devices, ForwardTime: opts.ForwardTime, BackwardTime: opts.BackwardTime, Cluster: opts.Cluster}.load()
+		spec := placementSpec{Name: name, Devices: opts.Devices, ForwardTime: opts.ForwardTime, BackwardTime: opts.BackwardTime, Cluster: opts.Cluster}
+		p, err := spec.load()
 		if err != nil {
 			return err
+		}
+		if opts.Decisions != (placement.Decisions{}) {
+			if p, _, err = spec.loadDeclared(opts.Decisions); err != nil {
+				return err
+			}
 		}
 		ps = append(ps, p)
 	}
@@ -191,7 +202,11 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 		fig12.NR[p.Name] = nr
 	}
 	fig12.Points, err = sweepGrid(ctx, ps, mems, jobs, func(ctx context.Context, p *placement.Placement, m int) (sweepPoint, error) {
-		return search(ctx, p, m, fig12.NR[p.Name])
+		pt, err := search(ctx, p, m, fig12.NR[p.Name])
+		if err != nil || !opts.Decisions.Any() {
+			return pt, err
+		}
+		return withDecisions(ctx, pt, p, m, opts.Decisions)
 	})
 	if err != nil {
 		return err
@@ -246,6 +261,22 @@ func sweepSearch(ctx context.Context, p *placement.Placement, memory, nr, seed i
 	if r := res.Best; r != nil {
 		pt.BubbleRate = ptr(round6(schedule.RepetendBubbleRate(p, r.Period)))
 		pt.Period, pt.NR = r.Period, r.NR
+	}
+	return pt, nil
+}
+
+// withDecisions improves a Fig. 12 point by the steady state of the
+// constructions that offload or recompute (search.SteadyPeriod), when
+// theirs is shorter than the repetend's; such a point is marked with the
+// decisions and is not proven.
+func withDecisions(ctx context.Context, pt sweepPoint, p *placement.Placement, memory int, o placement.Decisions) (sweepPoint, error) {
+	period, ok, err := search.SteadyPeriod(ctx, p, steadyMicroBatches, memory, o.Offload, o.Recompute)
+	if err != nil {
+		return pt, fmt.Errorf("sweep: %s, memory %s: %w", p.Name, budget(memory), err)
+	}
+	if ok && (pt.BubbleRate == nil || period < pt.Period) {
+		pt.BubbleRate = ptr(round6(schedule.RepetendBubbleRate(p, period)))
+		pt.Period, pt.NR, pt.Proven, pt.Decisions = period, 0, false, true
 	}
 	return pt, nil
 }
@@ -309,7 +340,7 @@ func carryForward(pts []sweepPoint) {
 		if pt.Proven || prev.BubbleRate == nil || (pt.BubbleRate != nil && *pt.BubbleRate <= *prev.BubbleRate) {
 			continue
 		}
-		pt.BubbleRate, pt.Period, pt.NR = prev.BubbleRate, prev.Period, prev.NR
+		pt.BubbleRate, pt.Period, pt.NR, pt.Decisions = prev.BubbleRate, prev.Period, prev.NR, prev.Decisions
 	}
 }
 
@@ -374,7 +405,7 @@ func (f *sweepFigure) write(w io.Writer, format string, noHeader bool) error {
 		}
 	}
 	var rows [][]string
-	stopped := false
+	stopped, decided := false, false
 	for k, name := range f.placements {
 		row := []string{name}
 		if f.X == "memory" {
@@ -385,7 +416,11 @@ func (f *sweepFigure) write(w io.Writer, format string, noHeader bool) error {
 			if pt.BubbleRate != nil {
 				cell = pct(*pt.BubbleRate)
 			}
-			if !pt.Proven {
+			switch {
+			case pt.Decisions:
+				cell += "†"
+				decided = true
+			case !pt.Proven:
 				cell += "*"
 				stopped = true
 			}
@@ -402,6 +437,9 @@ func (f *sweepFigure) write(w io.Writer, format string, noHeader bool) error {
 	}
 	if stopped && format == "table" {
 		fmt.Fprintln(w, "\n* stopped by the time limit: an upper bound, the better of what the search found and of the point to its left")
+	}
+	if decided && format == "table" {
+		fmt.Fprintln(w, "\n† the steady state of a construction that offloads or recomputes activations (--offload, --recompute), not proven")
 	}
 	return nil
 }
