@@ -158,6 +158,9 @@ var methodTitles = map[string]string{
 	"zb-h1":            "ZB-H1",
 	"zb-h2":            "ZB-H2",
 	"zb-v":             "ZB-V",
+	"pipeoffload":      "PipeOffload",
+	"adaoffload":       "AdaOffload",
+	"1f1b-recompute":   "1F1B + recompute",
 	"dualpipe":         "DualPipe",
 	"dualpipe-v":       "DualPipeV",
 }
