@@ -70,9 +70,9 @@ func TestBadModels(t *testing.T) {
 		"unknown-edge.json":            `unknown layer "b"`,
 		"unknown-field.json":           `unknown field "backwards"`,
 		"wrong-type.json":              `field "forward": want a number, got a string`,
-		// Memory in bytes.
+		// Byte sizes (the memory model from profile to schedule).
 		"bytes-and-units.json":              `"params" and "activations" do not go with "device_bytes"`,
-		"bytes-without-device-bytes.json":   `field "activation_bytes": byte sizes need "device_bytes" at the top of the profile`,
+		"bytes-without-device-bytes.json":   `byte sizes need "device_bytes" at the top of the profile`,
 		"bytes-wrong-type.json":             `field "activation_bytes": want a number, got a string`,
 		"checkpoint-over-activation.json":   "checkpoint_bytes 200: more than activation_bytes 100",
 		"device-bytes-and-memory.json":      `give "device_bytes" or "memory", not both`,

@@ -451,8 +451,30 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			}
 		}
 	}
+	// A schedule that offloads or recomputes is not built from the
+	// solver's repetend (which keeps every activation): where it repeats
+	// one of its own, that is the repetend to report.
+	if len(res.Schedule.Decisions) > 0 && res.Schedule.Repetend != nil {
+		res.Repetend = scheduleRepetend(res.Schedule)
+	}
 	res.Times.Total = time.Since(t0)
 	return res, nil
+}
+
+// scheduleRepetend is the repetend s repeats (s.Repetend) as the search
+// reports repetends: its first iteration's starts, the earliest at 0.
+func scheduleRepetend(s *schedule.Schedule) *repetend.Repetend {
+	rp := s.Repetend
+	k := len(s.Placement.Blocks)
+	starts := make([]int, k)
+	at := map[schedule.Ref]int{}
+	for _, in := range s.Instances {
+		at[in.Ref()] = in.Start
+	}
+	for i := range k {
+		starts[i] = at[schedule.Ref{Block: i, Micro: rp.Offsets[i]}] - rp.Start
+	}
+	return &repetend.Repetend{NR: rp.NR, Offsets: append([]int(nil), rp.Offsets...), Period: rp.Period, Starts: starts}
 }
 
 // fromPeriodic is a modulo schedule as a repetend.

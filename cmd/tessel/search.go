@@ -296,6 +296,9 @@ func provenText(res *search.Result) string {
 		}
 		return "yes: no repetend with these N_R has a shorter period, warmup and cooldown are time-optimal"
 	}
+	if res.Decisions {
+		return fmt.Sprintf("no (gap %d): with offload or recompute a schedule is proven only where it meets the lower bound (the solver's repetends keep every activation)", res.Gap())
+	}
 	var why []string
 	if res.Repetend != nil && !res.PeriodProven() {
 		why = append(why, "a shorter period was not ruled out (time limit, Ctrl-C, --effort or the solver's size limit)")
