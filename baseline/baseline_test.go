@@ -79,7 +79,7 @@ func variants(t *testing.T, d int, infer bool) []*placement.Placement {
 		}
 	}
 	for _, c := range []int{2, 3} {
-		for _, o := range placement.Orders {
+		for _, o := range placement.Orders() {
 			add("v-shape", placement.Options{Chunks: c, Order: o})
 			add("v-shape", placement.Options{Chunks: c, Order: o, SplitBackward: true})
 		}

@@ -17,6 +17,8 @@ package cluster
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/tessel-pp/tessel/placement"
 )
@@ -344,4 +346,26 @@ func (c *Cluster) Clone() *Cluster {
 		}
 	}
 	return q
+}
+
+// ParseSpeeds reads device speeds written D=S,... (device D of n runs at
+// speed S) into a cluster of n devices (Uniform), the others at speed 1.
+func ParseSpeeds(s string, n int) (*Cluster, error) {
+	c := Uniform(n)
+	for _, item := range strings.Split(s, ",") {
+		ds, ss, ok := strings.Cut(strings.TrimSpace(item), "=")
+		d, derr := strconv.Atoi(ds)
+		sp, serr := strconv.ParseFloat(ss, 64)
+		if !ok || derr != nil || serr != nil {
+			return nil, fmt.Errorf("%q is not D=S (a device and its speed)", item)
+		}
+		if d < 0 || d >= n {
+			return nil, fmt.Errorf("device %d out of range 0..%d", d, n-1)
+		}
+		if !(sp >= MinSpeed && sp <= MaxSpeed) {
+			return nil, fmt.Errorf("device %d: speed must be in %g..%g, got %s", d, MinSpeed, MaxSpeed, ss)
+		}
+		c.Devices[d].Speed = sp
+	}
+	return c, nil
 }

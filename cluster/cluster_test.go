@@ -258,3 +258,58 @@ func TestApplyHost(t *testing.T) {
 		t.Errorf("without a cluster device 3 has channel %d, want its own", p.HostChannel(3))
 	}
 }
+func TestParseSpeeds(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		speeds string // "" when an error is wanted
+	}{
+		{"2=0.5", "[1 1 0.5 1]"},
+		{" 0=2 , 3=0.25", "[2 1 1 0.25]"},
+		{"4=1", ""},
+		{"-1=1", ""},
+		{"1", ""},
+		{"1=fast", ""},
+		{"1=0", ""},
+	} {
+		got, err := ParseSpeeds(c.in, 4)
+		if c.speeds == "" {
+			if err == nil {
+				t.Errorf("%q: no error", c.in)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		var sp []float64
+		for _, d := range got.Devices {
+			sp = append(sp, d.Speed)
+		}
+		if fmt.Sprint(sp) != c.speeds {
+			t.Errorf("%q: speeds %v, want %s", c.in, sp, c.speeds)
+		}
+	}
+}
+
+// ParseSpeeds never panics: it returns a cluster whose speeds are in
+// range, or an error.
+func FuzzParseSpeeds(f *testing.F) {
+	for _, s := range []string{"2=0.5", " 0=2 , 3=0.25", "4=1", "-1=1", "1", "1=fast", "1=0", "1=1e7", "", ",", "0=NaN", "0=+Inf"} {
+		f.Add(s, 4)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 1 || n > 64 {
+			return
+		}
+		c, err := ParseSpeeds(s, n)
+		if err != nil {
+			return
+		}
+		for d, dev := range c.Devices {
+			if !(dev.Speed >= MinSpeed && dev.Speed <= MaxSpeed) {
+				t.Fatalf("%q: device %d speed %v", s, d, dev.Speed)
+			}
+		}
+	})
+}

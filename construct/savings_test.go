@@ -18,6 +18,7 @@ func TestListSavings(t *testing.T) {
 	if _, err := List(v2, 8, ListOptions{Rule: GradientFirst, Memory: 1}); err == nil {
 		t.Fatalf("a list schedule that keeps every activation fits memory 1")
 	}
+	lb := schedule.LowerBounds(v2, 8, 1).Makespan
 	for _, sv := range (PortfolioOptions{Offload: true, Recompute: true}).policies() {
 		for _, rule := range Rules() {
 			s, err := List(v2, 8, ListOptions{Rule: rule, Memory: 1, Savings: sv})
@@ -27,6 +28,9 @@ func TestListSavings(t *testing.T) {
 			}
 			if err := schedule.Verify(s); err != nil {
 				t.Fatalf("%s, %s: %v", sv, rule, err)
+			}
+			if ms := schedule.Makespan(s); ms < lb {
+				t.Errorf("%s, %s: makespan %d below the lower bound %d", sv, rule, ms, lb)
 			}
 			off, rec := s.Count()
 			if off+rec == 0 {

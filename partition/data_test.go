@@ -34,7 +34,7 @@ func loadSeed(t testing.TB, rel string) *Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := ParseSeed(data)
+	g, err := ParseGraph(data)
 	if err != nil {
 		t.Fatalf("%s: %v", rel, err)
 	}

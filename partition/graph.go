@@ -14,9 +14,9 @@
 //   - the baselines a user compares against: an even split by layer count,
 //     a greedy fill, and given (expert) splits.
 //
-// It reads the seed's JSON graphs and tessel's own layer profiles, and
-// turns a split into a placement (package placement) that the schedule
-// search reads. It does not schedule: the max load is the steady-state
+// It reads the JSON graphs of Tarnawski et al.'s published set and
+// tessel's own layer profiles, and turns a split into a placement
+// (package placement) that the schedule search reads. It does not schedule: the max load is the steady-state
 // time per sample of any pipeline schedule without bubbles; finding one is
 // the search's job.
 package partition
@@ -48,7 +48,7 @@ type Node struct {
 	// Input and Weight split a backward node's time for the placement (the
 	// zero-bubble "I" and "W"); both 0 when the profile does not split it.
 	Input, Weight float64
-	// Layer is the profile layer the node comes from (-1 for seed graphs).
+	// Layer is the profile layer the node comes from (-1 for graphs of the published set).
 	Layer int
 }
 
@@ -62,7 +62,7 @@ type Graph struct {
 	Accelerators, CPUs int
 	// Memory is the cap M of one accelerator; 0 means unlimited.
 	Memory float64
-	// IDs are the seed file's node ids (nil for profiles).
+	// IDs are the graph file's node ids (nil for profiles).
 	IDs []int
 	// Activations is, per node, the memory of one micro-batch's stashed
 	// activations (profiles only), for the placement's block memory.

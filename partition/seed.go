@@ -14,8 +14,9 @@ import (
 // key the published files carry is known; any other is an error, like a
 // missing required key, a repeated id or an edge to an unknown id.
 
-// ParseSeed reads a graph in the seed's JSON format.
-func ParseSeed(data []byte) (*Graph, error) {
+// ParseGraph reads a graph in the JSON format of Tarnawski et al.'s
+// published set.
+func ParseGraph(data []byte) (*Graph, error) {
 	raw, err := strictjson.Top(data, "graph object")
 	if err != nil {
 		return nil, err
@@ -153,18 +154,18 @@ func decodeSeedNode(raw json.RawMessage, v *Node, id *int) error {
 	return nil
 }
 
-// Assignment is a split given as node ids per device, as the seed's expert
-// files have it: Accelerators[i] and CPUs[j] list the ids on accelerator i
-// and CPU core j.
+// Assignment is a split given as node ids per device, as the published
+// set's expert files have it: Accelerators[i] and CPUs[j] list the ids on
+// accelerator i and CPU core j.
 type Assignment struct {
 	Accelerators [][]int
 	CPUs         [][]int
 }
 
-// ParseAssignment reads a split in the seed's output format (the expert
-// files): {"cpus": [{"load", "nodes"}], "fpgas": [{"load", "nodes"}],
-// "maxLoad"}; the loads are ignored (the files carry -1), tessel computes
-// them.
+// ParseAssignment reads a split in the published set's output format
+// (the expert files): {"cpus": [{"load", "nodes"}], "fpgas": [{"load",
+// "nodes"}], "maxLoad"}; the loads are ignored (the files carry -1),
+// tessel computes them.
 func ParseAssignment(data []byte) (*Assignment, error) {
 	raw, err := strictjson.Top(data, "split object")
 	if err != nil {
@@ -211,11 +212,11 @@ func ParseAssignment(data []byte) (*Assignment, error) {
 	return &a, nil
 }
 
-// Split turns an assignment by seed ids into a split of g: every node on
+// Split turns an assignment by node ids (Graph.IDs) into a split of g: every node on
 // exactly one device. Devices beyond the graph's counts are an error.
 func (a *Assignment) Split(g *Graph) (*Split, error) {
 	if g.IDs == nil {
-		return nil, fmt.Errorf("the graph has no seed ids")
+		return nil, fmt.Errorf("the graph has no node ids (a layer profile names its layers)")
 	}
 	if len(a.Accelerators) > g.Accelerators || len(a.CPUs) > g.CPUs {
 		return nil, fmt.Errorf("split uses %d accelerators and %d CPUs, the graph has %d and %d",
@@ -263,7 +264,7 @@ func (a *Assignment) Split(g *Graph) (*Split, error) {
 	return NewSplit(g, dev)
 }
 
-// flag01 decodes the seed's flags, which the files write as 0/1 or as
+// flag01 decodes the published files' flags, which the files write as 0/1 or as
 // false/true.
 func flag01(raw json.RawMessage, x *float64) error {
 	if strictjson.Type(raw) == "a boolean" {

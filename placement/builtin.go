@@ -49,8 +49,8 @@ const (
 	V Order = "v"
 )
 
-// Orders lists the valid orders.
-var Orders = []Order{Loop, V}
+// Orders lists the valid orders (a new slice each call).
+func Orders() []Order { return []Order{Loop, V} }
 
 // Defaults of Options.
 const (
@@ -263,7 +263,7 @@ func (o Options) withDefaults() Options {
 }
 
 func validOrder(o Order) bool {
-	for _, x := range Orders {
+	for _, x := range Orders() {
 		if x == o {
 			return true
 		}

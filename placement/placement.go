@@ -37,8 +37,9 @@ const (
 	Weight   Kind = "weight"   // the gradient for its weights only ("W")
 )
 
-// Kinds lists every valid Kind, in a stable order.
-var Kinds = []Kind{Forward, Backward, Input, Weight}
+// Kinds lists every valid Kind, in a stable order (a new slice each
+// call).
+func Kinds() []Kind { return []Kind{Forward, Backward, Input, Weight} }
 
 // KindInfo is everything the library needs to know about a kind: every
 // package asks this table instead of switching on kinds.

@@ -183,7 +183,7 @@ func (p *Placement) validateBlock(b Block) error {
 		}
 	}
 	if !validKind(b.Kind) {
-		return fmt.Errorf("unknown kind %q (want one of %v)", b.Kind, Kinds)
+		return fmt.Errorf("unknown kind %q (want one of %v)", b.Kind, Kinds())
 	}
 	if len(b.Devices) == 0 {
 		return fmt.Errorf("no devices")

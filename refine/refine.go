@@ -39,9 +39,10 @@ type Options struct {
 	Progress func(makespan int)
 }
 
-// DefaultWindows free about as many instances as the solver settles in a
+// DefaultWindows are the window sizes Improve tries by default (a new
+// slice each call): they free about as many instances as the solver settles in a
 // second or two on this project's reference machine, then more.
-var DefaultWindows = []int{48, 96, 160}
+func DefaultWindows() []int { return []int{48, 96, 160} }
 
 // DefaultEffort caps each solver call of a step.
 const DefaultEffort = 300_000
@@ -63,7 +64,7 @@ func Improve(ctx context.Context, s *schedule.Schedule, opt Options) (*schedule.
 	}
 	windows := opt.Windows
 	if windows == nil {
-		windows = DefaultWindows
+		windows = DefaultWindows()
 	}
 	if opt.Effort == 0 {
 		opt.Effort = DefaultEffort

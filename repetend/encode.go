@@ -69,7 +69,7 @@ func steadyLinks(p *placement.Placement) steady {
 }
 
 // prec is dependency d's precedence in the steady state, with periods·P
-// of slack: s_i + delay ≤ s_j + periods·P (smt.DepPrec without channels).
+// of slack: s_i + delay ≤ s_j + periods·P (smt's instance rule without channels).
 func (st steady) prec(p *placement.Placement, d placement.Dep, periods int) smt.Prec {
 	return smt.Prec{From: d.From, To: d.To, Lag: p.Blocks[d.From].Time - st.delay[d], Periods: periods}
 }
@@ -272,15 +272,13 @@ func normalise(starts []int) []int {
 }
 
 // MinimizePeriod finds the least period in [lo, hi] of the candidate's
-// repetend under the memory budget by binary search. ok is false when no
+// repetend under the memory budget by binary search; r is nil when no
 // period ≤ hi exists.
-// microBatches (N, 0 when unknown) matters only where a micro-batch leaves
-// memory behind on a device.
-func MinimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, memory, microBatches, lo, hi, seed int) (r *Repetend, checks int, err error) {
+func MinimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, lo, hi int, opt PeriodOptions) (r *Repetend, checks int, err error) {
 	if lo > hi {
 		return nil, 0, nil
 	}
-	ps, err := newPeriodSolver(p, c.Offsets, c.NR, memory, microBatches, seed, 0)
+	ps, err := newPeriodSolver(p, c.Offsets, c.NR, opt.Memory, opt.MicroBatches, opt.Seed, opt.Effort)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -349,8 +347,9 @@ func (ps *periodSolver) search(ctx context.Context, c Candidate, lo, hi int) (*R
 // SolveFixed schedules a candidate's repetend at exactly the given period,
 // in a fresh solver: the same inputs always give the same starts, whatever
 // search found the period.
-func SolveFixed(ctx context.Context, p *placement.Placement, offsets []int, nr, period, memory, microBatches, seed int) (*Repetend, error) {
-	ps, err := newPeriodSolver(p, offsets, nr, memory, microBatches, seed, 0)
+func SolveFixed(ctx context.Context, p *placement.Placement, c Candidate, period int, opt PeriodOptions) (*Repetend, error) {
+	nr, offsets := c.NR, c.Offsets
+	ps, err := newPeriodSolver(p, offsets, nr, opt.Memory, opt.MicroBatches, opt.Seed, opt.Effort)
 	if err != nil {
 		return nil, err
 	}

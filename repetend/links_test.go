@@ -199,7 +199,7 @@ func TestPeriodBoundWithChannels(t *testing.T) {
 				if bound > PeriodBound(free, cd.Offsets) {
 					raised++
 				}
-				r, _, err := MinimizePeriod(context.Background(), p, cd, 0, 0, 1, upperPeriod(p)*nr+1, 0)
+				r, _, err := MinimizePeriod(context.Background(), p, cd, 1, upperPeriod(p)*nr+1, PeriodOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -9,15 +9,28 @@ import (
 	"github.com/tessel-pp/tessel/smt"
 )
 
-// Retime is the repetend of given offsets on p — a repetend found on
-// another cluster, say, whose links or devices have changed: the least
-// period those offsets reach under the memory budget and the starts that
-// reach it. Only the offsets are kept; the order of the blocks in the
-// period is the solver's again. It returns nil when the offsets do not
-// fit the budget at any period, or when a solver call reaches effort (0:
-// no cap) before any period is found; a cap met later keeps the least
+// PeriodOptions are what the period of a repetend of given offsets
+// depends on beside them (Retime, MinimizePeriod, SolveFixed).
+type PeriodOptions struct {
+	Memory int // per-device budget; 0 means unlimited
+	// MicroBatches is N (0 when unknown); it matters only where a
+	// micro-batch leaves memory behind on a device.
+	MicroBatches int
+	Seed         int // random seed of the solver
+	// Effort caps each solver call, in Z3 resource units (0: no cap).
+	Effort int
+}
+
+// Retime is the repetend of candidate c's offsets on p — a repetend
+// found on another cluster, say, whose links or devices have changed: the
+// least period those offsets reach under the memory budget and the starts
+// that reach it. Only the offsets are kept; the order of the blocks in
+// the period is the solver's again. It returns nil when the offsets do
+// not fit the budget at any period, or when a solver call reaches
+// opt.Effort before any period is found; a cap met later keeps the least
 // period found so far.
-func Retime(ctx context.Context, p *placement.Placement, nr int, offsets []int, memory, microBatches, seed, effort int) (*Repetend, error) {
+func Retime(ctx context.Context, p *placement.Placement, c Candidate, opt PeriodOptions) (*Repetend, error) {
+	nr, offsets, memory, microBatches := c.NR, c.Offsets, opt.Memory, opt.MicroBatches
 	if len(offsets) != len(p.Blocks) {
 		return nil, fmt.Errorf("repetend: %d offsets for %d blocks", len(offsets), len(p.Blocks))
 	}
@@ -33,7 +46,7 @@ func Retime(ctx context.Context, p *placement.Placement, nr int, offsets []int, 
 	if lo > hi {
 		return nil, nil
 	}
-	ps, err := newPeriodSolver(p, offsets, nr, memory, microBatches, seed, effort)
+	ps, err := newPeriodSolver(p, offsets, nr, memory, microBatches, opt.Seed, opt.Effort)
 	if err != nil {
 		return nil, err
 	}

@@ -25,12 +25,12 @@ const (
 	MethodRace Method = "race"
 )
 
-// Methods lists the valid methods.
-var Methods = []Method{MethodEnumerate, MethodJoint, MethodRace}
+// Methods lists the valid methods (a new slice each call).
+func Methods() []Method { return []Method{MethodEnumerate, MethodJoint, MethodRace} }
 
 // ParseMethod checks a method name.
 func ParseMethod(s string) (Method, error) {
-	for _, m := range Methods {
+	for _, m := range Methods() {
 		if string(m) == s {
 			return m, nil
 		}
@@ -408,7 +408,8 @@ dispatch:
 		}
 		// The starts of the winner must not depend on the path the search
 		// took (workers, bounds met on the way): solve it once more alone.
-		fixed, err := SolveFixed(ctx, p, best.Offsets, best.NR, best.Period, opt.Memory, opt.MicroBatches, opt.Seed)
+		fixed, err := SolveFixed(ctx, p, Candidate{NR: best.NR, Offsets: best.Offsets}, best.Period,
+			PeriodOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches, Seed: opt.Seed})
 		if err != nil {
 			if interrupted(err) {
 				return res, nil

@@ -99,7 +99,7 @@ func TestPeriodBoundIsSound(t *testing.T) {
 		for nr := 1; nr <= c.nr; nr++ {
 			Enumerate(context.Background(), c.p, nr, func(cd Candidate) bool {
 				bound := PeriodBound(c.p, cd.Offsets)
-				r, _, err := MinimizePeriod(context.Background(), c.p, cd, 0, 0, 1, upperPeriod(c.p)*nr+1, 0)
+				r, _, err := MinimizePeriod(context.Background(), c.p, cd, 1, upperPeriod(c.p)*nr+1, PeriodOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -150,7 +150,7 @@ func TestTimeLimitIsNotProven(t *testing.T) {
 }
 
 func TestParseMethod(t *testing.T) {
-	for _, m := range Methods {
+	for _, m := range Methods() {
 		if got, err := ParseMethod(string(m)); err != nil || got != m {
 			t.Errorf("ParseMethod(%q) = %q, %v", m, got, err)
 		}
@@ -195,7 +195,7 @@ func TestStoppedSearchFallsBackToSequential(t *testing.T) {
 	p := placementtest.Builtin(t, "nn-shape", placement.Options{Devices: 4})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, m := range Methods {
+	for _, m := range Methods() {
 		r, err := Search(ctx, p, Options{Memory: 6, MaxNR: 6, Method: m})
 		if err != nil {
 			t.Fatalf("%s: %v", m, err)

@@ -40,7 +40,7 @@ func Check(progs []*Program) error {
 			return fmt.Errorf("device %d: blocks differ from device 0's", d)
 		}
 	}
-	if !slices.Contains(Modes, p0.Mode) {
+	if !slices.Contains(Modes(), p0.Mode) {
 		return fmt.Errorf("unknown mode %q", p0.Mode)
 	}
 	g, err := newGraph(p0)

@@ -6,9 +6,11 @@
 // deadlocks), and writes PyTorch workers that execute them on
 // torch.distributed.
 //
-// It takes schedules, not solvers: it imports placement and schedule only,
-// and does no file or process I/O (cmd/tessel writes the files and runs
-// nothing).
+// It takes schedules, not solvers: of tessel's packages it imports
+// placement and schedule only (and the report helpers), and it starts no
+// process; it reads and writes program directories (LoadPrograms,
+// WriteFiles) and reports simulations of a schedule's program sets
+// (SimulateAll, Report).
 //
 // # The order
 //

@@ -114,8 +114,8 @@ func memoryActions(s *schedule.Schedule) []MemoryAction {
 // each on its forward block's device, before the first block there that
 // starts at or after it (after the ones that start before it).
 func generateWith(s *schedule.Schedule, mode Mode, acts []MemoryAction) ([]*Program, error) {
-	if !slices.Contains(Modes, mode) {
-		return nil, fmt.Errorf("unknown mode %q (want one of %v)", mode, Modes)
+	if !slices.Contains(Modes(), mode) {
+		return nil, fmt.Errorf("unknown mode %q (want one of %v)", mode, Modes())
 	}
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)

@@ -107,7 +107,7 @@ func TestGeneratePairOrder(t *testing.T) {
 				}
 			}
 		}
-		for _, mode := range Modes {
+		for _, mode := range Modes() {
 			progs := generate(t, s, mode)
 			sends := map[[2]int][]int{}
 			recvs := map[[2]int][]int{}
@@ -144,7 +144,7 @@ func TestGeneratePairOrder(t *testing.T) {
 func TestGeneratePlacesOps(t *testing.T) {
 	s := greedy(t, builtin(t, "v-shape", 2, false), 2)
 	got := map[Mode]string{}
-	for _, mode := range Modes {
+	for _, mode := range Modes() {
 		got[mode] = generate(t, s, mode)[1].Text()
 	}
 	want := map[Mode]string{
@@ -173,7 +173,7 @@ wait b1->b0@0 to 0 #2
 wait b1->b0@1 to 0 #3
 `,
 	}
-	for _, mode := range Modes {
+	for _, mode := range Modes() {
 		if got[mode] != want[mode] {
 			t.Errorf("%s:\n%s\nwant:\n%s", mode, got[mode], want[mode])
 		}

@@ -68,7 +68,7 @@ func generateActions(t testing.TB, s *schedule.Schedule, mode Mode, acts []Memor
 func TestMemoryActionsInPrograms(t *testing.T) {
 	s := greedy(t, builtin(t, "v-shape", 4, false), 6)
 	acts := handActions(s)
-	for _, mode := range Modes {
+	for _, mode := range Modes() {
 		progs := generateActions(t, s, mode, acts)
 		text := progs[0].Text()
 		for _, want := range []string{"offload f0@1", "reload f0@1", "recompute f0@2"} {

@@ -48,7 +48,7 @@ func TestNaiveOrderDeadlocks(t *testing.T) {
 					t.Errorf("message %q does not name op %s", msg, w.Op)
 				}
 			}
-			for _, mode := range Modes {
+			for _, mode := range Modes() {
 				simulate(t, generate(t, s, mode), 1)
 			}
 		})

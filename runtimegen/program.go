@@ -23,8 +23,8 @@ const (
 	NonBlocking Mode = "nonblocking"
 )
 
-// Modes lists every Mode, in a stable order.
-var Modes = []Mode{NonBlocking, Blocking}
+// Modes lists every Mode, in a stable order (a new slice each call).
+func Modes() []Mode { return []Mode{NonBlocking, Blocking} }
 
 // OpKind is what an operation does. The set is closed.
 type OpKind string
@@ -58,8 +58,10 @@ const (
 	Recompute OpKind = "recompute"
 )
 
-// OpKinds lists every OpKind, in a stable order.
-var OpKinds = []OpKind{Compute, Collective, Send, Recv, Wait, Offload, Reload, Recompute}
+// OpKinds lists every OpKind, in a stable order (a new slice each call).
+func OpKinds() []OpKind {
+	return []OpKind{Compute, Collective, Send, Recv, Wait, Offload, Reload, Recompute}
+}
 
 // IsMemory reports whether the op offloads, reloads or recomputes a
 // forward instance's saved tensors.
@@ -191,7 +193,7 @@ func ParseOp(s string) (Op, error) {
 		}
 		return Op{Kind: k, Block: block, Micro: m, Peer: peer, Tensor: f[1], Tag: tag}, nil
 	}
-	return bad("unknown operation %q (want one of %v)", f[0], OpKinds)
+	return bad("unknown operation %q (want one of %v)", f[0], OpKinds())
 }
 
 // opJSON is an op in a program file: fields that do not apply to the kind
@@ -235,8 +237,8 @@ func (o *Op) UnmarshalJSON(data []byte) error {
 	if err := dec.Decode(&j); err != nil {
 		return err
 	}
-	if !slices.Contains(OpKinds, j.Op) {
-		return fmt.Errorf("unknown op %q (want one of %v)", j.Op, OpKinds)
+	if !slices.Contains(OpKinds(), j.Op) {
+		return fmt.Errorf("unknown op %q (want one of %v)", j.Op, OpKinds())
 	}
 	if j.Block == "" {
 		return fmt.Errorf("%s: no block", j.Op)
@@ -382,8 +384,8 @@ func ParseProgram(data []byte) (*Program, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("program: data after the program object")
 	}
-	if !slices.Contains(Modes, p.Mode) {
-		return nil, fmt.Errorf("program of device %d: unknown mode %q (want one of %v)", p.Device, p.Mode, Modes)
+	if !slices.Contains(Modes(), p.Mode) {
+		return nil, fmt.Errorf("program of device %d: unknown mode %q (want one of %v)", p.Device, p.Mode, Modes())
 	}
 	if p.Devices < 1 || p.Device < 0 || p.Device >= p.Devices {
 		return nil, fmt.Errorf("program: device %d out of range 0..%d", p.Device, p.Devices-1)

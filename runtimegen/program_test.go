@@ -77,7 +77,7 @@ func TestOpJSON(t *testing.T) {
 func TestProgramRoundTrip(t *testing.T) {
 	for _, c := range allBuiltins(t, 4) {
 		s := greedy(t, c.p, 3)
-		for _, mode := range Modes {
+		for _, mode := range Modes() {
 			progs := generate(t, s, mode)
 			again := generate(t, s, mode)
 			for d, p := range progs {

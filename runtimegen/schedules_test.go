@@ -16,7 +16,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/search"
 )
 
 func TestEveryProducerRunsWithoutDeadlock(t *testing.T) {
@@ -28,10 +28,11 @@ func TestEveryProducerRunsWithoutDeadlock(t *testing.T) {
 			}
 			var scheds []*schedule.Schedule
 			var labels []string
-			to, _, err := smt.Optimal(context.Background(), p, 3, 0, smt.Options{})
+			opt, err := search.Optimal(context.Background(), p, search.OptimalOptions{MicroBatches: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
+			to := opt.Schedule
 			scheds, labels = append(scheds, to), append(labels, "time-optimal")
 			for _, m := range baseline.Methods() {
 				s, err := m.Build(p, 8, 0)

@@ -56,7 +56,7 @@ func TestSimulateBuiltinsWithComm(t *testing.T) {
 	for _, c := range allBuiltins(t, 4) {
 		t.Run(c.label, func(t *testing.T) {
 			s := greedy(t, c.p, 6)
-			for _, mode := range Modes {
+			for _, mode := range Modes() {
 				progs := generate(t, s, mode)
 				prev := 0
 				for _, comm := range []int{0, 1, 2, 5} {
@@ -184,7 +184,7 @@ func TestSimulateCollective(t *testing.T) {
 
 func TestSimulateDeterministic(t *testing.T) {
 	s := greedy(t, builtin(t, "nn-shape", 4, false), 5)
-	for _, mode := range Modes {
+	for _, mode := range Modes() {
 		progs := generate(t, s, mode)
 		a := simulate(t, progs, 1)
 		for range 3 {
@@ -235,7 +235,7 @@ func TestSimulateScheduleFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := schedule.Makespan(&schedule.Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches, Instances: compact})
-			for _, mode := range Modes {
+			for _, mode := range Modes() {
 				progs := generate(t, s, mode)
 				r := simulate(t, progs, 0)
 				if mode == NonBlocking && r.Makespan != want {

@@ -13,15 +13,15 @@ var templates embed.FS
 
 // Backends lists the torch.distributed backends the workers support:
 // gloo on CPUs, nccl on GPUs (one per rank).
-var Backends = []string{"gloo", "nccl"}
+func Backends() []string { return []string{"gloo", "nccl"} }
 
 // Files returns what a generated runtime consists of, by file name: the
 // programs (FileName), worker.py (the executor), blocks.py (an example
 // model to replace) and launch.sh (starts every rank). The programs must
 // come from one Generate call; backend is one of Backends.
 func Files(progs []*Program, backend string) (map[string][]byte, error) {
-	if !slices.Contains(Backends, backend) {
-		return nil, fmt.Errorf("unknown backend %q (want one of %v)", backend, Backends)
+	if !slices.Contains(Backends(), backend) {
+		return nil, fmt.Errorf("unknown backend %q (want one of %v)", backend, Backends())
 	}
 	if err := Check(progs); err != nil {
 		return nil, fmt.Errorf("programs: %w", err)

@@ -104,7 +104,9 @@ func Measure(s *Schedule) Metrics {
 //
 //     Where the placement lets activations be offloaded or recomputed
 //     (placement's Offloadable, Recomputable), a micro-batch need not hold
-//     its memory that long, and this bound is left out.
+//     its memory that long, and this bound is left out for areaBound,
+//     which counts memory-time, the host channel's load and the
+//     recomputes' device time.
 //
 //   - with channels (placement's Channels), the same argument for every
 //     link ℓ as for a device: it carries n·load_ℓ of transfers one at a
@@ -125,7 +127,8 @@ func LowerBounds(p *placement.Placement, n, memory int) Bounds {
 		return b
 	}
 	b.Makespan = max(b.Makespan, p.CriticalPath())
-	if p.Limited(memory) && !p.HasOffload() && !p.HasRecompute() {
+	decides := p.HasOffload() || p.HasRecompute()
+	if p.Limited(memory) && !decides {
 		b.Makespan = max(b.Makespan, memoryBound(p, n, memory))
 	}
 	loads := p.Loads()
@@ -139,6 +142,9 @@ func LowerBounds(p *placement.Placement, n, memory int) Bounds {
 			minTail = min(minTail, tails[i])
 		}
 		b.Makespan = max(b.Makespan, minHead+n*loads[d]+minTail)
+	}
+	if p.Limited(memory) && decides {
+		b.Makespan = max(b.Makespan, areaBound(p, n, memory, b.Makespan))
 	}
 	return b
 }

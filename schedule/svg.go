@@ -74,7 +74,7 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%d" viewBox="0 0 %s %d" font-family="sans-serif" font-size="12">`+"\n",
 		num(width), height, num(width), height)
 	b.WriteString("<style>")
-	for _, k := range placement.Kinds {
+	for _, k := range placement.Kinds() {
 		class, colour := kindClass(k)
 		fmt.Fprintf(b, ".%s{fill:%s}", class, colour)
 	}

@@ -7,7 +7,10 @@
 // before the first iteration, N − N_R + 1 iterations, the cooldown set
 // {B_i^n : n > n_i + N − N_R} after the last, checked lazily for every
 // improving repetend), assembly and verification, and refinement of the
-// ends. Run is the search; Optimal the time-optimal search of all N.
+// ends. Run is the search; Optimal the time-optimal search of all N;
+// Replan a search on a changed cluster, warm-started from an old
+// schedule; SteadyRepetend the least-period repetend whose bubble rate a
+// schedule reaches as N grows.
 package search
 
 import (
@@ -71,12 +74,14 @@ func maxOf(xs []int) int {
 }
 
 // Feasible is the lazy check of the paper's §V: do the warmup and the
-// cooldown of these offsets, for n micro-batches, have any schedule under
-// the memory budget? A greedy schedule answers most cases; the solver
-// settles the rest. The cooldown depends on n only where a micro-batch
-// leaves memory behind on a device.
-func Feasible(ctx context.Context, p *placement.Placement, nr int, offsets []int, memory, n int) (bool, error) {
-	n = max(n, nr)
+// cooldown of candidate c's offsets, for opt.MicroBatches micro-batches,
+// have any schedule under the memory budget opt.Memory? A greedy schedule
+// answers most cases; the solver settles the rest (opt.Seed and
+// opt.Effort are not used). The cooldown depends on the micro-batch count
+// only where a micro-batch leaves memory behind on a device.
+func Feasible(ctx context.Context, p *placement.Placement, c repetend.Candidate, opt repetend.PeriodOptions) (bool, error) {
+	nr, offsets, memory := c.NR, c.Offsets, opt.Memory
+	n := max(opt.MicroBatches, nr)
 	for _, pr := range []*smt.Problem{
 		smt.InstanceProblem(p, Warmup(p, offsets), memory, nil),
 		smt.InstanceProblem(p, Cooldown(p, offsets, nr, n), memory, cooldownEntry(p, offsets, nr, n)),
@@ -89,20 +94,26 @@ func Feasible(ctx context.Context, p *placement.Placement, nr int, offsets []int
 	return true, nil
 }
 
-// Phases are the time-optimal schedules of warmup and cooldown.
-type Phases struct {
-	Warmup, Cooldown             *smt.Solution
-	WarmupRefs, CooldownRefs     []schedule.Ref
-	WarmupProven, CooldownProven bool
+// Parts are what Assemble puts together: a repetend, the instances of its
+// warmup and cooldown (Warmup, Cooldown) with a schedule of each (their
+// starts, in the same order), for a number of micro-batches under a
+// per-device memory budget (0: unlimited).
+type Parts struct {
+	Repetend                     *repetend.Repetend
+	Warmup, Cooldown             []schedule.Ref
+	WarmupStarts, CooldownStarts []int
+	MicroBatches, Memory         int
 }
 
-// Assemble builds the schedule of n ≥ N_R micro-batches from a repetend and
-// the time-optimal schedules of its warmup and cooldown: the iterations
-// keep their exact period; the warmup runs as late as its orders allow
-// before them and the cooldown as early as its orders allow after them.
-// The result is verified before it is returned (with channels, re-timed
-// first where transfers queue: see onLinks).
-func Assemble(p *placement.Placement, r *repetend.Repetend, warm, cool []schedule.Ref, warmStarts, coolStarts []int, n, memory int) (*schedule.Schedule, error) {
+// Assemble builds the schedule of N ≥ N_R micro-batches from a repetend
+// and schedules of its warmup and cooldown (time-optimal ones in the
+// search): the iterations keep their exact period; the warmup runs as
+// late as its orders allow before them and the cooldown as early as its
+// orders allow after them. The result is verified before it is returned
+// (with channels, re-timed first where transfers queue: see onLinks).
+func Assemble(p *placement.Placement, parts Parts) (*schedule.Schedule, error) {
+	r, n, memory := parts.Repetend, parts.MicroBatches, parts.Memory
+	warm, cool, warmStarts, coolStarts := parts.Warmup, parts.Cooldown, parts.WarmupStarts, parts.CooldownStarts
 	if n < r.NR {
 		return nil, fmt.Errorf("search: %d micro-batches is fewer than the repetend's %d", n, r.NR)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/smt"
 )
 
 // Reference: eq. 5 and 6 — warmup, N − N_R + 1 iterations and cooldown
@@ -157,10 +156,11 @@ func TestHandWrittenPlacementsAgainstTimeOptimal(t *testing.T) {
 			if err := schedule.Verify(res.Schedule); err != nil {
 				t.Fatalf("%s N=%d: %v", c.file, n, err)
 			}
-			to, sol, err := smt.Optimal(context.Background(), p, n, c.memory, smt.Options{})
+			opt, err := Optimal(context.Background(), p, OptimalOptions{MicroBatches: n, Memory: c.memory})
 			if err != nil {
 				t.Fatal(err)
 			}
+			to, sol := opt.Schedule, opt.Solution
 			if err := schedule.Verify(to); err != nil {
 				t.Fatal(err)
 			}

@@ -11,77 +11,82 @@ import (
 	"github.com/tessel-pp/tessel/smt"
 )
 
+// OptimalOptions configure Optimal.
+type OptimalOptions struct {
+	MicroBatches int // N, every one of them in the encoding
+	Memory       int // per-device budget; 0 means unlimited
+	Seed         int // random seed of the solver
+	// Effort caps each solver call (smt.Options.Effort; 0: no cap): when
+	// one runs out the search stops with the best schedule so far, not
+	// proven.
+	Effort int
+	// Progress, when set, is called after every solver call with the
+	// current bounds of the makespan.
+	Progress func(lower, upper int)
+	// Offload and Recompute let the search offload or recompute
+	// activations (Options.Offload): the constructions that start it
+	// decide, and so does the solver's encoding (smt.OptimalDecisions).
+	Offload, Recompute bool
+}
+
 // OptimalResult is the time-optimal search's answer.
 type OptimalResult struct {
 	Schedule *schedule.Schedule // verified
 	Solution *smt.Solution      // the solver's bounds and effort
-	// Source is "solver", or the construction or baseline that the
-	// solver did not beat in time.
-	Source string
+	// Source is the solver (SourceSolver), or the construction or
+	// baseline that the solver did not beat in time.
+	Source Source
 }
 
-// Optimal is the time-optimal (TO) search of all n micro-batches (the
+// Optimal is the time-optimal (TO) search of all N micro-batches (the
 // Tessel paper's §III-B), started from the best construction or baseline,
 // which the solver must beat: its answer is never worse than theirs, and
 // so never worse than Run's constructions. A schedule whose makespan
-// meets the proven lower bound needs no solver at all.
-func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt smt.Options) (*OptimalResult, error) {
-	return OptimalWith(ctx, p, OptimalOptions{MicroBatches: n, Memory: memory, Solver: opt})
-}
-
-// OptimalOptions configure OptimalWith.
-type OptimalOptions struct {
-	MicroBatches int
-	Memory       int
-	// Offload and Recompute let the constructions that seed the solver
-	// offload or recompute activations (Options.Offload). The solver's
-	// encoding keeps every activation: where a seed with decisions ends
-	// first it stands, and the result is proven only at the lower bound.
-	Offload, Recompute bool
-	Solver             smt.Options
-}
-
-// OptimalWith is Optimal with options.
-func OptimalWith(ctx context.Context, p *placement.Placement, o OptimalOptions) (*OptimalResult, error) {
-	n, memory, opt := o.MicroBatches, o.Memory, o.Solver
-	if err := (Options{Offload: o.Offload, Recompute: o.Recompute}).checkDecisions(p); err != nil {
+// meets the proven lower bound needs no solver at all. The schedule it
+// returns has passed the verifier. When ctx ends before the solver found
+// anything, the best construction or baseline is the answer, not proven;
+// without one, the error is the solver's (smt.ErrInfeasible: no schedule
+// fits the budget).
+func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*OptimalResult, error) {
+	n, memory := opt.MicroBatches, opt.Memory
+	if n < 1 {
+		return nil, fmt.Errorf("search: %d micro-batches, want at least 1", n)
+	}
+	if err := (Options{Offload: opt.Offload, Recompute: opt.Recompute}).checkDecisions(p); err != nil {
 		return nil, err
 	}
-	decisions := o.Offload || o.Recompute
-	var seed *schedule.Schedule
-	source := ""
-	offer := func(name string, s *schedule.Schedule) {
-		if seed == nil || schedule.Makespan(s) < schedule.Makespan(seed) {
-			seed, source = s, name
+	var start *schedule.Schedule
+	var source Source
+	offer := func(src Source, s *schedule.Schedule) {
+		if start == nil || schedule.Makespan(s) < schedule.Makespan(start) {
+			start, source = s, src
 		}
 	}
-	if cands, err := construct.PortfolioWith(ctx, p, construct.PortfolioOptions{MicroBatches: n, Memory: memory, Offload: o.Offload, Recompute: o.Recompute}); err == nil && len(cands) > 0 {
-		offer(cands[0].Name, cands[0].Schedule)
+	if cands, err := construct.PortfolioWith(ctx, p, construct.PortfolioOptions{MicroBatches: n, Memory: memory, Offload: opt.Offload, Recompute: opt.Recompute}); err == nil && len(cands) > 0 {
+		offer(Source{Kind: SourceConstruction, Name: cands[0].Name}, cands[0].Schedule)
 	}
 	for _, m := range baseline.Methods() {
-		if s, err := m.Build(p, n, memory); err == nil && allows(s, o.Offload, o.Recompute) {
-			offer("baseline "+m.Name, s)
+		if s, err := m.Build(p, n, memory); err == nil && allows(s, opt.Offload, opt.Recompute) {
+			offer(Source{Kind: SourceBaseline, Name: m.Name}, s)
 		}
 	}
-	if decisions && !p.Channels {
-		return optimalDecisions(ctx, p, o, seed, source)
+	sopt := smt.Options{Seed: opt.Seed, Effort: opt.Effort, Progress: opt.Progress}
+	if (opt.Offload || opt.Recompute) && !p.Channels {
+		return optimalDecisions(ctx, p, opt, sopt, start, source)
 	}
 	refs := smt.AllInstances(p, n)
-	if seed != nil && len(seed.Decisions) == 0 {
-		opt.Hint = startsOf(seed, refs)
+	if start != nil && len(start.Decisions) == 0 {
+		sopt.Hint = startsOf(start, refs)
 	}
-	s, sol, err := smt.Optimal(ctx, p, n, memory, opt)
+	s, sol, err := solveAll(ctx, p, n, memory, sopt)
 	if err != nil {
-		if seed == nil {
+		if start == nil {
 			return nil, err
 		}
-		if decisions {
-			opt.Hint = startsOf(seed, refs)
-		}
-		// The solver found nothing before it stopped: the seed stands.
-		sol = &smt.Solution{Starts: opt.Hint, Makespan: schedule.Makespan(seed), LowerBound: schedule.LowerBounds(p, n, memory).Makespan}
+		// The solver found nothing before it stopped: the start stands.
+		sol = &smt.Solution{Starts: startsOf(start, refs), Makespan: schedule.Makespan(start), LowerBound: schedule.LowerBounds(p, n, memory).Makespan}
 		sol.Proven = sol.Makespan <= sol.LowerBound
-		return &OptimalResult{Schedule: seed, Solution: sol, Source: source}, nil
+		return &OptimalResult{Schedule: start, Solution: sol, Source: source}, nil
 	}
 	s, retimed, err := onLinks(s)
 	if err != nil {
@@ -91,20 +96,32 @@ func OptimalWith(ctx context.Context, p *placement.Placement, o OptimalOptions) 
 		sol.Makespan = schedule.Makespan(s)
 		sol.Proven = sol.Makespan <= sol.LowerBound
 	}
-	if decisions {
-		// The solver's bound and proof hold among schedules that keep
-		// every activation; the placement's bound holds for all.
-		sol.LowerBound = min(sol.LowerBound, schedule.LowerBounds(p, n, memory).Makespan)
-		sol.Proven = sol.Makespan <= sol.LowerBound
-	}
-	if seed != nil && schedule.Makespan(seed) < sol.Makespan {
+	if start != nil && schedule.Makespan(start) < sol.Makespan {
 		// The solver's symmetry breaking (property 4.1) may have set the
-		// seed aside; it is still the better answer.
-		sol.Makespan = schedule.Makespan(seed)
+		// start aside; it is still the better answer.
+		sol.Makespan = schedule.Makespan(start)
 		sol.Proven = sol.Makespan <= sol.LowerBound
-		return &OptimalResult{Schedule: seed, Solution: sol, Source: source}, nil
+		return &OptimalResult{Schedule: start, Solution: sol, Source: source}, nil
 	}
-	return &OptimalResult{Schedule: s, Solution: sol, Source: "solver"}, nil
+	return &OptimalResult{Schedule: s, Solution: sol, Source: Source{Kind: SourceSolver}}, nil
+}
+
+// solveAll encodes every instance of n micro-batches and minimises the
+// makespan under the budget, with the load cuts on. With channels its
+// transfers are encoded exactly, so the schedule needs no compaction to
+// meet the link rule. The schedule is not yet verified.
+func solveAll(ctx context.Context, p *placement.Placement, n, memory int, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
+	opt.LoadCuts = true
+	refs := smt.AllInstances(p, n)
+	sol, err := smt.MinimizeMakespan(ctx, smt.InstanceProblem(p, refs, memory, nil), opt)
+	if err != nil {
+		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
+	}
+	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	for k, r := range refs {
+		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
+	}
+	return s, sol, nil
 }
 
 // onLinks returns s when it verifies. A schedule from a solver whose
@@ -134,8 +151,8 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 
 // optimalDecisions is the time-optimal search whose encoding decides
 // offloads and recomputes too (smt.OptimalDecisions), from the best seed.
-func optimalDecisions(ctx context.Context, p *placement.Placement, o OptimalOptions, seed *schedule.Schedule, source string) (*OptimalResult, error) {
-	s, sol, err := smt.OptimalDecisions(ctx, p, o.MicroBatches, o.Memory, smt.Decisions{Offload: o.Offload, Recompute: o.Recompute}, o.Solver, seed)
+func optimalDecisions(ctx context.Context, p *placement.Placement, o OptimalOptions, sopt smt.Options, seed *schedule.Schedule, source Source) (*OptimalResult, error) {
+	s, sol, err := smt.OptimalDecisions(ctx, p, o.MicroBatches, o.Memory, smt.Decisions{Offload: o.Offload, Recompute: o.Recompute}, sopt, seed)
 	if err != nil {
 		if seed == nil {
 			return nil, err
@@ -147,7 +164,7 @@ func optimalDecisions(ctx context.Context, p *placement.Placement, o OptimalOpti
 	if s == seed {
 		return &OptimalResult{Schedule: s, Solution: sol, Source: source}, nil
 	}
-	return &OptimalResult{Schedule: s, Solution: sol, Source: "solver"}, nil
+	return &OptimalResult{Schedule: s, Solution: sol, Source: Source{Kind: SourceSolver}}, nil
 }
 
 // SteadyPeriod is the least period that a construction which offloads or

@@ -50,7 +50,7 @@ type Options struct {
 	// Start lists schedules of the same placement, micro-batch count and
 	// budget to start from beside the constructions and the baselines
 	// (tessel replan: a previous plan's orders on a new cluster). Each
-	// must verify; it joins the seeds under its name, and the search
+	// must verify; it joins the candidates under its name, and the search
 	// never returns anything worse. A start may instead give a repetend
 	// (a previous plan's): see Start.Repetend.
 	Start    []Start
@@ -95,7 +95,7 @@ type Start struct {
 	// schedules' and these offsets might reach one (their solver-free
 	// bound is shorter), they are re-timed here (repetend.Retime) and
 	// checked for a warmup and a cooldown; the full schedule they make,
-	// with list-scheduled warmup and cooldown, joins the seeds under Name,
+	// with list-scheduled warmup and cooldown, joins the candidates under Name,
 	// and the re-timed repetend is the solver's incumbent where its period
 	// is shorter than the modulo schedules'. Offsets that fit no period
 	// under the budget are left out, not an error.
@@ -141,21 +141,79 @@ type Times struct {
 	Total, Constructions, Repetend, Warmup, Cooldown, Refine time.Duration
 }
 
-// Seed is one schedule the search started from: a construction or a
-// baseline, verified and within the budget.
-type Seed struct {
-	Name     string
+// Candidate is one schedule the search started from — a given start, a
+// construction or a baseline — verified and within the budget.
+type Candidate struct {
+	Source   Source
 	Makespan int
+}
+
+// SourceKind is what kind of work built a schedule.
+type SourceKind int
+
+const (
+	// SourceRepetend is the Tessel search: a repetend with its
+	// time-optimal warmup and cooldown (or, with fewer micro-batches than
+	// N_R, the time-optimal schedule of all of them).
+	SourceRepetend SourceKind = iota + 1
+	// SourceConstruction is a solver-free construction (package construct).
+	SourceConstruction
+	// SourceBaseline is a baseline schedule (package baseline).
+	SourceBaseline
+	// SourceStart is a schedule given in Options.Start, or the schedule
+	// of a start's repetend.
+	SourceStart
+	// SourceSolver is the time-optimal search's own schedule (Optimal).
+	SourceSolver
+)
+
+// Source says what built a schedule.
+type Source struct {
+	Kind SourceKind
+	// Name names the construction ("modulo", "list/…"), the baseline
+	// ("1f1b", …) or the start; it is empty for the repetend and the
+	// solver.
+	Name string
+	// Refined says that the solver re-optimised the schedule's ends
+	// (package refine).
+	Refined bool
+}
+
+// String is the source as tessel prints it: "repetend", "solver", a
+// construction's or a start's name, "baseline " and a baseline's name;
+// ", refined" after it where the ends were re-optimised.
+func (s Source) String() string {
+	var t string
+	switch s.Kind {
+	case SourceRepetend:
+		t = "repetend"
+	case SourceSolver:
+		t = "solver"
+	case SourceBaseline:
+		t = "baseline " + s.Name
+	default:
+		t = s.Name
+	}
+	if s.Refined {
+		t += ", refined"
+	}
+	return t
+}
+
+// Unrefined is s before any refinement: what the refinement started
+// from.
+func (s Source) Unrefined() Source {
+	s.Refined = false
+	return s
 }
 
 // Result is a verified schedule and how it was found.
 type Result struct {
 	// Schedule is the verified schedule of least makespan found.
 	Schedule *schedule.Schedule
-	// Source names what built Schedule: "repetend" (the Tessel search:
-	// repetend, warmup and cooldown), a construction ("modulo",
-	// "list/…") or a baseline ("baseline 1f1b", …).
-	Source string
+	// Source says what built Schedule: the Tessel search (repetend,
+	// warmup and cooldown), a construction, a baseline or a start.
+	Source Source
 	// Repetend is the repetend of least period found (nil when none fits
 	// the budget with N_R ≤ MaxNR); Schedule need not be built from it
 	// when another schedule ends earlier at this N.
@@ -167,8 +225,10 @@ type Result struct {
 	Search *repetend.Result
 	// Skipped says why the solver's repetend search did not run.
 	Skipped string
-	Seeds   []Seed
-	Bounds  schedule.Bounds
+	// Candidates are the schedules the search started from, in the order
+	// it took them: given starts, constructions, baselines.
+	Candidates []Candidate
+	Bounds     schedule.Bounds
 	// Refined counts the work of re-optimising the schedule's ends.
 	Refined refine.Stats
 	Times   Times
@@ -229,7 +289,7 @@ func (r *Result) Proven() bool {
 	if r.Fallback {
 		// With channels too: the time-optimal encoding has the links'
 		// rule (and a schedule re-timed after it is not marked proven).
-		return r.Source == sourceRepetend && r.TO != nil && r.TO.Proven
+		return r.Source.Kind == SourceRepetend && r.TO != nil && r.TO.Proven
 	}
 	if r.Schedule.Placement.Channels {
 		// The repetend's proof is among repetends whose transfers never
@@ -237,10 +297,8 @@ func (r *Result) Proven() bool {
 		// iterations: neither proves the assembled schedule optimal.
 		return false
 	}
-	return r.Source == sourceRepetend && r.PeriodProven() && r.WarmupProven && r.CooldownProven
+	return r.Source == Source{Kind: SourceRepetend} && r.PeriodProven() && r.WarmupProven && r.CooldownProven
 }
-
-const sourceRepetend = "repetend"
 
 // ErrNoRepetend means no repetend fits the memory budget.
 var ErrNoRepetend = errors.New("no repetend fits the memory budget")
@@ -288,7 +346,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		opt.Progress(pr)
 	}
 	bestKept := 0 // least makespan of a seed that keeps every activation
-	offer := func(source string, s *schedule.Schedule) {
+	offer := func(source Source, s *schedule.Schedule) {
 		if s == nil {
 			return
 		}
@@ -312,8 +370,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		if err := schedule.Verify(s); err != nil {
 			return nil, fmt.Errorf("search: start %q: %w", st.Name, err)
 		}
-		res.Seeds = append(res.Seeds, Seed{Name: st.Name, Makespan: schedule.Makespan(s)})
-		offer(st.Name, s)
+		src := Source{Kind: SourceStart, Name: st.Name}
+		res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+		offer(src, s)
 	}
 	var incumbent *repetend.Repetend
 	if !opt.SolverOnly {
@@ -323,8 +382,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
 		}
 		for _, c := range cands {
-			res.Seeds = append(res.Seeds, Seed{Name: c.Name, Makespan: c.Makespan})
-			offer(c.Name, c.Schedule)
+			src := Source{Kind: SourceConstruction, Name: c.Name}
+			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: c.Makespan})
+			offer(src, c.Schedule)
 			if c.Periodic == nil || (opt.MaxNR > 0 && fromPeriodic(c.Periodic).NR > opt.MaxNR) {
 				continue
 			}
@@ -337,9 +397,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			if err != nil || !allows(s, opt.Offload, opt.Recompute) {
 				continue // not applicable, over the budget, or taking decisions the options do not allow
 			}
-			name := "baseline " + m.Name
-			res.Seeds = append(res.Seeds, Seed{Name: name, Makespan: schedule.Makespan(s)})
-			offer(name, s)
+			src := Source{Kind: SourceBaseline, Name: m.Name}
+			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+			offer(src, s)
 		}
 		res.Repetend = incumbent
 		res.Times.Constructions = time.Since(t0)
@@ -413,7 +473,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		case err != nil && res.Schedule == nil:
 			return nil, err
 		case err == nil && (res.Schedule == nil || schedule.Makespan(s) <= schedule.Makespan(res.Schedule)):
-			res.Schedule, res.Source = s, sourceRepetend
+			res.Schedule, res.Source = s, Source{Kind: SourceRepetend}
 		}
 	}
 	if res.Schedule == nil {
@@ -437,7 +497,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		}
 		if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 			res.Schedule = s
-			res.Source += ", refined"
+			res.Source.Refined = true
 		}
 	}
 	// A schedule built without a repetend often has one in its steady
@@ -451,30 +511,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			}
 		}
 	}
-	// A schedule that offloads or recomputes is not built from the
-	// solver's repetend (which keeps every activation): where it repeats
-	// one of its own, that is the repetend to report.
-	if len(res.Schedule.Decisions) > 0 && res.Schedule.Repetend != nil {
-		res.Repetend = scheduleRepetend(res.Schedule)
-	}
 	res.Times.Total = time.Since(t0)
 	return res, nil
-}
-
-// scheduleRepetend is the repetend s repeats (s.Repetend) as the search
-// reports repetends: its first iteration's starts, the earliest at 0.
-func scheduleRepetend(s *schedule.Schedule) *repetend.Repetend {
-	rp := s.Repetend
-	k := len(s.Placement.Blocks)
-	starts := make([]int, k)
-	at := map[schedule.Ref]int{}
-	for _, in := range s.Instances {
-		at[in.Ref()] = in.Start
-	}
-	for i := range k {
-		starts[i] = at[schedule.Ref{Block: i, Micro: rp.Offsets[i]}] - rp.Start
-	}
-	return &repetend.Repetend{NR: rp.NR, Offsets: append([]int(nil), rp.Offsets...), Period: rp.Period, Starts: starts}
 }
 
 // fromPeriodic is a modulo schedule as a repetend.
@@ -496,7 +534,7 @@ func solveRepetend(ctx context.Context, p *placement.Placement, opt Options, inc
 		if seen {
 			return ok, nil
 		}
-		ok, err := Feasible(ctx, p, nr, offsets, opt.Memory, opt.MicroBatches)
+		ok, err := Feasible(ctx, p, repetend.Candidate{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches})
 		if err != nil {
 			return false, err
 		}
@@ -534,7 +572,7 @@ func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.R
 		if res.Schedule != nil {
 			hint = startsOf(res.Schedule, smt.AllInstances(p, n))
 		}
-		s, sol, err := smt.Optimal(ctx, p, n, opt.Memory, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
+		s, sol, err := solveAll(ctx, p, n, opt.Memory, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
 		res.Times.Warmup = time.Since(t1)
 		if err != nil {
 			return nil, err
@@ -575,7 +613,7 @@ func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.R
 		return nil, fmt.Errorf("placement %q: cooldown: %w", p.Name, err)
 	}
 	res.WarmupProven, res.CooldownProven = ws.Proven, cs.Proven
-	s, err := Assemble(p, r, warm, cool, ws.Starts, cs.Starts, n, opt.Memory)
+	s, err := Assemble(p, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws.Starts, CooldownStarts: cs.Starts, MicroBatches: n, Memory: opt.Memory})
 	if err != nil {
 		return nil, err
 	}
@@ -593,4 +631,27 @@ func startsOf(s *schedule.Schedule, refs []schedule.Ref) []int {
 		out[k] = at[r]
 	}
 	return out
+}
+
+// Status is a one-line account of the search so far, for a status line:
+// its stage, the best makespan and its gap, the repetend search's
+// progress, and elapsed.
+func (pr Progress) Status(elapsed time.Duration) string {
+	best := "none yet"
+	if pr.BestMakespan > 0 {
+		best = fmt.Sprintf("%d (gap %d to the lower bound %d)", pr.BestMakespan, pr.BestMakespan-pr.LowerBound, pr.LowerBound)
+	}
+	line := fmt.Sprintf("search: %s, best makespan %s", pr.Stage, best)
+	if rp := pr.Repetend; rp != nil {
+		period := "none yet"
+		if rp.BestPeriod > 0 {
+			period = fmt.Sprint(rp.BestPeriod)
+		}
+		seen := fmt.Sprint(rp.Stats.Seen)
+		if rp.Total > 0 {
+			seen += fmt.Sprintf(" of %d", rp.Total)
+		}
+		line += fmt.Sprintf("; %s: N_R %d, %s seen, %d solved, period %s (lower bound %d)", rp.Method, rp.NR, seen, rp.Stats.Solved, period, rp.LowerBound)
+	}
+	return line + ", " + elapsed.Round(time.Second).String()
 }

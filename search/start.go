@@ -18,10 +18,10 @@ import (
 // only where the adapted offsets' solver-free bound (repetend.PeriodBound)
 // is below the incumbent's period; elsewhere the re-timed repetend could
 // not start the solver lower, and the work is left out. Each full
-// schedule joins the seeds; the re-timed repetend of shortest period
+// schedule joins the candidates; the re-timed repetend of shortest period
 // (then least N_R, then first given) that beats res.Repetend replaces it
 // and is returned, nil if none does. Its time counts in Times.Total only.
-func startRepetends(ctx context.Context, p *placement.Placement, opt Options, res *Result, offer func(string, *schedule.Schedule)) (*repetend.Repetend, error) {
+func startRepetends(ctx context.Context, p *placement.Placement, opt Options, res *Result, offer func(Source, *schedule.Schedule)) (*repetend.Repetend, error) {
 	inc := res.Repetend
 	if (inc != nil && inc.Period <= res.Bounds.Period) || len(p.Blocks) > maxSolverBlocks {
 		return nil, nil
@@ -48,8 +48,9 @@ func startRepetends(ctx context.Context, p *placement.Placement, opt Options, re
 			return nil, fmt.Errorf("search: start %q: %w", st.Name, err)
 		}
 		if s != nil {
-			res.Seeds = append(res.Seeds, Seed{Name: st.Name, Makespan: schedule.Makespan(s)})
-			offer(st.Name, s)
+			src := Source{Kind: SourceStart, Name: st.Name}
+			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+			offer(src, s)
 		}
 		if r == nil || (opt.MaxNR > 0 && r.NR > opt.MaxNR) {
 			continue
@@ -67,7 +68,7 @@ func startRepetends(ctx context.Context, p *placement.Placement, opt Options, re
 // startRepetend re-times a start's repetend on p (Start.Repetend): the
 // least period of its offsets under the budget, if its warmup and
 // cooldown exist (Feasible), and the full schedule it makes with list
-// schedules of warmup and cooldown, compacted — a seed in milliseconds;
+// schedules of warmup and cooldown, compacted — a candidate in milliseconds;
 // the time-optimal phases are searched only for the repetend that wins
 // (Run's step 3). Both are nil where the offsets fit no period; the
 // schedule alone is nil where a phase has no list schedule under the
@@ -82,11 +83,12 @@ func startRepetend(ctx context.Context, p *placement.Placement, rp *schedule.Rep
 		effort = 0
 	}
 	n := opt.MicroBatches
-	r, err := repetend.Retime(ctx, p, rp.NR, rp.Offsets, opt.Memory, n, opt.Seed, effort)
+	r, err := repetend.Retime(ctx, p, repetend.Candidate{NR: rp.NR, Offsets: rp.Offsets},
+		repetend.PeriodOptions{Memory: opt.Memory, MicroBatches: n, Seed: opt.Seed, Effort: effort})
 	if err != nil || r == nil {
 		return nil, nil, err
 	}
-	if ok, err := Feasible(ctx, p, r.NR, r.Offsets, opt.Memory, n); err != nil || !ok {
+	if ok, err := Feasible(ctx, p, repetend.Candidate{NR: r.NR, Offsets: r.Offsets}, repetend.PeriodOptions{Memory: opt.Memory, MicroBatches: n}); err != nil || !ok {
 		return nil, nil, err
 	}
 	if n < r.NR {
@@ -98,9 +100,9 @@ func startRepetend(ctx context.Context, p *placement.Placement, rp *schedule.Rep
 	if ws == nil || cs == nil {
 		return r, nil, nil
 	}
-	// A seed is optional: one that fails to assemble or verify is left
+	// A candidate is optional: one that fails to assemble or verify is left
 	// out, and the repetend still serves as the solver's incumbent.
-	s, err := Assemble(p, r, warm, cool, ws, cs, n, opt.Memory)
+	s, err := Assemble(p, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws, CooldownStarts: cs, MicroBatches: n, Memory: opt.Memory})
 	if err != nil {
 		return r, nil, nil
 	}
@@ -112,15 +114,15 @@ func startRepetend(ctx context.Context, p *placement.Placement, rp *schedule.Rep
 
 // refinable reports whether Run's refinement may run on a schedule
 // built by source (Options.RefineGreedyOnly).
-func refinable(opt Options, source string) bool {
+func refinable(opt Options, source Source) bool {
 	if !opt.RefineGreedyOnly {
 		return true
 	}
-	if source == sourceRepetend {
+	if source.Kind == SourceRepetend {
 		return false
 	}
 	for _, st := range opt.Start {
-		if st.Schedule != nil && st.Name == source {
+		if st.Schedule != nil && source == (Source{Kind: SourceStart, Name: st.Name}) {
 			return false
 		}
 	}

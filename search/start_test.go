@@ -13,7 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 )
 
-// Options.Start: a given schedule joins the seeds under its name, the
+// Options.Start: a given schedule joins the candidates under its name, the
 // search returns nothing worse, and a schedule of another setting is
 // refused. On a cluster with per-device memories the answer verifies
 // against each device's budget.
@@ -57,13 +57,13 @@ func TestSearchStartsFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Makespan() > res.Makespan() || again.Seeds[0].Name != "previous" {
-		t.Errorf("from a start of %d: %d, seeds %v", res.Makespan(), again.Makespan(), again.Seeds)
+	if again.Makespan() > res.Makespan() || again.Candidates[0].Source.Name != "previous" {
+		t.Errorf("from a start of %d: %d, candidates %v", res.Makespan(), again.Makespan(), again.Candidates)
 	}
 }
 
 // Start.Repetend: a repetend found on one cluster is re-timed on another
-// (one link slower). With the constructions left out it joins the seeds
+// (one link slower). With the constructions left out it joins the candidates
 // and is the solver's incumbent, which the answer never loses to. In a
 // quick search (every solver call capped, the repetend's schedule not
 // refined, as tessel replan runs it) it is left out where its offsets
@@ -98,9 +98,9 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 		}
 		return old, on(slow)
 	}
-	seeded := func(res *Result) (int, bool) {
-		for _, s := range res.Seeds {
-			if s.Name == "old" {
+	started := func(res *Result) (int, bool) {
+		for _, s := range res.Candidates {
+			if s.Source.Name == "old" {
 				return s.Makespan, true
 			}
 		}
@@ -118,13 +118,13 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	retimed, err := repetend.Retime(ctx, q, rp.NR, rp.Offsets, memory, n, 0, 0)
+	retimed, err := repetend.Retime(ctx, q, repetend.Candidate{NR: rp.NR, Offsets: rp.Offsets}, repetend.PeriodOptions{Memory: memory, MicroBatches: n})
 	if err != nil || retimed == nil {
 		t.Fatalf("retime: %v %v", retimed, err)
 	}
-	ms, ok := seeded(alone)
+	ms, ok := started(alone)
 	if !ok || alone.Search == nil || alone.Repetend.Period > retimed.Period || alone.Makespan() > ms {
-		t.Errorf("from the old repetend (period %d, makespan %d): period %d, makespan %d, search %v, seeds %v", retimed.Period, ms, alone.Repetend.Period, alone.Makespan(), alone.Search, alone.Seeds)
+		t.Errorf("from the old repetend (period %d, makespan %d): period %d, makespan %d, search %v, candidates %v", retimed.Period, ms, alone.Repetend.Period, alone.Makespan(), alone.Search, alone.Candidates)
 	}
 	fresh, err := Run(ctx, q, Options{Memory: memory, MicroBatches: n})
 	if err != nil {
@@ -139,13 +139,13 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 	if err := schedule.Verify(quick.Schedule); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := seeded(quick); ok {
-		t.Errorf("the old repetend, whose bound %d is above the modulo schedule's period, was re-timed: %v", repetend.PeriodBound(q, rp.Offsets), quick.Seeds)
+	if _, ok := started(quick); ok {
+		t.Errorf("the old repetend, whose bound %d is above the modulo schedule's period, was re-timed: %v", repetend.PeriodBound(q, rp.Offsets), quick.Candidates)
 	}
 	if quick.Makespan()*100 > fresh.Makespan()*102 {
 		t.Errorf("quick search from the old repetend: %d, fresh search: %d", quick.Makespan(), fresh.Makespan())
 	}
-	if quick.Source == sourceRepetend && (quick.Refined.Steps > 0 || quick.Proven()) {
+	if quick.Source.Kind == SourceRepetend && (quick.Refined.Steps > 0 || quick.Proven()) {
 		t.Errorf("the repetend's schedule, not proven, was refined (%+v) under RefineGreedyOnly", quick.Refined)
 	}
 
@@ -157,7 +157,7 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := seeded(kept); !ok || kept.Source != sourceRepetend || kept.Repetend.NR != rp.NR || fmt.Sprint(kept.Repetend.Offsets) != fmt.Sprint(rp.Offsets) {
-		t.Errorf("x-shape: built by %s from %+v, seeds %v; want the old repetend's offsets %v", kept.Source, kept.Repetend, kept.Seeds, rp.Offsets)
+	if _, ok := started(kept); !ok || kept.Source != (Source{Kind: SourceRepetend}) || kept.Repetend.NR != rp.NR || fmt.Sprint(kept.Repetend.Offsets) != fmt.Sprint(rp.Offsets) {
+		t.Errorf("x-shape: built by %s from %+v, candidates %v; want the old repetend's offsets %v", kept.Source, kept.Repetend, kept.Candidates, rp.Offsets)
 	}
 }

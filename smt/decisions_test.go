@@ -43,3 +43,41 @@ func TestOptimalDecisions(t *testing.T) {
 		})
 	}
 }
+
+// The lower bound with decisions (schedule.LowerBounds: memory-time, the
+// host channel's load, the recomputes' device time) never exceeds a
+// proven optimum.
+func TestDecisionBoundBelowOptimum(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several time-optimal searches")
+	}
+	for _, tc := range []struct {
+		opt     placement.Options
+		n, m, T int
+		d       Decisions
+	}{
+		{placement.Options{Devices: 2, SplitBackward: true}, 3, 1, 1, Decisions{Offload: true}},
+		{placement.Options{Devices: 2, SplitBackward: true}, 3, 1, 2, Decisions{Offload: true}},
+		{placement.Options{Devices: 2, SplitBackward: true}, 4, 2, 1, Decisions{Offload: true, Recompute: true}},
+		{placement.Options{Devices: 2}, 3, 1, 1, Decisions{Offload: true}},
+		{placement.Options{Devices: 2}, 3, 1, 0, Decisions{Recompute: true}},
+		{placement.Options{Devices: 3, SplitBackward: true}, 2, 1, 1, Decisions{Offload: true, Recompute: true}},
+	} {
+		p := placementtest.Builtin(t, "v-shape", tc.opt)
+		if tc.d.Offload {
+			p = p.WithOffload(tc.T)
+		}
+		if tc.d.Recompute {
+			p = p.WithRecompute()
+		}
+		s, sol, err := OptimalDecisions(context.Background(), p, tc.n, tc.m, tc.d, Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lb := schedule.LowerBounds(p, tc.n, tc.m).Makespan
+		if !sol.Proven || lb > schedule.Makespan(s) {
+			t.Errorf("%s, n %d, memory %d, offload time %d, %+v: optimum %d (proven %v), lower bound %d",
+				p.Name, tc.n, tc.m, tc.T, tc.d, schedule.Makespan(s), sol.Proven, lb)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package smt
 
 import (
-	"context"
 	"fmt"
 	"sort"
 
@@ -54,7 +53,7 @@ func InstanceProblem(p *placement.Placement, refs []schedule.Ref, memory int, en
 	for _, r := range refs {
 		for _, d := range succs[r.Block] {
 			if to, ok := idx[schedule.Ref{Block: d.To, Micro: r.Micro}]; ok {
-				pr.Precs = append(pr.Precs, DepPrec(p, d, idx[r], to, 0))
+				pr.Precs = append(pr.Precs, depPrec(p, d, idx[r], to, 0))
 				pr.Transfers = append(pr.Transfers, DepTransfers(p, d, idx[r], to)...)
 			}
 		}
@@ -79,12 +78,12 @@ func InstanceProblem(p *placement.Placement, refs []schedule.Ref, memory int, en
 	return pr
 }
 
-// DepPrec is the precedence that dependency d of p puts between task from
+// depPrec is the precedence that dependency d of p puts between task from
 // (an instance of block d.From, with its block's time) and task to (of
 // d.To), with periods·P of slack in a periodic problem: the placement's
 // rule s_from + Delay(d) ≤ s_to + periods·P, so Lag = t_from − Delay(d),
 // minus the transfer time.
-func DepPrec(p *placement.Placement, d placement.Dep, from, to, periods int) Prec {
+func depPrec(p *placement.Placement, d placement.Dep, from, to, periods int) Prec {
 	return Prec{From: from, To: to, Lag: p.Blocks[d.From].Time - p.Delay(d), Periods: periods}
 }
 
@@ -113,25 +112,4 @@ func AllInstances(p *placement.Placement, n int) []schedule.Ref {
 		}
 	}
 	return refs
-}
-
-// Optimal searches the time-optimal (TO) schedule of n micro-batches under
-// a per-device memory budget (0: unlimited), the baseline of the Tessel
-// paper's §III-B, with the load cuts on. With channels its transfers are
-// encoded exactly (Encoder's assertTransfers), so the schedule needs no
-// compaction to meet the link rule. The schedule it returns is not yet
-// verified: callers pass it to schedule.Verify.
-func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt Options) (*schedule.Schedule, *Solution, error) {
-	opt.LoadCuts = true
-	refs := AllInstances(p, n)
-	prob := InstanceProblem(p, refs, memory, nil)
-	sol, err := MinimizeMakespan(ctx, prob, opt)
-	if err != nil {
-		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
-	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
-	for k, r := range refs {
-		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
-	}
-	return s, sol, nil
 }

@@ -3,7 +3,9 @@
 // push/pop, models, interruption through context.Context) and, on top of
 // it, the encoder of scheduling problems — tasks with times, devices and
 // memory, precedences, exclusive devices, a per-device memory budget —
-// and the time-optimal search by binary search on the makespan.
+// and the least makespan of such a problem by binary search
+// (MinimizeMakespan). The time-optimal schedule of a placement is
+// search.Optimal's, which starts from the constructions and verifies.
 //
 // It knows nothing of placements or micro-batches: package repetend and
 // package search translate those into Problems. Nothing it returns is

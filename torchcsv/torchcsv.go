@@ -53,7 +53,7 @@ func typeLetter(k placement.Kind) byte {
 
 // kindOf is the kind of PyTorch's action type c, if any.
 func kindOf(c byte) (placement.Kind, bool) {
-	for _, k := range placement.Kinds {
+	for _, k := range placement.Kinds() {
 		if typeLetter(k) == c {
 			return k, true
 		}

@@ -66,7 +66,7 @@ func Validate(t *Table) (*Summary, error) {
 	}
 	// done[kind][stage][micro]: the action has run.
 	done := map[placement.Kind][][]bool{}
-	for _, k := range placement.Kinds {
+	for _, k := range placement.Kinds() {
 		done[k] = make([][]bool, stages)
 		for s := range stages {
 			done[k][s] = make([]bool, micros)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +33,17 @@ func clusterFlags() []cli.Flag {
 		&cli.IntFlag{Name: "transfer-time", Usage: "without a cluster file: every tensor between two devices takes `T` (dependencies between blocks that share a device take 0)"},
 		&cli.BoolFlag{Name: "channels", Usage: "each link, in each direction, carries one transfer at a time: transfers that share one queue in the order their producers start (as the cluster file's \"channels\": true)"},
 	}
+}
+
+// clusterFlag is the flag of clusterFlags with this name, for the
+// commands that take only some of them.
+func clusterFlag(name string) cli.Flag {
+	for _, f := range clusterFlags() {
+		if f.Names()[0] == name {
+			return f
+		}
+	}
+	panic("no cluster flag " + name)
 }
 
 // clusterSpec is what clusterFlags parse to.
@@ -75,25 +85,14 @@ func (cs clusterSpec) cluster(n int) (*cluster.Cluster, error) {
 		return nil, nil
 	}
 	c := cluster.Uniform(n)
-	c.Default.Latency = float64(cs.TransferTime)
-	c.Channels = cs.Channels
 	if cs.DeviceSpeed != "" {
-		for _, item := range strings.Split(cs.DeviceSpeed, ",") {
-			ds, ss, ok := strings.Cut(strings.TrimSpace(item), "=")
-			d, derr := strconv.Atoi(ds)
-			sp, serr := strconv.ParseFloat(ss, 64)
-			if !ok || derr != nil || serr != nil {
-				return nil, usageErrorf("--device-speed: %q is not D=S (a device and its speed)", item)
-			}
-			if d < 0 || d >= n {
-				return nil, usageErrorf("--device-speed: device %d out of range 0..%d", d, n-1)
-			}
-			if !(sp >= cluster.MinSpeed && sp <= cluster.MaxSpeed) {
-				return nil, usageErrorf("--device-speed: device %d: speed must be in %g..%g, got %s", d, cluster.MinSpeed, cluster.MaxSpeed, ss)
-			}
-			c.Devices[d].Speed = sp
+		var err error
+		if c, err = cluster.ParseSpeeds(cs.DeviceSpeed, n); err != nil {
+			return nil, usageErrorf("--device-speed: %v", err)
 		}
 	}
+	c.Default.Latency = float64(cs.TransferTime)
+	c.Channels = cs.Channels
 	return c, nil
 }
 

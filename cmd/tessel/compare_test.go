@@ -6,11 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tessel-pp/tessel/compare"
+	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/search"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -45,13 +51,13 @@ func smallCompare(format string) compareOptions {
 
 // TestCompareGolden pins the whole output of every format.
 func TestCompareGolden(t *testing.T) {
-	for _, format := range tableFormats {
+	for _, format := range textfmt.Formats() {
 		t.Run(format, func(t *testing.T) {
 			var out bytes.Buffer
 			if err := runCompare(context.Background(), smallCompare(format), &out, &bytes.Buffer{}); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "compare-k-shape."+formatExt(format), out.Bytes())
+			golden(t, "compare-k-shape."+textfmt.Ext(format), out.Bytes())
 		})
 	}
 }
@@ -63,11 +69,11 @@ func TestCompareRows(t *testing.T) {
 	if err := runCompare(context.Background(), smallCompare("json"), &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	var c comparison
+	var c compare.Comparison
 	if err := json.Unmarshal(out.Bytes(), &c); err != nil {
 		t.Fatal(err)
 	}
-	rows := map[string]compareRow{}
+	rows := map[string]compare.Row{}
 	for _, r := range c.Rows {
 		rows[r.Method] = r
 	}
@@ -75,12 +81,12 @@ func TestCompareRows(t *testing.T) {
 		placement, status string
 		budget            bool
 	}{
-		"GPipe":          {"k-shape", statusOK, false}, // 8 forwards in flight on every device
-		"1F1B":           {"v-shape", statusOK, true},  // moved to its own placement
-		"Chimera-direct": {"x-shape", statusOK, true},
-		"1F1B+":          {"k-shape", statusNotApplicable, false},
-		"Tessel":         {"k-shape", statusOK, true},
-		"time-optimal":   {"k-shape", statusOK, true},
+		"GPipe":          {"k-shape", compare.StatusOK, false}, // 8 forwards in flight on every device
+		"1F1B":           {"v-shape", compare.StatusOK, true},  // moved to its own placement
+		"Chimera-direct": {"x-shape", compare.StatusOK, true},
+		"1F1B+":          {"k-shape", compare.StatusNotApplicable, false},
+		"Tessel":         {"k-shape", compare.StatusOK, true},
+		"time-optimal":   {"k-shape", compare.StatusOK, true},
 	} {
 		r, ok := rows[method]
 		if !ok {
@@ -90,10 +96,10 @@ func TestCompareRows(t *testing.T) {
 		if r.Placement != want.placement || r.Status != want.status {
 			t.Errorf("%s: placement %s status %s, want %s %s", method, r.Placement, r.Status, want.placement, want.status)
 		}
-		if r.Status == statusOK && *r.BudgetRespected != want.budget {
+		if r.Status == compare.StatusOK && *r.BudgetRespected != want.budget {
 			t.Errorf("%s: budget respected %v, want %v", method, *r.BudgetRespected, want.budget)
 		}
-		if r.Status == statusOK && want.budget {
+		if r.Status == compare.StatusOK && want.budget {
 			for _, m := range r.PeakMemory {
 				if m > 6 {
 					t.Errorf("%s: peak memory %v over the budget 6", method, r.PeakMemory)
@@ -160,7 +166,7 @@ func TestTableII(t *testing.T) {
 	if err := runCompare(context.Background(), opts, &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	var got tableII
+	var got compare.TableIIResult
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -183,5 +189,41 @@ func TestTableII(t *testing.T) {
 				t.Errorf("%s %s: %v, want %.4f", r.Model, c.Method, c.BubbleRate, w)
 			}
 		}
+	}
+}
+
+// TestCompareOptimalIsTesselOptimal: the time-optimal row of tessel
+// compare --optimal and tessel optimal are one search (search.Optimal,
+// started from the constructions and verified): on every built-in they
+// give the same makespan, peak memory and proof. (The Tessel paper's
+// §III-B time-optimal baseline, TO.)
+func TestCompareOptimalIsTesselOptimal(t *testing.T) {
+	for _, name := range placement.BuiltinNames() {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "optimal", "-p", name, "-n", "3", "-m", "8", "--json")
+			if code != 0 {
+				t.Fatalf("optimal: exit %d: %s", code, errOut)
+			}
+			var sum search.Summary
+			if err := json.Unmarshal([]byte(out), &sum); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut = runCLI(t, "compare", "-p", name, "-n", "4", "-m", "8", "--optimal", "--optimal-micro-batches", "3", "--format", "json")
+			if code != 0 {
+				t.Fatalf("compare: exit %d: %s", code, errOut)
+			}
+			var c compare.Comparison
+			if err := json.Unmarshal([]byte(out), &c); err != nil {
+				t.Fatal(err)
+			}
+			r := c.Rows[len(c.Rows)-1]
+			if r.Method != "time-optimal" || r.Status != compare.StatusOK {
+				t.Fatalf("last row %+v, want the time-optimal one", r)
+			}
+			if *r.Makespan != sum.Makespan || *r.Proven != sum.Proven || fmt.Sprint(r.PeakMemory) != fmt.Sprint(sum.PeakMemory) {
+				t.Errorf("compare --optimal: makespan %d, proven %v, peak %v; tessel optimal: %d, %v, %v",
+					*r.Makespan, *r.Proven, r.PeakMemory, sum.Makespan, sum.Proven, sum.PeakMemory)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -49,17 +50,17 @@ func TestCompareZeroBubble(t *testing.T) {
 			if err := runCompare(context.Background(), opts, &out, &bytes.Buffer{}); err != nil {
 				t.Fatal(err)
 			}
-			var cmp comparison
+			var cmp compare.Comparison
 			if err := json.Unmarshal(out.Bytes(), &cmp); err != nil {
 				t.Fatal(err)
 			}
-			rows := map[string]compareRow{}
+			rows := map[string]compare.Row{}
 			for _, r := range cmp.Rows {
 				rows[r.Method] = r
 			}
 			for method, w := range c.rows {
 				r, ok := rows[method]
-				if !ok || r.Status != statusOK {
+				if !ok || r.Status != compare.StatusOK {
 					t.Fatalf("%s: no row, or not ok: %+v", method, r)
 				}
 				if r.Placement != w.placement || *r.Makespan != w.makespan || r.RepetendBubbleRate == nil || r.BubbleRate == nil {
@@ -69,10 +70,10 @@ func TestCompareZeroBubble(t *testing.T) {
 					t.Errorf("%s: peak memory %v, want %d on every device", method, r.PeakMemory, w.peak)
 				}
 			}
-			if r := rows["1F1B"]; r.Status == statusOK && r.Placement != "v-shape-split" {
+			if r := rows["1F1B"]; r.Status == compare.StatusOK && r.Placement != "v-shape-split" {
 				t.Errorf("1F1B runs on %s, want the split v-shape", r.Placement)
 			}
-			if r := rows["Tessel"]; r.Status == statusOK {
+			if r := rows["Tessel"]; r.Status == compare.StatusOK {
 				if !*r.BudgetRespected {
 					t.Errorf("Tessel exceeds the budget: %v", r.PeakMemory)
 				}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -49,10 +48,10 @@ func genCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "`DIR` to write into: new or empty, unless --force"},
-			&cli.StringFlag{Name: "backend", Usage: "torch.distributed backend: " + joinNames(runtimegen.Backends), Value: "gloo"},
+			&cli.StringFlag{Name: "backend", Usage: "torch.distributed backend: " + joinNames(runtimegen.Backends()), Value: "gloo"},
 			&cli.BoolFlag{Name: "blocking", Usage: "blocking send and receive (default: non-blocking, overlapping computation)"},
 			&cli.BoolFlag{Name: "force", Usage: "write into a DIR that is not empty, replacing files of the same names"},
-			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2], clusterFlags()[3],
+			clusterFlag("cluster"), clusterFlag("device-speed"), clusterFlag("transfer-time"), clusterFlag("channels"),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -73,8 +72,8 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 		return usageErrorf("gen: --schedule FILE is required")
 	case opts.Out == "":
 		return usageErrorf("gen: --out DIR is required")
-	case !slices.Contains(runtimegen.Backends, opts.Backend):
-		return usageErrorf("--backend must be one of %s, got %q", joinNames(runtimegen.Backends), opts.Backend)
+	case !slices.Contains(runtimegen.Backends(), opts.Backend):
+		return usageErrorf("--backend must be one of %s, got %q", joinNames(runtimegen.Backends()), opts.Backend)
 	}
 	if err := checkOutDir(opts.Out, opts.Force); err != nil {
 		return err
@@ -116,36 +115,14 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
 		return usageErrorf("%v", err)
 	}
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
+	if err := runtimegen.WriteFiles(opts.Out, files); err != nil {
+		return fmt.Errorf("gen: %w", err)
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		perm := fs.FileMode(0o644)
-		if strings.HasSuffix(name, ".sh") {
-			perm = 0o755
-		}
-		path := filepath.Join(opts.Out, name)
-		if err := os.WriteFile(path, files[name], perm); err != nil {
-			return fmt.Errorf("gen: %w", err)
-		}
-		if err := os.Chmod(path, perm); err != nil { // WriteFile keeps an existing file's mode
-			return fmt.Errorf("gen: %w", err)
-		}
-	}
-	transfers := 0
-	for _, p := range progs {
-		for _, o := range p.Ops {
-			if o.Kind == runtimegen.Send {
-				transfers++
-			}
-		}
-	}
+	transfers := runtimegen.Transfers(progs)
 	_, err = fmt.Fprintf(stdout, "wrote %s: %s … %s (%s, %d transfers), worker.py, blocks.py, launch.sh\n"+
 		"run:   sh %s --out results --iterations 3\n"+
 		"check: sh %s check --out results\n",
-		opts.Out, runtimegen.FileName(0), runtimegen.FileName(len(progs)-1), modeName(mode), transfers,
+		opts.Out, runtimegen.FileName(0), runtimegen.FileName(len(progs)-1), mode.Name(), transfers,
 		filepath.Join(opts.Out, "launch.sh"), filepath.Join(opts.Out, "launch.sh"))
 	if err == nil && onNote != "" {
 		_, err = io.WriteString(stdout, onNote)

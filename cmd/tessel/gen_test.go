@@ -44,7 +44,7 @@ func TestGenWrites(t *testing.T) {
 		t.Errorf("launch.sh: %v, mode %v", err, fi.Mode())
 	}
 	// The programs are those of the schedule, and run.
-	progs, err := loadPrograms(out)
+	progs, err := runtimegen.LoadPrograms(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestSimulateGenFlags(t *testing.T) {
 	if err := app.Run([]string{"tessel", "simulate", "--schedule", goldenSchedule, "--comm-time", "0", "--blocking", "--json"}); err != nil {
 		t.Fatal(err)
 	}
-	var got simulation
+	var got runtimegen.Report
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatalf("%v\n%s", err, stdout.String())
 	}
@@ -150,7 +150,7 @@ func TestSimulateGenFlags(t *testing.T) {
 	if err := app.Run([]string{"tessel", "gen", "-s", goldenSchedule, "-o", out, "--backend", "nccl", "--blocking"}); err != nil {
 		t.Fatal(err)
 	}
-	progs, err := loadPrograms(out)
+	progs, err := runtimegen.LoadPrograms(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestGenSplitBackward(t *testing.T) {
 	if err := runGen(context.Background(), genOptions{Schedule: sched, Out: out, Backend: "gloo"}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	progs, err := loadPrograms(out)
+	progs, err := runtimegen.LoadPrograms(out)
 	if err != nil {
 		t.Fatal(err)
 	}

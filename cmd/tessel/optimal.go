@@ -77,13 +77,13 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	defer cancel()
 	bar := newProgress(stderr)
 	t0 := time.Now()
-	res, err := search.OptimalWith(ctx, p, search.OptimalOptions{MicroBatches: opts.MicroBatches, Memory: opts.Memory,
-		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Solver: smt.Options{
-			Seed: opts.Seed,
-			Progress: func(lo, hi int) {
-				bar.show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))
-			},
-		}})
+	res, err := search.Optimal(ctx, p, search.OptimalOptions{
+		MicroBatches: opts.MicroBatches, Memory: opts.Memory, Seed: opts.Seed,
+		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute,
+		Progress: func(lo, hi int) {
+			bar.show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))
+		},
+	})
 	bar.done()
 	elapsed := time.Since(t0)
 	if err != nil {
@@ -96,9 +96,11 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	if err := opts.Outputs.write(s); err != nil {
 		return err
 	}
-	sum := newSummary(s, "time-optimal", sol.Proven)
-	decisionCounts(&sum, s, opts.Decisions)
-	sum.Seconds = seconds{Total: secs(elapsed)}
+	sum := search.NewSummary(s, "time-optimal", sol.Proven)
+	if opts.Decisions.Any() {
+		sum.WithDecisions(s)
+	}
+	sum.Seconds = search.SummarySeconds{Total: secs(elapsed)}
 	// The solver's own bound sees what the schedule package's does not
 	// (blocks on all devices as barriers); report the stronger.
 	sum.LowerBound.Makespan = max(sum.LowerBound.Makespan, sol.LowerBound)
@@ -120,7 +122,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
 	printDecisions(stdout, s, opts.Decisions)
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
-	if res.Source != "solver" {
+	if res.Source.Kind != search.SourceSolver {
 		fmt.Fprintf(stdout, "built by     %s (the solver found nothing shorter)\n", res.Source)
 	}
 	fmt.Fprintf(stdout, "search time  %v (%d solver calls, Z3 %s)\n", elapsed.Round(time.Microsecond), sol.Checks, smt.Version())

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // partitionOptions are the flags of tessel partition (and the partition
@@ -97,65 +99,6 @@ func partitionCommand() *cli.Command {
 	}
 }
 
-// partitionResult is what tessel partition computes, and its --json.
-type partitionResult struct {
-	Model        string          `json:"model"`
-	Accelerators int             `json:"accelerators"`
-	CPUs         int             `json:"cpus"`
-	MemoryCap    float64         `json:"memory_cap"`
-	Training     bool            `json:"training"`
-	Method       string          `json:"method"`
-	Contiguous   bool            `json:"contiguous"`
-	MaxLoad      float64         `json:"max_load"`
-	SingleDevice float64         `json:"single_device"`
-	Ideals       int             `json:"ideals,omitempty"`
-	IP           *ipSummary      `json:"ip,omitempty"`
-	Stages       []stageSummary  `json:"stages"`
-	Baselines    []splitRow      `json:"baselines"`
-	Placement    *placementBrief `json:"placement"`
-	Seconds      float64         `json:"seconds"`
-	split        *partition.Split
-	converted    *partition.Converted
-	graph        *partition.Graph
-	stageDevices []int
-}
-
-type ipSummary struct {
-	LowerBound float64 `json:"lower_bound"`
-	Gap        float64 `json:"gap"`
-	Proven     bool    `json:"proven"`
-	Checks     int     `json:"solver_calls"`
-}
-
-type stageSummary struct {
-	Stage    int      `json:"stage"`
-	Device   int      `json:"device"`
-	CPU      bool     `json:"cpu,omitempty"`
-	Nodes    []string `json:"nodes"`
-	Load     float64  `json:"load"`
-	Compute  float64  `json:"compute"`
-	Comm     float64  `json:"comm"`
-	Forward  float64  `json:"forward"`
-	Backward float64  `json:"backward"`
-	Memory   float64  `json:"memory"`
-}
-
-type splitRow struct {
-	Method     string  `json:"method"`
-	MaxLoad    float64 `json:"max_load"`
-	Fits       bool    `json:"fits"`
-	Contiguous bool    `json:"contiguous"`
-}
-
-type placementBrief struct {
-	File          string  `json:"file,omitempty"`
-	Devices       int     `json:"devices"`
-	Blocks        int     `json:"blocks"`
-	TimeUnit      float64 `json:"time_unit"`
-	RoundingError float64 `json:"rounding_error"`
-	MaxLoadError  float64 `json:"max_load_error"`
-}
-
 // loadModel reads the model and applies the device flags; every failure
 // is a usage error.
 func (o partitionOptions) loadModel() (*partition.Graph, error) {
@@ -224,8 +167,8 @@ func (o partitionOptions) check() error {
 }
 
 // partitionModel runs the partition the options ask for, with the
-// baselines, and converts the split to a placement.
-func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (*partitionResult, error) {
+// baselines, and writes the placement it converts to where --out asks.
+func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (*partition.Report, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
@@ -236,154 +179,47 @@ func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (
 	if o.CPUs < 0 && o.Chunks > 1 {
 		g.CPUs = 0
 	}
-	res := &partitionResult{Model: g.Name, Accelerators: g.Accelerators, CPUs: g.CPUs, MemoryCap: g.Memory, Training: g.Training(), graph: g}
-	t0 := time.Now()
-	dpOpt := partition.DPOptions{}
-	if o.Chunks > 1 {
-		if g.CPUs > 0 {
-			return nil, usageErrorf("--chunks places stages on accelerators only: give --cpus 0")
-		}
-		dpOpt.Stages = o.Chunks * g.Accelerators
-		// Each device holds C stages: a stage gets a C-th of the cap.
-		dpOpt.MemoryPerStage = g.Memory / float64(o.Chunks)
-		dpOpt.DeviceMemory = g.Memory
-		for i := range dpOpt.Stages {
-			dpOpt.StageDevices = append(dpOpt.StageDevices, chunkDevice(o.Order, i, g.Accelerators))
-		}
+	if o.Chunks > 1 && g.CPUs > 0 {
+		return nil, usageErrorf("--chunks places stages on accelerators only: give --cpus 0")
 	}
-	dp, err := partition.Contiguous(ctx, g, dpOpt)
-	if err != nil && o.Chunks > 1 && g.Memory > 0 {
-		// A C-th of the cap per stage is safe but may be too strict: try
-		// the whole cap per stage and check the devices' sums below.
-		dpOpt.MemoryPerStage = g.Memory
-		dp, err = partition.Contiguous(ctx, g, dpOpt)
-	}
-	if err != nil && g.Bytes {
-		// No split fits the devices' bytes: split by time alone, and
-		// the memory model below names the device that does not fit.
-		uncapped := *g
-		uncapped.Memory = 0
-		dpOpt.MemoryPerStage, dpOpt.DeviceMemory = 0, 0
-		dp, err = partition.Contiguous(ctx, &uncapped, dpOpt)
-		if err == nil {
-			dp.Split.Graph = g
-		}
-	}
-	if err != nil {
-		return nil, &usageError{fmt.Errorf("%s: %w", o.Model, err)}
-	}
-	if o.Chunks > 1 && len(dp.Split.Stages) < dpOpt.Stages {
-		return nil, usageErrorf("%s: %d layers cannot make %d stages (%d chunks on %d devices)", o.Model, dp.Units, dpOpt.Stages, o.Chunks, g.Accelerators)
-	}
-	res.Method, res.split, res.Ideals, res.Contiguous = "dp", dp.Split, dp.Ideals, true
-	if o.NonContiguous {
-		ictx, cancel := context.WithTimeout(ctx, o.IPTimeLimit)
-		bar := newProgress(stderr)
-		ip, err := partition.NonContiguous(ictx, g, partition.IPOptions{Start: dp.Split, Progress: func(best, lb float64) {
-			bar.show("partition (IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
-		}})
-		bar.done()
-		cancel()
-		if err != nil {
-			return nil, err
-		}
-		res.Method, res.split, res.Contiguous = "ip", ip.Split.Ordered(), ip.Split.Contiguous
-		res.IP = &ipSummary{LowerBound: round6(ip.LowerBound), Gap: round6(ip.Gap), Proven: ip.Proven, Checks: ip.Checks}
-	}
-	res.Seconds = secs(time.Since(t0))
-	s := res.split
-	res.MaxLoad, res.SingleDevice = round6(s.MaxLoad), round6(partition.SingleDevice(g))
-	// Stage devices in pipeline order: chunked orders map C·D stages onto
-	// D devices.
-	D := g.Accelerators
-	for i, st := range s.Stages {
-		d := i
-		if o.Chunks > 1 {
-			d = chunkDevice(o.Order, i, D)
-		}
-		res.stageDevices = append(res.stageDevices, d)
-		ss := stageSummary{Stage: i, Device: d, CPU: st.CPU, Load: round6(st.Load), Compute: round6(st.Compute), Comm: round6(st.Comm),
-			Forward: round6(st.ForwardLoad), Backward: round6(st.BackwardLoad), Memory: round6(st.Memory)}
-		for _, v := range st.Nodes {
-			if g.Nodes[v].Backward && g.Nodes[v].Layer >= 0 {
-				continue // a profile layer's backward is named by its forward
-			}
-			ss.Nodes = append(ss.Nodes, nodeName(g, v))
-		}
-		res.Stages = append(res.Stages, ss)
-	}
-	if o.Chunks > 1 && g.Memory > 0 {
-		mem := make([]float64, D)
-		for i, st := range s.Stages {
-			mem[res.stageDevices[i]] += st.Memory
-		}
-		for d, m := range mem {
-			if m > g.Memory*(1+1e-12) {
-				return nil, usageErrorf("%s: the %d chunks on device %d need memory %g, over the cap %g (fewer --chunks or a larger --memory)", o.Model, o.Chunks, d, m, g.Memory)
-			}
-		}
-	}
-	if o.Chunks > 1 {
-		// A device runs its C stages one after the other: its load is
-		// their sum, and the pipeline's time per sample the largest sum.
-		load := make([]float64, D)
-		for i, st := range s.Stages {
-			load[res.stageDevices[i]] += st.Load
-		}
-		res.MaxLoad = 0
-		for _, l := range load {
-			res.MaxLoad = math.Max(res.MaxLoad, round6(l))
-		}
-	}
-	res.Baselines = append(res.Baselines, splitRow{Method: res.Method, MaxLoad: res.MaxLoad, Fits: s.Fits(), Contiguous: s.Contiguous})
-	if o.Chunks == 1 {
-		for _, b := range []struct {
-			name string
-			fn   func(*partition.Graph) (*partition.Split, error)
-		}{{"even", partition.Even}, {"greedy", partition.Greedy}} {
-			bs, err := b.fn(g)
-			if err != nil {
-				return nil, err
-			}
-			res.Baselines = append(res.Baselines, splitRow{Method: b.name, MaxLoad: round6(bs.MaxLoad), Fits: bs.Fits(), Contiguous: bs.Contiguous})
-		}
-		if res.Method == "ip" {
-			res.Baselines = append(res.Baselines, splitRow{Method: "dp", MaxLoad: round6(dp.Split.MaxLoad), Fits: true, Contiguous: true})
-		}
-	}
+	var expert *partition.Split
 	if o.Expert != "" {
 		data, err := os.ReadFile(o.Expert)
 		if err != nil {
 			return nil, usageErrorf("%v", err)
 		}
 		a, err := partition.ParseAssignment(data)
+		if err == nil {
+			expert, err = a.Split(g)
+		}
 		if err != nil {
 			return nil, usageErrorf("%s: %v", o.Expert, err)
 		}
-		es, err := a.Split(g)
-		if err != nil {
-			return nil, usageErrorf("%s: %v", o.Expert, err)
-		}
-		res.Baselines = append(res.Baselines, splitRow{Method: "expert", MaxLoad: round6(es.MaxLoad), Fits: es.Fits(), Contiguous: es.Contiguous})
 	}
-	conv, err := partition.ToPlacement(s, partition.PlacementOptions{Name: g.Name, TimeUnit: o.TimeUnit, MemoryUnit: o.MemoryUnit, Devices: res.stageDevices})
-	if err != nil {
+	t0 := time.Now()
+	bar := newProgress(stderr)
+	res, err := partition.Run(ctx, g, partition.Options{Chunks: o.Chunks, Order: placement.Order(o.Order), NonContiguous: o.NonContiguous,
+		IPTimeLimit: o.IPTimeLimit, Expert: expert, TimeUnit: o.TimeUnit, MemoryUnit: o.MemoryUnit, Capacities: o.Capacities,
+		IPProgress: func(best, lb float64) {
+			bar.show("partition (IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
+		}})
+	bar.done()
+	var cm *partition.ChunkMemoryError
+	var nf *partition.NoFitError
+	switch {
+	case errors.As(err, &nf):
+		return nil, fmt.Errorf("%s: %w", o.Model, err)
+	case errors.As(err, &cm):
+		return nil, usageErrorf("%s: %v (fewer --chunks or a larger --memory)", o.Model, err)
+	case errors.Is(err, partition.ErrUnsplittable):
+		return nil, usageErrorf("%s: %v", o.Model, err)
+	case err != nil:
 		return nil, err
 	}
-	res.converted = conv
-	if g.Bytes {
-		// The memory model: a device that cannot run its stages under
-		// any schedule, even offloading or recomputing every activation.
-		if _, err := conv.Memory(s, o.Capacities); err != nil {
-			return nil, fmt.Errorf("%s: %w", o.Model, err)
-		}
-	}
-	p := conv.Placement
-	res.Placement = &placementBrief{File: o.Out, Devices: p.Devices, Blocks: len(p.Blocks), TimeUnit: round6(conv.TimeUnit),
-		RoundingError: round6(conv.RoundingError), MaxLoadError: round6(conv.MaxLoadError)}
+	res.Placement.File = o.Out
 	if o.Out != "" {
 		var buf bytes.Buffer
-		if err := p.Write(&buf); err != nil {
+		if err := res.Converted.Placement.Write(&buf); err != nil {
 			return nil, err
 		}
 		if err := writeNew(o.Out, o.Force, buf.Bytes()); err != nil {
@@ -391,13 +227,6 @@ func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (
 		}
 	}
 	return res, nil
-}
-
-func nodeName(g *partition.Graph, v int) string {
-	if g.IDs != nil {
-		return fmt.Sprint(g.IDs[v])
-	}
-	return g.Nodes[v].Name
 }
 
 func runPartition(ctx context.Context, o partitionOptions, stdout, stderr io.Writer) error {
@@ -408,81 +237,6 @@ func runPartition(ctx context.Context, o partitionOptions, stdout, stderr io.Wri
 	if o.JSON {
 		return printJSON(stdout, res)
 	}
-	printPartition(stdout, res)
+	res.WriteText(stdout)
 	return nil
-}
-
-// names shortens a stage's node list for the terminal.
-func names(ns []string) string {
-	if len(ns) <= 4 {
-		return strings.Join(ns, " ")
-	}
-	return fmt.Sprintf("%s %s … %s (%d)", ns[0], ns[1], ns[len(ns)-1], len(ns))
-}
-
-func printPartition(w io.Writer, res *partitionResult) {
-	kind := "inference"
-	if res.Training {
-		kind = "training (a layer's forward and backward on one device)"
-	}
-	bytes := res.graph != nil && res.graph.Bytes
-	cap := "none"
-	if res.MemoryCap > 0 {
-		cap = fmt.Sprintf("%g", res.MemoryCap)
-		if bytes {
-			cap = partition.FormatMemory(res.MemoryCap, true)
-		}
-	}
-	method := "contiguous split by the DP over ideals (Tarnawski et al., §5.1.1)"
-	if res.Method == "ip" {
-		method = "any split by the max-load integer program (Tarnawski et al., Fig. 6), Z3"
-	}
-	fmt.Fprintf(w, "tessel partition: %s, %d accelerators, %d CPUs, memory cap %s, %s\n", res.Model, res.Accelerators, res.CPUs, cap, kind)
-	fmt.Fprintf(w, "method: %s\n\n", method)
-	fmt.Fprintf(w, "%-6s %-9s %10s %10s %10s %10s %10s %12s  %s\n", "stage", "device", "load", "compute", "comm", "forward", "backward", "memory", "layers")
-	for _, st := range res.Stages {
-		dev := fmt.Sprint(st.Device)
-		if st.CPU {
-			dev += " (cpu)"
-		}
-		mem := fmt.Sprintf("%.4g", st.Memory)
-		if bytes {
-			mem = partition.FormatMemory(st.Memory, true)
-		}
-		fmt.Fprintf(w, "%-6d %-9s %10.2f %10.2f %10.2f %10.2f %10.2f %12s  %s\n", st.Stage, dev, st.Load, st.Compute, st.Comm, st.Forward, st.Backward, mem, names(st.Nodes))
-	}
-	fmt.Fprintf(w, "\nmax load       %.2f per sample (the time per sample of a pipeline without bubbles)\n", res.MaxLoad)
-	fmt.Fprintf(w, "single device  %.2f (%.2f× the max load)\n", res.SingleDevice, res.SingleDevice/math.Max(res.MaxLoad, 1e-300))
-	if res.IP != nil {
-		status := "proven optimal"
-		if !res.IP.Proven {
-			status = fmt.Sprintf("not proven: lower bound %.2f, gap %.1f%% (time limit)", res.IP.LowerBound, 100*res.IP.Gap)
-		}
-		fmt.Fprintf(w, "IP             %s, %d solver calls, contiguous: %s\n", status, res.IP.Checks, yesNo(res.Contiguous))
-	}
-	fmt.Fprintf(w, "ideals         %d\n", res.Ideals)
-	fmt.Fprintf(w, "time           %v\n\n", time.Duration(res.Seconds*float64(time.Second)).Round(time.Microsecond))
-	fmt.Fprintf(w, "%-8s %10s %8s %5s %11s\n", "split", "max load", "vs best", "fits", "contiguous")
-	for _, b := range res.Baselines {
-		fmt.Fprintf(w, "%-8s %10.2f %7.2f× %5s %11s\n", b.Method, b.MaxLoad, b.MaxLoad/math.Max(res.MaxLoad, 1e-300), yesNo(b.Fits), yesNo(b.Contiguous))
-	}
-	p := res.Placement
-	fmt.Fprintf(w, "\nplacement      %d devices, %d blocks, time unit %.4g (rounding moves a block by up to %.1f%% of the max load, the max load by %.1f%%)\n",
-		p.Devices, p.Blocks, p.TimeUnit, 100*p.RoundingError, 100*p.MaxLoadError)
-	if p.File != "" {
-		fmt.Fprintf(w, "written        %s (tessel search --placement-file %s)\n", p.File, p.File)
-	}
-}
-
-// chunkDevice is the device of stage i of an interleaved placement on D
-// devices: s mod D in loop order; down 0..D-1 and back up D-1..0 in V
-// order (docs/design.md, "Placements of the zero-bubble family").
-func chunkDevice(order string, i, D int) int {
-	if order == "v" {
-		if i/D%2 == 1 {
-			return D - 1 - i%D
-		}
-		return i % D
-	}
-	return i % D
 }

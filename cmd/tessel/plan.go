@@ -66,8 +66,8 @@ func planCommand() *cli.Command {
 
 // planResult is tessel plan's --json: the partition and the schedule.
 type planResult struct {
-	Partition *partitionResult `json:"partition"`
-	Schedule  summary          `json:"schedule"`
+	Partition *partition.Report `json:"partition"`
+	Schedule  search.Summary    `json:"schedule"`
 	// Model-time figures: the schedule's makespan and its time per
 	// micro-batch in the steady state (period × time unit), beside the
 	// split's max load.
@@ -129,12 +129,12 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	p := pr.converted.Placement
+	p := pr.Converted.Placement
 	if cl != nil {
 		if len(cl.Devices) != p.Devices {
 			return usageErrorf("%s: cluster of %d devices for a placement of %d", o.Cluster, len(cl.Devices), p.Devices)
 		}
-		if o.Partition.Capacities != nil && !pr.graph.Bytes {
+		if o.Partition.Capacities != nil && !pr.Graph.Bytes {
 			return usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
 		}
 		if p, err = cl.Apply(p); err != nil {
@@ -143,7 +143,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	}
 	// The model's memory: each device's budget is what its stages leave
 	// of its capacity.
-	mem, err := pr.converted.Memory(pr.split, o.Partition.Capacities)
+	mem, err := pr.Converted.Memory(pr.Split, o.Partition.Capacities)
 	if err != nil {
 		return fmt.Errorf("plan: %s: %w", pr.Model, err)
 	}
@@ -178,14 +178,16 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := o.Outputs.write(s); err != nil {
 		return err
 	}
-	sum := searchSummary(res, defaultMethod)
-	decisionCounts(&sum, s, o.Decisions)
+	sum := res.Summary(defaultMethod)
+	if o.Decisions.Any() {
+		sum.WithDecisions(s)
+	}
 	r := res.Repetend
 	period := 0
 	if r != nil {
 		period = r.Period
 	}
-	unit := pr.converted.TimeUnit
+	unit := pr.Converted.TimeUnit
 	out := planResult{
 		Partition: pr, Schedule: sum,
 		MakespanTime: round6(float64(sum.Makespan) * unit), PeriodTime: round6(float64(period) * unit),
@@ -198,7 +200,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		}
 	}
 	if mem != nil {
-		out.Memory = &planMemory{Bytes: pr.graph.Bytes, Unit: pr.converted.MemoryUnit}
+		out.Memory = &planMemory{Bytes: pr.Graph.Bytes, Unit: pr.Converted.MemoryUnit}
 		for _, m := range mem {
 			out.Memory.Devices = append(out.Memory.Devices, planDeviceMemory{Device: m.Device, Capacity: m.Capacity, Static: round6(m.Static),
 				Free: round6(m.Free), Activation: round6(m.Activation), Unit: round6(m.Unit), Budget: m.Budget})
@@ -207,13 +209,13 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if o.Outputs.JSON {
 		return printJSON(stdout, out)
 	}
-	printPartition(stdout, pr)
+	pr.WriteText(stdout)
 	fmt.Fprintln(stdout)
 	if out.EvenPerSample > 0 {
 		fmt.Fprintf(stdout, "time per sample  %.2f (the even split by layer count: %.2f, %.2f× slower)\n", out.TimePerSample, out.EvenPerSample, out.EvenPerSample/out.TimePerSample)
 	}
 	if mem != nil {
-		printPlanMemory(stdout, mem, pr.graph.Bytes)
+		printPlanMemory(stdout, mem, pr.Graph.Bytes)
 	}
 	units := textUnits
 	if s.Repetend != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -13,19 +11,6 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
-
-// replanEffort caps every solver call of a replan (search.Options'
-// Effort, PhaseEffort and RefineEffort): a replan wants a good schedule at
-// once, not a proof. At this cap the proofs that no
-// shorter period exists, which take most of a fresh search's solver time,
-// are given up (m-shape, memory 6, with one link ten times slower: between
-// 100 000 and 200 000 units), while the checks that find a period or a phase schedule
-// mostly finish; the cap, unlike a time limit, gives the same answer on
-// every run.
-const replanEffort = 50_000
-
-// oldRepetendSeed names the old schedule's repetend among the seeds.
-const oldRepetendSeed = "the old repetend"
 
 // replanOptions are the flags of tessel replan.
 type replanOptions struct {
@@ -48,11 +33,11 @@ func replanCommand() *cli.Command {
 		Description: "For a schedule file (with or without a cluster) and a new cluster — a link slowed down,\n" +
 			"a device replaced — searches the schedule of the same placement, micro-batches and budget\n" +
 			"on the new cluster, starting from the old schedule: its per-device orders compacted under\n" +
-			"the new times, one more seed beside the constructions and baselines of tessel search; and,\n" +
+			"the new times, one more start beside the constructions and baselines of tessel search; and,\n" +
 			"where the solver is to search for a shorter period than the modulo schedules' (theirs is\n" +
 			"above the lower bound), its repetend (the file's, or the one its steady state repeats),\n" +
 			"its offsets adapted to the new cluster without the solver (behind a slower link a stage\n" +
-			"keeps one more micro-batch in flight) and re-timed there: its schedule is a seed too, and\n" +
+			"keeps one more micro-batch in flight) and re-timed there: its schedule is a start too, and\n" +
 			"its period, if shorter, is where the solver starts.\n" +
 			"It reports the makespan and time beside a fresh search's (--no-fresh leaves that out).\n" +
 			"A replan is meant to be quick: it wants a good schedule now, not a proof, so every solver\n" +
@@ -63,11 +48,11 @@ func replanCommand() *cli.Command {
 			"repetend's, whose warmup and cooldown it solved, nor the old orders; --refine lifts that.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "the old schedule `FILE`"},
-			clusterFlags()[0], clusterFlags()[1], clusterFlags()[2], clusterFlags()[3],
+			clusterFlag("cluster"), clusterFlag("device-speed"), clusterFlag("transfer-time"), clusterFlag("channels"),
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as many as the memory budget allows, at most 2·devices)"},
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop each search after this long and keep the best schedule found"},
-			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of every solver call of the replan, in Z3 resource units (0: %d, -1: none); larger finds shorter periods where the solver needs them, slower", replanEffort)},
+			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of every solver call of the replan, in Z3 resource units (0: %d, -1: none); larger finds shorter periods where the solver needs them, slower", search.ReplanEffort)},
 			&cli.BoolFlag{Name: "no-fresh", Usage: "do not run a fresh search to compare with"},
 			&cli.BoolFlag{Name: "refine", Usage: "let the solver re-optimise the ends of the new schedule whatever built it, as tessel search does (each call under the same cap; slower)"},
 		}, outputFlags()...),
@@ -112,10 +97,6 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if err := checkAtLeast("nr", opts.NR, 0); err != nil {
 		return err
 	}
-	effort := opts.Effort
-	if effort == 0 {
-		effort = replanEffort
-	}
 	if err := opts.Outputs.check(); err != nil {
 		return err
 	}
@@ -142,30 +123,10 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if !p.Uniform(old.Memory) {
 		rep.Budgets = p.Budgets(old.Memory)
 	}
-	run := func(o search.Options) (*search.Result, time.Duration, error) {
-		ctx, cancel := withLimit(ctx, opts.TimeLimit)
-		defer cancel()
-		t0 := time.Now()
-		o.Memory, o.MaxNR, o.MicroBatches, o.Method, o.Seed = old.Memory, opts.NR, old.MicroBatches, defaultMethod, opts.Seed
-		res, err := search.Run(ctx, p, o)
-		return res, time.Since(t0), err
-	}
 	t0 := time.Now()
-	var start []search.Start
-	if seed, err := schedule.OnCluster(old, cl); err == nil {
-		rep.OldOrders = ptr(schedule.Makespan(seed))
-		seed.Cluster, seed.Source = nil, nil
-		start = append(start, search.Start{Name: "the old orders", Schedule: seed})
-	}
-	rp := oldRepetend(old)
-	if rp != nil {
-		start = append(start, search.Start{Name: oldRepetendSeed, Repetend: rp})
-	}
-	// A negative effort means no cap to the repetend and phase searches
-	// (their convention) and the refinement's default cap (its own: a
-	// negative RefineEffort would leave the refinement out).
-	quick := search.Options{Start: start, Effort: effort, PhaseEffort: effort, RefineEffort: max(effort, 0), RefineGreedyOnly: !opts.Refine}
-	res, _, err := run(quick)
+	qctx, cancel := withLimit(ctx, opts.TimeLimit)
+	res, err := search.Replan(qctx, old, p, cl, search.ReplanOptions{MaxNR: opts.NR, Seed: opts.Seed, Effort: opts.Effort, Refine: opts.Refine})
+	cancel()
 	took := time.Since(t0)
 	if err != nil {
 		return err
@@ -174,20 +135,17 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if err := schedule.Verify(s); err != nil {
 		return fmt.Errorf("replan: the schedule fails verification (a bug): %w", err)
 	}
-	for _, sd := range res.Seeds {
-		if sd.Name == oldRepetendSeed {
-			rep.OldRepetend = ptr(sd.Makespan)
-		}
-	}
-	rep.OldRepetendKept = rp != nil && res.Repetend != nil && strings.HasPrefix(res.Source, "repetend") &&
-		res.Repetend.NR == rp.NR && slices.Equal(res.Repetend.Offsets, rp.Offsets)
-	rep.Makespan, rep.Seconds, rep.Source, rep.LowerBound, rep.Valid = schedule.Makespan(s), secs(took), res.Source, res.Bounds.Makespan, true
+	rep.OldOrders, rep.OldRepetend, rep.OldRepetendKept = res.OldOrders, res.OldRepetend, res.OldRepetendKept
+	rep.Makespan, rep.Seconds, rep.Source, rep.LowerBound, rep.Valid = schedule.Makespan(s), secs(took), res.Source.String(), res.Bounds.Makespan, true
 	if !opts.NoFresh {
-		fresh, t, err := run(search.Options{}) // as tessel search
+		fctx, cancel := withLimit(ctx, opts.TimeLimit)
+		t1 := time.Now()
+		fresh, err := search.Run(fctx, p, search.Options{Memory: old.Memory, MaxNR: opts.NR, MicroBatches: old.MicroBatches, Method: defaultMethod, Seed: opts.Seed}) // as tessel search
+		cancel()
 		if err != nil {
 			return err
 		}
-		rep.Fresh, rep.FreshSeconds = ptr(schedule.Makespan(fresh.Schedule)), secs(t)
+		rep.Fresh, rep.FreshSeconds = ptr(schedule.Makespan(fresh.Schedule)), secs(time.Since(t1))
 	}
 	if err := opts.Outputs.onCluster(cl, given).write(s); err != nil {
 		return err
@@ -214,14 +172,4 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	}
 	fmt.Fprintf(stdout, "verified       yes\n")
 	return nil
-}
-
-// oldRepetend is the repetend of the old schedule: the one its file
-// names, or else the one its steady state repeats (schedule.FindRepetend);
-// nil when it has none.
-func oldRepetend(s *schedule.Schedule) *schedule.Repetend {
-	if s.Repetend != nil {
-		return s.Repetend
-	}
-	return schedule.FindRepetend(s)
 }

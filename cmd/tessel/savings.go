@@ -54,16 +54,6 @@ func (s placementSpec) loadDeclared(o placement.Decisions) (p, given *placement.
 	return p, given, err
 }
 
-// decisionCounts is the summary's "offloaded" and "recomputed" (present
-// only when the decisions are on).
-func decisionCounts(sum *summary, s *schedule.Schedule, o placement.Decisions) {
-	if !o.Any() {
-		return
-	}
-	off, rec := s.Count()
-	sum.Offloaded, sum.Recomputed = &off, &rec
-}
-
 // printDecisions is the text line of the decisions a schedule took.
 func printDecisions(w io.Writer, s *schedule.Schedule, o placement.Decisions) {
 	if !o.Any() {

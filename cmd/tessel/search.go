@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -119,7 +117,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
 		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly,
 		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute,
-		Progress: func(pr search.Progress) { bar.show("%s", searchStatus(pr, time.Since(t0))) },
+		Progress: func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
 	})
 	bar.done()
 	if err != nil {
@@ -135,8 +133,10 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if err := opts.Outputs.write(s); err != nil {
 		return err
 	}
-	sum := searchSummary(res, method)
-	decisionCounts(&sum, s, opts.Decisions)
+	sum := res.Summary(method)
+	if opts.Decisions.Any() {
+		sum.WithDecisions(s)
+	}
 	r := res.Repetend
 	var rate float64
 	if r != nil {
@@ -159,15 +159,15 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	fmt.Fprintln(stdout)
 	if r != nil {
 		fmt.Fprintf(stdout, "repetend     N_R %d, period %d (lower bound %d), repetend bubble rate %s\n", r.NR, r.Period, res.Bounds.Period, pct(rate))
-		fmt.Fprintf(stdout, "offsets      %s\n", offsetsText(p, r.Offsets))
-		for d, line := range repetendRows(p, r) {
+		fmt.Fprintf(stdout, "offsets      %s\n", r.OffsetsText(p))
+		for d, line := range r.DeviceRows(p) {
 			fmt.Fprintf(stdout, "  device %-3d %s\n", d, line)
 		}
 	} else {
 		fmt.Fprintf(stdout, "repetend     none with N_R ≤ %d fits the budget\n", opts.NR)
 	}
 	fmt.Fprintln(stdout)
-	if res.Fallback && res.Source == "repetend" {
+	if res.Fallback && res.Source.Kind == search.SourceRepetend {
 		fmt.Fprintf(stdout, "%d micro-batches is fewer than N_R %d: the schedule below is the time-optimal search of all of them.\n\n", opts.MicroBatches, r.NR)
 	}
 	// The warmup and two iterations of the repetend show its pattern and
@@ -180,7 +180,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		return err
 	}
 	fmt.Fprintf(stdout, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, res.Gap(), pct(sum.BubbleRate))
-	fmt.Fprintf(stdout, "built by     %s\n", sourceText(res))
+	fmt.Fprintf(stdout, "built by     %s\n", res.Provenance())
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
 	printDecisions(stdout, s, opts.Decisions)
 	if res.Search != nil {
@@ -190,134 +190,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "solver       not needed for the repetend: %s\n", res.Skipped)
 	}
 	fmt.Fprintf(stdout, "search time  %.3fs (constructions %.3fs, repetend %.3fs, warmup %.3fs, cooldown %.3fs, refining %.3fs)\n", res.Times.Total.Seconds(), res.Times.Constructions.Seconds(), res.Times.Repetend.Seconds(), res.Times.Warmup.Seconds(), res.Times.Cooldown.Seconds(), res.Times.Refine.Seconds())
-	fmt.Fprintf(stdout, "proven       %s\n", provenText(res))
+	fmt.Fprintf(stdout, "proven       %s\n", res.ProofStatus())
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	return nil
-}
-
-// searchSummary is the --json summary of a search's result: the
-// schedule's metrics, how it was built, and its repetend.
-func searchSummary(res *search.Result, method repetend.Method) summary {
-	s, p := res.Schedule, res.Schedule.Placement
-	name := string(method)
-	if res.Search != nil {
-		name = string(res.Search.Method)
-	}
-	sum := newSummary(s, name, res.Proven())
-	sum.Source = res.Source
-	sum.Gap = ptr(res.Gap())
-	sum.Seconds = seconds{Total: secs(res.Times.Total), Constructions: secs(res.Times.Constructions), Repetend: secs(res.Times.Repetend), Warmup: secs(res.Times.Warmup), Cooldown: secs(res.Times.Cooldown), Refine: secs(res.Times.Refine)}
-	if res.Search != nil {
-		st := res.Search.Stats
-		sum.Candidates = &candidates{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}
-	}
-	if r := res.Repetend; r != nil {
-		rate := schedule.RepetendBubbleRate(p, r.Period)
-		sum.NR, sum.Period, sum.RepetendBubbleRate = r.NR, r.Period, &rate
-		sum.PeriodProven = ptr(res.PeriodProven())
-		sum.Offsets = map[string]int{}
-		for i, b := range p.Blocks {
-			sum.Offsets[b.ID] = r.Offsets[i]
-		}
-	}
-	return sum
-}
-
-// searchStatus is the status line of a running search.
-func searchStatus(pr search.Progress, elapsed time.Duration) string {
-	best := "none yet"
-	if pr.BestMakespan > 0 {
-		best = fmt.Sprintf("%d (gap %d to the lower bound %d)", pr.BestMakespan, pr.BestMakespan-pr.LowerBound, pr.LowerBound)
-	}
-	line := fmt.Sprintf("search: %s, best makespan %s", pr.Stage, best)
-	if rp := pr.Repetend; rp != nil {
-		period := "none yet"
-		if rp.BestPeriod > 0 {
-			period = fmt.Sprint(rp.BestPeriod)
-		}
-		seen := fmt.Sprint(rp.Stats.Seen)
-		if rp.Total > 0 {
-			seen += fmt.Sprintf(" of %d", rp.Total)
-		}
-		line += fmt.Sprintf("; %s: N_R %d, %s seen, %d solved, period %s (lower bound %d)", rp.Method, rp.NR, seen, rp.Stats.Solved, period, rp.LowerBound)
-	}
-	return line + ", " + elapsed.Round(time.Second).String()
-}
-
-// sourceText says what built the schedule and what it beat.
-func sourceText(res *search.Result) string {
-	text := strings.Replace(res.Source, "repetend", "the repetend with time-optimal warmup and cooldown", 1)
-	if strings.HasSuffix(text, ", refined") {
-		text = strings.TrimSuffix(text, ", refined") + ", its ends re-optimised by the solver"
-	}
-	best := ""
-	for _, sd := range res.Seeds {
-		if sd.Name != strings.TrimSuffix(res.Source, ", refined") {
-			best = fmt.Sprintf("%s (makespan %d)", sd.Name, sd.Makespan)
-			break
-		}
-	}
-	if len(res.Seeds) > 0 && best != "" {
-		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s", len(res.Seeds), best)
-	}
-	return text
-}
-
-func offsetsText(p *placement.Placement, offs []int) string {
-	parts := make([]string, len(offs))
-	for i, o := range offs {
-		parts[i] = fmt.Sprintf("%s:%d", p.Blocks[i].ID, o)
-	}
-	return strings.Join(parts, " ")
-}
-
-// repetendRows lists every device's blocks of one iteration in start
-// order, as id^offset@start.
-func repetendRows(p *placement.Placement, r *repetend.Repetend) []string {
-	rows := make([]string, p.Devices)
-	for d, on := range p.DeviceBlocks() {
-		sort.SliceStable(on, func(a, b int) bool { return r.Starts[on[a]] < r.Starts[on[b]] })
-		parts := make([]string, len(on))
-		for k, i := range on {
-			parts[k] = fmt.Sprintf("%s^%d@%d", p.Blocks[i].ID, r.Offsets[i], r.Starts[i])
-		}
-		rows[d] = strings.Join(parts, " ")
-	}
-	return rows
-}
-
-func provenText(res *search.Result) string {
-	if res.Gap() <= 0 {
-		return "yes: the makespan meets the lower bound"
-	}
-	if res.Proven() {
-		if res.Fallback {
-			return "yes: the time-optimal search of all micro-batches ran to its end"
-		}
-		return "yes: no repetend with these N_R has a shorter period, warmup and cooldown are time-optimal"
-	}
-	if res.Decisions {
-		return fmt.Sprintf("no (gap %d): with offload or recompute a schedule is proven only where it meets the lower bound (the solver's repetends keep every activation)", res.Gap())
-	}
-	var why []string
-	if res.Repetend != nil && !res.PeriodProven() {
-		why = append(why, "a shorter period was not ruled out (time limit, Ctrl-C, --effort or the solver's size limit)")
-	}
-	switch {
-	case strings.HasSuffix(res.Source, ", refined"):
-		why = append(why, "the solver re-optimised the schedule's ends within its effort, without a proof")
-	case res.Source != "repetend":
-		why = append(why, "the schedule is a construction's, whose makespan is proven only at the lower bound")
-	default:
-		if !res.Fallback && !res.WarmupProven {
-			why = append(why, "the warmup is not proven time-optimal")
-		}
-		if !res.Fallback && !res.CooldownProven {
-			why = append(why, "the cooldown is not proven time-optimal")
-		}
-		if res.Fallback && (res.TO == nil || !res.TO.Proven) {
-			why = append(why, "the time-optimal search stopped early")
-		}
-	}
-	return fmt.Sprintf("no (gap %d): ", res.Gap()) + strings.Join(why, "; ")
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
 )
 
 // runCLI runs tessel with args and returns its exit code and outputs.
@@ -118,7 +119,7 @@ func TestOptimalJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var sum summary
+	var sum search.Summary
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatal(err)
 	}

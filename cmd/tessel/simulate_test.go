@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,7 @@ func TestSimulateClaims(t *testing.T) {
 			if err := runSimulate(context.Background(), simulateOptions{Schedule: path, CommTime: comm, JSON: true}, &out); err != nil {
 				t.Fatal(err)
 			}
-			var got simulation
+			var got runtimegen.Report
 			if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +66,7 @@ func TestSimulateClaims(t *testing.T) {
 			if comm == 1 && nb >= bl {
 				t.Errorf("%s: non-blocking %d, blocking %d: want faster", path, nb, bl)
 			}
-			if got.Speedup == nil || *got.Speedup != roundTo(float64(bl)/float64(nb), 4) {
+			if got.Speedup == nil || *got.Speedup != math.Round(1e4*float64(bl)/float64(nb))/1e4 {
 				t.Errorf("%s: speedup %v, makespans %d and %d", path, got.Speedup, nb, bl)
 			}
 		}

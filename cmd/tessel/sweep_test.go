@@ -12,16 +12,19 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tessel-pp/tessel/compare"
+	"github.com/tessel-pp/tessel/internal/textfmt"
 )
 
-func sweepJSON(t *testing.T, opts sweepOptions) sweepOutput {
+func sweepJSON(t *testing.T, opts sweepOptions) compare.SweepResult {
 	t.Helper()
 	opts.Format = "json"
 	var out bytes.Buffer
 	if err := runSweep(context.Background(), opts, &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	var o sweepOutput
+	var o compare.SweepResult
 	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +36,7 @@ func smallSweep() sweepOptions {
 }
 
 // rates lists one placement's bubble rates by x (-1: no repetend).
-func rates(f sweepFigure, placement string) []float64 {
+func rates(f compare.Figure, placement string) []float64 {
 	var out []float64
 	for _, pt := range f.Points {
 		if pt.Placement != placement {
@@ -77,7 +80,7 @@ func TestSweepPaper(t *testing.T) {
 		t.Errorf("Fig. 12 v-shape at N_R %d, want 4 (where Fig. 11 reaches 0)", o.Fig12.NR["v-shape"])
 	}
 	for _, name := range []string{"v-shape", "k-shape"} {
-		for _, fig := range []sweepFigure{o.Fig11, o.Fig12} {
+		for _, fig := range []compare.Figure{o.Fig11, o.Fig12} {
 			rs := rates(fig, name)
 			last := rs[len(rs)-1]
 			if last != 0 {
@@ -175,7 +178,7 @@ func TestSweepTable(t *testing.T) {
 		if err := runSweep(context.Background(), opts, &out, io.Discard); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "sweep-small."+formatExt(format), out.Bytes())
+		golden(t, "sweep-small."+textfmt.Ext(format), out.Bytes())
 	}
 }
 
@@ -220,30 +223,6 @@ func TestSweepUsage(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("want a usage error with %q, got %v", c.want, err)
 		}
-	}
-}
-
-// TestCarryForward: a point stopped by the time limit takes the better
-// rate of the point before it; proven points keep their own.
-func TestCarryForward(t *testing.T) {
-	r := func(v float64) *float64 { return &v }
-	pts := []sweepPoint{
-		{X: 2, BubbleRate: r(0.4), Period: 10, NR: 3, Proven: true},
-		{X: 3, BubbleRate: nil, Proven: false},                       // found nothing in time
-		{X: 4, BubbleRate: r(0.5), Period: 12, NR: 2, Proven: false}, // found worse in time
-		{X: 5, BubbleRate: r(0.1), Period: 7, NR: 5, Proven: false},  // found better
-		{X: 6, BubbleRate: r(0), Period: 6, NR: 6, Proven: true},
-	}
-	carryForward(pts)
-	var got []float64
-	for _, pt := range pts {
-		got = append(got, *pt.BubbleRate)
-	}
-	if want := []float64{0.4, 0.4, 0.4, 0.1, 0}; !reflect.DeepEqual(got, want) {
-		t.Errorf("rates %v, want %v", got, want)
-	}
-	if pts[2].Period != 10 || pts[2].NR != 3 || pts[2].Proven {
-		t.Errorf("point 4: period %d N_R %d proven %v, want the carried 10, 3, not proven", pts[2].Period, pts[2].NR, pts[2].Proven)
 	}
 }
 

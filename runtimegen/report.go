@@ -1,0 +1,142 @@
+package runtimegen
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/tessel-pp/tessel/internal/textfmt"
+)
+
+// Report is the simulation of one or more program sets of one schedule —
+// non-blocking and blocking, say — as tessel simulate prints it (its
+// JSON form too).
+type Report struct {
+	Placement        string `json:"placement"`
+	Devices          int    `json:"devices"`
+	MicroBatches     int    `json:"micro_batches"`
+	ScheduleMakespan *int   `json:"schedule_makespan,omitempty"` // the schedule's, where there is one
+	CommTime         int    `json:"comm_time"`
+	// Cluster: blocks and transfers were timed on a placement (a
+	// cluster's; comm_time does not apply); Channels: links carried one
+	// transfer at a time.
+	Cluster   bool        `json:"cluster,omitempty"`
+	Channels  bool        `json:"channels,omitempty"`
+	Transfers int         `json:"transfers"`
+	Runs      []RunReport `json:"runs"`
+	Speedup   *float64    `json:"speedup,omitempty"` // blocking makespan / non-blocking makespan
+}
+
+// RunReport is one program set's run.
+type RunReport struct {
+	Mode       Mode    `json:"mode"`
+	Makespan   int     `json:"makespan"`
+	BubbleRate float64 `json:"bubble_rate"`
+	Idle       []int   `json:"idle"`
+	// With channels: the time transfers waited for their link, the
+	// makespan without contention and how much later the run ends.
+	ChannelWait  *int `json:"channel_wait,omitempty"`
+	FreeMakespan *int `json:"contention_free_makespan,omitempty"`
+	Late         *int `json:"late,omitempty"`
+}
+
+// SimulateAll runs every program set of one schedule with opt — with
+// opt.Channels, beside the same run without contention
+// (SimulateContention) — and, for a non-blocking and a blocking set in
+// that order, the gain of non-blocking.
+func SimulateAll(sets [][]*Program, opt SimOptions) (*Report, error) {
+	p0 := sets[0][0]
+	out := &Report{Placement: p0.Placement, Devices: p0.Devices, MicroBatches: p0.MicroBatches, CommTime: opt.CommTime,
+		Cluster: opt.Placement != nil, Channels: opt.Channels}
+	if out.Cluster {
+		out.CommTime = 0
+	}
+	for _, progs := range sets {
+		var r *Result
+		var c *Contention
+		var err error
+		if opt.Channels {
+			if c, err = SimulateContention(progs, opt); c != nil {
+				r = c.Result
+			}
+		} else {
+			r, err = SimulateWith(progs, opt)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s programs: %w", progs[0].Mode, err)
+		}
+		run := RunReport{Mode: r.Mode, Makespan: r.Makespan, BubbleRate: roundTo(r.BubbleRate, 6), Idle: r.Idle}
+		if c != nil {
+			run.ChannelWait, run.FreeMakespan, run.Late = textfmt.Ptr(r.ChannelWait), textfmt.Ptr(c.Free), textfmt.Ptr(c.Late)
+		}
+		out.Transfers = r.Transfers
+		out.Runs = append(out.Runs, run)
+	}
+	if len(out.Runs) == 2 && out.Runs[0].Makespan > 0 {
+		x := roundTo(float64(out.Runs[1].Makespan)/float64(out.Runs[0].Makespan), 4)
+		out.Speedup = &x
+	}
+	return out, nil
+}
+
+// Text is the report for people: a header, a table, the gain.
+func (out *Report) Text() (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d devices, %d micro-batches", out.Placement, out.Devices, out.MicroBatches)
+	if out.ScheduleMakespan != nil {
+		fmt.Fprintf(&b, ", schedule makespan %d", *out.ScheduleMakespan)
+	}
+	switch {
+	case out.Cluster:
+		fmt.Fprintf(&b, "\n%d transfers between devices, each its time on the cluster", out.Transfers)
+	default:
+		fmt.Fprintf(&b, "\n%d transfers between devices, %d time each", out.Transfers, out.CommTime)
+	}
+	if out.Channels {
+		b.WriteString(", one at a time between two devices")
+	}
+	b.WriteString("\n\n")
+	var rows [][]string
+	for _, r := range out.Runs {
+		rows = append(rows, []string{r.Mode.Name(), fmt.Sprint(r.Makespan), fmt.Sprintf("%.2f%%", 100*r.BubbleRate), commaInts(r.Idle)})
+	}
+	table, err := textfmt.Plain([]string{"mode", "makespan", "bubble rate", "idle per device"}, rows)
+	if err != nil {
+		return "", err
+	}
+	b.WriteString(table)
+	for _, r := range out.Runs {
+		if r.Late != nil {
+			fmt.Fprintf(&b, "%s: transfers waited %d for their links in total; the run ends %d later than without contention (%d)\n",
+				r.Mode.Name(), *r.ChannelWait, *r.Late, *r.FreeMakespan)
+		}
+	}
+	if out.Speedup != nil {
+		fmt.Fprintf(&b, "\nnon-blocking is %.2f× as fast as blocking (makespan %d instead of %d)\n",
+			*out.Speedup, out.Runs[0].Makespan, out.Runs[1].Makespan)
+	}
+	return b.String(), nil
+}
+
+// Name is the mode in words: "non-blocking" or "blocking".
+func (m Mode) Name() string {
+	if m == NonBlocking {
+		return "non-blocking"
+	}
+	return string(m)
+}
+
+// commaInts formats [4 3 2] as "[4, 3, 2]".
+func commaInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func roundTo(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}

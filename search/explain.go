@@ -1,0 +1,67 @@
+package search
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Provenance says in words what built the schedule and what it beat: the
+// source, and the best other candidate with its makespan.
+func (r *Result) Provenance() string {
+	text := r.Source.Unrefined().String()
+	if r.Source.Kind == SourceRepetend {
+		text = "the repetend with time-optimal warmup and cooldown"
+	}
+	if r.Source.Refined {
+		text += ", its ends re-optimised by the solver"
+	}
+	best := ""
+	for _, c := range r.Candidates {
+		if c.Source != r.Source.Unrefined() {
+			best = fmt.Sprintf("%s (makespan %d)", c.Source, c.Makespan)
+			break
+		}
+	}
+	if len(r.Candidates) > 0 && best != "" {
+		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s", len(r.Candidates), best)
+	}
+	return text
+}
+
+// ProofStatus says in words whether the schedule is proven optimal
+// (Proven) and why, or why not: "yes: …" or "no (gap G): …".
+func (r *Result) ProofStatus() string {
+	if r.Gap() <= 0 {
+		return "yes: the makespan meets the lower bound"
+	}
+	if r.Proven() {
+		if r.Fallback {
+			return "yes: the time-optimal search of all micro-batches ran to its end"
+		}
+		return "yes: no repetend with these N_R has a shorter period, warmup and cooldown are time-optimal"
+	}
+	if r.Decisions {
+		return fmt.Sprintf("no (gap %d): with offload or recompute a schedule is proven only where it meets the lower bound (the solver's repetends keep every activation)", r.Gap())
+	}
+	var why []string
+	if r.Repetend != nil && !r.PeriodProven() {
+		why = append(why, "a shorter period was not ruled out (time limit, Ctrl-C, --effort or the solver's size limit)")
+	}
+	switch {
+	case r.Source.Refined:
+		why = append(why, "the solver re-optimised the schedule's ends within its effort, without a proof")
+	case r.Source.Kind != SourceRepetend:
+		why = append(why, "the schedule is a construction's, whose makespan is proven only at the lower bound")
+	default:
+		if !r.Fallback && !r.WarmupProven {
+			why = append(why, "the warmup is not proven time-optimal")
+		}
+		if !r.Fallback && !r.CooldownProven {
+			why = append(why, "the cooldown is not proven time-optimal")
+		}
+		if r.Fallback && (r.TO == nil || !r.TO.Proven) {
+			why = append(why, "the time-optimal search stopped early")
+		}
+	}
+	return fmt.Sprintf("no (gap %d): ", r.Gap()) + strings.Join(why, "; ")
+}

@@ -1,0 +1,125 @@
+package search
+
+import (
+	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// Summary is a schedule and how it was found, in the JSON form tessel
+// search, optimal and plan print with --json (docs/formats.md, "Summary
+// output"). Optional parts are omitted when empty.
+type Summary struct {
+	Placement          string         `json:"placement"`
+	Devices            int            `json:"devices"`
+	Memory             int            `json:"memory"`
+	Budgets            []int          `json:"budgets,omitempty"`  // every device's, where they differ (a cluster's memories)
+	Channels           bool           `json:"channels,omitempty"` // links carry one transfer at a time
+	Method             string         `json:"method"`
+	NR                 int            `json:"nr,omitempty"`
+	Period             int            `json:"period,omitempty"`
+	RepetendBubbleRate *float64       `json:"repetend_bubble_rate,omitempty"`
+	Offsets            map[string]int `json:"offsets,omitempty"`
+	MicroBatches       int            `json:"micro_batches"`
+	Makespan           int            `json:"makespan"`
+	BubbleRate         float64        `json:"bubble_rate"`
+	PeakMemory         []int          `json:"peak_memory"`
+	// Offloaded and Recomputed count the instances whose activation the
+	// schedule offloads and recomputes; present only where the search
+	// could decide (--offload, --recompute: WithDecisions).
+	Offloaded    *int            `json:"offloaded,omitempty"`
+	Recomputed   *int            `json:"recomputed,omitempty"`
+	LowerBound   SummaryBounds   `json:"lower_bound"`
+	Valid        bool            `json:"valid"`
+	Proven       bool            `json:"proven"`
+	PeriodProven *bool           `json:"period_proven,omitempty"`
+	Gap          *int            `json:"gap,omitempty"`
+	Source       string          `json:"source,omitempty"`
+	Candidates   *SummaryOffsets `json:"candidates,omitempty"`
+	Seconds      SummarySeconds  `json:"seconds"`
+}
+
+// SummaryBounds are the lower bounds of the period and the makespan.
+type SummaryBounds struct {
+	Period   int `json:"period"`
+	Makespan int `json:"makespan"`
+}
+
+// SummaryOffsets count the repetend search's candidate offsets
+// (repetend.Stats).
+type SummaryOffsets struct {
+	Seen     int `json:"seen"`
+	Pruned   int `json:"pruned"`
+	Solved   int `json:"solved"`
+	Rejected int `json:"rejected"`
+	Checks   int `json:"solver_calls"`
+}
+
+// SummarySeconds split the search time (Times), in seconds.
+type SummarySeconds struct {
+	Total         float64 `json:"total"`
+	Constructions float64 `json:"constructions"`
+	Repetend      float64 `json:"repetend"`
+	Warmup        float64 `json:"warmup"`
+	Cooldown      float64 `json:"cooldown"`
+	Refine        float64 `json:"refine"`
+}
+
+// NewSummary fills what every schedule has; s must be verified.
+func NewSummary(s *schedule.Schedule, method string, proven bool) Summary {
+	m := schedule.Measure(s)
+	var budgets []int
+	if !s.Placement.Uniform(s.Memory) {
+		budgets = s.Budgets()
+	}
+	return Summary{
+		Budgets:      budgets,
+		Channels:     s.Placement.Channels,
+		Placement:    s.Placement.Name,
+		Devices:      s.Placement.Devices,
+		Memory:       s.Memory,
+		Method:       method,
+		MicroBatches: s.MicroBatches,
+		Makespan:     m.Makespan,
+		BubbleRate:   textfmt.Round6(m.BubbleRate),
+		PeakMemory:   m.PeakMemory,
+		LowerBound:   SummaryBounds{Period: m.LowerBound.Period, Makespan: m.LowerBound.Makespan},
+		Valid:        schedule.Verify(s) == nil,
+		Proven:       proven,
+	}
+}
+
+// Summary is the result's schedule, how it was built and its repetend;
+// method names the repetend search where the solver's did not run.
+func (r *Result) Summary(method repetend.Method) Summary {
+	s, p := r.Schedule, r.Schedule.Placement
+	name := string(method)
+	if r.Search != nil {
+		name = string(r.Search.Method)
+	}
+	sum := NewSummary(s, name, r.Proven())
+	sum.Source = r.Source.String()
+	sum.Gap = ptr(r.Gap())
+	secs := textfmt.Secs
+	sum.Seconds = SummarySeconds{Total: secs(r.Times.Total), Constructions: secs(r.Times.Constructions), Repetend: secs(r.Times.Repetend), Warmup: secs(r.Times.Warmup), Cooldown: secs(r.Times.Cooldown), Refine: secs(r.Times.Refine)}
+	if r.Search != nil {
+		st := r.Search.Stats
+		sum.Candidates = &SummaryOffsets{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}
+	}
+	if rp := r.Repetend; rp != nil {
+		rate := schedule.RepetendBubbleRate(p, rp.Period)
+		sum.NR, sum.Period, sum.RepetendBubbleRate = rp.NR, rp.Period, &rate
+		sum.PeriodProven = ptr(r.PeriodProven())
+		sum.Offsets = map[string]int{}
+		for i, b := range p.Blocks {
+			sum.Offsets[b.ID] = rp.Offsets[i]
+		}
+	}
+	return sum
+}
+
+// WithDecisions sets Offloaded and Recomputed from s's decisions.
+func (sum *Summary) WithDecisions(s *schedule.Schedule) {
+	off, rec := s.Count()
+	sum.Offloaded, sum.Recomputed = &off, &rec
+}

@@ -1,0 +1,27 @@
+package smt
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// Optimal is the time-optimal (TO) schedule of n micro-batches under a
+// per-device memory budget (0: unlimited), with the load cuts on: the
+// encoder's whole problem, for the tests of this package. Library users
+// call search.Optimal, which starts from the constructions and verifies.
+func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt Options) (*schedule.Schedule, *Solution, error) {
+	opt.LoadCuts = true
+	refs := AllInstances(p, n)
+	sol, err := MinimizeMakespan(ctx, InstanceProblem(p, refs, memory, nil), opt)
+	if err != nil {
+		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
+	}
+	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	for k, r := range refs {
+		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
+	}
+	return s, sol, nil
+}
