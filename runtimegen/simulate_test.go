@@ -235,10 +235,23 @@ func TestSimulateScheduleFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := schedule.Makespan(&schedule.Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches, Instances: compact})
+			offloads, _ := s.Count()
+			if len(s.Decisions) > 0 {
+				// A recompute takes its time on the device in programs too;
+				// compacted with its decisions, the schedule keeps them.
+				c, err := schedule.CompactDecisions(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = schedule.Makespan(c)
+			}
 			for _, mode := range Modes() {
 				progs := generate(t, s, mode)
 				r := simulate(t, progs, 0)
-				if mode == NonBlocking && r.Makespan != want {
+				// The simulator moves offloaded activations off the devices'
+				// time (no host channel): with offloads a program may end
+				// sooner than the schedule.
+				if mode == NonBlocking && (r.Makespan != want && offloads == 0 || r.Makespan > want) {
 					t.Errorf("non-blocking makespan %d, compacted schedule's %d (file's %d)", r.Makespan, want, schedule.Makespan(s))
 				}
 				simulate(t, progs, 1)
