@@ -47,8 +47,13 @@ func needTorch(t *testing.T) {
 // single-process run's (worker.py check, allclose in float64). The
 // schedules: greedy ones on the built-in shapes, a split backward on the
 // v-shape (input and weight blocks, the weights deferred; and ZB-H1 on
-// the built-in split v-shape) and a searched
-// schedule on the V placement (two stages per device, split backward).
+// the built-in split v-shape), a searched schedule on the V placement (two
+// stages per device, split backward), and schedules that offload and
+// recompute activations (OptPipe's decisions: PipeOffload, 1F1B with full
+// recompute, and both mixed, whole and split backward, on the V placement
+// too, in both program modes), whose workers move what each forward saved
+// to a host buffer and back and run forwards again, every rank reporting
+// the bytes and the forwards.
 //
 // All of them run in one launch of launch.sh (worker.py runs several
 // program directories in turn), started as a new user would: no PYTHON and
