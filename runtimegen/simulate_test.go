@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -222,7 +223,7 @@ func TestSimulateScheduleFiles(t *testing.T) {
 		paths = append(paths, m...)
 	}
 	if len(paths) == 0 {
-		t.Skip("no schedule files")
+		testskip.Skip(t, "no schedule files")
 	}
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
