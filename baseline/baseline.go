@@ -1,8 +1,11 @@
 // Package baseline holds the predefined pipeline schedules that Tessel is
 // compared against (the paper's §VI-A and Table II): GPipe, 1F1B, interleaved
-// 1F1B with virtual stages, Chimera-direct and 1F1B+; and the zero-bubble
+// 1F1B with virtual stages, Chimera-direct and 1F1B+; the zero-bubble
 // family for a backward split into input and weight blocks: ZB-H1, ZB-H2,
-// ZB-V, DualPipe and DualPipeV.
+// ZB-V, DualPipe and DualPipeV; and the schedules PyTorch and the
+// zero-bubble authors ship: ScheduleLoopedBFS and ScheduleInterleavedZeroBubble
+// (ZB1P) on the loop placement, V-Half and V-Min on the V placement, and
+// the zero-bubble auto-scheduler's cost-aware greedy on a split chain.
 //
 // Each baseline works on the same placement model as the search: it
 // recognises the shape of a placement from its block structure (never from
@@ -50,6 +53,10 @@ type Method struct {
 	// blocks that may be offloaded or recomputed (placement's Offload,
 	// Recompute); callers may leave it out for placements without them.
 	Memory bool
+	// Quiet says a listing (tessel compare) shows the method only where
+	// it applies, not as × elsewhere: the methods added after the paper's
+	// and the zero-bubble papers' own, which apply to one placement each.
+	Quiet bool
 	// Build schedules n ≥ 1 micro-batches of p under a per-device memory
 	// budget (0: unlimited). See the package comment for ErrNotApplicable
 	// and ErrOverBudget.
@@ -58,8 +65,10 @@ type Method struct {
 
 // Methods returns every baseline in a stable order: gpipe, 1f1b,
 // 1f1b-interleaved, chimera-direct, 1f1b-plus, then the zero-bubble
-// family: zb-h1, zb-h2, zb-v, dualpipe, dualpipe-v, then the baselines
-// that trade time for memory: pipeoffload, adaoffload, 1f1b-recompute.
+// family: zb-h1, zb-h2, zb-v, dualpipe, dualpipe-v; then the schedules
+// users already have from PyTorch and the zero-bubble authors: looped-bfs,
+// zb1p, v-half, v-min, zb-auto; then the baselines that trade time for
+// memory: pipeoffload, adaoffload, 1f1b-recompute.
 func Methods() []Method {
 	return []Method{
 		{Name: "gpipe", Summary: "all forwards of all micro-batches, then all backwards (any placement)", Build: GPipe},
@@ -72,6 +81,11 @@ func Methods() []Method {
 		{Name: "zb-v", Summary: "ZB-V: zero bubble on the V placement, two stages per device (v-shape --chunks 2 --order v, split)", Build: ZBV, Split: true},
 		{Name: "dualpipe", Summary: "DeepSeek's DualPipe: two pipelines in opposite directions, forward and backward of the two paired (dualpipe)", Build: DualPipe, Split: true},
 		{Name: "dualpipe-v", Summary: "DualPipeV: DualPipe cut in half on the V placement (v-shape --chunks 2 --order v, split)", Build: DualPipeV, Split: true},
+		{Name: "looped-bfs", Summary: "PyTorch's ScheduleLoopedBFS: every micro-batch of a device's first stage, then of its next, backwards in reverse (loop placement, --chunks C --order loop)", Build: LoopedBFS, Quiet: true},
+		{Name: "zb1p", Summary: "PyTorch's ScheduleInterleavedZeroBubble (ZB1P): interleaved 1F1B of forwards and input blocks, weight blocks delayed by the rank (loop placement, split)", Build: ZB1P, Split: true, Quiet: true},
+		{Name: "v-half", Summary: "V-Half (Qi et al., controllable memory): about half of 1F1B's activations on the V placement (--chunks 2 --order v, split)", Build: VHalf, Split: true, Quiet: true},
+		{Name: "v-min", Summary: "V-Min (Qi et al., controllable memory): about a third of 1F1B's activations on the V placement (--chunks 2 --order v, split)", Build: VMin, Split: true, Quiet: true},
+		{Name: "zb-auto", Summary: "the zero-bubble auto-scheduler's greedy: per-stage F/I/W times, transfers and budgets (split v-shape)", Build: ZBAuto, Split: true, Quiet: true},
 		{Name: "pipeoffload", Summary: "PipeOffload (Wan et al. 2025): every forward's activation offloaded to host memory and reloaded just before its backward, 1F1B's fill (--offload-time)", Build: PipeOffload, Memory: true},
 		{Name: "adaoffload", Summary: "AdaOffload (OptPipe, App. D): PipeOffload with a fill phase as dense as the budget allows (--offload-time)", Build: AdaOffload, Memory: true},
 		{Name: "1f1b-recompute", Summary: "1F1B with full activation recomputation (Megatron-LM's checkpointing): every forward runs again before its backward (--recompute)", Build: OneFOneBRecompute, Memory: true},

@@ -26,19 +26,19 @@ var applicable = map[string][]string{
 	"nn-shape":       {"gpipe", "1f1b-plus"},
 	"k-shape":        {"gpipe"},
 	"dualpipe":       {"gpipe", "chimera-direct", "dualpipe"},
-	"v-shape-split":  {"gpipe", "1f1b", "1f1b-plus", "zb-h1", "zb-h2"},
+	"v-shape-split":  {"gpipe", "1f1b", "1f1b-plus", "zb-h1", "zb-h2", "zb-auto"},
 	"x-shape-split":  {"gpipe", "chimera-direct", "dualpipe"},
 	"m-shape-split":  {"gpipe", "1f1b-plus"},
 	"nn-shape-split": {"gpipe", "1f1b-plus"},
 	"k-shape-split":  {"gpipe"},
 	// the chunked placements: loop and V, 2 and 3 chunks
-	"v-shape-loop2":       {"gpipe", "1f1b-interleaved"},
-	"v-shape-loop3":       {"gpipe", "1f1b-interleaved"},
-	"v-shape-loop2-split": {"gpipe", "1f1b-interleaved"},
-	"v-shape-loop3-split": {"gpipe", "1f1b-interleaved"},
+	"v-shape-loop2":       {"gpipe", "1f1b-interleaved", "looped-bfs"},
+	"v-shape-loop3":       {"gpipe", "1f1b-interleaved", "looped-bfs"},
+	"v-shape-loop2-split": {"gpipe", "1f1b-interleaved", "looped-bfs", "zb1p"},
+	"v-shape-loop3-split": {"gpipe", "1f1b-interleaved", "looped-bfs", "zb1p"},
 	"v-shape-v2":          {"gpipe"},
 	"v-shape-v3":          {"gpipe"},
-	"v-shape-v2-split":    {"gpipe", "zb-v", "dualpipe-v"},
+	"v-shape-v2-split":    {"gpipe", "zb-v", "dualpipe-v", "v-half", "v-min"},
 	"v-shape-v3-split":    {"gpipe"},
 	"x-shape-loop2-split": {"gpipe"},
 	"x-shape-loop2":       {"gpipe"},
@@ -54,6 +54,8 @@ func fits(method string, d, n int, infer bool) bool {
 		return n >= d && d%2 == 0
 	case "dualpipe-v": // at least one micro-batch per stage
 		return n >= 2*d
+	case "zb1p": // whole rounds (PyTorch's ScheduleInterleavedZeroBubble)
+		return n%max(1, n/d) == 0
 	}
 	return true
 }
@@ -101,7 +103,7 @@ func TestBuiltinsVerify(t *testing.T) {
 				for _, m := range Methods() {
 					for _, n := range []int{1, 4, 8, 16, 32} {
 						want := contains(applicable[shape], m.Name) && fits(m.Name, d, n, infer)
-						if infer && (strings.HasPrefix(m.Name, "zb-") || strings.HasPrefix(m.Name, "dualpipe")) {
+						if infer && (m.Split || strings.HasPrefix(m.Name, "zb-") || strings.HasPrefix(m.Name, "dualpipe")) {
 							want = false // no backward to split
 						}
 						t.Run(fmt.Sprintf("%s/D%d/infer=%v/%s/N%d", p.Name, d, infer, m.Name, n), func(t *testing.T) {
@@ -353,7 +355,8 @@ func TestMethodsStable(t *testing.T) {
 			t.Errorf("Lookup(%q) = %v, %v", m.Name, got.Name, ok)
 		}
 	}
-	want := []string{"gpipe", "1f1b", "1f1b-interleaved", "chimera-direct", "1f1b-plus", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipe-v", "pipeoffload", "adaoffload", "1f1b-recompute"}
+	want := []string{"gpipe", "1f1b", "1f1b-interleaved", "chimera-direct", "1f1b-plus", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipe-v",
+		"looped-bfs", "zb1p", "v-half", "v-min", "zb-auto", "pipeoffload", "adaoffload", "1f1b-recompute"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("Methods() = %v, want %v", names, want)
 	}

@@ -24,15 +24,16 @@ func GPipe(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
 		return nil, err
 	}
 	topo, _ := p.Topo()
-	// A block is in the backward phase when it is a gradient block
-	// (backward, input or weight) or depends on one. Phase and earliest
+	// A block is in the backward phase when its role is a gradient's
+	// (placement's Roles: backward, input or weight, read from the graph)
+	// or it depends on one. Phase and earliest
 	// start only grow along dependencies, so the sequence below respects
 	// them.
 	late := make([]bool, p.K())
 	preds := p.Preds()
+	roles := p.Roles()
 	for _, i := range topo {
-		info, _ := p.Blocks[i].Kind.Info()
-		late[i] = info.Gradient
+		late[i] = roles[i].Gradient()
 		for _, j := range preds[i] {
 			late[i] = late[i] || late[j]
 		}

@@ -9,8 +9,10 @@ import (
 )
 
 // The baselines recognise shapes from the structure of the blocks: chains
-// of dependencies, which device each block runs on, and whether a block
-// spans all devices. Block ids are never read.
+// of dependencies, which device each block runs on, whether a block spans
+// all devices, and each block's role (placement's Roles: forward, a
+// gradient the chain waits for, a deferrable one), which is read from the
+// graph too. Block ids and kinds are never read.
 
 // pipeline is a chain of S stages: stage j runs forward block fwd[j] and,
 // in training, backward block bwd[j], both on device dev[j]. Forwards run
@@ -42,9 +44,10 @@ func (q pipeline) unsplit() pipeline {
 // block.
 func weights(p *placement.Placement, set []int) (rest []int, wgt map[int]int, err error) {
 	preds, succs := p.Preds(), p.Succs()
+	roles := p.Roles()
 	wgt = map[int]int{}
 	for _, i := range set {
-		if p.Blocks[i].Kind != placement.Weight {
+		if roles[i] != placement.RoleWeight {
 			rest = append(rest, i)
 			continue
 		}
@@ -52,7 +55,7 @@ func weights(p *placement.Placement, set []int) (rest []int, wgt map[int]int, er
 			return nil, nil, fmt.Errorf("weight block %d must follow exactly one input block and precede none", i)
 		}
 		in := preds[i][0]
-		if p.Blocks[in].Kind != placement.Input || !slices.Equal(p.Blocks[in].Devices, p.Blocks[i].Devices) {
+		if roles[in] != placement.RoleInput || !slices.Equal(p.Blocks[in].Devices, p.Blocks[i].Devices) {
 			return nil, nil, fmt.Errorf("weight block %d does not follow an input block on its devices", i)
 		}
 		if _, dup := wgt[in]; dup {
@@ -215,8 +218,9 @@ func pipelineOf(p *placement.Placement, chain []int, wgt map[int]int) (pipeline,
 			return q, fmt.Errorf("block %d spans %d devices, a pipeline stage runs on one", i, len(p.Blocks[i].Devices))
 		}
 	}
+	roles := p.Roles()
 	k := 0
-	for k < len(chain) && p.Blocks[chain[k]].Kind == placement.Forward {
+	for k < len(chain) && roles[chain[k]] == placement.RoleForward {
 		q.fwd = append(q.fwd, chain[k])
 		q.dev = append(q.dev, p.Blocks[chain[k]].Devices[0])
 		k++
@@ -232,16 +236,16 @@ func pipelineOf(p *placement.Placement, chain []int, wgt map[int]int) (pipeline,
 		return q, fmt.Errorf("%d forward stages but %d backward blocks after them", len(q.fwd), len(back))
 	}
 	q.bwd = make([]int, len(q.fwd))
-	split := p.Blocks[back[0]].Kind == placement.Input
+	split := roles[back[0]] == placement.RoleInput
 	if split {
 		q.wgt = make([]int, len(q.fwd))
 	}
 	for j, i := range back {
 		s := len(q.fwd) - 1 - j
-		if info, _ := p.Blocks[i].Kind.Info(); !info.InputGradient {
+		if !roles[i].Waited() {
 			return q, fmt.Errorf("a forward block follows a backward block in the chain")
 		}
-		if (p.Blocks[i].Kind == placement.Input) != split {
+		if (roles[i] == placement.RoleInput) != split {
 			return q, fmt.Errorf("the chain mixes whole backward blocks and input blocks")
 		}
 		if split {

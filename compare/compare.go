@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tessel-pp/tessel/baseline"
@@ -27,7 +28,6 @@ type Options struct {
 	MicroBatches int // N
 	Memory       int // per-device budget; 0 means unlimited
 	MaxNR        int // largest N_R of the Tessel search; 0: from the budget
-	Jobs         int // solver workers of the Tessel search; 0: one per core
 	Seed         int // random seed of the solver
 	// TimeLimit stops the Tessel search, which keeps the best schedule
 	// found; 0: none.
@@ -117,6 +117,11 @@ var methodTitles = map[string]string{
 	"1f1b-recompute":   "1F1B + recompute",
 	"dualpipe":         "DualPipe",
 	"dualpipe-v":       "DualPipeV",
+	"looped-bfs":       "Looped BFS (PyTorch)",
+	"zb1p":             "ZB1P (PyTorch)",
+	"v-half":           "V-Half",
+	"v-min":            "V-Min",
+	"zb-auto":          "ZB auto (greedy)",
 }
 
 // MethodTitle is the paper's name of a baseline (its own name where the
@@ -141,7 +146,8 @@ func homePlacement(name string) (string, bool) {
 }
 
 // Run compares every baseline that applies (the zero-bubble family only
-// where p splits its backward), the Tessel search (search.Run) and, with
+// where p splits its backward; a Quiet baseline only where it applies, not
+// as ×), the Tessel search (search.Run) and, with
 // Optimal, the time-optimal search on p: one row each, every schedule
 // verified. A baseline over the budget is shown with its row saying so;
 // a search that finds nothing under the budget has status StatusNone.
@@ -165,6 +171,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		if err != nil {
 			return nil, err
 		}
+		if m.Quiet && row.Status == StatusNotApplicable {
+			continue // listed only where it applies
+		}
 		cmp.Rows = append(cmp.Rows, row)
 	}
 	progress("compare: Tessel search")
@@ -185,15 +194,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 }
 
 // HasWeights reports whether p splits a backward into input and weight
-// blocks.
-func HasWeights(p *placement.Placement) bool {
-	for _, b := range p.Blocks {
-		if b.Kind == placement.Weight {
-			return true
-		}
-	}
-	return false
-}
+// blocks: whether some block is deferrable (placement's Roles), whatever
+// the kinds are called.
+func HasWeights(p *placement.Placement) bool { return p.HasDeferrable() }
 
 // home loads a baseline's home placement (Options.Home).
 func (opt Options) home(name string, split bool, p *placement.Placement) (*placement.Placement, *placement.Placement, error) {
@@ -252,7 +255,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	t0 := time.Now()
 	res, err := search.Run(ctx, p, search.Options{
 		Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches,
-		Method: repetend.MethodJoint, Jobs: opt.Jobs, Seed: opt.Seed,
+		Method: repetend.MethodJoint, Seed: opt.Seed,
 		Offload: opt.Offload, Recompute: opt.Recompute,
 		Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) },
 	})
@@ -274,11 +277,19 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 		off, rec := s.Count()
 		row.Offloaded, row.Recomputed = &off, &rec
 	}
-	r := res.Repetend
-	if r != nil {
-		row.RepetendBubbleRate = textfmt.Ptr(textfmt.Round6(schedule.RepetendBubbleRate(p, r.Period)))
-		row.Note = fmt.Sprintf("N_R %d, period %d", r.NR, r.Period)
+	// The steady state of the schedule returned, and the solver's
+	// repetend where the schedule does not repeat it.
+	if st := schedule.SteadyOf(s); st != nil {
+		row.RepetendBubbleRate = textfmt.Ptr(textfmt.Round6(st.BubbleRate))
+		row.Note = fmt.Sprintf("N_R %d, period %d", st.NR, st.Period)
+		if st.PerPeriod > 1 {
+			row.Note += fmt.Sprintf(" for %d micro-batches", st.PerPeriod)
+		}
 	}
+	if r := res.Repetend; r != nil && !res.RepetendUsed() {
+		row.Note += fmt.Sprintf("; repetend found, not used: period %d", r.Period)
+	}
+	row.Note = strings.TrimPrefix(row.Note, "; ")
 	if res.Source.Kind != search.SourceRepetend {
 		row.Note += "; schedule from " + res.Source.String()
 	} else if res.Fallback {

@@ -58,7 +58,7 @@ func (c *Comparison) Write(w io.Writer, format string) error {
 		return err
 	}
 	if format == "table" {
-		fmt.Fprintln(w, "\nrepetend bubble rate: the bubble rate as N grows (Tessel: its repetend's; a baseline: its steady state, as in Table II).")
+		fmt.Fprintln(w, "\nrepetend bubble rate: the bubble rate as N grows (Tessel: the steady state of its schedule; a baseline: its steady state, as in Table II).")
 		fmt.Fprintln(w, "× = no straightforward adaptation of the baseline to the placement. Every schedule shown passed the verifier.")
 	}
 	return nil

@@ -19,9 +19,10 @@ const (
 	// older micro-batch beats a forward of a newer one).
 	OldestFirst Rule = iota
 	// GradientFirst runs the gradients the previous stage waits for first
-	// (backward, input), then forwards, then weight gradients, each oldest
-	// first: the zero-bubble rule, which leaves weight gradients to fill
-	// the bubbles.
+	// (roles backward and input), then forwards, then deferrable gradients
+	// (role weight), each oldest first: the zero-bubble rule, which leaves
+	// weight gradients to fill the bubbles. Roles come from the graph
+	// (placement's Roles), not from the blocks' kinds.
 	GradientFirst
 	// LongestPath runs the block with the longest path after it first,
 	// then the oldest: the critical-path rule of list scheduling.
@@ -157,13 +158,16 @@ func newLister(p *placement.Placement, n int, opt ListOptions) *lister {
 		queue: make([]*prioQueue, p.Devices), links: p.NewLinkQueue(),
 	}
 	l.class = make([]int, k)
-	for i, b := range p.Blocks {
+	// The rules read each block's role from the graph (placement's
+	// Roles), never its kind: a deferrable gradient waits behind the
+	// forwards whatever it is called.
+	roles := p.Roles()
+	for i := range p.Blocks {
 		if opt.Rule == GradientFirst || opt.Rule == GroupedGradientFirst {
-			in, _ := b.Kind.Info()
-			switch {
-			case in.InputGradient:
+			switch r := roles[i]; {
+			case r.Waited():
 				l.class[i] = 0
-			case !in.Gradient:
+			case !r.Gradient():
 				l.class[i] = 1
 			default:
 				l.class[i] = 2

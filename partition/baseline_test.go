@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-// Reference: Tarnawski et al., Table 1, column "Expert": the human-expert splits'
+// Reference: Tarnawski et al., "Efficient Algorithms for Device Placement
+// of DNN Graph Operators", Table 1, column "Expert": the human-expert splits'
 // time per sample (BERT-24 layer inference 20.08, training 49.40;
 // ResNet-50 layer inference 43.92), evaluated with the same load model as
 // the DP.
@@ -18,8 +19,8 @@ func TestPaperExpertSplits(t *testing.T) {
 		{"layer/bert24_training.json", "experts/bert24_training_expert.json", "49.40"},
 		{"layer/resnet50_inference.json", "experts/resnet50_inference_expert.json", "43.92"},
 	} {
-		g := loadSeed(t, c.graph)
-		data, err := os.ReadFile(filepath.Join(seedData(t), c.expert))
+		g := loadPaper(t, c.graph)
+		data, err := os.ReadFile(filepath.Join(paperData, c.expert))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +42,7 @@ func TestPaperExpertSplits(t *testing.T) {
 // never beat the DP, which is optimal among contiguous splits.
 func TestBaselinesNeverBeatDP(t *testing.T) {
 	for _, f := range []string{"layer/bert24_inference.json", "layer/bert24_training.json", "layer/resnet50_training.json", "operator/bert_l-3_training.json"} {
-		g := loadSeed(t, f)
+		g := loadPaper(t, f)
 		r, err := Contiguous(context.Background(), g, DPOptions{})
 		if err != nil {
 			t.Fatal(err)

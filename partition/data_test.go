@@ -6,31 +6,14 @@ import (
 	"testing"
 )
 
-// seedData returns the folder of the published graphs of Tarnawski et al.
-// (dnn-partitioning, in a data folder beside the repository root or any
-// folder above this package), as CI lays out a fresh clone. It skips the test when there is none.
-func seedData(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "data", "dnn-partitioning")
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			return p
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Skip("the published graphs of Tarnawski et al. (dnn-partitioning) are not above the package")
-		}
-		dir = up
-	}
-}
+// paperData is the folder of Tarnawski et al.'s published graphs, shipped
+// with the repository (testdata/dnn-partitioning, MIT licensed).
+const paperData = "../testdata/dnn-partitioning"
 
-func loadSeed(t testing.TB, rel string) *Graph {
+// loadPaper reads one of those graphs by its path under paperData.
+func loadPaper(t testing.TB, rel string) *Graph {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(seedData(t), rel))
+	data, err := os.ReadFile(filepath.Join(paperData, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,19 +5,24 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 )
 
 // MaxIdeals caps the number of ideals the DP enumerates: the DP's time
-// grows with their square (§5.1.1), and a graph with much branching has
-// exponentially many.
+// grows with the number of nested pairs, up to their square (§5.1.1), and
+// a graph with much branching has exponentially many. Tarnawski et al.'s
+// largest graph, Inception-v3's layer graph, has 36,596.
 const MaxIdeals = 200000
 
 // units is the graph after the paper's preprocessing (appendix B): the
 // forward part with each colour class's forward nodes contracted, an
 // artificial forward image for every orphaned backward group (mirroring
 // the backward edges around it), and then its strongly connected
-// components contracted. A unit is one node of that DAG; every node of the
+// components contracted (and, for the DP, its idle units merged:
+// mergeIdle). A unit is one node of that DAG; every node of the
 // graph, forward or backward, belongs to exactly one unit, so a set of
 // units is a set of nodes with its colocations kept.
 type units struct {
@@ -113,22 +118,33 @@ func contract(g *Graph) (*units, error) {
 		sort.Ints(adj[i])
 	}
 	comp, nc := scc(adj)
-	// Number the components in a topological order (first node order) so
-	// that everything downstream is deterministic.
-	u := &units{g: g, n: nc, of: make([]int, n)}
+	// Components come numbered in a topological order, so that everything
+	// downstream is deterministic.
+	of := make([]int, n)
 	for v := range n {
-		u.of[v] = comp[image[group[v]]]
+		of[v] = comp[image[group[v]]]
 	}
+	var edges [][2]int
+	for i := range m {
+		for _, j := range adj[i] {
+			if comp[i] != comp[j] {
+				edges = append(edges, [2]int{comp[i], comp[j]})
+			}
+		}
+	}
+	return newUnits(g, of, nc, edges), nil
+}
+
+// newUnits builds the units from the unit of every node, their number
+// and the edges of the unit DAG (repeats allowed).
+func newUnits(g *Graph, of []int, nc int, edges [][2]int) *units {
+	u := &units{g: g, n: nc, of: of}
 	succSet := make([]map[int]bool, nc)
 	for i := range succSet {
 		succSet[i] = map[int]bool{}
 	}
-	for i := range m {
-		for _, j := range adj[i] {
-			if comp[i] != comp[j] {
-				succSet[comp[i]][comp[j]] = true
-			}
-		}
+	for _, e := range edges {
+		succSet[e[0]][e[1]] = true
 	}
 	u.succ = make([][]int, nc)
 	u.pred = make([][]int, nc)
@@ -186,7 +202,7 @@ func contract(g *Graph) (*units, error) {
 		}
 		sort.Ints(u.bwdSucc[i])
 	}
-	return u, nil
+	return u
 }
 
 // reachability returns reach[a][b]: b is reachable from a in the unit DAG.
@@ -274,13 +290,24 @@ func scc(adj [][]int) ([]int, int) {
 	return comp, nc
 }
 
-// ideals enumerates the ideals (downward-closed sets, Definition 5.1) of
-// the unit DAG as bitsets of w words, ordered by size and then by bits.
-func (u *units) ideals(ctx context.Context) ([][]uint64, error) {
+// lattice is the ideals (downward-closed sets, Definition 5.1) of the
+// unit DAG as bitsets, ordered by size and then by bits, with the steps
+// down the lattice: down[i] lists, for every maximal unit x of ideal i,
+// x and the index of ideal i \ {x}.
+type lattice struct {
+	sets [][]uint64
+	down [][]step
+}
+
+type step struct{ unit, to int32 }
+
+// ideals enumerates the lattice, or fails beyond MaxIdeals.
+func (u *units) ideals(ctx context.Context) (*lattice, error) {
 	w := (u.n + 63) / 64
 	empty := make([]uint64, w)
-	seen := map[string]bool{string(words(empty)): true}
+	seen := map[string]int{string(words(empty)): 0}
 	all := [][]uint64{empty}
+	down := [][]step{nil}
 	for q := 0; q < len(all); q++ {
 		if q%1024 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -303,29 +330,64 @@ func (u *units) ideals(ctx context.Context) ([][]uint64, error) {
 			nx := append([]uint64(nil), cur...)
 			nx[x/64] |= 1 << (x % 64)
 			k := string(words(nx))
-			if seen[k] {
-				continue
+			id, ok := seen[k]
+			if !ok {
+				id = len(all)
+				seen[k] = id
+				all = append(all, nx)
+				down = append(down, nil)
+				if len(all) > MaxIdeals {
+					return nil, fmt.Errorf("more than %d ideals: the graph branches too much for the DP (try --non-contiguous)", MaxIdeals)
+				}
 			}
-			seen[k] = true
-			all = append(all, nx)
-			if len(all) > MaxIdeals {
-				return nil, fmt.Errorf("more than %d ideals: the graph branches too much for the DP (try --non-contiguous)", MaxIdeals)
-			}
+			down[id] = append(down[id], step{int32(x), int32(q)})
 		}
 	}
-	sort.SliceStable(all, func(i, j int) bool {
-		a, b := popcount(all[i]), popcount(all[j])
-		if a != b {
-			return a < b
+	perm := make([]int, len(all))
+	for i := range perm {
+		perm[i] = i
+	}
+	sizes := make([]int, len(all))
+	for i, set := range all {
+		sizes[i] = popcount(set)
+	}
+	sort.SliceStable(perm, func(i, j int) bool {
+		a, b := perm[i], perm[j]
+		if sizes[a] != sizes[b] {
+			return sizes[a] < sizes[b]
 		}
-		for k := range all[i] {
-			if all[i][k] != all[j][k] {
-				return all[i][k] < all[j][k]
+		for k := range all[a] {
+			if all[a][k] != all[b][k] {
+				return all[a][k] < all[b][k]
 			}
 		}
 		return false
 	})
-	return all, nil
+	inv := make([]int32, len(all))
+	for i, p := range perm {
+		inv[p] = int32(i)
+	}
+	l := &lattice{sets: make([][]uint64, len(all)), down: make([][]step, len(all))}
+	for i, p := range perm {
+		l.sets[i] = all[p]
+		d := down[p]
+		for k := range d {
+			d[k].to = inv[d[k].to]
+		}
+		sort.Slice(d, func(a, b int) bool { return d[a].unit < d[b].unit })
+		l.down[i] = d
+	}
+	return l, nil
+}
+
+// under returns the index of ideal i \ {x}, x a maximal unit of ideal i.
+func (l *lattice) under(i int, x int32) int {
+	for _, s := range l.down[i] {
+		if s.unit == x {
+			return int(s.to)
+		}
+	}
+	panic("partition: step down the lattice from a unit that is not maximal")
 }
 
 func has(set []uint64, x int) bool { return set[x/64]&(1<<(x%64)) != 0 }
@@ -373,6 +435,9 @@ type DPOptions struct {
 	// search is a heuristic: the DP is exact for one stage per device.
 	StageDevices []int
 	DeviceMemory float64
+	// Workers is the number of goroutines that fill the DP's table
+	// (0: GOMAXPROCS). The answer does not depend on it.
+	Workers int
 }
 
 // DPResult is the DP's answer and what it cost.
@@ -381,8 +446,10 @@ type DPResult struct {
 	// Ideals is the number of ideals of the contracted forward part (the
 	// paper's "Ideals" column); Units the number of its nodes.
 	Ideals, Units int
-	// Pairs is the number of pairs of nested ideals the DP evaluated.
-	Pairs int
+	// Pairs is the number of pairs of nested ideals the DP evaluated;
+	// Visited counts those it walked through, evaluated or not (see
+	// Contiguous).
+	Pairs, Visited int
 	// Order lists the devices of Split.Stages in pipeline order (the
 	// DP's stages, first to last).
 	Order []int
@@ -390,10 +457,23 @@ type DPResult struct {
 
 // Contiguous finds the contiguous split of least maximum load (§5.1.1 and
 // appendix B) onto the graph's accelerators and CPUs under its memory cap,
-// by dynamic programming over the ideals of the contracted graph. Its time
-// is O(I²·(k+1)·(ℓ+1)) plus the transfer costs, I the number of ideals; it
-// checks ctx between rows. It fails where no contiguous split fits the
-// memory.
+// by dynamic programming over the ideals of the contracted graph: the
+// forward part only, each unit carrying its backward nodes (§5.3), after
+// the preprocessing of Tarnawski et al.'s published implementation
+// (contract, mergeIdle), so that its ideals are the ones their Table 1
+// counts.
+//
+// For every ideal I it walks the ideals J under I from the top down
+// (walker), so that a pair (I, J) costs a few operations, and it skips
+// what cannot matter: a split whose stages are intervals of one
+// topological order gives an upper bound B of the answer; a branch of the
+// walk stops where the stage I \ J's compute time exceeds B, and the cells
+// (I, k, ℓ) whose work cannot fit within B on their devices, or whose
+// remaining work cannot on the devices left, are never computed. None of
+// this changes the answer or the split (TestContiguousMatchesNaiveDP). Its
+// time is at most O(P·(k+1)·(ℓ+1)) plus the transfer costs, P the number
+// of nested pairs of ideals (up to I², I the number of ideals); it checks
+// ctx between rows. It fails where no contiguous split fits the memory.
 func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error) {
 	if err := g.Validate(); err != nil {
 		return nil, err
@@ -402,10 +482,14 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	if err != nil {
 		return nil, err
 	}
-	ideals, err := u.ideals(ctx)
+	if opt.Stages == 0 {
+		u = u.mergeIdle()
+	}
+	lat, err := u.ideals(ctx)
 	if err != nil {
 		return nil, err
 	}
+	ideals := lat.sets
 	K, L, M := g.Accelerators, g.CPUs, g.Memory
 	if opt.Stages > 0 {
 		K, L = opt.Stages, 0
@@ -417,56 +501,80 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	nI := len(ideals)
 	inf := math.Inf(1)
 	cells := (K + 1) * (L + 1)
-	dp := make([]float64, nI*cells)
-	from := make([]int32, nI*cells)
-	onCPU := make([]bool, nI*cells)
-	for i := range dp {
-		dp[i] = inf
-		from[i] = -1
+	r := &dpRun{u: u, t: t, ideals: ideals, K: K, L: L, M: M, cells: cells,
+		dp: make([]float64, nI*cells), from: make([]int32, nI*cells), onCPU: make([]bool, nI*cells)}
+	for i := range r.dp {
+		r.dp[i] = inf
+		r.from[i] = -1
 	}
-	dp[0] = 0 // the empty ideal with no device
+	r.dp[0] = 0 // the empty ideal with no device
+	dp, from, onCPU := r.dp, r.from, r.onCPU
 	res := &DPResult{Ideals: nI, Units: u.n}
 	full := nI - 1
-	for i := 1; i < nI; i++ {
-		if i%64 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+	final := func(c int) bool { return opt.Stages == 0 || c == K*(L+1) } // chunks: exactly Stages stages
+	// Any stage whose load must exceed a known split's max load cannot be
+	// on an optimal chain: the stages I \ J of the ideals under I are
+	// enumerated from the top down and a branch stops where its compute
+	// time (a lower bound of every larger stage's load) exceeds it.
+	ub := t.chainBound(lat, u, K, L, M, final)
+	r.cut = ub + 1e-9*math.Max(1, math.Abs(ub))
+	r.useful = t.usefulCells(u, K, L, ub)
+	// Rows of ideals of one size depend only on smaller ideals: the
+	// workers share each size, and each row's value is the same whoever
+	// computes it.
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	walkers := make([]*walker, workers)
+	stats := make([]dpStats, workers)
+	for n := range walkers {
+		walkers[n] = &walker{u: u, lat: lat, need: make([]int32, u.n), bufs: make([][]int32, u.n+2)}
+	}
+	for lo := 1; lo < nI; {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		I := ideals[i]
-		row := dp[i*cells : (i+1)*cells]
-		nIi := popcount(I)
-		for j := 0; j < i; j++ {
-			J := ideals[j]
-			if t.size[j] >= nIi || !subset(J, I) {
-				continue
-			}
-			if !u.mirror && !u.backwardContiguous(I, J) {
-				continue
-			}
-			res.Pairs++
-			accLoad := t.acc(i, j, M)
-			cpuLoad := t.pc[i] - t.pc[j]
-			prev := dp[j*cells : (j+1)*cells]
-			for k := 0; k <= K; k++ {
-				for l := 0; l <= L; l++ {
-					c := k*(L+1) + l
-					if k > 0 && accLoad < inf {
-						if v := math.Max(prev[c-(L+1)], accLoad); v < row[c] {
-							row[c], from[i*cells+c], onCPU[i*cells+c] = v, int32(j), false
-						}
-					}
-					if l > 0 {
-						if v := math.Max(prev[c-1], cpuLoad); v < row[c] {
-							row[c], from[i*cells+c], onCPU[i*cells+c] = v, int32(j), true
-						}
-					}
-				}
-			}
+		hi := lo + 1
+		for hi < nI && t.size[hi] == t.size[lo] {
+			hi++
 		}
+		if hi-lo < 2*workers {
+			for i := lo; i < hi; i++ {
+				r.row(walkers[0], i, &stats[0])
+			}
+		} else {
+			var next atomic.Int64
+			next.Store(int64(lo))
+			var wg sync.WaitGroup
+			for n := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						i := int(next.Add(1) - 1)
+						if i >= hi || ctx.Err() != nil {
+							return
+						}
+						r.row(walkers[n], i, &stats[n])
+					}
+				}()
+			}
+			wg.Wait()
+		}
+		lo = hi
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, st := range stats {
+		res.Pairs += st.pairs
+		res.Visited += st.visited
 	}
 	best, bc := inf, -1
 	for c := range cells {
-		if opt.Stages > 0 && c != K*(L+1) {
-			continue // chunks: exactly Stages stages
+		if !final(c) {
+			continue
 		}
 		if dp[full*cells+c] < best {
 			best, bc = dp[full*cells+c], c
@@ -750,4 +858,106 @@ func (t *tables) balance(ctx context.Context, chain, dev []int, mem float64) err
 		}
 	}
 	return nil
+}
+
+// dpRun is the DP's table and what its rows read.
+type dpRun struct {
+	u      *units
+	t      *tables
+	ideals [][]uint64
+	K, L   int
+	M      float64
+	cells  int
+	cut    float64
+	useful []bool
+	dp     []float64
+	from   []int32
+	onCPU  []bool
+}
+
+type dpStats struct{ pairs, visited int }
+
+// row fills the cells of ideal i from the rows of the ideals under it.
+func (r *dpRun) row(w *walker, i int, st *dpStats) {
+	u, t, K, L, M, cells := r.u, r.t, r.K, r.L, r.M, r.cells
+	inf := math.Inf(1)
+	I := r.ideals[i]
+	row := r.dp[i*cells : (i+1)*cells]
+	rowFrom := r.from[i*cells : (i+1)*cells]
+	rowCPU := r.onCPU[i*cells : (i+1)*cells]
+	mine := r.useful[i*cells : (i+1)*cells]
+	some := false
+	for _, ok := range mine {
+		some = some || ok
+	}
+	if !some {
+		return
+	}
+	w.visit = func(j int) bool {
+		accLB, cpuLB := t.pa[i]-t.pa[j], t.pc[i]-t.pc[j]
+		if K == 0 || t.pn[i] != t.pn[j] || M > 0 && t.ps[i]-t.ps[j] > M*(1+1e-12) {
+			accLB = inf
+		}
+		if L == 0 {
+			cpuLB = inf
+		}
+		if accLB > r.cut && cpuLB > r.cut {
+			return false // this stage and every larger one
+		}
+		st.visited++
+		prevOK := r.useful[j*cells : (j+1)*cells]
+		some := false
+		for k := 0; k <= K && !some; k++ {
+			for l := 0; l <= L; l++ {
+				c := k*(L+1) + l
+				if mine[c] && (k > 0 && prevOK[c-(L+1)] || l > 0 && prevOK[c-1]) {
+					some = true
+					break
+				}
+			}
+		}
+		if !some {
+			return true
+		}
+		st.pairs++
+		accLoad := t.acc(i, j, M)
+		cpuLoad := t.pc[i] - t.pc[j]
+		prev := r.dp[j*cells : (j+1)*cells]
+		j32 := int32(j)
+		// The backward nodes of I \ J must be contiguous too (§5.3),
+		// which holds by construction when the backward edges mirror the
+		// forward ones; otherwise it is checked, once, when the pair would
+		// improve a cell.
+		checked, contiguous := u.mirror, true
+		// Ties go to the smaller J, then to the accelerator.
+		better := func(c int, v float64, cpu bool) bool {
+			if !(v < row[c] || v == row[c] && v < inf && (j32 < rowFrom[c] || j32 == rowFrom[c] && !cpu && rowCPU[c])) {
+				return false
+			}
+			if !checked {
+				contiguous, checked = u.backwardContiguous(I, r.ideals[j]), true
+			}
+			return contiguous
+		}
+		for k := 0; k <= K; k++ {
+			for l := 0; l <= L; l++ {
+				c := k*(L+1) + l
+				if !mine[c] {
+					continue
+				}
+				if k > 0 && accLoad < inf {
+					if v := math.Max(prev[c-(L+1)], accLoad); better(c, v, false) {
+						row[c], rowFrom[c], rowCPU[c] = v, j32, false
+					}
+				}
+				if l > 0 {
+					if v := math.Max(prev[c-1], cpuLoad); better(c, v, true) {
+						row[c], rowFrom[c], rowCPU[c] = v, j32, true
+					}
+				}
+			}
+		}
+		return true
+	}
+	w.walk(i)
 }

@@ -144,16 +144,20 @@ func TestNonContiguousMatchesBruteForce(t *testing.T) {
 	}
 }
 
-// The same graph gives the same split, node for node.
+// The same graph gives the same split, node for node, whatever the
+// number of workers.
 func TestContiguousDeterministic(t *testing.T) {
-	g := loadSeed(t, "operator/bert_l-3_training.json")
-	a, err := Contiguous(context.Background(), g, DPOptions{})
+	g := loadPaper(t, "operator/bert_l-3_training.json")
+	a, err := Contiguous(context.Background(), g, DPOptions{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Contiguous(context.Background(), g, DPOptions{})
+	b, err := Contiguous(context.Background(), g, DPOptions{Workers: 3})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if a.Pairs != b.Pairs || a.Visited != b.Visited {
+		t.Errorf("pairs %d and %d, visited %d and %d", a.Pairs, b.Pairs, a.Visited, b.Visited)
 	}
 	for v := range a.Split.Device {
 		if a.Split.Device[v] != b.Split.Device[v] {
@@ -164,7 +168,7 @@ func TestContiguousDeterministic(t *testing.T) {
 
 // A cancelled context stops the DP with the context's error.
 func TestContiguousCancelled(t *testing.T) {
-	g := loadSeed(t, "operator/bert_l-3_training.json")
+	g := loadPaper(t, "operator/bert_l-3_training.json")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := Contiguous(ctx, g, DPOptions{}); err == nil {
@@ -206,6 +210,261 @@ func TestInterleavedChunks(t *testing.T) {
 		}
 		if math.Abs(worst-13.2) > 1e-9 {
 			t.Errorf("%s: largest device load %.4f, want 13.2 (loads %v)", order, worst, sum)
+		}
+	}
+}
+
+// naiveDP is the DP as §5.1.1 states it, with none of Contiguous's
+// shortcuts: every pair of nested ideals is tried, ties to the smaller
+// sub-ideal and then to the accelerator. merge applies the published
+// preprocessing's merge of idle units (as Contiguous does). It returns
+// the least max load and the device of every node.
+func naiveDP(t testing.TB, g *Graph, merge bool) (float64, []int) {
+	t.Helper()
+	u, err := contract(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merge {
+		u = u.mergeIdle()
+	}
+	lat, err := u.ideals(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ideals := lat.sets
+	tb := newTables(g, u, ideals)
+	K, L, M := g.Accelerators, g.CPUs, g.Memory
+	nI, cells, inf := len(ideals), (K+1)*(L+1), math.Inf(1)
+	dp := make([]float64, nI*cells)
+	from := make([]int, nI*cells)
+	cpu := make([]bool, nI*cells)
+	for i := range dp {
+		dp[i] = inf
+	}
+	dp[0] = 0
+	for i := 1; i < nI; i++ {
+		for j := 0; j < i; j++ {
+			if tb.size[j] >= tb.size[i] || !subset(ideals[j], ideals[i]) {
+				continue
+			}
+			if !u.mirror && !u.backwardContiguous(ideals[i], ideals[j]) {
+				continue
+			}
+			a, p := tb.acc(i, j, M), tb.pc[i]-tb.pc[j]
+			for k := 0; k <= K; k++ {
+				for l := 0; l <= L; l++ {
+					c := k*(L+1) + l
+					if k > 0 && a < inf {
+						if v := math.Max(dp[j*cells+c-(L+1)], a); v < dp[i*cells+c] {
+							dp[i*cells+c], from[i*cells+c], cpu[i*cells+c] = v, j, false
+						}
+					}
+					if l > 0 {
+						if v := math.Max(dp[j*cells+c-1], p); v < dp[i*cells+c] {
+							dp[i*cells+c], from[i*cells+c], cpu[i*cells+c] = v, j, true
+						}
+					}
+				}
+			}
+		}
+	}
+	best, bc := inf, -1
+	for c := range cells {
+		if dp[(nI-1)*cells+c] < best {
+			best, bc = dp[(nI-1)*cells+c], c
+		}
+	}
+	if bc < 0 {
+		return inf, nil
+	}
+	unitDev := make([]int, u.n)
+	na, nc := 0, 0
+	var chain [][2]int
+	for i, c := nI-1, bc; i != 0; {
+		j := from[i*cells+c]
+		chain = append(chain, [2]int{j, i})
+		if cpu[i*cells+c] {
+			chain[len(chain)-1][0] = -1 - j
+			c--
+		} else {
+			c -= L + 1
+		}
+		i = j
+	}
+	for p := len(chain) - 1; p >= 0; p-- {
+		j, i, d := chain[p][0], chain[p][1], 0
+		if j < 0 {
+			j, d = -1-j, K+nc
+			nc++
+		} else {
+			d = na
+			na++
+		}
+		for x := range u.n {
+			if has(ideals[i], x) && !has(ideals[j], x) {
+				unitDev[x] = d
+			}
+		}
+	}
+	dev := make([]int, len(g.Nodes))
+	for v := range dev {
+		dev[v] = unitDev[u.of[v]]
+	}
+	return best, dev
+}
+
+// Contiguous's shortcuts (the walk down the lattice, the bound from a
+// chain split, the cells no split within it can use) change nothing: the
+// same max load and the same split, node for node, as the plain DP, on
+// random graphs (with idle nodes, colour classes and backward nodes) and
+// on every shipped graph of Tarnawski et al.
+func TestContiguousMatchesNaiveDP(t *testing.T) {
+	var cases []*Graph
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 300 {
+		g := randomGraph(r, 4+r.IntN(9), 1+r.IntN(3), r.IntN(2))
+		for v := range g.Nodes {
+			switch r.IntN(8) {
+			case 0, 1: // idle nodes for mergeIdle
+				g.Nodes[v].Acc, g.Nodes[v].CPU = 0, 0
+			case 2:
+				g.Nodes[v].Backward = true
+			case 3:
+				g.Nodes[v].Acc = math.Inf(1) // CPU only
+			case 4:
+				g.Nodes[v].CPU = 0
+			}
+		}
+		if g.Validate() == nil {
+			cases = append(cases, g)
+		}
+	}
+	for _, f := range []string{
+		"layer/bert24_inference.json", "layer/bert24_training.json",
+		"layer/resnet50_inference.json", "layer/resnet50_training.json",
+		"operator/bert_l-3_inference.json", "operator/resnet50_inference.json",
+		"operator/resnet50_training.json",
+	} {
+		cases = append(cases, loadPaper(t, f))
+	}
+	for n, g := range cases {
+		want, dev := naiveDP(t, g, true)
+		res, err := Contiguous(context.Background(), g, DPOptions{})
+		if math.IsInf(want, 1) {
+			if err == nil {
+				t.Errorf("case %d: Contiguous found %v where the plain DP found none", n, res.Split.MaxLoad)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("case %d: %v", n, err)
+		}
+		s, err := NewSplit(g, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Split.MaxLoad != s.MaxLoad {
+			t.Errorf("case %d: max load %v, plain DP %v", n, res.Split.MaxLoad, s.MaxLoad)
+		}
+		for v := range dev {
+			if res.Split.Device[v] != dev[v] {
+				t.Errorf("case %d: node %d on device %d, plain DP %d", n, v, res.Split.Device[v], dev[v])
+				break
+			}
+		}
+	}
+}
+
+// Merging idle units (the published DP's last preprocessing step) keeps
+// the optimum where memory does not bind: on small random graphs with
+// zero-time nodes, the DP with the merge finds the least max load of all
+// contiguous splits whose stages form a pipeline, found by trying every
+// assignment.
+func TestMergeIdleKeepsOptimum(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	merged := 0
+	for trial := range 60 {
+		g := randomGraph(r, 3+r.IntN(4), 1+r.IntN(2), r.IntN(2))
+		g.Memory = 0
+		for v := range g.Nodes {
+			if r.IntN(3) == 0 {
+				g.Nodes[v].Acc, g.Nodes[v].CPU = 0, 0
+			}
+		}
+		u, err := contract(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.mergeIdle().n < u.n {
+			merged++
+		}
+		want := bruteForce(t, g, func(s *Split) bool { return s.Contiguous && acyclicStages(s) })
+		res, err := Contiguous(context.Background(), g, DPOptions{})
+		if err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		if math.Abs(res.Split.MaxLoad-want) > 1e-9 {
+			t.Errorf("trial %d: DP %.4f, brute force %.4f", trial, res.Split.MaxLoad, want)
+		}
+	}
+	if merged < 10 {
+		t.Errorf("only %d of 60 graphs had a unit to merge", merged)
+	}
+}
+
+// The walk down the lattice visits every ideal under I exactly once, and
+// the units are numbered in a topological order (the walk's canonical
+// order relies on it), before and after the merge of idle units.
+func TestWalkVisitsEverySubIdealOnce(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for trial := range 60 {
+		g := randomGraph(r, 4+r.IntN(9), 1, 0)
+		for v := range g.Nodes {
+			if r.IntN(4) == 0 {
+				g.Nodes[v].Acc, g.Nodes[v].CPU = 0, 0
+			}
+			if r.IntN(5) == 0 {
+				g.Nodes[v].Backward = true
+			}
+		}
+		if g.Validate() != nil {
+			continue
+		}
+		u, err := contract(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range []*units{u, u.mergeIdle()} {
+			for a := range u.n {
+				for _, b := range u.succ[a] {
+					if b <= a {
+						t.Fatalf("trial %d: unit edge %d -> %d against the numbering", trial, a, b)
+					}
+				}
+			}
+			lat, err := u.ideals(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := &walker{u: u, lat: lat, need: make([]int32, u.n), bufs: make([][]int32, u.n+2)}
+			for i := range lat.sets {
+				seen := map[int]int{}
+				w.visit = func(j int) bool { seen[j]++; return true }
+				w.walk(i)
+				want := 0
+				for j := range lat.sets {
+					if j != i && subset(lat.sets[j], lat.sets[i]) {
+						want++
+						if seen[j] != 1 {
+							t.Errorf("trial %d: ideal %d under %d visited %d times", trial, j, i, seen[j])
+						}
+					}
+				}
+				if len(seen) != want {
+					t.Errorf("trial %d: %d ideals visited under %d, want %d", trial, len(seen), i, want)
+				}
+			}
 		}
 	}
 }

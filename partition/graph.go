@@ -1,13 +1,14 @@
 // Package partition cuts a model into pipeline stages: it finds the split
 // of a layer or operator graph onto k accelerators and ℓ CPU cores with the
 // least maximum load (time per sample) under a per-accelerator memory cap,
-// after Tarnawski et al. ("Efficient Algorithms for Device
-// Placement of DNN Graph Operators", NeurIPS 2020):
+// after Tarnawski et al., "Efficient Algorithms for Device Placement of DNN
+// Graph Operators" (NeurIPS 2020):
 //
 //   - contiguous splits by the dynamic program over the graph's ideals
 //     (§5.1.1), with the paper's preprocessing (colour classes and strongly
-//     connected components contracted) and its training variant (appendix
-//     B: a layer's forward and backward on one device);
+//     connected components contracted, idle units merged as its published
+//     code does) and its training variant (§5.3 and appendix B: the DP runs
+//     on the forward part, a layer's backward on its forward's device);
 //   - non-contiguous splits by the max-load integer program (Fig. 6),
 //     solved with Z3 through package smt, anytime: the best split found
 //     within the caller's context and its proven gap;

@@ -9,7 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/strictjson"
 )
 
-// The graph file of Tarnawski et al.'s published set (dnn-partitioning): one
+// The graph file of Tarnawski et al. (testdata/dnn-partitioning/README.md): one
 // object with maxSizePerFPGA, maxFPGAs, maxCPUs, nodes and edges. Every
 // key the published files carry is known; any other is an error, like a
 // missing required key, a repeated id or an edge to an unknown id.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -115,9 +116,7 @@ func expand(t *testing.T, p *placement.Placement, r *Repetend, iters int) {
 // zero bubble rate from N_R = 4 (the number of devices), M- and NN-shape
 // from N_R = 6; fewer micro-batches leave bubbles.
 func TestPaperFig11ZeroBubbleNR(t *testing.T) {
-	if testing.Short() {
-		t.Skip("solver-heavy")
-	}
+	testskip.Short(t, "solver-heavy")
 	for _, c := range []struct {
 		name string
 		zero int // least N_R with a zero-bubble repetend

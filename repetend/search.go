@@ -28,6 +28,11 @@ const (
 // Methods lists the valid methods (a new slice each call).
 func Methods() []Method { return []Method{MethodEnumerate, MethodJoint, MethodRace} }
 
+// Workers reports whether the method uses Options.Jobs: the enumeration
+// solves candidates on that many workers (race too, through it); the
+// joint search runs one solver and ignores it.
+func (m Method) Workers() bool { return m == MethodEnumerate || m == MethodRace }
+
 // ParseMethod checks a method name.
 func ParseMethod(s string) (Method, error) {
 	for _, m := range Methods() {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
@@ -35,10 +36,7 @@ func needTorch(t *testing.T) {
 	}
 	msg := fmt.Sprintf("%s cannot import torch (%v: %s); install it with: apt-get install -y --no-install-recommends python3-torch",
 		python, err, strings.TrimSpace(string(out)))
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip("skipping the PyTorch end-to-end test: " + msg)
+	testskip.Skip(t, "skipping the PyTorch end-to-end test: "+msg)
 }
 
 // The generated workers train the example MLP on 4 ranks (gloo, CPU) for
@@ -60,9 +58,7 @@ func needTorch(t *testing.T) {
 // a python3 first on the PATH that cannot import torch, so launch.sh must
 // find /usr/bin/python3 itself.
 func TestWorkersEndToEnd(t *testing.T) {
-	if testing.Short() && os.Getenv("CI") != "true" {
-		t.Skip("skipping the PyTorch end-to-end test in short mode")
-	}
+	testskip.Short(t, "the PyTorch end-to-end test")
 	needTorch(t)
 	type run struct {
 		label string

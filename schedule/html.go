@@ -51,8 +51,20 @@ func RenderHTML(s *Schedule, w io.Writer) error {
 	}
 	if rp := s.Repetend; rp != nil {
 		row("repetend", fmt.Sprintf("N_R %d, period %d (lower bound %d), %d %s from time %d",
-			rp.NR, rp.Period, m.LowerBound.Period, rp.Iterations, plural(rp.Iterations, "iteration"), rp.Start))
+			rp.Span(), rp.Period, m.LowerBound.Period, rp.Iterations, plural(rp.Iterations, "iteration"), rp.Start))
 		row("repetend bubble rate", fmt.Sprintf("%.2f%%", 100*RepetendBubbleRate(p, rp.Period)))
+	} else if st := Steady(s); st != nil {
+		// No repetend: the steady state the start times show.
+		period := strconv.Itoa(st.Period)
+		if st.PerPeriod > 1 {
+			period = fmt.Sprintf("%d for %d micro-batches", st.Period, st.PerPeriod)
+		}
+		what := fmt.Sprintf("period %s, N_R %d", period, st.NR)
+		if len(st.Stretches) > 1 {
+			what += fmt.Sprintf(", over %d periodic stretches one after another", len(st.Stretches))
+		}
+		row("steady state", what)
+		row("steady-state bubble rate", fmt.Sprintf("%.2f%%", 100*st.BubbleRate))
 	}
 	verdict := "valid"
 	var ve *VerifyError

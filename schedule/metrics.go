@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"fmt"
 	"math"
 	"sort"
 
@@ -117,19 +118,66 @@ func Measure(s *Schedule) Metrics {
 //
 // For n ≤ 0 the makespan bound is 0.
 func LowerBounds(p *placement.Placement, n, memory int) Bounds {
+	b, _ := LowerBoundsBy(p, n, memory)
+	return b
+}
+
+// MakespanBound names the argument of LowerBounds that gives the makespan
+// bound.
+type MakespanBound int
+
+const (
+	// BoundCriticalPath: the critical path of one micro-batch.
+	BoundCriticalPath MakespanBound = iota
+	// BoundDeviceLoad: a device's work, with the least head and tail.
+	BoundDeviceLoad
+	// BoundLinkLoad: a link's transfers, with channels.
+	BoundLinkLoad
+	// BoundMemory: the memory budget (memoryBound).
+	BoundMemory
+)
+
+// String says what the bound is, for people.
+func (b MakespanBound) String() string {
+	switch b {
+	case BoundCriticalPath:
+		return "the critical path"
+	case BoundDeviceLoad:
+		return "a device's load"
+	case BoundLinkLoad:
+		return "a link's load"
+	case BoundMemory:
+		return "the memory budget"
+	}
+	return fmt.Sprintf("MakespanBound(%d)", int(b))
+}
+
+// LowerBoundsBy is LowerBounds and the argument that gives the makespan
+// bound (the first to reach it, in the order listed there, links first).
+func LowerBoundsBy(p *placement.Placement, n, memory int) (Bounds, MakespanBound) {
 	b := Bounds{Period: p.MaxLoad()}
+	by := BoundCriticalPath
 	heads, tails := p.Heads(), p.Tails()
 	if p.Channels {
 		b = linkBounds(p, n, b, heads, tails)
+		by = BoundLinkLoad
 	}
 	if n <= 0 {
 		b.Makespan = 0
-		return b
+		return b, BoundCriticalPath
 	}
-	b.Makespan = max(b.Makespan, p.CriticalPath())
+	raise := func(v int, why MakespanBound) {
+		if v > b.Makespan {
+			b.Makespan, by = v, why
+		}
+	}
+	if b.Makespan == 0 {
+		by = BoundCriticalPath
+	}
+	raise(p.CriticalPath(), BoundCriticalPath)
 	decides := p.HasOffload() || p.HasRecompute()
 	if p.Limited(memory) && !decides {
-		b.Makespan = max(b.Makespan, memoryBound(p, n, memory))
+		raise(memoryBound(p, n, memory), BoundMemory)
 	}
 	loads := p.Loads()
 	for d, blocks := range p.DeviceBlocks() {
@@ -141,12 +189,12 @@ func LowerBounds(p *placement.Placement, n, memory int) Bounds {
 			minHead = min(minHead, heads[i])
 			minTail = min(minTail, tails[i])
 		}
-		b.Makespan = max(b.Makespan, minHead+n*loads[d]+minTail)
+		raise(minHead+n*loads[d]+minTail, BoundDeviceLoad)
 	}
 	if p.Limited(memory) && decides {
-		b.Makespan = max(b.Makespan, areaBound(p, n, memory, b.Makespan))
+		raise(areaBound(p, n, memory, b.Makespan), BoundMemory)
 	}
-	return b
+	return b, by
 }
 
 // linkBounds raises b by the links' loads (see LowerBounds).

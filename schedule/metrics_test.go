@@ -177,4 +177,13 @@ func TestLowerBoundsMemory(t *testing.T) {
 	if got := LowerBounds(p, 8, 64).Makespan; got != 1704 {
 		t.Errorf("memory 64: %d, want 1704", got)
 	}
+	// LowerBoundsBy names the argument that gives each.
+	for _, c := range []struct {
+		memory int
+		want   MakespanBound
+	}{{0, BoundDeviceLoad}, {16, BoundMemory}, {64, BoundDeviceLoad}} {
+		if _, by := LowerBoundsBy(p, 8, c.memory); by != c.want {
+			t.Errorf("memory %d: bound by %v, want %v", c.memory, by, c.want)
+		}
+	}
 }

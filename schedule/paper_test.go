@@ -34,12 +34,38 @@ func TestPaperOneF1BRepetendGeneralizes(t *testing.T) {
 }
 
 // Reference: §VI-B, Table II: "1F1B can achieve zero bubble rate under its
-// V-Shape placement strategy" with numerous micro-batches. Its repetend
-// bubble rate is 0, and the bubble rate of the whole schedule,
-// (D-1)/(N+D-1), falls towards it as N grows.
+// V-Shape placement strategy" with numerous micro-batches. The steady state
+// of a real 1F1B schedule (64 micro-batches, found in its start times by
+// FindRepetend) keeps every device busy for its whole period, so its
+// repetend bubble rate is 0, and the bubble rate of the whole schedule
+// falls towards it as N grows.
 func TestPaperOneF1BZeroBubble(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{})
-	if r := RepetendBubbleRate(p, LowerBounds(p, 1, 0).Period); r != 0 {
+	s := oneF1B(t, p, 64, 0)
+	rp := FindRepetend(s)
+	if rp == nil {
+		t.Fatal("1F1B of 64 micro-batches has no periodic stretch")
+	}
+	s.Repetend = rp
+	if err := Verify(s); err != nil {
+		t.Fatal(err)
+	}
+	// Busy time of every device in one period of the steady state, from
+	// the instances themselves.
+	busy := make([]int, p.Devices)
+	for _, in := range s.Instances {
+		if in.Start >= rp.Start+rp.Period && in.Start < rp.Start+2*rp.Period {
+			for _, d := range p.Blocks[in.Block].Devices {
+				busy[d] += p.Blocks[in.Block].Time
+			}
+		}
+	}
+	for d, b := range busy {
+		if b != rp.Period {
+			t.Errorf("device %d busy %d of the period %d in 1F1B's steady state", d, b, rp.Period)
+		}
+	}
+	if r := RepetendBubbleRate(p, rp.Period); r != 0 {
 		t.Errorf("1F1B repetend bubble rate %v, want 0", r)
 	}
 	last := 1.0

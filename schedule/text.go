@@ -145,7 +145,7 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 	}
 	out.WriteString(legend + "\n")
 	if rp != nil {
-		fmt.Fprintf(&out, "repetend: nr %d, period %d, %d %s from time %d\n", rp.NR, rp.Period, rp.Iterations, plural(rp.Iterations, "iteration"), rp.Start)
+		fmt.Fprintf(&out, "repetend: nr %d, period %d, %d %s from time %d\n", rp.Span(), rp.Period, rp.Iterations, plural(rp.Iterations, "iteration"), rp.Start)
 	}
 
 	heads := []string{"time", "repetend"}

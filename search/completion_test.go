@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
@@ -90,8 +91,8 @@ func TestPaperInferenceReachesZeroBubbles(t *testing.T) {
 func runPaperCases(t *testing.T, cases []paperCase) {
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/infer=%v", c.name, c.inference), func(t *testing.T) {
-			if c.skipInShort && testing.Short() {
-				t.Skip("solver-heavy")
+			if c.skipInShort {
+				testskip.Short(t, "solver-heavy")
 			}
 			p := placementtest.Builtin(t, c.name, placement.Options{Inference: c.inference})
 			n := 128
@@ -221,13 +222,15 @@ func randomPlacement(rng *rand.Rand, id int) *placement.Placement {
 
 // Property: for random small DAG placements, every schedule the search
 // emits passes the verifier and is never shorter than the proven lower
-// bound.
+// bound, and the search refuses a budget only where the micro-batches do
+// not fit one after another (sequentialFits, by brute force).
 func TestPropertyRandomPlacements(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	cases := 40
 	if testing.Short() {
 		cases = 10
 	}
+	fitting, refused := 0, 0
 	for id := 0; id < cases; id++ {
 		p := randomPlacement(rng, id)
 		if err := p.Validate(); err != nil {
@@ -237,13 +240,19 @@ func TestPropertyRandomPlacements(t *testing.T) {
 		n := []int{1, 3, 6}[rng.Intn(3)]
 		method := []repetend.Method{repetend.MethodJoint, repetend.MethodEnumerate}[rng.Intn(2)]
 		res, err := Run(context.Background(), p, Options{Memory: memory, MaxNR: 3, MicroBatches: n, Method: method, Jobs: 2})
+		seq := sequentialFits(p, n, memory)
+		if seq {
+			fitting++
+		}
 		if err != nil {
-			// A budget may admit no repetend at all; that must be the
-			// reported reason, and a single micro-batch must not fit.
-			if memory > 0 && errors.Is(err, ErrNoRepetend) {
+			// A budget may admit no schedule at all; that must be the
+			// reported reason, and running the micro-batches one after
+			// another (checked by brute force) must not fit either.
+			if memory > 0 && errors.Is(err, ErrNoRepetend) && !seq {
+				refused++
 				continue
 			}
-			t.Fatalf("%s memory %d N=%d %s: %v", p.Name, memory, n, method, err)
+			t.Fatalf("%s memory %d N=%d %s (one after another fits: %v): %v", p.Name, memory, n, method, seq, err)
 		}
 		if err := schedule.Verify(res.Schedule); err != nil {
 			t.Fatalf("%s memory %d N=%d: %v", p.Name, memory, n, err)
@@ -251,6 +260,12 @@ func TestPropertyRandomPlacements(t *testing.T) {
 		if mk, lb := schedule.Makespan(res.Schedule), schedule.LowerBounds(p, n, 0).Makespan; mk < lb {
 			t.Fatalf("%s N=%d: makespan %d below the lower bound %d", p.Name, n, mk, lb)
 		}
+	}
+	// Both sides of the check are exercised: placements where the
+	// micro-batches fit one after another (the search must answer) and
+	// budgets the search refuses.
+	if fitting == 0 || (!testing.Short() && refused == 0) {
+		t.Errorf("%d cases fit one after another, %d refused: the property checks less than it says", fitting, refused)
 	}
 }
 

@@ -15,15 +15,8 @@ func (r *Result) Provenance() string {
 	if r.Source.Refined {
 		text += ", its ends re-optimised by the solver"
 	}
-	best := ""
-	for _, c := range r.Candidates {
-		if c.Source != r.Source.Unrefined() {
-			best = fmt.Sprintf("%s (makespan %d)", c.Source, c.Makespan)
-			break
-		}
-	}
-	if len(r.Candidates) > 0 && best != "" {
-		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s", len(r.Candidates), best)
+	if best, ok := r.RunnerUp(); ok {
+		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s (makespan %d)", len(r.Candidates), best.Source, best.Makespan)
 	}
 	return text
 }

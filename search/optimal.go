@@ -36,6 +36,39 @@ type OptimalResult struct {
 	// Source is the solver (SourceSolver), or the construction or
 	// baseline that the solver did not beat in time.
 	Source Source
+	// Bound is the proven lower bound of the makespan and what proves it.
+	Bound OptimalBound
+}
+
+// OptimalBound is the time-optimal search's lower bound of the makespan:
+// the larger of the schedule package's bounds (schedule.LowerBoundsBy)
+// and the solver's (its relaxations, raised by every shorter makespan a
+// solver call refuted).
+type OptimalBound struct {
+	Makespan int
+	// By says what proves Makespan, for people: a relaxation (which
+	// one), the memory budget, or solver calls.
+	By string
+	// Solver is set when solver calls proved Makespan, above Relaxed,
+	// the best bound of the relaxations and the memory budget alone.
+	Solver  bool
+	Relaxed int
+}
+
+// boundOf combines the schedule package's bound with the solver's.
+func boundOf(p *placement.Placement, n, memory int, sol *smt.Solution) OptimalBound {
+	b, by := schedule.LowerBoundsBy(p, n, memory)
+	out := OptimalBound{Makespan: b.Makespan, By: by.String(), Relaxed: b.Makespan}
+	if sol == nil {
+		return out
+	}
+	if sol.Relaxed > out.Relaxed {
+		out.Makespan, out.Relaxed, out.By = sol.Relaxed, sol.Relaxed, sol.Bound.String()
+	}
+	if sol.Bound == smt.BoundSolver && sol.LowerBound > out.Makespan {
+		out.Makespan, out.By, out.Solver = sol.LowerBound, sol.Bound.String(), true
+	}
+	return out
 }
 
 // Optimal is the time-optimal (TO) search of all N micro-batches (the
@@ -86,7 +119,7 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 		// The solver found nothing before it stopped: the start stands.
 		sol = &smt.Solution{Starts: startsOf(start, refs), Makespan: schedule.Makespan(start), LowerBound: schedule.LowerBounds(p, n, memory).Makespan}
 		sol.Proven = sol.Makespan <= sol.LowerBound
-		return &OptimalResult{Schedule: start, Solution: sol, Source: source}, nil
+		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, nil)}, nil
 	}
 	s, retimed, err := onLinks(s)
 	if err != nil {
@@ -101,9 +134,9 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 		// start aside; it is still the better answer.
 		sol.Makespan = schedule.Makespan(start)
 		sol.Proven = sol.Makespan <= sol.LowerBound
-		return &OptimalResult{Schedule: start, Solution: sol, Source: source}, nil
+		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, sol)}, nil
 	}
-	return &OptimalResult{Schedule: s, Solution: sol, Source: Source{Kind: SourceSolver}}, nil
+	return &OptimalResult{Schedule: s, Solution: sol, Source: Source{Kind: SourceSolver}, Bound: boundOf(p, n, memory, sol)}, nil
 }
 
 // solveAll encodes every instance of n micro-batches and minimises the

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -80,9 +81,7 @@ func TestSearchStoppedAnswersWithTheBestConstruction(t *testing.T) {
 // variants included, under two budgets and two N, the search's makespan
 // is no longer than that of any baseline that applies and fits the budget.
 func TestSearchNeverLosesToABaseline(t *testing.T) {
-	if testing.Short() {
-		t.Skip("many searches")
-	}
+	testskip.Short(t, "many searches")
 	var ps []*placement.Placement
 	for _, name := range placement.BuiltinNames() {
 		for _, opt := range []placement.Options{{}, {SplitBackward: true}, {Chunks: 2, Order: placement.Loop}, {Chunks: 2, Order: placement.V, SplitBackward: true}} {

@@ -252,6 +252,62 @@ func (r *Result) Makespan() int { return schedule.Makespan(r.Schedule) }
 // bound.
 func (r *Result) Gap() int { return r.Makespan() - r.Bounds.Makespan }
 
+// RunnerUp is the best candidate other than the one the schedule came from:
+// the least makespan among the constructions, baselines and starts the
+// search began with, the earliest listed on a tie. ok is false when there
+// is no other candidate (a solver-only search, or a single one that won).
+func (r *Result) RunnerUp() (best Candidate, ok bool) {
+	winner := r.Source.Unrefined()
+	for _, c := range r.Candidates {
+		if c.Source == winner {
+			continue
+		}
+		if !ok || c.Makespan < best.Makespan {
+			best, ok = c, true
+		}
+	}
+	return best, ok
+}
+
+// RepetendUsed reports whether Schedule repeats Repetend in its steady
+// state: the repetend the schedule records (at least two iterations) has
+// Repetend's period, and every block runs at Repetend's time in it, up to
+// one shift of time and micro-batch for all blocks (where the iterations
+// are counted from does not matter). A construction that ends earlier
+// than the repetend's own schedule, or a schedule of fewer micro-batches
+// than N_R, does not use it.
+func (r *Result) RepetendUsed() bool {
+	if r.Repetend == nil || r.Schedule == nil || r.Schedule.Repetend == nil {
+		return false
+	}
+	got, want := r.Schedule.Repetend, r.Repetend
+	k := len(r.Schedule.Placement.Blocks)
+	if got.Period != want.Period || got.Iterations < 2 || len(got.Offsets) != k || len(want.Offsets) != k || len(want.Starts) != k {
+		return false
+	}
+	first := map[schedule.Ref]int{}
+	for _, in := range r.Schedule.Instances {
+		first[in.Ref()] = in.Start
+	}
+	// Block i of micro-batch m starts at x_i + (m − o_i)·P in the
+	// schedule and at s_i + (m − n_i)·P in the repetend: the difference
+	// must be one constant.
+	P := got.Period
+	for i := range k {
+		x, ok := first[schedule.Ref{Block: i, Micro: got.Offsets[i]}]
+		if !ok {
+			return false
+		}
+		c := (x - got.Offsets[i]*P) - (want.Starts[i] - want.Offsets[i]*P)
+		if i == 0 {
+			first[schedule.Ref{Block: -1}] = c
+		} else if c != first[schedule.Ref{Block: -1}] {
+			return false
+		}
+	}
+	return true
+}
+
 // PeriodProven reports whether no repetend with N_R ≤ MaxNR has a
 // shorter period than Repetend. With channels only the lower bound proves
 // it.

@@ -20,10 +20,15 @@ type Summary struct {
 	Period             int            `json:"period,omitempty"`
 	RepetendBubbleRate *float64       `json:"repetend_bubble_rate,omitempty"`
 	Offsets            map[string]int `json:"offsets,omitempty"`
-	MicroBatches       int            `json:"micro_batches"`
-	Makespan           int            `json:"makespan"`
-	BubbleRate         float64        `json:"bubble_rate"`
-	PeakMemory         []int          `json:"peak_memory"`
+	// RepetendUsed says whether the schedule repeats the repetend above
+	// (nr, period, offsets); where it does not, SteadyState is the
+	// schedule's own.
+	RepetendUsed *bool          `json:"repetend_used,omitempty"`
+	SteadyState  *SummarySteady `json:"steady_state,omitempty"`
+	MicroBatches int            `json:"micro_batches"`
+	Makespan     int            `json:"makespan"`
+	BubbleRate   float64        `json:"bubble_rate"`
+	PeakMemory   []int          `json:"peak_memory"`
 	// Offloaded and Recomputed count the instances whose activation the
 	// schedule offloads and recomputes; present only where the search
 	// could decide (--offload, --recompute: WithDecisions).
@@ -43,6 +48,48 @@ type Summary struct {
 type SummaryBounds struct {
 	Period   int `json:"period"`
 	Makespan int `json:"makespan"`
+	// By says what proves Makespan (the time-optimal search only).
+	By string `json:"by,omitempty"`
+}
+
+// SummarySteady is the steady state of the schedule returned
+// (schedule.SteadyOf): its period for micro_batches_per_period more
+// micro-batches, the N_R of its longest periodic stretch, the bubble rate
+// as N grows, and the stretches (one after another, every block in one).
+type SummarySteady struct {
+	Period     int              `json:"period"`
+	PerPeriod  int              `json:"micro_batches_per_period"`
+	NR         int              `json:"nr"`
+	BubbleRate float64          `json:"bubble_rate"`
+	Stretches  []SummaryStretch `json:"stretches"`
+}
+
+// SummaryStretch is one periodic stretch of a steady state.
+type SummaryStretch struct {
+	Start      int      `json:"start"`
+	Period     int      `json:"period"`
+	PerPeriod  int      `json:"micro_batches_per_period"`
+	Iterations int      `json:"iterations"`
+	NR         int      `json:"nr"`
+	Blocks     []string `json:"blocks"`
+}
+
+// SteadySummary is s's steady state for the summary (nil when it has
+// none).
+func SteadySummary(s *schedule.Schedule) *SummarySteady {
+	st := schedule.SteadyOf(s)
+	if st == nil {
+		return nil
+	}
+	out := &SummarySteady{Period: st.Period, PerPeriod: st.PerPeriod, NR: st.NR, BubbleRate: textfmt.Round6(st.BubbleRate)}
+	for _, x := range st.Stretches {
+		ids := make([]string, len(x.Blocks))
+		for k, i := range x.Blocks {
+			ids[k] = s.Placement.Blocks[i].ID
+		}
+		out.Stretches = append(out.Stretches, SummaryStretch{Start: x.Start, Period: x.Period, PerPeriod: x.PerPeriod, Iterations: x.Iterations, NR: x.NR, Blocks: ids})
+	}
+	return out
 }
 
 // SummaryOffsets count the repetend search's candidate offsets
@@ -102,6 +149,7 @@ func (r *Result) Summary(method repetend.Method) Summary {
 	sum.Gap = ptr(r.Gap())
 	secs := textfmt.Secs
 	sum.Seconds = SummarySeconds{Total: secs(r.Times.Total), Constructions: secs(r.Times.Constructions), Repetend: secs(r.Times.Repetend), Warmup: secs(r.Times.Warmup), Cooldown: secs(r.Times.Cooldown), Refine: secs(r.Times.Refine)}
+	sum.SteadyState = SteadySummary(s)
 	if r.Search != nil {
 		st := r.Search.Stats
 		sum.Candidates = &SummaryOffsets{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}
@@ -110,6 +158,7 @@ func (r *Result) Summary(method repetend.Method) Summary {
 		rate := schedule.RepetendBubbleRate(p, rp.Period)
 		sum.NR, sum.Period, sum.RepetendBubbleRate = rp.NR, rp.Period, &rate
 		sum.PeriodProven = ptr(r.PeriodProven())
+		sum.RepetendUsed = ptr(r.RepetendUsed())
 		sum.Offsets = map[string]int{}
 		for i, b := range p.Blocks {
 			sum.Offsets[b.ID] = rp.Offsets[i]

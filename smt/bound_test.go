@@ -101,7 +101,7 @@ func TestBarrierBoundBelowOptimum(t *testing.T) {
 		if lb > m {
 			t.Fatalf("problem %d: LowerBound %d above the optimum %d (%v)\n%s", k, lb, m, opt, problemString(p))
 		}
-		if lb > p.pathAndJackson() {
+		if pj, _ := p.pathAndJackson(); lb > pj {
 			bites++
 			if lb == m {
 				tight++

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tessel-pp/tessel/internal/testskip"
 )
 
 // vmRSS reads the resident set from /proc/self/status, in bytes.
@@ -15,7 +17,7 @@ func vmRSS(t *testing.T) int64 {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		t.Skipf("no /proc/self/status: %v", err)
+		testskip.Skipf(t, "no /proc/self/status: %v", err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmRSS:" && f[2] == "kB" {
@@ -36,9 +38,7 @@ func vmRSS(t *testing.T) int64 {
 // counting every literal stays in Z3 until the context dies: over 50 MB.
 // It takes about 3 s on the project's 2-core machine.
 func TestMillionScopesFlatMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("3 s")
-	}
+	testskip.Short(t, "3 s")
 	const scopes, warm, every = 1_000_000, 50_000, 100_000
 	x, s := newTestSolver(t, SolverOptions{})
 	a := x.IntVar("a")

@@ -3,6 +3,7 @@ package smt
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 )
 
@@ -13,6 +14,47 @@ type Solution struct {
 	LowerBound int  // proven: no schedule finishes earlier
 	Proven     bool // Makespan == the optimum
 	Checks     int  // solver calls made
+	// Bound says what proves LowerBound: one of the relaxations of
+	// Problem.LowerBoundBy, or BoundSolver where solver calls refuted
+	// every makespan below it; Relaxed is the relaxations' bound alone
+	// (≤ LowerBound).
+	Bound   Bound
+	Relaxed int
+}
+
+// Bound names what proves a makespan lower bound.
+type Bound int
+
+const (
+	// BoundPath: the longest path through releases and precedences.
+	BoundPath Bound = iota
+	// BoundDevice: a device's preemptive one-machine relaxation (its
+	// tasks alone, each released at its head and followed by its tail).
+	BoundDevice
+	// BoundLink: the same relaxation of a link's transfers.
+	BoundLink
+	// BoundBarriers: the relaxation with the blocks on all devices shrunk
+	// to nothing, plus their time.
+	BoundBarriers
+	// BoundSolver: solver calls found no schedule ending earlier.
+	BoundSolver
+)
+
+// String says what the bound is, for people.
+func (b Bound) String() string {
+	switch b {
+	case BoundPath:
+		return "the critical path"
+	case BoundDevice:
+		return "a device's preemptive one-machine relaxation"
+	case BoundLink:
+		return "a link's preemptive one-machine relaxation"
+	case BoundBarriers:
+		return "the relaxation with blocks on all devices as barriers"
+	case BoundSolver:
+		return "solver calls that found no shorter schedule"
+	}
+	return fmt.Sprintf("Bound(%d)", int(b))
 }
 
 // Options tune a search.
@@ -47,7 +89,9 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	sol := &Solution{LowerBound: p.LowerBound()}
+	sol := &Solution{}
+	sol.LowerBound, sol.Bound = p.LowerBoundBy()
+	sol.Relaxed = sol.LowerBound
 	var best []int
 	for _, cand := range append(greedyAll(p), opt.Hint) {
 		if cand != nil && p.Feasible(cand) && (best == nil || p.Makespan(cand) < p.Makespan(best)) {
@@ -138,7 +182,9 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 	}
 	sol.Starts = best
 	sol.Makespan = p.Makespan(best)
-	sol.LowerBound = max(sol.LowerBound, lo)
+	if lo > sol.LowerBound {
+		sol.LowerBound, sol.Bound = lo, BoundSolver
+	}
 	sol.Proven = lo >= hi
 	return sol, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -80,8 +81,11 @@ func TestPaperFig3VShapeTO(t *testing.T) {
 // TestPaperTightMemoryTO: with a budget that binds, the optimum exceeds
 // every load bound. V-shape, 4 devices, forward 1, backward 3 (the paper's
 // evaluation setting, §VI-A). With memory 1 device 0 holds one
-// micro-batch at a time, so micro-batches run one after another (16 each).
-// Cases with N ≤ 3 are cross-checked by the brute force of the tests.
+// micro-batch at a time, so micro-batches run one after another (16 each):
+// N·16, by that argument, for every N. Cases with N ≤ 3 are cross-checked
+// by the brute force of the tests. (The solver's own answers at N = 4 and
+// 8 under memory 2 and 3, which nothing here checks independently, are
+// TestRegressionTightMemoryTO.)
 //
 // Reference: §III-A (memory constraints), §III-B.
 func TestPaperTightMemoryTO(t *testing.T) {
@@ -93,12 +97,8 @@ func TestPaperTightMemoryTO(t *testing.T) {
 		{memory: 1, n: 8, makespan: 128},
 		{memory: 2, n: 2, makespan: 20, bruteForceOK: true},
 		{memory: 2, n: 3, makespan: 32, bruteForceOK: true},
-		{memory: 2, n: 4, makespan: 36},
-		{memory: 2, n: 8, makespan: 68},
 		{memory: 3, n: 2, makespan: 20, bruteForceOK: true},
 		{memory: 3, n: 3, makespan: 24, bruteForceOK: true},
-		{memory: 3, n: 4, makespan: 32},
-		{memory: 3, n: 8, makespan: 52},
 	}
 	for _, c := range cases {
 		c.shape, c.fwd, c.bwd = "v-shape", 1, 3
@@ -108,6 +108,9 @@ func TestPaperTightMemoryTO(t *testing.T) {
 				t.Fatalf("memory 1: pinned %d, want N·16", c.makespan)
 			}
 			if !c.bruteForceOK {
+				if c.memory != 1 {
+					t.Fatalf("memory %d, N=%d: no independent check (a regression case)", c.memory, c.n)
+				}
 				return
 			}
 			// The brute force with the orders of property 4.1, and for
@@ -129,6 +132,23 @@ func TestPaperTightMemoryTO(t *testing.T) {
 	}
 }
 
+// TestRegressionTightMemoryTO pins the time-optimal search's own proven
+// answers for the setting of TestPaperTightMemoryTO at N = 4 and 8 under
+// memory 2 and 3. The paper gives no figures for them and the brute force
+// is out of reach: they guard against a change of the solver's answer,
+// and prove nothing about the paper.
+func TestRegressionTightMemoryTO(t *testing.T) {
+	for _, c := range []optimalCase{
+		{memory: 2, n: 4, makespan: 36},
+		{memory: 2, n: 8, makespan: 68},
+		{memory: 3, n: 4, makespan: 32},
+		{memory: 3, n: 8, makespan: 52},
+	} {
+		c.shape, c.fwd, c.bwd = "v-shape", 1, 3
+		t.Run(c.String(), func(t *testing.T) { runOptimal(t, c) })
+	}
+}
+
 // TestReferenceTimingsTO: the makespans the public Python Tessel's
 // time-optimal search found (docs/reference-timings.md):
 // v-shape, forward 1, backward 3, memory 16, N = 2, 4, 6, 8 → 20, 28, 36,
@@ -147,8 +167,8 @@ func TestReferenceTimingsTO(t *testing.T) {
 	for _, c := range cases {
 		c.fwd, c.bwd, c.memory = 1, 3, 16
 		t.Run(c.String(), func(t *testing.T) {
-			if c.slow && testing.Short() {
-				t.Skip("slow")
+			if c.slow {
+				testskip.Short(t, "slow")
 			}
 			runOptimal(t, c)
 		})
@@ -174,7 +194,7 @@ func TestIssue9MShapeAndNNShapeBounds(t *testing.T) {
 		if got := p.LowerBound(); got != c.want {
 			t.Errorf("%s: lower bound %d, want %d", c.shape, got, c.want)
 		}
-		if got := p.pathAndJackson(); got >= c.want {
+		if got, _ := p.pathAndJackson(); got >= c.want {
 			t.Errorf("%s: the bound without the barrier relaxation is already %d", c.shape, got)
 		}
 	}

@@ -294,11 +294,20 @@ func (p *Problem) headsTails() (head, tail []int) {
 //     must spend waiting at the start and the end of its work cannot be
 //     filled with barriers.
 func (p *Problem) LowerBound() int {
-	lb := p.pathAndJackson()
-	if q, _, barriers := p.withoutBarriers(); q != nil {
-		lb = max(lb, q.pathAndJackson()+barriers)
-	}
+	lb, _ := p.LowerBoundBy()
 	return lb
+}
+
+// LowerBoundBy is LowerBound and the relaxation that gives it (the first
+// of path, device, link and barriers to reach it).
+func (p *Problem) LowerBoundBy() (int, Bound) {
+	lb, by := p.pathAndJackson()
+	if q, _, barriers := p.withoutBarriers(); q != nil {
+		if b, _ := q.pathAndJackson(); b+barriers > lb {
+			lb, by = b+barriers, BoundBarriers
+		}
+	}
+	return lb, by
 }
 
 // pathAndJackson is the longest path through releases and precedences,
@@ -307,10 +316,11 @@ func (p *Problem) LowerBound() int {
 // its tail, allowed to be interrupted — which Jackson's rule (run the
 // released task with the longest tail) solves exactly. A task on a device
 // group counts on every device of the group. Tasks of time 0 (only in the
-// relaxation of withoutBarriers) count on paths only.
-func (p *Problem) pathAndJackson() int {
+// relaxation of withoutBarriers) count on paths only. It also says which
+// of the three (path, device, link) gives the bound.
+func (p *Problem) pathAndJackson() (int, Bound) {
 	head, tail := p.headsTails()
-	lb := 0
+	lb, by := 0, BoundPath
 	for i, t := range p.Tasks {
 		lb = max(lb, head[i]+t.Time+tail[i])
 	}
@@ -321,9 +331,14 @@ func (p *Problem) pathAndJackson() int {
 				on = append(on, i)
 			}
 		}
-		lb = max(lb, p.jackson(on, head, tail))
+		if j := p.jackson(on, head, tail); j > lb {
+			lb, by = j, BoundDevice
+		}
 	}
-	return max(lb, p.linkLoads(head, tail))
+	if l := p.linkLoads(head, tail); l > lb {
+		lb, by = l, BoundLink
+	}
+	return lb, by
 }
 
 // linkLoads is, for every link, the optimum of the same preemptive

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tessel-pp/tessel/internal/testskip"
 )
 
 // newTestSolver makes a context and a solver closed at the end of the test.
@@ -464,7 +466,7 @@ func rssBytes(t *testing.T) int64 {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
-		t.Skipf("no /proc/self/statm: %v", err)
+		testskip.Skipf(t, "no /proc/self/statm: %v", err)
 	}
 	f := strings.Fields(string(b))
 	pages, err := strconv.ParseInt(f[1], 10, 64)
@@ -478,9 +480,7 @@ func rssBytes(t *testing.T) int64 {
 // solves): the resident set must level off. A solver costs milliseconds to
 // make, so each context serves several solves.
 func TestNoLeak(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow")
-	}
+	testskip.Short(t, "slow")
 	const contexts, solves, warm = 600, 5, 100
 	var base int64
 	t0 := time.Now()

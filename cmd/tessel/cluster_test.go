@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -49,10 +50,15 @@ func TestSearchOnClusterSimulatesExactly(t *testing.T) {
 	if !sim.Cluster || sim.Runs[0].Mode != "nonblocking" || sim.Runs[0].Makespan != sum.Makespan {
 		t.Errorf("simulated %+v, schedule makespan %d", sim, sum.Makespan)
 	}
-	// The same cluster by flags gives the same schedule file.
+	// The same cluster by flags gives the same schedule file, but for the
+	// device names, which only the cluster file gives.
 	out2 := filepath.Join(dir, "s2.json")
 	if code, _, errOut := runCLI(t, "search", "--placement", "v-shape", "--memory", "4", "-n", "32", "--transfer-time", "1", "--out", out2); code != 0 {
 		t.Fatalf("search --transfer-time: exit %d: %s", code, errOut)
+	}
+	byFile, byFlags := withoutDeviceNames(t, out), withoutDeviceNames(t, out2)
+	if !reflect.DeepEqual(byFile, byFlags) {
+		t.Errorf("the cluster by file and by flags give different schedule files:\n%v\n%v", byFile, byFlags)
 	}
 	// 1F1B with the same transfers, in the model and simulated.
 	code, stdout, errOut = runCLI(t, "compare", "--placement", "v-shape", "--memory", "4", "-n", "32", "--transfer-time", "1", "--format", "json", "--schedules", filepath.Join(dir, "c"))
@@ -81,6 +87,28 @@ func TestSearchOnClusterSimulatesExactly(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `"makespan": `+itoa(ofob)) {
 		t.Errorf("1F1B simulated: exit %d %s %s, want makespan %d", code, stdout, errOut, ofob)
 	}
+}
+
+// withoutDeviceNames is the schedule file at path, decoded, with the
+// names of its cluster's devices left out.
+func withoutDeviceNames(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	cl, ok := f["cluster"].(map[string]any)
+	if !ok {
+		t.Fatalf("%s records no cluster", path)
+	}
+	for _, d := range cl["devices"].([]any) {
+		delete(d.(map[string]any), "name")
+	}
+	return f
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }

@@ -23,7 +23,6 @@ type compareOptions struct {
 	MicroBatches int
 	Memory       int
 	NR           int
-	Jobs         int
 	Seed         int
 	TimeLimit    time.Duration // of the Tessel search
 	Optimal      bool
@@ -55,7 +54,10 @@ func compareCommand() *cli.Command {
 			"every other method runs on the placement given. The placement column says which.\n" +
 			"× marks a baseline with no straightforward adaptation to the placement. The zero-bubble\n" +
 			"family (ZB-H1, ZB-H2 on the split v-shape; ZB-V, DualPipeV on the V placement; DualPipe on\n" +
-			"dualpipe) is listed only for placements whose backward is split. Baselines do not\n" +
+			"dualpipe) is listed only for placements whose backward is split. PyTorch's\n" +
+			"ScheduleLoopedBFS and ScheduleInterleavedZeroBubble (loop placement), V-Half and V-Min\n" +
+			"(V placement, split) and the zero-bubble auto-scheduler's greedy (split v-shape) are\n" +
+			"listed only where they apply. Baselines do not\n" +
 			"adapt to the memory budget: when one exceeds it, its row says so.\n\n" +
 			"--optimal adds the time-optimal search (the paper's TO) of --optimal-micro-batches only:\n" +
 			"its time grows quickly with N.\n" +
@@ -65,7 +67,6 @@ func compareCommand() *cli.Command {
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N", Value: 128},
 			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R of the Tessel search (0: as many as the memory budget allows, at most 2·devices)"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "solver workers of the Tessel search (0: one per core)"},
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop the Tessel search after this long and keep the best schedule found"},
 			&cli.BoolFlag{Name: "optimal", Usage: "add the time-optimal search of a few micro-batches"},
@@ -84,7 +85,7 @@ func compareCommand() *cli.Command {
 			}
 			return runCompare(c.Context, compareOptions{
 				Placement: placementSpecFrom(c), MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
-				NR: c.Int("nr"), Jobs: c.Int("jobs"), Seed: c.Int("seed"), TimeLimit: c.Duration("time-limit"),
+				NR: c.Int("nr"), Seed: c.Int("seed"), TimeLimit: c.Duration("time-limit"),
 				Optimal: c.Bool("optimal"), OptimalN: c.Int("optimal-micro-batches"), OptimalLimit: c.Duration("optimal-time-limit"),
 				Format: c.String("format"), TableII: c.Bool("table-ii"),
 				SVG: c.String("svg"), HTML: c.String("html"), Schedules: c.String("schedules"), Force: c.Bool("force"),
@@ -120,7 +121,7 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	for _, f := range []struct {
 		name   string
 		v, min int
-	}{{"micro-batches", opts.MicroBatches, 1}, {"memory", opts.Memory, 0}, {"nr", opts.NR, 0}, {"jobs", opts.Jobs, 0}, {"optimal-micro-batches", opts.OptimalN, 1}} {
+	}{{"micro-batches", opts.MicroBatches, 1}, {"memory", opts.Memory, 0}, {"nr", opts.NR, 0}, {"optimal-micro-batches", opts.OptimalN, 1}} {
 		if err := checkAtLeast(f.name, f.v, f.min); err != nil {
 			return err
 		}
@@ -138,7 +139,7 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 		}
 	}
 	cmp, err := compare.Run(ctx, p, compare.Options{
-		MicroBatches: opts.MicroBatches, Memory: opts.Memory, MaxNR: opts.NR, Jobs: opts.Jobs, Seed: opts.Seed, TimeLimit: opts.TimeLimit,
+		MicroBatches: opts.MicroBatches, Memory: opts.Memory, MaxNR: opts.NR, Seed: opts.Seed, TimeLimit: opts.TimeLimit,
 		Optimal: opts.Optimal, OptimalMicroBatches: opts.OptimalN, OptimalTimeLimit: opts.OptimalLimit,
 		Cluster: cl, Given: given, Progress: progress,
 		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute,

@@ -46,7 +46,7 @@ func TestCompareZeroBubble(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			c.spec.ForwardTime, c.spec.BackwardTime = placement.DefaultForwardTime, placement.DefaultBackwardTime
 			var out bytes.Buffer
-			opts := compareOptions{Placement: c.spec, MicroBatches: c.n, Memory: c.m, Jobs: 1, OptimalN: 1, TimeLimit: 20 * time.Second, Format: "json", fixedTimes: true}
+			opts := compareOptions{Placement: c.spec, MicroBatches: c.n, Memory: c.m, OptimalN: 1, TimeLimit: 20 * time.Second, Format: "json", fixedTimes: true}
 			if err := runCompare(context.Background(), opts, &out, &bytes.Buffer{}); err != nil {
 				t.Fatal(err)
 			}

@@ -101,9 +101,9 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 		sum.WithDecisions(s)
 	}
 	sum.Seconds = search.SummarySeconds{Total: secs(elapsed)}
-	// The solver's own bound sees what the schedule package's does not
-	// (blocks on all devices as barriers); report the stronger.
-	sum.LowerBound.Makespan = max(sum.LowerBound.Makespan, sol.LowerBound)
+	// The stronger of the schedule package's bound and the solver's, and
+	// what proves it (search.OptimalBound).
+	sum.LowerBound.Makespan, sum.LowerBound.By = res.Bound.Makespan, res.Bound.By
 	if opts.Outputs.JSON {
 		return printJSON(stdout, sum)
 	}
@@ -117,7 +117,11 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 		status = fmt.Sprintf("not proven: the optimum is between %d and %d (stopped by the time limit)", sol.LowerBound, sol.Makespan)
 	}
 	fmt.Fprintf(stdout, "\nmakespan     %d (%s)\n", sum.Makespan, status)
-	fmt.Fprintf(stdout, "lower bound  %d (proven: critical path; per device, the preemptive one-machine relaxation; blocks on all devices as barriers)\n", sum.LowerBound.Makespan)
+	bound := "proven by " + res.Bound.By
+	if res.Bound.Solver {
+		bound += fmt.Sprintf("; the relaxations and the memory budget give %d", res.Bound.Relaxed)
+	}
+	fmt.Fprintf(stdout, "lower bound  %d (%s)\n", sum.LowerBound.Makespan, bound)
 	fmt.Fprintf(stdout, "bubble rate  %s\n", pct(sum.BubbleRate))
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
 	printDecisions(stdout, s, opts.Decisions)

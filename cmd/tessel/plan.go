@@ -183,14 +183,16 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		sum.WithDecisions(s)
 	}
 	r := res.Repetend
-	period := 0
-	if r != nil {
-		period = r.Period
+	// The time per micro-batch of the schedule's own steady state.
+	st := schedule.SteadyOf(s)
+	perMicro := 0.0
+	if st != nil {
+		perMicro = st.TimePerMicroBatch()
 	}
 	unit := pr.Converted.TimeUnit
 	out := planResult{
 		Partition: pr, Schedule: sum,
-		MakespanTime: round6(float64(sum.Makespan) * unit), PeriodTime: round6(float64(period) * unit),
+		MakespanTime: round6(float64(sum.Makespan) * unit), PeriodTime: round6(perMicro * unit),
 		TimePerSample: pr.MaxLoad, SearchSeconds: secs(time.Since(t1)), TotalSeconds: secs(time.Since(t0)),
 		ScheduleFile: o.Outputs.Out, PlacementFile: o.PlacementOut, ScheduleProven: res.Proven(),
 	}
@@ -224,11 +226,18 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := schedule.RenderTextUpTo(s, stdout, units); err != nil {
 		return err
 	}
-	if r != nil {
+	switch {
+	case r != nil && res.RepetendUsed():
 		fmt.Fprintf(stdout, "\nrepetend     N_R %d, period %d steps = %.2f per micro-batch (the split's max load %.2f), repetend bubble rate %s\n",
-			r.NR, r.Period, out.PeriodTime, pr.MaxLoad, pct(schedule.RepetendBubbleRate(p, r.Period)))
-	} else {
+			st.NR, r.Period, out.PeriodTime, pr.MaxLoad, pct(schedule.RepetendBubbleRate(p, r.Period)))
+	case r != nil:
+		fmt.Fprintf(stdout, "\nrepetend     found, not used: N_R %d, period %d steps (repetend bubble rate %s); the schedule is a construction's\n",
+			r.NR, r.Period, pct(schedule.RepetendBubbleRate(p, r.Period)))
+	default:
 		fmt.Fprintf(stdout, "\nrepetend     none fits the budget (--budget, --nr); the schedule below is a construction's\n")
+	}
+	if r == nil || !res.RepetendUsed() {
+		fmt.Fprintf(stdout, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", steadyText(s), out.PeriodTime, pr.MaxLoad)
 	}
 	fmt.Fprintf(stdout, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
 		s.MicroBatches, sum.Makespan, out.MakespanTime, pct(sum.BubbleRate), sum.LowerBound.Makespan)

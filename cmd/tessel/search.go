@@ -64,7 +64,7 @@ func searchCommand() *cli.Command {
 			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as many as the memory budget allows, at most 2·devices)"},
 			&cli.StringFlag{Name: "method", Usage: "repetend search: joint, enumerate or race", Value: string(defaultMethod)},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "solver workers of the enumeration (0: one per core)"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "solver workers of the enumerate and race methods (0: one per core); an error with joint, which runs one solver"},
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of one solver call of the repetend search, in Z3 resource units (0: %d, -1: none); deterministic, unlike --time-limit", repetend.DefaultEffort)},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this long and keep the best schedule found (e.g. 30s, 5m)"},
@@ -95,6 +95,9 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	method, err := repetend.ParseMethod(opts.Method)
 	if err != nil {
 		return usageErrorf("search: %v", err)
+	}
+	if opts.Jobs > 0 && !method.Workers() {
+		return usageErrorf("search: --jobs sets the workers of the enumerate and race methods; method %s runs one solver (drop --jobs, or use --method enumerate)", method)
 	}
 	if err := opts.Outputs.check(); err != nil {
 		return err
@@ -158,7 +161,11 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	}
 	fmt.Fprintln(stdout)
 	if r != nil {
-		fmt.Fprintf(stdout, "repetend     N_R %d, period %d (lower bound %d), repetend bubble rate %s\n", r.NR, r.Period, res.Bounds.Period, pct(rate))
+		used := ""
+		if !res.RepetendUsed() {
+			used = "found, not used: "
+		}
+		fmt.Fprintf(stdout, "repetend     %sN_R %d, period %d (lower bound %d), repetend bubble rate %s\n", used, r.NR, r.Period, res.Bounds.Period, pct(rate))
 		fmt.Fprintf(stdout, "offsets      %s\n", r.OffsetsText(p))
 		for d, line := range r.DeviceRows(p) {
 			fmt.Fprintf(stdout, "  device %-3d %s\n", d, line)
@@ -180,6 +187,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		return err
 	}
 	fmt.Fprintf(stdout, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, res.Gap(), pct(sum.BubbleRate))
+	fmt.Fprintf(stdout, "steady state %s\n", steadyText(s))
 	fmt.Fprintf(stdout, "built by     %s\n", res.Provenance())
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
 	printDecisions(stdout, s, opts.Decisions)

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -198,6 +200,83 @@ func TestEveryBadPlacementFile(t *testing.T) {
 		}
 		if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, filepath.Base(f)) || strings.Contains(errOut, "panic") {
 			t.Errorf("%s: stderr %q", f, errOut)
+		}
+	}
+}
+
+// The "otherwise" line names the best other start by makespan: ZB-H1 at
+// 27 on the split v-shape, not the first listed (a list schedule at 29).
+func TestSearchRunnerUpLine(t *testing.T) {
+	code, out, errOut := runCLI(t, "search", "-p", "v-shape", "--split-backward", "-d", "4", "-n", "8", "--memory", "4")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if want := "otherwise: baseline zb-h1 (makespan 27)"; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+}
+
+// tessel optimal says what proves its lower bound: for the v-shape under
+// memory 3, solver calls (32), not the relaxations (28).
+func TestOptimalBoundLine(t *testing.T) {
+	code, out, errOut := runCLI(t, "optimal", "-p", "v-shape", "--memory", "3", "-n", "4")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "lower bound  32 (proven by solver calls that found no shorter schedule; the relaxations and the memory budget give 28)"
+	if !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+}
+
+// The summaries report the steady state of the schedule returned: on the
+// m-shape, 8 devices, memory 8, 128 micro-batches, a list schedule without
+// a bubble in its steady state (period 6), while the repetend found (period
+// 8, 25%) is reported as not used.
+func TestSearchReportsTheSchedulesSteadyState(t *testing.T) {
+	testskip.Short(t, "two searches of 128 micro-batches on 8 devices")
+	args := []string{"search", "--placement", "m-shape", "--devices", "8", "--memory", "8", "-n", "128", "--effort", "1"}
+	code, out, errOut := runCLI(t, append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var sum search.Summary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatal(err)
+	}
+	st := sum.SteadyState
+	if st == nil || st.BubbleRate != 0 || st.Period != 6 || st.PerPeriod != 1 {
+		t.Errorf("steady state %+v, want period 6 without bubbles", st)
+	}
+	if sum.RepetendUsed == nil || *sum.RepetendUsed {
+		t.Errorf("repetend_used %v, want false (period %d)", sum.RepetendUsed, sum.Period)
+	}
+	code, out, errOut = runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"repetend     found, not used: N_R ", "steady state period 6, N_R ", "bubble rate 0.00% over 3 periodic stretches"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// tessel plan on the GPT-like model says one N_R: the chart's repetend
+// line, the repetend and the steady state agree (they printed N_R 4 and
+// nr 5 for one schedule).
+func TestPlanOneNR(t *testing.T) {
+	code, out, errOut := runCLI(t, "plan", "--model", gptLike)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	found := regexp.MustCompile(`(?:N_R|nr) (\d+)`).FindAllStringSubmatch(out, -1)
+	if len(found) < 2 {
+		t.Fatalf("fewer than two N_R in:\n%s", out)
+	}
+	for _, f := range found[1:] {
+		if f[1] != found[0][1] {
+			t.Errorf("N_R %s and %s in one report:\n%s", found[0][1], f[1], out)
 		}
 	}
 }

@@ -1,0 +1,82 @@
+package baseline
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
+)
+
+// TestZBAutoOrders pins ZBAuto to the orders of the zero-bubble
+// auto-scheduler's greedy (Qi et al., "Zero Bubble Pipeline Parallelism",
+// §3.3; sail-sg/zero-bubble-pipeline-parallelism, scheduler zb,
+// initial_solution): testdata holds the authors' orders for 37 random
+// chains (2 to 8 stages, per-stage forward, input and weight times,
+// transfer 0 to 4, budget unlimited, S or 2S), one line per device: "S N
+// transfer budget F-times / I-times / W-times device: order", B standing for
+// the input gradient as the authors write it.
+func TestZBAutoOrders(t *testing.T) {
+	f, err := os.Open("testdata/zb-auto-orders.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	lines := 0
+	for sc.Scan() {
+		line := sc.Text()
+		head, want, _ := strings.Cut(line, ":")
+		parts := strings.Split(head, " / ")
+		var S, n, comm, mm int
+		fields := strings.Fields(parts[0])
+		fmt.Sscan(fields[0], &S)
+		fmt.Sscan(fields[1], &n)
+		fmt.Sscan(fields[2], &comm)
+		fmt.Sscan(fields[3], &mm)
+		ints := func(ss []string) []int {
+			var o []int
+			for _, s := range ss {
+				var x int
+				fmt.Sscan(s, &x)
+				o = append(o, x)
+			}
+			return o
+		}
+		cf := ints(fields[4:])
+		cb := ints(strings.Fields(parts[1]))
+		last := strings.Fields(parts[2])
+		cw := ints(last[:S])
+		var dev int
+		fmt.Sscan(last[S], &dev)
+		p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: S, SplitBackward: true})
+		for s := range S {
+			p.Blocks[p.Index(fmt.Sprintf("f%d", s))].Time = cf[s]
+			p.Blocks[p.Index(fmt.Sprintf("i%d", s))].Time = cb[s]
+			p.Blocks[p.Index(fmt.Sprintf("w%d", s))].Time = cw[s]
+		}
+		placementtest.WithTransfers(p, comm, false)
+		q, _ := wholePipeline(p)
+		g := newZBGraph(p, q, n, mm)
+		orders, err := g.best()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got strings.Builder
+		for _, r := range orders[dev] {
+			id := p.Blocks[r.Block].ID
+			fmt.Fprintf(&got, " %s%d", map[byte]string{'f': "F", 'i': "B", 'w': "W"}[id[0]], r.Micro)
+		}
+		if got.String() != want {
+			t.Errorf("%s:\n got%s\nwant%s", head, got.String(), want)
+		}
+		lines++
+	}
+	if lines == 0 {
+		t.Fatal("no orders in testdata")
+	}
+}

@@ -1,0 +1,167 @@
+package placement
+
+// Role is what a block does for a schedule, read from the graph: where it
+// sits in the dependencies and what it does to memory. The priority rules
+// of the constructions, the baselines' recognition of a pipeline and the
+// bounds ask Roles, never a block's Kind, so that one graph with the same
+// times and memory is scheduled alike whatever its kinds are called (a
+// split backward written as two `backward` blocks is the zero-bubble split
+// all the same).
+//
+// The kind still matters where a block's meaning leaves the schedule:
+// rendering (letters, colours), the runtime and its workers (which autograd
+// call a block is: Pairs), and the exports (PyTorch's F, B, I and W
+// actions, the partitioner's block names).
+type Role int
+
+const (
+	// RoleForward runs in the forward pass: nothing of the backward pass
+	// comes before it.
+	RoleForward Role = iota
+	// RoleBackward is a gradient that the rest of the backward pass waits
+	// for (or ends it) and that finishes its work alone: a whole backward.
+	RoleBackward
+	// RoleInput is a gradient that the rest of the backward pass waits
+	// for, whose work a deferrable block on its devices finishes later:
+	// the input gradient of the zero-bubble split ("B" of Qi et al., "I"
+	// of PyTorch).
+	RoleInput
+	// RoleWeight is a deferrable gradient: nothing waits for it, it
+	// allocates no memory, and it only finishes what gradients on its own
+	// devices began (gradients that freed nothing themselves). It can run late and fill bubbles: the weight gradient
+	// of the zero-bubble split ("W").
+	RoleWeight
+)
+
+func (r Role) String() string {
+	switch r {
+	case RoleForward:
+		return "forward"
+	case RoleBackward:
+		return "backward"
+	case RoleInput:
+		return "input"
+	case RoleWeight:
+		return "weight"
+	}
+	return "role(?)"
+}
+
+// Gradient reports whether r belongs to the backward pass.
+func (r Role) Gradient() bool { return r != RoleForward }
+
+// Waited reports whether r is a gradient the backward pass waits for
+// (RoleBackward or RoleInput): the zero-bubble rule runs these first.
+func (r Role) Waited() bool { return r == RoleBackward || r == RoleInput }
+
+// Roles returns the role of every block, derived from the graph:
+//
+//   - The pass. Memory signs say it where they speak: a block that
+//     allocates (memory > 0), or that runs before one that does, is in the
+//     forward pass; a block that frees (memory < 0), or that runs after
+//     one that does, is in the backward pass. Between the last allocation
+//     and the first free (a block of memory 0 there: the first input
+//     gradient of a split, a shard's backward) and in a placement without
+//     memory (inference), the graph cannot tell a forward from a gradient,
+//     and the kind decides.
+//   - Among gradients, a block is deferrable (RoleWeight) when no block
+//     depends on it, it allocates nothing, and every block it depends on
+//     is a gradient on exactly its devices that frees nothing: it finishes
+//     a gradient its device began (and frees what that one kept), and
+//     nothing waits for it. Whatever its kind says. The last backward of a
+//     chain on one device is not one: the gradient before it freed its own
+//     memory, so it is a stage of the chain, not the rest of a gradient.
+//   - A gradient with a deferrable block after it on its devices is
+//     RoleInput, any other gradient RoleBackward.
+//
+// On every built-in placement (split or not, chunked or not) the roles
+// are the kinds' own; see the tests. The placement must be acyclic.
+func (p *Placement) Roles() []Role {
+	k := len(p.Blocks)
+	order, _ := p.Topo()
+	preds, succs := p.Preds(), p.Succs()
+	// allocBelow[i]: some block at or after i allocates; freeAbove[i]: some
+	// block at or before i frees.
+	allocBelow := make([]bool, k)
+	freeAbove := make([]bool, k)
+	for _, i := range order {
+		freeAbove[i] = p.Blocks[i].Memory < 0
+		for _, j := range preds[i] {
+			freeAbove[i] = freeAbove[i] || freeAbove[j]
+		}
+	}
+	for x := len(order) - 1; x >= 0; x-- {
+		i := order[x]
+		allocBelow[i] = p.Blocks[i].Memory > 0
+		for _, j := range succs[i] {
+			allocBelow[i] = allocBelow[i] || allocBelow[j]
+		}
+	}
+	grad := make([]bool, k)
+	for i, b := range p.Blocks {
+		switch {
+		case allocBelow[i] && !freeAbove[i]:
+			grad[i] = false
+		case freeAbove[i] && !allocBelow[i]:
+			grad[i] = true
+		default:
+			grad[i] = kindInfo(b.Kind).Gradient
+		}
+	}
+	roles := make([]Role, k)
+	for i := range p.Blocks {
+		if grad[i] {
+			roles[i] = RoleBackward
+		}
+	}
+	for i, b := range p.Blocks {
+		if !grad[i] || len(succs[i]) > 0 || len(preds[i]) == 0 || b.Memory > 0 {
+			continue
+		}
+		deferrable := true
+		for _, j := range preds[i] {
+			if !grad[j] || p.Blocks[j].Memory < 0 || !sameDevices(p.Blocks[j].Devices, b.Devices) {
+				deferrable = false
+				break
+			}
+		}
+		if deferrable {
+			roles[i] = RoleWeight
+		}
+	}
+	for i := range p.Blocks {
+		if roles[i] != RoleWeight {
+			continue
+		}
+		for _, j := range preds[i] {
+			if roles[j] == RoleBackward {
+				roles[j] = RoleInput
+			}
+		}
+	}
+	return roles
+}
+
+// HasDeferrable reports whether some block of p is deferrable (RoleWeight):
+// the placement's backward is split the zero-bubble way, whatever its kinds
+// are called.
+func (p *Placement) HasDeferrable() bool {
+	for _, r := range p.Roles() {
+		if r == RoleWeight {
+			return true
+		}
+	}
+	return false
+}
+
+func sameDevices(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
