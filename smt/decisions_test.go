@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -48,9 +49,7 @@ func TestOptimalDecisions(t *testing.T) {
 // host channel's load, the recomputes' device time) never exceeds a
 // proven optimum.
 func TestDecisionBoundBelowOptimum(t *testing.T) {
-	if testing.Short() {
-		t.Skip("several time-optimal searches")
-	}
+	testskip.Short(t, "several time-optimal searches")
 	for _, tc := range []struct {
 		opt     placement.Options
 		n, m, T int

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -79,9 +80,7 @@ func TestMemoryOneWithRecompute(t *testing.T) {
 // that keeps every activation (OptPipe, §5: up to 50 % less idle time
 // under the same memory limit).
 func TestMemoryTwoOffloadFaster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the search without offload refines for seconds")
-	}
+	testskip.Short(t, "the search without offload refines for seconds")
 	args := []string{"--placement", "v-shape", "--devices", "4", "--split-backward", "--memory", "2", "-n", "16"}
 	keep := memorySummary(t, args...)
 	off := memorySummary(t, append(args, "--offload", "--offload-time", "1")...)
