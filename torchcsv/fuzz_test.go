@@ -3,6 +3,7 @@ package torchcsv
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -51,6 +52,54 @@ func FuzzParse(f *testing.F) {
 		}
 		if string(back.Marshal()) != string(out) {
 			t.Fatalf("export(import(t)) differs from t:\n%q\n%q", back.Marshal(), out)
+		}
+	})
+}
+
+// FuzzRead: no input panics; what Read accepts is a valid table that
+// reads back to itself; where PyTorch's lowering orders it, the
+// compute_comms form passes ValidateComms and reads back to the same
+// table. Seeds: every CSV of testdata.
+func FuzzRead(f *testing.F) {
+	for _, pattern := range []string{"testdata/*.csv", "testdata/bad/*.csv", "testdata/read/*.csv", "testdata/bad-read/*.csv"} {
+		files, err := filepath.Glob(pattern)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rd, err := Read(data, ReadOptions{})
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error of more than one line: %q", err)
+			}
+			return
+		}
+		if _, err := Validate(rd.Table); err != nil {
+			t.Fatalf("Read gave an invalid table: %v", err)
+		}
+		out := rd.Table.Marshal()
+		again, err := Read(out, ReadOptions{Naming: NamingCurrent})
+		if err != nil || string(again.Table.Marshal()) != string(out) {
+			t.Fatalf("Read(Marshal(table)): %v\n%q", err, out)
+		}
+		ct, err := AddSendRecv(rd.Table)
+		if err != nil {
+			return
+		}
+		if _, err := ValidateComms(ct); err != nil {
+			t.Fatalf("lowered table fails ValidateComms: %v\n%q", err, ct.Marshal())
+		}
+		back, err := Read(ct.Marshal(), ReadOptions{Naming: NamingCurrent})
+		if err != nil || string(back.Table.Marshal()) != string(out) {
+			t.Fatalf("Read of the compute_comms form: %v\n%q", err, ct.Marshal())
 		}
 	})
 }

@@ -129,6 +129,40 @@ func roundTrip(t *testing.T, label string, s *schedule.Schedule) {
 	if string(again.Marshal()) != string(data) {
 		t.Errorf("%s: export(import(export(s))) differs from export(s)", label)
 	}
+	// The compute_comms form: PyTorch's lowering, its checks (sends and
+	// receives, the deadlock simulation), and the same orders read back.
+	ct, err := torchcsv.ExportComms(s)
+	if err != nil {
+		t.Fatalf("%s: compute_comms export: %v", label, err)
+	}
+	if _, err := torchcsv.ValidateComms(ct); err != nil {
+		t.Fatalf("%s: compute_comms export fails its checks: %v", label, err)
+	}
+	rd, err := torchcsv.Read(ct.Marshal(), torchcsv.ReadOptions{})
+	if err != nil {
+		t.Fatalf("%s: read of the compute_comms export: %v\n%s", label, err, ct.Marshal())
+	}
+	if rd.Format != torchcsv.FormatComputeComms && hasComms(ct) {
+		t.Errorf("%s: read as %s", label, rd.Format)
+	}
+	imp2, err := torchcsv.Import(rd.Table, torchcsv.DefaultImportOptions())
+	if err != nil {
+		t.Fatalf("%s: import of the compute_comms export: %v", label, err)
+	}
+	if got := deviceActions(t, imp2); !slices.EqualFunc(want, got, slices.Equal) {
+		t.Errorf("%s: per-device orders differ after the compute_comms round trip:\nwant %v\ngot  %v", label, want, got)
+	}
+}
+
+func hasComms(ct *torchcsv.CommsTable) bool {
+	for _, row := range ct.Rows {
+		for _, c := range row {
+			if c.IsComm() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // deviceActions is every device's order of instances, each named by its

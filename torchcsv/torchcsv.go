@@ -17,8 +17,11 @@
 // placement and a verified schedule from a table, with stage times and
 // memory given by the caller (ImportOptions).
 //
-// It is not a runtime and knows nothing of the communication actions of
-// PyTorch's "compute_comms" form, which PyTorch derives itself.
+// Read reads everything PyTorch writes, the "compute_comms" form with its
+// sends and receives (checked, then set aside), OVERLAP_F_B, BW and the
+// older B/W naming included; ExportComms writes the compute_comms form
+// (AddSendRecv, PyTorch's lowering; ValidateComms, its checks); Titan the
+// settings torchtitan needs to build the stages a schedule runs.
 package torchcsv
 
 import (

@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -16,16 +20,17 @@ type exportOptions struct {
 	Format   string
 	Out      string
 	Force    bool
+	Split    string // torchtitan: the JSON of tessel partition --json
 }
 
 // exportFormats are the formats tessel export writes.
-var exportFormats = []string{"torch-csv"}
+var exportFormats = []string{"torch-csv", "torch-csv-comms", "torchtitan"}
 
 func exportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write a schedule in PyTorch's pipelining CSV (compute only)",
-		UsageText: "tessel export --schedule FILE [--format torch-csv] [--out FILE] [--force]",
+		UsageText: "tessel export --schedule FILE [--format torch-csv|torch-csv-comms|torchtitan] [--out FILE] [--force]",
 		Description: "Writes the schedule as torch.distributed.pipelining reads it (PyTorch ≥ 2.6,\n" +
 			"_PipelineScheduleRuntime._load_csv(f, format=\"compute_only\"); torchtitan's\n" +
 			"--parallelism.pipeline_parallel_schedule_csv): no header, row r = rank r's actions\n" +
@@ -35,19 +40,25 @@ func exportCommand() *cli.Command {
 			"The placement must be a chain of stages: every block on one device, the forwards\n" +
 			"one chain, each stage trained by a backward or by an input and a weight block;\n" +
 			"anything else is refused with the reason. Every export passes PyTorch's\n" +
-			"validator's rules, checked here.",
+			"validator's rules, checked here.\n\n" +
+			"torch-csv-comms writes the compute_comms form (_load_csv(f, format=\"compute_comms\")):\n" +
+			"the sends and receives added by the rules of PyTorch's _add_send_recv, checked for\n" +
+			"pairs and deadlock as its _simulate_comms_compute does. torchtitan writes a folder\n" +
+			"--out with schedule.csv and torchtitan.toml, the settings that make torchtitan build\n" +
+			"the stages the CSV runs (loop or V style; with --split, module_fqns_per_model_part).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output format: " + joinNames(exportFormats), Value: "torch-csv"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
+			&cli.StringFlag{Name: "split", Usage: "torchtitan: the JSON `FILE` of tessel partition --json, whose layer names are module names"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("export: unexpected argument %q", c.Args().First())
 			}
 			return runExport(c.Context, exportOptions{Schedule: c.String("schedule"), Format: c.String("format"),
-				Out: c.String("out"), Force: c.Bool("force")}, c.App.Writer)
+				Out: c.String("out"), Force: c.Bool("force"), Split: c.String("split")}, c.App.Writer)
 		},
 	}
 }
@@ -58,8 +69,15 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 	switch {
 	case opts.Schedule == "":
 		return usageErrorf("export: --schedule FILE is required")
-	case opts.Format != "torch-csv":
+	case !slices.Contains(exportFormats, opts.Format):
 		return usageErrorf("export: --format must be one of %s, got %q", joinNames(exportFormats), opts.Format)
+	case opts.Format == "torchtitan" && opts.Out == "":
+		return usageErrorf("export: --format torchtitan writes a folder: give --out DIR")
+	case opts.Split != "" && opts.Format != "torchtitan":
+		return usageErrorf("export: --split applies to --format torchtitan")
+	}
+	if opts.Format == "torchtitan" {
+		return exportTitan(opts, stdout)
 	}
 	if opts.Out != "" && !opts.Force {
 		if err := (outputs{Out: opts.Out}).check(); err != nil {
@@ -71,10 +89,21 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 		return err
 	}
 	tab, err := torchcsv.Export(s)
+	form := "compute only"
+	var data []byte
+	if err == nil {
+		data = tab.Marshal()
+	}
+	if err == nil && opts.Format == "torch-csv-comms" {
+		var ct *torchcsv.CommsTable
+		ct, err = torchcsv.ExportComms(s)
+		if err == nil {
+			data, form = ct.Marshal(), "compute_comms"
+		}
+	}
 	if err != nil {
 		return usageErrorf("%s: cannot export to PyTorch's CSV: %v", opts.Schedule, err)
 	}
-	data := tab.Marshal()
 	if opts.Out == "" {
 		_, err := stdout.Write(data)
 		return err
@@ -88,7 +117,50 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 			stages = max(stages, a.Stage+1)
 		}
 	}
-	_, err = fmt.Fprintf(stdout, "wrote %s: %d ranks, %d stages, %d micro-batches (PyTorch pipelining CSV, compute only)\n",
-		opts.Out, len(tab.Rows), stages, s.MicroBatches)
+	_, err = fmt.Fprintf(stdout, "wrote %s: %d ranks, %d stages, %d micro-batches (PyTorch pipelining CSV, %s)\n",
+		opts.Out, len(tab.Rows), stages, s.MicroBatches, form)
+	return err
+}
+
+// exportTitan writes the torchtitan bundle: the folder opts.Out with
+// schedule.csv and torchtitan.toml.
+func exportTitan(opts exportOptions, stdout io.Writer) error {
+	csvPath, tomlPath := filepath.Join(opts.Out, "schedule.csv"), filepath.Join(opts.Out, "torchtitan.toml")
+	if !opts.Force {
+		for _, p := range []string{csvPath, tomlPath} {
+			if err := (outputs{Out: p}).check(); err != nil {
+				return err
+			}
+		}
+	}
+	s, err := loadVerified(opts.Schedule)
+	if err != nil {
+		return err
+	}
+	var to torchcsv.TitanOptions
+	if opts.Split != "" {
+		data, err := os.ReadFile(opts.Split)
+		if err == nil {
+			to.Modules, to.StageDevices, err = partition.ReadStages(data)
+		}
+		if err != nil {
+			return usageErrorf("%s: %v", opts.Split, err)
+		}
+	}
+	b, err := torchcsv.Titan(s, to)
+	if err != nil {
+		return usageErrorf("%s: cannot export to torchtitan: %v", opts.Schedule, err)
+	}
+	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+		return err
+	}
+	if err := writeNew(csvPath, opts.Force, b.Table.Marshal()); err != nil {
+		return err
+	}
+	if err := writeNew(tomlPath, opts.Force, b.Config(csvPath)); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "wrote %s and %s: %d ranks, %d stages (%s style, %d per rank), %d micro-batches\n",
+		csvPath, tomlPath, b.Ranks, b.Stages, b.Style, b.StagesPerRank, b.MicroBatches)
 	return err
 }

@@ -58,7 +58,7 @@ func TestExportCommand(t *testing.T) {
 	}{
 		{[]string{"export", "-s", goldenSchedule, "--out", path}, "exists (use --force to overwrite it)"},
 		{[]string{"export"}, "--schedule FILE is required"},
-		{[]string{"export", "-s", goldenSchedule, "--format", "json"}, `--format must be one of torch-csv, got "json"`},
+		{[]string{"export", "-s", goldenSchedule, "--format", "json"}, `--format must be one of torch-csv, torch-csv-comms, torchtitan, got "json"`},
 		{[]string{"export", "-s", mpath}, `cannot export to PyTorch's CSV: block "fs" runs on devices [0 1 2 3], a group`},
 		{[]string{"export", "-s", "no-such.json"}, "no-such.json"},
 	} {
@@ -134,5 +134,98 @@ func TestImportCommand(t *testing.T) {
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.err) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, code, out, errOut, tc.err)
 		}
+	}
+}
+
+// The compute_comms export reads back to the same orders; the torchtitan
+// bundle is a folder with the CSV and the settings; every file of
+// PyTorch's forms imports with its notes on stdout; every bad one exits 2
+// with one line.
+func TestExportImportForms(t *testing.T) {
+	dir := t.TempDir()
+	comms := filepath.Join(dir, "c.csv")
+	if code, out, errOut := runCLI(t, "export", "-s", goldenSchedule, "--format", "torch-csv-comms", "--out", comms); code != 0 ||
+		!strings.HasSuffix(out, "(PyTorch pipelining CSV, compute_comms)\n") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, errOut := runCLI(t, "import", "--torch-csv", comms)
+	if code != 0 || !strings.HasPrefix(out, "note: compute_comms format: ") || strings.Count(out, "\n") != 2 {
+		t.Fatalf("import of the compute_comms export: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	titan := filepath.Join(dir, "titan")
+	if code, out, errOut := runCLI(t, "export", "-s", goldenSchedule, "--format", "torchtitan", "--out", titan); code != 0 ||
+		!strings.Contains(out, "4 ranks, 4 stages (loop style, 1 per rank)") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	toml, err := os.ReadFile(filepath.Join(titan, "torchtitan.toml"))
+	if err != nil || !strings.Contains(string(toml), `pipeline_parallel_schedule_csv = "`+filepath.Join(titan, "schedule.csv")+`"`) {
+		t.Fatalf("torchtitan.toml: %v\n%s", err, toml)
+	}
+	read := filepath.Join("..", "..", "torchcsv", "testdata", "read")
+	for _, f := range []string{"overlap-mixed.csv", "older-naming.csv", "older-naming-comms.csv", "current-comms.csv"} {
+		code, out, errOut := runCLI(t, "import", "--torch-csv", filepath.Join(read, f))
+		if code != 0 || !strings.HasPrefix(out, "note: ") || !strings.Contains(out, "verified\n") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", f, code, out, errOut)
+		}
+	}
+	bad := filepath.Join("..", "..", "torchcsv", "testdata", "bad-read")
+	files, err := filepath.Glob(filepath.Join(bad, "*.csv"))
+	if err != nil || len(files) < 20 {
+		t.Fatalf("%d bad files: %v", len(files), err)
+	}
+	for _, f := range files { // every bad cell kind, every broken send or receive
+		code, out, errOut := runCLI(t, "import", "--torch-csv", f)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "tessel: "+f+": ") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line", f, code, out, errOut)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"import", "--torch-csv", filepath.Join(read, "older-naming.csv"), "--torch-naming", "new"}, `--torch-naming must be one of auto, current, old, got "new"`},
+		{[]string{"import", "--torch-csv", filepath.Join(read, "older-naming.csv"), "--torch-naming", "current"}, "runs before the input gradient"},
+		{[]string{"import", "--torch-csv", filepath.Join(bad, "comm-deadlock.csv")}, "the sends and receives deadlock"},
+		{[]string{"import", "--torch-csv", filepath.Join(bad, "overlap-unclosed.csv")}, `"(" without ")"`},
+		{[]string{"export", "-s", goldenSchedule, "--format", "torchtitan"}, "--format torchtitan writes a folder: give --out DIR"},
+		{[]string{"export", "-s", goldenSchedule, "--split", "x.json"}, "--split applies to --format torchtitan"},
+		{[]string{"export", "-s", goldenSchedule, "--format", "torchtitan", "--out", titan}, "exists (use --force to overwrite it)"},
+	} {
+		code, out, errOut := runCLI(t, tc.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.err) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, code, out, errOut, tc.err)
+		}
+	}
+}
+
+// From a layer profile to a torchtitan bundle: the split's layer names
+// become module_fqns_per_model_part; a split of another schedule is
+// refused.
+func TestExportTorchtitanModules(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join("..", "..", "testdata", "models", "megatron-gpt.json")
+	plc, split, sched := filepath.Join(dir, "p.json"), filepath.Join(dir, "split.json"), filepath.Join(dir, "s.json")
+	code, out, errOut := runCLI(t, "partition", "--model", model, "--chunks", "2", "--json", "--out", plc)
+	if code != 0 {
+		t.Fatalf("partition: exit %d: %s", code, errOut)
+	}
+	if err := os.WriteFile(split, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "search", "--placement-file", plc, "--memory", "16", "-n", "8", "--out", sched); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, errOut)
+	}
+	titan := filepath.Join(dir, "titan")
+	if code, out, errOut := runCLI(t, "export", "-s", sched, "--format", "torchtitan", "--split", split, "--out", titan); code != 0 ||
+		!strings.Contains(out, "8 stages (loop style, 2 per rank)") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	toml, _ := os.ReadFile(filepath.Join(titan, "torchtitan.toml"))
+	if !strings.Contains(string(toml), "module_fqns_per_model_part = [\n  [\"embedding\"],\n") || !strings.Contains(string(toml), "\"decoder.13\", \"loss\"],\n]\n") {
+		t.Errorf("torchtitan.toml:\n%s", toml)
+	}
+	code, out, errOut = runCLI(t, "export", "-s", goldenSchedule, "--format", "torchtitan", "--split", split, "--out", filepath.Join(dir, "t2"))
+	if code != 2 || out != "" || !strings.Contains(errOut, "module names of 8 stages for a schedule of 4 stages") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -22,6 +22,7 @@ import (
 type importOptions struct {
 	TorchCSV     string
 	Name         string
+	Naming       string // auto, current or old
 	Opt          torchcsv.ImportOptions
 	Out          string // schedule file
 	PlacementOut string // placement file
@@ -48,7 +49,8 @@ func importCommand() *cli.Command {
 			"verify, render, simulate and gen, --placement-out the placement alone for tessel\n" +
 			"search and compare --placement-file.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "torch-csv", Usage: "the CSV `FILE` to read"},
+			&cli.StringFlag{Name: "torch-csv", Usage: "the CSV `FILE` to read (compute_only or compute_comms)"},
+			&cli.StringFlag{Name: "torch-naming", Usage: "what B means: " + joinNames(torchcsv.Namings) + " (old: B input gradient, BW full backward)", Value: "auto"},
 			&cli.IntFlag{Name: "forward-time", Usage: "time of every forward (F)", Value: d.ForwardTime},
 			&cli.IntFlag{Name: "backward-time", Usage: "time of every full backward (B)", Value: d.BackwardTime},
 			&cli.IntFlag{Name: "input-time", Usage: "time of every input gradient (I)", Value: d.InputTime},
@@ -70,6 +72,7 @@ func importCommand() *cli.Command {
 			return runImport(c.Context, importOptions{
 				TorchCSV: c.String("torch-csv"),
 				Name:     c.String("name"),
+				Naming:   c.String("torch-naming"),
 				Opt: torchcsv.ImportOptions{
 					ForwardTime: c.Int("forward-time"), BackwardTime: c.Int("backward-time"),
 					InputTime: c.Int("input-time"), WeightTime: c.Int("weight-time"),
@@ -128,13 +131,14 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 	if o.Name == "" {
 		o.Name = strings.TrimSuffix(filepath.Base(opts.TorchCSV), filepath.Ext(opts.TorchCSV))
 	}
-	tab, err := torchcsv.Parse(data)
-	if err == nil {
-		_, err = torchcsv.Validate(tab)
+	naming, err := torchcsv.ParseNaming(opts.Naming)
+	if err != nil {
+		return usageErrorf("--torch-naming %v", err)
 	}
+	rd, err := torchcsv.Read(data, torchcsv.ReadOptions{Naming: naming})
 	var s *schedule.Schedule
 	if err == nil {
-		s, err = torchcsv.Import(tab, *o)
+		s, err = torchcsv.Import(rd.Table, *o)
 	}
 	if err != nil {
 		return usageErrorf("%s: %v", opts.TorchCSV, err)
@@ -150,6 +154,11 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 			return err
 		}
 		if err := writeNew(opts.PlacementOut, opts.Force, pj); err != nil {
+			return err
+		}
+	}
+	for _, n := range rd.Notes {
+		if _, err := fmt.Fprintf(stdout, "note: %s\n", n); err != nil {
 			return err
 		}
 	}

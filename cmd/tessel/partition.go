@@ -37,6 +37,7 @@ type partitionOptions struct {
 	// Capacities are the devices' memories in the model's unit (a
 	// cluster's "memory_bytes"); nil: the model's cap on every device.
 	Capacities []float64
+	Format     string // partition only: text or megatron-layout
 }
 
 func partitionFlags() []cli.Flag {
@@ -87,13 +88,14 @@ func partitionCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the placement to a JSON `FILE` (for tessel search --placement-file)"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON summary instead of text"},
+			&cli.StringFlag{Name: "format", Usage: "text, or megatron-layout: Megatron-Core's --pipeline-model-parallel-layout of the split (layers named embedding, decoder.N, mtp, loss)", Value: "text"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("partition: unexpected argument %q", c.Args().First())
 			}
 			o := partitionOptionsFrom(c)
-			o.Out = c.String("out")
+			o.Out, o.Format = c.String("out"), c.String("format")
 			return runPartition(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -230,9 +232,23 @@ func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (
 }
 
 func runPartition(ctx context.Context, o partitionOptions, stdout, stderr io.Writer) error {
+	switch {
+	case o.Format != "" && o.Format != "text" && o.Format != "megatron-layout":
+		return usageErrorf("--format must be text or megatron-layout, got %q", o.Format)
+	case o.Format == "megatron-layout" && o.JSON:
+		return usageErrorf("--json and --format megatron-layout do not go together")
+	}
 	res, err := partitionModel(ctx, o, stderr)
 	if err != nil {
 		return err
+	}
+	if o.Format == "megatron-layout" {
+		ml, err := res.Megatron()
+		if err != nil {
+			return usageErrorf("%s: no Megatron-Core layout: %v", o.Model, err)
+		}
+		ml.WriteText(stdout)
+		return nil
 	}
 	if o.JSON {
 		return printJSON(stdout, res)

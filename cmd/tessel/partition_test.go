@@ -331,3 +331,29 @@ func TestPlanClusterBytes(t *testing.T) {
 		t.Errorf("memory_bytes with a profile in units: exit %d, %q", code, errOut)
 	}
 }
+
+// partition --format megatron-layout prints Megatron-Core's arguments of
+// the split, and refuses in one line what Megatron cannot take.
+func TestPartitionMegatronLayout(t *testing.T) {
+	model := filepath.Join("..", "..", "testdata", "models", "megatron-gpt.json")
+	code, out, errOut := runCLI(t, "partition", "--model", model, "--format", "megatron-layout")
+	want := "--pipeline-model-parallel-size 4 --pipeline-model-parallel-layout \"Et|t*5|t*5|t*3L\"\n" +
+		"--num-layers 14 --decoder-first-pipeline-num-layers 1 --decoder-last-pipeline-num-layers 3\n"
+	if code != 0 || out != want {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
+	}
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"partition", "--model", gptLike, "--format", "megatron-layout"}, `layer "head": not named as a Megatron-Core kind`},
+		{[]string{"partition", "--model", model, "--format", "megatron-layout", "--chunks", "2", "--order", "v"}, "stage 4 is on device 3"},
+		{[]string{"partition", "--model", model, "--format", "yaml"}, `--format must be text or megatron-layout, got "yaml"`},
+		{[]string{"partition", "--model", model, "--format", "megatron-layout", "--json"}, "do not go together"},
+	} {
+		code, out, errOut := runCLI(t, tc.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.err) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, code, out, errOut, tc.err)
+		}
+	}
+}

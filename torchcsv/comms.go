@@ -1,0 +1,145 @@
+package torchcsv
+
+import (
+	"fmt"
+
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// cellOf is the compute_comms cell of a compute action (current naming).
+func cellOf(a Action) Cell {
+	return Cell{Stage: a.Stage, Op: string(typeLetter(a.Kind)), Micro: a.Micro}
+}
+
+// currentOps maps the current naming's compute types to kinds.
+var currentOps = map[string]placement.Kind{OpForward: placement.Forward, OpBackward: placement.Backward,
+	OpInput: placement.Input, OpWeight: placement.Weight}
+
+// AddSendRecv lowers a valid compute-only table to the compute_comms form
+// by the rules of PyTorch's _add_send_recv (torch.distributed.pipelining):
+// ranks take turns in rank order; a rank appends its next compute action
+// once that action's input is there (a forward of stage s > 0 after the
+// RECV_F of s, or the forward of s−1 on this rank; a full backward or
+// input gradient of s < S−1 after the RECV_B of s, or the backward of s+1
+// on this rank), and right after it the SEND to the adjacent stage on
+// another rank, while the RECV goes to the end of that rank's row. A
+// round in which no rank can append is PyTorch's "Malformed compute
+// schedule" and an error here; so is a rank without actions, which
+// PyTorch's lowering rejects.
+func AddSendRecv(t *Table) (*CommsTable, error) {
+	sum, err := Validate(t)
+	if err != nil {
+		return nil, err
+	}
+	rank := sum.StageRank
+	last := sum.Stages - 1
+	out := &CommsTable{Rows: make([][]Cell, len(t.Rows))}
+	prev := make([]map[commKey]bool, len(t.Rows))
+	queue := make([][]Action, len(t.Rows))
+	for r, row := range t.Rows {
+		if len(row) == 0 {
+			return nil, fmt.Errorf("rank %d has no actions: PyTorch's lowering to sends and receives (_add_send_recv) needs every rank to have one", r)
+		}
+		prev[r] = map[commKey]bool{}
+		queue[r] = row
+	}
+	add := func(r int, c Cell) {
+		out.Rows[r] = append(out.Rows[r], c)
+		prev[r][commKey{c.Op, c.Stage, c.Micro}] = true
+	}
+	ready := func(r int, a Action) bool {
+		s, m := a.Stage, a.Micro
+		switch a.Kind {
+		case placement.Forward:
+			return s == 0 || prev[r][commKey{OpRecvF, s, m}] || prev[r][commKey{OpForward, s - 1, m}]
+		case placement.Backward, placement.Input:
+			return s == last || prev[r][commKey{OpRecvB, s, m}] || prev[r][commKey{OpInput, s + 1, m}] || prev[r][commKey{OpBackward, s + 1, m}]
+		}
+		return true
+	}
+	for {
+		progress, left := false, false
+		for r := range queue {
+			if len(queue[r]) == 0 {
+				continue
+			}
+			a := queue[r][0]
+			if !ready(r, a) {
+				left = true
+				continue
+			}
+			add(r, cellOf(a))
+			s, m := a.Stage, a.Micro
+			switch {
+			case a.Kind == placement.Forward && s < last && rank[s+1] != rank[s]:
+				add(r, Cell{Stage: s, Op: OpSendF, Micro: m})
+				add(rank[s+1], Cell{Stage: s + 1, Op: OpRecvF, Micro: m})
+			case (a.Kind == placement.Backward || a.Kind == placement.Input) && s > 0 && rank[s-1] != rank[s]:
+				add(r, Cell{Stage: s, Op: OpSendB, Micro: m})
+				add(rank[s-1], Cell{Stage: s - 1, Op: OpRecvB, Micro: m})
+			}
+			queue[r] = queue[r][1:]
+			progress = true
+			left = left || len(queue[r]) > 0
+		}
+		if !left {
+			break
+		}
+		if !progress {
+			var stuck string
+			for r := range queue {
+				if len(queue[r]) > 0 {
+					stuck += fmt.Sprintf(", rank %d at %s", r, queue[r][0])
+				}
+			}
+			return nil, fmt.Errorf("PyTorch's lowering to sends and receives cannot order this table (its \"Malformed compute schedule\")%s", stuck)
+		}
+	}
+	return out, nil
+}
+
+// ValidateComms checks a compute_comms table as Read does: its compute
+// actions by PyTorch's validator's rules (Validate), every send and
+// receive needed once on its rank, and no deadlock in PyTorch's
+// simulation (_simulate_comms_compute). Cells are in the current naming.
+func ValidateComms(t *CommsTable) (*Summary, error) {
+	compute := &Table{}
+	for _, row := range t.Rows {
+		out := []Action{}
+		for _, c := range row {
+			for _, x := range append([]Cell{c}, c.Sub...) {
+				if k, ok := currentOps[x.Op]; ok {
+					out = append(out, Action{Stage: x.Stage, Kind: k, Micro: x.Micro})
+				}
+			}
+		}
+		compute.Rows = append(compute.Rows, out)
+	}
+	sum, err := Validate(compute)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkComms(t.Rows, sum, currentOps); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// ExportComms writes a verified schedule of a chain of stages in the
+// compute_comms form: Export's table lowered by AddSendRecv, checked by
+// ValidateComms.
+func ExportComms(s *schedule.Schedule) (*CommsTable, error) {
+	t, err := Export(s)
+	if err != nil {
+		return nil, err
+	}
+	ct, err := AddSendRecv(t)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ValidateComms(ct); err != nil {
+		return nil, fmt.Errorf("the lowered table fails the checks of its sends and receives: %w", err)
+	}
+	return ct, nil
+}
