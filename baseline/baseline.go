@@ -49,6 +49,10 @@ type Method struct {
 	// blocks (the zero-bubble family): callers may leave it out for
 	// placements without one rather than list it as not applicable.
 	Split bool
+	// Memory says the method trades time for memory: it needs forward
+	// blocks that may be offloaded or recomputed (placement's Offload,
+	// Recompute); callers may leave it out for placements without them.
+	Memory bool
 	// Quiet says a listing (tessel compare) shows the method only where
 	// it applies, not as × elsewhere: the methods added after the paper's
 	// and the zero-bubble papers' own, which apply to one placement each.
@@ -63,7 +67,8 @@ type Method struct {
 // 1f1b-interleaved, chimera-direct, 1f1b-plus, then the zero-bubble
 // family: zb-h1, zb-h2, zb-v, dualpipe, dualpipe-v; then the schedules
 // users already have from PyTorch and the zero-bubble authors: looped-bfs,
-// zb1p, v-half, v-min, zb-auto.
+// zb1p, v-half, v-min, zb-auto; then the baselines that trade time for
+// memory: pipeoffload, adaoffload, 1f1b-recompute.
 func Methods() []Method {
 	return []Method{
 		{Name: "gpipe", Summary: "all forwards of all micro-batches, then all backwards (any placement)", Build: GPipe},
@@ -81,6 +86,9 @@ func Methods() []Method {
 		{Name: "v-half", Summary: "V-Half (Qi et al., controllable memory): about half of 1F1B's activations on the V placement (--chunks 2 --order v, split)", Build: VHalf, Split: true, Quiet: true},
 		{Name: "v-min", Summary: "V-Min (Qi et al., controllable memory): about a third of 1F1B's activations on the V placement (--chunks 2 --order v, split)", Build: VMin, Split: true, Quiet: true},
 		{Name: "zb-auto", Summary: "the zero-bubble auto-scheduler's greedy: per-stage F/I/W times, transfers and budgets (split v-shape)", Build: ZBAuto, Split: true, Quiet: true},
+		{Name: "pipeoffload", Summary: "PipeOffload (Wan et al. 2025): every forward's activation offloaded to host memory and reloaded just before its backward, 1F1B's fill (--offload-time)", Build: PipeOffload, Memory: true},
+		{Name: "adaoffload", Summary: "AdaOffload (OptPipe, App. D): PipeOffload with a fill phase as dense as the budget allows (--offload-time)", Build: AdaOffload, Memory: true},
+		{Name: "1f1b-recompute", Summary: "1F1B with full activation recomputation (Megatron-LM's checkpointing): every forward runs again before its backward (--recompute)", Build: OneFOneBRecompute, Memory: true},
 	}
 }
 

@@ -30,6 +30,8 @@ const (
 	MaxSpeed   = 1e6
 	MaxLatency = placement.MaxTime
 	MaxPerUnit = placement.MaxTime
+	// MaxMemoryBytes bounds a device's memory in bytes (a petabyte).
+	MaxMemoryBytes = 1e15
 )
 
 // eps absorbs floating-point error before rounding up: 0.7·10 is
@@ -41,6 +43,21 @@ type Device struct {
 	Name   string  // optional, for people
 	Speed  float64 // > 0: a block of time t takes ⌈t / Speed⌉ here
 	Memory int     // ≥ 0: the device's memory capacity; 0 means unlimited
+	// Host, when set, is the device's link to host memory: an offload or
+	// a reload of an activation of size z (a block's Activation) takes
+	// ⌈Latency + z·PerUnit⌉, at least 1 (the file's "host"; PerUnit is
+	// the inverse of the bandwidth).
+	Host *Link
+	// Switch names the PCIe switch the device reaches the host through:
+	// devices with the same non-empty Switch share one host channel
+	// (OptPipe eqs 18–19); "" means a channel of its own.
+	Switch string
+	// MemoryBytes, when > 0, is the device's memory in bytes (the file's
+	// "memory_bytes"): tessel plan's memory model takes it, instead of
+	// the profile's "device_bytes", as the capacity its stages' state and
+	// the schedule's activations share. Memory stays the budget in
+	// placement units.
+	MemoryBytes float64
 }
 
 // Link is the cost of moving a tensor between two devices: a transfer of
@@ -98,6 +115,14 @@ func (c *Cluster) Validate() error {
 		}
 		if dev.Memory < 0 || dev.Memory > placement.MaxMemory {
 			return fmt.Errorf("cluster: %s: memory must be in 0..%d (0: unlimited), got %d", deviceName(d, dev.Name), placement.MaxMemory, dev.Memory)
+		}
+		if !(dev.MemoryBytes >= 0 && dev.MemoryBytes <= MaxMemoryBytes) {
+			return fmt.Errorf("cluster: %s: memory_bytes must be in 0..%g (0: none), got %g", deviceName(d, dev.Name), float64(MaxMemoryBytes), dev.MemoryBytes)
+		}
+		if dev.Host != nil {
+			if err := checkLink(*dev.Host); err != nil {
+				return fmt.Errorf("cluster: %s: host: %w", deviceName(d, dev.Name), err)
+			}
 		}
 	}
 	if err := checkLink(c.Default); err != nil {
@@ -225,6 +250,9 @@ func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 		}
 	}
 	q.Channels = c.Channels
+	if err := c.applyHost(q); err != nil {
+		return nil, err
+	}
 	q.Capacities = nil
 	for d, dev := range c.Devices {
 		if dev.Memory > 0 {
@@ -240,6 +268,50 @@ func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 	return q, nil
 }
 
+// applyHost sets the offload time of every block that declares an
+// activation size and whose devices have host links (the slowest link's
+// time), and the devices' host channels from their switches.
+func (c *Cluster) applyHost(q *placement.Placement) error {
+	for i := range q.Blocks {
+		b := &q.Blocks[i]
+		if b.Activation <= 0 {
+			continue
+		}
+		t, linked := 0, false
+		for _, d := range b.Devices {
+			if h := c.Devices[d].Host; h != nil {
+				t, linked = max(t, max(1, h.Time(b.Activation))), true
+			}
+		}
+		if !linked {
+			continue
+		}
+		if t > placement.MaxTime {
+			return fmt.Errorf("placement %q: block %q: offload time %d on the cluster is more than %d", q.Name, b.ID, t, placement.MaxTime)
+		}
+		b.Offload = t
+	}
+	q.HostChannels = nil
+	first := map[string]int{}
+	for d, dev := range c.Devices {
+		if dev.Switch == "" {
+			continue
+		}
+		if q.HostChannels == nil {
+			q.HostChannels = make([]int, len(c.Devices))
+			for x := range q.HostChannels {
+				q.HostChannels[x] = x
+			}
+		}
+		if f, ok := first[dev.Switch]; ok {
+			q.HostChannels[d] = f
+		} else {
+			first[dev.Switch] = d
+		}
+	}
+	return nil
+}
+
 // Equal reports whether c and o are the same cluster, pairs in the same
 // order.
 func (c *Cluster) Equal(o *Cluster) bool {
@@ -250,7 +322,9 @@ func (c *Cluster) Equal(o *Cluster) bool {
 		return false
 	}
 	for d := range c.Devices {
-		if c.Devices[d] != o.Devices[d] {
+		a, b := c.Devices[d], o.Devices[d]
+		if a.Name != b.Name || a.Speed != b.Speed || a.Memory != b.Memory || a.Switch != b.Switch || a.MemoryBytes != b.MemoryBytes ||
+			(a.Host == nil) != (b.Host == nil) || a.Host != nil && *a.Host != *b.Host {
 			return false
 		}
 	}
@@ -264,7 +338,14 @@ func (c *Cluster) Equal(o *Cluster) bool {
 
 // Clone returns a deep copy.
 func (c *Cluster) Clone() *Cluster {
-	return &Cluster{Devices: append([]Device(nil), c.Devices...), Default: c.Default, Pairs: append([]Pair(nil), c.Pairs...), Channels: c.Channels}
+	q := &Cluster{Devices: append([]Device(nil), c.Devices...), Default: c.Default, Pairs: append([]Pair(nil), c.Pairs...), Channels: c.Channels}
+	for d, dev := range q.Devices {
+		if dev.Host != nil {
+			h := *dev.Host
+			q.Devices[d].Host = &h
+		}
+	}
+	return q
 }
 
 // ParseSpeeds reads device speeds written D=S,... (device D of n runs at

@@ -68,6 +68,10 @@ func TestLoadBad(t *testing.T) {
 		{"malformed.json", "malformed JSON at line 3"},
 		{"null-devices.json", `cluster: field "devices": want an array, got null`},
 		{"channels-type.json", `cluster: field "links": field "channels": want true or false, got a number`},
+		{"host-negative.json", "cluster: device 0: host: latency must be in 0..1000000, got -1"},
+		{"switch-type.json", `cluster: devices[0]: field "switch": want a string, got a number`},
+		{"memory-bytes-negative.json", "cluster: device 0: memory_bytes must be in 0..1e+15 (0: none), got -1"},
+		{"memory-bytes-type.json", `cluster: devices[0]: field "memory_bytes": want a number, got a string`},
 	}
 	files, _ := filepath.Glob(filepath.Join(badDir, "*.json"))
 	if len(files) != len(tests) {
@@ -222,6 +226,38 @@ func TestFuzzCorpus(t *testing.T) {
 	fuzzcorpus.Check(t, filepath.Join("testdata", "fuzz", "FuzzParse"), []string{goodDir, badDir}, *update, "./cluster")
 }
 
+// A device's host link turns a block's activation size into its offload
+// time, and devices on one PCIe switch share a host channel (Qi et al.,
+// "OptPipe", Appendix C, eqs 18–19).
+func TestApplyHost(t *testing.T) {
+	c, err := Load(filepath.Join(goodDir, "four-host-switch.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := placement.Load("../testdata/placements/split-v-shape-offload.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := c.Apply(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// f0 declares time 2 and no size; f1's size 3.5 on gpu1 takes
+	// ⌈0.5 + 3.5·0.5⌉ = 3; f2's on gpu2 ⌈0.5 + 3.5⌉ = 4; f3 none.
+	for id, want := range map[string]int{"f0": 2, "f1": 3, "f2": 4, "f3": 0} {
+		if got := q.OffloadTime(q.Index(id)); got != want {
+			t.Errorf("offload time of %s = %d, want %d", id, got, want)
+		}
+	}
+	for d, want := range []int{0, 0, 2, 2} {
+		if got := q.HostChannel(d); got != want {
+			t.Errorf("host channel of device %d = %d, want %d", d, got, want)
+		}
+	}
+	if p.HostChannel(3) != 3 {
+		t.Errorf("without a cluster device 3 has channel %d, want its own", p.HostChannel(3))
+	}
+}
 func TestParseSpeeds(t *testing.T) {
 	for _, c := range []struct {
 		in     string

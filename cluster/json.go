@@ -41,6 +41,12 @@ func Parse(data []byte) (*Cluster, error) {
 			{Name: "name", Decode: func(v json.RawMessage) error { return strictjson.String(v, &dev.Name) }},
 			{Name: "speed", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Float(v, &dev.Speed) }},
 			{Name: "memory", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &dev.Memory) }},
+			{Name: "host", Decode: func(v json.RawMessage) error {
+				dev.Host = &Link{}
+				return decodeLink(v, dev.Host, nil)
+			}},
+			{Name: "switch", Decode: func(v json.RawMessage) error { return strictjson.String(v, &dev.Switch) }},
+			{Name: "memory_bytes", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &dev.MemoryBytes) }},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("cluster: devices[%d]: %w", d, err)
@@ -139,6 +145,18 @@ func (c *Cluster) AppendIndented(b []byte, indent string) []byte {
 		b = appendFloat(b, dev.Speed)
 		b = append(b, `, "memory": `...)
 		b = strconv.AppendInt(b, int64(dev.Memory), 10)
+		if dev.Host != nil {
+			b = append(b, `, "host": `...)
+			b = appendLink(b, *dev.Host)
+		}
+		if dev.Switch != "" {
+			b = append(b, `, "switch": `...)
+			b = appendString(b, dev.Switch)
+		}
+		if dev.MemoryBytes > 0 {
+			b = append(b, `, "memory_bytes": `...)
+			b = appendFloat(b, dev.MemoryBytes)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, nl+"  ],"...)

@@ -51,6 +51,10 @@ type Options struct {
 	Given   *placement.Placement
 	// Progress, when set, is told what runs now, one line at a time.
 	Progress func(line string)
+	// Offload and Recompute let the Tessel search (and the time-optimal
+	// one) offload or recompute activations (search.Options.Offload);
+	// the Tessel row then counts them.
+	Offload, Recompute bool
 }
 
 // Status of a row.
@@ -75,6 +79,8 @@ type Row struct {
 	BudgetRespected    *bool    `json:"budget_respected,omitempty"`
 	Proven             *bool    `json:"proven,omitempty"`
 	Seconds            *float64 `json:"seconds,omitempty"`
+	Offloaded          *int     `json:"offloaded,omitempty"`  // with Offload or Recompute
+	Recomputed         *int     `json:"recomputed,omitempty"` // with Offload or Recompute
 	Note               string   `json:"note,omitempty"`
 
 	// Schedule is the row's verified schedule; nil when there is none.
@@ -106,6 +112,9 @@ var methodTitles = map[string]string{
 	"zb-h1":            "ZB-H1",
 	"zb-h2":            "ZB-H2",
 	"zb-v":             "ZB-V",
+	"pipeoffload":      "PipeOffload",
+	"adaoffload":       "AdaOffload",
+	"1f1b-recompute":   "1F1B + recompute",
 	"dualpipe":         "DualPipe",
 	"dualpipe-v":       "DualPipeV",
 	"looped-bfs":       "Looped BFS (PyTorch)",
@@ -153,6 +162,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 	for _, m := range baseline.Methods() {
 		if m.Split && !split {
 			continue // the zero-bubble family needs input and weight blocks
+		}
+		if m.Memory && !p.HasOffload() && !p.HasRecompute() {
+			continue // offload and recompute baselines need --offload-time or --recompute
 		}
 		progress("compare: %s", MethodTitle(m.Name))
 		row, err := baselineRow(m, p, opt)
@@ -244,6 +256,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	res, err := search.Run(ctx, p, search.Options{
 		Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches,
 		Method: repetend.MethodJoint, Seed: opt.Seed,
+		Offload: opt.Offload, Recompute: opt.Recompute,
 		Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) },
 	})
 	if errors.Is(err, search.ErrNoRepetend) {
@@ -259,6 +272,11 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	}
 	row.fill(s, p, opt.Memory)
 	recordCluster(s, opt.Cluster, opt.Given)
+	decides := opt.Offload || opt.Recompute
+	if decides {
+		off, rec := s.Count()
+		row.Offloaded, row.Recomputed = &off, &rec
+	}
 	// The steady state of the schedule returned, and the solver's
 	// repetend where the schedule does not repeat it.
 	if st := schedule.SteadyOf(s); st != nil {
@@ -280,6 +298,9 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	if !res.Proven() {
 		row.Note += fmt.Sprintf("; not proven (gap %d)", res.Gap())
 	}
+	if decides {
+		row.Note += fmt.Sprintf("; %d offloaded, %d recomputed", *row.Offloaded, *row.Recomputed)
+	}
 	row.Proven = textfmt.Ptr(res.Proven())
 	row.Seconds = textfmt.Ptr(textfmt.Secs(res.Times.Total))
 	return row, nil
@@ -294,6 +315,7 @@ func optimalRow(ctx context.Context, p *placement.Placement, opt Options, progre
 	t0 := time.Now()
 	res, err := search.Optimal(ctx, p, search.OptimalOptions{
 		MicroBatches: opt.OptimalMicroBatches, Memory: opt.Memory, Seed: opt.Seed,
+		Offload: opt.Offload, Recompute: opt.Recompute,
 		Progress: func(lo, hi int) {
 			progress("compare: time-optimal search, makespan between %d and %d", lo, hi)
 		},

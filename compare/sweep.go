@@ -31,6 +31,11 @@ type SweepOptions struct {
 	TimeLimit time.Duration
 	// Progress, when set, is told how many points are done.
 	Progress func(done, total int)
+	// Offload and Recompute improve each Fig. 12 point by the steady
+	// state of the constructions that offload or recompute
+	// (search.SteadyPeriod) where it is shorter; such a point is marked
+	// (Point.Decisions).
+	Offload, Recompute bool
 }
 
 // Point is one searched point; it is also the JSON and CSV form.
@@ -42,6 +47,9 @@ type Point struct {
 	Period     int      `json:"period,omitempty"`
 	NR         int      `json:"nr,omitempty"` // N_R of the repetend found
 	Proven     bool     `json:"proven"`
+	// Decisions: the point is a construction's steady state that
+	// offloads or recomputes (SweepOptions.Offload, Recompute).
+	Decisions bool `json:"decisions,omitempty"`
 }
 
 // Figure is the grid behind one figure.
@@ -116,12 +124,36 @@ func Sweep(ctx context.Context, ps []*placement.Placement, opt SweepOptions) (*S
 		fig12.NR[p.Name] = nr
 	}
 	fig12.Points, err = grid(ctx, ps, opt.Memories, jobs, func(ctx context.Context, p *placement.Placement, m int) (Point, error) {
-		return point(ctx, p, m, fig12.NR[p.Name])
+		pt, err := point(ctx, p, m, fig12.NR[p.Name])
+		if err != nil || !opt.Offload && !opt.Recompute {
+			return pt, err
+		}
+		return withDecisions(ctx, pt, p, m, opt.Offload, opt.Recompute)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &SweepResult{Devices: devices, Fig11: fig11, Fig12: fig12}, nil
+}
+
+// decisionMicroBatches is how many micro-batches the constructions that
+// decide are run on to find their steady state.
+const decisionMicroBatches = 128
+
+// withDecisions improves a Fig. 12 point by the steady state of the
+// constructions that offload or recompute (search.SteadyPeriod), when
+// theirs is shorter than the repetend's; such a point is marked with the
+// decisions and is not proven.
+func withDecisions(ctx context.Context, pt Point, p *placement.Placement, memory int, offload, recompute bool) (Point, error) {
+	period, ok, err := search.SteadyPeriod(ctx, p, decisionMicroBatches, memory, offload, recompute)
+	if err != nil {
+		return pt, fmt.Errorf("sweep: %s, memory %s: %w", p.Name, textfmt.Budget(memory), err)
+	}
+	if ok && (pt.BubbleRate == nil || period < pt.Period) {
+		pt.BubbleRate = textfmt.Ptr(textfmt.Round6(schedule.RepetendBubbleRate(p, period)))
+		pt.Period, pt.NR, pt.Proven, pt.Decisions = period, 0, false, true
+	}
+	return pt, nil
 }
 
 // steadyPoint is the repetend of least period with N_R ≤ nr under the
@@ -201,7 +233,7 @@ func carryForward(pts []Point) {
 		if pt.Proven || prev.BubbleRate == nil || (pt.BubbleRate != nil && *pt.BubbleRate <= *prev.BubbleRate) {
 			continue
 		}
-		pt.BubbleRate, pt.Period, pt.NR = prev.BubbleRate, prev.Period, prev.NR
+		pt.BubbleRate, pt.Period, pt.NR, pt.Decisions = prev.BubbleRate, prev.Period, prev.NR, prev.Decisions
 	}
 }
 
@@ -268,7 +300,7 @@ func (f *Figure) Write(w io.Writer, format string, noHeader bool) error {
 		}
 	}
 	var rows [][]string
-	stopped := false
+	stopped, decided := false, false
 	for k, name := range f.placements {
 		row := []string{name}
 		if f.X == "memory" {
@@ -279,7 +311,11 @@ func (f *Figure) Write(w io.Writer, format string, noHeader bool) error {
 			if pt.BubbleRate != nil {
 				cell = textfmt.Pct(*pt.BubbleRate)
 			}
-			if !pt.Proven {
+			switch {
+			case pt.Decisions:
+				cell += "†"
+				decided = true
+			case !pt.Proven:
 				cell += "*"
 				stopped = true
 			}
@@ -296,6 +332,9 @@ func (f *Figure) Write(w io.Writer, format string, noHeader bool) error {
 	}
 	if stopped && format == "table" {
 		fmt.Fprintln(w, "\n* stopped by the time limit: an upper bound, the better of what the search found and of the point to its left")
+	}
+	if decided && format == "table" {
+		fmt.Fprintln(w, "\n† the steady state of a construction that offloads or recomputes activations (--offload, --recompute), not proven")
 	}
 	return nil
 }

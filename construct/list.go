@@ -79,6 +79,14 @@ type ListOptions struct {
 	// a little differently, the same way on every run. 0 leaves them as
 	// they are.
 	Perturb int
+	// Priority, when set, ranks instance x = m·K + i (lower first) and
+	// replaces the rule: a list schedule that follows another schedule's
+	// order (the start times of a modulo schedule under a looser budget).
+	Priority []int
+	// Savings lets the schedule offload or recompute activations
+	// (placement's "Memory as a decision"); the zero value keeps every
+	// activation, as before.
+	Savings Savings
 }
 
 // List is a list schedule of n micro-batches of p (the parallel schedule
@@ -96,9 +104,15 @@ func List(p *placement.Placement, n int, opt ListOptions) (*schedule.Schedule, e
 	if err := checkArgs(p, n, opt.Memory); err != nil {
 		return nil, err
 	}
+	if opt.Priority != nil && len(opt.Priority) != n*len(p.Blocks) {
+		return nil, fmt.Errorf("construct: %d priorities for %d instances", len(opt.Priority), n*len(p.Blocks))
+	}
 	l := newLister(p, n, opt)
 	if err := l.run(); err != nil {
 		return nil, err
+	}
+	if l.sv != nil {
+		return l.sv.finish(l)
 	}
 	return finish(p, n, opt.Memory, l.starts, nil)
 }
@@ -135,6 +149,9 @@ type lister struct {
 	// links times the transfers: instances start in time order, so the
 	// queue books them in the order the rule asks (placement's LinkQueue).
 	links *placement.LinkQueue
+	// sv holds the offload and recompute decisions (nil without
+	// Savings).
+	sv *saver
 }
 
 func newLister(p *placement.Placement, n int, opt ListOptions) *lister {
@@ -197,6 +214,9 @@ func newLister(p *placement.Placement, n int, opt ListOptions) *lister {
 	for d := range l.queue {
 		l.queue[d] = &prioQueue{less: l.before}
 	}
+	if opt.Savings.any() {
+		l.sv = newSaver(l)
+	}
 	for m := range n {
 		l.left[m] = k
 		for i := range k {
@@ -206,10 +226,28 @@ func newLister(p *placement.Placement, n int, opt ListOptions) *lister {
 	return l
 }
 
-// before is the rule's order of two instances.
+// before is the rule's order of two instances. A recompute (x ≥ n·K,
+// standing for its consumer x − n·K) comes just before its consumer.
 func (l *lister) before(x, y int) bool {
+	nk := l.n * l.k
+	if x >= nk || y >= nk {
+		cx, cy := x%nk, y%nk
+		if cx != cy {
+			return l.before(cx, cy)
+		}
+		return x > y
+	}
 	mx, my := x/l.k, y/l.k
 	bx, by := x%l.k, y%l.k
+	if pr := l.opt.Priority; pr != nil {
+		if pr[x] != pr[y] {
+			return pr[x] < pr[y]
+		}
+		if l.rank[bx] != l.rank[by] {
+			return l.rank[bx] < l.rank[by]
+		}
+		return mx < my
+	}
 	switch l.opt.Rule {
 	case GradientFirst:
 		if l.class[bx] != l.class[by] {
@@ -282,13 +320,23 @@ func (l *lister) run() error {
 				l.admit()
 			}
 		}
+		if l.sv != nil {
+			l.sv.advance(l, now)
+		}
 		for d := range l.p.Devices {
 			if l.free[d] > now {
 				continue
 			}
 			if x := l.pick(d, now); x >= 0 {
+				if x >= total {
+					l.sv.rerun(l, x, now)
+					continue
+				}
 				l.start(x, now)
 				done++
+				if l.sv != nil {
+					l.sv.book(l, now)
+				}
 			}
 		}
 	}
@@ -304,7 +352,7 @@ func (l *lister) pick(d, now int) int {
 	found := -1
 	for q.Len() > 0 {
 		x := heap.Pop(q).(int)
-		if l.started[x] {
+		if x < len(l.started) && l.started[x] || x >= len(l.started) && l.sv.rerunOn[x-len(l.started)] {
 			continue // started from another device's queue
 		}
 		if l.canStart(x, now) {
@@ -320,6 +368,9 @@ func (l *lister) pick(d, now int) int {
 }
 
 func (l *lister) canStart(x, now int) bool {
+	if l.sv != nil {
+		return l.sv.canStart(l, x, now)
+	}
 	if l.ready[x] > now {
 		return false
 	}
@@ -346,6 +397,9 @@ func (l *lister) start(x, now int) {
 	}
 	heap.Push(&l.ends, running{x: x, end: end})
 	heap.Push(&l.events, end)
+	if l.sv != nil {
+		l.sv.decide(l, x, now)
+	}
 	m := x / l.k
 	for _, dep := range l.succs[x%l.k] {
 		y := m*l.k + dep.To
@@ -354,12 +408,22 @@ func (l *lister) start(x, now int) {
 		l.waiting[y]--
 		if l.waiting[y] == 0 {
 			l.release(y)
+		} else if l.sv != nil {
+			l.sv.request(l, y, now)
 		}
+	}
+	if l.sv != nil && l.sv.dec[x].Action != "" {
+		l.sv.request(l, m*l.k+l.sv.consumers[x%l.k], now)
 	}
 }
 
 // stuck explains why the schedule cannot go on.
 func (l *lister) stuck() error {
+	if l.sv != nil {
+		if err := l.sv.stuck(l); err != nil {
+			return err
+		}
+	}
 	for x, s := range l.started {
 		if !s && l.waiting[x] == 0 && x/l.k < l.admitted {
 			b := l.p.Blocks[x%l.k]

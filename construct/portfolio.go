@@ -27,6 +27,41 @@ type Candidate struct {
 // repetend, then least peak memory, then name. It stops early, with what
 // it has, when ctx ends or a schedule meets the makespan's lower bound.
 func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Candidate, error) {
+	return PortfolioWith(ctx, p, PortfolioOptions{MicroBatches: n, Memory: memory})
+}
+
+// PortfolioOptions configure PortfolioWith.
+type PortfolioOptions struct {
+	MicroBatches int
+	Memory       int
+	// Offload and Recompute let the list schedules offload or recompute
+	// activations where the budget binds (and, as further candidates,
+	// wherever the placement allows); the schedules that keep every
+	// activation stay candidates too.
+	Offload, Recompute bool
+}
+
+// policies are the savings the portfolio tries besides keeping.
+func (o PortfolioOptions) policies() []Savings {
+	if !o.Offload && !o.Recompute {
+		return nil
+	}
+	var out []Savings
+	for _, mode := range []struct{ always, eager bool }{{false, false}, {true, false}, {true, true}} {
+		out = append(out, Savings{Offload: o.Offload, Recompute: o.Recompute, Always: mode.always, Eager: mode.eager})
+		if o.Offload && o.Recompute {
+			out = append(out, Savings{Offload: true, Recompute: true, PreferRecompute: true, Always: mode.always, Eager: mode.eager},
+				Savings{Offload: true, Recompute: true, Balance: true, Always: mode.always, Eager: mode.eager})
+		}
+	}
+	return out
+}
+
+// PortfolioWith is Portfolio with options: with Offload or Recompute,
+// list schedules that take those decisions join the candidates (named
+// "list/<rule>/<savings>[/window w]").
+func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptions) ([]Candidate, error) {
+	n, memory := o.MicroBatches, o.Memory
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
 	}
@@ -53,17 +88,28 @@ func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Ca
 			add(name, s, ps)
 		}
 	}
+	// With decisions: modulo schedules under looser budgets, followed
+	// in their order by list schedules that offload or recompute where
+	// the actual budget binds.
+	if pols := o.policies(); len(pols) > 0 && memory > 0 {
+		for _, c := range followModulo(ctx, p, n, memory, pols) {
+			add(c.Name, c.Schedule, nil)
+		}
+	}
 	// List schedules in batches of listBatch, run side by side; the batch
 	// size, not the cores, decides where an early stop falls, so every
 	// machine gives the same answer.
 	type job struct {
-		rule   Rule
-		window int
+		rule    Rule
+		window  int
+		savings Savings
 	}
 	var jobs []job
-	for _, rule := range Rules() {
-		for _, w := range windows(p.Devices, n) {
-			jobs = append(jobs, job{rule, w})
+	for _, sv := range append([]Savings{{}}, o.policies()...) {
+		for _, rule := range Rules() {
+			for _, w := range windows(p.Devices, n) {
+				jobs = append(jobs, job{rule, w, sv})
+			}
 		}
 	}
 	for start := 0; start < len(jobs); start += listBatch {
@@ -78,7 +124,7 @@ func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Ca
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if s, err := List(p, n, ListOptions{Rule: j.rule, Window: j.window, Memory: memory}); err == nil {
+				if s, err := List(p, n, ListOptions{Rule: j.rule, Window: j.window, Memory: memory, Savings: j.savings}); err == nil {
 					got[k] = s
 				}
 			}()
@@ -89,6 +135,9 @@ func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Ca
 				continue
 			}
 			name := fmt.Sprintf("list/%s", j.rule)
+			if j.savings.any() {
+				name += "/" + j.savings.String()
+			}
 			if j.window > 0 {
 				name += fmt.Sprintf("/window %d", j.window)
 			}
@@ -172,4 +221,51 @@ func windows(devices, n int) []int {
 		out = append(out, w)
 	}
 	return sortedCopy(out)
+}
+
+// followLooser is how much looser than the budget the modulo schedules
+// that followModulo follows are: budgets memory+1 .. memory+followLooser
+// and unlimited.
+const followLooser = 4
+
+// followModulo runs, for the least-period modulo schedule under each
+// looser budget, a list schedule of every policy that follows its order
+// (ListOptions.Priority) under the budget, taking decisions where it
+// binds. Those that fit are returned, named "modulo/<savings>/follow
+// period P at memory M" (M 0: unlimited).
+func followModulo(ctx context.Context, p *placement.Placement, n, memory int, pols []Savings) []Candidate {
+	var out []Candidate
+	seen := map[int]bool{}
+	budgets := []int{}
+	for m := memory + 1; m <= memory+followLooser; m++ {
+		budgets = append(budgets, m)
+	}
+	budgets = append(budgets, 0)
+	for _, m := range budgets {
+		if ctx.Err() != nil {
+			break
+		}
+		ps, err := Modulo(ctx, p, ModuloOptions{Memory: m, MicroBatches: n})
+		if err != nil || seen[ps.Period] {
+			continue
+		}
+		seen[ps.Period] = true
+		ref, err := ps.Schedule(p, n, m)
+		if err != nil {
+			continue
+		}
+		k := len(p.Blocks)
+		prio := make([]int, n*k)
+		for _, in := range ref.Instances {
+			prio[in.Micro*k+in.Block] = in.Start
+		}
+		for _, sv := range pols {
+			s, err := List(p, n, ListOptions{Memory: memory, Priority: prio, Savings: sv})
+			if err != nil {
+				continue
+			}
+			out = append(out, Candidate{Name: fmt.Sprintf("modulo/%s/follow period %d at memory %d", sv, ps.Period, m), Schedule: s, Makespan: schedule.Makespan(s)})
+		}
+	}
+	return out
 }

@@ -48,8 +48,19 @@ func FuzzParse(f *testing.F) {
 		if !r.Split.Contiguous || !r.Split.Fits() || !r.Split.Colocated {
 			t.Fatalf("DP split: contiguous %v, fits %v, colocated %v", r.Split.Contiguous, r.Split.Fits(), r.Split.Colocated)
 		}
-		if _, err := ToPlacement(r.Split, PlacementOptions{}); err != nil {
+		c, err := ToPlacement(r.Split, PlacementOptions{})
+		if err != nil {
 			t.Fatalf("placement of a DP split: %v", err)
+		}
+		// The memory model: budgets, or one line naming a device.
+		mem, err := c.Memory(r.Split, nil)
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Fatalf("error of more than one line: %q", err)
+		}
+		for _, m := range mem {
+			if m.Budget < 0 {
+				t.Fatalf("device %d: negative budget %d", m.Device, m.Budget)
+			}
 		}
 	})
 }

@@ -68,6 +68,16 @@ type Graph struct {
 	// Activations is, per node, the memory of one micro-batch's stashed
 	// activations (profiles only), for the placement's block memory.
 	Activations []float64
+	// Static is, per node, the memory its device holds for good
+	// (parameters, gradients, optimizer state), and Checkpoints what a
+	// recomputed micro-batch keeps of its activations (profiles only).
+	Static, Checkpoints []float64
+	// Bytes: Memory, Activations, Static and Checkpoints are in bytes
+	// (the profile's "device_bytes" and byte fields).
+	Bytes bool
+	// HostBandwidth is the bytes moved to or from host memory per unit
+	// of time (0: none given).
+	HostBandwidth float64
 }
 
 // Training reports whether the graph has a backward pass.

@@ -3,6 +3,7 @@ package partition
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/tessel-pp/tessel/internal/strictjson"
 )
@@ -30,6 +31,20 @@ import (
 // none). "comm" is the time to move the layer's output (and its gradient)
 // to another device. "edges" default to a chain in the order given. The
 // file is strict like a placement file.
+//
+// Memory in bytes (one memory model from the profile to the schedule):
+// "device_bytes" at the top is each accelerator's memory; a layer then
+// gives "param_bytes" (its weights and their gradients) and
+// "optimizer_bytes" (the optimizer's state), held for good by the device
+// that runs it, "activation_bytes" (what one micro-batch stashes until
+// its backward) and "checkpoint_bytes" (what a recomputed micro-batch
+// keeps instead: the layer's input; at most "activation_bytes"). With
+// "device_bytes" the byte fields replace "params", "activations" and
+// "memory", which must then be absent; without it no layer may give a
+// byte field. "host_bandwidth" (with "device_bytes") is the bytes an
+// accelerator moves to or from host memory per unit of the profile's
+// time: it gives every forward block an offload time, its activation
+// over the bandwidth (OptPipe's offload and reload).
 
 // ParseProfile reads a layer profile.
 func ParseProfile(data []byte) (*Graph, error) {
@@ -45,16 +60,23 @@ type profileLayer struct {
 	forward, backward, input, weight float64
 	hasBackward, hasInput, hasWeight bool
 	params, activations, comm        float64
+	hasUnits                         bool // "params" or "activations"
+	bytes                            []string
+	paramBytes, optimizerBytes       float64
+	activationBytes, checkpointBytes float64
 }
 
 func decodeProfile(raw json.RawMessage) (*Graph, error) {
 	g := &Graph{}
 	var layers, edges []json.RawMessage
-	hasEdges := false
+	hasEdges, hasMemory := false, false
+	deviceBytes := 0.0
 	err := strictjson.Object(raw, []strictjson.Field{
 		{Name: "name", Decode: func(v json.RawMessage) error { return strictjson.String(v, &g.Name) }},
 		{Name: "devices", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &g.Accelerators) }},
-		{Name: "memory", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &g.Memory) }},
+		{Name: "memory", Decode: func(v json.RawMessage) error { hasMemory = true; return strictjson.Float(v, &g.Memory) }},
+		{Name: "device_bytes", Decode: func(v json.RawMessage) error { g.Bytes = true; return strictjson.Float(v, &deviceBytes) }},
+		{Name: "host_bandwidth", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &g.HostBandwidth) }},
 		{Name: "layers", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &layers) }},
 		{Name: "edges", Decode: func(v json.RawMessage) error { hasEdges = true; return strictjson.Array(v, &edges) }},
 	})
@@ -66,6 +88,21 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 	}
 	if g.Memory < 0 {
 		return nil, fmt.Errorf("field \"memory\": want ≥ 0, got %v", g.Memory)
+	}
+	if g.Bytes {
+		if !(deviceBytes > 0) || math.IsInf(deviceBytes, 0) {
+			return nil, fmt.Errorf("field \"device_bytes\": want a finite number > 0, got %v", deviceBytes)
+		}
+		if hasMemory {
+			return nil, fmt.Errorf("field \"memory\": give \"device_bytes\" or \"memory\", not both")
+		}
+		g.Memory = deviceBytes
+	}
+	if g.HostBandwidth != 0 && (!g.Bytes || !(g.HostBandwidth > 0) || math.IsInf(g.HostBandwidth, 0)) {
+		if !g.Bytes {
+			return nil, fmt.Errorf("field \"host_bandwidth\": needs \"device_bytes\" (activations in bytes)")
+		}
+		return nil, fmt.Errorf("field \"host_bandwidth\": want a finite number > 0, got %v", g.HostBandwidth)
 	}
 	if len(layers) == 0 {
 		return nil, fmt.Errorf("field \"layers\": no layers")
@@ -80,12 +117,16 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 			{Name: "backward", Decode: func(x json.RawMessage) error { l.hasBackward = true; return strictjson.Float(x, &l.backward) }},
 			{Name: "input", Decode: func(x json.RawMessage) error { l.hasInput = true; return strictjson.Float(x, &l.input) }},
 			{Name: "weight", Decode: func(x json.RawMessage) error { l.hasWeight = true; return strictjson.Float(x, &l.weight) }},
-			{Name: "params", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.params) }},
-			{Name: "activations", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.activations) }},
+			{Name: "params", Decode: func(x json.RawMessage) error { l.hasUnits = true; return strictjson.Float(x, &l.params) }},
+			{Name: "activations", Decode: func(x json.RawMessage) error { l.hasUnits = true; return strictjson.Float(x, &l.activations) }},
 			{Name: "comm", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.comm) }},
+			l.byteField("param_bytes", &l.paramBytes),
+			l.byteField("optimizer_bytes", &l.optimizerBytes),
+			l.byteField("activation_bytes", &l.activationBytes),
+			l.byteField("checkpoint_bytes", &l.checkpointBytes),
 		})
 		if err == nil {
-			err = l.check()
+			err = l.check(g.Bytes)
 		}
 		if err != nil {
 			var peek struct{ Name string }
@@ -143,8 +184,14 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 	// each forward feeding its own backward (the stashed activations).
 	n := len(ls)
 	for i, l := range ls {
-		g.Nodes = append(g.Nodes, Node{Name: l.name, Acc: l.forward, CPU: l.forward, Size: l.params + l.activations, Comm: l.comm, Class: i, Layer: i})
-		g.Activations = append(g.Activations, l.activations)
+		static, act := l.params, l.activations
+		if g.Bytes {
+			static, act = l.paramBytes+l.optimizerBytes, l.activationBytes
+		}
+		g.Nodes = append(g.Nodes, Node{Name: l.name, Acc: l.forward, CPU: l.forward, Size: static + act, Comm: l.comm, Class: i, Layer: i})
+		g.Activations = append(g.Activations, act)
+		g.Static = append(g.Static, static)
+		g.Checkpoints = append(g.Checkpoints, l.checkpointBytes)
 	}
 	if training {
 		for i, l := range ls {
@@ -154,6 +201,8 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 			}
 			g.Nodes = append(g.Nodes, Node{Name: l.name, Acc: b, CPU: b, Comm: l.comm, Backward: true, Class: i, Input: l.input, Weight: l.weight, Layer: i})
 			g.Activations = append(g.Activations, 0)
+			g.Static = append(g.Static, 0)
+			g.Checkpoints = append(g.Checkpoints, 0)
 		}
 	}
 	g.Edges = append(g.Edges, deps...)
@@ -176,9 +225,34 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 	return g, nil
 }
 
-func (l *profileLayer) check() error {
+// byteField decodes one of a layer's byte fields.
+func (l *profileLayer) byteField(name string, v *float64) strictjson.Field {
+	return strictjson.Field{Name: name, Decode: func(x json.RawMessage) error {
+		l.bytes = append(l.bytes, name)
+		return strictjson.Float(x, v)
+	}}
+}
+
+func (l *profileLayer) check(bytes bool) error {
 	if l.name == "" {
 		return fmt.Errorf("empty name")
+	}
+	if !bytes && len(l.bytes) > 0 {
+		return fmt.Errorf("field %q: byte sizes need \"device_bytes\" at the top of the profile", l.bytes[0])
+	}
+	if bytes && l.hasUnits {
+		return fmt.Errorf("\"params\" and \"activations\" do not go with \"device_bytes\": give \"param_bytes\", \"optimizer_bytes\" and \"activation_bytes\"")
+	}
+	for _, x := range []struct {
+		name string
+		v    float64
+	}{{"param_bytes", l.paramBytes}, {"optimizer_bytes", l.optimizerBytes}, {"activation_bytes", l.activationBytes}, {"checkpoint_bytes", l.checkpointBytes}} {
+		if !(x.v >= 0) || math.IsInf(x.v, 0) {
+			return fmt.Errorf("%s %v: want a finite number ≥ 0", x.name, x.v)
+		}
+	}
+	if l.checkpointBytes > l.activationBytes {
+		return fmt.Errorf("checkpoint_bytes %v: more than activation_bytes %v (a recomputed micro-batch keeps part of the activation)", l.checkpointBytes, l.activationBytes)
 	}
 	if l.forward <= 0 {
 		return fmt.Errorf("forward time %v: want > 0", l.forward)

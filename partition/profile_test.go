@@ -70,6 +70,16 @@ func TestBadModels(t *testing.T) {
 		"unknown-edge.json":            `unknown layer "b"`,
 		"unknown-field.json":           `unknown field "backwards"`,
 		"wrong-type.json":              `field "forward": want a number, got a string`,
+		// Byte sizes (the memory model from profile to schedule).
+		"bytes-and-units.json":              `"params" and "activations" do not go with "device_bytes"`,
+		"bytes-without-device-bytes.json":   `byte sizes need "device_bytes" at the top of the profile`,
+		"bytes-wrong-type.json":             `field "activation_bytes": want a number, got a string`,
+		"checkpoint-over-activation.json":   "checkpoint_bytes 200: more than activation_bytes 100",
+		"device-bytes-and-memory.json":      `give "device_bytes" or "memory", not both`,
+		"host-bandwidth-without-bytes.json": `field "host_bandwidth": needs "device_bytes"`,
+		"negative-bytes.json":               "param_bytes -5: want a finite number ≥ 0",
+		"negative-host-bandwidth.json":      `field "host_bandwidth": want a finite number > 0, got -1`,
+		"zero-device-bytes.json":            `field "device_bytes": want a finite number > 0, got 0`,
 	}
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "bad-models", "*.json"))
 	if err != nil {

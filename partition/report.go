@@ -23,9 +23,13 @@ func (res *Report) WriteText(w io.Writer) {
 	if res.Training {
 		kind = "training (a layer's forward and backward on one device)"
 	}
+	bytes := res.Graph != nil && res.Graph.Bytes
 	cap := "none"
 	if res.MemoryCap > 0 {
 		cap = fmt.Sprintf("%g", res.MemoryCap)
+		if bytes {
+			cap = FormatMemory(res.MemoryCap, true)
+		}
 	}
 	method := "contiguous split by the DP over ideals (Tarnawski et al., §5.1.1)"
 	if res.Method == "ip" {
@@ -39,7 +43,11 @@ func (res *Report) WriteText(w io.Writer) {
 		if st.CPU {
 			dev += " (cpu)"
 		}
-		fmt.Fprintf(w, "%-6d %-9s %10.2f %10.2f %10.2f %10.2f %10.2f %12.4g  %s\n", st.Stage, dev, st.Load, st.Compute, st.Comm, st.Forward, st.Backward, st.Memory, names(st.Nodes))
+		mem := fmt.Sprintf("%.4g", st.Memory)
+		if bytes {
+			mem = FormatMemory(st.Memory, true)
+		}
+		fmt.Fprintf(w, "%-6d %-9s %10.2f %10.2f %10.2f %10.2f %10.2f %12s  %s\n", st.Stage, dev, st.Load, st.Compute, st.Comm, st.Forward, st.Backward, mem, names(st.Nodes))
 	}
 	fmt.Fprintf(w, "\nmax load       %.2f per sample (the time per sample of a pipeline without bubbles)\n", res.MaxLoad)
 	fmt.Fprintf(w, "single device  %.2f (%.2f× the max load)\n", res.SingleDevice, res.SingleDevice/math.Max(res.MaxLoad, 1e-300))

@@ -31,6 +31,9 @@ type Options struct {
 	// TimeUnit and MemoryUnit convert the split to a placement
 	// (PlacementOptions); 0: the defaults.
 	TimeUnit, MemoryUnit float64
+	// Capacities are the devices' memories in the model's unit (a
+	// cluster's "memory_bytes"); nil: the model's cap on every device.
+	Capacities []float64
 }
 
 // Report is a partition and what it is compared with; it is also the
@@ -60,6 +63,8 @@ type Report struct {
 	Split        *Split     `json:"-"`
 	Converted    *Converted `json:"-"`
 	StageDevices []int      `json:"-"`
+	// Graph is the model partitioned.
+	Graph *Graph `json:"-"`
 }
 
 // IPSummary is the integer program's outcome.
@@ -167,6 +172,17 @@ func Run(ctx context.Context, g *Graph, opt Options) (*Report, error) {
 		dpOpt.MemoryPerStage = g.Memory
 		dp, err = Contiguous(ctx, g, dpOpt)
 	}
+	if err != nil && g.Bytes {
+		// No split fits the devices' bytes: split by time alone, and
+		// the memory model below names the device that does not fit.
+		uncapped := *g
+		uncapped.Memory = 0
+		dpOpt.MemoryPerStage, dpOpt.DeviceMemory = 0, 0
+		dp, err = Contiguous(ctx, &uncapped, dpOpt)
+		if err == nil {
+			dp.Split.Graph = g
+		}
+	}
 	if err != nil {
 		return nil, unsplittable{err}
 	}
@@ -256,6 +272,14 @@ func Run(ctx context.Context, g *Graph, opt Options) (*Report, error) {
 		return nil, err
 	}
 	res.Converted = conv
+	if g.Bytes {
+		// The memory model: a device that cannot run its stages under
+		// any schedule, even offloading or recomputing every activation.
+		if _, err := conv.Memory(s, opt.Capacities); err != nil {
+			return nil, err
+		}
+	}
+	res.Graph = g
 	p := conv.Placement
 	res.Placement = &PlacementSummary{Devices: p.Devices, Blocks: len(p.Blocks), TimeUnit: round6(conv.TimeUnit),
 		RoundingError: round6(conv.RoundingError), MaxLoadError: round6(conv.MaxLoadError)}

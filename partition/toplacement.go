@@ -17,7 +17,8 @@ type PlacementOptions struct {
 	// MemoryUnit, when > 0, gives a forward block the memory
 	// ⌈Σ activations / MemoryUnit⌉ of its stage's layers (profiles
 	// only); otherwise every forward block of a training model takes 1,
-	// the Tessel paper's convention. Its backward (or weight) block frees
+	// the Tessel paper's convention, except for a profile in bytes, whose
+	// unit is then AutoMemoryUnit's. Its backward (or weight) block frees
 	// as much; inference blocks take 0.
 	MemoryUnit float64
 	// Devices maps the split's stages, in pipeline order, to placement
@@ -39,6 +40,18 @@ type Converted struct {
 	// StageBlocks lists, per stage in pipeline order, the indices of its
 	// blocks.
 	StageBlocks [][]int
+	// MemoryUnit is the model memory (bytes for a profile in bytes) of
+	// one placement memory unit; 0 under the Tessel paper's convention
+	// (every forward block 1, whatever its activations).
+	MemoryUnit float64
+	// Activation and Checkpoint are, per block, what one micro-batch of a
+	// forward block stashes and what it keeps when recomputed, in the
+	// model's memory (0 for other blocks and for graphs without
+	// activations).
+	Activation, Checkpoint []float64
+	// Static is, per stage in pipeline order, the memory its device holds
+	// for good (parameters, gradients, optimizer state).
+	Static []float64
 }
 
 // blockKey is one block of a placement made from a split: the nodes of one
@@ -119,6 +132,8 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 	load := map[blockKey]float64{}
 	weight := map[blockKey]float64{}
 	act := map[blockKey]float64{}
+	ckpt := map[blockKey]float64{}
+	static := make([]float64, len(s.Stages))
 	cpu := func(v int) bool { return s.Device[v] >= g.Accelerators }
 	for v := range n {
 		k := key(v)
@@ -133,6 +148,12 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		load[k] += t
 		if g.Activations != nil {
 			act[k] += g.Activations[v]
+		}
+		if g.Checkpoints != nil {
+			ckpt[k] += g.Checkpoints[v]
+		}
+		if g.Static != nil && k.stage >= 0 {
+			static[k.stage] += g.Static[v]
 		}
 	}
 	for v, ws := range succ {
@@ -202,7 +223,15 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		}
 		unit = AutoTimeUnit(ts)
 	}
-	c := &Converted{TimeUnit: unit, StageBlocks: make([][]int, len(s.Stages))}
+	memUnit := opt.MemoryUnit
+	if memUnit <= 0 && g.Bytes {
+		largest := 0.0
+		for _, a := range act {
+			largest = math.Max(largest, a)
+		}
+		memUnit = AutoMemoryUnit(largest)
+	}
+	c := &Converted{TimeUnit: unit, StageBlocks: make([][]int, len(s.Stages)), MemoryUnit: memUnit, Static: static}
 	p := &placement.Placement{Name: opt.Name, Devices: nd}
 	index := map[blockKey]int{}
 	training := g.Training()
@@ -217,8 +246,8 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		mem := 0
 		if training {
 			m := 1
-			if opt.MemoryUnit > 0 {
-				m = int(math.Ceil(act[blockKey{k.stage, k.phase, placement.Forward}]/opt.MemoryUnit - 1e-9))
+			if memUnit > 0 {
+				m = int(math.Ceil(act[blockKey{k.stage, k.phase, placement.Forward}]/memUnit - 1e-9))
 			}
 			switch k.kind {
 			case placement.Forward:
@@ -231,9 +260,25 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		if !s.Contiguous {
 			id = fmt.Sprintf("%c%d.%d", letter(k.kind), k.stage, k.phase)
 		}
+		a, cp := 0.0, 0.0
+		if k.kind == placement.Forward && training {
+			a, cp = act[k], ckpt[k]
+		}
+		c.Activation, c.Checkpoint = append(c.Activation, a), append(c.Checkpoint, cp)
 		index[k] = len(p.Blocks)
 		c.StageBlocks[k.stage] = append(c.StageBlocks[k.stage], len(p.Blocks))
-		p.Blocks = append(p.Blocks, placement.Block{ID: id, Kind: k.kind, Devices: []int{devices[k.stage]}, Time: steps, Memory: mem})
+		b := placement.Block{ID: id, Kind: k.kind, Devices: []int{devices[k.stage]}, Time: steps, Memory: mem}
+		if g.Bytes && training && k.kind == placement.Forward && mem > 0 {
+			// The memory model's decisions (OptPipe's offload, activation
+			// checkpointing), declared for --offload and --recompute.
+			if ck := int(math.Ceil(cp/memUnit - 1e-9)); ck < mem {
+				b.Recompute, b.Checkpoint = true, ck
+			}
+			if g.HostBandwidth > 0 {
+				b.Offload = max(1, int(math.Round(a/g.HostBandwidth/unit)))
+			}
+		}
+		p.Blocks = append(p.Blocks, b)
 	}
 	maxR, maxE := 0.0, 0.0
 	for d := range nd {

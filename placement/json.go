@@ -121,6 +121,26 @@ func (p *Placement) appendJSON(b []byte, pretty bool) []byte {
 		b = append(b, sep...)
 		b = key(b, 0, "memory")
 		b = strconv.AppendInt(b, int64(bl.Memory), 10)
+		if bl.Offload != 0 {
+			b = append(b, sep...)
+			b = key(b, 0, "offload")
+			b = strconv.AppendInt(b, int64(bl.Offload), 10)
+		}
+		if bl.Activation != 0 {
+			b = append(b, sep...)
+			b = key(b, 0, "activation")
+			b = strconv.AppendFloat(b, bl.Activation+0, 'g', -1, 64)
+		}
+		if bl.Recompute {
+			b = append(b, sep...)
+			b = key(b, 0, "recompute")
+			b = append(b, "true"...)
+		}
+		if bl.Checkpoint != 0 {
+			b = append(b, sep...)
+			b = key(b, 0, "checkpoint")
+			b = strconv.AppendInt(b, int64(bl.Checkpoint), 10)
+		}
 		b = append(b, '}')
 		if i < len(p.Blocks)-1 {
 			b = append(b, ',')
@@ -255,6 +275,10 @@ func decodeBlock(raw json.RawMessage, b *Block) error {
 		{Name: "devices", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &devs) }},
 		{Name: "time", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &b.Time) }},
 		{Name: "memory", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &b.Memory) }},
+		{Name: "offload", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &b.Offload) }},
+		{Name: "activation", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &b.Activation) }},
+		{Name: "recompute", Decode: func(v json.RawMessage) error { return strictjson.Bool(v, &b.Recompute) }},
+		{Name: "checkpoint", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &b.Checkpoint) }},
 	})
 	if err != nil {
 		return err

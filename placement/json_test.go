@@ -41,6 +41,10 @@ func TestLoadBad(t *testing.T) {
 		{"dep-arity.json", "deps[0]: want [from, to] or [from, to, size], got 4 items"},
 		{"dep-size-type.json", `deps[0][2]: size: want a number, got a string`},
 		{"dep-size-negative.json", `placement "two": dep 0: f0 -> f1: size must be in 0..1e+12, got -2`},
+		{"offload-backward.json", `block "b0": only a forward block's activation can be offloaded or recomputed, not a backward block's`},
+		{"checkpoint-too-big.json", `block "f0": checkpoint 2 must be less than the block's memory 2`},
+		{"offload-no-consumer.json", `block "f0": no gradient block needs its activation, so it cannot be offloaded or recomputed`},
+		{"offload-type.json", `block "f0": field "offload": want an integer, got a string`},
 	}
 	files, err := filepath.Glob(filepath.Join(badDir, "*.json"))
 	if err != nil {

@@ -87,6 +87,19 @@ type Block struct {
 	Devices []int  `json:"devices"` // one device, or a tensor-parallel group; sorted, distinct
 	Time    int    `json:"time"`    // ≥ 1
 	Memory  int    `json:"memory"`  // negative frees
+
+	// The activation of a forward block (see "Memory as a decision" in
+	// memory.go). Offload > 0: instances may be offloaded to host memory,
+	// each move (offload, reload) taking Offload. Activation > 0: the
+	// size of the activation, which a cluster's host link turns into
+	// Offload. Recompute: instances may be recomputed, keeping Checkpoint
+	// of the block's memory. All zero: the block's activation stays on
+	// its devices, as before. File: "offload", "activation", "recompute",
+	// "checkpoint", each optional and written only when set.
+	Offload    int     `json:"offload,omitempty"`
+	Activation float64 `json:"activation,omitempty"`
+	Recompute  bool    `json:"recompute,omitempty"`
+	Checkpoint int     `json:"checkpoint,omitempty"`
 }
 
 // Dep is a data dependency B_From → B_To between block indices of the same
@@ -126,6 +139,12 @@ type Placement struct {
 	// schedule's transfers queue on a link is package schedule's
 	// (LinkTimes): it depends on the schedule, not on the placement.
 	Channels bool
+	// HostChannels is, for every device, the host channel its offloads
+	// and reloads use, named by the least device sharing it (devices on
+	// one PCIe switch share one channel). Set by a cluster; nil means
+	// every device has a channel of its own (HostChannel). It is not part
+	// of the placement file.
+	HostChannels []int
 }
 
 // Size is the size of the tensor dependency d carries: 1 unless Sizes
@@ -412,7 +431,7 @@ func (p *Placement) CriticalPath() int {
 
 // Clone returns a deep copy.
 func (p *Placement) Clone() *Placement {
-	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities), Channels: p.Channels}
+	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities), Channels: p.Channels, HostChannels: slices.Clone(p.HostChannels)}
 	q.Blocks = make([]Block, len(p.Blocks))
 	for i, b := range p.Blocks {
 		b.Devices = append([]int(nil), b.Devices...)

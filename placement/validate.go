@@ -94,6 +94,9 @@ func (p *Placement) validate() error {
 			return fmt.Errorf("device %d: capacity %d out of range 0..%d", d, c, MaxMemory)
 		}
 	}
+	if err := p.validateSavings(); err != nil {
+		return err
+	}
 	return p.validateTransfers(deps)
 }
 
@@ -280,7 +283,8 @@ func (p *Placement) Equal(q *Placement) bool {
 	}
 	for i, a := range p.Blocks {
 		b := q.Blocks[i]
-		if a.ID != b.ID || a.Kind != b.Kind || a.Time != b.Time || a.Memory != b.Memory || len(a.Devices) != len(b.Devices) {
+		if a.ID != b.ID || a.Kind != b.Kind || a.Time != b.Time || a.Memory != b.Memory || len(a.Devices) != len(b.Devices) ||
+			a.Offload != b.Offload || a.Activation != b.Activation || a.Recompute != b.Recompute || a.Checkpoint != b.Checkpoint {
 			return false
 		}
 		for n := range a.Devices {
@@ -295,7 +299,7 @@ func (p *Placement) Equal(q *Placement) bool {
 		}
 	}
 	for d := range p.Devices {
-		if p.Budget(d, 0) != q.Budget(d, 0) {
+		if p.Budget(d, 0) != q.Budget(d, 0) || p.HostChannel(d) != q.HostChannel(d) {
 			return false
 		}
 	}

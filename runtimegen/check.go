@@ -13,8 +13,9 @@ import (
 // device that holds the tensor (it ran the producer or received the tensor
 // before); in a blocking program there is no wait, in a non-blocking one
 // every send and receive is waited for exactly once, after it is posted;
-// and every instance has each input before it runs (it ran the producer
-// on this device, or completed the receive). Whether the programs can
+// every instance has each input before it runs (it ran the producer
+// on this device, or completed the receive); and every offload, reload
+// and recompute follows the rules of memState. Whether the programs can
 // deadlock is Simulate's question.
 func Check(progs []*Program) error {
 	if len(progs) == 0 {
@@ -58,6 +59,7 @@ func Check(progs []*Program) error {
 		posted := map[int]OpKind{}   // transfer tags posted here, not yet waited for
 		waited := map[int]bool{}     // tags waited for
 		var done = map[string]bool{} // received tensors usable here
+		mem := newMemState(g, p0)
 		for k, o := range p.Ops {
 			where := func() string { return fmt.Sprintf("device %d, op %d (%s)", d, k, o) }
 			b, ok := g.index[o.Block]
@@ -80,6 +82,9 @@ func Check(progs []*Program) error {
 				if ran[r] {
 					return fmt.Errorf("%s: %s@%d runs twice", where(), o.Block, o.Micro)
 				}
+				if err := mem.gradient(info, o.Micro); err != nil {
+					return fmt.Errorf("%s: %w", where(), err)
+				}
 				for _, in := range info.Inputs {
 					from := g.index[in.Block]
 					name := TensorName(in.Block, info.ID, o.Micro)
@@ -94,6 +99,10 @@ func Check(progs []*Program) error {
 				ran[r] = true
 				for _, out := range info.Outputs {
 					has[TensorName(info.ID, out.Block, o.Micro)] = true
+				}
+			case Offload, Reload, Recompute:
+				if err := mem.op(d, b, o, ran); err != nil {
+					return fmt.Errorf("%s: %w", where(), err)
 				}
 			case Send, Recv:
 				from, to, m, err := SplitTensorName(o.Tensor)
@@ -172,6 +181,9 @@ func Check(progs []*Program) error {
 				}
 			}
 		}
+		if err := mem.finish(d); err != nil {
+			return err
+		}
 		if len(posted) > 0 {
 			tags := make([]int, 0, len(posted))
 			for t := range posted {
@@ -246,4 +258,89 @@ func kindOf(b BlockInfo) OpKind {
 func blockInfoEqual(a, b BlockInfo) bool {
 	return a.ID == b.ID && a.Kind == b.Kind && slices.Equal(a.Devices, b.Devices) && a.Time == b.Time &&
 		a.Forward == b.Forward && slices.Equal(a.Inputs, b.Inputs) && slices.Equal(a.Outputs, b.Outputs)
+}
+
+// memState follows one device's offloads, reloads and recomputes: each
+// names a forward block that runs on this device alone, after the
+// instance ran and before any of its gradient blocks; an instance is
+// offloaded at most once and then reloaded once before its first gradient
+// block, or recomputed once before it, never both; and only an instance
+// with a gradient block on this device is offloaded or recomputed.
+type memState struct {
+	g      *graph
+	p      *Program
+	state  map[instRef]OpKind // the last memory op of an instance
+	grads  map[string]bool    // forward ids with a gradient block
+	gradOf map[instRef]bool   // instances whose first gradient block ran
+}
+
+func newMemState(g *graph, p *Program) *memState {
+	m := &memState{g: g, p: p, state: map[instRef]OpKind{}, grads: map[string]bool{}, gradOf: map[instRef]bool{}}
+	for _, b := range p.Blocks {
+		if b.Forward != "" && kindInfo(b.Kind).Gradient {
+			m.grads[b.Forward] = true
+		}
+	}
+	return m
+}
+
+func (m *memState) op(d, b int, o Op, ran map[instRef]bool) error {
+	info := m.p.Blocks[b]
+	if info.Kind != "forward" {
+		return fmt.Errorf("%s names %s block %q, not a forward block", o.Kind, info.Kind, info.ID)
+	}
+	if !slices.Equal(info.Devices, []int{d}) {
+		return fmt.Errorf("%s: block %q runs on devices %v, not on device %d alone", o.Kind, info.ID, info.Devices, d)
+	}
+	if !m.grads[info.ID] {
+		return fmt.Errorf("%s: block %q has no gradient block", o.Kind, info.ID)
+	}
+	r := instRef{b, o.Micro}
+	if !ran[r] {
+		return fmt.Errorf("%s@%d has not run", info.ID, o.Micro)
+	}
+	if m.gradOf[r] {
+		return fmt.Errorf("%s@%d after its gradient block", info.ID, o.Micro)
+	}
+	prev, seen := m.state[r]
+	switch {
+	case o.Kind == Reload && prev != Offload:
+		return fmt.Errorf("reloads %s@%d, which is not offloaded", info.ID, o.Micro)
+	case o.Kind != Reload && seen:
+		return fmt.Errorf("%s@%d was already %s", info.ID, o.Micro, past(prev))
+	}
+	m.state[r] = o.Kind
+	return nil
+}
+
+// gradient checks a gradient block of forward f@micro about to run.
+func (m *memState) gradient(info BlockInfo, micro int) error {
+	if info.Forward == "" || !kindInfo(info.Kind).Gradient {
+		return nil
+	}
+	r := instRef{m.g.index[info.Forward], micro}
+	if m.state[r] == Offload {
+		return fmt.Errorf("%s@%d runs while %s@%d is offloaded (no reload before it)", info.ID, micro, info.Forward, micro)
+	}
+	m.gradOf[r] = true
+	return nil
+}
+
+func (m *memState) finish(d int) error {
+	for r, k := range m.state {
+		if k == Offload {
+			return fmt.Errorf("device %d: %s@%d is offloaded and never reloaded", d, m.p.Blocks[r.block].ID, r.micro)
+		}
+	}
+	return nil
+}
+
+func past(k OpKind) string {
+	switch k {
+	case Offload:
+		return "offloaded"
+	case Reload:
+		return "offloaded and reloaded"
+	}
+	return "recomputed"
 }

@@ -45,8 +45,13 @@ func needTorch(t *testing.T) {
 // single-process run's (worker.py check, allclose in float64). The
 // schedules: greedy ones on the built-in shapes, a split backward on the
 // v-shape (input and weight blocks, the weights deferred; and ZB-H1 on
-// the built-in split v-shape) and a searched
-// schedule on the V placement (two stages per device, split backward).
+// the built-in split v-shape), a searched schedule on the V placement (two
+// stages per device, split backward), and schedules that offload and
+// recompute activations (OptPipe's decisions: PipeOffload, 1F1B with full
+// recompute, and both mixed, whole and split backward, on the V placement
+// too, in both program modes), whose workers move what each forward saved
+// to a host buffer and back and run forwards again, every rank reporting
+// the bytes and the forwards.
 //
 // All of them run in one launch of launch.sh (worker.py runs several
 // program directories in turn), started as a new user would: no PYTHON and
@@ -59,6 +64,7 @@ func TestWorkersEndToEnd(t *testing.T) {
 		label string
 		s     *schedule.Schedule
 		mode  Mode
+		acts  []MemoryAction
 	}
 	var runs []run
 	for _, tc := range []struct {
@@ -71,10 +77,10 @@ func TestWorkersEndToEnd(t *testing.T) {
 		{"k-shape", NonBlocking},
 		{"x-shape", Blocking}, // crossing chains: the order that naive programs get wrong
 	} {
-		runs = append(runs, run{tc.shape + "/" + string(tc.mode), greedy(t, builtin(t, tc.shape, 4, false), 8), tc.mode})
+		runs = append(runs, run{tc.shape + "/" + string(tc.mode), greedy(t, builtin(t, tc.shape, 4, false), 8), tc.mode, nil})
 	}
 	split := loadPlacement(t, "split-v-shape.json")
-	runs = append(runs, run{"split-v-shape/deferred-weights", deferredWeights(t, split, 8), NonBlocking})
+	runs = append(runs, run{"split-v-shape/deferred-weights", deferredWeights(t, split, 8), NonBlocking, nil})
 	zb, err := placement.Builtin("v-shape", placement.Options{Devices: 4, SplitBackward: true})
 	if err != nil {
 		t.Fatal(err)
@@ -83,13 +89,52 @@ func TestWorkersEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs = append(runs, run{"v-shape-split/zb-h1", zbh1, NonBlocking})
+	runs = append(runs, run{"v-shape-split/zb-h1", zbh1, NonBlocking, nil})
 	res, err := search.Run(context.Background(), loadPlacement(t, "v-chunks.json"),
 		search.Options{Memory: 8, MicroBatches: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs = append(runs, run{"v-chunks/searched", res.Schedule, NonBlocking})
+	runs = append(runs, run{"v-chunks/searched", res.Schedule, NonBlocking, nil})
+	// Offloads and recomputes, decided by the offload and recompute
+	// baselines (verified schedules with decisions): PipeOffload on the
+	// split v-shape, 1F1B with full recompute on the V placement, and
+	// schedules that offload some stages and recompute others, whole and
+	// split backward, both modes.
+	saving := func(opt placement.Options) *placement.Placement {
+		p, err := placement.Builtin("v-shape", opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.WithOffload(1).WithRecompute()
+	}
+	vsplit := saving(placement.Options{Devices: 4, SplitBackward: true})
+	vchunks := saving(placement.Options{Devices: 4, SplitBackward: true, Chunks: 2, Order: placement.V})
+	vwhole := saving(placement.Options{Devices: 4})
+	mixed := []placement.Action{placement.Offload, placement.Recompute, placement.Offload, placement.Recompute}
+	for _, r := range []struct {
+		label string
+		build func() (*schedule.Schedule, error)
+		mode  Mode
+	}{
+		{"v-shape-split/pipeoffload", func() (*schedule.Schedule, error) { return baseline.PipeOffload(vsplit, 8, 2) }, NonBlocking},
+		{"v-shape-v2-split/1f1b-recompute", func() (*schedule.Schedule, error) { return baseline.OneFOneBRecompute(vchunks, 8, 2) }, NonBlocking},
+		{"v-shape/offload+recompute", func() (*schedule.Schedule, error) { return baseline.Savings(vwhole, 8, 2, mixed) }, NonBlocking},
+		{"v-shape/offload+recompute/blocking", func() (*schedule.Schedule, error) { return baseline.Savings(vwhole, 8, 2, mixed) }, Blocking},
+		{"v-shape-split/offload+recompute", func() (*schedule.Schedule, error) { return baseline.Savings(vsplit, 8, 2, mixed) }, NonBlocking},
+		{"v-shape-v2-split/offload+recompute", func() (*schedule.Schedule, error) {
+			return baseline.Savings(vchunks, 8, 3, append(append([]placement.Action(nil), mixed...), mixed...))
+		}, NonBlocking},
+	} {
+		s, err := r.build()
+		if err != nil {
+			t.Fatalf("%s: %v", r.label, err)
+		}
+		if off, rec := s.Count(); off+rec == 0 {
+			t.Fatalf("%s: neither offloads nor recomputes", r.label)
+		}
+		runs = append(runs, run{r.label, s, r.mode, memoryActions(s)})
+	}
 
 	fake := t.TempDir()
 	if err := os.WriteFile(filepath.Join(fake, "python3"), []byte("#!/bin/sh\necho 'fake python3: no torch here' >&2\nexit 1\n"), 0o755); err != nil {
@@ -97,7 +142,7 @@ func TestWorkersEndToEnd(t *testing.T) {
 	}
 	var dirs, outs []string
 	for _, r := range runs {
-		files, err := Files(generate(t, r.s, r.mode), "gloo")
+		files, err := Files(generateActions(t, r.s, r.mode, r.acts), "gloo")
 		if err != nil {
 			t.Fatalf("%s: %v", r.label, err)
 		}
@@ -131,6 +176,18 @@ func TestWorkersEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(log, "3 iterations, ") || !strings.Contains(log, " ms per iteration after the first") {
 		t.Errorf("no time per iteration reported:\n%s", log)
+	}
+	// Every rank that offloads or recomputes in a run says how much.
+	want := 0
+	for _, r := range runs {
+		devs := map[int]bool{}
+		for _, a := range r.acts {
+			devs[r.s.Placement.Blocks[a.Block].Devices[0]] = true
+		}
+		want += len(devs)
+	}
+	if got := strings.Count(log, " bytes offloaded and "); got != want {
+		t.Errorf("%d rank reports of offloads and recomputes, want %d:\n%s", got, want, log)
 	}
 	t.Logf("launch: %d schedules on 4 ranks in %.1f s", len(runs), time.Since(start).Seconds())
 	check := launch(t, env, 300*time.Second, filepath.Join(dirs[0], "launch.sh"), append([]string{"check"}, args...)...)

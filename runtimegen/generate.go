@@ -27,12 +27,93 @@ type plan struct {
 	order     []schedule.Instance // the global order
 	transfers []transfer          // in the global order of their producers
 	byProd    [][]int             // per global position: its transfers
+	// before is, per device and index of a block it runs (in the global
+	// order), the memory ops to issue before it; after, those to issue
+	// after its last block.
+	before map[[2]int][]Op
+	after  [][]Op
+}
+
+// placeActions puts each memory action before the first block on its
+// device that starts at or after it.
+func (pl *plan) placeActions(acts []MemoryAction) error {
+	p := pl.p
+	pl.before = map[[2]int][]Op{}
+	pl.after = make([][]Op, p.Devices)
+	if len(acts) == 0 {
+		return nil
+	}
+	acts = slices.Clone(acts)
+	rank := map[OpKind]int{Offload: 0, Reload: 1, Recompute: 2}
+	slices.SortStableFunc(acts, func(x, y MemoryAction) int {
+		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(rank[x.Kind], rank[y.Kind]),
+			cmp.Compare(x.Block, y.Block), cmp.Compare(x.Micro, y.Micro))
+	})
+	starts := make([][]int, p.Devices) // per device: starts of its blocks, in order
+	for _, in := range pl.order {
+		for _, d := range p.Blocks[in.Block].Devices {
+			starts[d] = append(starts[d], in.Start)
+		}
+	}
+	for _, a := range acts {
+		if a.Block < 0 || a.Block >= len(p.Blocks) || !(Op{Kind: a.Kind}).IsMemory() {
+			return fmt.Errorf("memory action %s of block %d: not an offload, reload or recompute of a block", a.Kind, a.Block)
+		}
+		b := p.Blocks[a.Block]
+		if len(b.Devices) != 1 {
+			return fmt.Errorf("%s %s@%d: block on devices %v; only a block on one device offloads or recomputes", a.Kind, b.ID, a.Micro, b.Devices)
+		}
+		d := b.Devices[0]
+		k, _ := slices.BinarySearch(starts[d], a.Start)
+		// Blocks that start together with the action come after it; a
+		// block that starts before it, before it (BinarySearch finds the
+		// first start ≥ a.Start).
+		o := Op{Kind: a.Kind, Block: b.ID, Micro: a.Micro}
+		if k == len(starts[d]) {
+			pl.after[d] = append(pl.after[d], o)
+		} else {
+			pl.before[[2]int{d, k}] = append(pl.before[[2]int{d, k}], o)
+		}
+	}
+	return nil
 }
 
 // Generate turns a valid schedule into one program per device (see the
 // package doc for the order and why it cannot deadlock). The schedule is
 // verified first; an invalid one is an error.
 func Generate(s *schedule.Schedule, mode Mode) ([]*Program, error) {
+	return generateWith(s, mode, memoryActions(s))
+}
+
+// MemoryAction is an offload, a reload or a recompute of forward instance
+// Block@Micro (a block index), issued at Start on the block's device.
+type MemoryAction struct {
+	Kind         OpKind // Offload, Reload or Recompute
+	Block, Micro int
+	Start        int
+}
+
+// memoryActions lists what a schedule's decisions offload, reload and
+// recompute (schedule.Decision): an offload and its reload at their
+// starts, a recompute at its second run's start.
+func memoryActions(s *schedule.Schedule) []MemoryAction {
+	var acts []MemoryAction
+	for _, d := range s.Decisions {
+		switch d.Action {
+		case placement.Offload:
+			acts = append(acts, MemoryAction{Kind: Offload, Block: d.Block, Micro: d.Micro, Start: d.Start},
+				MemoryAction{Kind: Reload, Block: d.Block, Micro: d.Micro, Start: d.Reload})
+		case placement.Recompute:
+			acts = append(acts, MemoryAction{Kind: Recompute, Block: d.Block, Micro: d.Micro, Start: d.Start})
+		}
+	}
+	return acts
+}
+
+// generateWith is Generate with the memory actions to put into the programs:
+// each on its forward block's device, before the first block there that
+// starts at or after it (after the ones that start before it).
+func generateWith(s *schedule.Schedule, mode Mode, acts []MemoryAction) ([]*Program, error) {
 	if !slices.Contains(Modes(), mode) {
 		return nil, fmt.Errorf("unknown mode %q (want one of %v)", mode, Modes())
 	}
@@ -40,6 +121,9 @@ func Generate(s *schedule.Schedule, mode Mode) ([]*Program, error) {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
 	pl := newPlan(s)
+	if err := pl.placeActions(acts); err != nil {
+		return nil, err
+	}
 	progs := make([]*Program, s.Placement.Devices)
 	infos := BlockInfos(s.Placement)
 	groups := Groups(s.Placement)
@@ -133,8 +217,11 @@ func (pl *plan) recvOp(t transfer) Op {
 // blocking: each instance on its devices, then each of its transfers as a
 // send on the source and a receive on the destination, inline.
 func (pl *plan) blocking(progs []*Program) {
+	k := make([]int, len(progs)) // per device: blocks run so far
 	for i, in := range pl.order {
 		for _, d := range pl.p.Blocks[in.Block].Devices {
+			progs[d].Ops = append(progs[d].Ops, pl.before[[2]int{d, k[d]}]...)
+			k[d]++
 			progs[d].Ops = append(progs[d].Ops, pl.computeOp(in))
 		}
 		for _, x := range pl.byProd[i] {
@@ -142,6 +229,9 @@ func (pl *plan) blocking(progs []*Program) {
 			progs[t.src].Ops = append(progs[t.src].Ops, pl.sendOp(t))
 			progs[t.dst].Ops = append(progs[t.dst].Ops, pl.recvOp(t))
 		}
+	}
+	for d := range progs {
+		progs[d].Ops = append(progs[d].Ops, pl.after[d]...)
 	}
 }
 
@@ -189,6 +279,7 @@ func (pl *plan) nonBlocking(progs []*Program) {
 	for d, prog := range progs {
 		var sends []int
 		for k, i := range runs[d] {
+			prog.Ops = append(prog.Ops, pl.before[[2]int{d, k}]...)
 			for _, x := range slots[d][k].posts {
 				prog.Ops = append(prog.Ops, pl.recvOp(pl.transfers[x]))
 			}
@@ -205,6 +296,7 @@ func (pl *plan) nonBlocking(progs []*Program) {
 				}
 			}
 		}
+		prog.Ops = append(prog.Ops, pl.after[d]...)
 		for _, x := range sends {
 			o := pl.sendOp(pl.transfers[x])
 			o.Kind = Wait

@@ -44,10 +44,28 @@ const (
 	// Wait blocks until the transfer Tag, posted earlier on this device,
 	// has completed.
 	Wait OpKind = "wait"
+	// Offload starts copying what forward instance Block@Micro saved for
+	// its backward to host memory (on a side stream where CUDA is
+	// present) and frees it on the device once copied (OptPipe's
+	// offload).
+	Offload OpKind = "offload"
+	// Reload starts copying it back; the first gradient block of the
+	// instance waits for the copy.
+	Reload OpKind = "reload"
+	// Recompute runs forward instance Block@Micro again from its inputs
+	// (the checkpoint its first run kept, having saved nothing else), so
+	// that its gradient blocks find what a forward saves.
+	Recompute OpKind = "recompute"
 )
 
 // OpKinds lists every OpKind, in a stable order (a new slice each call).
-func OpKinds() []OpKind { return []OpKind{Compute, Collective, Send, Recv, Wait} }
+func OpKinds() []OpKind {
+	return []OpKind{Compute, Collective, Send, Recv, Wait, Offload, Reload, Recompute}
+}
+
+// IsMemory reports whether the op offloads, reloads or recomputes a
+// forward instance's saved tensors.
+func (o Op) IsMemory() bool { return o.Kind == Offload || o.Kind == Reload || o.Kind == Recompute }
 
 // Op is one operation of a device's program.
 //
@@ -100,13 +118,16 @@ func SplitTensorName(name string) (from, to string, micro int, err error) {
 //
 //	compute f0@3
 //	collective fs@3
+//	offload f0@3
+//	reload f0@3
+//	recompute f0@3
 //	send f0->f1@3 to 1 #5
 //	recv f0->f1@3 from 0 #5
 //	wait f0->f1@3 to 1 #5     (a posted send)
 //	wait f0->f1@3 from 0 #5   (a posted receive)
 func (o Op) String() string {
 	switch o.Kind {
-	case Compute, Collective:
+	case Compute, Collective, Offload, Reload, Recompute:
 		return fmt.Sprintf("%s %s@%d", o.Kind, o.Block, o.Micro)
 	case Send:
 		return fmt.Sprintf("send %s to %d #%d", o.Tensor, o.Peer, o.Tag)
@@ -132,7 +153,7 @@ func ParseOp(s string) (Op, error) {
 		return bad("empty")
 	}
 	switch k := OpKind(f[0]); k {
-	case Compute, Collective:
+	case Compute, Collective, Offload, Reload, Recompute:
 		if len(f) != 2 {
 			return bad("want %s BLOCK@MICRO", k)
 		}

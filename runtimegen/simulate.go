@@ -47,8 +47,10 @@ type SimOptions struct {
 // all of them; a transfer starts when both its send and its receive are
 // posted and takes commTime; a blocking send or receive returns when its
 // transfer is over (rendezvous), a posted one at once, and a wait returns
-// when its transfer is over. Devices run as soon as they can, without
-// looking at the schedule's start times.
+// when its transfer is over. A recompute takes its forward block's time on
+// its device; an offload or a reload is only issued there (the host
+// channel is not simulated: its copies take no device time). Devices run
+// as soon as they can, without looking at the schedule's start times.
 //
 // Each operation is an event whose time follows from the events it waits
 // for, and no two transfers compete for a link (with channels, those of a
@@ -223,6 +225,13 @@ func (s *sim) advance(d int) bool {
 		t := s.times[o.Block]
 		s.clock[d] += t
 		s.busy[d] += t
+	case Recompute:
+		t := s.times[o.Block]
+		s.clock[d] += t
+		s.busy[d] += t
+	case Offload, Reload:
+		// Copies on the host channel, beside the computation: the device
+		// only issues them.
 	case Collective:
 		members := s.groups[o.Block]
 		start := 0

@@ -236,10 +236,18 @@ func TestSimulateScheduleFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := schedule.Makespan(&schedule.Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches, Instances: compact})
+			if len(s.Decisions) > 0 {
+				// Recomputes take device time, and the programs keep no
+				// host channel or memory order: at most the file's.
+				want = -1
+			}
 			for _, mode := range Modes() {
 				progs := generate(t, s, mode)
 				r := simulate(t, progs, 0)
-				if mode == NonBlocking && r.Makespan != want {
+				if mode == NonBlocking && want < 0 && r.Makespan > schedule.Makespan(s) {
+					t.Errorf("non-blocking makespan %d, more than the file's %d", r.Makespan, schedule.Makespan(s))
+				}
+				if mode == NonBlocking && want >= 0 && r.Makespan != want {
 					t.Errorf("non-blocking makespan %d, compacted schedule's %d (file's %d)", r.Makespan, want, schedule.Makespan(s))
 				}
 				simulate(t, progs, 1)

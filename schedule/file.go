@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -116,6 +117,38 @@ func (s *Schedule) marshal() ([]byte, error) {
 		b = append(b, "\n  "...)
 	}
 	b = append(b, ']')
+	if len(s.Decisions) > 0 {
+		ds := append([]Decision(nil), s.Decisions...)
+		slices.SortStableFunc(ds, func(a, b Decision) int {
+			return cmp.Or(cmp.Compare(a.Block, b.Block), cmp.Compare(a.Micro, b.Micro))
+		})
+		b = append(b, ",\n  \"decisions\": ["...)
+		for x, dc := range ds {
+			if dc.Block < 0 || dc.Block >= len(p.Blocks) {
+				return nil, fmt.Errorf("write schedule: decision %d: block index %d out of range 0..%d", x, dc.Block, len(p.Blocks)-1)
+			}
+			if x > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, "\n    {\"block\": "...)
+			b = appendString(b, p.Blocks[dc.Block].ID)
+			b = append(b, ", \"micro\": "...)
+			b = strconv.AppendInt(b, int64(dc.Micro), 10)
+			b = append(b, ", \"action\": "...)
+			b = appendString(b, string(dc.Action))
+			if dc.Action == placement.Offload {
+				b = append(b, ", \"offload\": "...)
+				b = strconv.AppendInt(b, int64(dc.Start), 10)
+				b = append(b, ", \"reload\": "...)
+				b = strconv.AppendInt(b, int64(dc.Reload), 10)
+			} else {
+				b = append(b, ", \"start\": "...)
+				b = strconv.AppendInt(b, int64(dc.Start), 10)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, "\n  ]"...)
+	}
 	if rp := s.Repetend; rp != nil {
 		b = append(b, ",\n  \"repetend\": {\"nr\": "...)
 		b = strconv.AppendInt(b, int64(rp.NR), 10)
@@ -173,7 +206,7 @@ func Parse(data []byte) (*Schedule, error) {
 		return nil, err
 	}
 	s := &Schedule{}
-	var pl, cl, instances, rep, met json.RawMessage
+	var pl, cl, instances, decisions, rep, met json.RawMessage
 	var budgets []json.RawMessage
 	err = strictjson.Object(raw, []strictjson.Field{
 		{Name: "placement", Required: true, Decode: func(v json.RawMessage) error { pl = v; return nil }},
@@ -182,6 +215,7 @@ func Parse(data []byte) (*Schedule, error) {
 		{Name: "micro_batches", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.MicroBatches) }},
 		{Name: "memory", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.Memory) }},
 		{Name: "instances", Required: true, Decode: func(v json.RawMessage) error { instances = v; return nil }},
+		{Name: "decisions", Decode: func(v json.RawMessage) error { decisions = v; return nil }},
 		{Name: "repetend", Decode: func(v json.RawMessage) error { rep = v; return nil }},
 		{Name: "metrics", Decode: func(v json.RawMessage) error { met = v; return nil }},
 	})
@@ -222,6 +256,11 @@ func Parse(data []byte) (*Schedule, error) {
 	}
 	if s.Instances, err = decodeInstances(instances, index); err != nil {
 		return nil, fmt.Errorf("field \"instances\": %w", err)
+	}
+	if decisions != nil {
+		if s.Decisions, err = decodeDecisions(decisions, index); err != nil {
+			return nil, fmt.Errorf("field \"decisions\": %w", err)
+		}
 	}
 	if rep != nil {
 		if s.Repetend, err = decodeRepetend(rep, s.Placement); err != nil {
@@ -270,6 +309,60 @@ func decodeInstances(raw json.RawMessage, index map[string]int) ([]Instance, err
 			return nil, fmt.Errorf("item %d: unknown block %q", x, id)
 		}
 		in.Block = i
+	}
+	return out, nil
+}
+
+// decodeDecisions reads the decisions: each names a block and a
+// micro-batch and its action, "offload" with the starts of its offload
+// and reload, or "recompute" with the start of the second run. Whether
+// the block allows the action is Verify's to check.
+func decodeDecisions(raw json.RawMessage, index map[string]int) ([]Decision, error) {
+	var items []json.RawMessage
+	if err := strictjson.Array(raw, &items); err != nil {
+		return nil, err
+	}
+	out := make([]Decision, len(items))
+	for x, v := range items {
+		dc := &out[x]
+		var id, action string
+		var off, rel, start *int
+		intField := func(dst **int) func(json.RawMessage) error {
+			return func(v json.RawMessage) error {
+				*dst = new(int)
+				return strictjson.Int(v, *dst)
+			}
+		}
+		err := strictjson.Object(v, []strictjson.Field{
+			{Name: "block", Required: true, Decode: func(v json.RawMessage) error { return strictjson.String(v, &id) }},
+			{Name: "micro", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &dc.Micro) }},
+			{Name: "action", Required: true, Decode: func(v json.RawMessage) error { return strictjson.String(v, &action) }},
+			{Name: "offload", Decode: intField(&off)},
+			{Name: "reload", Decode: intField(&rel)},
+			{Name: "start", Decode: intField(&start)},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", x, err)
+		}
+		i, ok := index[id]
+		if !ok {
+			return nil, fmt.Errorf("item %d: unknown block %q", x, id)
+		}
+		dc.Block, dc.Action = i, placement.Action(action)
+		switch dc.Action {
+		case placement.Offload:
+			if off == nil || rel == nil || start != nil {
+				return nil, fmt.Errorf("item %d: an offload has \"offload\" and \"reload\" times and no \"start\"", x)
+			}
+			dc.Start, dc.Reload = *off, *rel
+		case placement.Recompute:
+			if start == nil || off != nil || rel != nil {
+				return nil, fmt.Errorf("item %d: a recompute has a \"start\" time and no \"offload\" or \"reload\"", x)
+			}
+			dc.Start = *start
+		default:
+			return nil, fmt.Errorf("item %d: action %q (want %q or %q)", x, action, placement.Offload, placement.Recompute)
+		}
 	}
 	return out, nil
 }

@@ -38,12 +38,17 @@ func RenderHTML(s *Schedule, w io.Writer) error {
 	row("devices", strconv.Itoa(p.Devices))
 	row("blocks per micro-batch", strconv.Itoa(len(p.Blocks)))
 	row("micro-batches", strconv.Itoa(s.MicroBatches))
-	row("memory budget", budgetText(s.Memory)[len("memory "):])
+	row("memory budget", budgetText(s)[len("memory "):])
 	row("makespan", strconv.Itoa(m.Makespan))
 	row("lower bound of the makespan", strconv.Itoa(m.LowerBound.Makespan))
 	row("bubble rate", fmt.Sprintf("%.2f%%", 100*m.BubbleRate))
 	row("peak memory per device", intList(m.PeakMemory))
 	row("busy time per device", intList(m.Loads))
+	if len(s.Decisions) > 0 {
+		off, rec := s.Count()
+		row("activations offloaded", strconv.Itoa(off))
+		row("activations recomputed", strconv.Itoa(rec))
+	}
 	if rp := s.Repetend; rp != nil {
 		row("repetend", fmt.Sprintf("N_R %d, period %d (lower bound %d), %d %s from time %d",
 			rp.Span(), rp.Period, m.LowerBound.Period, rp.Iterations, plural(rp.Iterations, "iteration"), rp.Start))

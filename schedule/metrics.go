@@ -19,8 +19,8 @@ type Bounds struct {
 type Metrics struct {
 	Makespan   int
 	BubbleRate float64 // idle device-time / (D × makespan)
-	PeakMemory []int   // per device: the highest running memory, from 0, in start order
-	Loads      []int   // per device: busy time over the whole schedule
+	PeakMemory []int   // per device: the highest running memory, from 0, in start order (offloads and recomputes counted)
+	Loads      []int   // per device: busy time over the whole schedule (recomputes included)
 	LowerBound Bounds
 }
 
@@ -52,12 +52,21 @@ func Measure(s *Schedule) Metrics {
 	m.Makespan = Makespan(s)
 	m.PeakMemory = make([]int, p.Devices)
 	m.Loads = make([]int, p.Devices)
-	for d, xs := range deviceInstances(s, nil) {
-		sum := 0
+	xs := deviceInstances(s, nil)
+	for d, xs := range xs {
 		for _, x := range xs {
-			b := p.Blocks[s.Instances[x].Block]
-			m.Loads[d] += b.Time
-			sum += b.Memory
+			m.Loads[d] += p.Blocks[s.Instances[x].Block].Time
+		}
+	}
+	for _, rr := range Reruns(s) {
+		for _, d := range p.Blocks[rr.Ref.Block].Devices {
+			m.Loads[d] += p.Blocks[rr.Ref.Block].Time
+		}
+	}
+	for d, evs := range memoryEvents(s, xs, nil) {
+		sum := 0
+		for _, e := range evs {
+			sum += e.delta
 			m.PeakMemory[d] = max(m.PeakMemory[d], sum)
 		}
 	}
@@ -103,6 +112,12 @@ func Measure(s *Schedule) Metrics {
 //   - under a memory budget M_d (placement's Budget), max_d of the memory bound (memoryBound):
 //     a device that holds A of one micro-batch's memory for at least ℓ
 //     holds it for at most ⌊M/A⌋ micro-batches at a time.
+//
+//     Where the placement lets activations be offloaded or recomputed
+//     (placement's Offloadable, Recomputable), a micro-batch need not hold
+//     its memory that long, and this bound is left out for areaBound,
+//     which counts memory-time, the host channel's load and the
+//     recomputes' device time.
 //
 //   - with channels (placement's Channels), the same argument for every
 //     link ℓ as for a device: it carries n·load_ℓ of transfers one at a
@@ -173,7 +188,8 @@ func LowerBoundsBy(p *placement.Placement, n, memory int) (Bounds, MakespanBound
 		by = BoundCriticalPath
 	}
 	raise(p.CriticalPath(), BoundCriticalPath)
-	if p.Limited(memory) {
+	decides := p.HasOffload() || p.HasRecompute()
+	if p.Limited(memory) && !decides {
 		raise(memoryBound(p, n, memory), BoundMemory)
 	}
 	b.Makespan = max(b.Makespan, barrierBound(p, n))
@@ -188,6 +204,9 @@ func LowerBoundsBy(p *placement.Placement, n, memory int) (Bounds, MakespanBound
 			minTail = min(minTail, tails[i])
 		}
 		raise(minHead+n*loads[d]+minTail, BoundDeviceLoad)
+	}
+	if p.Limited(memory) && decides {
+		raise(areaBound(p, n, memory, b.Makespan), BoundMemory)
 	}
 	return b, by
 }

@@ -147,7 +147,7 @@ func checkChart(t *testing.T, s *Schedule, elems []element) {
 		t.Errorf("%d repetend lines, want %d", repetends, wantLines)
 	}
 	m := Measure(s)
-	for _, want := range []string{p.Name, fmt.Sprintf("N = %d", s.MicroBatches), budgetText(s.Memory), fmt.Sprintf("bubble rate %.2f%%", 100*m.BubbleRate)} {
+	for _, want := range []string{p.Name, fmt.Sprintf("N = %d", s.MicroBatches), budgetText(s), fmt.Sprintf("bubble rate %.2f%%", 100*m.BubbleRate)} {
 		if !strings.Contains(titleText, want) {
 			t.Errorf("title %q lacks %q", titleText, want)
 		}

@@ -58,7 +58,10 @@ type Schedule struct {
 	MicroBatches int
 	Memory       int
 	Instances    []Instance
-	Repetend     *Repetend // nil when not built from a repetend
+	// Decisions are the forward instances whose activation is offloaded
+	// or recomputed (none: every activation is kept, as before).
+	Decisions []Decision
+	Repetend  *Repetend // nil when not built from a repetend
 	// Claimed is what a schedule file said its metrics were (nil when
 	// built in memory). It is never trusted: Verify compares it with
 	// Measure, and Write writes measured metrics instead.
@@ -109,11 +112,21 @@ func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	ins, err := Compact(q, s.MicroBatches, Orders(s))
-	if err != nil {
-		return nil, err
+	var out *Schedule
+	if len(s.Decisions) > 0 {
+		// Offloads and recomputes keep their orders too; the host links
+		// of c may change the offload times.
+		moved := &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: s.Instances, Decisions: s.Decisions}
+		if out, err = compactDecisions(moved); err != nil {
+			return nil, err
+		}
+	} else {
+		ins, err := Compact(q, s.MicroBatches, Orders(s))
+		if err != nil {
+			return nil, err
+		}
+		out = &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
 	}
-	out := &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
 	if err := out.SetCluster(c, given); err != nil {
 		return nil, err
 	}

@@ -17,6 +17,8 @@ import (
 const (
 	colourOther    = "#9c9c9c"
 	colourRepetend = "#d62728"
+	colourOffload  = "#76b7b2"
+	colourReload   = "#edc948"
 )
 
 // SVG geometry, in pixels.
@@ -58,7 +60,14 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 	span := max(m.Makespan, 1)
 	unit := math.Min(svgMaxUnit, float64(svgWidth)/float64(span))
 	width := svgLeft + float64(span)*unit + svgRight
-	height := svgTop + p.Devices*svgRow + svgBottom
+	moves := Moves(s)
+	var channels []int
+	for _, mv := range moves {
+		if len(channels) == 0 || channels[len(channels)-1] != mv.Channel {
+			channels = append(channels, mv.Channel)
+		}
+	}
+	height := svgTop + (p.Devices+len(channels))*svgRow + svgBottom
 	x := func(t int) string { return num(svgLeft + float64(t)*unit) }
 	rowY := func(d int) int { return svgTop + d*svgRow }
 
@@ -68,6 +77,9 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 	for _, k := range placement.Kinds() {
 		class, colour := kindClass(k)
 		fmt.Fprintf(b, ".%s{fill:%s}", class, colour)
+	}
+	if len(s.Decisions) > 0 {
+		fmt.Fprintf(b, ".recompute{fill:%s;fill-opacity:0.5}.offload{fill:%s}.reload{fill:%s}", placementColour(placement.Forward), colourOffload, colourReload)
 	}
 	fmt.Fprintf(b, ".other{fill:%s}.repetend{stroke:%s;stroke-width:2}.bar{stroke:#ffffff;stroke-width:0.5}.micro{fill:#ffffff;font-size:10px;text-anchor:middle;dominant-baseline:central}.tick{stroke:#888888}</style>\n",
 		colourOther, colourRepetend)
@@ -90,6 +102,10 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 	for d := range p.Devices {
 		fmt.Fprintf(b, `<rect x="%s" y="%d" width="%s" height="%d" fill="#f2f2f2"/><text x="%d" y="%d" text-anchor="end" dominant-baseline="central">dev %d</text>`+"\n",
 			x(0), rowY(d), num(float64(span)*unit), svgRow-2, svgLeft-8, rowY(d)+svgRow/2-1, d)
+	}
+	for k, c := range channels {
+		fmt.Fprintf(b, `<rect x="%s" y="%d" width="%s" height="%d" fill="#f2f2f2"/><text x="%d" y="%d" text-anchor="end" dominant-baseline="central">host %d</text>`+"\n",
+			x(0), rowY(p.Devices+k), num(float64(span)*unit), svgRow-2, svgLeft-8, rowY(p.Devices+k)+svgRow/2-1, c)
 	}
 	b.WriteString("</g>\n")
 
@@ -116,6 +132,7 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 		}
 	}
 	b.WriteString("</g>\n")
+	writeDecisionBars(b, s, moves, channels, unit, x, rowY)
 
 	// Repetend iteration boundaries.
 	if rp := s.Repetend; rp != nil && rp.Period > 0 && rp.Iterations > 0 && rp.Iterations <= MaxMicroBatches {
@@ -137,7 +154,7 @@ func title(s *Schedule, m Metrics) string {
 		name = "(unnamed)"
 	}
 	return fmt.Sprintf("%s: %d %s, N = %d micro-batches, %s, makespan %d, bubble rate %.2f%%",
-		name, s.Placement.Devices, plural(s.Placement.Devices, "device"), s.MicroBatches, budgetText(s.Memory), m.Makespan, 100*m.BubbleRate)
+		name, s.Placement.Devices, plural(s.Placement.Devices, "device"), s.MicroBatches, budgetText(s), m.Makespan, 100*m.BubbleRate)
 }
 
 // kindClass is the CSS class and colour of a block kind, from the kinds'
@@ -185,4 +202,52 @@ func esc(s string) string {
 	var b strings.Builder
 	_ = xml.EscapeText(&b, []byte(s)) // writes to a strings.Builder cannot fail
 	return b.String()
+}
+
+// placementColour is a kind's colour from the kinds' table.
+func placementColour(k placement.Kind) string {
+	_, c := kindClass(k)
+	return c
+}
+
+// writeDecisionBars draws the recomputes (class "recompute", the
+// forward's colour, half transparent) on their devices and the offloads
+// and reloads (classes "offload", "reload") on host-channel rows under the
+// devices, each with data-block, data-micro and a tooltip.
+func writeDecisionBars(b *bytes.Buffer, s *Schedule, moves []Move, channels []int, unit float64, x func(int) string, rowY func(int) int) {
+	if len(s.Decisions) == 0 {
+		return
+	}
+	p := s.Placement
+	b.WriteString(`<g class="decisions">` + "\n")
+	for _, rr := range Reruns(s) {
+		blk := p.Blocks[rr.Ref.Block]
+		tip := fmt.Sprintf("recompute of %s^%d [%d,%d) on %s", blk.ID, rr.Ref.Micro, rr.Start, rr.Start+blk.Time, deviceList(blk.Devices))
+		for _, rows := range rowRuns(blk.Devices) {
+			y0, y1 := rowY(rows[0]), rowY(rows[1])+svgRow-2
+			fmt.Fprintf(b, `<rect class="bar recompute" data-block="%s" data-micro="%d" x="%s" y="%d" width="%s" height="%d"><title>%s</title></rect>`+"\n",
+				esc(blk.ID), rr.Ref.Micro, x(rr.Start), y0, num(float64(blk.Time)*unit), y1-y0, esc(tip))
+		}
+	}
+	row := map[int]int{}
+	for k, c := range channels {
+		row[c] = p.Devices + k
+	}
+	for _, mv := range moves {
+		blk := p.Blocks[mv.Ref.Block]
+		class, what := "offload", "offload"
+		if mv.Reload {
+			class, what = "reload", "reload"
+		}
+		tip := fmt.Sprintf("%s of %s^%d [%d,%d) on host channel %d", what, blk.ID, mv.Ref.Micro, mv.Start, mv.End, mv.Channel)
+		y0 := rowY(row[mv.Channel])
+		bw := float64(mv.End-mv.Start) * unit
+		fmt.Fprintf(b, `<rect class="bar %s" data-block="%s" data-micro="%d" x="%s" y="%d" width="%s" height="%d"><title>%s</title></rect>`,
+			class, esc(blk.ID), mv.Ref.Micro, x(mv.Start), y0, num(bw), svgRow-2, esc(tip))
+		if bw >= svgMinLabel {
+			fmt.Fprintf(b, `<text class="micro" x="%s" y="%d">%d</text>`, num(svgLeft+(float64(mv.Start)+float64(mv.End-mv.Start)/2)*unit), y0+svgRow/2-1, mv.Ref.Micro)
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("</g>\n")
 }

@@ -20,7 +20,9 @@ const MaxTextUnits = 200
 // micro-batch 3, b0: backward of micro-batch 0; upper case, F3, for a
 // block on a device group, drawn on every device of the group), "--" where
 // it goes on, "." when idle and "#" where instances overlap (an invalid
-// schedule). When s has a repetend, a row under the devices brackets the
+// schedule). A recompute shows as r3 on its devices; when s offloads,
+// one row per host channel (named by its first device) shows offloads as
+// >3 and reloads as <3. When s has a repetend, a row under the devices brackets the
 // span [start, start+period) of its first iteration. Only the first
 // MaxTextUnits units are drawn.
 func RenderText(s *Schedule, w io.Writer) error {
@@ -51,7 +53,51 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 	for d := range grid {
 		grid[d] = make([]string, units)
 	}
+	// Host channels that carry offloads and reloads get rows of their
+	// own under the devices.
+	moves := Moves(s)
+	var channels []int
+	for _, mv := range moves {
+		if len(channels) == 0 || channels[len(channels)-1] != mv.Channel {
+			channels = append(channels, mv.Channel)
+		}
+	}
+	hostRow := map[int]int{}
+	for k, c := range channels {
+		hostRow[c] = p.Devices + k
+		grid = append(grid, make([]string, units))
+	}
 	overlap := false
+	paint := func(row, start, time int, l string) {
+		width = max(width, len(l))
+		for t := max(start, 0); t < min(start+time, units); t++ {
+			switch {
+			case grid[row][t] != "":
+				grid[row][t], overlap = "#", true
+			case t == start:
+				grid[row][t] = l
+			default:
+				grid[row][t] = "-"
+			}
+		}
+	}
+	for _, rr := range Reruns(s) {
+		b := p.Blocks[rr.Ref.Block]
+		l := "r" + strconv.Itoa(rr.Ref.Micro)
+		if len(b.Devices) > 1 {
+			l = "R" + strconv.Itoa(rr.Ref.Micro)
+		}
+		for _, d := range b.Devices {
+			paint(d, rr.Start, b.Time, l)
+		}
+	}
+	for _, mv := range moves {
+		l := ">" + strconv.Itoa(mv.Ref.Micro)
+		if mv.Reload {
+			l = "<" + strconv.Itoa(mv.Ref.Micro)
+		}
+		paint(hostRow[mv.Channel], mv.Start, mv.End-mv.Start, l)
+	}
 	for _, in := range s.Instances {
 		if in.Block < 0 || in.Block >= len(p.Blocks) {
 			continue
@@ -79,10 +125,16 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 		name = "(unnamed)"
 	}
 	fmt.Fprintf(&out, "%s: %d %s, %d micro-batches, %s, makespan %d, bubble rate %.1f%%\n",
-		name, p.Devices, plural(p.Devices, "device"), s.MicroBatches, budgetText(s.Memory), m.Makespan, 100*m.BubbleRate)
+		name, p.Devices, plural(p.Devices, "device"), s.MicroBatches, budgetText(s), m.Makespan, 100*m.BubbleRate)
 	legend := "legend: f3/b3 forward/backward of micro-batch 3, F3/B3 on a device group, -- running on, . idle"
 	if hasKind(p, placement.Input) || hasKind(p, placement.Weight) {
 		legend = "legend: f3/i3/w3 forward/input gradient/weight gradient of micro-batch 3, b3 whole backward, F3 on a device group, -- running on, . idle"
+	}
+	if len(Reruns(s)) > 0 {
+		legend += ", r3 forward of micro-batch 3 recomputed"
+	}
+	if len(moves) > 0 {
+		legend += ", >3/<3 offload/reload of micro-batch 3 on a host channel"
 	}
 	if overlap {
 		legend += ", # overlap"
@@ -99,6 +151,9 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 	heads := []string{"time", "repetend"}
 	for d := range p.Devices {
 		heads = append(heads, fmt.Sprintf("dev %d", d))
+	}
+	for _, c := range channels {
+		heads = append(heads, fmt.Sprintf("host %d", c))
 	}
 	lead := 0
 	for _, h := range heads {
@@ -120,8 +175,12 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 	out.Write(bytes.TrimRight(axis, " "))
 	out.WriteByte('\n')
 
-	for d := range p.Devices {
-		row := fmt.Sprintf("%-*s", lead, fmt.Sprintf("dev %d", d))
+	for d := range grid {
+		head := fmt.Sprintf("dev %d", d)
+		if d >= p.Devices {
+			head = fmt.Sprintf("host %d", channels[d-p.Devices])
+		}
+		row := fmt.Sprintf("%-*s", lead, head)
 		var line strings.Builder
 		line.WriteString(row)
 		for t := range units {
@@ -185,8 +244,18 @@ func hasKind(p *placement.Placement, k placement.Kind) bool {
 	return false
 }
 
-// budgetText is "memory 4" or "memory unlimited".
-func budgetText(m int) string {
+// budgetText is "memory 4", "memory unlimited", or, where the devices'
+// budgets differ (a cluster's or a model's capacities), "memory [4 6 6 4]".
+func budgetText(s *Schedule) string {
+	p, m := s.Placement, s.Memory
+	if !p.Uniform(m) {
+		parts := make([]string, p.Devices)
+		for d, b := range p.Budgets(m) {
+			parts[d] = strconv.Itoa(b)
+		}
+		return "memory [" + strings.Join(parts, " ") + "]"
+	}
+	m = p.Budget(0, m)
 	if m == 0 {
 		return "memory unlimited"
 	}

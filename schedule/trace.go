@@ -36,7 +36,11 @@ type traceArgs struct {
 // complete ("X") event per instance, named like f3^2, on the first device
 // of its block; args list the block, micro-batch and the whole device
 // group, since a group block occupies all of them. Times are in TraceUnit
-// microseconds per unit. One event a line, in file order.
+// microseconds per unit. One event a line, in file order. A schedule
+// that offloads gets one more thread per host channel (tid = number of
+// devices + the channel, named "host channel c") with an event per
+// offload and reload ("offload f3^2", "reload f3^2"); a recompute is an
+// event "recompute f3^2" on its device.
 func RenderTrace(s *Schedule, w io.Writer) error {
 	if err := checkRenderable(s); err != nil {
 		return err
@@ -64,6 +68,7 @@ func RenderTrace(s *Schedule, w io.Writer) error {
 			Args: traceArgs{Block: blk.ID, Micro: &micro, Devices: blk.Devices},
 		})
 	}
+	events = append(events, decisionEvents(s)...)
 	var b bytes.Buffer
 	b.WriteString("{\"traceEvents\": [\n")
 	for i, e := range events {
@@ -80,4 +85,41 @@ func RenderTrace(s *Schedule, w io.Writer) error {
 	b.WriteString("], \"displayTimeUnit\": \"ms\"}\n")
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// decisionEvents are the trace events of s's decisions: host channel
+// threads, offloads and reloads on them, recomputes on their devices.
+func decisionEvents(s *Schedule) []traceEvent {
+	if len(s.Decisions) == 0 {
+		return nil
+	}
+	p := s.Placement
+	var out []traceEvent
+	moves := Moves(s)
+	seen := map[int]bool{}
+	for _, mv := range moves {
+		if !seen[mv.Channel] {
+			seen[mv.Channel] = true
+			out = append(out, traceEvent{Name: "thread_name", Ph: "M", Tid: p.Devices + mv.Channel, Args: traceArgs{Name: fmt.Sprintf("host channel %d", mv.Channel)}})
+		}
+	}
+	for _, mv := range moves {
+		blk := p.Blocks[mv.Ref.Block]
+		micro := mv.Ref.Micro
+		what := "offload"
+		if mv.Reload {
+			what = "reload"
+		}
+		out = append(out, traceEvent{Name: fmt.Sprintf("%s %s^%d", what, blk.ID, micro), Cat: what, Ph: "X",
+			Ts: int64(mv.Start) * TraceUnit, Dur: int64(mv.End-mv.Start) * TraceUnit, Tid: p.Devices + mv.Channel,
+			Args: traceArgs{Block: blk.ID, Micro: &micro, Devices: blk.Devices}})
+	}
+	for _, rr := range Reruns(s) {
+		blk := p.Blocks[rr.Ref.Block]
+		micro := rr.Ref.Micro
+		out = append(out, traceEvent{Name: fmt.Sprintf("recompute %s^%d", blk.ID, micro), Cat: "recompute", Ph: "X",
+			Ts: int64(rr.Start) * TraceUnit, Dur: int64(blk.Time) * TraceUnit, Tid: blk.Devices[0],
+			Args: traceArgs{Block: blk.ID, Micro: &micro, Devices: blk.Devices}})
+	}
+	return out
 }

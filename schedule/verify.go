@@ -49,6 +49,17 @@ const (
 	RepetendMismatch ViolationKind = "repetend"
 	// MetricsMismatch: the metrics a file claims differ from the measured ones.
 	MetricsMismatch ViolationKind = "metrics"
+	// BadDecision: a decision names no forward instance of the schedule,
+	// an action its block does not allow, or an instance decided twice.
+	BadDecision ViolationKind = "decision"
+	// OffloadTiming: an offload starts before its forward ends, a reload
+	// before its offload ends, or a reload ends after its consumer starts.
+	OffloadTiming ViolationKind = "offload"
+	// RecomputeTiming: a recompute starts before its forward ends or ends
+	// after its consumer starts.
+	RecomputeTiming ViolationKind = "recompute"
+	// HostChannel: two offloads or reloads on one host channel at once.
+	HostChannel ViolationKind = "host-channel"
 )
 
 // Violation is one broken constraint.
@@ -166,6 +177,7 @@ func Verify(s *Schedule) error {
 	}
 	v := newVerifier(s)
 	v.presence(r)
+	v.decisions(r)
 	v.dependencies(r)
 	v.devices(r)
 	v.repetend(r)
@@ -182,10 +194,14 @@ type verifier struct {
 	// first maps an instance to the index of its first occurrence in
 	// s.Instances among the ok ones.
 	first map[Ref]int
+	// okDec marks the decisions that name a present forward instance
+	// with an action its block allows, once; only those take part in the
+	// timing and memory checks.
+	okDec []bool
 }
 
 func newVerifier(s *Schedule) *verifier {
-	return &verifier{s: s, ok: make([]bool, len(s.Instances)), first: make(map[Ref]int, len(s.Instances))}
+	return &verifier{s: s, ok: make([]bool, len(s.Instances)), first: make(map[Ref]int, len(s.Instances)), okDec: make([]bool, len(s.Decisions))}
 }
 
 // name is B_i^n as people read it, e.g. "f1^2".
@@ -349,12 +365,20 @@ func (v *verifier) arrivals() map[depMicro]arrival {
 	return out
 }
 
-// devices checks, per device in start order, that no two instances overlap
-// and that the running memory stays within the budget.
+// devices checks, per device in start order, that no two instances (a
+// recompute counting as one) overlap and that the running memory stays
+// within the budget.
 func (v *verifier) devices(r *report) {
-	for d, xs := range deviceInstances(v.s, v.ok) {
-		v.overlaps(r, d, xs)
-		v.memory(r, d, xs)
+	xs := deviceInstances(v.s, v.ok)
+	events := memoryEvents(v.s, xs, v.okDec)
+	reruns := v.deviceReruns()
+	for d := range xs {
+		if len(reruns[d]) == 0 {
+			v.overlaps(r, d, xs[d])
+		} else {
+			v.overlapsWithReruns(r, d, xs[d], reruns[d])
+		}
+		v.memory(r, d, events[d])
 	}
 }
 
@@ -405,19 +429,19 @@ func (v *verifier) overlaps(r *report, d int, xs []int) {
 }
 
 // memory reports each time device d's running memory rises above the
-// budget (once per excursion over it, at the instance that crosses it).
-func (v *verifier) memory(r *report, d int, xs []int) {
+// budget (once per excursion over it, at the change that crosses it:
+// an instance's start, or a decision's free or return).
+func (v *verifier) memory(r *report, d int, events []memEvent) {
 	budget := v.s.Placement.Budget(d, v.s.Memory)
 	if budget == 0 {
 		return
 	}
 	sum, over := 0, false
-	for _, x := range xs {
-		in := v.s.Instances[x]
-		sum += v.s.Placement.Blocks[in.Block].Memory
+	for _, e := range events {
+		sum += e.delta
 		if sum > budget && !over {
-			r.add(Memory, d, []Ref{in.Ref()}, "memory on device %d reaches %d > budget %d after %s at time %d",
-				d, sum, budget, v.name(in.Ref()), in.Start)
+			r.add(Memory, d, []Ref{{e.block, e.micro}}, "memory on device %d reaches %d > budget %d after %s at time %d",
+				d, sum, budget, eventName(v.s, e), e.time)
 		}
 		over = sum > budget
 	}

@@ -36,6 +36,9 @@ func (r *Result) ProofStatus() string {
 		}
 		return "yes: no repetend with these N_R has a shorter period, warmup and cooldown are time-optimal"
 	}
+	if r.Decisions {
+		return fmt.Sprintf("no (gap %d): with offload or recompute a schedule is proven only where it meets the lower bound (the solver's repetends keep every activation)", r.Gap())
+	}
 	var why []string
 	if r.Repetend != nil && !r.PeriodProven() {
 		why = append(why, "a shorter period was not ruled out (time limit, Ctrl-C, --effort or the solver's size limit)")

@@ -23,6 +23,10 @@ type OptimalOptions struct {
 	// Progress, when set, is called after every solver call with the
 	// current bounds of the makespan.
 	Progress func(lower, upper int)
+	// Offload and Recompute let the search offload or recompute
+	// activations (Options.Offload): the constructions that start it
+	// decide, and so does the solver's encoding (smt.OptimalDecisions).
+	Offload, Recompute bool
 }
 
 // OptimalResult is the time-optimal search's answer.
@@ -81,6 +85,9 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 	if n < 1 {
 		return nil, fmt.Errorf("search: %d micro-batches, want at least 1", n)
 	}
+	if err := (Options{Offload: opt.Offload, Recompute: opt.Recompute}).checkDecisions(p); err != nil {
+		return nil, err
+	}
 	var start *schedule.Schedule
 	var source Source
 	offer := func(src Source, s *schedule.Schedule) {
@@ -88,17 +95,20 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 			start, source = s, src
 		}
 	}
-	if cands, err := construct.Portfolio(ctx, p, n, memory); err == nil && len(cands) > 0 {
+	if cands, err := construct.PortfolioWith(ctx, p, construct.PortfolioOptions{MicroBatches: n, Memory: memory, Offload: opt.Offload, Recompute: opt.Recompute}); err == nil && len(cands) > 0 {
 		offer(Source{Kind: SourceConstruction, Name: cands[0].Name}, cands[0].Schedule)
 	}
 	for _, m := range baseline.Methods() {
-		if s, err := m.Build(p, n, memory); err == nil {
+		if s, err := m.Build(p, n, memory); err == nil && allows(s, opt.Offload, opt.Recompute) {
 			offer(Source{Kind: SourceBaseline, Name: m.Name}, s)
 		}
 	}
 	sopt := smt.Options{Seed: opt.Seed, Effort: opt.Effort, Progress: opt.Progress}
+	if (opt.Offload || opt.Recompute) && !p.Channels {
+		return optimalDecisions(ctx, p, opt, sopt, start, source)
+	}
 	refs := smt.AllInstances(p, n)
-	if start != nil {
+	if start != nil && len(start.Decisions) == 0 {
 		sopt.Hint = startsOf(start, refs)
 	}
 	s, sol, err := solveAll(ctx, p, n, memory, sopt)
@@ -107,7 +117,7 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 			return nil, err
 		}
 		// The solver found nothing before it stopped: the start stands.
-		sol = &smt.Solution{Starts: sopt.Hint, Makespan: schedule.Makespan(start), LowerBound: schedule.LowerBounds(p, n, memory).Makespan}
+		sol = &smt.Solution{Starts: startsOf(start, refs), Makespan: schedule.Makespan(start), LowerBound: schedule.LowerBounds(p, n, memory).Makespan}
 		sol.Proven = sol.Makespan <= sol.LowerBound
 		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, nil)}, nil
 	}
@@ -170,4 +180,47 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 		return nil, false, fmt.Errorf("re-timed on the links, fails verification (a bug): %w", err)
 	}
 	return out, true, nil
+}
+
+// optimalDecisions is the time-optimal search whose encoding decides
+// offloads and recomputes too (smt.OptimalDecisions), from the best seed.
+func optimalDecisions(ctx context.Context, p *placement.Placement, o OptimalOptions, sopt smt.Options, seed *schedule.Schedule, source Source) (*OptimalResult, error) {
+	s, sol, err := smt.OptimalDecisions(ctx, p, o.MicroBatches, o.Memory, smt.Decisions{Offload: o.Offload, Recompute: o.Recompute}, sopt, seed)
+	if err != nil {
+		if seed == nil {
+			return nil, err
+		}
+		lb := schedule.LowerBounds(p, o.MicroBatches, o.Memory).Makespan
+		sol = &smt.Solution{Makespan: schedule.Makespan(seed), LowerBound: lb, Proven: schedule.Makespan(seed) <= lb}
+		return &OptimalResult{Schedule: seed, Solution: sol, Source: source}, nil
+	}
+	if s == seed {
+		return &OptimalResult{Schedule: s, Solution: sol, Source: source}, nil
+	}
+	return &OptimalResult{Schedule: s, Solution: sol, Source: Source{Kind: SourceSolver}}, nil
+}
+
+// SteadyPeriod is the least period that a construction which offloads or
+// recomputes activations (Options.Offload, Options.Recompute) repeats in
+// the steady state of n micro-batches under the budget: the period of the
+// repetend schedule.FindRepetend names in each candidate that took a
+// decision. ok is false when none repeats. The solver's repetends keep
+// every activation; this is the steady state the decisions reach.
+func SteadyPeriod(ctx context.Context, p *placement.Placement, n, memory int, offload, recompute bool) (period int, ok bool, err error) {
+	if err := (Options{Offload: offload, Recompute: recompute}).checkDecisions(p); err != nil {
+		return 0, false, err
+	}
+	cands, err := construct.PortfolioWith(ctx, p, construct.PortfolioOptions{MicroBatches: n, Memory: memory, Offload: offload, Recompute: recompute})
+	if err != nil {
+		return 0, false, err
+	}
+	for _, c := range cands {
+		if len(c.Schedule.Decisions) == 0 {
+			continue
+		}
+		if rp := schedule.FindRepetend(c.Schedule); rp != nil && (!ok || rp.Period < period) {
+			period, ok = rp.Period, true
+		}
+	}
+	return period, ok, nil
 }

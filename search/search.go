@@ -67,6 +67,31 @@ type Options struct {
 	// (a previous plan's): see Start.Repetend.
 	Start    []Start
 	Progress func(Progress)
+	// Offload and Recompute let the search offload or recompute
+	// activations where the placement allows it (placement's "Memory as
+	// a decision"): the constructions take those decisions where the
+	// budget binds, and compete with the solver's schedules, which keep
+	// every activation. Off by default: the search is then what it was.
+	Offload, Recompute bool
+}
+
+// allows reports whether schedule s takes only decisions the options
+// allow: the offload and recompute baselines join the seeds only with
+// Offload or Recompute.
+func allows(s *schedule.Schedule, offload, recompute bool) bool {
+	off, rec := s.Count()
+	return (off == 0 || offload) && (rec == 0 || recompute)
+}
+
+// checkDecisions rejects decisions the placement gives nothing to take.
+func (o Options) checkDecisions(p *placement.Placement) error {
+	switch {
+	case o.Offload && !p.HasOffload():
+		return fmt.Errorf("search: placement %q: offload asked for, but no block may be offloaded (no offload time: declare one, or give the devices host links for the activation sizes)", p.Name)
+	case o.Recompute && !p.HasRecompute():
+		return fmt.Errorf("search: placement %q: recompute asked for, but no block may be recomputed", p.Name)
+	}
+	return nil
 }
 
 // Start is a schedule the search starts from (Options.Start), or a
@@ -236,6 +261,10 @@ type Result struct {
 	// time-optimal search of all N micro-batches (TO holds its outcome).
 	Fallback bool
 	TO       *smt.Solution
+	// Decisions is set when the search could offload or recompute: the
+	// solver's proofs, among schedules that keep every activation, then
+	// prove nothing about the whole search.
+	Decisions bool
 
 	improved int // the large-neighbourhood search's makespan so far, for Progress
 }
@@ -313,6 +342,9 @@ func (r *Result) PeriodProven() bool {
 	if r.Repetend.Period <= r.Bounds.Period {
 		return true
 	}
+	if r.Decisions {
+		return false
+	}
 	if r.Schedule != nil && r.Schedule.Placement.Channels {
 		// The solver's proof is among repetends whose transfers never
 		// wait for a link (package repetend), a narrower set.
@@ -330,6 +362,9 @@ func (r *Result) PeriodProven() bool {
 func (r *Result) Proven() bool {
 	if r.Gap() <= 0 {
 		return true
+	}
+	if r.Decisions {
+		return false
 	}
 	if r.Fallback {
 		// With channels too: the time-optimal encoding has the links'
@@ -379,8 +414,11 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
+	if err := opt.checkDecisions(p); err != nil {
+		return nil, err
+	}
 	n := opt.MicroBatches
-	res := &Result{Bounds: schedule.LowerBounds(p, n, opt.Memory)}
+	res := &Result{Bounds: schedule.LowerBounds(p, n, opt.Memory), Decisions: opt.Offload || opt.Recompute}
 	report := func(stage string, rp *repetend.Progress) {
 		if opt.Progress == nil {
 			return
@@ -394,9 +432,13 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		}
 		opt.Progress(pr)
 	}
+	bestKept := 0 // least makespan of a seed that keeps every activation
 	offer := func(source Source, s *schedule.Schedule) {
 		if s == nil {
 			return
+		}
+		if ms := schedule.Makespan(s); len(s.Decisions) == 0 && (bestKept == 0 || ms < bestKept) {
+			bestKept = ms
 		}
 		if res.Schedule == nil || schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 			res.Schedule, res.Source = s, source
@@ -422,7 +464,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	var incumbent *repetend.Repetend
 	if !opt.SolverOnly {
 		report("constructions", nil)
-		cands, err := construct.Portfolio(ctx, p, n, opt.Memory)
+		cands, err := construct.PortfolioWith(ctx, p, construct.PortfolioOptions{MicroBatches: n, Memory: opt.Memory, Offload: opt.Offload, Recompute: opt.Recompute})
 		if err != nil {
 			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
 		}
@@ -439,8 +481,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		}
 		for _, m := range baseline.Methods() {
 			s, err := m.Build(p, n, opt.Memory)
-			if err != nil {
-				continue // not applicable, or over the budget
+			if err != nil || !allows(s, opt.Offload, opt.Recompute) {
+				continue // not applicable, over the budget, or taking decisions the options do not allow
 			}
 			src := Source{Kind: SourceBaseline, Name: m.Name}
 			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
@@ -461,7 +503,22 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// 2. The solver's repetend, for a shorter period than the modulo
 	// schedule's (or a start's).
 	t1 := time.Now()
+	keptBound := 0
+	if res.Decisions && res.Schedule != nil {
+		// The solver's schedules keep every activation: none ends before
+		// the bound of schedules that keep every activation.
+		keptBound = schedule.LowerBounds(p.Kept(), n, opt.Memory).Makespan
+	}
 	switch {
+	case res.Decisions && res.Schedule != nil && schedule.Makespan(res.Schedule) <= keptBound:
+		res.Skipped = fmt.Sprintf("a schedule that offloads or recomputes ends by %d, when no schedule that keeps every activation can end (lower bound %d)", schedule.Makespan(res.Schedule), keptBound)
+	case res.Decisions && res.Schedule != nil && len(res.Schedule.Decisions) > 0 && (bestKept == 0 || schedule.Makespan(res.Schedule) < bestKept):
+		// The solver's repetends keep every activation; where every
+		// construction and baseline that keeps them loses to one that
+		// decides, their search is left out (it is slow on large
+		// placements and rarely gains that much).
+		keptBound = schedule.Makespan(res.Schedule)
+		res.Skipped = fmt.Sprintf("a schedule that offloads or recomputes ends at %d, before every one that keeps every activation", schedule.Makespan(res.Schedule))
 	case incumbent != nil && incumbent.Period <= res.Bounds.Period:
 		res.Skipped = "the modulo schedule's period meets the lower bound"
 		if started != nil {
@@ -496,7 +553,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// 3. The repetend's own schedule: time-optimal warmup and cooldown
 	// around it, unless the search was stopped or a construction already
 	// meets the lower bound.
-	if res.Repetend != nil && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) {
+	if res.Repetend != nil && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) && (keptBound == 0 || schedule.Makespan(res.Schedule) > keptBound) {
 		report("warmup and cooldown", nil)
 		s, err := repetendSchedule(ctx, p, res.Repetend, opt, res)
 		switch {
@@ -514,7 +571,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// is already proven in the paper's sense (least period, time-optimal
 	// warmup and cooldown) or within 2% of the lower bound: there the
 	// windows rarely gain, and each costs a capped solver call.
-	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) {
+	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) &&
+		len(res.Schedule.Decisions) == 0 {
 		report("refining", nil)
 		t3 := time.Now()
 		s, st, err := refine.Improve(ctx, res.Schedule, refine.Options{Effort: opt.RefineEffort, Seed: opt.Seed,

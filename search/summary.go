@@ -23,12 +23,17 @@ type Summary struct {
 	// RepetendUsed says whether the schedule repeats the repetend above
 	// (nr, period, offsets); where it does not, SteadyState is the
 	// schedule's own.
-	RepetendUsed *bool           `json:"repetend_used,omitempty"`
-	SteadyState  *SummarySteady  `json:"steady_state,omitempty"`
-	MicroBatches int             `json:"micro_batches"`
-	Makespan     int             `json:"makespan"`
-	BubbleRate   float64         `json:"bubble_rate"`
-	PeakMemory   []int           `json:"peak_memory"`
+	RepetendUsed *bool          `json:"repetend_used,omitempty"`
+	SteadyState  *SummarySteady `json:"steady_state,omitempty"`
+	MicroBatches int            `json:"micro_batches"`
+	Makespan     int            `json:"makespan"`
+	BubbleRate   float64        `json:"bubble_rate"`
+	PeakMemory   []int          `json:"peak_memory"`
+	// Offloaded and Recomputed count the instances whose activation the
+	// schedule offloads and recomputes; present only where the search
+	// could decide (--offload, --recompute: WithDecisions).
+	Offloaded    *int            `json:"offloaded,omitempty"`
+	Recomputed   *int            `json:"recomputed,omitempty"`
 	LowerBound   SummaryBounds   `json:"lower_bound"`
 	Valid        bool            `json:"valid"`
 	Proven       bool            `json:"proven"`
@@ -160,4 +165,10 @@ func (r *Result) Summary(method repetend.Method) Summary {
 		}
 	}
 	return sum
+}
+
+// WithDecisions sets Offloaded and Recomputed from s's decisions.
+func (sum *Summary) WithDecisions(s *schedule.Schedule) {
+	off, rec := s.Count()
+	sum.Offloaded, sum.Recomputed = &off, &rec
 }

@@ -168,9 +168,14 @@ func kindInfo(k placement.Kind) placement.KindInfo {
 // d holds device d's instances in the order it runs them (by start time),
 // each as the action of its stage. The table passes Validate; an error
 // says why the placement is no chain of stages or the schedule is invalid.
+// A schedule that offloads or recomputes activations is refused:
+// PyTorch's format has no action for either.
 func Export(s *schedule.Schedule) (*Table, error) {
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	if off, rec := s.Count(); off+rec > 0 {
+		return nil, fmt.Errorf("the schedule offloads %d and recomputes %d activations, and PyTorch's CSV has no action for either (run it with tessel gen's workers)", off, rec)
 	}
 	stages, err := Chain(s.Placement)
 	if err != nil {

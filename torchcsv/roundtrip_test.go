@@ -238,3 +238,36 @@ func TestChainRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A schedule that offloads or recomputes activations is refused in one
+// line: PyTorch's CSV has no action for either (its actions are F, B, I,
+// W and communication).
+func TestExportRefusesOffloadAndRecompute(t *testing.T) {
+	p, err := placement.Builtin("v-shape", placement.Options{Devices: 4, SplitBackward: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = p.WithOffload(1).WithRecompute()
+	po, err := baseline.PipeOffload(p, 8, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, err := baseline.OneFOneBRecompute(p, 8, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*schedule.Schedule{po, re} {
+		_, err := torchcsv.Export(s)
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "PyTorch's CSV has no action for either") {
+			t.Errorf("Export: %v, want one line refusing offload and recompute", err)
+		}
+	}
+	// The same placement without decisions exports.
+	plain, err := baseline.OneFOneB(p, 8, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := torchcsv.Export(plain); err != nil {
+		t.Errorf("1F1B: %v", err)
+	}
+}

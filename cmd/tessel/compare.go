@@ -33,6 +33,7 @@ type compareOptions struct {
 	SVG, HTML    string // charts of every row's schedule
 	Schedules    string // directory for every row's schedule file
 	Force        bool
+	Decisions    placement.Decisions
 	// fixedTimes prints every search time as compare.TimePlaceholder, so
 	// that tests can compare whole outputs byte for byte.
 	fixedTimes bool
@@ -62,7 +63,7 @@ func compareCommand() *cli.Command {
 			"its time grows quickly with N.\n" +
 			"--table-ii prints the paper's Table II (GPT m-shape, mT5 nn-shape, Flava k-shape on 4\n" +
 			"devices) with our figures beside the paper's.",
-		Flags: append(placementFlags(),
+		Flags: append(append(placementFlags(),
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N", Value: 128},
 			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R of the Tessel search (0: as many as the memory budget allows, at most 2·devices)"},
@@ -77,7 +78,7 @@ func compareCommand() *cli.Command {
 			&cli.StringFlag{Name: "html", Usage: "write a page with the table and every method's chart to an HTML `FILE`"},
 			&cli.StringFlag{Name: "schedules", Usage: "write every method's schedule file into `DIR` (re-check with tessel verify)"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite files that exist"},
-		),
+		), savingsFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("compare: unexpected argument %q", c.Args().First())
@@ -88,6 +89,7 @@ func compareCommand() *cli.Command {
 				Optimal: c.Bool("optimal"), OptimalN: c.Int("optimal-micro-batches"), OptimalLimit: c.Duration("optimal-time-limit"),
 				Format: c.String("format"), TableII: c.Bool("table-ii"),
 				SVG: c.String("svg"), HTML: c.String("html"), Schedules: c.String("schedules"), Force: c.Bool("force"),
+				Decisions: savingsFrom(c),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -131,10 +133,16 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	if opts.Decisions != (placement.Decisions{}) {
+		if p, given, err = opts.Placement.loadDeclared(opts.Decisions); err != nil {
+			return err
+		}
+	}
 	cmp, err := compare.Run(ctx, p, compare.Options{
 		MicroBatches: opts.MicroBatches, Memory: opts.Memory, MaxNR: opts.NR, Seed: opts.Seed, TimeLimit: opts.TimeLimit,
 		Optimal: opts.Optimal, OptimalMicroBatches: opts.OptimalN, OptimalTimeLimit: opts.OptimalLimit,
 		Cluster: cl, Given: given, Progress: progress,
+		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute,
 		Home: func(name string, split bool) (*placement.Placement, *placement.Placement, error) {
 			spec := opts.Placement
 			spec.Name, spec.File = name, ""

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/smt"
@@ -19,6 +20,7 @@ type optimalOptions struct {
 	Memory       int
 	TimeLimit    time.Duration
 	Seed         int
+	Decisions    placement.Decisions
 	Outputs      outputs
 }
 
@@ -38,14 +40,14 @@ func optimalCommand() *cli.Command {
 			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this long and return the best schedule found (e.g. 60s, 5m)"},
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
-		), outputFlags()...),
+		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("optimal: unexpected argument %q", c.Args().First())
 			}
 			return runOptimal(c.Context, optimalOptions{
 				Placement: placementSpecFrom(c), MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
-				TimeLimit: c.Duration("time-limit"), Seed: c.Int("seed"), Outputs: outputsFrom(c),
+				TimeLimit: c.Duration("time-limit"), Seed: c.Int("seed"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -65,6 +67,11 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	if opts.Decisions != (placement.Decisions{}) {
+		if p, given, err = opts.Placement.loadDeclared(opts.Decisions); err != nil {
+			return err
+		}
+	}
 	opts.Outputs = opts.Outputs.onCluster(cl, given)
 	ctx, cancel := withLimit(ctx, opts.TimeLimit)
 	defer cancel()
@@ -72,6 +79,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	t0 := time.Now()
 	res, err := search.Optimal(ctx, p, search.OptimalOptions{
 		MicroBatches: opts.MicroBatches, Memory: opts.Memory, Seed: opts.Seed,
+		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute,
 		Progress: func(lo, hi int) {
 			bar.show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))
 		},
@@ -89,6 +97,9 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 		return err
 	}
 	sum := search.NewSummary(s, "time-optimal", sol.Proven)
+	if opts.Decisions.Any() {
+		sum.WithDecisions(s)
+	}
 	sum.Seconds = search.SummarySeconds{Total: secs(elapsed)}
 	// The stronger of the schedule package's bound and the solver's, and
 	// what proves it (search.OptimalBound).
@@ -113,6 +124,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	fmt.Fprintf(stdout, "lower bound  %d (%s)\n", sum.LowerBound.Makespan, bound)
 	fmt.Fprintf(stdout, "bubble rate  %s\n", pct(sum.BubbleRate))
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
+	printDecisions(stdout, s, opts.Decisions)
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	if res.Source.Kind != search.SourceSolver {
 		fmt.Fprintf(stdout, "built by     %s (the solver found nothing shorter)\n", res.Source)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -33,7 +34,10 @@ type partitionOptions struct {
 	MemoryUnit    float64
 	Out           string // the placement file
 	Force, JSON   bool
-	Format        string // partition only: text or megatron-layout
+	// Capacities are the devices' memories in the model's unit (a
+	// cluster's "memory_bytes"); nil: the model's cap on every device.
+	Capacities []float64
+	Format     string // partition only: text or megatron-layout
 }
 
 func partitionFlags() []cli.Flag {
@@ -197,13 +201,16 @@ func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (
 	t0 := time.Now()
 	bar := newProgress(stderr)
 	res, err := partition.Run(ctx, g, partition.Options{Chunks: o.Chunks, Order: placement.Order(o.Order), NonContiguous: o.NonContiguous,
-		IPTimeLimit: o.IPTimeLimit, Expert: expert, TimeUnit: o.TimeUnit, MemoryUnit: o.MemoryUnit,
+		IPTimeLimit: o.IPTimeLimit, Expert: expert, TimeUnit: o.TimeUnit, MemoryUnit: o.MemoryUnit, Capacities: o.Capacities,
 		IPProgress: func(best, lb float64) {
 			bar.show("partition (IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
 		}})
 	bar.done()
 	var cm *partition.ChunkMemoryError
+	var nf *partition.NoFitError
 	switch {
+	case errors.As(err, &nf):
+		return nil, fmt.Errorf("%s: %w", o.Model, err)
 	case errors.As(err, &cm):
 		return nil, usageErrorf("%s: %v (fewer --chunks or a larger --memory)", o.Model, err)
 	case errors.Is(err, partition.ErrUnsplittable):

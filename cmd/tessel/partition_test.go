@@ -223,6 +223,115 @@ func jsonInts(xs []int) string {
 	return string(b)
 }
 
+// tessel plan on a profile in bytes (GPT-7B on 80 GB devices): each
+// device's budget is what its stages leave of its memory; the schedule
+// fits it, never "memory unlimited"; with --offload and --recompute it
+// names the instances it offloads or recomputes and is faster than
+// without; on 40 GB devices it says which device cannot fit, exit 1.
+func TestPlanBytes(t *testing.T) {
+	const model = "../../testdata/models/gpt-7b-bytes.json"
+	type planJSON struct {
+		Schedule struct {
+			Valid      bool  `json:"valid"`
+			Makespan   int   `json:"makespan"`
+			PeakMemory []int `json:"peak_memory"`
+			Offloaded  *int  `json:"offloaded"`
+			Recomputed *int  `json:"recomputed"`
+		} `json:"schedule"`
+		Memory *struct {
+			Bytes   bool `json:"bytes"`
+			Devices []struct {
+				Budget int     `json:"budget"`
+				Static float64 `json:"static"`
+			} `json:"devices"`
+		} `json:"memory"`
+	}
+	run := func(args ...string) planJSON {
+		t.Helper()
+		code, stdout, errOut := runCLI(t, append([]string{"plan", "--model", model, "-n", "16", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		var r planJSON
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	plain := run()
+	if plain.Memory == nil || !plain.Memory.Bytes || len(plain.Memory.Devices) != 4 {
+		t.Fatalf("memory %+v", plain.Memory)
+	}
+	for d, m := range plain.Memory.Devices {
+		if m.Budget < 1 || plain.Schedule.PeakMemory[d] > m.Budget {
+			t.Errorf("device %d: peak %d, budget %d", d, plain.Schedule.PeakMemory[d], m.Budget)
+		}
+	}
+	saved := run("--offload", "--recompute")
+	if !saved.Schedule.Valid || saved.Schedule.Offloaded == nil || *saved.Schedule.Offloaded+*saved.Schedule.Recomputed == 0 {
+		t.Fatalf("with --offload --recompute: %+v", saved.Schedule)
+	}
+	if saved.Schedule.Makespan >= plain.Schedule.Makespan {
+		t.Errorf("makespan %d with offload and recompute, %d without: want faster", saved.Schedule.Makespan, plain.Schedule.Makespan)
+	}
+	t.Logf("GPT-7B, 4 × 80 GB, N = 16: makespan %d steps without offload or recompute, %d with (%d offloaded, %d recomputed)",
+		plain.Schedule.Makespan, saved.Schedule.Makespan, *saved.Schedule.Offloaded, *saved.Schedule.Recomputed)
+	code, text, errOut := runCLI(t, "plan", "--model", model, "-n", "16", "--offload", "--recompute")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"held for good", "budget (units)", "memory [94 100 100 94]", "(budget [94 100 100 94])", "offloaded    f0 × "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "unlimited") {
+		t.Errorf("plan says unlimited with a capacity:\n%s", text)
+	}
+	// 40 GB devices: device 0 cannot hold its stages and one micro-batch.
+	small := filepath.Join(t.TempDir(), "small.json")
+	data, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(small, []byte(strings.Replace(string(data), `"device_bytes": 80000000000`, `"device_bytes": 40000000000`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runCLI(t, "plan", "--model", small, "-n", "16", "--offload", "--recompute")
+	if code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "device 0 cannot run its stages even with offload and recompute") {
+		t.Errorf("40 GB devices: exit %d, %q", code, errOut)
+	}
+}
+
+// A profile with a capacity in its own units (gpt-like, "memory" 24)
+// gives every device a budget too.
+func TestPlanGPTLikeBudgets(t *testing.T) {
+	code, text, errOut := runCLI(t, "plan", "--model", gptLike, "--micro-batches", "16")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(text, "(budget [12 6 4 3])") || strings.Contains(text, "unlimited") {
+		t.Errorf("plan output:\n%s", text)
+	}
+}
+
+// A cluster's "memory_bytes" replaces the profile's device memory, device
+// by device: device 3 (96 GB) gets a larger budget than with 80 GB.
+func TestPlanClusterBytes(t *testing.T) {
+	const model = "../../testdata/models/gpt-7b-bytes.json"
+	code, text, errOut := runCLI(t, "plan", "--model", model, "-n", "16", "--cluster", "../../testdata/clusters/four-80gb.json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(text, "(budget [94 100 100 124])") || !strings.Contains(text, "96.00 GB") {
+		t.Errorf("plan output:\n%s", text)
+	}
+	code, _, errOut = runCLI(t, "plan", "--model", gptLike, "-n", "16", "--cluster", "../../testdata/clusters/four-80gb.json")
+	if code != 2 || !strings.Contains(errOut, `"memory_bytes" needs a profile in bytes`) {
+		t.Errorf("memory_bytes with a profile in units: exit %d, %q", code, errOut)
+	}
+}
+
 // partition --format megatron-layout prints Megatron-Core's arguments of
 // the split, and refuses in one line what Megatron cannot take.
 func TestPartitionMegatronLayout(t *testing.T) {

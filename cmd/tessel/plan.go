@@ -5,22 +5,28 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
 
 type planOptions struct {
+	Cluster      string // a cluster file, "" for none
 	Partition    partitionOptions
 	PlacementOut string
 	MicroBatches int
 	Budget       int
 	NR           int
 	TimeLimit    time.Duration
+	Decisions    placement.Decisions
 	Outputs      outputs
 }
 
@@ -42,7 +48,8 @@ func planCommand() *cli.Command {
 			&cli.IntFlag{Name: "budget", Usage: "per-device memory budget of the schedule search, in placement memory units (0: unlimited)"},
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as the budget allows, at most 2·devices)"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop the schedule search after this long and keep the best schedule found"},
-		), outputFlags()...),
+			&cli.StringFlag{Name: "cluster", Usage: "run the placement on the cluster in a JSON `FILE`: device speeds, links, host links and, for a profile in bytes, each device's \"memory_bytes\""},
+		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("plan: unexpected argument %q", c.Args().First())
@@ -51,7 +58,7 @@ func planCommand() *cli.Command {
 			po.Out = c.String("placement-out")
 			return runPlan(c.Context, planOptions{
 				Partition: po, PlacementOut: po.Out, MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
-				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Outputs: outputsFrom(c),
+				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c), Cluster: c.String("cluster"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -73,6 +80,26 @@ type planResult struct {
 	ScheduleFile   string  `json:"schedule_file,omitempty"`
 	PlacementFile  string  `json:"placement_file,omitempty"`
 	ScheduleProven bool    `json:"schedule_proven"`
+	// Memory is each device's memory under the model (a profile with a
+	// capacity): what its stages hold for good and the budget left for
+	// the schedule.
+	Memory *planMemory `json:"memory,omitempty"`
+}
+
+type planMemory struct {
+	Bytes   bool               `json:"bytes"`
+	Unit    float64            `json:"unit"`
+	Devices []planDeviceMemory `json:"devices"`
+}
+
+type planDeviceMemory struct {
+	Device     int     `json:"device"`
+	Capacity   float64 `json:"capacity"`
+	Static     float64 `json:"static"`
+	Free       float64 `json:"free"`
+	Activation float64 `json:"activation"`
+	Unit       float64 `json:"unit"`
+	Budget     int     `json:"budget"`
 }
 
 func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error {
@@ -90,16 +117,53 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	t0 := time.Now()
+	var cl *cluster.Cluster
+	if o.Cluster != "" {
+		var err error
+		if cl, err = cluster.Load(o.Cluster); err != nil {
+			return &usageError{err}
+		}
+		o.Partition.Capacities = clusterBytes(cl)
+	}
 	pr, err := partitionModel(ctx, o.Partition, stderr)
 	if err != nil {
 		return err
 	}
 	p := pr.Converted.Placement
+	if cl != nil {
+		if len(cl.Devices) != p.Devices {
+			return usageErrorf("%s: cluster of %d devices for a placement of %d", o.Cluster, len(cl.Devices), p.Devices)
+		}
+		if o.Partition.Capacities != nil && !pr.Graph.Bytes {
+			return usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
+		}
+		if p, err = cl.Apply(p); err != nil {
+			return &usageError{fmt.Errorf("%s: %w", o.Cluster, err)}
+		}
+	}
+	// The model's memory: each device's budget is what its stages leave
+	// of its capacity.
+	mem, err := pr.Converted.Memory(pr.Split, o.Partition.Capacities)
+	if err != nil {
+		return fmt.Errorf("plan: %s: %w", pr.Model, err)
+	}
+	if mem != nil {
+		p.Capacities = make([]int, p.Devices)
+		for d, m := range mem {
+			p.Capacities[d] = m.Budget
+		}
+	}
+	if o.Decisions != (placement.Decisions{}) {
+		if p, err = declare(p, o.Decisions); err != nil {
+			return err
+		}
+	}
 	sctx, cancel := withLimit(ctx, o.TimeLimit)
 	defer cancel()
 	bar := newProgress(stderr)
 	t1 := time.Now()
-	res, err := search.Run(sctx, p, search.Options{Memory: o.Budget, MaxNR: o.NR, MicroBatches: o.MicroBatches})
+	res, err := search.Run(sctx, p, search.Options{Memory: o.Budget, MaxNR: o.NR, MicroBatches: o.MicroBatches,
+		Offload: o.Decisions.Offload, Recompute: o.Decisions.Recompute})
 	bar.done()
 	if err != nil {
 		if errors.Is(err, search.ErrNoRepetend) {
@@ -115,6 +179,9 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	sum := res.Summary(defaultMethod)
+	if o.Decisions.Any() {
+		sum.WithDecisions(s)
+	}
 	r := res.Repetend
 	// The time per micro-batch of the schedule's own steady state.
 	st := schedule.SteadyOf(s)
@@ -134,6 +201,13 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 			out.EvenPerSample = b.MaxLoad
 		}
 	}
+	if mem != nil {
+		out.Memory = &planMemory{Bytes: pr.Graph.Bytes, Unit: pr.Converted.MemoryUnit}
+		for _, m := range mem {
+			out.Memory.Devices = append(out.Memory.Devices, planDeviceMemory{Device: m.Device, Capacity: m.Capacity, Static: round6(m.Static),
+				Free: round6(m.Free), Activation: round6(m.Activation), Unit: round6(m.Unit), Budget: m.Budget})
+		}
+	}
 	if o.Outputs.JSON {
 		return printJSON(stdout, out)
 	}
@@ -141,6 +215,9 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	fmt.Fprintln(stdout)
 	if out.EvenPerSample > 0 {
 		fmt.Fprintf(stdout, "time per sample  %.2f (the even split by layer count: %.2f, %.2f× slower)\n", out.TimePerSample, out.EvenPerSample, out.EvenPerSample/out.TimePerSample)
+	}
+	if mem != nil {
+		printPlanMemory(stdout, mem, pr.Graph.Bytes)
 	}
 	units := textUnits
 	if s.Repetend != nil {
@@ -164,8 +241,86 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
 		s.MicroBatches, sum.Makespan, out.MakespanTime, pct(sum.BubbleRate), sum.LowerBound.Makespan)
-	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budget(o.Budget))
+	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, o.Budget))
+	printDecisions(stdout, s, o.Decisions)
+	printInstances(stdout, s)
 	fmt.Fprintf(stdout, "search time  %.3fs (proven: %s)\n", out.SearchSeconds, yesNo(res.Proven()))
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	return nil
+}
+
+// printPlanMemory prints each device's memory under the model: its
+// capacity, what its stages hold for good, what is left for activations,
+// one micro-batch's largest activation there, and the budget of the
+// schedule in placement units.
+func printPlanMemory(w io.Writer, mem []partition.DeviceMemory, bytes bool) {
+	f := func(x float64) string { return partition.FormatMemory(x, bytes) }
+	fmt.Fprintf(w, "\n%-7s %10s %14s %14s %16s %12s %s\n", "device", "capacity", "held for good", "left", "one micro-batch", "unit", "budget (units)")
+	for _, m := range mem {
+		fmt.Fprintf(w, "%-7d %10s %14s %14s %16s %12s %d\n", m.Device, f(m.Capacity), f(m.Static), f(m.Free), f(m.Activation), f(m.Unit), m.Budget)
+	}
+	fmt.Fprintln(w)
+}
+
+// printInstances names the instances a schedule offloads and recomputes:
+// per forward block, its micro-batches as ranges.
+func printInstances(w io.Writer, s *schedule.Schedule) {
+	for _, a := range []placement.Action{placement.Offload, placement.Recompute} {
+		micros := map[int][]int{}
+		var blocks []int
+		for _, d := range s.Decisions {
+			if d.Action != a {
+				continue
+			}
+			if _, ok := micros[d.Block]; !ok {
+				blocks = append(blocks, d.Block)
+			}
+			micros[d.Block] = append(micros[d.Block], d.Micro)
+		}
+		slices.Sort(blocks)
+		label := map[placement.Action]string{placement.Offload: "offloaded", placement.Recompute: "recomputed"}[a]
+		for k, b := range blocks {
+			ms := micros[b]
+			slices.Sort(ms)
+			if k > 0 {
+				label = ""
+			}
+			fmt.Fprintf(w, "%-12s %s × %d: micro-batches %s\n", label, s.Placement.Blocks[b].ID, len(ms), ranges(ms))
+		}
+	}
+}
+
+// ranges writes sorted integers as ranges: "0-3 5 7-9".
+func ranges(xs []int) string {
+	var parts []string
+	for i := 0; i < len(xs); {
+		j := i
+		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", xs[i], xs[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(xs[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, " ")
+}
+
+// clusterBytes is each device's memory in bytes from a cluster's
+// "memory_bytes", the profile's where a device gives none (0); nil when no
+// device gives one.
+func clusterBytes(c *cluster.Cluster) []float64 {
+	var out []float64
+	for _, d := range c.Devices {
+		if d.MemoryBytes > 0 {
+			out = make([]float64, len(c.Devices))
+			break
+		}
+	}
+	for i := range out {
+		out[i] = c.Devices[i].MemoryBytes
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
@@ -25,6 +26,7 @@ type searchOptions struct {
 	Effort       int
 	TimeLimit    time.Duration
 	SolverOnly   bool
+	Decisions    placement.Decisions
 	Outputs      outputs
 }
 
@@ -72,7 +74,7 @@ func searchCommand() *cli.Command {
 			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of one solver call of the repetend search, in Z3 resource units (0: %d, -1: none); deterministic, unlike --time-limit", repetend.DefaultEffort)},
 			&cli.DurationFlag{Name: "time-limit", Usage: "keep improving the schedule for this long, then answer with the best found (e.g. 30s, 5m)"},
 			&cli.BoolFlag{Name: "solver-only", Usage: "leave out the constructions and baselines: the paper's search alone (for measuring it)"},
-		), outputFlags()...),
+		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("search: unexpected argument %q", c.Args().First())
@@ -80,7 +82,7 @@ func searchCommand() *cli.Command {
 			return runSearch(c.Context, searchOptions{
 				Placement: placementSpecFrom(c), MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				NR: c.Int("nr"), Method: c.String("method"), Jobs: c.Int("jobs"), Seed: c.Int("seed"), Effort: c.Int("effort"),
-				TimeLimit: c.Duration("time-limit"), SolverOnly: c.Bool("solver-only"), Outputs: outputsFrom(c),
+				TimeLimit: c.Duration("time-limit"), SolverOnly: c.Bool("solver-only"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -109,6 +111,11 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	if opts.Decisions != (placement.Decisions{}) {
+		if p, given, err = opts.Placement.loadDeclared(opts.Decisions); err != nil {
+			return err
+		}
+	}
 	opts.Outputs = opts.Outputs.onCluster(cl, given)
 	ctx, cancel := withLimit(ctx, opts.TimeLimit)
 	defer cancel()
@@ -117,6 +124,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	res, err := search.Run(ctx, p, search.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
 		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
+		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute,
 		Progress: func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
 	})
 	bar.done()
@@ -134,6 +142,9 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		return err
 	}
 	sum := res.Summary(method)
+	if opts.Decisions.Any() {
+		sum.WithDecisions(s)
+	}
 	r := res.Repetend
 	var rate float64
 	if r != nil {
@@ -184,6 +195,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	fmt.Fprintf(stdout, "steady state %s\n", steadyText(s))
 	fmt.Fprintf(stdout, "built by     %s\n", res.Provenance())
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
+	printDecisions(stdout, s, opts.Decisions)
 	if res.Search != nil {
 		st := res.Search.Stats
 		fmt.Fprintf(stdout, "solver       %d candidates seen, %d pruned, %d solved, %d rejected by warmup/cooldown (%d solver calls)\n", st.Seen, st.Pruned, st.Solved, st.Rejected, st.Checks)

@@ -34,6 +34,7 @@ type sweepOptions struct {
 	OutDir       string
 	Force        bool
 	Cluster      clusterSpec // every placement on it (its device count must be --devices)
+	Decisions    placement.Decisions
 }
 
 const defaultSweepPlacements = "v-shape,x-shape,m-shape,nn-shape,k-shape"
@@ -67,6 +68,7 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "table format: " + strings.Join(textfmt.Formats(), ", "), Value: "table"},
 			&cli.StringFlag{Name: "out-dir", Usage: "write fig11.svg, fig12.svg and the tables into `DIR`"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite files in --out-dir"},
+			savingsFlags()[0], savingsFlags()[1], savingsFlags()[2],
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -78,7 +80,7 @@ func sweepCommand() *cli.Command {
 				NR: c.String("nr"), Memory: c.String("memory"), Fig12NR: c.Int("fig12-nr"),
 				Jobs: c.Int("jobs"), Seed: c.Int("seed"), TimeLimit: c.Duration("time-limit"),
 				Format: c.String("format"), OutDir: c.String("out-dir"), Force: c.Bool("force"),
-				Cluster: clusterSpecFrom(c),
+				Cluster: clusterSpecFrom(c), Decisions: savingsFrom(c),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -107,9 +109,15 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	}
 	var ps []*placement.Placement
 	for _, name := range opts.Placements {
-		p, err := placementSpec{Name: name, Devices: opts.Devices, ForwardTime: opts.ForwardTime, BackwardTime: opts.BackwardTime, Cluster: opts.Cluster}.load()
+		spec := placementSpec{Name: name, Devices: opts.Devices, ForwardTime: opts.ForwardTime, BackwardTime: opts.BackwardTime, Cluster: opts.Cluster}
+		p, err := spec.load()
 		if err != nil {
 			return err
+		}
+		if opts.Decisions != (placement.Decisions{}) {
+			if p, _, err = spec.loadDeclared(opts.Decisions); err != nil {
+				return err
+			}
 		}
 		ps = append(ps, p)
 	}
@@ -125,7 +133,7 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	bar := newProgress(stderr)
 	defer bar.done()
 	out, err := compare.Sweep(ctx, ps, compare.SweepOptions{NRs: nrs, Memories: mems, Fig12NR: opts.Fig12NR, Jobs: opts.Jobs, Seed: opts.Seed,
-		TimeLimit: opts.TimeLimit, Progress: func(done, total int) { bar.show("sweep: %d of at most %d points", done, total) }})
+		TimeLimit: opts.TimeLimit, Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Progress: func(done, total int) { bar.show("sweep: %d of at most %d points", done, total) }})
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,18 @@ program op by op:
                        (isend/irecv), as the program's mode says, with the
                        transfer's tag
   wait                 waits for a posted send or receive
+  offload              copies what a forward block saved for its backward
+                       (every tensor autograd saved but the parameters, its
+                       input and its output) to host memory, pinned and on
+                       a side stream where CUDA is present, and frees it on
+                       the device once copied (its storage shrinks to 0)
+  reload               copies it back (on the side stream); the forward's
+                       first gradient block waits for the copy, and fails
+                       loudly if it finds a tensor still offloaded
+  recompute            runs a forward block again from the checkpoint its
+                       first run kept (its inputs and the random state):
+                       a forward that the program recomputes runs first
+                       without autograd, saving nothing else
 
 The programs put every pair of ranks' sends and receives in the same order,
 so they cannot deadlock (see the runtimegen package of tessel).
@@ -40,6 +52,7 @@ this directory's blocks.py.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -100,6 +113,12 @@ class Rank:
                         b["id"], self.groups[tuple(devs)], devs.index(self.rank), len(devs))
         params = [prm for m in self.modules.values() for prm in m.parameters()]
         self.optimizer = self.model.optimizer(params) if params else None
+        self.param_storages = {prm.storage().data_ptr() for prm in params}
+        # The forward instances this program offloads and recomputes.
+        self.offloads = {(op["block"], op["micro"]) for op in prog["ops"] if op["op"] == "offload"}
+        self.recomputes = {(op["block"], op["micro"]) for op in prog["ops"] if op["op"] == "recompute"}
+        self.cuda = self.device.type == "cuda"
+        self.side = torch.cuda.Stream(self.device) if self.cuda else None
         self.uses0 = {}  # name -> uses in one iteration (sends and consumers)
         for op in prog["ops"]:
             if op["op"] == "send":
@@ -119,12 +138,19 @@ class Rank:
         self.saved = {}  # (forward block, micro) -> (input leaves, output, loss)
         self.kept = {}  # (forward block, micro) -> (outputs, seeds) an input block kept for its weight block
         self.losses = {}  # "block@micro" -> loss
+        self.holding = {}  # (forward block, micro) -> tensors an offload moves
+        self.host = {}  # (forward block, micro) -> [(storage, host copy, size)]
+        self.copies = {}  # (forward block, micro) -> CUDA event of its last copy
+        self.checkpoints = {}  # (forward block, micro) -> (inputs, random state)
+        self.offloaded_bytes, self.recomputed = 0, 0  # in this iteration
         for op in self.prog["ops"]:
             getattr(self, "op_" + op["op"])(op)
         if self.pending:
             sys.exit(f"worker: rank {self.rank}: transfers {sorted(self.pending)} were never waited for")
-        if self.saved or self.kept:
-            sys.exit(f"worker: rank {self.rank}: {len(self.saved) + len(self.kept)} forward passes never finished their backward")
+        if self.saved or self.kept or self.checkpoints:
+            sys.exit(f"worker: rank {self.rank}: {len(self.saved) + len(self.kept) + len(self.checkpoints)} forward passes never finished their backward")
+        if self.host:
+            sys.exit(f"worker: rank {self.rank}: {sorted(self.host)} offloaded and never reloaded")
 
     def step(self):
         """The optimizer step between iterations, then zeroed gradients."""
@@ -187,33 +213,145 @@ class Rank:
         if name is not None:
             self.put(name, t)
 
+    def op_offload(self, op):
+        """Copies the instance's saved tensors to host memory and frees
+        them here: each storage once, whole (views share it)."""
+        key = (op["block"], op["micro"])
+        storages = {}
+        for t in self.holding.pop(key):
+            st = t.storage()
+            if st.size() > 0:
+                storages.setdefault(st.data_ptr(), st)
+        moved = []
+        if self.cuda:
+            self.side.wait_stream(torch.cuda.current_stream(self.device))
+        for st in storages.values():
+            flat = torch.empty(0, dtype=st.dtype, device=self.device).set_(st)
+            host = torch.empty(flat.shape, dtype=st.dtype, pin_memory=self.cuda)
+            if self.cuda:
+                with torch.cuda.stream(self.side):
+                    host.copy_(flat, non_blocking=True)
+                # The allocator reuses the memory only once the side
+                # stream's copy is done.
+                flat.record_stream(self.side)
+            else:
+                host.copy_(flat)
+            moved.append((st, host, st.size()))
+            self.offloaded_bytes += st.size() * st.element_size()
+            del flat
+            st.resize_(0)
+        self.host[key] = moved
+        self.event(key)
+
+    def op_reload(self, op):
+        """Copies an offloaded instance's tensors back into their storages."""
+        key = (op["block"], op["micro"])
+        moved = self.host.pop(key, None)
+        if moved is None:
+            sys.exit(f"worker: rank {self.rank}: reload of {key[0]}@{key[1]}, which is not offloaded")
+        # On CUDA the side stream runs its copies in order: this one
+        # reads the host copy after the offload wrote it.
+        self.copies.pop(key, None)
+        for st, host, size in moved:
+            st.resize_(size)
+            flat = torch.empty(0, dtype=st.dtype, device=self.device).set_(st)
+            if self.cuda:
+                self.side.wait_stream(torch.cuda.current_stream(self.device))
+                with torch.cuda.stream(self.side):
+                    flat.copy_(host, non_blocking=True)
+            else:
+                flat.copy_(host)
+        self.event(key)
+
+    def event(self, key):
+        if self.cuda:
+            ev = torch.cuda.Event()
+            ev.record(self.side)
+            self.copies[key] = ev
+
+    def wait_copy(self, key):
+        """Makes the compute stream wait for the instance's last copy."""
+        ev = self.copies.pop(key, None)
+        if ev is not None:
+            torch.cuda.current_stream(self.device).wait_event(ev)
+
+    def op_recompute(self, op):
+        key = (op["block"], op["micro"])
+        inputs, rng = self.checkpoints.pop(key)
+        b = self.info[op["block"]]
+        leaves = {}
+        for src, x in inputs:
+            if src is not None:
+                leaves[src] = x.requires_grad_(True)
+        # The random state of the first run, in a fork: what runs after
+        # draws as if nothing had run again (torch.utils.checkpoint does
+        # the same).
+        with torch.random.fork_rng(devices=[self.device] if self.cuda else []), torch.enable_grad():
+            torch.set_rng_state(rng[0])
+            if self.cuda:
+                torch.cuda.set_rng_state(rng[1], self.device)
+            y = self.modules[b["id"]]([x for _, x in inputs])
+            loss = None
+            if not any(p["role"] == "activation" for p in b["outputs"]):
+                loss = self.model.loss(b["id"], y, op["micro"])
+        self.saved[key] = (leaves, y, loss)
+        self.recomputed += 1
+
     # Blocks ------------------------------------------------------------------
 
     def forward(self, b, micro):
         train = has_backward(self.prog["blocks"], b["id"])
-        leaves, inputs = {}, []
+        key = (b["id"], micro)
+        offload, recompute = train and key in self.offloads, train and key in self.recomputes
+        leaves, inputs, checkpoint = {}, [], []
         for p in b["inputs"]:
             if p["role"] == "saved":
                 continue
             t = self.take(tensor_name(p["block"], b["id"], micro))
             if p["role"] == "activation":
-                leaf = t.detach().requires_grad_(train)
+                if offload:
+                    # Its own copy: the tensor may be another block's
+                    # output on this device, which that block keeps.
+                    t = t.clone()
+                leaf = t.detach().requires_grad_(train and not recompute)
                 leaves[p["block"]] = leaf
                 inputs.append(leaf)
+                checkpoint.append((p["block"], t.detach()))
         if not inputs:
             inputs = [self.model.input(micro)]
-        with torch.set_grad_enabled(train):
+            checkpoint = [(None, inputs[0])]
+        if recompute:
+            rng = (torch.get_rng_state(), torch.cuda.get_rng_state(self.device) if self.cuda else None)
+            self.checkpoints[key] = (checkpoint, rng)
+        held = []
+
+        def pack(t):
+            if t.storage().data_ptr() not in self.param_storages:
+                held.append(t)
+            return t
+
+        def unpack(t):
+            if t.numel() > 0 and t.storage().size() == 0:
+                sys.exit(f"worker: rank {self.rank}: the backward of {b['id']}@{micro} needs a tensor that is still offloaded")
+            return t
+
+        hooks = torch.autograd.graph.saved_tensors_hooks(pack, unpack) if offload else contextlib.nullcontext()
+        with torch.set_grad_enabled(train and not recompute), hooks:
             y = self.modules[b["id"]](inputs)
             loss = None
             if not any(p["role"] == "activation" for p in b["outputs"]):
                 loss = self.model.loss(b["id"], y, micro)
                 self.losses[f"{b['id']}@{micro}"] = loss.item()
-        if train:
-            self.saved[(b["id"], micro)] = (leaves, y, loss)
+        if train and not recompute:
+            self.saved[key] = (leaves, y, loss)
+        if offload:
+            self.holding[key] = held + list(leaves.values()) + [y]
         for p in b["outputs"]:
             name = tensor_name(b["id"], p["block"], micro)
             if p["role"] == "activation":
-                self.put(name, y.detach())
+                # An offloaded output leaves this device's memory: what
+                # the next block receives or reads here is a copy.
+                self.put(name, y.detach().clone() if offload else y.detach())
             elif p["role"] == "order":
                 self.put(name, self.token())
 
@@ -250,6 +388,7 @@ class Rank:
                 self.put(name, self.token())
 
     def backward(self, b, micro):
+        self.reloaded(b, micro)
         leaves, y, loss = self.saved.pop((b["forward"], micro))
         outs, seeds = self.seeds(b, micro, y, loss)
         if outs:
@@ -261,6 +400,7 @@ class Rank:
         runs only the part of the graph that leads to them (the matrix
         products for the weights' gradients are skipped); the graph is kept
         for the weight block."""
+        self.reloaded(b, micro)
         leaves, y, loss = self.saved.pop((b["forward"], micro))
         outs, seeds = self.seeds(b, micro, y, loss)
         got = {}
@@ -270,6 +410,16 @@ class Rank:
             got = {id(x): g for x, g in zip(xs, gs)}
         self.kept[(b["forward"], micro)] = (outs, seeds)
         self.send_gradients(b, micro, leaves, lambda leaf: got.get(id(leaf)))
+
+    def reloaded(self, b, micro):
+        """Before the first gradient block of a forward instance: its
+        reload must be issued (and, on CUDA, the compute stream waits for
+        the copy)."""
+        key = (b["forward"], micro)
+        if key in self.host:
+            sys.exit(f"worker: rank {self.rank}: {b['id']}@{micro} runs while {key[0]}@{micro} is offloaded")
+        if self.cuda:
+            self.wait_copy(key)
 
     def backward_weight(self, b, micro):
         """The gradient of the forward's weights, accumulated into their
@@ -331,7 +481,10 @@ def run(args):
         if len(marks) > 1:
             per = (marks[-1] - marks[0]) / (len(marks) - 1)
             timing = f"{args.iterations} iterations, {per * 1e3:.1f} ms per iteration after the first"
-        print(f"worker: rank {rank}: {prog['placement']}: {len(prog['ops'])} ops, {timing}", flush=True)
+        memory = ""
+        if r.offloaded_bytes or r.recomputed:
+            memory = f", {r.offloaded_bytes} bytes offloaded and {r.recomputed} forwards recomputed per iteration"
+        print(f"worker: rank {rank}: {prog['placement']}: {len(prog['ops'])} ops, {timing}{memory}", flush=True)
     dist.destroy_process_group()
 
 

@@ -1,0 +1,244 @@
+package schedule
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tessel-pp/tessel/placement"
+)
+
+// CompactDecisions is Compact for a schedule that offloads or recomputes
+// (without decisions it is Compact of s's orders): every start as early
+// as these orders allow —
+//
+//   - every device keeps its order of instances and recomputes;
+//   - every host channel keeps its order of offloads and reloads;
+//   - every device keeps its order of memory changes (instance starts,
+//     an offload's end, a recomputed forward's end, a reload's start, a
+//     recompute's start), two of them at one time falling into the
+//     memory phases' order;
+//   - the dependencies (placement's Delay) and the decisions' timing rule
+//     (placement's EarliestOffload, EarliestReload, LatestReload,
+//     EarliestRecompute, LatestRecompute).
+//
+// Keeping the order of memory changes keeps every running sum, and where
+// two changes come to share a time the phases put a free first and a
+// return last, which never raises a peak: the result fits wherever s
+// did, and ends no later. s must verify; placements whose links carry one
+// transfer at a time (Channels) are not compacted with decisions (an
+// error). The result is verified.
+func CompactDecisions(s *Schedule) (*Schedule, error) {
+	if err := Verify(s); err != nil {
+		return nil, fmt.Errorf("compact: %w", err)
+	}
+	return compactDecisions(s)
+}
+
+// compactDecisions is CompactDecisions of a schedule whose instances
+// and decisions are complete and consistent but whose times may not fit
+// its placement (OnCluster: the orders of a schedule on another cluster).
+func compactDecisions(s *Schedule) (*Schedule, error) {
+	p := s.Placement
+	out := &Schedule{Placement: p, Cluster: s.Cluster, Source: s.Source, MicroBatches: s.MicroBatches, Memory: s.Memory}
+	if len(s.Decisions) == 0 {
+		ins, err := Compact(p, s.MicroBatches, Orders(s))
+		if err != nil {
+			return nil, err
+		}
+		out.Instances = ins
+		return out, nil
+	}
+	if p.Channels {
+		return nil, fmt.Errorf("compact: a schedule that offloads or recomputes on links that carry one transfer at a time")
+	}
+	c := newCompactor(s)
+	if err := c.solve(); err != nil {
+		return nil, err
+	}
+	out.Instances, out.Decisions = c.result()
+	out.Sort()
+	if err := Verify(out); err != nil {
+		return nil, fmt.Errorf("compact: the compacted schedule fails verification (a bug): %w", err)
+	}
+	return out, nil
+}
+
+// compactor holds the difference constraints x ≥ y + w over the
+// variables: the start of every instance (0..I-1), then per decision its
+// Start and its Reload.
+type compactor struct {
+	s     *Schedule
+	vars  int
+	cons  []constraint
+	orig  []int
+	decAt int // index of decision 0's Start variable
+}
+
+type constraint struct{ x, y, w int }
+
+func newCompactor(s *Schedule) *compactor {
+	p := s.Placement
+	ni := len(s.Instances)
+	c := &compactor{s: s, decAt: ni, vars: ni + 2*len(s.Decisions)}
+	c.orig = make([]int, c.vars)
+	at := map[Ref]int{}
+	for x, in := range s.Instances {
+		c.orig[x] = in.Start
+		at[in.Ref()] = x
+	}
+	for k, dc := range s.Decisions {
+		c.orig[ni+2*k], c.orig[ni+2*k+1] = dc.Start, dc.Reload
+	}
+	add := func(x, y, w int) { c.cons = append(c.cons, constraint{x, y, w}) }
+	// Dependencies.
+	preds := p.PredDeps()
+	for x, in := range s.Instances {
+		for _, d := range preds[in.Block] {
+			add(x, at[Ref{d.From, in.Micro}], p.Delay(d))
+		}
+	}
+	// Decisions' timing.
+	consumers := p.Consumers()
+	for k, dc := range s.Decisions {
+		f := at[dc.Ref()]
+		use := at[Ref{consumers[dc.Block], dc.Micro}]
+		st, rl := ni+2*k, ni+2*k+1
+		t := p.Blocks[dc.Block].Time
+		switch dc.Action {
+		case placement.Offload:
+			tt := p.OffloadTime(dc.Block)
+			add(st, f, t)
+			add(rl, st, tt)
+			add(use, rl, tt)
+		case placement.Recompute:
+			add(st, f, t)
+			add(use, st, t)
+			add(rl, -1, 0) // unused: pinned at 0
+		}
+	}
+	// Device orders of busy items (instances and recomputes), and of
+	// memory changes; host channel orders of moves.
+	type item struct {
+		v, off, time, phase, block, micro, seq int // time = orig[v] + off
+	}
+	busy := make([][]item, p.Devices)
+	mem := make([][]item, p.Devices)
+	for x, in := range s.Instances {
+		for _, d := range p.Blocks[in.Block].Devices {
+			busy[d] = append(busy[d], item{v: x, time: in.Start, block: in.Block, micro: in.Micro, seq: x})
+			mem[d] = append(mem[d], item{v: x, time: in.Start, phase: placement.PhaseBlock, block: in.Block, micro: in.Micro, seq: x})
+		}
+	}
+	chans := map[int][]item{}
+	for k, dc := range s.Decisions {
+		st, rl := ni+2*k, ni+2*k+1
+		b := p.Blocks[dc.Block]
+		f := at[dc.Ref()]
+		for _, d := range b.Devices {
+			switch dc.Action {
+			case placement.Offload:
+				tt := p.OffloadTime(dc.Block)
+				mem[d] = append(mem[d], item{v: st, off: tt, time: dc.Start + tt, phase: placement.PhaseFree, block: dc.Block, micro: dc.Micro, seq: ni + k},
+					item{v: rl, time: dc.Reload, phase: placement.PhaseReturn, block: dc.Block, micro: dc.Micro, seq: ni + k})
+			case placement.Recompute:
+				busy[d] = append(busy[d], item{v: st, time: dc.Start, block: dc.Block, micro: dc.Micro, seq: ni + k})
+				mem[d] = append(mem[d], item{v: f, off: b.Time, time: s.Instances[f].Start + b.Time, phase: placement.PhaseFree, block: dc.Block, micro: dc.Micro, seq: ni + k},
+					item{v: st, time: dc.Start, phase: placement.PhaseReturn, block: dc.Block, micro: dc.Micro, seq: ni + k})
+			}
+		}
+		if dc.Action == placement.Offload {
+			tt := p.OffloadTime(dc.Block)
+			for _, ch := range p.BlockChannels(dc.Block) {
+				chans[ch] = append(chans[ch], item{v: st, off: tt, time: dc.Start, block: dc.Block, micro: dc.Micro, seq: 2 * k},
+					item{v: rl, off: tt, time: dc.Reload, block: dc.Block, micro: dc.Micro, seq: 2*k + 1})
+			}
+		}
+	}
+	order := func(a, b item) int {
+		if a.time != b.time {
+			return a.time - b.time
+		}
+		if a.phase != b.phase {
+			return a.phase - b.phase
+		}
+		if a.block != b.block {
+			return a.block - b.block
+		}
+		if a.micro != b.micro {
+			return a.micro - b.micro
+		}
+		return a.seq - b.seq
+	}
+	length := func(it item) int { // a busy item's or a move's time
+		if it.v < ni {
+			return p.Blocks[s.Instances[it.v].Block].Time
+		}
+		if it.off > 0 {
+			return it.off
+		}
+		return p.Blocks[it.block].Time
+	}
+	for _, list := range busy {
+		slices.SortFunc(list, order)
+		for k := 1; k < len(list); k++ {
+			add(list[k].v, list[k-1].v, length(list[k-1]))
+		}
+	}
+	for _, list := range chans {
+		slices.SortFunc(list, order)
+		for k := 1; k < len(list); k++ {
+			add(list[k].v, list[k-1].v, list[k-1].off)
+		}
+	}
+	for _, list := range mem {
+		slices.SortFunc(list, order)
+		for k := 1; k < len(list); k++ {
+			// time(k) ≥ time(k-1): v_k + off_k ≥ v_{k-1} + off_{k-1}.
+			add(list[k].v, list[k-1].v, list[k-1].off-list[k].off)
+		}
+	}
+	return c
+}
+
+// solve finds the least solution ≥ 0 of the constraints by relaxation
+// (Bellman–Ford from 0); the schedule given is a solution, so it
+// converges unless the orders contradict each other.
+func (c *compactor) solve() error {
+	start := make([]int, c.vars)
+	for round := 0; ; round++ {
+		changed := false
+		for _, k := range c.cons {
+			base := 0
+			if k.y >= 0 {
+				base = start[k.y]
+			}
+			if v := base + k.w; v > start[k.x] {
+				start[k.x], changed = v, true
+			}
+		}
+		if !changed {
+			break
+		}
+		if round > c.vars+1 {
+			return fmt.Errorf("compact: the orders of the schedule contradict each other")
+		}
+	}
+	c.orig = start
+	return nil
+}
+
+// result is the instances and decisions at the solved starts.
+func (c *compactor) result() ([]Instance, []Decision) {
+	ins := append([]Instance(nil), c.s.Instances...)
+	for x := range ins {
+		ins[x].Start = c.orig[x]
+	}
+	decs := append([]Decision(nil), c.s.Decisions...)
+	for k := range decs {
+		decs[k].Start = c.orig[c.decAt+2*k]
+		if decs[k].Action == placement.Offload {
+			decs[k].Reload = c.orig[c.decAt+2*k+1]
+		}
+	}
+	return ins, decs
+}

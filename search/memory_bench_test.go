@@ -1,0 +1,97 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// memoryCase is one search of the offload and recompute cases (docs/memory.md).
+type memoryCase struct {
+	name               string
+	opt                placement.Options
+	memory, n          int
+	offload, recompute bool
+}
+
+func memoryCases() []memoryCase {
+	v2 := placement.Options{Devices: 4, Chunks: 2, Order: placement.V, SplitBackward: true}
+	v := placement.Options{Devices: 4, SplitBackward: true}
+	v8 := placement.Options{Devices: 8, SplitBackward: true}
+	out := []memoryCase{
+		{"v2-m1-offload", v2, 1, 16, true, false},
+		{"v2-m1-recompute", v2, 1, 16, false, true},
+		{"v-m2-offload", v, 2, 16, true, false},
+		{"v-m2-recompute", v, 2, 16, false, true},
+		{"v-m2-keep", v, 2, 16, false, false},
+	}
+	// 8 devices, memory from 2 to 2·devices activations, N = 16 and 64.
+	for _, n := range []int{16, 64} {
+		for m := 2; m <= 16; m += 2 {
+			out = append(out, memoryCase{fmt.Sprintf("v8-m%d-n%d-offload", m, n), v8, m, n, true, false})
+			if m == 2 {
+				out = append(out, memoryCase{fmt.Sprintf("v8-m3-n%d-offload", n), v8, 3, n, true, false})
+			}
+		}
+	}
+	return out
+}
+
+// BenchmarkMemorySearch times the whole search (tessel search) of every
+// case, and reports its makespan and how many activations it offloaded
+// and recomputed.
+func BenchmarkMemorySearch(b *testing.B) {
+	for _, c := range memoryCases() {
+		b.Run(c.name, func(b *testing.B) {
+			p, err := placement.Builtin("v-shape", c.opt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if c.offload {
+				p = p.WithOffload(1)
+			}
+			if c.recompute {
+				p = p.WithRecompute()
+			}
+			opt := Options{Memory: c.memory, MicroBatches: c.n, Offload: c.offload, Recompute: c.recompute}
+			for b.Loop() {
+				res, err := Run(context.Background(), p, opt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := schedule.Verify(res.Schedule); err != nil {
+					b.Fatal(err)
+				}
+				off, rec := res.Schedule.Count()
+				b.ReportMetric(float64(res.Makespan()), "makespan")
+				b.ReportMetric(float64(off), "offloaded")
+				b.ReportMetric(float64(rec), "recomputed")
+			}
+		})
+	}
+}
+
+// TestMemorySearchDeterministic: the same input gives the same schedule
+// file, byte for byte.
+func TestMemorySearchDeterministic(t *testing.T) {
+	c := memoryCases()[0]
+	p, err := placement.Builtin("v-shape", c.opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = p.WithOffload(1).WithRecompute()
+	var files []string
+	for range 2 {
+		res, err := Run(context.Background(), p, Options{Memory: c.memory, MicroBatches: c.n, Offload: true, Recompute: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, fmt.Sprint(res.Schedule.Instances, res.Schedule.Decisions))
+	}
+	if files[0] != files[1] {
+		t.Errorf("two searches differ")
+	}
+}

@@ -1,0 +1,423 @@
+package smt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// Decisions are what OptimalDecisions may decide per forward instance
+// (placement's "Memory as a decision").
+type Decisions struct {
+	Offload, Recompute bool
+}
+
+// save is one forward instance whose activation the encoding may offload
+// or recompute.
+type save struct {
+	ref       schedule.Ref
+	task, use int // the forward's task and its consumer's
+	amountOff int // memory an offload frees
+	amountRec int // memory a recompute frees
+	move      int // offload time (0: not offloadable)
+	channels  []int
+	recompute bool
+	devices   []int
+	time      int // the forward's time (a recompute's)
+
+	off, rec   Bool // the decisions
+	o, r, g    Int  // offload start, reload start, recompute start
+	hasO, hasR bool
+}
+
+// OptimalDecisions is Optimal where every forward instance that its block
+// allows may also be offloaded or recomputed (Qi et al., "OptPipe",
+// Appendix C, eqs 9–19, with the memory of schedule.Verify): a Boolean
+// per instance and decision, the offload, reload and recompute starts as
+// integers, one transfer at a time on each host channel, a recompute
+// exclusive on its devices like a block, and each device's memory
+// checked exactly at every start of a block that allocates and at every
+// reload or recompute start, counting the frees and returns before it in
+// the verifier's memory phases. Micro-batches are not forced into order
+// (a decision is tied to its instance, so property 4.1's relabelling does
+// not apply).
+//
+// seed, when given, is a verified schedule of the same problem whose
+// makespan is the first upper bound. The schedule returned is the best
+// found, with its decisions; callers verify it (schedule.Verify).
+func OptimalDecisions(ctx context.Context, p *placement.Placement, n, memory int, d Decisions, opt Options, seed *schedule.Schedule) (*schedule.Schedule, *Solution, error) {
+	refs := AllInstances(p, n)
+	prob := InstanceProblem(p, refs, 0, nil)
+	// Memory is encoded below, with the decisions; micro-batches are not
+	// ordered (see the doc).
+	prob.Before, prob.Memory, prob.Entry = nil, 0, nil
+	sol := &Solution{LowerBound: max(prob.LowerBound(), schedule.LowerBounds(p, n, memory).Makespan)}
+	var best *schedule.Schedule
+	if seed != nil && schedule.Verify(seed) == nil {
+		best = seed
+	}
+	if best != nil && schedule.Makespan(best) <= sol.LowerBound {
+		sol.Makespan, sol.Proven = schedule.Makespan(best), true
+		return best, sol, nil
+	}
+	x := NewContext()
+	defer x.Close()
+	s, err := x.NewSolver(SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.Close()
+	e, err := Encode(x, s, prob, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	saves := encodeSaves(e, p, refs, memory, d)
+	if err := x.Err(); err != nil {
+		return nil, nil, err
+	}
+	probe := func(bound int) (Status, error) {
+		s.Push()
+		defer s.Pop()
+		if bound >= 0 {
+			e.BoundMakespan(bound)
+		}
+		st, err := s.Check(ctx)
+		sol.Checks++
+		if st != Sat {
+			return st, err
+		}
+		m, err := s.Model()
+		if err != nil {
+			return Unknown, err
+		}
+		defer m.Close()
+		got, err := decodeSaves(e, m, p, refs, n, memory, saves)
+		if err != nil {
+			return Unknown, err
+		}
+		if err := schedule.Verify(got); err != nil {
+			return Unknown, fmt.Errorf("smt: solver model fails verification (encoder bug): %w", err)
+		}
+		if best == nil || schedule.Makespan(got) < schedule.Makespan(best) {
+			best = got
+		}
+		return Sat, nil
+	}
+	if best == nil {
+		st, err := probe(-1)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case st == Unsat:
+			return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, ErrInfeasible)
+		case best == nil:
+			return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, ErrInterrupted)
+		}
+	}
+	lo, hi := sol.LowerBound, schedule.Makespan(best)
+	probeLo := lo
+	for probeLo < hi {
+		if opt.Progress != nil {
+			opt.Progress(lo, hi)
+		}
+		mid := probeLo + (hi-probeLo)/2
+		st, err := probe(mid)
+		switch {
+		case errors.Is(err, ErrInterrupted):
+			probeLo = hi
+		case errors.Is(err, ErrEffort):
+			probeLo = mid + 1
+		case err != nil:
+			return nil, nil, err
+		case st == Sat:
+			hi = schedule.Makespan(best)
+		default:
+			if probeLo == lo {
+				lo = mid + 1
+			}
+			probeLo = mid + 1
+		}
+	}
+	sol.Makespan = schedule.Makespan(best)
+	sol.LowerBound = max(sol.LowerBound, lo)
+	sol.Proven = lo >= hi
+	return best, sol, nil
+}
+
+// encodeSaves adds the decisions, their timing, the host channels, the
+// recomputes' devices and the memory of every device to e (whose
+// Problem has no memory budget of its own).
+func encodeSaves(e *Encoder, p *placement.Placement, refs []schedule.Ref, memory int, d Decisions) []*save {
+	x, s := e.X, e.S
+	consumers := p.Consumers()
+	idx := map[schedule.Ref]int{}
+	for k, r := range refs {
+		idx[r] = k
+	}
+	// Saves in (block, micro-batch) order: the verifier's order of
+	// returns at one time.
+	var saves []*save
+	for i := range p.Blocks {
+		off := d.Offload && p.Offloadable(i, consumers)
+		rec := d.Recompute && p.Recomputable(i, consumers)
+		if !off && !rec {
+			continue
+		}
+		for m := 0; ; m++ {
+			t, ok := idx[schedule.Ref{Block: i, Micro: m}]
+			if !ok {
+				break
+			}
+			sv := &save{ref: schedule.Ref{Block: i, Micro: m}, task: t, use: idx[schedule.Ref{Block: consumers[i], Micro: m}],
+				amountOff: p.Freed(i, placement.Offload), amountRec: p.Freed(i, placement.Recompute),
+				devices: p.Blocks[i].Devices, time: p.Blocks[i].Time, recompute: rec}
+			if off {
+				sv.move, sv.channels = p.OffloadTime(i), p.BlockChannels(i)
+			}
+			saves = append(saves, sv)
+		}
+	}
+	end := func(t int) Int { return x.Plus(e.Start[t], e.P.Tasks[t].Time) }
+	for k, sv := range saves {
+		sv.off, sv.rec = x.False(), x.False()
+		if sv.move > 0 {
+			sv.off = x.BoolVar(fmt.Sprintf("off%d", k))
+			sv.o, sv.r = x.IntVar(fmt.Sprintf("oo%d", k)), x.IntVar(fmt.Sprintf("or%d", k))
+			sv.hasO = true
+			s.Assert(x.Implies(sv.off, x.And(
+				x.Ge(sv.o, end(sv.task)),
+				x.Ge(sv.r, x.Plus(sv.o, sv.move)),
+				x.Le(x.Plus(sv.r, sv.move), e.Start[sv.use]))))
+		}
+		if sv.recompute {
+			sv.rec = x.BoolVar(fmt.Sprintf("rec%d", k))
+			sv.g = x.IntVar(fmt.Sprintf("og%d", k))
+			sv.hasR = true
+			s.Assert(x.Implies(sv.rec, x.And(
+				x.Ge(sv.g, end(sv.task)),
+				x.Le(x.Plus(sv.g, sv.time), e.Start[sv.use]))))
+			if sv.hasO {
+				s.Assert(x.Not(x.And(sv.off, sv.rec)))
+			}
+			// A recompute is a block on the forward's devices.
+			for t := range e.P.Tasks {
+				if t == sv.task || !e.P.Tasks[t].sharesAny(sv.devices) {
+					continue
+				}
+				s.Assert(x.Implies(sv.rec, x.Or(x.Le(x.Plus(sv.g, sv.time), e.Start[t]), x.Le(end(t), sv.g))))
+			}
+		}
+	}
+	for a, u := range saves {
+		for _, v := range saves[a+1:] {
+			if u.hasR && v.hasR && sharesDevice(u.devices, v.devices) {
+				s.Assert(x.Implies(x.And(u.rec, v.rec), x.Or(x.Le(x.Plus(u.g, u.time), v.g), x.Le(x.Plus(v.g, v.time), u.g))))
+			}
+			if u.hasO && v.hasO && sharesDevice(u.channels, v.channels) {
+				both := x.And(u.off, v.off)
+				for _, mu := range []Int{u.o, u.r} {
+					for _, mv := range []Int{v.o, v.r} {
+						s.Assert(x.Implies(both, x.Or(x.Le(x.Plus(mu, u.move), mv), x.Le(x.Plus(mv, v.move), mu))))
+					}
+				}
+			}
+		}
+	}
+	for dev := 0; dev < p.Devices; dev++ {
+		if b := p.Budget(dev, memory); b > 0 {
+			encodeDeviceMemory(e, dev, b, saves)
+		}
+	}
+	return saves
+}
+
+// encodeDeviceMemory bounds device dev's running memory under budget
+// right after every change that raises it: a block start that allocates
+// (counting the blocks before it, the frees at or before its time and the
+// returns before it) and a reload or recompute start (counting the block
+// starts at or before its time, the frees at or before it, and the
+// returns before it or at its time and earlier in the verifier's order).
+func encodeDeviceMemory(e *Encoder, dev, budget int, saves []*save) {
+	x, s, pr := e.X, e.S, e.P
+	var on []int
+	for t := range pr.Tasks {
+		if pr.Tasks[t].on(dev) && pr.Tasks[t].Memory != 0 {
+			on = append(on, t)
+		}
+	}
+	var mine []*save
+	for _, sv := range saves {
+		if sharesDevice(sv.devices, []int{dev}) {
+			mine = append(mine, sv)
+		}
+	}
+	zero := x.IntVal(0)
+	// frees and returns as of a point: the terms of every save.
+	decisionTerms := func(at Int, at0 func(*save) Bool, self *save, selfBefore bool) []Int {
+		var terms []Int
+		for k, sv := range mine {
+			if sv.hasO {
+				freed := x.And(sv.off, x.Le(x.Plus(sv.o, sv.move), at))
+				terms = append(terms, x.Ite(freed, x.IntVal(-sv.amountOff), zero))
+				var back Bool
+				switch {
+				case sv == self:
+					back = x.True()
+				case self != nil && selfBefore && k < indexOf(mine, self):
+					back = x.Le(sv.r, at)
+				default:
+					back = x.Lt(sv.r, at)
+				}
+				terms = append(terms, x.Ite(x.And(sv.off, back), x.IntVal(sv.amountOff), zero))
+			}
+			if sv.hasR {
+				terms = append(terms, x.Ite(x.And(sv.rec, at0(sv)), x.IntVal(-sv.amountRec), zero))
+				var back Bool
+				switch {
+				case sv == self:
+					back = x.True()
+				case self != nil && selfBefore && k < indexOf(mine, self):
+					back = x.Le(sv.g, at)
+				default:
+					back = x.Lt(sv.g, at)
+				}
+				terms = append(terms, x.Ite(x.And(sv.rec, back), x.IntVal(sv.amountRec), zero))
+			}
+		}
+		return terms
+	}
+	// At every block start that allocates.
+	for _, j := range on {
+		mj := pr.Tasks[j].Memory
+		if mj <= 0 {
+			continue
+		}
+		terms := []Int{x.IntVal(mj)}
+		for _, i := range on {
+			if i == j {
+				continue
+			}
+			lit, known, val := e.before(i, j)
+			switch {
+			case known && val:
+				terms = append(terms, x.IntVal(pr.Tasks[i].Memory))
+			case known:
+			default:
+				terms = append(terms, x.Ite(lit, x.IntVal(pr.Tasks[i].Memory), zero))
+			}
+		}
+		recFreed := func(sv *save) Bool { // the forward ended by j's start
+			if sv.task == j {
+				return x.False()
+			}
+			return x.Le(x.Plus(e.Start[sv.task], sv.time), e.Start[j])
+		}
+		terms = append(terms, decisionTerms(e.Start[j], recFreed, nil, false)...)
+		s.Assert(x.Le(x.Add(terms...), x.IntVal(budget)))
+	}
+	// At every reload and recompute start.
+	for _, self := range mine {
+		for _, kind := range []bool{true, false} { // offload's reload, recompute
+			var at Int
+			var active Bool
+			switch {
+			case kind && self.hasO:
+				at, active = self.r, self.off
+			case !kind && self.hasR:
+				at, active = self.g, self.rec
+			default:
+				continue
+			}
+			var terms []Int
+			for _, i := range on {
+				terms = append(terms, x.Ite(x.Le(e.Start[i], at), x.IntVal(pr.Tasks[i].Memory), zero))
+			}
+			recFreed := func(sv *save) Bool {
+				return x.Le(x.Plus(e.Start[sv.task], sv.time), at)
+			}
+			// The other kind of the same save is inactive (never both).
+			terms = append(terms, decisionTerms(at, recFreed, self, true)...)
+			s.Assert(x.Implies(active, x.Le(x.Add(terms...), x.IntVal(budget))))
+		}
+	}
+}
+
+func indexOf(list []*save, sv *save) int {
+	for k, v := range list {
+		if v == sv {
+			return k
+		}
+	}
+	return -1
+}
+
+// sharesAny reports whether the task occupies one of devs.
+func (t *Task) sharesAny(devs []int) bool {
+	for _, d := range devs {
+		if t.on(d) {
+			return true
+		}
+	}
+	return false
+}
+
+func sharesDevice(a, b []int) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// decodeSaves reads a schedule with its decisions from a model.
+func decodeSaves(e *Encoder, m *Model, p *placement.Placement, refs []schedule.Ref, n, memory int, saves []*save) (*schedule.Schedule, error) {
+	starts, err := e.Starts(m)
+	if err != nil {
+		return nil, err
+	}
+	out := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	for k, r := range refs {
+		out.Instances = append(out.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: starts[k]})
+	}
+	for _, sv := range saves {
+		if sv.hasO {
+			on, err := m.Bool(sv.off)
+			if err != nil {
+				return nil, err
+			}
+			if on {
+				o, err := m.Int(sv.o)
+				if err != nil {
+					return nil, err
+				}
+				r, err := m.Int(sv.r)
+				if err != nil {
+					return nil, err
+				}
+				out.Decisions = append(out.Decisions, schedule.Decision{Block: sv.ref.Block, Micro: sv.ref.Micro, Action: placement.Offload, Start: o, Reload: r})
+				continue
+			}
+		}
+		if sv.hasR {
+			on, err := m.Bool(sv.rec)
+			if err != nil {
+				return nil, err
+			}
+			if on {
+				g, err := m.Int(sv.g)
+				if err != nil {
+					return nil, err
+				}
+				out.Decisions = append(out.Decisions, schedule.Decision{Block: sv.ref.Block, Micro: sv.ref.Micro, Action: placement.Recompute, Start: g})
+			}
+		}
+	}
+	out.Sort()
+	return out, nil
+}
