@@ -13,7 +13,7 @@ for e in *; do
 	case $e in docs | search) ;; *) ln -s "$root/$e" "$dir/$e" ;; esac
 done
 # Copies, not links: the test writes ../docs from the package's folder.
-cp -R search "$dir/search"
+cp -RL search "$dir/search"
 mkdir -p "$dir/docs/img"
 cp docs/memory-experiment.md "$dir/docs/"
 cp docs/img/memory-budget.svg docs/img/memory-sweep.svg "$dir/docs/img/"
