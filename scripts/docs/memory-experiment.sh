@@ -17,7 +17,7 @@ cp -RL search "$dir/search"
 mkdir -p "$dir/docs/img"
 cp docs/memory-experiment.md "$dir/docs/"
 cp docs/img/memory-budget.svg docs/img/memory-sweep.svg "$dir/docs/img/"
-(cd "$dir" && go test ./search -run '^TestMemoryExperiment$' -memory-experiment -count 1 > "$dir/test.txt") || { cat "$dir/test.txt" >&2; exit 1; }
+(cd "$dir" && go test ./search -run '^TestMemoryExperiment$' -memory-experiment -count 1 -timeout 0 > "$dir/test.txt") || { cat "$dir/test.txt" >&2; exit 1; }
 status=0
 for f in docs/memory-experiment.md docs/img/memory-budget.svg docs/img/memory-sweep.svg; do
 	if ! cmp -s "$f" "$dir/$f"; then
