@@ -279,3 +279,31 @@ func TestFindRepetend(t *testing.T) {
 		t.Errorf("found %d iterations, the modulo schedule has %d", rp.Iterations, 32-nr+1)
 	}
 }
+
+// A restart with perturbed priorities (Restart) is a verified schedule
+// under the budget, the same for the same index on every run, and the
+// indices do not all give the same schedule.
+func TestRestartDeterministic(t *testing.T) {
+	p, err := placement.Builtin("nn-shape", placement.Options{Devices: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for r := 1; r <= 4; r++ {
+		a, err := Restart(context.Background(), p, 16, 8, r)
+		if err != nil || a == nil {
+			t.Fatalf("restart %d: %v %v", r, a, err)
+		}
+		if err := schedule.Verify(a.Schedule); err != nil {
+			t.Fatalf("restart %d: %v", r, err)
+		}
+		b, _ := Restart(context.Background(), p, 16, 8, r)
+		if fmt.Sprint(a.Schedule.Instances) != fmt.Sprint(b.Schedule.Instances) || a.Name != b.Name {
+			t.Errorf("restart %d: two runs differ", r)
+		}
+		seen[fmt.Sprint(a.Schedule.Instances)] = true
+	}
+	if len(seen) < 2 {
+		t.Error("every restart gave the same schedule: the priorities are not perturbed")
+	}
+}

@@ -81,6 +81,12 @@ type ListOptions struct {
 	// (placement's "Memory as a decision"); the zero value keeps every
 	// activation, as before.
 	Savings Savings
+	// Perturb, when positive, is a restart index: the longest-path
+	// priorities of the blocks are scaled by a factor in [0.8, 1.2] drawn
+	// from a generator seeded with it, so each restart orders the blocks
+	// a little differently, the same way on every run. 0 leaves them as
+	// they are.
+	Perturb int
 }
 
 // List is a list schedule of n micro-batches of p (the parallel schedule
@@ -183,10 +189,21 @@ func newLister(p *placement.Placement, n int, opt ListOptions) *lister {
 	for i := range order {
 		order[i] = i
 	}
+	key := make([]int, k)
+	var rng *rand
+	if opt.Perturb > 0 {
+		rng = newRand(uint64(opt.Perturb))
+	}
+	for i := range key {
+		key[i] = l.tail[i] + p.Blocks[i].Time
+		if rng != nil {
+			key[i] *= 80 + rng.intn(41)
+		}
+	}
 	sort.SliceStable(order, func(a, b int) bool {
 		x, y := order[a], order[b]
-		if l.tail[x]+p.Blocks[x].Time != l.tail[y]+p.Blocks[y].Time {
-			return l.tail[x]+p.Blocks[x].Time > l.tail[y]+p.Blocks[y].Time
+		if key[x] != key[y] {
+			return key[x] > key[y]
 		}
 		return x < y
 	})

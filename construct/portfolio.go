@@ -167,6 +167,38 @@ func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptio
 	return out, nil
 }
 
+// Restart runs the list schedules of the portfolio (every rule, every
+// window) with their block priorities perturbed by restart index r ≥ 1
+// (ListOptions.Perturb) and returns the shortest, named
+// "list/<rule>/window <w>/restart <r>"; nil when none fits the budget.
+// The same r gives the same schedule on every run. A search with time
+// to spend restarts its constructions this way.
+func Restart(ctx context.Context, p *placement.Placement, n, memory, r int) (*Candidate, error) {
+	if err := checkArgs(p, n, memory); err != nil {
+		return nil, err
+	}
+	var best *Candidate
+	for _, rule := range Rules() {
+		for _, w := range windows(p.Devices, n) {
+			if ctx.Err() != nil {
+				return best, nil
+			}
+			s, err := List(p, n, ListOptions{Rule: rule, Window: w, Memory: memory, Perturb: r})
+			if err != nil {
+				continue
+			}
+			if ms := schedule.Makespan(s); best == nil || ms < best.Makespan {
+				name := fmt.Sprintf("list/%s", rule)
+				if w > 0 {
+					name += fmt.Sprintf("/window %d", w)
+				}
+				best = &Candidate{Name: fmt.Sprintf("%s/restart %d", name, r), Schedule: s, Makespan: ms}
+			}
+		}
+	}
+	return best, nil
+}
+
 // listBatch is how many list schedules run side by side.
 const listBatch = 4
 

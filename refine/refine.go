@@ -52,6 +52,10 @@ type Stats struct {
 	Steps    int // windows given to the solver
 	Improved int // steps that shortened the schedule
 	Checks   int // solver calls
+	// Next is where LNS would have given the solver its next window: how
+	// many instances before the end of the schedule the window ends
+	// (LNSOptions.Resume).
+	Next int
 }
 
 // Improve returns a schedule of s's micro-batches that ends no later than

@@ -15,6 +15,9 @@ func (r *Result) Provenance() string {
 	if r.Source.Refined {
 		text += ", its ends re-optimised by the solver"
 	}
+	if r.Source.Windows {
+		text += ", windows of it re-optimised by the solver (large-neighbourhood search)"
+	}
 	if best, ok := r.RunnerUp(); ok {
 		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s (makespan %d)", len(r.Candidates), best.Source, best.Makespan)
 	}
@@ -41,6 +44,8 @@ func (r *Result) ProofStatus() string {
 		why = append(why, "a shorter period was not ruled out (time limit, Ctrl-C, --effort or the solver's size limit)")
 	}
 	switch {
+	case r.Source.Windows:
+		why = append(why, "the solver re-optimised windows of the schedule within its effort, without a proof")
 	case r.Source.Refined:
 		why = append(why, "the solver re-optimised the schedule's ends within its effort, without a proof")
 	case r.Source.Kind != SourceRepetend:

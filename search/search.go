@@ -45,8 +45,20 @@ type Options struct {
 	// and a Start schedule (a previous search's answer) as they are. For
 	// a quick search whose proofs are capped (tessel replan), where
 	// nothing is proven and the refinement would otherwise run on every
-	// schedule.
+	// schedule. It leaves out the large-neighbourhood search too.
 	RefineGreedyOnly bool
+	// LNSSteps is the number of windows anywhere in the schedule that
+	// the large-neighbourhood search (refine.LNS) gives the solver after
+	// the refinement of the ends, each capped by RefineEffort: 0 means
+	// DefaultLNSSteps, a negative value none. It is the search's
+	// deterministic effort; UseTime replaces it with the time left.
+	LNSSteps int
+	// UseTime keeps the search improving until ctx ends (a time limit)
+	// or the schedule is proven: the large-neighbourhood search then
+	// sweeps growing windows with a new solver seed each round instead
+	// of stopping after LNSSteps windows, and runs whatever the gap. The
+	// result then depends on the time given, not only on the input.
+	UseTime bool
 	// Start lists schedules of the same placement, micro-batch count and
 	// budget to start from beside the constructions and the baselines
 	// (tessel replan: a previous plan's orders on a new cluster). Each
@@ -104,7 +116,7 @@ type Start struct {
 
 // Progress is a snapshot of a running search.
 type Progress struct {
-	Stage string // "constructions", "repetend", "warmup and cooldown", "refining"
+	Stage string // "constructions", "repetend", "warmup and cooldown", "refining", "improving" (step 5), "repetend, again" (UseTime)
 	// Repetend is the repetend search's own progress, during that stage.
 	Repetend *repetend.Progress
 	// BestMakespan is the least makespan of a verified schedule so far
@@ -125,6 +137,10 @@ const DefaultPhaseEffort = 1_000_000
 // 4 devices, 128 micro-batches: 2.5 s spent on a gap of 1.3%, nothing
 // won).
 const refineGapRatio = 50
+
+// DefaultLNSSteps is the number of windows of the large-neighbourhood
+// search without a time limit (Options.LNSSteps).
+const DefaultLNSSteps = refine.DefaultSteps
 
 // Limits on what is given to the solver: beyond them an encoding costs
 // more memory and time than it can win back, and the constructions answer
@@ -177,6 +193,9 @@ type Source struct {
 	// Refined says that the solver re-optimised the schedule's ends
 	// (package refine).
 	Refined bool
+	// Windows says that the large-neighbourhood search over windows
+	// anywhere in the schedule shortened it (refine.LNS, Run's step 5).
+	Windows bool
 }
 
 // String is the source as tessel prints it: "repetend", "solver", a
@@ -197,13 +216,16 @@ func (s Source) String() string {
 	if s.Refined {
 		t += ", refined"
 	}
+	if s.Windows {
+		t += ", improved in windows"
+	}
 	return t
 }
 
 // Unrefined is s before any refinement: what the refinement started
 // from.
 func (s Source) Unrefined() Source {
-	s.Refined = false
+	s.Refined, s.Windows = false, false
 	return s
 }
 
@@ -243,6 +265,8 @@ type Result struct {
 	// solver's proofs, among schedules that keep every activation, then
 	// prove nothing about the whole search.
 	Decisions bool
+
+	improved int // the large-neighbourhood search's makespan so far, for Progress
 }
 
 // Makespan of the schedule found.
@@ -370,7 +394,11 @@ var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 //  3. the time-optimal warmup and cooldown of the least-period repetend,
 //     and the full schedule it makes, compacted;
 //  4. where the best schedule is not proven, the solver re-optimises its
-//     ends (package refine).
+//     ends (package refine);
+//  5. then windows anywhere in it (refine.LNS): DefaultLNSSteps of them,
+//     or, with UseTime, rounds of windows and of constructions restarted
+//     with perturbed priorities until ctx ends (after the repetend
+//     search again without its effort cap from its best repetend).
 //
 // Schedules in opt.Start (a replan's old orders) join the incumbents
 // first; a start's repetend (a replan's old one), re-timed after the
@@ -398,6 +426,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		pr := Progress{Stage: stage, Repetend: rp, LowerBound: res.Bounds.Makespan}
 		if res.Schedule != nil {
 			pr.BestMakespan = schedule.Makespan(res.Schedule)
+		}
+		if res.improved > 0 && res.improved < pr.BestMakespan {
+			pr.BestMakespan = res.improved
 		}
 		opt.Progress(pr)
 	}
@@ -556,6 +587,26 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			res.Source.Refined = true
 		}
 	}
+	// With time to use, the repetend search that an effort cap stopped
+	// is run again from its best repetend, without the cap, for a quarter of
+	// the time left; a shorter period's schedule joins if it ends
+	// earlier.
+	if opt.UseTime && !opt.SolverOnly {
+		researchRepetend(ctx, p, opt, res, report)
+	}
+
+	// 5. Large-neighbourhood search over windows anywhere in the
+	// schedule: a deterministic number of windows, or, with UseTime,
+	// until ctx ends.
+	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && lnsWanted(opt, res) {
+		report("improving", nil)
+		t4 := time.Now()
+		err := improve(ctx, p, opt, res, func(ms int) { res.improved = ms; report("improving", nil) })
+		res.Times.Refine += time.Since(t4)
+		if err != nil {
+			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
+		}
+	}
 	// A schedule built without a repetend often has one in its steady
 	// state: name it, so that renderings mark it (checked like any other).
 	if res.Schedule.Repetend == nil {
@@ -569,6 +620,138 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	}
 	res.Times.Total = time.Since(t0)
 	return res, nil
+}
+
+// researchRepetend runs the solver's repetend search again, from
+// res.Repetend and without the effort cap, for a quarter of the time ctx has
+// left, where the first search ran and did not prove its period; a
+// repetend of shorter period becomes res.Repetend, and its schedule
+// (time-optimal warmup and cooldown within the phase effort) replaces
+// res.Schedule where it ends earlier. Errors leave res as it is: this
+// is extra time, and the answer so far stands.
+func researchRepetend(ctx context.Context, p *placement.Placement, opt Options, res *Result, report func(string, *repetend.Progress)) {
+	deadline, ok := ctx.Deadline()
+	if !ok || ctx.Err() != nil || res.Search == nil || res.PeriodProven() || res.Repetend == nil {
+		return
+	}
+	half, cancel := context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/4))
+	defer cancel()
+	again := opt
+	again.Effort = -1
+	t0 := time.Now()
+	sr, err := solveRepetend(half, p, again, res.Repetend, func(pr repetend.Progress) { report("repetend, again", &pr) })
+	res.Times.Repetend += time.Since(t0)
+	if err != nil || sr.Best == nil || sr.Best.Period > res.Repetend.Period {
+		return
+	}
+	if sr.Best.Period == res.Repetend.Period {
+		if sr.Proven {
+			res.Search = sr // the period is now proven
+		}
+		return
+	}
+	res.Search, res.Repetend = sr, sr.Best
+	if ctx.Err() != nil {
+		return
+	}
+	report("warmup and cooldown", nil)
+	trial := *res
+	s, err := repetendSchedule(ctx, p, sr.Best, opt, &trial)
+	if err == nil && schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
+		*res = trial
+		res.Schedule, res.Source = s, Source{Kind: SourceRepetend}
+	}
+}
+
+// improve is step 5 of Run: refine.LNS on res.Schedule, LNSSteps windows
+// (DefaultLNSSteps for 0). With UseTime it goes on in rounds until ctx
+// ends or the schedule is proven: round r ≥ 1 first restarts the list
+// constructions with priorities perturbed by r (construct.Restart),
+// gives the best of them DefaultLNSSteps windows and keeps it where it
+// ends earlier, then gives the best schedule lnsRoundSteps more windows
+// with solver seed Seed + r, its sweep going on where the last round's
+// stopped (refine.LNSOptions.Resume). Round 0 begins with the same windows as the
+// default effort, so a time limit long enough to finish them never ends
+// later than the default.
+func improve(ctx context.Context, p *placement.Placement, opt Options, res *Result, progress func(int)) error {
+	next := 0 // where the sweeps over res.Schedule go on
+	lns := func(s *schedule.Schedule, seed, steps, resume int, progress func(int)) (*schedule.Schedule, error) {
+		out, st, err := refine.LNS(ctx, s, refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Resume: resume, Progress: progress})
+		if s == res.Schedule {
+			next = st.Next
+		}
+		res.Refined.Steps += st.Steps
+		res.Refined.Improved += st.Improved
+		res.Refined.Checks += st.Checks
+		return out, err
+	}
+	keep := func(s *schedule.Schedule, source Source) {
+		if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
+			res.Schedule, res.Source = s, source
+			progress(schedule.Makespan(s))
+		}
+	}
+	if !opt.UseTime {
+		s, err := lns(res.Schedule, opt.Seed, opt.LNSSteps, 0, progress)
+		if err != nil {
+			return err
+		}
+		source := res.Source
+		source.Windows = true
+		keep(s, source)
+		return nil
+	}
+	for round := 0; ctx.Err() == nil && !res.Proven(); round++ {
+		if round > 0 {
+			c, err := construct.Restart(ctx, p, opt.MicroBatches, opt.Memory, round)
+			if err != nil {
+				return err
+			}
+			if c != nil && ctx.Err() == nil {
+				s, err := lns(c.Schedule, opt.Seed+round, DefaultLNSSteps, 0, nil)
+				if err != nil {
+					return err
+				}
+				source := Source{Kind: SourceConstruction, Name: c.Name, Windows: schedule.Makespan(s) < c.Makespan}
+				if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
+					next = 0 // a new schedule: its sweeps start at its end
+				}
+				keep(s, source)
+			}
+		}
+		if ctx.Err() != nil || res.Proven() {
+			break
+		}
+		source := res.Source
+		source.Windows = true
+		s, err := lns(res.Schedule, opt.Seed+round, lnsRoundSteps, next, progress)
+		if err != nil {
+			return err
+		}
+		keep(s, source)
+	}
+	return nil
+}
+
+// lnsRoundSteps is the number of windows of one round of improve with
+// UseTime.
+const lnsRoundSteps = 4 * DefaultLNSSteps
+
+// lnsWanted reports whether step 5 of Run runs: with UseTime on any
+// schedule not proven; otherwise where LNSSteps is not negative, the
+// search is not a quick one (RefineGreedyOnly), and the gap is above 2%
+// of the makespan (as for the refinement of the ends) or the schedule is
+// small enough for the solver to take whole (maxPhaseTasks instances),
+// where windows are cheap and a step of the makespan is worth more than
+// 2% (nn-shape, 6 micro-batches: 61 against the proven 60).
+func lnsWanted(opt Options, res *Result) bool {
+	if opt.UseTime {
+		return true
+	}
+	if opt.LNSSteps < 0 || opt.RefineGreedyOnly {
+		return false
+	}
+	return res.Gap()*refineGapRatio > res.Makespan() || len(res.Schedule.Instances) <= maxPhaseTasks
 }
 
 // fromPeriodic is a modulo schedule as a repetend.

@@ -51,14 +51,19 @@ func searchCommand() *cli.Command {
 			"     period than the best modulo schedule's, searched with Z3 top-down from it, with the lazy\n" +
 			"     check that its warmup and cooldown exist;\n" +
 			"  3. the time-optimal warmup and cooldown of that repetend, around its exact iterations;\n" +
-			"  4. Z3 re-optimises the first and last instances of the best schedule where it is not proven.\n" +
+			"  4. Z3 re-optimises the first and last instances of the best schedule where it is not proven,\n" +
+			"     then windows anywhere in it (large-neighbourhood search), a fixed number of them.\n" +
 			"The repetend bubble rate is the bubble rate of the whole schedule as N grows.\n\n" +
 			"Methods of step 2: joint (default) makes the offsets solver variables and checks one period\n" +
 			"at a time; enumerate solves candidate offsets one by one on --jobs workers (the paper's\n" +
 			"Algorithm 1); race runs both and keeps the first proven answer. --solver-only runs steps 2\n" +
 			"and 3 alone, the paper's search.\n" +
-			"A time limit or Ctrl-C returns the best verified schedule found at once, marked as not proven;\n" +
-			"so does a solver call that reaches --effort (the same answer on every run).",
+			"With --time-limit the search uses the time: the repetend search again from its best repetend\n" +
+			"without --effort's cap (a quarter of what is left), then windows of growing size swept over\n" +
+			"the whole schedule with a new solver seed each round, until the limit or a proof; the status\n" +
+			"line shows each improvement. The limit or Ctrl-C returns the best verified schedule found at\n" +
+			"once, marked as not proven; so does a solver call that reaches --effort (the same answer on\n" +
+			"every run; with a time limit the answer depends on the time given).",
 		Flags: append(append(placementFlags(),
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N of the full schedule", Value: 128},
 			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
@@ -67,7 +72,7 @@ func searchCommand() *cli.Command {
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "solver workers of the enumerate and race methods (0: one per core); an error with joint, which runs one solver"},
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of one solver call of the repetend search, in Z3 resource units (0: %d, -1: none); deterministic, unlike --time-limit", repetend.DefaultEffort)},
-			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this long and keep the best schedule found (e.g. 30s, 5m)"},
+			&cli.DurationFlag{Name: "time-limit", Usage: "keep improving the schedule for this long, then answer with the best found (e.g. 30s, 5m)"},
 			&cli.BoolFlag{Name: "solver-only", Usage: "leave out the constructions and baselines: the paper's search alone (for measuring it)"},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
@@ -118,7 +123,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	t0 := time.Now()
 	res, err := search.Run(ctx, p, search.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
-		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly,
+		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
 		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute,
 		Progress: func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
 	})

@@ -1,0 +1,329 @@
+package refine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
+)
+
+// LNSOptions configure LNS.
+type LNSOptions struct {
+	// Sizes are the numbers of instances a window frees, tried in turn:
+	// when a whole sweep over the schedule at one size wins nothing, the
+	// next, larger size is tried. nil means DefaultSizes.
+	Sizes []int
+	// Effort caps every solver call (smt.Options.Effort); 0 means
+	// DefaultEffort.
+	Effort int
+	// Steps is the number of windows given to the solver: the
+	// deterministic budget of a search without a deadline. 0 means
+	// DefaultSteps; a negative value means no budget: the sweeps go on,
+	// each round with the next solver seed, until ctx ends, the makespan
+	// meets the lower bound, or (with one seed) nothing is left to win.
+	Steps int
+	Seed  int
+	// Resume starts the first sweep this many instances before the end
+	// of the schedule instead of at the end: a search that calls LNS
+	// again (a new round) passes the last call's Stats.Next, so that the
+	// sweeps go on over the whole schedule.
+	Resume int
+	// Progress, when set, is called with the makespan after every step
+	// that shortens it.
+	Progress func(makespan int)
+}
+
+// DefaultSizes are the window sizes of LNS: about as many instances as the
+// solver settles within DefaultEffort, then twice and four times as many.
+var DefaultSizes = []int{24, 48, 96}
+
+// DefaultSteps is the number of windows LNS gives the solver without a
+// deadline.
+const DefaultSteps = 12
+
+// LNS shortens a schedule by large-neighbourhood search over windows
+// anywhere in it, not only at its ends (Improve): a window frees the
+// instances that start in a span of time [a, b), keeps every instance
+// before a where it is, and keeps the instances from b on in the order
+// each device runs them. The solver then minimises, over the freed
+// instances, the latest end plus the time that must follow it: its
+// tail, the longest path through the kept later instances (their device
+// orders and their dependencies, transfers included) to the end of the
+// schedule. That is the makespan the whole schedule gets when the later
+// instances are moved as early as their orders allow (schedule.Compact),
+// which is what LNS does with every answer: a step is kept only when the
+// compacted, verified schedule ends earlier.
+//
+// Windows sweep the schedule from its end to its start with a stride of
+// half their size (rotating over the whole schedule), then grow
+// (Sizes); without a step budget, each round after the first uses the
+// next solver seed. Every schedule LNS returns has passed
+// schedule.Verify and ends no later than s. Placements whose links carry
+// one transfer at a time (Channels) are returned as they are.
+func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.Schedule, Stats, error) {
+	var st Stats
+	if err := schedule.Verify(s); err != nil {
+		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
+	}
+	if s.Placement.Channels || len(s.Instances) < 2 {
+		return s, st, nil
+	}
+	sizes := opt.Sizes
+	if sizes == nil {
+		sizes = DefaultSizes
+	}
+	if opt.Effort == 0 {
+		opt.Effort = DefaultEffort
+	}
+	budget := opt.Steps
+	if budget == 0 {
+		budget = DefaultSteps
+	}
+	lb := schedule.LowerBounds(s.Placement, s.MicroBatches, s.Memory).Makespan
+	cur := s
+	seed := opt.Seed
+	resume := opt.Resume
+	if resume < 0 || resume >= len(s.Instances) {
+		resume = 0
+	}
+	for round := 0; ; round++ {
+		won := false
+		for _, w := range sizes {
+			w = min(w, len(s.Instances))
+			// Sweep until a whole sweep at this size wins nothing.
+			for {
+				gain := false
+				for pos := len(cur.Instances) - resume; pos > 0; pos -= max(1, w/2) {
+					resume = 0
+					st.Next = len(cur.Instances) - pos
+					if ctx.Err() != nil || schedule.Makespan(cur) <= lb || (budget > 0 && st.Steps >= budget) {
+						return cur, st, nil
+					}
+					next, checks, err := window(ctx, cur, max(0, pos-w), pos, opt.Effort, seed)
+					st.Steps++
+					st.Checks += checks
+					if err != nil {
+						if errors.Is(err, smt.ErrInterrupted) || ctx.Err() != nil {
+							return cur, st, nil
+						}
+						return nil, st, err
+					}
+					if next != nil && schedule.Makespan(next) < schedule.Makespan(cur) {
+						cur = next
+						st.Improved++
+						gain, won = true, true
+						if opt.Progress != nil {
+							opt.Progress(schedule.Makespan(cur))
+						}
+					}
+					if pos-w <= 0 {
+						break
+					}
+				}
+				if !gain {
+					break
+				}
+			}
+			if w >= len(s.Instances) {
+				break
+			}
+		}
+		if budget > 0 && st.Steps >= budget {
+			return cur, st, nil
+		}
+		if budget > 0 && !won {
+			return cur, st, nil
+		}
+		// Without a budget, a round that won nothing is tried again with
+		// another seed: the solver's search differs, and a capped call
+		// may find what the last one missed.
+		seed++
+	}
+}
+
+// window frees the instances at positions [from, to) of s in start order
+// (widened so that both cuts are times), solves for them with the later
+// instances as tails, and returns the compacted, verified schedule, or
+// nil when it does not end earlier.
+func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed int) (*schedule.Schedule, int, error) {
+	p := s.Placement
+	n := len(s.Instances)
+	idx := make([]int, n)
+	for x := range idx {
+		idx[x] = x
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return s.Instances[idx[a]].Start < s.Instances[idx[b]].Start })
+	start := func(k int) int { return s.Instances[idx[k]].Start }
+	for from > 0 && start(from-1) == start(from) {
+		from--
+	}
+	for to < n && start(to) == start(to-1) {
+		to++
+	}
+	if to-from < 2 {
+		return nil, 0, nil
+	}
+	// part: 0 before the window, 1 freed, 2 after it.
+	part := make([]int, n)
+	for k := range idx {
+		switch {
+		case k < from:
+			part[idx[k]] = 0
+		case k < to:
+			part[idx[k]] = 1
+		default:
+			part[idx[k]] = 2
+		}
+	}
+	byRef := make(map[schedule.Ref]int, n)
+	for x, in := range s.Instances {
+		byRef[in.Ref()] = x
+	}
+	preds, succs := p.PredDeps(), p.SuccDeps()
+
+	// Tails of the later instances: the longest path from their start to
+	// the end of the schedule over their device orders and
+	// dependencies, in decreasing start order (every edge goes forward
+	// in time).
+	tail := make([]int, n)
+	nextOn := make([]int, p.Devices) // the later instance that follows on each device
+	for d := range nextOn {
+		nextOn[d] = -1
+	}
+	for k := n - 1; k >= to; k-- {
+		x := idx[k]
+		in := s.Instances[x]
+		b := p.Blocks[in.Block]
+		t := b.Time
+		for _, d := range b.Devices {
+			if y := nextOn[d]; y >= 0 {
+				t = max(t, b.Time+tail[y])
+			}
+			nextOn[d] = x
+		}
+		for _, dep := range succs[in.Block] {
+			if y, ok := byRef[schedule.Ref{Block: dep.To, Micro: in.Micro}]; ok && part[y] == 2 {
+				t = max(t, p.Delay(dep)+tail[y])
+			}
+		}
+		tail[x] = t
+	}
+
+	budget, shift := smt.BudgetShift(p, s.Memory)
+	pr := &smt.Problem{Devices: p.Devices + 1, Memory: budget}
+	entry := smt.ShiftEntry(make([]int, p.Devices), shift)
+	avail := make([]int, p.Devices)
+	for x, in := range s.Instances {
+		if part[x] != 0 {
+			continue
+		}
+		b := p.Blocks[in.Block]
+		for _, d := range b.Devices {
+			avail[d] = max(avail[d], in.Start+b.Time)
+			entry[d] += b.Memory
+		}
+	}
+	pr.Entry = append(entry, 0)
+	free := idx[from:to]
+	task := make(map[int]int, len(free)) // instance → task
+	hint := make([]int, 0, len(free)+1)
+	sink := 0 // the hint's objective: latest end plus tail
+	for k, x := range free {
+		task[x] = k
+		in := s.Instances[x]
+		b := p.Blocks[in.Block]
+		t := smt.Task{Name: fmt.Sprintf("%s^%d", b.ID, in.Micro), Devices: b.Devices, Time: b.Time, Memory: b.Memory}
+		for _, d := range b.Devices {
+			t.Release = max(t.Release, avail[d])
+		}
+		for _, dep := range preds[in.Block] {
+			y := byRef[schedule.Ref{Block: dep.From, Micro: in.Micro}]
+			if part[y] == 0 {
+				t.Release = max(t.Release, s.Instances[y].Start+p.Delay(dep))
+			}
+		}
+		pr.Tasks = append(pr.Tasks, t)
+		hint = append(hint, in.Start)
+	}
+	// The sink, on a device of its own, starts after every freed
+	// instance's end plus its tail.
+	ks := len(pr.Tasks)
+	pr.Tasks = append(pr.Tasks, smt.Task{Name: "end", Devices: []int{p.Devices}, Time: 1})
+	for k, x := range free {
+		in := s.Instances[x]
+		b := p.Blocks[in.Block]
+		q := 0
+		for _, d := range b.Devices {
+			if y := nextOn[d]; y >= 0 {
+				q = max(q, tail[y])
+			}
+		}
+		for _, dep := range succs[in.Block] {
+			y := byRef[schedule.Ref{Block: dep.To, Micro: in.Micro}]
+			switch part[y] {
+			case 1:
+				pr.Precs = append(pr.Precs, smt.Prec{From: k, To: task[y], Lag: -p.Transfer(dep)})
+			case 2:
+				q = max(q, p.Transfer(dep)+tail[y])
+			}
+		}
+		pr.Precs = append(pr.Precs, smt.Prec{From: k, To: ks, Lag: -q})
+		sink = max(sink, in.Start+b.Time+q)
+	}
+	hint = append(hint, sink)
+	if !pr.Feasible(hint) {
+		return nil, 0, fmt.Errorf("refine: placement %q: the current schedule does not fit its own window (a bug)", p.Name)
+	}
+	sol, err := smt.MinimizeMakespan(ctx, pr, smt.Options{Seed: seed, Effort: effort, Hint: hint})
+	if err != nil && !errors.Is(err, smt.ErrEffort) {
+		return nil, 0, err
+	}
+	if sol == nil || sol.Makespan >= pr.Makespan(hint) {
+		checks := 0
+		if sol != nil {
+			checks = sol.Checks
+		}
+		return nil, checks, nil
+	}
+	// New device orders: the instances before the window, the freed
+	// ones by their new starts, the later ones, each as they were.
+	at := make([]int, n)
+	for x, in := range s.Instances {
+		at[x] = in.Start
+	}
+	for k, x := range free {
+		at[x] = sol.Starts[k]
+	}
+	orders := make([][]schedule.Ref, p.Devices)
+	for _, set := range [][]int{idx[:from], free, idx[to:]} {
+		set = slices.Clone(set)
+		sort.SliceStable(set, func(a, b int) bool {
+			x, y := set[a], set[b]
+			if at[x] != at[y] {
+				return at[x] < at[y]
+			}
+			return x < y
+		})
+		for _, x := range set {
+			for _, d := range p.Blocks[s.Instances[x].Block].Devices {
+				orders[d] = append(orders[d], s.Instances[x].Ref())
+			}
+		}
+	}
+	ins, err := schedule.Compact(p, s.MicroBatches, orders)
+	if err != nil {
+		return nil, sol.Checks, fmt.Errorf("refine: %w", err)
+	}
+	out := &schedule.Schedule{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
+	if err := schedule.Verify(out); err != nil {
+		return nil, sol.Checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", p.Name, err)
+	}
+	if schedule.Makespan(out) >= schedule.Makespan(s) {
+		return nil, sol.Checks, nil
+	}
+	return out, sol.Checks, nil
+}

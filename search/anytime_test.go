@@ -1,0 +1,67 @@
+package search
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tessel-pp/tessel/internal/testskip"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// The search is never worse than the time-optimal search where that one
+// proves its answer (the Tessel paper's §III-B, Lin et al.): nn-shape on
+// 4 devices, 6 micro-batches, memory 6, is 60 (20% bubbles), which the
+// lower bound with the blocks on all devices cut out proves. The
+// constructions and the repetend's schedule end at 61; the windows of the
+// large-neighbourhood search, within the default effort, find 60.
+func TestSearchMatchesTheTimeOptimalNNShape(t *testing.T) {
+	p, err := placement.Builtin("nn-shape", placement.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), p, Options{Memory: 6, MicroBatches: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schedule.Verify(res.Schedule); err != nil {
+		t.Fatal(err)
+	}
+	if res.Makespan() != 60 || !res.Proven() {
+		t.Errorf("makespan %d (lower bound %d, proven %v, built by %s), want 60, proven", res.Makespan(), res.Bounds.Makespan, res.Proven(), res.Source)
+	}
+	if r := schedule.Measure(res.Schedule).BubbleRate; r > 0.2+1e-9 {
+		t.Errorf("bubble rate %.4f, want 20%%", r)
+	}
+}
+
+// With UseTime the search keeps improving until its context ends, and
+// then answers within a second with a verified schedule (Ctrl-C and
+// --time-limit).
+func TestSearchUseTimeAnswersWithinASecond(t *testing.T) {
+	testskip.Short(t, "a few seconds of search")
+	p, err := placement.Builtin("nn-shape", placement.Options{Devices: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, after := range []time.Duration{500 * time.Millisecond, 3 * time.Second} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var stopped time.Time
+		timer := time.AfterFunc(after, func() { stopped = time.Now(); cancel() })
+		res, err := Run(ctx, p, Options{Memory: 8, MicroBatches: 16, UseTime: true})
+		timer.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stopped.IsZero() {
+			t.Fatalf("stopped by itself before %v", after)
+		}
+		if wait := time.Since(stopped); wait > time.Second {
+			t.Errorf("cancelled after %v: answered %v later", after, wait)
+		}
+		if err := schedule.Verify(res.Schedule); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
