@@ -5,7 +5,7 @@
 GO ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: deps deps-search build run test test-short bench lint fuzz
+.PHONY: deps deps-search build run test test-short bench lint fuzz docs-check docs-update
 
 # Everything, PyTorch included (the end-to-end test of the workers).
 deps:
@@ -45,3 +45,12 @@ fuzz: deps-search
 	$(GO) test -run '^$$' -fuzz FuzzParseSchedule -fuzztime 200000x ./schedule
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./torchcsv
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./partition
+
+# Re-run the command behind every checked block of README.md and docs/*.md
+# (docs/README.md says how blocks are written); docs-update rewrites the
+# blocks whose output changed. go test ./... checks the README's alone.
+docs-check: deps-search
+	$(GO) run ./internal/cmd/docscheck
+
+docs-update: deps-search
+	$(GO) run ./internal/cmd/docscheck -update

@@ -73,6 +73,12 @@ type ListOptions struct {
 	// Memory is the per-device budget (0: unlimited): an instance starts
 	// only where it fits.
 	Memory int
+	// Perturb, when positive, is a restart index: the longest-path
+	// priorities of the blocks are scaled by a factor in [0.8, 1.2] drawn
+	// from a generator seeded with it, so each restart orders the blocks
+	// a little differently, the same way on every run. 0 leaves them as
+	// they are.
+	Perturb int
 	// Priority, when set, ranks instance x = m·K + i (lower first) and
 	// replaces the rule: a list schedule that follows another schedule's
 	// order (the start times of a modulo schedule under a looser budget).
@@ -81,12 +87,6 @@ type ListOptions struct {
 	// (placement's "Memory as a decision"); the zero value keeps every
 	// activation, as before.
 	Savings Savings
-	// Perturb, when positive, is a restart index: the longest-path
-	// priorities of the blocks are scaled by a factor in [0.8, 1.2] drawn
-	// from a generator seeded with it, so each restart orders the blocks
-	// a little differently, the same way on every run. 0 leaves them as
-	// they are.
-	Perturb int
 }
 
 // List is a list schedule of n micro-batches of p (the parallel schedule

@@ -69,17 +69,18 @@ type planResult struct {
 	Partition *partition.Report `json:"partition"`
 	Schedule  search.Summary    `json:"schedule"`
 	// Model-time figures: the schedule's makespan and its time per
-	// micro-batch in the steady state (period × time unit), beside the
+	// micro-batch in the steady state (period × time unit; omitted where
+	// the schedule has none), beside the
 	// split's max load.
-	MakespanTime   float64 `json:"makespan_time"`
-	PeriodTime     float64 `json:"period_time"`
-	TimePerSample  float64 `json:"time_per_sample"`
-	EvenPerSample  float64 `json:"even_time_per_sample,omitempty"`
-	SearchSeconds  float64 `json:"search_seconds"`
-	TotalSeconds   float64 `json:"seconds"`
-	ScheduleFile   string  `json:"schedule_file,omitempty"`
-	PlacementFile  string  `json:"placement_file,omitempty"`
-	ScheduleProven bool    `json:"schedule_proven"`
+	MakespanTime   float64  `json:"makespan_time"`
+	PeriodTime     *float64 `json:"period_time,omitempty"`
+	TimePerSample  float64  `json:"time_per_sample"`
+	EvenPerSample  float64  `json:"even_time_per_sample,omitempty"`
+	SearchSeconds  float64  `json:"search_seconds"`
+	TotalSeconds   float64  `json:"seconds"`
+	ScheduleFile   string   `json:"schedule_file,omitempty"`
+	PlacementFile  string   `json:"placement_file,omitempty"`
+	ScheduleProven bool     `json:"schedule_proven"`
 	// Memory is each device's memory under the model (a profile with a
 	// capacity): what its stages hold for good and the budget left for
 	// the schedule.
@@ -185,14 +186,14 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	r := res.Repetend
 	// The time per micro-batch of the schedule's own steady state.
 	st := schedule.SteadyOf(s)
-	perMicro := 0.0
+	var periodTime *float64 // none without a steady state
 	if st != nil {
-		perMicro = st.TimePerMicroBatch()
+		periodTime = ptr(round6(st.TimePerMicroBatch() * pr.Converted.TimeUnit))
 	}
 	unit := pr.Converted.TimeUnit
 	out := planResult{
 		Partition: pr, Schedule: sum,
-		MakespanTime: round6(float64(sum.Makespan) * unit), PeriodTime: round6(perMicro * unit),
+		MakespanTime: round6(float64(sum.Makespan) * unit), PeriodTime: periodTime,
 		TimePerSample: pr.MaxLoad, SearchSeconds: secs(time.Since(t1)), TotalSeconds: secs(time.Since(t0)),
 		ScheduleFile: o.Outputs.Out, PlacementFile: o.PlacementOut, ScheduleProven: res.Proven(),
 	}
@@ -229,15 +230,18 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	switch {
 	case r != nil && res.RepetendUsed():
 		fmt.Fprintf(stdout, "\nrepetend     N_R %d, period %d steps = %.2f per micro-batch (the split's max load %.2f), repetend bubble rate %s\n",
-			st.NR, r.Period, out.PeriodTime, pr.MaxLoad, pct(schedule.RepetendBubbleRate(p, r.Period)))
+			st.NR, r.Period, *out.PeriodTime, pr.MaxLoad, pct(schedule.RepetendBubbleRate(p, r.Period)))
 	case r != nil:
 		fmt.Fprintf(stdout, "\nrepetend     found, not used: N_R %d, period %d steps (repetend bubble rate %s); the schedule is a construction's\n",
 			r.NR, r.Period, pct(schedule.RepetendBubbleRate(p, r.Period)))
 	default:
 		fmt.Fprintf(stdout, "\nrepetend     none fits the budget (--budget, --nr); the schedule below is a construction's\n")
 	}
-	if r == nil || !res.RepetendUsed() {
-		fmt.Fprintf(stdout, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", steadyText(s), out.PeriodTime, pr.MaxLoad)
+	switch {
+	case (r == nil || !res.RepetendUsed()) && out.PeriodTime != nil:
+		fmt.Fprintf(stdout, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", steadyText(s), *out.PeriodTime, pr.MaxLoad)
+	case r == nil || !res.RepetendUsed():
+		fmt.Fprintf(stdout, "steady state %s\n", steadyText(s))
 	}
 	fmt.Fprintf(stdout, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
 		s.MicroBatches, sum.Makespan, out.MakespanTime, pct(sum.BubbleRate), sum.LowerBound.Makespan)
