@@ -237,7 +237,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "\nrepetend     none fits the budget (--budget, --nr); the schedule below is a construction's\n")
 	}
 	if r == nil || !res.RepetendUsed() {
-		fmt.Fprintf(stdout, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", steadyText(s), out.PeriodTime, pr.MaxLoad)
+		fmt.Fprintf(stdout, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", schedule.SteadyText(s), out.PeriodTime, pr.MaxLoad)
 	}
 	fmt.Fprintf(stdout, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
 		s.MicroBatches, sum.Makespan, out.MakespanTime, pct(sum.BubbleRate), sum.LowerBound.Makespan)

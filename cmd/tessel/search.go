@@ -161,7 +161,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	}
 	fmt.Fprintf(stdout, "tessel search: %s, %d devices, memory %s, %s, %d micro-batches, method %s\n",
 		p.Name, p.Devices, budgetOf(p, opts.Memory), nrText, opts.MicroBatches, method)
-	if t := linksText(p); t != "" {
+	if t := p.LinksText(); t != "" {
 		fmt.Fprintf(stdout, "links: %s\n", t)
 	}
 	fmt.Fprintln(stdout)
@@ -192,7 +192,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		return err
 	}
 	fmt.Fprintf(stdout, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, res.Gap(), pct(sum.BubbleRate))
-	fmt.Fprintf(stdout, "steady state %s\n", steadyText(s))
+	fmt.Fprintf(stdout, "steady state %s\n", schedule.SteadyText(s))
 	fmt.Fprintf(stdout, "built by     %s\n", res.Provenance())
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
 	printDecisions(stdout, s, opts.Decisions)
