@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -243,7 +241,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		s.MicroBatches, sum.Makespan, out.MakespanTime, pct(sum.BubbleRate), sum.LowerBound.Makespan)
 	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, o.Budget))
 	printDecisions(stdout, s, o.Decisions)
-	printInstances(stdout, s)
+	schedule.WriteDecisionsText(stdout, s)
 	fmt.Fprintf(stdout, "search time  %.3fs (proven: %s)\n", out.SearchSeconds, yesNo(res.Proven()))
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	return nil
@@ -260,52 +258,6 @@ func printPlanMemory(w io.Writer, mem []partition.DeviceMemory, bytes bool) {
 		fmt.Fprintf(w, "%-7d %10s %14s %14s %16s %12s %d\n", m.Device, f(m.Capacity), f(m.Static), f(m.Free), f(m.Activation), f(m.Unit), m.Budget)
 	}
 	fmt.Fprintln(w)
-}
-
-// printInstances names the instances a schedule offloads and recomputes:
-// per forward block, its micro-batches as ranges.
-func printInstances(w io.Writer, s *schedule.Schedule) {
-	for _, a := range []placement.Action{placement.Offload, placement.Recompute} {
-		micros := map[int][]int{}
-		var blocks []int
-		for _, d := range s.Decisions {
-			if d.Action != a {
-				continue
-			}
-			if _, ok := micros[d.Block]; !ok {
-				blocks = append(blocks, d.Block)
-			}
-			micros[d.Block] = append(micros[d.Block], d.Micro)
-		}
-		slices.Sort(blocks)
-		label := map[placement.Action]string{placement.Offload: "offloaded", placement.Recompute: "recomputed"}[a]
-		for k, b := range blocks {
-			ms := micros[b]
-			slices.Sort(ms)
-			if k > 0 {
-				label = ""
-			}
-			fmt.Fprintf(w, "%-12s %s × %d: micro-batches %s\n", label, s.Placement.Blocks[b].ID, len(ms), ranges(ms))
-		}
-	}
-}
-
-// ranges writes sorted integers as ranges: "0-3 5 7-9".
-func ranges(xs []int) string {
-	var parts []string
-	for i := 0; i < len(xs); {
-		j := i
-		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", xs[i], xs[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(xs[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, " ")
 }
 
 // clusterBytes is each device's memory in bytes from a cluster's
