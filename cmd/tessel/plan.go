@@ -81,23 +81,7 @@ type planResult struct {
 	// Memory is each device's memory under the model (a profile with a
 	// capacity): what its stages hold for good and the budget left for
 	// the schedule.
-	Memory *planMemory `json:"memory,omitempty"`
-}
-
-type planMemory struct {
-	Bytes   bool               `json:"bytes"`
-	Unit    float64            `json:"unit"`
-	Devices []planDeviceMemory `json:"devices"`
-}
-
-type planDeviceMemory struct {
-	Device     int     `json:"device"`
-	Capacity   float64 `json:"capacity"`
-	Static     float64 `json:"static"`
-	Free       float64 `json:"free"`
-	Activation float64 `json:"activation"`
-	Unit       float64 `json:"unit"`
-	Budget     int     `json:"budget"`
+	Memory *partition.MemoryReport `json:"memory,omitempty"`
 }
 
 func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error {
@@ -199,13 +183,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 			out.EvenPerSample = b.MaxLoad
 		}
 	}
-	if mem != nil {
-		out.Memory = &planMemory{Bytes: pr.Graph.Bytes, Unit: pr.Converted.MemoryUnit}
-		for _, m := range mem {
-			out.Memory.Devices = append(out.Memory.Devices, planDeviceMemory{Device: m.Device, Capacity: m.Capacity, Static: round6(m.Static),
-				Free: round6(m.Free), Activation: round6(m.Activation), Unit: round6(m.Unit), Budget: m.Budget})
-		}
-	}
+	out.Memory = partition.NewMemoryReport(mem, pr.Graph.Bytes, pr.Converted.MemoryUnit)
 	if o.Outputs.JSON {
 		return printJSON(stdout, out)
 	}
@@ -215,7 +193,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "time per sample  %.2f (the even split by layer count: %.2f, %.2f× slower)\n", out.TimePerSample, out.EvenPerSample, out.EvenPerSample/out.TimePerSample)
 	}
 	if mem != nil {
-		printPlanMemory(stdout, mem, pr.Graph.Bytes)
+		partition.WriteMemoryText(stdout, mem, pr.Graph.Bytes)
 	}
 	units := textUnits
 	if s.Repetend != nil {
@@ -245,19 +223,6 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "search time  %.3fs (proven: %s)\n", out.SearchSeconds, yesNo(res.Proven()))
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	return nil
-}
-
-// printPlanMemory prints each device's memory under the model: its
-// capacity, what its stages hold for good, what is left for activations,
-// one micro-batch's largest activation there, and the budget of the
-// schedule in placement units.
-func printPlanMemory(w io.Writer, mem []partition.DeviceMemory, bytes bool) {
-	f := func(x float64) string { return partition.FormatMemory(x, bytes) }
-	fmt.Fprintf(w, "\n%-7s %10s %14s %14s %16s %12s %s\n", "device", "capacity", "held for good", "left", "one micro-batch", "unit", "budget (units)")
-	for _, m := range mem {
-		fmt.Fprintf(w, "%-7d %10s %14s %14s %16s %12s %d\n", m.Device, f(m.Capacity), f(m.Static), f(m.Free), f(m.Activation), f(m.Unit), m.Budget)
-	}
-	fmt.Fprintln(w)
 }
 
 // clusterBytes is each device's memory in bytes from a cluster's
