@@ -105,7 +105,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		if cl, err = cluster.Load(o.Cluster); err != nil {
 			return &usageError{err}
 		}
-		o.Partition.Capacities = clusterBytes(cl)
+		o.Partition.Capacities = cl.DeviceMemoryBytes()
 	}
 	pr, err := partitionModel(ctx, o.Partition, stderr)
 	if err != nil {
@@ -223,21 +223,4 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "search time  %.3fs (proven: %s)\n", out.SearchSeconds, yesNo(res.Proven()))
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	return nil
-}
-
-// clusterBytes is each device's memory in bytes from a cluster's
-// "memory_bytes", the profile's where a device gives none (0); nil when no
-// device gives one.
-func clusterBytes(c *cluster.Cluster) []float64 {
-	var out []float64
-	for _, d := range c.Devices {
-		if d.MemoryBytes > 0 {
-			out = make([]float64, len(c.Devices))
-			break
-		}
-	}
-	for i := range out {
-		out[i] = c.Devices[i].MemoryBytes
-	}
-	return out
 }
