@@ -108,7 +108,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 		return printJSON(stdout, sum)
 	}
 	fmt.Fprintf(stdout, "time-optimal schedule: %s, %d devices, %d micro-batches, memory %s\n\n",
-		p.Name, p.Devices, opts.MicroBatches, budgetOf(p, opts.Memory))
+		p.Name, p.Devices, opts.MicroBatches, p.BudgetText(opts.Memory))
 	if err := schedule.RenderTextUpTo(s, stdout, 2*textUnits); err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	}
 	fmt.Fprintf(stdout, "lower bound  %d (%s)\n", sum.LowerBound.Makespan, bound)
 	fmt.Fprintf(stdout, "bubble rate  %s\n", pct(sum.BubbleRate))
-	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
+	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), p.BudgetText(opts.Memory))
 	printDecisions(stdout, s, opts.Decisions)
 	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
 	if res.Source.Kind != search.SourceSolver {

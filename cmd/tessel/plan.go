@@ -217,7 +217,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
 		s.MicroBatches, sum.Makespan, out.MakespanTime, pct(sum.BubbleRate), sum.LowerBound.Makespan)
-	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, o.Budget))
+	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), p.BudgetText(o.Budget))
 	printDecisions(stdout, s, o.Decisions)
 	schedule.WriteDecisionsText(stdout, s)
 	fmt.Fprintf(stdout, "search time  %.3fs (proven: %s)\n", out.SearchSeconds, yesNo(res.Proven()))

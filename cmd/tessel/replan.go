@@ -153,7 +153,7 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if opts.Outputs.JSON {
 		return printJSON(stdout, rep)
 	}
-	fmt.Fprintf(stdout, "tessel replan: %s, %d devices, %d micro-batches, memory %s, on the new cluster\n\n", p.Name, p.Devices, old.MicroBatches, budgetOf(p, old.Memory))
+	fmt.Fprintf(stdout, "tessel replan: %s, %d devices, %d micro-batches, memory %s, on the new cluster\n\n", p.Name, p.Devices, old.MicroBatches, p.BudgetText(old.Memory))
 	oldOrders := "they break a memory budget there"
 	if rep.OldOrders != nil {
 		oldOrders = fmt.Sprint(*rep.OldOrders)

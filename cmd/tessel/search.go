@@ -160,7 +160,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		nrText = fmt.Sprintf("N_R ≤ %d", res.Search.MaxNR)
 	}
 	fmt.Fprintf(stdout, "tessel search: %s, %d devices, memory %s, %s, %d micro-batches, method %s\n",
-		p.Name, p.Devices, budgetOf(p, opts.Memory), nrText, opts.MicroBatches, method)
+		p.Name, p.Devices, p.BudgetText(opts.Memory), nrText, opts.MicroBatches, method)
 	if t := p.LinksText(); t != "" {
 		fmt.Fprintf(stdout, "links: %s\n", t)
 	}
@@ -194,7 +194,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	fmt.Fprintf(stdout, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, res.Gap(), pct(sum.BubbleRate))
 	fmt.Fprintf(stdout, "steady state %s\n", schedule.SteadyText(s))
 	fmt.Fprintf(stdout, "built by     %s\n", res.Provenance())
-	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
+	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), p.BudgetText(opts.Memory))
 	printDecisions(stdout, s, opts.Decisions)
 	if res.Search != nil {
 		st := res.Search.Stats

@@ -27,3 +27,16 @@ func (p *Placement) LinksText() string {
 	}
 	return t
 }
+
+// BudgetText is the budget of p's devices under memory, for a report: one
+// number where they share it ("unlimited" for none), else every device's,
+// "[4 3 2]".
+func (p *Placement) BudgetText(memory int) string {
+	if !p.Uniform(memory) {
+		return fmt.Sprint(p.Budgets(memory))
+	}
+	if b := p.Budget(0, memory); b > 0 {
+		return fmt.Sprint(b)
+	}
+	return "unlimited"
+}

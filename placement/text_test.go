@@ -22,3 +22,19 @@ func TestLinksText(t *testing.T) {
 		}
 	}
 }
+
+func TestBudgetText(t *testing.T) {
+	p := &Placement{Devices: 3}
+	q := &Placement{Devices: 3, Capacities: []int{4, 6, 0}}
+	for _, c := range []struct {
+		p      *Placement
+		memory int
+		want   string
+	}{
+		{p, 0, "unlimited"}, {p, 5, "5"}, {q, 0, "[4 6 0]"}, {q, 5, "[4 5 5]"}, {q, 3, "3"},
+	} {
+		if got := c.p.BudgetText(c.memory); got != c.want {
+			t.Errorf("%v, memory %d: BudgetText = %q, want %q", c.p.Capacities, c.memory, got, c.want)
+		}
+	}
+}
