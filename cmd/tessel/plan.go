@@ -10,8 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/cluster"
-	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/plan"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -60,28 +60,6 @@ func planCommand() *cli.Command {
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
-}
-
-// planResult is tessel plan's --json: the partition and the schedule.
-type planResult struct {
-	Partition *partition.Report `json:"partition"`
-	Schedule  search.Summary    `json:"schedule"`
-	// Model-time figures: the schedule's makespan and its time per
-	// micro-batch in the steady state (period × time unit), beside the
-	// split's max load.
-	MakespanTime   float64 `json:"makespan_time"`
-	PeriodTime     float64 `json:"period_time"`
-	TimePerSample  float64 `json:"time_per_sample"`
-	EvenPerSample  float64 `json:"even_time_per_sample,omitempty"`
-	SearchSeconds  float64 `json:"search_seconds"`
-	TotalSeconds   float64 `json:"seconds"`
-	ScheduleFile   string  `json:"schedule_file,omitempty"`
-	PlacementFile  string  `json:"placement_file,omitempty"`
-	ScheduleProven bool    `json:"schedule_proven"`
-	// Memory is each device's memory under the model (a profile with a
-	// capacity): what its stages hold for good and the budget left for
-	// the schedule.
-	Memory *partition.MemoryReport `json:"memory,omitempty"`
 }
 
 func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error {
@@ -164,63 +142,11 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if o.Decisions.Any() {
 		sum.WithDecisions(s)
 	}
-	r := res.Repetend
-	// The time per micro-batch of the schedule's own steady state.
-	st := schedule.SteadyOf(s)
-	perMicro := 0.0
-	if st != nil {
-		perMicro = st.TimePerMicroBatch()
-	}
-	unit := pr.Converted.TimeUnit
-	out := planResult{
-		Partition: pr, Schedule: sum,
-		MakespanTime: round6(float64(sum.Makespan) * unit), PeriodTime: round6(perMicro * unit),
-		TimePerSample: pr.MaxLoad, SearchSeconds: secs(time.Since(t1)), TotalSeconds: secs(time.Since(t0)),
-		ScheduleFile: o.Outputs.Out, PlacementFile: o.PlacementOut, ScheduleProven: res.Proven(),
-	}
-	for _, b := range pr.Baselines {
-		if b.Method == "even" {
-			out.EvenPerSample = b.MaxLoad
-		}
-	}
-	out.Memory = partition.NewMemoryReport(mem, pr.Graph.Bytes, pr.Converted.MemoryUnit)
+	out := plan.New(plan.Parts{Partition: pr, Result: res, Summary: sum, Placement: p, Memory: mem, Budget: o.Budget, Decisions: o.Decisions.Any()})
+	out.SearchSeconds, out.TotalSeconds = secs(time.Since(t1)), secs(time.Since(t0))
+	out.ScheduleFile, out.PlacementFile = o.Outputs.Out, o.PlacementOut
 	if o.Outputs.JSON {
 		return printJSON(stdout, out)
 	}
-	pr.WriteText(stdout)
-	fmt.Fprintln(stdout)
-	if out.EvenPerSample > 0 {
-		fmt.Fprintf(stdout, "time per sample  %.2f (the even split by layer count: %.2f, %.2f× slower)\n", out.TimePerSample, out.EvenPerSample, out.EvenPerSample/out.TimePerSample)
-	}
-	if mem != nil {
-		partition.WriteMemoryText(stdout, mem, pr.Graph.Bytes)
-	}
-	units := textUnits
-	if s.Repetend != nil {
-		units = min(units, s.Repetend.Start+2*s.Repetend.Period+1)
-	}
-	if err := schedule.RenderTextUpTo(s, stdout, units); err != nil {
-		return err
-	}
-	switch {
-	case r != nil && res.RepetendUsed():
-		fmt.Fprintf(stdout, "\nrepetend     N_R %d, period %d steps = %.2f per micro-batch (the split's max load %.2f), repetend bubble rate %s\n",
-			st.NR, r.Period, out.PeriodTime, pr.MaxLoad, pct(schedule.RepetendBubbleRate(p, r.Period)))
-	case r != nil:
-		fmt.Fprintf(stdout, "\nrepetend     found, not used: N_R %d, period %d steps (repetend bubble rate %s); the schedule is a construction's\n",
-			r.NR, r.Period, pct(schedule.RepetendBubbleRate(p, r.Period)))
-	default:
-		fmt.Fprintf(stdout, "\nrepetend     none fits the budget (--budget, --nr); the schedule below is a construction's\n")
-	}
-	if r == nil || !res.RepetendUsed() {
-		fmt.Fprintf(stdout, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", schedule.SteadyText(s), out.PeriodTime, pr.MaxLoad)
-	}
-	fmt.Fprintf(stdout, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
-		s.MicroBatches, sum.Makespan, out.MakespanTime, pct(sum.BubbleRate), sum.LowerBound.Makespan)
-	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), p.BudgetText(o.Budget))
-	printDecisions(stdout, s, o.Decisions)
-	schedule.WriteDecisionsText(stdout, s)
-	fmt.Fprintf(stdout, "search time  %.3fs (proven: %s)\n", out.SearchSeconds, yesNo(res.Proven()))
-	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
-	return nil
+	return out.WriteText(stdout, textUnits)
 }
