@@ -114,8 +114,7 @@ func (r *Report) WriteText(w io.Writer, units int) error {
 		s.MicroBatches, sum.Makespan, r.MakespanTime, textfmt.Pct(sum.BubbleRate), sum.LowerBound.Makespan)
 	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(in.Budget))
 	if in.Decisions {
-		off, rec := s.Count()
-		fmt.Fprintf(w, "decisions    %d activations offloaded, %d recomputed\n", off, rec)
+		fmt.Fprintf(w, "decisions    %s\n", s.DecisionsText())
 	}
 	schedule.WriteDecisionsText(w, s)
 	fmt.Fprintf(w, "search time  %.3fs (proven: %s)\n", r.SearchSeconds, textfmt.YesNo(res.Proven()))

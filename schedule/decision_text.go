@@ -56,3 +56,10 @@ func ranges(xs []int) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// DecisionsText counts the instances s offloads and recomputes, in words:
+// "3 activations offloaded, 1 recomputed".
+func (s *Schedule) DecisionsText() string {
+	off, rec := s.Count()
+	return fmt.Sprintf("%d activations offloaded, %d recomputed", off, rec)
+}

@@ -42,3 +42,12 @@ func TestWriteDecisionsText(t *testing.T) {
 		t.Errorf("no decisions: got %q, want nothing", b.String())
 	}
 }
+
+func TestDecisionsText(t *testing.T) {
+	s := &Schedule{Placement: chainOnOne("f0", "f1"), MicroBatches: 2, Decisions: []Decision{
+		{Block: 0, Micro: 0, Action: placement.Offload}, {Block: 0, Micro: 1, Action: placement.Offload}, {Block: 1, Micro: 0, Action: placement.Recompute},
+	}}
+	if got, want := s.DecisionsText(), "2 activations offloaded, 1 recomputed"; got != want {
+		t.Errorf("DecisionsText = %q, want %q", got, want)
+	}
+}

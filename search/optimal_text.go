@@ -35,8 +35,7 @@ func (r *OptimalResult) WriteText(w io.Writer, sum Summary, o TextOptions, elaps
 	fmt.Fprintf(w, "bubble rate  %s\n", textfmt.Pct(sum.BubbleRate))
 	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(o.Memory))
 	if o.Decisions {
-		off, rec := s.Count()
-		fmt.Fprintf(w, "decisions    %d activations offloaded, %d recomputed\n", off, rec)
+		fmt.Fprintf(w, "decisions    %s\n", s.DecisionsText())
 	}
 	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
 	if r.Source.Kind != SourceSolver {

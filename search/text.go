@@ -69,8 +69,7 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 	fmt.Fprintf(w, "built by     %s\n", r.Provenance())
 	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(o.Memory))
 	if o.Decisions {
-		off, rec := s.Count()
-		fmt.Fprintf(w, "decisions    %d activations offloaded, %d recomputed\n", off, rec)
+		fmt.Fprintf(w, "decisions    %s\n", s.DecisionsText())
 	}
 	if r.Search != nil {
 		st := r.Search.Stats

@@ -6,12 +6,8 @@ import (
 
 // The report helpers every command shares (package textfmt).
 var (
-	round6    = textfmt.Round6
 	secs      = textfmt.Secs
 	printJSON = textfmt.JSON
-	pct       = textfmt.Pct
-	ints      = textfmt.Ints
-	yesNo     = textfmt.YesNo
 )
 
 func ptr[T any](v T) *T { return &v }
