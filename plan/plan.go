@@ -32,17 +32,17 @@ type Report struct {
 	Partition *partition.Report `json:"partition"`
 	Schedule  search.Summary    `json:"schedule"`
 	// Model-time figures: the schedule's makespan and its time per
-	// micro-batch in the steady state (period × time unit), beside the
-	// split's max load.
-	MakespanTime   float64 `json:"makespan_time"`
-	PeriodTime     float64 `json:"period_time"`
-	TimePerSample  float64 `json:"time_per_sample"`
-	EvenPerSample  float64 `json:"even_time_per_sample,omitempty"`
-	SearchSeconds  float64 `json:"search_seconds"`
-	TotalSeconds   float64 `json:"seconds"`
-	ScheduleFile   string  `json:"schedule_file,omitempty"`
-	PlacementFile  string  `json:"placement_file,omitempty"`
-	ScheduleProven bool    `json:"schedule_proven"`
+	// micro-batch in the steady state (period × time unit; omitted where
+	// the schedule has none), beside the split's max load.
+	MakespanTime   float64  `json:"makespan_time"`
+	PeriodTime     *float64 `json:"period_time,omitempty"`
+	TimePerSample  float64  `json:"time_per_sample"`
+	EvenPerSample  float64  `json:"even_time_per_sample,omitempty"`
+	SearchSeconds  float64  `json:"search_seconds"`
+	TotalSeconds   float64  `json:"seconds"`
+	ScheduleFile   string   `json:"schedule_file,omitempty"`
+	PlacementFile  string   `json:"placement_file,omitempty"`
+	ScheduleProven bool     `json:"schedule_proven"`
 	// Memory is each device's memory under the model (a profile with a
 	// capacity): what its stages hold for good and the budget left for
 	// the schedule.
@@ -55,14 +55,15 @@ type Report struct {
 func New(in Parts) *Report {
 	pr, sum := in.Partition, in.Summary
 	// The time per micro-batch of the schedule's own steady state.
-	perMicro := 0.0
-	if st := schedule.SteadyOf(in.Result.Schedule); st != nil {
-		perMicro = st.TimePerMicroBatch()
-	}
 	unit := pr.Converted.TimeUnit
+	var periodTime *float64 // none without a steady state
+	if st := schedule.SteadyOf(in.Result.Schedule); st != nil {
+		t := textfmt.Round6(st.TimePerMicroBatch() * unit)
+		periodTime = &t
+	}
 	r := &Report{
 		Partition: pr, Schedule: sum,
-		MakespanTime: textfmt.Round6(float64(sum.Makespan) * unit), PeriodTime: textfmt.Round6(perMicro * unit),
+		MakespanTime: textfmt.Round6(float64(sum.Makespan) * unit), PeriodTime: periodTime,
 		TimePerSample: pr.MaxLoad, ScheduleProven: in.Result.Proven(),
 		Memory: partition.NewMemoryReport(in.Memory, pr.Graph.Bytes, pr.Converted.MemoryUnit),
 		parts:  in,
@@ -100,15 +101,18 @@ func (r *Report) WriteText(w io.Writer, units int) error {
 	switch {
 	case rep != nil && res.RepetendUsed():
 		fmt.Fprintf(w, "\nrepetend     N_R %d, period %d steps = %.2f per micro-batch (the split's max load %.2f), repetend bubble rate %s\n",
-			schedule.SteadyOf(s).NR, rep.Period, r.PeriodTime, pr.MaxLoad, textfmt.Pct(schedule.RepetendBubbleRate(p, rep.Period)))
+			schedule.SteadyOf(s).NR, rep.Period, *r.PeriodTime, pr.MaxLoad, textfmt.Pct(schedule.RepetendBubbleRate(p, rep.Period)))
 	case rep != nil:
 		fmt.Fprintf(w, "\nrepetend     found, not used: N_R %d, period %d steps (repetend bubble rate %s); the schedule is a construction's\n",
 			rep.NR, rep.Period, textfmt.Pct(schedule.RepetendBubbleRate(p, rep.Period)))
 	default:
 		fmt.Fprintf(w, "\nrepetend     none fits the budget (--budget, --nr); the schedule below is a construction's\n")
 	}
-	if rep == nil || !res.RepetendUsed() {
-		fmt.Fprintf(w, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", schedule.SteadyText(s), r.PeriodTime, pr.MaxLoad)
+	switch {
+	case (rep == nil || !res.RepetendUsed()) && r.PeriodTime != nil:
+		fmt.Fprintf(w, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", schedule.SteadyText(s), *r.PeriodTime, pr.MaxLoad)
+	case rep == nil || !res.RepetendUsed():
+		fmt.Fprintf(w, "steady state %s\n", schedule.SteadyText(s))
 	}
 	fmt.Fprintf(w, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
 		s.MicroBatches, sum.Makespan, r.MakespanTime, textfmt.Pct(sum.BubbleRate), sum.LowerBound.Makespan)

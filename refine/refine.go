@@ -66,6 +66,11 @@ func Improve(ctx context.Context, s *schedule.Schedule, opt Options) (*schedule.
 	if err := schedule.Verify(s); err != nil {
 		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
 	}
+	if len(s.Decisions) > 0 {
+		// A schedule that offloads or recomputes is left as it is: the
+		// windows' encoding keeps every activation.
+		return s, st, nil
+	}
 	windows := opt.Windows
 	if windows == nil {
 		windows = DefaultWindows()

@@ -69,7 +69,9 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 	if err := schedule.Verify(s); err != nil {
 		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
 	}
-	if s.Placement.Channels || len(s.Instances) < 2 {
+	if s.Placement.Channels || len(s.Instances) < 2 || len(s.Decisions) > 0 {
+		// A schedule that offloads or recomputes is left as it is: the
+		// windows' encoding keeps every activation.
 		return s, st, nil
 	}
 	sizes := opt.Sizes

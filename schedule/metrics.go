@@ -145,6 +145,9 @@ const (
 	BoundLinkLoad
 	// BoundMemory: the memory budget (memoryBound).
 	BoundMemory
+	// BoundBarriers: the blocks on all devices cut out of the time line
+	// (barrierBound).
+	BoundBarriers
 )
 
 // String says what the bound is, for people.
@@ -158,6 +161,8 @@ func (b MakespanBound) String() string {
 		return "a link's load"
 	case BoundMemory:
 		return "the memory budget"
+	case BoundBarriers:
+		return "the relaxation with blocks on all devices as barriers"
 	}
 	return fmt.Sprintf("MakespanBound(%d)", int(b))
 }
@@ -192,7 +197,7 @@ func LowerBoundsBy(p *placement.Placement, n, memory int) (Bounds, MakespanBound
 	if p.Limited(memory) && !decides {
 		raise(memoryBound(p, n, memory), BoundMemory)
 	}
-	b.Makespan = max(b.Makespan, barrierBound(p, n))
+	raise(barrierBound(p, n), BoundBarriers)
 	loads := p.Loads()
 	for d, blocks := range p.DeviceBlocks() {
 		if len(blocks) == 0 {

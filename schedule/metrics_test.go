@@ -191,3 +191,14 @@ func TestLowerBoundsMemory(t *testing.T) {
 		}
 	}
 }
+
+// The bound with the blocks on all devices cut out is named as such: on
+// nn-shape, 6 micro-batches, memory 6, it gives 60 (the proven optimum)
+// where the critical path and the devices' loads give less.
+func TestLowerBoundsByBarriers(t *testing.T) {
+	p := placementtest.Builtin(t, "nn-shape", placement.Options{Devices: 4})
+	b, by := LowerBoundsBy(p, 6, 6)
+	if b.Makespan != 60 || by != BoundBarriers {
+		t.Errorf("nn-shape, 6 micro-batches, memory 6: bound %d by %v, want 60 by %v", b.Makespan, by, BoundBarriers)
+	}
+}

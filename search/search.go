@@ -598,7 +598,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// 5. Large-neighbourhood search over windows anywhere in the
 	// schedule: a deterministic number of windows, or, with UseTime,
 	// until ctx ends.
-	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && lnsWanted(opt, res) {
+	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && lnsWanted(opt, res) &&
+		len(res.Schedule.Decisions) == 0 { // the windows keep every activation
 		report("improving", nil)
 		t4 := time.Now()
 		err := improve(ctx, p, opt, res, func(ms int) { res.improved = ms; report("improving", nil) })
