@@ -11,7 +11,6 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
-	"github.com/tessel-pp/tessel/smt"
 )
 
 type optimalOptions struct {
@@ -107,28 +106,6 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	if opts.Outputs.JSON {
 		return printJSON(stdout, sum)
 	}
-	fmt.Fprintf(stdout, "time-optimal schedule: %s, %d devices, %d micro-batches, memory %s\n\n",
-		p.Name, p.Devices, opts.MicroBatches, budgetOf(p, opts.Memory))
-	if err := schedule.RenderTextUpTo(s, stdout, 2*textUnits); err != nil {
-		return err
-	}
-	status := "proven optimal"
-	if !sol.Proven {
-		status = fmt.Sprintf("not proven: the optimum is between %d and %d (stopped by the time limit)", sol.LowerBound, sol.Makespan)
-	}
-	fmt.Fprintf(stdout, "\nmakespan     %d (%s)\n", sum.Makespan, status)
-	bound := "proven by " + res.Bound.By
-	if res.Bound.Solver {
-		bound += fmt.Sprintf("; the relaxations and the memory budget give %d", res.Bound.Relaxed)
-	}
-	fmt.Fprintf(stdout, "lower bound  %d (%s)\n", sum.LowerBound.Makespan, bound)
-	fmt.Fprintf(stdout, "bubble rate  %s\n", pct(sum.BubbleRate))
-	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
-	printDecisions(stdout, s, opts.Decisions)
-	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
-	if res.Source.Kind != search.SourceSolver {
-		fmt.Fprintf(stdout, "built by     %s (the solver found nothing shorter)\n", res.Source)
-	}
-	fmt.Fprintf(stdout, "search time  %v (%d solver calls, Z3 %s)\n", elapsed.Round(time.Microsecond), sol.Checks, smt.Version())
-	return nil
+	return res.WriteText(stdout, sum, search.TextOptions{Placement: p, Memory: opts.Memory, MicroBatches: opts.MicroBatches,
+		Decisions: opts.Decisions.Any(), Units: 2 * textUnits}, elapsed)
 }

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/search"
 )
 
 type placementsOptions struct {
@@ -80,52 +78,7 @@ func runPlacements(_ context.Context, opts placementsOptions, w io.Writer) error
 	if spec.Order == "" {
 		spec.Order = string(placement.Loop)
 	}
-	for k, name := range placement.BuiltinNames() {
-		if k > 0 {
-			fmt.Fprintln(w)
-		}
-		p, err := placement.Builtin(name, spec.options())
-		if err != nil {
-			fmt.Fprintf(w, "%s: not available with these options: %v\n", name, err)
-			continue
-		}
-		summary := placement.BuiltinSummary(name)
-		if spec.SplitBackward && !opts.Inference {
-			summary += "; every backward b split into input i and weight w"
-		}
-		if spec.Chunks > 1 {
-			summary += fmt.Sprintf("; %d stages, %d per device, order %s", spec.Chunks*opts.Devices, spec.Chunks, spec.Order)
-		}
-		fmt.Fprintf(w, "%s — %s\n", p.Name, summary)
-		fmt.Fprintf(w, "%d blocks on %d devices, device loads %v, critical path %d\n", p.K(), p.Devices, p.Loads(), p.CriticalPath())
-		s, err := oneMicroBatch(p)
-		if err != nil {
-			return err
-		}
-		if err := schedule.RenderText(s, w); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// oneMicroBatch schedules one micro-batch with a list schedule (every
-// block as soon as its inputs and devices are ready): the picture of a
-// placement, its independent branches side by side.
-func oneMicroBatch(p *placement.Placement) (*schedule.Schedule, error) {
-	refs := smt.AllInstances(p, 1)
-	starts := smt.Greedy(smt.InstanceProblem(p, refs, 0, nil))
-	if starts == nil {
-		return nil, fmt.Errorf("placement %q: no list schedule of one micro-batch", p.Name)
-	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: 1}
-	for k, r := range refs {
-		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: starts[k]})
-	}
-	if err := schedule.Verify(s); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return search.WriteBuiltins(w, spec.options())
 }
 
 // checkTimes rejects device counts and times a built-in cannot have.

@@ -5,15 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/cluster"
-	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/plan"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -64,45 +62,6 @@ func planCommand() *cli.Command {
 	}
 }
 
-// planResult is tessel plan's --json: the partition and the schedule.
-type planResult struct {
-	Partition *partition.Report `json:"partition"`
-	Schedule  search.Summary    `json:"schedule"`
-	// Model-time figures: the schedule's makespan and its time per
-	// micro-batch in the steady state (period × time unit; omitted where
-	// the schedule has none), beside the
-	// split's max load.
-	MakespanTime   float64  `json:"makespan_time"`
-	PeriodTime     *float64 `json:"period_time,omitempty"`
-	TimePerSample  float64  `json:"time_per_sample"`
-	EvenPerSample  float64  `json:"even_time_per_sample,omitempty"`
-	SearchSeconds  float64  `json:"search_seconds"`
-	TotalSeconds   float64  `json:"seconds"`
-	ScheduleFile   string   `json:"schedule_file,omitempty"`
-	PlacementFile  string   `json:"placement_file,omitempty"`
-	ScheduleProven bool     `json:"schedule_proven"`
-	// Memory is each device's memory under the model (a profile with a
-	// capacity): what its stages hold for good and the budget left for
-	// the schedule.
-	Memory *planMemory `json:"memory,omitempty"`
-}
-
-type planMemory struct {
-	Bytes   bool               `json:"bytes"`
-	Unit    float64            `json:"unit"`
-	Devices []planDeviceMemory `json:"devices"`
-}
-
-type planDeviceMemory struct {
-	Device     int     `json:"device"`
-	Capacity   float64 `json:"capacity"`
-	Static     float64 `json:"static"`
-	Free       float64 `json:"free"`
-	Activation float64 `json:"activation"`
-	Unit       float64 `json:"unit"`
-	Budget     int     `json:"budget"`
-}
-
 func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error {
 	if err := checkAtLeast("micro-batches", o.MicroBatches, 1); err != nil {
 		return err
@@ -124,7 +83,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		if cl, err = cluster.Load(o.Cluster); err != nil {
 			return &usageError{err}
 		}
-		o.Partition.Capacities = clusterBytes(cl)
+		o.Partition.Capacities = cl.DeviceMemoryBytes()
 	}
 	pr, err := partitionModel(ctx, o.Partition, stderr)
 	if err != nil {
@@ -183,148 +142,11 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if o.Decisions.Any() {
 		sum.WithDecisions(s)
 	}
-	r := res.Repetend
-	// The time per micro-batch of the schedule's own steady state.
-	st := schedule.SteadyOf(s)
-	var periodTime *float64 // none without a steady state
-	if st != nil {
-		periodTime = ptr(round6(st.TimePerMicroBatch() * pr.Converted.TimeUnit))
-	}
-	unit := pr.Converted.TimeUnit
-	out := planResult{
-		Partition: pr, Schedule: sum,
-		MakespanTime: round6(float64(sum.Makespan) * unit), PeriodTime: periodTime,
-		TimePerSample: pr.MaxLoad, SearchSeconds: secs(time.Since(t1)), TotalSeconds: secs(time.Since(t0)),
-		ScheduleFile: o.Outputs.Out, PlacementFile: o.PlacementOut, ScheduleProven: res.Proven(),
-	}
-	for _, b := range pr.Baselines {
-		if b.Method == "even" {
-			out.EvenPerSample = b.MaxLoad
-		}
-	}
-	if mem != nil {
-		out.Memory = &planMemory{Bytes: pr.Graph.Bytes, Unit: pr.Converted.MemoryUnit}
-		for _, m := range mem {
-			out.Memory.Devices = append(out.Memory.Devices, planDeviceMemory{Device: m.Device, Capacity: m.Capacity, Static: round6(m.Static),
-				Free: round6(m.Free), Activation: round6(m.Activation), Unit: round6(m.Unit), Budget: m.Budget})
-		}
-	}
+	out := plan.New(plan.Parts{Partition: pr, Result: res, Summary: sum, Placement: p, Memory: mem, Budget: o.Budget, Decisions: o.Decisions.Any()})
+	out.SearchSeconds, out.TotalSeconds = secs(time.Since(t1)), secs(time.Since(t0))
+	out.ScheduleFile, out.PlacementFile = o.Outputs.Out, o.PlacementOut
 	if o.Outputs.JSON {
 		return printJSON(stdout, out)
 	}
-	pr.WriteText(stdout)
-	fmt.Fprintln(stdout)
-	if out.EvenPerSample > 0 {
-		fmt.Fprintf(stdout, "time per sample  %.2f (the even split by layer count: %.2f, %.2f× slower)\n", out.TimePerSample, out.EvenPerSample, out.EvenPerSample/out.TimePerSample)
-	}
-	if mem != nil {
-		printPlanMemory(stdout, mem, pr.Graph.Bytes)
-	}
-	units := textUnits
-	if s.Repetend != nil {
-		units = min(units, s.Repetend.Start+2*s.Repetend.Period+1)
-	}
-	if err := schedule.RenderTextUpTo(s, stdout, units); err != nil {
-		return err
-	}
-	switch {
-	case r != nil && res.RepetendUsed():
-		fmt.Fprintf(stdout, "\nrepetend     N_R %d, period %d steps = %.2f per micro-batch (the split's max load %.2f), repetend bubble rate %s\n",
-			st.NR, r.Period, *out.PeriodTime, pr.MaxLoad, pct(schedule.RepetendBubbleRate(p, r.Period)))
-	case r != nil:
-		fmt.Fprintf(stdout, "\nrepetend     found, not used: N_R %d, period %d steps (repetend bubble rate %s); the schedule is a construction's\n",
-			r.NR, r.Period, pct(schedule.RepetendBubbleRate(p, r.Period)))
-	default:
-		fmt.Fprintf(stdout, "\nrepetend     none fits the budget (--budget, --nr); the schedule below is a construction's\n")
-	}
-	switch {
-	case (r == nil || !res.RepetendUsed()) && out.PeriodTime != nil:
-		fmt.Fprintf(stdout, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", steadyText(s), *out.PeriodTime, pr.MaxLoad)
-	case r == nil || !res.RepetendUsed():
-		fmt.Fprintf(stdout, "steady state %s\n", steadyText(s))
-	}
-	fmt.Fprintf(stdout, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
-		s.MicroBatches, sum.Makespan, out.MakespanTime, pct(sum.BubbleRate), sum.LowerBound.Makespan)
-	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, o.Budget))
-	printDecisions(stdout, s, o.Decisions)
-	printInstances(stdout, s)
-	fmt.Fprintf(stdout, "search time  %.3fs (proven: %s)\n", out.SearchSeconds, yesNo(res.Proven()))
-	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
-	return nil
-}
-
-// printPlanMemory prints each device's memory under the model: its
-// capacity, what its stages hold for good, what is left for activations,
-// one micro-batch's largest activation there, and the budget of the
-// schedule in placement units.
-func printPlanMemory(w io.Writer, mem []partition.DeviceMemory, bytes bool) {
-	f := func(x float64) string { return partition.FormatMemory(x, bytes) }
-	fmt.Fprintf(w, "\n%-7s %10s %14s %14s %16s %12s %s\n", "device", "capacity", "held for good", "left", "one micro-batch", "unit", "budget (units)")
-	for _, m := range mem {
-		fmt.Fprintf(w, "%-7d %10s %14s %14s %16s %12s %d\n", m.Device, f(m.Capacity), f(m.Static), f(m.Free), f(m.Activation), f(m.Unit), m.Budget)
-	}
-	fmt.Fprintln(w)
-}
-
-// printInstances names the instances a schedule offloads and recomputes:
-// per forward block, its micro-batches as ranges.
-func printInstances(w io.Writer, s *schedule.Schedule) {
-	for _, a := range []placement.Action{placement.Offload, placement.Recompute} {
-		micros := map[int][]int{}
-		var blocks []int
-		for _, d := range s.Decisions {
-			if d.Action != a {
-				continue
-			}
-			if _, ok := micros[d.Block]; !ok {
-				blocks = append(blocks, d.Block)
-			}
-			micros[d.Block] = append(micros[d.Block], d.Micro)
-		}
-		slices.Sort(blocks)
-		label := map[placement.Action]string{placement.Offload: "offloaded", placement.Recompute: "recomputed"}[a]
-		for k, b := range blocks {
-			ms := micros[b]
-			slices.Sort(ms)
-			if k > 0 {
-				label = ""
-			}
-			fmt.Fprintf(w, "%-12s %s × %d: micro-batches %s\n", label, s.Placement.Blocks[b].ID, len(ms), ranges(ms))
-		}
-	}
-}
-
-// ranges writes sorted integers as ranges: "0-3 5 7-9".
-func ranges(xs []int) string {
-	var parts []string
-	for i := 0; i < len(xs); {
-		j := i
-		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", xs[i], xs[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(xs[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, " ")
-}
-
-// clusterBytes is each device's memory in bytes from a cluster's
-// "memory_bytes", the profile's where a device gives none (0); nil when no
-// device gives one.
-func clusterBytes(c *cluster.Cluster) []float64 {
-	var out []float64
-	for _, d := range c.Devices {
-		if d.MemoryBytes > 0 {
-			out = make([]float64, len(c.Devices))
-			break
-		}
-	}
-	for i := range out {
-		out[i] = c.Devices[i].MemoryBytes
-	}
-	return out
+	return out.WriteText(stdout, textUnits)
 }

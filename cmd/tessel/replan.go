@@ -68,28 +68,6 @@ func replanCommand() *cli.Command {
 	}
 }
 
-// replanReport is what tessel replan prints with --json.
-type replanReport struct {
-	Placement    string `json:"placement"`
-	Devices      int    `json:"devices"`
-	MicroBatches int    `json:"micro_batches"`
-	Memory       int    `json:"memory"`
-	Budgets      []int  `json:"budgets,omitempty"`
-	Old          int    `json:"old_makespan"`          // on its own cluster
-	OldOrders    *int   `json:"old_orders_makespan"`   // its orders on the new cluster; null when they break a budget there
-	OldRepetend  *int   `json:"old_repetend_makespan"` // its repetend re-timed on the new cluster; null when not re-timed (none, no period fits, or nothing to gain: see README)
-	// OldRepetendKept: the replanned schedule repeats the old repetend's
-	// offsets, re-timed (the solver found no shorter period from there).
-	OldRepetendKept bool    `json:"old_repetend_kept"`
-	Makespan        int     `json:"makespan"`                 // replanned
-	Seconds         float64 `json:"seconds"`                  // of the replanning search
-	Source          string  `json:"source"`                   // what built the replanned schedule
-	Fresh           *int    `json:"fresh_makespan,omitempty"` // a fresh search's
-	FreshSeconds    float64 `json:"fresh_seconds,omitempty"`
-	LowerBound      int     `json:"lower_bound"`
-	Valid           bool    `json:"valid"`
-}
-
 func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error {
 	if opts.Schedule == "" {
 		return usageErrorf("replan: --schedule FILE is required")
@@ -119,7 +97,7 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if err != nil {
 		return &usageError{err}
 	}
-	rep := replanReport{Placement: p.Name, Devices: p.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old)}
+	rep := search.ReplanReport{Placement: p.Name, Devices: p.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old)}
 	if !p.Uniform(old.Memory) {
 		rep.Budgets = p.Budgets(old.Memory)
 	}
@@ -153,23 +131,6 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if opts.Outputs.JSON {
 		return printJSON(stdout, rep)
 	}
-	fmt.Fprintf(stdout, "tessel replan: %s, %d devices, %d micro-batches, memory %s, on the new cluster\n\n", p.Name, p.Devices, old.MicroBatches, budgetOf(p, old.Memory))
-	oldOrders := "they break a memory budget there"
-	if rep.OldOrders != nil {
-		oldOrders = fmt.Sprint(*rep.OldOrders)
-	}
-	fmt.Fprintf(stdout, "old schedule   makespan %d on its own cluster; its orders on the new one: %s\n", rep.Old, oldOrders)
-	if rep.OldRepetend != nil {
-		fmt.Fprintf(stdout, "               its repetend re-timed on the new one: %d\n", *rep.OldRepetend)
-	}
-	built := rep.Source
-	if rep.OldRepetendKept {
-		built += " (the old repetend's offsets, re-timed)"
-	}
-	fmt.Fprintf(stdout, "replanned      makespan %d (lower bound %d) in %.3fs, built by %s\n", rep.Makespan, rep.LowerBound, rep.Seconds, built)
-	if rep.Fresh != nil {
-		fmt.Fprintf(stdout, "fresh search   makespan %d in %.3fs\n", *rep.Fresh, rep.FreshSeconds)
-	}
-	fmt.Fprintf(stdout, "verified       yes\n")
+	rep.WriteText(stdout, p)
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tessel-pp/tessel/search"
 )
 
 // tessel replan after the cluster changed — one link's latency tenfold,
@@ -56,7 +58,7 @@ func TestReplan(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("replan: exit %d: %s", code, errOut)
 			}
-			var rep replanReport
+			var rep search.ReplanReport
 			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 				t.Fatal(err)
 			}

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
 )
 
 // savingsFlags turn on the decisions to offload or recompute activations
@@ -52,13 +48,4 @@ func (s placementSpec) loadDeclared(o placement.Decisions) (p, given *placement.
 	}
 	p, _, err = s.Cluster.on(given)
 	return p, given, err
-}
-
-// printDecisions is the text line of the decisions a schedule took.
-func printDecisions(w io.Writer, s *schedule.Schedule, o placement.Decisions) {
-	if !o.Any() {
-		return
-	}
-	off, rec := s.Count()
-	fmt.Fprintf(w, "decisions    %d activations offloaded, %d recomputed\n", off, rec)
 }

@@ -145,65 +145,9 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if opts.Decisions.Any() {
 		sum.WithDecisions(s)
 	}
-	r := res.Repetend
-	var rate float64
-	if r != nil {
-		rate = *sum.RepetendBubbleRate
-	}
 	if opts.Outputs.JSON {
 		return printJSON(stdout, sum)
 	}
-	nrText := "N_R from the budget"
-	if opts.NR > 0 {
-		nrText = fmt.Sprintf("N_R ≤ %d", opts.NR)
-	} else if res.Search != nil {
-		nrText = fmt.Sprintf("N_R ≤ %d", res.Search.MaxNR)
-	}
-	fmt.Fprintf(stdout, "tessel search: %s, %d devices, memory %s, %s, %d micro-batches, method %s\n",
-		p.Name, p.Devices, budgetOf(p, opts.Memory), nrText, opts.MicroBatches, method)
-	if t := linksText(p); t != "" {
-		fmt.Fprintf(stdout, "links: %s\n", t)
-	}
-	fmt.Fprintln(stdout)
-	if r != nil {
-		used := ""
-		if !res.RepetendUsed() {
-			used = "found, not used: "
-		}
-		fmt.Fprintf(stdout, "repetend     %sN_R %d, period %d (lower bound %d), repetend bubble rate %s\n", used, r.NR, r.Period, res.Bounds.Period, pct(rate))
-		fmt.Fprintf(stdout, "offsets      %s\n", r.OffsetsText(p))
-		for d, line := range r.DeviceRows(p) {
-			fmt.Fprintf(stdout, "  device %-3d %s\n", d, line)
-		}
-	} else {
-		fmt.Fprintf(stdout, "repetend     none with N_R ≤ %d fits the budget\n", opts.NR)
-	}
-	fmt.Fprintln(stdout)
-	if res.Fallback && res.Source.Kind == search.SourceRepetend {
-		fmt.Fprintf(stdout, "%d micro-batches is fewer than N_R %d: the schedule below is the time-optimal search of all of them.\n\n", opts.MicroBatches, r.NR)
-	}
-	// The warmup and two iterations of the repetend show its pattern and
-	// keep the picture within a terminal.
-	units := textUnits
-	if s.Repetend != nil {
-		units = min(units, s.Repetend.Start+2*s.Repetend.Period+1)
-	}
-	if err := schedule.RenderTextUpTo(s, stdout, units); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, res.Gap(), pct(sum.BubbleRate))
-	fmt.Fprintf(stdout, "steady state %s\n", steadyText(s))
-	fmt.Fprintf(stdout, "built by     %s\n", res.Provenance())
-	fmt.Fprintf(stdout, "peak memory  %s (budget %s)\n", ints(sum.PeakMemory), budgetOf(p, opts.Memory))
-	printDecisions(stdout, s, opts.Decisions)
-	if res.Search != nil {
-		st := res.Search.Stats
-		fmt.Fprintf(stdout, "solver       %d candidates seen, %d pruned, %d solved, %d rejected by warmup/cooldown (%d solver calls)\n", st.Seen, st.Pruned, st.Solved, st.Rejected, st.Checks)
-	} else if res.Skipped != "" {
-		fmt.Fprintf(stdout, "solver       not needed for the repetend: %s\n", res.Skipped)
-	}
-	fmt.Fprintf(stdout, "search time  %.3fs (constructions %.3fs, repetend %.3fs, warmup %.3fs, cooldown %.3fs, refining %.3fs)\n", res.Times.Total.Seconds(), res.Times.Constructions.Seconds(), res.Times.Repetend.Seconds(), res.Times.Warmup.Seconds(), res.Times.Cooldown.Seconds(), res.Times.Refine.Seconds())
-	fmt.Fprintf(stdout, "proven       %s\n", res.ProofStatus())
-	fmt.Fprintf(stdout, "verified     %s\n", yesNo(sum.Valid))
-	return nil
+	return res.WriteText(stdout, sum, search.TextOptions{Placement: p, Memory: opts.Memory, NR: opts.NR, MicroBatches: opts.MicroBatches,
+		Method: method, Decisions: opts.Decisions.Any(), Units: textUnits})
 }

@@ -1,0 +1,42 @@
+package placement
+
+import "fmt"
+
+// LinksText says how tensors cross devices on p, for a report's header:
+// "" when every transfer is free, else the range of transfer times and,
+// with channels, that each link carries one at a time.
+func (p *Placement) LinksText() string {
+	lo, hi := 0, 0
+	for _, d := range p.Deps {
+		if c := p.Transfer(d); c > 0 {
+			if lo == 0 || c < lo {
+				lo = c
+			}
+			hi = max(hi, c)
+		}
+	}
+	if hi == 0 {
+		return ""
+	}
+	t := fmt.Sprintf("every transfer between devices takes %d", lo)
+	if lo != hi {
+		t = fmt.Sprintf("transfers between devices take %d to %d", lo, hi)
+	}
+	if p.Channels {
+		t += "; each link carries one at a time, the others queue"
+	}
+	return t
+}
+
+// BudgetText is the budget of p's devices under memory, for a report: one
+// number where they share it ("unlimited" for none), else every device's,
+// "[4 3 2]".
+func (p *Placement) BudgetText(memory int) string {
+	if !p.Uniform(memory) {
+		return fmt.Sprint(p.Budgets(memory))
+	}
+	if b := p.Budget(0, memory); b > 0 {
+		return fmt.Sprint(b)
+	}
+	return "unlimited"
+}

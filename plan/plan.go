@@ -1,0 +1,127 @@
+// Package plan is the report of tessel plan: a model cut into stages
+// (package partition) and the schedule of its placement (package search),
+// in placement steps and in the model's time.
+package plan
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
+)
+
+// Parts are what a plan's report is made of.
+type Parts struct {
+	Partition *partition.Report
+	Result    *search.Result       // the search on the split's placement; its schedule verified
+	Summary   search.Summary       // Result.Summary, WithDecisions where decisions were allowed
+	Placement *placement.Placement // the placement searched (on its cluster, with its capacities)
+	// Memory is each device's memory under the model (Conversion.Memory);
+	// nil without a memory model.
+	Memory    []partition.DeviceMemory
+	Budget    int  // the search's per-device budget asked, 0 for none
+	Decisions bool // offload or recompute were allowed
+}
+
+// Report is tessel plan's report; its JSON is tessel plan --json.
+type Report struct {
+	Partition *partition.Report `json:"partition"`
+	Schedule  search.Summary    `json:"schedule"`
+	// Model-time figures: the schedule's makespan and its time per
+	// micro-batch in the steady state (period × time unit; omitted where
+	// the schedule has none), beside the split's max load.
+	MakespanTime   float64  `json:"makespan_time"`
+	PeriodTime     *float64 `json:"period_time,omitempty"`
+	TimePerSample  float64  `json:"time_per_sample"`
+	EvenPerSample  float64  `json:"even_time_per_sample,omitempty"`
+	SearchSeconds  float64  `json:"search_seconds"`
+	TotalSeconds   float64  `json:"seconds"`
+	ScheduleFile   string   `json:"schedule_file,omitempty"`
+	PlacementFile  string   `json:"placement_file,omitempty"`
+	ScheduleProven bool     `json:"schedule_proven"`
+	// Memory is each device's memory under the model (a profile with a
+	// capacity): what its stages hold for good and the budget left for
+	// the schedule.
+	Memory *partition.MemoryReport `json:"memory,omitempty"`
+
+	parts Parts
+}
+
+// New is the report of the parts. The caller sets the times and files.
+func New(in Parts) *Report {
+	pr, sum := in.Partition, in.Summary
+	// The time per micro-batch of the schedule's own steady state.
+	unit := pr.Converted.TimeUnit
+	var periodTime *float64 // none without a steady state
+	if st := schedule.SteadyOf(in.Result.Schedule); st != nil {
+		t := textfmt.Round6(st.TimePerMicroBatch() * unit)
+		periodTime = &t
+	}
+	r := &Report{
+		Partition: pr, Schedule: sum,
+		MakespanTime: textfmt.Round6(float64(sum.Makespan) * unit), PeriodTime: periodTime,
+		TimePerSample: pr.MaxLoad, ScheduleProven: in.Result.Proven(),
+		Memory: partition.NewMemoryReport(in.Memory, pr.Graph.Bytes, pr.Converted.MemoryUnit),
+		parts:  in,
+	}
+	for _, b := range pr.Baselines {
+		if b.Method == "even" {
+			r.EvenPerSample = b.MaxLoad
+		}
+	}
+	return r
+}
+
+// WriteText writes the report as tessel plan prints it: the partition,
+// the time per sample beside the even split's, each device's memory, the
+// schedule's picture (its warmup and two iterations of the repetend, at
+// most units time units) and its figures in steps and in model time.
+func (r *Report) WriteText(w io.Writer, units int) error {
+	in := r.parts
+	pr, res, sum, p := r.Partition, in.Result, r.Schedule, in.Placement
+	s, rep := res.Schedule, res.Repetend
+	pr.WriteText(w)
+	fmt.Fprintln(w)
+	if r.EvenPerSample > 0 {
+		fmt.Fprintf(w, "time per sample  %.2f (the even split by layer count: %.2f, %.2f× slower)\n", r.TimePerSample, r.EvenPerSample, r.EvenPerSample/r.TimePerSample)
+	}
+	if in.Memory != nil {
+		partition.WriteMemoryText(w, in.Memory, pr.Graph.Bytes)
+	}
+	if s.Repetend != nil {
+		units = min(units, s.Repetend.Start+2*s.Repetend.Period+1)
+	}
+	if err := schedule.RenderTextUpTo(s, w, units); err != nil {
+		return err
+	}
+	switch {
+	case rep != nil && res.RepetendUsed():
+		fmt.Fprintf(w, "\nrepetend     N_R %d, period %d steps = %.2f per micro-batch (the split's max load %.2f), repetend bubble rate %s\n",
+			schedule.SteadyOf(s).NR, rep.Period, *r.PeriodTime, pr.MaxLoad, textfmt.Pct(schedule.RepetendBubbleRate(p, rep.Period)))
+	case rep != nil:
+		fmt.Fprintf(w, "\nrepetend     found, not used: N_R %d, period %d steps (repetend bubble rate %s); the schedule is a construction's\n",
+			rep.NR, rep.Period, textfmt.Pct(schedule.RepetendBubbleRate(p, rep.Period)))
+	default:
+		fmt.Fprintf(w, "\nrepetend     none fits the budget (--budget, --nr); the schedule below is a construction's\n")
+	}
+	switch {
+	case (rep == nil || !res.RepetendUsed()) && r.PeriodTime != nil:
+		fmt.Fprintf(w, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", schedule.SteadyText(s), *r.PeriodTime, pr.MaxLoad)
+	case rep == nil || !res.RepetendUsed():
+		fmt.Fprintf(w, "steady state %s\n", schedule.SteadyText(s))
+	}
+	fmt.Fprintf(w, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
+		s.MicroBatches, sum.Makespan, r.MakespanTime, textfmt.Pct(sum.BubbleRate), sum.LowerBound.Makespan)
+	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(in.Budget))
+	if in.Decisions {
+		fmt.Fprintf(w, "decisions    %s\n", s.DecisionsText())
+	}
+	schedule.WriteDecisionsText(w, s)
+	fmt.Fprintf(w, "search time  %.3fs (proven: %s)\n", r.SearchSeconds, textfmt.YesNo(res.Proven()))
+	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
+	return nil
+}

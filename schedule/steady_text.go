@@ -1,0 +1,44 @@
+package schedule
+
+import (
+	"fmt"
+	"strings"
+)
+
+// SteadyText says what s does once it repeats, in one line: its period
+// (per so many micro-batches), N_R and bubble rate, and where the
+// periodic stretches lie. It is the "steady state" line of tessel search
+// and tessel plan.
+func SteadyText(s *Schedule) string {
+	st := SteadyOf(s)
+	if st == nil {
+		return "none found: no stretches of the schedule repeat exactly with every block in one"
+	}
+	period := fmt.Sprint(st.Period)
+	if st.PerPeriod > 1 {
+		period = fmt.Sprintf("%d for %d micro-batches", st.Period, st.PerPeriod)
+	}
+	where := func(x Stretch) string {
+		return fmt.Sprintf("%d %s from time %d", x.Iterations, plural(x.Iterations, "iteration"), x.Start)
+	}
+	text := fmt.Sprintf("period %s, N_R %d, bubble rate %.2f%%", period, st.NR, 100*st.BubbleRate)
+	switch {
+	case len(st.Stretches) == 1:
+		text += " (" + where(st.Main) + ")"
+	default:
+		parts := make([]string, len(st.Stretches))
+		for k, x := range st.Stretches {
+			ids := make([]string, len(x.Blocks))
+			for j, i := range x.Blocks {
+				ids[j] = s.Placement.Blocks[i].ID
+			}
+			block := strings.Join(ids, " ")
+			if len(ids) > 3 {
+				block = fmt.Sprintf("%d blocks", len(ids))
+			}
+			parts[k] = fmt.Sprintf("%s every %d, %s", block, x.Period, where(x))
+		}
+		text += fmt.Sprintf(" over %d periodic stretches one after another: %s", len(st.Stretches), strings.Join(parts, "; "))
+	}
+	return text
+}

@@ -1,0 +1,32 @@
+package schedule
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSteadyText(t *testing.T) {
+	const n = 12
+	pairs := &Schedule{Placement: chainOnOne("a"), MicroBatches: n}
+	for m := range n {
+		pairs.Instances = append(pairs.Instances, Instance{Block: 0, Micro: m, Start: m/2*3 + m%2})
+	}
+	phases := &Schedule{Placement: chainOnOne("a", "b"), MicroBatches: n}
+	for m := range n {
+		phases.Instances = append(phases.Instances, Instance{Block: 0, Micro: m, Start: m}, Instance{Block: 1, Micro: m, Start: n + m})
+	}
+	one := &Schedule{Placement: chainOnOne("a"), MicroBatches: 1, Instances: []Instance{{Block: 0, Micro: 0, Start: 0}}}
+	for _, c := range []struct {
+		name string
+		s    *Schedule
+		want string
+	}{
+		{"pairs", pairs, "period 3 for 2 micro-batches, N_R "},
+		{"phases", phases, " over 2 periodic stretches one after another: a every 1, "},
+		{"none", one, "none found: "},
+	} {
+		if got := SteadyText(c.s); !strings.Contains(got, c.want) {
+			t.Errorf("%s: SteadyText = %q, want it to hold %q", c.name, got, c.want)
+		}
+	}
+}

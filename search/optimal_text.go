@@ -1,0 +1,46 @@
+package search
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
+)
+
+// WriteText writes the time-optimal search's report as tessel optimal
+// prints it: the question, the schedule's picture (at most o.Units time
+// units), the makespan and whether it is proven, its lower bound and what
+// proves it, and the search's time (elapsed). sum is NewSummary of the
+// schedule; o.NR and o.Method are not used.
+func (r *OptimalResult) WriteText(w io.Writer, sum Summary, o TextOptions, elapsed time.Duration) error {
+	p, s, sol := o.Placement, r.Schedule, r.Solution
+	fmt.Fprintf(w, "time-optimal schedule: %s, %d devices, %d micro-batches, memory %s\n\n",
+		p.Name, p.Devices, o.MicroBatches, p.BudgetText(o.Memory))
+	if err := schedule.RenderTextUpTo(s, w, o.Units); err != nil {
+		return err
+	}
+	status := "proven optimal"
+	if !sol.Proven {
+		status = fmt.Sprintf("not proven: the optimum is between %d and %d (stopped by the time limit)", sol.LowerBound, sol.Makespan)
+	}
+	fmt.Fprintf(w, "\nmakespan     %d (%s)\n", sum.Makespan, status)
+	bound := "proven by " + r.Bound.By
+	if r.Bound.Solver {
+		bound += fmt.Sprintf("; the relaxations and the memory budget give %d", r.Bound.Relaxed)
+	}
+	fmt.Fprintf(w, "lower bound  %d (%s)\n", sum.LowerBound.Makespan, bound)
+	fmt.Fprintf(w, "bubble rate  %s\n", textfmt.Pct(sum.BubbleRate))
+	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(o.Memory))
+	if o.Decisions {
+		fmt.Fprintf(w, "decisions    %s\n", s.DecisionsText())
+	}
+	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
+	if r.Source.Kind != SourceSolver {
+		fmt.Fprintf(w, "built by     %s (the solver found nothing shorter)\n", r.Source)
+	}
+	fmt.Fprintf(w, "search time  %v (%d solver calls, Z3 %s)\n", elapsed.Round(time.Microsecond), sol.Checks, smt.Version())
+	return nil
+}
