@@ -376,47 +376,9 @@ func memoryBound(p *placement.Placement, n, memory int) int {
 		return far[b]
 	}
 	best := 0
-	for d, on := range p.DeviceBlocks() {
-		memory := p.Budget(d, memory)
-		if memory <= 0 {
-			continue
-		}
-		sort.Slice(on, func(a, b int) bool { return pos[on[a]] < pos[on[b]] })
-		chain, peak, sum := true, 0, 0
-		for k, i := range on {
-			if k > 0 && dist(on[k-1], i) < 0 {
-				chain = false
-				break
-			}
-			sum += p.Blocks[i].Memory
-			if sum < 0 {
-				chain = false
-				break
-			}
-			peak = max(peak, sum)
-		}
-		if !chain || peak <= 0 || peak > memory || memory/peak >= n {
-			continue
-		}
-		c := memory / peak
-		sum = 0
-		for k, i := range on {
-			sum += p.Blocks[i].Memory
-			if sum != peak || (k > 0 && sum-p.Blocks[i].Memory == peak) {
-				continue
-			}
-			// i brings the micro-batch to its peak; the interval ends
-			// at the next block that lowers it.
-			rest := sum
-			for _, j := range on[k+1:] {
-				rest += p.Blocks[j].Memory
-				if rest < peak {
-					l := dist(i, j)
-					best = max(best, heads[i]+(n*l+c-1)/c+p.Blocks[j].Time+tails[j])
-					break
-				}
-			}
-		}
+	for _, h := range peakHolds(p, memory, n, pos, dist) {
+		l := dist(h.From, h.To)
+		best = max(best, heads[h.From]+(n*l+h.C-1)/h.C+p.Blocks[h.To].Time+tails[h.To])
 	}
 	return best
 }
