@@ -357,9 +357,22 @@ func memoryBound(p *placement.Placement, n, memory int) int {
 	for k, i := range order {
 		pos[i] = k
 	}
+	dist := startDistance(p, order, pos)
+	best := 0
+	for _, h := range peakHolds(p, memory, n, pos, dist) {
+		l := dist(h.From, h.To)
+		best = max(best, heads[h.From]+(n*l+h.C-1)/h.C+p.Blocks[h.To].Time+tails[h.To])
+	}
+	return best
+}
+
+// startDistance returns the longest start-to-start path from block a to
+// block b of p (block times and transfers, placement's Delay), or -1
+// where b does not depend on a; order is p's topological order and pos
+// each block's place in it.
+func startDistance(p *placement.Placement, order, pos []int) func(a, b int) int {
 	succs := p.SuccDeps()
-	// dist returns the longest start-to-start path from a to b, or -1.
-	dist := func(a, b int) int {
+	return func(a, b int) int {
 		far := make([]int, len(p.Blocks))
 		for i := range far {
 			far[i] = -1
@@ -375,12 +388,6 @@ func memoryBound(p *placement.Placement, n, memory int) int {
 		}
 		return far[b]
 	}
-	best := 0
-	for _, h := range peakHolds(p, memory, n, pos, dist) {
-		l := dist(h.From, h.To)
-		best = max(best, heads[h.From]+(n*l+h.C-1)/h.C+p.Blocks[h.To].Time+tails[h.To])
-	}
-	return best
 }
 
 // peakHold is one device's peak of one micro-batch (memoryBound): blocks
@@ -498,22 +505,7 @@ func memoryPeriod(p *placement.Placement, memory, lower int) int {
 		}
 		return p.Blocks[i].Time
 	}
-	dist := func(a, b int) int {
-		far := make([]int, len(p.Blocks))
-		for i := range far {
-			far[i] = -1
-		}
-		far[a] = 0
-		for _, i := range order[pos[a]:] {
-			if far[i] < 0 {
-				continue
-			}
-			for _, d := range succs[i] {
-				far[d.To] = max(far[d.To], far[i]+p.Delay(d))
-			}
-		}
-		return far[b]
-	}
+	dist := startDistance(p, order, pos)
 	// path returns the blocks and the transfers before each of a path
 	// from a to b of most time outside barriers.
 	path := func(a, b int) (blocks, lags []int) {
