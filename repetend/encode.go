@@ -180,6 +180,9 @@ type periodSolver struct {
 	e      *smt.Encoder
 	period smt.Int
 	checks int
+	// latency is the latency budget asserted with each candidate's
+	// offsets (0: none; see latency.go).
+	latency int
 }
 
 // iterationEntry is the highest memory any iteration starts with: the
@@ -283,6 +286,10 @@ func MinimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, lo
 		return nil, 0, err
 	}
 	defer ps.close()
+	ps.latency = opt.Latency
+	if err := ps.assertLatency(p, c.Offsets); err != nil {
+		return nil, 0, err
+	}
 	return ps.search(ctx, c, lo, hi)
 }
 
@@ -314,6 +321,9 @@ func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placeme
 	}
 	if budget, shift := smt.BudgetShift(p, memory); budget > 0 {
 		ps.e.AssertMemoryBudget(budget, smt.ShiftEntry(iterationEntry(p, c.Offsets, c.NR, microBatches), shift))
+	}
+	if err := ps.assertLatency(p, c.Offsets); err != nil {
+		return nil, 0, err
 	}
 	return ps.search(ctx, c, lo, hi)
 }
@@ -354,6 +364,10 @@ func SolveFixed(ctx context.Context, p *placement.Placement, c Candidate, period
 		return nil, err
 	}
 	defer ps.close()
+	ps.latency = opt.Latency
+	if err := ps.assertLatency(p, offsets); err != nil {
+		return nil, err
+	}
 	ps.s.Assert(ps.x.Eq(ps.period, ps.x.IntVal(period)))
 	st, P, starts, err := ps.probe(ctx, period)
 	if err != nil {
