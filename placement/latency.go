@@ -76,3 +76,14 @@ func (p *Placement) CheckLatency(budget int) error {
 	}
 	return nil
 }
+
+// Inference reports whether p is an inference placement: every block a
+// forward (the built-in shapes' --infer, a forward-only file).
+func (p *Placement) Inference() bool {
+	for _, b := range p.Blocks {
+		if b.Kind != Forward {
+			return false
+		}
+	}
+	return len(p.Blocks) > 0
+}

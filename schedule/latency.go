@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/tessel-pp/tessel/placement"
 )
@@ -186,4 +187,24 @@ func CompactLatency(p *placement.Placement, n int, orders [][]Ref, budget int) (
 		ins[x].Start = start[node(ins[x].Ref())]
 	}
 	return ins, nil
+}
+
+// ShowsLatency reports whether a report on s speaks of latency without
+// being asked: s has a latency budget, or its placement is an inference
+// placement (every block a forward). Reports on training schedules stay
+// as they were.
+func ShowsLatency(s *Schedule) bool {
+	return s.Latency > 0 || s.Placement.Inference()
+}
+
+// LatencyText is s's latency figures for people, e.g. "max 4, mean 4,
+// throughput 1 per time unit (budget 4)"; s must be verified.
+func LatencyText(s *Schedule) string {
+	st := MeasureLatency(s)
+	t := fmt.Sprintf("max %d, mean %s, throughput %s per time unit", st.Max, strconv.FormatFloat(roundRate(st.Mean), 'f', -1, 64),
+		strconv.FormatFloat(roundRate(st.Throughput), 'f', -1, 64))
+	if s.Latency > 0 {
+		t += fmt.Sprintf(" (budget %d)", s.Latency)
+	}
+	return t
 }

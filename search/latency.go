@@ -46,6 +46,12 @@ import (
 // ErrLatency wraps the error of a latency budget no schedule meets.
 var ErrLatency = errors.New("latency budget out of reach")
 
+// latencyError is an error that is ErrLatency.
+type latencyError struct{ error }
+
+func (e latencyError) Is(target error) bool { return target == ErrLatency }
+func (e latencyError) Unwrap() error        { return e.error }
+
 // checkLatency rejects a budget below the critical path, and what the
 // budget is not combined with: decisions (offload, recompute) and links
 // that carry one transfer at a time.
@@ -54,7 +60,7 @@ func (o Options) checkLatency(p *placement.Placement) error {
 		return nil
 	}
 	if err := p.CheckLatency(o.Latency); err != nil {
-		return fmt.Errorf("search: %w: %w", err, ErrLatency)
+		return latencyError{fmt.Errorf("search: %w", err)}
 	}
 	switch {
 	case o.Offload || o.Recompute:

@@ -29,6 +29,9 @@ type Summary struct {
 	Makespan     int            `json:"makespan"`
 	BubbleRate   float64        `json:"bubble_rate"`
 	PeakMemory   []int          `json:"peak_memory"`
+	// Latency is every schedule's latency figures (schedule's
+	// MeasureLatency), the budget where there is one.
+	Latency SummaryLatency `json:"latency"`
 	// Offloaded and Recomputed count the instances whose activation the
 	// schedule offloads and recomputes; present only where the search
 	// could decide (--offload, --recompute: WithDecisions).
@@ -42,6 +45,23 @@ type Summary struct {
 	Source       string          `json:"source,omitempty"`
 	Candidates   *SummaryOffsets `json:"candidates,omitempty"`
 	Seconds      SummarySeconds  `json:"seconds"`
+}
+
+// SummaryLatency is the latency per micro-batch (its first block's start
+// to its last block's end: max and mean), the throughput of the steady
+// state in micro-batches per time unit, and the latency budget (omitted
+// without one).
+type SummaryLatency struct {
+	Max        int     `json:"max"`
+	Mean       float64 `json:"mean"`
+	Throughput float64 `json:"throughput"`
+	Budget     int     `json:"budget,omitempty"`
+}
+
+// LatencySummary is s's SummaryLatency; s must be verified.
+func LatencySummary(s *schedule.Schedule) SummaryLatency {
+	st := schedule.MeasureLatency(s)
+	return SummaryLatency{Max: st.Max, Mean: textfmt.Round6(st.Mean), Throughput: textfmt.Round6(st.Throughput), Budget: s.Latency}
 }
 
 // SummaryBounds are the lower bounds of the period and the makespan.
@@ -130,6 +150,7 @@ func NewSummary(s *schedule.Schedule, method string, proven bool) Summary {
 		Makespan:     m.Makespan,
 		BubbleRate:   textfmt.Round6(m.BubbleRate),
 		PeakMemory:   m.PeakMemory,
+		Latency:      LatencySummary(s),
 		LowerBound:   SummaryBounds{Period: m.LowerBound.Period, Makespan: m.LowerBound.Makespan},
 		Valid:        schedule.Verify(s) == nil,
 		Proven:       proven,

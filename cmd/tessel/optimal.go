@@ -20,6 +20,7 @@ type optimalOptions struct {
 	TimeLimit    time.Duration
 	Seed         int
 	Decisions    placement.Decisions
+	Latency      int
 	Outputs      outputs
 }
 
@@ -39,6 +40,7 @@ func optimalCommand() *cli.Command {
 			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this long and return the best schedule found (e.g. 60s, 5m)"},
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
+			latencyBudgetFlag(),
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -47,6 +49,7 @@ func optimalCommand() *cli.Command {
 			return runOptimal(c.Context, optimalOptions{
 				Placement: placementSpecFrom(c), MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				TimeLimit: c.Duration("time-limit"), Seed: c.Int("seed"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
+				Latency: c.Int("latency-budget"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -57,6 +60,9 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 		return err
 	}
 	if err := checkAtLeast("memory", opts.Memory, 0); err != nil {
+		return err
+	}
+	if err := checkAtLeast("latency-budget", opts.Latency, 0); err != nil {
 		return err
 	}
 	if err := opts.Outputs.check(); err != nil {
@@ -78,7 +84,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	t0 := time.Now()
 	res, err := search.Optimal(ctx, p, search.OptimalOptions{
 		MicroBatches: opts.MicroBatches, Memory: opts.Memory, Seed: opts.Seed,
-		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute,
+		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency,
 		Progress: func(lo, hi int) {
 			bar.show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))
 		},

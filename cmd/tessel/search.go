@@ -27,6 +27,7 @@ type searchOptions struct {
 	TimeLimit    time.Duration
 	SolverOnly   bool
 	Decisions    placement.Decisions
+	Latency      int
 	Outputs      outputs
 }
 
@@ -74,6 +75,7 @@ func searchCommand() *cli.Command {
 			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of one solver call of the repetend search, in Z3 resource units (0: %d, -1: none); deterministic, unlike --time-limit", repetend.DefaultEffort)},
 			&cli.DurationFlag{Name: "time-limit", Usage: "keep improving the schedule for this long, then answer with the best found (e.g. 30s, 5m)"},
 			&cli.BoolFlag{Name: "solver-only", Usage: "leave out the constructions and baselines: the paper's search alone (for measuring it)"},
+			latencyBudgetFlag(),
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -83,6 +85,7 @@ func searchCommand() *cli.Command {
 				Placement: placementSpecFrom(c), MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				NR: c.Int("nr"), Method: c.String("method"), Jobs: c.Int("jobs"), Seed: c.Int("seed"), Effort: c.Int("effort"),
 				TimeLimit: c.Duration("time-limit"), SolverOnly: c.Bool("solver-only"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
+				Latency: c.Int("latency-budget"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -92,7 +95,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	for _, f := range []struct {
 		name   string
 		v, min int
-	}{{"micro-batches", opts.MicroBatches, 1}, {"memory", opts.Memory, 0}, {"nr", opts.NR, 0}, {"jobs", opts.Jobs, 0}} {
+	}{{"micro-batches", opts.MicroBatches, 1}, {"memory", opts.Memory, 0}, {"nr", opts.NR, 0}, {"jobs", opts.Jobs, 0}, {"latency-budget", opts.Latency, 0}} {
 		if err := checkAtLeast(f.name, f.v, f.min); err != nil {
 			return err
 		}
@@ -124,7 +127,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	res, err := search.Run(ctx, p, search.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
 		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
-		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute,
+		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency,
 		Progress: func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
 	})
 	bar.done()
