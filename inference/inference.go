@@ -71,7 +71,7 @@ type Method struct {
 func Methods() []Method {
 	return []Method{
 		{Name: "tp", Title: "TP", Summary: "tensor parallelism: every block on all devices, one micro-batch after another", Build: TensorParallel},
-		{Name: "1f1b", Title: "1F1B", Summary: "the blocks as a chain of stages, one device each, micro-batches in order (1F1B without backward)", Build: OneFOneB},
+		{Name: "1f1b", Title: "1F1B (chain)", Summary: "the blocks as a chain of stages, one device each, micro-batches in order (1F1B without backward)", Build: OneFOneB},
 		{Name: "gpipe", Title: "GPipe", Summary: "GPipe on the inference placement: every device runs all micro-batches of a block before its next", Build: GPipe},
 	}
 }
