@@ -29,14 +29,14 @@ type Summary struct {
 	Makespan     int            `json:"makespan"`
 	BubbleRate   float64        `json:"bubble_rate"`
 	PeakMemory   []int          `json:"peak_memory"`
-	// Latency is every schedule's latency figures (schedule's
-	// MeasureLatency), the budget where there is one.
-	Latency SummaryLatency `json:"latency"`
 	// Offloaded and Recomputed count the instances whose activation the
 	// schedule offloads and recomputes; present only where the search
 	// could decide (--offload, --recompute: WithDecisions).
-	Offloaded    *int            `json:"offloaded,omitempty"`
-	Recomputed   *int            `json:"recomputed,omitempty"`
+	Offloaded  *int `json:"offloaded,omitempty"`
+	Recomputed *int `json:"recomputed,omitempty"`
+	// Latency is every schedule's latency figures (schedule's
+	// MeasureLatency), the budget where there is one.
+	Latency      SummaryLatency  `json:"latency"`
 	LowerBound   SummaryBounds   `json:"lower_bound"`
 	Valid        bool            `json:"valid"`
 	Proven       bool            `json:"proven"`
