@@ -227,3 +227,35 @@ func (r *LatencyResult) Chart() *chart.Line {
 	}
 	return c
 }
+
+// LatencyChart draws each method's largest latency against N, the
+// budget as a line of its own (one budget; the other half of the Tessel
+// paper's Fig. 15). nil with several budgets.
+func (r *LatencyResult) LatencyChart() *chart.Line {
+	if len(r.Budgets) > 1 {
+		return nil
+	}
+	c := &chart.Line{Title: r.title(), XLabel: "N (requests)", YLabel: "largest latency of a request", IntegerX: true}
+	series := map[string]*chart.Series{}
+	var order []string
+	for _, pt := range r.Points {
+		s, ok := series[pt.Method]
+		if !ok {
+			s = &chart.Series{Name: pt.Method}
+			series[pt.Method] = s
+			order = append(order, pt.Method)
+		}
+		s.Points = append(s.Points, chart.Point{X: float64(pt.MicroBatches), Y: float64(pt.MaxLatency)})
+	}
+	for _, name := range order {
+		c.Series = append(c.Series, *series[name])
+	}
+	if len(r.Budgets) == 1 && r.Budgets[0] > 0 {
+		b := chart.Series{Name: fmt.Sprintf("budget %d", r.Budgets[0])}
+		for _, n := range r.MicroBatches {
+			b.Points = append(b.Points, chart.Point{X: float64(n), Y: float64(r.Budgets[0])})
+		}
+		c.Series = append(c.Series, b)
+	}
+	return c
+}

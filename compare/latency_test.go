@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	"io"
 	"path/filepath"
 	"testing"
 
@@ -36,6 +37,16 @@ func TestFlavaFig15(t *testing.T) {
 		by[pt.Method][pt.MicroBatches] = pt
 		if err := schedule.Verify(pt.Schedule); err != nil {
 			t.Errorf("%s, N %d: %v", pt.Method, pt.MicroBatches, err)
+		}
+	}
+	for _, c := range []interface{ WriteSVG(io.Writer) error }{res.Chart(), res.LatencyChart()} {
+		if err := c.WriteSVG(io.Discard); err != nil {
+			t.Errorf("chart: %v", err)
+		}
+	}
+	for _, f := range []string{"table", "csv", "json", "markdown"} {
+		if err := res.Write(io.Discard, f); err != nil {
+			t.Errorf("%s: %v", f, err)
 		}
 	}
 	for _, n := range flavaNs {

@@ -450,8 +450,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	}
 	bestKept := 0 // least makespan of a seed that keeps every activation
 	offer := func(source Source, s *schedule.Schedule) {
-		if s == nil {
-			return
+		if s = opt.withinLatency(s); s == nil {
+			return // its orders meet no schedule within the latency budget
 		}
 		if ms := schedule.Makespan(s); len(s.Decisions) == 0 && (bestKept == 0 || ms < bestKept) {
 			bestKept = ms

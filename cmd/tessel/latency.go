@@ -139,10 +139,21 @@ func runLatencySweep(ctx context.Context, opts sweepOptions, stdout, stderr io.W
 	if err := res.Chart().WriteSVG(&svg); err != nil {
 		return err
 	}
-	for _, file := range []struct {
+	files := []struct {
 		name string
 		data []byte
-	}{{"latency." + textfmt.Ext(opts.Format), table.Bytes()}, {"latency.svg", svg.Bytes()}} {
+	}{{"latency." + textfmt.Ext(opts.Format), table.Bytes()}, {"latency.svg", svg.Bytes()}}
+	if lc := res.LatencyChart(); lc != nil {
+		var b bytes.Buffer
+		if err := lc.WriteSVG(&b); err != nil {
+			return err
+		}
+		files = append(files, struct {
+			name string
+			data []byte
+		}{"latency-max.svg", b.Bytes()})
+	}
+	for _, file := range files {
 		path := filepath.Join(opts.OutDir, file.name)
 		if err := writeNew(path, opts.Force, file.data); err != nil {
 			return err
