@@ -24,6 +24,9 @@ type LatencyIPOptions struct {
 	// Progress, when set, is told of each better split and each raised
 	// lower bound.
 	Progress func(best, lowerBound float64)
+	// SolverOnly leaves out the path relaxation (pathBound), so that the
+	// solver alone must prove the bound: for measuring it.
+	SolverOnly bool
 }
 
 // LatencyIPResult is the best split the program found and how far from
@@ -40,13 +43,18 @@ type LatencyIPResult struct {
 	// optimal.
 	Latency, LowerBound, Gap float64
 	Proven                   bool
+	// ProvenBy says what proved the lower bound: "relaxation" (the
+	// longest path or pathBound meets the best split) or "solver".
+	ProvenBy string
 	// Grid is the time step the program counts in; reported latencies
 	// are exact (SplitLatency of the split).
 	Grid   float64
 	Checks int
-	// Improved is false when the solver found nothing better than Start.
-	Improved bool
-	Elapsed  time.Duration
+	// Improved is false when nothing better than Start was found;
+	// LocalSearch is true when the best split came from the local search
+	// (LatencyIPResult.Split is then not the solver's).
+	Improved, LocalSearch bool
+	Elapsed               time.Duration
 }
 
 // MinLatency minimises the latency of one sample over the splits onto the
@@ -287,7 +295,9 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 	// Lower bound: the longest path, each node at its cheaper time.
 	lb := criticalPath(g, order, pred)
 	for _, byMemory := range []bool{false, true} {
-		lb = math.Max(lb, pathBound(g, heaviestPath(g, order, pred, byMemory), S))
+		if !opt.SolverOnly {
+			lb = math.Max(lb, pathBound(g, heaviestPath(g, order, pred, byMemory), S))
+		}
 	}
 	lo := max(int(math.Floor((lb-slack)/grid)), 0)
 	// closed: the relaxation already meets the best split (its bound is
@@ -297,6 +307,9 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 	if best != nil {
 		hi = scale(best.Latency) // a split of latency ≤ hi·grid is known
 	}
+	// check asks for a split of latency ≤ T within part of the time left:
+	// sat improves the best split, unsat raises the bound, and a check cut
+	// short says neither.
 	check := func(T int, share float64) (smt.Status, error) {
 		sub, cancel := ctx, context.CancelFunc(func() {})
 		if dl, ok := ctx.Deadline(); ok && share < 1 {
@@ -353,7 +366,7 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 				return smt.Unknown, fmt.Errorf("the program's split exceeds the memory cap or separates a colour class (a bug)")
 			}
 			if best == nil || sc.Latency < best.Latency {
-				res.Split, res.Schedule, res.Pieces, res.Improved, best = s, sc, pieces, true, sc
+				res.Split, res.Schedule, res.Pieces, res.Improved, res.LocalSearch, best = s, sc, pieces, true, false, sc
 			}
 			hi = min(T, scale(best.Latency))
 		}
@@ -362,9 +375,23 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 		}
 		return st, nil
 	}
-	// First improve the split: ask for anything better than the best, with
-	// half the time left each time, until the solver proves there is none
-	// or a check runs out of time.
+	// First a local search around the best split (LocalSearch): the
+	// solver is slow to find small improvements, single moves are not.
+	if best != nil && !closed() {
+		lctx := ctx
+		if dl, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			lctx, cancel = context.WithTimeout(ctx, time.Duration(float64(time.Until(dl))*0.3))
+			defer cancel()
+		}
+		if s, pieces, sc := localSearch(lctx, g, res.Split, res.Pieces, q); sc.Latency < best.Latency {
+			res.Split, res.Schedule, res.Pieces, res.Improved, res.LocalSearch, best = s, sc, pieces, true, true, sc
+			hi = min(hi, scale(best.Latency))
+		}
+	}
+	// Then improve the split globally: ask for anything better than the
+	// best, with half the time left each time, until the solver proves
+	// there is none or a check runs out of time.
 	for lo < hi && !closed() && ctx.Err() == nil {
 		T := hi - 1
 		if hi == math.MaxInt {
@@ -409,6 +436,12 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 	}
 	res.Latency = best.Latency
 	res.Proven = lo >= hi || closed()
+	if res.Proven {
+		res.ProvenBy = "solver"
+		if closed() {
+			res.ProvenBy = "relaxation"
+		}
+	}
 	res.LowerBound = math.Min(math.Max(0, float64(lo)*grid-slack), best.Latency)
 	res.LowerBound = math.Max(res.LowerBound, math.Min(lb, best.Latency))
 	if best.Latency > 0 {

@@ -40,9 +40,11 @@ type LatencyReport struct {
 	LowerBound float64 `json:"lower_bound"`
 	Gap        float64 `json:"gap"`
 	Proven     bool    `json:"proven"`
+	ProvenBy   string  `json:"proven_by,omitempty"` // "relaxation" or "solver"
 	Checks     int     `json:"solver_calls"`
-	// Found says which split is the best: "ip" when the program found a
-	// better one than the baselines, else the baseline it started from.
+	// Found says where the best split comes from: "ip" (Z3), "local
+	// search" (MinLatency's primal heuristic), or the baseline it started
+	// from when nothing better was found.
 	Found     string                   `json:"found"`
 	Steps     []LatencySubgraphSummary `json:"subgraphs"`
 	CPUNodes  []string                 `json:"cpu_nodes"`
@@ -153,12 +155,15 @@ func RunLatency(ctx context.Context, g *Graph, opt LatencyOptions) (*LatencyRepo
 		return nil, unsplittable{err}
 	}
 	res.Found = "ip"
-	if !ip.Improved && start != nil {
+	switch {
+	case !ip.Improved && start != nil:
 		res.Found = start.name
+	case ip.LocalSearch:
+		res.Found = "local search"
 	}
 	res.Split, res.Schedule = ip.Split, ip.Schedule
 	res.Latency, res.LowerBound, res.Gap = round6(ip.Latency), round6(ip.LowerBound), round6(ip.Gap)
-	res.Proven, res.Checks = ip.Proven, ip.Checks
+	res.Proven, res.ProvenBy, res.Checks = ip.Proven, ip.ProvenBy, ip.Checks
 	res.Contiguous = ip.Schedule.MaxPieces() <= 1
 	for _, st := range ip.Schedule.Subgraphs {
 		ss := LatencySubgraphSummary{Device: st.Device, Piece: st.Piece, Start: round6(st.Start), Finish: round6(st.Finish),
@@ -200,14 +205,21 @@ func (res *LatencyReport) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "%-8s %-6s %10s %10s %10s %10s %10s %12s  %s\n", "cpu", "", "", "", "", "", "", "", names(res.CPUNodes))
 	}
 	fmt.Fprintf(w, "\nlatency        %.2f per sample (one input at a time, from its arrival to its last output)\n", res.Latency)
-	status := "proven optimal"
+	status := "proven optimal by Z3"
+	if res.ProvenBy == "relaxation" {
+		status = "proven optimal by the path relaxation"
+	}
 	if !res.Proven {
 		status = "not proven (time limit)"
 	}
 	fmt.Fprintf(w, "lower bound    %.2f, gap %.1f%%, %s, %d solver calls\n", res.LowerBound, 100*res.Gap, status, res.Checks)
-	found := "by the integer program"
-	if res.Found != "ip" {
-		found = "the " + res.Found + " split: the integer program found none better"
+	found := "by Z3"
+	switch res.Found {
+	case "ip":
+	case "local search":
+		found = "by the local search from the best baseline (single moves, before Z3)"
+	default:
+		found = "the " + res.Found + " split: nothing better found"
 	}
 	fmt.Fprintf(w, "found          %s\n", found)
 	fmt.Fprintf(w, "time           %v\n\n", time.Duration(res.Seconds*float64(time.Second)).Round(time.Microsecond))
