@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"time"
 )
 
@@ -223,8 +222,8 @@ func (res *LatencyReport) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "found          %s\n", found)
 	fmt.Fprintf(w, "time           %v\n\n", time.Duration(res.Seconds*float64(time.Second)).Round(time.Microsecond))
-	fmt.Fprintf(w, "%-12s %10s %8s %10s %5s %11s\n", "split", "latency", "vs ip", "max load", "fits", "contiguous")
+	fmt.Fprintf(w, "%-12s %10s %10s %5s %11s\n", "split", "latency", "max load", "fits", "contiguous")
 	for _, b := range res.Baselines {
-		fmt.Fprintf(w, "%-12s %10.2f %7.2f× %10.2f %5s %11s\n", b.Method, b.Latency, b.Latency/math.Max(res.Latency, 1e-300), b.MaxLoad, yesNo(b.Fits), yesNo(b.Contiguous))
+		fmt.Fprintf(w, "%-12s %10.2f %10.2f %5s %11s\n", b.Method, b.Latency, b.MaxLoad, yesNo(b.Fits), yesNo(b.Contiguous))
 	}
 }
