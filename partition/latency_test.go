@@ -108,10 +108,11 @@ func TestLatencyBERT24(t *testing.T) {
 	}
 }
 
-// The Z3 program itself, not its relaxation: on GNMT (Tarnawski et al.,
-// Table 4: greedy 268.50, max-load DP 244.33) the baselines match the
-// paper and within a few seconds the program keeps the best of them and
-// reports a gap it proved.
+// Reference: Tarnawski et al., Table 4, GNMT layer graph: greedy 268.50,
+// max-load DP 244.33, IP 225.6 (within 1% in 3 minutes). The baselines
+// match the paper; the program's interval split (chainSplit) finds 225.65
+// at once, and the gap it reports is proven (the relaxation, Z3's
+// refutations).
 func TestLatencyGNMTBaselines(t *testing.T) {
 	testskip.Short(t, "the max-load DP with 8 CPUs and seconds of Z3")
 	g := loadPaper(t, "latency/gnmt_inference.json")
@@ -126,8 +127,8 @@ func TestLatencyGNMTBaselines(t *testing.T) {
 	if got["greedy"] != "268.50" || got["max-load dp"] != "244.33" {
 		t.Errorf("baselines %v, paper greedy 268.50, max-load DP 244.33", got)
 	}
-	if r.Latency > 244.33+1e-2 || r.LowerBound <= 0 || r.LowerBound > r.Latency || r.Checks == 0 {
-		t.Errorf("IP %.4f, lower bound %.4f, %d checks", r.Latency, r.LowerBound, r.Checks)
+	if r.Latency > 225.66 || r.LowerBound < 219 || r.LowerBound > r.Latency || r.Found == "max-load dp" {
+		t.Errorf("IP %.4f (found: %s), lower bound %.4f, paper 225.6", r.Latency, r.Found, r.LowerBound)
 	}
 }
 

@@ -50,11 +50,13 @@ type LatencyIPResult struct {
 	// are exact (SplitLatency of the split).
 	Grid   float64
 	Checks int
-	// Improved is false when nothing better than Start was found;
-	// LocalSearch is true when the best split came from the local search
-	// (LatencyIPResult.Split is then not the solver's).
-	Improved, LocalSearch bool
-	Elapsed               time.Duration
+	// Improved is false when nothing better than Start was found.
+	Improved bool
+	// Heuristic names the primal heuristic the best split came from
+	// ("chain": chainSplit, "local search": localSearch), "" when it is
+	// Start or the solver's.
+	Heuristic string
+	Elapsed   time.Duration
 }
 
 // MinLatency minimises the latency of one sample over the splits onto the
@@ -366,7 +368,7 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 				return smt.Unknown, fmt.Errorf("the program's split exceeds the memory cap or separates a colour class (a bug)")
 			}
 			if best == nil || sc.Latency < best.Latency {
-				res.Split, res.Schedule, res.Pieces, res.Improved, res.LocalSearch, best = s, sc, pieces, true, false, sc
+				res.Split, res.Schedule, res.Pieces, res.Improved, res.Heuristic, best = s, sc, pieces, true, "", sc
 			}
 			hi = min(T, scale(best.Latency))
 		}
@@ -375,8 +377,19 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 		}
 		return st, nil
 	}
-	// First a local search around the best split (LocalSearch): the
-	// solver is slow to find small improvements, single moves are not.
+	// First the primal heuristics: the interval split of least transfer
+	// and compute time (chainSplit), then a local search around the best
+	// split (localSearch); the solver is slow to find small improvements,
+	// these are not.
+	if !closed() {
+		if s := chainSplit(ctx, g); s != nil {
+			if sc, err := SplitLatency(s); err == nil && (best == nil || sc.Latency < best.Latency) {
+				res.Split, res.Schedule, res.Pieces, best = s, sc, cutPieces(g, s.Device, pred), sc
+				res.Improved, res.Heuristic = opt.Start != nil, "chain"
+				hi = min(hi, scale(best.Latency))
+			}
+		}
+	}
 	if best != nil && !closed() {
 		lctx := ctx
 		if dl, ok := ctx.Deadline(); ok {
@@ -385,7 +398,7 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 			defer cancel()
 		}
 		if s, pieces, sc := localSearch(lctx, g, res.Split, res.Pieces, q); sc.Latency < best.Latency {
-			res.Split, res.Schedule, res.Pieces, res.Improved, res.LocalSearch, best = s, sc, pieces, true, true, sc
+			res.Split, res.Schedule, res.Pieces, res.Improved, res.Heuristic, best = s, sc, pieces, true, "local search", sc
 			hi = min(hi, scale(best.Latency))
 		}
 	}

@@ -41,9 +41,9 @@ type LatencyReport struct {
 	Proven     bool    `json:"proven"`
 	ProvenBy   string  `json:"proven_by,omitempty"` // "relaxation" or "solver"
 	Checks     int     `json:"solver_calls"`
-	// Found says where the best split comes from: "ip" (Z3), "local
-	// search" (MinLatency's primal heuristic), or the baseline it started
-	// from when nothing better was found.
+	// Found says where the best split comes from: "ip" (Z3), "chain" or
+	// "local search" (MinLatency's primal heuristics), or the baseline it
+	// started from when nothing better was found.
 	Found     string                   `json:"found"`
 	Steps     []LatencySubgraphSummary `json:"subgraphs"`
 	CPUNodes  []string                 `json:"cpu_nodes"`
@@ -157,8 +157,8 @@ func RunLatency(ctx context.Context, g *Graph, opt LatencyOptions) (*LatencyRepo
 	switch {
 	case !ip.Improved && start != nil:
 		res.Found = start.name
-	case ip.LocalSearch:
-		res.Found = "local search"
+	case ip.Heuristic != "":
+		res.Found = ip.Heuristic
 	}
 	res.Split, res.Schedule = ip.Split, ip.Schedule
 	res.Latency, res.LowerBound, res.Gap = round6(ip.Latency), round6(ip.LowerBound), round6(ip.Gap)
@@ -215,8 +215,10 @@ func (res *LatencyReport) WriteText(w io.Writer) {
 	found := "by Z3"
 	switch res.Found {
 	case "ip":
+	case "chain":
+		found = "by the interval split of least transfer and compute time (before Z3)"
 	case "local search":
-		found = "by the local search from the best baseline (single moves, before Z3)"
+		found = "by the local search (single moves, before Z3)"
 	default:
 		found = "the " + res.Found + " split: nothing better found"
 	}

@@ -93,3 +93,126 @@ func groupAcc(g *Graph, gr []int) float64 {
 	}
 	return t
 }
+
+// chainSplit is MinLatency's second primal heuristic: the split of a
+// topological order of the contracted graph (colour classes and the
+// strongly connected components they make, as GreedyFill) into at most k
+// intervals, one per accelerator, of least Σ over the intervals of
+// transfers in, compute and transfers out, each within the memory cap.
+// An interval of a topological order is contiguous, and the sum bounds
+// the split's latency from above (the intervals run one after the other
+// at worst). A dynamic program over the intervals finds it; nil when the
+// order cannot be cut so (a unit too large, or one no accelerator runs).
+func chainSplit(ctx context.Context, g *Graph) *Split {
+	u, err := contract(g)
+	if err != nil || g.Accelerators == 0 {
+		return nil
+	}
+	order := topo(u.n, u.succ)
+	m := len(order)
+	pos := make([]int, u.n)
+	for i, x := range order {
+		pos[x] = i
+	}
+	members := make([][]int, u.n)
+	for v := range g.Nodes {
+		members[u.of[v]] = append(members[u.of[v]], v)
+	}
+	succ := g.succ()
+	pred := make([][]int, len(g.Nodes))
+	for v, ws := range succ {
+		for _, w := range ws {
+			pred[w] = append(pred[w], v)
+		}
+	}
+	// last[v]: the position of v's last successor in another unit (-1:
+	// none); ending[b]: the nodes whose last such successor is at b.
+	last := make([]int, len(g.Nodes))
+	ending := make([][]int, m)
+	for v, ws := range succ {
+		last[v] = -1
+		for _, w := range ws {
+			if u.of[w] != u.of[v] {
+				last[v] = max(last[v], pos[u.of[w]])
+			}
+		}
+		if last[v] >= 0 {
+			ending[last[v]] = append(ending[last[v]], v)
+		}
+	}
+	K := g.Accelerators
+	inf := math.Inf(1)
+	// f[b+1][k]: the least cost of order[:b+1] in k intervals.
+	f := make([][]float64, m+1)
+	from := make([][]int, m+1)
+	for i := range f {
+		f[i] = make([]float64, K+1)
+		from[i] = make([]int, K+1)
+		for k := range f[i] {
+			f[i][k] = inf
+		}
+	}
+	f[0][0] = 0
+	seen := make([]int, len(g.Nodes)) // the a+1 whose inputs counted v
+	for a := range m {
+		if ctx.Err() != nil {
+			return nil
+		}
+		in, out, acc, mem := 0.0, 0.0, 0.0, 0.0
+		for b := a; b < m; b++ {
+			x := order[b]
+			if u.noAcc[x] > 0 {
+				break
+			}
+			acc += u.acc[x]
+			mem += u.size[x]
+			if g.Memory > 0 && mem > g.Memory*(1+1e-12) {
+				break
+			}
+			for _, v := range members[x] {
+				for _, p := range pred[v] {
+					if pos[u.of[p]] < a && seen[p] != a+1 {
+						seen[p] = a + 1
+						in += g.Nodes[p].Comm
+					}
+				}
+				if last[v] > b {
+					out += g.Nodes[v].Comm
+				}
+			}
+			for _, v := range ending[b] {
+				if pos[u.of[v]] >= a && pos[u.of[v]] < b {
+					out -= g.Nodes[v].Comm // its last successor joined
+				}
+			}
+			cost := in + acc + out
+			for k := 1; k <= K; k++ {
+				if t := f[a][k-1] + cost; t < f[b+1][k] {
+					f[b+1][k], from[b+1][k] = t, a
+				}
+			}
+		}
+	}
+	best := 0
+	for k := 1; k <= K; k++ {
+		if f[m][k] < f[m][best] {
+			best = k
+		}
+	}
+	if best == 0 || math.IsInf(f[m][best], 1) {
+		return nil
+	}
+	piece := make([]int, u.n)
+	for b, k := m, best; b > 0; k-- {
+		a := from[b][k]
+		for i := a; i < b; i++ {
+			piece[order[i]] = k - 1
+		}
+		b = a
+	}
+	s, err := unitSplit(g, u, piece)
+	if err != nil || !s.Fits() {
+		return nil
+	}
+	return s
+}
