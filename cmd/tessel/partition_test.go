@@ -391,6 +391,29 @@ func TestPartitionLatencyBERT24(t *testing.T) {
 	}
 }
 
+// --non-contiguous: Tarnawski et al.'s §4.1 program with q subgraphs per
+// accelerator; on BERT-24 (a chain) one subgraph each is already optimal.
+// --expert: the paper's expert split, Table 4's 111.94.
+func TestPartitionLatencyNonContiguousExpert(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "dnn-partitioning")
+	code, out, errOut := runCLI(t, "partition", "--model", filepath.Join(dir, "layer", "bert24_inference.json"), "--objective", "latency",
+		"--non-contiguous", "--subgraphs", "3", "--comm-scale", "1000", "--expert", filepath.Join(dir, "experts", "bert24_inference_expert.json"), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res partition.LatencyReport
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, b := range res.Baselines {
+		got[b.Method] = fmt.Sprintf("%.2f", b.Latency)
+	}
+	if res.Subgraphs != 3 || got["expert"] != "111.94" || res.Latency > 111.94 || res.Gap > 1e-4 {
+		t.Errorf("q %d, latencies %v, gap %v", res.Subgraphs, got, res.Gap)
+	}
+}
+
 // Bad flags of the latency objective: exit 2 and one line.
 func TestPartitionLatencyBadInput(t *testing.T) {
 	bert := filepath.Join("..", "..", "testdata", "dnn-partitioning", "layer", "bert24_inference.json")
