@@ -78,8 +78,8 @@ func BenchmarkContiguous(b *testing.B) {
 // BenchmarkMinLatency times the latency integer program (Tarnawski et al.
 // §4, Table 4's "IP" column): on BERT-24 at the §7 setting with the
 // transfer costs Table 4 implies, where the path relaxation proves the
-// greedy fill optimal (paper: 14 s to a gap under 1%); the same with the
-// solver alone for 5 s (its gap is reported); and the proven optimum of
+// greedy fill optimal (paper: 14 s to a gap under 1%); the same without
+// the path relaxation for 5 s (its gap is reported); and the proven optimum of
 // small random graphs, contiguous and with two subgraphs per accelerator.
 func BenchmarkMinLatency(b *testing.B) {
 	bert := paperSetting(b, "layer/bert24_inference.json", 1000)
