@@ -78,6 +78,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 	var sets [][]*runtimegen.Program
 	var scheduleMakespan *int
 	var timing *placement.Placement // times of blocks and transfers; nil: the programs' and CommTime
+	var offloads *placement.Placement // times of offloads and reloads; nil: none offloads
 	if opts.Schedule != "" {
 		s, err := loadVerified(opts.Schedule)
 		if err != nil {
@@ -109,6 +110,12 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 			sets = append(sets, progs)
 		}
 		scheduleMakespan = ptr(schedule.Makespan(s))
+		for _, d := range s.Decisions {
+			if d.Action == placement.Offload {
+				offloads = s.Placement // the schedule's own rules time its moves
+				break
+			}
+		}
 	} else {
 		if opts.Blocking {
 			return usageErrorf("simulate: --blocking applies to --schedule (programs have their own mode)")
@@ -128,7 +135,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 	// A schedule made with channels runs with them: its makespan counts
 	// the queues on its links.
 	channels := opts.Channels || (timing != nil && timing.Channels)
-	out, err := runtimegen.SimulateAll(sets, runtimegen.SimOptions{CommTime: opts.CommTime, Placement: timing, Channels: channels})
+	out, err := runtimegen.SimulateAll(sets, runtimegen.SimOptions{CommTime: opts.CommTime, Placement: timing, Channels: channels, Offloads: offloads})
 	if err != nil {
 		return err
 	}
