@@ -43,6 +43,11 @@ type Savings struct {
 	// the others keep theirs unless the budget binds and Always is off.
 	// PipeOffload's rule: offload the activations that live long.
 	MinLife int
+	// Blocks, when set, is the action per block for every instance (a
+	// decided repetend's: Keep, Offload or Recompute), taken whatever the
+	// budget, where the block and Offload and Recompute allow it; the
+	// other fields but Early are then ignored.
+	Blocks []placement.Action
 }
 
 func (sv Savings) any() bool { return sv.Offload || sv.Recompute }
@@ -75,6 +80,9 @@ func (sv Savings) String() string {
 	}
 	if sv.MinLife > 0 {
 		s += fmt.Sprintf(" life %d", sv.MinLife)
+	}
+	if sv.Blocks != nil {
+		s += " per block"
 	}
 	return s
 }
@@ -131,6 +139,11 @@ func newSaver(l *lister) *saver {
 		off := sv.opt.Offload && p.Offloadable(i, sv.consumers)
 		rec := sv.opt.Recompute && p.Recomputable(i, sv.consumers)
 		switch {
+		case sv.opt.Blocks != nil:
+			sv.act[i] = placement.Keep
+			if a := sv.opt.Blocks[i]; (a == placement.Offload && off) || (a == placement.Recompute && rec) {
+				sv.act[i] = a
+			}
 		case off && (!rec || !sv.opt.PreferRecompute):
 			sv.act[i] = placement.Offload
 		case rec:
@@ -188,10 +201,10 @@ func (sv *saver) decide(l *lister, x, now int) {
 	if a == placement.Offload {
 		cost = 2 * p.OffloadTime(i)
 	}
-	if !sv.opt.Eager && sv.gap[i] < cost {
+	if !sv.opt.Eager && sv.gap[i] < cost && sv.opt.Blocks == nil {
 		return
 	}
-	long := false
+	long := sv.opt.Blocks != nil
 	if pr := l.opt.Priority; sv.opt.MinLife > 0 && pr != nil {
 		y := (x/l.k)*l.k + sv.consumers[i]
 		long = pr[y]-pr[x]-b.Time >= sv.opt.MinLife
@@ -213,7 +226,7 @@ func (sv *saver) decide(l *lister, x, now int) {
 	end := now + b.Time
 	m := x / l.k
 	y := m*l.k + sv.consumers[i]
-	if sv.opt.Balance && p.Offloadable(i, sv.consumers) && p.Recomputable(i, sv.consumers) {
+	if sv.opt.Balance && sv.opt.Blocks == nil && p.Offloadable(i, sv.consumers) && p.Recomputable(i, sv.consumers) {
 		a = placement.Offload
 		for _, c := range p.BlockChannels(i) {
 			if sv.chanFree[c] > end {
