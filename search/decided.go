@@ -15,12 +15,13 @@ import (
 // few seconds on 8 devices.
 const decidedEffort = 2_000_000
 
-// decidedRepetend is the step of Run that decides in the steady state:
-// the repetend of least period whose per-block decisions fit the budget
-// (repetend.SearchDecided), no longer than what the best schedule so far
-// repeats (its makespan over N), unrolled into list schedules that
-// follow its order and take its decisions (construct.Savings.Blocks),
-// with the reloads asked for as the rule's list schedules do and early.
+// decidedRepetend is the step of Run (with UseTime) that decides in the
+// steady state: a repetend of short period whose per-block decisions fit
+// the budget (repetend.SearchDecided, top-down from what the best
+// schedule so far takes per micro-batch), repeated exactly and compacted
+// (Decided.Unroll), and unrolled into list schedules that follow its
+// order and take its decisions (construct.Savings.Blocks), with the
+// reloads asked for as the rule's list schedules do and early.
 // Each verified schedule is offered; the repetend is returned (nil when
 // none was found or the encoding does not apply).
 func decidedRepetend(ctx context.Context, p *placement.Placement, opt Options, best *schedule.Schedule, offer func(Source, *schedule.Schedule)) (*repetend.Decided, error) {
@@ -46,6 +47,9 @@ func decidedRepetend(ctx context.Context, p *placement.Placement, opt Options, b
 		for i := range k {
 			prio[m*k+i] = d.Starts[i] + (m-d.Offsets[i])*d.Period
 		}
+	}
+	if s, err := schedule.CompactDecisions(d.Unroll(p, n, opt.Memory)); err == nil {
+		offer(Source{Kind: SourceConstruction, Name: fmt.Sprintf("repetend with decisions/unrolled/period %d", d.Period)}, s)
 	}
 	for _, early := range []bool{false, true} {
 		sv := construct.Savings{Offload: opt.Offload, Recompute: opt.Recompute, Blocks: d.Actions, Early: early}

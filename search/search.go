@@ -503,9 +503,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		incumbent = started
 	}
 
-	// 2a. With decisions, the repetend whose steady state decides too,
-	// unrolled (decidedRepetend).
-	if res.Decisions && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) && len(p.Blocks) <= maxSolverBlocks {
+	// 2a. With decisions and time to use, the repetend whose steady
+	// state decides too, unrolled (decidedRepetend).
+	if res.Decisions && opt.UseTime && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) && len(p.Blocks) <= maxSolverBlocks {
 		report("repetend with decisions", nil)
 		t := time.Now()
 		d, err := decidedRepetend(ctx, p, opt, res.Schedule, func(src Source, s *schedule.Schedule) {

@@ -42,7 +42,10 @@ func simulateCommand() *cli.Command {
 			"time c_ij, the rule the search uses: the non-blocking programs of a searched schedule\n" +
 			"then end exactly at its makespan. With --channels each ordered pair of devices carries\n" +
 			"one transfer at a time, and the report says how much later the run ends for it; a\n" +
-			"schedule searched with channels is simulated with them, and ends at its makespan too.",
+			"schedule searched with channels is simulated with them, and ends at its makespan too.\n" +
+			"A schedule that offloads runs its offloads and reloads on the host channels, one at a\n" +
+			"time each, for the offload time of its placement; a gradient block waits for its reload\n" +
+			"(the report says how long in total).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "programs", Usage: "simulate the programs rank0.json, rank1.json, … in `DIR` instead"},
