@@ -80,7 +80,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 	}
 	var sets [][]*runtimegen.Program
 	var scheduleMakespan *int
-	var timing *placement.Placement // times of blocks and transfers; nil: the programs' and CommTime
+	var timing *placement.Placement   // times of blocks and transfers; nil: the programs' and CommTime
 	var offloads *placement.Placement // times of offloads and reloads; nil: none offloads
 	if opts.Schedule != "" {
 		s, err := loadVerified(opts.Schedule)
