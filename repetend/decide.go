@@ -374,7 +374,7 @@ func decidedMemory(e *smt.Encoder, p *placement.Placement, P, d, budget int, w s
 			on = append(on, j)
 		}
 	}
-	zero, one, minus := x.IntVal(0), x.IntVal(1), x.IntVal(-1)
+	zero, minus := x.IntVal(0), x.IntVal(-1)
 	// fl is ⌊(t − u)/P⌋ for t, u in the window: u ≤ t, or with strict,
 	// u < t (a return at t comes after the block that starts at t).
 	fl := func(t, u smt.Int, strict bool) smt.Int {
@@ -390,15 +390,13 @@ func decidedMemory(e *smt.Encoder, p *placement.Placement, P, d, budget int, w s
 		return hat, k
 	}
 	type away struct {
-		on       smt.Bool
-		amount   int
-		from     smt.Int // in the window: when the memory leaves
-		fromK    smt.Int // periods to add to from
-		back     smt.Int // in the window: when it returns
-		backK    smt.Int
-		delta    smt.Int
-		recheck  bool // the return raises memory: a check there
-		backName string
+		on     smt.Bool
+		amount int
+		from   smt.Int // in the window: when the memory leaves
+		fromK  smt.Int // periods to add to from
+		back   smt.Int // in the window: when it returns
+		backK  smt.Int
+		delta  smt.Int
 	}
 	var aways []away
 	for k, b := range blocks {
@@ -417,7 +415,6 @@ func decidedMemory(e *smt.Encoder, p *placement.Placement, P, d, budget int, w s
 				back: b.g, backK: zero, delta: delta})
 		}
 	}
-	_ = one
 	memoryAt := func(t smt.Int, returns bool) smt.Int {
 		var terms []smt.Int
 		for _, j := range on {
