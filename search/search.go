@@ -272,6 +272,9 @@ type Result struct {
 	// Latency is the latency budget the schedule meets (Options.Latency;
 	// 0: none).
 	Latency int
+	// Decided is the repetend with decisions the search found and
+	// unrolled (nil without decisions, or when none was found).
+	Decided *repetend.Decided
 
 	improved int // the large-neighbourhood search's makespan so far, for Progress
 }
@@ -523,6 +526,22 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	}
 	if started != nil {
 		incumbent = started
+	}
+
+	// 2a. With decisions and time to use, the repetend whose steady
+	// state decides too, unrolled (decidedRepetend).
+	if res.Decisions && opt.UseTime && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) && len(p.Blocks) <= maxSolverBlocks {
+		report("repetend with decisions", nil)
+		t := time.Now()
+		d, err := decidedRepetend(ctx, p, opt, res.Schedule, func(src Source, s *schedule.Schedule) {
+			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+			offer(src, s)
+		})
+		res.Times.Repetend += time.Since(t)
+		if err != nil {
+			return nil, fmt.Errorf("placement %q: repetend with decisions: %w", p.Name, err)
+		}
+		res.Decided = d
 	}
 
 	// 2. The solver's repetend, for a shorter period than the modulo
