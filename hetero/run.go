@@ -50,6 +50,7 @@ type Report struct {
 	Cluster   *cluster.Cluster     `json:"-"`
 	Cost      *Cost                `json:"-"`
 	Graph     *partition.Graph     `json:"-"`
+	split     *partition.Split     // the split of the graph with its devices' times
 }
 
 // Run cuts model g onto every device of cluster c.
@@ -84,7 +85,7 @@ func Run(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Option
 	if err == nil {
 		r.Oblivious = k.Evaluate("oblivious", ob.Cuts(), identity(D))
 	}
-	if r.Converted, r.Cluster, err = k.Placement(best, opt.MemoryUnit); err != nil {
+	if r.Converted, r.Cluster, r.split, err = k.Placement(best, opt.MemoryUnit); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -110,13 +111,14 @@ func evenUnit(m *Model, c *cluster.Cluster, cuts []int) float64 {
 	return partition.AutoTimeUnit(ts)
 }
 
-// Placement converts split s to a placement, stage i on placement device
+// Placement converts split s to a placement (and returns the
+// partition.Split it is made from), stage i on placement device
 // i with its nodes' times on its device (partition.ToPlacement, times in
 // k.TimeUnit steps), and returns the cluster as the placement runs on it:
 // device i is the cluster's device of stage i at speed 1, links between
 // them as in the cluster; a dependency across a cut carries the cut
 // layer's output size.
-func (k *Cost) Placement(s *Split, memoryUnit float64) (*partition.Converted, *cluster.Cluster, error) {
+func (k *Cost) Placement(s *Split, memoryUnit float64) (*partition.Converted, *cluster.Cluster, *partition.Split, error) {
 	m, g := k.Model, k.Model.Graph
 	h := *g
 	h.Nodes = append([]partition.Node(nil), g.Nodes...)
@@ -139,11 +141,11 @@ func (k *Cost) Placement(s *Split, memoryUnit float64) (*partition.Converted, *c
 	}
 	sp, err := partition.NewSplit(&h, dev)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	conv, err := partition.ToPlacement(sp, partition.PlacementOptions{Name: g.Name, TimeUnit: k.TimeUnit, MemoryUnit: memoryUnit})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	p := conv.Placement
 	cutAt := func(x, y int) int { return s.Stages[max(x, y)].From - 1 }
@@ -159,7 +161,7 @@ func (k *Cost) Placement(s *Split, memoryUnit float64) (*partition.Converted, *c
 			}
 		}
 	}
-	return conv, k.Permuted(s.Order()), nil
+	return conv, k.Permuted(s.Order()), sp, nil
 }
 
 // Permuted is the cluster with device i the cluster's device order[i] at
@@ -247,4 +249,40 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// PartitionReport is the report as tessel partition gives it, for tessel
+// plan: method "cluster", the stages' devices the cluster's, the even and
+// speed-oblivious splits as baselines, and the split and placement of the
+// stages in pipeline order.
+func (r *Report) PartitionReport() *partition.Report {
+	g, k := r.Graph, r.Cost
+	n := len(k.Model.Layers)
+	single := inf
+	for d := range r.Cluster.Devices {
+		single = min(single, k.Compute(r.Split.Stages[d].Device, 0, n))
+	}
+	pr := &partition.Report{Model: r.Model, Accelerators: r.Devices, MemoryCap: g.Memory, Training: r.Training, Method: "cluster",
+		Contiguous: true, MaxLoad: r.Split.MaxLoad, SingleDevice: single, Split: r.split, Converted: r.Converted, Graph: r.split.Graph}
+	for i, st := range r.Split.Stages {
+		pr.StageDevices = append(pr.StageDevices, i)
+		ss := partition.StageSummary{Stage: i, Device: st.Device, Nodes: st.Layers, Load: st.Load, Compute: st.Compute, Comm: st.Transfer, Memory: st.Memory}
+		for _, v := range r.split.Stages[i].Nodes {
+			if g.Nodes[v].Backward {
+				ss.Backward += NodeTime(g.Nodes[v], k.Cluster.Devices[st.Device])
+			} else {
+				ss.Forward += NodeTime(g.Nodes[v], k.Cluster.Devices[st.Device])
+			}
+		}
+		pr.Stages = append(pr.Stages, ss)
+	}
+	for _, s := range []*Split{r.Split, r.Even, r.Oblivious} {
+		if s != nil {
+			pr.Baselines = append(pr.Baselines, partition.SplitSummary{Method: s.Method, MaxLoad: s.MaxLoad, Fits: s.Fits, Contiguous: true})
+		}
+	}
+	c := r.Converted
+	pr.Placement = &partition.PlacementSummary{Devices: c.Placement.Devices, Blocks: len(c.Placement.Blocks), TimeUnit: c.TimeUnit,
+		RoundingError: c.RoundingError, MaxLoadError: c.MaxLoadError}
+	return pr
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/plan"
 	"github.com/tessel-pp/tessel/schedule"
@@ -78,17 +79,28 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	}
 	t0 := time.Now()
 	var cl *cluster.Cluster
+	var pr *partition.Report
 	if o.Cluster != "" {
 		var err error
 		if cl, err = cluster.Load(o.Cluster); err != nil {
 			return &usageError{err}
 		}
+		// The split on the cluster; from here on the cluster is as its
+		// placement runs on it (device i: stage i's device).
+		o.Partition.Cluster = o.Cluster
+		hr, err := partitionOnCluster(ctx, o.Partition, cl)
+		if err != nil {
+			return err
+		}
+		pr, cl = hr.PartitionReport(), hr.Cluster
 		o.Partition.Capacities = cl.DeviceMemoryBytes()
+	} else {
+		var err error
+		if pr, err = partitionModel(ctx, o.Partition, stderr); err != nil {
+			return err
+		}
 	}
-	pr, err := partitionModel(ctx, o.Partition, stderr)
-	if err != nil {
-		return err
-	}
+	var err error
 	p := pr.Converted.Placement
 	if cl != nil {
 		if len(cl.Devices) != p.Devices {
