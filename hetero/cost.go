@@ -177,7 +177,7 @@ func (k *Cost) Boundary(x, y, l int) float64 {
 
 // Stage is one stage of a split on a cluster.
 type Stage struct {
-	From, To int     `json:"-"` // layers [From, To)
+	From, To int      `json:"-"` // layers [From, To)
 	Layers   []string `json:"layers"`
 	Device   int      `json:"device"`
 	Load     float64  `json:"load"`    // Compute + Transfer

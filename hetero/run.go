@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/tessel-pp/tessel/cluster"
@@ -66,7 +67,7 @@ func Run(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Option
 	even := EvenCuts(len(m.Layers), D)
 	unit := opt.TimeUnit
 	if unit == 0 {
-		unit = evenUnit(m, c, even)
+		unit = AutoTimeUnit(m, c)
 	}
 	k := NewCost(m, c, unit)
 	best, exact, err := k.Best(ctx)
@@ -91,9 +92,10 @@ func Run(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Option
 	return r, nil
 }
 
-// evenUnit is the time unit AutoTimeUnit gives the even split's blocks
-// (per stage and pass) on the cluster, devices in order.
-func evenUnit(m *Model, c *cluster.Cluster, cuts []int) float64 {
+// AutoTimeUnit is the time unit partition.AutoTimeUnit gives the even
+// split's blocks (per stage and pass) on the cluster, devices in order.
+func AutoTimeUnit(m *Model, c *cluster.Cluster) float64 {
+	cuts := EvenCuts(len(m.Layers), len(c.Devices))
 	var ts []float64
 	for s, d := range c.Devices {
 		var f, b float64
@@ -148,6 +150,7 @@ func (k *Cost) Placement(s *Split, memoryUnit float64) (*partition.Converted, *c
 		return nil, nil, nil, err
 	}
 	p := conv.Placement
+	reduce(p)
 	cutAt := func(x, y int) int { return s.Stages[max(x, y)].From - 1 }
 	for _, d := range p.Deps {
 		a, b := p.Blocks[d.From].Devices, p.Blocks[d.To].Devices
@@ -285,4 +288,48 @@ func (r *Report) PartitionReport() *partition.Report {
 	pr.Placement = &partition.PlacementSummary{Devices: c.Placement.Devices, Blocks: len(c.Placement.Blocks), TimeUnit: c.TimeUnit,
 		RoundingError: c.RoundingError, MaxLoadError: c.MaxLoadError}
 	return pr
+}
+
+// reduce drops every dependency between blocks on the same devices that
+// another path of dependencies already implies (a stage's forward to its
+// backward, through the later stages): it orders nothing that the path
+// does not, and leaves a chain model's placement one chain, as the
+// baselines that want a pipeline (1F1B) read it.
+func reduce(p *placement.Placement) {
+	succ := make([][]int, len(p.Blocks))
+	for _, d := range p.Deps {
+		succ[d.From] = append(succ[d.From], d.To)
+	}
+	// reachable reports a path from a to b that does not use the edge a→b.
+	reachable := func(a, b int) bool {
+		seen := make([]bool, len(p.Blocks))
+		var stack []int
+		for _, x := range succ[a] {
+			if x != b {
+				stack = append(stack, x)
+			}
+		}
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if x == b {
+				return true
+			}
+			if seen[x] {
+				continue
+			}
+			seen[x] = true
+			stack = append(stack, succ[x]...)
+		}
+		return false
+	}
+	var keep []placement.Dep
+	for _, d := range p.Deps {
+		a, b := p.Blocks[d.From], p.Blocks[d.To]
+		if slices.Equal(a.Devices, b.Devices) && reachable(d.From, d.To) {
+			continue
+		}
+		keep = append(keep, d)
+	}
+	p.Deps = keep
 }

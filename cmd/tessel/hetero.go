@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
+	"github.com/tessel-pp/tessel/hybrid"
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // partitionOnCluster is tessel partition --cluster (and the partition half
@@ -62,4 +66,50 @@ func partitionOnCluster(ctx context.Context, o partitionOptions, cl *cluster.Clu
 		}
 	}
 	return r, nil
+}
+
+// runHybrid is tessel plan --parallel auto.
+func runHybrid(ctx context.Context, o planOptions, stdout io.Writer) error {
+	po := o.Partition
+	switch {
+	case o.Parallel != "auto":
+		return usageErrorf("--parallel must be auto, got %q", o.Parallel)
+	case o.Cluster == "":
+		return usageErrorf("--parallel auto needs --cluster")
+	case o.Jobs < 0 || o.Effort < 0 || o.Top < 0:
+		return usageErrorf("--jobs, --effort and --top must be at least 0")
+	case po.Chunks > 1 || po.NonContiguous || po.Expert != "" || po.Out != "" || o.Outputs.Out != "" || o.Budget != 0 || o.NR != 0 ||
+		o.Decisions != (placement.Decisions{}) || o.TimeLimit != 0:
+		return usageErrorf("--parallel auto takes --cluster, --model, --micro-batches, --time-unit, --jobs, --effort, --top and --json only")
+	}
+	cl, err := cluster.Load(o.Cluster)
+	if err != nil {
+		return &usageError{err}
+	}
+	if po.Devices > 0 && po.Devices != len(cl.Devices) {
+		return usageErrorf("--devices %d for a cluster of %d devices", po.Devices, len(cl.Devices))
+	}
+	po.Devices = len(cl.Devices)
+	g, err := po.loadModel()
+	if err != nil {
+		return err
+	}
+	if g.IDs != nil {
+		return usageErrorf("%s: --parallel auto needs a layer profile, not a graph of Tarnawski et al.'s set", po.Model)
+	}
+	if cl.DeviceMemoryBytes() != nil && !g.Bytes {
+		return usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
+	}
+	res, err := hybrid.Plan(ctx, g, cl, hybrid.Options{MicroBatches: o.MicroBatches, TimeUnit: po.TimeUnit, Effort: o.Effort, Jobs: o.Jobs})
+	if errors.Is(err, hybrid.ErrNoLayout) {
+		return fmt.Errorf("%s on %s: %w", po.Model, o.Cluster, err)
+	}
+	if err != nil {
+		return err
+	}
+	if o.Outputs.JSON {
+		return printJSON(stdout, res)
+	}
+	res.WriteText(stdout, o.Top)
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/hybrid"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/plan"
@@ -27,6 +28,11 @@ type planOptions struct {
 	TimeLimit    time.Duration
 	Decisions    placement.Decisions
 	Outputs      outputs
+	// Parallel is "auto" for the DP × TP × PP layouts (package hybrid),
+	// "" for a pipeline alone; Jobs, Effort and Top are its workers,
+	// solver cap and printed rows.
+	Parallel          string
+	Jobs, Effort, Top int
 }
 
 func planCommand() *cli.Command {
@@ -47,7 +53,11 @@ func planCommand() *cli.Command {
 			&cli.IntFlag{Name: "budget", Usage: "per-device memory budget of the schedule search, in placement memory units (0: unlimited)"},
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as the budget allows, at most 2·devices)"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop the schedule search after this long and keep the best schedule found"},
-			&cli.StringFlag{Name: "cluster", Usage: "run the placement on the cluster in a JSON `FILE`: device speeds, links, host links and, for a profile in bytes, each device's \"memory_bytes\""},
+			&cli.StringFlag{Name: "cluster", Usage: "split the model on the cluster in a JSON `FILE` (each stage's time on its device, the device order chosen) and run the placement there: device speeds, links, host links and, for a profile in bytes, each device's \"memory_bytes\""},
+			&cli.StringFlag{Name: "parallel", Usage: "auto: choose the data-, tensor- and pipeline-parallel degrees on --cluster by simulating every layout that can fit and win (docs/heterogeneous.md)"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "with --parallel auto: layouts evaluated at once (0: one per core); the answer does not depend on it"},
+			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("with --parallel auto: cap of every solver call of a layout's schedule search, in Z3 resource units (0: %d)", hybrid.DefaultEffort)},
+			&cli.IntFlag{Name: "top", Usage: "with --parallel auto: layouts printed (0: all; --json lists all)", Value: 10},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -58,6 +68,7 @@ func planCommand() *cli.Command {
 			return runPlan(c.Context, planOptions{
 				Partition: po, PlacementOut: po.Out, MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
 				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c), Cluster: c.String("cluster"),
+				Parallel: c.String("parallel"), Jobs: c.Int("jobs"), Effort: c.Int("effort"), Top: c.Int("top"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -76,6 +87,12 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	o.Partition.Force = o.Outputs.Force
 	if err := o.Outputs.check(); err != nil {
 		return err
+	}
+	if o.Parallel != "" {
+		return runHybrid(ctx, o, stdout)
+	}
+	if o.Jobs != 0 || o.Effort != 0 || o.Top != 10 {
+		return usageErrorf("--jobs, --effort and --top go with --parallel auto")
 	}
 	t0 := time.Now()
 	var cl *cluster.Cluster
