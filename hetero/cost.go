@@ -113,6 +113,10 @@ func NewModel(g *partition.Graph) (*Model, error) {
 	return m, nil
 }
 
+// Comm is the profile's transfer cost a device pays at a cut after layer
+// l (Tarnawski et al.'s c_v, both passes), without the links'.
+func (m *Model) Comm(l int) float64 { return m.boundary[l] }
+
 // Cost is a model on a cluster: the times and capacities the dynamic
 // program and the evaluation ask.
 type Cost struct {
@@ -164,15 +168,17 @@ func (k *Cost) Memory(a, b int) float64 {
 // Capacity is device d's memory (0: none).
 func (k *Cost) Capacity(d int) float64 { return k.capacity[d] }
 
-// Boundary is what each of devices x and y pays for a cut after layer l
-// between them: the profile's comm and the link's time for the layer's
-// output (and, training, its gradient back).
-func (k *Cost) Boundary(x, y, l int) float64 {
+// LinkLoad is the time the link from x to y is busy per sample for a cut
+// after layer l: the layer's output (and, training, its gradient back),
+// each Link(x, y).Time(size) steps of TimeUnit. A link is a resource of
+// its own: it bounds the time per sample as a device does, and its
+// transfers overlap the devices' computation.
+func (k *Cost) LinkLoad(x, y, l int) float64 {
 	passes := 1.0
 	if k.Model.Training {
 		passes = 2
 	}
-	return k.Model.boundary[l] + passes*float64(k.Cluster.Link(x, y).Time(k.Model.size[l]))*k.TimeUnit
+	return passes * float64(k.Cluster.Link(x, y).Time(k.Model.size[l])) * k.TimeUnit
 }
 
 // Stage is one stage of a split on a cluster.
@@ -182,7 +188,11 @@ type Stage struct {
 	Device   int      `json:"device"`
 	Load     float64  `json:"load"`    // Compute + Transfer
 	Compute  float64  `json:"compute"` // the layers' time on the device
-	Transfer float64  `json:"transfer"`
+	// Transfer is the profile's "comm" the device pays at the stage's
+	// ends (Tarnawski et al.'s c_v); Link the load of the link to the
+	// next stage (LinkLoad, 0 for the last).
+	Transfer float64 `json:"transfer"`
+	Link     float64 `json:"link"`
 	Memory   float64  `json:"memory"`
 	Capacity float64  `json:"capacity,omitempty"`
 }
@@ -191,7 +201,7 @@ type Stage struct {
 type Split struct {
 	Method  string  `json:"method"`
 	Stages  []Stage `json:"stages"`
-	MaxLoad float64 `json:"max_load"` // the time per sample
+	MaxLoad float64 `json:"max_load"` // the time per sample: the largest stage or link load
 	Fits    bool    `json:"fits"`     // every stage within its device's memory
 }
 
@@ -205,12 +215,14 @@ func (k *Cost) Evaluate(method string, cuts, order []int) *Split {
 		a, b := cuts[i], cuts[i+1]
 		st := Stage{From: a, To: b, Layers: names[a:b], Device: d, Compute: k.Compute(d, a, b), Memory: k.Memory(a, b), Capacity: k.Capacity(d)}
 		if i > 0 {
-			st.Transfer += k.Boundary(order[i-1], d, a-1)
+			st.Transfer += k.Model.boundary[a-1]
 		}
 		if i+1 < len(order) {
-			st.Transfer += k.Boundary(d, order[i+1], b-1)
+			st.Transfer += k.Model.boundary[b-1]
+			st.Link = k.LinkLoad(d, order[i+1], b-1)
 		}
 		st.Load = st.Compute + st.Transfer
+		s.MaxLoad = max(s.MaxLoad, st.Link)
 		if st.Capacity > 0 && st.Memory > st.Capacity*(1+1e-12) {
 			s.Fits = false
 		}

@@ -78,14 +78,14 @@ func (k *Cost) classes(byNode, singletons bool) *classes {
 	return cl
 }
 
-// classBoundary is the worst boundary cost between two devices of
-// classes x and y (distinct devices), at a cut after layer l.
-func (k *Cost) classBoundary(cl *classes, x, y, l int) float64 {
+// classLink is the worst link load between two devices of classes x and
+// y (distinct devices), at a cut after layer l.
+func (k *Cost) classLink(cl *classes, x, y, l int) float64 {
 	worst := 0.0
 	for _, a := range cl.members[x] {
 		for _, b := range cl.members[y] {
 			if a != b {
-				worst = max(worst, k.Boundary(a, b, l))
+				worst = max(worst, k.LinkLoad(a, b, l))
 			}
 		}
 	}
@@ -142,7 +142,7 @@ func (k *Cost) dp(ctx context.Context, cl *classes) ([]int, []int, error) {
 			total[u] += count(u, x)
 		}
 	}
-	// Boundary costs per class pair and cut.
+	// Link loads per class pair and cut.
 	bnd := make([][][]float64, C)
 	for x := range C {
 		bnd[x] = make([][]float64, C)
@@ -152,7 +152,7 @@ func (k *Cost) dp(ctx context.Context, cl *classes) ([]int, []int, error) {
 			}
 			bnd[x][y] = make([]float64, n)
 			for l := range n - 1 {
-				bnd[x][y][l] = k.classBoundary(cl, x, y, l)
+				bnd[x][y][l] = k.classLink(cl, x, y, l)
 			}
 		}
 	}
@@ -192,7 +192,7 @@ func (k *Cost) dp(ctx context.Context, cl *classes) ([]int, []int, error) {
 					used := total[u2]
 					in := 0.0
 					if p < C {
-						in = bnd[p][q][a-1]
+						in = k.Model.boundary[a-1]
 					}
 					for b := a + 1; b <= n; b++ {
 						if n-b < D-used {
@@ -218,7 +218,7 @@ func (k *Cost) dp(ctx context.Context, cl *classes) ([]int, []int, error) {
 							if count(u2, r) >= len(cl.members[r]) || bnd[q][r] == nil {
 								continue
 							}
-							w := max(v, load+bnd[q][r][b-1])
+							w := max(v, load+k.Model.boundary[b-1], bnd[q][r][b-1])
 							j := idx(b, q, r, u2)
 							if w < val[j] {
 								val[j], from[j] = w, int32(i)

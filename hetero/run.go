@@ -206,7 +206,7 @@ func (r *Report) WriteText(w io.Writer) {
 	if !r.Exact {
 		exact = "not proven the least: links differ within device classes"
 	}
-	fmt.Fprintf(w, "\nmax load       %.2f per sample on the cluster (%s)\n", r.Split.MaxLoad, exact)
+	fmt.Fprintf(w, "\nmax load       %.2f per sample on the cluster, the largest device or link load (%s)\n", r.Split.MaxLoad, exact)
 	fmt.Fprintf(w, "device order   %s\n\n", ints(r.Split.Order()))
 	fmt.Fprintf(w, "%-10s %10s %8s %5s  %s\n", "split", "max load", "vs best", "fits", "layers per stage")
 	for _, s := range []*Split{r.Split, r.Oblivious, r.Even} {
@@ -222,13 +222,13 @@ func (r *Report) WriteText(w io.Writer) {
 }
 
 func (s *Split) writeStages(w io.Writer, bytes bool) {
-	fmt.Fprintf(w, "%-6s %-7s %10s %10s %10s %12s  %s\n", "stage", "device", "load", "compute", "transfer", "memory", "layers")
+	fmt.Fprintf(w, "%-6s %-7s %10s %10s %10s %10s %12s  %s\n", "stage", "device", "load", "compute", "transfer", "link out", "memory", "layers")
 	for i, st := range s.Stages {
 		mem := fmt.Sprintf("%.4g", st.Memory)
 		if bytes {
 			mem = partition.FormatMemory(st.Memory, true)
 		}
-		fmt.Fprintf(w, "%-6d %-7d %10.2f %10.2f %10.2f %12s  %s\n", i, st.Device, st.Load, st.Compute, st.Transfer, mem, shortNames(st.Layers))
+		fmt.Fprintf(w, "%-6d %-7d %10.2f %10.2f %10.2f %10.2f %12s  %s\n", i, st.Device, st.Load, st.Compute, st.Transfer, st.Link, mem, shortNames(st.Layers))
 	}
 }
 

@@ -207,8 +207,22 @@ func (rep *replica) time(s *schedule.Schedule, mb int) (float64, Breakdown) {
 		br.Compute += rep.compute[l*rep.nGroups+st.Device] * float64(mb)
 		br.TPComm += rep.tpComm[l*rep.nGroups+st.Device] * float64(mb)
 	}
+	// The model's times, scaled to the placement's rounded steps, so that
+	// computation, all-reduces, transfers and bubble add up to the
+	// makespan.
+	model := br.Compute + br.TPComm
+	if st.From > 0 {
+		model += rep.model.Comm(st.From-1) * float64(mb)
+	}
+	if st.To < len(rep.model.Layers) {
+		model += rep.model.Comm(st.To-1) * float64(mb)
+	}
+	if model > 0 {
+		f := busy[top] / model
+		br.Compute, br.TPComm = br.Compute*f, br.TPComm*f
+	}
 	br.Transfer = max(0, busy[top]-br.Compute-br.TPComm)
-	br.Bubble = ms - busy[top]
+	br.Bubble = max(0, ms-busy[top])
 	return t, br
 }
 

@@ -76,8 +76,8 @@ func runHybrid(ctx context.Context, o planOptions, stdout io.Writer) error {
 		return usageErrorf("--parallel must be auto, got %q", o.Parallel)
 	case o.Cluster == "":
 		return usageErrorf("--parallel auto needs --cluster")
-	case o.Jobs < 0 || o.Effort < 0 || o.Top < 0:
-		return usageErrorf("--jobs, --effort and --top must be at least 0")
+	case o.Jobs < 0 || o.Effort < 0 || o.Top < 0 || o.DP < 0 || o.TP < 0 || o.PP < 0:
+		return usageErrorf("--jobs, --effort, --top, --dp, --tp and --pp must be at least 0")
 	case po.Chunks > 1 || po.NonContiguous || po.Expert != "" || po.Out != "" || o.Outputs.Out != "" || o.Budget != 0 || o.NR != 0 ||
 		o.Decisions != (placement.Decisions{}) || o.TimeLimit != 0:
 		return usageErrorf("--parallel auto takes --cluster, --model, --micro-batches, --time-unit, --jobs, --effort, --top and --json only")
@@ -100,7 +100,13 @@ func runHybrid(ctx context.Context, o planOptions, stdout io.Writer) error {
 	if cl.DeviceMemoryBytes() != nil && !g.Bytes {
 		return usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
 	}
-	res, err := hybrid.Plan(ctx, g, cl, hybrid.Options{MicroBatches: o.MicroBatches, TimeUnit: po.TimeUnit, Effort: o.Effort, Jobs: o.Jobs})
+	opt := hybrid.Options{MicroBatches: o.MicroBatches, TimeUnit: po.TimeUnit, Effort: o.Effort, Jobs: o.Jobs}
+	if o.DP > 0 || o.TP > 0 || o.PP > 0 {
+		opt.Degrees = func(dp, tp, pp int) bool {
+			return (o.DP == 0 || dp == o.DP) && (o.TP == 0 || tp == o.TP) && (o.PP == 0 || pp == o.PP)
+		}
+	}
+	res, err := hybrid.Plan(ctx, g, cl, opt)
 	if errors.Is(err, hybrid.ErrNoLayout) {
 		return fmt.Errorf("%s on %s: %w", po.Model, o.Cluster, err)
 	}

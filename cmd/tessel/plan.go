@@ -33,6 +33,7 @@ type planOptions struct {
 	// solver cap and printed rows.
 	Parallel          string
 	Jobs, Effort, Top int
+	DP, TP, PP        int // with --parallel auto: the degrees kept (0: any)
 }
 
 func planCommand() *cli.Command {
@@ -58,6 +59,9 @@ func planCommand() *cli.Command {
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "with --parallel auto: layouts evaluated at once (0: one per core); the answer does not depend on it"},
 			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("with --parallel auto: cap of every solver call of a layout's schedule search, in Z3 resource units (0: %d)", hybrid.DefaultEffort)},
 			&cli.IntFlag{Name: "top", Usage: "with --parallel auto: layouts printed (0: all; --json lists all)", Value: 10},
+			&cli.IntFlag{Name: "dp", Usage: "with --parallel auto: keep the layouts of this data-parallel degree only (0: any)"},
+			&cli.IntFlag{Name: "tp", Usage: "with --parallel auto: keep the layouts of this tensor-parallel degree only (0: any)"},
+			&cli.IntFlag{Name: "pp", Usage: "with --parallel auto: keep the layouts of this pipeline-parallel degree only (0: any)"},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -69,6 +73,7 @@ func planCommand() *cli.Command {
 				Partition: po, PlacementOut: po.Out, MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
 				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c), Cluster: c.String("cluster"),
 				Parallel: c.String("parallel"), Jobs: c.Int("jobs"), Effort: c.Int("effort"), Top: c.Int("top"),
+				DP: c.Int("dp"), TP: c.Int("tp"), PP: c.Int("pp"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -91,8 +96,8 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if o.Parallel != "" {
 		return runHybrid(ctx, o, stdout)
 	}
-	if o.Jobs != 0 || o.Effort != 0 || o.Top != 10 {
-		return usageErrorf("--jobs, --effort and --top go with --parallel auto")
+	if o.Jobs != 0 || o.Effort != 0 || o.Top != 10 || o.DP != 0 || o.TP != 0 || o.PP != 0 {
+		return usageErrorf("--jobs, --effort, --top, --dp, --tp and --pp go with --parallel auto")
 	}
 	t0 := time.Now()
 	var cl *cluster.Cluster
