@@ -193,8 +193,8 @@ type Stage struct {
 	// next stage (LinkLoad, 0 for the last).
 	Transfer float64 `json:"transfer"`
 	Link     float64 `json:"link"`
-	Memory   float64  `json:"memory"`
-	Capacity float64  `json:"capacity,omitempty"`
+	Memory   float64 `json:"memory"`
+	Capacity float64 `json:"capacity,omitempty"`
 }
 
 // Split is a model cut into stages, one per device, in pipeline order.

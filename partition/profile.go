@@ -390,10 +390,10 @@ func (l *profileLayer) decodeDeviceTimes(raw json.RawMessage) error {
 				{Name: "backward", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &t[1]) }},
 			})
 			if err != nil {
-				return fmt.Errorf("%q: %w", name, err)
+				return err
 			}
 			if !(t[0] > 0) || math.IsInf(t[0], 0) || !(t[1] >= 0) || math.IsInf(t[1], 0) {
-				return fmt.Errorf("%q: want a finite forward > 0 and backward ≥ 0", name)
+				return fmt.Errorf("want a finite forward > 0 and backward ≥ 0, got %v and %v", t[0], t[1])
 			}
 			if name == "" {
 				return fmt.Errorf("an empty device type")
