@@ -25,7 +25,6 @@ var ErrNoSplit = errors.New("no split")
 type classes struct {
 	of      []int   // class per device
 	members [][]int // devices per class, in index order
-	link    [][]int // link class pair → a representative pair index
 	exact   bool
 }
 
