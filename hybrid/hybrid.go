@@ -22,7 +22,7 @@
 //
 // Before simulating, a layout is pruned where the split does not fit the
 // devices' memories ("memory"), the micro-batches do not divide among
-// the replicas ("batch"), there are fewer layers than stages ("layers"),
+// the replicas in micro-batches of the size tried ("batch"), there are fewer layers than stages ("layers"),
 // or its lower bound (the placement's schedule bound) is above the
 // least upper bound of all layouts (1F1B's time on its placement:
 // "bound"). The layouts left are evaluated in parallel, each alone, so
@@ -59,10 +59,15 @@ const DefaultEffort = search.ReplanEffort
 
 // Options configure Plan.
 type Options struct {
-	// MicroBatches is the number of micro-batches of one iteration over
-	// all replicas (each of the profile's unit); a replica runs
-	// MicroBatches / dp.
+	// MicroBatches is the number of samples (the profile's unit) of one
+	// iteration over all replicas: micro-batches of size 1, of which a
+	// replica runs MicroBatches / dp.
 	MicroBatches int
+	// MicroBatchSizes are the micro-batch sizes tried, in samples: with
+	// size b a replica runs MicroBatches / (dp·b) micro-batches, each b
+	// times a sample's computation, tensor-parallel all-reduce data,
+	// transfers and activations (latencies once). nil: 1 only.
+	MicroBatchSizes []int
 	// TimeUnit is the model time of one step of the cluster's links;
 	// 0: partition.AutoTimeUnit over the layers' times on device 0.
 	TimeUnit float64
@@ -87,11 +92,12 @@ type Breakdown struct {
 
 // Layout is one evaluated (dp, tp, pp).
 type Layout struct {
-	DP           int     `json:"dp"`
-	TP           int     `json:"tp"`
-	PP           int     `json:"pp"`
-	MicroBatches int     `json:"micro_batches"` // per replica
-	Time         float64 `json:"time"`          // predicted iteration time, the profile's unit
+	DP             int     `json:"dp"`
+	TP             int     `json:"tp"`
+	PP             int     `json:"pp"`
+	MicroBatches   int     `json:"micro_batches"`    // per replica
+	MicroBatchSize int     `json:"micro_batch_size"` // in samples
+	Time           float64 `json:"time"`             // predicted iteration time, the profile's unit
 	// Pipeline is the slowest replica's schedule makespan; Time adds the
 	// exposed gradient all-reduce.
 	Pipeline  float64   `json:"pipeline"`
@@ -109,11 +115,12 @@ type Layout struct {
 
 // Pruned is a layout left out without a simulation.
 type Pruned struct {
-	DP     int    `json:"dp"`
-	TP     int    `json:"tp"`
-	PP     int    `json:"pp"`
-	Reason string `json:"reason"` // memory, batch, layers or bound
-	Detail string `json:"detail"`
+	DP             int    `json:"dp"`
+	TP             int    `json:"tp"`
+	PP             int    `json:"pp"`
+	MicroBatchSize int    `json:"micro_batch_size"`
+	Reason         string `json:"reason"` // memory, batch, layers or bound
+	Detail         string `json:"detail"`
 }
 
 // Result is every layout's outcome.
@@ -136,6 +143,7 @@ var ErrNoLayout = errors.New("no layout fits")
 
 type candidate struct {
 	dp, tp, pp int
+	b          int        // micro-batch size
 	replicas   []*replica // one per distinct replica
 	ub, lb     float64
 	megatron   *Layout
@@ -151,6 +159,15 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 	m, err := hetero.NewModel(g)
 	if err != nil {
 		return nil, err
+	}
+	sizes := opt.MicroBatchSizes
+	if len(sizes) == 0 {
+		sizes = []int{1}
+	}
+	for _, b := range sizes {
+		if b < 1 {
+			return nil, fmt.Errorf("micro-batch sizes must be at least 1, got %d", b)
+		}
 	}
 	if opt.Effort == 0 {
 		opt.Effort = DefaultEffort
@@ -178,7 +195,9 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 			if opt.Degrees != nil && !opt.Degrees(dp, tp, pp) {
 				continue
 			}
-			cands = append(cands, &candidate{dp: dp, tp: tp, pp: pp})
+			for _, b := range sizes {
+				cands = append(cands, &candidate{dp: dp, tp: tp, pp: pp, b: b})
+			}
 		}
 	}
 	// Prepare every layout (splits, 1F1B, bounds) in parallel, then
@@ -226,7 +245,7 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 	}
 	for _, x := range cands {
 		if x.pruned != nil {
-			x.pruned.DP, x.pruned.TP, x.pruned.PP = x.dp, x.tp, x.pp
+			x.pruned.DP, x.pruned.TP, x.pruned.PP, x.pruned.MicroBatchSize = x.dp, x.tp, x.pp, x.b
 			res.Pruned = append(res.Pruned, *x.pruned)
 			res.PrunedBy[x.pruned.Reason]++
 		} else {
@@ -241,7 +260,7 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 		if a.Time != b.Time {
 			return a.Time < b.Time
 		}
-		return [3]int{a.DP, a.TP, a.PP} != [3]int{b.DP, b.TP, b.PP} && less3(a, b)
+		return less3(a, b)
 	})
 	if len(res.Plans) == 0 {
 		return res, fmt.Errorf("%w: %s", ErrNoLayout, prunedText(res.PrunedBy))
@@ -257,7 +276,10 @@ func less3(a, b Layout) bool {
 	if a.PP != b.PP {
 		return a.PP < b.PP
 	}
-	return a.DP < b.DP
+	if a.DP != b.DP {
+		return a.DP < b.DP
+	}
+	return a.MicroBatchSize < b.MicroBatchSize
 }
 
 func prunedText(by map[string]int) string {
@@ -292,15 +314,15 @@ type replica struct {
 
 func (x *candidate) prepare(ctx context.Context, m *hetero.Model, c *cluster.Cluster, unit float64, opt Options) {
 	n := len(m.Layers)
-	if opt.MicroBatches%x.dp != 0 {
-		x.pruned = &Pruned{Reason: "batch", Detail: fmt.Sprintf("%d micro-batches over %d replicas", opt.MicroBatches, x.dp)}
+	if opt.MicroBatches%(x.dp*x.b) != 0 {
+		x.pruned = &Pruned{Reason: "batch", Detail: fmt.Sprintf("%d samples over %d replicas in micro-batches of %d", opt.MicroBatches, x.dp, x.b)}
 		return
 	}
 	if n < x.pp {
 		x.pruned = &Pruned{Reason: "layers", Detail: fmt.Sprintf("%d layers for %d stages", n, x.pp)}
 		return
 	}
-	mb := opt.MicroBatches / x.dp
+	mb := opt.MicroBatches / (x.dp * x.b)
 	seen := map[string]*replica{}
 	x.ub, x.lb = 0, 0
 	megatronOK := withinNodes(c, x.tp)
@@ -319,7 +341,7 @@ func (x *candidate) prepare(ctx context.Context, m *hetero.Model, c *cluster.Clu
 		rep, ok := seen[key]
 		if !ok {
 			var err error
-			rep, err = newReplica(ctx, m, c, groups, x.tp, x.dp, unit)
+			rep, err = newReplica(ctx, m, c, groups, x.tp, x.dp, x.b, unit)
 			if err != nil {
 				x.pruned = &Pruned{Reason: "memory", Detail: err.Error()}
 				return
@@ -347,7 +369,7 @@ func (x *candidate) prepare(ctx context.Context, m *hetero.Model, c *cluster.Clu
 	}
 	if megatronOK && mega != nil {
 		l := *mega
-		l.DP, l.TP, l.PP, l.MicroBatches = x.dp, x.tp, x.pp, mb
+		l.DP, l.TP, l.PP, l.MicroBatches, l.MicroBatchSize = x.dp, x.tp, x.pp, mb, x.b
 		x.megatron = &l
 	}
 }

@@ -79,6 +79,35 @@ func TestPlanEnumeratesPrunesAndIsDeterministic(t *testing.T) {
 	}
 }
 
+// Micro-batch sizes multiply the layouts: every one evaluated runs the
+// iteration's samples (dp · micro-batches · size), and trying more sizes
+// never gives a worse best.
+func TestMicroBatchSizes(t *testing.T) {
+	g, c := load(t, "../testdata/hetero/chain-12.json", "../testdata/hetero/four-one-slow.json")
+	one, err := Plan(context.Background(), g, c, Options{MicroBatches: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := Plan(context.Background(), g, c, Options{MicroBatches: 16, MicroBatchSizes: []int{1, 2, 4, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(more.Plans)+len(more.Pruned) != 4*(len(one.Plans)+len(one.Pruned)) || more.PrunedBy["batch"] == 0 {
+		t.Errorf("%d plans, %d pruned (%v) for 4 sizes; %d layouts with one", len(more.Plans), len(more.Pruned), more.PrunedBy, len(one.Plans)+len(one.Pruned))
+	}
+	for _, p := range more.Plans {
+		if p.DP*p.MicroBatches*p.MicroBatchSize != 16 {
+			t.Errorf("layout %+v does not run 16 samples", p)
+		}
+	}
+	if more.Best.Time > one.Best.Time {
+		t.Errorf("best with sizes 1, 2, 4, 3: %v, with 1: %v", more.Best.Time, one.Best.Time)
+	}
+	if _, err := Plan(context.Background(), g, c, Options{MicroBatches: 16, MicroBatchSizes: []int{0}}); err == nil {
+		t.Error("size 0 accepted")
+	}
+}
+
 // The best layout is no worse than any layout of a given tensor-parallel
 // degree evaluated alone (Wu et al. §4.2: the time of each TP degree).
 func TestBestBeatsEveryDegree(t *testing.T) {

@@ -18,40 +18,47 @@ import (
 // newReplica builds replica groups' pipeline: the model as the groups run
 // it (a type per group), the virtual cluster of the groups, the split and
 // its placement.
-func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups [][]int, tp, dp int, unit float64) (*replica, error) {
+func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups [][]int, tp, dp, b int, unit float64) (*replica, error) {
 	g := m.Graph
 	G := len(groups)
 	h := *g
 	h.Nodes = append([]partition.Node(nil), g.Nodes...)
 	h.Accelerators, h.CPUs = G, 0
-	scale := func(xs []float64) []float64 {
+	// Per micro-batch of b samples on one of tp shards.
+	scale := func(xs []float64, f float64) []float64 {
 		if xs == nil {
 			return nil
 		}
 		out := make([]float64, len(xs))
 		for i, x := range xs {
-			out[i] = x / float64(tp)
+			out[i] = x * f
 		}
 		return out
 	}
-	h.Static, h.Activations, h.Checkpoints, h.GradSizes = scale(g.Static), scale(g.Activations), scale(g.Checkpoints), scale(g.GradSizes)
+	shard, mb := 1/float64(tp), float64(b)/float64(tp)
+	h.Static, h.Activations, h.Checkpoints, h.GradSizes = scale(g.Static, shard), scale(g.Activations, mb), scale(g.Checkpoints, mb), scale(g.GradSizes, shard)
+	h.OutputSizes = scale(g.OutputSizes, float64(b))
 	n := len(m.Layers)
 	rep := &replica{groups: groups, nGroups: G, compute: make([]float64, n*G), tpComm: make([]float64, n*G)}
 	for v := range h.Nodes {
 		x := &h.Nodes[v]
-		x.Size /= float64(tp)
+		if v < len(g.Static) && v < len(g.Activations) && x.Size == g.Static[v]+g.Activations[v] {
+			x.Size = h.Static[v] + h.Activations[v]
+		} else {
+			x.Size *= mb
+		}
 		x.FLOPs, x.MemoryAccess = 0, 0
 		x.TypeTimes = map[string]float64{}
-		z := 1.0
+		z := float64(b)
 		if x.Layer < len(g.OutputSizes) {
-			z = g.OutputSizes[x.Layer]
+			z = h.OutputSizes[x.Layer]
 		}
 		for j, grp := range groups {
 			slow := 0.0
 			for _, d := range grp {
 				slow = max(slow, hetero.NodeTime(g.Nodes[v], c.Devices[d]))
 			}
-			comp := slow / float64(tp)
+			comp := slow * float64(b) / float64(tp)
 			ar := allReduce(worstLink(c, grp, grp), z, tp) * unit
 			x.TypeTimes[groupType(j)] = comp + ar
 			rep.compute[x.Layer*G+j] += comp
@@ -269,8 +276,8 @@ func (rep *replica) describe(split *hetero.Split) ([][]string, [][]int) {
 // better of the search's and 1F1B's for each; the layout's time is its
 // slowest replica's.
 func (x *candidate) evaluate(ctx context.Context, unit float64, opt Options) {
-	mb := opt.MicroBatches / x.dp
-	out := &Layout{DP: x.dp, TP: x.tp, PP: x.pp, MicroBatches: mb, Bound: x.lb}
+	mb := opt.MicroBatches / (x.dp * x.b)
+	out := &Layout{DP: x.dp, TP: x.tp, PP: x.pp, MicroBatches: mb, MicroBatchSize: x.b, Bound: x.lb}
 	first := true
 	for _, rep := range x.replicas {
 		best, br := rep.time(rep.ones, mb)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
@@ -80,7 +82,7 @@ func runHybrid(ctx context.Context, o planOptions, stdout io.Writer) error {
 		return usageErrorf("--jobs, --effort, --top, --dp, --tp and --pp must be at least 0")
 	case po.Chunks > 1 || po.NonContiguous || po.Expert != "" || po.Out != "" || o.Outputs.Out != "" || o.Budget != 0 || o.NR != 0 ||
 		o.Decisions != (placement.Decisions{}) || o.TimeLimit != 0:
-		return usageErrorf("--parallel auto takes --cluster, --model, --micro-batches, --time-unit, --jobs, --effort, --top and --json only")
+		return usageErrorf("--parallel auto takes --cluster, --model, --micro-batches, --micro-batch-sizes, --dp, --tp, --pp, --time-unit, --jobs, --effort, --top and --json only")
 	}
 	cl, err := cluster.Load(o.Cluster)
 	if err != nil {
@@ -101,6 +103,13 @@ func runHybrid(ctx context.Context, o planOptions, stdout io.Writer) error {
 		return usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
 	}
 	opt := hybrid.Options{MicroBatches: o.MicroBatches, TimeUnit: po.TimeUnit, Effort: o.Effort, Jobs: o.Jobs}
+	for _, item := range strings.Split(o.Sizes, ",") {
+		b, err := strconv.Atoi(strings.TrimSpace(item))
+		if err != nil || b < 1 {
+			return usageErrorf("--micro-batch-sizes: %q is not a size ≥ 1 (B,... in samples)", item)
+		}
+		opt.MicroBatchSizes = append(opt.MicroBatchSizes, b)
+	}
 	if o.DP > 0 || o.TP > 0 || o.PP > 0 {
 		opt.Degrees = func(dp, tp, pp int) bool {
 			return (o.DP == 0 || dp == o.DP) && (o.TP == 0 || tp == o.TP) && (o.PP == 0 || pp == o.PP)

@@ -109,6 +109,8 @@ func TestClusterFlagsBad(t *testing.T) {
 		{[]string{"plan", "--model", chain12, "--cluster", fourOneSlow, "--parallel", "auto", "--budget", "4"}, "--parallel auto takes"},
 		{[]string{"plan", "--model", chain12, "--jobs", "2"}, "go with --parallel auto"},
 		{[]string{"plan", "--model", chain12, "--cluster", fourOneSlow, "--parallel", "auto", "--tp", "-1"}, "must be at least 0"},
+		{[]string{"plan", "--model", chain12, "--cluster", fourOneSlow, "--parallel", "auto", "--micro-batch-sizes", "1,x"}, `--micro-batch-sizes: "x" is not a size`},
+		{[]string{"plan", "--model", chain12, "--micro-batch-sizes", "2"}, "go with --parallel auto"},
 	} {
 		code, out, errOut := runCLI(t, tc.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.err) {

@@ -33,7 +33,8 @@ type planOptions struct {
 	// solver cap and printed rows.
 	Parallel          string
 	Jobs, Effort, Top int
-	DP, TP, PP        int // with --parallel auto: the degrees kept (0: any)
+	DP, TP, PP        int    // with --parallel auto: the degrees kept (0: any)
+	Sizes             string // with --parallel auto: micro-batch sizes, "1,2,4"
 }
 
 func planCommand() *cli.Command {
@@ -62,6 +63,7 @@ func planCommand() *cli.Command {
 			&cli.IntFlag{Name: "dp", Usage: "with --parallel auto: keep the layouts of this data-parallel degree only (0: any)"},
 			&cli.IntFlag{Name: "tp", Usage: "with --parallel auto: keep the layouts of this tensor-parallel degree only (0: any)"},
 			&cli.IntFlag{Name: "pp", Usage: "with --parallel auto: keep the layouts of this pipeline-parallel degree only (0: any)"},
+			&cli.StringFlag{Name: "micro-batch-sizes", Usage: "with --parallel auto: micro-batch sizes tried, in samples, `B,...` (--micro-batches is then the samples per iteration)", Value: "1"},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -73,7 +75,7 @@ func planCommand() *cli.Command {
 				Partition: po, PlacementOut: po.Out, MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
 				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c), Cluster: c.String("cluster"),
 				Parallel: c.String("parallel"), Jobs: c.Int("jobs"), Effort: c.Int("effort"), Top: c.Int("top"),
-				DP: c.Int("dp"), TP: c.Int("tp"), PP: c.Int("pp"),
+				DP: c.Int("dp"), TP: c.Int("tp"), PP: c.Int("pp"), Sizes: c.String("micro-batch-sizes"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -96,8 +98,8 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if o.Parallel != "" {
 		return runHybrid(ctx, o, stdout)
 	}
-	if o.Jobs != 0 || o.Effort != 0 || o.Top != 10 || o.DP != 0 || o.TP != 0 || o.PP != 0 {
-		return usageErrorf("--jobs, --effort, --top, --dp, --tp and --pp go with --parallel auto")
+	if o.Jobs != 0 || o.Effort != 0 || o.Top != 10 || o.DP != 0 || o.TP != 0 || o.PP != 0 || o.Sizes != "1" {
+		return usageErrorf("--jobs, --effort, --top, --dp, --tp, --pp and --micro-batch-sizes go with --parallel auto")
 	}
 	t0 := time.Now()
 	var cl *cluster.Cluster
