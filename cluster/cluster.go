@@ -32,6 +32,8 @@ const (
 	MaxPerUnit = placement.MaxTime
 	// MaxMemoryBytes bounds a device's memory in bytes (a petabyte).
 	MaxMemoryBytes = 1e15
+	// MaxRate bounds a device's peak FLOP rate and memory bandwidth.
+	MaxRate = 1e30
 )
 
 // eps absorbs floating-point error before rounding up: 0.7·10 is
@@ -58,6 +60,16 @@ type Device struct {
 	// the schedule's activations share. Memory stays the budget in
 	// placement units.
 	MemoryBytes float64
+	// Type, PeakFLOPs, MemoryBandwidth and Node are for tessel partition
+	// and plan with a cluster (docs/heterogeneous.md): the device type a
+	// profile's "device_times" name, the peak floating-point operations
+	// and the memory bandwidth (bytes) per unit of the profile's time
+	// (the roofline of Wu et al., eqs 1–2), and the node the device sits
+	// in (tensor parallelism within a node). The file's "type",
+	// "peak_flops", "memory_bandwidth" and "node"; zero when absent.
+	Type                       string
+	PeakFLOPs, MemoryBandwidth float64
+	Node                       int
 }
 
 // Link is the cost of moving a tensor between two devices: a transfer of
@@ -118,6 +130,12 @@ func (c *Cluster) Validate() error {
 		}
 		if !(dev.MemoryBytes >= 0 && dev.MemoryBytes <= MaxMemoryBytes) {
 			return fmt.Errorf("cluster: %s: memory_bytes must be in 0..%g (0: none), got %g", deviceName(d, dev.Name), float64(MaxMemoryBytes), dev.MemoryBytes)
+		}
+		if !(dev.PeakFLOPs >= 0 && dev.PeakFLOPs <= MaxRate) || !(dev.MemoryBandwidth >= 0 && dev.MemoryBandwidth <= MaxRate) {
+			return fmt.Errorf("cluster: %s: peak_flops and memory_bandwidth must be in 0..%g (0: not given), got %g and %g", deviceName(d, dev.Name), float64(MaxRate), dev.PeakFLOPs, dev.MemoryBandwidth)
+		}
+		if dev.Node < 0 || dev.Node >= placement.MaxDevices {
+			return fmt.Errorf("cluster: %s: node must be in 0..%d, got %d", deviceName(d, dev.Name), placement.MaxDevices-1, dev.Node)
 		}
 		if dev.Host != nil {
 			if err := checkLink(*dev.Host); err != nil {
@@ -324,6 +342,7 @@ func (c *Cluster) Equal(o *Cluster) bool {
 	for d := range c.Devices {
 		a, b := c.Devices[d], o.Devices[d]
 		if a.Name != b.Name || a.Speed != b.Speed || a.Memory != b.Memory || a.Switch != b.Switch || a.MemoryBytes != b.MemoryBytes ||
+			a.Type != b.Type || a.PeakFLOPs != b.PeakFLOPs || a.MemoryBandwidth != b.MemoryBandwidth || a.Node != b.Node ||
 			(a.Host == nil) != (b.Host == nil) || a.Host != nil && *a.Host != *b.Host {
 			return false
 		}

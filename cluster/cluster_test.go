@@ -72,6 +72,11 @@ func TestLoadBad(t *testing.T) {
 		{"switch-type.json", `cluster: devices[0]: field "switch": want a string, got a number`},
 		{"memory-bytes-negative.json", "cluster: device 0: memory_bytes must be in 0..1e+15 (0: none), got -1"},
 		{"memory-bytes-type.json", `cluster: devices[0]: field "memory_bytes": want a number, got a string`},
+		// The fields of tessel partition and plan on a cluster.
+		{"type-type.json", `cluster: devices[0]: field "type": want a string, got a number`},
+		{"peak-flops-negative.json", "cluster: device 0: peak_flops and memory_bandwidth must be in 0..1e+30 (0: not given), got -1 and 0"},
+		{"node-negative.json", "cluster: device 0: node must be in 0..4095, got -2"},
+		{"memory-bandwidth-type.json", `cluster: devices[0]: field "memory_bandwidth": want a number, got a string`},
 	}
 	files, _ := filepath.Glob(filepath.Join(badDir, "*.json"))
 	if len(files) != len(tests) {

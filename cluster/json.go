@@ -47,6 +47,10 @@ func Parse(data []byte) (*Cluster, error) {
 			}},
 			{Name: "switch", Decode: func(v json.RawMessage) error { return strictjson.String(v, &dev.Switch) }},
 			{Name: "memory_bytes", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &dev.MemoryBytes) }},
+			{Name: "type", Decode: func(v json.RawMessage) error { return strictjson.String(v, &dev.Type) }},
+			{Name: "peak_flops", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &dev.PeakFLOPs) }},
+			{Name: "memory_bandwidth", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &dev.MemoryBandwidth) }},
+			{Name: "node", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &dev.Node) }},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("cluster: devices[%d]: %w", d, err)
@@ -156,6 +160,22 @@ func (c *Cluster) AppendIndented(b []byte, indent string) []byte {
 		if dev.MemoryBytes > 0 {
 			b = append(b, `, "memory_bytes": `...)
 			b = appendFloat(b, dev.MemoryBytes)
+		}
+		if dev.Type != "" {
+			b = append(b, `, "type": `...)
+			b = appendString(b, dev.Type)
+		}
+		if dev.PeakFLOPs > 0 {
+			b = append(b, `, "peak_flops": `...)
+			b = appendFloat(b, dev.PeakFLOPs)
+		}
+		if dev.MemoryBandwidth > 0 {
+			b = append(b, `, "memory_bandwidth": `...)
+			b = appendFloat(b, dev.MemoryBandwidth)
+		}
+		if dev.Node > 0 {
+			b = append(b, `, "node": `...)
+			b = strconv.AppendInt(b, int64(dev.Node), 10)
 		}
 		b = append(b, '}')
 	}
