@@ -49,7 +49,7 @@ func randomOpen(t *testing.T, seed int64, k, d, transfer int) *placement.Placeme
 // end exactly when the best of them does.
 func TestWhereOptimal(t *testing.T) {
 	tests := []struct {
-		seed               int64
+		seed              int64
 		k, d, transfer, n int
 	}{
 		{1, 5, 2, 1, 1},
