@@ -268,6 +268,7 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 	var best *Result
 	var bestScore score
 	var tried []Candidate
+	leastBound := 0 // least makespan bound of the assignments searched
 	seen := map[string]bool{}
 	try := func(name string, choice []int) error {
 		key := fmt.Sprint(choice)
@@ -290,6 +291,12 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 			}
 		}
 		r, err := Run(ctx, q, inner)
+		if err == nil {
+			b := schedule.LowerBounds(q, opt.MicroBatches, opt.Memory).Makespan
+			if leastBound == 0 || b < leastBound {
+				leastBound = b
+			}
+		}
 		if err != nil {
 			if name == "" || ctx.Err() != nil {
 				return nil // an enumerated assignment that fits no budget, or the end of time
@@ -318,7 +325,9 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 	if limit == 0 {
 		limit = DefaultAssignments
 	}
-	if n := open.Assignments(limit); n <= limit && ctx.Err() == nil {
+	enumerated := false
+	if n := open.Assignments(limit); limit > 0 && n <= limit && ctx.Err() == nil {
+		enumerated = true
 		every(open, func(choice []int) bool {
 			_ = try("", choice)
 			return ctx.Err() == nil
@@ -328,7 +337,50 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 		return nil, fmt.Errorf("search: no assignment of placement %q gives a schedule: %s", p.Name, strings.Join(errs, "; "))
 	}
 	best.Candidates = append(tried, best.Candidates...)
+	best.Assigned = true
+	// The bounds hold for every assignment: the relaxation's, raised to
+	// the least bound of those searched when every one was, each of the
+	// others bounded by the best makespan (it was skipped for that).
+	best.Bounds = relaxedBounds(open, opt.MicroBatches)
+	if enumerated && ctx.Err() == nil {
+		best.Bounds.Makespan = max(best.Bounds.Makespan, min(leastBound, best.Makespan()))
+	}
 	return best, nil
+}
+
+// relaxedBounds are lower bounds of the period and the makespan of n
+// micro-batches that hold for every assignment of p: the least work of
+// every block (its least time times its group's size, over its options)
+// spread over all devices, and the longest path with every block at its
+// least time and no transfers.
+func relaxedBounds(p *placement.Placement, n int) schedule.Bounds {
+	work := 0
+	least := make([]int, p.K())
+	for i := range p.Blocks {
+		w := 0
+		for o, g := range p.Options(i) {
+			t := p.OptionTime(i, o)
+			if o == 0 || t < least[i] {
+				least[i] = t
+			}
+			if o == 0 || t*len(g) < w {
+				w = t * len(g)
+			}
+		}
+		work += w
+	}
+	order, _ := p.Topo()
+	preds := p.Preds()
+	head := make([]int, p.K())
+	cp := 0
+	for _, i := range order {
+		for _, j := range preds[i] {
+			head[i] = max(head[i], head[j]+least[j])
+		}
+		cp = max(cp, head[i]+least[i])
+	}
+	ceil := func(a, b int) int { return (a + b - 1) / b }
+	return schedule.Bounds{Period: ceil(work, p.Devices), Makespan: max(cp, ceil(n*work, p.Devices))}
 }
 
 // optimalWhere is Optimal of a placement with candidates: the time-optimal
