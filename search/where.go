@@ -482,7 +482,7 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 	inner.Assignments, inner.pinned = nil, true
 	var best *OptimalResult
 	checks := 0 // solver calls, all searches together
-	lower := 0 // least lower bound over the assignments that may still be optimal
+	lower := 0  // least lower bound over the assignments that may still be optimal
 	seen := map[string]bool{}
 	try := func(choice []int) {
 		key := fmt.Sprint(choice)
