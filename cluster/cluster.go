@@ -244,6 +244,9 @@ func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 	if len(c.Devices) != p.Devices {
 		return nil, fmt.Errorf("cluster of %d devices for placement %q of %d", len(c.Devices), p.Name, p.Devices)
 	}
+	if p.Open() {
+		return c.applyOpen(p)
+	}
 	q := p.Clone()
 	for i := range q.Blocks {
 		b := &q.Blocks[i]
@@ -267,6 +270,80 @@ func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 			q.Transfers[d] = x
 		}
 	}
+	q.Channels = c.Channels
+	if err := c.applyHost(q); err != nil {
+		return nil, err
+	}
+	q.Capacities = nil
+	for d, dev := range c.Devices {
+		if dev.Memory > 0 {
+			if q.Capacities == nil {
+				q.Capacities = make([]int, p.Devices)
+			}
+			q.Capacities[d] = dev.Memory
+		}
+	}
+	if p.HasCandidates() {
+		// A chosen placement keeps what every other choice costs, so
+		// that a search may choose again (placement's Reopen).
+		open, err := c.applyOpen(p.Reopen())
+		if err != nil {
+			return nil, err
+		}
+		q.Costs = open.Costs
+	}
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// applyOpen is Apply of a placement with blocks still to choose
+// (placement's Open): times and transfers are set for every choice
+// (placement's Costs), so that placement.Choose(c.Apply(p), choice) is
+// c.Apply(placement.Choose(p, choice)). Block times stay as given; the
+// capacities, channels and host channels are the cluster's as for a
+// pinned placement. A block with candidates cannot declare an activation
+// size (its offload time would depend on the choice).
+func (c *Cluster) applyOpen(p *placement.Placement) (*placement.Placement, error) {
+	q := p.Clone()
+	costs := &placement.Costs{Times: make([][]int, len(q.Blocks)), Transfers: map[placement.Dep][][]int{}}
+	for i, b := range q.Blocks {
+		if len(b.Candidates) > 0 && b.Activation > 0 {
+			return nil, fmt.Errorf("placement %q: block %q: an activation size with candidates is not supported (give \"offload\")", p.Name, b.ID)
+		}
+		for _, g := range q.Options(i) {
+			t := c.BlockTime(b.Time, g)
+			if t > placement.MaxTime {
+				return nil, fmt.Errorf("placement %q: block %q: time %d on devices %v of the cluster is more than %d", p.Name, b.ID, t, g, placement.MaxTime)
+			}
+			costs.Times[i] = append(costs.Times[i], t)
+		}
+		if len(b.Candidates) == 0 {
+			q.Blocks[i].Time = costs.Times[i][0]
+		}
+	}
+	q.Transfers = nil
+	for _, d := range q.Deps {
+		from, to := q.Options(d.From), q.Options(d.To)
+		m := make([][]int, len(from))
+		any := false
+		for a, fg := range from {
+			m[a] = make([]int, len(to))
+			for b, tg := range to {
+				x := c.Transfer(fg, tg, q.Size(d))
+				if x > placement.MaxTime {
+					return nil, fmt.Errorf("placement %q: dependency %s -> %s: transfer time %d on the cluster is more than %d", p.Name, q.Blocks[d.From].ID, q.Blocks[d.To].ID, x, placement.MaxTime)
+				}
+				m[a][b] = x
+				any = any || x > 0
+			}
+		}
+		if any {
+			costs.Transfers[d] = m
+		}
+	}
+	q.Costs = costs
 	q.Channels = c.Channels
 	if err := c.applyHost(q); err != nil {
 		return nil, err

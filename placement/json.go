@@ -106,15 +106,25 @@ func (p *Placement) appendJSON(b []byte, pretty bool) []byte {
 		b = key(b, 0, "kind")
 		b = appendString(b, string(bl.Kind))
 		b = append(b, sep...)
-		b = key(b, 0, "devices")
-		b = append(b, '[')
-		for n, d := range bl.Devices {
-			if n > 0 {
-				b = append(b, sep...)
+		if len(bl.Candidates) == 0 {
+			b = key(b, 0, "devices")
+			b = appendInts(b, bl.Devices, sep)
+		} else {
+			b = key(b, 0, "candidates")
+			b = append(b, '[')
+			for n, g := range bl.Candidates {
+				if n > 0 {
+					b = append(b, sep...)
+				}
+				b = appendInts(b, g, sep)
 			}
-			b = strconv.AppendInt(b, int64(d), 10)
+			b = append(b, ']')
+			if bl.Devices != nil {
+				b = append(b, sep...)
+				b = key(b, 0, "chosen")
+				b = appendInts(b, bl.Devices, sep)
+			}
 		}
-		b = append(b, ']')
 		b = append(b, sep...)
 		b = key(b, 0, "time")
 		b = strconv.AppendInt(b, int64(bl.Time), 10)
@@ -181,6 +191,18 @@ func (p *Placement) appendJSON(b []byte, pretty bool) []byte {
 	b = append(b, ']')
 	b = append(b, nl...)
 	return append(b, '}')
+}
+
+// appendInts appends a JSON array of integers.
+func appendInts(b []byte, xs []int, sep string) []byte {
+	b = append(b, '[')
+	for n, d := range xs {
+		if n > 0 {
+			b = append(b, sep...)
+		}
+		b = strconv.AppendInt(b, int64(d), 10)
+	}
+	return append(b, ']')
 }
 
 // appendString appends s as a JSON string. s is valid UTF-8 (Validate).
@@ -267,12 +289,15 @@ func decodeFile(data []byte) (*Placement, error) {
 }
 
 func decodeBlock(raw json.RawMessage, b *Block) error {
-	var devs []json.RawMessage
+	var devs, cands, chosen []json.RawMessage
 	var kind string
+	var hasDevices, hasCandidates, hasChosen bool
 	err := strictjson.Object(raw, []strictjson.Field{
 		{Name: "id", Required: true, Decode: func(v json.RawMessage) error { return strictjson.String(v, &b.ID) }},
 		{Name: "kind", Required: true, Decode: func(v json.RawMessage) error { return strictjson.String(v, &kind) }},
-		{Name: "devices", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &devs) }},
+		{Name: "devices", Decode: func(v json.RawMessage) error { hasDevices = true; return strictjson.Array(v, &devs) }},
+		{Name: "candidates", Decode: func(v json.RawMessage) error { hasCandidates = true; return strictjson.Array(v, &cands) }},
+		{Name: "chosen", Decode: func(v json.RawMessage) error { hasChosen = true; return strictjson.Array(v, &chosen) }},
 		{Name: "time", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &b.Time) }},
 		{Name: "memory", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &b.Memory) }},
 		{Name: "offload", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &b.Offload) }},
@@ -284,11 +309,50 @@ func decodeBlock(raw json.RawMessage, b *Block) error {
 		return err
 	}
 	b.Kind = Kind(kind)
-	b.Devices = make([]int, len(devs))
-	for n, v := range devs {
-		if err := strictjson.Int(v, &b.Devices[n]); err != nil {
-			return fmt.Errorf("field \"devices\": item %d: %w", n, err)
+	switch {
+	case hasDevices && hasCandidates:
+		return fmt.Errorf("both \"devices\" and \"candidates\": give one (\"chosen\" records a choice among candidates)")
+	case hasChosen && !hasCandidates:
+		return fmt.Errorf("field \"chosen\" without \"candidates\"")
+	case hasCandidates:
+		if len(cands) == 0 {
+			return fmt.Errorf("field \"candidates\": empty list (give at least one device group)")
 		}
+		b.Candidates = make([][]int, len(cands))
+		for n, v := range cands {
+			var g []json.RawMessage
+			if err := strictjson.Array(v, &g); err != nil {
+				return fmt.Errorf("field \"candidates\": item %d: %w", n, err)
+			}
+			if b.Candidates[n], err = decodeInts(g); err != nil {
+				return fmt.Errorf("field \"candidates\": item %d: %w", n, err)
+			}
+		}
+		if hasChosen {
+			if b.Devices, err = decodeInts(chosen); err != nil {
+				return fmt.Errorf("field \"chosen\": %w", err)
+			}
+			if len(b.Devices) == 0 {
+				return fmt.Errorf("field \"chosen\": empty device group")
+			}
+		}
+		return nil
+	case !hasDevices:
+		return fmt.Errorf("missing field %q", "devices")
+	}
+	if b.Devices, err = decodeInts(devs); err != nil {
+		return fmt.Errorf("field \"devices\": %w", err)
 	}
 	return nil
+}
+
+// decodeInts decodes the items of an array of integers.
+func decodeInts(items []json.RawMessage) ([]int, error) {
+	out := make([]int, len(items))
+	for n, v := range items {
+		if err := strictjson.Int(v, &out[n]); err != nil {
+			return nil, fmt.Errorf("item %d: %w", n, err)
+		}
+	}
+	return out, nil
 }

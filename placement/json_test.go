@@ -45,6 +45,13 @@ func TestLoadBad(t *testing.T) {
 		{"checkpoint-too-big.json", `block "f0": checkpoint 2 must be less than the block's memory 2`},
 		{"offload-no-consumer.json", `block "f0": no gradient block needs its activation, so it cannot be offloaded or recomputed`},
 		{"offload-type.json", `block "f0": field "offload": want an integer, got a string`},
+		{"candidates-range.json", `block "f0": candidates[1]: device 2 out of range 0..1`},
+		{"candidates-empty.json", `block "f0": field "candidates": empty list`},
+		{"candidates-empty-group.json", `block "f0": candidates[1]: empty device group`},
+		{"candidates-and-devices.json", `block "f0": both "devices" and "candidates"`},
+		{"candidates-chosen-outside.json", `block "f0": chosen devices [2] are not among the candidates [[0] [1]]`},
+		{"candidates-unsorted.json", `block "f0": candidates[1]: devices [2 1] not ascending and distinct`},
+		{"candidates-chosen-alone.json", `block "f0": field "chosen" without "candidates"`},
 	}
 	files, err := filepath.Glob(filepath.Join(badDir, "*.json"))
 	if err != nil {

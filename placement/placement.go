@@ -85,8 +85,14 @@ type Block struct {
 	ID      string `json:"id"`
 	Kind    Kind   `json:"kind"`
 	Devices []int  `json:"devices"` // one device, or a tensor-parallel group; sorted, distinct
-	Time    int    `json:"time"`    // ≥ 1
-	Memory  int    `json:"memory"`  // negative frees
+	// Candidates, when set, are the device groups the search chooses
+	// Devices from (each sorted, distinct; docs/placement-search.md):
+	// Devices is nil until a choice is made (Choose), and then one of
+	// Candidates, which stay to say where the choice came from. File:
+	// "candidates" instead of "devices", and "chosen" for the choice.
+	Candidates [][]int `json:"candidates,omitempty"`
+	Time       int     `json:"time"`   // ≥ 1
+	Memory     int     `json:"memory"` // negative frees
 
 	// The activation of a forward block (see "Memory as a decision" in
 	// memory.go). Offload > 0: instances may be offloaded to host memory,
@@ -145,6 +151,11 @@ type Placement struct {
 	// every device has a channel of its own (HostChannel). It is not part
 	// of the placement file.
 	HostChannels []int
+	// Costs, set by a cluster on a placement with candidates, is what
+	// every choice costs (cluster.Apply); nil means a block's Time on
+	// every group and transfers of 0. It is not part of the placement
+	// file.
+	Costs *Costs
 }
 
 // Size is the size of the tensor dependency d carries: 1 unless Sizes
@@ -431,10 +442,11 @@ func (p *Placement) CriticalPath() int {
 
 // Clone returns a deep copy.
 func (p *Placement) Clone() *Placement {
-	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities), Channels: p.Channels, HostChannels: slices.Clone(p.HostChannels)}
+	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities), Channels: p.Channels, HostChannels: slices.Clone(p.HostChannels), Costs: p.Costs.clone()}
 	q.Blocks = make([]Block, len(p.Blocks))
 	for i, b := range p.Blocks {
 		b.Devices = append([]int(nil), b.Devices...)
+		b.Candidates = cloneGroups(b.Candidates)
 		q.Blocks[i] = b
 	}
 	return q

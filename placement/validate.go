@@ -97,6 +97,9 @@ func (p *Placement) validate() error {
 	if err := p.validateSavings(); err != nil {
 		return err
 	}
+	if err := p.validateCosts(); err != nil {
+		return err
+	}
 	return p.validateTransfers(deps)
 }
 
@@ -185,7 +188,10 @@ func (p *Placement) validateBlock(b Block) error {
 	if !validKind(b.Kind) {
 		return fmt.Errorf("unknown kind %q (want one of %v)", b.Kind, Kinds())
 	}
-	if len(b.Devices) == 0 {
+	if err := validateCandidates(b, p.Devices); err != nil {
+		return err
+	}
+	if len(b.Devices) == 0 && len(b.Candidates) == 0 {
 		return fmt.Errorf("no devices")
 	}
 	for n, d := range b.Devices {
@@ -283,7 +289,7 @@ func (p *Placement) Equal(q *Placement) bool {
 	}
 	for i, a := range p.Blocks {
 		b := q.Blocks[i]
-		if a.ID != b.ID || a.Kind != b.Kind || a.Time != b.Time || a.Memory != b.Memory || len(a.Devices) != len(b.Devices) ||
+		if a.ID != b.ID || a.Kind != b.Kind || a.Time != b.Time || a.Memory != b.Memory || len(a.Devices) != len(b.Devices) || !equalGroups(a.Candidates, b.Candidates) ||
 			a.Offload != b.Offload || a.Activation != b.Activation || a.Recompute != b.Recompute || a.Checkpoint != b.Checkpoint {
 			return false
 		}

@@ -77,6 +77,20 @@ type Options struct {
 	// every micro-batch of the schedule finishes within it, in every
 	// layer of the search (see latency.go).
 	Latency int
+	// Assignments are choices of devices to start from beside
+	// AssignmentStarts, for a placement whose blocks give candidates
+	// (see "Where, not only when" in where.go); ignored without
+	// candidates. A HEFT-style list scheduler adds its choice here.
+	Assignments []Assignment
+	// MaxAssignments is how many assignments the search enumerates, each
+	// searched, when a placement with candidates has no more: 0 means
+	// DefaultAssignments, a negative value the starts alone.
+	MaxAssignments int
+	// Objective is what the choice of devices minimises: the makespan
+	// (default) or the period (ObjectivePeriod).
+	Objective Objective
+
+	pinned bool // search the placement's devices as they are (runWhere's own calls)
 }
 
 // allows reports whether schedule s takes only decisions the options
@@ -275,6 +289,10 @@ type Result struct {
 	// Decided is the repetend with decisions the search found and
 	// unrolled (nil without decisions, or when none was found).
 	Decided *repetend.Decided
+	// Assigned is set when the search chose the devices of blocks with
+	// candidates (where.go): Bounds then hold for every assignment, and
+	// the solver's proofs, for the chosen one alone, prove nothing.
+	Assigned bool
 
 	improved int // the large-neighbourhood search's makespan so far, for Progress
 }
@@ -352,7 +370,7 @@ func (r *Result) PeriodProven() bool {
 	if r.Repetend.Period <= r.Bounds.Period {
 		return true
 	}
-	if r.Decisions {
+	if r.Decisions || r.Assigned {
 		return false
 	}
 	if r.Schedule != nil && r.Schedule.Placement.Channels {
@@ -373,7 +391,7 @@ func (r *Result) Proven() bool {
 	if r.Gap() <= 0 {
 		return true
 	}
-	if r.Decisions {
+	if r.Decisions || r.Assigned {
 		return false
 	}
 	if r.Latency > 0 {
@@ -429,6 +447,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
+	}
+	if p.HasCandidates() && !opt.pinned && (p.Open() || len(opt.Start) == 0) {
+		return runWhere(ctx, p, opt)
 	}
 	if err := opt.checkDecisions(p); err != nil {
 		return nil, err

@@ -1,0 +1,591 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
+)
+
+// # Where, not only when
+//
+// A placement whose blocks give candidates (placement's "Where as a
+// decision"; She et al., "Automatic Operator-level Parallelism Planning for
+// Distributed Deep Learning – A Mixed-Integer Programming Approach", §III)
+// leaves the assignment of blocks to devices to the search. Run and
+// Optimal then search assignments: they start from a list of assignments
+// (Assignment; the built-in ones of AssignmentStarts and any the caller
+// adds with Options.Assignments), search each as a pinned placement, and
+// enumerate every assignment where there are few enough, skipping those
+// whose lower bound cannot beat the best schedule so far. The answer is
+// never worse than any start's, and its schedule's placement is the chosen
+// one (placement.Choose): the schedule file records the choice.
+
+// Assignment is a choice of devices for every block of a placement with
+// candidates: Choice[i] is the index of block i's group among its options
+// (placement's Options; 0 for a pinned block).
+type Assignment struct {
+	Name   string
+	Choice []int
+}
+
+// Objective is what the search minimises.
+type Objective int
+
+const (
+	// ObjectiveMakespan is the makespan of the N micro-batches (the
+	// default).
+	ObjectiveMakespan Objective = iota
+	// ObjectivePeriod is the period of the steady state (throughput): the
+	// least repetend period found, then the makespan.
+	ObjectivePeriod
+)
+
+// ParseObjective reads "makespan" or "period".
+func ParseObjective(s string) (Objective, error) {
+	switch s {
+	case "makespan", "":
+		return ObjectiveMakespan, nil
+	case "period":
+		return ObjectivePeriod, nil
+	}
+	return 0, fmt.Errorf("objective %q (want makespan or period)", s)
+}
+
+func (o Objective) String() string {
+	if o == ObjectivePeriod {
+		return "period"
+	}
+	return "makespan"
+}
+
+// DefaultAssignments is how many assignments Run enumerates, each searched,
+// when a placement has no more (Options.MaxAssignments).
+const DefaultAssignments = 64
+
+// MaxAssignedInstances is the most instances (blocks times micro-batches)
+// for which Run gives the solver with assignment literals
+// (smt.MinimizeAssigned) a try.
+const MaxAssignedInstances = 96
+
+// DefaultOptimalAssignments is how many Optimal enumerates
+// (OptimalOptions.MaxAssignments); it refuses a placement with more.
+const DefaultOptimalAssignments = 4096
+
+// AssignmentStarts are the built-in assignments the search starts from,
+// in this order, duplicates left out: the choice a chosen placement
+// records ("given"); the max-load contiguous partition of partition's DP
+// ("partition"), where the DP applies; every block on device d ("all on
+// d"); and round robin by topological level ("round robin"). A block goes
+// to the candidate that is exactly the device it is sent to, else to the
+// first that holds it, else to its first candidate.
+func AssignmentStarts(ctx context.Context, p *placement.Placement) []Assignment {
+	var out []Assignment
+	add := func(name string, choice []int) {
+		for _, a := range out {
+			if slices.Equal(a.Choice, choice) {
+				return
+			}
+		}
+		out = append(out, Assignment{Name: name, Choice: choice})
+	}
+	if !p.Open() && p.HasCandidates() {
+		add("given", p.Choice())
+	}
+	if dev, ok := partitionDevices(ctx, p); ok {
+		add("partition", onDevices(p, dev))
+	}
+	for d := range p.Devices {
+		dev := make([]int, p.K())
+		for i := range dev {
+			dev[i] = d
+		}
+		add("all on "+strconv.Itoa(d), onDevices(p, dev))
+	}
+	level := levels(p)
+	dev := make([]int, p.K())
+	for i := range dev {
+		dev[i] = level[i] % p.Devices
+	}
+	add("round robin", onDevices(p, dev))
+	return out
+}
+
+// onDevices is the choice that sends block i to device dev[i] as well as
+// its candidates allow (see AssignmentStarts).
+func onDevices(p *placement.Placement, dev []int) []int {
+	choice := make([]int, p.K())
+	for i := range choice {
+		opts := p.Options(i)
+		if o := slices.IndexFunc(opts, func(g []int) bool { return len(g) == 1 && g[0] == dev[i] }); o >= 0 {
+			choice[i] = o
+		} else if o := slices.IndexFunc(opts, func(g []int) bool { return slices.Contains(g, dev[i]) }); o >= 0 {
+			choice[i] = o
+		}
+	}
+	return choice
+}
+
+// levels is every block's topological level: 0 for a block without
+// predecessors, else one more than its predecessors' largest.
+func levels(p *placement.Placement) []int {
+	order, _ := p.Topo()
+	preds := p.Preds()
+	out := make([]int, p.K())
+	for _, i := range order {
+		for _, j := range preds[i] {
+			out[i] = max(out[i], out[j]+1)
+		}
+	}
+	return out
+}
+
+// partitionDevices is the device of every block under partition's
+// max-load contiguous split (partition.Contiguous) of the placement's
+// graph: blocks as nodes with their times, gradient blocks with the
+// forward block they differentiate. ok is false where the DP does not
+// apply or fails (too many ideals, a graph it cannot split).
+func partitionDevices(ctx context.Context, p *placement.Placement) (dev []int, ok bool) {
+	g := &partition.Graph{Name: p.Name, Accelerators: p.Devices}
+	pairs := pinnedPairs(p)
+	for i, b := range p.Blocks {
+		info, _ := b.Kind.Info()
+		g.Nodes = append(g.Nodes, partition.Node{Name: b.ID, Acc: float64(b.Time), Backward: info.Gradient, Class: pairs[i]})
+	}
+	for _, d := range p.Deps {
+		g.Edges = append(g.Edges, [2]int{d.From, d.To})
+	}
+	if g.Validate() != nil {
+		return nil, false
+	}
+	res, err := partition.Contiguous(ctx, g, partition.DPOptions{Workers: 1})
+	if err != nil || res.Split == nil {
+		return nil, false
+	}
+	for _, d := range res.Split.Device {
+		if d < 0 || d >= p.Devices {
+			return nil, false
+		}
+	}
+	return res.Split.Device, true
+}
+
+// pinnedPairs is a colour class for every block: a gradient block shares
+// the class of the forward block it differentiates (the forward block's
+// index), every other block has a class of its own (-1). Pairs is asked
+// with every block on one device, so that it pairs by the graph alone.
+func pinnedPairs(p *placement.Placement) []int {
+	q := p.Clone()
+	for i := range q.Blocks {
+		q.Blocks[i].Devices = []int{0}
+	}
+	pair := q.Pairs()
+	class := make([]int, p.K())
+	for i := range class {
+		class[i] = -1
+	}
+	for i, f := range pair {
+		if f >= 0 {
+			class[i], class[f] = f, f
+		}
+	}
+	return class
+}
+
+// assignmentsOf is the starts the search takes, the caller's first, then
+// the built-in ones, duplicates left out, each checked against p.
+func assignmentsOf(ctx context.Context, p *placement.Placement, given []Assignment) ([]Assignment, error) {
+	var out []Assignment
+	for _, a := range append(slices.Clone(given), AssignmentStarts(ctx, p)...) {
+		if _, err := placement.Choose(p.Reopen(), a.Choice); err != nil {
+			return nil, fmt.Errorf("search: assignment %q: %w", a.Name, err)
+		}
+		if !slices.ContainsFunc(out, func(b Assignment) bool { return slices.Equal(a.Choice, b.Choice) }) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// every calls f with every choice of p in order (block 0 varies
+// fastest) until f returns false.
+func every(p *placement.Placement, f func(choice []int) bool) {
+	choice := make([]int, p.K())
+	for {
+		if !f(slices.Clone(choice)) {
+			return
+		}
+		i := 0
+		for ; i < p.K(); i++ {
+			choice[i]++
+			if choice[i] < len(p.Options(i)) {
+				break
+			}
+			choice[i] = 0
+		}
+		if i == p.K() {
+			return
+		}
+	}
+}
+
+// score is what the objective compares: the period (0 where no repetend
+// was found, then counted as the makespan) and the makespan.
+type score struct{ period, makespan int }
+
+func (a score) less(b score, o Objective) bool {
+	if o == ObjectivePeriod && a.period != b.period {
+		return a.period < b.period
+	}
+	return a.makespan < b.makespan
+}
+
+func periodOf(r *Result) int {
+	if r.Repetend != nil {
+		return r.Repetend.Period
+	}
+	if rp := schedule.FindRepetend(r.Schedule); rp != nil {
+		return rp.Period
+	}
+	return schedule.Makespan(r.Schedule)
+}
+
+// runWhere is Run of a placement with candidates (see "Where, not only
+// when"): every start searched as a pinned placement, then every other
+// assignment whose lower bound may beat the best, when there are at most
+// opt.MaxAssignments (DefaultAssignments). The result's schedule is on the
+// chosen placement; its Candidates list each assignment searched with its
+// makespan, under the name "assignment <name>".
+func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
+	t0 := time.Now()
+	open := p.Reopen()
+	starts, err := assignmentsOf(ctx, p, opt.Assignments)
+	if err != nil {
+		return nil, err
+	}
+	inner := opt
+	inner.Assignments, inner.pinned = nil, true
+	inner.Start = nil // schedules of one choice only
+	var best *Result
+	var bestScore score
+	var tried []Candidate
+	var errs []string
+	leastBound := 0 // least makespan bound of the assignments searched
+	seen := map[string]bool{}
+	try := func(name string, choice []int) error {
+		key := fmt.Sprint(choice)
+		if seen[key] {
+			return nil
+		}
+		seen[key] = true
+		q, err := placement.Choose(open, choice)
+		if err != nil {
+			return err
+		}
+		if best != nil && name == "" {
+			lb := schedule.LowerBounds(q, opt.MicroBatches, opt.Memory).Makespan
+			if opt.Objective == ObjectivePeriod {
+				if q.MaxLoad() > bestScore.period || q.MaxLoad() == bestScore.period && lb >= bestScore.makespan {
+					return nil
+				}
+			} else if lb >= bestScore.makespan {
+				return nil
+			}
+		}
+		if !seedable(ctx, q, opt) {
+			// No construction or baseline fits the budget: the search
+			// would only look for a repetend, which can take long to
+			// find none; the solver with assignment literals still
+			// covers this choice.
+			if name != "" {
+				errs = append(errs, fmt.Sprintf("assignment %q: no construction or baseline fits the budget", name))
+			}
+			return nil
+		}
+		r, err := Run(ctx, q, inner)
+		if err == nil {
+			b := schedule.LowerBounds(q, opt.MicroBatches, opt.Memory).Makespan
+			if leastBound == 0 || b < leastBound {
+				leastBound = b
+			}
+		}
+		if err != nil {
+			if name == "" || ctx.Err() != nil {
+				return nil // an enumerated assignment that fits no budget, or the end of time
+			}
+			return fmt.Errorf("assignment %q: %w", name, err)
+		}
+		sc := score{periodOf(r), r.Makespan()}
+		if name != "" {
+			tried = append(tried, Candidate{Source: Source{Kind: SourceStart, Name: "assignment " + name}, Makespan: sc.makespan})
+		}
+		if best == nil || sc.less(bestScore, opt.Objective) {
+			best, bestScore = r, sc
+		}
+		return nil
+	}
+	for _, a := range starts {
+		if err := try(a.Name, a.Choice); err != nil {
+			errs = append(errs, err.Error())
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	limit := opt.MaxAssignments
+	if limit == 0 {
+		limit = DefaultAssignments
+	}
+	solved := false
+	if opt.Objective == ObjectiveMakespan && !open.Channels && !opt.Offload && !opt.Recompute &&
+		open.K()*opt.MicroBatches <= MaxAssignedInstances && ctx.Err() == nil {
+		// The solver with assignment literals (smt.MinimizeAssigned),
+		// each call capped: a choice and schedule better than every
+		// start's, searched again as a start of Run on that choice; or
+		// the proof that none is better.
+		effort := opt.Effort
+		if effort == 0 {
+			effort = repetend.DefaultEffort
+		}
+		upper := 0
+		if best != nil {
+			upper = bestScore.makespan
+		}
+		sol, err := smt.MinimizeAssigned(ctx, open, smt.AssignedOptions{MicroBatches: opt.MicroBatches, Memory: opt.Memory,
+			Upper: upper, Lower: relaxedBounds(open, opt.MicroBatches).Makespan, Options: smt.Options{Seed: opt.Seed, Effort: max(effort, 0)}})
+		if err == nil && sol.Choice != nil {
+			q, err := placement.Choose(open, sol.Choice)
+			if err != nil {
+				return nil, err
+			}
+			s := &schedule.Schedule{Placement: q, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Instances: sol.Instances}
+			if err := schedule.Verify(s); err != nil {
+				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
+			}
+			solverOpt := inner
+			solverOpt.Start = []Start{{Name: "solver with assignment literals", Schedule: s}}
+			if r, err := Run(ctx, q, solverOpt); err == nil {
+				tried = append(tried, Candidate{Source: Source{Kind: SourceStart, Name: "assignment solver"}, Makespan: r.Makespan()})
+				if sc := (score{periodOf(r), r.Makespan()}); best == nil || sc.less(bestScore, opt.Objective) {
+					best, bestScore = r, sc
+				}
+				seen[fmt.Sprint(sol.Choice)] = true
+			}
+		}
+		if err == nil && sol.Proven {
+			solved = true
+			leastBound = sol.LowerBound
+		}
+	}
+	enumerated := solved
+	if n := open.Assignments(limit); !solved && limit > 0 && n <= limit && ctx.Err() == nil {
+		enumerated = true
+		every(open, func(choice []int) bool {
+			_ = try("", choice)
+			return ctx.Err() == nil
+		})
+	}
+	if best == nil {
+		return nil, fmt.Errorf("search: no assignment of placement %q gives a schedule: %s", p.Name, strings.Join(errs, "; "))
+	}
+	best.Candidates = append(tried, best.Candidates...)
+	best.Assigned = true
+	best.Times.Total = time.Since(t0) // every search, not the chosen one's alone
+	// The bounds hold for every assignment: the relaxation's, raised to
+	// the least bound of those searched when every one was, each of the
+	// others bounded by the best makespan (it was skipped for that).
+	best.Bounds = relaxedBounds(open, opt.MicroBatches)
+	if enumerated && ctx.Err() == nil {
+		best.Bounds.Makespan = max(best.Bounds.Makespan, min(leastBound, best.Makespan()))
+	}
+	return best, nil
+}
+
+// relaxedBounds are lower bounds of the period and the makespan of n
+// micro-batches that hold for every assignment of p: the least work of
+// every block (its least time times its group's size, over its options)
+// spread over all devices, and the longest path with every block at its
+// least time and no transfers.
+func relaxedBounds(p *placement.Placement, n int) schedule.Bounds {
+	work := 0
+	least := make([]int, p.K())
+	for i := range p.Blocks {
+		w := 0
+		for o, g := range p.Options(i) {
+			t := p.OptionTime(i, o)
+			if o == 0 || t < least[i] {
+				least[i] = t
+			}
+			if o == 0 || t*len(g) < w {
+				w = t * len(g)
+			}
+		}
+		work += w
+	}
+	order, _ := p.Topo()
+	preds := p.Preds()
+	head := make([]int, p.K())
+	cp := 0
+	for _, i := range order {
+		for _, j := range preds[i] {
+			head[i] = max(head[i], head[j]+least[j])
+		}
+		cp = max(cp, head[i]+least[i])
+	}
+	ceil := func(a, b int) int { return (a + b - 1) / b }
+	return schedule.Bounds{Period: ceil(work, p.Devices), Makespan: max(cp, ceil(n*work, p.Devices))}
+}
+
+// seedable reports whether a construction or a baseline gives q a
+// schedule under the options' budget.
+func seedable(ctx context.Context, q *placement.Placement, opt Options) bool {
+	cands, err := construct.PortfolioWith(ctx, q, construct.PortfolioOptions{MicroBatches: opt.MicroBatches, Memory: opt.Memory, Offload: opt.Offload, Recompute: opt.Recompute})
+	if err == nil && len(cands) > 0 {
+		return true
+	}
+	for _, m := range baseline.Methods() {
+		if s, err := m.Build(q, opt.MicroBatches, opt.Memory); err == nil && allows(s, opt.Offload, opt.Recompute) {
+			return true
+		}
+	}
+	return false
+}
+
+// optimalWhere is Optimal of a placement with candidates: the time-optimal
+// search of every assignment (at most opt.MaxAssignments,
+// DefaultOptimalAssignments when 0), starts first, each skipped when its
+// lower bound cannot beat the best so far. Its answer is optimal over
+// assignments and schedules where every search it ran is proven; the
+// bound is the least lower bound of the assignments not beaten.
+func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*OptimalResult, error) {
+	open := p.Reopen()
+	limit := opt.MaxAssignments
+	if limit == 0 {
+		limit = DefaultOptimalAssignments
+	}
+	if n := open.Assignments(limit); n > limit {
+		return nil, fmt.Errorf("search: placement %q has more than %d assignments of its candidates: too many for the time-optimal search (use tessel search)", p.Name, limit)
+	}
+	starts, err := assignmentsOf(ctx, p, opt.Assignments)
+	if err != nil {
+		return nil, err
+	}
+	inner := opt
+	inner.Assignments, inner.pinned = nil, true
+	var best *OptimalResult
+	checks := 0 // solver calls, all searches together
+	lower := 0  // least lower bound over the assignments that may still be optimal
+	seen := map[string]bool{}
+	try := func(choice []int) {
+		key := fmt.Sprint(choice)
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		q, err := placement.Choose(open, choice)
+		if err != nil {
+			return
+		}
+		lb := schedule.LowerBounds(q, opt.MicroBatches, opt.Memory).Makespan
+		if best != nil && lb >= schedule.Makespan(best.Schedule) {
+			return
+		}
+		r, err := Optimal(ctx, q, inner)
+		if err != nil {
+			return // no schedule of this assignment fits the budget
+		}
+		checks += r.Solution.Checks
+		if !r.Solution.Proven {
+			if lower == 0 || r.Bound.Makespan < lower {
+				lower = r.Bound.Makespan
+			}
+		}
+		if best == nil || schedule.Makespan(r.Schedule) < schedule.Makespan(best.Schedule) {
+			best = r
+		}
+	}
+	for _, a := range starts {
+		try(a.Choice)
+	}
+	solved := false
+	if !open.Channels && !opt.Offload && !opt.Recompute && ctx.Err() == nil {
+		// The solver with assignment literals (smt.MinimizeAssigned):
+		// a better choice and schedule than every start, or the proof
+		// that none exists.
+		upper := 0
+		if best != nil {
+			upper = schedule.Makespan(best.Schedule)
+		}
+		lb := relaxedBounds(open, opt.MicroBatches).Makespan
+		sol, err := smt.MinimizeAssigned(ctx, open, smt.AssignedOptions{MicroBatches: opt.MicroBatches, Memory: opt.Memory, Upper: upper, Lower: lb,
+			Options: smt.Options{Seed: opt.Seed, Effort: opt.Effort, Progress: opt.Progress}})
+		if err == nil {
+			checks += sol.Checks
+		}
+		if err == nil && sol.Choice != nil {
+			q, err := placement.Choose(open, sol.Choice)
+			if err != nil {
+				return nil, err
+			}
+			s := &schedule.Schedule{Placement: q, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Instances: sol.Instances}
+			if err := schedule.Verify(s); err != nil {
+				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
+			}
+			lower := boundOf(q, opt.MicroBatches, opt.Memory, nil)
+			best = &OptimalResult{Schedule: s, Source: Source{Kind: SourceSolver}, Bound: lower,
+				Solution: &smt.Solution{Makespan: sol.Makespan, LowerBound: sol.LowerBound, Checks: sol.Checks}}
+		}
+		if err == nil && sol.Proven {
+			solved = true
+		} else if err != nil && !errors.Is(err, smt.ErrInfeasible) && ctx.Err() == nil {
+			return nil, err
+		}
+	}
+	if !solved {
+		every(open, func(choice []int) bool {
+			try(choice)
+			return ctx.Err() == nil
+		})
+	}
+	if best == nil {
+		return nil, fmt.Errorf("search: no assignment of placement %q gives a schedule under memory %d", p.Name, opt.Memory)
+	}
+	ms := schedule.Makespan(best.Schedule)
+	out := *best
+	sol := *best.Solution
+	sol.Makespan, sol.Checks = ms, checks
+	switch {
+	case solved:
+		out.Bound = OptimalBound{Makespan: ms, By: "solver calls with the devices as decisions", Solver: true, Relaxed: best.Bound.Relaxed}
+	case ctx.Err() != nil:
+		// Assignments were left out: only the least bound of all of
+		// them holds.
+		lower = ms
+		every(open, func(choice []int) bool {
+			if q, err := placement.Choose(open, choice); err == nil {
+				lower = min(lower, schedule.LowerBounds(q, opt.MicroBatches, opt.Memory).Makespan)
+			}
+			return true
+		})
+		out.Bound = OptimalBound{Makespan: lower, By: "the least lower bound of every assignment (the search was stopped)", Relaxed: lower}
+	case lower == 0 || lower >= ms:
+		out.Bound = OptimalBound{Makespan: ms, By: "every assignment searched", Solver: true, Relaxed: best.Bound.Relaxed}
+	default:
+		out.Bound = OptimalBound{Makespan: lower, By: "every assignment searched, some not proven", Relaxed: best.Bound.Relaxed}
+	}
+	sol.Proven = out.Bound.Makespan >= ms
+	sol.LowerBound = out.Bound.Makespan
+	out.Solution = &sol
+	return &out, nil
+}
