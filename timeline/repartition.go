@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/placement"
@@ -25,17 +26,22 @@ var builtinVariants = []placement.Options{
 
 // Repartition is the placement given (as given: before any cluster) after
 // its devices changed: was[e] is the device of given that device e now
-// is, −1 for one that joined; c is the cluster before the change (its
+// is, −1 for one that joined; c is the cluster after the change (its
 // speeds weigh the loads). It also says in a few words what it did.
 //
 // A built-in shape (one of builtinVariants) becomes the same shape on
-// the new number of devices. Any other placement keeps its stage
-// boundaries — every block stays whole — and a device that leaves hands
-// its blocks to a device they exchange tensors with: the one whose load
-// (its blocks' times over its speed) is then least, the lower-numbered
-// on ties; a block on a group of devices just loses the member that
-// left. A device that joins such a placement is an error: splitting a
-// stage needs the model's layers (run tessel partition again).
+// the new number of devices. Any other placement is cut again with its
+// old stage boundaries as the starting point: every block stays whole,
+// and the blocks of each old device (a unit; in a pipeline, its stage)
+// move together. In device order, the units are split into as many
+// contiguous runs as there are devices now, the k-th run going to the
+// k-th device, so that the largest time on a device (its blocks' times
+// on it, at its speed) is least (a dynamic program over the units: the
+// pipeline's order kept, only boundaries removed; the first least split
+// on ties). A block on a group of devices runs on the devices its
+// members' units went to. A device that joins such a placement is an
+// error: splitting a stage needs the model's layers (run tessel
+// partition again).
 func Repartition(given *placement.Placement, c *cluster.Cluster, was []int) (*placement.Placement, string, error) {
 	if name, opt, ok := builtinOf(given); ok {
 		opt.Devices = len(was)
@@ -48,50 +54,78 @@ func Repartition(given *placement.Placement, c *cluster.Cluster, was []int) (*pl
 	if slices.Contains(was, -1) {
 		return nil, "", fmt.Errorf("placement %q is not a built-in shape: a device that joins needs its stages cut again from the model (tessel partition)", given.Name)
 	}
+	n, m := given.Devices, len(was)
+	// unit[d]: the blocks on device d alone.
+	unit := make([][]int, n)
+	for i, b := range given.Blocks {
+		if len(b.Devices) == 1 {
+			unit[b.Devices[0]] = append(unit[b.Devices[0]], i)
+		}
+	}
+	// cost(a, b, e): the time of units a..b-1 on device e now.
+	cost := func(a, b, e int) int {
+		t := 0
+		for d := a; d < b; d++ {
+			for _, i := range unit[d] {
+				t += c.BlockTime(given.Blocks[i].Time, []int{e})
+			}
+		}
+		return t
+	}
+	// best[k][j]: the least largest time of units 0..j-1 on devices
+	// 0..k-1, each device at least one unit; cut[k][j] where device
+	// k-1's run begins.
+	const inf = int(^uint(0) >> 1)
+	best := make([][]int, m+1)
+	cut := make([][]int, m+1)
+	for k := range best {
+		best[k], cut[k] = make([]int, n+1), make([]int, n+1)
+		for j := range best[k] {
+			best[k][j] = inf
+		}
+	}
+	best[0][0] = 0
+	for k := 1; k <= m; k++ {
+		for j := k; j <= n-(m-k); j++ {
+			for a := k - 1; a < j; a++ {
+				if best[k-1][a] == inf {
+					continue
+				}
+				if v := max(best[k-1][a], cost(a, j, k-1)); v < best[k][j] {
+					best[k][j], cut[k][j] = v, a
+				}
+			}
+		}
+	}
+	to := make([]int, n) // the new device of each old device's unit
+	runs := make([]string, m)
+	for k, j := m, n; k > 0; k-- {
+		a := cut[k][j]
+		for d := a; d < j; d++ {
+			to[d] = k - 1
+		}
+		if j-a == 1 {
+			runs[k-1] = fmt.Sprint(a)
+		} else {
+			runs[k-1] = fmt.Sprintf("%d-%d", a, j-1)
+		}
+		j = a
+	}
 	q := given.Clone()
-	load := make([]float64, given.Devices)
-	for _, b := range q.Blocks {
-		for _, d := range b.Devices {
-			load[d] += float64(b.Time) / c.Devices[d].Speed
-		}
-	}
-	var moved []string
-	for d := range given.Devices {
-		if slices.Contains(was, d) {
-			continue
-		}
-		onto := neighbour(q, d, was, load, c)
-		if onto < 0 {
-			return nil, "", fmt.Errorf("placement %q: device %d leaves and no device is left to take its blocks", given.Name, d)
-		}
-		for i := range q.Blocks {
-			b := &q.Blocks[i]
-			if !slices.Contains(b.Devices, d) {
-				continue
-			}
-			if len(b.Devices) == 1 {
-				b.Devices = []int{onto}
-				load[onto] += float64(b.Time) / c.Devices[onto].Speed
-			} else {
-				b.Devices = slices.DeleteFunc(slices.Clone(b.Devices), func(x int) bool { return x == d })
-			}
-		}
-		load[d] = 0
-		moved = append(moved, fmt.Sprintf("device %d's blocks to device %d", d, onto))
-	}
-	now := make([]int, given.Devices)
-	for d := range now {
-		now[d] = slices.Index(was, d)
-	}
 	for i := range q.Blocks {
 		b := &q.Blocks[i]
-		for k, d := range b.Devices {
-			b.Devices[k] = now[d]
+		if len(b.Devices) == 1 {
+			b.Devices = []int{to[b.Devices[0]]}
+			continue
 		}
-		slices.Sort(b.Devices)
-		b.Devices = slices.Compact(b.Devices)
+		var ds []int
+		for _, d := range b.Devices {
+			ds = append(ds, to[d])
+		}
+		slices.Sort(ds)
+		b.Devices = slices.Compact(ds)
 	}
-	q.Devices = len(was)
+	q.Devices = m
 	q.Capacities, q.HostChannels = nil, nil
 	for dep := range q.Transfers {
 		if shares(q.Blocks[dep.From].Devices, q.Blocks[dep.To].Devices) {
@@ -101,52 +135,7 @@ func Repartition(given *placement.Placement, c *cluster.Cluster, was []int) (*pl
 	if err := q.Validate(); err != nil {
 		return nil, "", err
 	}
-	desc := "stages kept"
-	for k, m := range moved {
-		if k == 0 {
-			desc += ", "
-		} else {
-			desc += "; "
-		}
-		desc += m
-	}
-	return q, desc, nil
-}
-
-// neighbour is the device still there that takes the blocks of device d:
-// among those its blocks exchange tensors with (any device still there
-// where none does), the one of least load once it has them.
-func neighbour(p *placement.Placement, d int, was []int, load []float64, c *cluster.Cluster) int {
-	near := map[int]bool{}
-	for _, dep := range p.Deps {
-		a, b := p.Blocks[dep.From].Devices, p.Blocks[dep.To].Devices
-		if slices.Contains(a, d) {
-			for _, x := range b {
-				near[x] = true
-			}
-		}
-		if slices.Contains(b, d) {
-			for _, x := range a {
-				near[x] = true
-			}
-		}
-	}
-	best, bestLoad := -1, 0.0
-	for _, pass := range []bool{true, false} {
-		for e := range p.Devices {
-			if e == d || !slices.Contains(was, e) || pass && !near[e] {
-				continue
-			}
-			l := load[e] + load[d]*c.Devices[d].Speed/c.Devices[e].Speed
-			if best < 0 || l < bestLoad {
-				best, bestLoad = e, l
-			}
-		}
-		if best >= 0 {
-			return best
-		}
-	}
-	return -1
+	return q, "the old devices' blocks " + strings.Join(runs, ", ") + " on devices 0.." + fmt.Sprint(m-1), nil
 }
 
 func shares(a, b []int) bool {

@@ -156,7 +156,7 @@ func runStep(ctx context.Context, last *schedule.Schedule, given *placement.Plac
 	newGiven := given
 	if moved {
 		var err error
-		newGiven, st.Repartition, err = Repartition(given, c, was)
+		newGiven, st.Repartition, err = Repartition(given, q, was)
 		if err != nil {
 			return nil, nil, nil, nil, &ChangeError{Err: err}
 		}

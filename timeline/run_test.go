@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 
@@ -40,39 +39,54 @@ func TestRepartitionBuiltin(t *testing.T) {
 	}
 }
 
-// Any other placement keeps its stages: the device that leaves hands its
-// blocks to the neighbour with the least load then.
+// Any other placement is cut again at its old stage boundaries: the old
+// devices' blocks, in device order, split into contiguous runs of least
+// largest time on the devices left.
 func TestRepartitionKeepsStages(t *testing.T) {
 	p, err := placement.Load("../testdata/placements/unequal.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Loads 3, 6, 4, 5: device 2's neighbours are 1 (6 + 4) and 3 (5 + 4).
-	q, desc, err := Repartition(p, cluster.Uniform(4), []int{0, 1, 3})
+	on := func(q *placement.Placement) map[string]int {
+		m := map[string]int{}
+		for _, b := range q.Blocks {
+			m[b.ID] = b.Devices[0]
+		}
+		return m
+	}
+	// Loads 3, 6, 4, 5: device 2 leaves; {0}{1}{2,3} (3, 6, 9) is the
+	// first least split.
+	q, desc, err := Repartition(p, cluster.Uniform(3), []int{0, 1, 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if desc != "stages kept, device 2's blocks to device 3" {
+	if desc != "the old devices' blocks 0, 1, 2-3 on devices 0..2" {
 		t.Errorf("description %q", desc)
 	}
-	on := map[string][]int{}
-	for _, b := range q.Blocks {
-		on[b.ID] = b.Devices
+	if m := on(q); q.Devices != 3 || m["f0"] != 0 || m["b1"] != 1 || m["f2"] != 2 || m["b3"] != 2 {
+		t.Errorf("devices %d, blocks on %v", q.Devices, m)
 	}
-	if q.Devices != 3 || !slices.Equal(on["f2"], []int{2}) || !slices.Equal(on["b3"], []int{2}) || !slices.Equal(on["f1"], []int{1}) {
-		t.Errorf("devices %d, blocks on %v", q.Devices, on)
-	}
-	// Twice as slow, device 3 takes less: device 1 gets the blocks.
-	c := cluster.Uniform(4)
-	c.Devices[3].Speed = 0.5
-	q, _, err = Repartition(p, c, []int{0, 1, 3})
+	// The last device at half speed: {0,1}{2}{3} (9, 4, 10).
+	c := cluster.Uniform(3)
+	c.Devices[2].Speed = 0.5
+	q, desc, err = Repartition(p, c, []int{0, 1, 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := q.Blocks[slices.IndexFunc(q.Blocks, func(b placement.Block) bool { return b.ID == "f2" })]; !slices.Equal(b.Devices, []int{1}) {
-		t.Errorf("f2 on %v, want [1]", b.Devices)
+	if m := on(q); m["f1"] != 0 || m["f2"] != 1 || m["f3"] != 2 || desc != "the old devices' blocks 0-1, 2, 3 on devices 0..2" {
+		t.Errorf("blocks on %v (%s)", m, desc)
 	}
-	if _, _, err := Repartition(p, cluster.Uniform(4), []int{0, 1, 2, 3, -1}); err == nil || !strings.Contains(err.Error(), "tessel partition") {
+	// A group block follows its members' units.
+	g := placementtest.Builtin(t, "m-shape", placement.Options{Devices: 4})
+	g.Name = "not-built-in"
+	q, _, err = Repartition(g, cluster.Uniform(2), []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := q.Blocks[0]; len(b.Devices) != 2 {
+		t.Errorf("group block %s on %v", b.ID, b.Devices)
+	}
+	if _, _, err := Repartition(p, cluster.Uniform(5), []int{0, 1, 2, 3, -1}); err == nil || !strings.Contains(err.Error(), "tessel partition") {
 		t.Errorf("join to a placement of a model: %v", err)
 	}
 }
@@ -139,7 +153,7 @@ func TestRun(t *testing.T) {
 	}
 	var text bytes.Buffer
 	rep.WriteText(&text)
-	if !strings.Contains(text.String(), "device 2 leaves (stages kept, device 2's blocks to device") {
+	if !strings.Contains(text.String(), "device 2 leaves (the old devices' blocks") {
 		t.Errorf("text:\n%s", text.String())
 	}
 	// A device that does not exist there is bad input.
