@@ -33,7 +33,8 @@ type Timeline struct {
 // one; a device that joins is numbered last).
 type Change struct {
 	At int
-	// Link sets the link between two devices (both directions).
+	// Link sets the link between two devices (both directions; their
+	// one link from then on, where they had several).
 	Link *cluster.Pair
 	// Default sets the link of every pair not listed.
 	Default *cluster.Link
@@ -402,12 +403,12 @@ func Apply(c *cluster.Cluster, ch Change) (*cluster.Cluster, []int, error) {
 	return q, was, nil
 }
 
-// setPair sets the link of p's two devices, replacing their pair or
-// appending one.
+// setPair sets the link of p's two devices, replacing their pair (all
+// its links, where it had several) or appending one.
 func setPair(pairs []cluster.Pair, p cluster.Pair) []cluster.Pair {
 	for k, q := range pairs {
 		if q.From == p.From && q.To == p.To || q.From == p.To && q.To == p.From {
-			pairs[k].Link = p.Link
+			pairs[k].Link, pairs[k].More = p.Link, nil
 			return pairs
 		}
 	}
