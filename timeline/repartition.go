@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -166,8 +167,10 @@ func builtinOf(p *placement.Placement) (string, placement.Options, bool) {
 // instances of old (on the old devices) that now occupy it, in the order
 // of their old starts (then block, then micro-batch: one order for all
 // devices, so group blocks never cross), each as early as the order and
-// q's times allow (schedule.Compact). nil when the result breaks a budget
-// or q's blocks are not old's.
+// q's times allow (schedule.Compact); where that breaks a budget, a list
+// schedule in the same order that starts an instance only where it fits
+// (construct.List with those priorities). nil when neither fits or q's
+// blocks are not old's.
 func MovedOrders(old *schedule.Schedule, q *placement.Placement, memory int) *schedule.Schedule {
 	if len(q.Blocks) != len(old.Placement.Blocks) {
 		return nil
@@ -199,8 +202,21 @@ func MovedOrders(old *schedule.Schedule, q *placement.Placement, memory int) *sc
 		return nil
 	}
 	s := &schedule.Schedule{Placement: q, MicroBatches: old.MicroBatches, Memory: memory, Instances: out}
-	if schedule.Verify(s) != nil {
+	if schedule.Verify(s) == nil {
+		return s
+	}
+	// The devices that took others' blocks hold more activations than
+	// their budgets allow: a list schedule that starts instances in the
+	// same order of old starts, each only where it fits the budget.
+	prio := make([]int, old.MicroBatches*len(q.Blocks))
+	for rank, in := range ins {
+		if x := in.Micro*len(q.Blocks) + in.Block; x < len(prio) {
+			prio[x] = rank
+		}
+	}
+	ls, err := construct.List(q, old.MicroBatches, construct.ListOptions{Memory: memory, Priority: prio})
+	if err != nil || schedule.Verify(ls) != nil {
 		return nil
 	}
-	return s
+	return ls
 }
