@@ -25,37 +25,37 @@ var builtinVariants = []placement.Options{
 	{Chunks: 2, Order: placement.Loop, SplitBackward: true},
 }
 
-// Repartition is the placement given (as given: before any cluster) after
-// its devices changed: was[e] is the device of given that device e now
-// is, −1 for one that joined; c is the cluster after the change (its
-// speeds weigh the loads). It also says in a few words what it did.
+// Repartition is the placement first (the timeline's first, as given:
+// before any cluster) cut again for the m devices of cluster c, whose
+// speeds weigh the loads. It also says in a few words what it did.
 //
-// A built-in shape (one of builtinVariants) becomes the same shape on
-// the new number of devices. Any other placement is cut again with its
-// old stage boundaries as the starting point: every block stays whole,
-// and the blocks of each old device (a unit; in a pipeline, its stage)
-// move together. In device order, the units are split into as many
-// contiguous runs as there are devices now, the k-th run going to the
-// k-th device, so that the largest time on a device (its blocks' times
-// on it, at its speed) is least (a dynamic program over the units: the
-// pipeline's order kept, only boundaries removed; the first least split
-// on ties). A block on a group of devices runs on the devices its
-// members' units went to. A device that joins such a placement is an
-// error: splitting a stage needs the model's layers (run tessel
+// A built-in shape (one of builtinVariants) becomes the same shape on m
+// devices. Any other placement is cut at its stage boundaries — a stage
+// here being the blocks that run on one device of first alone, which
+// stay together and whole: in device order, the n stages are split into
+// m contiguous runs, the k-th run going to device k, so that the largest
+// time on a device (its blocks' times on it, at its speed) is least (a
+// dynamic program over the stages: the pipeline's order kept, only
+// boundaries moved; the first least split on ties). A block on a group
+// of devices runs on the devices its members' stages went to. Starting
+// from first at every step, a device that leaves and later comes back
+// gets a stage of its own again. More devices than first has stages is
+// an error: splitting a stage needs the model's layers (run tessel
 // partition again).
-func Repartition(given *placement.Placement, c *cluster.Cluster, was []int) (*placement.Placement, string, error) {
+func Repartition(first *placement.Placement, c *cluster.Cluster, m int) (*placement.Placement, string, error) {
+	given := first
 	if name, opt, ok := builtinOf(given); ok {
-		opt.Devices = len(was)
+		opt.Devices = m
 		q, err := placement.Builtin(name, opt)
 		if err != nil {
-			return nil, "", fmt.Errorf("%s on %d devices: %w", name, len(was), err)
+			return nil, "", fmt.Errorf("%s on %d devices: %w", name, m, err)
 		}
-		return q, fmt.Sprintf("%s on %d devices", name, len(was)), nil
+		return q, fmt.Sprintf("%s on %d devices", name, m), nil
 	}
-	if slices.Contains(was, -1) {
-		return nil, "", fmt.Errorf("placement %q is not a built-in shape: a device that joins needs its stages cut again from the model (tessel partition)", given.Name)
+	if m > given.Devices {
+		return nil, "", fmt.Errorf("placement %q is not a built-in shape and has %d stages, fewer than the %d devices: splitting a stage needs the model's layers (tessel partition)", given.Name, given.Devices, m)
 	}
-	n, m := given.Devices, len(was)
+	n := given.Devices
 	// unit[d]: the blocks on device d alone.
 	unit := make([][]int, n)
 	for i, b := range given.Blocks {
@@ -136,7 +136,7 @@ func Repartition(given *placement.Placement, c *cluster.Cluster, was []int) (*pl
 	if err := q.Validate(); err != nil {
 		return nil, "", err
 	}
-	return q, "the old devices' blocks " + strings.Join(runs, ", ") + " on devices 0.." + fmt.Sprint(m-1), nil
+	return q, "stages " + strings.Join(runs, ", ") + " on devices 0.." + fmt.Sprint(m-1), nil
 }
 
 func shares(a, b []int) bool {

@@ -109,9 +109,10 @@ func Run(ctx context.Context, old *schedule.Schedule, t *Timeline, c *cluster.Cl
 		// Not on c's budgets: keep the old schedule, recording c.
 		last = old
 	}
+	first := given
 	rep := &Report{Placement: given.Name, Devices: given.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old)}
 	for k, step := range t.Steps() {
-		st, s, q, qc, err := runStep(ctx, last, given, c, step, opt)
+		st, s, q, qc, err := runStep(ctx, last, first, given, c, step, opt)
 		if err != nil {
 			var ce *ChangeError
 			if errors.As(err, &ce) {
@@ -127,7 +128,7 @@ func Run(ctx context.Context, old *schedule.Schedule, t *Timeline, c *cluster.Cl
 	return rep, nil
 }
 
-func runStep(ctx context.Context, last *schedule.Schedule, given *placement.Placement, c *cluster.Cluster, changes []Change, opt Options) (*Step, *schedule.Schedule, *placement.Placement, *cluster.Cluster, error) {
+func runStep(ctx context.Context, last *schedule.Schedule, first, given *placement.Placement, c *cluster.Cluster, changes []Change, opt Options) (*Step, *schedule.Schedule, *placement.Placement, *cluster.Cluster, error) {
 	st := &Step{Iteration: changes[0].At}
 	// The changes one after another; a device's old number is followed
 	// through all of them.
@@ -156,7 +157,7 @@ func runStep(ctx context.Context, last *schedule.Schedule, given *placement.Plac
 	newGiven := given
 	if moved {
 		var err error
-		newGiven, st.Repartition, err = Repartition(given, q, was)
+		newGiven, st.Repartition, err = Repartition(first, q, len(was))
 		if err != nil {
 			return nil, nil, nil, nil, &ChangeError{Err: err}
 		}

@@ -20,7 +20,7 @@ import (
 // fails and the job goes on with fewer devices).
 func TestRepartitionBuiltin(t *testing.T) {
 	p := placementtest.Builtin(t, "m-shape", placement.Options{Devices: 8})
-	q, desc, err := Repartition(p, cluster.Uniform(8), []int{0, 1, 2, 3})
+	q, desc, err := Repartition(p, cluster.Uniform(4), 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,12 +28,12 @@ func TestRepartitionBuiltin(t *testing.T) {
 	if !q.Equal(want) || desc != "m-shape on 4 devices" {
 		t.Errorf("got %q (%s), want m-shape on 4 devices", q.Name, desc)
 	}
-	q, _, err = Repartition(p, cluster.Uniform(8), []int{0, 1, 2, 3, 4, 5, 6, 7, -1, -1})
+	q, _, err = Repartition(p, cluster.Uniform(10), 10)
 	if err != nil || q.Devices != 10 {
 		t.Errorf("join: %v", err)
 	}
 	z := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4, Chunks: 2, Order: placement.V, SplitBackward: true})
-	q, _, err = Repartition(z, cluster.Uniform(4), []int{0, 1, 2})
+	q, _, err = Repartition(z, cluster.Uniform(3), 3)
 	if err != nil || !q.Equal(placementtest.Builtin(t, "v-shape", placement.Options{Devices: 3, Chunks: 2, Order: placement.V, SplitBackward: true})) {
 		t.Errorf("zero-bubble V: %v", err)
 	}
@@ -56,11 +56,11 @@ func TestRepartitionKeepsStages(t *testing.T) {
 	}
 	// Loads 3, 6, 4, 5: device 2 leaves; {0}{1}{2,3} (3, 6, 9) is the
 	// first least split.
-	q, desc, err := Repartition(p, cluster.Uniform(3), []int{0, 1, 3})
+	q, desc, err := Repartition(p, cluster.Uniform(3), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if desc != "the old devices' blocks 0, 1, 2-3 on devices 0..2" {
+	if desc != "stages 0, 1, 2-3 on devices 0..2" {
 		t.Errorf("description %q", desc)
 	}
 	if m := on(q); q.Devices != 3 || m["f0"] != 0 || m["b1"] != 1 || m["f2"] != 2 || m["b3"] != 2 {
@@ -69,24 +69,24 @@ func TestRepartitionKeepsStages(t *testing.T) {
 	// The last device at half speed: {0,1}{2}{3} (9, 4, 10).
 	c := cluster.Uniform(3)
 	c.Devices[2].Speed = 0.5
-	q, desc, err = Repartition(p, c, []int{0, 1, 3})
+	q, desc, err = Repartition(p, c, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := on(q); m["f1"] != 0 || m["f2"] != 1 || m["f3"] != 2 || desc != "the old devices' blocks 0-1, 2, 3 on devices 0..2" {
+	if m := on(q); m["f1"] != 0 || m["f2"] != 1 || m["f3"] != 2 || desc != "stages 0-1, 2, 3 on devices 0..2" {
 		t.Errorf("blocks on %v (%s)", m, desc)
 	}
 	// A group block follows its members' units.
 	g := placementtest.Builtin(t, "m-shape", placement.Options{Devices: 4})
 	g.Name = "not-built-in"
-	q, _, err = Repartition(g, cluster.Uniform(2), []int{0, 1})
+	q, _, err = Repartition(g, cluster.Uniform(2), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b := q.Blocks[0]; len(b.Devices) != 2 {
 		t.Errorf("group block %s on %v", b.ID, b.Devices)
 	}
-	if _, _, err := Repartition(p, cluster.Uniform(5), []int{0, 1, 2, 3, -1}); err == nil || !strings.Contains(err.Error(), "tessel partition") {
+	if _, _, err := Repartition(p, cluster.Uniform(5), 5); err == nil || !strings.Contains(err.Error(), "tessel partition") {
 		t.Errorf("join to a placement of a model: %v", err)
 	}
 }
@@ -131,7 +131,7 @@ func TestRun(t *testing.T) {
 		return rep, b
 	}
 	rep, b := run()
-	if len(rep.Steps) != 4 {
+	if len(rep.Steps) != 5 {
 		t.Fatalf("%d steps", len(rep.Steps))
 	}
 	for k, st := range rep.Steps {
@@ -145,7 +145,11 @@ func TestRun(t *testing.T) {
 	if last := rep.Steps[3]; last.Devices != 3 || last.Warm != WarmMoved || last.Repartition == "" {
 		t.Errorf("step 4: %+v", last)
 	}
-	if rep.Final.Placement.Devices != 3 || rep.Final.Cluster == nil || schedule.Verify(rep.Final) != nil {
+	// A device joins: every stage on a device of its own again.
+	if last := rep.Steps[4]; last.Devices != 4 || last.Repartition != "stages 0, 1, 2, 3 on devices 0..3" {
+		t.Errorf("step 5: %+v", last)
+	}
+	if rep.Final.Placement.Devices != 4 || rep.Final.Cluster == nil || !rep.Final.Source.Equal(p) || schedule.Verify(rep.Final) != nil {
 		t.Errorf("final schedule on %d devices, cluster %v", rep.Final.Placement.Devices, rep.Final.Cluster)
 	}
 	if _, again := run(); !bytes.Equal(b, again) {
@@ -153,7 +157,7 @@ func TestRun(t *testing.T) {
 	}
 	var text bytes.Buffer
 	rep.WriteText(&text)
-	if !strings.Contains(text.String(), "device 2 leaves (the old devices' blocks") {
+	if !strings.Contains(text.String(), "device 2 leaves (stages 0-1, 2, 3 on devices 0..2)") {
 		t.Errorf("text:\n%s", text.String())
 	}
 	// A device that does not exist there is bad input.
