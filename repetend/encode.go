@@ -60,6 +60,9 @@ func steadyLinks(p *placement.Placement) steady {
 		for _, d := range succs {
 			at, _, _ := q.Arrival(d, 0)
 			st.delay[d] = at
+			if p.Lanes[d] != nil {
+				continue // a pair of several links: no queue in the encoding (smt.DepTransfers)
+			}
 			for _, l := range p.Links(d) {
 				st.spans = append(st.spans, linkSpan{block: i, link: l, from: q.Free(l) - p.Transfer(d), to: q.Free(l)})
 			}

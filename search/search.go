@@ -294,7 +294,19 @@ type Result struct {
 	// the solver's proofs, for the chosen one alone, prove nothing.
 	Assigned bool
 
-	improved int // the large-neighbourhood search's makespan so far, for Progress
+	improved    int // the large-neighbourhood search's makespan so far, for Progress
+	phaseChecks int // solver calls of the warmup and cooldown searches
+}
+
+// SolverChecks counts the solver calls of the search: the repetend
+// search's, the warmup's and cooldown's (or the time-optimal schedule's
+// with fewer micro-batches than N_R), and the refinement's.
+func (r *Result) SolverChecks() int {
+	n := r.phaseChecks + r.Refined.Checks
+	if r.Search != nil {
+		n += r.Search.Stats.Checks
+	}
+	return n
 }
 
 // Makespan of the schedule found.
@@ -891,6 +903,7 @@ func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.R
 		if err != nil {
 			return nil, err
 		}
+		res.phaseChecks += sol.Checks
 		s, retimed, err := onLinks(s)
 		if err != nil {
 			return nil, fmt.Errorf("time-optimal schedule: %w", err)
@@ -928,6 +941,7 @@ func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.R
 		return nil, fmt.Errorf("placement %q: cooldown: %w", p.Name, err)
 	}
 	res.WarmupProven, res.CooldownProven = ws.Proven, cs.Proven
+	res.phaseChecks += ws.Checks + cs.Checks
 	s, err := Assemble(p, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws.Starts, CooldownStarts: cs.Starts, MicroBatches: n, Memory: opt.Memory})
 	if err != nil {
 		return nil, err
