@@ -71,6 +71,19 @@ func (o Options) checkLatency(p *placement.Placement) error {
 	return nil
 }
 
+// CheckLatency rejects a latency budget (0: none) that no schedule of p
+// meets, as the search does (an error that is ErrLatency), and a budget
+// with links that carry one transfer at a time.
+func CheckLatency(p *placement.Placement, budget int) error {
+	if err := p.CheckLatency(budget); err != nil {
+		return latencyError{err}
+	}
+	if budget > 0 && p.Channels {
+		return errors.New("a latency budget with links that carry one transfer at a time (--channels) is not supported")
+	}
+	return nil
+}
+
 // withinLatency is s re-timed under the budget (construct.WithLatency), s
 // itself without a budget, and nil where its orders meet none.
 func (o Options) withinLatency(s *schedule.Schedule) *schedule.Schedule {
