@@ -286,6 +286,9 @@ type Result struct {
 	// Latency is the latency budget the schedule meets (Options.Latency;
 	// 0: none).
 	Latency int
+	// BoundBy names the argument that gives Bounds.Makespan
+	// (schedule.LowerBoundsLatency).
+	BoundBy schedule.MakespanBound
 	// Decided is the repetend with decisions the search found and
 	// unrolled (nil without decisions, or when none was found).
 	Decided *repetend.Decided
@@ -470,7 +473,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		return nil, err
 	}
 	n := opt.MicroBatches
-	res := &Result{Bounds: schedule.LowerBounds(p, n, opt.Memory), Decisions: opt.Offload || opt.Recompute, Latency: opt.Latency}
+	res := &Result{Decisions: opt.Offload || opt.Recompute, Latency: opt.Latency}
+	res.Bounds, res.BoundBy = schedule.LowerBoundsLatency(p, n, opt.Memory, opt.Latency)
 	report := func(stage string, rp *repetend.Progress) {
 		if opt.Progress == nil {
 			return
