@@ -85,7 +85,8 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 	if budget == 0 {
 		budget = DefaultSteps
 	}
-	lb := schedule.LowerBounds(s.Placement, s.MicroBatches, s.Memory).Makespan
+	bounds, _ := schedule.LowerBoundsLatency(s.Placement, s.MicroBatches, s.Memory, s.Latency)
+	lb := bounds.Makespan
 	cur := s
 	seed := opt.Seed
 	resume := opt.Resume
