@@ -35,10 +35,13 @@ import (
 //     under the rule (step 3b of Run, latencyOptimal), from the best
 //     schedule so far and within the phase effort: it proves the result
 //     where it runs to its end;
-//   - refinement and windows: their schedules re-timed under the budget,
-//     kept only where they then still end earlier;
+//   - refinement: the windows at the ends re-timed under the budget, kept
+//     only where they then still end earlier; the large-neighbourhood
+//     windows hold the rule in their encoding for every micro-batch they
+//     touch (refine's latency.go) and are re-timed under it;
 //   - bounds: a budget below the critical path is an error (no schedule
-//     meets it); the makespan's lower bounds without the budget still hold.
+//     meets it); the makespan's bound is raised by the budget's bound
+//     (schedule.LowerBoundsLatency), which Result.BoundBy names.
 //
 // Every schedule the search returns records the budget (schedule's
 // Latency), which the verifier checks.
