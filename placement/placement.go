@@ -145,6 +145,10 @@ type Placement struct {
 	// every device has a channel of its own (HostChannel). It is not part
 	// of the placement file.
 	HostChannels []int
+	// Overlap, when set, lets a schedule run a forward and a whole
+	// backward of two micro-batches as one overlapped action (overlap.go);
+	// nil overlaps nothing. File: "overlap", written only when set.
+	Overlap *Overlap
 }
 
 // Size is the size of the tensor dependency d carries: 1 unless Sizes
@@ -431,7 +435,7 @@ func (p *Placement) CriticalPath() int {
 
 // Clone returns a deep copy.
 func (p *Placement) Clone() *Placement {
-	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities), Channels: p.Channels, HostChannels: slices.Clone(p.HostChannels)}
+	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities), Channels: p.Channels, HostChannels: slices.Clone(p.HostChannels), Overlap: p.Overlap.clone()}
 	q.Blocks = make([]Block, len(p.Blocks))
 	for i, b := range p.Blocks {
 		b.Devices = append([]int(nil), b.Devices...)

@@ -97,6 +97,9 @@ func (p *Placement) validate() error {
 	if err := p.validateSavings(); err != nil {
 		return err
 	}
+	if err := p.validateOverlap(); err != nil {
+		return err
+	}
 	return p.validateTransfers(deps)
 }
 
@@ -303,5 +306,5 @@ func (p *Placement) Equal(q *Placement) bool {
 			return false
 		}
 	}
-	return true
+	return overlapEqual(p.Overlap, q.Overlap)
 }

@@ -61,7 +61,10 @@ type Schedule struct {
 	// Decisions are the forward instances whose activation is offloaded
 	// or recomputed (none: every activation is kept, as before).
 	Decisions []Decision
-	Repetend  *Repetend // nil when not built from a repetend
+	// Pairs are the overlapped forwards and backwards (placement's
+	// Overlap; none: every instance runs alone, as before).
+	Pairs    []Pair
+	Repetend *Repetend // nil when not built from a repetend
 	// Claimed is what a schedule file said its metrics were (nil when
 	// built in memory). It is never trusted: Verify compares it with
 	// Measure, and Write writes measured metrics instead.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/refine"
 	"github.com/tessel-pp/tessel/repetend"
@@ -196,6 +197,9 @@ type Source struct {
 	// Windows says that the large-neighbourhood search over windows
 	// anywhere in the schedule shortened it (refine.LNS, Run's step 5).
 	Windows bool
+	// Paired says that forwards and backwards of the schedule were
+	// paired into overlapped actions (package overlap).
+	Paired bool
 }
 
 // String is the source as tessel prints it: "repetend", "solver", a
@@ -219,13 +223,16 @@ func (s Source) String() string {
 	if s.Windows {
 		t += ", improved in windows"
 	}
+	if s.Paired {
+		t += ", forwards and backwards overlapped"
+	}
 	return t
 }
 
 // Unrefined is s before any refinement: what the refinement started
 // from.
 func (s Source) Unrefined() Source {
-	s.Refined, s.Windows = false, false
+	s.Refined, s.Windows, s.Paired = false, false, false
 	return s
 }
 
@@ -366,6 +373,11 @@ func (r *Result) Proven() bool {
 	if r.Decisions {
 		return false
 	}
+	if r.Schedule.Placement.Overlap != nil {
+		// The solver's repetends and phases pair nothing: only the lower
+		// bound (which counts what pairs save) proves a schedule.
+		return false
+	}
 	if r.Fallback {
 		// With channels too: the time-optimal encoding has the links'
 		// rule (and a schedule re-timed after it is not marked proven).
@@ -468,10 +480,18 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		if err != nil {
 			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
 		}
+		type seed struct {
+			src Source
+			s   *schedule.Schedule
+		}
+		var seeds []seed // for overlap.Pair
 		for _, c := range cands {
 			src := Source{Kind: SourceConstruction, Name: c.Name}
 			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: c.Makespan})
 			offer(src, c.Schedule)
+			if p.Overlap != nil {
+				seeds = append(seeds, seed{src, c.Schedule})
+			}
 			if c.Periodic == nil || (opt.MaxNR > 0 && fromPeriodic(c.Periodic).NR > opt.MaxNR) {
 				continue
 			}
@@ -487,6 +507,17 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			src := Source{Kind: SourceBaseline, Name: m.Name}
 			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
 			offer(src, s)
+			seeds = append(seeds, seed{src, s})
+		}
+		for _, c := range seeds {
+			// The constructions and baselines with forwards and
+			// backwards paired greedily where that helps.
+			if paired, ok := overlap.Pair(ctx, c.s); ok {
+				src := c.src
+				src.Paired = true
+				res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(paired)})
+				offer(src, paired)
+			}
 		}
 		res.Repetend = incumbent
 		res.Times.Constructions = time.Since(t0)
@@ -572,7 +603,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// warmup and cooldown) or within 2% of the lower bound: there the
 	// windows rarely gain, and each costs a capped solver call.
 	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) &&
-		len(res.Schedule.Decisions) == 0 {
+		len(res.Schedule.Decisions) == 0 && len(res.Schedule.Pairs) == 0 { // the solver's windows pair nothing
 		report("refining", nil)
 		t3 := time.Now()
 		s, st, err := refine.Improve(ctx, res.Schedule, refine.Options{Effort: opt.RefineEffort, Seed: opt.Seed,
@@ -599,13 +630,21 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// schedule: a deterministic number of windows, or, with UseTime,
 	// until ctx ends.
 	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && lnsWanted(opt, res) &&
-		len(res.Schedule.Decisions) == 0 { // the windows keep every activation
+		len(res.Schedule.Decisions) == 0 && len(res.Schedule.Pairs) == 0 { // the windows keep every activation and pair nothing
 		report("improving", nil)
 		t4 := time.Now()
 		err := improve(ctx, p, opt, res, func(ms int) { res.improved = ms; report("improving", nil) })
 		res.Times.Refine += time.Since(t4)
 		if err != nil {
 			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
+		}
+	}
+	// 6. Forwards and backwards of the best schedule paired where that
+	// helps (package overlap; placements that let them overlap).
+	if p.Overlap != nil && ctx.Err() == nil {
+		if paired, ok := overlap.Pair(ctx, res.Schedule); ok && schedule.Makespan(paired) <= schedule.Makespan(res.Schedule) {
+			res.Schedule = paired
+			res.Source.Paired = true
 		}
 	}
 	// A schedule built without a repetend often has one in its steady
