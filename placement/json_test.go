@@ -45,6 +45,9 @@ func TestLoadBad(t *testing.T) {
 		{"checkpoint-too-big.json", `block "f0": checkpoint 2 must be less than the block's memory 2`},
 		{"offload-no-consumer.json", `block "f0": no gradient block needs its activation, so it cannot be offloaded or recomputed`},
 		{"offload-type.json", `block "f0": field "offload": want an integer, got a string`},
+		{"overlap-both.json", `overlap: both a time and a factor`},
+		{"overlap-unknown-id.json", `field "overlap": pairs[0]: unknown id "b9"`},
+		{"overlap-pair-time.json", `overlap: pairs[0]: time 0 < 1`},
 	}
 	files, err := filepath.Glob(filepath.Join(badDir, "*.json"))
 	if err != nil {
