@@ -124,11 +124,12 @@ func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
 			return nil, err
 		}
 	} else {
-		ins, err := Compact(q, s.MicroBatches, Orders(s))
+		// Overlapped pairs stay pairs (none: Compact).
+		ins, err := CompactPairs(q, s.MicroBatches, Orders(s), s.Pairs)
 		if err != nil {
 			return nil, err
 		}
-		out = &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
+		out = &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins, Pairs: s.Pairs}
 	}
 	if err := out.SetCluster(c, given); err != nil {
 		return nil, err

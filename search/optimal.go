@@ -88,6 +88,9 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 	if err := (Options{Offload: opt.Offload, Recompute: opt.Recompute}).checkDecisions(p); err != nil {
 		return nil, err
 	}
+	if p.Overlap != nil {
+		return nil, fmt.Errorf("search: placement %q: the time-optimal search does not pair forwards and backwards into overlapped actions: run the search (tessel search), which does", p.Name)
+	}
 	var start *schedule.Schedule
 	var source Source
 	offer := func(src Source, s *schedule.Schedule) {
