@@ -1,9 +1,11 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -232,7 +234,7 @@ func (s Source) String() string {
 // Unrefined is s before any refinement: what the refinement started
 // from.
 func (s Source) Unrefined() Source {
-	s.Refined, s.Windows, s.Paired = false, false, false
+	s.Refined, s.Windows = false, false
 	return s
 }
 
@@ -392,6 +394,12 @@ func (r *Result) Proven() bool {
 	return r.Source == Source{Kind: SourceRepetend} && r.PeriodProven() && r.WarmupProven && r.CooldownProven
 }
 
+// pairWork bounds the constructions and baselines the search pairs
+// greedily (package overlap) where the placement lets forwards and
+// backwards overlap: the best of them, while the sum of their squared
+// instance counts stays within it (always the best one).
+const pairWork = 1 << 24
+
 // ErrNoRepetend means no repetend fits the memory budget.
 var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 
@@ -509,9 +517,15 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			offer(src, s)
 			seeds = append(seeds, seed{src, s})
 		}
-		for _, c := range seeds {
-			// The constructions and baselines with forwards and
-			// backwards paired greedily where that helps.
+		// The best constructions and baselines with forwards and
+		// backwards paired greedily where that helps, as many as
+		// pairWork allows (a pairing costs about I² for I instances).
+		slices.SortStableFunc(seeds, func(a, b seed) int { return cmp.Compare(schedule.Makespan(a.s), schedule.Makespan(b.s)) })
+		work := 0
+		for k, c := range seeds {
+			if work += len(c.s.Instances) * len(c.s.Instances); k > 0 && work > pairWork {
+				break
+			}
 			if paired, ok := overlap.Pair(ctx, c.s); ok {
 				src := c.src
 				src.Paired = true
