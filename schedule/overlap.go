@@ -96,26 +96,6 @@ func newPairing(s *Schedule, use []bool) *pairing {
 	return pg
 }
 
-// Paired returns, for every instance of s in a pair, how long it runs
-// (the pair's time): the pairs the placement's rule allows, each
-// instance in one pair. Nil when s has no pairs.
-func Paired(s *Schedule) map[Ref]int {
-	pg := newPairing(s, nil)
-	if pg.empty() {
-		return nil
-	}
-	return pg.time
-}
-
-// End returns when instance in of s ends: its start plus its block's time,
-// or plus its pair's time when paired (paired from Paired(s)).
-func End(p *placement.Placement, paired map[Ref]int, in Instance) int {
-	if t, ok := paired[in.Ref()]; ok {
-		return in.Start + t
-	}
-	return in.Start + p.Blocks[in.Block].Time
-}
-
 // PairText names a pair as renderings show it: "f3^5+b4^2".
 func PairText(s *Schedule, q Pair) string {
 	return refName(s, q.Forward) + "+" + refName(s, q.Backward)

@@ -164,7 +164,7 @@ func units(t *Table, r int) []unit {
 	var out []unit
 	for i := 0; i < len(row); i++ {
 		if n, ok := at[i]; ok {
-			out = append(out, unit{acts: row[i : i+n+1], cell: overlapCell(row, i, n)})
+			out = append(out, unit{acts: row[i : i+n+1], cell: overlapCell(row, i)})
 			i += n
 			continue
 		}

@@ -32,12 +32,12 @@ func (t *Table) overlapsOf(r int) map[int]int {
 	return at
 }
 
-// overlapCell is the OVERLAP_F_B cell of the forward row[i] and the n
-// actions of its whole backward after it (current naming).
-func overlapCell(row []Action, i, n int) Cell {
+// overlapCell is the OVERLAP_F_B cell of the forward row[i] and the
+// whole backward after it, written as one full backward B (current
+// naming).
+func overlapCell(row []Action, i int) Cell {
 	g := row[i+1]
 	b := Action{Stage: g.Stage, Kind: placement.Backward, Micro: g.Micro}
-	_ = n
 	return Cell{Stage: -1, Op: OpOverlapFB, Micro: -1, Sub: []Cell{cellOf(row[i]), cellOf(b)}}
 }
 

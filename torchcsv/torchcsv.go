@@ -157,7 +157,7 @@ func (t *Table) Marshal() []byte {
 				b.WriteByte(',')
 			}
 			if n, ok := at[i]; ok {
-				b.WriteString(overlapCell(row, i, n).String())
+				b.WriteString(overlapCell(row, i).String())
 				i += n
 				continue
 			}
