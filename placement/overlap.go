@@ -78,12 +78,15 @@ func (o *Overlap) String() string {
 // on g alone, on g's devices). ok is false when g is not a gradient the
 // backward pass waits for. roles is p.Roles().
 func (p *Placement) WholeBackward(g int, roles []Role) (blocks []int, ok bool) {
+	return p.wholeBackward(g, roles, p.Preds(), p.Succs())
+}
+
+func (p *Placement) wholeBackward(g int, roles []Role, preds, succs [][]int) (blocks []int, ok bool) {
 	switch roles[g] {
 	case RoleBackward:
 		return []int{g}, true
 	case RoleInput:
-		preds := p.Preds()
-		for _, s := range p.Succs()[g] {
+		for _, s := range succs[g] {
 			if roles[s] == RoleWeight && len(preds[s]) == 1 {
 				return []int{g, s}, true
 			}
@@ -116,7 +119,42 @@ func (p *Placement) OverlapGroup(f, g int, roles []Role) (blocks []int, t int, w
 	if !sameDevices(p.Blocks[f].Devices, p.Blocks[g].Devices) {
 		return nil, 0, fmt.Sprintf("%s and %s run on different devices", p.Blocks[f].ID, p.Blocks[g].ID)
 	}
-	blocks = append([]int{f}, whole...)
+	return p.overlapTime(f, g, append([]int{f}, whole...))
+}
+
+// OverlapGroups returns every group OverlapGroup allows (a forward, then
+// the blocks of a whole backward), with its time, by forward then
+// backward block index; none without a rule.
+func (p *Placement) OverlapGroups() (groups [][]int, times []int) {
+	if p.Overlap == nil {
+		return nil, nil
+	}
+	roles := p.Roles()
+	preds, succs := p.Preds(), p.Succs()
+	whole := make([][]int, len(p.Blocks))
+	for g := range p.Blocks {
+		whole[g], _ = p.wholeBackward(g, roles, preds, succs)
+	}
+	for f := range p.Blocks {
+		if roles[f] != RoleForward {
+			continue
+		}
+		for g := range p.Blocks {
+			if whole[g] == nil || !sameDevices(p.Blocks[f].Devices, p.Blocks[g].Devices) {
+				continue
+			}
+			if blocks, t, why := p.overlapTime(f, g, append([]int{f}, whole[g]...)); why == "" {
+				groups, times = append(groups, blocks), append(times, t)
+			}
+		}
+	}
+	return groups, times
+}
+
+// overlapTime is the time of the group blocks (f, then g's whole
+// backward) under the rule.
+func (p *Placement) overlapTime(f, g int, blocks []int) ([]int, int, string) {
+	o := p.Overlap
 	for _, q := range o.Pairs {
 		if q.Forward == f && q.Backward == g {
 			return blocks, q.Time, ""

@@ -104,3 +104,46 @@ func TestOverlapFileRoundTrip(t *testing.T) {
 		t.Error("a changed clone still equal, or the change reached the original")
 	}
 }
+
+// TestOverlapGroups: the list of every allowed group is OverlapGroup's,
+// pair by pair.
+func TestOverlapGroups(t *testing.T) {
+	p, err := Builtin("v-shape", Options{Devices: 4, SplitBackward: true, Chunks: 2, Order: V})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := p.OverlapGroups(); g != nil {
+		t.Errorf("groups without a rule: %v", g)
+	}
+	p.Overlap = &Overlap{Factor: 0.5, Pairs: []OverlapPair{{Forward: 0, Backward: 8, Time: 2}}}
+	roles := p.Roles()
+	groups, times := p.OverlapGroups()
+	want := 0
+	for f := range p.Blocks {
+		for g := range p.Blocks {
+			blocks, tm, why := p.OverlapGroup(f, g, roles)
+			if why != "" {
+				continue
+			}
+			if want >= len(groups) || !slicesEqual(groups[want], blocks) || times[want] != tm {
+				t.Fatalf("group %d: OverlapGroups %v, OverlapGroup(%d, %d) = %v, %d", want, groups, f, g, blocks, tm)
+			}
+			want++
+		}
+	}
+	if want != len(groups) || want != 16 { // two stages per device, each forward with either whole backward
+		t.Errorf("%d groups, OverlapGroup allows %d", len(groups), want)
+	}
+}
+
+func slicesEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

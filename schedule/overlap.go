@@ -200,29 +200,20 @@ func (v *verifier) pairs(r *report) {
 // so memory is the same. Its makespan is at most k times the schedule's;
 // the relaxed bounds hold for it, so ⌈bound/k⌉ holds for the schedule.
 func overlapBounds(p *placement.Placement, n, memory int) (Bounds, MakespanBound) {
-	roles := p.Roles()
 	type group struct {
 		blocks []int
 		t, sum int
 	}
 	var groups []group
 	k := 1
-	for f := range p.Blocks {
-		if roles[f] != placement.RoleForward {
-			continue
+	all, times := p.OverlapGroups()
+	for x, blocks := range all {
+		sum := 0
+		for _, b := range blocks {
+			sum += p.Blocks[b].Time
 		}
-		for g := range p.Blocks {
-			blocks, t, why := p.OverlapGroup(f, g, roles)
-			if why != "" {
-				continue
-			}
-			sum := 0
-			for _, b := range blocks {
-				sum += p.Blocks[b].Time
-			}
-			groups = append(groups, group{blocks, t, sum})
-			k = max(k, sum)
-		}
+		groups = append(groups, group{blocks, times[x], sum})
+		k = max(k, sum)
 	}
 	q := p.Clone()
 	q.Overlap = nil
