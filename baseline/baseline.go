@@ -65,7 +65,7 @@ type Method struct {
 
 // Methods returns every baseline in a stable order: gpipe, 1f1b,
 // 1f1b-interleaved, chimera-direct, 1f1b-plus, then the zero-bubble
-// family: zb-h1, zb-h2, zb-v, dualpipe, dualpipe-v; then the schedules
+// family: zb-h1, zb-h2, zb-v, dualpipe, dualpipe-v, dualpipe-v-overlap; then the schedules
 // users already have from PyTorch and the zero-bubble authors: looped-bfs,
 // zb1p, v-half, v-min, zb-auto; then the baselines that trade time for
 // memory: pipeoffload, adaoffload, 1f1b-recompute.
