@@ -113,20 +113,38 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 	ins := append([]Instance(nil), s.Instances...)
 	sortInstances(p, ins)
 	b.WriteString(`<g class="instances">` + "\n")
+	pg, partner := newPairing(s, nil), pairPartners(s)
 	for _, in := range ins {
-		if in.Block < 0 || in.Block >= len(p.Blocks) {
+		if in.Block < 0 || in.Block >= len(p.Blocks) || pg.follower(in.Ref()) {
 			continue
 		}
 		blk := p.Blocks[in.Block]
 		class, fill := kindClass(blk.Kind)
-		tip := fmt.Sprintf("%s^%d [%d,%d) on %s", blk.ID, in.Micro, in.Start, in.Start+blk.Time, deviceList(blk.Devices))
+		t := pg.dur(p, in.Ref())
+		tip := fmt.Sprintf("%s^%d [%d,%d) on %s", blk.ID, in.Micro, in.Start, in.Start+t, deviceList(blk.Devices))
+		label := strconv.Itoa(in.Micro)
+		g, paired := partner[in.Ref()]
+		if paired {
+			tip = fmt.Sprintf("%s overlapped [%d,%d) on %s", PairText(s, Pair{in.Ref(), g}), in.Start, in.Start+t, deviceList(blk.Devices))
+			label += "+" + strconv.Itoa(g.Micro)
+		}
 		for _, rows := range rowRuns(blk.Devices) {
 			y0, y1 := rowY(rows[0]), rowY(rows[1])+svgRow-2
-			bw := float64(blk.Time) * unit
-			fmt.Fprintf(b, `<rect class="bar %s" data-block="%s" data-micro="%d" x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s</title></rect>`,
-				class, esc(blk.ID), in.Micro, x(in.Start), y0, num(bw), y1-y0, fill, esc(tip))
+			bw := float64(t) * unit
+			if paired {
+				// The forward's colour above, the backward's below: one action.
+				gc, gfill := kindClass(placement.Backward)
+				h := (y1 - y0) / 2
+				fmt.Fprintf(b, `<rect class="bar %s overlapped" data-block="%s" data-micro="%d" x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s</title></rect>`,
+					class, esc(blk.ID), in.Micro, x(in.Start), y0, num(bw), h, fill, esc(tip))
+				fmt.Fprintf(b, `<rect class="bar %s overlapped" data-block="%s" data-micro="%d" x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s</title></rect>`,
+					gc, esc(p.Blocks[g.Block].ID), g.Micro, x(in.Start), y0+h, num(bw), y1-y0-h, gfill, esc(tip))
+			} else {
+				fmt.Fprintf(b, `<rect class="bar %s" data-block="%s" data-micro="%d" x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s</title></rect>`,
+					class, esc(blk.ID), in.Micro, x(in.Start), y0, num(bw), y1-y0, fill, esc(tip))
+			}
 			if bw >= svgMinLabel {
-				fmt.Fprintf(b, `<text class="micro" x="%s" y="%d">%d</text>`, num(svgLeft+(float64(in.Start)+float64(blk.Time)/2)*unit), (y0+y1)/2, in.Micro)
+				fmt.Fprintf(b, `<text class="micro" x="%s" y="%d">%s</text>`, num(svgLeft+(float64(in.Start)+float64(t)/2)*unit), (y0+y1)/2, label)
 			}
 			b.WriteByte('\n')
 		}

@@ -56,15 +56,20 @@ func RenderTrace(s *Schedule, w io.Writer) error {
 	}
 	ins := append([]Instance(nil), s.Instances...)
 	sortInstances(p, ins)
+	pg, partner := newPairing(s, nil), pairPartners(s)
 	for _, in := range ins {
-		if in.Block < 0 || in.Block >= len(p.Blocks) {
+		if in.Block < 0 || in.Block >= len(p.Blocks) || pg.follower(in.Ref()) {
 			continue
 		}
 		blk := p.Blocks[in.Block]
 		micro := in.Micro
+		name, cat := fmt.Sprintf("%s^%d", blk.ID, in.Micro), string(blk.Kind)
+		if g, ok := partner[in.Ref()]; ok {
+			name, cat = PairText(s, Pair{in.Ref(), g}), "overlapped"
+		}
 		events = append(events, traceEvent{
-			Name: fmt.Sprintf("%s^%d", blk.ID, in.Micro), Cat: string(blk.Kind), Ph: "X",
-			Ts: int64(in.Start) * TraceUnit, Dur: int64(blk.Time) * TraceUnit, Tid: blk.Devices[0],
+			Name: name, Cat: cat, Ph: "X",
+			Ts: int64(in.Start) * TraceUnit, Dur: int64(pg.dur(p, in.Ref())) * TraceUnit, Tid: blk.Devices[0],
 			Args: traceArgs{Block: blk.ID, Micro: &micro, Devices: blk.Devices},
 		})
 	}

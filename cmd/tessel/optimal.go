@@ -79,6 +79,9 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 			return err
 		}
 	}
+	if p.Overlap != nil {
+		return usageErrorf("optimal: the time-optimal search does not pair forwards and backwards (--overlap-time): run tessel search")
+	}
 	opts.Outputs = opts.Outputs.onCluster(cl, given)
 	ctx, cancel := withLimit(ctx, opts.TimeLimit)
 	defer cancel()
