@@ -206,7 +206,7 @@ func Read(data []byte, opt ReadOptions) (*Reading, error) {
 	case overlaps > 0 && opt.KeepOverlaps:
 		rd.Notes = append(rd.Notes, fmt.Sprintf("%d OVERLAP_F_B action(s) imported as overlapped pairs, each taking the overlap time", overlaps))
 	case overlaps > 0:
-		rd.Notes = append(rd.Notes, fmt.Sprintf("%d OVERLAP_F_B action(s) imported as their two actions back to back (tessel has no overlapped block: each runs for its own time)", overlaps))
+		rd.Notes = append(rd.Notes, fmt.Sprintf("%d OVERLAP_F_B action(s) imported as their two actions back to back (each runs for its own time; give --overlap-time to import them as overlapped pairs)", overlaps))
 	}
 	var mixed []string
 	for s, m := range sum.Mixed {
