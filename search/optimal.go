@@ -27,6 +27,14 @@ type OptimalOptions struct {
 	// activations (Options.Offload): the constructions that start it
 	// decide, and so does the solver's encoding (smt.OptimalDecisions).
 	Offload, Recompute bool
+	// Assignments and MaxAssignments are Options' for a placement with
+	// candidates: starts beside AssignmentStarts, and the most
+	// assignments searched (0: DefaultOptimalAssignments; a placement
+	// with more is refused).
+	Assignments    []Assignment
+	MaxAssignments int
+
+	pinned bool // search the placement's devices as they are (optimalWhere's own calls)
 }
 
 // OptimalResult is the time-optimal search's answer.
@@ -84,6 +92,9 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 	n, memory := opt.MicroBatches, opt.Memory
 	if n < 1 {
 		return nil, fmt.Errorf("search: %d micro-batches, want at least 1", n)
+	}
+	if p.HasCandidates() && !opt.pinned {
+		return optimalWhere(ctx, p, opt)
 	}
 	if err := (Options{Offload: opt.Offload, Recompute: opt.Recompute}).checkDecisions(p); err != nil {
 		return nil, err

@@ -73,6 +73,20 @@ type Options struct {
 	// budget binds, and compete with the solver's schedules, which keep
 	// every activation. Off by default: the search is then what it was.
 	Offload, Recompute bool
+	// Assignments are choices of devices to start from beside
+	// AssignmentStarts, for a placement whose blocks give candidates
+	// (see "Where, not only when" in where.go); ignored without
+	// candidates. A HEFT-style list scheduler adds its choice here.
+	Assignments []Assignment
+	// MaxAssignments is how many assignments the search enumerates, each
+	// searched, when a placement with candidates has no more: 0 means
+	// DefaultAssignments, a negative value the starts alone.
+	MaxAssignments int
+	// Objective is what the choice of devices minimises: the makespan
+	// (default) or the period (ObjectivePeriod).
+	Objective Objective
+
+	pinned bool // search the placement's devices as they are (runWhere's own calls)
 }
 
 // allows reports whether schedule s takes only decisions the options
@@ -413,6 +427,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
+	}
+	if p.HasCandidates() && !opt.pinned && (p.Open() || len(opt.Start) == 0) {
+		return runWhere(ctx, p, opt)
 	}
 	if err := opt.checkDecisions(p); err != nil {
 		return nil, err

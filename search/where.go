@@ -1,0 +1,420 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// # Where, not only when
+//
+// A placement whose blocks give candidates (placement's "Where as a
+// decision"; She et al., "Automatic Operator-level Parallelism Planning for
+// Distributed Deep Learning – A Mixed-Integer Programming Approach", §III)
+// leaves the assignment of blocks to devices to the search. Run and
+// Optimal then search assignments: they start from a list of assignments
+// (Assignment; the built-in ones of AssignmentStarts and any the caller
+// adds with Options.Assignments), search each as a pinned placement, and
+// enumerate every assignment where there are few enough, skipping those
+// whose lower bound cannot beat the best schedule so far. The answer is
+// never worse than any start's, and its schedule's placement is the chosen
+// one (placement.Choose): the schedule file records the choice.
+
+// Assignment is a choice of devices for every block of a placement with
+// candidates: Choice[i] is the index of block i's group among its options
+// (placement's Options; 0 for a pinned block).
+type Assignment struct {
+	Name   string
+	Choice []int
+}
+
+// Objective is what the search minimises.
+type Objective int
+
+const (
+	// ObjectiveMakespan is the makespan of the N micro-batches (the
+	// default).
+	ObjectiveMakespan Objective = iota
+	// ObjectivePeriod is the period of the steady state (throughput): the
+	// least repetend period found, then the makespan.
+	ObjectivePeriod
+)
+
+// ParseObjective reads "makespan" or "period".
+func ParseObjective(s string) (Objective, error) {
+	switch s {
+	case "makespan", "":
+		return ObjectiveMakespan, nil
+	case "period":
+		return ObjectivePeriod, nil
+	}
+	return 0, fmt.Errorf("objective %q (want makespan or period)", s)
+}
+
+func (o Objective) String() string {
+	if o == ObjectivePeriod {
+		return "period"
+	}
+	return "makespan"
+}
+
+// DefaultAssignments is how many assignments Run enumerates, each searched,
+// when a placement has no more (Options.MaxAssignments).
+const DefaultAssignments = 64
+
+// DefaultOptimalAssignments is how many Optimal enumerates
+// (OptimalOptions.MaxAssignments); it refuses a placement with more.
+const DefaultOptimalAssignments = 4096
+
+// AssignmentStarts are the built-in assignments the search starts from,
+// in this order, duplicates left out: the choice a chosen placement
+// records ("given"); the max-load contiguous partition of partition's DP
+// ("partition"), where the DP applies; every block on device d ("all on
+// d"); and round robin by topological level ("round robin"). A block goes
+// to the candidate that is exactly the device it is sent to, else to the
+// first that holds it, else to its first candidate.
+func AssignmentStarts(ctx context.Context, p *placement.Placement) []Assignment {
+	var out []Assignment
+	add := func(name string, choice []int) {
+		for _, a := range out {
+			if slices.Equal(a.Choice, choice) {
+				return
+			}
+		}
+		out = append(out, Assignment{Name: name, Choice: choice})
+	}
+	if !p.Open() && p.HasCandidates() {
+		add("given", p.Choice())
+	}
+	if dev, ok := partitionDevices(ctx, p); ok {
+		add("partition", onDevices(p, dev))
+	}
+	for d := range p.Devices {
+		dev := make([]int, p.K())
+		for i := range dev {
+			dev[i] = d
+		}
+		add("all on "+strconv.Itoa(d), onDevices(p, dev))
+	}
+	level := levels(p)
+	dev := make([]int, p.K())
+	for i := range dev {
+		dev[i] = level[i] % p.Devices
+	}
+	add("round robin", onDevices(p, dev))
+	return out
+}
+
+// onDevices is the choice that sends block i to device dev[i] as well as
+// its candidates allow (see AssignmentStarts).
+func onDevices(p *placement.Placement, dev []int) []int {
+	choice := make([]int, p.K())
+	for i := range choice {
+		opts := p.Options(i)
+		if o := slices.IndexFunc(opts, func(g []int) bool { return len(g) == 1 && g[0] == dev[i] }); o >= 0 {
+			choice[i] = o
+		} else if o := slices.IndexFunc(opts, func(g []int) bool { return slices.Contains(g, dev[i]) }); o >= 0 {
+			choice[i] = o
+		}
+	}
+	return choice
+}
+
+// levels is every block's topological level: 0 for a block without
+// predecessors, else one more than its predecessors' largest.
+func levels(p *placement.Placement) []int {
+	order, _ := p.Topo()
+	preds := p.Preds()
+	out := make([]int, p.K())
+	for _, i := range order {
+		for _, j := range preds[i] {
+			out[i] = max(out[i], out[j]+1)
+		}
+	}
+	return out
+}
+
+// partitionDevices is the device of every block under partition's
+// max-load contiguous split (partition.Contiguous) of the placement's
+// graph: blocks as nodes with their times, gradient blocks with the
+// forward block they differentiate. ok is false where the DP does not
+// apply or fails (too many ideals, a graph it cannot split).
+func partitionDevices(ctx context.Context, p *placement.Placement) (dev []int, ok bool) {
+	g := &partition.Graph{Name: p.Name, Accelerators: p.Devices}
+	pairs := pinnedPairs(p)
+	for i, b := range p.Blocks {
+		info, _ := b.Kind.Info()
+		g.Nodes = append(g.Nodes, partition.Node{Name: b.ID, Acc: float64(b.Time), Backward: info.Gradient, Class: pairs[i]})
+	}
+	for _, d := range p.Deps {
+		g.Edges = append(g.Edges, [2]int{d.From, d.To})
+	}
+	if g.Validate() != nil {
+		return nil, false
+	}
+	res, err := partition.Contiguous(ctx, g, partition.DPOptions{Workers: 1})
+	if err != nil || res.Split == nil {
+		return nil, false
+	}
+	for _, d := range res.Split.Device {
+		if d < 0 || d >= p.Devices {
+			return nil, false
+		}
+	}
+	return res.Split.Device, true
+}
+
+// pinnedPairs is a colour class for every block: a gradient block shares
+// the class of the forward block it differentiates (the forward block's
+// index), every other block has a class of its own (-1). Pairs is asked
+// with every block on one device, so that it pairs by the graph alone.
+func pinnedPairs(p *placement.Placement) []int {
+	q := p.Clone()
+	for i := range q.Blocks {
+		q.Blocks[i].Devices = []int{0}
+	}
+	pair := q.Pairs()
+	class := make([]int, p.K())
+	for i := range class {
+		class[i] = -1
+	}
+	for i, f := range pair {
+		if f >= 0 {
+			class[i], class[f] = f, f
+		}
+	}
+	return class
+}
+
+// assignmentsOf is the starts the search takes, the caller's first, then
+// the built-in ones, duplicates left out, each checked against p.
+func assignmentsOf(ctx context.Context, p *placement.Placement, given []Assignment) ([]Assignment, error) {
+	var out []Assignment
+	for _, a := range append(slices.Clone(given), AssignmentStarts(ctx, p)...) {
+		if _, err := placement.Choose(p.Reopen(), a.Choice); err != nil {
+			return nil, fmt.Errorf("search: assignment %q: %w", a.Name, err)
+		}
+		if !slices.ContainsFunc(out, func(b Assignment) bool { return slices.Equal(a.Choice, b.Choice) }) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// every calls f with every choice of p in order (block 0 varies
+// fastest) until f returns false.
+func every(p *placement.Placement, f func(choice []int) bool) {
+	choice := make([]int, p.K())
+	for {
+		if !f(slices.Clone(choice)) {
+			return
+		}
+		i := 0
+		for ; i < p.K(); i++ {
+			choice[i]++
+			if choice[i] < len(p.Options(i)) {
+				break
+			}
+			choice[i] = 0
+		}
+		if i == p.K() {
+			return
+		}
+	}
+}
+
+// score is what the objective compares: the period (0 where no repetend
+// was found, then counted as the makespan) and the makespan.
+type score struct{ period, makespan int }
+
+func (a score) less(b score, o Objective) bool {
+	if o == ObjectivePeriod && a.period != b.period {
+		return a.period < b.period
+	}
+	return a.makespan < b.makespan
+}
+
+func periodOf(r *Result) int {
+	if r.Repetend != nil {
+		return r.Repetend.Period
+	}
+	if rp := schedule.FindRepetend(r.Schedule); rp != nil {
+		return rp.Period
+	}
+	return schedule.Makespan(r.Schedule)
+}
+
+// runWhere is Run of a placement with candidates (see "Where, not only
+// when"): every start searched as a pinned placement, then every other
+// assignment whose lower bound may beat the best, when there are at most
+// opt.MaxAssignments (DefaultAssignments). The result's schedule is on the
+// chosen placement; its Candidates list each assignment searched with its
+// makespan, under the name "assignment <name>".
+func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
+	open := p.Reopen()
+	starts, err := assignmentsOf(ctx, p, opt.Assignments)
+	if err != nil {
+		return nil, err
+	}
+	inner := opt
+	inner.Assignments, inner.pinned = nil, true
+	inner.Start = nil // schedules of one choice only
+	var best *Result
+	var bestScore score
+	var tried []Candidate
+	seen := map[string]bool{}
+	try := func(name string, choice []int) error {
+		key := fmt.Sprint(choice)
+		if seen[key] {
+			return nil
+		}
+		seen[key] = true
+		q, err := placement.Choose(open, choice)
+		if err != nil {
+			return err
+		}
+		if best != nil && name == "" {
+			lb := schedule.LowerBounds(q, opt.MicroBatches, opt.Memory).Makespan
+			if opt.Objective == ObjectivePeriod {
+				if q.MaxLoad() > bestScore.period || q.MaxLoad() == bestScore.period && lb >= bestScore.makespan {
+					return nil
+				}
+			} else if lb >= bestScore.makespan {
+				return nil
+			}
+		}
+		r, err := Run(ctx, q, inner)
+		if err != nil {
+			if name == "" || ctx.Err() != nil {
+				return nil // an enumerated assignment that fits no budget, or the end of time
+			}
+			return fmt.Errorf("assignment %q: %w", name, err)
+		}
+		sc := score{periodOf(r), r.Makespan()}
+		if name != "" {
+			tried = append(tried, Candidate{Source: Source{Kind: SourceStart, Name: "assignment " + name}, Makespan: sc.makespan})
+		}
+		if best == nil || sc.less(bestScore, opt.Objective) {
+			best, bestScore = r, sc
+		}
+		return nil
+	}
+	var errs []string
+	for _, a := range starts {
+		if err := try(a.Name, a.Choice); err != nil {
+			errs = append(errs, err.Error())
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	limit := opt.MaxAssignments
+	if limit == 0 {
+		limit = DefaultAssignments
+	}
+	if n := open.Assignments(limit); n <= limit && ctx.Err() == nil {
+		every(open, func(choice []int) bool {
+			_ = try("", choice)
+			return ctx.Err() == nil
+		})
+	}
+	if best == nil {
+		return nil, fmt.Errorf("search: no assignment of placement %q gives a schedule: %s", p.Name, strings.Join(errs, "; "))
+	}
+	best.Candidates = append(tried, best.Candidates...)
+	return best, nil
+}
+
+// optimalWhere is Optimal of a placement with candidates: the time-optimal
+// search of every assignment (at most opt.MaxAssignments,
+// DefaultOptimalAssignments when 0), starts first, each skipped when its
+// lower bound cannot beat the best so far. Its answer is optimal over
+// assignments and schedules where every search it ran is proven; the
+// bound is the least lower bound of the assignments not beaten.
+func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*OptimalResult, error) {
+	open := p.Reopen()
+	limit := opt.MaxAssignments
+	if limit == 0 {
+		limit = DefaultOptimalAssignments
+	}
+	if n := open.Assignments(limit); n > limit {
+		return nil, fmt.Errorf("search: placement %q has more than %d assignments of its candidates: too many for the time-optimal search (use tessel search)", p.Name, limit)
+	}
+	starts, err := assignmentsOf(ctx, p, opt.Assignments)
+	if err != nil {
+		return nil, err
+	}
+	inner := opt
+	inner.Assignments, inner.pinned = nil, true
+	var best *OptimalResult
+	lower := 0 // least lower bound over the assignments that may still be optimal
+	seen := map[string]bool{}
+	try := func(choice []int) {
+		key := fmt.Sprint(choice)
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		q, err := placement.Choose(open, choice)
+		if err != nil {
+			return
+		}
+		lb := schedule.LowerBounds(q, opt.MicroBatches, opt.Memory).Makespan
+		if best != nil && lb >= schedule.Makespan(best.Schedule) {
+			return
+		}
+		r, err := Optimal(ctx, q, inner)
+		if err != nil {
+			return // no schedule of this assignment fits the budget
+		}
+		if !r.Solution.Proven {
+			if lower == 0 || r.Bound.Makespan < lower {
+				lower = r.Bound.Makespan
+			}
+		}
+		if best == nil || schedule.Makespan(r.Schedule) < schedule.Makespan(best.Schedule) {
+			best = r
+		}
+	}
+	for _, a := range starts {
+		try(a.Choice)
+	}
+	every(open, func(choice []int) bool {
+		try(choice)
+		return ctx.Err() == nil
+	})
+	if best == nil {
+		return nil, fmt.Errorf("search: no assignment of placement %q gives a schedule under memory %d", p.Name, opt.Memory)
+	}
+	ms := schedule.Makespan(best.Schedule)
+	out := *best
+	sol := *best.Solution
+	sol.Makespan = ms
+	switch {
+	case ctx.Err() != nil:
+		// Assignments were left out: only the least bound of all of
+		// them holds.
+		lower = ms
+		every(open, func(choice []int) bool {
+			if q, err := placement.Choose(open, choice); err == nil {
+				lower = min(lower, schedule.LowerBounds(q, opt.MicroBatches, opt.Memory).Makespan)
+			}
+			return true
+		})
+		out.Bound = OptimalBound{Makespan: lower, By: "the least lower bound of every assignment (the search was stopped)", Relaxed: lower}
+	case lower == 0 || lower >= ms:
+		out.Bound = OptimalBound{Makespan: ms, By: "every assignment searched", Solver: true, Relaxed: best.Bound.Relaxed}
+	default:
+		out.Bound = OptimalBound{Makespan: lower, By: "every assignment searched, some not proven", Relaxed: best.Bound.Relaxed}
+	}
+	sol.Proven = out.Bound.Makespan >= ms
+	sol.LowerBound = out.Bound.Makespan
+	out.Solution = &sol
+	return &out, nil
+}

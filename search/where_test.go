@@ -1,0 +1,119 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// randomOpen is a random layered DAG of k forward blocks on d devices,
+// every block free to run on any one device, on a cluster whose links
+// take transfer (She et al., "Automatic Operator-level Parallelism
+// Planning for Distributed Deep Learning – A Mixed-Integer Programming
+// Approach", §III: operators, devices, transfers on links).
+func randomOpen(t *testing.T, seed int64, k, d, transfer int) *placement.Placement {
+	t.Helper()
+	r := rand.New(rand.NewSource(seed))
+	p := &placement.Placement{Name: fmt.Sprintf("random-%d", seed), Devices: d}
+	var groups [][]int
+	for x := range d {
+		groups = append(groups, []int{x})
+	}
+	for i := range k {
+		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("o%d", i), Kind: placement.Forward, Candidates: groups, Time: 1 + r.Intn(4), Memory: 1})
+		// Up to two predecessors among the earlier blocks.
+		for _, j := range r.Perm(i)[:min(i, r.Intn(3))] {
+			p.Deps = append(p.Deps, placement.Dep{From: j, To: i})
+		}
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c := cluster.Uniform(d)
+	c.Default.Latency = float64(transfer)
+	q, err := c.Apply(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// TestWhereOptimal checks the choice of devices against brute force: the
+// time-optimal search of every assignment, pinned, without candidates.
+// The search's schedule must verify, run on one of the assignments, and
+// end exactly when the best of them does.
+func TestWhereOptimal(t *testing.T) {
+	tests := []struct {
+		seed              int64
+		k, d, transfer, n int
+	}{
+		{1, 5, 2, 1, 1},
+		{2, 6, 2, 2, 2},
+		{3, 5, 3, 1, 2},
+		{4, 6, 2, 1, 3},
+		{5, 4, 3, 2, 4},
+		{6, 6, 2, 3, 2},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("seed%d-k%d-d%d-n%d", tt.seed, tt.k, tt.d, tt.n), func(t *testing.T) {
+			ctx := context.Background()
+			p := randomOpen(t, tt.seed, tt.k, tt.d, tt.transfer)
+			brute := 0
+			every(p, func(choice []int) bool {
+				q, err := placement.Choose(p, choice)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range q.Blocks {
+					q.Blocks[i].Candidates = nil // a plain pinned placement
+				}
+				r, err := Optimal(ctx, q, OptimalOptions{MicroBatches: tt.n})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !r.Solution.Proven {
+					t.Fatalf("choice %v not proven", choice)
+				}
+				if ms := schedule.Makespan(r.Schedule); brute == 0 || ms < brute {
+					brute = ms
+				}
+				return true
+			})
+			got, err := Optimal(ctx, p, OptimalOptions{MicroBatches: tt.n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := got.Schedule
+			if err := schedule.Verify(s); err != nil {
+				t.Fatal(err)
+			}
+			if s.Placement.Open() || !s.Placement.HasCandidates() {
+				t.Fatal("the schedule's placement is not a choice among the candidates")
+			}
+			if ms := schedule.Makespan(s); ms != brute || !got.Solution.Proven || got.Bound.Makespan != brute {
+				t.Errorf("makespan %d (proven %v, bound %d), brute force %d", ms, got.Solution.Proven, got.Bound.Makespan, brute)
+			}
+			// Run never does worse than any of its starts.
+			res, err := Run(ctx, p, Options{MicroBatches: tt.n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := schedule.Verify(res.Schedule); err != nil {
+				t.Fatal(err)
+			}
+			if res.Makespan() < brute {
+				t.Errorf("Run's makespan %d below the optimum %d", res.Makespan(), brute)
+			}
+			for _, c := range res.Candidates {
+				if res.Makespan() > c.Makespan {
+					t.Errorf("Run's makespan %d worse than %s's %d", res.Makespan(), c.Source, c.Makespan)
+				}
+			}
+		})
+	}
+}
