@@ -20,6 +20,7 @@ package coarsen
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -38,12 +39,27 @@ type Options struct {
 	// such a merge may lengthen the critical path. 0 means the defaults,
 	// 2 and 1.5. When no pair is left under the thresholds, they double.
 	EdgeFactor, PairFactor float64
+	// Unit, when > 1, is the time quantum of the coarse placement: its
+	// times and transfers are the members' divided by Unit, rounded up;
+	// 0 means DefaultUnit's, -1 none (the members' times as they are).
+	// The coarse schedule only chooses devices and orders (Expand re-times
+	// them exactly), and a coarser clock makes its search cheaper: the
+	// constructions' cost grows with the span of periods they try.
+	Unit int
 }
 
 // DefaultTarget is the coarse block count of search and optimal's
 // --coarsen without a count: She et al. coarsen §V-B's 200 operators to
 // 40, and the search over assignments solves 40 blocks in seconds.
 const DefaultTarget = 40
+
+// DefaultUnit is the time quantum of a coarse placement (Options.Unit)
+// when none is given: a quarter of the mean coarse block's time (the
+// total time over the target), rounded, at least 1. A coarse block then
+// takes about 4 units, its rounding error at most a quarter of it.
+func DefaultUnit(total float64, target int) int {
+	return max(1, int(math.Round(total/float64(target)/4)))
+}
 
 // Coarse is a coarse placement and how it maps onto the original one.
 type Coarse struct {
@@ -109,7 +125,11 @@ func Coarsen(p *placement.Placement, o Options) (*Coarse, error) {
 		}
 		edgeT, edgeM, pairT, pairM = 2*edgeT, 2*edgeM, 2*pairT, 2*pairM
 	}
-	if err := g.build(p, c); err != nil {
+	unit := o.Unit
+	if unit == 0 {
+		unit = DefaultUnit(totalT, o.Target)
+	}
+	if err := g.build(p, c, max(unit, 1)); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -390,7 +410,13 @@ func optionIndex(opts [][]int, opt []int) int {
 
 // build makes the coarse placement of the alive groups, in topological
 // order.
-func (g *graph) build(p *placement.Placement, c *Coarse) error {
+func (g *graph) build(p *placement.Placement, c *Coarse, unit int) error {
+	quant := func(t int) int {
+		if t <= 0 {
+			return t
+		}
+		return max(1, (t+unit-1)/unit)
+	}
 	g.refresh()
 	order := g.order()
 	id := make([]int, len(g.alive)) // coarse index of every group
@@ -413,6 +439,10 @@ func (g *graph) build(p *placement.Placement, c *Coarse) error {
 			b.Time += p.Blocks[i].Time
 			b.Memory += p.Blocks[i].Memory
 			c.Of[i] = n
+		}
+		b.Time = quant(b.Time)
+		for o := range times {
+			times[o] = quant(times[o])
 		}
 		if b.Time > placement.MaxTime || slices.Max(times) > placement.MaxTime {
 			return fmt.Errorf("coarsen: placement %q: a coarse block would take more than %d", p.Name, placement.MaxTime)
@@ -445,6 +475,13 @@ func (g *graph) build(p *placement.Placement, c *Coarse) error {
 			for b, tb := range to {
 				x := p.OptionTransfer(d, optionIndex(p.Options(d.From), fa), optionIndex(p.Options(d.To), tb))
 				m[a][b] = max(m[a][b], x)
+			}
+		}
+	}
+	for _, m := range costs.Transfers {
+		for a := range m {
+			for b := range m[a] {
+				m[a][b] = quant(m[a][b])
 			}
 		}
 	}

@@ -34,7 +34,7 @@ func TestCoarsen(t *testing.T) {
 		{200, 2, 40}, {200, 2, 100}, {200, 4, 10}, {30, 2, 40}, {60, 3, 1},
 	} {
 		p := dag(t, tc.nodes, tc.devices)
-		c, err := coarsen.Coarsen(p, coarsen.Options{Target: tc.target})
+		c, err := coarsen.Coarsen(p, coarsen.Options{Target: tc.target, Unit: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
