@@ -157,6 +157,16 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 			opt.Progress(fmt.Sprintf(format, args...))
 		}
 	}
+	if p.Open() {
+		// The devices are the search's to choose: the Tessel search
+		// chooses them, and every row runs on its choice.
+		progress("compare: choosing the devices (Tessel search)")
+		chosen, err := choose(ctx, p, opt)
+		if err != nil {
+			return nil, err
+		}
+		p = chosen
+	}
 	cmp := &Comparison{Placement: p.Name, Devices: p.Devices, Memory: opt.Memory, MicroBatches: opt.MicroBatches}
 	split := HasWeights(p)
 	for _, m := range baseline.Methods() {
@@ -191,6 +201,19 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		cmp.Rows = append(cmp.Rows, row)
 	}
 	return cmp, nil
+}
+
+// choose is the placement with the devices the Tessel search chooses for
+// p's candidates (search's "Where, not only when").
+func choose(ctx context.Context, p *placement.Placement, opt Options) (*placement.Placement, error) {
+	ctx, cancel := withLimit(ctx, opt.TimeLimit)
+	defer cancel()
+	res, err := search.Run(ctx, p, search.Options{Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches,
+		Method: repetend.MethodJoint, Seed: opt.Seed, Offload: opt.Offload, Recompute: opt.Recompute})
+	if err != nil {
+		return nil, fmt.Errorf("compare: choosing the devices: %w", err)
+	}
+	return res.Schedule.Placement, nil
 }
 
 // HasWeights reports whether p splits a backward into input and weight

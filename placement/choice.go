@@ -3,6 +3,7 @@ package placement
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // # Where as a decision
@@ -285,4 +286,22 @@ func (p *Placement) validateCosts() error {
 		}
 	}
 	return nil
+}
+
+// ChoiceString says, for people, the devices every block with candidates
+// runs on, e.g. "a1 [1], a2 [1], out [0 1]" ("" without candidates; "?"
+// for a block not chosen yet).
+func (p *Placement) ChoiceString() string {
+	var parts []string
+	for _, b := range p.Blocks {
+		if len(b.Candidates) == 0 {
+			continue
+		}
+		if b.Devices == nil {
+			parts = append(parts, b.ID+" ?")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %v", b.ID, b.Devices))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -76,11 +76,21 @@ type Claimed struct {
 }
 
 // SetCluster records that s runs on c, its placement being source on c:
-// c.Apply(source) must equal s.Placement. A nil c removes the record.
+// c.Apply(source) must equal s.Placement. A nil c removes the record. A
+// source whose blocks give candidates is taken at the choice of the
+// schedule's placement (placement.Choose of its Choice), so that the
+// placement as given that a search chose devices for can be recorded.
 func (s *Schedule) SetCluster(c *cluster.Cluster, source *placement.Placement) error {
 	if c == nil {
 		s.Cluster, s.Source = nil, nil
 		return nil
+	}
+	if source.HasCandidates() && s.Placement != nil && s.Placement.HasCandidates() && len(source.Blocks) == len(s.Placement.Blocks) {
+		chosen, err := placement.Choose(source.Reopen(), s.Placement.Choice())
+		if err != nil {
+			return err
+		}
+		source = chosen
 	}
 	q, err := c.Apply(source)
 	if err != nil {

@@ -17,8 +17,15 @@ import (
 // schedule; o.NR and o.Method are not used.
 func (r *OptimalResult) WriteText(w io.Writer, sum Summary, o TextOptions, elapsed time.Duration) error {
 	p, s, sol := o.Placement, r.Schedule, r.Solution
-	fmt.Fprintf(w, "time-optimal schedule: %s, %d devices, %d micro-batches, memory %s\n\n",
+	if p == nil || p.HasCandidates() {
+		p = s.Placement // the devices chosen
+	}
+	fmt.Fprintf(w, "time-optimal schedule: %s, %d devices, %d micro-batches, memory %s\n",
 		p.Name, p.Devices, o.MicroBatches, p.BudgetText(o.Memory))
+	if t := s.Placement.ChoiceString(); t != "" {
+		fmt.Fprintf(w, "devices chosen: %s\n", t)
+	}
+	fmt.Fprintln(w)
 	if err := schedule.RenderTextUpTo(s, w, o.Units); err != nil {
 		return err
 	}

@@ -279,6 +279,10 @@ type Result struct {
 	// solver's proofs, among schedules that keep every activation, then
 	// prove nothing about the whole search.
 	Decisions bool
+	// Assigned is set when the search chose the devices of blocks with
+	// candidates (where.go): Bounds then hold for every assignment, and
+	// the solver's proofs, for the chosen one alone, prove nothing.
+	Assigned bool
 
 	improved int // the large-neighbourhood search's makespan so far, for Progress
 }
@@ -356,7 +360,7 @@ func (r *Result) PeriodProven() bool {
 	if r.Repetend.Period <= r.Bounds.Period {
 		return true
 	}
-	if r.Decisions {
+	if r.Decisions || r.Assigned {
 		return false
 	}
 	if r.Schedule != nil && r.Schedule.Placement.Channels {
@@ -377,7 +381,7 @@ func (r *Result) Proven() bool {
 	if r.Gap() <= 0 {
 		return true
 	}
-	if r.Decisions {
+	if r.Decisions || r.Assigned {
 		return false
 	}
 	if r.Fallback {

@@ -28,6 +28,9 @@ type TextOptions struct {
 // r.Summary (with WithDecisions where decisions were allowed).
 func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 	p, s, rep := o.Placement, r.Schedule, r.Repetend
+	if p == nil || p.HasCandidates() {
+		p = s.Placement // the devices chosen
+	}
 	nrText := "N_R from the budget"
 	if o.NR > 0 {
 		nrText = fmt.Sprintf("N_R ≤ %d", o.NR)
@@ -38,6 +41,9 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 		p.Name, p.Devices, p.BudgetText(o.Memory), nrText, o.MicroBatches, o.Method)
 	if t := p.LinksText(); t != "" {
 		fmt.Fprintf(w, "links: %s\n", t)
+	}
+	if t := s.Placement.ChoiceString(); t != "" {
+		fmt.Fprintf(w, "devices chosen: %s\n", t)
 	}
 	fmt.Fprintln(w)
 	if rep != nil {

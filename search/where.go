@@ -2,14 +2,19 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // # Where, not only when
@@ -67,6 +72,11 @@ func (o Objective) String() string {
 // DefaultAssignments is how many assignments Run enumerates, each searched,
 // when a placement has no more (Options.MaxAssignments).
 const DefaultAssignments = 64
+
+// MaxAssignedInstances is the most instances (blocks times micro-batches)
+// for which Run gives the solver with assignment literals
+// (smt.MinimizeAssigned) a try.
+const MaxAssignedInstances = 96
 
 // DefaultOptimalAssignments is how many Optimal enumerates
 // (OptimalOptions.MaxAssignments); it refuses a placement with more.
@@ -268,6 +278,8 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 	var best *Result
 	var bestScore score
 	var tried []Candidate
+	var errs []string
+	leastBound := 0 // least makespan bound of the assignments searched
 	seen := map[string]bool{}
 	try := func(name string, choice []int) error {
 		key := fmt.Sprint(choice)
@@ -289,7 +301,23 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 				return nil
 			}
 		}
+		if !seedable(ctx, q, opt) {
+			// No construction or baseline fits the budget: the search
+			// would only look for a repetend, which can take long to
+			// find none; the solver with assignment literals still
+			// covers this choice.
+			if name != "" {
+				errs = append(errs, fmt.Sprintf("assignment %q: no construction or baseline fits the budget", name))
+			}
+			return nil
+		}
 		r, err := Run(ctx, q, inner)
+		if err == nil {
+			b := schedule.LowerBounds(q, opt.MicroBatches, opt.Memory).Makespan
+			if leastBound == 0 || b < leastBound {
+				leastBound = b
+			}
+		}
 		if err != nil {
 			if name == "" || ctx.Err() != nil {
 				return nil // an enumerated assignment that fits no budget, or the end of time
@@ -305,7 +333,6 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 		}
 		return nil
 	}
-	var errs []string
 	for _, a := range starts {
 		if err := try(a.Name, a.Choice); err != nil {
 			errs = append(errs, err.Error())
@@ -318,7 +345,50 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 	if limit == 0 {
 		limit = DefaultAssignments
 	}
-	if n := open.Assignments(limit); n <= limit && ctx.Err() == nil {
+	solved := false
+	if opt.Objective == ObjectiveMakespan && !open.Channels && !opt.Offload && !opt.Recompute &&
+		open.K()*opt.MicroBatches <= MaxAssignedInstances && ctx.Err() == nil {
+		// The solver with assignment literals (smt.MinimizeAssigned),
+		// each call capped: a choice and schedule better than every
+		// start's, searched again as a start of Run on that choice; or
+		// the proof that none is better.
+		effort := opt.Effort
+		if effort == 0 {
+			effort = repetend.DefaultEffort
+		}
+		upper := 0
+		if best != nil {
+			upper = bestScore.makespan
+		}
+		sol, err := smt.MinimizeAssigned(ctx, open, smt.AssignedOptions{MicroBatches: opt.MicroBatches, Memory: opt.Memory,
+			Upper: upper, Lower: relaxedBounds(open, opt.MicroBatches).Makespan, Options: smt.Options{Seed: opt.Seed, Effort: max(effort, 0)}})
+		if err == nil && sol.Choice != nil {
+			q, err := placement.Choose(open, sol.Choice)
+			if err != nil {
+				return nil, err
+			}
+			s := &schedule.Schedule{Placement: q, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Instances: sol.Instances}
+			if err := schedule.Verify(s); err != nil {
+				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
+			}
+			solverOpt := inner
+			solverOpt.Start = []Start{{Name: "solver with assignment literals", Schedule: s}}
+			if r, err := Run(ctx, q, solverOpt); err == nil {
+				tried = append(tried, Candidate{Source: Source{Kind: SourceStart, Name: "assignment solver"}, Makespan: r.Makespan()})
+				if sc := (score{periodOf(r), r.Makespan()}); best == nil || sc.less(bestScore, opt.Objective) {
+					best, bestScore = r, sc
+				}
+				seen[fmt.Sprint(sol.Choice)] = true
+			}
+		}
+		if err == nil && sol.Proven {
+			solved = true
+			leastBound = sol.LowerBound
+		}
+	}
+	enumerated := solved
+	if n := open.Assignments(limit); !solved && limit > 0 && n <= limit && ctx.Err() == nil {
+		enumerated = true
 		every(open, func(choice []int) bool {
 			_ = try("", choice)
 			return ctx.Err() == nil
@@ -328,7 +398,65 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 		return nil, fmt.Errorf("search: no assignment of placement %q gives a schedule: %s", p.Name, strings.Join(errs, "; "))
 	}
 	best.Candidates = append(tried, best.Candidates...)
+	best.Assigned = true
+	// The bounds hold for every assignment: the relaxation's, raised to
+	// the least bound of those searched when every one was, each of the
+	// others bounded by the best makespan (it was skipped for that).
+	best.Bounds = relaxedBounds(open, opt.MicroBatches)
+	if enumerated && ctx.Err() == nil {
+		best.Bounds.Makespan = max(best.Bounds.Makespan, min(leastBound, best.Makespan()))
+	}
 	return best, nil
+}
+
+// relaxedBounds are lower bounds of the period and the makespan of n
+// micro-batches that hold for every assignment of p: the least work of
+// every block (its least time times its group's size, over its options)
+// spread over all devices, and the longest path with every block at its
+// least time and no transfers.
+func relaxedBounds(p *placement.Placement, n int) schedule.Bounds {
+	work := 0
+	least := make([]int, p.K())
+	for i := range p.Blocks {
+		w := 0
+		for o, g := range p.Options(i) {
+			t := p.OptionTime(i, o)
+			if o == 0 || t < least[i] {
+				least[i] = t
+			}
+			if o == 0 || t*len(g) < w {
+				w = t * len(g)
+			}
+		}
+		work += w
+	}
+	order, _ := p.Topo()
+	preds := p.Preds()
+	head := make([]int, p.K())
+	cp := 0
+	for _, i := range order {
+		for _, j := range preds[i] {
+			head[i] = max(head[i], head[j]+least[j])
+		}
+		cp = max(cp, head[i]+least[i])
+	}
+	ceil := func(a, b int) int { return (a + b - 1) / b }
+	return schedule.Bounds{Period: ceil(work, p.Devices), Makespan: max(cp, ceil(n*work, p.Devices))}
+}
+
+// seedable reports whether a construction or a baseline gives q a
+// schedule under the options' budget.
+func seedable(ctx context.Context, q *placement.Placement, opt Options) bool {
+	cands, err := construct.PortfolioWith(ctx, q, construct.PortfolioOptions{MicroBatches: opt.MicroBatches, Memory: opt.Memory, Offload: opt.Offload, Recompute: opt.Recompute})
+	if err == nil && len(cands) > 0 {
+		return true
+	}
+	for _, m := range baseline.Methods() {
+		if s, err := m.Build(q, opt.MicroBatches, opt.Memory); err == nil && allows(s, opt.Offload, opt.Recompute) {
+			return true
+		}
+	}
+	return false
 }
 
 // optimalWhere is Optimal of a placement with candidates: the time-optimal
@@ -385,10 +513,43 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 	for _, a := range starts {
 		try(a.Choice)
 	}
-	every(open, func(choice []int) bool {
-		try(choice)
-		return ctx.Err() == nil
-	})
+	solved := false
+	if !open.Channels && !opt.Offload && !opt.Recompute && ctx.Err() == nil {
+		// The solver with assignment literals (smt.MinimizeAssigned):
+		// a better choice and schedule than every start, or the proof
+		// that none exists.
+		upper := 0
+		if best != nil {
+			upper = schedule.Makespan(best.Schedule)
+		}
+		lb := relaxedBounds(open, opt.MicroBatches).Makespan
+		sol, err := smt.MinimizeAssigned(ctx, open, smt.AssignedOptions{MicroBatches: opt.MicroBatches, Memory: opt.Memory, Upper: upper, Lower: lb,
+			Options: smt.Options{Seed: opt.Seed, Effort: opt.Effort, Progress: opt.Progress}})
+		if err == nil && sol.Choice != nil {
+			q, err := placement.Choose(open, sol.Choice)
+			if err != nil {
+				return nil, err
+			}
+			s := &schedule.Schedule{Placement: q, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Instances: sol.Instances}
+			if err := schedule.Verify(s); err != nil {
+				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
+			}
+			lower := boundOf(q, opt.MicroBatches, opt.Memory, nil)
+			best = &OptimalResult{Schedule: s, Source: Source{Kind: SourceSolver}, Bound: lower,
+				Solution: &smt.Solution{Makespan: sol.Makespan, LowerBound: sol.LowerBound, Checks: sol.Checks}}
+		}
+		if err == nil && sol.Proven {
+			solved = true
+		} else if err != nil && !errors.Is(err, smt.ErrInfeasible) && ctx.Err() == nil {
+			return nil, err
+		}
+	}
+	if !solved {
+		every(open, func(choice []int) bool {
+			try(choice)
+			return ctx.Err() == nil
+		})
+	}
 	if best == nil {
 		return nil, fmt.Errorf("search: no assignment of placement %q gives a schedule under memory %d", p.Name, opt.Memory)
 	}
@@ -397,6 +558,8 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 	sol := *best.Solution
 	sol.Makespan = ms
 	switch {
+	case solved:
+		out.Bound = OptimalBound{Makespan: ms, By: "solver calls with the devices as decisions", Solver: true, Relaxed: best.Bound.Relaxed}
 	case ctx.Err() != nil:
 		// Assignments were left out: only the least bound of all of
 		// them holds.

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // randomOpen is a random layered DAG of k forward blocks on d devices,
@@ -16,7 +18,9 @@ import (
 // take transfer (She et al., "Automatic Operator-level Parallelism
 // Planning for Distributed Deep Learning – A Mixed-Integer Programming
 // Approach", §III: operators, devices, transfers on links).
-func randomOpen(t *testing.T, seed int64, k, d, transfer int) *placement.Placement {
+// With backward, every forward block has a backward block that runs the
+// dependencies in reverse and frees its memory (a training graph).
+func randomOpen(t *testing.T, seed int64, k, d, transfer int, backward bool) *placement.Placement {
 	t.Helper()
 	r := rand.New(rand.NewSource(seed))
 	p := &placement.Placement{Name: fmt.Sprintf("random-%d", seed), Devices: d}
@@ -25,10 +29,20 @@ func randomOpen(t *testing.T, seed int64, k, d, transfer int) *placement.Placeme
 		groups = append(groups, []int{x})
 	}
 	for i := range k {
-		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("o%d", i), Kind: placement.Forward, Candidates: groups, Time: 1 + r.Intn(4), Memory: 1})
+		p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("o%d", i), Kind: placement.Forward, Candidates: groups, Time: 1 + r.Intn(4), Memory: 1 + r.Intn(2)})
 		// Up to two predecessors among the earlier blocks.
 		for _, j := range r.Perm(i)[:min(i, r.Intn(3))] {
 			p.Deps = append(p.Deps, placement.Dep{From: j, To: i})
+		}
+	}
+	if backward {
+		fwd := len(p.Deps)
+		for i := range k {
+			p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("g%d", i), Kind: placement.Backward, Candidates: groups, Time: 1 + r.Intn(4), Memory: -p.Blocks[i].Memory})
+			p.Deps = append(p.Deps, placement.Dep{From: i, To: k + i})
+		}
+		for _, dep := range p.Deps[:fwd] {
+			p.Deps = append(p.Deps, placement.Dep{From: k + dep.To, To: k + dep.From})
 		}
 	}
 	if err := p.Validate(); err != nil {
@@ -49,20 +63,26 @@ func randomOpen(t *testing.T, seed int64, k, d, transfer int) *placement.Placeme
 // end exactly when the best of them does.
 func TestWhereOptimal(t *testing.T) {
 	tests := []struct {
-		seed              int64
-		k, d, transfer, n int
+		seed                      int64
+		k, d, transfer, n, memory int
+		backward                  bool
 	}{
-		{1, 5, 2, 1, 1},
-		{2, 6, 2, 2, 2},
-		{3, 5, 3, 1, 2},
-		{4, 6, 2, 1, 3},
-		{5, 4, 3, 2, 4},
-		{6, 6, 2, 3, 2},
+		{1, 5, 2, 1, 1, 0, false},
+		{2, 6, 2, 2, 2, 0, false},
+		{3, 5, 3, 1, 2, 0, false},
+		{4, 6, 2, 1, 3, 0, false},
+		{5, 4, 3, 2, 4, 0, false},
+		{6, 6, 2, 3, 2, 0, false},
+		{7, 7, 2, 1, 2, 0, false},
+		{8, 3, 2, 1, 2, 3, true},
+		{9, 3, 2, 2, 3, 4, true},
+		{10, 4, 2, 1, 2, 4, true},
+		{11, 2, 3, 1, 2, 2, true},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("seed%d-k%d-d%d-n%d", tt.seed, tt.k, tt.d, tt.n), func(t *testing.T) {
+		t.Run(fmt.Sprintf("seed%d-k%d-d%d-n%d-m%d", tt.seed, tt.k, tt.d, tt.n, tt.memory), func(t *testing.T) {
 			ctx := context.Background()
-			p := randomOpen(t, tt.seed, tt.k, tt.d, tt.transfer)
+			p := randomOpen(t, tt.seed, tt.k, tt.d, tt.transfer, tt.backward)
 			brute := 0
 			every(p, func(choice []int) bool {
 				q, err := placement.Choose(p, choice)
@@ -72,7 +92,10 @@ func TestWhereOptimal(t *testing.T) {
 				for i := range q.Blocks {
 					q.Blocks[i].Candidates = nil // a plain pinned placement
 				}
-				r, err := Optimal(ctx, q, OptimalOptions{MicroBatches: tt.n})
+				r, err := Optimal(ctx, q, OptimalOptions{MicroBatches: tt.n, Memory: tt.memory})
+				if errors.Is(err, smt.ErrInfeasible) {
+					return true // this choice fits no schedule in the budget
+				}
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -84,7 +107,19 @@ func TestWhereOptimal(t *testing.T) {
 				}
 				return true
 			})
-			got, err := Optimal(ctx, p, OptimalOptions{MicroBatches: tt.n})
+			if brute == 0 {
+				t.Fatal("no choice fits the budget: a bad test case")
+			}
+			// The solver with assignment literals alone, from no
+			// incumbent.
+			direct, err := smt.MinimizeAssigned(ctx, p, smt.AssignedOptions{MicroBatches: tt.n, Memory: tt.memory})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !direct.Proven || direct.Makespan != brute {
+				t.Errorf("MinimizeAssigned: makespan %d (proven %v), brute force %d", direct.Makespan, direct.Proven, brute)
+			}
+			got, err := Optimal(ctx, p, OptimalOptions{MicroBatches: tt.n, Memory: tt.memory})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +134,7 @@ func TestWhereOptimal(t *testing.T) {
 				t.Errorf("makespan %d (proven %v, bound %d), brute force %d", ms, got.Solution.Proven, got.Bound.Makespan, brute)
 			}
 			// Run never does worse than any of its starts.
-			res, err := Run(ctx, p, Options{MicroBatches: tt.n})
+			res, err := Run(ctx, p, Options{MicroBatches: tt.n, Memory: tt.memory})
 			if err != nil {
 				t.Fatal(err)
 			}

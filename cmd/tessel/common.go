@@ -136,6 +136,10 @@ type placementSpec struct {
 	Chunks        int
 	Order         string
 	Cluster       clusterSpec
+	// Choose is set by the commands that choose the devices of blocks
+	// with candidates (search, optimal, compare); the others refuse such
+	// a placement.
+	Choose bool
 	// conflict is a usage error found while parsing: flags that do not go
 	// together.
 	conflict string
@@ -213,6 +217,9 @@ func (s placementSpec) loadGiven() (*placement.Placement, error) {
 		p, err := placement.Load(s.File)
 		if err != nil {
 			return nil, &usageError{err}
+		}
+		if p.Open() && !s.Choose {
+			return nil, usageErrorf("%s: placement %q has blocks with candidates and no choice: tessel search, optimal and compare choose their devices", s.File, p.Name)
 		}
 		return p, nil
 	}

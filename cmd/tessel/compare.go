@@ -83,8 +83,10 @@ func compareCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usageErrorf("compare: unexpected argument %q", c.Args().First())
 			}
+			spec := placementSpecFrom(c)
+			spec.Choose = true
 			return runCompare(c.Context, compareOptions{
-				Placement: placementSpecFrom(c), MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
+				Placement: spec, MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				NR: c.Int("nr"), Seed: c.Int("seed"), TimeLimit: c.Duration("time-limit"),
 				Optimal: c.Bool("optimal"), OptimalN: c.Int("optimal-micro-batches"), OptimalLimit: c.Duration("optimal-time-limit"),
 				Format: c.String("format"), TableII: c.Bool("table-ii"),

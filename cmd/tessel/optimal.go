@@ -44,8 +44,10 @@ func optimalCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usageErrorf("optimal: unexpected argument %q", c.Args().First())
 			}
+			spec := placementSpecFrom(c)
+			spec.Choose = true
 			return runOptimal(c.Context, optimalOptions{
-				Placement: placementSpecFrom(c), MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
+				Placement: spec, MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				TimeLimit: c.Duration("time-limit"), Seed: c.Int("seed"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
 			}, c.App.Writer, c.App.ErrWriter)
 		},

@@ -27,6 +27,7 @@ type searchOptions struct {
 	TimeLimit    time.Duration
 	SolverOnly   bool
 	Decisions    placement.Decisions
+	Objective    string
 	Outputs      outputs
 }
 
@@ -74,13 +75,17 @@ func searchCommand() *cli.Command {
 			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of one solver call of the repetend search, in Z3 resource units (0: %d, -1: none); deterministic, unlike --time-limit", repetend.DefaultEffort)},
 			&cli.DurationFlag{Name: "time-limit", Usage: "keep improving the schedule for this long, then answer with the best found (e.g. 30s, 5m)"},
 			&cli.BoolFlag{Name: "solver-only", Usage: "leave out the constructions and baselines: the paper's search alone (for measuring it)"},
+			&cli.StringFlag{Name: "objective", Usage: "what the choice of devices of blocks with candidates minimises: makespan (of N micro-batches) or period (the steady state's, throughput)", Value: "makespan"},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("search: unexpected argument %q", c.Args().First())
 			}
+			spec := placementSpecFrom(c)
+			spec.Choose = true
 			return runSearch(c.Context, searchOptions{
-				Placement: placementSpecFrom(c), MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
+				Objective: c.String("objective"),
+				Placement: spec, MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				NR: c.Int("nr"), Method: c.String("method"), Jobs: c.Int("jobs"), Seed: c.Int("seed"), Effort: c.Int("effort"),
 				TimeLimit: c.Duration("time-limit"), SolverOnly: c.Bool("solver-only"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
 			}, c.App.Writer, c.App.ErrWriter)
@@ -104,6 +109,10 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if opts.Jobs > 0 && !method.Workers() {
 		return usageErrorf("search: --jobs sets the workers of the enumerate and race methods; method %s runs one solver (drop --jobs, or use --method enumerate)", method)
 	}
+	objective, err := search.ParseObjective(opts.Objective)
+	if err != nil {
+		return usageErrorf("search: --%v", err)
+	}
 	if err := opts.Outputs.check(); err != nil {
 		return err
 	}
@@ -124,7 +133,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	res, err := search.Run(ctx, p, search.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
 		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
-		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute,
+		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Objective: objective,
 		Progress: func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
 	})
 	bar.done()
