@@ -77,6 +77,9 @@ type Coarse struct {
 	Of []int
 	// EdgeMerges and PairMerges count the merges of each kind.
 	EdgeMerges, PairMerges int
+	// Unit is the coarse placement's time quantum (Options.Unit; 1:
+	// the members' times as they are).
+	Unit int
 }
 
 // Coarsen merges the blocks of p (acyclic; its options and their costs as
@@ -129,7 +132,8 @@ func Coarsen(p *placement.Placement, o Options) (*Coarse, error) {
 	if unit == 0 {
 		unit = DefaultUnit(totalT, o.Target)
 	}
-	if err := g.build(p, c, max(unit, 1)); err != nil {
+	c.Unit = max(unit, 1)
+	if err := g.build(p, c, c.Unit); err != nil {
 		return nil, err
 	}
 	return c, nil

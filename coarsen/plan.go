@@ -18,11 +18,17 @@ type Solver func(ctx context.Context, p *placement.Placement) (*schedule.Schedul
 type Report struct {
 	Blocks, Coarse         int // blocks before and after
 	EdgeMerges, PairMerges int
+	Unit                   int // the coarse placement's time quantum (Options.Unit)
 	// CoarseMakespan is the makespan of the coarse schedule (coarse
 	// blocks' summed times, transfers the longest of their members'),
 	// Makespan that of the expanded one.
 	CoarseMakespan, Makespan int
-	Coarsen, Solve, Expand   time.Duration
+	// HEFT is the makespan of HEFT's schedule of the original placement
+	// where Search compared it with the expanded one (0: not compared);
+	// ByHEFT says it was shorter and is the answer.
+	HEFT                   int
+	ByHEFT                 bool
+	Coarsen, Solve, Expand time.Duration
 }
 
 // Plan coarsens p to o.Target blocks (Coarsen), solves the coarse
@@ -36,7 +42,7 @@ func Plan(ctx context.Context, p *placement.Placement, o Options, solve Solver) 
 	if err != nil {
 		return nil, r, err
 	}
-	r.Coarse, r.EdgeMerges, r.PairMerges = len(c.Members), c.EdgeMerges, c.PairMerges
+	r.Coarse, r.EdgeMerges, r.PairMerges, r.Unit = len(c.Members), c.EdgeMerges, c.PairMerges, c.Unit
 	t1 := time.Now()
 	r.Coarsen = t1.Sub(t0)
 	cs, err := solve(ctx, c.Placement)

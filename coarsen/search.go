@@ -45,8 +45,9 @@ type SearchResult struct {
 // more blocks than target, p is first coarsened to target blocks (She et
 // al. §IV, Algorithm 1), the coarse placement searched (HEFT's assignment
 // of it among the starts) and the answer expanded and re-timed on p
-// (Plan); otherwise p is searched as it is. Either way the schedule is
-// verified.
+// (Plan), and HEFT's schedule of p itself kept instead where it is
+// shorter (Report.ByHEFT); otherwise p is searched as it is. Either way
+// the schedule is verified.
 func Search(ctx context.Context, p *placement.Placement, target int, opt search.Options) (*SearchResult, error) {
 	t0 := time.Now()
 	withHEFT := func(q *placement.Placement) search.Options {
@@ -78,5 +79,78 @@ func Search(ctx context.Context, p *placement.Placement, target int, opt search.
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("coarsen: the expanded schedule: %w", err)
 	}
+	// HEFT's schedule of p itself is a start too: the answer is never
+	// worse than it.
+	if h, err := heft.Run(p, heft.Options{MicroBatches: opt.MicroBatches, Memory: opt.Memory}); err == nil {
+		rep.HEFT = schedule.Makespan(h.Schedule)
+		if rep.HEFT < rep.Makespan {
+			s, rep.ByHEFT = h.Schedule, true
+		}
+	}
 	return &SearchResult{Result: coarse, Schedule: s, Coarsened: &rep, Total: time.Since(t0)}, nil
+}
+
+// AutoBlocks is the size above which tessel search coarsens a placement
+// with candidates without being asked (to DefaultTarget): She et al.
+// solve graphs "typically fewer than 100 nodes".
+const AutoBlocks = 100
+
+// Target is the coarse block count flag says for p: flag itself when ≥ 0
+// (0: never coarsen), and for -1 (the default) DefaultTarget where p has
+// candidates and more than AutoBlocks blocks, else 0.
+func Target(p *placement.Placement, flag int) int {
+	if flag >= 0 {
+		return flag
+	}
+	if p.HasCandidates() && len(p.Blocks) > AutoBlocks {
+		return DefaultTarget
+	}
+	return 0
+}
+
+// OptimalResult is Optimal's answer.
+type OptimalResult struct {
+	// Result is the time-optimal search's on the placement it solved:
+	// p's own, or the coarse placement's when Coarsened.
+	*search.OptimalResult
+	// Schedule is the verified schedule of p with its choice made.
+	Schedule  *schedule.Schedule
+	Coarsened *Report
+	Total     time.Duration
+}
+
+// Optimal is Search with the time-optimal search over assignments
+// (search.Optimal) instead of search.Run: exact on the placement it
+// solves, which must have few enough assignments
+// (search.DefaultOptimalAssignments): coarsen to a target that keeps it
+// so (2 devices: 12 blocks).
+func Optimal(ctx context.Context, p *placement.Placement, target int, opt search.OptimalOptions) (*OptimalResult, error) {
+	t0 := time.Now()
+	withHEFT := func(q *placement.Placement) search.OptimalOptions {
+		o := opt
+		if a, ok := HEFTAssignment(q, opt.MicroBatches, opt.Memory); ok {
+			o.Assignments = append(append([]search.Assignment(nil), opt.Assignments...), a)
+		}
+		return o
+	}
+	if target <= 0 || len(p.Blocks) <= target {
+		r, err := search.Optimal(ctx, p, withHEFT(p))
+		if err != nil {
+			return nil, err
+		}
+		return &OptimalResult{OptimalResult: r, Schedule: r.Schedule, Total: time.Since(t0)}, nil
+	}
+	var coarse *search.OptimalResult
+	s, rep, err := Plan(ctx, p, Options{Target: target}, func(ctx context.Context, cp *placement.Placement) (*schedule.Schedule, error) {
+		r, err := search.Optimal(ctx, cp, withHEFT(cp))
+		if err != nil {
+			return nil, err
+		}
+		coarse = r
+		return r.Schedule, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &OptimalResult{OptimalResult: coarse, Schedule: s, Coarsened: &rep, Total: time.Since(t0)}, nil
 }
