@@ -481,7 +481,8 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 	inner := opt
 	inner.Assignments, inner.pinned = nil, true
 	var best *OptimalResult
-	lower := 0 // least lower bound over the assignments that may still be optimal
+	checks := 0 // solver calls, all searches together
+	lower := 0  // least lower bound over the assignments that may still be optimal
 	seen := map[string]bool{}
 	try := func(choice []int) {
 		key := fmt.Sprint(choice)
@@ -501,6 +502,7 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 		if err != nil {
 			return // no schedule of this assignment fits the budget
 		}
+		checks += r.Solution.Checks
 		if !r.Solution.Proven {
 			if lower == 0 || r.Bound.Makespan < lower {
 				lower = r.Bound.Makespan
@@ -525,6 +527,9 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 		lb := relaxedBounds(open, opt.MicroBatches).Makespan
 		sol, err := smt.MinimizeAssigned(ctx, open, smt.AssignedOptions{MicroBatches: opt.MicroBatches, Memory: opt.Memory, Upper: upper, Lower: lb,
 			Options: smt.Options{Seed: opt.Seed, Effort: opt.Effort, Progress: opt.Progress}})
+		if err == nil {
+			checks += sol.Checks
+		}
 		if err == nil && sol.Choice != nil {
 			q, err := placement.Choose(open, sol.Choice)
 			if err != nil {
@@ -556,7 +561,7 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 	ms := schedule.Makespan(best.Schedule)
 	out := *best
 	sol := *best.Solution
-	sol.Makespan = ms
+	sol.Makespan, sol.Checks = ms, checks
 	switch {
 	case solved:
 		out.Bound = OptimalBound{Makespan: ms, By: "solver calls with the devices as decisions", Solver: true, Relaxed: best.Bound.Relaxed}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/tessel-pp/tessel/cluster"
@@ -150,5 +151,74 @@ func TestWhereOptimal(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// On a chain the partition start is the max-load contiguous split of
+// partition's DP: the v-shape of 4 stages, every block free on 4 devices,
+// goes back to one stage per device (forward and backward together).
+func TestAssignmentStarts(t *testing.T) {
+	p, err := placement.Builtin("v-shape", placement.Options{Devices: 4, ForwardTime: 1, BackwardTime: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var groups [][]int
+	for d := range 4 {
+		groups = append(groups, []int{d})
+	}
+	pinned := make([]int, p.K())
+	for i := range p.Blocks {
+		pinned[i] = p.Blocks[i].Devices[0]
+		p.Blocks[i].Devices, p.Blocks[i].Candidates = nil, groups
+	}
+	starts := AssignmentStarts(context.Background(), p)
+	var names []string
+	for _, a := range starts {
+		names = append(names, a.Name)
+	}
+	if want := "partition,all on 0,all on 1,all on 2,all on 3,round robin"; strings.Join(names, ",") != want {
+		t.Errorf("starts %v, want %s", names, want)
+	}
+	// The DP's stages are contiguous: forward blocks in order, each
+	// backward with its forward; the devices may be in any order.
+	dev := starts[0].Choice
+	seen := map[int]bool{}
+	for s := range 4 {
+		f, b := p.Index(fmt.Sprintf("f%d", s)), p.Index(fmt.Sprintf("b%d", s))
+		if dev[f] != dev[b] || seen[dev[f]] {
+			t.Fatalf("partition start %v is not one stage per device (v-shape on %v)", dev, pinned)
+		}
+		seen[dev[f]] = true
+	}
+}
+
+// With --objective period, the choice has a period no longer than the
+// best start's.
+func TestWherePeriod(t *testing.T) {
+	ctx := context.Background()
+	p := randomOpen(t, 3, 6, 2, 1, true)
+	res, err := Run(ctx, p, Options{MicroBatches: 6, Objective: ObjectivePeriod, MaxAssignments: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schedule.Verify(res.Schedule); err != nil {
+		t.Fatal(err)
+	}
+	got := periodOf(res)
+	for _, a := range AssignmentStarts(ctx, p) {
+		q, err := placement.Choose(p, a.Choice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(ctx, q, Options{MicroBatches: 6, pinned: true})
+		if err != nil {
+			continue
+		}
+		if periodOf(r) < got {
+			t.Errorf("start %s has period %d, the choice %d", a.Name, periodOf(r), got)
+		}
+	}
+	if got < res.Bounds.Period {
+		t.Errorf("period %d below the bound %d", got, res.Bounds.Period)
 	}
 }
