@@ -41,7 +41,8 @@ type SearchResult struct {
 
 // Search is the search over assignments (search.Run) of p, a placement
 // whose blocks may choose their devices, with HEFT's assignment among its
-// starts, so that it never returns worse than HEFT. With target > 0 and
+// starts and HEFT's own schedule kept where it is shorter, so that it
+// never returns worse than HEFT. With target > 0 and
 // more blocks than target, p is first coarsened to target blocks (She et
 // al. §IV, Algorithm 1), the coarse placement searched (HEFT's assignment
 // of it among the starts) and the answer expanded and re-timed on p
@@ -61,6 +62,12 @@ func Search(ctx context.Context, p *placement.Placement, target int, opt search.
 		r, err := search.Run(ctx, p, withHEFT(p))
 		if err != nil {
 			return nil, err
+		}
+		// HEFT's own schedule, not only its assignment searched again:
+		// the search's constructions on that assignment may end later.
+		if h, err := heft.Run(p, heft.Options{MicroBatches: opt.MicroBatches, Memory: opt.Memory}); err == nil && schedule.Makespan(h.Schedule) < r.Makespan() {
+			r.Candidates = append([]search.Candidate{{Source: r.Source, Makespan: r.Makespan()}}, r.Candidates...)
+			r.Schedule, r.Source = h.Schedule, search.Source{Kind: search.SourceStart, Name: "heft"}
 		}
 		return &SearchResult{Result: r, Schedule: r.Schedule, Total: time.Since(t0)}, nil
 	}
