@@ -3,12 +3,15 @@ package partition
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io/fs"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 var moreGraphs = flag.String("graphs", "", "a folder of more graphs in Tarnawski et al.'s JSON format (for instance throughput-inputs of github.com/msr-fiddle/dnn-partitioning) for BenchmarkContiguous to time besides the shipped ones")
@@ -68,6 +71,62 @@ func BenchmarkContiguous(b *testing.B) {
 			b.ReportMetric(float64(r.Pairs), "pairs")
 			b.ReportMetric(float64(r.Visited), "visited")
 			b.ReportMetric(r.Split.MaxLoad, "maxload")
+		})
+	}
+}
+
+// BenchmarkMinLatency times the latency integer program (Tarnawski et al.
+// §4, Table 4's "IP" column): on BERT-24 at the §7 setting with the
+// transfer costs Table 4 implies, where the path relaxation proves the
+// greedy fill optimal (paper: 14 s to a gap under 1%); the same without
+// the path relaxation for 5 s (its gap is reported); and the proven optimum of
+// small random graphs, contiguous and with two subgraphs per accelerator.
+func BenchmarkMinLatency(b *testing.B) {
+	bert := paperSetting(b, "layer/bert24_inference.json", 1000)
+	start, err := GreedyFill(bert)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("bert24", func(b *testing.B) {
+		var r *LatencyIPResult
+		for range b.N {
+			if r, err = MinLatency(context.Background(), bert, LatencyIPOptions{Start: start}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(r.Latency, "latency")
+		b.ReportMetric(100*r.Gap, "gap%")
+	})
+	b.Run("bert24-solver-only-5s", func(b *testing.B) {
+		var r *LatencyIPResult
+		for range b.N {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			r, err = MinLatency(ctx, bert, LatencyIPOptions{Start: start, SolverOnly: true})
+			cancel()
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(r.Latency, "latency")
+		b.ReportMetric(100*r.Gap, "gap%")
+		b.ReportMetric(float64(r.Checks), "checks")
+	})
+	for _, q := range []int{1, 2} {
+		b.Run(fmt.Sprintf("random6-q%d", q), func(b *testing.B) {
+			rng := rand.New(rand.NewSource(7))
+			graphs := make([]*Graph, 8)
+			for i := range graphs {
+				graphs[i] = randomDAG(rng, 6)
+			}
+			b.ResetTimer()
+			for range b.N {
+				for _, g := range graphs {
+					r, err := MinLatency(context.Background(), g, LatencyIPOptions{Subgraphs: q, SolverOnly: true})
+					if err != nil || !r.Proven {
+						b.Fatalf("%v, proven %v", err, r != nil && r.Proven)
+					}
+				}
+			}
 		})
 	}
 }

@@ -38,6 +38,13 @@ type partitionOptions struct {
 	// cluster's "memory_bytes"); nil: the model's cap on every device.
 	Capacities []float64
 	Format     string // partition only: text or megatron-layout
+	// Latency objective (partition only): --objective, --time-limit,
+	// --subgraphs, --paper-memory, --comm-scale.
+	Objective   string
+	TimeLimit   time.Duration
+	Subgraphs   int
+	PaperMemory bool
+	CommScale   float64
 }
 
 func partitionFlags() []cli.Flag {
@@ -89,6 +96,11 @@ func partitionCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON summary instead of text"},
 			&cli.StringFlag{Name: "format", Usage: "text, or megatron-layout: Megatron-Core's --pipeline-model-parallel-layout of the split (layers named embedding, decoder.N, mtp, loss)", Value: "text"},
+			&cli.StringFlag{Name: "objective", Usage: "max-load (time per sample of a pipeline), or latency: the split of least single-sample latency by Tarnawski et al.'s integer program (§4, Z3; inference graphs), beside the greedy fill and the max-load DP's split", Value: "max-load"},
+			&cli.DurationFlag{Name: "time-limit", Usage: "with --objective latency: time limit of the integer program; the best split found and its gap are reported", Value: 60 * time.Second},
+			&cli.IntFlag{Name: "subgraphs", Usage: "with --objective latency --non-contiguous: contiguous subgraphs per accelerator (q of Tarnawski et al. §4.1)", Value: 2},
+			&cli.BoolFlag{Name: "paper-memory", Usage: "with --objective latency: Tarnawski et al.'s memory-bound setting (§7) from the model's size: 600 MiB (≤ 3.6 GB) or 2 GiB (≥ 9 GB) accelerators holding 1.5× the model, 8 CPU cores"},
+			&cli.Float64Flag{Name: "comm-scale", Usage: "with --objective latency: multiply every transfer cost by this factor (1000 reproduces Tarnawski et al.'s Table 4, see docs/partition.md)", Value: 1},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -96,6 +108,34 @@ func partitionCommand() *cli.Command {
 			}
 			o := partitionOptionsFrom(c)
 			o.Out, o.Format = c.String("out"), c.String("format")
+			o.Objective, o.TimeLimit, o.Subgraphs = c.String("objective"), c.Duration("time-limit"), c.Int("subgraphs")
+			o.PaperMemory, o.CommScale = c.Bool("paper-memory"), c.Float64("comm-scale")
+			if o.Objective == "latency" {
+				for _, f := range []string{"chunks", "order", "out", "format", "ip-time-limit", "time-unit", "memory-unit"} {
+					if c.IsSet(f) {
+						return usageErrorf("--%s does not go with --objective latency", f)
+					}
+				}
+				if o.PaperMemory {
+					for _, f := range []string{"devices", "memory", "cpus"} {
+						if c.IsSet(f) {
+							return usageErrorf("--%s and --paper-memory do not go together", f)
+						}
+					}
+				}
+				if !o.NonContiguous && c.IsSet("subgraphs") {
+					return usageErrorf("--subgraphs goes with --non-contiguous")
+				}
+				return runLatency(c.Context, o, c.App.Writer, c.App.ErrWriter)
+			}
+			if o.Objective != "max-load" {
+				return usageErrorf("--objective must be max-load or latency, got %q", o.Objective)
+			}
+			for _, f := range []string{"time-limit", "subgraphs", "paper-memory", "comm-scale"} {
+				if c.IsSet(f) {
+					return usageErrorf("--%s goes with --objective latency", f)
+				}
+			}
 			return runPartition(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -249,6 +289,74 @@ func runPartition(ctx context.Context, o partitionOptions, stdout, stderr io.Wri
 		}
 		ml.WriteText(stdout)
 		return nil
+	}
+	if o.JSON {
+		return printJSON(stdout, res)
+	}
+	res.WriteText(stdout)
+	return nil
+}
+
+// runLatency is tessel partition --objective latency: the split of least
+// single-sample latency (partition.RunLatency) and Table 4's baselines.
+func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Writer) error {
+	if o.TimeLimit <= 0 {
+		return usageErrorf("--time-limit must be positive, got %v", o.TimeLimit)
+	}
+	if o.Subgraphs < 1 {
+		return usageErrorf("--subgraphs must be at least 1, got %d", o.Subgraphs)
+	}
+	if !(o.CommScale > 0) || math.IsInf(o.CommScale, 0) {
+		return usageErrorf("--comm-scale must be a finite number > 0, got %v", o.CommScale)
+	}
+	g, err := o.loadModel()
+	if err != nil {
+		return err
+	}
+	if g.Training() {
+		return usageErrorf("%s: --objective latency is for inference graphs: this one has backward nodes", o.Model)
+	}
+	if o.PaperMemory {
+		if g.IDs == nil {
+			return usageErrorf("%s: --paper-memory applies to graphs in Tarnawski et al.'s format", o.Model)
+		}
+		s, err := partition.PaperLatencySetting(g)
+		if err != nil {
+			return usageErrorf("%s: %v", o.Model, err)
+		}
+		g.Accelerators, g.Memory, g.CPUs = s.Accelerators, s.Memory, s.CPUs
+	}
+	g.ScaleComm(o.CommScale)
+	var expert *partition.Split
+	if o.Expert != "" {
+		data, err := os.ReadFile(o.Expert)
+		if err != nil {
+			return usageErrorf("%v", err)
+		}
+		a, err := partition.ParseAssignment(data)
+		if err == nil {
+			expert, err = a.Split(g)
+		}
+		if err != nil {
+			return usageErrorf("%s: %v", o.Expert, err)
+		}
+	}
+	q := 1
+	if o.NonContiguous {
+		q = o.Subgraphs
+	}
+	t0 := time.Now()
+	bar := newProgress(stderr)
+	res, err := partition.RunLatency(ctx, g, partition.LatencyOptions{Subgraphs: q, TimeLimit: o.TimeLimit, Expert: expert,
+		Progress: func(best, lb float64) {
+			bar.show("partition (latency IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
+		}})
+	bar.done()
+	switch {
+	case errors.Is(err, partition.ErrUnsplittable):
+		return usageErrorf("%s: %v", o.Model, err)
+	case err != nil:
+		return err
 	}
 	if o.JSON {
 		return printJSON(stdout, res)

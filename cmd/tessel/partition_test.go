@@ -357,3 +357,83 @@ func TestPartitionMegatronLayout(t *testing.T) {
 		}
 	}
 }
+
+// tessel partition --objective latency on Tarnawski et al.'s BERT-24 layer
+// inference graph at the memory-bound setting of their §7, with the
+// transfer costs that their Table 4 implies (greedy 100.22, max-load DP
+// 108.03, IP 100.22): the text byte for byte but for its time, and the
+// JSON's latencies and gap.
+func TestPartitionLatencyBERT24(t *testing.T) {
+	model := filepath.Join("..", "..", "testdata", "dnn-partitioning", "layer", "bert24_inference.json")
+	args := []string{"partition", "--model", model, "--objective", "latency", "--paper-memory", "--comm-scale", "1000", "--time-limit", "20s"}
+	code, out, errOut := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden(t, "partition-latency-bert24.txt", []byte(timeLine.ReplaceAllString(out, "time           (masked)")))
+	code, out, errOut = runCLI(t, append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res partition.LatencyReport
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, b := range res.Baselines {
+		got[b.Method] = fmt.Sprintf("%.2f", b.Latency)
+	}
+	if res.Accelerators != 5 || res.CPUs != 8 || res.MemoryCap != 629145600 || got["ip"] != "100.22" || got["greedy"] != "100.22" || got["max-load dp"] != "108.03" {
+		t.Errorf("%d accelerators, %d CPUs, cap %g, latencies %v", res.Accelerators, res.CPUs, res.MemoryCap, got)
+	}
+	if res.Gap < 0 || res.Gap > 1e-4 || !res.Proven {
+		t.Errorf("gap %v, proven %v", res.Gap, res.Proven)
+	}
+}
+
+// --non-contiguous: Tarnawski et al.'s §4.1 program with q subgraphs per
+// accelerator; on BERT-24 (a chain) one subgraph each is already optimal.
+// --expert: the paper's expert split, Table 4's 111.94.
+func TestPartitionLatencyNonContiguousExpert(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "dnn-partitioning")
+	code, out, errOut := runCLI(t, "partition", "--model", filepath.Join(dir, "layer", "bert24_inference.json"), "--objective", "latency",
+		"--non-contiguous", "--subgraphs", "3", "--comm-scale", "1000", "--expert", filepath.Join(dir, "experts", "bert24_inference_expert.json"), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res partition.LatencyReport
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, b := range res.Baselines {
+		got[b.Method] = fmt.Sprintf("%.2f", b.Latency)
+	}
+	if res.Subgraphs != 3 || got["expert"] != "111.94" || res.Latency > 111.94 || res.Gap > 1e-4 {
+		t.Errorf("q %d, latencies %v, gap %v", res.Subgraphs, got, res.Gap)
+	}
+}
+
+// Bad flags of the latency objective: exit 2 and one line.
+func TestPartitionLatencyBadInput(t *testing.T) {
+	bert := filepath.Join("..", "..", "testdata", "dnn-partitioning", "layer", "bert24_inference.json")
+	training := filepath.Join("..", "..", "testdata", "dnn-partitioning", "layer", "bert24_training.json")
+	for _, args := range [][]string{
+		{"partition", "--model", bert, "--objective", "speed"},
+		{"partition", "--model", bert, "--time-limit", "5s"},
+		{"partition", "--model", bert, "--paper-memory"},
+		{"partition", "--model", bert, "--objective", "latency", "--time-limit", "0s"},
+		{"partition", "--model", bert, "--objective", "latency", "--comm-scale", "0"},
+		{"partition", "--model", bert, "--objective", "latency", "--chunks", "2"},
+		{"partition", "--model", bert, "--objective", "latency", "--subgraphs", "2"},
+		{"partition", "--model", bert, "--objective", "latency", "--non-contiguous", "--subgraphs", "0"},
+		{"partition", "--model", bert, "--objective", "latency", "--paper-memory", "--devices", "4"},
+		{"partition", "--model", training, "--objective", "latency"},
+		{"partition", "--model", gptLike, "--objective", "latency", "--paper-memory"},
+	} {
+		code, _, errOut := runCLI(t, args...)
+		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "tessel: ") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}

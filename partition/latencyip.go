@@ -1,0 +1,585 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tessel-pp/tessel/smt"
+)
+
+// LatencyIPOptions tune MinLatency.
+type LatencyIPOptions struct {
+	// Subgraphs is q, the contiguous subgraphs an accelerator may hold
+	// (Tarnawski et al. §4.1, Fig. 4); 0 or 1 is the contiguous program of
+	// Fig. 3.
+	Subgraphs int
+	// Start is a split to improve on (its latency is the first upper
+	// bound); nil: none. It must be one the program allows (it fits, and
+	// with Subgraphs ≤ 1 it is contiguous), else it is ignored.
+	Start *Split
+	Seed  int
+	// Progress, when set, is told of each better split and each raised
+	// lower bound.
+	Progress func(best, lowerBound float64)
+	// SolverOnly leaves out the path relaxation (pathBound), so that the
+	// solver alone must prove the bound: for measuring it.
+	SolverOnly bool
+}
+
+// LatencyIPResult is the best split the program found and how far from
+// optimal it may be.
+type LatencyIPResult struct {
+	// Split is nil when the solver found none and no Start was given.
+	Split    *Split
+	Schedule *LatencySchedule
+	// Pieces is the rank of every accelerator node's subgraph on its
+	// accelerator (all 0 for a contiguous split).
+	Pieces []int
+	// LowerBound is proven: no split the program allows has a smaller
+	// latency. Gap = (Latency − LowerBound) / Latency, 0 when proven
+	// optimal.
+	Latency, LowerBound, Gap float64
+	Proven                   bool
+	// ProvenBy says what proved the lower bound: "relaxation" (the
+	// longest path or pathBound meets the best split) or "solver".
+	ProvenBy string
+	// Grid is the time step the program counts in; reported latencies
+	// are exact (SplitLatency of the split).
+	Grid   float64
+	Checks int
+	// Improved is false when nothing better than Start was found.
+	Improved bool
+	// Heuristic names the primal heuristic the best split came from
+	// ("chain": chainSplit, "local search": localSearch), "" when it is
+	// Start or the solver's.
+	Heuristic string
+	Elapsed   time.Duration
+}
+
+// MinLatency minimises the latency of one sample over the splits onto the
+// graph's accelerators and CPUs that fit the memory cap and keep colour
+// classes on one device: Tarnawski et al.'s integer program (§4, Fig. 3;
+// with opt.Subgraphs > 1, Fig. 4 of §4.1), solved with Z3 by a binary
+// search on the latency, each step one satisfiability check, as
+// NonContiguous does for the max load. The conditional constraints (6) and
+// (10), which the paper linearises with a large constant (Lemma 4.1), are
+// implications here; contiguity is constraints (11)–(13) with Boolean z.
+// CPU nodes never wait for a core (the paper's assumption that ℓ is at
+// least the graph's width); with no CPU (ℓ = 0) no node goes there.
+//
+// The lower bound starts at the best of two relaxations — the longest path
+// with each node at its cheaper time, and the least latency of one path
+// alone (pathBound) — and rises with every refuted latency. Times are scaled to
+// integers on a grid of 10⁻⁸ of a latency bound; the rounding is taken off
+// the lower bound. It stops when ctx ends, returning the best split found
+// and its proven gap.
+func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIPResult, error) {
+	t0 := time.Now()
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	if g.Training() {
+		return nil, fmt.Errorf("the latency of one sample is for inference graphs: %s has backward nodes", g.Name)
+	}
+	q := max(opt.Subgraphs, 1)
+	n := len(g.Nodes)
+	K, S := g.Accelerators, g.Accelerators*q
+	succ := g.succ()
+	pred := make([][]int, n)
+	for v, ws := range succ {
+		for _, w := range ws {
+			pred[w] = append(pred[w], v)
+		}
+	}
+	order := topo(n, succ)
+	pos := make([]int, n)
+	for i, v := range order {
+		pos[v] = i
+	}
+	// Grid: a latency bound (every node on its slower device, every
+	// transfer paid by every subgraph) over 10⁸.
+	ub := 0.0
+	for _, v := range g.Nodes {
+		a := v.Acc
+		if math.IsInf(a, 1) {
+			a = 0
+		}
+		ub += math.Max(a, v.CPU) + v.Comm*float64(S+1)
+	}
+	grid := math.Max(ub/1e8, 1e-12)
+	scale := func(t float64) int { return int(math.Round(t / grid)) }
+	// slack bounds the rounding of any latency: each node's time, and
+	// each transfer into and out of each subgraph, rounded by half a step.
+	slack := float64(n+2*n*S) * grid / 2
+
+	res := &LatencyIPResult{Grid: grid}
+	var best *LatencySchedule
+	if s := opt.Start; s != nil && s.Fits() && s.Colocated {
+		if sc, err := SplitLatency(s); err == nil && sc.MaxPieces() <= q {
+			res.Split, res.Schedule, best = s, sc, sc
+			res.Pieces = cutPieces(g, s.Device, pred)
+		}
+	}
+
+	x := smt.NewContext()
+	defer x.Close()
+	sv, err := x.NewSolver(smt.SolverOptions{Seed: opt.Seed})
+	if err != nil {
+		return nil, err
+	}
+	defer sv.Close()
+	// on[v][j]: node v in slot j (0: the CPUs; 1..S: accelerator (j−1)/q,
+	// its ((j−1) mod q)-th subgraph).
+	on := make([][]smt.Bool, n)
+	ones := make([]int, S+1)
+	for j := range ones {
+		ones[j] = 1
+	}
+	for v := range n {
+		on[v] = make([]smt.Bool, S+1)
+		for j := range S + 1 {
+			on[v][j] = x.BoolVar(fmt.Sprintf("x_%d_%d", v, j))
+			d := (j - 1) / q
+			switch {
+			case j == 0 && g.CPUs == 0:
+				sv.Assert(x.Not(on[v][j]))
+			case j > 0 && math.IsInf(g.Nodes[v].Acc, 1):
+				sv.Assert(x.Not(on[v][j]))
+			case j > 0 && d > pos[v]:
+				// Accelerators are alike: the node at position p of a
+				// topological order uses one of the first p+1.
+				sv.Assert(x.Not(on[v][j]))
+			}
+		}
+		sv.Assert(x.Or(on[v]...), x.PbLe(on[v], ones, 1)) // (1)
+	}
+	devOn := func(v, d int) smt.Bool { return x.Or(on[v][1+d*q : 1+(d+1)*q]...) }
+	// More symmetry: the accelerators in use are the first ones, and an
+	// accelerator's subgraphs in use are its first ones.
+	for j := 2; j <= S; j++ {
+		p := j - 1 // the previous subgraph of the accelerator
+		if (j-1)%q == 0 {
+			p = j - q // the previous accelerator's first
+		}
+		var now, before []smt.Bool
+		for v := range n {
+			now = append(now, on[v][j])
+			before = append(before, on[v][p])
+		}
+		sv.Assert(x.Implies(x.Or(now...), x.Or(before...)))
+	}
+	iff := func(a, b smt.Bool) smt.Bool { return x.And(x.Implies(a, b), x.Implies(b, a)) }
+	// Colour classes on one device (§4.1: per accelerator, not per
+	// subgraph).
+	classFirst := map[int]int{}
+	for v, nd := range g.Nodes {
+		if nd.Class < 0 {
+			continue
+		}
+		u, ok := classFirst[nd.Class]
+		if !ok {
+			classFirst[nd.Class] = v
+			continue
+		}
+		sv.Assert(iff(on[u][0], on[v][0]))
+		for d := range K {
+			if q == 1 {
+				sv.Assert(iff(on[u][1+d], on[v][1+d]))
+			} else {
+				sv.Assert(iff(devOn(u, d), devOn(v, d)))
+			}
+		}
+	}
+	// Memory (3*), scaled so that the cap is 10⁶ and sizes round up: a
+	// split the program accepts fits.
+	if g.Memory > 0 {
+		for d := range K {
+			var bs []smt.Bool
+			var cs []int
+			for v, nd := range g.Nodes {
+				if nd.Size <= 0 {
+					continue
+				}
+				c := int(math.Min(math.Ceil(nd.Size*1e6/g.Memory*(1-1e-12)), 1_000_001))
+				for j := 1 + d*q; j < 1+(d+1)*q; j++ {
+					bs = append(bs, on[v][j])
+					cs = append(cs, c)
+				}
+			}
+			sv.Assert(x.PbLe(bs, cs, 1_000_000))
+		}
+	}
+	// Contiguity (11)–(13) and CommIn/CommOut (4), (5), per slot.
+	in := make([][]smt.Bool, n)
+	outc := make([][]smt.Bool, n)
+	for v := range n {
+		if len(succ[v]) == 0 {
+			continue
+		}
+		in[v] = make([]smt.Bool, S+1)
+		outc[v] = make([]smt.Bool, S+1)
+		for j := 1; j <= S; j++ {
+			in[v][j] = x.BoolVar(fmt.Sprintf("in_%d_%d", v, j))
+			outc[v][j] = x.BoolVar(fmt.Sprintf("out_%d_%d", v, j))
+		}
+	}
+	for j := 1; j <= S; j++ {
+		z := make([]smt.Bool, n)
+		for v := range n {
+			z[v] = x.BoolVar(fmt.Sprintf("z_%d_%d", v, j))
+			sv.Assert(x.Implies(on[v][j], z[v])) // (11)
+		}
+		for u, ws := range succ {
+			for _, v := range ws {
+				sv.Assert(
+					x.Implies(z[v], z[u]),                                   // (12)
+					x.Implies(x.And(z[v], on[u][j]), on[v][j]),              // (13)
+					x.Implies(x.And(on[v][j], x.Not(on[u][j])), in[u][j]),   // (4)
+					x.Implies(x.And(on[u][j], x.Not(on[v][j])), outc[u][j]), // (5)
+				)
+			}
+		}
+	}
+	// Times: lat[v] is when v's output is in host memory.
+	zero := x.IntVal(0)
+	lat := make([]smt.Int, n)
+	for v := range n {
+		lat[v] = x.IntVar(fmt.Sprintf("lat_%d", v))
+		sv.Assert(x.Ge(lat[v], zero))
+	}
+	start := make([]smt.Int, S+1)
+	fin := make([]smt.Int, S+1)
+	for j := 1; j <= S; j++ {
+		start[j] = x.IntVar(fmt.Sprintf("start_%d", j))
+		fin[j] = x.IntVar(fmt.Sprintf("finish_%d", j))
+		sv.Assert(x.Ge(start[j], zero))
+		terms := []smt.Int{start[j]}
+		for v, nd := range g.Nodes {
+			if a := nd.Acc; !math.IsInf(a, 1) {
+				if w := scale(a); w > 0 {
+					terms = append(terms, x.Ite(on[v][j], x.IntVal(w), zero))
+				}
+			}
+			if in[v] == nil {
+				continue
+			}
+			if w := scale(nd.Comm); w > 0 {
+				terms = append(terms, x.Ite(in[v][j], x.IntVal(w), zero), x.Ite(outc[v][j], x.IntVal(w), zero))
+			}
+			sv.Assert(x.Implies(in[v][j], x.Ge(start[j], lat[v]))) // (6)
+		}
+		sv.Assert(x.Eq(fin[j], x.Add(terms...))) // (7)
+		for v := range n {
+			sv.Assert(x.Implies(on[v][j], x.Ge(lat[v], fin[j]))) // (10)
+		}
+		if (j-1)%q > 0 {
+			sv.Assert(x.Ge(start[j], fin[j-1])) // (14)
+		}
+	}
+	for v, nd := range g.Nodes {
+		c := x.IntVal(scale(nd.CPU))
+		sv.Assert(x.Implies(on[v][0], x.Ge(lat[v], c))) // (8)
+		for _, u := range pred[v] {
+			sv.Assert(x.Ge(lat[v], lat[u]),
+				x.Implies(on[v][0], x.Ge(lat[v], x.Add(lat[u], c)))) // (9)
+		}
+	}
+	var sinks []int
+	for v := range n {
+		if len(succ[v]) == 0 {
+			sinks = append(sinks, v)
+		}
+	}
+
+	// Lower bound: the longest path, each node at its cheaper time.
+	lb := criticalPath(g, order, pred)
+	for _, byMemory := range []bool{false, true} {
+		if !opt.SolverOnly {
+			lb = math.Max(lb, pathBound(g, heaviestPath(g, order, pred, byMemory), S))
+		}
+	}
+	lo := max(int(math.Floor((lb-slack)/grid)), 0)
+	// closed: the relaxation already meets the best split (its bound is
+	// exact, no grid).
+	closed := func() bool { return best != nil && lb >= best.Latency*(1-1e-12) }
+	hi := math.MaxInt
+	if best != nil {
+		hi = scale(best.Latency) // a split of latency ≤ hi·grid is known
+	}
+	// check asks for a split of latency ≤ T within part of the time left:
+	// sat improves the best split, unsat raises the bound, and a check cut
+	// short says neither.
+	check := func(T int, share float64) (smt.Status, error) {
+		sub, cancel := ctx, context.CancelFunc(func() {})
+		if dl, ok := ctx.Deadline(); ok && share < 1 {
+			sub, cancel = context.WithTimeout(ctx, time.Duration(float64(time.Until(dl))*share))
+		}
+		defer cancel()
+		sv.Push()
+		defer sv.Pop()
+		if T < math.MaxInt {
+			bound := x.IntVal(T)
+			for _, v := range sinks {
+				sv.Assert(x.Le(lat[v], bound))
+			}
+		}
+		st, err := sv.Check(sub)
+		res.Checks++
+		if err != nil {
+			if errors.Is(err, smt.ErrInterrupted) {
+				return smt.Unknown, nil
+			}
+			return smt.Unknown, err
+		}
+		switch st {
+		case smt.Unsat:
+			lo = max(lo, T+1)
+		case smt.Sat:
+			m, err := sv.Model()
+			if err != nil {
+				return smt.Unknown, err
+			}
+			dev := make([]int, n)
+			pieces := make([]int, n)
+			for v := range n {
+				for j := range S + 1 {
+					if b, _ := m.Bool(on[v][j]); b {
+						if j == 0 {
+							dev[v] = K // the CPUs: never waited for
+						} else {
+							dev[v], pieces[v] = (j-1)/q, (j-1)%q
+						}
+					}
+				}
+			}
+			m.Close()
+			s, err := NewSplit(g, dev)
+			if err != nil {
+				return smt.Unknown, err
+			}
+			sc, err := PiecesLatency(s, pieces)
+			if err != nil {
+				return smt.Unknown, fmt.Errorf("the program's split: %v (a bug)", err)
+			}
+			if !s.Fits() || !s.Colocated {
+				return smt.Unknown, fmt.Errorf("the program's split exceeds the memory cap or separates a colour class (a bug)")
+			}
+			if best == nil || sc.Latency < best.Latency {
+				res.Split, res.Schedule, res.Pieces, res.Improved, res.Heuristic, best = s, sc, pieces, true, "", sc
+			}
+			hi = min(T, scale(best.Latency))
+		}
+		if opt.Progress != nil && best != nil {
+			opt.Progress(best.Latency, math.Max(0, float64(lo)*grid-slack))
+		}
+		return st, nil
+	}
+	// First the primal heuristics: the interval split of least transfer
+	// and compute time (chainSplit), then a local search around the best
+	// split (localSearch); the solver is slow to find small improvements,
+	// these are not.
+	if !closed() {
+		if s := chainSplit(ctx, g); s != nil {
+			if sc, err := SplitLatency(s); err == nil && (best == nil || sc.Latency < best.Latency) {
+				res.Split, res.Schedule, res.Pieces, best = s, sc, cutPieces(g, s.Device, pred), sc
+				res.Improved, res.Heuristic = opt.Start != nil, "chain"
+				hi = min(hi, scale(best.Latency))
+			}
+		}
+	}
+	if best != nil && !closed() {
+		lctx := ctx
+		if dl, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			lctx, cancel = context.WithTimeout(ctx, time.Duration(float64(time.Until(dl))*0.3))
+			defer cancel()
+		}
+		if s, pieces, sc := localSearch(lctx, g, res.Split, res.Pieces, q); sc.Latency < best.Latency {
+			res.Split, res.Schedule, res.Pieces, res.Improved, res.Heuristic, best = s, sc, pieces, true, "local search", sc
+			hi = min(hi, scale(best.Latency))
+		}
+	}
+	// Then improve the split globally: ask for anything better than the
+	// best, with half the time left each time, until the solver proves
+	// there is none or a check runs out of time.
+	for lo < hi && !closed() && ctx.Err() == nil {
+		T := hi - 1
+		if hi == math.MaxInt {
+			T = math.MaxInt
+		}
+		st, err := check(T, 0.5)
+		if err != nil {
+			return nil, err
+		}
+		if st == smt.Unknown {
+			break
+		}
+		if st == smt.Unsat && T == math.MaxInt {
+			return nil, fmt.Errorf("no split fits the memory cap")
+		}
+	}
+	// Then raise the lower bound by bisection, retreating toward the bound
+	// when a check runs out of time.
+	if hi < math.MaxInt {
+		probe := lo + (hi-lo)/2
+		for lo < hi && !closed() && ctx.Err() == nil {
+			st, err := check(probe, 0.5)
+			if err != nil {
+				return nil, err
+			}
+			if st == smt.Unknown {
+				if probe <= lo {
+					break
+				}
+				probe = lo + (probe-lo)/2
+				continue
+			}
+			probe = lo + (hi-lo)/2
+		}
+	}
+	res.Elapsed = time.Since(t0)
+	if best == nil {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("no split found before the time limit: %w", err)
+		}
+		return nil, fmt.Errorf("no split found")
+	}
+	res.Latency = best.Latency
+	res.Proven = lo >= hi || closed()
+	if res.Proven {
+		res.ProvenBy = "solver"
+		if closed() {
+			res.ProvenBy = "relaxation"
+		}
+	}
+	res.LowerBound = math.Min(math.Max(0, float64(lo)*grid-slack), best.Latency)
+	res.LowerBound = math.Max(res.LowerBound, math.Min(lb, best.Latency))
+	if best.Latency > 0 {
+		res.Gap = (best.Latency - res.LowerBound) / best.Latency
+	}
+	return res, nil
+}
+
+// criticalPath is the longest path of the graph with every node at its
+// cheaper time (accelerator or CPU) and no transfer: a lower bound of
+// every split's latency.
+func criticalPath(g *Graph, order []int, pred [][]int) float64 {
+	fin := make([]float64, len(g.Nodes))
+	out := 0.0
+	for _, v := range order {
+		t := 0.0
+		for _, u := range pred[v] {
+			t = math.Max(t, fin[u])
+		}
+		c := g.Nodes[v].Acc
+		if g.CPUs > 0 || math.IsInf(c, 1) {
+			c = math.Min(c, g.Nodes[v].CPU)
+		}
+		fin[v] = t + c
+		out = math.Max(out, fin[v])
+	}
+	return out
+}
+
+// heaviestPath is a path of the graph of the largest Σ of the nodes'
+// cheaper times or, byMemory, of their sizes.
+func heaviestPath(g *Graph, order []int, pred [][]int, byMemory bool) []int {
+	n := len(g.Nodes)
+	w := make([]float64, n)
+	from := make([]int, n)
+	end := -1
+	for _, v := range order {
+		x := g.Nodes[v].Size
+		if !byMemory {
+			x = math.Min(g.Nodes[v].Acc, g.Nodes[v].CPU)
+		}
+		from[v] = -1
+		for _, u := range pred[v] {
+			if from[v] < 0 || w[u] > w[from[v]] {
+				from[v] = u
+			}
+		}
+		w[v] = x
+		if from[v] >= 0 {
+			w[v] += w[from[v]]
+		}
+		if end < 0 || w[v] > w[end] {
+			end = v
+		}
+	}
+	var path []int
+	for v := end; v >= 0; v = from[v] {
+		path = append(path, v)
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path
+}
+
+// pathBound is a lower bound of every split's latency: the least latency
+// of the path alone, where each accelerator subgraph meets the path in an
+// interval (a contiguous set does), at most slots intervals, each within
+// the memory cap, an interval paying the transfer in from the node before
+// it and out of its last node, and a node off the accelerators its CPU
+// time. The nodes off the path only add time and memory.
+func pathBound(g *Graph, path []int, slots int) float64 {
+	L := len(path)
+	if L == 0 {
+		return 0
+	}
+	inf := math.Inf(1)
+	// f[i][k]: the least time at which path[:i] is done with k intervals.
+	f := make([][]float64, L+1)
+	for i := range f {
+		f[i] = make([]float64, slots+1)
+		for k := range f[i] {
+			f[i][k] = inf
+		}
+	}
+	f[0][0] = 0
+	for i := 0; i < L; i++ {
+		for k := 0; k <= slots; k++ {
+			t := f[i][k]
+			if math.IsInf(t, 1) {
+				continue
+			}
+			v := path[i]
+			if g.CPUs > 0 {
+				f[i+1][k] = math.Min(f[i+1][k], t+g.Nodes[v].CPU)
+			}
+			if k == slots {
+				continue
+			}
+			in := 0.0
+			if i > 0 {
+				in = g.Nodes[path[i-1]].Comm
+			}
+			acc, mem := 0.0, 0.0
+			for b := i; b < L; b++ {
+				x := g.Nodes[path[b]]
+				acc += x.Acc
+				mem += x.Size
+				if math.IsInf(acc, 1) || (g.Memory > 0 && mem > g.Memory*(1+1e-12)) {
+					break
+				}
+				out := 0.0
+				if b < L-1 {
+					out = x.Comm
+				}
+				f[b+1][k+1] = math.Min(f[b+1][k+1], t+in+acc+out)
+			}
+		}
+	}
+	best := inf
+	for _, t := range f[L] {
+		best = math.Min(best, t)
+	}
+	if math.IsInf(best, 1) {
+		return 0
+	}
+	return best
+}
