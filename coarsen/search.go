@@ -45,7 +45,9 @@ type SearchResult struct {
 // never returns worse than HEFT. With target > 0 and
 // more blocks than target, p is first coarsened to target blocks (She et
 // al. §IV, Algorithm 1), the coarse placement searched (HEFT's assignment
-// of it among the starts) and the answer expanded and re-timed on p
+// of it among the starts; without refinement of its ends, unless
+// opt.RefineEffort or opt.LNSSteps ask for it) and the answer expanded
+// and re-timed on p
 // (Plan), and HEFT's schedule of p itself kept instead where it is
 // shorter (Report.ByHEFT); otherwise p is searched as it is. Either way
 // the schedule is verified.
@@ -73,7 +75,17 @@ func Search(ctx context.Context, p *placement.Placement, target int, opt search.
 	}
 	var coarse *search.Result
 	s, rep, err := Plan(ctx, p, Options{Target: target}, func(ctx context.Context, cp *placement.Placement) (*schedule.Schedule, error) {
-		r, err := search.Run(ctx, cp, withHEFT(cp))
+		o := withHEFT(cp)
+		// The coarse schedule is a plan of devices and orders, re-timed
+		// on expansion: re-optimising its ends is not worth the time
+		// unless asked for.
+		if o.RefineEffort == 0 {
+			o.RefineEffort = -1
+		}
+		if o.LNSSteps == 0 {
+			o.LNSSteps = -1
+		}
+		r, err := search.Run(ctx, cp, o)
 		if err != nil {
 			return nil, err
 		}
