@@ -50,3 +50,39 @@ func TestApplyOpen(t *testing.T) {
 		}
 	}
 }
+
+// A chosen placement on a cluster keeps the costs of every choice: choosing
+// again from it is choosing on the cluster.
+func TestApplyChosen(t *testing.T) {
+	p, err := placement.Load("../testdata/placements/where-branches.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Uniform(2)
+	c.Devices[0].Speed = 0.5
+	c.Default = Link{Latency: 2}
+	chosen, err := placement.Choose(p, []int{0, 0, 0, 1, 1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, err := c.Apply(chosen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := []int{0, 1, 1, 0, 0, 1}
+	again, err := placement.Choose(on.Reopen(), other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := placement.Choose(p, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := c.Apply(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Equal(want) {
+		t.Error("choosing again from a chosen placement on the cluster differs from choosing on the cluster")
+	}
+}

@@ -265,6 +265,15 @@ func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 			q.Capacities[d] = dev.Memory
 		}
 	}
+	if p.HasCandidates() {
+		// A chosen placement keeps what every other choice costs, so
+		// that a search may choose again (placement's Reopen).
+		open, err := c.applyOpen(p.Reopen())
+		if err != nil {
+			return nil, err
+		}
+		q.Costs = open.Costs
+	}
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}

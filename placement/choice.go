@@ -158,8 +158,8 @@ func (p *Placement) Reopen() *Placement {
 // pinned placement every other package works on. Devices are set to the
 // chosen group, Candidates are kept, times come from Costs (Time without
 // them) and transfers are recomputed for the chosen devices: 0 on a
-// shared device, Costs' time otherwise (0 without Costs); Costs is
-// dropped. choice has one entry per block, 0 for a block without
+// shared device, Costs' time otherwise (0 without Costs); Costs stays,
+// so that a search may choose again from the result (Reopen). choice has one entry per block, 0 for a block without
 // candidates. A chosen block may be chosen again. The error names the
 // block whose choice is out of range.
 func Choose(p *Placement, choice []int) (*Placement, error) {
@@ -172,7 +172,6 @@ func Choose(p *Placement, choice []int) (*Placement, error) {
 		}
 	}
 	q := p.Clone()
-	q.Costs = nil
 	for i, o := range choice {
 		b := &q.Blocks[i]
 		b.Devices = slices.Clone(p.Options(i)[o])

@@ -101,7 +101,7 @@ func TestChooseCosts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if q.Blocks[0].Time != tt.time || q.Transfer(Dep{0, 1}) != tt.transf || q.Costs != nil {
+		if q.Blocks[0].Time != tt.time || q.Transfer(Dep{0, 1}) != tt.transf || q.Costs == nil {
 			t.Errorf("choice %v: time %d transfer %d, want %d %d", tt.choice, q.Blocks[0].Time, q.Transfer(Dep{0, 1}), tt.time, tt.transf)
 		}
 	}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -42,6 +43,9 @@ type Summary struct {
 	Source       string          `json:"source,omitempty"`
 	Candidates   *SummaryOffsets `json:"candidates,omitempty"`
 	Seconds      SummarySeconds  `json:"seconds"`
+	// Chosen is the devices of every block with candidates, by block id,
+	// where the search chose them (docs/placement-search.md).
+	Chosen map[string][]int `json:"chosen,omitempty"`
 }
 
 // SummaryBounds are the lower bounds of the period and the makespan.
@@ -133,7 +137,22 @@ func NewSummary(s *schedule.Schedule, method string, proven bool) Summary {
 		LowerBound:   SummaryBounds{Period: m.LowerBound.Period, Makespan: m.LowerBound.Makespan},
 		Valid:        schedule.Verify(s) == nil,
 		Proven:       proven,
+		Chosen:       chosen(s.Placement),
 	}
+}
+
+// chosen is Summary.Chosen: nil without candidates.
+func chosen(p *placement.Placement) map[string][]int {
+	var out map[string][]int
+	for _, b := range p.Blocks {
+		if len(b.Candidates) > 0 && b.Devices != nil {
+			if out == nil {
+				out = map[string][]int{}
+			}
+			out[b.ID] = b.Devices
+		}
+	}
+	return out
 }
 
 // Summary is the result's schedule, how it was built and its repetend;
@@ -145,6 +164,10 @@ func (r *Result) Summary(method repetend.Method) Summary {
 		name = string(r.Search.Method)
 	}
 	sum := NewSummary(s, name, r.Proven())
+	if r.Assigned {
+		// Bounds over every choice of devices, not the chosen one's.
+		sum.LowerBound = SummaryBounds{Period: r.Bounds.Period, Makespan: r.Bounds.Makespan}
+	}
 	sum.Source = r.Source.String()
 	sum.Gap = ptr(r.Gap())
 	secs := textfmt.Secs

@@ -90,6 +90,7 @@ func TestWhereOptimal(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				q.Costs = nil
 				for i := range q.Blocks {
 					q.Blocks[i].Candidates = nil // a plain pinned placement
 				}

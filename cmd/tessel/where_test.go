@@ -80,3 +80,33 @@ func TestWhereRefused(t *testing.T) {
 		}
 	}
 }
+
+// A schedule file that records a choice exports to PyTorch's CSV as a
+// pinned one does (one candidate each here: the CSV needs a chain of
+// stages, which not every choice is).
+func TestWhereExport(t *testing.T) {
+	dir := t.TempDir()
+	chain := filepath.Join(dir, "chain.json")
+	data := `{
+  "name": "chain",
+  "devices": 2,
+  "blocks": [
+    {"id": "f0", "kind": "forward", "candidates": [[0]], "time": 1, "memory": 1},
+    {"id": "f1", "kind": "forward", "candidates": [[1]], "time": 1, "memory": 1},
+    {"id": "b1", "kind": "backward", "candidates": [[1]], "time": 2, "memory": -1},
+    {"id": "b0", "kind": "backward", "devices": [0], "time": 2, "memory": -1}
+  ],
+  "deps": [["f0", "f1"], ["f1", "b1"], ["b1", "b0"]]
+}
+`
+	if err := os.WriteFile(chain, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sched := filepath.Join(dir, "s.json")
+	if code, _, errOut := runCLI(t, "search", "--placement-file", chain, "-n", "4", "--transfer-time", "1", "--out", sched); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, errOut)
+	}
+	if code, out, errOut := runCLI(t, "export", "--schedule", sched); code != 0 || out == "" {
+		t.Fatalf("export: exit %d: %s", code, errOut)
+	}
+}
