@@ -79,6 +79,7 @@ func TestNoLinkRowsPinned(t *testing.T) {
 	for i := range s.Placement.Blocks {
 		s.Placement.Blocks[i].Candidates = nil
 	}
+	s.Placement.Costs = nil
 	var tr, svg bytes.Buffer
 	if err := RenderTrace(s, &tr); err != nil {
 		t.Fatal(err)
