@@ -17,6 +17,7 @@ package cluster
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,10 @@ const (
 	MaxPerUnit = placement.MaxTime
 	// MaxMemoryBytes bounds a device's memory in bytes (a petabyte).
 	MaxMemoryBytes = 1e15
+	// MaxRate bounds a device's peak FLOP rate and memory bandwidth.
+	MaxRate = 1e30
+	// MaxLinksPerPair bounds the links between two devices.
+	MaxLinksPerPair = 16
 )
 
 // eps absorbs floating-point error before rounding up: 0.7·10 is
@@ -58,6 +63,16 @@ type Device struct {
 	// the schedule's activations share. Memory stays the budget in
 	// placement units.
 	MemoryBytes float64
+	// Type, PeakFLOPs, MemoryBandwidth and Node are for tessel partition
+	// and plan with a cluster (docs/heterogeneous.md): the device type a
+	// profile's "device_times" name, the peak floating-point operations
+	// and the memory bandwidth (bytes) per unit of the profile's time
+	// (the roofline of Wu et al., eqs 1–2), and the node the device sits
+	// in (tensor parallelism within a node). The file's "type",
+	// "peak_flops", "memory_bandwidth" and "node"; zero when absent.
+	Type                       string
+	PeakFLOPs, MemoryBandwidth float64
+	Node                       int
 }
 
 // Link is the cost of moving a tensor between two devices: a transfer of
@@ -71,10 +86,30 @@ func (l Link) Time(z float64) int {
 	return ceil(l.Latency + z*l.PerUnit)
 }
 
-// Pair is the link between two devices, both directions.
+// Pair is the link between two devices, both directions. More are the
+// pair's other links, where it has several (Wu et al., "Rethinking
+// Dynamic Networks and Heterogeneous Computing with Automatic
+// Parallelization", §3.1, eq 7: NVLink beside PCIe, two switch ports):
+// a transfer takes the fastest for its size, and with Channels each link
+// is a queue of its own and a transfer takes the one where it ends first
+// (placement's LinkQueue).
 type Pair struct {
 	From, To int
 	Link
+	More []Link
+}
+
+// Links is every link of the pair: Link, then More.
+func (p Pair) Links() []Link { return append([]Link{p.Link}, p.More...) }
+
+// Time is the time a transfer of size z takes on the pair's fastest
+// link for it.
+func (p Pair) Time(z float64) int {
+	t := p.Link.Time(z)
+	for _, l := range p.More {
+		t = min(t, l.Time(z))
+	}
+	return t
 }
 
 // Cluster is the devices a placement runs on, in the placement's device
@@ -119,6 +154,12 @@ func (c *Cluster) Validate() error {
 		if !(dev.MemoryBytes >= 0 && dev.MemoryBytes <= MaxMemoryBytes) {
 			return fmt.Errorf("cluster: %s: memory_bytes must be in 0..%g (0: none), got %g", deviceName(d, dev.Name), float64(MaxMemoryBytes), dev.MemoryBytes)
 		}
+		if !(dev.PeakFLOPs >= 0 && dev.PeakFLOPs <= MaxRate) || !(dev.MemoryBandwidth >= 0 && dev.MemoryBandwidth <= MaxRate) {
+			return fmt.Errorf("cluster: %s: peak_flops and memory_bandwidth must be in 0..%g (0: not given), got %g and %g", deviceName(d, dev.Name), float64(MaxRate), dev.PeakFLOPs, dev.MemoryBandwidth)
+		}
+		if dev.Node < 0 || dev.Node >= placement.MaxDevices {
+			return fmt.Errorf("cluster: %s: node must be in 0..%d, got %d", deviceName(d, dev.Name), placement.MaxDevices-1, dev.Node)
+		}
 		if dev.Host != nil {
 			if err := checkLink(*dev.Host); err != nil {
 				return fmt.Errorf("cluster: %s: host: %w", deviceName(d, dev.Name), err)
@@ -147,6 +188,14 @@ func (c *Cluster) Validate() error {
 		if err := checkLink(pr.Link); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+		if len(pr.More) >= MaxLinksPerPair {
+			return fmt.Errorf("%s: want at most %d links, got %d", name, MaxLinksPerPair, len(pr.More)+1)
+		}
+		for k, l := range pr.More {
+			if err := checkLink(l); err != nil {
+				return fmt.Errorf("%s: links[%d]: %w", name, k+1, err)
+			}
+		}
 	}
 	return nil
 }
@@ -168,15 +217,21 @@ func deviceName(d int, name string) string {
 	return fmt.Sprintf("device %d (%q)", d, name)
 }
 
-// Link returns the link between devices a and b (a ≠ b): their pair's, or
-// Default.
+// Link returns the link between devices a and b (a ≠ b): their pair's
+// (its first, where it has several), or Default.
 func (c *Cluster) Link(a, b int) Link {
+	return c.Pair(a, b).Link
+}
+
+// Pair returns the pair of devices a and b (a ≠ b), every link of it:
+// the one listed, or Default's alone.
+func (c *Cluster) Pair(a, b int) Pair {
 	for _, pr := range c.Pairs {
 		if pr.From == a && pr.To == b || pr.From == b && pr.To == a {
-			return pr.Link
+			return pr
 		}
 	}
-	return c.Default
+	return Pair{From: a, To: b, Link: c.Default}
 }
 
 // Transfer is the time a tensor of size z takes from the devices of one
@@ -189,7 +244,7 @@ func (c *Cluster) Transfer(from, to []int, z float64) int {
 			if a == b {
 				return 0
 			}
-			worst = max(worst, c.Link(a, b).Time(z))
+			worst = max(worst, c.Pair(a, b).Time(z))
 		}
 	}
 	return worst
@@ -218,7 +273,9 @@ func ceil(x float64) int {
 // placement.MaxTime is an error naming the block or dependency. Applied to
 // a placement that already runs on a cluster, it replaces that one's
 // transfers, capacities and channels but scales the times again: apply a cluster to
-// the placement as given.
+// the placement as given. With Channels, a dependency between blocks on
+// one device each whose pair has several links gets each link's time
+// (placement's Lanes): each link is a queue of its own.
 func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -253,6 +310,27 @@ func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 		}
 	}
 	q.Channels = c.Channels
+	q.Lanes = nil
+	if c.Channels {
+		for _, d := range q.Deps {
+			from, to := q.Blocks[d.From].Devices, q.Blocks[d.To].Devices
+			if len(from) != 1 || len(to) != 1 || from[0] == to[0] || q.Transfer(d) == 0 {
+				continue
+			}
+			pr := c.Pair(from[0], to[0])
+			if len(pr.More) == 0 {
+				continue
+			}
+			ts := make([]int, 0, len(pr.More)+1)
+			for _, l := range pr.Links() {
+				ts = append(ts, l.Time(q.Size(d)))
+			}
+			if q.Lanes == nil {
+				q.Lanes = map[placement.Dep][]int{}
+			}
+			q.Lanes[d] = ts
+		}
+	}
 	if err := c.applyHost(q); err != nil {
 		return nil, err
 	}
@@ -401,12 +479,14 @@ func (c *Cluster) Equal(o *Cluster) bool {
 	for d := range c.Devices {
 		a, b := c.Devices[d], o.Devices[d]
 		if a.Name != b.Name || a.Speed != b.Speed || a.Memory != b.Memory || a.Switch != b.Switch || a.MemoryBytes != b.MemoryBytes ||
+			a.Type != b.Type || a.PeakFLOPs != b.PeakFLOPs || a.MemoryBandwidth != b.MemoryBandwidth || a.Node != b.Node ||
 			(a.Host == nil) != (b.Host == nil) || a.Host != nil && *a.Host != *b.Host {
 			return false
 		}
 	}
-	for n := range c.Pairs {
-		if c.Pairs[n] != o.Pairs[n] {
+	for n, a := range c.Pairs {
+		b := o.Pairs[n]
+		if a.From != b.From || a.To != b.To || a.Link != b.Link || !slices.Equal(a.More, b.More) {
 			return false
 		}
 	}
@@ -416,6 +496,9 @@ func (c *Cluster) Equal(o *Cluster) bool {
 // Clone returns a deep copy.
 func (c *Cluster) Clone() *Cluster {
 	q := &Cluster{Devices: append([]Device(nil), c.Devices...), Default: c.Default, Pairs: append([]Pair(nil), c.Pairs...), Channels: c.Channels}
+	for n, pr := range q.Pairs {
+		q.Pairs[n].More = slices.Clone(pr.More)
+	}
 	for d, dev := range q.Devices {
 		if dev.Host != nil {
 			h := *dev.Host

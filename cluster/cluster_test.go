@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,6 +73,15 @@ func TestLoadBad(t *testing.T) {
 		{"switch-type.json", `cluster: devices[0]: field "switch": want a string, got a number`},
 		{"memory-bytes-negative.json", "cluster: device 0: memory_bytes must be in 0..1e+15 (0: none), got -1"},
 		{"memory-bytes-type.json", `cluster: devices[0]: field "memory_bytes": want a number, got a string`},
+		// The fields of tessel partition and plan on a cluster.
+		{"type-type.json", `cluster: devices[0]: field "type": want a string, got a number`},
+		{"peak-flops-negative.json", "cluster: device 0: peak_flops and memory_bandwidth must be in 0..1e+30 (0: not given), got -1 and 0"},
+		{"node-negative.json", "cluster: device 0: node must be in 0..4095, got -2"},
+		{"memory-bandwidth-type.json", `cluster: devices[0]: field "memory_bandwidth": want a number, got a string`},
+		{"pair-links-empty.json", "cluster: links: pairs[0]: links: want at least one link"},
+		{"pair-links-and-latency.json", `cluster: links: pairs[0]: give either "latency" and "per_unit" (one link) or "links", not both`},
+		{"pair-links-negative.json", "cluster: links: pairs[0]: links[1]: latency must be in 0..1000000, got -2"},
+		{"pair-links-missing-field.json", `cluster: links: pairs[0]: links[0]: missing field "per_unit"`},
 	}
 	files, _ := filepath.Glob(filepath.Join(badDir, "*.json"))
 	if len(files) != len(tests) {
@@ -312,4 +322,46 @@ func FuzzParseSpeeds(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A pair of several links (Wu et al., "Rethinking Dynamic Networks and
+// Heterogeneous Computing with Automatic Parallelization", §3.1, eq 7): a
+// transfer takes the fastest for its size; with channels each link is a
+// queue of its own (placement's Lanes).
+func TestApplySeveralLinks(t *testing.T) {
+	c := Uniform(2)
+	c.Pairs = []Pair{{From: 0, To: 1, Link: Link{Latency: 3}, More: []Link{{PerUnit: 1}}}}
+	p := &placement.Placement{Name: "two", Devices: 2,
+		Blocks: []placement.Block{
+			{ID: "a", Kind: placement.Forward, Devices: []int{0}, Time: 1, Memory: 1},
+			{ID: "b", Kind: placement.Forward, Devices: []int{1}, Time: 1, Memory: 1},
+			{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1, Memory: 1},
+		},
+		Deps:  []placement.Dep{{From: 0, To: 1}, {From: 0, To: 2}},
+		Sizes: map[placement.Dep]float64{{From: 0, To: 2}: 5},
+	}
+	q, err := c.Apply(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Size 1: the second link (1) beats the first (3); size 5: the first (3) beats 5.
+	if q.Transfer(p.Deps[0]) != 1 || q.Transfer(p.Deps[1]) != 3 || q.Lanes != nil {
+		t.Errorf("transfers %v, lanes %v", q.Transfers, q.Lanes)
+	}
+	c.Channels = true
+	q, err = c.Apply(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(q.Lanes[p.Deps[0]], []int{3, 1}) || !slices.Equal(q.Lanes[p.Deps[1]], []int{3, 5}) {
+		t.Errorf("lanes %v", q.Lanes)
+	}
+	if c.Link(1, 0) != (Link{Latency: 3}) || c.Pair(1, 0).Time(1) != 1 {
+		t.Errorf("link %v", c.Link(1, 0))
+	}
+	d := c.Clone()
+	d.Pairs[0].More[0].PerUnit = 2
+	if c.Pairs[0].More[0].PerUnit != 1 || c.Equal(d) {
+		t.Error("Clone shares the links")
+	}
 }

@@ -47,6 +47,10 @@ func Parse(data []byte) (*Cluster, error) {
 			}},
 			{Name: "switch", Decode: func(v json.RawMessage) error { return strictjson.String(v, &dev.Switch) }},
 			{Name: "memory_bytes", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &dev.MemoryBytes) }},
+			{Name: "type", Decode: func(v json.RawMessage) error { return strictjson.String(v, &dev.Type) }},
+			{Name: "peak_flops", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &dev.PeakFLOPs) }},
+			{Name: "memory_bandwidth", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &dev.MemoryBandwidth) }},
+			{Name: "node", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &dev.Node) }},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("cluster: devices[%d]: %w", d, err)
@@ -70,12 +74,7 @@ func Parse(data []byte) (*Cluster, error) {
 		}
 		c.Pairs = make([]Pair, len(pairs))
 		for n, v := range pairs {
-			pr := &c.Pairs[n]
-			err := decodeLink(v, &pr.Link, []strictjson.Field{
-				{Name: "from", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &pr.From) }},
-				{Name: "to", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &pr.To) }},
-			})
-			if err != nil {
+			if err := decodePair(v, &c.Pairs[n]); err != nil {
 				return nil, fmt.Errorf("cluster: links: pairs[%d]: %w", n, err)
 			}
 		}
@@ -84,6 +83,53 @@ func Parse(data []byte) (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// decodePair reads a pair: "from", "to", and either "latency" and
+// "per_unit" (one link) or "links", an array of {"latency", "per_unit"}
+// (the pair's links, at least one).
+func decodePair(raw json.RawMessage, pr *Pair) error {
+	var lat, per, links json.RawMessage
+	err := strictjson.Object(raw, []strictjson.Field{
+		{Name: "from", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &pr.From) }},
+		{Name: "to", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &pr.To) }},
+		{Name: "latency", Decode: func(v json.RawMessage) error { lat = v; return strictjson.Float(v, &pr.Latency) }},
+		{Name: "per_unit", Decode: func(v json.RawMessage) error { per = v; return strictjson.Float(v, &pr.PerUnit) }},
+		{Name: "links", Decode: func(v json.RawMessage) error { links = v; return nil }},
+	})
+	if err != nil {
+		return err
+	}
+	if links == nil {
+		switch {
+		case lat == nil:
+			return fmt.Errorf("missing field %q", "latency")
+		case per == nil:
+			return fmt.Errorf("missing field %q", "per_unit")
+		}
+		return nil
+	}
+	if lat != nil || per != nil {
+		return fmt.Errorf(`give either "latency" and "per_unit" (one link) or "links", not both`)
+	}
+	var items []json.RawMessage
+	if err := strictjson.Array(links, &items); err != nil {
+		return fmt.Errorf("field \"links\": %w", err)
+	}
+	if len(items) == 0 {
+		return fmt.Errorf("links: want at least one link")
+	}
+	ls := make([]Link, len(items))
+	for k, v := range items {
+		if err := decodeLink(v, &ls[k], nil); err != nil {
+			return fmt.Errorf("links[%d]: %w", k, err)
+		}
+	}
+	pr.Link, pr.More = ls[0], ls[1:]
+	if len(pr.More) == 0 {
+		pr.More = nil
+	}
+	return nil
 }
 
 func decodeLink(raw json.RawMessage, l *Link, more []strictjson.Field) error {
@@ -157,6 +203,22 @@ func (c *Cluster) AppendIndented(b []byte, indent string) []byte {
 			b = append(b, `, "memory_bytes": `...)
 			b = appendFloat(b, dev.MemoryBytes)
 		}
+		if dev.Type != "" {
+			b = append(b, `, "type": `...)
+			b = appendString(b, dev.Type)
+		}
+		if dev.PeakFLOPs > 0 {
+			b = append(b, `, "peak_flops": `...)
+			b = appendFloat(b, dev.PeakFLOPs)
+		}
+		if dev.MemoryBandwidth > 0 {
+			b = append(b, `, "memory_bandwidth": `...)
+			b = appendFloat(b, dev.MemoryBandwidth)
+		}
+		if dev.Node > 0 {
+			b = append(b, `, "node": `...)
+			b = strconv.AppendInt(b, int64(dev.Node), 10)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, nl+"  ],"...)
@@ -172,10 +234,21 @@ func (c *Cluster) AppendIndented(b []byte, indent string) []byte {
 		b = strconv.AppendInt(b, int64(pr.From), 10)
 		b = append(b, ", \"to\": "...)
 		b = strconv.AppendInt(b, int64(pr.To), 10)
-		b = append(b, `, "latency": `...)
-		b = appendFloat(b, pr.Latency)
-		b = append(b, `, "per_unit": `...)
-		b = appendFloat(b, pr.PerUnit)
+		if len(pr.More) == 0 {
+			b = append(b, `, "latency": `...)
+			b = appendFloat(b, pr.Latency)
+			b = append(b, `, "per_unit": `...)
+			b = appendFloat(b, pr.PerUnit)
+		} else {
+			b = append(b, `, "links": [`...)
+			for k, l := range pr.Links() {
+				if k > 0 {
+					b = append(b, ", "...)
+				}
+				b = appendLink(b, l)
+			}
+			b = append(b, ']')
+		}
 		b = append(b, '}')
 	}
 	if len(c.Pairs) > 0 {

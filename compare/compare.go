@@ -15,6 +15,7 @@ import (
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/inference"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
@@ -55,6 +56,14 @@ type Options struct {
 	// one) offload or recompute activations (search.Options.Offload);
 	// the Tessel row then counts them.
 	Offload, Recompute bool
+	// Latency is the latency budget of the Tessel search and the
+	// time-optimal one (search.Options.Latency; 0: none); a baseline over
+	// it says so in its note.
+	Latency int
+	// Inference, when set on an inference placement, adds the inference
+	// baselines other than GPipe (package inference: tensor parallelism,
+	// the 1F1B chain) after the baselines.
+	Inference *inference.Options
 }
 
 // Status of a row.
@@ -81,7 +90,9 @@ type Row struct {
 	Seconds            *float64 `json:"seconds,omitempty"`
 	Offloaded          *int     `json:"offloaded,omitempty"`  // with Offload or Recompute
 	Recomputed         *int     `json:"recomputed,omitempty"` // with Offload or Recompute
-	Note               string   `json:"note,omitempty"`
+	// Latency is the schedule's latency figures (search.LatencySummary).
+	Latency *search.SummaryLatency `json:"latency,omitempty"`
+	Note    string                 `json:"note,omitempty"`
 
 	// Schedule is the row's verified schedule; nil when there is none.
 	Schedule *schedule.Schedule `json:"-"`
@@ -94,6 +105,11 @@ type Comparison struct {
 	Memory       int    `json:"memory"`
 	MicroBatches int    `json:"micro_batches"`
 	Rows         []Row  `json:"rows"`
+	// LatencyBudget is Options.Latency (omitted without one).
+	LatencyBudget int `json:"latency_budget,omitempty"`
+	// ShowLatency adds the latency columns to the tables: the placement
+	// is an inference placement or there is a latency budget.
+	ShowLatency bool `json:"-"`
 	// MaskTimes writes every search time as TimePlaceholder (0 in JSON),
 	// so that whole outputs compare byte for byte.
 	MaskTimes bool `json:"-"`
@@ -167,7 +183,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		}
 		p = chosen
 	}
-	cmp := &Comparison{Placement: p.Name, Devices: p.Devices, Memory: opt.Memory, MicroBatches: opt.MicroBatches}
+	cmp := &Comparison{Placement: p.Name, Devices: p.Devices, Memory: opt.Memory, MicroBatches: opt.MicroBatches,
+		LatencyBudget: opt.Latency, ShowLatency: opt.Latency > 0 || p.Inference()}
 	split := HasWeights(p)
 	for _, m := range baseline.Methods() {
 		if m.Split && !split {
@@ -185,6 +202,22 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 			continue // listed only where it applies
 		}
 		cmp.Rows = append(cmp.Rows, row)
+	}
+	if opt.Inference != nil && p.Inference() {
+		for _, m := range inference.Methods() {
+			if m.Name == "gpipe" {
+				continue // the GPipe row above
+			}
+			progress("compare: %s", m.Title)
+			s, err := m.Build(p, opt.MicroBatches, *opt.Inference)
+			if err != nil {
+				return nil, fmt.Errorf("compare: %w", err)
+			}
+			row := Row{Method: m.Title, Placement: s.Placement.Name, MicroBatches: opt.MicroBatches}
+			row.fill(s, s.Placement, 0)
+			row.latencyNote(opt.Latency)
+			cmp.Rows = append(cmp.Rows, row)
+		}
 	}
 	progress("compare: Tessel search")
 	row, err := tesselRow(ctx, p, opt, progress)
@@ -267,6 +300,7 @@ func baselineRow(m baseline.Method, p *placement.Placement, opt Options) (Row, e
 	if over {
 		row.Note += "; does not adapt to the budget"
 	}
+	row.latencyNote(opt.Latency)
 	return row, nil
 }
 
@@ -279,7 +313,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	res, err := search.Run(ctx, p, search.Options{
 		Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches,
 		Method: repetend.MethodJoint, Seed: opt.Seed,
-		Offload: opt.Offload, Recompute: opt.Recompute,
+		Offload: opt.Offload, Recompute: opt.Recompute, Latency: opt.Latency,
 		Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) },
 	})
 	if errors.Is(err, search.ErrNoRepetend) {
@@ -338,7 +372,7 @@ func optimalRow(ctx context.Context, p *placement.Placement, opt Options, progre
 	t0 := time.Now()
 	res, err := search.Optimal(ctx, p, search.OptimalOptions{
 		MicroBatches: opt.OptimalMicroBatches, Memory: opt.Memory, Seed: opt.Seed,
-		Offload: opt.Offload, Recompute: opt.Recompute,
+		Offload: opt.Offload, Recompute: opt.Recompute, Latency: opt.Latency,
 		Progress: func(lo, hi int) {
 			progress("compare: time-optimal search, makespan between %d and %d", lo, hi)
 		},
@@ -385,6 +419,15 @@ func (r *Row) fill(s *schedule.Schedule, p *placement.Placement, memory int) {
 		ok = ok && (b <= 0 || v <= b)
 	}
 	r.BudgetRespected = textfmt.Ptr(ok)
+	r.Latency = textfmt.Ptr(search.LatencySummary(s))
+}
+
+// latencyNote says in the note that a baseline's schedule is over the
+// latency budget (a baseline keeps its rule).
+func (r *Row) latencyNote(budget int) {
+	if budget > 0 && r.Latency != nil && r.Latency.Max > budget {
+		r.Note = strings.TrimPrefix(r.Note+"; over the latency budget", "; ")
+	}
 }
 
 // recordCluster records in s that it runs on c, its placement being given

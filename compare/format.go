@@ -35,6 +35,9 @@ func (c *Comparison) Write(w io.Writer, format string) error {
 		return textfmt.JSON(w, out)
 	case "csv":
 		rows := [][]string{{"method", "placement", "micro_batches", "status", "repetend_bubble_rate", "makespan", "bubble_rate", "peak_memory", "budget_respected", "seconds", "proven", "note"}}
+		if c.ShowLatency {
+			rows[0] = append(rows[0], "max_latency", "mean_latency", "throughput")
+		}
 		for _, r := range c.Rows {
 			peak := strings.Trim(textfmt.Ints(r.PeakMemory), "[]")
 			secs := textfmt.OptFloat(r.Seconds, 6)
@@ -44,6 +47,14 @@ func (c *Comparison) Write(w io.Writer, format string) error {
 			rows = append(rows, []string{r.Method, r.Placement, strconv.Itoa(r.MicroBatches), r.Status,
 				textfmt.OptFloat(r.RepetendBubbleRate, 6), textfmt.OptInt(r.Makespan), textfmt.OptFloat(r.BubbleRate, 6), peak,
 				textfmt.OptBool(r.BudgetRespected), secs, textfmt.OptBool(r.Proven), r.Note})
+			if c.ShowLatency {
+				last := &rows[len(rows)-1]
+				if l := r.Latency; l != nil {
+					*last = append(*last, strconv.Itoa(l.Max), strconv.FormatFloat(l.Mean, 'f', -1, 64), strconv.FormatFloat(l.Throughput, 'f', -1, 64))
+				} else {
+					*last = append(*last, "", "", "")
+				}
+			}
 		}
 		return textfmt.CSV(w, rows)
 	}
@@ -54,11 +65,14 @@ func (c *Comparison) Write(w io.Writer, format string) error {
 	if format == "table" {
 		fmt.Fprintf(w, "%s\n\n", c.Title())
 	}
-	if err := textfmt.Table(w, format, Header(), rows); err != nil {
+	if err := textfmt.Table(w, format, c.header(), rows); err != nil {
 		return err
 	}
 	if format == "table" {
 		fmt.Fprintln(w, "\nrepetend bubble rate: the bubble rate as N grows (Tessel: the steady state of its schedule; a baseline: its steady state, as in Table II).")
+		if c.ShowLatency {
+			fmt.Fprintln(w, "latency: a micro-batch's first block's start to its last block's end (max / mean); throughput: micro-batches per time unit in the steady state.")
+		}
 		fmt.Fprintln(w, "× = no straightforward adaptation of the baseline to the placement. Every schedule shown passed the verifier.")
 	}
 	return nil
@@ -66,11 +80,42 @@ func (c *Comparison) Write(w io.Writer, format string) error {
 
 // Title is the comparison's heading.
 func (c *Comparison) Title() string {
-	return fmt.Sprintf("tessel compare: %s, %d devices, memory %s, %d micro-batches", c.Placement, c.Devices, textfmt.Budget(c.Memory), c.MicroBatches)
+	t := fmt.Sprintf("tessel compare: %s, %d devices, memory %s, %d micro-batches", c.Placement, c.Devices, textfmt.Budget(c.Memory), c.MicroBatches)
+	if c.LatencyBudget > 0 {
+		t += fmt.Sprintf(", latency budget %d", c.LatencyBudget)
+	}
+	return t
+}
+
+// header is Header, with the latency columns before the search time
+// where the comparison shows latency.
+func (c *Comparison) header() []string {
+	h := Header()
+	if !c.ShowLatency {
+		return h
+	}
+	return append(h[:len(h)-2:len(h)-2], "latency (max / mean)", "throughput", h[len(h)-2], h[len(h)-1])
 }
 
 // Cells is a row as people read it, under Header.
 func (c *Comparison) Cells(r Row) []string {
+	cells := c.cells(r)
+	if !c.ShowLatency {
+		return cells
+	}
+	lat, thr := "-", "-"
+	switch {
+	case r.Status == StatusNotApplicable:
+		lat, thr = "×", "×"
+	case r.Latency != nil:
+		lat = fmt.Sprintf("%d / %s", r.Latency.Max, strconv.FormatFloat(r.Latency.Mean, 'f', -1, 64))
+		thr = strconv.FormatFloat(r.Latency.Throughput, 'f', -1, 64)
+	}
+	n := len(cells)
+	return append(cells[:n-2:n-2], lat, thr, cells[n-2], cells[n-1])
+}
+
+func (c *Comparison) cells(r Row) []string {
 	if r.Status == StatusNotApplicable {
 		return []string{r.Method, r.Placement, strconv.Itoa(r.MicroBatches), "×", "×", "×", "×", "×", "-", r.Note}
 	}
@@ -146,7 +191,7 @@ func (c *Comparison) HTML(charts []Chart) []byte {
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>%s</title>\n", html.EscapeString(title))
 	b.WriteString("<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}td,th{border:1px solid #cccccc;padding:0.25em 0.75em;text-align:left}th{background:#f2f2f2}.chart{overflow-x:auto}</style>\n</head>\n<body>\n")
 	fmt.Fprintf(&b, "<h1>%s</h1>\n<table>\n<tr>", html.EscapeString(title))
-	for _, h := range Header() {
+	for _, h := range c.header() {
 		fmt.Fprintf(&b, "<th>%s</th>", html.EscapeString(h))
 	}
 	b.WriteString("</tr>\n")

@@ -151,7 +151,8 @@ type lister struct {
 	links *placement.LinkQueue
 	// sv holds the offload and recompute decisions (nil without
 	// Savings).
-	sv *saver
+	sv  *saver
+	now int // the time of the event being handled
 }
 
 func newLister(p *placement.Placement, n int, opt ListOptions) *lister {
@@ -281,6 +282,9 @@ func (l *lister) release(x int) {
 		heap.Push(l.queue[d], x)
 	}
 	heap.Push(&l.events, l.ready[x])
+	if l.sv != nil {
+		l.sv.released(l, x, l.now)
+	}
 }
 
 // admit releases the entry instances of micro-batches while the window
@@ -306,6 +310,7 @@ func (l *lister) run() error {
 			return l.stuck()
 		}
 		now := heap.Pop(&l.events).(int)
+		l.now = now
 		for l.events.Len() > 0 && l.events[0] == now {
 			heap.Pop(&l.events)
 		}

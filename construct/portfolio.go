@@ -3,6 +3,7 @@ package construct
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -259,7 +260,7 @@ func followModulo(ctx context.Context, p *placement.Placement, n, memory int, po
 		for _, in := range ref.Instances {
 			prio[in.Micro*k+in.Block] = in.Start
 		}
-		for _, sv := range pols {
+		for _, sv := range append(slices.Clone(pols), lifePolicies(p, pols)...) {
 			s, err := List(p, n, ListOptions{Memory: memory, Priority: prio, Savings: sv})
 			if err != nil {
 				continue
@@ -268,4 +269,25 @@ func followModulo(ctx context.Context, p *placement.Placement, n, memory int, po
 		}
 	}
 	return out
+}
+
+// lifePolicies are the policies a list schedule that follows a reference
+// schedule adds to pols: PipeOffload's rule (Wan et al., "PipeOffload:
+// Improving Scalability of Pipeline Parallelism with Memory
+// Optimization", §3: offload the activations that live long), deciding
+// for every instance whose activation lives at least L in the reference
+// (L from D to 3D on D devices: about the time a micro-batch takes to
+// reach the last stage and come back) and asking for each reload early
+// (Savings.Early), so that it hides behind its consumer's predecessor.
+func lifePolicies(p *placement.Placement, pols []Savings) []Savings {
+	if len(pols) == 0 {
+		return nil
+	}
+	base := pols[0]
+	d := max(p.Devices, 1)
+	var out []Savings
+	for _, l := range []int{d, 3 * d / 2, 2 * d, 5 * d / 2, 3 * d} {
+		out = append(out, Savings{Offload: base.Offload, Recompute: base.Recompute, Always: true, Early: true, MinLife: l})
+	}
+	return append(out, Savings{Offload: base.Offload, Recompute: base.Recompute, Early: true, MinLife: 2 * d})
 }

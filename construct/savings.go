@@ -31,6 +31,23 @@ type Savings struct {
 	// start) keeps its activation, unless Eager.
 	Always bool
 	Eager  bool
+	// Early asks for a reload (or a recompute) as soon as every other
+	// predecessor of its consumer is released — its own predecessors
+	// have started — instead of when the last of them starts, so the move
+	// back hides behind that predecessor's run instead of delaying the
+	// consumer. It holds the memory longer.
+	Early bool
+	// MinLife, with ListOptions.Priority (a reference schedule's starts),
+	// decides only for instances whose activation lives at least MinLife
+	// in the reference (its consumer's start less its forward's end);
+	// the others keep theirs unless the budget binds and Always is off.
+	// PipeOffload's rule: offload the activations that live long.
+	MinLife int
+	// Blocks, when set, is the action per block for every instance (a
+	// decided repetend's: Keep, Offload or Recompute), taken whatever the
+	// budget, where the block and Offload and Recompute allow it; the
+	// other fields but Early are then ignored.
+	Blocks []placement.Action
 }
 
 func (sv Savings) any() bool { return sv.Offload || sv.Recompute }
@@ -57,6 +74,15 @@ func (sv Savings) String() string {
 	}
 	if sv.Eager {
 		s += " eager"
+	}
+	if sv.Early {
+		s += " early"
+	}
+	if sv.MinLife > 0 {
+		s += fmt.Sprintf(" life %d", sv.MinLife)
+	}
+	if sv.Blocks != nil {
+		s += " per block"
 	}
 	return s
 }
@@ -88,6 +114,8 @@ type saver struct {
 	pending  [][]int // per device: consumers whose reload is asked for and not booked
 	rerunAt  []int   // per consumer: when its recompute may start
 	rerunOn  []bool  // per consumer: its recompute started
+	// unreleased[y] counts y's predecessors not yet released (Early).
+	unreleased []int
 }
 
 func newSaver(l *lister) *saver {
@@ -100,10 +128,22 @@ func newSaver(l *lister) *saver {
 	for x := range sv.need {
 		sv.need[x] = -1
 	}
+	if sv.opt.Early {
+		sv.unreleased = make([]int, nk)
+		preds := p.PredDeps()
+		for x := range sv.unreleased {
+			sv.unreleased[x] = len(preds[x%l.k])
+		}
+	}
 	for i, b := range p.Blocks {
 		off := sv.opt.Offload && p.Offloadable(i, sv.consumers)
 		rec := sv.opt.Recompute && p.Recomputable(i, sv.consumers)
 		switch {
+		case sv.opt.Blocks != nil:
+			sv.act[i] = placement.Keep
+			if a := sv.opt.Blocks[i]; (a == placement.Offload && off) || (a == placement.Recompute && rec) {
+				sv.act[i] = a
+			}
 		case off && (!rec || !sv.opt.PreferRecompute):
 			sv.act[i] = placement.Offload
 		case rec:
@@ -161,10 +201,18 @@ func (sv *saver) decide(l *lister, x, now int) {
 	if a == placement.Offload {
 		cost = 2 * p.OffloadTime(i)
 	}
-	if !sv.opt.Eager && sv.gap[i] < cost {
+	if !sv.opt.Eager && sv.gap[i] < cost && sv.opt.Blocks == nil {
 		return
 	}
-	if !sv.opt.Always {
+	long := sv.opt.Blocks != nil
+	if pr := l.opt.Priority; sv.opt.MinLife > 0 && pr != nil {
+		y := (x/l.k)*l.k + sv.consumers[i]
+		long = pr[y]-pr[x]-b.Time >= sv.opt.MinLife
+		if !long && sv.opt.Always {
+			return
+		}
+	}
+	if !sv.opt.Always && !long {
 		binds := false
 		for _, d := range b.Devices {
 			if bud := p.Budget(d, l.opt.Memory); bud > 0 && l.mem[d]+sv.fwdMax[d] > bud {
@@ -178,7 +226,7 @@ func (sv *saver) decide(l *lister, x, now int) {
 	end := now + b.Time
 	m := x / l.k
 	y := m*l.k + sv.consumers[i]
-	if sv.opt.Balance && p.Offloadable(i, sv.consumers) && p.Recomputable(i, sv.consumers) {
+	if sv.opt.Balance && sv.opt.Blocks == nil && p.Offloadable(i, sv.consumers) && p.Recomputable(i, sv.consumers) {
 		a = placement.Offload
 		for _, c := range p.BlockChannels(i) {
 			if sv.chanFree[c] > end {
@@ -209,6 +257,22 @@ func (sv *saver) decide(l *lister, x, now int) {
 	l.waiting[y]++
 }
 
+// released notes that instance x was released at now (Early): a consumer
+// whose other predecessors are all released asks for its reload.
+func (sv *saver) released(l *lister, x, now int) {
+	if sv.unreleased == nil || x >= l.n*l.k {
+		return
+	}
+	m := x / l.k
+	for _, dep := range l.succs[x%l.k] {
+		y := m*l.k + dep.To
+		sv.unreleased[y]--
+		if sv.unreleased[y] == 0 {
+			sv.request(l, y, now)
+		}
+	}
+}
+
 // free books the release of amount on block i's devices at time at.
 func (sv *saver) free(l *lister, i, at, amount int) {
 	for _, d := range l.p.Blocks[i].Devices {
@@ -221,7 +285,7 @@ func (sv *saver) free(l *lister, i, at, amount int) {
 // every other predecessor of y has started.
 func (sv *saver) request(l *lister, y, now int) {
 	x := sv.need[y]
-	if x < 0 || sv.requested[y] || l.waiting[y] != 1 {
+	if x < 0 || sv.requested[y] || (l.waiting[y] != 1 && !(sv.opt.Early && sv.unreleased[y] == 0)) {
 		return
 	}
 	sv.requested[y] = true

@@ -12,9 +12,9 @@ import (
 // that validates or a one-line error, never panic; a small graph that
 // loads must also go through the DP and, when it splits, to a placement.
 // The seed corpus is testdata/fuzz/FuzzParse plus every model in
-// ../testdata/models and ../testdata/bad-models.
+// ../testdata/models, ../testdata/bad-models and ../testdata/hetero.
 func FuzzParse(f *testing.F) {
-	for _, dir := range []string{"models", "bad-models"} {
+	for _, dir := range []string{"models", "bad-models", "hetero"} {
 		files, _ := filepath.Glob(filepath.Join("..", "testdata", dir, "*.json"))
 		for _, file := range files {
 			data, err := os.ReadFile(file)

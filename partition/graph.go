@@ -51,6 +51,15 @@ type Node struct {
 	Input, Weight float64
 	// Layer is the profile layer the node comes from (-1 for graphs of the published set).
 	Layer int
+	// FLOPs and MemoryAccess are the node's floating-point operations and
+	// bytes moved to and from device memory per sample (the profile's
+	// "flops" and "memory_access"; 0: not given): its time on a device
+	// with a peak FLOP rate and memory bandwidth is the roofline's
+	// (Wu et al., eqs 1–2).
+	FLOPs, MemoryAccess float64
+	// TypeTimes is the node's time per device type (the profile's
+	// "device_times"); nil: not given.
+	TypeTimes map[string]float64
 }
 
 // Graph is a model to split (the paper's DAG G = (V, E) with its weights)
@@ -78,6 +87,13 @@ type Graph struct {
 	// HostBandwidth is the bytes moved to or from host memory per unit
 	// of time (0: none given).
 	HostBandwidth float64
+	// OutputSizes and GradSizes are, per forward node of a profile, the
+	// size of its output (what a pipeline stage sends and tensor
+	// parallelism all-reduces) and of its gradients (what data
+	// parallelism all-reduces), in the cluster links' unit of size
+	// (profiles only; "output_size", default 1, and "grad_size", default
+	// the parameters).
+	OutputSizes, GradSizes []float64
 }
 
 // Training reports whether the graph has a backward pass.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/tessel-pp/tessel/internal/strictjson"
 )
@@ -64,6 +65,14 @@ type profileLayer struct {
 	bytes                            []string
 	paramBytes, optimizerBytes       float64
 	activationBytes, checkpointBytes float64
+	// Per-device costs (docs/heterogeneous.md): the roofline's FLOPs and
+	// bytes moved per pass, times per device type, and the sizes of the
+	// output and the gradients in the cluster links' unit.
+	flops, memAccess, bwdFLOPs, bwdMemAccess float64
+	hasBwdFLOPs, hasBwdMemAccess             bool
+	deviceTimes                              map[string][2]float64
+	outputSize, gradSize                     float64
+	hasOutputSize, hasGradSize               bool
 }
 
 func decodeProfile(raw json.RawMessage) (*Graph, error) {
@@ -124,6 +133,16 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 			l.byteField("optimizer_bytes", &l.optimizerBytes),
 			l.byteField("activation_bytes", &l.activationBytes),
 			l.byteField("checkpoint_bytes", &l.checkpointBytes),
+			{Name: "flops", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.flops) }},
+			{Name: "memory_access", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.memAccess) }},
+			{Name: "backward_flops", Decode: func(x json.RawMessage) error { l.hasBwdFLOPs = true; return strictjson.Float(x, &l.bwdFLOPs) }},
+			{Name: "backward_memory_access", Decode: func(x json.RawMessage) error {
+				l.hasBwdMemAccess = true
+				return strictjson.Float(x, &l.bwdMemAccess)
+			}},
+			{Name: "device_times", Decode: l.decodeDeviceTimes},
+			{Name: "output_size", Decode: func(x json.RawMessage) error { l.hasOutputSize = true; return strictjson.Float(x, &l.outputSize) }},
+			{Name: "grad_size", Decode: func(x json.RawMessage) error { l.hasGradSize = true; return strictjson.Float(x, &l.gradSize) }},
 		})
 		if err == nil {
 			err = l.check(g.Bytes)
@@ -188,7 +207,20 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 		if g.Bytes {
 			static, act = l.paramBytes+l.optimizerBytes, l.activationBytes
 		}
-		g.Nodes = append(g.Nodes, Node{Name: l.name, Acc: l.forward, CPU: l.forward, Size: static + act, Comm: l.comm, Class: i, Layer: i})
+		g.Nodes = append(g.Nodes, Node{Name: l.name, Acc: l.forward, CPU: l.forward, Size: static + act, Comm: l.comm, Class: i, Layer: i,
+			FLOPs: l.flops, MemoryAccess: l.memAccess, TypeTimes: l.typeTimes(0)})
+		out, grad := 1.0, l.params
+		if g.Bytes {
+			grad = l.paramBytes
+		}
+		if l.hasOutputSize {
+			out = l.outputSize
+		}
+		if l.hasGradSize {
+			grad = l.gradSize
+		}
+		g.OutputSizes = append(g.OutputSizes, out)
+		g.GradSizes = append(g.GradSizes, grad)
 		g.Activations = append(g.Activations, act)
 		g.Static = append(g.Static, static)
 		g.Checkpoints = append(g.Checkpoints, l.checkpointBytes)
@@ -199,7 +231,15 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 			if l.hasInput {
 				b = l.input + l.weight
 			}
-			g.Nodes = append(g.Nodes, Node{Name: l.name, Acc: b, CPU: b, Comm: l.comm, Backward: true, Class: i, Input: l.input, Weight: l.weight, Layer: i})
+			bf, bm := 2*l.flops, 2*l.memAccess
+			if l.hasBwdFLOPs {
+				bf = l.bwdFLOPs
+			}
+			if l.hasBwdMemAccess {
+				bm = l.bwdMemAccess
+			}
+			g.Nodes = append(g.Nodes, Node{Name: l.name, Acc: b, CPU: b, Comm: l.comm, Backward: true, Class: i, Input: l.input, Weight: l.weight, Layer: i,
+				FLOPs: bf, MemoryAccess: bm, TypeTimes: l.typeTimes(1)})
 			g.Activations = append(g.Activations, 0)
 			g.Static = append(g.Static, 0)
 			g.Checkpoints = append(g.Checkpoints, 0)
@@ -257,6 +297,26 @@ func (l *profileLayer) check(bytes bool) error {
 	if l.forward <= 0 {
 		return fmt.Errorf("forward time %v: want > 0", l.forward)
 	}
+	for _, x := range []struct {
+		name string
+		v    float64
+	}{{"flops", l.flops}, {"memory_access", l.memAccess}, {"backward_flops", l.bwdFLOPs}, {"backward_memory_access", l.bwdMemAccess},
+		{"output_size", l.outputSize}, {"grad_size", l.gradSize}} {
+		if !(x.v >= 0) || math.IsInf(x.v, 0) {
+			return fmt.Errorf("%s %v: want a finite number ≥ 0", x.name, x.v)
+		}
+	}
+	if (l.hasBwdFLOPs || l.hasBwdMemAccess) && l.flops == 0 && l.memAccess == 0 {
+		return fmt.Errorf("\"backward_flops\" and \"backward_memory_access\" need \"flops\" or \"memory_access\"")
+	}
+	for _, name := range sortedKeys(l.deviceTimes) {
+		if t := l.deviceTimes[name]; (t[1] > 0) != (l.hasBackward || l.hasInput) {
+			if t[1] > 0 {
+				return fmt.Errorf("device_times: %q: a backward time for a layer without one", name)
+			}
+			return fmt.Errorf("device_times: %q: no backward time for a layer with one", name)
+		}
+	}
 	if l.hasInput != l.hasWeight {
 		return fmt.Errorf("give both \"input\" and \"weight\", or \"backward\"")
 	}
@@ -306,4 +366,63 @@ func Parse(data []byte) (*Graph, error) {
 // path.
 func Load(path string) (*Graph, error) {
 	return strictjson.Load(path, Parse)
+}
+
+// decodeDeviceTimes reads a layer's "device_times": per device type (a
+// cluster device's "type"), {"forward": f, "backward": b}, the layer's
+// times there (b only for training, split between input and weight as the
+// layer's own are).
+func (l *profileLayer) decodeDeviceTimes(raw json.RawMessage) error {
+	if strictjson.Type(raw) != "an object" {
+		return fmt.Errorf("want an object of device types, got %s", strictjson.Type(raw))
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return err
+	}
+	var fields []strictjson.Field
+	l.deviceTimes = map[string][2]float64{}
+	for _, name := range sortedKeys(keys) {
+		fields = append(fields, strictjson.Field{Name: name, Decode: func(v json.RawMessage) error {
+			var t [2]float64
+			err := strictjson.Object(v, []strictjson.Field{
+				{Name: "forward", Required: true, Decode: func(x json.RawMessage) error { return strictjson.Float(x, &t[0]) }},
+				{Name: "backward", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &t[1]) }},
+			})
+			if err != nil {
+				return err
+			}
+			if !(t[0] > 0) || math.IsInf(t[0], 0) || !(t[1] >= 0) || math.IsInf(t[1], 0) {
+				return fmt.Errorf("want a finite forward > 0 and backward ≥ 0, got %v and %v", t[0], t[1])
+			}
+			if name == "" {
+				return fmt.Errorf("an empty device type")
+			}
+			l.deviceTimes[name] = t
+			return nil
+		}})
+	}
+	return strictjson.Object(raw, fields)
+}
+
+// typeTimes is the layer's time per device type in one pass (0 forward,
+// 1 backward); nil without "device_times".
+func (l *profileLayer) typeTimes(pass int) map[string]float64 {
+	if len(l.deviceTimes) == 0 {
+		return nil
+	}
+	m := make(map[string]float64, len(l.deviceTimes))
+	for k, t := range l.deviceTimes {
+		m[k] = t[pass]
+	}
+	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

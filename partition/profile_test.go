@@ -80,6 +80,12 @@ func TestBadModels(t *testing.T) {
 		"negative-bytes.json":               "param_bytes -5: want a finite number ≥ 0",
 		"negative-host-bandwidth.json":      `field "host_bandwidth": want a finite number > 0, got -1`,
 		"zero-device-bytes.json":            `field "device_bytes": want a finite number > 0, got 0`,
+		// Per-device costs (tessel partition --cluster).
+		"negative-flops.json":           "flops -3: want a finite number ≥ 0",
+		"device-times-no-forward.json":  `field "device_times": field "v100": missing field "forward"`,
+		"device-times-no-backward.json": `device_times: "v100": no backward time for a layer with one`,
+		"device-times-not-object.json":  `field "device_times": want an object of device types, got an array`,
+		"backward-flops-alone.json":     `"backward_flops" and "backward_memory_access" need "flops" or "memory_access"`,
 	}
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "bad-models", "*.json"))
 	if err != nil {

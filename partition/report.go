@@ -32,8 +32,11 @@ func (res *Report) WriteText(w io.Writer) {
 		}
 	}
 	method := "contiguous split by the DP over ideals (Tarnawski et al., §5.1.1)"
-	if res.Method == "ip" {
+	switch res.Method {
+	case "ip":
 		method = "any split by the max-load integer program (Tarnawski et al., Fig. 6), Z3"
+	case "cluster":
+		method = "contiguous split and device order on a cluster, each stage's time on its device (docs/heterogeneous.md)"
 	}
 	fmt.Fprintf(w, "tessel partition: %s, %d accelerators, %d CPUs, memory cap %s, %s\n", res.Model, res.Accelerators, res.CPUs, cap, kind)
 	fmt.Fprintf(w, "method: %s\n\n", method)

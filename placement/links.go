@@ -12,14 +12,47 @@ package placement
 // order; since the producers of one link all run on its first device, any
 // order that follows each device's order of instances will do. Without
 // Channels a transfer never waits and Arrival is start + Delay.
+//
+// Where the pair has several links (Lanes), each is a queue of its own and
+// the transfer takes the one where it would end first, taking its time
+// on that link (the first such link on ties); the verifier applies the
+// same rule, so the link chosen is always one of the pair's. Every
+// encoding that sees one queue per pair with the transfer's least time
+// (Transfer) stays valid: by induction over the transfers in order, no
+// link of the pair is ever free later than that one queue would be, so
+// no transfer arrives later.
 type LinkQueue struct {
-	p    *Placement
-	free map[Link]int // when each link's last booked transfer ends
+	p     *Placement
+	free  map[Link]int // when each link's last booked transfer ends
+	lane  map[lane]int // the same for the pairs' links past the first (Lanes)
+	lanes map[Link]int // how many links the pair has, where more than 1
+}
+
+// lane is link k of a pair's several in one direction (k ≥ 1; the first
+// is the Link's own queue).
+type lane struct {
+	Link
+	k int
+}
+
+func (q *LinkQueue) at(l Link, k int) int {
+	if k == 0 {
+		return q.free[l]
+	}
+	return q.lane[lane{l, k}]
+}
+
+func (q *LinkQueue) book(l Link, k, t int) {
+	if k == 0 {
+		q.free[l] = t
+	} else {
+		q.lane[lane{l, k}] = t
+	}
 }
 
 // NewLinkQueue is a queue with every link free from time 0.
 func (p *Placement) NewLinkQueue() *LinkQueue {
-	return &LinkQueue{p: p, free: map[Link]int{}}
+	return &LinkQueue{p: p, free: map[Link]int{}, lane: map[lane]int{}, lanes: map[Link]int{}}
 }
 
 // Arrival books the transfers of dependency d for an instance of B_i that
@@ -34,6 +67,22 @@ func (q *LinkQueue) Arrival(d Dep, start int) (at, waited int, busy Link) {
 	if !q.p.Channels {
 		return at, 0, Link{}
 	}
+	if ts := q.p.Lanes[d]; ts != nil && len(q.p.Links(d)) == 1 {
+		l := q.p.Links(d)[0]
+		best, bestX := -1, 0
+		for k, t := range ts {
+			x := max(end, q.at(l, k))
+			if best < 0 || x+t < bestX+ts[best] {
+				best, bestX = k, x
+			}
+		}
+		if w := bestX - end; w > 0 {
+			waited, busy = w, l
+		}
+		q.book(l, best, bestX+ts[best])
+		q.lanes[l] = max(q.lanes[l], len(ts))
+		return bestX + ts[best], waited, busy
+	}
 	for _, l := range q.p.Links(d) {
 		x := max(end, q.free[l])
 		if w := x - end; w > waited {
@@ -45,5 +94,12 @@ func (q *LinkQueue) Arrival(d Dep, start int) (at, waited int, busy Link) {
 	return at, waited, busy
 }
 
-// Free is when link l is next free.
-func (q *LinkQueue) Free(l Link) int { return q.free[l] }
+// Free is when link l is next free; where the pair has several links,
+// when the last of them is (what one queue per pair would say, at most).
+func (q *LinkQueue) Free(l Link) int {
+	f := q.free[l]
+	for k := 1; k < q.lanes[l]; k++ {
+		f = max(f, q.lane[lane{l, k}])
+	}
+	return f
+}

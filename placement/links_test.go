@@ -2,6 +2,7 @@ package placement
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -77,5 +78,53 @@ func TestLinkQueue(t *testing.T) {
 	}
 	if got := q.Free(Link{0, 2}); got != 4 {
 		t.Errorf("link 0→2 free at %d, want 4 (k's copy left at 3)", got)
+	}
+}
+
+// A pair of several links (Lanes; Wu et al., "Rethinking Dynamic Networks
+// and Heterogeneous Computing with Automatic Parallelization", §3.1, eq 7):
+// each link is a queue of its own and a transfer takes the one where it
+// ends first, its time on that link.
+func TestLinkQueueLanes(t *testing.T) {
+	p := sharedLinks(true)
+	// f0 → f1 and g0 → g1 cross 0→1, which has two links: 3 and 5.
+	p.Lanes = map[Dep][]int{{0, 2}: {3, 5}, {1, 3}: {3, 5}}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	q := p.NewLinkQueue()
+	at, w, _ := q.Arrival(Dep{0, 2}, 0)
+	if at != 4 || w != 0 {
+		t.Errorf("first: %d, waited %d", at, w)
+	}
+	at, w, _ = q.Arrival(Dep{1, 3}, 1) // ends 2: first link free at 4 → 7; second free → 7: tie, the first
+	if at != 7 || w != 2 {
+		t.Errorf("second: %d, waited %d", at, w)
+	}
+	at, w, _ = q.Arrival(Dep{0, 2}, 2) // ends 3: first free at 7 → 10; second free → 8
+	if at != 8 || w != 0 {
+		t.Errorf("third: %d, waited %d", at, w)
+	}
+	at, w, _ = q.Arrival(Dep{1, 3}, 3) // ends 4: first free at 7 → 10; second free at 8 → 13
+	if at != 10 || w != 3 {
+		t.Errorf("fourth: %d, waited %d", at, w)
+	}
+	if got := q.Free(Link{0, 1}); got != 10 {
+		t.Errorf("0→1 free at %d, want 10 (the later of its links)", got)
+	}
+	for _, c := range []struct {
+		lanes map[Dep][]int
+		want  string
+	}{
+		{map[Dep][]int{{0, 2}: {3}}, "want at least 2 times"},
+		{map[Dep][]int{{0, 2}: {4, 5}}, "the least time 4 is not the transfer's 3"},
+		{map[Dep][]int{{0, 5}: {1, 2}}, "only between blocks on one device each"},
+		{map[Dep][]int{{0, 2}: {3, 0}}, "time must be in 1.."},
+		{map[Dep][]int{{2, 0}: {3, 4}}, "no such dependency"},
+	} {
+		p.Lanes = c.lanes
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("lanes %v: %v, want %q", c.lanes, err, c.want)
+		}
 	}
 }

@@ -145,6 +145,15 @@ type Placement struct {
 	// schedule's transfers queue on a link is package schedule's
 	// (LinkTimes): it depends on the schedule, not on the placement.
 	Channels bool
+	// Lanes, set by a cluster whose device pairs have several links (and
+	// Channels), is for a dependency between blocks on one device each
+	// the time its transfer takes on each link of the pair, in the
+	// cluster's order (at least two; the least is its Transfer). With
+	// Channels each of those links is a queue of its own, and the
+	// transfer takes the one where it ends first (LinkQueue). A
+	// dependency not in it crosses one link per device pair. It is not
+	// part of the placement file.
+	Lanes map[Dep][]int
 	// HostChannels is, for every device, the host channel its offloads
 	// and reloads use, named by the least device sharing it (devices on
 	// one PCIe switch share one channel). Set by a cluster; nil means
@@ -284,7 +293,8 @@ func (p *Placement) Transfer(d Dep) int {
 }
 
 // Link is one direction of the connection between two devices: the
-// channel a transfer from device From to device To occupies.
+// channel a transfer from device From to device To occupies (where the
+// pair has several links, Lanes, all of them).
 type Link struct {
 	From, To int
 }
@@ -443,6 +453,12 @@ func (p *Placement) CriticalPath() int {
 // Clone returns a deep copy.
 func (p *Placement) Clone() *Placement {
 	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities), Channels: p.Channels, HostChannels: slices.Clone(p.HostChannels), Costs: p.Costs.clone()}
+	if p.Lanes != nil {
+		q.Lanes = make(map[Dep][]int, len(p.Lanes))
+		for d, ts := range p.Lanes {
+			q.Lanes[d] = slices.Clone(ts)
+		}
+	}
 	q.Blocks = make([]Block, len(p.Blocks))
 	for i, b := range p.Blocks {
 		b.Devices = append([]int(nil), b.Devices...)

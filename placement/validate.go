@@ -143,7 +143,7 @@ func firstUnknown[V any](table map[Dep]V, deps map[Dep]int) (Dep, bool) {
 // unknown ones in order, so that the error is deterministic.
 func (p *Placement) validateTransfers(deps map[Dep]int) error {
 	if len(p.Transfers) == 0 {
-		return nil
+		return p.validateLanes(deps)
 	}
 	for n, d := range p.Deps {
 		c, ok := p.Transfers[d]
@@ -160,6 +160,37 @@ func (p *Placement) validateTransfers(deps map[Dep]int) error {
 	}
 	if d, ok := firstUnknown(p.Transfers, deps); ok {
 		return fmt.Errorf("transfer %d -> %d: no such dependency", d.From, d.To)
+	}
+	return p.validateLanes(deps)
+}
+
+// validateLanes checks Lanes: every entry names a dependency between
+// blocks on one device each, on different devices, with at least two
+// times in 1..MaxTime whose least is its Transfer.
+func (p *Placement) validateLanes(deps map[Dep]int) error {
+	for n, d := range p.Deps {
+		ts, ok := p.Lanes[d]
+		if !ok {
+			continue
+		}
+		name := fmt.Sprintf("dep %d: links of %s -> %s", n, p.Blocks[d.From].ID, p.Blocks[d.To].ID)
+		if len(p.Blocks[d.From].Devices) != 1 || len(p.Blocks[d.To].Devices) != 1 || p.Shares(d.From, d.To) {
+			return fmt.Errorf("%s: only between blocks on one device each, on different devices", name)
+		}
+		if len(ts) < 2 {
+			return fmt.Errorf("%s: want at least 2 times, got %d", name, len(ts))
+		}
+		for _, t := range ts {
+			if t < 1 || t > MaxTime {
+				return fmt.Errorf("%s: time must be in 1..%d, got %d", name, MaxTime, t)
+			}
+		}
+		if slices.Min(ts) != p.Transfer(d) {
+			return fmt.Errorf("%s: the least time %d is not the transfer's %d", name, slices.Min(ts), p.Transfer(d))
+		}
+	}
+	if d, ok := firstUnknown(p.Lanes, deps); ok {
+		return fmt.Errorf("links of %d -> %d: no such dependency", d.From, d.To)
 	}
 	return nil
 }
@@ -300,7 +331,7 @@ func (p *Placement) Equal(q *Placement) bool {
 		}
 	}
 	for n, d := range p.Deps {
-		if d != q.Deps[n] || p.Transfers[d] != q.Transfers[d] || p.Size(d) != q.Size(d) {
+		if d != q.Deps[n] || p.Transfers[d] != q.Transfers[d] || p.Size(d) != q.Size(d) || !slices.Equal(p.Lanes[d], q.Lanes[d]) {
 			return false
 		}
 	}

@@ -253,7 +253,9 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 				if links != nil {
 					trs := smt.DepTransfers(p, d, j, k)
 					for x, l := range p.Links(d) { // DepTransfers' order
-						trs[x].Release = links.Free(l)
+						if x < len(trs) { // none for a pair of several links
+							trs[x].Release = links.Free(l)
+						}
 					}
 					pr.Transfers = append(pr.Transfers, trs...)
 				}

@@ -60,6 +60,9 @@ func steadyLinks(p *placement.Placement) steady {
 		for _, d := range succs {
 			at, _, _ := q.Arrival(d, 0)
 			st.delay[d] = at
+			if p.Lanes[d] != nil {
+				continue // a pair of several links: no queue in the encoding (smt.DepTransfers)
+			}
 			for _, l := range p.Links(d) {
 				st.spans = append(st.spans, linkSpan{block: i, link: l, from: q.Free(l) - p.Transfer(d), to: q.Free(l)})
 			}
@@ -180,6 +183,9 @@ type periodSolver struct {
 	e      *smt.Encoder
 	period smt.Int
 	checks int
+	// latency is the latency budget asserted with each candidate's
+	// offsets (0: none; see latency.go).
+	latency int
 }
 
 // iterationEntry is the highest memory any iteration starts with: the
@@ -283,6 +289,10 @@ func MinimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, lo
 		return nil, 0, err
 	}
 	defer ps.close()
+	ps.latency = opt.Latency
+	if err := ps.assertLatency(p, c.Offsets); err != nil {
+		return nil, 0, err
+	}
 	return ps.search(ctx, c, lo, hi)
 }
 
@@ -314,6 +324,9 @@ func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placeme
 	}
 	if budget, shift := smt.BudgetShift(p, memory); budget > 0 {
 		ps.e.AssertMemoryBudget(budget, smt.ShiftEntry(iterationEntry(p, c.Offsets, c.NR, microBatches), shift))
+	}
+	if err := ps.assertLatency(p, c.Offsets); err != nil {
+		return nil, 0, err
 	}
 	return ps.search(ctx, c, lo, hi)
 }
@@ -354,6 +367,10 @@ func SolveFixed(ctx context.Context, p *placement.Placement, c Candidate, period
 		return nil, err
 	}
 	defer ps.close()
+	ps.latency = opt.Latency
+	if err := ps.assertLatency(p, offsets); err != nil {
+		return nil, err
+	}
 	ps.s.Assert(ps.x.Eq(ps.period, ps.x.IntVal(period)))
 	st, P, starts, err := ps.probe(ctx, period)
 	if err != nil {

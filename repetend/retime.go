@@ -19,6 +19,9 @@ type PeriodOptions struct {
 	Seed         int // random seed of the solver
 	// Effort caps each solver call, in Z3 resource units (0: no cap).
 	Effort int
+	// Latency is the latency budget of the steady state (0: none; see
+	// latency.go).
+	Latency int
 }
 
 // Retime is the repetend of candidate c's offsets on p — a repetend
@@ -51,6 +54,10 @@ func Retime(ctx context.Context, p *placement.Placement, c Candidate, opt Period
 		return nil, err
 	}
 	defer ps.close()
+	ps.latency = opt.Latency
+	if err := ps.assertLatency(p, offsets); err != nil {
+		return nil, err
+	}
 	r, _, err := ps.search(ctx, Candidate{NR: nr, Offsets: offsets}, lo, hi)
 	if errors.Is(err, smt.ErrEffort) || interrupted(err) {
 		return r, nil

@@ -67,6 +67,9 @@ type Options struct {
 	// Progress, when set, is called (from one goroutine at a time) as the
 	// search advances.
 	Progress func(Progress)
+	// Latency is the latency budget of the steady state (0: none): every
+	// micro-batch of the repetend's iterations within it (latency.go).
+	Latency int
 	// Incumbent, when set, is a repetend already known (a modulo schedule,
 	// say) that fits the budget and passes Accept. The search then looks
 	// only for shorter periods, top-down from it: the checks that find a
@@ -286,6 +289,9 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 		go func() {
 			defer wg.Done()
 			ps, err := newWorkerSolver(p, opt.Seed, opt.effort())
+			if err == nil {
+				ps.latency = opt.Latency
+			}
 			if err != nil {
 				mu.Lock()
 				if firstErr == nil {
@@ -414,7 +420,7 @@ dispatch:
 		// The starts of the winner must not depend on the path the search
 		// took (workers, bounds met on the way): solve it once more alone.
 		fixed, err := SolveFixed(ctx, p, Candidate{NR: best.NR, Offsets: best.Offsets}, best.Period,
-			PeriodOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches, Seed: opt.Seed})
+			PeriodOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches, Seed: opt.Seed, Latency: opt.Latency})
 		if err != nil {
 			if interrupted(err) {
 				return res, nil
@@ -561,6 +567,9 @@ func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, 
 		return nil, err
 	}
 	defer j.close()
+	if err := j.assertLatency(opt.Latency, P); err != nil {
+		return nil, err
+	}
 	for {
 		if opt.Progress != nil {
 			opt.Progress(Progress{Method: MethodJoint, NR: opt.MaxNR, Stats: res.Stats, LowerBound: res.LowerBound})

@@ -39,6 +39,9 @@ type RunReport struct {
 	ChannelWait  *int `json:"channel_wait,omitempty"`
 	FreeMakespan *int `json:"contention_free_makespan,omitempty"`
 	Late         *int `json:"late,omitempty"`
+	// With offloads timed (SimOptions.Offloads): the time gradient
+	// blocks waited for their reloads.
+	ReloadWait *int `json:"reload_wait,omitempty"`
 }
 
 // SimulateAll runs every program set of one schedule with opt — with
@@ -69,6 +72,9 @@ func SimulateAll(sets [][]*Program, opt SimOptions) (*Report, error) {
 		run := RunReport{Mode: r.Mode, Makespan: r.Makespan, BubbleRate: roundTo(r.BubbleRate, 6), Idle: r.Idle}
 		if c != nil {
 			run.ChannelWait, run.FreeMakespan, run.Late = textfmt.Ptr(r.ChannelWait), textfmt.Ptr(c.Free), textfmt.Ptr(c.Late)
+		}
+		if opt.Offloads != nil {
+			run.ReloadWait = textfmt.Ptr(r.ReloadWait)
 		}
 		out.Transfers = r.Transfers
 		out.Runs = append(out.Runs, run)
@@ -110,6 +116,10 @@ func (out *Report) Text() (string, error) {
 		if r.Late != nil {
 			fmt.Fprintf(&b, "%s: transfers waited %d for their links in total; the run ends %d later than without contention (%d)\n",
 				r.Mode.Name(), *r.ChannelWait, *r.Late, *r.FreeMakespan)
+		}
+		if r.ReloadWait != nil {
+			fmt.Fprintf(&b, "%s: offloads and reloads take their time on the host channels; gradient blocks waited %d for reloads in total\n",
+				r.Mode.Name(), *r.ReloadWait)
 		}
 	}
 	if out.Speedup != nil {

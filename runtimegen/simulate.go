@@ -20,6 +20,9 @@ type Result struct {
 	// ChannelWait is the time transfers waited for their channel, in
 	// total (SimOptions.Channels; 0 without).
 	ChannelWait int
+	// ReloadWait is the time gradient blocks waited for a reload still on
+	// its host channel, in total (SimOptions.Offloads; 0 without).
+	ReloadWait int
 }
 
 // SimOptions configure SimulateWith.
@@ -39,6 +42,18 @@ type SimOptions struct {
 	// LinkQueue): transfers contend where they share one. A transfer that
 	// takes no time holds no channel. Without it they never do.
 	Channels bool
+	// Offloads, when set, times the offloads and reloads with its rules
+	// (placement's "Memory as a decision"): each takes its block's
+	// OffloadTime on the host channels of its devices (BlockChannels;
+	// devices on one PCIe switch share one), which carry one move at a
+	// time; a move starts when the device issues it (a reload not before
+	// its offload has ended) and the channel is free, taking the earliest
+	// free stretch long enough. The consumer of an offloaded instance
+	// (placement's Consumers: the block that computes the gradient of the
+	// forward's inputs) waits for its reload to end: a reload that is late
+	// delays the backward. Its blocks must be the programs'. Without it
+	// the moves take no time.
+	Offloads *placement.Placement
 }
 
 // Simulate runs the programs (checked first with Check) event by event:
@@ -49,7 +64,8 @@ type SimOptions struct {
 // transfer is over (rendezvous), a posted one at once, and a wait returns
 // when its transfer is over. A recompute takes its forward block's time on
 // its device; an offload or a reload is only issued there (the host
-// channel is not simulated: its copies take no device time). Devices run
+// channel is simulated only with SimOptions.Offloads: its copies take no
+// device time). Devices run
 // as soon as they can, without looking at the schedule's start times.
 //
 // Each operation is an event whose time follows from the events it waits
@@ -81,7 +97,8 @@ func SimulateWith(progs []*Program, opt SimOptions) (*Result, error) {
 	if err := sim.stuck(); err != nil {
 		return nil, err
 	}
-	r := &Result{Mode: progs[0].Mode, CommTime: opt.CommTime, Transfers: len(sim.xfer), Busy: sim.busy, Idle: make([]int, len(progs)), ChannelWait: sim.waited}
+	r := &Result{Mode: progs[0].Mode, CommTime: opt.CommTime, Transfers: len(sim.xfer), Busy: sim.busy, Idle: make([]int, len(progs)),
+		ChannelWait: sim.waited, ReloadWait: sim.reloadWait}
 	for _, c := range sim.clock {
 		r.Makespan = max(r.Makespan, c)
 	}
@@ -119,6 +136,73 @@ type sim struct {
 	queue    map[[2]int][]int // per channel: its transfers' tags, ascending, not yet started
 	free     map[[2]int]int   // per channel: when its last transfer ends
 	waited   int
+	host     *hostSim // nil without SimOptions.Offloads
+	// reloadWait is the time consumers waited for their reloads.
+	reloadWait int
+}
+
+// hostSim is the host channels of SimOptions.Offloads.
+type hostSim struct {
+	p        *placement.Placement
+	busy     map[int][][2]int // per host channel: busy stretches [from, to), ascending
+	offEnd   map[instanceKey]int
+	reloaded map[instanceKey]int // per forward instance: when its reload ends
+	// awaits is, per consumer instance, the forward instance whose reload
+	// it waits for.
+	awaits map[instanceKey]instanceKey
+}
+
+type instanceKey struct {
+	block string
+	micro int
+}
+
+// newHostSim times the moves of the programs' offloads with p.
+func newHostSim(p *placement.Placement, progs []*Program) (*hostSim, error) {
+	h := &hostSim{p: p, busy: map[int][][2]int{}, offEnd: map[instanceKey]int{}, reloaded: map[instanceKey]int{}, awaits: map[instanceKey]instanceKey{}}
+	consumers := p.Consumers()
+	for _, prog := range progs {
+		for _, o := range prog.Ops {
+			if o.Kind != Offload {
+				continue
+			}
+			i := p.Index(o.Block)
+			if i < 0 {
+				return nil, fmt.Errorf("placement %q: no block %q to offload", p.Name, o.Block)
+			}
+			if c := consumers[i]; c >= 0 {
+				h.awaits[instanceKey{p.Blocks[c].ID, o.Micro}] = instanceKey{o.Block, o.Micro}
+			}
+		}
+	}
+	return h, nil
+}
+
+// move books a move of block's activation, ready at ready, on every host
+// channel of the block: the earliest start at or after ready where all
+// of them are free for its time. It returns when the move ends.
+func (h *hostSim) move(block string, ready int) int {
+	i := h.p.Index(block)
+	t := h.p.OffloadTime(i)
+	chans := h.p.BlockChannels(i)
+	start := ready
+	for moved := true; moved; {
+		moved = false
+		for _, c := range chans {
+			for _, b := range h.busy[c] {
+				if b[0] < start+t && start < b[1] {
+					start, moved = b[1], true
+				}
+			}
+		}
+	}
+	if t > 0 {
+		for _, c := range chans {
+			k, _ := slices.BinarySearchFunc(h.busy[c], start, func(b [2]int, at int) int { return b[0] - at })
+			h.busy[c] = slices.Insert(h.busy[c], k, [2]int{start, start + t})
+		}
+	}
+	return start + t
 }
 
 func newSim(progs []*Program, opt SimOptions) (*sim, error) {
@@ -137,6 +221,13 @@ func newSim(progs []*Program, opt SimOptions) (*sim, error) {
 			}
 			s.times[b.ID] = p.Blocks[i].Time
 		}
+	}
+	if opt.Offloads != nil {
+		h, err := newHostSim(opt.Offloads, progs)
+		if err != nil {
+			return nil, err
+		}
+		s.host = h
 	}
 	n := len(progs)
 	s.pc, s.clock, s.busy, s.posted = make([]int, n), make([]int, n), make([]int, n), make([]bool, n)
@@ -220,6 +311,18 @@ func (s *sim) advance(d int) bool {
 		return false
 	}
 	blocking := s.progs[d].Mode == Blocking
+	if h := s.host; h != nil && (o.Kind == Compute || o.Kind == Collective) {
+		if f, ok := h.awaits[instanceKey{o.Block, o.Micro}]; ok {
+			end, ok := h.reloaded[f]
+			if !ok {
+				return false // its reload is not issued yet
+			}
+			if end > s.clock[d] {
+				s.reloadWait += end - s.clock[d]
+				s.clock[d] = end
+			}
+		}
+	}
 	switch o.Kind {
 	case Compute:
 		t := s.times[o.Block]
@@ -231,7 +334,19 @@ func (s *sim) advance(d int) bool {
 		s.busy[d] += t
 	case Offload, Reload:
 		// Copies on the host channel, beside the computation: the device
-		// only issues them.
+		// only issues them (timed with SimOptions.Offloads).
+		if h := s.host; h != nil {
+			k := instanceKey{o.Block, o.Micro}
+			if o.Kind == Offload {
+				h.offEnd[k] = h.move(o.Block, s.clock[d])
+			} else {
+				off, ok := h.offEnd[k]
+				if !ok {
+					return false // its offload is not issued yet
+				}
+				h.reloaded[k] = h.move(o.Block, max(s.clock[d], off))
+			}
+		}
 	case Collective:
 		members := s.groups[o.Block]
 		start := 0

@@ -26,7 +26,9 @@ import (
 // without one it sets the devices' capacities. "repetend" and "metrics"
 // are optional and derived: they are kept (Schedule.Repetend,
 // Schedule.Claimed) for Verify to check, never trusted, and Write
-// recomputes the metrics. A schedule without a cluster or budgets is
+// recomputes the metrics. "latency_budget" (optional) is the latency
+// budget every micro-batch meets (Schedule.Latency). A schedule without a
+// cluster, budgets or a latency budget is
 // written as before they existed, byte for byte.
 
 // Write writes s as an indented schedule file ending with a newline: the
@@ -97,6 +99,10 @@ func (s *Schedule) marshal() ([]byte, error) {
 	if budgets := s.Budgets(); hasBudgets(budgets, s.Memory) {
 		b = append(b, ",\n  \"budgets\": "...)
 		b = append(b, intList(budgets)...)
+	}
+	if s.Latency > 0 {
+		b = append(b, ",\n  \"latency_budget\": "...)
+		b = strconv.AppendInt(b, int64(s.Latency), 10)
 	}
 	b = append(b, ",\n  \"instances\": ["...)
 	ins := append([]Instance(nil), s.Instances...)
@@ -214,6 +220,7 @@ func Parse(data []byte) (*Schedule, error) {
 		{Name: "budgets", Decode: func(v json.RawMessage) error { return strictjson.Array(v, &budgets) }},
 		{Name: "micro_batches", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.MicroBatches) }},
 		{Name: "memory", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.Memory) }},
+		{Name: "latency_budget", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.Latency) }},
 		{Name: "instances", Required: true, Decode: func(v json.RawMessage) error { instances = v; return nil }},
 		{Name: "decisions", Decode: func(v json.RawMessage) error { decisions = v; return nil }},
 		{Name: "repetend", Decode: func(v json.RawMessage) error { rep = v; return nil }},
@@ -233,6 +240,9 @@ func Parse(data []byte) (*Schedule, error) {
 	}
 	if s.Memory < 0 {
 		return nil, fmt.Errorf("field \"memory\": %d is negative (0 means unlimited)", s.Memory)
+	}
+	if s.Latency < 0 {
+		return nil, fmt.Errorf("field \"latency_budget\": %d is negative (leave it out for none)", s.Latency)
 	}
 	if cl != nil {
 		c, err := cluster.Parse(cl)

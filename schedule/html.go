@@ -44,6 +44,9 @@ func RenderHTML(s *Schedule, w io.Writer) error {
 	row("bubble rate", fmt.Sprintf("%.2f%%", 100*m.BubbleRate))
 	row("peak memory per device", intList(m.PeakMemory))
 	row("busy time per device", intList(m.Loads))
+	if ShowsLatency(s) {
+		row("latency per micro-batch", LatencyText(s))
+	}
 	if len(s.Decisions) > 0 {
 		off, rec := s.Count()
 		row("activations offloaded", strconv.Itoa(off))

@@ -57,7 +57,12 @@ type Schedule struct {
 	Source       *placement.Placement
 	MicroBatches int
 	Memory       int
-	Instances    []Instance
+	// Latency is the latency budget (placement's "Latency"): every
+	// micro-batch's first block start to last block end at most Latency;
+	// 0: none. The schedule file records it ("latency_budget") so that
+	// Verify re-checks it.
+	Latency   int
+	Instances []Instance
 	// Decisions are the forward instances whose activation is offloaded
 	// or recomputed (none: every activation is kept, as before).
 	Decisions []Decision

@@ -60,6 +60,9 @@ const (
 	RecomputeTiming ViolationKind = "recompute"
 	// HostChannel: two offloads or reloads on one host channel at once.
 	HostChannel ViolationKind = "host-channel"
+	// Latency: a micro-batch's latency (its first block's start to its
+	// last block's end) exceeds the schedule's latency budget.
+	Latency ViolationKind = "latency"
 )
 
 // Violation is one broken constraint.
@@ -132,7 +135,9 @@ func (r *report) err() error {
 // group occupies each device of the group); on every device the running
 // memory, from 0 and in start order, never exceeds the device's budget
 // (placement's Budget: the schedule's Memory and the device's capacity, 0:
-// unlimited). When s has a Repetend it must describe the instances; when
+// unlimited); with a latency budget, every micro-batch's latency (its first
+// block's start to its last block's end, placement's "Latency") is at most
+// the budget. When s has a Repetend it must describe the instances; when
 // it has Claimed metrics they must equal Measure's.
 //
 // The result is nil or a *VerifyError listing every violation. Runs in
@@ -175,11 +180,16 @@ func Verify(s *Schedule) error {
 		r.add(Input, -1, nil, "memory budget %d is negative (0 means unlimited)", s.Memory)
 		return r.err()
 	}
+	if s.Latency < 0 {
+		r.add(Input, -1, nil, "latency budget %d is negative (0 means none)", s.Latency)
+		return r.err()
+	}
 	v := newVerifier(s)
 	v.presence(r)
 	v.decisions(r)
 	v.dependencies(r)
 	v.devices(r)
+	v.latency(r)
 	v.repetend(r)
 	v.claimed(r)
 	return r.err()

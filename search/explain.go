@@ -31,13 +31,16 @@ func (r *Result) ProofStatus() string {
 		return "yes: the makespan meets the lower bound"
 	}
 	if r.Proven() {
-		if r.Fallback {
+		if r.Fallback || r.Latency > 0 {
 			return "yes: the time-optimal search of all micro-batches ran to its end"
 		}
 		return "yes: no repetend with these N_R has a shorter period, warmup and cooldown are time-optimal"
 	}
 	if r.Decisions {
 		return fmt.Sprintf("no (gap %d): with offload or recompute a schedule is proven only where it meets the lower bound (the solver's repetends keep every activation)", r.Gap())
+	}
+	if r.Latency > 0 {
+		return fmt.Sprintf("no (gap %d): under a latency budget a schedule is proven only at the lower bound or by the time-optimal search of all micro-batches under it (run where N·K ≤ %d, within its effort)", r.Gap(), maxPhaseTasks)
 	}
 	var why []string
 	if r.Repetend != nil && !r.PeriodProven() {

@@ -15,6 +15,7 @@ type memoryCase struct {
 	opt                placement.Options
 	memory, n          int
 	offload, recompute bool
+	move               int // offload time; 0: 1
 }
 
 func memoryCases() []memoryCase {
@@ -22,19 +23,28 @@ func memoryCases() []memoryCase {
 	v := placement.Options{Devices: 4, SplitBackward: true}
 	v8 := placement.Options{Devices: 8, SplitBackward: true}
 	out := []memoryCase{
-		{"v2-m1-offload", v2, 1, 16, true, false},
-		{"v2-m1-recompute", v2, 1, 16, false, true},
-		{"v-m2-offload", v, 2, 16, true, false},
-		{"v-m2-recompute", v, 2, 16, false, true},
-		{"v-m2-keep", v, 2, 16, false, false},
+		{"v2-m1-offload", v2, 1, 16, true, false, 1},
+		{"v2-m1-recompute", v2, 1, 16, false, true, 1},
+		{"v-m2-offload", v, 2, 16, true, false, 1},
+		{"v-m2-recompute", v, 2, 16, false, true, 1},
+		{"v-m2-keep", v, 2, 16, false, false, 1},
 	}
 	// 8 devices, memory from 2 to 2·devices activations, N = 16 and 64.
 	for _, n := range []int{16, 64} {
 		for m := 2; m <= 16; m += 2 {
-			out = append(out, memoryCase{fmt.Sprintf("v8-m%d-n%d-offload", m, n), v8, m, n, true, false})
+			out = append(out, memoryCase{fmt.Sprintf("v8-m%d-n%d-offload", m, n), v8, m, n, true, false, 1})
 			if m == 2 {
-				out = append(out, memoryCase{fmt.Sprintf("v8-m3-n%d-offload", n), v8, 3, n, true, false})
+				out = append(out, memoryCase{fmt.Sprintf("v8-m3-n%d-offload", n), v8, 3, n, true, false, 1})
 			}
+		}
+	}
+	// OptPipe's setting (docs/memory-experiment.md): the V placement of
+	// 8 devices in 16 chunks, every move 2 (PCIe slower than the
+	// compute), offload only.
+	v82 := placement.Options{Devices: 8, Chunks: 2, Order: placement.V, SplitBackward: true}
+	for _, n := range []int{16, 64} {
+		for _, m := range []int{2, 3, 4, 6, 8, 12, 16} {
+			out = append(out, memoryCase{fmt.Sprintf("v8x2-m%d-n%d-offload", m, n), v82, m, n, true, false, 2})
 		}
 	}
 	return out
@@ -51,7 +61,7 @@ func BenchmarkMemorySearch(b *testing.B) {
 				b.Fatal(err)
 			}
 			if c.offload {
-				p = p.WithOffload(1)
+				p = p.WithOffload(max(c.move, 1))
 			}
 			if c.recompute {
 				p = p.WithRecompute()

@@ -27,6 +27,10 @@ type OptimalOptions struct {
 	// activations (Options.Offload): the constructions that start it
 	// decide, and so does the solver's encoding (smt.OptimalDecisions).
 	Offload, Recompute bool
+	// Latency is the latency budget (Options.Latency; 0: none): the
+	// encoding holds the rule of every micro-batch, and the seeds are
+	// re-timed under it.
+	Latency int
 	// Assignments and MaxAssignments are Options' for a placement with
 	// candidates: starts beside AssignmentStarts, and the most
 	// assignments searched (0: DefaultOptimalAssignments; a placement
@@ -99,14 +103,21 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 	if err := (Options{Offload: opt.Offload, Recompute: opt.Recompute}).checkDecisions(p); err != nil {
 		return nil, err
 	}
+	lat := Options{Latency: opt.Latency, Offload: opt.Offload, Recompute: opt.Recompute, MicroBatches: n, Memory: memory}
+	if err := lat.checkLatency(p); err != nil {
+		return nil, err
+	}
 	var start *schedule.Schedule
 	var source Source
 	offer := func(src Source, s *schedule.Schedule) {
+		if s = lat.withinLatency(s); s == nil {
+			return
+		}
 		if start == nil || schedule.Makespan(s) < schedule.Makespan(start) {
 			start, source = s, src
 		}
 	}
-	if cands, err := construct.PortfolioWith(ctx, p, construct.PortfolioOptions{MicroBatches: n, Memory: memory, Offload: opt.Offload, Recompute: opt.Recompute}); err == nil && len(cands) > 0 {
+	if cands, err := lat.portfolio(ctx, p); err == nil && len(cands) > 0 {
 		offer(Source{Kind: SourceConstruction, Name: cands[0].Name}, cands[0].Schedule)
 	}
 	for _, m := range baseline.Methods() {
@@ -122,7 +133,7 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 	if start != nil && len(start.Decisions) == 0 {
 		sopt.Hint = startsOf(start, refs)
 	}
-	s, sol, err := solveAll(ctx, p, n, memory, sopt)
+	s, sol, err := solveAllWithin(ctx, p, n, memory, opt.Latency, sopt)
 	if err != nil {
 		if start == nil {
 			return nil, err

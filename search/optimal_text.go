@@ -41,6 +41,9 @@ func (r *OptimalResult) WriteText(w io.Writer, sum Summary, o TextOptions, elaps
 	fmt.Fprintf(w, "lower bound  %d (%s)\n", sum.LowerBound.Makespan, bound)
 	fmt.Fprintf(w, "bubble rate  %s\n", textfmt.Pct(sum.BubbleRate))
 	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(o.Memory))
+	if schedule.ShowsLatency(s) {
+		fmt.Fprintf(w, "latency      %s\n", schedule.LatencyText(s))
+	}
 	if o.Decisions {
 		fmt.Fprintf(w, "decisions    %s\n", s.DecisionsText())
 	}

@@ -65,10 +65,6 @@ type ReplanResult struct {
 // (Options.Start) beside the constructions and baselines; every solver
 // call is capped at opt.Effort, and only greedy ends are refined.
 func Replan(ctx context.Context, old *schedule.Schedule, p *placement.Placement, c *cluster.Cluster, opt ReplanOptions) (*ReplanResult, error) {
-	effort := opt.Effort
-	if effort == 0 {
-		effort = ReplanEffort
-	}
 	out := &ReplanResult{}
 	var start []Start
 	if s, err := schedule.OnCluster(old, c); err == nil {
@@ -83,13 +79,7 @@ func Replan(ctx context.Context, old *schedule.Schedule, p *placement.Placement,
 	if rp != nil {
 		start = append(start, Start{Name: StartOldRepetend, Repetend: rp})
 	}
-	// A negative effort means no cap to the repetend and phase searches
-	// (their convention) and the refinement's default cap (its own: a
-	// negative RefineEffort would leave the refinement out).
-	res, err := Run(ctx, p, Options{
-		Memory: old.Memory, MaxNR: opt.MaxNR, MicroBatches: old.MicroBatches, Method: repetend.MethodJoint, Seed: opt.Seed,
-		Start: start, Effort: effort, PhaseEffort: effort, RefineEffort: max(effort, 0), RefineGreedyOnly: !opt.Refine,
-	})
+	res, err := ReplanStarts(ctx, p, old.Memory, old.MicroBatches, start, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +92,25 @@ func Replan(ctx context.Context, old *schedule.Schedule, p *placement.Placement,
 	out.OldRepetendKept = rp != nil && res.Repetend != nil && res.Source.Kind == SourceRepetend &&
 		res.Repetend.NR == rp.NR && slices.Equal(res.Repetend.Offsets, rp.Offsets)
 	return out, nil
+}
+
+// ReplanStarts searches a schedule of n micro-batches of p under memory as
+// Replan does — every solver call capped at opt.Effort (0: ReplanEffort),
+// only greedy ends refined unless opt.Refine — from the given starts
+// (none: a search with a replan's effort, for a placement that has no
+// old schedule, such as one repartitioned after a device left).
+func ReplanStarts(ctx context.Context, p *placement.Placement, memory, n int, start []Start, opt ReplanOptions) (*Result, error) {
+	effort := opt.Effort
+	if effort == 0 {
+		effort = ReplanEffort
+	}
+	// A negative effort means no cap to the repetend and phase searches
+	// (their convention) and the refinement's default cap (its own: a
+	// negative RefineEffort would leave the refinement out).
+	return Run(ctx, p, Options{
+		Memory: memory, MaxNR: opt.MaxNR, MicroBatches: n, Method: repetend.MethodJoint, Seed: opt.Seed,
+		Start: start, Effort: effort, PhaseEffort: effort, RefineEffort: max(effort, 0), RefineGreedyOnly: !opt.Refine,
+	})
 }
 
 func ptr[T any](v T) *T { return &v }

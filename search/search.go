@@ -73,6 +73,10 @@ type Options struct {
 	// budget binds, and compete with the solver's schedules, which keep
 	// every activation. Off by default: the search is then what it was.
 	Offload, Recompute bool
+	// Latency is the latency budget (placement's "Latency"; 0: none):
+	// every micro-batch of the schedule finishes within it, in every
+	// layer of the search (see latency.go).
+	Latency int
 	// Assignments are choices of devices to start from beside
 	// AssignmentStarts, for a placement whose blocks give candidates
 	// (see "Where, not only when" in where.go); ignored without
@@ -279,12 +283,30 @@ type Result struct {
 	// solver's proofs, among schedules that keep every activation, then
 	// prove nothing about the whole search.
 	Decisions bool
+	// Latency is the latency budget the schedule meets (Options.Latency;
+	// 0: none).
+	Latency int
+	// Decided is the repetend with decisions the search found and
+	// unrolled (nil without decisions, or when none was found).
+	Decided *repetend.Decided
 	// Assigned is set when the search chose the devices of blocks with
 	// candidates (where.go): Bounds then hold for every assignment, and
 	// the solver's proofs, for the chosen one alone, prove nothing.
 	Assigned bool
 
-	improved int // the large-neighbourhood search's makespan so far, for Progress
+	improved    int // the large-neighbourhood search's makespan so far, for Progress
+	phaseChecks int // solver calls of the warmup and cooldown searches
+}
+
+// SolverChecks counts the solver calls of the search: the repetend
+// search's, the warmup's and cooldown's (or the time-optimal schedule's
+// with fewer micro-batches than N_R), and the refinement's.
+func (r *Result) SolverChecks() int {
+	n := r.phaseChecks + r.Refined.Checks
+	if r.Search != nil {
+		n += r.Search.Stats.Checks
+	}
+	return n
 }
 
 // Makespan of the schedule found.
@@ -384,6 +406,12 @@ func (r *Result) Proven() bool {
 	if r.Decisions || r.Assigned {
 		return false
 	}
+	if r.Latency > 0 {
+		// The phases' proofs leave out the micro-batches that cross into
+		// the iterations, which the budget re-times: only the lower
+		// bound or the time-optimal search of all N proves it.
+		return r.TO != nil && r.TO.Proven && (r.Source.Kind == SourceSolver || (r.Fallback && r.Source.Kind == SourceRepetend))
+	}
 	if r.Fallback {
 		// With channels too: the time-optimal encoding has the links'
 		// rule (and a schedule re-timed after it is not marked proven).
@@ -438,8 +466,11 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	if err := opt.checkDecisions(p); err != nil {
 		return nil, err
 	}
+	if err := opt.checkLatency(p); err != nil {
+		return nil, err
+	}
 	n := opt.MicroBatches
-	res := &Result{Bounds: schedule.LowerBounds(p, n, opt.Memory), Decisions: opt.Offload || opt.Recompute}
+	res := &Result{Bounds: schedule.LowerBounds(p, n, opt.Memory), Decisions: opt.Offload || opt.Recompute, Latency: opt.Latency}
 	report := func(stage string, rp *repetend.Progress) {
 		if opt.Progress == nil {
 			return
@@ -455,8 +486,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	}
 	bestKept := 0 // least makespan of a seed that keeps every activation
 	offer := func(source Source, s *schedule.Schedule) {
-		if s == nil {
-			return
+		if s = opt.withinLatency(s); s == nil {
+			return // its orders meet no schedule within the latency budget
 		}
 		if ms := schedule.Makespan(s); len(s.Decisions) == 0 && (bestKept == 0 || ms < bestKept) {
 			bestKept = ms
@@ -478,6 +509,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		if err := schedule.Verify(s); err != nil {
 			return nil, fmt.Errorf("search: start %q: %w", st.Name, err)
 		}
+		if s = opt.withinLatency(s); s == nil {
+			continue // its orders meet no schedule within the latency budget
+		}
 		src := Source{Kind: SourceStart, Name: st.Name}
 		res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
 		offer(src, s)
@@ -485,7 +519,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	var incumbent *repetend.Repetend
 	if !opt.SolverOnly {
 		report("constructions", nil)
-		cands, err := construct.PortfolioWith(ctx, p, construct.PortfolioOptions{MicroBatches: n, Memory: opt.Memory, Offload: opt.Offload, Recompute: opt.Recompute})
+		cands, err := opt.portfolio(ctx, p)
 		if err != nil {
 			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
 		}
@@ -496,6 +530,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			if c.Periodic == nil || (opt.MaxNR > 0 && fromPeriodic(c.Periodic).NR > opt.MaxNR) {
 				continue
 			}
+			if r := fromPeriodic(c.Periodic); opt.Latency > 0 && r.Latency(p) > opt.Latency {
+				continue // its steady state is over the latency budget
+			}
 			if r := fromPeriodic(c.Periodic); incumbent == nil || r.Period < incumbent.Period || (r.Period == incumbent.Period && r.NR < incumbent.NR) {
 				incumbent = r
 			}
@@ -504,6 +541,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			s, err := m.Build(p, n, opt.Memory)
 			if err != nil || !allows(s, opt.Offload, opt.Recompute) {
 				continue // not applicable, over the budget, or taking decisions the options do not allow
+			}
+			if s = opt.withinLatency(s); s == nil {
+				continue // its orders meet no schedule within the latency budget
 			}
 			src := Source{Kind: SourceBaseline, Name: m.Name}
 			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
@@ -519,6 +559,22 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	}
 	if started != nil {
 		incumbent = started
+	}
+
+	// 2a. With decisions and time to use, the repetend whose steady
+	// state decides too, unrolled (decidedRepetend).
+	if res.Decisions && opt.UseTime && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) && len(p.Blocks) <= maxSolverBlocks {
+		report("repetend with decisions", nil)
+		t := time.Now()
+		d, err := decidedRepetend(ctx, p, opt, res.Schedule, func(src Source, s *schedule.Schedule) {
+			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+			offer(src, s)
+		})
+		res.Times.Repetend += time.Since(t)
+		if err != nil {
+			return nil, fmt.Errorf("placement %q: repetend with decisions: %w", p.Name, err)
+		}
+		res.Decided = d
 	}
 
 	// 2. The solver's repetend, for a shorter period than the modulo
@@ -588,6 +644,12 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, context.Cause(ctx))
 	}
 
+	// 3b. Under a latency budget, the time-optimal search of all N with
+	// the rule of every micro-batch, where it is small enough.
+	if opt.Latency > 0 {
+		latencyOptimal(ctx, p, opt, res)
+	}
+
 	// 4. The solver re-optimises the ends of the best schedule, unless it
 	// is already proven in the paper's sense (least period, time-optimal
 	// warmup and cooldown) or within 2% of the lower bound: there the
@@ -603,7 +665,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		if err != nil {
 			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
 		}
-		if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
+		if s = opt.withinLatency(s); s != nil && schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 			res.Schedule = s
 			res.Source.Refined = true
 		}
@@ -708,6 +770,9 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 		return out, err
 	}
 	keep := func(s *schedule.Schedule, source Source) {
+		if s = opt.withinLatency(s); s == nil {
+			return
+		}
 		if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 			res.Schedule, res.Source = s, source
 			progress(schedule.Makespan(s))
@@ -806,7 +871,7 @@ func solveRepetend(ctx context.Context, p *placement.Placement, opt Options, inc
 	}
 	return repetend.Search(ctx, p, repetend.Options{
 		Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches, Method: opt.Method, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
-		Accept: accept, Progress: progress, Incumbent: incumbent,
+		Accept: accept, Progress: progress, Incumbent: incumbent, Latency: opt.Latency,
 	})
 }
 
@@ -833,11 +898,12 @@ func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.R
 		if res.Schedule != nil {
 			hint = startsOf(res.Schedule, smt.AllInstances(p, n))
 		}
-		s, sol, err := solveAll(ctx, p, n, opt.Memory, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
+		s, sol, err := solveAllWithin(ctx, p, n, opt.Memory, opt.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
 		res.Times.Warmup = time.Since(t1)
 		if err != nil {
 			return nil, err
 		}
+		res.phaseChecks += sol.Checks
 		s, retimed, err := onLinks(s)
 		if err != nil {
 			return nil, fmt.Errorf("time-optimal schedule: %w", err)
@@ -852,6 +918,7 @@ func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.R
 	cool := Cooldown(p, r.Offsets, r.NR, n)
 	phase := func(refs []schedule.Ref, entry []int) (*smt.Solution, error) {
 		pr := smt.InstanceProblem(p, refs, opt.Memory, entry)
+		pr.Deadlines = smt.LatencyDeadlines(p, refs, opt.Latency)
 		if len(refs) > maxPhaseTasks {
 			starts := smt.Greedy(pr)
 			if starts == nil {
@@ -874,11 +941,19 @@ func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.R
 		return nil, fmt.Errorf("placement %q: cooldown: %w", p.Name, err)
 	}
 	res.WarmupProven, res.CooldownProven = ws.Proven, cs.Proven
+	res.phaseChecks += ws.Checks + cs.Checks
 	s, err := Assemble(p, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws.Starts, CooldownStarts: cs.Starts, MicroBatches: n, Memory: opt.Memory})
 	if err != nil {
 		return nil, err
 	}
-	return construct.Compact(s)
+	c, err := construct.Compact(s)
+	if err != nil || opt.Latency <= 0 {
+		return c, err
+	}
+	if c = opt.withinLatency(c); c == nil {
+		return nil, fmt.Errorf("placement %q: the repetend's schedule meets no latency budget %d", p.Name, opt.Latency)
+	}
+	return c, nil
 }
 
 // startsOf returns the start of every ref in s.

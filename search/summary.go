@@ -33,8 +33,11 @@ type Summary struct {
 	// Offloaded and Recomputed count the instances whose activation the
 	// schedule offloads and recomputes; present only where the search
 	// could decide (--offload, --recompute: WithDecisions).
-	Offloaded    *int            `json:"offloaded,omitempty"`
-	Recomputed   *int            `json:"recomputed,omitempty"`
+	Offloaded  *int `json:"offloaded,omitempty"`
+	Recomputed *int `json:"recomputed,omitempty"`
+	// Latency is every schedule's latency figures (schedule's
+	// MeasureLatency), the budget where there is one.
+	Latency      SummaryLatency  `json:"latency"`
 	LowerBound   SummaryBounds   `json:"lower_bound"`
 	Valid        bool            `json:"valid"`
 	Proven       bool            `json:"proven"`
@@ -46,6 +49,23 @@ type Summary struct {
 	// Chosen is the devices of every block with candidates, by block id,
 	// where the search chose them (docs/placement-search.md).
 	Chosen map[string][]int `json:"chosen,omitempty"`
+}
+
+// SummaryLatency is the latency per micro-batch (its first block's start
+// to its last block's end: max and mean), the throughput of the steady
+// state in micro-batches per time unit, and the latency budget (omitted
+// without one).
+type SummaryLatency struct {
+	Max        int     `json:"max"`
+	Mean       float64 `json:"mean"`
+	Throughput float64 `json:"throughput"`
+	Budget     int     `json:"budget,omitempty"`
+}
+
+// LatencySummary is s's SummaryLatency; s must be verified.
+func LatencySummary(s *schedule.Schedule) SummaryLatency {
+	st := schedule.MeasureLatency(s)
+	return SummaryLatency{Max: st.Max, Mean: textfmt.Round6(st.Mean), Throughput: textfmt.Round6(st.Throughput), Budget: s.Latency}
 }
 
 // SummaryBounds are the lower bounds of the period and the makespan.
@@ -134,6 +154,7 @@ func NewSummary(s *schedule.Schedule, method string, proven bool) Summary {
 		Makespan:     m.Makespan,
 		BubbleRate:   textfmt.Round6(m.BubbleRate),
 		PeakMemory:   m.PeakMemory,
+		Latency:      LatencySummary(s),
 		LowerBound:   SummaryBounds{Period: m.LowerBound.Period, Makespan: m.LowerBound.Makespan},
 		Valid:        schedule.Verify(s) == nil,
 		Proven:       proven,

@@ -74,6 +74,9 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 	fmt.Fprintf(w, "steady state %s\n", schedule.SteadyText(s))
 	fmt.Fprintf(w, "built by     %s\n", r.Provenance())
 	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(o.Memory))
+	if schedule.ShowsLatency(s) {
+		fmt.Fprintf(w, "latency      %s\n", schedule.LatencyText(s))
+	}
 	if o.Decisions {
 		fmt.Fprintf(w, "decisions    %s\n", s.DecisionsText())
 	}

@@ -90,10 +90,14 @@ func depPrec(p *placement.Placement, d placement.Dep, from, to, periods int) Pre
 // DepTransfers is what dependency d of p adds, with channels, between task
 // from (an instance of d.From) and task to (of d.To): one transfer of
 // Transfer(d) on each link its tensor crosses (Links), in Links' order;
-// none without channels or when the tensor crosses no link. Links are
+// none without channels, when the tensor crosses no link, or where it
+// crosses a pair of several links (placement's Lanes). Links are
 // labelled From·Devices + To.
 func DepTransfers(p *placement.Placement, d placement.Dep, from, to int) []Transfer {
-	if !p.Channels {
+	if !p.Channels || p.Lanes[d] != nil {
+		// A pair of several links (placement's Lanes): the encodings see
+		// no queue there (a relaxation); a schedule they give is re-timed
+		// under the rule (placement's LinkQueue).
 		return nil
 	}
 	var out []Transfer

@@ -212,6 +212,9 @@ func (p *Problem) Feasible(starts []int) bool {
 			return false
 		}
 	}
+	if !p.meetsDeadlines(starts) {
+		return false
+	}
 	for k, end := range p.transferEnds(starts) {
 		if end > starts[p.Transfers[k].To] {
 			return false

@@ -63,6 +63,9 @@ type Problem struct {
 	// Transfers, when links are resources (placement's Channels); nil
 	// otherwise, and then a problem is exactly what it was before links.
 	Transfers []Transfer
+	// Deadlines are the latency rule's pairs (placement's "Latency"):
+	// nil without a latency budget. See Deadline.
+	Deadlines []Deadline
 }
 
 // Validate reports a malformed problem (a caller's bug, not a user's).
@@ -89,6 +92,11 @@ func (p *Problem) Validate() error {
 	for _, b := range p.Before {
 		if b[0] < 0 || b[0] >= n || b[1] < 0 || b[1] >= n || b[0] == b[1] {
 			return fmt.Errorf("smt: order %d before %d out of range", b[0], b[1])
+		}
+	}
+	for _, dl := range p.Deadlines {
+		if dl.From < 0 || dl.From >= n || dl.To < 0 || dl.To >= n {
+			return fmt.Errorf("smt: deadline %d -> %d out of range", dl.From, dl.To)
 		}
 	}
 	if p.Entry != nil && len(p.Entry) != p.Devices {
@@ -557,6 +565,9 @@ func Encode(x *Context, s *Solver, p *Problem, period *Int) (*Encoder, error) {
 	}
 	for _, b := range p.Before {
 		s.Assert(x.Le(end(b[0]), e.Start[b[1]]))
+	}
+	if err := e.assertDeadlines(period); err != nil {
+		return nil, err
 	}
 	for a := 0; a < n; a++ {
 		for b := a + 1; b < n; b++ {

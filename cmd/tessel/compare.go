@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/compare"
+	"github.com/tessel-pp/tessel/inference"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -34,6 +35,8 @@ type compareOptions struct {
 	Schedules    string // directory for every row's schedule file
 	Force        bool
 	Decisions    placement.Decisions
+	Latency      int
+	TPEfficiency float64 // 0: no inference baselines beside GPipe
 	// fixedTimes prints every search time as compare.TimePlaceholder, so
 	// that tests can compare whole outputs byte for byte.
 	fixedTimes bool
@@ -78,6 +81,8 @@ func compareCommand() *cli.Command {
 			&cli.StringFlag{Name: "html", Usage: "write a page with the table and every method's chart to an HTML `FILE`"},
 			&cli.StringFlag{Name: "schedules", Usage: "write every method's schedule file into `DIR` (re-check with tessel verify)"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite files that exist"},
+			latencyBudgetFlag(),
+			&cli.Float64Flag{Name: "tp-efficiency", Usage: "on an inference placement, add tensor parallelism over all devices and the 1F1B chain of its blocks; the share of the ideal speed-up tensor parallelism keeps per doubling of its devices, in (0, 1]"},
 		), savingsFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -91,7 +96,7 @@ func compareCommand() *cli.Command {
 				Optimal: c.Bool("optimal"), OptimalN: c.Int("optimal-micro-batches"), OptimalLimit: c.Duration("optimal-time-limit"),
 				Format: c.String("format"), TableII: c.Bool("table-ii"),
 				SVG: c.String("svg"), HTML: c.String("html"), Schedules: c.String("schedules"), Force: c.Bool("force"),
-				Decisions: savingsFrom(c),
+				Decisions: savingsFrom(c), Latency: c.Int("latency-budget"), TPEfficiency: c.Float64("tp-efficiency"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -123,7 +128,7 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	for _, f := range []struct {
 		name   string
 		v, min int
-	}{{"micro-batches", opts.MicroBatches, 1}, {"memory", opts.Memory, 0}, {"nr", opts.NR, 0}, {"optimal-micro-batches", opts.OptimalN, 1}} {
+	}{{"micro-batches", opts.MicroBatches, 1}, {"memory", opts.Memory, 0}, {"nr", opts.NR, 0}, {"optimal-micro-batches", opts.OptimalN, 1}, {"latency-budget", opts.Latency, 0}} {
 		if err := checkAtLeast(f.name, f.v, f.min); err != nil {
 			return err
 		}
@@ -131,9 +136,19 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	if err := (outputs{SVG: opts.SVG, HTML: opts.HTML, Force: opts.Force}).check(); err != nil {
 		return err
 	}
+	var inf *inference.Options
+	if opts.TPEfficiency != 0 {
+		inf = &inference.Options{Efficiency: opts.TPEfficiency}
+		if err := inf.Check(); err != nil {
+			return usageErrorf("--tp-efficiency: %v", err)
+		}
+	}
 	p, given, cl, err := opts.Placement.loadOn()
 	if err != nil {
 		return err
+	}
+	if inf != nil && !p.Inference() {
+		return usageErrorf("compare: --tp-efficiency adds the inference baselines: placement %q has backward blocks (use --infer)", p.Name)
 	}
 	if opts.Decisions != (placement.Decisions{}) {
 		if p, given, err = opts.Placement.loadDeclared(opts.Decisions); err != nil {
@@ -144,7 +159,7 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 		MicroBatches: opts.MicroBatches, Memory: opts.Memory, MaxNR: opts.NR, Seed: opts.Seed, TimeLimit: opts.TimeLimit,
 		Optimal: opts.Optimal, OptimalMicroBatches: opts.OptimalN, OptimalTimeLimit: opts.OptimalLimit,
 		Cluster: cl, Given: given, Progress: progress,
-		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute,
+		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency, Inference: inf,
 		Home: func(name string, split bool) (*placement.Placement, *placement.Placement, error) {
 			spec := opts.Placement
 			spec.Name, spec.File = name, ""

@@ -9,7 +9,8 @@ import (
 )
 
 // --jobs is offered only where something uses it: search (the workers of
-// the enumerate and race methods) and sweep (points searched at once).
+// the enumerate and race methods), sweep (points searched at once) and
+// plan --parallel auto (layouts evaluated at once; refused without it).
 // compare's Tessel search is the joint method, which runs one solver, so
 // compare has no --jobs; search refuses --jobs with the joint method
 // rather than ignore it.
@@ -22,7 +23,7 @@ func TestJobsOnlyWhereUsed(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{"search", "sweep"}; !slices.Equal(with, want) {
+	if want := []string{"search", "sweep", "plan"}; !slices.Equal(with, want) {
 		t.Errorf("commands with --jobs: %v, want %v", with, want)
 	}
 	for _, args := range [][]string{

@@ -21,6 +21,7 @@ type optimalOptions struct {
 	TimeLimit    time.Duration
 	Seed         int
 	Decisions    placement.Decisions
+	Latency      int
 	Outputs      outputs
 	Coarsen      int // --coarsen: 0 never, N blocks
 }
@@ -42,6 +43,7 @@ func optimalCommand() *cli.Command {
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this long and return the best schedule found (e.g. 60s, 5m)"},
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			coarsenFlag("optimal"),
+			latencyBudgetFlag(),
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -53,6 +55,7 @@ func optimalCommand() *cli.Command {
 				Placement: spec, MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				TimeLimit: c.Duration("time-limit"), Seed: c.Int("seed"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
 				Coarsen: c.Int("coarsen"),
+				Latency: c.Int("latency-budget"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -63,6 +66,9 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 		return err
 	}
 	if err := checkAtLeast("memory", opts.Memory, 0); err != nil {
+		return err
+	}
+	if err := checkAtLeast("latency-budget", opts.Latency, 0); err != nil {
 		return err
 	}
 	if err := opts.Outputs.check(); err != nil {
@@ -88,7 +94,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	t0 := time.Now()
 	oopt := search.OptimalOptions{
 		MicroBatches: opts.MicroBatches, Memory: opts.Memory, Seed: opts.Seed,
-		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute,
+		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency,
 		Progress: func(lo, hi int) {
 			bar.show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))
 		},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 )
@@ -38,6 +39,10 @@ type partitionOptions struct {
 	// cluster's "memory_bytes"); nil: the model's cap on every device.
 	Capacities []float64
 	Format     string // partition only: text or megatron-layout
+	// Cluster is a cluster file for the speed- and memory-aware split
+	// (package hetero), "" for none; ClusterOut writes the cluster as
+	// the split's placement runs on it.
+	Cluster, ClusterOut string
 	// Latency objective (partition only): --objective, --time-limit,
 	// --subgraphs, --paper-memory, --comm-scale.
 	Objective   string
@@ -96,6 +101,8 @@ func partitionCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON summary instead of text"},
 			&cli.StringFlag{Name: "format", Usage: "text, or megatron-layout: Megatron-Core's --pipeline-model-parallel-layout of the split (layers named embedding, decoder.N, mtp, loss)", Value: "text"},
+			&cli.StringFlag{Name: "cluster", Usage: "split onto the devices of the cluster in a JSON `FILE`: each stage's time on its device, each device's memory, the device order chosen (docs/heterogeneous.md)"},
+			&cli.StringFlag{Name: "cluster-out", Usage: "with --cluster: write the cluster as the placement of --out runs on it (device i: stage i's device) to a JSON `FILE`"},
 			&cli.StringFlag{Name: "objective", Usage: "max-load (time per sample of a pipeline), or latency: the split of least single-sample latency by Tarnawski et al.'s integer program (§4, Z3; inference graphs), beside the greedy fill and the max-load DP's split", Value: "max-load"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "with --objective latency: time limit of the integer program; the best split found and its gap are reported", Value: 60 * time.Second},
 			&cli.IntFlag{Name: "subgraphs", Usage: "with --objective latency --non-contiguous: contiguous subgraphs per accelerator (q of Tarnawski et al. §4.1)", Value: 2},
@@ -108,10 +115,11 @@ func partitionCommand() *cli.Command {
 			}
 			o := partitionOptionsFrom(c)
 			o.Out, o.Format = c.String("out"), c.String("format")
+			o.Cluster, o.ClusterOut = c.String("cluster"), c.String("cluster-out")
 			o.Objective, o.TimeLimit, o.Subgraphs = c.String("objective"), c.Duration("time-limit"), c.Int("subgraphs")
 			o.PaperMemory, o.CommScale = c.Bool("paper-memory"), c.Float64("comm-scale")
 			if o.Objective == "latency" {
-				for _, f := range []string{"chunks", "order", "out", "format", "ip-time-limit", "time-unit", "memory-unit"} {
+				for _, f := range []string{"chunks", "order", "out", "format", "ip-time-limit", "time-unit", "memory-unit", "cluster", "cluster-out"} {
 					if c.IsSet(f) {
 						return usageErrorf("--%s does not go with --objective latency", f)
 					}
@@ -277,6 +285,32 @@ func runPartition(ctx context.Context, o partitionOptions, stdout, stderr io.Wri
 		return usageErrorf("--format must be text or megatron-layout, got %q", o.Format)
 	case o.Format == "megatron-layout" && o.JSON:
 		return usageErrorf("--json and --format megatron-layout do not go together")
+	}
+	if o.ClusterOut != "" && o.Cluster == "" {
+		return usageErrorf("--cluster-out needs --cluster")
+	}
+	if o.Cluster != "" {
+		if o.Format == "megatron-layout" {
+			return usageErrorf("--cluster and --format megatron-layout do not go together")
+		}
+		if o.ClusterOut != "" && !o.Force {
+			if _, err := os.Stat(o.ClusterOut); err == nil {
+				return usageErrorf("%s exists (use --force to overwrite it)", o.ClusterOut)
+			}
+		}
+		cl, err := cluster.Load(o.Cluster)
+		if err != nil {
+			return &usageError{err}
+		}
+		r, err := partitionOnCluster(ctx, o, cl)
+		if err != nil {
+			return err
+		}
+		if o.JSON {
+			return printJSON(stdout, r)
+		}
+		r.WriteText(stdout)
+		return nil
 	}
 	res, err := partitionModel(ctx, o, stderr)
 	if err != nil {

@@ -316,14 +316,15 @@ func TestPlanGPTLikeBudgets(t *testing.T) {
 }
 
 // A cluster's "memory_bytes" replaces the profile's device memory, device
-// by device: device 3 (96 GB) gets a larger budget than with 80 GB.
+// by device: device 3 (96 GB) gets a larger budget than with 80 GB; the
+// split on the cluster puts it first (stage 0, placement device 0).
 func TestPlanClusterBytes(t *testing.T) {
 	const model = "../../testdata/models/gpt-7b-bytes.json"
 	code, text, errOut := runCLI(t, "plan", "--model", model, "-n", "16", "--cluster", "../../testdata/clusters/four-80gb.json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(text, "(budget [94 100 100 124])") || !strings.Contains(text, "96.00 GB") {
+	if !strings.Contains(text, "(budget [124 100 100 94])") || !strings.Contains(text, "96.00 GB") {
 		t.Errorf("plan output:\n%s", text)
 	}
 	code, _, errOut = runCLI(t, "plan", "--model", gptLike, "-n", "16", "--cluster", "../../testdata/clusters/four-80gb.json")

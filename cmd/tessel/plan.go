@@ -10,6 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/hybrid"
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/plan"
 	"github.com/tessel-pp/tessel/schedule"
@@ -26,6 +28,13 @@ type planOptions struct {
 	TimeLimit    time.Duration
 	Decisions    placement.Decisions
 	Outputs      outputs
+	// Parallel is "auto" for the DP × TP × PP layouts (package hybrid),
+	// "" for a pipeline alone; Jobs, Effort and Top are its workers,
+	// solver cap and printed rows.
+	Parallel          string
+	Jobs, Effort, Top int
+	DP, TP, PP        int    // with --parallel auto: the degrees kept (0: any)
+	Sizes             string // with --parallel auto: micro-batch sizes, "1,2,4"
 }
 
 func planCommand() *cli.Command {
@@ -46,7 +55,15 @@ func planCommand() *cli.Command {
 			&cli.IntFlag{Name: "budget", Usage: "per-device memory budget of the schedule search, in placement memory units (0: unlimited)"},
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as the budget allows, at most 2·devices)"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop the schedule search after this long and keep the best schedule found"},
-			&cli.StringFlag{Name: "cluster", Usage: "run the placement on the cluster in a JSON `FILE`: device speeds, links, host links and, for a profile in bytes, each device's \"memory_bytes\""},
+			&cli.StringFlag{Name: "cluster", Usage: "split the model on the cluster in a JSON `FILE` (each stage's time on its device, the device order chosen) and run the placement there: device speeds, links, host links and, for a profile in bytes, each device's \"memory_bytes\""},
+			&cli.StringFlag{Name: "parallel", Usage: "auto: choose the data-, tensor- and pipeline-parallel degrees on --cluster by simulating every layout that can fit and win (docs/heterogeneous.md)"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "with --parallel auto: layouts evaluated at once (0: one per core); the answer does not depend on it"},
+			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("with --parallel auto: cap of every solver call of a layout's schedule search, in Z3 resource units (0: %d)", hybrid.DefaultEffort)},
+			&cli.IntFlag{Name: "top", Usage: "with --parallel auto: layouts printed (0: all; --json lists all)", Value: 10},
+			&cli.IntFlag{Name: "dp", Usage: "with --parallel auto: keep the layouts of this data-parallel degree only (0: any)"},
+			&cli.IntFlag{Name: "tp", Usage: "with --parallel auto: keep the layouts of this tensor-parallel degree only (0: any)"},
+			&cli.IntFlag{Name: "pp", Usage: "with --parallel auto: keep the layouts of this pipeline-parallel degree only (0: any)"},
+			&cli.StringFlag{Name: "micro-batch-sizes", Usage: "with --parallel auto: micro-batch sizes tried, in samples, `B,...` (--micro-batches is then the samples per iteration)", Value: "1"},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -57,6 +74,8 @@ func planCommand() *cli.Command {
 			return runPlan(c.Context, planOptions{
 				Partition: po, PlacementOut: po.Out, MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
 				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c), Cluster: c.String("cluster"),
+				Parallel: c.String("parallel"), Jobs: c.Int("jobs"), Effort: c.Int("effort"), Top: c.Int("top"),
+				DP: c.Int("dp"), TP: c.Int("tp"), PP: c.Int("pp"), Sizes: c.String("micro-batch-sizes"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -76,19 +95,36 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := o.Outputs.check(); err != nil {
 		return err
 	}
+	if o.Parallel != "" {
+		return runHybrid(ctx, o, stdout)
+	}
+	if o.Jobs != 0 || o.Effort != 0 || o.Top != 10 || o.DP != 0 || o.TP != 0 || o.PP != 0 || o.Sizes != "1" {
+		return usageErrorf("--jobs, --effort, --top, --dp, --tp, --pp and --micro-batch-sizes go with --parallel auto")
+	}
 	t0 := time.Now()
 	var cl *cluster.Cluster
+	var pr *partition.Report
 	if o.Cluster != "" {
 		var err error
 		if cl, err = cluster.Load(o.Cluster); err != nil {
 			return &usageError{err}
 		}
+		// The split on the cluster; from here on the cluster is as its
+		// placement runs on it (device i: stage i's device).
+		o.Partition.Cluster = o.Cluster
+		hr, err := partitionOnCluster(ctx, o.Partition, cl)
+		if err != nil {
+			return err
+		}
+		pr, cl = hr.PartitionReport(), hr.Cluster
 		o.Partition.Capacities = cl.DeviceMemoryBytes()
+	} else {
+		var err error
+		if pr, err = partitionModel(ctx, o.Partition, stderr); err != nil {
+			return err
+		}
 	}
-	pr, err := partitionModel(ctx, o.Partition, stderr)
-	if err != nil {
-		return err
-	}
+	var err error
 	p := pr.Converted.Placement
 	if cl != nil {
 		if len(cl.Devices) != p.Devices {

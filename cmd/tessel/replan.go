@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/timeline"
 )
 
 // replanOptions are the flags of tessel replan.
@@ -22,6 +25,7 @@ type replanOptions struct {
 	Effort    int
 	NoFresh   bool
 	Refine    bool
+	Timeline  string
 	Outputs   outputs
 }
 
@@ -55,6 +59,7 @@ func replanCommand() *cli.Command {
 			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of every solver call of the replan, in Z3 resource units (0: %d, -1: none); larger finds shorter periods where the solver needs them, slower", search.ReplanEffort)},
 			&cli.BoolFlag{Name: "no-fresh", Usage: "do not run a fresh search to compare with"},
 			&cli.BoolFlag{Name: "refine", Usage: "let the solver re-optimise the ends of the new schedule whatever built it, as tessel search does (each call under the same cap; slower)"},
+			&cli.StringFlag{Name: "timeline", Usage: "replan step by step through a timeline `FILE` of changes (links, speeds, devices leaving or joining; docs/dynamic.md), each step from the last; --cluster is then the cluster the schedule ran on (default: its own)"},
 		}, outputFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -62,7 +67,7 @@ func replanCommand() *cli.Command {
 			}
 			return runReplan(c.Context, replanOptions{
 				Schedule: c.String("schedule"), Cluster: clusterSpecFrom(c), NR: c.Int("nr"), Seed: c.Int("seed"),
-				TimeLimit: c.Duration("time-limit"), Effort: c.Int("effort"), NoFresh: c.Bool("no-fresh"), Refine: c.Bool("refine"), Outputs: outputsFrom(c),
+				TimeLimit: c.Duration("time-limit"), Effort: c.Int("effort"), NoFresh: c.Bool("no-fresh"), Refine: c.Bool("refine"), Timeline: c.String("timeline"), Outputs: outputsFrom(c),
 			}, c.App.Writer)
 		},
 	}
@@ -85,6 +90,9 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	cl, err := opts.Cluster.cluster(old.Placement.Devices)
 	if err != nil {
 		return err
+	}
+	if opts.Timeline != "" {
+		return runTimeline(ctx, old, cl, opts, stdout)
 	}
 	if cl == nil {
 		return usageErrorf("replan: give the new cluster: --cluster FILE, or --device-speed and --transfer-time")
@@ -132,5 +140,32 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 		return printJSON(stdout, rep)
 	}
 	rep.WriteText(stdout, p)
+	return nil
+}
+
+// runTimeline is tessel replan --timeline: timeline.Run, printed.
+func runTimeline(ctx context.Context, old *schedule.Schedule, cl *cluster.Cluster, opts replanOptions, stdout io.Writer) error {
+	t, err := timeline.Load(opts.Timeline)
+	if err != nil {
+		return &usageError{err}
+	}
+	rep, err := timeline.Run(ctx, old, t, cl, timeline.Options{
+		Replan: search.ReplanOptions{MaxNR: opts.NR, Seed: opts.Seed, Effort: opts.Effort, Refine: opts.Refine},
+		Fresh:  !opts.NoFresh, TimeLimit: opts.TimeLimit,
+	})
+	if err != nil {
+		var ce *timeline.ChangeError
+		if errors.As(err, &ce) {
+			return &usageError{err}
+		}
+		return err
+	}
+	if err := opts.Outputs.write(rep.Final); err != nil {
+		return err
+	}
+	if opts.Outputs.JSON {
+		return printJSON(stdout, rep)
+	}
+	rep.WriteText(stdout)
 	return nil
 }

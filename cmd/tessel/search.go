@@ -28,6 +28,7 @@ type searchOptions struct {
 	TimeLimit    time.Duration
 	SolverOnly   bool
 	Decisions    placement.Decisions
+	Latency      int
 	Objective    string
 	Outputs      outputs
 	Coarsen      int // --coarsen: -1 auto, 0 never, N blocks
@@ -78,6 +79,7 @@ func searchCommand() *cli.Command {
 			&cli.DurationFlag{Name: "time-limit", Usage: "keep improving the schedule for this long, then answer with the best found (e.g. 30s, 5m)"},
 			&cli.BoolFlag{Name: "solver-only", Usage: "leave out the constructions and baselines: the paper's search alone (for measuring it)"},
 			coarsenFlag("search"),
+			latencyBudgetFlag(),
 			&cli.StringFlag{Name: "objective", Usage: "what the choice of devices of blocks with candidates minimises: makespan (of N micro-batches) or period (the steady state's, throughput)", Value: "makespan"},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
@@ -92,6 +94,7 @@ func searchCommand() *cli.Command {
 				NR: c.Int("nr"), Method: c.String("method"), Jobs: c.Int("jobs"), Seed: c.Int("seed"), Effort: c.Int("effort"),
 				TimeLimit: c.Duration("time-limit"), SolverOnly: c.Bool("solver-only"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
 				Coarsen: c.Int("coarsen"),
+				Latency: c.Int("latency-budget"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -101,7 +104,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	for _, f := range []struct {
 		name   string
 		v, min int
-	}{{"micro-batches", opts.MicroBatches, 1}, {"memory", opts.Memory, 0}, {"nr", opts.NR, 0}, {"jobs", opts.Jobs, 0}} {
+	}{{"micro-batches", opts.MicroBatches, 1}, {"memory", opts.Memory, 0}, {"nr", opts.NR, 0}, {"jobs", opts.Jobs, 0}, {"latency-budget", opts.Latency, 0}} {
 		if err := checkAtLeast(f.name, f.v, f.min); err != nil {
 			return err
 		}
@@ -141,7 +144,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	sopt := search.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
 		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
-		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Objective: objective,
+		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency, Objective: objective,
 		Progress: func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
 	}
 	var res *search.Result

@@ -42,7 +42,10 @@ func simulateCommand() *cli.Command {
 			"time c_ij, the rule the search uses: the non-blocking programs of a searched schedule\n" +
 			"then end exactly at its makespan. With --channels each ordered pair of devices carries\n" +
 			"one transfer at a time, and the report says how much later the run ends for it; a\n" +
-			"schedule searched with channels is simulated with them, and ends at its makespan too.",
+			"schedule searched with channels is simulated with them, and ends at its makespan too.\n" +
+			"A schedule that offloads runs its offloads and reloads on the host channels, one at a\n" +
+			"time each, for the offload time of its placement; a gradient block waits for its reload\n" +
+			"(the report says how long in total).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "programs", Usage: "simulate the programs rank0.json, rank1.json, … in `DIR` instead"},
@@ -77,7 +80,8 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 	}
 	var sets [][]*runtimegen.Program
 	var scheduleMakespan *int
-	var timing *placement.Placement // times of blocks and transfers; nil: the programs' and CommTime
+	var timing *placement.Placement   // times of blocks and transfers; nil: the programs' and CommTime
+	var offloads *placement.Placement // times of offloads and reloads; nil: none offloads
 	if opts.Schedule != "" {
 		s, err := loadVerified(opts.Schedule)
 		if err != nil {
@@ -109,6 +113,12 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 			sets = append(sets, progs)
 		}
 		scheduleMakespan = ptr(schedule.Makespan(s))
+		for _, d := range s.Decisions {
+			if d.Action == placement.Offload {
+				offloads = s.Placement // the schedule's own rules time its moves
+				break
+			}
+		}
 	} else {
 		if opts.Blocking {
 			return usageErrorf("simulate: --blocking applies to --schedule (programs have their own mode)")
@@ -128,7 +138,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 	// A schedule made with channels runs with them: its makespan counts
 	// the queues on its links.
 	channels := opts.Channels || (timing != nil && timing.Channels)
-	out, err := runtimegen.SimulateAll(sets, runtimegen.SimOptions{CommTime: opts.CommTime, Placement: timing, Channels: channels})
+	out, err := runtimegen.SimulateAll(sets, runtimegen.SimOptions{CommTime: opts.CommTime, Placement: timing, Channels: channels, Offloads: offloads})
 	if err != nil {
 		return err
 	}

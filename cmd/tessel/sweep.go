@@ -35,6 +35,7 @@ type sweepOptions struct {
 	Force        bool
 	Cluster      clusterSpec // every placement on it (its device count must be --devices)
 	Decisions    placement.Decisions
+	Latency      latencySweepOptions // --latency
 }
 
 const defaultSweepPlacements = "v-shape,x-shape,m-shape,nn-shape,k-shape"
@@ -69,6 +70,12 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "out-dir", Usage: "write fig11.svg, fig12.svg and the tables into `DIR`"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite files in --out-dir"},
 			savingsFlags()[0], savingsFlags()[1], savingsFlags()[2],
+			&cli.BoolFlag{Name: "latency", Usage: "instead of Fig. 11 and 12: throughput and latency of an inference placement under latency budgets, beside tensor parallelism, 1F1B and GPipe (Fig. 15)"},
+			&cli.StringFlag{Name: "placement-file", Usage: "with --latency: the inference placement in a JSON `FILE`"},
+			&cli.BoolFlag{Name: "infer", Usage: "with --latency: the inference variant of the built-in --placement"},
+			&cli.StringFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "with --latency: the N measured, `LIST` (1,2,4 or A-B)", Value: "8"},
+			&cli.StringFlag{Name: "latency-budget", Usage: "with --latency: the latency budgets of the Tessel search, `LIST` (a,b,c or A-B or A-B/STEP; 0: none)", Value: "0"},
+			&cli.Float64Flag{Name: "tp-efficiency", Usage: "with --latency: share of the ideal speed-up tensor parallelism keeps per doubling of its devices, in (0, 1]", Value: 1},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -81,6 +88,7 @@ func sweepCommand() *cli.Command {
 				Jobs: c.Int("jobs"), Seed: c.Int("seed"), TimeLimit: c.Duration("time-limit"),
 				Format: c.String("format"), OutDir: c.String("out-dir"), Force: c.Bool("force"),
 				Cluster: clusterSpecFrom(c), Decisions: savingsFrom(c),
+				Latency: latencySweepFrom(c),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -89,6 +97,12 @@ func sweepCommand() *cli.Command {
 func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) error {
 	if !slices.Contains(textfmt.Formats(), opts.Format) {
 		return usageErrorf("sweep: unknown --format %q (want %s)", opts.Format, strings.Join(textfmt.Formats(), ", "))
+	}
+	if opts.Latency.On {
+		return runLatencySweep(ctx, opts, stdout, stderr)
+	}
+	if opts.Latency.Given != "" {
+		return usageErrorf("sweep: --%s needs --latency", opts.Latency.Given)
 	}
 	nrs, err := parseRange("nr", opts.NR, 1)
 	if err != nil {

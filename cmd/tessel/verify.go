@@ -89,8 +89,12 @@ func runVerify(_ context.Context, opts verifyOptions, stdout io.Writer) error {
 	if s.Cluster != nil {
 		onCluster = " on its cluster"
 	}
-	_, err = fmt.Fprintf(stdout, "valid%s: %s, %d micro-batches, makespan %d, bubble rate %.2f%%, peak memory %v (budget %s)\n",
-		onCluster, name, s.MicroBatches, m.Makespan, 100*m.BubbleRate, formatInts(m.PeakMemory), budget)
+	latency := ""
+	if schedule.ShowsLatency(s) {
+		latency = ", latency " + schedule.LatencyText(s)
+	}
+	_, err = fmt.Fprintf(stdout, "valid%s: %s, %d micro-batches, makespan %d, bubble rate %.2f%%, peak memory %v (budget %s)%s\n",
+		onCluster, name, s.MicroBatches, m.Makespan, 100*m.BubbleRate, formatInts(m.PeakMemory), budget, latency)
 	return err
 }
 

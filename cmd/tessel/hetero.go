@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/hetero"
+	"github.com/tessel-pp/tessel/hybrid"
+	"github.com/tessel-pp/tessel/placement"
+)
+
+// partitionOnCluster is tessel partition --cluster (and the partition half
+// of tessel plan --cluster): the split and device order of package hetero.
+func partitionOnCluster(ctx context.Context, o partitionOptions, cl *cluster.Cluster) (*hetero.Report, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.Chunks > 1:
+		return nil, usageErrorf("--cluster takes one stage per device: no --chunks")
+	case o.NonContiguous:
+		return nil, usageErrorf("--cluster and --non-contiguous do not go together")
+	case o.Expert != "":
+		return nil, usageErrorf("--cluster and --expert do not go together")
+	case o.Devices > 0 && o.Devices != len(cl.Devices):
+		return nil, usageErrorf("--devices %d for a cluster of %d devices", o.Devices, len(cl.Devices))
+	}
+	o.Devices = len(cl.Devices)
+	g, err := o.loadModel()
+	if err != nil {
+		return nil, err
+	}
+	if g.IDs != nil {
+		return nil, usageErrorf("%s: --cluster needs a layer profile, not a graph of Tarnawski et al.'s set", o.Model)
+	}
+	if cl.DeviceMemoryBytes() != nil && !g.Bytes {
+		return nil, usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
+	}
+	r, err := hetero.Run(ctx, g, cl, hetero.Options{TimeUnit: o.TimeUnit, MemoryUnit: o.MemoryUnit})
+	switch {
+	case errors.Is(err, hetero.ErrNoSplit):
+		return nil, usageErrorf("%s on %s: %v", o.Model, o.Cluster, err)
+	case err != nil:
+		return nil, usageErrorf("%s: %v", o.Model, err)
+	}
+	if o.Out != "" {
+		var buf bytes.Buffer
+		if err := r.Converted.Placement.Write(&buf); err != nil {
+			return nil, err
+		}
+		if err := writeNew(o.Out, o.Force, buf.Bytes()); err != nil {
+			return nil, err
+		}
+	}
+	if o.ClusterOut != "" {
+		var buf bytes.Buffer
+		if err := r.Cluster.Write(&buf); err != nil {
+			return nil, err
+		}
+		if err := writeNew(o.ClusterOut, o.Force, buf.Bytes()); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// runHybrid is tessel plan --parallel auto.
+func runHybrid(ctx context.Context, o planOptions, stdout io.Writer) error {
+	po := o.Partition
+	switch {
+	case o.Parallel != "auto":
+		return usageErrorf("--parallel must be auto, got %q", o.Parallel)
+	case o.Cluster == "":
+		return usageErrorf("--parallel auto needs --cluster")
+	case o.Jobs < 0 || o.Effort < 0 || o.Top < 0 || o.DP < 0 || o.TP < 0 || o.PP < 0:
+		return usageErrorf("--jobs, --effort, --top, --dp, --tp and --pp must be at least 0")
+	case po.Chunks > 1 || po.NonContiguous || po.Expert != "" || po.Out != "" || o.Outputs.Out != "" || o.Budget != 0 || o.NR != 0 ||
+		o.Decisions != (placement.Decisions{}) || o.TimeLimit != 0:
+		return usageErrorf("--parallel auto takes --cluster, --model, --micro-batches, --micro-batch-sizes, --dp, --tp, --pp, --time-unit, --jobs, --effort, --top and --json only")
+	}
+	cl, err := cluster.Load(o.Cluster)
+	if err != nil {
+		return &usageError{err}
+	}
+	if po.Devices > 0 && po.Devices != len(cl.Devices) {
+		return usageErrorf("--devices %d for a cluster of %d devices", po.Devices, len(cl.Devices))
+	}
+	po.Devices = len(cl.Devices)
+	g, err := po.loadModel()
+	if err != nil {
+		return err
+	}
+	if g.IDs != nil {
+		return usageErrorf("%s: --parallel auto needs a layer profile, not a graph of Tarnawski et al.'s set", po.Model)
+	}
+	if cl.DeviceMemoryBytes() != nil && !g.Bytes {
+		return usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
+	}
+	opt := hybrid.Options{MicroBatches: o.MicroBatches, TimeUnit: po.TimeUnit, Effort: o.Effort, Jobs: o.Jobs}
+	for _, item := range strings.Split(o.Sizes, ",") {
+		b, err := strconv.Atoi(strings.TrimSpace(item))
+		if err != nil || b < 1 {
+			return usageErrorf("--micro-batch-sizes: %q is not a size ≥ 1 (B,... in samples)", item)
+		}
+		opt.MicroBatchSizes = append(opt.MicroBatchSizes, b)
+	}
+	if o.DP > 0 || o.TP > 0 || o.PP > 0 {
+		opt.Degrees = func(dp, tp, pp int) bool {
+			return (o.DP == 0 || dp == o.DP) && (o.TP == 0 || tp == o.TP) && (o.PP == 0 || pp == o.PP)
+		}
+	}
+	res, err := hybrid.Plan(ctx, g, cl, opt)
+	if errors.Is(err, hybrid.ErrNoLayout) {
+		return fmt.Errorf("%s on %s: %w", po.Model, o.Cluster, err)
+	}
+	if err != nil {
+		return err
+	}
+	if o.Outputs.JSON {
+		return printJSON(stdout, res)
+	}
+	res.WriteText(stdout, o.Top)
+	return nil
+}

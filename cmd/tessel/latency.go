@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tessel-pp/tessel/compare"
+	"github.com/tessel-pp/tessel/inference"
+	"github.com/tessel-pp/tessel/internal/textfmt"
+)
+
+// latencyBudgetFlag is --latency-budget of search, optimal, compare and
+// sweep (placement's "Latency").
+func latencyBudgetFlag() cli.Flag {
+	return &cli.IntFlag{Name: "latency-budget", Usage: "every micro-batch's latency (its first block's start to its last block's end) at most this; 0: none"}
+}
+
+// latencySweepOptions are sweep's --latency flags.
+type latencySweepOptions struct {
+	On           bool
+	File         string
+	Infer        bool
+	MicroBatches string
+	Budgets      string
+	Efficiency   float64
+	// Given names a --latency flag given without --latency.
+	Given string
+}
+
+func latencySweepFrom(c *cli.Context) latencySweepOptions {
+	o := latencySweepOptions{On: c.Bool("latency"), File: c.String("placement-file"), Infer: c.Bool("infer"),
+		MicroBatches: c.String("micro-batches"), Budgets: c.String("latency-budget"), Efficiency: c.Float64("tp-efficiency")}
+	for _, f := range []string{"placement-file", "infer", "micro-batches", "latency-budget", "tp-efficiency"} {
+		if c.IsSet(f) && o.Given == "" {
+			o.Given = f
+		}
+	}
+	return o
+}
+
+// parseList reads "a,b,c", "A-B" or "A-B/STEP" into ascending distinct
+// values ≥ min, at most 64 of them.
+func parseList(flag, s string, min int) ([]int, error) {
+	bad := func() ([]int, error) {
+		return nil, usageErrorf("--%s: want numbers a,b,c, a range A-B or A-B/STEP, each at least %d, got %q", flag, min, s)
+	}
+	var xs []int
+	if strings.Contains(s, ",") || !strings.Contains(s, "-") {
+		for _, part := range strings.Split(s, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(part))
+			if err != nil || v < min || (len(xs) > 0 && v <= xs[len(xs)-1]) {
+				return bad()
+			}
+			xs = append(xs, v)
+		}
+	} else {
+		rng, stepText, hasStep := strings.Cut(s, "/")
+		lo, hi, _ := strings.Cut(rng, "-")
+		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+		step, err3 := 1, error(nil)
+		if hasStep {
+			step, err3 = strconv.Atoi(strings.TrimSpace(stepText))
+		}
+		if err1 != nil || err2 != nil || err3 != nil || a < min || b < a || step < 1 {
+			return bad()
+		}
+		for x := a; x <= b && len(xs) <= 64; x += step {
+			xs = append(xs, x)
+		}
+	}
+	if len(xs) > 64 {
+		return nil, usageErrorf("--%s: %q has more than 64 values", flag, s)
+	}
+	return xs, nil
+}
+
+// runLatencySweep is tessel sweep --latency: compare.LatencySweep on one
+// inference placement.
+func runLatencySweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) error {
+	lo := opts.Latency
+	ns, err := parseList("micro-batches", lo.MicroBatches, 1)
+	if err != nil {
+		return err
+	}
+	budgets, err := parseList("latency-budget", lo.Budgets, 0)
+	if err != nil {
+		return err
+	}
+	inf := inference.Options{Efficiency: lo.Efficiency}
+	if err := inf.Check(); err != nil {
+		return usageErrorf("--tp-efficiency: %v", err)
+	}
+	spec := placementSpec{File: lo.File, Devices: opts.Devices, ForwardTime: opts.ForwardTime, BackwardTime: opts.BackwardTime, Inference: lo.Infer, Cluster: opts.Cluster}
+	if lo.File == "" {
+		if len(opts.Placements) != 1 {
+			return usageErrorf("sweep --latency: one placement (--placement NAME --infer, or --placement-file)")
+		}
+		spec.Name = opts.Placements[0]
+	}
+	p, err := spec.load()
+	if err != nil {
+		return err
+	}
+	if !p.Inference() {
+		return usageErrorf("sweep --latency: placement %q has backward blocks (use --infer, or an inference placement file)", p.Name)
+	}
+	for _, b := range budgets {
+		if err := p.CheckLatency(b); err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+	}
+	bar := newProgress(stderr)
+	defer bar.done()
+	res, err := compare.LatencySweep(ctx, p, compare.LatencyOptions{MicroBatches: ns, Budgets: budgets, Inference: inf, Seed: opts.Seed,
+		TimeLimit: opts.TimeLimit, Progress: func(done, total int) { bar.show("sweep: %d of %d points", done, total) }})
+	if err != nil {
+		return err
+	}
+	bar.done()
+	if opts.OutDir == "" {
+		return res.Write(stdout, opts.Format)
+	}
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return usageErrorf("sweep: %v", err)
+	}
+	var table, svg bytes.Buffer
+	if err := res.Write(&table, opts.Format); err != nil {
+		return err
+	}
+	if err := res.Chart().WriteSVG(&svg); err != nil {
+		return err
+	}
+	files := []struct {
+		name string
+		data []byte
+	}{{"latency." + textfmt.Ext(opts.Format), table.Bytes()}, {"latency.svg", svg.Bytes()}}
+	if lc := res.LatencyChart(); lc != nil {
+		var b bytes.Buffer
+		if err := lc.WriteSVG(&b); err != nil {
+			return err
+		}
+		files = append(files, struct {
+			name string
+			data []byte
+		}{"latency-max.svg", b.Bytes()})
+	}
+	for _, file := range files {
+		path := filepath.Join(opts.OutDir, file.name)
+		if err := writeNew(path, opts.Force, file.data); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", path)
+	}
+	return nil
+}

@@ -1,0 +1,43 @@
+package construct
+
+import (
+	"testing"
+
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// BenchmarkLatencyList: the list schedule under a latency budget, nn-shape
+// inference, 128 micro-batches, the budget one above the critical path.
+func BenchmarkLatencyList(b *testing.B) {
+	p, err := placement.Builtin("nn-shape", placement.Options{Devices: 4, Inference: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := LatencyList(p, 128, 0, p.CriticalPath()+1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompactLatency: the device orders of the latency list schedule
+// of m-shape inference, 128 micro-batches, compacted under its budget
+// (one above the critical path) by schedule.CompactLatency.
+func BenchmarkCompactLatency(b *testing.B) {
+	p, err := placement.Builtin("m-shape", placement.Options{Devices: 4, Inference: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	budget := p.CriticalPath() + 1
+	s, err := LatencyList(p, 128, 0, budget)
+	if err != nil {
+		b.Fatal(err)
+	}
+	orders := schedule.Orders(s)
+	for b.Loop() {
+		if _, err := schedule.CompactLatency(p, 128, orders, budget); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

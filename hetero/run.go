@@ -1,0 +1,335 @@
+package hetero
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/placement"
+)
+
+// Options configure Run.
+type Options struct {
+	// TimeUnit is the model time of one placement step, the unit of the
+	// cluster's link times; 0 chooses one from the even split's blocks
+	// (partition.AutoTimeUnit).
+	TimeUnit float64
+	// MemoryUnit converts the split to a placement
+	// (partition.PlacementOptions).
+	MemoryUnit float64
+}
+
+// Report is a split on a cluster beside the speed-oblivious splits on the
+// same cluster; its JSON is tessel partition --cluster --json.
+type Report struct {
+	Model    string  `json:"model"`
+	Devices  int     `json:"devices"`
+	Training bool    `json:"training"`
+	TimeUnit float64 `json:"time_unit"`
+	// Split is the split found: stages in pipeline order, each on the
+	// device the program chose. Exact says it is proven the least max
+	// load (links that depend only on the devices' classes).
+	Split *Split `json:"split"`
+	Exact bool   `json:"exact"`
+	// Even and Oblivious are the speed-oblivious splits with the devices
+	// in the cluster's order, evaluated on the cluster: the even split by
+	// layer count and the split of least max load were every device the
+	// same (speed 1, no links, the model's memory cap).
+	Even      *Split `json:"even"`
+	Oblivious *Split `json:"oblivious"`
+
+	// Converted is the split's placement (stage s on placement device s)
+	// and Cluster the cluster as that placement runs on it: device s is
+	// the cluster's device Split.Stages[s].Device, at speed 1 (the
+	// placement's block times are already the device's).
+	Converted *partition.Converted `json:"-"`
+	Cluster   *cluster.Cluster     `json:"-"`
+	Cost      *Cost                `json:"-"`
+	Graph     *partition.Graph     `json:"-"`
+	split     *partition.Split     // the split of the graph with its devices' times
+}
+
+// Run cuts model g onto every device of cluster c.
+func Run(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Options) (*Report, error) {
+	m, err := NewModel(g)
+	if err != nil {
+		return nil, err
+	}
+	D := len(c.Devices)
+	if len(m.Layers) < D {
+		return nil, fmt.Errorf("%w: %d layers for %d devices (one stage each)", ErrNoSplit, len(m.Layers), D)
+	}
+	even := EvenCuts(len(m.Layers), D)
+	unit := opt.TimeUnit
+	if unit == 0 {
+		unit = AutoTimeUnit(m, c)
+	}
+	k := NewCost(m, c, unit)
+	best, exact, err := k.Best(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The speed-oblivious optimum: every device the first one's kind at
+	// speed 1, the model's cap, no links.
+	u := cluster.Uniform(D)
+	for d := range u.Devices {
+		u.Devices[d].MemoryBytes = 0
+	}
+	ob, _, err := NewCost(m, u, unit).Best(ctx)
+	r := &Report{Model: g.Name, Devices: D, Training: m.Training, TimeUnit: unit, Split: best, Exact: exact,
+		Even: k.Evaluate("even", even, identity(D)), Cost: k, Graph: g}
+	if err == nil {
+		r.Oblivious = k.Evaluate("oblivious", ob.Cuts(), identity(D))
+	}
+	if r.Converted, r.Cluster, r.split, err = k.Placement(best, opt.MemoryUnit); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// AutoTimeUnit is the time unit partition.AutoTimeUnit gives the even
+// split's blocks (per stage and pass) on the cluster, devices in order.
+func AutoTimeUnit(m *Model, c *cluster.Cluster) float64 {
+	cuts := EvenCuts(len(m.Layers), len(c.Devices))
+	var ts []float64
+	for s, d := range c.Devices {
+		var f, b float64
+		for l := cuts[s]; l < cuts[s+1]; l++ {
+			for _, v := range m.Layers[l] {
+				if m.Graph.Nodes[v].Backward {
+					b += NodeTime(m.Graph.Nodes[v], d)
+				} else {
+					f += NodeTime(m.Graph.Nodes[v], d)
+				}
+			}
+		}
+		ts = append(ts, f, b)
+	}
+	return partition.AutoTimeUnit(ts)
+}
+
+// Placement converts split s to a placement (and returns the
+// partition.Split it is made from), stage i on placement device
+// i with its nodes' times on its device (partition.ToPlacement, times in
+// k.TimeUnit steps), and returns the cluster as the placement runs on it:
+// device i is the cluster's device of stage i at speed 1, links between
+// them as in the cluster; a dependency across a cut carries the cut
+// layer's output size.
+func (k *Cost) Placement(s *Split, memoryUnit float64) (*partition.Converted, *cluster.Cluster, *partition.Split, error) {
+	m, g := k.Model, k.Model.Graph
+	h := *g
+	h.Nodes = append([]partition.Node(nil), g.Nodes...)
+	h.Accelerators, h.CPUs = len(s.Stages), 0
+	dev := make([]int, len(g.Nodes))
+	for i, st := range s.Stages {
+		d := k.Cluster.Devices[st.Device]
+		for l := st.From; l < st.To; l++ {
+			for _, v := range m.Layers[l] {
+				x := &h.Nodes[v]
+				t := NodeTime(g.Nodes[v], d)
+				if x.Acc > 0 && x.Input+x.Weight > 0 {
+					f := t / x.Acc
+					x.Input, x.Weight = x.Input*f, x.Weight*f
+				}
+				x.Acc, x.CPU = t, t
+				dev[v] = i
+			}
+		}
+	}
+	sp, err := partition.NewSplit(&h, dev)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	conv, err := partition.ToPlacement(sp, partition.PlacementOptions{Name: g.Name, TimeUnit: k.TimeUnit, MemoryUnit: memoryUnit})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	p := conv.Placement
+	reduce(p)
+	cutAt := func(x, y int) int { return s.Stages[max(x, y)].From - 1 }
+	for _, d := range p.Deps {
+		a, b := p.Blocks[d.From].Devices, p.Blocks[d.To].Devices
+		if len(a) == 1 && len(b) == 1 && a[0] != b[0] {
+			z := m.size[cutAt(a[0], b[0])]
+			if z != 1 {
+				if p.Sizes == nil {
+					p.Sizes = map[placement.Dep]float64{}
+				}
+				p.Sizes[d] = z
+			}
+		}
+	}
+	return conv, k.Permuted(s.Order()), sp, nil
+}
+
+// Permuted is the cluster with device i the cluster's device order[i] at
+// speed 1 (no type or roofline figures: the placement's times are
+// already the device's), links carried along.
+func (k *Cost) Permuted(order []int) *cluster.Cluster {
+	c := k.Cluster
+	q := &cluster.Cluster{Default: c.Default, Channels: c.Channels}
+	for _, d := range order {
+		dev := c.Devices[d]
+		if dev.Host != nil {
+			h := *dev.Host
+			dev.Host = &h
+		}
+		dev.Speed, dev.Type, dev.PeakFLOPs, dev.MemoryBandwidth = 1, "", 0, 0
+		q.Devices = append(q.Devices, dev)
+	}
+	for i := range order {
+		for j := i + 1; j < len(order); j++ {
+			if l := c.Link(order[i], order[j]); l != c.Default {
+				q.Pairs = append(q.Pairs, cluster.Pair{From: i, To: j, Link: l})
+			}
+		}
+	}
+	return q
+}
+
+// WriteText prints the split, the speed-oblivious splits beside it and
+// how much longer they take on the cluster.
+func (r *Report) WriteText(w io.Writer) {
+	kind := "inference"
+	if r.Training {
+		kind = "training"
+	}
+	fmt.Fprintf(w, "tessel partition: %s on a cluster of %d devices, %s, time unit %.4g\n", r.Model, r.Devices, kind, r.TimeUnit)
+	fmt.Fprintf(w, "method: contiguous split and device order by dynamic programming, each stage's time on its device (docs/heterogeneous.md)\n\n")
+	r.Split.writeStages(w, r.Graph != nil && r.Graph.Bytes)
+	exact := "proven the least"
+	if !r.Exact {
+		exact = "not proven the least: links differ within device classes"
+	}
+	fmt.Fprintf(w, "\nmax load       %.2f per sample on the cluster, the largest device or link load (%s)\n", r.Split.MaxLoad, exact)
+	fmt.Fprintf(w, "device order   %s\n\n", ints(r.Split.Order()))
+	fmt.Fprintf(w, "%-10s %10s %8s %5s  %s\n", "split", "max load", "vs best", "fits", "layers per stage")
+	for _, s := range []*Split{r.Split, r.Oblivious, r.Even} {
+		if s == nil {
+			continue
+		}
+		var counts []string
+		for _, st := range s.Stages {
+			counts = append(counts, fmt.Sprint(st.To-st.From))
+		}
+		fmt.Fprintf(w, "%-10s %10.2f %7.2f× %5s  %s\n", s.Method, s.MaxLoad, s.MaxLoad/math.Max(r.Split.MaxLoad, 1e-300), yesNo(s.Fits), strings.Join(counts, " "))
+	}
+}
+
+func (s *Split) writeStages(w io.Writer, bytes bool) {
+	fmt.Fprintf(w, "%-6s %-7s %10s %10s %10s %10s %12s  %s\n", "stage", "device", "load", "compute", "transfer", "link out", "memory", "layers")
+	for i, st := range s.Stages {
+		mem := fmt.Sprintf("%.4g", st.Memory)
+		if bytes {
+			mem = partition.FormatMemory(st.Memory, true)
+		}
+		fmt.Fprintf(w, "%-6d %-7d %10.2f %10.2f %10.2f %10.2f %12s  %s\n", i, st.Device, st.Load, st.Compute, st.Transfer, st.Link, mem, shortNames(st.Layers))
+	}
+}
+
+func shortNames(ns []string) string {
+	if len(ns) <= 4 {
+		return strings.Join(ns, " ")
+	}
+	return fmt.Sprintf("%s %s … %s (%d)", ns[0], ns[1], ns[len(ns)-1], len(ns))
+}
+
+func ints(xs []int) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, fmt.Sprint(x))
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// PartitionReport is the report as tessel partition gives it, for tessel
+// plan: method "cluster", the stages' devices the cluster's, the even and
+// speed-oblivious splits as baselines, and the split and placement of the
+// stages in pipeline order.
+func (r *Report) PartitionReport() *partition.Report {
+	g, k := r.Graph, r.Cost
+	n := len(k.Model.Layers)
+	single := inf
+	for d := range r.Cluster.Devices {
+		single = min(single, k.Compute(r.Split.Stages[d].Device, 0, n))
+	}
+	pr := &partition.Report{Model: r.Model, Accelerators: r.Devices, MemoryCap: g.Memory, Training: r.Training, Method: "cluster",
+		Contiguous: true, MaxLoad: r.Split.MaxLoad, SingleDevice: single, Split: r.split, Converted: r.Converted, Graph: r.split.Graph}
+	for i, st := range r.Split.Stages {
+		pr.StageDevices = append(pr.StageDevices, i)
+		ss := partition.StageSummary{Stage: i, Device: st.Device, Nodes: st.Layers, Load: st.Load, Compute: st.Compute, Comm: st.Transfer, Memory: st.Memory}
+		for _, v := range r.split.Stages[i].Nodes {
+			if g.Nodes[v].Backward {
+				ss.Backward += NodeTime(g.Nodes[v], k.Cluster.Devices[st.Device])
+			} else {
+				ss.Forward += NodeTime(g.Nodes[v], k.Cluster.Devices[st.Device])
+			}
+		}
+		pr.Stages = append(pr.Stages, ss)
+	}
+	for _, s := range []*Split{r.Split, r.Even, r.Oblivious} {
+		if s != nil {
+			pr.Baselines = append(pr.Baselines, partition.SplitSummary{Method: s.Method, MaxLoad: s.MaxLoad, Fits: s.Fits, Contiguous: true})
+		}
+	}
+	c := r.Converted
+	pr.Placement = &partition.PlacementSummary{Devices: c.Placement.Devices, Blocks: len(c.Placement.Blocks), TimeUnit: c.TimeUnit,
+		RoundingError: c.RoundingError, MaxLoadError: c.MaxLoadError}
+	return pr
+}
+
+// reduce drops every dependency between blocks on the same devices that
+// another path of dependencies already implies (a stage's forward to its
+// backward, through the later stages): it orders nothing that the path
+// does not, and leaves a chain model's placement one chain, as the
+// baselines that want a pipeline (1F1B) read it.
+func reduce(p *placement.Placement) {
+	succ := make([][]int, len(p.Blocks))
+	for _, d := range p.Deps {
+		succ[d.From] = append(succ[d.From], d.To)
+	}
+	// reachable reports a path from a to b that does not use the edge a→b.
+	reachable := func(a, b int) bool {
+		seen := make([]bool, len(p.Blocks))
+		var stack []int
+		for _, x := range succ[a] {
+			if x != b {
+				stack = append(stack, x)
+			}
+		}
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if x == b {
+				return true
+			}
+			if seen[x] {
+				continue
+			}
+			seen[x] = true
+			stack = append(stack, succ[x]...)
+		}
+		return false
+	}
+	var keep []placement.Dep
+	for _, d := range p.Deps {
+		a, b := p.Blocks[d.From], p.Blocks[d.To]
+		if slices.Equal(a.Devices, b.Devices) && reachable(d.From, d.To) {
+			continue
+		}
+		keep = append(keep, d)
+	}
+	p.Deps = keep
+}

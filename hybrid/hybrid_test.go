@@ -1,0 +1,128 @@
+package hybrid
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/partition"
+)
+
+func load(t *testing.T, model, clusterFile string) (*partition.Graph, *cluster.Cluster) {
+	t.Helper()
+	g, err := partition.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.Load(clusterFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, c
+}
+
+// Wu et al. §3.3: every layout is enumerated, pruned without a
+// simulation or evaluated; the chosen one is the least; the result does
+// not depend on the number of workers.
+func TestPlanEnumeratesPrunesAndIsDeterministic(t *testing.T) {
+	for _, tc := range []struct{ model, cluster string }{
+		{"../testdata/hetero/chain-12.json", "../testdata/hetero/four-one-slow.json"},
+		{"../testdata/hetero/gpt-34.json", "../testdata/hetero/s1-far-8.json"},
+	} {
+		g, c := load(t, tc.model, tc.cluster)
+		var outs [][]byte
+		for _, jobs := range []int{1, 3} {
+			res, err := Plan(context.Background(), g, c, Options{MicroBatches: 16, Jobs: jobs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every (dp, tp, pp) of the devices: evaluated or pruned.
+			n := 0
+			for tp := 1; tp <= len(c.Devices); tp++ {
+				for pp := 1; pp <= len(c.Devices)/tp; pp++ {
+					if len(c.Devices)%(tp*pp) == 0 {
+						n++
+					}
+				}
+			}
+			total := 0
+			for _, k := range res.PrunedBy {
+				total += k
+			}
+			if len(res.Plans)+len(res.Pruned) != n || total != len(res.Pruned) {
+				t.Errorf("%s: %d plans + %d pruned (%v), want %d layouts", tc.cluster, len(res.Plans), len(res.Pruned), res.PrunedBy, n)
+			}
+			for _, p := range res.Plans {
+				if p.Time < res.Best.Time || p.DP*p.TP*p.PP != len(c.Devices) || p.Time < p.Bound*(1-1e-9) {
+					t.Errorf("%s: plan %+v against best %v", tc.cluster, p, res.Best.Time)
+				}
+			}
+			for _, p := range res.Pruned {
+				if p.Reason == "" || p.Detail == "" {
+					t.Errorf("%s: pruned without a reason: %+v", tc.cluster, p)
+				}
+			}
+			if res.Baseline == nil || res.Baseline.Time < res.Best.Time {
+				t.Errorf("%s: baseline %+v, best %v", tc.cluster, res.Baseline, res.Best.Time)
+			}
+			b, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, b)
+		}
+		if !bytes.Equal(outs[0], outs[1]) {
+			t.Errorf("%s: 1 and 3 workers differ", tc.cluster)
+		}
+	}
+}
+
+// Micro-batch sizes multiply the layouts: every one evaluated runs the
+// iteration's samples (dp · micro-batches · size), and trying more sizes
+// never gives a worse best.
+func TestMicroBatchSizes(t *testing.T) {
+	g, c := load(t, "../testdata/hetero/chain-12.json", "../testdata/hetero/four-one-slow.json")
+	one, err := Plan(context.Background(), g, c, Options{MicroBatches: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := Plan(context.Background(), g, c, Options{MicroBatches: 16, MicroBatchSizes: []int{1, 2, 4, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(more.Plans)+len(more.Pruned) != 4*(len(one.Plans)+len(one.Pruned)) || more.PrunedBy["batch"] == 0 {
+		t.Errorf("%d plans, %d pruned (%v) for 4 sizes; %d layouts with one", len(more.Plans), len(more.Pruned), more.PrunedBy, len(one.Plans)+len(one.Pruned))
+	}
+	for _, p := range more.Plans {
+		if p.DP*p.MicroBatches*p.MicroBatchSize != 16 {
+			t.Errorf("layout %+v does not run 16 samples", p)
+		}
+	}
+	if more.Best.Time > one.Best.Time {
+		t.Errorf("best with sizes 1, 2, 4, 3: %v, with 1: %v", more.Best.Time, one.Best.Time)
+	}
+	if _, err := Plan(context.Background(), g, c, Options{MicroBatches: 16, MicroBatchSizes: []int{0}}); err == nil {
+		t.Error("size 0 accepted")
+	}
+}
+
+// The best layout is no worse than any layout of a given tensor-parallel
+// degree evaluated alone (Wu et al. §4.2: the time of each TP degree).
+func TestBestBeatsEveryDegree(t *testing.T) {
+	g, c := load(t, "../testdata/hetero/gpt-34.json", "../testdata/hetero/s2-bw-low.json")
+	all, err := Plan(context.Background(), g, c, Options{MicroBatches: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range []int{1, 2, 4} {
+		one, err := Plan(context.Background(), g, c, Options{MicroBatches: 32, Degrees: func(_, t, _ int) bool { return t == tp }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if one.Best.TP != tp || one.Best.Time < all.Best.Time {
+			t.Errorf("tp %d: best %+v, all layouts' best %v", tp, one.Best, all.Best.Time)
+		}
+	}
+}

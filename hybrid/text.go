@@ -1,0 +1,58 @@
+package hybrid
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText prints the best layouts ranked (at most top; 0: all), with
+// where their time goes, Megatron's layout as the baseline row, the
+// pruned layouts counted by reason and the best layout's stages.
+func (r *Result) WriteText(w io.Writer, top int) {
+	fmt.Fprintf(w, "tessel plan --parallel auto: %s on %d devices, %d samples per iteration, time unit %.4g\n",
+		r.Model, r.Devices, r.MicroBatches, r.TimeUnit)
+	fmt.Fprintf(w, "layouts      %d evaluated, %d pruned (%s)\n\n", len(r.Plans), len(r.Pruned), prunedText(r.PrunedBy))
+	fmt.Fprintf(w, "%-9s %3s %3s %3s %5s %4s %11s %8s %11s %11s %10s %10s %10s %10s  %s\n",
+		"rank", "dp", "tp", "pp", "mb", "size", "time", "vs best", "pipeline", "compute", "tp comm", "transfer", "bubble", "dp exposed", "schedule")
+	row := func(name string, l *Layout) {
+		fmt.Fprintf(w, "%-9s %3d %3d %3d %5d %4d %11.2f %7.2f× %11.2f %11.2f %10.2f %10.2f %10.2f %10.2f  %s\n", name, l.DP, l.TP, l.PP, l.MicroBatches,
+			l.MicroBatchSize, l.Time, l.Time/r.Best.Time, l.Pipeline, l.Breakdown.Compute, l.Breakdown.TPComm, l.Breakdown.Transfer, l.Breakdown.Bubble, l.Breakdown.DPExposed, l.Schedule)
+	}
+	for i := range r.Plans {
+		if top > 0 && i >= top {
+			fmt.Fprintf(w, "... %d more (--json lists every layout)\n", len(r.Plans)-top)
+			break
+		}
+		row(fmt.Sprint(i+1), &r.Plans[i])
+	}
+	if r.Baseline != nil {
+		row("megatron", r.Baseline)
+	} else {
+		fmt.Fprintf(w, "megatron  (no layout with tensor parallelism within a node fits)\n")
+	}
+	b := r.Best
+	fmt.Fprintf(w, "\nbest         dp %d × tp %d × pp %d, %d micro-batches of %d per replica, %.2f per iteration", b.DP, b.TP, b.PP, b.MicroBatches, b.MicroBatchSize, b.Time)
+	if r.Baseline != nil {
+		fmt.Fprintf(w, " (Megatron's layout: %.2f, %.2f× slower)", r.Baseline.Time, r.Baseline.Time/b.Time)
+	}
+	fmt.Fprintln(w)
+	for i, st := range b.Stages {
+		fmt.Fprintf(w, "stage %-6d devices %-14s %s\n", i, ints(b.Groups[i]), short(st))
+	}
+}
+
+func ints(xs []int) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, fmt.Sprint(x))
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+func short(ns []string) string {
+	if len(ns) <= 4 {
+		return strings.Join(ns, " ")
+	}
+	return fmt.Sprintf("%s %s … %s (%d layers)", ns[0], ns[1], ns[len(ns)-1], len(ns))
+}

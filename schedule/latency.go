@@ -1,0 +1,210 @@
+package schedule
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/tessel-pp/tessel/placement"
+)
+
+// Latency of a schedule: the latency of micro-batch n is the time from
+// the start of its first block to the end of its last (placement's
+// "Latency"), what one request of an inference service waits.
+
+// MicroLatency is one micro-batch's latency and the instances that make
+// it: the first to start and the last to end.
+type MicroLatency struct {
+	Micro, Latency int
+	First, Last    Ref
+	Start, End     int
+}
+
+// Latencies is the latency of every micro-batch of s, by micro-batch;
+// a micro-batch missing an instance, or one whose instance names no block,
+// is measured from what is there (the verifier reports the rest). s must
+// have a placement.
+func Latencies(s *Schedule) []MicroLatency {
+	p := s.Placement
+	out := make([]MicroLatency, s.MicroBatches)
+	seen := make([]bool, s.MicroBatches)
+	for _, in := range s.Instances {
+		if in.Micro < 0 || in.Micro >= s.MicroBatches || in.Block < 0 || in.Block >= len(p.Blocks) {
+			continue
+		}
+		m := &out[in.Micro]
+		end := in.Start + p.Blocks[in.Block].Time
+		if !seen[in.Micro] {
+			*m = MicroLatency{Micro: in.Micro, First: in.Ref(), Last: in.Ref(), Start: in.Start, End: end}
+			seen[in.Micro] = true
+		}
+		if in.Start < m.Start || (in.Start == m.Start && in.Block < m.First.Block) {
+			m.Start, m.First = in.Start, in.Ref()
+		}
+		if end > m.End || (end == m.End && in.Block < m.Last.Block) {
+			m.End, m.Last = end, in.Ref()
+		}
+	}
+	for n := range out {
+		out[n].Micro = n
+		out[n].Latency = out[n].End - out[n].Start
+	}
+	return out
+}
+
+// LatencyStats are a schedule's latency figures: the largest and the
+// mean latency of its micro-batches, and the throughput of its steady
+// state in micro-batches (requests) per time unit: micro-batches per
+// period where the schedule has a steady state (SteadyOf), N / makespan
+// otherwise.
+type LatencyStats struct {
+	Max        int
+	Mean       float64
+	Throughput float64
+}
+
+// MeasureLatency is s's LatencyStats; s must be verified.
+func MeasureLatency(s *Schedule) LatencyStats {
+	ls := Latencies(s)
+	var st LatencyStats
+	sum := 0
+	for _, l := range ls {
+		st.Max = max(st.Max, l.Latency)
+		sum += l.Latency
+	}
+	if len(ls) > 0 {
+		st.Mean = float64(sum) / float64(len(ls))
+	}
+	if ss := SteadyOf(s); ss != nil && ss.Period > 0 {
+		st.Throughput = float64(ss.PerPeriod) / float64(ss.Period)
+	} else if ms := Makespan(s); ms > 0 {
+		st.Throughput = float64(s.MicroBatches) / float64(ms)
+	}
+	return st
+}
+
+// latency reports every micro-batch whose latency exceeds the budget,
+// naming the instances that make it.
+func (v *verifier) latency(r *report) {
+	s := v.s
+	if s.Latency <= 0 {
+		return
+	}
+	ok := &Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches}
+	for x, in := range s.Instances {
+		if v.ok[x] && v.first[in.Ref()] == x {
+			ok.Instances = append(ok.Instances, in)
+		}
+	}
+	for _, l := range Latencies(ok) {
+		if l.Latency > s.Latency {
+			r.add(Latency, -1, []Ref{l.First, l.Last}, "latency of micro-batch %d is %d > budget %d: %s starts at %d, %s ends at %d",
+				l.Micro, l.Latency, s.Latency, v.name(l.First), l.Start, v.name(l.Last), l.End)
+		}
+	}
+}
+
+// CompactLatency is Compact under a latency budget (0: none, then it is
+// Compact): the earliest start times that keep the device orders and the
+// dependencies and meet the budget in every micro-batch (placement's
+// "Latency": the sink of micro-batch n ends at most budget after its
+// source starts). The latency rule adds an edge from every sink back to
+// every source of its micro-batch, weighted t_sink − budget, so the
+// starts are the longest paths of a graph with negative edges: computed
+// by relaxation passes in the order Compact's starts give (a topological
+// order of the other edges), until nothing moves. When the orders admit
+// no schedule within the budget (the passes would go on for ever, a cycle
+// of positive weight) it is an error naming a micro-batch. Links that
+// carry one transfer at a time (Channels) are not supported with a
+// budget. A micro-batch is delayed only as much as its budget asks: its
+// first blocks start later, so that it finishes within the budget.
+func CompactLatency(p *placement.Placement, n int, orders [][]Ref, budget int) ([]Instance, error) {
+	ins, err := Compact(p, n, orders)
+	if err != nil || budget <= 0 {
+		return ins, err
+	}
+	if p.Channels {
+		return nil, fmt.Errorf("compact: a latency budget with links that carry one transfer at a time is not supported")
+	}
+	k := len(p.Blocks)
+	node := func(r Ref) int { return r.Micro*k + r.Block }
+	nodes := k * n
+	start := make([]int, nodes)
+	if len(ins) != nodes {
+		return nil, fmt.Errorf("compact: %d instances for %d blocks of %d micro-batches", len(ins), k, n)
+	}
+	for _, in := range ins {
+		start[node(in.Ref())] = in.Start
+	}
+	// Predecessor edges (device orders and dependencies).
+	type edge struct{ from, lag int }
+	preds := make([][]edge, nodes)
+	for _, order := range orders {
+		for pos := 1; pos < len(order); pos++ {
+			a, b := order[pos-1], order[pos]
+			preds[node(b)] = append(preds[node(b)], edge{node(a), p.Blocks[a.Block].Time})
+		}
+	}
+	for _, d := range p.Deps {
+		delay := p.Delay(d)
+		for m := range n {
+			v := node(Ref{d.To, m})
+			preds[v] = append(preds[v], edge{node(Ref{d.From, m}), delay})
+		}
+	}
+	topo := make([]int, nodes)
+	for v := range topo {
+		topo[v] = v
+	}
+	slices.SortFunc(topo, func(a, b int) int { return cmp.Or(cmp.Compare(start[a], start[b]), cmp.Compare(a, b)) })
+	pairs := p.LatencyPairs()
+	for pass := 0; ; pass++ {
+		moved := false
+		for m := range n {
+			for _, lp := range pairs {
+				src, snk := node(Ref{lp.Source, m}), node(Ref{lp.Sink, m})
+				if need := start[snk] + p.Blocks[lp.Sink].Time - budget; need > start[src] {
+					start[src], moved = need, true
+				}
+			}
+		}
+		if !moved {
+			break
+		}
+		// A longest path uses each latency edge at most once: more passes
+		// than there are such edges mean a cycle of positive weight.
+		if pass > n*len(pairs) {
+			return nil, fmt.Errorf("compact: these device orders meet no latency budget %d", budget)
+		}
+		for _, v := range topo {
+			for _, e := range preds[v] {
+				start[v] = max(start[v], start[e.from]+e.lag)
+			}
+		}
+	}
+	for x := range ins {
+		ins[x].Start = start[node(ins[x].Ref())]
+	}
+	return ins, nil
+}
+
+// ShowsLatency reports whether a report on s speaks of latency without
+// being asked: s has a latency budget, or its placement is an inference
+// placement (every block a forward). Reports on training schedules stay
+// as they were.
+func ShowsLatency(s *Schedule) bool {
+	return s.Latency > 0 || s.Placement.Inference()
+}
+
+// LatencyText is s's latency figures for people, e.g. "max 4, mean 4,
+// throughput 1 per time unit (budget 4)"; s must be verified.
+func LatencyText(s *Schedule) string {
+	st := MeasureLatency(s)
+	t := fmt.Sprintf("max %d, mean %s, throughput %s per time unit", st.Max, strconv.FormatFloat(roundRate(st.Mean), 'f', -1, 64),
+		strconv.FormatFloat(roundRate(st.Throughput), 'f', -1, 64))
+	if s.Latency > 0 {
+		t += fmt.Sprintf(" (budget %d)", s.Latency)
+	}
+	return t
+}

@@ -1,0 +1,147 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
+)
+
+// The search under a latency budget (Options.Latency; placement's
+// "Latency"), layer by layer:
+//
+//   - constructions: the portfolio's schedules re-timed under the budget
+//     (construct.WithLatency: their device orders, each micro-batch's first
+//     blocks delayed as far as it needs) and the latency list schedule
+//     (construct.LatencyList); baselines and starts are re-timed the same
+//     way, and those whose orders meet no schedule within the budget are
+//     left out;
+//   - the repetend: its cross-iteration latency rule in the solver's
+//     encoding (repetend.Options.Latency), so that the period is the least
+//     whose steady state meets the budget; a modulo schedule's repetend is
+//     the incumbent only where its steady state meets it;
+//   - the warmup and cooldown: the rule among their own micro-batches in
+//     the time-optimal encoding (smt.LatencyDeadlines), and the assembled
+//     schedule re-timed under the budget (the micro-batches that cross
+//     into the iterations);
+//   - the time-optimal search of all N (Optimal, and Run with N < N_R):
+//     the rule for every micro-batch in the encoding;
+//   - with N·K at most the phases' limit, the time-optimal search of all N
+//     under the rule (step 3b of Run, latencyOptimal), from the best
+//     schedule so far and within the phase effort: it proves the result
+//     where it runs to its end;
+//   - refinement and windows: their schedules re-timed under the budget,
+//     kept only where they then still end earlier;
+//   - bounds: a budget below the critical path is an error (no schedule
+//     meets it); the makespan's lower bounds without the budget still hold.
+//
+// Every schedule the search returns records the budget (schedule's
+// Latency), which the verifier checks.
+
+// ErrLatency wraps the error of a latency budget no schedule meets.
+var ErrLatency = errors.New("latency budget out of reach")
+
+// latencyError is an error that is ErrLatency.
+type latencyError struct{ error }
+
+func (e latencyError) Is(target error) bool { return target == ErrLatency }
+func (e latencyError) Unwrap() error        { return e.error }
+
+// checkLatency rejects a budget below the critical path, and what the
+// budget is not combined with: decisions (offload, recompute) and links
+// that carry one transfer at a time.
+func (o Options) checkLatency(p *placement.Placement) error {
+	if o.Latency == 0 {
+		return nil
+	}
+	if err := p.CheckLatency(o.Latency); err != nil {
+		return latencyError{fmt.Errorf("search: %w", err)}
+	}
+	switch {
+	case o.Offload || o.Recompute:
+		return fmt.Errorf("search: a latency budget with offload or recompute is not supported")
+	case p.Channels:
+		return fmt.Errorf("search: a latency budget with links that carry one transfer at a time (--channels) is not supported")
+	}
+	return nil
+}
+
+// withinLatency is s re-timed under the budget (construct.WithLatency), s
+// itself without a budget, and nil where its orders meet none.
+func (o Options) withinLatency(s *schedule.Schedule) *schedule.Schedule {
+	if o.Latency <= 0 || s == nil {
+		return s
+	}
+	out, ok := construct.WithLatency(s, o.Latency)
+	if !ok {
+		return nil
+	}
+	return out
+}
+
+// portfolio is the constructions of step 1: construct.PortfolioWith, or
+// construct.LatencyPortfolio under a budget.
+func (o Options) portfolio(ctx context.Context, p *placement.Placement) ([]construct.Candidate, error) {
+	po := construct.PortfolioOptions{MicroBatches: o.MicroBatches, Memory: o.Memory, Offload: o.Offload, Recompute: o.Recompute}
+	if o.Latency > 0 {
+		return construct.LatencyPortfolio(ctx, p, po, o.Latency)
+	}
+	return construct.PortfolioWith(ctx, p, po)
+}
+
+// solveAllWithin is solveAll under a latency budget (0: none): the rule
+// of every micro-batch in the encoding, the budget recorded in the
+// schedule.
+func solveAllWithin(ctx context.Context, p *placement.Placement, n, memory, latency int, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
+	if latency <= 0 {
+		return solveAll(ctx, p, n, memory, opt)
+	}
+	opt.LoadCuts = true
+	refs := smt.AllInstances(p, n)
+	pr := smt.InstanceProblem(p, refs, memory, nil)
+	pr.Deadlines = smt.LatencyDeadlines(p, refs, latency)
+	sol, err := smt.MinimizeMakespan(ctx, pr, opt)
+	if err != nil {
+		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d, latency budget %d: %w", p.Name, n, memory, latency, err)
+	}
+	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory, Latency: latency}
+	for k, r := range refs {
+		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
+	}
+	return s, sol, nil
+}
+
+// latencyOptimal is step 3b of Run under a latency budget: the
+// time-optimal search of all N micro-batches with the rule of every one,
+// from res.Schedule as a hint and within the phase effort, where the N·K
+// instances are at most maxPhaseTasks and the schedule is not already at
+// the lower bound; its schedule replaces res.Schedule where it ends
+// earlier, and its proof proves the result (Result.Proven). Errors leave
+// res as it is.
+func latencyOptimal(ctx context.Context, p *placement.Placement, opt Options, res *Result) {
+	n := opt.MicroBatches
+	if opt.SolverOnly || ctx.Err() != nil || res.Schedule == nil || res.Gap() <= 0 || n*len(p.Blocks) > maxPhaseTasks || res.Fallback {
+		return
+	}
+	effort := opt.PhaseEffort
+	switch {
+	case effort == 0:
+		effort = DefaultPhaseEffort
+	case effort < 0:
+		effort = 0
+	}
+	t0 := time.Now()
+	s, sol, err := solveAllWithin(ctx, p, n, opt.Memory, opt.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: startsOf(res.Schedule, smt.AllInstances(p, n))})
+	res.Times.Warmup += time.Since(t0)
+	if err != nil || schedule.Verify(s) != nil {
+		return
+	}
+	if schedule.Makespan(s) <= res.Makespan() {
+		res.Schedule, res.Source, res.TO = s, Source{Kind: SourceSolver}, sol
+	}
+}

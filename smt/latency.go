@@ -1,0 +1,101 @@
+package smt
+
+import (
+	"errors"
+
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// Deadline is one pair of the latency rule (placement's "Latency"): task
+// To ends at most Max after task From starts, plus Periods·P in a periodic
+// problem:
+//
+//	s_To + t_To ≤ s_From + Max + Periods·P.
+//
+// Unlike a Prec it runs against the dependencies (from a micro-batch's
+// sink back to its source), so it takes no part in the known orders, the
+// heads and tails or the list schedules: the encoder asserts it, Feasible
+// checks it, and a list schedule that breaks it is simply not a candidate.
+type Deadline struct {
+	From, To     int
+	Max, Periods int
+}
+
+// LatencyDeadlines is the latency rule of budget (0: none) over the
+// instances refs of an InstanceProblem of p (task k is refs[k]): one
+// Deadline per source and sink (placement's LatencyPairs) of every
+// micro-batch with both in refs.
+func LatencyDeadlines(p *placement.Placement, refs []schedule.Ref, budget int) []Deadline {
+	if budget <= 0 {
+		return nil
+	}
+	idx := make(map[schedule.Ref]int, len(refs))
+	var micros []int
+	seen := map[int]bool{}
+	for k, r := range refs {
+		idx[r] = k
+		if !seen[r.Micro] {
+			seen[r.Micro] = true
+			micros = append(micros, r.Micro)
+		}
+	}
+	var out []Deadline
+	pairs := p.LatencyPairs()
+	for _, m := range micros {
+		for _, lp := range pairs {
+			a, ok := idx[schedule.Ref{Block: lp.Source, Micro: m}]
+			b, ok2 := idx[schedule.Ref{Block: lp.Sink, Micro: m}]
+			if ok && ok2 {
+				out = append(out, Deadline{From: a, To: b, Max: budget})
+			}
+		}
+	}
+	return out
+}
+
+// assertDeadlines asserts the problem's deadlines; period is the term P
+// of a periodic problem (nil otherwise).
+func (e *Encoder) assertDeadlines(period *Int) error {
+	x := e.X
+	for _, dl := range e.P.Deadlines {
+		rhs := x.Plus(e.Start[dl.From], dl.Max)
+		if dl.Periods != 0 {
+			if period == nil {
+				return errors.New("smt: a deadline has a period term but the problem has no period")
+			}
+			rhs = x.Add(rhs, x.Scale(dl.Periods, *period))
+		}
+		e.S.Assert(x.Le(x.Plus(e.Start[dl.To], e.P.Tasks[dl.To].Time), rhs))
+	}
+	return x.Err()
+}
+
+// meetsDeadlines checks starts against the deadlines without a period
+// term.
+func (p *Problem) meetsDeadlines(starts []int) bool {
+	for _, dl := range p.Deadlines {
+		if dl.Periods == 0 && starts[dl.To]+p.Tasks[dl.To].Time > starts[dl.From]+dl.Max {
+			return false
+		}
+	}
+	return true
+}
+
+// AssertDeadlines adds deadlines after Encode (in the current scope, for
+// a solver that reuses one encoding: see AssertPrecedences); a period term
+// needs the encoder's period.
+func (e *Encoder) AssertDeadlines(dls []Deadline) error {
+	x := e.X
+	for _, dl := range dls {
+		if dl.From < 0 || dl.From >= len(e.Start) || dl.To < 0 || dl.To >= len(e.Start) {
+			return errors.New("smt: deadline out of range")
+		}
+		rhs := x.Plus(e.Start[dl.From], dl.Max)
+		if dl.Periods != 0 {
+			rhs = x.Add(rhs, x.Scale(dl.Periods, e.Period))
+		}
+		e.S.Assert(x.Le(x.Plus(e.Start[dl.To], e.P.Tasks[dl.To].Time), rhs))
+	}
+	return x.Err()
+}

@@ -1,0 +1,279 @@
+package timeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
+)
+
+// ChangeError is a step whose changes do not fit the cluster or the
+// placement there (a device that does not exist, a device joining a
+// placement that is not a built-in shape): bad input, not a failed
+// search.
+type ChangeError struct {
+	Step, Iteration int
+	Err             error
+}
+
+func (e *ChangeError) Error() string {
+	return fmt.Sprintf("timeline: step %d (iteration %d): %v", e.Step, e.Iteration, e.Err)
+}
+
+func (e *ChangeError) Unwrap() error { return e.Err }
+
+// Options configure Run.
+type Options struct {
+	// Replan configures each step's replan (search.Replan's options).
+	Replan search.ReplanOptions
+	// Fresh runs a fresh search (tessel search's) beside every step's
+	// replan, to compare with.
+	Fresh bool
+	// TimeLimit, when > 0, stops each search after this long (it keeps
+	// the best schedule found).
+	TimeLimit time.Duration
+}
+
+// Step is one step of a timeline's replan: the changes of one iteration
+// and the schedule after them.
+type Step struct {
+	Iteration int      `json:"iteration"`
+	Changes   []string `json:"changes"`
+	Devices   int      `json:"devices"`
+	// Repartition says how the placement changed where devices did ("" where
+	// they did not).
+	Repartition string `json:"repartition,omitempty"`
+	// Warm says what the step's search started from: "the old orders and
+	// repetend" (search.Replan), "the old orders, moved" (MovedOrders), or
+	// "none" (a shape rebuilt on other devices: a search with the
+	// replan's effort, without a start).
+	Warm         string   `json:"warm_start"`
+	Makespan     int      `json:"makespan"`
+	LowerBound   int      `json:"lower_bound"`
+	Seconds      float64  `json:"seconds"`
+	Source       string   `json:"source"`
+	Fresh        *int     `json:"fresh_makespan,omitempty"`
+	FreshSeconds *float64 `json:"fresh_seconds,omitempty"`
+	Valid        bool     `json:"valid"`
+}
+
+// Report is a timeline's replan, step by step.
+type Report struct {
+	Placement    string `json:"placement"`
+	Devices      int    `json:"devices"`
+	MicroBatches int    `json:"micro_batches"`
+	Memory       int    `json:"memory"`
+	Old          int    `json:"old_makespan"`
+	Steps        []Step `json:"steps"`
+	// Final is the last step's schedule, with its cluster recorded.
+	Final *schedule.Schedule `json:"-"`
+}
+
+// Warm starts of a step (Step.Warm).
+const (
+	WarmReplan = "the old orders and repetend"
+	WarmMoved  = "the old orders, moved"
+	WarmNone   = "none"
+)
+
+// Run replans old, step by step, through t's changes applied to cluster c
+// (the cluster old ran on: its own, or another given; nil: old's own, or,
+// where it has none, every device of speed 1 and every link free). Each
+// step starts from the schedule of the step before: where only links and
+// speeds changed, search.Replan; where devices left or joined, the
+// placement is repartitioned (Repartition) and searched with a replan's
+// effort, from the old orders moved onto the devices left where the
+// blocks stayed whole (MovedOrders). Every step's schedule is verified;
+// an error names the step.
+func Run(ctx context.Context, old *schedule.Schedule, t *Timeline, c *cluster.Cluster, opt Options) (*Report, error) {
+	given := old.Placement
+	if old.Cluster != nil {
+		given = old.Source
+	}
+	if c == nil {
+		c = old.Cluster
+	}
+	if c == nil {
+		c = cluster.Uniform(given.Devices)
+	}
+	last, err := schedule.OnCluster(old, c)
+	if err != nil {
+		// Not on c's budgets: keep the old schedule, recording c.
+		last = old
+	}
+	first := given
+	rep := &Report{Placement: given.Name, Devices: given.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old)}
+	for k, step := range t.Steps() {
+		st, s, q, qc, err := runStep(ctx, last, first, given, c, step, opt)
+		if err != nil {
+			var ce *ChangeError
+			if errors.As(err, &ce) {
+				ce.Step, ce.Iteration = k+1, step[0].At
+				return nil, ce
+			}
+			return nil, fmt.Errorf("timeline: step %d (iteration %d): %w", k+1, step[0].At, err)
+		}
+		rep.Steps = append(rep.Steps, *st)
+		last, given, c = s, q, qc
+	}
+	rep.Final = last
+	return rep, nil
+}
+
+func runStep(ctx context.Context, last *schedule.Schedule, first, given *placement.Placement, c *cluster.Cluster, changes []Change, opt Options) (*Step, *schedule.Schedule, *placement.Placement, *cluster.Cluster, error) {
+	st := &Step{Iteration: changes[0].At}
+	// The changes one after another; a device's old number is followed
+	// through all of them.
+	was := make([]int, len(c.Devices))
+	for d := range was {
+		was[d] = d
+	}
+	q := c
+	for _, ch := range changes {
+		next, w, err := Apply(q, ch)
+		if err != nil {
+			return nil, nil, nil, nil, &ChangeError{Err: fmt.Errorf("%s: %w", ch, err)}
+		}
+		for d, x := range w {
+			if x >= 0 {
+				w[d] = was[x]
+			}
+		}
+		q, was = next, w
+		st.Changes = append(st.Changes, ch.String())
+	}
+	moved := len(was) != len(c.Devices)
+	for d, x := range was {
+		moved = moved || x != d
+	}
+	newGiven := given
+	if moved {
+		var err error
+		newGiven, st.Repartition, err = Repartition(first, q, len(was))
+		if err != nil {
+			return nil, nil, nil, nil, &ChangeError{Err: err}
+		}
+	}
+	p, err := q.Apply(newGiven)
+	if err != nil {
+		return nil, nil, nil, nil, &ChangeError{Err: err}
+	}
+	st.Devices = p.Devices
+	sctx, cancel := limit(ctx, opt.TimeLimit)
+	t0 := time.Now()
+	var res *search.Result
+	if !moved {
+		st.Warm = WarmReplan
+		r, err := search.Replan(sctx, last, p, q, opt.Replan)
+		if err != nil {
+			cancel()
+			return nil, nil, nil, nil, err
+		}
+		res = r.Result
+	} else {
+		var start []search.Start
+		st.Warm = WarmNone
+		if onOld := MovedOrders(last, p, last.Memory); onOld != nil {
+			st.Warm = WarmMoved
+			start = append(start, search.Start{Name: WarmMoved, Schedule: onOld})
+		}
+		res, err = search.ReplanStarts(sctx, p, last.Memory, last.MicroBatches, start, opt.Replan)
+		if err != nil {
+			cancel()
+			return nil, nil, nil, nil, err
+		}
+	}
+	took := time.Since(t0)
+	cancel()
+	s := res.Schedule
+	if err := s.SetCluster(q, newGiven); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if err := schedule.Verify(s); err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("the replanned schedule fails verification (a bug): %w", err)
+	}
+	st.Makespan, st.LowerBound, st.Seconds, st.Source, st.Valid = schedule.Makespan(s), res.Bounds.Makespan, seconds(took), res.Source.String(), true
+	if opt.Fresh {
+		fctx, cancel := limit(ctx, opt.TimeLimit)
+		t1 := time.Now()
+		fresh, err := search.Run(fctx, p, search.Options{Memory: last.Memory, MaxNR: opt.Replan.MaxNR, MicroBatches: last.MicroBatches, Method: repetend.MethodJoint, Seed: opt.Replan.Seed})
+		cancel()
+		if err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("fresh search: %w", err)
+		}
+		if err := schedule.Verify(fresh.Schedule); err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("the fresh schedule fails verification (a bug): %w", err)
+		}
+		m, sec := schedule.Makespan(fresh.Schedule), seconds(time.Since(t1))
+		st.Fresh, st.FreshSeconds = &m, &sec
+	}
+	return st, s, newGiven, q, nil
+}
+
+func limit(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
+		return context.WithTimeout(ctx, d)
+	}
+	return context.WithCancel(ctx)
+}
+
+func seconds(d time.Duration) float64 { return d.Round(time.Millisecond).Seconds() }
+
+// WriteText writes the report as tessel replan --timeline prints it: a
+// line for the old schedule, then a table of the steps.
+func (r *Report) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "tessel replan: %s, %d devices, %d micro-batches, memory %d, a timeline of %d steps\n\n", r.Placement, r.Devices, r.MicroBatches, r.Memory, len(r.Steps))
+	fmt.Fprintf(w, "old schedule  makespan %d\n\n", r.Old)
+	fresh := false
+	for _, st := range r.Steps {
+		fresh = fresh || st.Fresh != nil
+	}
+	head := []string{"step", "iteration", "devices", "replanned", "lower bound", "replan time"}
+	if fresh {
+		head = append(head, "fresh search", "fresh time")
+	}
+	head = append(head, "changes")
+	rows := [][]string{head}
+	for k, st := range r.Steps {
+		row := []string{fmt.Sprint(k + 1), fmt.Sprint(st.Iteration), fmt.Sprint(st.Devices), fmt.Sprint(st.Makespan), fmt.Sprint(st.LowerBound), fmt.Sprintf("%.3fs", st.Seconds)}
+		if fresh {
+			if st.Fresh != nil {
+				row = append(row, fmt.Sprint(*st.Fresh), fmt.Sprintf("%.3fs", *st.FreshSeconds))
+			} else {
+				row = append(row, "-", "-")
+			}
+		}
+		ch := strings.Join(st.Changes, "; ")
+		if st.Repartition != "" {
+			ch += " (" + st.Repartition + ")"
+		}
+		rows = append(rows, append(row, ch))
+	}
+	width := make([]int, len(head))
+	for _, row := range rows {
+		for i, c := range row {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	for _, row := range rows {
+		var b strings.Builder
+		for i, c := range row {
+			if i == len(row)-1 {
+				b.WriteString(c)
+				break
+			}
+			b.WriteString(c)
+			b.WriteString(strings.Repeat(" ", width[i]-len([]rune(c))+2))
+		}
+		fmt.Fprintln(w, b.String())
+	}
+	fmt.Fprintf(w, "\nverified      yes (every step)\n")
+}
