@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // TraceUnit is the length of one time unit in a trace, in microseconds:
@@ -40,7 +43,11 @@ type traceArgs struct {
 // that offloads gets one more thread per host channel (tid = number of
 // devices + the channel, named "host channel c") with an event per
 // offload and reload ("offload f3^2", "reload f3^2"); a recompute is an
-// event "recompute f3^2" on its device.
+// event "recompute f3^2" on its device. A schedule of a placement whose
+// blocks chose their devices (candidates) gets one more thread per link
+// a transfer that takes time crosses (tid = twice the number of devices +
+// the link's rank, named "link 0→1") with an event per transfer
+// ("op3→op7^0", category "transfer"; Transfers).
 func RenderTrace(s *Schedule, w io.Writer) error {
 	if err := checkRenderable(s); err != nil {
 		return err
@@ -74,6 +81,7 @@ func RenderTrace(s *Schedule, w io.Writer) error {
 		})
 	}
 	events = append(events, decisionEvents(s)...)
+	events = append(events, linkEvents(s)...)
 	var b bytes.Buffer
 	b.WriteString("{\"traceEvents\": [\n")
 	for i, e := range events {
@@ -125,6 +133,27 @@ func decisionEvents(s *Schedule) []traceEvent {
 		out = append(out, traceEvent{Name: fmt.Sprintf("recompute %s^%d", blk.ID, micro), Cat: "recompute", Ph: "X",
 			Ts: int64(rr.Start) * TraceUnit, Dur: int64(blk.Time) * TraceUnit, Tid: blk.Devices[0],
 			Args: traceArgs{Block: blk.ID, Micro: &micro, Devices: blk.Devices}})
+	}
+	return out
+}
+
+// linkEvents are the trace events of the link rows (linkRows).
+func linkEvents(s *Schedule) []traceEvent {
+	links, spans := linkRows(s)
+	if len(links) == 0 {
+		return nil
+	}
+	p := s.Placement
+	tid := func(l placement.Link) int { return 2*p.Devices + slices.Index(links, l) }
+	var out []traceEvent
+	for _, l := range links {
+		out = append(out, traceEvent{Name: "thread_name", Ph: "M", Tid: tid(l), Args: traceArgs{Name: fmt.Sprintf("link %d→%d", l.From, l.To)}})
+	}
+	for _, t := range spans {
+		micro := t.Micro
+		out = append(out, traceEvent{Name: transferName(p, t), Cat: "transfer", Ph: "X",
+			Ts: int64(t.Start) * TraceUnit, Dur: int64(t.End-t.Start) * TraceUnit, Tid: tid(t.Link),
+			Args: traceArgs{Block: p.Blocks[t.Dep.From].ID, Micro: &micro, Devices: []int{t.Link.From, t.Link.To}}})
 	}
 	return out
 }
