@@ -34,7 +34,7 @@ func importCommand() *cli.Command {
 	d := torchcsv.DefaultImportOptions()
 	return &cli.Command{
 		Name:      "import",
-		Usage:     "read a PyTorch pipelining CSV into a schedule tessel can verify, render and simulate",
+		Usage:     "read any PyTorch pipelining CSV (both formats, OVERLAP_F_B, BW) into a schedule tessel can verify, render and simulate",
 		UsageText: "tessel import --torch-csv FILE [--forward-time T] [--backward-time T] [--input-time T] [--weight-time T] [--memory M] [--out FILE] [--placement-out FILE]",
 		Description: "Reads a compute-only CSV of torch.distributed.pipelining (a user's own, or one\n" +
 			"dumped from PyTorch's built-in schedules: row r = rank r, cells <stage><F|B|I|W><micro>,\n" +
