@@ -80,3 +80,20 @@ func TestLatencyBoundValid(t *testing.T) {
 	}
 	t.Logf("%d cases proven, latency bound above the others on %d, tight on %d", checked, raised, tight)
 }
+
+// The time-optimal search names the latency budget's bound where it is
+// the largest (m-shape inference, N=4, budget 7: the bound 12 is the
+// optimum, the relaxations without the budget give 11).
+func TestOptimalNamesLatencyBound(t *testing.T) {
+	p, err := placement.Builtin("m-shape", placement.Options{Devices: 4, Inference: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Optimal(context.Background(), p, OptimalOptions{MicroBatches: 4, Latency: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Bound.Makespan != 12 || res.Bound.By != schedule.BoundLatency.String() || schedule.Makespan(res.Schedule) != 12 {
+		t.Errorf("bound %d by %q, makespan %d; want 12 by %q, 12", res.Bound.Makespan, res.Bound.By, schedule.Makespan(res.Schedule), schedule.BoundLatency.String())
+	}
+}

@@ -542,7 +542,7 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 			if err := schedule.Verify(s); err != nil {
 				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
 			}
-			lower := boundOf(q, opt.MicroBatches, opt.Memory, nil)
+			lower := boundOf(q, opt.MicroBatches, opt.Memory, opt.Latency, nil)
 			best = &OptimalResult{Schedule: s, Source: Source{Kind: SourceSolver}, Bound: lower,
 				Solution: &smt.Solution{Makespan: sol.Makespan, LowerBound: sol.LowerBound, Checks: sol.Checks}}
 		}
