@@ -14,19 +14,40 @@ import "math"
 // there are fewer layers than stages. With v = 1 it is Evaluate's split
 // of those cuts.
 func (k *Cost) Interleaved(method string, order []int, v int) *Split {
-	n, S := len(k.Model.Layers), v*len(order)
+	S := v * len(order)
+	if S < 1 || len(k.Model.Layers) < S {
+		return nil
+	}
+	devs := make([]int, S)
+	for i := range devs {
+		devs[i] = order[i%len(order)]
+	}
+	return k.Cut(method, devs, nil)
+}
+
+// Cut is the model cut into len(devs) stages, stage i on device devs[i]
+// (a device may hold several), at the cut points whose largest stage
+// load (its computation, the transfers it pays at its ends and the link
+// to the next stage) is least, among the stages [a, b) that ok accepts
+// (nil: all): a dynamic program over the stages in pipeline order, the
+// first least cut on ties. Fits says whether every device holds the
+// memory of all of its stages. nil where no cut has every stage
+// non-empty and accepted.
+func (k *Cost) Cut(method string, devs []int, ok func(a, b int) bool) *Split {
+	n, S := len(k.Model.Layers), len(devs)
 	if S < 1 || n < S {
 		return nil
 	}
-	dev := func(i int) int { return order[i%len(order)] }
 	load := func(i, a, b int) float64 {
-		t := k.Compute(dev(i), a, b)
+		t := k.Compute(devs[i], a, b)
 		if a > 0 {
 			t += k.Model.boundary[a-1]
 		}
 		if b < n {
 			t += k.Model.boundary[b-1]
-			t = max(t, k.LinkLoad(dev(i), dev(i+1), b-1))
+			if i+1 < S {
+				t = max(t, k.LinkLoad(devs[i], devs[i+1], b-1))
+			}
 		}
 		return t
 	}
@@ -44,7 +65,7 @@ func (k *Cost) Interleaved(method string, order []int, v int) *Split {
 	for i := 1; i <= S; i++ {
 		for j := i; j <= n-(S-i); j++ {
 			for a := i - 1; a < j; a++ {
-				if math.IsInf(best[i-1][a], 1) {
+				if math.IsInf(best[i-1][a], 1) || (ok != nil && !ok(a, j)) {
 					continue
 				}
 				if x := max(best[i-1][a], load(i-1, a, j)); x < best[i][j] {
@@ -53,24 +74,23 @@ func (k *Cost) Interleaved(method string, order []int, v int) *Split {
 			}
 		}
 	}
+	if math.IsInf(best[S][n], 1) {
+		return nil
+	}
 	cuts := make([]int, S+1)
 	for i, j := S, n; i > 0; i-- {
 		cuts[i] = j
 		j = cut[i][j]
 	}
-	stages := make([]int, S)
-	for i := range stages {
-		stages[i] = dev(i)
-	}
-	s := k.Evaluate(method, cuts, stages)
+	s := k.Evaluate(method, cuts, devs)
 	// A device's memory holds all of its stages.
 	s.Fits = true
 	held := map[int]float64{}
 	for _, st := range s.Stages {
 		held[st.Device] += st.Memory
 	}
-	for _, d := range order {
-		if c := k.Capacity(d); c > 0 && held[d] > c*(1+1e-12) {
+	for d, m := range held {
+		if c := k.Capacity(d); c > 0 && m > c*(1+1e-12) {
 			s.Fits = false
 		}
 	}
