@@ -51,7 +51,11 @@ type AssignedOptions struct {
 	// Upper, when > 0, asks for a period below Upper (an incumbent's):
 	// when none exists the answer is proven with no repetend.
 	Upper int
-	Seed  int
+	// Exclude lists choices (placement.Choose) the answer must differ
+	// from: those whose repetend the caller found no warmup and cooldown
+	// for. The bound then holds for the other choices.
+	Exclude [][]int
+	Seed    int
 	// Effort caps each solver call (Options.Effort): 0 means
 	// DefaultEffort, a negative value no cap.
 	Effort int
@@ -212,6 +216,19 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 		zero = append(zero, x.Eq(offset[i], x.IntVal(0)))
 	}
 	s.Assert(x.Or(zero...)) // a shift of all offsets is the same repetend
+	for _, c := range opt.Exclude {
+		var diff []smt.Bool
+		for i, o := range c {
+			if i < k && o >= 0 && o < len(choose[i]) {
+				diff = append(diff, x.Not(choose[i][o]))
+			}
+		}
+		if len(diff) == 0 {
+			s.Assert(x.False())
+			continue
+		}
+		s.Assert(x.Or(diff...))
+	}
 	// Dependencies with the transfer of the chosen groups (eqs 8–9).
 	for _, d := range p.Deps {
 		delta := x.Sub(offset[d.From], offset[d.To])
