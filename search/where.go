@@ -309,7 +309,7 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 			// would only look for a repetend, which can take long to
 			// find none; the solver with assignment literals still
 			// covers this choice.
-			if name != "" {
+			if name != "" && name != periodSolverName {
 				errs = append(errs, fmt.Sprintf("assignment %q: no construction or baseline fits the budget", name))
 			}
 			return nil
