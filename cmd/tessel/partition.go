@@ -84,7 +84,7 @@ func partitionOptionsFrom(c *cli.Context) partitionOptions {
 func partitionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "partition",
-		Usage: "cut a model into pipeline stages of least time per sample (Tarnawski et al.'s DP or IP) and write a placement",
+		Usage: "cut a model into pipeline stages of least time per sample (Tarnawski et al.'s DP or IP; --cluster for mixed devices) or of least latency (--objective latency), and write a placement",
 		UsageText: "tessel partition --model gpt.json --devices 4 --out gpt-placement.json\n" +
 			"   tessel partition --model bert24_training.json            (a graph in Tarnawski et al.'s format: its own k, ℓ and cap)\n" +
 			"   tessel partition --model gpt.json --devices 4 --chunks 2 --order v --out p.json\n" +

@@ -32,7 +32,7 @@ type replanOptions struct {
 func replanCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "replan",
-		Usage:     "a new schedule after the cluster changed, warm-started from the old one",
+		Usage:     "a new schedule after the cluster changed, or after each change of a timeline (--timeline), warm-started from the last",
 		UsageText: "tessel replan --schedule s.json --cluster new.json [--out new-s.json] [--json]",
 		Description: "For a schedule file (with or without a cluster) and a new cluster — a link slowed down,\n" +
 			"a device replaced — searches the schedule of the same placement, micro-batches and budget\n" +
