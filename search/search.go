@@ -306,8 +306,12 @@ type Result struct {
 	// the solver's proofs, for the chosen one alone, prove nothing.
 	Assigned bool
 
-	improved    int // the large-neighbourhood search's makespan so far, for Progress
-	phaseChecks int // solver calls of the warmup and cooldown searches
+	// assignedPeriod is set when the repetend with assignment literals
+	// proved that no choice of devices has a repetend (N_R ≤ MaxNR) of
+	// a shorter period than Repetend's (where.go).
+	assignedPeriod bool
+	improved       int // the large-neighbourhood search's makespan so far, for Progress
+	phaseChecks    int // solver calls of the warmup and cooldown searches
 }
 
 // SolverChecks counts the solver calls of the search: the repetend
@@ -393,6 +397,9 @@ func (r *Result) PeriodProven() bool {
 	}
 	if r.Repetend.Period <= r.Bounds.Period {
 		return true
+	}
+	if r.Assigned && !r.Decisions {
+		return r.assignedPeriod
 	}
 	if r.Decisions || r.Assigned {
 		return false
