@@ -67,8 +67,34 @@ func (q *LinkQueue) Arrival(d Dep, start int) (at, waited int, busy Link) {
 	if !q.p.Channels {
 		return at, 0, Link{}
 	}
+	if ls := q.p.Links(d); q.p.Lanes[d] != nil && len(ls) == 1 {
+		a, w := q.ArrivalOn(ls[0], d, start)
+		if w > 0 {
+			waited, busy = w, ls[0]
+		}
+		return a, waited, busy
+	}
+	for _, l := range q.p.Links(d) {
+		a, w := q.ArrivalOn(l, d, start)
+		if w > waited {
+			waited, busy = w, l
+		}
+		at = max(at, a)
+	}
+	return at, waited, busy
+}
+
+// ArrivalOn books the transfer of dependency d, for an instance of B_i
+// that starts at start, on link l alone (one of d's Links) and returns
+// when it ends there and how long it waited for l. It is the rule of
+// Arrival for one link: Arrival is ArrivalOn on each of d's links, the
+// tensor arriving when the last of them ends. Since links are independent
+// queues, a caller holding a recorded order per link (Order) books each
+// link's transfers in that order instead of by producer start; a transfer
+// still starts as soon as its producer has ended and the link is free.
+func (q *LinkQueue) ArrivalOn(l Link, d Dep, start int) (at, waited int) {
+	end := start + q.p.Blocks[d.From].Time
 	if ts := q.p.Lanes[d]; ts != nil && len(q.p.Links(d)) == 1 {
-		l := q.p.Links(d)[0]
 		best, bestX := -1, 0
 		for k, t := range ts {
 			x := max(end, q.at(l, k))
@@ -76,22 +102,29 @@ func (q *LinkQueue) Arrival(d Dep, start int) (at, waited int, busy Link) {
 				best, bestX = k, x
 			}
 		}
-		if w := bestX - end; w > 0 {
-			waited, busy = w, l
-		}
 		q.book(l, best, bestX+ts[best])
 		q.lanes[l] = max(q.lanes[l], len(ts))
-		return bestX + ts[best], waited, busy
+		return bestX + ts[best], bestX - end
 	}
-	for _, l := range q.p.Links(d) {
-		x := max(end, q.free[l])
-		if w := x - end; w > waited {
-			waited, busy = w, l
-		}
-		q.free[l] = x + c
-		at = max(at, x+c)
-	}
-	return at, waited, busy
+	x := max(end, q.free[l])
+	q.free[l] = x + q.p.Transfer(d)
+	return x + q.p.Transfer(d), x - end
+}
+
+// LinkTransfer is one transfer on a link: dependency Dep's tensor of
+// micro-batch Micro.
+type LinkTransfer struct {
+	Dep   Dep
+	Micro int
+}
+
+// LinkOrder is the recorded order of the transfers on one link (She et
+// al., operator-level MIP, §III eqs 14–15: the order of two transfers
+// sharing a link is a decision). A schedule may record one per link;
+// links it does not name keep the producer-start order of LinkQueue.
+type LinkOrder struct {
+	Link      Link
+	Transfers []LinkTransfer
 }
 
 // Free is when link l is next free; where the pair has several links,

@@ -180,6 +180,12 @@ func (s *Schedule) marshal() ([]byte, error) {
 		}
 		b = append(b, "\n  ]"...)
 	}
+	if len(s.LinkOrder) > 0 {
+		var err error
+		if b, err = appendLinkOrder(b, p, s.LinkOrder); err != nil {
+			return nil, err
+		}
+	}
 	if rp := s.Repetend; rp != nil {
 		b = append(b, ",\n  \"repetend\": {\"nr\": "...)
 		b = strconv.AppendInt(b, int64(rp.NR), 10)
@@ -237,7 +243,7 @@ func Parse(data []byte) (*Schedule, error) {
 		return nil, err
 	}
 	s := &Schedule{}
-	var pl, cl, instances, decisions, pairs, rep, met json.RawMessage
+	var pl, cl, instances, decisions, pairs, linkOrder, rep, met json.RawMessage
 	var budgets []json.RawMessage
 	err = strictjson.Object(raw, []strictjson.Field{
 		{Name: "placement", Required: true, Decode: func(v json.RawMessage) error { pl = v; return nil }},
@@ -249,6 +255,7 @@ func Parse(data []byte) (*Schedule, error) {
 		{Name: "instances", Required: true, Decode: func(v json.RawMessage) error { instances = v; return nil }},
 		{Name: "decisions", Decode: func(v json.RawMessage) error { decisions = v; return nil }},
 		{Name: "pairs", Decode: func(v json.RawMessage) error { pairs = v; return nil }},
+		{Name: "link_order", Decode: func(v json.RawMessage) error { linkOrder = v; return nil }},
 		{Name: "repetend", Decode: func(v json.RawMessage) error { rep = v; return nil }},
 		{Name: "metrics", Decode: func(v json.RawMessage) error { met = v; return nil }},
 	})
@@ -301,6 +308,11 @@ func Parse(data []byte) (*Schedule, error) {
 	if pairs != nil {
 		if s.Pairs, err = decodePairs(pairs, index); err != nil {
 			return nil, fmt.Errorf("field \"pairs\": %w", err)
+		}
+	}
+	if linkOrder != nil {
+		if s.LinkOrder, err = decodeLinkOrder(linkOrder, s.Placement, index); err != nil {
+			return nil, fmt.Errorf("field \"link_order\": %w", err)
 		}
 	}
 	if rep != nil {
@@ -521,6 +533,97 @@ func decodePairs(raw json.RawMessage, index map[string]int) ([]Pair, error) {
 		}
 		if q.Backward.Block, ok = index[g]; !ok {
 			return nil, fmt.Errorf("item %d: unknown block %q", x, g)
+		}
+	}
+	return out, nil
+}
+
+// appendLinkOrder writes the recorded link order (Schedule.LinkOrder):
+// the links in the order recorded, each with its transfers in order.
+func appendLinkOrder(b []byte, p *placement.Placement, order []placement.LinkOrder) ([]byte, error) {
+	b = append(b, ",\n  \"link_order\": ["...)
+	for x, o := range order {
+		if x > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    {\"from\": "...)
+		b = strconv.AppendInt(b, int64(o.Link.From), 10)
+		b = append(b, ", \"to\": "...)
+		b = strconv.AppendInt(b, int64(o.Link.To), 10)
+		b = append(b, ", \"transfers\": ["...)
+		for k, t := range o.Transfers {
+			if !slices.Contains(p.Deps, t.Dep) {
+				return nil, fmt.Errorf("write schedule: link order %d: no dependency %d -> %d", x, t.Dep.From, t.Dep.To)
+			}
+			if k > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, "{\"from\": "...)
+			b = appendString(b, p.Blocks[t.Dep.From].ID)
+			b = append(b, ", \"to\": "...)
+			b = appendString(b, p.Blocks[t.Dep.To].ID)
+			b = append(b, ", \"micro\": "...)
+			b = strconv.AppendInt(b, int64(t.Micro), 10)
+			b = append(b, '}')
+		}
+		b = append(b, "]}"...)
+	}
+	return append(b, "\n  ]"...), nil
+}
+
+// decodeLinkOrder reads "link_order": a list of {"from", "to" (devices),
+// "transfers": [{"from", "to" (block IDs of a dependency), "micro"}]}.
+// Whether each link lists exactly its transfers is Verify's job.
+func decodeLinkOrder(raw json.RawMessage, p *placement.Placement, index map[string]int) ([]placement.LinkOrder, error) {
+	var items []json.RawMessage
+	if err := strictjson.Array(raw, &items); err != nil {
+		return nil, err
+	}
+	out := make([]placement.LinkOrder, len(items))
+	for x, v := range items {
+		o := &out[x]
+		var ts []json.RawMessage
+		err := strictjson.Object(v, []strictjson.Field{
+			{Name: "from", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &o.Link.From) }},
+			{Name: "to", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &o.Link.To) }},
+			{Name: "transfers", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &ts) }},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", x, err)
+		}
+		for _, dev := range []int{o.Link.From, o.Link.To} {
+			if dev < 0 || dev >= p.Devices {
+				return nil, fmt.Errorf("item %d: device %d out of range 0..%d", x, dev, p.Devices-1)
+			}
+		}
+		if o.Link.From == o.Link.To {
+			return nil, fmt.Errorf("item %d: link %d->%d joins a device to itself", x, o.Link.From, o.Link.To)
+		}
+		o.Transfers = make([]placement.LinkTransfer, len(ts))
+		for k, tv := range ts {
+			t := &o.Transfers[k]
+			var f, g string
+			err := strictjson.Object(tv, []strictjson.Field{
+				{Name: "from", Required: true, Decode: func(v json.RawMessage) error { return strictjson.String(v, &f) }},
+				{Name: "to", Required: true, Decode: func(v json.RawMessage) error { return strictjson.String(v, &g) }},
+				{Name: "micro", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &t.Micro) }},
+			})
+			if err != nil {
+				return nil, fmt.Errorf("item %d: transfer %d: %w", x, k, err)
+			}
+			var ok bool
+			if t.Dep.From, ok = index[f]; !ok {
+				return nil, fmt.Errorf("item %d: transfer %d: unknown block %q", x, k, f)
+			}
+			if t.Dep.To, ok = index[g]; !ok {
+				return nil, fmt.Errorf("item %d: transfer %d: unknown block %q", x, k, g)
+			}
+			if !slices.Contains(p.Deps, t.Dep) {
+				return nil, fmt.Errorf("item %d: transfer %d: no dependency %s -> %s", x, k, f, g)
+			}
+			if t.Micro < 0 || t.Micro >= MaxMicroBatches {
+				return nil, fmt.Errorf("item %d: transfer %d: micro-batch %d out of range", x, k, t.Micro)
+			}
 		}
 	}
 	return out, nil

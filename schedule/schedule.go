@@ -70,6 +70,13 @@ type Schedule struct {
 	// Overlap; none: every instance runs alone, as before).
 	Pairs    []Pair
 	Repetend *Repetend // nil when not built from a repetend
+	// LinkOrder, with channels, records the order of the transfers on
+	// some links (placement's LinkOrder; the file's "link_order"). Links
+	// it does not name, and every link when it is nil, queue their
+	// transfers in the order their producers start (placement's
+	// LinkQueue). Verify checks each named link lists exactly the
+	// transfers that cross it, once each.
+	LinkOrder []placement.LinkOrder
 	// Claimed is what a schedule file said its metrics were (nil when
 	// built in memory). It is never trusted: Verify compares it with
 	// Measure, and Write writes measured metrics instead.

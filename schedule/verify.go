@@ -63,6 +63,9 @@ const (
 	// Latency: a micro-batch's latency (its first block's start to its
 	// last block's end) exceeds the schedule's latency budget.
 	Latency ViolationKind = "latency"
+	// BadLinkOrder: a recorded link order (Schedule.LinkOrder) names a
+	// link or transfer that does not exist, or misses or repeats one.
+	BadLinkOrder ViolationKind = "link-order"
 )
 
 // Violation is one broken constraint.
@@ -188,6 +191,7 @@ func Verify(s *Schedule) error {
 	v.presence(r)
 	v.pairs(r)
 	v.decisions(r)
+	v.linkOrder(r)
 	v.dependencies(r)
 	v.devices(r)
 	v.latency(r)
@@ -369,6 +373,9 @@ func (v *verifier) arrivals() map[depMicro]arrival {
 	}
 	slices.SortFunc(xs, func(a, b int) int { return compareStart(v.s.Instances, a, b) })
 	succs := p.SuccDeps()
+	if v.s.LinkOrder != nil {
+		return v.orderedArrivals(xs, succs)
+	}
 	q := p.NewLinkQueue()
 	out := map[depMicro]arrival{}
 	for _, x := range xs {
@@ -379,6 +386,129 @@ func (v *verifier) arrivals() map[depMicro]arrival {
 		}
 	}
 	return out
+}
+
+// orderedArrivals is arrivals under a recorded link order: each link
+// named in Schedule.LinkOrder books its transfers in the recorded order,
+// every other link in the producer-start order (xs), each transfer
+// starting as soon as its producer has ended and its link is free
+// (placement's LinkQueue.ArrivalOn). A tensor arrives when its transfer
+// has ended on the last of its links.
+func (v *verifier) orderedArrivals(xs []int, succs [][]placement.Dep) map[depMicro]arrival {
+	p := v.s.Placement
+	start := map[depMicro]int{}
+	byLink := map[placement.Link][]depMicro{} // the producer-start order
+	var links []placement.Link
+	for _, x := range xs {
+		in := v.s.Instances[x]
+		for _, d := range succs[in.Block] {
+			t := depMicro{d, in.Micro}
+			start[t] = in.Start
+			for _, l := range p.Links(d) {
+				if _, seen := byLink[l]; !seen {
+					links = append(links, l)
+				}
+				byLink[l] = append(byLink[l], t)
+			}
+		}
+	}
+	for _, o := range v.s.LinkOrder {
+		if _, seen := byLink[o.Link]; !seen {
+			links = append(links, o.Link)
+		}
+		ts := make([]depMicro, len(o.Transfers))
+		for k, t := range o.Transfers {
+			ts[k] = depMicro{t.Dep, t.Micro}
+		}
+		byLink[o.Link] = ts // checked in linkOrder
+	}
+	q := p.NewLinkQueue()
+	out := map[depMicro]arrival{}
+	for _, l := range links {
+		for _, t := range byLink[l] {
+			s, ok := start[t]
+			if !ok {
+				continue // reported by linkOrder
+			}
+			at, w := q.ArrivalOn(l, t.Dep, s)
+			a := out[t]
+			if w > a.waited {
+				a.waited, a.busy = w, l
+			}
+			a.at = max(a.at, at)
+			out[t] = a
+		}
+	}
+	return out
+}
+
+// linkOrder checks the recorded link order (Schedule.LinkOrder): each
+// link named once, a link some transfer with time crosses, and listing
+// every present transfer that crosses it exactly once. Without channels
+// a recorded order is an error: no transfer waits for a link.
+func (v *verifier) linkOrder(r *report) {
+	s := v.s
+	if s.LinkOrder == nil {
+		return
+	}
+	p := s.Placement
+	if !p.Channels {
+		r.add(BadLinkOrder, -1, nil, "link order recorded but the placement has no channels")
+		return
+	}
+	present := map[depMicro]bool{}
+	cross := map[placement.Link][]depMicro{}
+	succs := p.SuccDeps()
+	for x, in := range s.Instances {
+		if !v.ok[x] || v.first[in.Ref()] != x {
+			continue
+		}
+		for _, d := range succs[in.Block] {
+			t := depMicro{d, in.Micro}
+			present[t] = true
+			for _, l := range p.Links(d) {
+				cross[l] = append(cross[l], t)
+			}
+		}
+	}
+	named := map[placement.Link]bool{}
+	for _, o := range s.LinkOrder {
+		l := o.Link
+		if named[l] {
+			r.add(BadLinkOrder, -1, nil, "link order: link %d->%d named twice", l.From, l.To)
+			continue
+		}
+		named[l] = true
+		seen := map[depMicro]bool{}
+		for _, t := range o.Transfers {
+			k := depMicro{t.Dep, t.Micro}
+			if !slices.Contains(p.Deps, t.Dep) {
+				r.add(BadLinkOrder, -1, nil, "link order of link %d->%d: no dependency %d -> %d", l.From, l.To, t.Dep.From, t.Dep.To)
+				continue
+			}
+			name := v.transferName(k)
+			switch {
+			case !slices.Contains(p.Links(t.Dep), l):
+				r.add(BadLinkOrder, -1, nil, "link order of link %d->%d: transfer %s does not cross it", l.From, l.To, name)
+			case !present[k]:
+				r.add(BadLinkOrder, -1, nil, "link order of link %d->%d: transfer %s has no producer in the schedule", l.From, l.To, name)
+			case seen[k]:
+				r.add(BadLinkOrder, -1, nil, "link order of link %d->%d: transfer %s listed twice", l.From, l.To, name)
+			}
+			seen[k] = true
+		}
+		for _, k := range cross[l] {
+			if !seen[k] {
+				r.add(BadLinkOrder, -1, nil, "link order of link %d->%d: transfer %s missing", l.From, l.To, v.transferName(k))
+			}
+		}
+	}
+}
+
+// transferName is "f0 -> f1 of micro-batch 2".
+func (v *verifier) transferName(t depMicro) string {
+	p := v.s.Placement
+	return fmt.Sprintf("%s -> %s of micro-batch %d", p.Blocks[t.Dep.From].ID, p.Blocks[t.Dep.To].ID, t.Micro)
 }
 
 // devices checks, per device in start order, that no two instances (a
