@@ -1,6 +1,7 @@
 package smt
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -116,4 +117,45 @@ func AllInstances(p *placement.Placement, n int) []schedule.Ref {
 		}
 	}
 	return refs
+}
+
+// LinkOrders reads the recorded link order of a schedule (schedule's
+// LinkOrder) from the transfers' starts xs of a solution of
+// InstanceProblem(p, refs, …) with FreeLinkOrder: on every link, its
+// transfers by start, the links by (from, to). refs must be every
+// instance of the schedule (a transfer with an end outside refs takes no
+// link in the Problem). A placement whose pairs have several links
+// (Lanes) is refused: those transfers are not in the Problem.
+func LinkOrders(p *placement.Placement, refs []schedule.Ref, pr *Problem, xs []int) ([]placement.LinkOrder, error) {
+	if len(p.Lanes) > 0 {
+		return nil, errors.New("smt: a link order is not recorded where device pairs have several links")
+	}
+	if len(xs) != len(pr.Transfers) {
+		return nil, fmt.Errorf("smt: %d transfer starts for %d transfers", len(xs), len(pr.Transfers))
+	}
+	byLink := map[int][]int{}
+	for k, tr := range pr.Transfers {
+		if tr.From >= len(refs) || tr.To >= len(refs) {
+			return nil, fmt.Errorf("smt: transfer %d out of range", k)
+		}
+		byLink[tr.Link] = append(byLink[tr.Link], k)
+	}
+	labels := make([]int, 0, len(byLink))
+	for l := range byLink {
+		labels = append(labels, l)
+	}
+	sort.Ints(labels)
+	out := make([]placement.LinkOrder, 0, len(labels))
+	for _, l := range labels {
+		ks := byLink[l]
+		sort.SliceStable(ks, func(a, b int) bool { return xs[ks[a]] < xs[ks[b]] })
+		o := placement.LinkOrder{Link: placement.Link{From: l / p.Devices, To: l % p.Devices}}
+		for _, k := range ks {
+			tr := pr.Transfers[k]
+			from, to := refs[tr.From], refs[tr.To]
+			o.Transfers = append(o.Transfers, placement.LinkTransfer{Dep: placement.Dep{From: from.Block, To: to.Block}, Micro: from.Micro})
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }

@@ -20,6 +20,9 @@ type Solution struct {
 	// (≤ LowerBound).
 	Bound   Bound
 	Relaxed int
+	// TransferStarts, with Problem.FreeLinkOrder, is when every transfer
+	// starts (Problem.Transfers' order); nil otherwise.
+	TransferStarts []int
 }
 
 // Bound names what proves a makespan lower bound.
@@ -98,9 +101,15 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 			best = cand
 		}
 	}
+	// bestX: the transfers' starts of best, with FreeLinkOrder (the
+	// producers' order for a list schedule or the hint).
+	var bestX []int
+	if p.FreeLinkOrder && best != nil {
+		bestX = p.fifoTransferStarts(best)
+	}
 	if best != nil && p.Makespan(best) <= sol.LowerBound {
 		// A list schedule meets the lower bound: no solver needed.
-		sol.Starts, sol.Makespan, sol.Proven = best, p.Makespan(best), true
+		sol.Starts, sol.Makespan, sol.Proven, sol.TransferStarts = best, p.Makespan(best), true, bestX
 		return sol, nil
 	}
 	x := NewContext()
@@ -137,11 +146,19 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 		if err != nil {
 			return Unknown, err
 		}
-		if !p.Feasible(starts) {
+		var xs []int
+		if p.FreeLinkOrder {
+			if xs, err = e.TransferStarts(m); err != nil {
+				return Unknown, err
+			}
+			if !p.FeasibleTransfers(starts, xs) {
+				return Unknown, errors.New("smt: solver model violates the problem (encoder bug)")
+			}
+		} else if !p.Feasible(starts) {
 			return Unknown, errors.New("smt: solver model violates the problem (encoder bug)")
 		}
 		if best == nil || p.Makespan(starts) < p.Makespan(best) {
-			best = starts
+			best, bestX = starts, xs
 		}
 		return Sat, nil
 	}
@@ -181,6 +198,7 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 		}
 	}
 	sol.Starts = best
+	sol.TransferStarts = bestX
 	sol.Makespan = p.Makespan(best)
 	if lo > sol.LowerBound {
 		sol.LowerBound, sol.Bound = lo, BoundSolver
@@ -194,6 +212,19 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 // (transferEnds). It is the encoder's own sanity check; the
 // independent verifier lives in package schedule.
 func (p *Problem) Feasible(starts []int) bool {
+	return p.feasible(starts, nil)
+}
+
+// FeasibleTransfers is Feasible with the transfers at the given starts xs
+// (in any order on a link, as Problem.FreeLinkOrder allows) instead of
+// the producers' order.
+func (p *Problem) FeasibleTransfers(starts, xs []int) bool {
+	return p.feasible(starts, xs) && p.transfersFit(starts, xs)
+}
+
+// feasible is Feasible, with the transfers checked by the producers'
+// order when xs is nil, and left to the caller otherwise.
+func (p *Problem) feasible(starts, xs []int) bool {
 	if len(starts) != len(p.Tasks) {
 		return false
 	}
@@ -216,7 +247,7 @@ func (p *Problem) Feasible(starts []int) bool {
 		return false
 	}
 	for k, end := range p.transferEnds(starts) {
-		if end > starts[p.Transfers[k].To] {
+		if xs == nil && end > starts[p.Transfers[k].To] {
 			return false
 		}
 	}

@@ -63,6 +63,14 @@ type Problem struct {
 	// Transfers, when links are resources (placement's Channels); nil
 	// otherwise, and then a problem is exactly what it was before links.
 	Transfers []Transfer
+	// FreeLinkOrder lets the transfers of one link run in any order, not
+	// their producers' (She et al., operator-level MIP, §III eqs 14–15:
+	// one order Boolean per two transfers of a link). A solution then
+	// records every transfer's start (Solution.TransferStarts), from which
+	// the schedule's recorded link order is read (LinkOrders). Every
+	// schedule of the producer-order rule is one of these, so the optimum
+	// is no worse.
+	FreeLinkOrder bool
 	// Deadlines are the latency rule's pairs (placement's "Latency"):
 	// nil without a latency budget. See Deadline.
 	Deadlines []Deadline
@@ -625,6 +633,11 @@ func (e *Encoder) assertTransfers() {
 		for i, k := range ks {
 			for _, l := range ks[i+1:] {
 				a, b := p.Transfers[k].From, p.Transfers[l].From
+				if p.FreeLinkOrder {
+					y := x.BoolVar(fmt.Sprintf("y%d_%d", k, l))
+					s.Assert(x.Implies(y, first(k, l)), x.Implies(x.Not(y), first(l, k)))
+					continue
+				}
 				if a == b {
 					s.Assert(first(k, l))
 					continue
@@ -894,6 +907,57 @@ func (e *Encoder) Starts(m *Model) ([]int, error) {
 		out[i] = v
 	}
 	return out, nil
+}
+
+// TransferStarts reads every transfer's start from a model (nil without
+// transfers).
+func (e *Encoder) TransferStarts(m *Model) ([]int, error) {
+	if e.Transfer == nil {
+		return nil, nil
+	}
+	out := make([]int, len(e.Transfer))
+	for k, t := range e.Transfer {
+		v, err := m.Int(t)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// fifoTransferStarts is when every transfer starts under the producers'
+// order (transferEnds): a valid choice under FreeLinkOrder too.
+func (p *Problem) fifoTransferStarts(starts []int) []int {
+	xs := p.transferEnds(starts)
+	for k := range xs {
+		xs[k] -= p.Transfers[k].Time
+	}
+	return xs
+}
+
+// transfersFit checks given transfer starts: each no earlier than its
+// producer's end and its release, ending by its consumer's start, and no
+// two on one link overlapping (in whatever order).
+func (p *Problem) transfersFit(starts, xs []int) bool {
+	if len(xs) != len(p.Transfers) {
+		return false
+	}
+	for k, tr := range p.Transfers {
+		if xs[k] < starts[tr.From]+p.Tasks[tr.From].Time || xs[k] < tr.Release || xs[k]+tr.Time > starts[tr.To] {
+			return false
+		}
+	}
+	for _, ks := range p.links() {
+		ks = slices.Clone(ks)
+		slices.SortFunc(ks, func(k, l int) int { return xs[k] - xs[l] })
+		for i := 1; i < len(ks); i++ {
+			if xs[ks[i-1]]+p.Transfers[ks[i-1]].Time > xs[ks[i]] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Makespan of given starts.
