@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,6 +58,12 @@ func TestLinkOrderRecorded(t *testing.T) {
 	s.LinkOrder = []placement.LinkOrder{{Link: placement.Link{From: 0, To: 1}, Transfers: []placement.LinkTransfer{f0f1(1), f0f1(0)}}}
 	if err := Verify(s); err != nil {
 		t.Fatalf("recorded order: %v", err)
+	}
+	// The transfers, as drawn, follow the recorded order.
+	l01 := placement.Link{From: 0, To: 1}
+	wantSpans := []TransferSpan{{Dep: f0f1(1).Dep, Micro: 1, Link: l01, Start: 2, End: 5}, {Dep: f0f1(0).Dep, Micro: 0, Link: l01, Start: 5, End: 8}}
+	if got := Transfers(s); !slices.Equal(got, wantSpans) {
+		t.Errorf("transfers %+v, want %+v", got, wantSpans)
 	}
 	var first bytes.Buffer
 	if err := s.Write(&first); err != nil {

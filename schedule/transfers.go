@@ -22,7 +22,9 @@ type TransferSpan struct {
 // from its producer's end, and with channels (placement's Channels) after
 // the transfers booked before it on the link (placement's LinkQueue, in
 // its order: producers by start, block and micro-batch). The order is the
-// booking order. Instances of unknown blocks and repeated instances are
+// booking order. With a recorded link order (Schedule.LinkOrder) the
+// links named take their transfers in it, and the spans come link by
+// link. Instances of unknown blocks and repeated instances are
 // skipped, as the verifier skips them.
 func Transfers(s *Schedule) []TransferSpan {
 	if s == nil || s.Placement == nil || s.Placement.Transfers == nil {
@@ -42,6 +44,15 @@ func Transfers(s *Schedule) []TransferSpan {
 		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Block, y.Block), cmp.Compare(x.Micro, y.Micro))
 	})
 	succs := p.SuccDeps()
+	if p.Channels && s.LinkOrder != nil {
+		// A recorded order (Schedule.LinkOrder): link by link, each in
+		// its order, as the verifier books them.
+		var out []TransferSpan
+		for _, b := range bookOrdered(p, s.LinkOrder, ins, succs) {
+			out = append(out, TransferSpan{Dep: b.t.Dep, Micro: b.t.Micro, Link: b.link, Start: b.start, End: b.end})
+		}
+		return out
+	}
 	q := p.NewLinkQueue()
 	var out []TransferSpan
 	for _, in := range ins {

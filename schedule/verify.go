@@ -388,19 +388,47 @@ func (v *verifier) arrivals() map[depMicro]arrival {
 	return out
 }
 
-// orderedArrivals is arrivals under a recorded link order: each link
-// named in Schedule.LinkOrder books its transfers in the recorded order,
-// every other link in the producer-start order (xs), each transfer
-// starting as soon as its producer has ended and its link is free
-// (placement's LinkQueue.ArrivalOn). A tensor arrives when its transfer
-// has ended on the last of its links.
+// orderedArrivals is arrivals under a recorded link order (bookOrdered):
+// a tensor arrives when its transfer has ended on the last of its links.
 func (v *verifier) orderedArrivals(xs []int, succs [][]placement.Dep) map[depMicro]arrival {
-	p := v.s.Placement
+	ins := make([]Instance, len(xs))
+	for k, x := range xs {
+		ins[k] = v.s.Instances[x]
+	}
+	out := map[depMicro]arrival{}
+	for _, b := range bookOrdered(v.s.Placement, v.s.LinkOrder, ins, succs) {
+		a := out[b.t]
+		if w := b.start - b.ready; w > a.waited {
+			a.waited, a.busy = w, b.link
+		}
+		a.at = max(a.at, b.end)
+		out[b.t] = a
+	}
+	return out
+}
+
+// booking is one transfer t on one link: ready when its producer ended,
+// over [start, end).
+type booking struct {
+	t                 depMicro
+	link              placement.Link
+	ready, start, end int
+}
+
+// bookOrdered books the transfers of the producers ins (one instance per
+// block and micro-batch, in the producer-start order) under a recorded
+// link order: each link named in order books its transfers in the
+// recorded order (those without a producer in ins skipped: the verifier
+// reports them), every other link in the producer-start order, each
+// transfer starting as soon as its producer has ended and its link is
+// free (placement's LinkQueue.ArrivalOn). Links are independent queues,
+// so the result does not depend on the order links are booked in; they
+// come out by first appearance, each in its order.
+func bookOrdered(p *placement.Placement, order []placement.LinkOrder, ins []Instance, succs [][]placement.Dep) []booking {
 	start := map[depMicro]int{}
 	byLink := map[placement.Link][]depMicro{} // the producer-start order
 	var links []placement.Link
-	for _, x := range xs {
-		in := v.s.Instances[x]
+	for _, in := range ins {
 		for _, d := range succs[in.Block] {
 			t := depMicro{d, in.Micro}
 			start[t] = in.Start
@@ -412,7 +440,7 @@ func (v *verifier) orderedArrivals(xs []int, succs [][]placement.Dep) map[depMic
 			}
 		}
 	}
-	for _, o := range v.s.LinkOrder {
+	for _, o := range order {
 		if _, seen := byLink[o.Link]; !seen {
 			links = append(links, o.Link)
 		}
@@ -420,23 +448,19 @@ func (v *verifier) orderedArrivals(xs []int, succs [][]placement.Dep) map[depMic
 		for k, t := range o.Transfers {
 			ts[k] = depMicro{t.Dep, t.Micro}
 		}
-		byLink[o.Link] = ts // checked in linkOrder
+		byLink[o.Link] = ts
 	}
 	q := p.NewLinkQueue()
-	out := map[depMicro]arrival{}
+	var out []booking
 	for _, l := range links {
 		for _, t := range byLink[l] {
 			s, ok := start[t]
 			if !ok {
-				continue // reported by linkOrder
+				continue
 			}
 			at, w := q.ArrivalOn(l, t.Dep, s)
-			a := out[t]
-			if w > a.waited {
-				a.waited, a.busy = w, l
-			}
-			a.at = max(a.at, at)
-			out[t] = a
+			ready := s + p.Blocks[t.Dep.From].Time
+			out = append(out, booking{t, l, ready, ready + w, at})
 		}
 	}
 	return out

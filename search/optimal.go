@@ -37,6 +37,13 @@ type OptimalOptions struct {
 	// with more is refused).
 	Assignments    []Assignment
 	MaxAssignments int
+	// LinkOrder, with channels (placement's Channels), lets the solver
+	// choose the order of the transfers on each link instead of their
+	// producers' (She et al., operator-level MIP, §III eqs 14–15;
+	// smt.Problem.FreeLinkOrder); the schedule records the order it
+	// chose (schedule's LinkOrder). Refused without channels and where
+	// device pairs have several links (placement's Lanes).
+	LinkOrder bool
 
 	pinned bool // search the placement's devices as they are (optimalWhere's own calls)
 }
@@ -97,6 +104,12 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 	if n < 1 {
 		return nil, fmt.Errorf("search: %d micro-batches, want at least 1", n)
 	}
+	if opt.LinkOrder && !p.Channels {
+		return nil, fmt.Errorf("search: placement %q: a link order is chosen only where links carry one transfer at a time (channels)", p.Name)
+	}
+	if opt.LinkOrder && len(p.Lanes) > 0 {
+		return nil, fmt.Errorf("search: placement %q: a link order is not chosen where device pairs have several links", p.Name)
+	}
 	if p.HasCandidates() && !opt.pinned {
 		return optimalWhere(ctx, p, opt)
 	}
@@ -137,7 +150,11 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 	if start != nil && len(start.Decisions) == 0 {
 		sopt.Hint = startsOf(start, refs)
 	}
-	s, sol, err := solveAllWithin(ctx, p, n, memory, opt.Latency, sopt)
+	solve := solveAllWithin
+	if opt.LinkOrder {
+		solve = solveAllLinkOrder
+	}
+	s, sol, err := solve(ctx, p, n, memory, opt.Latency, sopt)
 	if err != nil {
 		if start == nil {
 			return nil, err
@@ -169,6 +186,33 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, opt.Latency, sol)}, nil
 	}
 	return &OptimalResult{Schedule: s, Solution: sol, Source: Source{Kind: SourceSolver}, Bound: boundOf(p, n, memory, opt.Latency, sol)}, nil
+}
+
+// solveAllLinkOrder is solveAllWithin with the order of the transfers on
+// each link chosen by the solver (smt.Problem.FreeLinkOrder) and
+// recorded in the schedule (LinkOrder). The schedule is not yet verified.
+func solveAllLinkOrder(ctx context.Context, p *placement.Placement, n, memory, latency int, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
+	opt.LoadCuts = true
+	refs := smt.AllInstances(p, n)
+	pr := smt.InstanceProblem(p, refs, memory, nil)
+	pr.FreeLinkOrder = true
+	if latency > 0 {
+		pr.Deadlines = smt.LatencyDeadlines(p, refs, latency)
+	}
+	sol, err := smt.MinimizeMakespan(ctx, pr, opt)
+	if err != nil {
+		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
+	}
+	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory, Latency: max(latency, 0)}
+	for k, r := range refs {
+		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
+	}
+	if len(pr.Transfers) > 0 {
+		if s.LinkOrder, err = smt.LinkOrders(p, refs, pr, sol.TransferStarts); err != nil {
+			return nil, nil, err
+		}
+	}
+	return s, sol, nil
 }
 
 // solveAll encodes every instance of n micro-batches and minimises the

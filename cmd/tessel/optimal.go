@@ -23,7 +23,8 @@ type optimalOptions struct {
 	Decisions    placement.Decisions
 	Latency      int
 	Outputs      outputs
-	Coarsen      int // --coarsen: 0 never, N blocks
+	Coarsen      int  // --coarsen: 0 never, N blocks
+	LinkOrder    bool // --link-order
 }
 
 func optimalCommand() *cli.Command {
@@ -44,6 +45,7 @@ func optimalCommand() *cli.Command {
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			coarsenFlag("optimal"),
 			latencyBudgetFlag(),
+			&cli.BoolFlag{Name: "link-order", Usage: "with --channels, the solver chooses the order of the transfers on each link instead of their producers' order; the schedule records it (\"link_order\")"},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -55,7 +57,7 @@ func optimalCommand() *cli.Command {
 				Placement: spec, MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				TimeLimit: c.Duration("time-limit"), Seed: c.Int("seed"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
 				Coarsen: c.Int("coarsen"),
-				Latency: c.Int("latency-budget"),
+				Latency: c.Int("latency-budget"), LinkOrder: c.Bool("link-order"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -90,6 +92,16 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	if opts.LinkOrder {
+		switch {
+		case !p.Channels:
+			return usageErrorf("optimal: --link-order needs links that carry one transfer at a time (--channels, or \"channels\": true in the cluster file)")
+		case len(p.Lanes) > 0:
+			return usageErrorf("optimal: --link-order is not supported where device pairs have several links")
+		case target > 0 && len(p.Blocks) > target:
+			return usageErrorf("optimal: --link-order does not combine with --coarsen")
+		}
+	}
 	opts.Outputs = opts.Outputs.onCluster(cl, given)
 	ctx, cancel := withLimit(ctx, opts.TimeLimit)
 	defer cancel()
@@ -98,6 +110,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	oopt := search.OptimalOptions{
 		MicroBatches: opts.MicroBatches, Memory: opts.Memory, Seed: opts.Seed,
 		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency,
+		LinkOrder: opts.LinkOrder,
 		Progress: func(lo, hi int) {
 			bar.show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))
 		},
