@@ -682,7 +682,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// schedule: a deterministic number of windows, or, with UseTime,
 	// until ctx ends.
 	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && lnsWanted(opt, res) &&
-		len(res.Schedule.Decisions) == 0 { // the windows keep every activation
+		(len(res.Schedule.Decisions) == 0 || res.Decisions) { // windows that decide where the search may
 		report("improving", nil)
 		t4 := time.Now()
 		err := improve(ctx, p, opt, res, func(ms int) { res.improved = ms; report("improving", nil) })
@@ -760,7 +760,17 @@ func researchRepetend(ctx context.Context, p *placement.Placement, opt Options, 
 func improve(ctx context.Context, p *placement.Placement, opt Options, res *Result, progress func(int)) error {
 	next := 0 // where the sweeps over res.Schedule go on
 	lns := func(s *schedule.Schedule, seed, steps, resume int, progress func(int)) (*schedule.Schedule, error) {
-		out, st, err := refine.LNS(ctx, s, refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Resume: resume, Progress: progress})
+		lo := refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Resume: resume, Progress: progress}
+		if len(s.Decisions) > 0 {
+			// A schedule that decides: its windows decide too. Each
+			// encodes the whole schedule, so without a time limit
+			// fewer of them are given (decidedLNSSteps).
+			lo.Decisions = smt.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}
+			if !opt.UseTime && steps == 0 {
+				lo.Steps = decidedLNSSteps
+			}
+		}
+		out, st, err := refine.LNS(ctx, s, lo)
 		if s == res.Schedule {
 			next = st.Next
 		}
@@ -819,6 +829,11 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 	}
 	return nil
 }
+
+// decidedLNSSteps is the number of windows that decide (the
+// instances' keep, offload or recompute free: refine.LNSOptions.Decisions)
+// LNS gives the solver without a time limit, where LNSSteps is 0.
+const decidedLNSSteps = 4
 
 // lnsRoundSteps is the number of windows of one round of improve with
 // UseTime.
