@@ -761,10 +761,11 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 	next := 0 // where the sweeps over res.Schedule go on
 	lns := func(s *schedule.Schedule, seed, steps, resume int, progress func(int)) (*schedule.Schedule, error) {
 		lo := refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Resume: resume, Progress: progress}
-		if len(s.Decisions) > 0 {
+		if len(s.Decisions) > 0 && (opt.UseTime || len(s.Instances) <= maxDecidedInstances) {
 			// A schedule that decides: its windows decide too. Each
 			// encodes the whole schedule, so without a time limit
-			// fewer of them are given (decidedLNSSteps).
+			// fewer of them are given (decidedLNSSteps), and none to
+			// a schedule of more than maxDecidedInstances.
 			lo.Decisions = smt.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}
 			if !opt.UseTime && steps == 0 {
 				lo.Steps = decidedLNSSteps
@@ -834,6 +835,12 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 // instances' keep, offload or recompute free: refine.LNSOptions.Decisions)
 // LNS gives the solver without a time limit, where LNSSteps is 0.
 const decidedLNSSteps = 4
+
+// maxDecidedInstances is the most instances a schedule that decides may
+// have for windows that decide without a time limit: each window
+// encodes the whole schedule (8 devices, 16 chunks, 64 micro-batches:
+// 3,072 instances, 4 windows about 40 s on 2 shared cores, 2026-11-24).
+const maxDecidedInstances = 1024
 
 // lnsRoundSteps is the number of windows of one round of improve with
 // UseTime.
