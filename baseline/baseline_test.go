@@ -355,7 +355,7 @@ func TestMethodsStable(t *testing.T) {
 			t.Errorf("Lookup(%q) = %v, %v", m.Name, got.Name, ok)
 		}
 	}
-	want := []string{"gpipe", "1f1b", "1f1b-interleaved", "chimera-direct", "1f1b-plus", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipe-v",
+	want := []string{"gpipe", "1f1b", "1f1b-interleaved", "chimera-direct", "1f1b-plus", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipe-v", "dualpipe-v-overlap",
 		"looped-bfs", "zb1p", "v-half", "v-min", "zb-auto", "pipeoffload", "adaoffload", "1f1b-recompute"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("Methods() = %v, want %v", names, want)

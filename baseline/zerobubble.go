@@ -159,6 +159,9 @@ type actions struct {
 	// pair for the end of the pair. Our model sends every output when its
 	// block ends; tests use this to time the orders DeepSeek's way.
 	sendAfter [][2]schedule.Ref
+	// pairs are the overlapped forward-backward pairs, for the baselines
+	// that run them overlapped (DualPipeVOverlap).
+	pairs []schedule.Pair
 }
 
 func newActions(n int) *actions {
@@ -204,6 +207,7 @@ func (a *actions) overlapped(f, b stage) {
 	a.backward(b)
 	if mf < a.n && mb < a.n {
 		a.sendAfter = append(a.sendAfter, [2]schedule.Ref{{Block: f.f, Micro: mf}, {Block: b.w, Micro: mb}})
+		a.pairs = append(a.pairs, schedule.Pair{Forward: schedule.Ref{Block: f.f, Micro: mf}, Backward: schedule.Ref{Block: b.i, Micro: mb}})
 	}
 }
 
@@ -464,22 +468,62 @@ func dualPipeOrders(p *placement.Placement, n, memory int) ([][]schedule.Ref, []
 // 2L micro-batches.
 func DualPipeV(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
 	const name = "dualpipe-v"
-	v, err := splitV(name, p, n, memory)
+	orders, _, err := dualPipeVOrders(name, p, n, memory)
 	if err != nil {
 		return nil, err
 	}
+	return finish(name, p, n, memory, orders)
+}
+
+// DualPipeVOverlap is DualPipeV as DeepSeek runs it, on a placement whose
+// forwards and backwards may overlap (placement's Overlap,
+// --overlap-time): every forward-backward pair of its steady phase (the
+// pairs DualPipeV runs one after the other) is one overlapped action, for
+// the pair's time. A pair the placement gives no time runs as in
+// DualPipeV.
+func DualPipeVOverlap(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+	const name = "dualpipe-v-overlap"
+	if err := checkArgs(name, p, n, memory); err != nil {
+		return nil, err
+	}
+	if p.Overlap == nil {
+		return nil, notApplicable(name, p, "the placement overlaps no forward with a backward (--overlap-time)")
+	}
+	orders, pairs, err := dualPipeVOrders(name, p, n, memory)
+	if err != nil {
+		return nil, err
+	}
+	roles := p.Roles()
+	var keep []schedule.Pair
+	for _, q := range pairs {
+		if _, _, why := p.OverlapGroup(q.Forward.Block, q.Backward.Block, roles); why == "" {
+			keep = append(keep, q)
+		}
+	}
+	return finishPairs(name, p, n, memory, orders, keep)
+}
+
+// dualPipeVOrders are DualPipeV's per-device orders and its overlapped
+// pairs.
+func dualPipeVOrders(name string, p *placement.Placement, n, memory int) ([][]schedule.Ref, []schedule.Pair, error) {
+	v, err := splitV(name, p, n, memory)
+	if err != nil {
+		return nil, nil, err
+	}
 	if n < 2*v.L {
-		return nil, notApplicable(name, p, "DualPipeV needs at least %d micro-batches (one per stage), got %d", 2*v.L, n)
+		return nil, nil, notApplicable(name, p, "DualPipeV needs at least %d micro-batches (one per stage), got %d", 2*v.L, n)
 	}
 	orders := make([][]schedule.Ref, p.Devices)
+	var pairs []schedule.Pair
 	for r := range v.L {
 		c0, c1 := v.stage(v.chunk0(r)), v.stage(v.chunk1(r))
 		a := newActions(n)
 		dualPipeOrder(a, v.L, r, n, c0, c1)
 		if err := a.done(c0, c1); err != nil {
-			return nil, fmt.Errorf("%s: placement %q: position %d: %w (a bug)", name, p.Name, r, err)
+			return nil, nil, fmt.Errorf("%s: placement %q: position %d: %w (a bug)", name, p.Name, r, err)
 		}
 		orders[v.dev[v.chunk0(r)]] = a.order
+		pairs = append(pairs, a.pairs...)
 	}
-	return finish(name, p, n, memory, orders)
+	return orders, pairs, nil
 }

@@ -115,7 +115,8 @@ func AutoTimeUnit(m *Model, c *cluster.Cluster) float64 {
 
 // Placement converts split s to a placement (and returns the
 // partition.Split it is made from), stage i on placement device
-// i with its nodes' times on its device (partition.ToPlacement, times in
+// i (where a cluster device holds several stages, an interleaved split:
+// all of them on the placement device of its first) with its nodes' times on its device (partition.ToPlacement, times in
 // k.TimeUnit steps), and returns the cluster as the placement runs on it:
 // device i is the cluster's device of stage i at speed 1, links between
 // them as in the cluster; a dependency across a cut carries the cut
@@ -124,7 +125,23 @@ func (k *Cost) Placement(s *Split, memoryUnit float64) (*partition.Converted, *c
 	m, g := k.Model, k.Model.Graph
 	h := *g
 	h.Nodes = append([]partition.Node(nil), g.Nodes...)
-	h.Accelerators, h.CPUs = len(s.Stages), 0
+	// pos[i]: the placement device of stage i, the first stage on the
+	// same cluster device (stage i itself unless a device holds several
+	// stages: an interleaved split).
+	pos := make([]int, len(s.Stages))
+	var order []int
+	first := map[int]int{}
+	for i, st := range s.Stages {
+		j, ok := first[st.Device]
+		if !ok {
+			j = len(order)
+			first[st.Device] = j
+			order = append(order, st.Device)
+		}
+		pos[i] = j
+	}
+	chunked := len(order) < len(s.Stages)
+	h.Accelerators, h.CPUs = len(order), 0
 	dev := make([]int, len(g.Nodes))
 	for i, st := range s.Stages {
 		d := k.Cluster.Devices[st.Device]
@@ -137,7 +154,7 @@ func (k *Cost) Placement(s *Split, memoryUnit float64) (*partition.Converted, *c
 					x.Input, x.Weight = x.Input*f, x.Weight*f
 				}
 				x.Acc, x.CPU = t, t
-				dev[v] = i
+				dev[v] = pos[i]
 			}
 		}
 	}
@@ -151,11 +168,26 @@ func (k *Cost) Placement(s *Split, memoryUnit float64) (*partition.Converted, *c
 	}
 	p := conv.Placement
 	reduce(p)
-	cutAt := func(x, y int) int { return s.Stages[max(x, y)].From - 1 }
+	size := func(x, y int) float64 { return m.size[s.Stages[max(x, y)].From-1] }
+	if chunked {
+		// Devices x and y meet at several cuts: the largest of their
+		// outputs (exact where the layers' outputs are alike).
+		cut := map[[2]int]float64{}
+		for i := 1; i < len(s.Stages); i++ {
+			key := [2]int{min(pos[i-1], pos[i]), max(pos[i-1], pos[i])}
+			cut[key] = max(cut[key], m.size[s.Stages[i].From-1])
+		}
+		size = func(x, y int) float64 {
+			if z, ok := cut[[2]int{min(x, y), max(x, y)}]; ok {
+				return z
+			}
+			return 1
+		}
+	}
 	for _, d := range p.Deps {
 		a, b := p.Blocks[d.From].Devices, p.Blocks[d.To].Devices
 		if len(a) == 1 && len(b) == 1 && a[0] != b[0] {
-			z := m.size[cutAt(a[0], b[0])]
+			z := size(a[0], b[0])
 			if z != 1 {
 				if p.Sizes == nil {
 					p.Sizes = map[placement.Dep]float64{}
@@ -164,7 +196,7 @@ func (k *Cost) Placement(s *Split, memoryUnit float64) (*partition.Converted, *c
 			}
 		}
 	}
-	return conv, k.Permuted(s.Order()), sp, nil
+	return conv, k.Permuted(order), sp, nil
 }
 
 // Permuted is the cluster with device i the cluster's device order[i] at

@@ -77,6 +77,11 @@ type Options struct {
 	Jobs int
 	// Degrees, when not nil, keeps only the layouts it accepts.
 	Degrees func(dp, tp, pp int) bool
+	// Chunks are the stages per device tried (virtual stages: with v, a
+	// replica's model is cut into v·pp stages, stage i on group i mod pp,
+	// hetero.Cost.Interleaved, and interleaved 1F1B is its upper bound).
+	// nil: 1 only, and the layouts do not list their chunks.
+	Chunks []int
 }
 
 // Breakdown says where a layout's iteration time goes, on its slowest
@@ -97,13 +102,14 @@ type Layout struct {
 	PP             int     `json:"pp"`
 	MicroBatches   int     `json:"micro_batches"`    // per replica
 	MicroBatchSize int     `json:"micro_batch_size"` // in samples
+	Chunks         int     `json:"chunks,omitempty"` // stages per device (with Options.Chunks)
 	Time           float64 `json:"time"`             // predicted iteration time, the profile's unit
 	// Pipeline is the slowest replica's schedule makespan; Time adds the
 	// exposed gradient all-reduce.
 	Pipeline  float64   `json:"pipeline"`
 	Breakdown Breakdown `json:"breakdown"`
 	// Schedule says what made the pipeline's schedule: "search" (tessel's
-	// search on the placement) or "1f1b".
+	// search on the placement), "1f1b" or "1f1b-interleaved".
 	Schedule string `json:"schedule"`
 	// Stages are replica 0's layers per stage and Groups the devices of
 	// each stage's group.
@@ -119,6 +125,7 @@ type Pruned struct {
 	TP             int    `json:"tp"`
 	PP             int    `json:"pp"`
 	MicroBatchSize int    `json:"micro_batch_size"`
+	Chunks         int    `json:"chunks,omitempty"`
 	Reason         string `json:"reason"` // memory, batch, layers or bound
 	Detail         string `json:"detail"`
 }
@@ -129,7 +136,8 @@ type Result struct {
 	Devices      int            `json:"devices"`
 	MicroBatches int            `json:"micro_batches"`
 	TimeUnit     float64        `json:"time_unit"`
-	Plans        []Layout       `json:"plans"` // evaluated, least time first
+	ChunksTried  []int          `json:"chunks_tried,omitempty"` // Options.Chunks
+	Plans        []Layout       `json:"plans"`                  // evaluated, least time first
 	Pruned       []Pruned       `json:"pruned"`
 	PrunedBy     map[string]int `json:"pruned_by"`
 	// Baseline is Megatron's layout at its best degrees (nil where none
@@ -144,6 +152,7 @@ var ErrNoLayout = errors.New("no layout fits")
 type candidate struct {
 	dp, tp, pp int
 	b          int        // micro-batch size
+	v          int        // stages per device
 	replicas   []*replica // one per distinct replica
 	ub, lb     float64
 	megatron   *Layout
@@ -169,6 +178,15 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 			return nil, fmt.Errorf("micro-batch sizes must be at least 1, got %d", b)
 		}
 	}
+	chunks := opt.Chunks
+	if len(chunks) == 0 {
+		chunks = []int{1}
+	}
+	for _, v := range chunks {
+		if v < 1 {
+			return nil, fmt.Errorf("stages per device must be at least 1, got %d", v)
+		}
+	}
 	if opt.Effort == 0 {
 		opt.Effort = DefaultEffort
 	}
@@ -184,7 +202,7 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 		unit = partition.AutoTimeUnit(ts)
 	}
 	D := len(c.Devices)
-	res := &Result{Model: g.Name, Devices: D, MicroBatches: opt.MicroBatches, TimeUnit: unit, PrunedBy: map[string]int{}}
+	res := &Result{Model: g.Name, Devices: D, MicroBatches: opt.MicroBatches, TimeUnit: unit, PrunedBy: map[string]int{}, ChunksTried: opt.Chunks}
 	var cands []*candidate
 	for tp := 1; tp <= D; tp++ {
 		for pp := 1; pp <= D/tp; pp++ {
@@ -196,7 +214,9 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 				continue
 			}
 			for _, b := range sizes {
-				cands = append(cands, &candidate{dp: dp, tp: tp, pp: pp, b: b})
+				for _, v := range chunks {
+					cands = append(cands, &candidate{dp: dp, tp: tp, pp: pp, b: b, v: v})
+				}
 			}
 		}
 	}
@@ -246,9 +266,15 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 	for _, x := range cands {
 		if x.pruned != nil {
 			x.pruned.DP, x.pruned.TP, x.pruned.PP, x.pruned.MicroBatchSize = x.dp, x.tp, x.pp, x.b
+			if opt.Chunks != nil {
+				x.pruned.Chunks = x.v
+			}
 			res.Pruned = append(res.Pruned, *x.pruned)
 			res.PrunedBy[x.pruned.Reason]++
 		} else {
+			if opt.Chunks != nil {
+				x.out.Chunks = x.v
+			}
 			res.Plans = append(res.Plans, *x.out)
 		}
 		if x.megatron != nil && (res.Baseline == nil || x.megatron.Time < res.Baseline.Time) {
@@ -279,7 +305,10 @@ func less3(a, b Layout) bool {
 	if a.DP != b.DP {
 		return a.DP < b.DP
 	}
-	return a.MicroBatchSize < b.MicroBatchSize
+	if a.MicroBatchSize != b.MicroBatchSize {
+		return a.MicroBatchSize < b.MicroBatchSize
+	}
+	return a.Chunks < b.Chunks
 }
 
 func prunedText(by map[string]int) string {
@@ -308,7 +337,8 @@ type replica struct {
 	tpComm   []float64 // per layer and group: tensor-parallel all-reduces
 	arGrad   []float64 // per stage (pipeline order): gradient all-reduce time
 	nGroups  int
-	ones     *schedule.Schedule // 1F1B on p
+	ones     *schedule.Schedule // 1F1B on p (interleaved 1F1B with chunks)
+	chunks   int                // stages per group
 	megatron *Layout
 }
 
@@ -318,14 +348,14 @@ func (x *candidate) prepare(ctx context.Context, m *hetero.Model, c *cluster.Clu
 		x.pruned = &Pruned{Reason: "batch", Detail: fmt.Sprintf("%d samples over %d replicas in micro-batches of %d", opt.MicroBatches, x.dp, x.b)}
 		return
 	}
-	if n < x.pp {
-		x.pruned = &Pruned{Reason: "layers", Detail: fmt.Sprintf("%d layers for %d stages", n, x.pp)}
+	if n < x.pp*x.v {
+		x.pruned = &Pruned{Reason: "layers", Detail: fmt.Sprintf("%d layers for %d stages", n, x.pp*x.v)}
 		return
 	}
 	mb := opt.MicroBatches / (x.dp * x.b)
 	seen := map[string]*replica{}
 	x.ub, x.lb = 0, 0
-	megatronOK := withinNodes(c, x.tp)
+	megatronOK := x.v == 1 && withinNodes(c, x.tp)
 	var mega *Layout
 	for r := range x.dp {
 		var groups [][]int
@@ -341,7 +371,7 @@ func (x *candidate) prepare(ctx context.Context, m *hetero.Model, c *cluster.Clu
 		rep, ok := seen[key]
 		if !ok {
 			var err error
-			rep, err = newReplica(ctx, m, c, groups, x.tp, x.dp, x.b, unit)
+			rep, err = newReplica(ctx, m, c, groups, x.tp, x.dp, x.b, x.v, unit)
 			if err != nil {
 				x.pruned = &Pruned{Reason: "memory", Detail: err.Error()}
 				return
@@ -370,6 +400,9 @@ func (x *candidate) prepare(ctx context.Context, m *hetero.Model, c *cluster.Clu
 	if megatronOK && mega != nil {
 		l := *mega
 		l.DP, l.TP, l.PP, l.MicroBatches, l.MicroBatchSize = x.dp, x.tp, x.pp, mb, x.b
+		if opt.Chunks != nil {
+			l.Chunks = 1
+		}
 		x.megatron = &l
 	}
 }

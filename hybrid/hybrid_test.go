@@ -126,3 +126,65 @@ func TestBestBeatsEveryDegree(t *testing.T) {
 		}
 	}
 }
+
+// Wu et al. §3.3 enumerates the stages per device as well (virtual
+// stages; Narayanan et al., "Efficient Large-Scale Language Model
+// Training on GPU Clusters Using Megatron-LM", §2.2): every (dp, tp, pp,
+// chunks) is evaluated or pruned, every plan lists its chunks and cuts
+// the model into chunks·pp stages, interleaved over the groups; the
+// result does not depend on the number of workers.
+func TestPlanEnumeratesStagesPerDevice(t *testing.T) {
+	g, c := load(t, "../testdata/hetero/gpt-34.json", "../testdata/hetero/s1-far-8.json")
+	chunks := []int{1, 2, 3}
+	var outs [][]byte
+	for _, jobs := range []int{1, 3} {
+		res, err := Plan(context.Background(), g, c, Options{MicroBatches: 64, Jobs: jobs, Chunks: chunks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for tp := 1; tp <= len(c.Devices); tp++ {
+			for pp := 1; pp <= len(c.Devices)/tp; pp++ {
+				if len(c.Devices)%(tp*pp) == 0 {
+					n += len(chunks)
+				}
+			}
+		}
+		if len(res.Plans)+len(res.Pruned) != n {
+			t.Fatalf("%d plans + %d pruned, want %d layouts", len(res.Plans), len(res.Pruned), n)
+		}
+		seen := map[int]bool{}
+		for _, p := range res.Plans {
+			if p.Chunks < 1 || p.Chunks > 3 || len(p.Stages) != p.Chunks*p.PP || p.Time < res.Best.Time {
+				t.Errorf("plan %+v", p)
+			}
+			for i := range p.Stages {
+				if fmtInts(p.Groups[i]) != fmtInts(p.Groups[i%p.PP]) {
+					t.Errorf("dp %d tp %d pp %d chunks %d: stage %d on %v, not on stage %d's group %v", p.DP, p.TP, p.PP, p.Chunks, i, p.Groups[i], i%p.PP, p.Groups[i%p.PP])
+				}
+			}
+			seen[p.Chunks] = true
+		}
+		for _, p := range res.Pruned {
+			if p.Chunks < 1 {
+				t.Errorf("pruned %+v without its chunks", p)
+			}
+		}
+		if !seen[2] {
+			t.Errorf("no plan with 2 stages per device evaluated")
+		}
+		if res.Baseline == nil || res.Baseline.Chunks != 1 {
+			t.Errorf("baseline %+v, want Megatron's layout with one stage per device", res.Baseline)
+		}
+		var buf bytes.Buffer
+		if err := json.NewEncoder(&buf).Encode(res); err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, buf.Bytes())
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Errorf("the result depends on the number of workers")
+	}
+}
+
+func fmtInts(xs []int) string { return ints(xs) }

@@ -18,7 +18,7 @@ import (
 // newReplica builds replica groups' pipeline: the model as the groups run
 // it (a type per group), the virtual cluster of the groups, the split and
 // its placement.
-func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups [][]int, tp, dp, b int, unit float64) (*replica, error) {
+func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups [][]int, tp, dp, b, v int, unit float64) (*replica, error) {
 	g := m.Graph
 	G := len(groups)
 	h := *g
@@ -106,22 +106,39 @@ func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups
 	if err != nil {
 		return nil, err
 	}
-	rep.model, rep.cost, rep.split, rep.unit = hm, cost, split, uc
+	if v > 1 {
+		// v stages per group, in the order of the groups the split
+		// chose.
+		split = cost.Interleaved("interleaved", split.Order(), v)
+		if split == nil {
+			return nil, fmt.Errorf("%d layers for %d stages", len(hm.Layers), v*G)
+		}
+		if !split.Fits {
+			return nil, fmt.Errorf("%d stages per device do not fit the groups' memories", v)
+		}
+	}
+	rep.model, rep.cost, rep.split, rep.unit, rep.chunks = hm, cost, split, uc, v
 	p, err := rep.place(split)
 	if err != nil {
 		return nil, err
 	}
 	rep.p = p
 	// Each stage's gradients, all-reduced over the replicas' groups that
-	// hold the same layers: the slowest link among them.
-	for _, st := range split.Stages {
+	// hold the same layers: the slowest link among them (a group's
+	// stages together, where it holds several).
+	P := len(split.Stages) / v
+	zs := make([]float64, P)
+	for i, st := range split.Stages {
 		z := 0.0
 		for l := st.From; l < st.To; l++ {
 			if l < len(h.GradSizes) {
 				z += h.GradSizes[l]
 			}
 		}
-		j := groupIndex(groups[st.Device][0], tp, dp) // Megatron's stage of the group
+		zs[i%P] += z
+	}
+	for i, z := range zs {
+		j := groupIndex(groups[split.Stages[i].Device][0], tp, dp) // Megatron's stage of the group
 		var peers []int
 		for r := range dp {
 			for k := range tp {
@@ -166,6 +183,14 @@ func (rep *replica) place(split *hetero.Split) (*placement.Placement, error) {
 // prepare builds 1F1B's schedule of mb micro-batches, the layout's upper
 // bound (nil where 1F1B does not fit the budgets).
 func (rep *replica) prepare(mb int) error {
+	if rep.chunks > 1 {
+		// Interleaved 1F1B, where it applies (mb a multiple of the
+		// groups): else no upper bound.
+		if s, err := baseline.Interleaved(rep.p, mb, 0); err == nil && schedule.Verify(s) == nil {
+			rep.ones = s
+		}
+		return nil
+	}
 	s, err := baseline.OneFOneB(rep.p, mb, 0)
 	if err == nil {
 		rep.ones = s
@@ -209,20 +234,30 @@ func (rep *replica) time(s *schedule.Schedule, mb int) (float64, Breakdown) {
 			top = d
 		}
 	}
-	st := rep.split.Stages[top]
-	for l := st.From; l < st.To; l++ {
-		br.Compute += rep.compute[l*rep.nGroups+st.Device] * float64(mb)
-		br.TPComm += rep.tpComm[l*rep.nGroups+st.Device] * float64(mb)
+	// The busiest device's stages (one, or its chunks).
+	var mine []hetero.Stage
+	for i, st := range rep.split.Stages {
+		if i%p.Devices == top {
+			mine = append(mine, st)
+		}
+	}
+	for _, st := range mine {
+		for l := st.From; l < st.To; l++ {
+			br.Compute += rep.compute[l*rep.nGroups+st.Device] * float64(mb)
+			br.TPComm += rep.tpComm[l*rep.nGroups+st.Device] * float64(mb)
+		}
 	}
 	// The model's times, scaled to the placement's rounded steps, so that
 	// computation, all-reduces, transfers and bubble add up to the
 	// makespan.
 	model := br.Compute + br.TPComm
-	if st.From > 0 {
-		model += rep.model.Comm(st.From-1) * float64(mb)
-	}
-	if st.To < len(rep.model.Layers) {
-		model += rep.model.Comm(st.To-1) * float64(mb)
+	for _, st := range mine {
+		if st.From > 0 {
+			model += rep.model.Comm(st.From-1) * float64(mb)
+		}
+		if st.To < len(rep.model.Layers) {
+			model += rep.model.Comm(st.To-1) * float64(mb)
+		}
 	}
 	if model > 0 {
 		f := busy[top] / model
@@ -282,6 +317,9 @@ func (x *candidate) evaluate(ctx context.Context, unit float64, opt Options) {
 	for _, rep := range x.replicas {
 		best, br := rep.time(rep.ones, mb)
 		how, sched := "1f1b", rep.ones
+		if rep.chunks > 1 {
+			how = "1f1b-interleaved"
+		}
 		e := opt.Effort
 		res, err := search.Run(ctx, rep.p, search.Options{MicroBatches: mb, Jobs: 1, Effort: e, PhaseEffort: e, RefineEffort: e,
 			RefineGreedyOnly: true, LNSSteps: -1})

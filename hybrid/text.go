@@ -13,9 +13,20 @@ func (r *Result) WriteText(w io.Writer, top int) {
 	fmt.Fprintf(w, "tessel plan --parallel auto: %s on %d devices, %d samples per iteration, time unit %.4g\n",
 		r.Model, r.Devices, r.MicroBatches, r.TimeUnit)
 	fmt.Fprintf(w, "layouts      %d evaluated, %d pruned (%s)\n\n", len(r.Plans), len(r.Pruned), prunedText(r.PrunedBy))
-	fmt.Fprintf(w, "%-9s %3s %3s %3s %5s %4s %11s %8s %11s %11s %10s %10s %10s %10s  %s\n",
-		"rank", "dp", "tp", "pp", "mb", "size", "time", "vs best", "pipeline", "compute", "tp comm", "transfer", "bubble", "dp exposed", "schedule")
+	chunks := len(r.ChunksTried) > 0
+	if chunks {
+		fmt.Fprintf(w, "%-9s %3s %3s %3s %5s %4s %6s %11s %8s %11s %11s %10s %10s %10s %10s  %s\n",
+			"rank", "dp", "tp", "pp", "mb", "size", "chunks", "time", "vs best", "pipeline", "compute", "tp comm", "transfer", "bubble", "dp exposed", "schedule")
+	} else {
+		fmt.Fprintf(w, "%-9s %3s %3s %3s %5s %4s %11s %8s %11s %11s %10s %10s %10s %10s  %s\n",
+			"rank", "dp", "tp", "pp", "mb", "size", "time", "vs best", "pipeline", "compute", "tp comm", "transfer", "bubble", "dp exposed", "schedule")
+	}
 	row := func(name string, l *Layout) {
+		if chunks {
+			fmt.Fprintf(w, "%-9s %3d %3d %3d %5d %4d %6d %11.2f %7.2f× %11.2f %11.2f %10.2f %10.2f %10.2f %10.2f  %s\n", name, l.DP, l.TP, l.PP, l.MicroBatches,
+				l.MicroBatchSize, l.Chunks, l.Time, l.Time/r.Best.Time, l.Pipeline, l.Breakdown.Compute, l.Breakdown.TPComm, l.Breakdown.Transfer, l.Breakdown.Bubble, l.Breakdown.DPExposed, l.Schedule)
+			return
+		}
 		fmt.Fprintf(w, "%-9s %3d %3d %3d %5d %4d %11.2f %7.2f× %11.2f %11.2f %10.2f %10.2f %10.2f %10.2f  %s\n", name, l.DP, l.TP, l.PP, l.MicroBatches,
 			l.MicroBatchSize, l.Time, l.Time/r.Best.Time, l.Pipeline, l.Breakdown.Compute, l.Breakdown.TPComm, l.Breakdown.Transfer, l.Breakdown.Bubble, l.Breakdown.DPExposed, l.Schedule)
 	}
@@ -33,6 +44,9 @@ func (r *Result) WriteText(w io.Writer, top int) {
 	}
 	b := r.Best
 	fmt.Fprintf(w, "\nbest         dp %d × tp %d × pp %d, %d micro-batches of %d per replica, %.2f per iteration", b.DP, b.TP, b.PP, b.MicroBatches, b.MicroBatchSize, b.Time)
+	if chunks {
+		fmt.Fprintf(w, ", %d stage%s per device", b.Chunks, map[bool]string{true: "s"}[b.Chunks != 1])
+	}
 	if r.Baseline != nil {
 		fmt.Fprintf(w, " (Megatron's layout: %.2f, %.2f× slower)", r.Baseline.Time, r.Baseline.Time/b.Time)
 	}

@@ -189,6 +189,12 @@ func (p *Placement) appendJSON(b []byte, pretty bool) []byte {
 		b = append(b, ind...)
 	}
 	b = append(b, ']')
+	if p.Overlap != nil {
+		b = append(b, ',')
+		b = append(b, nl...)
+		b = key(b, 1, "overlap")
+		b = p.appendOverlapJSON(b, sep, colon)
+	}
 	b = append(b, nl...)
 	return append(b, '}')
 }
@@ -229,11 +235,13 @@ func decodeFile(data []byte) (*Placement, error) {
 	p.Name = peek.Name
 
 	var blocks, deps []json.RawMessage
+	var overlap json.RawMessage
 	err = strictjson.Object(raw, []strictjson.Field{
 		{Name: "name", Decode: func(v json.RawMessage) error { return strictjson.String(v, &p.Name) }},
 		{Name: "devices", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &p.Devices) }},
 		{Name: "blocks", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &blocks) }},
 		{Name: "deps", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &deps) }},
+		{Name: "overlap", Decode: func(v json.RawMessage) error { overlap = v; return nil }},
 	})
 	if err != nil {
 		return nil, p.wrap(err)
@@ -283,6 +291,11 @@ func decodeFile(data []byte) (*Placement, error) {
 			if _, dup := p.Sizes[dep]; !dup { // a duplicate dependency is Validate's to report
 				p.Sizes[dep] = z
 			}
+		}
+	}
+	if overlap != nil {
+		if p.Overlap, err = decodeOverlap(overlap, index); err != nil {
+			return nil, p.wrap(fmt.Errorf("field \"overlap\": %w", err))
 		}
 	}
 	return p, nil

@@ -52,6 +52,9 @@ func TestLoadBad(t *testing.T) {
 		{"candidates-chosen-outside.json", `block "f0": chosen devices [2] are not among the candidates [[0] [1]]`},
 		{"candidates-unsorted.json", `block "f0": candidates[1]: devices [2 1] not ascending and distinct`},
 		{"candidates-chosen-alone.json", `block "f0": field "chosen" without "candidates"`},
+		{"overlap-both.json", `overlap: both a time and a factor`},
+		{"overlap-unknown-id.json", `field "overlap": pairs[0]: unknown id "b9"`},
+		{"overlap-pair-time.json", `overlap: pairs[0]: time 0 < 1`},
 	}
 	files, err := filepath.Glob(filepath.Join(badDir, "*.json"))
 	if err != nil {

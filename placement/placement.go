@@ -165,6 +165,10 @@ type Placement struct {
 	// every group and transfers of 0. It is not part of the placement
 	// file.
 	Costs *Costs
+	// Overlap, when set, lets a schedule run a forward and a whole
+	// backward of two micro-batches as one overlapped action (overlap.go);
+	// nil overlaps nothing. File: "overlap", written only when set.
+	Overlap *Overlap
 }
 
 // Size is the size of the tensor dependency d carries: 1 unless Sizes
@@ -452,7 +456,7 @@ func (p *Placement) CriticalPath() int {
 
 // Clone returns a deep copy.
 func (p *Placement) Clone() *Placement {
-	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities), Channels: p.Channels, HostChannels: slices.Clone(p.HostChannels), Costs: p.Costs.clone()}
+	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities), Channels: p.Channels, HostChannels: slices.Clone(p.HostChannels), Costs: p.Costs.clone(), Overlap: p.Overlap.clone()}
 	if p.Lanes != nil {
 		q.Lanes = make(map[Dep][]int, len(p.Lanes))
 		for d, ts := range p.Lanes {

@@ -100,6 +100,9 @@ func (p *Placement) validate() error {
 	if err := p.validateCosts(); err != nil {
 		return err
 	}
+	if err := p.validateOverlap(); err != nil {
+		return err
+	}
 	return p.validateTransfers(deps)
 }
 
@@ -340,5 +343,5 @@ func (p *Placement) Equal(q *Placement) bool {
 			return false
 		}
 	}
-	return true
+	return overlapEqual(p.Overlap, q.Overlap)
 }

@@ -82,6 +82,9 @@ func (pl *plan) placeActions(acts []MemoryAction) error {
 // package doc for the order and why it cannot deadlock). The schedule is
 // verified first; an invalid one is an error.
 func Generate(s *schedule.Schedule, mode Mode) ([]*Program, error) {
+	if len(s.Pairs) > 0 {
+		return nil, fmt.Errorf("the schedule overlaps %d forward-backward pairs, which the per-device programs do not express yet (export it with --format torch-csv, whose OVERLAP_F_B does)", len(s.Pairs))
+	}
 	return generateWith(s, mode, memoryActions(s))
 }
 

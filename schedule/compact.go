@@ -29,6 +29,20 @@ import (
 // devices ordering two group blocks differently). The instances come back
 // in file order (see Sort).
 func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) {
+	return compact(p, n, orders, nil)
+}
+
+// CompactPairs is Compact with overlapped pairs (placement's Overlap):
+// the instances of a pair start together and occupy their devices for
+// the pair's time, so they must be consecutive in each device's order
+// (the forward first, then the whole backward). A pair the placement's
+// rule does not allow, an instance in two pairs, or pairs with channels
+// are errors.
+func CompactPairs(p *placement.Placement, n int, orders [][]Ref, pairs []Pair) ([]Instance, error) {
+	return compact(p, n, orders, pairs)
+}
+
+func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair) ([]Instance, error) {
 	if p == nil {
 		return nil, fmt.Errorf("compact: no placement")
 	}
@@ -46,6 +60,46 @@ func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) 
 	node := func(r Ref) int { return r.Block*n + r.Micro }
 	ref := func(v int) Ref { return Ref{v / n, v % n} }
 	name := func(r Ref) string { return p.Blocks[r.Block].ID + fmt.Sprintf("^%d", r.Micro) }
+
+	// rep is the node that stands for a node's pair (itself when
+	// unpaired); dur is how long a node occupies its devices.
+	rep := make([]int, nodes)
+	for v := range rep {
+		rep[v] = v
+	}
+	dur := func(v int) int { return p.Blocks[ref(v).Block].Time }
+	if len(pairs) > 0 {
+		if p.Channels {
+			return nil, fmt.Errorf("compact: overlapped pairs on a cluster with channels: not supported")
+		}
+		roles := p.Roles()
+		pairTime := map[int]int{}
+		for _, q := range pairs {
+			refs, t, why := groupRefs(p, roles, q)
+			if why == "" && q.Forward.Micro == q.Backward.Micro {
+				why = "one micro-batch"
+			}
+			if why != "" {
+				return nil, fmt.Errorf("compact: pair %s+%s: %s", name(q.Forward), name(q.Backward), why)
+			}
+			for _, r := range refs {
+				if r.Micro < 0 || r.Micro >= n {
+					return nil, fmt.Errorf("compact: pair %s+%s: micro-batch out of range", name(q.Forward), name(q.Backward))
+				}
+				if _, dup := pairTime[node(r)]; dup {
+					return nil, fmt.Errorf("compact: %s is in two pairs", name(r))
+				}
+				pairTime[node(r)] = t
+				rep[node(r)] = node(q.Forward)
+			}
+		}
+		dur = func(v int) int {
+			if t, ok := pairTime[v]; ok {
+				return t
+			}
+			return p.Blocks[ref(v).Block].Time
+		}
+	}
 
 	// Device-order edges, checked as they are read.
 	count := make([]int, nodes)
@@ -67,9 +121,9 @@ func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) 
 			}
 			stamp[v] = d + 1
 			count[v]++
-			if prev >= 0 {
-				from, to, via = append(from, prev), append(to, v), append(via, d)
-				lag = append(lag, p.Blocks[ref(prev).Block].Time)
+			if prev >= 0 && rep[prev] != rep[v] {
+				from, to, via = append(from, rep[prev]), append(to, rep[v]), append(via, d)
+				lag = append(lag, dur(prev))
 			}
 			prev = v
 		}
@@ -83,8 +137,12 @@ func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) 
 	for _, dep := range p.Deps {
 		delay := p.Delay(dep)
 		for m := range n {
-			from, to, via = append(from, node(Ref{dep.From, m})), append(to, node(Ref{dep.To, m})), append(via, -1)
-			lag = append(lag, delay)
+			u, w := node(Ref{dep.From, m}), node(Ref{dep.To, m})
+			if rep[u] == rep[w] && u != w {
+				continue // one overlapped action
+			}
+			from, to, via = append(from, rep[u]), append(to, rep[w]), append(via, -1)
+			lag = append(lag, delay-p.Blocks[dep.From].Time+dur(u))
 		}
 	}
 
@@ -147,7 +205,7 @@ func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) 
 	out := make([]Instance, nodes)
 	for v := range nodes {
 		r := ref(v)
-		out[v] = Instance{Block: r.Block, Micro: r.Micro, Start: start[v]}
+		out[v] = Instance{Block: r.Block, Micro: r.Micro, Start: start[rep[v]]}
 	}
 	sortInstances(p, out)
 	return out, nil

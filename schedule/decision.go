@@ -119,13 +119,16 @@ type memEvent struct {
 	delta       int
 	x, dec      int
 	free        bool
+	// late: the backward of an overlapped pair, whose memory counts
+	// after its forward's at their common start.
+	late bool
 }
 
 // compareEvents orders one device's memory changes: by time, phase, then
 // block, micro-batch and index (among block starts, the verifier's order
 // of instances).
 func compareEvents(a, b memEvent) int {
-	return cmp.Or(cmp.Compare(a.time, b.time), cmp.Compare(a.phase, b.phase), cmp.Compare(a.block, b.block),
+	return cmp.Or(cmp.Compare(a.time, b.time), cmp.Compare(a.phase, b.phase), cmpBool(a.late, b.late), cmp.Compare(a.block, b.block),
 		cmp.Compare(a.micro, b.micro), cmp.Compare(a.x, b.x), cmp.Compare(a.dec, b.dec))
 }
 
@@ -136,11 +139,12 @@ func compareEvents(a, b memEvent) int {
 func memoryEvents(s *Schedule, xs [][]int, useDec []bool) [][]memEvent {
 	p := s.Placement
 	out := make([][]memEvent, p.Devices)
+	pg := newPairing(s, nil)
 	for d, list := range xs {
 		for _, x := range list {
 			in := s.Instances[x]
 			out[d] = append(out[d], memEvent{time: in.Start, phase: placement.PhaseBlock, block: in.Block, micro: in.Micro,
-				delta: p.Blocks[in.Block].Memory, x: x, dec: -1})
+				delta: p.Blocks[in.Block].Memory, x: x, dec: -1, late: pg.follower(in.Ref())})
 		}
 	}
 	var starts map[Ref]int

@@ -155,6 +155,31 @@ func (s *Schedule) marshal() ([]byte, error) {
 		}
 		b = append(b, "\n  ]"...)
 	}
+	if len(s.Pairs) > 0 {
+		ps := append([]Pair(nil), s.Pairs...)
+		SortPairs(ps)
+		b = append(b, ",\n  \"pairs\": ["...)
+		for x, q := range ps {
+			for _, r := range []Ref{q.Forward, q.Backward} {
+				if r.Block < 0 || r.Block >= len(p.Blocks) {
+					return nil, fmt.Errorf("write schedule: pair %d: block index %d out of range 0..%d", x, r.Block, len(p.Blocks)-1)
+				}
+			}
+			if x > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, "\n    {\"forward\": "...)
+			b = appendString(b, p.Blocks[q.Forward.Block].ID)
+			b = append(b, ", \"forward_micro\": "...)
+			b = strconv.AppendInt(b, int64(q.Forward.Micro), 10)
+			b = append(b, ", \"backward\": "...)
+			b = appendString(b, p.Blocks[q.Backward.Block].ID)
+			b = append(b, ", \"backward_micro\": "...)
+			b = strconv.AppendInt(b, int64(q.Backward.Micro), 10)
+			b = append(b, '}')
+		}
+		b = append(b, "\n  ]"...)
+	}
 	if rp := s.Repetend; rp != nil {
 		b = append(b, ",\n  \"repetend\": {\"nr\": "...)
 		b = strconv.AppendInt(b, int64(rp.NR), 10)
@@ -212,7 +237,7 @@ func Parse(data []byte) (*Schedule, error) {
 		return nil, err
 	}
 	s := &Schedule{}
-	var pl, cl, instances, decisions, rep, met json.RawMessage
+	var pl, cl, instances, decisions, pairs, rep, met json.RawMessage
 	var budgets []json.RawMessage
 	err = strictjson.Object(raw, []strictjson.Field{
 		{Name: "placement", Required: true, Decode: func(v json.RawMessage) error { pl = v; return nil }},
@@ -223,6 +248,7 @@ func Parse(data []byte) (*Schedule, error) {
 		{Name: "latency_budget", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.Latency) }},
 		{Name: "instances", Required: true, Decode: func(v json.RawMessage) error { instances = v; return nil }},
 		{Name: "decisions", Decode: func(v json.RawMessage) error { decisions = v; return nil }},
+		{Name: "pairs", Decode: func(v json.RawMessage) error { pairs = v; return nil }},
 		{Name: "repetend", Decode: func(v json.RawMessage) error { rep = v; return nil }},
 		{Name: "metrics", Decode: func(v json.RawMessage) error { met = v; return nil }},
 	})
@@ -270,6 +296,11 @@ func Parse(data []byte) (*Schedule, error) {
 	if decisions != nil {
 		if s.Decisions, err = decodeDecisions(decisions, index); err != nil {
 			return nil, fmt.Errorf("field \"decisions\": %w", err)
+		}
+	}
+	if pairs != nil {
+		if s.Pairs, err = decodePairs(pairs, index); err != nil {
+			return nil, fmt.Errorf("field \"pairs\": %w", err)
 		}
 	}
 	if rep != nil {
@@ -461,4 +492,36 @@ func decodeBudgets(s *Schedule, items []json.RawMessage) error {
 	}
 	p.Capacities = budgets
 	return nil
+}
+
+// decodePairs reads the overlapped pairs: each names a forward block and
+// its micro-batch and a backward (or input) block and its micro-batch.
+// Whether the placement lets them overlap is Verify's to check.
+func decodePairs(raw json.RawMessage, index map[string]int) ([]Pair, error) {
+	var items []json.RawMessage
+	if err := strictjson.Array(raw, &items); err != nil {
+		return nil, err
+	}
+	out := make([]Pair, len(items))
+	for x, v := range items {
+		q := &out[x]
+		var f, g string
+		err := strictjson.Object(v, []strictjson.Field{
+			{Name: "forward", Required: true, Decode: func(v json.RawMessage) error { return strictjson.String(v, &f) }},
+			{Name: "forward_micro", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &q.Forward.Micro) }},
+			{Name: "backward", Required: true, Decode: func(v json.RawMessage) error { return strictjson.String(v, &g) }},
+			{Name: "backward_micro", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &q.Backward.Micro) }},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", x, err)
+		}
+		var ok bool
+		if q.Forward.Block, ok = index[f]; !ok {
+			return nil, fmt.Errorf("item %d: unknown block %q", x, f)
+		}
+		if q.Backward.Block, ok = index[g]; !ok {
+			return nil, fmt.Errorf("item %d: unknown block %q", x, g)
+		}
+	}
+	return out, nil
 }

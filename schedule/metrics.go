@@ -31,9 +31,10 @@ func Makespan(s *Schedule) int {
 		return 0
 	}
 	ms := 0
+	pg := newPairing(s, nil)
 	for _, in := range s.Instances {
 		if in.Block >= 0 && in.Block < len(s.Placement.Blocks) {
-			ms = max(ms, in.Start+s.Placement.Blocks[in.Block].Time)
+			ms = max(ms, in.Start+pg.dur(s.Placement, in.Ref()))
 		}
 	}
 	return ms
@@ -53,9 +54,12 @@ func Measure(s *Schedule) Metrics {
 	m.PeakMemory = make([]int, p.Devices)
 	m.Loads = make([]int, p.Devices)
 	xs := deviceInstances(s, nil)
+	pg := newPairing(s, nil)
 	for d, xs := range xs {
 		for _, x := range xs {
-			m.Loads[d] += p.Blocks[s.Instances[x].Block].Time
+			if r := s.Instances[x].Ref(); !pg.follower(r) {
+				m.Loads[d] += pg.dur(p, r)
+			}
 		}
 	}
 	for _, rr := range Reruns(s) {
@@ -170,6 +174,9 @@ func (b MakespanBound) String() string {
 // LowerBoundsBy is LowerBounds and the argument that gives the makespan
 // bound (the first to reach it, in the order listed there, links first).
 func LowerBoundsBy(p *placement.Placement, n, memory int) (Bounds, MakespanBound) {
+	if p.Overlap != nil {
+		return overlapBounds(p, n, memory)
+	}
 	b := Bounds{Period: p.MaxLoad()}
 	by := BoundCriticalPath
 	heads, tails := p.Heads(), p.Tails()

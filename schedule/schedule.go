@@ -66,7 +66,10 @@ type Schedule struct {
 	// Decisions are the forward instances whose activation is offloaded
 	// or recomputed (none: every activation is kept, as before).
 	Decisions []Decision
-	Repetend  *Repetend // nil when not built from a repetend
+	// Pairs are the overlapped forwards and backwards (placement's
+	// Overlap; none: every instance runs alone, as before).
+	Pairs    []Pair
+	Repetend *Repetend // nil when not built from a repetend
 	// Claimed is what a schedule file said its metrics were (nil when
 	// built in memory). It is never trusted: Verify compares it with
 	// Measure, and Write writes measured metrics instead.
@@ -136,11 +139,12 @@ func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
 			return nil, err
 		}
 	} else {
-		ins, err := Compact(q, s.MicroBatches, Orders(s))
+		// Overlapped pairs stay pairs (none: Compact).
+		ins, err := CompactPairs(q, s.MicroBatches, Orders(s), s.Pairs)
 		if err != nil {
 			return nil, err
 		}
-		out = &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
+		out = &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins, Pairs: s.Pairs}
 	}
 	if err := out.SetCluster(c, given); err != nil {
 		return nil, err

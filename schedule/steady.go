@@ -82,7 +82,7 @@ func Steady(s *Schedule) *SteadyState {
 	}
 	ins := slices.Clone(s.Instances)
 	sort.SliceStable(ins, func(a, b int) bool { return ins[a].Start < ins[b].Start })
-	d := &detector{p: p, n: n, start: start, ins: ins}
+	d := &detector{p: p, n: n, start: start, ins: ins, pg: newPairing(s, nil)}
 	end := Makespan(s)
 	main, ok := d.longest(0, end+1, nil)
 	if !ok {
@@ -156,6 +156,7 @@ type detector struct {
 	n     int
 	start [][]int    // start[block][micro]
 	ins   []Instance // by start
+	pg    *pairing   // overlapped pairs: a pair's time counts once
 }
 
 // disjoint reports whether no block runs in two of the stretches.
@@ -321,7 +322,9 @@ func (d *detector) window(in []Instance, T, P, q, iters int) Stretch {
 		}
 		lo, hi = min(lo, x.Micro), max(hi, x.Micro)
 		blocks[x.Block] = true
-		c.Busy += d.p.Blocks[x.Block].Time * len(d.p.Blocks[x.Block].Devices)
+		if !d.pg.follower(x.Ref()) {
+			c.Busy += d.pg.dur(d.p, x.Ref()) * len(d.p.Blocks[x.Block].Devices)
+		}
 	}
 	c.NR = hi - lo + 1
 	for i := range blocks {
@@ -340,8 +343,8 @@ func SteadyOf(s *Schedule) *SteadyState {
 		return nil
 	}
 	rp := s.Repetend
-	if rp == nil || rp.Iterations < 2 || rp.Period < 1 || len(rp.Offsets) != len(s.Placement.Blocks) {
-		return Steady(s)
+	if rp == nil || rp.Iterations < 2 || rp.Period < 1 || len(rp.Offsets) != len(s.Placement.Blocks) || len(s.Pairs) > 0 {
+		return Steady(s) // with pairs, the busy time of a period is the schedule's
 	}
 	busy := 0
 	for _, l := range s.Placement.Loads() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,7 @@ const (
 	colourRepetend = "#d62728"
 	colourOffload  = "#76b7b2"
 	colourReload   = "#edc948"
+	colourTransfer = "#bab0ac"
 )
 
 // SVG geometry, in pixels.
@@ -45,6 +47,11 @@ const (
 // devices are contiguous; otherwise it is one bar on each member's row.
 // Either way every bar carries data-block and data-micro, so the bars of
 // one instance can be counted by their distinct (data-block, data-micro).
+//
+// A schedule of a placement whose blocks chose their devices (candidates)
+// gets a row per link that a transfer taking time crosses ("link 0>1",
+// under the devices and host channels), with a grey bar (class
+// "transfer", data-dep "op3->op7", data-micro) per transfer (Transfers).
 func RenderSVG(s *Schedule, w io.Writer) error {
 	if err := checkRenderable(s); err != nil {
 		return err
@@ -67,7 +74,8 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 			channels = append(channels, mv.Channel)
 		}
 	}
-	height := svgTop + (p.Devices+len(channels))*svgRow + svgBottom
+	links, spans := linkRows(s)
+	height := svgTop + (p.Devices+len(channels)+len(links))*svgRow + svgBottom
 	x := func(t int) string { return num(svgLeft + float64(t)*unit) }
 	rowY := func(d int) int { return svgTop + d*svgRow }
 
@@ -77,6 +85,9 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 	for _, k := range placement.Kinds() {
 		class, colour := kindClass(k)
 		fmt.Fprintf(b, ".%s{fill:%s}", class, colour)
+	}
+	if len(links) > 0 {
+		fmt.Fprintf(b, ".transfer{fill:%s;stroke:#ffffff;stroke-width:0.5}", colourTransfer)
 	}
 	if len(s.Decisions) > 0 {
 		fmt.Fprintf(b, ".recompute{fill:%s;fill-opacity:0.5}.offload{fill:%s}.reload{fill:%s}", placementColour(placement.Forward), colourOffload, colourReload)
@@ -107,32 +118,55 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 		fmt.Fprintf(b, `<rect x="%s" y="%d" width="%s" height="%d" fill="#f2f2f2"/><text x="%d" y="%d" text-anchor="end" dominant-baseline="central">host %d</text>`+"\n",
 			x(0), rowY(p.Devices+k), num(float64(span)*unit), svgRow-2, svgLeft-8, rowY(p.Devices+k)+svgRow/2-1, c)
 	}
+	for k, l := range links {
+		fmt.Fprintf(b, `<rect x="%s" y="%d" width="%s" height="%d" fill="#f2f2f2"/><text x="%d" y="%d" text-anchor="end" dominant-baseline="central">link %d&gt;%d</text>`+"\n",
+			x(0), rowY(p.Devices+len(channels)+k), num(float64(span)*unit), svgRow-2, svgLeft-8, rowY(p.Devices+len(channels)+k)+svgRow/2-1, l.From, l.To)
+	}
 	b.WriteString("</g>\n")
 
 	// Bars, in file order.
 	ins := append([]Instance(nil), s.Instances...)
 	sortInstances(p, ins)
 	b.WriteString(`<g class="instances">` + "\n")
+	pg, partner := newPairing(s, nil), pairPartners(s)
 	for _, in := range ins {
-		if in.Block < 0 || in.Block >= len(p.Blocks) {
+		if in.Block < 0 || in.Block >= len(p.Blocks) || pg.follower(in.Ref()) {
 			continue
 		}
 		blk := p.Blocks[in.Block]
 		class, fill := kindClass(blk.Kind)
-		tip := fmt.Sprintf("%s^%d [%d,%d) on %s", blk.ID, in.Micro, in.Start, in.Start+blk.Time, deviceList(blk.Devices))
+		t := pg.dur(p, in.Ref())
+		tip := fmt.Sprintf("%s^%d [%d,%d) on %s", blk.ID, in.Micro, in.Start, in.Start+t, deviceList(blk.Devices))
+		label := strconv.Itoa(in.Micro)
+		g, paired := partner[in.Ref()]
+		if paired {
+			tip = fmt.Sprintf("%s overlapped [%d,%d) on %s", PairText(s, Pair{in.Ref(), g}), in.Start, in.Start+t, deviceList(blk.Devices))
+			label += "+" + strconv.Itoa(g.Micro)
+		}
 		for _, rows := range rowRuns(blk.Devices) {
 			y0, y1 := rowY(rows[0]), rowY(rows[1])+svgRow-2
-			bw := float64(blk.Time) * unit
-			fmt.Fprintf(b, `<rect class="bar %s" data-block="%s" data-micro="%d" x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s</title></rect>`,
-				class, esc(blk.ID), in.Micro, x(in.Start), y0, num(bw), y1-y0, fill, esc(tip))
+			bw := float64(t) * unit
+			if paired {
+				// The forward's colour above, the backward's below: one action.
+				gc, gfill := kindClass(placement.Backward)
+				h := (y1 - y0) / 2
+				fmt.Fprintf(b, `<rect class="bar %s overlapped" data-block="%s" data-micro="%d" x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s</title></rect>`,
+					class, esc(blk.ID), in.Micro, x(in.Start), y0, num(bw), h, fill, esc(tip))
+				fmt.Fprintf(b, `<rect class="bar %s overlapped" data-block="%s" data-micro="%d" x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s</title></rect>`,
+					gc, esc(p.Blocks[g.Block].ID), g.Micro, x(in.Start), y0+h, num(bw), y1-y0-h, gfill, esc(tip))
+			} else {
+				fmt.Fprintf(b, `<rect class="bar %s" data-block="%s" data-micro="%d" x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s</title></rect>`,
+					class, esc(blk.ID), in.Micro, x(in.Start), y0, num(bw), y1-y0, fill, esc(tip))
+			}
 			if bw >= svgMinLabel {
-				fmt.Fprintf(b, `<text class="micro" x="%s" y="%d">%d</text>`, num(svgLeft+(float64(in.Start)+float64(blk.Time)/2)*unit), (y0+y1)/2, in.Micro)
+				fmt.Fprintf(b, `<text class="micro" x="%s" y="%d">%s</text>`, num(svgLeft+(float64(in.Start)+float64(t)/2)*unit), (y0+y1)/2, label)
 			}
 			b.WriteByte('\n')
 		}
 	}
 	b.WriteString("</g>\n")
 	writeDecisionBars(b, s, moves, channels, unit, x, rowY)
+	writeTransferBars(b, s, links, spans, unit, x, func(k int) int { return rowY(p.Devices + len(channels) + k) })
 
 	// Repetend iteration boundaries.
 	if rp := s.Repetend; rp != nil && rp.Period > 0 && rp.Iterations > 0 && rp.Iterations <= MaxMicroBatches {
@@ -248,6 +282,23 @@ func writeDecisionBars(b *bytes.Buffer, s *Schedule, moves []Move, channels []in
 			fmt.Fprintf(b, `<text class="micro" x="%s" y="%d">%d</text>`, num(svgLeft+(float64(mv.Start)+float64(mv.End-mv.Start)/2)*unit), y0+svgRow/2-1, mv.Ref.Micro)
 		}
 		b.WriteByte('\n')
+	}
+	b.WriteString("</g>\n")
+}
+
+// writeTransferBars draws the transfers on their link rows.
+func writeTransferBars(b *bytes.Buffer, s *Schedule, links []placement.Link, spans []TransferSpan, unit float64, x func(int) string, rowY func(int) int) {
+	if len(links) == 0 {
+		return
+	}
+	p := s.Placement
+	b.WriteString(`<g class="transfers">` + "\n")
+	for _, t := range spans {
+		k := slices.Index(links, t.Link)
+		dep := p.Blocks[t.Dep.From].ID + "->" + p.Blocks[t.Dep.To].ID
+		tip := fmt.Sprintf("transfer %s [%d,%d) on link %d->%d", transferName(p, t), t.Start, t.End, t.Link.From, t.Link.To)
+		fmt.Fprintf(b, `<rect class="transfer" data-dep="%s" data-micro="%d" x="%s" y="%d" width="%s" height="%d"><title>%s</title></rect>`+"\n",
+			esc(dep), t.Micro, x(t.Start), rowY(k), num(float64(t.End-t.Start)*unit), svgRow-2, esc(tip))
 	}
 	b.WriteString("</g>\n")
 }

@@ -98,15 +98,19 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 		}
 		paint(hostRow[mv.Channel], mv.Start, mv.End-mv.Start, l)
 	}
+	pg, partner := newPairing(s, nil), pairPartners(s)
 	for _, in := range s.Instances {
-		if in.Block < 0 || in.Block >= len(p.Blocks) {
+		if in.Block < 0 || in.Block >= len(p.Blocks) || pg.follower(in.Ref()) {
 			continue
 		}
 		b := p.Blocks[in.Block]
 		l := label(in)
+		if g, ok := partner[in.Ref()]; ok && !pg.empty() {
+			l += "+b" + strconv.Itoa(g.Micro)
+		}
 		width = max(width, len(l))
 		for _, d := range b.Devices {
-			for t := max(in.Start, 0); t < min(in.Start+b.Time, units); t++ {
+			for t := max(in.Start, 0); t < min(in.Start+pg.dur(p, in.Ref()), units); t++ {
 				switch {
 				case grid[d][t] != "":
 					grid[d][t], overlap = "#", true
@@ -135,6 +139,9 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 	}
 	if len(moves) > 0 {
 		legend += ", >3/<3 offload/reload of micro-batch 3 on a host channel"
+	}
+	if !pg.empty() {
+		legend += ", f3+b1 forward of micro-batch 3 overlapped with the whole backward of 1"
 	}
 	if overlap {
 		legend += ", # overlap"

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // TraceUnit is the length of one time unit in a trace, in microseconds:
@@ -40,7 +43,11 @@ type traceArgs struct {
 // that offloads gets one more thread per host channel (tid = number of
 // devices + the channel, named "host channel c") with an event per
 // offload and reload ("offload f3^2", "reload f3^2"); a recompute is an
-// event "recompute f3^2" on its device.
+// event "recompute f3^2" on its device. A schedule of a placement whose
+// blocks chose their devices (candidates) gets one more thread per link
+// a transfer that takes time crosses (tid = twice the number of devices +
+// the link's rank, named "link 0→1") with an event per transfer
+// ("op3→op7^0", category "transfer"; Transfers).
 func RenderTrace(s *Schedule, w io.Writer) error {
 	if err := checkRenderable(s); err != nil {
 		return err
@@ -56,19 +63,25 @@ func RenderTrace(s *Schedule, w io.Writer) error {
 	}
 	ins := append([]Instance(nil), s.Instances...)
 	sortInstances(p, ins)
+	pg, partner := newPairing(s, nil), pairPartners(s)
 	for _, in := range ins {
-		if in.Block < 0 || in.Block >= len(p.Blocks) {
+		if in.Block < 0 || in.Block >= len(p.Blocks) || pg.follower(in.Ref()) {
 			continue
 		}
 		blk := p.Blocks[in.Block]
 		micro := in.Micro
+		name, cat := fmt.Sprintf("%s^%d", blk.ID, in.Micro), string(blk.Kind)
+		if g, ok := partner[in.Ref()]; ok {
+			name, cat = PairText(s, Pair{in.Ref(), g}), "overlapped"
+		}
 		events = append(events, traceEvent{
-			Name: fmt.Sprintf("%s^%d", blk.ID, in.Micro), Cat: string(blk.Kind), Ph: "X",
-			Ts: int64(in.Start) * TraceUnit, Dur: int64(blk.Time) * TraceUnit, Tid: blk.Devices[0],
+			Name: name, Cat: cat, Ph: "X",
+			Ts: int64(in.Start) * TraceUnit, Dur: int64(pg.dur(p, in.Ref())) * TraceUnit, Tid: blk.Devices[0],
 			Args: traceArgs{Block: blk.ID, Micro: &micro, Devices: blk.Devices},
 		})
 	}
 	events = append(events, decisionEvents(s)...)
+	events = append(events, linkEvents(s)...)
 	var b bytes.Buffer
 	b.WriteString("{\"traceEvents\": [\n")
 	for i, e := range events {
@@ -120,6 +133,27 @@ func decisionEvents(s *Schedule) []traceEvent {
 		out = append(out, traceEvent{Name: fmt.Sprintf("recompute %s^%d", blk.ID, micro), Cat: "recompute", Ph: "X",
 			Ts: int64(rr.Start) * TraceUnit, Dur: int64(blk.Time) * TraceUnit, Tid: blk.Devices[0],
 			Args: traceArgs{Block: blk.ID, Micro: &micro, Devices: blk.Devices}})
+	}
+	return out
+}
+
+// linkEvents are the trace events of the link rows (linkRows).
+func linkEvents(s *Schedule) []traceEvent {
+	links, spans := linkRows(s)
+	if len(links) == 0 {
+		return nil
+	}
+	p := s.Placement
+	tid := func(l placement.Link) int { return 2*p.Devices + slices.Index(links, l) }
+	var out []traceEvent
+	for _, l := range links {
+		out = append(out, traceEvent{Name: "thread_name", Ph: "M", Tid: tid(l), Args: traceArgs{Name: fmt.Sprintf("link %d→%d", l.From, l.To)}})
+	}
+	for _, t := range spans {
+		micro := t.Micro
+		out = append(out, traceEvent{Name: transferName(p, t), Cat: "transfer", Ph: "X",
+			Ts: int64(t.Start) * TraceUnit, Dur: int64(t.End-t.Start) * TraceUnit, Tid: tid(t.Link),
+			Args: traceArgs{Block: p.Blocks[t.Dep.From].ID, Micro: &micro, Devices: []int{t.Link.From, t.Link.To}}})
 	}
 	return out
 }

@@ -186,6 +186,7 @@ func Verify(s *Schedule) error {
 	}
 	v := newVerifier(s)
 	v.presence(r)
+	v.pairs(r)
 	v.decisions(r)
 	v.dependencies(r)
 	v.devices(r)
@@ -208,6 +209,8 @@ type verifier struct {
 	// with an action its block allows, once; only those take part in the
 	// timing and memory checks.
 	okDec []bool
+	// pg indexes the valid overlapped pairs (nil: none).
+	pg *pairing
 }
 
 func newVerifier(s *Schedule) *verifier {
@@ -226,7 +229,7 @@ func refName(s *Schedule, ref Ref) string {
 
 func (v *verifier) end(x int) int {
 	in := v.s.Instances[x]
-	return in.Start + v.s.Placement.Blocks[in.Block].Time
+	return in.Start + v.pg.dur(v.s.Placement, in.Ref())
 }
 
 // span is "[start,end)" of instance x.
@@ -305,9 +308,12 @@ func (v *verifier) dependencies(r *report) {
 			if !ok {
 				continue // reported as missing
 			}
+			if v.pg.together(from, in.Ref()) {
+				continue // one overlapped action: the pair's own order
+			}
 			a, queued := arrivals[depMicro{d, in.Micro}]
 			if !queued {
-				a.at = s.Instances[y].Start + p.Delay(d)
+				a.at = s.Instances[y].Start + p.Delay(d) - p.Blocks[d.From].Time + v.pg.dur(p, from)
 			}
 			if a.at <= in.Start {
 				continue
@@ -427,6 +433,9 @@ func compareStart(ins []Instance, a, b int) int {
 func (v *verifier) overlaps(r *report, d int, xs []int) {
 	last, lastEnd := -1, math.MinInt
 	for _, x := range xs {
+		if v.pg.follower(v.s.Instances[x].Ref()) {
+			continue // its pair's forward occupies the device for both
+		}
 		if v.s.Instances[x].Start < lastEnd {
 			a, b := v.s.Instances[last].Ref(), v.s.Instances[x].Ref()
 			r.add(Overlap, d, []Ref{a, b}, "overlap on device %d: %s %s and %s %s",

@@ -106,6 +106,10 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 	lat := Options{Latency: opt.Latency, Offload: opt.Offload, Recompute: opt.Recompute, MicroBatches: n, Memory: memory}
 	if err := lat.checkLatency(p); err != nil {
 		return nil, err
+
+	}
+	if p.Overlap != nil {
+		return nil, fmt.Errorf("search: placement %q: the time-optimal search does not pair forwards and backwards into overlapped actions: run the search (tessel search), which does", p.Name)
 	}
 	var start *schedule.Schedule
 	var source Source

@@ -1,14 +1,17 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/refine"
 	"github.com/tessel-pp/tessel/repetend"
@@ -214,6 +217,9 @@ type Source struct {
 	// Windows says that the large-neighbourhood search over windows
 	// anywhere in the schedule shortened it (refine.LNS, Run's step 5).
 	Windows bool
+	// Paired says that forwards and backwards of the schedule were
+	// paired into overlapped actions (package overlap).
+	Paired bool
 }
 
 // String is the source as tessel prints it: "repetend", "solver", a
@@ -236,6 +242,9 @@ func (s Source) String() string {
 	}
 	if s.Windows {
 		t += ", improved in windows"
+	}
+	if s.Paired {
+		t += ", forwards and backwards overlapped"
 	}
 	return t
 }
@@ -411,6 +420,12 @@ func (r *Result) Proven() bool {
 		// the iterations, which the budget re-times: only the lower
 		// bound or the time-optimal search of all N proves it.
 		return r.TO != nil && r.TO.Proven && (r.Source.Kind == SourceSolver || (r.Fallback && r.Source.Kind == SourceRepetend))
+
+	}
+	if r.Schedule.Placement.Overlap != nil {
+		// The solver's repetends and phases pair nothing: only the lower
+		// bound (which counts what pairs save) proves a schedule.
+		return false
 	}
 	if r.Fallback {
 		// With channels too: the time-optimal encoding has the links'
@@ -425,6 +440,12 @@ func (r *Result) Proven() bool {
 	}
 	return r.Source == Source{Kind: SourceRepetend} && r.PeriodProven() && r.WarmupProven && r.CooldownProven
 }
+
+// pairWork bounds the constructions and baselines the search pairs
+// greedily (package overlap) where the placement lets forwards and
+// backwards overlap: the best of them, while the sum of their squared
+// instance counts stays within it (always the best one).
+const pairWork = 1 << 24
 
 // ErrNoRepetend means no repetend fits the memory budget.
 var ErrNoRepetend = errors.New("no repetend fits the memory budget")
@@ -523,10 +544,18 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		if err != nil {
 			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
 		}
+		type seed struct {
+			src Source
+			s   *schedule.Schedule
+		}
+		var seeds []seed // for overlap.Pair
 		for _, c := range cands {
 			src := Source{Kind: SourceConstruction, Name: c.Name}
 			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: c.Makespan})
 			offer(src, c.Schedule)
+			if p.Overlap != nil {
+				seeds = append(seeds, seed{src, c.Schedule})
+			}
 			if c.Periodic == nil || (opt.MaxNR > 0 && fromPeriodic(c.Periodic).NR > opt.MaxNR) {
 				continue
 			}
@@ -548,6 +577,23 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			src := Source{Kind: SourceBaseline, Name: m.Name}
 			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
 			offer(src, s)
+			seeds = append(seeds, seed{src, s})
+		}
+		// The best constructions and baselines with forwards and
+		// backwards paired greedily where that helps, as many as
+		// pairWork allows (a pairing costs about I² for I instances).
+		slices.SortStableFunc(seeds, func(a, b seed) int { return cmp.Compare(schedule.Makespan(a.s), schedule.Makespan(b.s)) })
+		work := 0
+		for k, c := range seeds {
+			if work += len(c.s.Instances) * len(c.s.Instances); k > 0 && work > pairWork {
+				break
+			}
+			if paired, ok := overlap.Pair(ctx, c.s); ok {
+				src := c.src
+				src.Paired = true
+				res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(paired)})
+				offer(src, paired)
+			}
 		}
 		res.Repetend = incumbent
 		res.Times.Constructions = time.Since(t0)
@@ -655,7 +701,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// warmup and cooldown) or within 2% of the lower bound: there the
 	// windows rarely gain, and each costs a capped solver call.
 	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) &&
-		len(res.Schedule.Decisions) == 0 {
+		len(res.Schedule.Decisions) == 0 && len(res.Schedule.Pairs) == 0 { // the solver's windows pair nothing
 		report("refining", nil)
 		t3 := time.Now()
 		s, st, err := refine.Improve(ctx, res.Schedule, refine.Options{Effort: opt.RefineEffort, Seed: opt.Seed,
@@ -682,13 +728,21 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// schedule: a deterministic number of windows, or, with UseTime,
 	// until ctx ends.
 	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && lnsWanted(opt, res) &&
-		(len(res.Schedule.Decisions) == 0 || res.Decisions) { // windows that decide where the search may
+		(len(res.Schedule.Decisions) == 0 || res.Decisions) && len(res.Schedule.Pairs) == 0 { // windows that decide where the search may; none pair
 		report("improving", nil)
 		t4 := time.Now()
 		err := improve(ctx, p, opt, res, func(ms int) { res.improved = ms; report("improving", nil) })
 		res.Times.Refine += time.Since(t4)
 		if err != nil {
 			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
+		}
+	}
+	// 6. Forwards and backwards of the best schedule paired where that
+	// helps (package overlap; placements that let them overlap).
+	if p.Overlap != nil && ctx.Err() == nil {
+		if paired, ok := overlap.Pair(ctx, res.Schedule); ok && schedule.Makespan(paired) <= schedule.Makespan(res.Schedule) {
+			res.Schedule = paired
+			res.Source.Paired = true
 		}
 	}
 	// A schedule built without a repetend often has one in its steady

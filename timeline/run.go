@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
@@ -40,6 +41,16 @@ type Options struct {
 	// TimeLimit, when > 0, stops each search after this long (it keeps
 	// the best schedule found).
 	TimeLimit time.Duration
+	// Model, when not nil, is the layer profile the old schedule's
+	// placement was split from (tessel partition --model --cluster, on
+	// the cluster Run is given): where devices leave or join, the model
+	// is cut again onto the devices there, speed-aware, with the last
+	// split's stage boundaries as the starting point (WarmSplit), and
+	// where only links and speeds change, the same split is timed on the
+	// devices now. TimeUnit is the split's time unit (0: as tessel
+	// partition chooses it).
+	Model    *partition.Graph
+	TimeUnit float64
 }
 
 // Step is one step of a timeline's replan: the changes of one iteration
@@ -94,6 +105,9 @@ const (
 // blocks stayed whole (MovedOrders). Every step's schedule is verified;
 // an error names the step.
 func Run(ctx context.Context, old *schedule.Schedule, t *Timeline, c *cluster.Cluster, opt Options) (*Report, error) {
+	if opt.Model != nil {
+		return runModel(ctx, old, t, c, opt)
+	}
 	given := old.Placement
 	if old.Cluster != nil {
 		given = old.Source

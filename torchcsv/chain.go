@@ -191,6 +191,11 @@ func Export(s *schedule.Schedule) (*Table, error) {
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	if len(s.Pairs) > 0 {
+		if err := exportPairs(s, t); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := Validate(t); err != nil {
 		// Chain admits only what the validator accepts: a bug if not.
 		return nil, fmt.Errorf("exported table fails PyTorch's rules: %w", err)
@@ -222,6 +227,10 @@ type ImportOptions struct {
 	ForwardMemory, BackwardMemory, InputMemory, WeightMemory int
 	// Memory is the per-device budget of the schedule (0: unlimited).
 	Memory int
+	// Overlap is the placement's rule of overlapped forward and backward
+	// (placement's Overlap) for a table that keeps OVERLAP_F_B actions as
+	// pairs (Table.Overlaps); nil otherwise.
+	Overlap *placement.Overlap
 }
 
 // DefaultImportOptions: the zero-bubble papers' times (F = I = W = 1, so
@@ -316,11 +325,24 @@ func Import(t *Table, opt ImportOptions) (*schedule.Schedule, error) {
 			orders[r][c] = schedule.Ref{Block: block[Action{Stage: a.Stage, Kind: a.Kind}], Micro: a.Micro}
 		}
 	}
-	ins, err := schedule.Compact(p, sum.MicroBatches, orders)
+	var pairs []schedule.Pair
+	if len(t.Overlaps) > 0 {
+		if opt.Overlap == nil {
+			return nil, fmt.Errorf("the table keeps %d OVERLAP_F_B action(s) as overlapped pairs, but no overlap time is given", len(t.Overlaps))
+		}
+		p.Overlap = opt.Overlap
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+		for _, o := range t.Overlaps {
+			pairs = append(pairs, schedule.Pair{Forward: orders[o.Rank][o.At], Backward: orders[o.Rank][o.At+1]})
+		}
+	}
+	ins, err := schedule.CompactPairs(p, sum.MicroBatches, orders, pairs)
 	if err != nil {
 		return nil, fmt.Errorf("the ranks' orders cannot run (PyTorch would wait forever): %w", err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: sum.MicroBatches, Memory: opt.Memory, Instances: ins}
+	s := &schedule.Schedule{Placement: p, MicroBatches: sum.MicroBatches, Memory: opt.Memory, Instances: ins, Pairs: pairs}
 	if err := schedule.Verify(s); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package torchcsv
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -36,17 +37,19 @@ func AddSendRecv(t *Table) (*CommsTable, error) {
 	last := sum.Stages - 1
 	out := &CommsTable{Rows: make([][]Cell, len(t.Rows))}
 	prev := make([]map[commKey]bool, len(t.Rows))
-	queue := make([][]Action, len(t.Rows))
+	queue := make([][]unit, len(t.Rows))
 	for r, row := range t.Rows {
 		if len(row) == 0 {
 			return nil, fmt.Errorf("rank %d has no actions: PyTorch's lowering to sends and receives (_add_send_recv) needs every rank to have one", r)
 		}
 		prev[r] = map[commKey]bool{}
-		queue[r] = row
+		queue[r] = units(t, r)
 	}
 	add := func(r int, c Cell) {
 		out.Rows[r] = append(out.Rows[r], c)
-		prev[r][commKey{c.Op, c.Stage, c.Micro}] = true
+		for _, x := range append([]Cell{c}, c.Sub...) {
+			prev[r][commKey{x.Op, x.Stage, x.Micro}] = true
+		}
 	}
 	ready := func(r int, a Action) bool {
 		s, m := a.Stage, a.Micro
@@ -64,20 +67,22 @@ func AddSendRecv(t *Table) (*CommsTable, error) {
 			if len(queue[r]) == 0 {
 				continue
 			}
-			a := queue[r][0]
-			if !ready(r, a) {
-				left = true
+			u := queue[r][0]
+			if slices.ContainsFunc(u.acts, func(a Action) bool { return !ready(r, a) }) {
+				left = true // a unit runs once every action of it is ready
 				continue
 			}
-			add(r, cellOf(a))
-			s, m := a.Stage, a.Micro
-			switch {
-			case a.Kind == placement.Forward && s < last && rank[s+1] != rank[s]:
-				add(r, Cell{Stage: s, Op: OpSendF, Micro: m})
-				add(rank[s+1], Cell{Stage: s + 1, Op: OpRecvF, Micro: m})
-			case (a.Kind == placement.Backward || a.Kind == placement.Input) && s > 0 && rank[s-1] != rank[s]:
-				add(r, Cell{Stage: s, Op: OpSendB, Micro: m})
-				add(rank[s-1], Cell{Stage: s - 1, Op: OpRecvB, Micro: m})
+			add(r, u.cell)
+			for _, a := range u.acts {
+				s, m := a.Stage, a.Micro
+				switch {
+				case a.Kind == placement.Forward && s < last && rank[s+1] != rank[s]:
+					add(r, Cell{Stage: s, Op: OpSendF, Micro: m})
+					add(rank[s+1], Cell{Stage: s + 1, Op: OpRecvF, Micro: m})
+				case (a.Kind == placement.Backward || a.Kind == placement.Input) && s > 0 && rank[s-1] != rank[s]:
+					add(r, Cell{Stage: s, Op: OpSendB, Micro: m})
+					add(rank[s-1], Cell{Stage: s - 1, Op: OpRecvB, Micro: m})
+				}
 			}
 			queue[r] = queue[r][1:]
 			progress = true
@@ -90,7 +95,7 @@ func AddSendRecv(t *Table) (*CommsTable, error) {
 			var stuck string
 			for r := range queue {
 				if len(queue[r]) > 0 {
-					stuck += fmt.Sprintf(", rank %d at %s", r, queue[r][0])
+					stuck += fmt.Sprintf(", rank %d at %s", r, queue[r][0].cell)
 				}
 			}
 			return nil, fmt.Errorf("PyTorch's lowering to sends and receives cannot order this table (its \"Malformed compute schedule\")%s", stuck)
@@ -142,4 +147,28 @@ func ExportComms(s *schedule.Schedule) (*CommsTable, error) {
 		return nil, fmt.Errorf("the lowered table fails the checks of its sends and receives: %w", err)
 	}
 	return ct, nil
+}
+
+// unit is what AddSendRecv appends at once: one compute action, or an
+// OVERLAP_F_B (its forward and its whole backward, the backward's weight
+// gradient included where the table splits it).
+type unit struct {
+	acts []Action
+	cell Cell
+}
+
+// units are rank r's actions as AddSendRecv appends them.
+func units(t *Table, r int) []unit {
+	row := t.Rows[r]
+	at := t.overlapsOf(r)
+	var out []unit
+	for i := 0; i < len(row); i++ {
+		if n, ok := at[i]; ok {
+			out = append(out, unit{acts: row[i : i+n+1], cell: overlapCell(row, i)})
+			i += n
+			continue
+		}
+		out = append(out, unit{acts: row[i : i+1], cell: cellOf(row[i])})
+	}
+	return out
 }

@@ -37,6 +37,10 @@ func ParseNaming(s string) (Naming, error) {
 // ReadOptions say how to read what a file leaves open.
 type ReadOptions struct {
 	Naming Naming
+	// KeepOverlaps keeps every OVERLAP_F_B as an overlapped pair
+	// (Table.Overlaps; Import then needs an overlap time) rather than
+	// its two actions back to back.
+	KeepOverlaps bool
 }
 
 // Format names of PyTorch's two CSV forms.
@@ -136,10 +140,21 @@ func Read(data []byte, opt ReadOptions) (*Reading, error) {
 
 	t := &Table{}
 	overlaps, others, comms := 0, 0, 0
-	for _, row := range rows {
+	for r, row := range rows {
 		out := []Action{}
 		for _, c := range row {
 			switch {
+			case c.Op == OpOverlapFB && opt.KeepOverlaps:
+				overlaps++
+				f, b := action(c.Sub[0]), action(c.Sub[1])
+				if f.Kind != placement.Forward {
+					f, b = b, f
+				}
+				if f.Kind != placement.Forward || b.Kind != placement.Backward {
+					return nil, fmt.Errorf("rank %d: %s: an overlapped pair is a forward and a full backward (B in the current naming)", r, c)
+				}
+				t.Overlaps = append(t.Overlaps, Overlap{Rank: r, At: len(out), Len: 1})
+				out = append(out, f, b)
 			case c.Op == OpOverlapFB:
 				overlaps++
 				for _, x := range c.Sub {
@@ -187,8 +202,11 @@ func Read(data []byte, opt ReadOptions) (*Reading, error) {
 	if others > 0 {
 		rd.Notes = append(rd.Notes, fmt.Sprintf("%d UNSHARD, RESHARD or REDUCE_GRAD action(s) (FSDP and gradient reduction) ignored", others))
 	}
-	if overlaps > 0 {
-		rd.Notes = append(rd.Notes, fmt.Sprintf("%d OVERLAP_F_B action(s) imported as their two actions back to back (tessel has no overlapped block: each runs for its own time)", overlaps))
+	switch {
+	case overlaps > 0 && opt.KeepOverlaps:
+		rd.Notes = append(rd.Notes, fmt.Sprintf("%d OVERLAP_F_B action(s) imported as overlapped pairs, each taking the overlap time", overlaps))
+	case overlaps > 0:
+		rd.Notes = append(rd.Notes, fmt.Sprintf("%d OVERLAP_F_B action(s) imported as their two actions back to back (each runs for its own time; give --overlap-time to import them as overlapped pairs)", overlaps))
 	}
 	var mixed []string
 	for s, m := range sum.Mixed {
@@ -199,12 +217,20 @@ func Read(data []byte, opt ReadOptions) (*Reading, error) {
 	if len(mixed) > 0 {
 		for r, row := range t.Rows {
 			out := make([]Action, 0, len(row))
-			for _, a := range row {
+			at := make([]int, len(row)+1) // new position of every action
+			for i, a := range row {
+				at[i] = len(out)
 				if a.Kind == placement.Backward && sum.Mixed[a.Stage] {
 					out = append(out, Action{a.Stage, placement.Input, a.Micro}, Action{a.Stage, placement.Weight, a.Micro})
 					continue
 				}
 				out = append(out, a)
+			}
+			at[len(row)] = len(out)
+			for k, o := range t.Overlaps {
+				if o.Rank == r {
+					t.Overlaps[k] = Overlap{Rank: r, At: at[o.At], Len: at[o.At+o.Len+1] - at[o.At+1]}
+				}
 			}
 			t.Rows[r] = out
 		}

@@ -108,6 +108,9 @@ func ParseAction(cell string) (Action, error) {
 // order matters.
 type Table struct {
 	Rows [][]Action
+	// Overlaps are the OVERLAP_F_B actions kept as overlapped pairs
+	// (none: every action runs alone).
+	Overlaps []Overlap
 }
 
 // Parse reads a CSV: one line per rank (an empty line is a rank without
@@ -147,12 +150,18 @@ func Parse(data []byte) (*Table, error) {
 // order, no empty cells (see the package doc). Same table, same bytes.
 func (t *Table) Marshal() []byte {
 	var b bytes.Buffer
-	for _, row := range t.Rows {
-		for i, a := range row {
+	for r, row := range t.Rows {
+		at := t.overlapsOf(r)
+		for i := 0; i < len(row); i++ {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(a.String())
+			if n, ok := at[i]; ok {
+				b.WriteString(overlapCell(row, i).String())
+				i += n
+				continue
+			}
+			b.WriteString(row[i].String())
 		}
 		b.WriteByte('\n')
 	}

@@ -21,6 +21,7 @@ func placementFlags() []cli.Flag {
 		&cli.IntFlag{Name: "forward-time", Usage: "time of a forward block of a built-in placement", Value: placement.DefaultForwardTime},
 		&cli.IntFlag{Name: "backward-time", Usage: "time of a backward block of a built-in placement (3: recompute on)", Value: placement.DefaultBackwardTime},
 		&cli.BoolFlag{Name: "infer", Usage: "inference variant of a built-in placement: no backward blocks, memory 0"},
+		&cli.StringFlag{Name: "overlap-time", Usage: "let a forward and a whole backward of two micro-batches on one device run as one overlapped action (DualPipe's F&B) taking `T`, or a factor of F + B such as 0.7x (docs/overlap.md)"},
 	}, append(zeroBubbleFlags(), clusterFlags()...)...)
 }
 
@@ -139,7 +140,8 @@ type placementSpec struct {
 	// Choose is set by the commands that choose the devices of blocks
 	// with candidates (search, optimal, compare); the others refuse such
 	// a placement.
-	Choose bool
+	Choose      bool
+	OverlapTime string
 	// conflict is a usage error found while parsing: flags that do not go
 	// together.
 	conflict string
@@ -159,6 +161,7 @@ func placementSpecFrom(c *cli.Context) placementSpec {
 		Chunks:        c.Int("chunks"),
 		Order:         c.String("order"),
 		Cluster:       clusterSpecFrom(c),
+		OverlapTime:   c.String("overlap-time"),
 	}
 	split := s.SplitBackward || s.Name == "dualpipe"
 	s.conflict = zeroBubbleConflict(c, split, split)
@@ -205,6 +208,31 @@ func (s placementSpec) loadOn() (p, given *placement.Placement, c *cluster.Clust
 
 // loadGiven returns the placement the spec names, before any cluster.
 func (s placementSpec) loadGiven() (*placement.Placement, error) {
+	p, err := s.loadGivenPlain()
+	if err != nil || s.OverlapTime == "" {
+		return p, err
+	}
+	return withOverlap(p, s.OverlapTime)
+}
+
+// withOverlap is p with --overlap-time's rule (a file's own pairs kept).
+func withOverlap(p *placement.Placement, value string) (*placement.Placement, error) {
+	o, err := placement.ParseOverlapTime(value)
+	if err != nil {
+		return nil, usageErrorf("--overlap-time: %v", err)
+	}
+	q := p.Clone()
+	if p.Overlap != nil {
+		o.Pairs = p.Overlap.Pairs
+	}
+	q.Overlap = o
+	if err := q.Validate(); err != nil {
+		return nil, usageErrorf("--overlap-time: %v", err)
+	}
+	return q, nil
+}
+
+func (s placementSpec) loadGivenPlain() (*placement.Placement, error) {
 	if s.File == "" {
 		if s.conflict != "" {
 			return nil, usageErrorf("%s", s.conflict)

@@ -29,7 +29,7 @@ var exportFormats = []string{"torch-csv", "torch-csv-comms", "torchtitan"}
 func exportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
-		Usage:     "write a schedule in PyTorch's pipelining CSV (compute only)",
+		Usage:     "write a schedule as PyTorch's pipelining CSV (compute only, or with sends and receives) or a torchtitan bundle",
 		UsageText: "tessel export --schedule FILE [--format torch-csv|torch-csv-comms|torchtitan] [--out FILE] [--force]",
 		Description: "Writes the schedule as torch.distributed.pipelining reads it (PyTorch ≥ 2.6,\n" +
 			"_PipelineScheduleRuntime._load_csv(f, format=\"compute_only\"); torchtitan's\n" +

@@ -106,6 +106,9 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	}
 	progs, err := runtimegen.Generate(s, mode)
 	if err != nil {
+		if len(s.Pairs) > 0 {
+			return &usageError{err} // a schedule gen cannot take
+		}
 		return err
 	}
 	files, err := runtimegen.Files(progs, opts.Backend)

@@ -80,9 +80,9 @@ func runHybrid(ctx context.Context, o planOptions, stdout io.Writer) error {
 		return usageErrorf("--parallel auto needs --cluster")
 	case o.Jobs < 0 || o.Effort < 0 || o.Top < 0 || o.DP < 0 || o.TP < 0 || o.PP < 0:
 		return usageErrorf("--jobs, --effort, --top, --dp, --tp and --pp must be at least 0")
-	case po.Chunks > 1 || po.NonContiguous || po.Expert != "" || po.Out != "" || o.Outputs.Out != "" || o.Budget != 0 || o.NR != 0 ||
+	case po.NonContiguous || po.Expert != "" || po.Out != "" || o.Outputs.Out != "" || o.Budget != 0 || o.NR != 0 ||
 		o.Decisions != (placement.Decisions{}) || o.TimeLimit != 0:
-		return usageErrorf("--parallel auto takes --cluster, --model, --micro-batches, --micro-batch-sizes, --dp, --tp, --pp, --time-unit, --jobs, --effort, --top and --json only")
+		return usageErrorf("--parallel auto takes --cluster, --model, --micro-batches, --micro-batch-sizes, --chunks, --dp, --tp, --pp, --time-unit, --jobs, --effort, --top and --json only")
 	}
 	cl, err := cluster.Load(o.Cluster)
 	if err != nil {
@@ -109,6 +109,12 @@ func runHybrid(ctx context.Context, o planOptions, stdout io.Writer) error {
 			return usageErrorf("--micro-batch-sizes: %q is not a size ≥ 1 (B,... in samples)", item)
 		}
 		opt.MicroBatchSizes = append(opt.MicroBatchSizes, b)
+	}
+	if po.Chunks > 1 {
+		// --chunks C: every count of stages per device from 1 to C.
+		for v := 1; v <= po.Chunks; v++ {
+			opt.Chunks = append(opt.Chunks, v)
+		}
 	}
 	if o.DP > 0 || o.TP > 0 || o.PP > 0 {
 		opt.Degrees = func(dp, tp, pp int) bool {

@@ -118,3 +118,46 @@ func TestClusterFlagsBad(t *testing.T) {
 		}
 	}
 }
+
+// plan --parallel auto --chunks C enumerates 1..C stages per device:
+// every plan and pruned layout in --json lists its chunks; without
+// --chunks none does.
+func TestPlanParallelAutoChunks(t *testing.T) {
+	model, cl := "../../testdata/hetero/chain-12.json", "../../testdata/hetero/four-one-slow.json"
+	code, out, errOut := runCLI(t, "plan", "--model", model, "--cluster", cl, "-n", "16", "--parallel", "auto", "--chunks", "3", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		Plans []struct {
+			Chunks *int `json:"chunks"`
+		} `json:"plans"`
+		Pruned []struct {
+			Chunks *int `json:"chunks"`
+		} `json:"pruned"`
+		Tried []int `json:"chunks_tried"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, p := range r.Plans {
+		if p.Chunks == nil {
+			t.Fatalf("a plan without its chunks: %s", out)
+		}
+		seen[*p.Chunks] = true
+	}
+	for _, p := range r.Pruned {
+		if p.Chunks == nil {
+			t.Fatalf("a pruned layout without its chunks")
+		}
+		seen[*p.Chunks] = true
+	}
+	if !seen[1] || !seen[2] || !seen[3] || len(r.Tried) != 3 {
+		t.Errorf("chunks seen %v, tried %v", seen, r.Tried)
+	}
+	code, out, _ = runCLI(t, "plan", "--model", model, "--cluster", cl, "-n", "16", "--parallel", "auto", "--json")
+	if code != 0 || strings.Contains(out, "chunks") {
+		t.Errorf("without --chunks: exit %d, chunks listed", code)
+	}
+}

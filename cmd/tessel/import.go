@@ -27,13 +27,14 @@ type importOptions struct {
 	Out          string // schedule file
 	PlacementOut string // placement file
 	Force        bool
+	OverlapTime  string // --overlap-time: keep OVERLAP_F_B as pairs
 }
 
 func importCommand() *cli.Command {
 	d := torchcsv.DefaultImportOptions()
 	return &cli.Command{
 		Name:      "import",
-		Usage:     "read a PyTorch pipelining CSV into a schedule tessel can verify, render and simulate",
+		Usage:     "read any PyTorch pipelining CSV (both formats, OVERLAP_F_B, BW) into a schedule tessel can verify, render and simulate",
 		UsageText: "tessel import --torch-csv FILE [--forward-time T] [--backward-time T] [--input-time T] [--weight-time T] [--memory M] [--out FILE] [--placement-out FILE]",
 		Description: "Reads a compute-only CSV of torch.distributed.pipelining (a user's own, or one\n" +
 			"dumped from PyTorch's built-in schedules: row r = rank r, cells <stage><F|B|I|W><micro>,\n" +
@@ -51,6 +52,7 @@ func importCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "torch-csv", Usage: "the CSV `FILE` to read (compute_only or compute_comms)"},
 			&cli.StringFlag{Name: "torch-naming", Usage: "what B means: " + joinNames(torchcsv.Namings) + " (old: B input gradient, BW full backward)", Value: "auto"},
+			&cli.StringFlag{Name: "overlap-time", Usage: "keep every OVERLAP_F_B as an overlapped pair taking `T`, or a factor of F + B such as 0.7x (without it: its two actions back to back)"},
 			&cli.IntFlag{Name: "forward-time", Usage: "time of every forward (F)", Value: d.ForwardTime},
 			&cli.IntFlag{Name: "backward-time", Usage: "time of every full backward (B)", Value: d.BackwardTime},
 			&cli.IntFlag{Name: "input-time", Usage: "time of every input gradient (I)", Value: d.InputTime},
@@ -81,6 +83,7 @@ func importCommand() *cli.Command {
 					Memory: c.Int("memory"),
 				},
 				Out: c.String("out"), PlacementOut: c.String("placement-out"), Force: c.Bool("force"),
+				OverlapTime: c.String("overlap-time"),
 			}, c.App.Writer)
 		},
 	}
@@ -135,7 +138,12 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 	if err != nil {
 		return usageErrorf("--torch-naming %v", err)
 	}
-	rd, err := torchcsv.Read(data, torchcsv.ReadOptions{Naming: naming})
+	if opts.OverlapTime != "" {
+		if o.Overlap, err = placement.ParseOverlapTime(opts.OverlapTime); err != nil {
+			return usageErrorf("--overlap-time: %v", err)
+		}
+	}
+	rd, err := torchcsv.Read(data, torchcsv.ReadOptions{Naming: naming, KeepOverlaps: o.Overlap != nil})
 	var s *schedule.Schedule
 	if err == nil {
 		s, err = torchcsv.Import(rd.Table, *o)

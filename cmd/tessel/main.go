@@ -78,6 +78,7 @@ func commands() []*cli.Command {
 		importCommand(),
 		partitionCommand(),
 		planCommand(),
+		genDagCommand(),
 	}
 }
 

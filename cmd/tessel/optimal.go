@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
@@ -22,6 +23,7 @@ type optimalOptions struct {
 	Decisions    placement.Decisions
 	Latency      int
 	Outputs      outputs
+	Coarsen      int // --coarsen: 0 never, N blocks
 }
 
 func optimalCommand() *cli.Command {
@@ -40,6 +42,7 @@ func optimalCommand() *cli.Command {
 			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this long and return the best schedule found (e.g. 60s, 5m)"},
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
+			coarsenFlag("optimal"),
 			latencyBudgetFlag(),
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
@@ -51,6 +54,7 @@ func optimalCommand() *cli.Command {
 			return runOptimal(c.Context, optimalOptions{
 				Placement: spec, MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				TimeLimit: c.Duration("time-limit"), Seed: c.Int("seed"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
+				Coarsen: c.Int("coarsen"),
 				Latency: c.Int("latency-budget"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
@@ -79,18 +83,34 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 			return err
 		}
 	}
+	if p.Overlap != nil {
+		return usageErrorf("optimal: the time-optimal search does not pair forwards and backwards (--overlap-time): run tessel search")
+	}
+	target, err := coarsenTarget(p, opts.Coarsen)
+	if err != nil {
+		return err
+	}
 	opts.Outputs = opts.Outputs.onCluster(cl, given)
 	ctx, cancel := withLimit(ctx, opts.TimeLimit)
 	defer cancel()
 	bar := newProgress(stderr)
 	t0 := time.Now()
-	res, err := search.Optimal(ctx, p, search.OptimalOptions{
+	oopt := search.OptimalOptions{
 		MicroBatches: opts.MicroBatches, Memory: opts.Memory, Seed: opts.Seed,
 		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency,
 		Progress: func(lo, hi int) {
 			bar.show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))
 		},
-	})
+	}
+	if target > 0 && len(p.Blocks) > target {
+		cr, err := coarsen.Optimal(ctx, p, target, oopt)
+		bar.done()
+		if err != nil {
+			return err
+		}
+		return writeCoarsened(cr.Schedule, *cr.Coarsened, cr.Total, "optimal", opts.Outputs, stdout)
+	}
+	res, err := search.Optimal(ctx, p, oopt)
 	bar.done()
 	elapsed := time.Since(t0)
 	if err != nil {

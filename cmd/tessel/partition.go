@@ -59,7 +59,7 @@ func partitionFlags() []cli.Flag {
 		&cli.IntFlag{Name: "cpus", Usage: "CPU cores ℓ (graphs in Tarnawski et al.'s format only)", Value: -1, DefaultText: "the model's maxCPUs"},
 		&cli.Float64Flag{Name: "memory", Aliases: []string{"m"}, Usage: "memory cap of one accelerator, in the model's unit (0: none)", DefaultText: "the model's"},
 		&cli.StringFlag{Name: "order", Usage: "with --chunks: stage s on device s mod D (loop) or down and back up (v, 2 chunks)", Value: "loop"},
-		&cli.IntFlag{Name: "chunks", Usage: "stages per device C (interleaved placements: C·D stages)", Value: 1},
+		&cli.IntFlag{Name: "chunks", Usage: "stages per device C (interleaved placements: C·D stages; with plan --parallel auto: every count from 1 to C tried)", Value: 1},
 		&cli.BoolFlag{Name: "non-contiguous", Usage: "the max-load integer program (Z3) instead of the DP: stages need not be contiguous"},
 		&cli.DurationFlag{Name: "ip-time-limit", Usage: "time limit of --non-contiguous; the best split found and its gap are reported", Value: 60 * time.Second},
 		&cli.StringFlag{Name: "expert", Usage: "also evaluate a given split, a JSON `FILE` in Tarnawski et al.'s expert format (node ids per accelerator)"},
@@ -84,7 +84,7 @@ func partitionOptionsFrom(c *cli.Context) partitionOptions {
 func partitionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "partition",
-		Usage: "cut a model into pipeline stages of least time per sample (Tarnawski et al.'s DP or IP) and write a placement",
+		Usage: "cut a model into pipeline stages of least time per sample (Tarnawski et al.'s DP or IP; --cluster for mixed devices) or of least latency (--objective latency), and write a placement",
 		UsageText: "tessel partition --model gpt.json --devices 4 --out gpt-placement.json\n" +
 			"   tessel partition --model bert24_training.json            (a graph in Tarnawski et al.'s format: its own k, ℓ and cap)\n" +
 			"   tessel partition --model gpt.json --devices 4 --chunks 2 --order v --out p.json\n" +

@@ -40,7 +40,7 @@ type planOptions struct {
 func planCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "plan",
-		Usage: "from a model to a schedule: tessel partition, then tessel search on its placement",
+		Usage: "from a model to a schedule: tessel partition, then tessel search on its placement; --parallel auto picks the DP × TP × PP layout on a cluster",
 		UsageText: "tessel plan --model gpt.json --devices 4 --micro-batches 64\n" +
 			"   tessel plan --model gpt.json --devices 4 --budget 6 --out s.json --placement-out p.json",
 		Description: "Cuts the model into stages of least time per sample (tessel partition; its flags apply), turns\n" +

@@ -10,6 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/hetero"
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/timeline"
@@ -26,13 +28,14 @@ type replanOptions struct {
 	NoFresh   bool
 	Refine    bool
 	Timeline  string
+	Model     string
 	Outputs   outputs
 }
 
 func replanCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "replan",
-		Usage:     "a new schedule after the cluster changed, warm-started from the old one",
+		Usage:     "a new schedule after the cluster changed, or after each change of a timeline (--timeline), warm-started from the last",
 		UsageText: "tessel replan --schedule s.json --cluster new.json [--out new-s.json] [--json]",
 		Description: "For a schedule file (with or without a cluster) and a new cluster — a link slowed down,\n" +
 			"a device replaced — searches the schedule of the same placement, micro-batches and budget\n" +
@@ -59,6 +62,7 @@ func replanCommand() *cli.Command {
 			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of every solver call of the replan, in Z3 resource units (0: %d, -1: none); larger finds shorter periods where the solver needs them, slower", search.ReplanEffort)},
 			&cli.BoolFlag{Name: "no-fresh", Usage: "do not run a fresh search to compare with"},
 			&cli.BoolFlag{Name: "refine", Usage: "let the solver re-optimise the ends of the new schedule whatever built it, as tessel search does (each call under the same cap; slower)"},
+			&cli.StringFlag{Name: "model", Usage: "with --timeline: the layer profile `FILE` the schedule's placement was split from (tessel partition --model FILE --cluster C, C given as --cluster): where devices leave or join, the model is cut again onto the devices there, speed-aware, from the old stage boundaries (docs/dynamic.md)"},
 			&cli.StringFlag{Name: "timeline", Usage: "replan step by step through a timeline `FILE` of changes (links, speeds, devices leaving or joining; docs/dynamic.md), each step from the last; --cluster is then the cluster the schedule ran on (default: its own)"},
 		}, outputFlags()...),
 		Action: func(c *cli.Context) error {
@@ -67,7 +71,7 @@ func replanCommand() *cli.Command {
 			}
 			return runReplan(c.Context, replanOptions{
 				Schedule: c.String("schedule"), Cluster: clusterSpecFrom(c), NR: c.Int("nr"), Seed: c.Int("seed"),
-				TimeLimit: c.Duration("time-limit"), Effort: c.Int("effort"), NoFresh: c.Bool("no-fresh"), Refine: c.Bool("refine"), Timeline: c.String("timeline"), Outputs: outputsFrom(c),
+				TimeLimit: c.Duration("time-limit"), Effort: c.Int("effort"), NoFresh: c.Bool("no-fresh"), Refine: c.Bool("refine"), Timeline: c.String("timeline"), Model: c.String("model"), Outputs: outputsFrom(c),
 			}, c.App.Writer)
 		},
 	}
@@ -93,6 +97,9 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	}
 	if opts.Timeline != "" {
 		return runTimeline(ctx, old, cl, opts, stdout)
+	}
+	if opts.Model != "" {
+		return usageErrorf("replan: --model goes with --timeline")
 	}
 	if cl == nil {
 		return usageErrorf("replan: give the new cluster: --cluster FILE, or --device-speed and --transfer-time")
@@ -149,13 +156,27 @@ func runTimeline(ctx context.Context, old *schedule.Schedule, cl *cluster.Cluste
 	if err != nil {
 		return &usageError{err}
 	}
-	rep, err := timeline.Run(ctx, old, t, cl, timeline.Options{
+	topt := timeline.Options{
 		Replan: search.ReplanOptions{MaxNR: opts.NR, Seed: opts.Seed, Effort: opts.Effort, Refine: opts.Refine},
 		Fresh:  !opts.NoFresh, TimeLimit: opts.TimeLimit,
-	})
+	}
+	if opts.Model != "" {
+		if opts.Cluster.File == "" {
+			return usageErrorf("replan: --model needs --cluster FILE, the cluster the model was split onto (the timeline numbers its devices)")
+		}
+		g, err := partition.Load(opts.Model)
+		if err != nil {
+			return &usageError{err}
+		}
+		if g.IDs != nil {
+			return usageErrorf("%s: --model needs a layer profile, not a graph of Tarnawski et al.'s set", opts.Model)
+		}
+		topt.Model = g
+	}
+	rep, err := timeline.Run(ctx, old, t, cl, topt)
 	if err != nil {
 		var ce *timeline.ChangeError
-		if errors.As(err, &ce) {
+		if errors.As(err, &ce) || errors.Is(err, timeline.ErrNotModelSplit) || errors.Is(err, hetero.ErrNoSplit) {
 			return &usageError{err}
 		}
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
@@ -30,6 +31,7 @@ type searchOptions struct {
 	Latency      int
 	Objective    string
 	Outputs      outputs
+	Coarsen      int // --coarsen: -1 auto, 0 never, N blocks
 }
 
 // textUnits is the most time units a command draws in the terminal;
@@ -76,6 +78,7 @@ func searchCommand() *cli.Command {
 			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of one solver call of the repetend search, in Z3 resource units (0: %d, -1: none); deterministic, unlike --time-limit", repetend.DefaultEffort)},
 			&cli.DurationFlag{Name: "time-limit", Usage: "keep improving the schedule for this long, then answer with the best found (e.g. 30s, 5m)"},
 			&cli.BoolFlag{Name: "solver-only", Usage: "leave out the constructions and baselines: the paper's search alone (for measuring it)"},
+			coarsenFlag("search"),
 			latencyBudgetFlag(),
 			&cli.StringFlag{Name: "objective", Usage: "what the choice of devices of blocks with candidates minimises: makespan (of N micro-batches) or period (the steady state's, throughput)", Value: "makespan"},
 		), append(savingsFlags(), outputFlags()...)...),
@@ -90,6 +93,7 @@ func searchCommand() *cli.Command {
 				Placement: spec, MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				NR: c.Int("nr"), Method: c.String("method"), Jobs: c.Int("jobs"), Seed: c.Int("seed"), Effort: c.Int("effort"),
 				TimeLimit: c.Duration("time-limit"), SolverOnly: c.Bool("solver-only"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
+				Coarsen: c.Int("coarsen"),
 				Latency: c.Int("latency-budget"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
@@ -128,17 +132,35 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 			return err
 		}
 	}
+	target, err := coarsenTarget(p, opts.Coarsen)
+	if err != nil {
+		return err
+	}
 	opts.Outputs = opts.Outputs.onCluster(cl, given)
 	ctx, cancel := withLimit(ctx, opts.TimeLimit)
 	defer cancel()
 	bar := newProgress(stderr)
 	t0 := time.Now()
-	res, err := search.Run(ctx, p, search.Options{
+	sopt := search.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
 		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
 		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency, Objective: objective,
 		Progress: func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
-	})
+	}
+	var res *search.Result
+	if p.HasCandidates() {
+		// HEFT's assignment among the starts, and coarsening where asked.
+		var cr *coarsen.SearchResult
+		if cr, err = coarsen.Search(ctx, p, target, sopt); err == nil {
+			if cr.Coarsened != nil {
+				bar.done()
+				return writeCoarsened(cr.Schedule, *cr.Coarsened, cr.Total, "search", opts.Outputs, stdout)
+			}
+			res = cr.Result
+		}
+	} else {
+		res, err = search.Run(ctx, p, sopt)
+	}
 	bar.done()
 	if err != nil {
 		if errors.Is(err, search.ErrNoRepetend) {

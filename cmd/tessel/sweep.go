@@ -43,7 +43,7 @@ const defaultSweepPlacements = "v-shape,x-shape,m-shape,nn-shape,k-shape"
 func sweepCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "sweep",
-		Usage: "bubble rate against N_R and against the memory budget, per placement (the paper's Fig. 11 and 12)",
+		Usage: "bubble rate against N_R and the memory budget (the paper's Fig. 11 and 12), or throughput against the latency budget (--latency, Fig. 15)",
 		UsageText: "tessel sweep [--placement v-shape,x-shape,m-shape,nn-shape,k-shape] [--nr 1-8] [--memory 2-8] [--format table|csv|json|markdown]\n" +
 			"   tessel sweep --out-dir docs/img   (fig11.svg, fig12.svg and the tables)",
 		Description: "Fig. 11: for every N_R in --nr, the repetend bubble rate of the best repetend with at most\n" +

@@ -62,3 +62,54 @@ func TestReplanTimeline(t *testing.T) {
 		}
 	}
 }
+
+// tessel replan --timeline --model: a device that leaves or joins means
+// a new speed-aware split of the model onto the devices there (Wu et al.,
+// §3, S3), from the old stage boundaries; each step verifies; the last
+// schedule, written, verifies on its own; bad combinations exit 2 with
+// one line.
+func TestReplanTimelineModel(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join("..", "..", "testdata", "hetero", "chain-12.json")
+	cl := filepath.Join("..", "..", "testdata", "hetero", "four-one-slow.json")
+	p, pc, old, out := filepath.Join(dir, "p.json"), filepath.Join(dir, "pc.json"), filepath.Join(dir, "old.json"), filepath.Join(dir, "new.json")
+	if code, _, errOut := runCLI(t, "partition", "--model", model, "--cluster", cl, "--out", p, "--cluster-out", pc); code != 0 {
+		t.Fatalf("partition: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "search", "--placement-file", p, "--cluster", pc, "-n", "16", "--out", old); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, errOut)
+	}
+	tl := filepath.Join("..", "..", "testdata", "timelines", "model-leave-join.json")
+	code, stdout, errOut := runCLI(t, "replan", "--schedule", old, "--model", model, "--cluster", cl, "--timeline", tl, "--json", "--out", out)
+	if code != 0 {
+		t.Fatalf("replan: exit %d: %s", code, errOut)
+	}
+	var rep timeline.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := []int{3, 3, 4}
+	for k, st := range rep.Steps {
+		if !st.Valid || st.Fresh == nil || st.Devices != want[k] || (k != 1 && st.Repartition == "") {
+			t.Errorf("step %d: %+v", k+1, st)
+		}
+	}
+	if code, vout, errOut := runCLI(t, "verify", "--schedule", out); code != 0 || !strings.Contains(vout, "makespan "+itoa(rep.Steps[2].Makespan)) {
+		t.Errorf("verify: exit %d %q %s", code, vout, errOut)
+	}
+	gpt := filepath.Join("..", "..", "testdata", "hetero", "gpt-34.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", model, "--cluster", cl}, "--model goes with --timeline"},
+		{[]string{"--model", model, "--timeline", tl}, "--model needs --cluster FILE"},
+		{[]string{"--model", gpt, "--cluster", cl, "--timeline", tl}, "not the model's split on the cluster"},
+		{[]string{"--model", filepath.Join(dir, "none.json"), "--cluster", cl, "--timeline", tl}, "no such file"},
+	} {
+		code, _, errOut := runCLI(t, append([]string{"replan", "--schedule", old, "--no-fresh"}, c.args...)...)
+		if code != 2 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("%v: exit %d %q, want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}

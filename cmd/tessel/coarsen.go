@@ -1,0 +1,46 @@
+package main
+
+import (
+	"io"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tessel-pp/tessel/coarsen"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// coarsenFlag is --coarsen of search (default -1: automatic) and optimal
+// (default 0: never).
+func coarsenFlag(command string) cli.Flag {
+	if command == "optimal" {
+		return &cli.IntFlag{Name: "coarsen", Usage: "for a placement whose blocks choose their devices: merge its blocks down to `N` first (She et al. Algorithm 1), solve that exactly, expand and re-time (0: never; the coarse placement must have few assignments, e.g. 12 blocks on 2 devices)"}
+	}
+	return &cli.IntFlag{Name: "coarsen", Value: -1, Usage: "for a placement whose blocks choose their devices: merge its blocks down to `N` first (She et al. Algorithm 1), search that, expand and re-time (0: never; default: to 40 above 100 blocks)"}
+}
+
+// coarsenTarget checks --coarsen against p and returns the coarse block
+// count (0: none).
+func coarsenTarget(p *placement.Placement, flag int) (int, error) {
+	if flag < -1 {
+		return 0, usageErrorf("--coarsen must be a block count, 0 (never) or -1 (automatic), got %d", flag)
+	}
+	if flag > 0 && !p.HasCandidates() {
+		return 0, usageErrorf("--coarsen: placement %q pins every block to its devices; coarsening is for placements whose blocks give candidates", p.Name)
+	}
+	return coarsen.Target(p, flag), nil
+}
+
+// writeCoarsened writes and prints a coarsened search's verified
+// schedule.
+func writeCoarsened(s *schedule.Schedule, r coarsen.Report, total time.Duration, command string, out outputs, stdout io.Writer) error {
+	if err := out.write(s); err != nil {
+		return err
+	}
+	sum := coarsen.NewSummary(s, r, total)
+	if out.JSON {
+		return printJSON(stdout, sum)
+	}
+	return sum.WriteText(stdout, command)
+}

@@ -1,0 +1,175 @@
+package coarsen
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tessel-pp/tessel/heft"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
+)
+
+// HEFTAssignment is HEFT's choice of devices for p (heft.Run) as a start
+// of the search over assignments (search.Options.Assignments), named
+// "heft"; ok is false where HEFT finds no schedule (a memory budget it
+// breaks).
+func HEFTAssignment(p *placement.Placement, n, memory int) (a search.Assignment, ok bool) {
+	r, err := heft.Run(p, heft.Options{MicroBatches: n, Memory: memory})
+	if err != nil {
+		return search.Assignment{}, false
+	}
+	return search.Assignment{Name: "heft", Choice: r.Choice}, true
+}
+
+// SearchResult is Search's answer.
+type SearchResult struct {
+	// Result is the search's on the placement it solved: p's own, or the
+	// coarse placement's when Coarsened (its Schedule is then the coarse
+	// one).
+	*search.Result
+	// Schedule is the verified schedule of p with its choice made: the
+	// search's, or the expanded one when Coarsened.
+	Schedule *schedule.Schedule
+	// Coarsened is the coarsening's report, nil when p was searched as
+	// it is.
+	Coarsened *Report
+	// Total is the time the whole took.
+	Total time.Duration
+}
+
+// Search is the search over assignments (search.Run) of p, a placement
+// whose blocks may choose their devices, with HEFT's assignment among its
+// starts and HEFT's own schedule kept where it is shorter, so that it
+// never returns worse than HEFT. With target > 0 and
+// more blocks than target, p is first coarsened to target blocks (She et
+// al. §IV, Algorithm 1), the coarse placement searched (HEFT's assignment
+// of it among the starts; without refinement of its ends, unless
+// opt.RefineEffort or opt.LNSSteps ask for it) and the answer expanded
+// and re-timed on p
+// (Plan), and HEFT's schedule of p itself kept instead where it is
+// shorter (Report.ByHEFT); otherwise p is searched as it is. Either way
+// the schedule is verified.
+func Search(ctx context.Context, p *placement.Placement, target int, opt search.Options) (*SearchResult, error) {
+	t0 := time.Now()
+	withHEFT := func(q *placement.Placement) search.Options {
+		o := opt
+		if a, ok := HEFTAssignment(q, opt.MicroBatches, opt.Memory); ok {
+			o.Assignments = append(append([]search.Assignment(nil), opt.Assignments...), a)
+		}
+		return o
+	}
+	if target <= 0 || len(p.Blocks) <= target {
+		r, err := search.Run(ctx, p, withHEFT(p))
+		if err != nil {
+			return nil, err
+		}
+		// HEFT's own schedule, not only its assignment searched again:
+		// the search's constructions on that assignment may end later.
+		if h, err := heft.Run(p, heft.Options{MicroBatches: opt.MicroBatches, Memory: opt.Memory}); err == nil && schedule.Makespan(h.Schedule) < r.Makespan() {
+			r.Candidates = append([]search.Candidate{{Source: r.Source, Makespan: r.Makespan()}}, r.Candidates...)
+			r.Schedule, r.Source = h.Schedule, search.Source{Kind: search.SourceStart, Name: "heft"}
+		}
+		return &SearchResult{Result: r, Schedule: r.Schedule, Total: time.Since(t0)}, nil
+	}
+	var coarse *search.Result
+	s, rep, err := Plan(ctx, p, Options{Target: target}, func(ctx context.Context, cp *placement.Placement) (*schedule.Schedule, error) {
+		o := withHEFT(cp)
+		// The coarse schedule is a plan of devices and orders, re-timed
+		// on expansion: re-optimising its ends is not worth the time
+		// unless asked for.
+		if o.RefineEffort == 0 {
+			o.RefineEffort = -1
+		}
+		if o.LNSSteps == 0 {
+			o.LNSSteps = -1
+		}
+		r, err := search.Run(ctx, cp, o)
+		if err != nil {
+			return nil, err
+		}
+		coarse = r
+		return r.Schedule, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := schedule.Verify(s); err != nil {
+		return nil, fmt.Errorf("coarsen: the expanded schedule: %w", err)
+	}
+	// HEFT's schedule of p itself is a start too: the answer is never
+	// worse than it.
+	if h, err := heft.Run(p, heft.Options{MicroBatches: opt.MicroBatches, Memory: opt.Memory}); err == nil {
+		rep.HEFT = schedule.Makespan(h.Schedule)
+		if rep.HEFT < rep.Makespan {
+			s, rep.ByHEFT = h.Schedule, true
+		}
+	}
+	return &SearchResult{Result: coarse, Schedule: s, Coarsened: &rep, Total: time.Since(t0)}, nil
+}
+
+// AutoBlocks is the size above which tessel search coarsens a placement
+// with candidates without being asked (to DefaultTarget): She et al.
+// solve graphs "typically fewer than 100 nodes".
+const AutoBlocks = 100
+
+// Target is the coarse block count flag says for p: flag itself when ≥ 0
+// (0: never coarsen), and for -1 (the default) DefaultTarget where p has
+// candidates and more than AutoBlocks blocks, else 0.
+func Target(p *placement.Placement, flag int) int {
+	if flag >= 0 {
+		return flag
+	}
+	if p.HasCandidates() && len(p.Blocks) > AutoBlocks {
+		return DefaultTarget
+	}
+	return 0
+}
+
+// OptimalResult is Optimal's answer.
+type OptimalResult struct {
+	// Result is the time-optimal search's on the placement it solved:
+	// p's own, or the coarse placement's when Coarsened.
+	*search.OptimalResult
+	// Schedule is the verified schedule of p with its choice made.
+	Schedule  *schedule.Schedule
+	Coarsened *Report
+	Total     time.Duration
+}
+
+// Optimal is Search with the time-optimal search over assignments
+// (search.Optimal) instead of search.Run: exact on the placement it
+// solves, which must have few enough assignments
+// (search.DefaultOptimalAssignments): coarsen to a target that keeps it
+// so (2 devices: 12 blocks).
+func Optimal(ctx context.Context, p *placement.Placement, target int, opt search.OptimalOptions) (*OptimalResult, error) {
+	t0 := time.Now()
+	withHEFT := func(q *placement.Placement) search.OptimalOptions {
+		o := opt
+		if a, ok := HEFTAssignment(q, opt.MicroBatches, opt.Memory); ok {
+			o.Assignments = append(append([]search.Assignment(nil), opt.Assignments...), a)
+		}
+		return o
+	}
+	if target <= 0 || len(p.Blocks) <= target {
+		r, err := search.Optimal(ctx, p, withHEFT(p))
+		if err != nil {
+			return nil, err
+		}
+		return &OptimalResult{OptimalResult: r, Schedule: r.Schedule, Total: time.Since(t0)}, nil
+	}
+	var coarse *search.OptimalResult
+	s, rep, err := Plan(ctx, p, Options{Target: target}, func(ctx context.Context, cp *placement.Placement) (*schedule.Schedule, error) {
+		r, err := search.Optimal(ctx, cp, withHEFT(cp))
+		if err != nil {
+			return nil, err
+		}
+		coarse = r
+		return r.Schedule, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &OptimalResult{OptimalResult: coarse, Schedule: s, Coarsened: &rep, Total: time.Since(t0)}, nil
+}

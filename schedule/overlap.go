@@ -1,0 +1,251 @@
+package schedule
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/tessel-pp/tessel/placement"
+)
+
+// Pair is one overlapped forward and backward (placement's Overlap): the
+// forward instance Forward and the whole backward that the gradient
+// instance Backward begins (with its weight instance, same block's weight
+// and same micro-batch, where the backward is split) run as one action on
+// their devices: all start together and all end after the pair's time
+// (placement's OverlapGroup). The two are of different micro-batches.
+type Pair struct {
+	Forward  Ref
+	Backward Ref
+}
+
+// pairing indexes the valid pairs of a schedule: for every instance of a
+// pair, its group's lead (the forward) and the pair's time.
+type pairing struct {
+	lead map[Ref]Ref
+	time map[Ref]int
+}
+
+func (pg *pairing) empty() bool { return pg == nil || len(pg.lead) == 0 }
+
+// dur is how long instance r occupies its devices: the pair's time when r
+// is paired, else its block's time.
+func (pg *pairing) dur(p *placement.Placement, r Ref) int {
+	if pg != nil {
+		if t, ok := pg.time[r]; ok {
+			return t
+		}
+	}
+	return p.Blocks[r.Block].Time
+}
+
+// together reports whether a and b are in one pair.
+func (pg *pairing) together(a, b Ref) bool {
+	if pg == nil {
+		return false
+	}
+	la, ok := pg.lead[a]
+	lb, ok2 := pg.lead[b]
+	return ok && ok2 && la == lb
+}
+
+// follower reports whether r is paired and not its pair's lead.
+func (pg *pairing) follower(r Ref) bool {
+	if pg == nil {
+		return false
+	}
+	l, ok := pg.lead[r]
+	return ok && l != r
+}
+
+// groupRefs returns the instances pair q runs (the forward first), its
+// time, and why not when the placement's rule refuses the pair.
+func groupRefs(p *placement.Placement, roles []placement.Role, q Pair) ([]Ref, int, string) {
+	blocks, t, why := p.OverlapGroup(q.Forward.Block, q.Backward.Block, roles)
+	if why != "" {
+		return nil, 0, why
+	}
+	out := []Ref{q.Forward}
+	for _, b := range blocks[1:] {
+		out = append(out, Ref{b, q.Backward.Micro})
+	}
+	return out, t, ""
+}
+
+// newPairing indexes the pairs of s marked in use (all when use is nil)
+// whose groups the placement's rule allows, skipping any that reuse an
+// instance.
+func newPairing(s *Schedule, use []bool) *pairing {
+	if len(s.Pairs) == 0 || s.Placement == nil || s.Placement.Overlap == nil {
+		return nil
+	}
+	p := s.Placement
+	roles := p.Roles()
+	pg := &pairing{lead: map[Ref]Ref{}, time: map[Ref]int{}}
+	for k, q := range s.Pairs {
+		if use != nil && !use[k] {
+			continue
+		}
+		refs, t, why := groupRefs(p, roles, q)
+		if why != "" || slices.ContainsFunc(refs, func(r Ref) bool { _, dup := pg.lead[r]; return dup }) {
+			continue
+		}
+		for _, r := range refs {
+			pg.lead[r], pg.time[r] = q.Forward, t
+		}
+	}
+	return pg
+}
+
+// PairText names a pair as renderings show it: "f3^5+b4^2".
+func PairText(s *Schedule, q Pair) string {
+	return refName(s, q.Forward) + "+" + refName(s, q.Backward)
+}
+
+// SortPairs orders pairs by the forward's block and micro-batch, then the
+// backward's (the file's order).
+func SortPairs(ps []Pair) {
+	slices.SortFunc(ps, func(a, b Pair) int {
+		return cmp.Or(cmp.Compare(a.Forward.Block, b.Forward.Block), cmp.Compare(a.Forward.Micro, b.Forward.Micro),
+			cmp.Compare(a.Backward.Block, b.Backward.Block), cmp.Compare(a.Backward.Micro, b.Backward.Micro))
+	})
+}
+
+// OverlapPair: a pair the placement's rule does not allow (no rule, not a
+// forward and a whole backward, different devices, the same
+// micro-batch), an instance in two pairs, a pair whose instances do not
+// start together, or pairs with what this rule does not combine with yet
+// (channels, offload and recompute decisions).
+const OverlapPair ViolationKind = "overlap-pair"
+
+// pairs checks s.Pairs and indexes the valid ones for the timing checks.
+func (v *verifier) pairs(r *report) {
+	s := v.s
+	if len(s.Pairs) == 0 {
+		return
+	}
+	p := s.Placement
+	use := make([]bool, len(s.Pairs))
+	if p.Channels {
+		r.add(OverlapPair, -1, nil, "overlapped pairs on a cluster with channels: not supported")
+		return
+	}
+	if len(s.Decisions) > 0 {
+		r.add(OverlapPair, -1, nil, "overlapped pairs with offload or recompute decisions: not supported")
+		return
+	}
+	roles := p.Roles()
+	taken := map[Ref]int{}
+	for k, q := range s.Pairs {
+		name := "pair " + PairText(s, q)
+		refs := []Ref{q.Forward, q.Backward}
+		if q.Forward.Micro == q.Backward.Micro {
+			r.add(OverlapPair, -1, refs, "%s: the forward and the backward are of one micro-batch (an overlapped pair runs two)", name)
+			continue
+		}
+		group, _, why := groupRefs(p, roles, q)
+		if why != "" {
+			r.add(OverlapPair, -1, refs, "%s: %s", name, why)
+			continue
+		}
+		ok := true
+		start := -1
+		for _, g := range group {
+			x, present := v.first[g]
+			if !present {
+				ok = false // reported as missing or out of range
+				break
+			}
+			if j, dup := taken[g]; dup {
+				r.add(OverlapPair, -1, refs, "%s: %s is also in pair %s", name, v.name(g), PairText(s, s.Pairs[j]))
+				ok = false
+				break
+			}
+			if st := s.Instances[x].Start; start < 0 {
+				start = st
+			} else if st != start {
+				r.add(OverlapPair, -1, refs, "%s: %s starts at %d, not with %s at %d (an overlapped pair starts together)",
+					name, v.name(g), st, v.name(q.Forward), start)
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		for _, g := range group {
+			taken[g] = k
+		}
+		use[k] = true
+	}
+	v.pg = newPairing(s, use)
+}
+
+// overlapBounds are LowerBoundsBy's bounds of a placement whose forwards
+// and backwards may overlap (placement's Overlap): the bounds of a
+// relaxed placement, every time scaled by k, divided by k again.
+//
+// Proof. Let k be the largest sum of block times of an allowed pair
+// group. In the relaxed placement every time and transfer is k times the
+// placement's, except that a block of some allowed group G (time T_G,
+// block times summing to Σ_G) takes lb_b = the least over its groups of
+// min(k·t_b, ⌊k·T_G·t_b/Σ_G⌋) ≥ 1, so that a group's lb sum to at most
+// k·T_G. Any schedule of the placement, its pairs included, becomes one
+// of the relaxed placement: scale every start by k, run an unpaired
+// instance for its lb ≤ k·t, and a pair's instances one after another in
+// the pair's order (the forward, the backward, its weight) inside the
+// pair's interval [k·s, k·s + k·T): every dependency still holds (a
+// pair's successors start after k·s + k·T), a device runs one instance at
+// a time, and each device runs its instances in the same order with the
+// forward's memory before the backward's, as the verifier counts a pair,
+// so memory is the same. Its makespan is at most k times the schedule's;
+// the relaxed bounds hold for it, so ⌈bound/k⌉ holds for the schedule.
+func overlapBounds(p *placement.Placement, n, memory int) (Bounds, MakespanBound) {
+	type group struct {
+		blocks []int
+		t, sum int
+	}
+	var groups []group
+	k := 1
+	all, times := p.OverlapGroups()
+	for x, blocks := range all {
+		sum := 0
+		for _, b := range blocks {
+			sum += p.Blocks[b].Time
+		}
+		groups = append(groups, group{blocks, times[x], sum})
+		k = max(k, sum)
+	}
+	q := p.Clone()
+	q.Overlap = nil
+	for i := range q.Blocks {
+		q.Blocks[i].Time *= k
+		q.Blocks[i].Offload *= k
+	}
+	for d, c := range q.Transfers {
+		q.Transfers[d] = c * k
+	}
+	for _, g := range groups {
+		for _, b := range g.blocks {
+			share := max(1, k*g.t*p.Blocks[b].Time/g.sum)
+			q.Blocks[b].Time = min(q.Blocks[b].Time, share)
+		}
+	}
+	b, by := LowerBoundsBy(q, n, memory)
+	up := func(v int) int { return (v + k - 1) / k }
+	return Bounds{Period: up(b.Period), Makespan: up(b.Makespan)}, by
+}
+
+// pairPartners maps the forward of every valid pair to its backward.
+func pairPartners(s *Schedule) map[Ref]Ref {
+	pg := newPairing(s, nil)
+	if pg.empty() {
+		return nil
+	}
+	out := map[Ref]Ref{}
+	for _, q := range s.Pairs {
+		if pg.lead[q.Forward] == q.Forward && pg.lead[q.Backward] == q.Forward {
+			out[q.Forward] = q.Backward
+		}
+	}
+	return out
+}

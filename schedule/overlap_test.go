@@ -1,0 +1,210 @@
+package schedule
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tessel-pp/tessel/placement"
+)
+
+// moe is placement/testdata/overlap.json: two stages, a forward and a
+// whole backward of two micro-batches on one device may overlap (f1 with
+// b1 for 5, others for ⌈0.75·(F + B)⌉).
+func moe(t *testing.T) *placement.Placement {
+	t.Helper()
+	p, err := placement.Load("../placement/testdata/overlap.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// moeOrders: device 1 runs f1^1 and b1^0 next to each other.
+func moeOrders() [][]Ref {
+	return [][]Ref{
+		{{0, 0}, {0, 1}, {3, 0}, {3, 1}},
+		{{1, 0}, {1, 1}, {2, 0}, {2, 1}},
+	}
+}
+
+// moePaired is moeOrders with f1^1 and b1^0 overlapped: both start at 4
+// and end at 9, the pair's time 5 instead of 2 + 4.
+func moePaired(t *testing.T) *Schedule {
+	t.Helper()
+	p := moe(t)
+	pairs := []Pair{{Forward: Ref{1, 1}, Backward: Ref{2, 0}}}
+	ins, err := CompactPairs(p, 2, moeOrders(), pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Schedule{Placement: p, MicroBatches: 2, Instances: ins, Pairs: pairs}
+}
+
+func TestCompactPairs(t *testing.T) {
+	s := moePaired(t)
+	if err := Verify(s); err != nil {
+		t.Fatal(err)
+	}
+	start := map[Ref]int{}
+	for _, in := range s.Instances {
+		start[in.Ref()] = in.Start
+	}
+	want := map[Ref]int{{0, 0}: 0, {0, 1}: 2, {1, 0}: 2, {1, 1}: 4, {2, 0}: 4, {2, 1}: 9, {3, 0}: 9, {3, 1}: 13}
+	for r, w := range want {
+		if start[r] != w {
+			t.Errorf("%s starts at %d, want %d", refName(s, r), start[r], w)
+		}
+	}
+	if m := Measure(s); m.Makespan != 17 || m.Loads[1] != 2+5+4 {
+		t.Errorf("makespan %d, loads %v; want 17 and device 1 busy 11", m.Makespan, m.Loads)
+	}
+	plain, err := Compact(s.Placement, 2, moeOrders())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := Makespan(&Schedule{Placement: s.Placement, MicroBatches: 2, Instances: plain}); ms != 18 {
+		t.Errorf("unpaired makespan %d, want 18", ms)
+	}
+	// A pair whose instances are not next to each other cannot start together.
+	apart := [][]Ref{moeOrders()[0], {{1, 0}, {1, 1}, {2, 1}, {2, 0}}}
+	if _, err := CompactPairs(s.Placement, 2, apart, s.Pairs); err == nil {
+		t.Error("compacted a pair split by another instance")
+	}
+	if _, err := CompactPairs(s.Placement, 2, moeOrders(), []Pair{{Ref{1, 0}, Ref{2, 0}}}); err == nil || !strings.Contains(err.Error(), "one micro-batch") {
+		t.Errorf("a pair of one micro-batch: %v", err)
+	}
+}
+
+// TestVerifyPairs: the verifier names the pair and the rule it breaks.
+func TestVerifyPairs(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(s *Schedule)
+		kind   ViolationKind
+		want   string
+	}{
+		{"one micro-batch", func(s *Schedule) { s.Pairs = append(s.Pairs, Pair{Ref{0, 0}, Ref{3, 0}}) }, OverlapPair,
+			"pair f0^0+b0^0: the forward and the backward are of one micro-batch"},
+		{"apart", func(s *Schedule) { s.Pairs = []Pair{{Ref{0, 1}, Ref{3, 0}}} }, OverlapPair,
+			"pair f0^1+b0^0: b0^0 starts at 9, not with f0^1 at 2 (an overlapped pair starts together)"},
+		{"twice", func(s *Schedule) { s.Pairs = append(s.Pairs, Pair{Ref{1, 1}, Ref{2, 0}}) }, OverlapPair,
+			"pair f1^1+b1^0: f1^1 is also in pair f1^1+b1^0"},
+		{"not a backward", func(s *Schedule) { s.Pairs = []Pair{{Ref{1, 1}, Ref{1, 0}}} }, OverlapPair,
+			"pair f1^1+f1^0: f1 is not a backward or an input gradient"},
+		{"no rule", func(s *Schedule) { s.Placement = s.Placement.Clone(); s.Placement.Overlap = nil }, OverlapPair,
+			"the placement overlaps nothing"},
+		{"pair ends later", func(s *Schedule) {
+			for x, in := range s.Instances {
+				if in.Ref() == (Ref{3, 0}) {
+					s.Instances[x].Start = 8
+				}
+			}
+		}, Dependency, "dependency b1 -> b0 broken for micro-batch 0: b1^0 ends at 9, b0^0 starts at 8"},
+		{"device busy", func(s *Schedule) {
+			for x, in := range s.Instances {
+				if in.Ref() == (Ref{2, 1}) {
+					s.Instances[x].Start = 8
+				}
+			}
+		}, Overlap, "overlap on device 1: f1^1 [4,9) and b1^1 [8,12)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := moePaired(t)
+			tt.change(s)
+			err := Verify(s)
+			var ve *VerifyError
+			if !errors.As(err, &ve) {
+				t.Fatalf("Verify = %v, want violations", err)
+			}
+			found := false
+			for _, v := range ve.Violations {
+				found = found || v.Kind == tt.kind && strings.Contains(v.Message, tt.want)
+			}
+			if !found {
+				t.Errorf("violations %v, want a %s one with %q", ve.Violations, tt.kind, tt.want)
+			}
+		})
+	}
+}
+
+func TestPairsFileRoundTrip(t *testing.T) {
+	s := moePaired(t)
+	var b bytes.Buffer
+	if err := s.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"pairs": [`+"\n"+`    {"forward": "f1", "forward_micro": 1, "backward": "b1", "backward_micro": 0}`) {
+		t.Errorf("file without its pair:\n%s", b.String())
+	}
+	back, err := Parse(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(back); err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if err := back.Write(&again); err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != b.String() {
+		t.Error("written again, the file differs")
+	}
+	for _, bad := range []struct{ in, want string }{
+		{`[{"forward": "f1", "forward_micro": 1, "backward": "zz", "backward_micro": 0}]`, `item 0: unknown block "zz"`},
+		{`[{"forward": "f1", "forward_micro": 1, "backward": "b1"}]`, `missing field "backward_micro"`},
+		{`{}`, "want an array"},
+	} {
+		good := b.String()
+		from := strings.LastIndex(good, `"pairs": `) + len(`"pairs": `)
+		to := strings.Index(good, ",\n  \"metrics\"")
+		text := good[:from] + bad.in + good[to:]
+		if _, err := Parse([]byte(text)); err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), `field "pairs"`) {
+			t.Errorf("pairs %s: %v, want %q", bad.in, err, bad.want)
+		}
+	}
+}
+
+// TestOverlapBounds: the bounds hold for the paired schedule and are no
+// higher than without the rule.
+func TestOverlapBounds(t *testing.T) {
+	s := moePaired(t)
+	for _, n := range []int{1, 2, 8} {
+		b := LowerBounds(s.Placement, n, 0)
+		q := s.Placement.Clone()
+		q.Overlap = nil
+		plain := LowerBounds(q, n, 0)
+		if b.Makespan > plain.Makespan || b.Period > plain.Period {
+			t.Errorf("n=%d: bounds %+v above the ones without overlap %+v", n, b, plain)
+		}
+	}
+	if b := LowerBounds(s.Placement, 2, 0); b.Makespan > Makespan(s) {
+		t.Errorf("bound %d above the paired schedule's makespan %d", b.Makespan, Makespan(s))
+	}
+}
+
+func TestRenderPairs(t *testing.T) {
+	s := moePaired(t)
+	var text, svg, trace bytes.Buffer
+	if err := RenderText(s, &text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "f1+b0 ") || !strings.Contains(text.String(), "f3+b1 forward of micro-batch 3 overlapped") {
+		t.Errorf("text without the pair:\n%s", text.String())
+	}
+	if err := RenderSVG(s, &svg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(svg.String(), "f1^1+b1^0 overlapped [4,9)") {
+		t.Error("SVG without the pair")
+	}
+	if err := RenderTrace(s, &trace); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(trace.String(), `"name":"f1^1+b1^0","cat":"overlapped"`) {
+		t.Errorf("trace without the pair:\n%s", trace.String())
+	}
+}

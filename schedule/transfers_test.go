@@ -1,0 +1,93 @@
+package schedule
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/tessel-pp/tessel/placement"
+)
+
+// chosenFork is a -> b, a -> c, every block choosing between devices 0
+// and 1, with a on 0, b on 0, c on 1 and every transfer taking 3.
+func chosenFork(t *testing.T, channels bool) *Schedule {
+	t.Helper()
+	cands := [][]int{{0}, {1}}
+	p := &placement.Placement{Name: "fork", Devices: 2, Blocks: []placement.Block{
+		{ID: "a", Kind: placement.Forward, Candidates: cands, Time: 2},
+		{ID: "b", Kind: placement.Forward, Candidates: cands, Time: 1},
+		{ID: "c", Kind: placement.Forward, Candidates: cands, Time: 1},
+	}, Deps: []placement.Dep{{From: 0, To: 1}, {From: 0, To: 2}},
+		Costs: &placement.Costs{Times: [][]int{{2, 2}, {1, 1}, {1, 1}}, Transfers: map[placement.Dep][][]int{
+			{From: 0, To: 1}: {{0, 3}, {3, 0}}, {From: 0, To: 2}: {{0, 3}, {3, 0}}}}}
+	q, err := placement.Choose(p, []int{0, 0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Channels = channels
+	ins, err := Compact(q, 2, [][]Ref{{{0, 0}, {0, 1}, {1, 0}, {1, 1}}, {{2, 0}, {2, 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Schedule{Placement: q, MicroBatches: 2, Instances: ins}
+	if err := Verify(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// She et al. §V-B, Fig. 7: the communication channels as rows of the
+// trace. Without channels transfers overlap; with them they queue.
+func TestTransfers(t *testing.T) {
+	for _, tc := range []struct {
+		channels bool
+		want     []TransferSpan
+	}{
+		{false, []TransferSpan{{placement.Dep{From: 0, To: 2}, 0, placement.Link{From: 0, To: 1}, 2, 5}, {placement.Dep{From: 0, To: 2}, 1, placement.Link{From: 0, To: 1}, 4, 7}}},
+		{true, []TransferSpan{{placement.Dep{From: 0, To: 2}, 0, placement.Link{From: 0, To: 1}, 2, 5}, {placement.Dep{From: 0, To: 2}, 1, placement.Link{From: 0, To: 1}, 5, 8}}},
+	} {
+		s := chosenFork(t, tc.channels)
+		got := Transfers(s)
+		if len(got) != len(tc.want) {
+			t.Fatalf("channels %v: %v, want %v", tc.channels, got, tc.want)
+		}
+		for k := range got {
+			if got[k] != tc.want[k] {
+				t.Fatalf("channels %v: %v, want %v", tc.channels, got, tc.want)
+			}
+		}
+		var tr, svg bytes.Buffer
+		if err := RenderTrace(s, &tr); err != nil {
+			t.Fatal(err)
+		}
+		if err := RenderSVG(s, &svg); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(tr.String(), `"name":"link 0→1"`) || strings.Count(tr.String(), `"cat":"transfer"`) != 2 {
+			t.Fatalf("trace without the link row:\n%s", tr.String())
+		}
+		if strings.Count(svg.String(), `<rect class="transfer"`) != 2 || !strings.Contains(svg.String(), "link 0&gt;1") {
+			t.Fatalf("SVG without the link row:\n%s", svg.String())
+		}
+	}
+}
+
+// A pinned placement draws no link rows, transfers or not: its renderings
+// stay as they were.
+func TestNoLinkRowsPinned(t *testing.T) {
+	s := chosenFork(t, false)
+	for i := range s.Placement.Blocks {
+		s.Placement.Blocks[i].Candidates = nil
+	}
+	s.Placement.Costs = nil
+	var tr, svg bytes.Buffer
+	if err := RenderTrace(s, &tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderSVG(s, &svg); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(tr.String(), "transfer") || strings.Contains(svg.String(), "transfer") {
+		t.Fatal("a pinned placement got link rows")
+	}
+}
