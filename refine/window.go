@@ -76,9 +76,10 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
 	}
 	decide := opt.Decisions.Offload || opt.Decisions.Recompute
-	if s.Placement.Channels || len(s.Instances) < 2 || (len(s.Decisions) > 0 && !decide) {
+	if s.Placement.Channels || len(s.Instances) < 2 || (len(s.Decisions) > 0 && !decide) || (decide && len(s.Pairs) > 0) {
 		// Without Decisions, a schedule that offloads or recomputes is
-		// left as it is: the windows' encoding keeps every activation.
+		// left as it is: the windows' encoding keeps every activation;
+		// the windows that decide pair nothing (placement's Overlap).
 		return s, st, nil
 	}
 	sizes := opt.Sizes
