@@ -36,6 +36,10 @@ type SweepOptions struct {
 	// (search.SteadyPeriod) where it is shorter; such a point is marked
 	// (Point.Decisions).
 	Offload, Recompute bool
+	// Latency is a latency budget (placement's "Latency"; 0: none): every
+	// point is then the repetend of least period whose steady state meets
+	// it (search.SteadyOptions.Latency).
+	Latency int
 }
 
 // Point is one searched point; it is also the JSON and CSV form.
@@ -60,6 +64,8 @@ type Figure struct {
 	NR     map[string]int `json:"nr,omitempty"`
 	Xs     []int          `json:"xs"`
 	Points []Point        `json:"points"` // by placement, then x
+	// LatencyBudget is SweepOptions.Latency (omitted without one).
+	LatencyBudget int `json:"latency_budget,omitempty"`
 	// placements in the order asked, for tables and charts.
 	placements []string
 	devices    int
@@ -85,6 +91,16 @@ func Sweep(ctx context.Context, ps []*placement.Placement, opt SweepOptions) (*S
 	if len(ps) == 0 {
 		return nil, fmt.Errorf("sweep: no placement")
 	}
+	if opt.Latency != 0 {
+		if opt.Offload || opt.Recompute {
+			return nil, fmt.Errorf("sweep: a latency budget with offload or recompute is not supported")
+		}
+		for _, p := range ps {
+			if err := search.CheckLatency(p, opt.Latency); err != nil {
+				return nil, fmt.Errorf("sweep: %w", err)
+			}
+		}
+	}
 	jobs := opt.Jobs
 	if jobs == 0 {
 		jobs = runtime.NumCPU()
@@ -98,7 +114,7 @@ func Sweep(ctx context.Context, ps []*placement.Placement, opt SweepOptions) (*S
 	var mu sync.Mutex
 	done := 0
 	point := func(ctx context.Context, p *placement.Placement, memory, nr int) (Point, error) {
-		pt, err := steadyPoint(ctx, p, memory, nr, opt.Seed, opt.TimeLimit)
+		pt, err := steadyPoint(ctx, p, memory, nr, opt.Seed, opt.Latency, opt.TimeLimit)
 		mu.Lock()
 		done++
 		if opt.Progress != nil {
@@ -108,14 +124,14 @@ func Sweep(ctx context.Context, ps []*placement.Placement, opt SweepOptions) (*S
 		return pt, err
 	}
 	var err error
-	fig11 := Figure{Figure: "11", X: "nr", Xs: opt.NRs, placements: names, devices: devices}
+	fig11 := Figure{Figure: "11", X: "nr", Xs: opt.NRs, LatencyBudget: opt.Latency, placements: names, devices: devices}
 	fig11.Points, err = grid(ctx, ps, opt.NRs, jobs, func(ctx context.Context, p *placement.Placement, nr int) (Point, error) {
 		return point(ctx, p, 0, nr)
 	})
 	if err != nil {
 		return nil, err
 	}
-	fig12 := Figure{Figure: "12", X: "memory", Xs: opt.Memories, NR: map[string]int{}, placements: names, devices: devices}
+	fig12 := Figure{Figure: "12", X: "memory", Xs: opt.Memories, NR: map[string]int{}, LatencyBudget: opt.Latency, placements: names, devices: devices}
 	for k, p := range ps {
 		nr := opt.Fig12NR
 		if nr == 0 {
@@ -157,11 +173,12 @@ func withDecisions(ctx context.Context, pt Point, p *placement.Placement, memory
 }
 
 // steadyPoint is the repetend of least period with N_R ≤ nr under the
-// budget whose warmup and cooldown exist, on one worker.
-func steadyPoint(ctx context.Context, p *placement.Placement, memory, nr, seed int, limit time.Duration) (Point, error) {
+// budget whose warmup and cooldown exist, on one worker; with a latency
+// budget (0: none), whose steady state meets it.
+func steadyPoint(ctx context.Context, p *placement.Placement, memory, nr, seed, latency int, limit time.Duration) (Point, error) {
 	ctx, cancel := withLimit(ctx, limit)
 	defer cancel()
-	res, err := search.SteadyRepetend(ctx, p, search.SteadyOptions{Memory: memory, MaxNR: nr, Seed: seed, Jobs: 1})
+	res, err := search.SteadyRepetend(ctx, p, search.SteadyOptions{Memory: memory, MaxNR: nr, Seed: seed, Jobs: 1, Latency: latency})
 	pt := Point{Placement: p.Name}
 	if err != nil {
 		return pt, fmt.Errorf("sweep: %s, memory %s, N_R ≤ %d: %w", p.Name, textfmt.Budget(memory), nr, err)
@@ -341,17 +358,25 @@ func (f *Figure) Write(w io.Writer, format string, noHeader bool) error {
 
 func (f *Figure) title() string {
 	if f.X == "memory" {
-		return fmt.Sprintf("Fig. 12: repetend bubble rate against the memory budget M, N_R fixed, %d devices", f.devices)
+		return fmt.Sprintf("Fig. 12: repetend bubble rate against the memory budget M, N_R fixed, %d devices%s", f.devices, f.latencyText())
 	}
-	return fmt.Sprintf("Fig. 11: repetend bubble rate against N_R, memory unlimited, %d devices", f.devices)
+	return fmt.Sprintf("Fig. 11: repetend bubble rate against N_R, memory unlimited, %d devices%s", f.devices, f.latencyText())
+}
+
+// latencyText is ", latency budget L" under a budget, else "".
+func (f *Figure) latencyText() string {
+	if f.LatencyBudget <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", latency budget %d", f.LatencyBudget)
 }
 
 // Chart draws the figure: one line per placement, rates in percent.
 func (f *Figure) Chart() *chart.Line {
-	c := &chart.Line{Title: fmt.Sprintf("Fig. 11: bubble rate against N_R (memory unlimited, %d devices)", f.devices), YLabel: "bubble rate", YSuffix: "%", IntegerX: true, XLabel: "N_R (most micro-batches in the repetend)"}
+	c := &chart.Line{Title: fmt.Sprintf("Fig. 11: bubble rate against N_R (memory unlimited, %d devices%s)", f.devices, f.latencyText()), YLabel: "bubble rate", YSuffix: "%", IntegerX: true, XLabel: "N_R (most micro-batches in the repetend)"}
 	if f.X == "memory" {
 		c.XLabel = "memory budget M (per device)"
-		c.Title = fmt.Sprintf("Fig. 12: bubble rate against the memory budget (N_R fixed, %d devices)", f.devices)
+		c.Title = fmt.Sprintf("Fig. 12: bubble rate against the memory budget (N_R fixed, %d devices%s)", f.devices, f.latencyText())
 	}
 	for k, name := range f.placements {
 		s := chart.Series{Name: name}

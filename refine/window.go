@@ -93,7 +93,8 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 	if budget == 0 {
 		budget = DefaultSteps
 	}
-	lb := schedule.LowerBounds(s.Placement, s.MicroBatches, s.Memory).Makespan
+	bounds, _ := schedule.LowerBoundsLatency(s.Placement, s.MicroBatches, s.Memory, s.Latency)
+	lb := bounds.Makespan
 	cur := s
 	seed := opt.Seed
 	resume := opt.Resume
@@ -342,6 +343,9 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 		sink = max(sink, in.Start+b.Time+q)
 	}
 	hint = append(hint, sink)
+	if s.Latency > 0 {
+		windowLatency(pr, s, s.Latency, part, task, byRef)
+	}
 	if !pr.Feasible(hint) {
 		return nil, 0, fmt.Errorf("refine: placement %q: the current schedule does not fit its own window (a bug)", p.Name)
 	}
@@ -381,11 +385,14 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 			}
 		}
 	}
-	ins, err := schedule.Compact(p, s.MicroBatches, orders)
+	ins, err := schedule.CompactLatency(p, s.MicroBatches, orders, s.Latency)
 	if err != nil {
+		if s.Latency > 0 {
+			return nil, sol.Checks, nil // its orders meet no schedule within the budget
+		}
 		return nil, sol.Checks, fmt.Errorf("refine: %w", err)
 	}
-	out := &schedule.Schedule{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
+	out := &schedule.Schedule{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency, Instances: ins}
 	if err := schedule.Verify(out); err != nil {
 		return nil, sol.Checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", p.Name, err)
 	}

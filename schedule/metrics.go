@@ -82,7 +82,7 @@ func Measure(s *Schedule) Metrics {
 		total := float64(p.Devices) * float64(m.Makespan)
 		m.BubbleRate = (total - float64(busy)) / total
 	}
-	m.LowerBound = LowerBounds(p, s.MicroBatches, s.Memory)
+	m.LowerBound, _ = LowerBoundsLatency(p, s.MicroBatches, s.Memory, s.Latency)
 	return m
 }
 
@@ -152,6 +152,9 @@ const (
 	// BoundBarriers: the blocks on all devices cut out of the time line
 	// (barrierBound).
 	BoundBarriers
+	// BoundLatency: the latency budget with the blocks on all devices as
+	// barriers (latencyBarrierBound, LowerBoundsLatency).
+	BoundLatency
 )
 
 // String says what the bound is, for people.
@@ -167,6 +170,8 @@ func (b MakespanBound) String() string {
 		return "the memory budget"
 	case BoundBarriers:
 		return "the relaxation with blocks on all devices as barriers"
+	case BoundLatency:
+		return "the latency budget, with blocks on all devices as barriers"
 	}
 	return fmt.Sprintf("MakespanBound(%d)", int(b))
 }

@@ -35,10 +35,13 @@ import (
 //     under the rule (step 3b of Run, latencyOptimal), from the best
 //     schedule so far and within the phase effort: it proves the result
 //     where it runs to its end;
-//   - refinement and windows: their schedules re-timed under the budget,
-//     kept only where they then still end earlier;
+//   - refinement: the windows at the ends re-timed under the budget, kept
+//     only where they then still end earlier; the large-neighbourhood
+//     windows hold the rule in their encoding for every micro-batch they
+//     touch (refine's latency.go) and are re-timed under it;
 //   - bounds: a budget below the critical path is an error (no schedule
-//     meets it); the makespan's lower bounds without the budget still hold.
+//     meets it); the makespan's bound is raised by the budget's bound
+//     (schedule.LowerBoundsLatency), which Result.BoundBy names.
 //
 // Every schedule the search returns records the budget (schedule's
 // Latency), which the verifier checks.
@@ -67,6 +70,19 @@ func (o Options) checkLatency(p *placement.Placement) error {
 		return fmt.Errorf("search: a latency budget with offload or recompute is not supported")
 	case p.Channels:
 		return fmt.Errorf("search: a latency budget with links that carry one transfer at a time (--channels) is not supported")
+	}
+	return nil
+}
+
+// CheckLatency rejects a latency budget (0: none) that no schedule of p
+// meets, as the search does (an error that is ErrLatency), and a budget
+// with links that carry one transfer at a time.
+func CheckLatency(p *placement.Placement, budget int) error {
+	if err := p.CheckLatency(budget); err != nil {
+		return latencyError{err}
+	}
+	if budget > 0 && p.Channels {
+		return errors.New("a latency budget with links that carry one transfer at a time (--channels) is not supported")
 	}
 	return nil
 }

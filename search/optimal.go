@@ -68,8 +68,8 @@ type OptimalBound struct {
 }
 
 // boundOf combines the schedule package's bound with the solver's.
-func boundOf(p *placement.Placement, n, memory int, sol *smt.Solution) OptimalBound {
-	b, by := schedule.LowerBoundsBy(p, n, memory)
+func boundOf(p *placement.Placement, n, memory, latency int, sol *smt.Solution) OptimalBound {
+	b, by := schedule.LowerBoundsLatency(p, n, memory, latency)
 	out := OptimalBound{Makespan: b.Makespan, By: by.String(), Relaxed: b.Makespan}
 	if sol == nil {
 		return out
@@ -143,9 +143,15 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 			return nil, err
 		}
 		// The solver found nothing before it stopped: the start stands.
-		sol = &smt.Solution{Starts: startsOf(start, refs), Makespan: schedule.Makespan(start), LowerBound: schedule.LowerBounds(p, n, memory).Makespan}
+		sol = &smt.Solution{Starts: startsOf(start, refs), Makespan: schedule.Makespan(start), LowerBound: boundOf(p, n, memory, opt.Latency, nil).Makespan}
 		sol.Proven = sol.Makespan <= sol.LowerBound
-		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, nil)}, nil
+		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, opt.Latency, nil)}, nil
+	}
+	if lb := boundOf(p, n, memory, opt.Latency, nil).Makespan; lb > sol.LowerBound {
+		// The latency budget's bound (schedule.LowerBoundsLatency), which
+		// the solver's relaxations do not know.
+		sol.LowerBound = lb
+		sol.Proven = sol.Proven || sol.Makespan <= lb
 	}
 	s, retimed, err := onLinks(s)
 	if err != nil {
@@ -160,9 +166,9 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 		// start aside; it is still the better answer.
 		sol.Makespan = schedule.Makespan(start)
 		sol.Proven = sol.Makespan <= sol.LowerBound
-		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, sol)}, nil
+		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, opt.Latency, sol)}, nil
 	}
-	return &OptimalResult{Schedule: s, Solution: sol, Source: Source{Kind: SourceSolver}, Bound: boundOf(p, n, memory, sol)}, nil
+	return &OptimalResult{Schedule: s, Solution: sol, Source: Source{Kind: SourceSolver}, Bound: boundOf(p, n, memory, opt.Latency, sol)}, nil
 }
 
 // solveAll encodes every instance of n micro-batches and minimises the

@@ -295,6 +295,9 @@ type Result struct {
 	// Latency is the latency budget the schedule meets (Options.Latency;
 	// 0: none).
 	Latency int
+	// BoundBy names the argument that gives Bounds.Makespan
+	// (schedule.LowerBoundsLatency).
+	BoundBy schedule.MakespanBound
 	// Decided is the repetend with decisions the search found and
 	// unrolled (nil without decisions, or when none was found).
 	Decided *repetend.Decided
@@ -303,8 +306,12 @@ type Result struct {
 	// the solver's proofs, for the chosen one alone, prove nothing.
 	Assigned bool
 
-	improved    int // the large-neighbourhood search's makespan so far, for Progress
-	phaseChecks int // solver calls of the warmup and cooldown searches
+	// assignedPeriod is set when the repetend with assignment literals
+	// proved that no choice of devices has a repetend (N_R ≤ MaxNR) of
+	// a shorter period than Repetend's (where.go).
+	assignedPeriod bool
+	improved       int // the large-neighbourhood search's makespan so far, for Progress
+	phaseChecks    int // solver calls of the warmup and cooldown searches
 }
 
 // SolverChecks counts the solver calls of the search: the repetend
@@ -390,6 +397,9 @@ func (r *Result) PeriodProven() bool {
 	}
 	if r.Repetend.Period <= r.Bounds.Period {
 		return true
+	}
+	if r.Assigned && !r.Decisions {
+		return r.assignedPeriod
 	}
 	if r.Decisions || r.Assigned {
 		return false
@@ -491,7 +501,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		return nil, err
 	}
 	n := opt.MicroBatches
-	res := &Result{Bounds: schedule.LowerBounds(p, n, opt.Memory), Decisions: opt.Offload || opt.Recompute, Latency: opt.Latency}
+	res := &Result{Decisions: opt.Offload || opt.Recompute, Latency: opt.Latency}
+	res.Bounds, res.BoundBy = schedule.LowerBoundsLatency(p, n, opt.Memory, opt.Latency)
 	report := func(stage string, rp *repetend.Progress) {
 		if opt.Progress == nil {
 			return

@@ -19,6 +19,10 @@ type SteadyOptions struct {
 	MaxNR  int // largest N_R tried; 0: from the budget
 	Seed   int // random seed of the solver
 	Jobs   int // solver workers (repetend.Options.Jobs; 0: one per core)
+	// Latency is a latency budget (placement's "Latency"; 0: none): the
+	// repetend's cross-iteration latency rule (repetend.Options.Latency),
+	// so that its steady state meets it.
+	Latency int
 }
 
 // SteadyRepetend is the repetend of least period with N_R ≤ MaxNR under
@@ -29,7 +33,7 @@ type SteadyOptions struct {
 // search ran to its end.
 func SteadyRepetend(ctx context.Context, p *placement.Placement, opt SteadyOptions) (*repetend.Result, error) {
 	return repetend.Search(ctx, p, repetend.Options{
-		Memory: opt.Memory, MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed, Jobs: opt.Jobs,
+		Memory: opt.Memory, MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed, Jobs: opt.Jobs, Latency: opt.Latency,
 		Accept: func(ctx context.Context, nr int, offsets []int) (bool, error) {
 			return Feasible(ctx, p, repetend.Candidate{NR: nr, Offsets: offsets},
 				repetend.PeriodOptions{Memory: opt.Memory, MicroBatches: SteadyMicroBatches})

@@ -189,6 +189,9 @@ func (r *Result) Summary(method repetend.Method) Summary {
 		// Bounds over every choice of devices, not the chosen one's.
 		sum.LowerBound = SummaryBounds{Period: r.Bounds.Period, Makespan: r.Bounds.Makespan}
 	}
+	if r.BoundBy == schedule.BoundLatency && !r.Assigned {
+		sum.LowerBound.By = r.BoundBy.String()
+	}
 	sum.Source = r.Source.String()
 	sum.Gap = ptr(r.Gap())
 	secs := textfmt.Secs

@@ -71,6 +71,9 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, r.Gap(), textfmt.Pct(sum.BubbleRate))
+	if sum.LowerBound.By != "" {
+		fmt.Fprintf(w, "lower bound  %d, by %s\n", sum.LowerBound.Makespan, sum.LowerBound.By)
+	}
 	fmt.Fprintf(w, "steady state %s\n", schedule.SteadyText(s))
 	fmt.Fprintf(w, "built by     %s\n", r.Provenance())
 	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(o.Memory))

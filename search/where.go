@@ -283,6 +283,7 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 	var errs []string
 	leastBound := 0 // least makespan bound of the assignments searched
 	seen := map[string]bool{}
+	results := map[string]*Result{} // each choice's search, where it gave a schedule
 	try := func(name string, choice []int) error {
 		key := fmt.Sprint(choice)
 		if seen[key] {
@@ -308,7 +309,7 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 			// would only look for a repetend, which can take long to
 			// find none; the solver with assignment literals still
 			// covers this choice.
-			if name != "" {
+			if name != "" && name != periodSolverName {
 				errs = append(errs, fmt.Sprintf("assignment %q: no construction or baseline fits the budget", name))
 			}
 			return nil
@@ -326,6 +327,7 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 			}
 			return fmt.Errorf("assignment %q: %w", name, err)
 		}
+		results[key] = r
 		sc := score{periodOf(r), r.Makespan()}
 		if name != "" {
 			tried = append(tried, Candidate{Source: Source{Kind: SourceStart, Name: "assignment " + name}, Makespan: sc.makespan})
@@ -347,7 +349,52 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 	if limit == 0 {
 		limit = DefaultAssignments
 	}
-	solved := false
+	solved, periodSolved := false, false
+	if periodSolvable(open, opt) && ctx.Err() == nil {
+		// The repetend with assignment literals (repetend.SearchAssigned):
+		// the choice whose steady state has the least period, found by
+		// the solver, searched as a pinned placement. For the period it
+		// is the answer, or the proof that no choice beats the best
+		// start's; for the makespan it is one more start.
+		var exclude [][]int
+		excludedProven := true // every excluded choice's own least period is known
+		for round := 0; round < maxPeriodRounds && ctx.Err() == nil; round++ {
+			upper := 0
+			if opt.Objective == ObjectivePeriod && best != nil {
+				upper = bestScore.period
+			}
+			sol, err := repetend.SearchAssigned(ctx, open, repetend.AssignedOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches,
+				MaxNR: opt.MaxNR, Upper: upper, Exclude: exclude, Seed: opt.Seed, Effort: opt.Effort})
+			if err != nil {
+				if ctx.Err() == nil {
+					return nil, err
+				}
+				break
+			}
+			if sol.Choice != nil {
+				if err := try(periodSolverName, sol.Choice); err != nil {
+					errs = append(errs, err.Error())
+				}
+			}
+			if opt.Objective == ObjectivePeriod && sol.Proven && excludedProven && best != nil && best.Repetend != nil && best.Repetend.Period <= sol.LowerBound {
+				// No choice has a shorter period (N_R ≤ MaxNR): the
+				// best is the answer, with no enumeration.
+				periodSolved = true
+				break
+			}
+			if sol.Choice == nil || opt.Objective != ObjectivePeriod {
+				break
+			}
+			// The search of the solver's choice did not reach its period
+			// (no warmup and cooldown under the budget for its
+			// repetends): ask again without that choice.
+			r := results[fmt.Sprint(sol.Choice)]
+			if r == nil || !r.PeriodProven() {
+				excludedProven = false
+			}
+			exclude = append(exclude, sol.Choice)
+		}
+	}
 	if opt.Objective == ObjectiveMakespan && !open.Channels && !opt.Offload && !opt.Recompute &&
 		open.K()*opt.MicroBatches <= MaxAssignedInstances && ctx.Err() == nil {
 		// The solver with assignment literals (smt.MinimizeAssigned),
@@ -389,7 +436,7 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 		}
 	}
 	enumerated := solved
-	if n := open.Assignments(limit); !solved && limit > 0 && n <= limit && ctx.Err() == nil {
+	if n := open.Assignments(limit); !solved && !periodSolved && limit > 0 && n <= limit && ctx.Err() == nil {
 		enumerated = true
 		every(open, func(choice []int) bool {
 			_ = try("", choice)
@@ -401,6 +448,7 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 	}
 	best.Candidates = append(tried, best.Candidates...)
 	best.Assigned = true
+	best.assignedPeriod = periodSolved
 	best.Times.Total = time.Since(t0) // every search, not the chosen one's alone
 	// The bounds hold for every assignment: the relaxation's, raised to
 	// the least bound of those searched when every one was, each of the
@@ -410,6 +458,28 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 		best.Bounds.Makespan = max(best.Bounds.Makespan, min(leastBound, best.Makespan()))
 	}
 	return best, nil
+}
+
+// periodSolverName is the name of the start the repetend with assignment
+// literals gives ("assignment period solver").
+const periodSolverName = "period solver"
+
+// maxPeriodRounds is how many times Run asks the repetend with
+// assignment literals for a choice, each time without the choices before
+// whose own search did not reach the period the solver found.
+const maxPeriodRounds = 8
+
+// MaxPeriodAssignedBlocks is the most blocks for which Run gives the
+// repetend with assignment literals (repetend.SearchAssigned) a try.
+const MaxPeriodAssignedBlocks = 48
+
+// periodSolvable reports whether Run gives the repetend with assignment
+// literals a try: a placement with candidates of at most
+// MaxPeriodAssignedBlocks blocks, without links as resources, latency
+// budget, offload or recompute (the encoding has none of them).
+func periodSolvable(open *placement.Placement, opt Options) bool {
+	return open.HasCandidates() && !open.Channels && opt.Latency == 0 && !opt.Offload && !opt.Recompute &&
+		open.K() <= MaxPeriodAssignedBlocks
 }
 
 // relaxedBounds are lower bounds of the period and the makespan of n
@@ -542,7 +612,7 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 			if err := schedule.Verify(s); err != nil {
 				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
 			}
-			lower := boundOf(q, opt.MicroBatches, opt.Memory, nil)
+			lower := boundOf(q, opt.MicroBatches, opt.Memory, opt.Latency, nil)
 			best = &OptimalResult{Schedule: s, Source: Source{Kind: SourceSolver}, Bound: lower,
 				Solution: &smt.Solution{Makespan: sol.Makespan, LowerBound: sol.LowerBound, Checks: sol.Checks}}
 		}

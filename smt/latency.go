@@ -17,10 +17,17 @@ import (
 // sink back to its source), so it takes no part in the known orders, the
 // heads and tails or the list schedules: the encoder asserts it, Feasible
 // checks it, and a list schedule that breaks it is simply not a candidate.
+//
+// From may be Origin: then task To ends by Max (an absolute deadline, as
+// a window of a fixed schedule needs for a micro-batch whose source is
+// fixed before it).
 type Deadline struct {
 	From, To     int
 	Max, Periods int
 }
+
+// Origin as a Deadline's From is time 0: s_To + t_To ≤ Max.
+const Origin = -1
 
 // LatencyDeadlines is the latency rule of budget (0: none) over the
 // instances refs of an InstanceProblem of p (task k is refs[k]): one
@@ -59,6 +66,10 @@ func LatencyDeadlines(p *placement.Placement, refs []schedule.Ref, budget int) [
 func (e *Encoder) assertDeadlines(period *Int) error {
 	x := e.X
 	for _, dl := range e.P.Deadlines {
+		if dl.From == Origin {
+			e.S.Assert(x.Le(x.Plus(e.Start[dl.To], e.P.Tasks[dl.To].Time), x.IntVal(dl.Max)))
+			continue
+		}
 		rhs := x.Plus(e.Start[dl.From], dl.Max)
 		if dl.Periods != 0 {
 			if period == nil {
@@ -75,7 +86,11 @@ func (e *Encoder) assertDeadlines(period *Int) error {
 // term.
 func (p *Problem) meetsDeadlines(starts []int) bool {
 	for _, dl := range p.Deadlines {
-		if dl.Periods == 0 && starts[dl.To]+p.Tasks[dl.To].Time > starts[dl.From]+dl.Max {
+		from := 0
+		if dl.From != Origin {
+			from = starts[dl.From]
+		}
+		if dl.Periods == 0 && starts[dl.To]+p.Tasks[dl.To].Time > from+dl.Max {
 			return false
 		}
 	}

@@ -95,7 +95,7 @@ func (p *Problem) Validate() error {
 		}
 	}
 	for _, dl := range p.Deadlines {
-		if dl.From < 0 || dl.From >= n || dl.To < 0 || dl.To >= n {
+		if dl.From < Origin || dl.From >= n || dl.To < 0 || dl.To >= n || dl.From == Origin && dl.Periods != 0 {
 			return fmt.Errorf("smt: deadline %d -> %d out of range", dl.From, dl.To)
 		}
 	}

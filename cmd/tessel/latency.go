@@ -33,12 +33,16 @@ type latencySweepOptions struct {
 	Efficiency   float64
 	// Given names a --latency flag given without --latency.
 	Given string
+	// BudgetSet: --latency-budget was given (without --latency, one
+	// budget of the Fig. 11 and 12 repetends).
+	BudgetSet bool
 }
 
 func latencySweepFrom(c *cli.Context) latencySweepOptions {
 	o := latencySweepOptions{On: c.Bool("latency"), File: c.String("placement-file"), Infer: c.Bool("infer"),
 		MicroBatches: c.String("micro-batches"), Budgets: c.String("latency-budget"), Efficiency: c.Float64("tp-efficiency")}
-	for _, f := range []string{"placement-file", "infer", "micro-batches", "latency-budget", "tp-efficiency"} {
+	o.BudgetSet = c.IsSet("latency-budget")
+	for _, f := range []string{"placement-file", "infer", "micro-batches", "tp-efficiency"} {
 		if c.IsSet(f) && o.Given == "" {
 			o.Given = f
 		}

@@ -33,7 +33,9 @@ func TestLatencyCommands(t *testing.T) {
 		{[]string{"tessel", "optimal", "--placement", "v-shape", "--infer", "-n", "4", "--latency-budget", "3"}, 1, "",
 			"tessel: search: latency budget 3 is below the critical path 4 of placement \"v-shape-infer\": no schedule meets it\n"},
 		{[]string{"tessel", "search", "--placement", "v-shape", "--infer", "-n", "8", "--latency-budget", "-1"}, 2, "", ""},
-		{[]string{"tessel", "sweep", "--latency-budget", "4"}, 2, "", "tessel: sweep: --latency-budget needs --latency\n"},
+		{[]string{"tessel", "sweep", "--tp-efficiency", "0.5"}, 2, "", "tessel: sweep: --tp-efficiency needs --latency\n"},
+		{[]string{"tessel", "sweep", "--latency-budget", "4,5"}, 2, "", "tessel: sweep: --latency-budget: want one number at least 0 without --latency, got \"4,5\"\n"},
+		{[]string{"tessel", "sweep", "--placement", "v-shape", "--latency-budget", "4"}, 1, "", "tessel: sweep: latency budget 4 is below the critical path 16 of placement \"v-shape\": no schedule meets it\n"},
 		{[]string{"tessel", "compare", "--placement", "v-shape", "-n", "4", "--tp-efficiency", "0.5"}, 2, "", ""},
 		{[]string{"tessel", "compare", "--placement", "v-shape", "--infer", "-n", "4", "--tp-efficiency", "1.5"}, 2, "", ""},
 	} {

@@ -74,7 +74,7 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "placement-file", Usage: "with --latency: the inference placement in a JSON `FILE`"},
 			&cli.BoolFlag{Name: "infer", Usage: "with --latency: the inference variant of the built-in --placement"},
 			&cli.StringFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "with --latency: the N measured, `LIST` (1,2,4 or A-B)", Value: "8"},
-			&cli.StringFlag{Name: "latency-budget", Usage: "with --latency: the latency budgets of the Tessel search, `LIST` (a,b,c or A-B or A-B/STEP; 0: none)", Value: "0"},
+			&cli.StringFlag{Name: "latency-budget", Usage: "with --latency: the latency budgets of the Tessel search, `LIST` (a,b,c or A-B or A-B/STEP; 0: none); without it: one budget every repetend's steady state meets", Value: "0"},
 			&cli.Float64Flag{Name: "tp-efficiency", Usage: "with --latency: share of the ideal speed-up tensor parallelism keeps per doubling of its devices, in (0, 1]", Value: 1},
 		},
 		Action: func(c *cli.Context) error {
@@ -103,6 +103,14 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	}
 	if opts.Latency.Given != "" {
 		return usageErrorf("sweep: --%s needs --latency", opts.Latency.Given)
+	}
+	latency := 0
+	if opts.Latency.BudgetSet {
+		v, err := strconv.Atoi(strings.TrimSpace(opts.Latency.Budgets))
+		if err != nil || v < 0 {
+			return usageErrorf("sweep: --latency-budget: want one number at least 0 without --latency, got %q", opts.Latency.Budgets)
+		}
+		latency = v
 	}
 	nrs, err := parseRange("nr", opts.NR, 1)
 	if err != nil {
@@ -147,7 +155,7 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	bar := newProgress(stderr)
 	defer bar.done()
 	out, err := compare.Sweep(ctx, ps, compare.SweepOptions{NRs: nrs, Memories: mems, Fig12NR: opts.Fig12NR, Jobs: opts.Jobs, Seed: opts.Seed,
-		TimeLimit: opts.TimeLimit, Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Progress: func(done, total int) { bar.show("sweep: %d of at most %d points", done, total) }})
+		TimeLimit: opts.TimeLimit, Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: latency, Progress: func(done, total int) { bar.show("sweep: %d of at most %d points", done, total) }})
 	if err != nil {
 		return err
 	}

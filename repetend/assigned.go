@@ -1,0 +1,423 @@
+package repetend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/smt"
+)
+
+// The repetend with the devices as decisions (She et al., "Automatic
+// Operator-level Parallelism Planning for Distributed Deep Learning – A
+// Mixed-Integer Programming Approach", §III eqs 6–10, on the Tessel
+// paper's repetend): for a placement whose blocks give candidates, one
+// Boolean x_{i,o} per block i and option o, exactly one true (eq 6), the
+// same option in every iteration. For a period P the offsets n_i are
+// integer variables as in the joint search (joint.go), and every
+// constraint of the repetend is conditioned on the options it depends on:
+//
+//   - a dependency i → j, options a of i and b of j: x_{i,a} ∧ x_{j,b} →
+//     s_i + t_{i,a} + c_{a,b} ≤ s_j + (n_i − n_j)·P, with c the transfer
+//     between the two groups (0 when they share a device; placement's
+//     OptionTransfer, the times of Costs on a cluster; eqs 8–9);
+//   - each device d has a window w_d of length P that holds every block
+//     whose chosen group holds d: x_{i,a} → w_d ≤ s_i ∧ s_i + t_{i,a} ≤
+//     w_d + P (consecutive iterations never interleave on d);
+//   - two blocks whose options may share a device are ordered by a
+//     Boolean o_ij: x_{i,a} ∧ x_{j,b} ∧ o_ij → s_i + t_{i,a} ≤ s_j, and
+//     the other way round under ¬o_ij, for options a, b that share one
+//     (eq 7);
+//   - memory (eq 10): on a device with a budget, right after each block
+//     that allocates on it, the iteration's entry memory (Σ_i on(i,d)·
+//     m_i·n_i, plus what the first N − N_R micro-batches leave behind
+//     where one leaves memory: iterationEntry) plus the blocks on d before
+//     it fit the budget.
+//
+// Feasibility is monotone in P (a repetend at P is one at P + 1 with the
+// same starts), so SearchAssigned finds the least period by binary
+// search, one solver per period. Links as resources (channels), latency
+// budgets and memory decisions are not in this encoding.
+
+// AssignedOptions configure SearchAssigned.
+type AssignedOptions struct {
+	Memory int // the search's one budget (placement's Budget); 0: unlimited
+	// MicroBatches is N of the schedule the repetend is for, 0 if unknown
+	// (see Options).
+	MicroBatches int
+	// MaxNR is the largest N_R tried; 0: DefaultNRLimit.
+	MaxNR int
+	// Upper, when > 0, asks for a period below Upper (an incumbent's):
+	// when none exists the answer is proven with no repetend.
+	Upper int
+	// Exclude lists choices (placement.Choose) the answer must differ
+	// from: those whose repetend the caller found no warmup and cooldown
+	// for. The bound then holds for the other choices.
+	Exclude [][]int
+	Seed    int
+	// Effort caps each solver call (Options.Effort): 0 means
+	// DefaultEffort, a negative value no cap.
+	Effort int
+}
+
+// AssignedResult is SearchAssigned's answer.
+type AssignedResult struct {
+	// Choice is each block's option (placement.Choose) and Repetend the
+	// repetend of the chosen placement; both nil when no period below
+	// Upper was found.
+	Choice   []int
+	Repetend *Repetend
+	// LowerBound is proven: no choice has a repetend of a shorter period
+	// (with at most MaxNR micro-batches in flight). Proven is set when it
+	// meets the period found, or when nothing below Upper exists.
+	LowerBound int
+	Proven     bool
+	Checks     int
+}
+
+// SearchAssigned finds a choice of devices for every block of p and a
+// repetend of the chosen placement of least period under the memory
+// budget (see the encoding above). When ctx ends or a call runs out of
+// effort the best repetend so far is returned, not proven.
+func SearchAssigned(ctx context.Context, p *placement.Placement, opt AssignedOptions) (*AssignedResult, error) {
+	if p.Channels {
+		return nil, errors.New("repetend: links as resources (channels) are not in the encoding with assignment literals")
+	}
+	if _, ok := p.Topo(); !ok {
+		return nil, fmt.Errorf("repetend: placement %q has a cycle", p.Name)
+	}
+	if opt.MaxNR <= 0 {
+		opt.MaxNR = DefaultNRLimit(p)
+	}
+	effort := opt.Effort
+	if effort == 0 {
+		effort = DefaultEffort
+	}
+	effort = max(effort, 0)
+	lo, hi := assignedPeriodBounds(p)
+	out := &AssignedResult{LowerBound: lo}
+	if opt.Upper > 0 {
+		hi = min(hi, opt.Upper-1)
+	}
+	if lo > hi {
+		out.LowerBound, out.Proven = opt.Upper, true
+		return out, nil
+	}
+	capped := false
+	first := true
+	for lo <= hi {
+		P := hi // the first probe: is anything below Upper at all?
+		if !first {
+			P = lo + (hi-lo)/2
+		}
+		out.Checks++
+		r, choice, err := assignedAt(ctx, p, P, opt, effort)
+		switch {
+		case errors.Is(err, smt.ErrEffort):
+			capped = true
+			if first {
+				out.LowerBound = lo
+				return out, nil
+			}
+			lo = P + 1
+		case err != nil && interrupted(err):
+			return out, nil
+		case err != nil:
+			return nil, err
+		case r != nil:
+			out.Repetend, out.Choice = r, choice
+			hi = P - 1
+		case first:
+			// Nothing up to hi: proven, with no repetend.
+			if opt.Upper > 0 && hi == opt.Upper-1 {
+				out.LowerBound, out.Proven = opt.Upper, true
+			} else {
+				out.LowerBound, out.Proven = hi+1, true
+			}
+			return out, nil
+		default:
+			lo = P + 1
+		}
+		first = false
+	}
+	if out.Repetend != nil && !capped {
+		out.LowerBound, out.Proven = out.Repetend.Period, true
+	}
+	return out, nil
+}
+
+// assignedPeriodBounds are a lower bound of the period over every choice
+// (the least work of every block, its least time times its group's size,
+// spread over all devices, and the least time of every block) and a
+// period every choice reaches with one micro-batch at a time: all blocks
+// in sequence at their longest times, each waiting for the longest
+// transfer of each dependency.
+func assignedPeriodBounds(p *placement.Placement) (lo, hi int) {
+	work := 0
+	for i := range p.Blocks {
+		w, t, long := 0, 0, 0
+		for o, g := range p.Options(i) {
+			ti := p.OptionTime(i, o)
+			if o == 0 || ti*len(g) < w {
+				w = ti * len(g)
+			}
+			if o == 0 || ti < t {
+				t = ti
+			}
+			long = max(long, ti)
+		}
+		work += w
+		lo = max(lo, t)
+		hi += long
+	}
+	lo = max(lo, (work+p.Devices-1)/p.Devices)
+	for _, d := range p.Deps {
+		c := 0
+		for a := range p.Options(d.From) {
+			for b := range p.Options(d.To) {
+				c = max(c, p.OptionTransfer(d, a, b))
+			}
+		}
+		hi += c
+	}
+	return max(lo, 1), max(hi, lo, 1)
+}
+
+// assignedAt looks for a choice and a repetend of period P: nil, nil when
+// none exists.
+func assignedAt(ctx context.Context, p *placement.Placement, P int, opt AssignedOptions, effort int) (*Repetend, []int, error) {
+	x := smt.NewContext()
+	defer x.Close()
+	s, err := x.NewSolver(smt.SolverOptions{Seed: opt.Seed, Effort: effort})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.Close()
+	k := p.K()
+	choose := make([][]smt.Bool, k)
+	start := make([]smt.Int, k)
+	offset := make([]smt.Int, k)
+	var zero []smt.Bool
+	for i := range k {
+		opts := p.Options(i)
+		ones := make([]int, len(opts))
+		for o := range opts {
+			choose[i] = append(choose[i], x.BoolVar(fmt.Sprintf("x%d_%d", i, o)))
+			ones[o] = 1
+			if p.OptionTime(i, o) > P {
+				s.Assert(x.Not(choose[i][o]))
+			}
+		}
+		s.Assert(x.Or(choose[i]...), x.PbLe(choose[i], ones, 1))
+		start[i] = x.IntVar(fmt.Sprintf("s%d", i))
+		offset[i] = x.IntVar(fmt.Sprintf("n%d", i))
+		s.Assert(x.Ge(start[i], x.IntVal(0)), x.Ge(offset[i], x.IntVal(0)), x.Le(offset[i], x.IntVal(opt.MaxNR-1)))
+		zero = append(zero, x.Eq(offset[i], x.IntVal(0)))
+	}
+	s.Assert(x.Or(zero...)) // a shift of all offsets is the same repetend
+	for _, c := range opt.Exclude {
+		var diff []smt.Bool
+		for i, o := range c {
+			if i < k && o >= 0 && o < len(choose[i]) {
+				diff = append(diff, x.Not(choose[i][o]))
+			}
+		}
+		if len(diff) == 0 {
+			s.Assert(x.False())
+			continue
+		}
+		s.Assert(x.Or(diff...))
+	}
+	// Dependencies with the transfer of the chosen groups (eqs 8–9).
+	for _, d := range p.Deps {
+		delta := x.Sub(offset[d.From], offset[d.To])
+		s.Assert(x.Ge(delta, x.IntVal(0))) // property 4.2
+		slack := x.Add(start[d.To], x.Scale(P, delta))
+		for a := range p.Options(d.From) {
+			for b := range p.Options(d.To) {
+				lag := p.OptionTime(d.From, a) + p.OptionTransfer(d, a, b)
+				s.Assert(x.Implies(x.And(choose[d.From][a], choose[d.To][b]), x.Le(x.Plus(start[d.From], lag), slack)))
+			}
+		}
+	}
+	// Windows of length P on every device.
+	for d := range p.Devices {
+		w := x.IntVar(fmt.Sprintf("w%d", d))
+		for i := range k {
+			for o, g := range p.Options(i) {
+				if !contains(g, d) {
+					continue
+				}
+				s.Assert(x.Implies(choose[i][o], x.And(x.Le(w, start[i]), x.Le(x.Plus(start[i], p.OptionTime(i, o)), x.Plus(w, P)))))
+			}
+		}
+	}
+	// Exclusivity (eq 7).
+	order := map[[2]int]smt.Bool{}
+	lit := func(i, j int) smt.Bool { // i < j: i before j
+		key := [2]int{i, j}
+		if o, ok := order[key]; ok {
+			return o
+		}
+		o := x.BoolVar(fmt.Sprintf("o%d_%d", i, j))
+		order[key] = o
+		return o
+	}
+	before := func(i, j int) smt.Bool { // i before j, i ≠ j
+		if i > j {
+			return x.Not(lit(j, i))
+		}
+		return lit(i, j)
+	}
+	for i := range k {
+		for j := i + 1; j < k; j++ {
+			for a, ga := range p.Options(i) {
+				for b, gb := range p.Options(j) {
+					if !overlaps(ga, gb) {
+						continue
+					}
+					cond := x.And(choose[i][a], choose[j][b])
+					o := before(i, j)
+					s.Assert(x.Implies(x.And(cond, o), x.Le(x.Plus(start[i], p.OptionTime(i, a)), start[j])))
+					s.Assert(x.Implies(x.And(cond, x.Not(o)), x.Le(x.Plus(start[j], p.OptionTime(j, b)), start[i])))
+				}
+			}
+		}
+	}
+	// Memory (eq 10) from the entry memory of the iteration that starts
+	// highest (iterationEntry).
+	on := func(i, d int) smt.Bool {
+		var lits []smt.Bool
+		for o, g := range p.Options(i) {
+			if contains(g, d) {
+				lits = append(lits, choose[i][o])
+			}
+		}
+		if len(lits) == 0 {
+			return x.False()
+		}
+		return x.Or(lits...)
+	}
+	if p.Limited(opt.Memory) {
+		top := x.IntVar("top") // N_R − 1
+		var isTop []smt.Bool
+		for _, n := range offset {
+			s.Assert(x.Ge(top, n))
+			isTop = append(isTop, x.Eq(top, n))
+		}
+		s.Assert(x.Or(isTop...))
+		for d := range p.Devices {
+			budget := p.Budget(d, opt.Memory)
+			if budget <= 0 {
+				continue
+			}
+			zeroInt := x.IntVal(0)
+			var entry, net []smt.Int
+			for i, b := range p.Blocks {
+				if b.Memory == 0 || !canHold(p, i, d) {
+					continue
+				}
+				entry = append(entry, x.Ite(on(i, d), x.Scale(b.Memory, offset[i]), zeroInt))
+				net = append(net, x.Ite(on(i, d), x.IntVal(b.Memory), zeroInt))
+			}
+			if opt.MicroBatches > 0 && len(net) > 0 {
+				sum := x.Add(net...)
+				pos := x.Ite(x.Gt(sum, zeroInt), sum, zeroInt)
+				for t := range opt.MaxNR {
+					if left := opt.MicroBatches - 1 - t; left > 0 {
+						entry = append(entry, x.Ite(x.Eq(top, x.IntVal(t)), x.Scale(left, pos), zeroInt))
+					}
+				}
+			}
+			for j, bj := range p.Blocks {
+				if bj.Memory <= 0 || !canHold(p, j, d) {
+					continue
+				}
+				if bj.Memory > budget {
+					s.Assert(x.Not(on(j, d)))
+					continue
+				}
+				terms := append([]smt.Int(nil), entry...)
+				for i, bi := range p.Blocks {
+					if i == j || bi.Memory == 0 || !canHold(p, i, d) {
+						continue
+					}
+					terms = append(terms, x.Ite(x.And(on(i, d), before(i, j)), x.IntVal(bi.Memory), zeroInt))
+				}
+				if len(terms) == 0 {
+					continue
+				}
+				s.Assert(x.Implies(on(j, d), x.Le(x.Add(terms...), x.IntVal(budget-bj.Memory))))
+			}
+		}
+	}
+	if err := x.Err(); err != nil {
+		return nil, nil, fmt.Errorf("repetend: problem with assignment literals at period %d: %w", P, err)
+	}
+	st, err := s.Check(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st != smt.Sat {
+		return nil, nil, nil
+	}
+	m, err := s.Model()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer m.Close()
+	choice := make([]int, k)
+	offs := make([]int, k)
+	starts := make([]int, k)
+	for i := range k {
+		choice[i] = -1
+		for o, b := range choose[i] {
+			v, err := m.Bool(b)
+			if err != nil {
+				return nil, nil, err
+			}
+			if v {
+				choice[i] = o
+			}
+		}
+		if choice[i] < 0 {
+			return nil, nil, fmt.Errorf("repetend: no option chosen for block %d (encoder bug)", i)
+		}
+		if offs[i], err = m.Int(offset[i]); err != nil {
+			return nil, nil, err
+		}
+		if starts[i], err = m.Int(start[i]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return &Repetend{NR: maxOffset(offs) + 1, Offsets: offs, Period: P, Starts: normalise(starts)}, choice, nil
+}
+
+func contains(g []int, d int) bool {
+	for _, x := range g {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
+
+func overlaps(g, h []int) bool {
+	for _, a := range g {
+		if contains(h, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// canHold reports whether some option of block i holds device d.
+func canHold(p *placement.Placement, i, d int) bool {
+	for _, g := range p.Options(i) {
+		if contains(g, d) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,99 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"math/rand"
+	"testing"
+
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
+)
+
+// The latency budget's lower bound (schedule.LowerBoundsLatency; the
+// Tessel paper's §VI-D serves inference under a latency budget) never
+// exceeds the optimum: on small placements with blocks on all devices
+// and budgets from the critical path up, the time-optimal search under
+// the budget, proven by the solver alone (before the bound is added), is
+// never below it; on some cases the bound is above the bounds without
+// the budget, and on some it is tight.
+func TestLatencyBoundValid(t *testing.T) {
+	rng := rand.New(rand.NewSource(21))
+	var ps []*placement.Placement
+	for _, name := range []string{"m-shape", "k-shape", "x-shape"} {
+		p, err := placement.Builtin(name, placement.Options{Devices: 4, Inference: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	for id := 0; len(ps) < 14; id++ {
+		p := randomPlacement(rng, id)
+		for i := range p.Blocks {
+			p.Blocks[i].Kind, p.Blocks[i].Memory = placement.Forward, 0
+		}
+		// At least one block on all devices.
+		b := &p.Blocks[rng.Intn(len(p.Blocks))]
+		b.Devices = nil
+		for d := range p.Devices {
+			b.Devices = append(b.Devices, d)
+		}
+		ps = append(ps, p)
+	}
+	checked, raised, tight := 0, 0, 0
+	for _, p := range ps {
+		cp := p.CriticalPath()
+		for _, n := range []int{2, 3, 4, 5, 6} {
+			budget := cp + rng.Intn(4)
+			if n*len(p.Blocks) > 30 {
+				continue
+			}
+			lb, by := schedule.LowerBoundsLatency(p, n, 0, budget)
+			s, sol, err := solveAllWithin(context.Background(), p, n, 0, budget, smt.Options{})
+			if errors.Is(err, smt.ErrInfeasible) {
+				continue // one micro-batch alone is over the budget (two blocks of a device in parallel)
+			}
+			if err != nil {
+				t.Fatalf("%s N=%d budget %d: %v", p.Name, n, budget, err)
+			}
+			if err := schedule.Verify(s); err != nil {
+				t.Fatalf("%s N=%d budget %d: %v", p.Name, n, budget, err)
+			}
+			if !sol.Proven {
+				continue
+			}
+			checked++
+			if sol.Makespan < lb.Makespan {
+				t.Errorf("%s N=%d budget %d: bound %d (%v) above the optimum %d", p.Name, n, budget, lb.Makespan, by, sol.Makespan)
+			}
+			if by == schedule.BoundLatency {
+				raised++
+				if sol.Makespan == lb.Makespan {
+					tight++
+				}
+			}
+		}
+	}
+	if checked < 30 || raised == 0 {
+		t.Errorf("%d cases proven, %d raised by the latency bound: too few to mean much", checked, raised)
+	}
+	t.Logf("%d cases proven, latency bound above the others on %d, tight on %d", checked, raised, tight)
+}
+
+// The time-optimal search names the latency budget's bound where it is
+// the largest (m-shape inference, N=4, budget 7: the bound 12 is the
+// optimum, the relaxations without the budget give 11).
+func TestOptimalNamesLatencyBound(t *testing.T) {
+	p, err := placement.Builtin("m-shape", placement.Options{Devices: 4, Inference: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Optimal(context.Background(), p, OptimalOptions{MicroBatches: 4, Latency: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Bound.Makespan != 12 || res.Bound.By != schedule.BoundLatency.String() || schedule.Makespan(res.Schedule) != 12 {
+		t.Errorf("bound %d by %q, makespan %d; want 12 by %q, 12", res.Bound.Makespan, res.Bound.By, schedule.Makespan(res.Schedule), schedule.BoundLatency.String())
+	}
+}
