@@ -66,7 +66,7 @@ func BenchmarkMemorySearch(b *testing.B) {
 			if c.recompute {
 				p = p.WithRecompute()
 			}
-			opt := Options{Memory: c.memory, MicroBatches: c.n, Offload: c.offload, Recompute: c.recompute}
+			opt := Options{Memory: c.memory, MicroBatches: c.n, Offload: c.offload, Recompute: c.recompute, DecidedWindows: 4}
 			for b.Loop() {
 				res, err := Run(context.Background(), p, opt)
 				if err != nil {
@@ -116,7 +116,7 @@ func TestDecidedWindowsImproveSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	p = p.WithRecompute()
-	res, err := Run(context.Background(), p, Options{Memory: 2, MicroBatches: 16, Recompute: true})
+	res, err := Run(context.Background(), p, Options{Memory: 2, MicroBatches: 16, Recompute: true, DecidedWindows: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

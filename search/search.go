@@ -56,6 +56,14 @@ type Options struct {
 	// DefaultLNSSteps, a negative value none. It is the search's
 	// deterministic effort; UseTime replaces it with the time left.
 	LNSSteps int
+	// DecidedWindows is the number of windows that decide (each
+	// instance's keep, offload or recompute free: refine.LNSOptions.
+	// Decisions) given to a schedule with decisions without UseTime, and
+	// only where it has at most maxDecidedInstances instances: 0 means
+	// none. Each window encodes the whole schedule, so they cost seconds
+	// where the rest of such a search costs a fraction of one; with
+	// UseTime they run as the time allows.
+	DecidedWindows int
 	// UseTime keeps the search improving until ctx ends (a time limit)
 	// or the schedule is proven: the large-neighbourhood search then
 	// sweeps growing windows with a new solver seed each round instead
@@ -739,7 +747,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// schedule: a deterministic number of windows, or, with UseTime,
 	// until ctx ends.
 	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && lnsWanted(opt, res) &&
-		(len(res.Schedule.Decisions) == 0 || res.Decisions) && len(res.Schedule.Pairs) == 0 { // windows that decide where the search may; none pair
+		(len(res.Schedule.Decisions) == 0 || (res.Decisions && (opt.UseTime || opt.DecidedWindows > 0))) && len(res.Schedule.Pairs) == 0 { // windows that decide where asked; none pair
 		report("improving", nil)
 		t4 := time.Now()
 		err := improve(ctx, p, opt, res, func(ms int) { res.improved = ms; report("improving", nil) })
@@ -826,14 +834,14 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 	next := 0 // where the sweeps over res.Schedule go on
 	lns := func(s *schedule.Schedule, seed, steps, resume int, progress func(int)) (*schedule.Schedule, error) {
 		lo := refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Resume: resume, Progress: progress}
-		if len(s.Decisions) > 0 && (opt.UseTime || len(s.Instances) <= maxDecidedInstances) {
+		if len(s.Decisions) > 0 && (opt.UseTime || (opt.DecidedWindows > 0 && len(s.Instances) <= maxDecidedInstances)) {
 			// A schedule that decides: its windows decide too. Each
 			// encodes the whole schedule, so without a time limit
-			// fewer of them are given (decidedLNSSteps), and none to
-			// a schedule of more than maxDecidedInstances.
+			// only DecidedWindows of them are given, and none to a
+			// schedule of more than maxDecidedInstances.
 			lo.Decisions = smt.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}
-			if !opt.UseTime && steps == 0 {
-				lo.Steps = decidedLNSSteps
+			if !opt.UseTime {
+				lo.Steps = opt.DecidedWindows
 			}
 		}
 		out, st, err := refine.LNS(ctx, s, lo)
@@ -895,11 +903,6 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 	}
 	return nil
 }
-
-// decidedLNSSteps is the number of windows that decide (the
-// instances' keep, offload or recompute free: refine.LNSOptions.Decisions)
-// LNS gives the solver without a time limit, where LNSSteps is 0.
-const decidedLNSSteps = 4
 
 // maxDecidedInstances is the most instances a schedule that decides may
 // have for windows that decide without a time limit: each window
