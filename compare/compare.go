@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tessel-pp/tessel/coarsen"
 	"strconv"
 	"strings"
 	"time"
@@ -242,8 +243,13 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 func choose(ctx context.Context, p *placement.Placement, opt Options) (*placement.Placement, error) {
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
-	res, err := search.Run(ctx, p, search.Options{Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches,
-		Method: repetend.MethodJoint, Seed: opt.Seed, Offload: opt.Offload, Recompute: opt.Recompute})
+	so := search.Options{Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches,
+		Method: repetend.MethodJoint, Seed: opt.Seed, Offload: opt.Offload, Recompute: opt.Recompute}
+	// HEFT's choice among the starts, as tessel search has it.
+	if a, ok := coarsen.HEFTAssignment(p, opt.MicroBatches, opt.Memory); ok {
+		so.Assignments = append(so.Assignments, a)
+	}
+	res, err := search.Run(ctx, p, so)
 	if err != nil {
 		return nil, fmt.Errorf("compare: choosing the devices: %w", err)
 	}

@@ -35,6 +35,12 @@ type LNSOptions struct {
 	// Progress, when set, is called with the makespan after every step
 	// that shortens it.
 	Progress func(makespan int)
+	// Decisions, when set, frees the decisions of every window's
+	// instances too (keep, offload or recompute, as the placement allows):
+	// each window is solved by smt.WindowDecisions, with host channels and
+	// memory counted exactly. Without it a schedule that offloads or
+	// recomputes is returned as it is.
+	Decisions smt.Decisions
 }
 
 // DefaultSizes are the window sizes of LNS: about as many instances as the
@@ -69,9 +75,11 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 	if err := schedule.Verify(s); err != nil {
 		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
 	}
-	if s.Placement.Channels || len(s.Instances) < 2 || len(s.Decisions) > 0 {
-		// A schedule that offloads or recomputes is left as it is: the
-		// windows' encoding keeps every activation.
+	decide := opt.Decisions.Offload || opt.Decisions.Recompute
+	if s.Placement.Channels || len(s.Instances) < 2 || (len(s.Decisions) > 0 && !decide) || (decide && len(s.Pairs) > 0) {
+		// Without Decisions, a schedule that offloads or recomputes is
+		// left as it is: the windows' encoding keeps every activation;
+		// the windows that decide pair nothing (placement's Overlap).
 		return s, st, nil
 	}
 	sizes := opt.Sizes
@@ -106,7 +114,14 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 					if ctx.Err() != nil || schedule.Makespan(cur) <= lb || (budget > 0 && st.Steps >= budget) {
 						return cur, st, nil
 					}
-					next, checks, err := window(ctx, cur, max(0, pos-w), pos, opt.Effort, seed)
+					var next *schedule.Schedule
+					var checks int
+					var err error
+					if decide {
+						next, checks, err = decidedWindow(ctx, cur, max(0, pos-w), pos, opt.Effort, seed, opt.Decisions)
+					} else {
+						next, checks, err = window(ctx, cur, max(0, pos-w), pos, opt.Effort, seed)
+					}
 					st.Steps++
 					st.Checks += checks
 					if err != nil {
@@ -146,6 +161,56 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 		// may find what the last one missed.
 		seed++
 	}
+}
+
+// decidedWindow is window with the decisions of the freed instances free
+// (smt.WindowDecisions): the instances at positions [from, to) of s in
+// start order (widened so that both cuts are times) are freed, the ones
+// before keep their starts and decisions, the later ones their devices'
+// orders and their actions. It returns the compacted, verified schedule,
+// or nil when it does not end earlier.
+func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, seed int, d smt.Decisions) (*schedule.Schedule, int, error) {
+	n := len(s.Instances)
+	idx := make([]int, n)
+	for x := range idx {
+		idx[x] = x
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return s.Instances[idx[a]].Start < s.Instances[idx[b]].Start })
+	start := func(k int) int { return s.Instances[idx[k]].Start }
+	for from > 0 && start(from-1) == start(from) {
+		from--
+	}
+	for to < n && start(to) == start(to-1) {
+		to++
+	}
+	if to-from < 2 {
+		return nil, 0, nil
+	}
+	part := make([]int, n)
+	for k, x := range idx {
+		switch {
+		case k < from:
+			part[x] = smt.Fixed
+		case k < to:
+			part[x] = smt.Free
+		default:
+			part[x] = smt.Later
+		}
+	}
+	got, checks, err := smt.WindowDecisions(ctx, s, part, d, smt.Options{Seed: seed, Effort: effort})
+	if err != nil || got == nil {
+		return nil, checks, err
+	}
+	if c, err := schedule.CompactDecisions(got); err == nil && schedule.Verify(c) == nil && schedule.Makespan(c) <= schedule.Makespan(got) {
+		got = c
+	}
+	if err := schedule.Verify(got); err != nil {
+		return nil, checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", s.Placement.Name, err)
+	}
+	if schedule.Makespan(got) >= schedule.Makespan(s) {
+		return nil, checks, nil
+	}
+	return got, checks, nil
 }
 
 // window frees the instances at positions [from, to) of s in start order

@@ -32,7 +32,7 @@ func onCluster(t *testing.T, c float64, n int) *schedule.Schedule {
 	return s
 }
 
-// Issue 11, item 4: with the schedule's own transfer times and no
+// Programs on a cluster: with the schedule's own transfer times and no
 // contention, the non-blocking programs end exactly at the schedule's
 // makespan; blocking ones, which hold the sender, end later.
 func TestSimulateOnClusterMatchesSchedule(t *testing.T) {

@@ -66,7 +66,7 @@ func BenchmarkMemorySearch(b *testing.B) {
 			if c.recompute {
 				p = p.WithRecompute()
 			}
-			opt := Options{Memory: c.memory, MicroBatches: c.n, Offload: c.offload, Recompute: c.recompute}
+			opt := Options{Memory: c.memory, MicroBatches: c.n, Offload: c.offload, Recompute: c.recompute, DecidedWindows: 4}
 			for b.Loop() {
 				res, err := Run(context.Background(), p, opt)
 				if err != nil {
@@ -103,5 +103,36 @@ func TestMemorySearchDeterministic(t *testing.T) {
 	}
 	if files[0] != files[1] {
 		t.Errorf("two searches differ")
+	}
+}
+
+// TestDecidedWindowsImproveSearch: with --recompute on the split v-shape of
+// 4 devices at memory 2, the windows that decide (refine.LNS with
+// Decisions) shorten the best construction or baseline, 62, to 60
+// (Qi et al., "OptPipe", Appendix C, solved per window).
+func TestDecidedWindowsImproveSearch(t *testing.T) {
+	p, err := placement.Builtin("v-shape", placement.Options{Devices: 4, SplitBackward: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = p.WithRecompute()
+	res, err := Run(context.Background(), p, Options{Memory: 2, MicroBatches: 16, Recompute: true, DecidedWindows: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schedule.Verify(res.Schedule); err != nil {
+		t.Fatal(err)
+	}
+	best := 0
+	for _, c := range res.Candidates {
+		if best == 0 || c.Makespan < best {
+			best = c.Makespan
+		}
+	}
+	if !res.Source.Windows || res.Refined.Improved == 0 || res.Makespan() >= best {
+		t.Errorf("makespan %d (windows %v, %d steps improved), want below the best candidate's %d", res.Makespan(), res.Source.Windows, res.Refined.Improved, best)
+	}
+	if _, rec := res.Schedule.Count(); rec == 0 {
+		t.Errorf("nothing recomputed")
 	}
 }

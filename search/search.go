@@ -56,6 +56,14 @@ type Options struct {
 	// DefaultLNSSteps, a negative value none. It is the search's
 	// deterministic effort; UseTime replaces it with the time left.
 	LNSSteps int
+	// DecidedWindows is the number of windows that decide (each
+	// instance's keep, offload or recompute free: refine.LNSOptions.
+	// Decisions) given to a schedule with decisions without UseTime, and
+	// only where it has at most maxDecidedInstances instances: 0 means
+	// none. Each window encodes the whole schedule, so they cost seconds
+	// where the rest of such a search costs a fraction of one; with
+	// UseTime they run as the time allows.
+	DecidedWindows int
 	// UseTime keeps the search improving until ctx ends (a time limit)
 	// or the schedule is proven: the large-neighbourhood search then
 	// sweeps growing windows with a new solver seed each round instead
@@ -739,7 +747,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// schedule: a deterministic number of windows, or, with UseTime,
 	// until ctx ends.
 	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && lnsWanted(opt, res) &&
-		len(res.Schedule.Decisions) == 0 && len(res.Schedule.Pairs) == 0 { // the windows keep every activation and pair nothing
+		(len(res.Schedule.Decisions) == 0 || (res.Decisions && (opt.UseTime || opt.DecidedWindows > 0))) && len(res.Schedule.Pairs) == 0 { // windows that decide where asked; none pair
 		report("improving", nil)
 		t4 := time.Now()
 		err := improve(ctx, p, opt, res, func(ms int) { res.improved = ms; report("improving", nil) })
@@ -825,7 +833,18 @@ func researchRepetend(ctx context.Context, p *placement.Placement, opt Options, 
 func improve(ctx context.Context, p *placement.Placement, opt Options, res *Result, progress func(int)) error {
 	next := 0 // where the sweeps over res.Schedule go on
 	lns := func(s *schedule.Schedule, seed, steps, resume int, progress func(int)) (*schedule.Schedule, error) {
-		out, st, err := refine.LNS(ctx, s, refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Resume: resume, Progress: progress})
+		lo := refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Resume: resume, Progress: progress}
+		if len(s.Decisions) > 0 && (opt.UseTime || (opt.DecidedWindows > 0 && len(s.Instances) <= maxDecidedInstances)) {
+			// A schedule that decides: its windows decide too. Each
+			// encodes the whole schedule, so without a time limit
+			// only DecidedWindows of them are given, and none to a
+			// schedule of more than maxDecidedInstances.
+			lo.Decisions = smt.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}
+			if !opt.UseTime {
+				lo.Steps = opt.DecidedWindows
+			}
+		}
+		out, st, err := refine.LNS(ctx, s, lo)
 		if s == res.Schedule {
 			next = st.Next
 		}
@@ -884,6 +903,12 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 	}
 	return nil
 }
+
+// maxDecidedInstances is the most instances a schedule that decides may
+// have for windows that decide without a time limit: each window
+// encodes the whole schedule (8 devices, 16 chunks, 64 micro-batches:
+// 3,072 instances, 4 windows about 40 s on 2 shared cores, 2026-11-24).
+const maxDecidedInstances = 1024
 
 // lnsRoundSteps is the number of windows of one round of improve with
 // UseTime.

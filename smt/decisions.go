@@ -74,7 +74,7 @@ func OptimalDecisions(ctx context.Context, p *placement.Placement, n, memory int
 	if err != nil {
 		return nil, nil, err
 	}
-	saves := encodeSaves(e, p, refs, memory, d)
+	saves := encodeSaves(e, p, refs, memory, d, nil)
 	if err := x.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -150,7 +150,11 @@ func OptimalDecisions(ctx context.Context, p *placement.Placement, n, memory int
 // encodeSaves adds the decisions, their timing, the host channels, the
 // recomputes' devices and the memory of every device to e (whose
 // Problem has no memory budget of its own).
-func encodeSaves(e *Encoder, p *placement.Placement, refs []schedule.Ref, memory int, d Decisions) []*save {
+//
+// pin, when set, may hold a save's decision before its variables are made
+// (WindowDecisions): it returns true when it has set the save's off, rec,
+// hasO, hasR and, where they are held too, its o, r and g itself.
+func encodeSaves(e *Encoder, p *placement.Placement, refs []schedule.Ref, memory int, d Decisions, pin func(*save) bool) []*save {
 	x, s := e.X, e.S
 	consumers := p.Consumers()
 	idx := map[schedule.Ref]int{}
@@ -183,6 +187,9 @@ func encodeSaves(e *Encoder, p *placement.Placement, refs []schedule.Ref, memory
 	end := func(t int) Int { return x.Plus(e.Start[t], e.P.Tasks[t].Time) }
 	for k, sv := range saves {
 		sv.off, sv.rec = x.False(), x.False()
+		if pin != nil && pin(sv) {
+			continue
+		}
 		if sv.move > 0 {
 			sv.off = x.BoolVar(fmt.Sprintf("off%d", k))
 			sv.o, sv.r = x.IntVar(fmt.Sprintf("oo%d", k)), x.IntVar(fmt.Sprintf("or%d", k))

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Issue 11: v-shape on 4 devices, every transfer taking 1, N = 32. The
+// Transfers in the search: v-shape on 4 devices, every transfer taking 1, N = 32. The
 // searched schedule, with the transfers in its model, is no worse than
 // 1F1B's with the same transfers; its file records the cluster, so that
 // tessel verify re-checks it with the same times, and its non-blocking
@@ -169,7 +169,7 @@ func TestGenOnCluster(t *testing.T) {
 	}
 }
 
-// Issue 11, item 1: links as a resource. v-shape on 4 devices, transfers
+// Links as a resource. v-shape on 4 devices, transfers
 // of 5 (more than the forward's 1, so forwards' tensors queue on their
 // link), N = 32, memory 8. Searched with --channels, the schedule has the
 // queues in its model: verify accepts it and the simulator, whose links

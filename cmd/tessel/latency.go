@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -133,9 +131,6 @@ func runLatencySweep(ctx context.Context, opts sweepOptions, stdout, stderr io.W
 	if opts.OutDir == "" {
 		return res.Write(stdout, opts.Format)
 	}
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return usageErrorf("sweep: %v", err)
-	}
 	var table, svg bytes.Buffer
 	if err := res.Write(&table, opts.Format); err != nil {
 		return err
@@ -143,26 +138,13 @@ func runLatencySweep(ctx context.Context, opts sweepOptions, stdout, stderr io.W
 	if err := res.Chart().WriteSVG(&svg); err != nil {
 		return err
 	}
-	files := []struct {
-		name string
-		data []byte
-	}{{"latency." + textfmt.Ext(opts.Format), table.Bytes()}, {"latency.svg", svg.Bytes()}}
+	files := []outFile{{"latency." + textfmt.Ext(opts.Format), table.Bytes()}, {"latency.svg", svg.Bytes()}}
 	if lc := res.LatencyChart(); lc != nil {
 		var b bytes.Buffer
 		if err := lc.WriteSVG(&b); err != nil {
 			return err
 		}
-		files = append(files, struct {
-			name string
-			data []byte
-		}{"latency-max.svg", b.Bytes()})
+		files = append(files, outFile{"latency-max.svg", b.Bytes()})
 	}
-	for _, file := range files {
-		path := filepath.Join(opts.OutDir, file.name)
-		if err := writeNew(path, opts.Force, file.data); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote %s\n", path)
-	}
-	return nil
+	return writeFiles(opts.OutDir, opts.Force, files, stdout)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -34,6 +35,28 @@ func writeNew(path string, force bool, data []byte) error {
 		return err
 	}
 	return f.Close()
+}
+
+// outFile is one file a command writes into a folder.
+type outFile struct {
+	name string
+	data []byte
+}
+
+// writeFiles writes files into dir (made when missing) with writeNew,
+// naming each on stdout.
+func writeFiles(dir string, force bool, files []outFile, stdout io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usageErrorf("%v", err)
+	}
+	for _, f := range files {
+		path := filepath.Join(dir, f.name)
+		if err := writeNew(path, force, f.data); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", path)
+	}
+	return nil
 }
 
 // render draws into memory, so that a failure leaves no partial file.

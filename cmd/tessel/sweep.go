@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -163,9 +162,7 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	if opts.OutDir == "" {
 		return out.Write(stdout, opts.Format)
 	}
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return usageErrorf("sweep: %v", err)
-	}
+	var files []outFile
 	for _, f := range []*compare.Figure{&out.Fig11, &out.Fig12} {
 		var table, svg bytes.Buffer
 		if err := f.Write(&table, opts.Format, opts.Format == "json"); err != nil {
@@ -174,18 +171,9 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 		if err := f.Chart().WriteSVG(&svg); err != nil {
 			return err
 		}
-		for _, file := range []struct {
-			name string
-			data []byte
-		}{{"fig" + f.Figure + "." + ext, table.Bytes()}, {"fig" + f.Figure + ".svg", svg.Bytes()}} {
-			path := filepath.Join(opts.OutDir, file.name)
-			if err := writeNew(path, opts.Force, file.data); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "wrote %s\n", path)
-		}
+		files = append(files, outFile{"fig" + f.Figure + "." + ext, table.Bytes()}, outFile{"fig" + f.Figure + ".svg", svg.Bytes()})
 	}
-	return nil
+	return writeFiles(opts.OutDir, opts.Force, files, stdout)
 }
 
 // parseRange reads "A-B" or "A" into A..B; every value must be ≥ min.
