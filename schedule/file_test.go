@@ -243,6 +243,7 @@ func TestWriteErrors(t *testing.T) {
 func FuzzParseSchedule(f *testing.F) {
 	f.Add([]byte(validFile))
 	files, _ := filepath.Glob(filepath.Join("testdata", "schedules", "*.json"))
+	files = append(files, filepath.Join("testdata", "link-order.json"))
 	for _, path := range files {
 		if data, err := os.ReadFile(path); err == nil && len(data) < 4000 {
 			f.Add(data)

@@ -75,7 +75,7 @@ func TestLinkOrderRecorded(t *testing.T) {
 	if !strings.Contains(first.String(), want) {
 		t.Fatalf("written file lacks\n%s\n%s", want, first.String())
 	}
-	golden(t, filepath.Join("schedules", "link-order.json"), first.Bytes())
+	golden(t, "link-order.json", first.Bytes())
 	back, err := Parse(first.Bytes())
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func TestLinkOrderBeatsProducerStart(t *testing.T) {
 
 // A bad "link_order" is one line naming the item at fault.
 func TestParseLinkOrderBad(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "schedules", "link-order.json"))
+	data, err := os.ReadFile(filepath.Join("testdata", "link-order.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
