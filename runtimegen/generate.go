@@ -85,6 +85,9 @@ func Generate(s *schedule.Schedule, mode Mode) ([]*Program, error) {
 	if len(s.Pairs) > 0 {
 		return nil, fmt.Errorf("the schedule overlaps %d forward-backward pairs, which the per-device programs do not express yet (export it with --format torch-csv, whose OVERLAP_F_B does)", len(s.Pairs))
 	}
+	if len(s.LinkOrder) > 0 {
+		return nil, fmt.Errorf("the schedule records its own order of transfers on %d links (link_order), which the per-device programs do not follow yet: their sends go in the order their producers start", len(s.LinkOrder))
+	}
 	return generateWith(s, mode, memoryActions(s))
 }
 

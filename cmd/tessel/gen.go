@@ -106,7 +106,7 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	}
 	progs, err := runtimegen.Generate(s, mode)
 	if err != nil {
-		if len(s.Pairs) > 0 {
+		if len(s.Pairs) > 0 || len(s.LinkOrder) > 0 {
 			return &usageError{err} // a schedule gen cannot take
 		}
 		return err

@@ -31,3 +31,20 @@ func TestOptimalLinkOrder(t *testing.T) {
 		t.Errorf("without channels: exit %d: %s", code, errOut)
 	}
 }
+
+// A schedule that records its own order of transfers on a link: the
+// per-device programs send in the order producers start, so gen and
+// simulate refuse it in one line with exit 2 rather than run another
+// schedule.
+func TestLinkOrderRefusedByPrograms(t *testing.T) {
+	sched := filepath.Join("..", "..", "schedule", "testdata", "link-order.json")
+	for _, args := range [][]string{
+		{"simulate", "-s", sched},
+		{"gen", "-s", sched, "--out", filepath.Join(t.TempDir(), "run")},
+	} {
+		code, out, errOut := runCLI(t, args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "link_order") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line naming link_order", args, code, out, errOut)
+		}
+	}
+}

@@ -108,7 +108,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		for _, mode := range modes {
 			progs, err := runtimegen.Generate(s, mode)
 			if err != nil {
-				if len(s.Pairs) > 0 {
+				if len(s.Pairs) > 0 || len(s.LinkOrder) > 0 {
 					return &usageError{err} // a schedule simulate cannot take
 				}
 				return err
