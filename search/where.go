@@ -350,7 +350,11 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 		limit = DefaultAssignments
 	}
 	solved, periodSolved := false, false
-	if periodSolvable(open, opt) && ctx.Err() == nil {
+	// For the makespan it is one more start, worth its solver calls only
+	// where a steady state can matter (more than one micro-batch) and no
+	// start already meets the bound over every assignment.
+	asStart := opt.MicroBatches > 1 && (best == nil || bestScore.makespan > relaxedBounds(open, opt.MicroBatches).Makespan)
+	if periodSolvable(open, opt) && (opt.Objective == ObjectivePeriod || asStart) && ctx.Err() == nil {
 		// The repetend with assignment literals (repetend.SearchAssigned):
 		// the choice whose steady state has the least period, found by
 		// the solver, searched as a pinned placement. For the period it
