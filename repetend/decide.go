@@ -207,34 +207,6 @@ func decidedAt(ctx context.Context, p *placement.Placement, P int, opt DecideOpt
 	return out, nil
 }
 
-// deviceWindows is assertWindows, returning every device's window start
-// (nil for a device without blocks): the recomputes of a decided
-// repetend go into them.
-func deviceWindows(e *smt.Encoder, p *placement.Placement, period smt.Int) []*smt.Int {
-	x := e.X
-	out := make([]*smt.Int, p.Devices)
-	first := true
-	for d, on := range p.DeviceBlocks() {
-		if len(on) == 0 {
-			continue
-		}
-		w := x.IntVar(fmt.Sprintf("w%d", d))
-		var eq []smt.Bool
-		for _, i := range on {
-			e.S.Assert(x.Le(w, e.Start[i]))
-			e.S.Assert(x.Le(x.Plus(e.Start[i], p.Blocks[i].Time), x.Add(w, period)))
-			eq = append(eq, x.Eq(w, e.Start[i]))
-		}
-		e.S.Assert(x.Or(eq...))
-		if first {
-			e.S.Assert(x.Eq(w, x.IntVal(0)))
-		}
-		first = false
-		out[d] = &w
-	}
-	return out
-}
-
 // encodeDecided adds the decisions of a repetend at period P to e, in
 // placement's rules (EarliestOffload, LatestReload, the host channels,
 // Freed, the memory phases) made periodic:

@@ -154,7 +154,15 @@ func problem(p *placement.Placement, offsets []int, nr, memory, microBatches int
 // shifted by the same amount). They make the joint search's checks
 // several times faster.
 func assertWindows(e *smt.Encoder, p *placement.Placement, period smt.Int) {
+	deviceWindows(e, p, period)
+}
+
+// deviceWindows asserts assertWindows' rule and returns every device's
+// window start (nil for a device without blocks): the recomputes of a
+// decided repetend go into them.
+func deviceWindows(e *smt.Encoder, p *placement.Placement, period smt.Int) []*smt.Int {
 	x := e.X
+	out := make([]*smt.Int, p.Devices)
 	first := true
 	for d, on := range p.DeviceBlocks() {
 		if len(on) == 0 {
@@ -172,7 +180,9 @@ func assertWindows(e *smt.Encoder, p *placement.Placement, period smt.Int) {
 			e.S.Assert(x.Eq(w, x.IntVal(0)))
 		}
 		first = false
+		out[d] = &w
 	}
+	return out
 }
 
 // periodSolver holds one candidate's encoding with P a variable, so that
