@@ -170,32 +170,9 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 // orders and their actions. It returns the compacted, verified schedule,
 // or nil when it does not end earlier.
 func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, seed int, d smt.Decisions) (*schedule.Schedule, int, error) {
-	n := len(s.Instances)
-	idx := make([]int, n)
-	for x := range idx {
-		idx[x] = x
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return s.Instances[idx[a]].Start < s.Instances[idx[b]].Start })
-	start := func(k int) int { return s.Instances[idx[k]].Start }
-	for from > 0 && start(from-1) == start(from) {
-		from--
-	}
-	for to < n && start(to) == start(to-1) {
-		to++
-	}
-	if to-from < 2 {
+	_, part, _, _, ok := windowCut(s, from, to)
+	if !ok {
 		return nil, 0, nil
-	}
-	part := make([]int, n)
-	for k, x := range idx {
-		switch {
-		case k < from:
-			part[x] = smt.Fixed
-		case k < to:
-			part[x] = smt.Free
-		default:
-			part[x] = smt.Later
-		}
 	}
 	got, checks, err := smt.WindowDecisions(ctx, s, part, d, smt.Options{Seed: seed, Effort: effort})
 	if err != nil || got == nil {
@@ -220,32 +197,9 @@ func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, 
 func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed int) (*schedule.Schedule, int, error) {
 	p := s.Placement
 	n := len(s.Instances)
-	idx := make([]int, n)
-	for x := range idx {
-		idx[x] = x
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return s.Instances[idx[a]].Start < s.Instances[idx[b]].Start })
-	start := func(k int) int { return s.Instances[idx[k]].Start }
-	for from > 0 && start(from-1) == start(from) {
-		from--
-	}
-	for to < n && start(to) == start(to-1) {
-		to++
-	}
-	if to-from < 2 {
+	idx, part, from, to, ok := windowCut(s, from, to)
+	if !ok {
 		return nil, 0, nil
-	}
-	// part: 0 before the window, 1 freed, 2 after it.
-	part := make([]int, n)
-	for k := range idx {
-		switch {
-		case k < from:
-			part[idx[k]] = 0
-		case k < to:
-			part[idx[k]] = 1
-		default:
-			part[idx[k]] = 2
-		}
 	}
 	byRef := make(map[schedule.Ref]int, n)
 	for x, in := range s.Instances {
@@ -274,7 +228,7 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 			nextOn[d] = x
 		}
 		for _, dep := range succs[in.Block] {
-			if y, ok := byRef[schedule.Ref{Block: dep.To, Micro: in.Micro}]; ok && part[y] == 2 {
+			if y, ok := byRef[schedule.Ref{Block: dep.To, Micro: in.Micro}]; ok && part[y] == smt.Later {
 				t = max(t, p.Delay(dep)+tail[y])
 			}
 		}
@@ -286,7 +240,7 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 	entry := smt.ShiftEntry(make([]int, p.Devices), shift)
 	avail := make([]int, p.Devices)
 	for x, in := range s.Instances {
-		if part[x] != 0 {
+		if part[x] != smt.Fixed {
 			continue
 		}
 		b := p.Blocks[in.Block]
@@ -310,7 +264,7 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 		}
 		for _, dep := range preds[in.Block] {
 			y := byRef[schedule.Ref{Block: dep.From, Micro: in.Micro}]
-			if part[y] == 0 {
+			if part[y] == smt.Fixed {
 				t.Release = max(t.Release, s.Instances[y].Start+p.Delay(dep))
 			}
 		}
@@ -333,9 +287,9 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 		for _, dep := range succs[in.Block] {
 			y := byRef[schedule.Ref{Block: dep.To, Micro: in.Micro}]
 			switch part[y] {
-			case 1:
+			case smt.Free:
 				pr.Precs = append(pr.Precs, smt.Prec{From: k, To: task[y], Lag: -p.Transfer(dep)})
-			case 2:
+			case smt.Later:
 				q = max(q, p.Transfer(dep)+tail[y])
 			}
 		}
@@ -400,4 +354,40 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 		return nil, sol.Checks, nil
 	}
 	return out, sol.Checks, nil
+}
+
+// windowCut orders s's instances by start (stably) and widens the window
+// [from, to) of that order until both cuts fall between different start
+// times. It returns the order, each instance's part (smt.Fixed before the
+// window, smt.Free in it, smt.Later after it), the widened cut, and
+// false when fewer than two instances are freed.
+func windowCut(s *schedule.Schedule, from, to int) (idx, part []int, wFrom, wTo int, ok bool) {
+	n := len(s.Instances)
+	idx = make([]int, n)
+	for x := range idx {
+		idx[x] = x
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return s.Instances[idx[a]].Start < s.Instances[idx[b]].Start })
+	start := func(k int) int { return s.Instances[idx[k]].Start }
+	for from > 0 && start(from-1) == start(from) {
+		from--
+	}
+	for to < n && start(to) == start(to-1) {
+		to++
+	}
+	if to-from < 2 {
+		return nil, nil, from, to, false
+	}
+	part = make([]int, n)
+	for k, x := range idx {
+		switch {
+		case k < from:
+			part[x] = smt.Fixed
+		case k < to:
+			part[x] = smt.Free
+		default:
+			part[x] = smt.Later
+		}
+	}
+	return idx, part, from, to, true
 }
