@@ -23,6 +23,16 @@ func HEFTAssignment(p *placement.Placement, n, memory int) (a search.Assignment,
 	return search.Assignment{Name: "heft", Choice: r.Choice}, true
 }
 
+// withHEFTAssignment is given with HEFT's assignment of q added after
+// it, when HEFT schedules q (a new slice: given is not changed).
+func withHEFTAssignment(q *placement.Placement, n, memory int, given []search.Assignment) []search.Assignment {
+	out := append([]search.Assignment(nil), given...)
+	if a, ok := HEFTAssignment(q, n, memory); ok {
+		out = append(out, a)
+	}
+	return out
+}
+
 // SearchResult is Search's answer.
 type SearchResult struct {
 	// Result is the search's on the placement it solved: p's own, or the
@@ -55,9 +65,7 @@ func Search(ctx context.Context, p *placement.Placement, target int, opt search.
 	t0 := time.Now()
 	withHEFT := func(q *placement.Placement) search.Options {
 		o := opt
-		if a, ok := HEFTAssignment(q, opt.MicroBatches, opt.Memory); ok {
-			o.Assignments = append(append([]search.Assignment(nil), opt.Assignments...), a)
-		}
+		o.Assignments = withHEFTAssignment(q, opt.MicroBatches, opt.Memory, opt.Assignments)
 		return o
 	}
 	if target <= 0 || len(p.Blocks) <= target {
@@ -147,9 +155,7 @@ func Optimal(ctx context.Context, p *placement.Placement, target int, opt search
 	t0 := time.Now()
 	withHEFT := func(q *placement.Placement) search.OptimalOptions {
 		o := opt
-		if a, ok := HEFTAssignment(q, opt.MicroBatches, opt.Memory); ok {
-			o.Assignments = append(append([]search.Assignment(nil), opt.Assignments...), a)
-		}
+		o.Assignments = withHEFTAssignment(q, opt.MicroBatches, opt.Memory, opt.Assignments)
 		return o
 	}
 	if target <= 0 || len(p.Blocks) <= target {
