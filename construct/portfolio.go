@@ -97,6 +97,12 @@ func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptio
 			add(c.Name, c.Schedule, nil)
 		}
 	}
+	// With offload: fixed orders timed by Belady's rule (belady.go).
+	if o.Offload && memory > 0 {
+		for _, c := range beladyCandidates(ctx, p, n, memory) {
+			add(c.Name, c.Schedule, nil)
+		}
+	}
 	// List schedules in batches of listBatch, run side by side; the batch
 	// size, not the cores, decides where an early stop falls, so every
 	// machine gives the same answer.

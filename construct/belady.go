@@ -1,0 +1,882 @@
+package construct
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// # Fixed orders timed by Belady's rule
+//
+// Belady times fixed per-device orders under a memory budget with an
+// event simulation that offloads activations by Belady's replacement rule
+// (Belady, "A study of replacement algorithms for a virtual-storage
+// computer", 1966): when a device's order would soon need more memory
+// than its budget, the live activation whose next use (its consumer)
+// comes furthest later in the order goes to host memory, and it comes
+// back just before its consumer. The orders come from schedules that keep
+// every activation under looser budgets (BeladyOrders): the order a
+// device would run with more memory, made to fit the budget by moving
+// what it does not need soon.
+
+// BeladyOptions configure Belady.
+type BeladyOptions struct {
+	// Memory is the per-device budget (placement's Budget); it must
+	// bind somewhere.
+	Memory int
+	// Horizon is how far ahead a device looks: an offload starts when
+	// the device's order, run as early as its dependencies allow, would
+	// exceed its budget within Horizon of now (0: twice the offload time).
+	Horizon int
+	// Lead is how much earlier than due a reload may start (due: its
+	// consumer's earliest start less the reload's time), where the
+	// memory it takes back lets every forward before the consumer run.
+	// A reload that is due starts whenever its memory fits.
+	Lead int
+	// MinLife, when positive, offloads only activations whose consumer
+	// is at least MinLife from now (its earliest start); otherwise the
+	// move out and back must fit.
+	MinLife int
+	// Longest, when set, offloads on each device only the instances of
+	// its forward block whose activation lives longest when every block
+	// starts as early as its dependencies allow (placement's Heads: its
+	// consumer's head less its own); the others stay.
+	Longest bool
+}
+
+// errBeladyShape says a placement is outside what Belady times.
+var errBeladyShape = errors.New("construct: Belady needs blocks on one device each, no link channels and no overlap")
+
+// Belady runs every device's order (orders[d]: every instance of the
+// blocks on device d, each once) as early as the dependencies, the
+// budget and the host channels allow, deciding to offload where the
+// budget binds (see BeladyOptions), and returns the verified schedule
+// with its decisions. It fails where the orders contradict the
+// dependencies or the simulation gets stuck.
+func Belady(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyOptions) (*schedule.Schedule, error) {
+	if err := checkArgs(p, n, opt.Memory); err != nil {
+		return nil, err
+	}
+	b, err := newBsim(p, n, orders, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.run(); err != nil {
+		return nil, err
+	}
+	return b.result()
+}
+
+// Activation states of a forward instance in the simulation.
+const (
+	stKeep = iota // resident (or not yet run)
+	stOut         // being offloaded
+	stAway        // in host memory
+	stBack        // being reloaded
+	stHome        // reloaded
+)
+
+// transfer is the move a host channel carries.
+type transfer struct {
+	active bool
+	x      int // forward instance
+	reload bool
+	end    int
+}
+
+type bsim struct {
+	p       *placement.Placement
+	n, k    int
+	opt     BeladyOptions
+	bud     []int
+	dev     []int   // per block: its device
+	ord     [][]int // per device: instances in order
+	at      []int   // per instance: its position in its device's order
+	topo    []int   // instances in an order that respects dependencies and device orders
+	preds   [][]placement.Dep
+	cons    []int  // per block: its consumer block (-1)
+	src     []int  // per block: the offloadable forward it consumes (-1)
+	allowed []bool // per block: may be offloaded (Longest)
+	chanOf  []int  // per device: its host channel
+	onChan  [][]int
+	start   []int
+	pos     []int
+	busy    []int
+	mem     []int
+	state   []int8
+	dec     []schedule.Decision
+	tr      []transfer // per channel
+	est     []int
+	live    [][]int // per device: forward instances started and not decided, possibly stale
+	away    [][]int // per device: forward instances away, possibly stale
+	done    int
+	horizon int
+	window  int // how far ahead in a device's order estimate looks
+}
+
+func newBsim(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyOptions) (*bsim, error) {
+	if p.Channels || p.Overlap != nil {
+		return nil, errBeladyShape
+	}
+	k := len(p.Blocks)
+	b := &bsim{p: p, n: n, k: k, opt: opt, dev: make([]int, k), preds: p.PredDeps(), cons: p.Consumers(), src: make([]int, k)}
+	binds := false
+	for d := range p.Devices {
+		b.bud = append(b.bud, p.Budget(d, opt.Memory))
+		binds = binds || b.bud[d] > 0
+	}
+	if !binds {
+		return nil, fmt.Errorf("construct: Belady needs a memory budget")
+	}
+	maxOff := 0
+	for i := range b.src {
+		b.src[i] = -1
+	}
+	for i, bl := range p.Blocks {
+		if len(bl.Devices) != 1 {
+			return nil, errBeladyShape
+		}
+		b.dev[i] = bl.Devices[0]
+		if p.Offloadable(i, b.cons) {
+			b.src[b.cons[i]] = i
+			maxOff = max(maxOff, p.OffloadTime(i))
+		}
+	}
+	if maxOff == 0 {
+		return nil, fmt.Errorf("construct: Belady needs an offloadable block")
+	}
+	b.allowed = make([]bool, k)
+	for i := range b.allowed {
+		b.allowed[i] = p.Offloadable(i, b.cons)
+	}
+	if opt.Longest {
+		head := p.Heads()
+		best := make([]int, p.Devices)
+		for d := range best {
+			best[d] = -1
+		}
+		for i := range b.allowed {
+			if !b.allowed[i] {
+				continue
+			}
+			d := b.dev[i]
+			if j := best[d]; j < 0 || head[b.cons[i]]-head[i] > head[b.cons[j]]-head[j] {
+				best[d] = i
+			}
+		}
+		for i := range b.allowed {
+			b.allowed[i] = b.allowed[i] && best[b.dev[i]] == i
+		}
+	}
+	b.horizon = opt.Horizon
+	if b.horizon <= 0 {
+		b.horizon = 2 * maxOff
+	}
+	// A device's blocks of a few micro-batches.
+	for _, bs := range p.DeviceBlocks() {
+		b.window = max(b.window, 4*len(bs))
+	}
+	if len(orders) != p.Devices {
+		return nil, fmt.Errorf("construct: Belady: %d orders for %d devices", len(orders), p.Devices)
+	}
+	nk := n * k
+	b.at = make([]int, nk)
+	seen := make([]bool, nk)
+	b.ord = make([][]int, p.Devices)
+	for d, o := range orders {
+		for j, r := range o {
+			if r.Block < 0 || r.Block >= k || r.Micro < 0 || r.Micro >= n || b.dev[r.Block] != d {
+				return nil, fmt.Errorf("construct: Belady: order of device %d names an instance not on it", d)
+			}
+			x := r.Micro*k + r.Block
+			if seen[x] {
+				return nil, fmt.Errorf("construct: Belady: order of device %d repeats an instance", d)
+			}
+			seen[x] = true
+			b.at[x] = j
+			b.ord[d] = append(b.ord[d], x)
+		}
+	}
+	for x := range seen {
+		if !seen[x] {
+			return nil, fmt.Errorf("construct: Belady: the orders miss an instance")
+		}
+	}
+	// Instances in an order that respects the dependencies and the
+	// device orders (Kahn); a cycle means the orders contradict them.
+	indeg := make([]int, nk)
+	succs := p.SuccDeps()
+	for x := range indeg {
+		indeg[x] = len(b.preds[x%k])
+		if b.at[x] > 0 {
+			indeg[x]++
+		}
+	}
+	var queue []int
+	for x := range indeg {
+		if indeg[x] == 0 {
+			queue = append(queue, x)
+		}
+	}
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		b.topo = append(b.topo, x)
+		m, i := x/k, x%k
+		release := func(y int) {
+			indeg[y]--
+			if indeg[y] == 0 {
+				queue = append(queue, y)
+			}
+		}
+		for _, dp := range succs[i] {
+			release(m*k + dp.To)
+		}
+		if o := b.ord[b.dev[i]]; b.at[x]+1 < len(o) {
+			release(o[b.at[x]+1])
+		}
+	}
+	if len(b.topo) != nk {
+		return nil, fmt.Errorf("construct: Belady: the orders contradict the dependencies")
+	}
+	b.chanOf = make([]int, p.Devices)
+	b.onChan = make([][]int, p.Devices)
+	for d := range p.Devices {
+		c := p.HostChannel(d)
+		if c < 0 || c >= p.Devices {
+			return nil, errBeladyShape
+		}
+		b.chanOf[d] = c
+		b.onChan[c] = append(b.onChan[c], d)
+	}
+	b.start = make([]int, nk)
+	for x := range b.start {
+		b.start[x] = -1
+	}
+	b.pos = make([]int, p.Devices)
+	b.busy = make([]int, p.Devices)
+	b.mem = make([]int, p.Devices)
+	b.state = make([]int8, nk)
+	b.dec = make([]schedule.Decision, nk)
+	b.tr = make([]transfer, p.Devices)
+	b.est = make([]int, nk)
+	b.live = make([][]int, p.Devices)
+	b.away = make([][]int, p.Devices)
+	return b, nil
+}
+
+func (b *bsim) time(x int) int { return b.p.Blocks[x%b.k].Time }
+
+// fits reports whether amount more fits device d now.
+func (b *bsim) fits(d, amount int) bool {
+	return b.bud[d] <= 0 || b.mem[d]+amount <= b.bud[d]
+}
+
+// ready reports whether instance x may start at t.
+func (b *bsim) ready(x, t int) bool {
+	m, i := x/b.k, x%b.k
+	for _, dp := range b.preds[i] {
+		px := m*b.k + dp.From
+		if b.start[px] < 0 || b.start[px]+b.p.Delay(dp) > t {
+			return false
+		}
+	}
+	if f := b.src[i]; f >= 0 {
+		if s := b.state[m*b.k+f]; s != stKeep && s != stHome {
+			return false
+		}
+	}
+	if mm := b.p.Blocks[i].Memory; mm > 0 && !b.fits(b.dev[i], mm) {
+		return false
+	}
+	return true
+}
+
+// run simulates until every instance has started.
+func (b *bsim) run() error {
+	nk := b.n * b.k
+	limit := 0
+	for x := range nk {
+		limit += b.time(x)
+		if b.src[x%b.k] >= 0 {
+			limit += 2 * b.p.OffloadTime(b.src[x%b.k])
+		}
+	}
+	for _, dp := range b.p.Deps {
+		limit += b.n * b.p.Delay(dp)
+	}
+	for t := 0; b.done < nk; t++ {
+		if t > limit {
+			return fmt.Errorf("construct: Belady: no end by time %d", limit)
+		}
+		moved := false
+		for c := range b.tr {
+			tr := &b.tr[c]
+			if !tr.active || tr.end > t {
+				continue
+			}
+			tr.active = false
+			i := tr.x % b.k
+			d := b.dev[i]
+			if tr.reload {
+				b.state[tr.x] = stHome
+			} else {
+				b.state[tr.x] = stAway
+				b.mem[d] -= b.p.Freed(i, placement.Offload)
+				b.away[d] = append(b.away[d], tr.x)
+			}
+			moved = true
+		}
+		running := false
+		for d := range b.ord {
+			for b.busy[d] <= t && b.pos[d] < len(b.ord[d]) {
+				x := b.ord[d][b.pos[d]]
+				if !b.ready(x, t) {
+					break
+				}
+				b.begin(x, t)
+				moved = true
+			}
+			running = running || b.busy[d] > t
+		}
+		estDone := false
+		for c := range b.tr {
+			if b.tr[c].active || len(b.onChan[c]) == 0 {
+				continue
+			}
+			if !estDone {
+				b.estimate(t)
+				estDone = true
+			}
+			if b.decide(c, t) {
+				moved = true
+			}
+		}
+		for c := range b.tr {
+			running = running || b.tr[c].active
+		}
+		if !moved && !running && b.done < nk {
+			return fmt.Errorf("construct: Belady: stuck at time %d", t)
+		}
+	}
+	return nil
+}
+
+// begin starts instance x at t.
+func (b *bsim) begin(x, t int) {
+	i := x % b.k
+	d := b.dev[i]
+	b.start[x] = t
+	b.busy[d] = t + b.time(x)
+	b.mem[d] += b.p.Blocks[i].Memory
+	b.pos[d]++
+	b.done++
+	if c := b.cons[i]; c >= 0 && b.src[c] == i {
+		b.live[d] = append(b.live[d], x)
+	}
+}
+
+// farAway is the estimate of an instance beyond the window.
+const farAway = 1 << 40
+
+// estimate sets est[x], for every instance not started, to its earliest
+// start given what has run by t, with no budget: a lower bound. Those
+// window or more places ahead in their device's order are far away.
+func (b *bsim) estimate(t int) {
+	for _, x := range b.topo {
+		if b.start[x] >= 0 {
+			b.est[x] = b.start[x]
+			continue
+		}
+		if d := b.dev[x%b.k]; b.at[x] >= b.pos[d]+b.window {
+			b.est[x] = farAway
+			continue
+		}
+		m, i := x/b.k, x%b.k
+		e := t
+		d := b.dev[i]
+		if j := b.at[x]; j > 0 {
+			px := b.ord[d][j-1]
+			e = max(e, b.est[px]+b.time(px))
+		}
+		for _, dp := range b.preds[i] {
+			e = max(e, b.est[m*b.k+dp.From]+b.p.Delay(dp))
+		}
+		b.est[x] = e
+	}
+}
+
+// consumerOf is the instance that consumes forward instance x.
+func (b *bsim) consumerOf(x int) int { return (x/b.k)*b.k + b.cons[x%b.k] }
+
+// decide starts a move on idle channel c at t, if one is due: a due
+// reload, else an offload the budget soon needs, else an early reload.
+func (b *bsim) decide(c, t int) bool {
+	type pick struct{ x, d, key int }
+	due, early := pick{x: -1}, pick{x: -1}
+	for _, d := range b.onChan[c] {
+		x := b.nextReload(d)
+		if x < 0 {
+			continue
+		}
+		i := x % b.k
+		y := b.consumerOf(x)
+		amount := b.p.Freed(i, placement.Offload)
+		if !b.fits(d, amount) {
+			continue
+		}
+		when := b.est[y] - b.p.OffloadTime(i)
+		switch {
+		case when <= t:
+			if due.x < 0 || when < due.key {
+				due = pick{x, d, when}
+			}
+		case when <= t+b.opt.Lead && b.roomBefore(d, y, amount):
+			if early.x < 0 || when < early.key {
+				early = pick{x, d, when}
+			}
+		}
+	}
+	if due.x >= 0 {
+		b.reload(c, due.x, t)
+		return true
+	}
+	for _, d := range b.onChan[c] {
+		if x := b.victim(d, t); x >= 0 {
+			b.offload(c, x, t)
+			return true
+		}
+	}
+	if early.x >= 0 {
+		b.reload(c, early.x, t)
+		return true
+	}
+	return false
+}
+
+// nextReload is the away activation on d whose consumer comes first in
+// d's order, -1 when none.
+func (b *bsim) nextReload(d int) int {
+	best := -1
+	keep := b.away[d][:0]
+	for _, x := range b.away[d] {
+		if b.state[x] != stAway {
+			continue
+		}
+		keep = append(keep, x)
+		if best < 0 || b.at[b.consumerOf(x)] < b.at[b.consumerOf(best)] {
+			best = x
+		}
+	}
+	b.away[d] = keep
+	return best
+}
+
+// roomBefore reports whether, with amount more on d now, every block of
+// d's order before y still fits (the activations away whose consumers
+// come before y back too).
+func (b *bsim) roomBefore(d, y, amount int) bool {
+	if b.bud[d] <= 0 {
+		return true
+	}
+	level := b.mem[d] + amount
+	for j := b.pos[d]; j < b.at[y]; j++ {
+		x := b.ord[d][j]
+		level += b.back(x)
+		level += b.p.Blocks[x%b.k].Memory
+		if level > b.bud[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// back is the memory that must come back to x's device before x starts:
+// that of the activation x consumes, when it is away or on its way out.
+func (b *bsim) back(x int) int {
+	i := x % b.k
+	f := b.src[i]
+	if f < 0 {
+		return 0
+	}
+	if s := b.state[(x/b.k)*b.k+f]; s == stOut || s == stAway {
+		return b.p.Freed(f, placement.Offload)
+	}
+	return 0
+}
+
+// victim is the live activation on d to offload at t, -1 when none: when
+// d's order, run from its earliest starts, would exceed the budget within
+// the horizon, the live activation whose consumer comes furthest later in
+// the order, past that point, with time to go out and come back before
+// it.
+func (b *bsim) victim(d, t int) int {
+	if b.bud[d] <= 0 {
+		return -1
+	}
+	level := b.mem[d]
+	// An offload under way frees its memory when it ends.
+	var credit, creditAt int
+	if tr := b.tr[b.chanOf[d]]; tr.active && !tr.reload && b.dev[tr.x%b.k] == d {
+		credit, creditAt = b.p.Freed(tr.x%b.k, placement.Offload), tr.end
+	}
+	over := -1
+	for j := b.pos[d]; j < len(b.ord[d]); j++ {
+		x := b.ord[d][j]
+		if b.est[x] > t+b.horizon {
+			break
+		}
+		if credit > 0 && b.est[x] >= creditAt {
+			level -= credit
+			credit = 0
+		}
+		level += b.back(x)
+		mm := b.p.Blocks[x%b.k].Memory
+		level += mm
+		if level > b.bud[d] && (mm > 0 || b.back(x) > 0) {
+			over = j
+			break
+		}
+	}
+	if over < 0 {
+		return -1
+	}
+	best, bestAt := -1, -1
+	keep := b.live[d][:0]
+	for _, x := range b.live[d] {
+		y := b.consumerOf(x)
+		if b.state[x] != stKeep || b.start[y] >= 0 {
+			continue
+		}
+		keep = append(keep, x)
+		i := x % b.k
+		if !b.allowed[i] || b.start[x]+b.time(x) > t || b.at[y] <= over || b.est[y] < t+max(2*b.p.OffloadTime(i), b.opt.MinLife) {
+			continue
+		}
+		if b.at[y] > bestAt {
+			best, bestAt = x, b.at[y]
+		}
+	}
+	b.live[d] = keep
+	return best
+}
+
+func (b *bsim) offload(c, x, t int) {
+	i := x % b.k
+	b.state[x] = stOut
+	b.dec[x] = schedule.Decision{Block: i, Micro: x / b.k, Action: placement.Offload, Start: t}
+	b.tr[c] = transfer{active: true, x: x, end: t + b.p.OffloadTime(i)}
+}
+
+func (b *bsim) reload(c, x, t int) {
+	i := x % b.k
+	b.state[x] = stBack
+	b.dec[x].Reload = t
+	b.mem[b.dev[i]] += b.p.Freed(i, placement.Offload)
+	b.tr[c] = transfer{active: true, x: x, reload: true, end: t + b.p.OffloadTime(i)}
+}
+
+// result is the verified, compacted schedule the simulation ran.
+func (b *bsim) result() (*schedule.Schedule, error) {
+	p := b.p
+	s := &schedule.Schedule{Placement: p, MicroBatches: b.n, Memory: b.opt.Memory}
+	s.Instances = make([]schedule.Instance, 0, len(b.start))
+	for x, t := range b.start {
+		s.Instances = append(s.Instances, schedule.Instance{Block: x % b.k, Micro: x / b.k, Start: t})
+	}
+	s.Sort()
+	for _, dc := range b.dec {
+		if dc.Action == placement.Offload {
+			s.Decisions = append(s.Decisions, dc)
+		}
+	}
+	if err := schedule.Verify(s); err != nil {
+		return nil, fmt.Errorf("construct: placement %q: Belady schedule fails verification: %w", p.Name, err)
+	}
+	if c, err := schedule.CompactDecisions(s); err == nil {
+		return c, nil
+	}
+	return s, nil
+}
+
+// beladySource is a schedule whose per-device orders Belady times.
+type beladySource struct {
+	name   string
+	orders [][]schedule.Ref
+}
+
+// beladyLooser is how much looser than the budget the schedules are
+// whose orders Belady times: budgets memory+1 .. memory+beladyLooser, and
+// unlimited.
+const beladyLooser = 4
+
+// beladySources are the orders Belady times: those of the least-period
+// modulo schedules and of the list schedules (every rule, no window)
+// that keep every activation under looser budgets.
+func beladySources(ctx context.Context, p *placement.Placement, n, memory int) []beladySource {
+	var out []beladySource
+	seen := map[string]bool{}
+	addOrders := func(name string, s *schedule.Schedule) {
+		o := schedule.Orders(s)
+		key := fmt.Sprint(o)
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		out = append(out, beladySource{name, o})
+	}
+	lo := 0
+	for _, l := range p.Loads() {
+		lo = max(lo, l)
+	}
+	for u := 1; u <= 2; u++ {
+		for per := lo * u; per < (lo+2)*u; per++ {
+			for _, critical := range []bool{false, true} {
+				if o := idealOrders(p, n, per, u, critical); o != nil {
+					key := fmt.Sprint(o)
+					if !seen[key] {
+						seen[key] = true
+						name := fmt.Sprintf("ideal period %d/%d", per, u)
+						if critical {
+							name += " critical"
+						}
+						out = append(out, beladySource{name, o})
+					}
+				}
+			}
+		}
+	}
+	var budgets []int
+	for m := memory + 1; m <= memory+beladyLooser; m++ {
+		budgets = append(budgets, m)
+	}
+	budgets = append(budgets, 0)
+	for _, m := range budgets {
+		if ctx.Err() != nil {
+			break
+		}
+		if ps, err := Modulo(ctx, p, ModuloOptions{Memory: m, MicroBatches: n}); err == nil {
+			if s, err := ps.Schedule(p, n, m); err == nil {
+				addOrders(fmt.Sprintf("modulo period %d at memory %d", ps.Period, m), s)
+			}
+		}
+		if m == 0 {
+			if s, err := List(p, n, ListOptions{Rule: OldestFirst}); err == nil {
+				addOrders(fmt.Sprintf("list/%s at memory %d", OldestFirst, m), s)
+			}
+		}
+	}
+	return out
+}
+
+// beladyParams are the horizons and leads tried per order, as multiples
+// of the offload time T: horizon T·h, lead T·l/2.
+var beladyParams = []struct {
+	h, l, life int
+	longest    bool
+}{{2, 1, 0, false}, {2, 2, 0, false}, {3, 1, 0, false}, {4, 2, 0, false}, {3, 1, 4, false}, {3, 1, 6, false}}
+
+// beladyKept is how many of Belady's schedules join the portfolio.
+const beladyKept = 3
+
+// beladyCandidates times every source's orders with Belady under the
+// budget for every parameter set and returns the beladyKept shortest
+// (then by name) that verify,
+// named "order/<source>/belady h H lead L".
+func beladyCandidates(ctx context.Context, p *placement.Placement, n, memory int) []Candidate {
+	if _, err := newBsim(p, 1, make([][]schedule.Ref, p.Devices), BeladyOptions{Memory: memory}); errors.Is(err, errBeladyShape) {
+		return nil
+	}
+	t := 0
+	c := p.Consumers()
+	for i := range p.Blocks {
+		if p.Offloadable(i, c) {
+			t = max(t, p.OffloadTime(i))
+		}
+	}
+	if t == 0 {
+		return nil
+	}
+	var out []Candidate
+	for _, src := range beladySources(ctx, p, n, memory) {
+		if ctx.Err() != nil {
+			break
+		}
+		// The parameters run side by side; the results keep their order.
+		got := make([]*Candidate, len(beladyParams))
+		var wg sync.WaitGroup
+		for k, pr := range beladyParams {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				opt := BeladyOptions{Memory: memory, Horizon: pr.h * t, Lead: pr.l * t / 2, MinLife: pr.life * t, Longest: pr.longest}
+				s, err := Belady(p, n, src.orders, opt)
+				if err != nil {
+					return
+				}
+				name := fmt.Sprintf("order/%s/belady h %d lead %d life %d", src.name, opt.Horizon, opt.Lead, opt.MinLife)
+				if opt.Longest {
+					name += " longest"
+				}
+				got[k] = &Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s)}
+			}()
+		}
+		wg.Wait()
+		for _, c := range got {
+			if c != nil {
+				out = append(out, *c)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Candidate) int {
+		return cmp.Or(cmp.Compare(a.Makespan, b.Makespan), cmp.Compare(a.Name, b.Name))
+	})
+	return out[:min(len(out), beladyKept)]
+}
+
+// idealOrders are the per-device orders of a periodic schedule that
+// starts u micro-batches every period, each block as early as its
+// dependencies allow, in the order of criticalTopo (copies of one block
+// in turn), in the first time whose slots modulo the period its device
+// has free (iterative modulo scheduling without backtracking, and
+// without memory; critical: see idealOffsets): micro-batch q·u + c's block i at q·period +
+// off[c][i], copy c released at c·period/u. Nil where some block finds
+// no free slots.
+func idealOrders(p *placement.Placement, n, period, u int, critical bool) [][]schedule.Ref {
+	off := idealOffsets(p, period, u, critical)
+	if off == nil {
+		return nil
+	}
+	type item struct{ t, i, m int }
+	per := make([][]item, p.Devices)
+	for m := range n {
+		for i, b := range p.Blocks {
+			for _, d := range b.Devices {
+				per[d] = append(per[d], item{(m/u)*period + off[m%u][i], i, m})
+			}
+		}
+	}
+	out := make([][]schedule.Ref, p.Devices)
+	for d, items := range per {
+		slices.SortFunc(items, func(a, b item) int {
+			return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.m, b.m), cmp.Compare(a.i, b.i))
+		})
+		for _, it := range items {
+			out[d] = append(out[d], schedule.Ref{Block: it.i, Micro: it.m})
+		}
+	}
+	return out
+}
+
+// idealOffsets are idealOrders' start offsets, per copy and block, the
+// blocks taken in the order of criticalTopo when critical and of
+// placement's Topo otherwise; nil where some block finds no free slots.
+func idealOffsets(p *placement.Placement, period, u int, critical bool) [][]int {
+	order, _ := p.Topo()
+	if critical {
+		order = criticalTopo(p)
+	}
+	if order == nil || period <= 0 || u < 1 {
+		return nil
+	}
+	k := len(p.Blocks)
+	off := make([][]int, u)
+	for c := range off {
+		off[c] = make([]int, k)
+	}
+	busy := make([][]bool, p.Devices)
+	for d := range busy {
+		busy[d] = make([]bool, period)
+	}
+	preds := p.PredDeps()
+	for _, i := range order {
+		b := p.Blocks[i]
+		if b.Time > period {
+			return nil
+		}
+		for c := range u {
+			t := c * period / u
+			for _, dp := range preds[i] {
+				t = max(t, off[c][dp.From]+p.Delay(dp))
+			}
+			placed := false
+			for try := t; try < t+period && !placed; try++ {
+				free := true
+				for _, d := range b.Devices {
+					for v := range b.Time {
+						if busy[d][(try+v)%period] {
+							free = false
+						}
+					}
+				}
+				if !free {
+					continue
+				}
+				for _, d := range b.Devices {
+					for v := range b.Time {
+						busy[d][(try+v)%period] = true
+					}
+				}
+				off[c][i], placed = try, true
+			}
+			if !placed {
+				return nil
+			}
+		}
+	}
+	return off
+}
+
+// criticalTopo is a topological order of p's blocks that, among the
+// blocks whose predecessors are all placed, takes the one with the
+// longest path to the end first (lowest index on a tie); nil on a cycle.
+func criticalTopo(p *placement.Placement) []int {
+	topo, ok := p.Topo()
+	if !ok {
+		return nil
+	}
+	k := len(p.Blocks)
+	height := make([]int, k)
+	succs := p.SuccDeps()
+	for j := len(topo) - 1; j >= 0; j-- {
+		i := topo[j]
+		height[i] = p.Blocks[i].Time
+		for _, d := range succs[i] {
+			height[i] = max(height[i], p.Delay(d)+height[d.To])
+		}
+	}
+	indeg := make([]int, k)
+	for _, d := range p.Deps {
+		indeg[d.To]++
+	}
+	var ready, out []int
+	for i := range indeg {
+		if indeg[i] == 0 {
+			ready = append(ready, i)
+		}
+	}
+	for len(ready) > 0 {
+		best := 0
+		for j, i := range ready {
+			if height[i] > height[ready[best]] || (height[i] == height[ready[best]] && i < ready[best]) {
+				best = j
+			}
+		}
+		i := ready[best]
+		ready = append(ready[:best], ready[best+1:]...)
+		out = append(out, i)
+		for _, d := range succs[i] {
+			indeg[d.To]--
+			if indeg[d.To] == 0 {
+				ready = append(ready, d.To)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,155 @@
+package construct
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// vOffload is the V placement (Qi et al., "Pipeline Parallelism with
+// Controllable Memory", §3: two chunks per device, down and back up) on
+// the given devices, backward split, every move to host memory taking 2.
+func vOffload(t testing.TB, devices int) *placement.Placement {
+	t.Helper()
+	p, err := placement.Builtin("v-shape", placement.Options{Devices: devices, Chunks: 2, Order: placement.V, SplitBackward: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.WithOffload(2)
+}
+
+// TestBelady times the ideal orders of the V placement on 4 devices under
+// budgets that bind: every schedule verifies, offloads, and the same
+// input gives the same schedule.
+func TestBelady(t *testing.T) {
+	p := vOffload(t, 4)
+	for _, tc := range []struct {
+		name           string
+		memory, n, per int
+		u              int
+		critical       bool
+		opt            BeladyOptions
+	}{
+		{"memory 3, period 6, defaults", 3, 8, 6, 1, true, BeladyOptions{}},
+		{"memory 3, period 6", 3, 8, 6, 1, false, BeladyOptions{Horizon: 6, Lead: 1}},
+		{"memory 3, period 13/2", 3, 8, 13, 2, true, BeladyOptions{Horizon: 6, Lead: 2, MinLife: 8}},
+		{"memory 3, longest", 3, 8, 7, 1, true, BeladyOptions{Longest: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			orders := idealOrders(p, tc.n, tc.per, tc.u, tc.critical)
+			if orders == nil {
+				t.Fatal("no ideal orders")
+			}
+			opt := tc.opt
+			opt.Memory = tc.memory
+			s, err := Belady(p, tc.n, orders, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := schedule.Verify(s); err != nil {
+				t.Fatal(err)
+			}
+			if off, _ := s.Count(); off == 0 {
+				t.Error("no activation offloaded under a budget that binds")
+			}
+			again, err := Belady(p, tc.n, orders, opt)
+			if err != nil || !reflect.DeepEqual(s, again) {
+				t.Error("two runs differ")
+			}
+		})
+	}
+}
+
+// TestBeladyBadOrders: orders that are not a permutation of each device's
+// instances, or that contradict the dependencies, are rejected.
+func TestBeladyBadOrders(t *testing.T) {
+	p := vOffload(t, 4)
+	n := 2
+	good := idealOrders(p, n, 6, 1, true)
+	clone := func() [][]schedule.Ref {
+		out := make([][]schedule.Ref, len(good))
+		for d := range good {
+			out[d] = append([]schedule.Ref(nil), good[d]...)
+		}
+		return out
+	}
+	reversed := clone()
+	for l, r := 0, len(reversed[0])-1; l < r; l, r = l+1, r-1 {
+		reversed[0][l], reversed[0][r] = reversed[0][r], reversed[0][l]
+	}
+	missing := clone()
+	missing[1] = missing[1][1:]
+	wrong := clone()
+	wrong[0][0], wrong[1][0] = wrong[1][0], wrong[0][0]
+	for name, o := range map[string][][]schedule.Ref{"against the dependencies": reversed, "missing an instance": missing, "on the wrong device": wrong, "no devices": nil} {
+		if _, err := Belady(p, n, o, BeladyOptions{Memory: 2}); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	// Too little memory for the orders: stuck, an error.
+	if _, err := Belady(p, 8, idealOrders(p, 8, 6, 1, true), BeladyOptions{Memory: 2}); err == nil {
+		t.Error("stuck: no error")
+	}
+	if _, err := Belady(p, n, good, BeladyOptions{}); err == nil {
+		t.Error("no budget: no error")
+	}
+	if _, err := Belady(p, n, good, BeladyOptions{Memory: 3}); err != nil {
+		t.Errorf("good orders: %v", err)
+	}
+}
+
+// TestIdealOffsets: on the V placement of 8 devices the critical-first
+// modulo schedule of period 6 (each device's load) starts every forward
+// and input block at its head (the critical path, 32 blocks from f0 to
+// i0), as the steady state of one micro-batch every 6 steps leaves room
+// for.
+func TestIdealOffsets(t *testing.T) {
+	p := vOffload(t, 8)
+	off := idealOffsets(p, 6, 1, true)
+	if off == nil {
+		t.Fatal("no offsets at period 6")
+	}
+	head := p.Heads()
+	for i, b := range p.Blocks {
+		if b.Kind != placement.Weight && off[0][i] != head[i] {
+			t.Errorf("%s at %d, head %d", b.ID, off[0][i], head[i])
+		}
+	}
+	if idealOffsets(p, 5, 1, true) != nil {
+		t.Error("period 5 below the load 6: offsets")
+	}
+}
+
+// TestBeladyCandidates: the candidates the portfolio gets verify under the
+// budget, are at most beladyKept and come shortest first.
+func TestBeladyCandidates(t *testing.T) {
+	p := vOffload(t, 4)
+	cs := beladyCandidates(context.Background(), p, 8, 2)
+	if len(cs) == 0 || len(cs) > beladyKept {
+		t.Fatalf("%d candidates", len(cs))
+	}
+	for k, c := range cs {
+		if err := schedule.Verify(c.Schedule); err != nil || c.Schedule.Memory != 2 {
+			t.Errorf("%s: %v", c.Name, err)
+		}
+		if k > 0 && c.Makespan < cs[k-1].Makespan {
+			t.Errorf("%s before a shorter one", cs[k-1].Name)
+		}
+	}
+	if keep, err := placement.Builtin("v-shape", placement.Options{Devices: 4, Chunks: 2, Order: placement.V, SplitBackward: true}); err != nil || beladyCandidates(context.Background(), keep, 8, 2) != nil {
+		t.Error("candidates without an offloadable block")
+	}
+}
+
+// BenchmarkBeladyCandidates is Belady's part of a search with offload at
+// the memory experiment's size: V placement, 8 devices, budget 4, 64
+// micro-batches.
+func BenchmarkBeladyCandidates(b *testing.B) {
+	p := vOffload(b, 8)
+	for b.Loop() {
+		beladyCandidates(context.Background(), p, 64, 4)
+	}
+}
