@@ -48,6 +48,14 @@ type BeladyOptions struct {
 	// starts as early as its dependencies allow (placement's Heads: its
 	// consumer's head less its own); the others stay.
 	Longest bool
+	// Release, when set, is every instance x = m·K + i's earliest start
+	// (the times of a periodic schedule the orders come from): the
+	// simulation keeps to its pace instead of running ahead.
+	Release []int
+	// Reserve keeps the host channel for the reloads: a reload due
+	// before a move started now would end starts now where its memory
+	// fits, before any offload.
+	Reserve bool
 }
 
 // errBeladyShape says a placement is outside what Belady times.
@@ -70,7 +78,20 @@ func Belady(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyOp
 	if err := b.run(); err != nil {
 		return nil, err
 	}
-	return b.result()
+	return finishBelady(b.raw())
+}
+
+// simulate runs Belady's simulation and returns its schedule, not yet
+// verified nor compacted.
+func simulate(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyOptions) (*schedule.Schedule, error) {
+	b, err := newBsim(p, n, orders, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.run(); err != nil {
+		return nil, err
+	}
+	return b.raw(), nil
 }
 
 // Activation states of a forward instance in the simulation.
@@ -118,6 +139,8 @@ type bsim struct {
 	done    int
 	horizon int
 	window  int // how far ahead in a device's order estimate looks
+	maxOff  int // the longest offload time
+	lo      int // topo[:lo] have all started
 }
 
 func newBsim(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyOptions) (*bsim, error) {
@@ -174,6 +197,7 @@ func newBsim(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyO
 			b.allowed[i] = b.allowed[i] && best[b.dev[i]] == i
 		}
 	}
+	b.maxOff = maxOff
 	b.horizon = opt.Horizon
 	if b.horizon <= 0 {
 		b.horizon = 2 * maxOff
@@ -181,6 +205,9 @@ func newBsim(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyO
 	// A device's blocks of a few micro-batches.
 	for _, bs := range p.DeviceBlocks() {
 		b.window = max(b.window, 4*len(bs))
+	}
+	if opt.Release != nil && len(opt.Release) != n*k {
+		return nil, fmt.Errorf("construct: Belady: %d release times for %d instances", len(opt.Release), n*k)
 	}
 	if len(orders) != p.Devices {
 		return nil, fmt.Errorf("construct: Belady: %d orders for %d devices", len(orders), p.Devices)
@@ -280,6 +307,9 @@ func (b *bsim) fits(d, amount int) bool {
 
 // ready reports whether instance x may start at t.
 func (b *bsim) ready(x, t int) bool {
+	if b.opt.Release != nil && b.opt.Release[x] > t {
+		return false
+	}
 	m, i := x/b.k, x%b.k
 	for _, dp := range b.preds[i] {
 		px := m*b.k + dp.From
@@ -311,6 +341,15 @@ func (b *bsim) run() error {
 	for _, dp := range b.p.Deps {
 		limit += b.n * b.p.Delay(dp)
 	}
+	patience := 8 + 4*(b.horizon+b.opt.Lead+2*b.maxOff+b.opt.MinLife)
+	if r := b.opt.Release; r != nil {
+		for _, o := range b.ord {
+			for j := 1; j < len(o); j++ {
+				patience = max(patience, 8+r[o[j]]-r[o[j-1]])
+			}
+		}
+	}
+	idle := 0
 	for t := 0; b.done < nk; t++ {
 		if t > limit {
 			return fmt.Errorf("construct: Belady: no end by time %d", limit)
@@ -338,6 +377,9 @@ func (b *bsim) run() error {
 			for b.busy[d] <= t && b.pos[d] < len(b.ord[d]) {
 				x := b.ord[d][b.pos[d]]
 				if !b.ready(x, t) {
+					if debugStall != nil {
+						debugStall(b, d, x, t)
+					}
 					break
 				}
 				b.begin(x, t)
@@ -361,8 +403,18 @@ func (b *bsim) run() error {
 		for c := range b.tr {
 			running = running || b.tr[c].active
 		}
-		if !moved && !running && b.done < nk {
-			return fmt.Errorf("construct: Belady: stuck at time %d", t)
+		// Nothing moving may be waiting for a release or a reload's due
+		// time; nothing moving for longer than any of those waits is
+		// stuck.
+		idle++
+		if moved || running {
+			idle = 0
+		}
+		if idle > patience {
+			if debugStuck != nil {
+				debugStuck(b, t)
+			}
+			return fmt.Errorf("construct: Belady: stuck at time %d", t-idle)
 		}
 	}
 	return nil
@@ -389,7 +441,13 @@ const farAway = 1 << 40
 // start given what has run by t, with no budget: a lower bound. Those
 // window or more places ahead in their device's order are far away.
 func (b *bsim) estimate(t int) {
-	for _, x := range b.topo {
+	// The instances before the first one not started keep their
+	// estimates: their starts.
+	for b.lo < len(b.topo) && b.start[b.topo[b.lo]] >= 0 {
+		b.est[b.topo[b.lo]] = b.start[b.topo[b.lo]]
+		b.lo++
+	}
+	for _, x := range b.topo[b.lo:] {
 		if b.start[x] >= 0 {
 			b.est[x] = b.start[x]
 			continue
@@ -400,6 +458,9 @@ func (b *bsim) estimate(t int) {
 		}
 		m, i := x/b.k, x%b.k
 		e := t
+		if b.opt.Release != nil {
+			e = max(e, b.opt.Release[x])
+		}
 		d := b.dev[i]
 		if j := b.at[x]; j > 0 {
 			px := b.ord[d][j-1]
@@ -433,7 +494,7 @@ func (b *bsim) decide(c, t int) bool {
 		}
 		when := b.est[y] - b.p.OffloadTime(i)
 		switch {
-		case when <= t:
+		case when <= t, b.opt.Reserve && when < t+b.maxOff:
 			if due.x < 0 || when < due.key {
 				due = pick{x, d, when}
 			}
@@ -582,8 +643,8 @@ func (b *bsim) reload(c, x, t int) {
 	b.tr[c] = transfer{active: true, x: x, reload: true, end: t + b.p.OffloadTime(i)}
 }
 
-// result is the verified, compacted schedule the simulation ran.
-func (b *bsim) result() (*schedule.Schedule, error) {
+// raw is the schedule the simulation ran, with its decisions.
+func (b *bsim) raw() *schedule.Schedule {
 	p := b.p
 	s := &schedule.Schedule{Placement: p, MicroBatches: b.n, Memory: b.opt.Memory}
 	s.Instances = make([]schedule.Instance, 0, len(b.start))
@@ -596,8 +657,13 @@ func (b *bsim) result() (*schedule.Schedule, error) {
 			s.Decisions = append(s.Decisions, dc)
 		}
 	}
+	return s
+}
+
+// finishBelady verifies a simulated schedule and compacts it.
+func finishBelady(s *schedule.Schedule) (*schedule.Schedule, error) {
 	if err := schedule.Verify(s); err != nil {
-		return nil, fmt.Errorf("construct: placement %q: Belady schedule fails verification: %w", p.Name, err)
+		return nil, fmt.Errorf("construct: placement %q: Belady schedule fails verification: %w", s.Placement.Name, err)
 	}
 	if c, err := schedule.CompactDecisions(s); err == nil {
 		return c, nil
@@ -607,19 +673,22 @@ func (b *bsim) result() (*schedule.Schedule, error) {
 
 // beladySource is a schedule whose per-device orders Belady times.
 type beladySource struct {
-	name   string
-	orders [][]schedule.Ref
+	name    string
+	orders  [][]schedule.Ref
+	release []int // BeladyOptions.Release, or nil
 }
 
-// beladyLooser is how much looser than the budget the schedules are
-// whose orders Belady times: budgets memory+1 .. memory+beladyLooser, and
-// unlimited.
-const beladyLooser = 4
+// beladyUnroll is the most micro-batches an ideal order starts per
+// period.
+const beladyUnroll = 3
 
-// beladySources are the orders Belady times: those of the least-period
-// modulo schedules and of the list schedules (every rule, no window)
-// that keep every activation under looser budgets.
-func beladySources(ctx context.Context, p *placement.Placement, n, memory int) []beladySource {
+// beladySources are the orders Belady times: the ideal orders
+// (idealOrders) that start u = 1 … beladyUnroll micro-batches every
+// period, for periods from u times the largest device load to u times
+// one more, each as it is and paced by its times (BeladyOptions.Release),
+// and the order of the oldest-first list schedule without a budget
+// (a deep warm-up).
+func beladySources(ctx context.Context, p *placement.Placement, n int) []beladySource {
 	var out []beladySource
 	seen := map[string]bool{}
 	addOrders := func(name string, s *schedule.Schedule) {
@@ -629,58 +698,53 @@ func beladySources(ctx context.Context, p *placement.Placement, n, memory int) [
 			return
 		}
 		seen[key] = true
-		out = append(out, beladySource{name, o})
+		out = append(out, beladySource{name, o, nil})
 	}
 	lo := 0
 	for _, l := range p.Loads() {
 		lo = max(lo, l)
 	}
-	for u := 1; u <= 2; u++ {
-		for per := lo * u; per < (lo+2)*u; per++ {
-			for _, critical := range []bool{false, true} {
-				if o := idealOrders(p, n, per, u, critical); o != nil {
-					key := fmt.Sprint(o)
-					if !seen[key] {
-						seen[key] = true
-						name := fmt.Sprintf("ideal period %d/%d", per, u)
-						if critical {
-							name += " critical"
-						}
-						out = append(out, beladySource{name, o})
-					}
+	for u := 1; u <= beladyUnroll; u++ {
+		for per := lo * u; per <= (lo+1)*u; per++ {
+			// Critical-first offsets only where one micro-batch starts
+			// per period; several per period fare better without.
+			for _, critical := range []bool{false, true}[:max(1, 3-u)] {
+				if per == lo*u && u > 1 {
+					continue // the same as one per period
 				}
+				o := idealOrders(p, n, per, u, critical)
+				if o == nil {
+					continue
+				}
+				key := fmt.Sprint(o)
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				name := fmt.Sprintf("ideal period %d/%d", per, u)
+				if critical {
+					name += " critical"
+				}
+				out = append(out, beladySource{name, o, nil},
+					beladySource{name + " paced", o, idealTimes(p, n, per, u, critical)})
 			}
 		}
 	}
-	var budgets []int
-	for m := memory + 1; m <= memory+beladyLooser; m++ {
-		budgets = append(budgets, m)
-	}
-	budgets = append(budgets, 0)
-	for _, m := range budgets {
-		if ctx.Err() != nil {
-			break
-		}
-		if ps, err := Modulo(ctx, p, ModuloOptions{Memory: m, MicroBatches: n}); err == nil {
-			if s, err := ps.Schedule(p, n, m); err == nil {
-				addOrders(fmt.Sprintf("modulo period %d at memory %d", ps.Period, m), s)
-			}
-		}
-		if m == 0 {
-			if s, err := List(p, n, ListOptions{Rule: OldestFirst}); err == nil {
-				addOrders(fmt.Sprintf("list/%s at memory %d", OldestFirst, m), s)
-			}
+	if ctx.Err() == nil {
+		if s, err := List(p, n, ListOptions{Rule: OldestFirst}); err == nil {
+			addOrders(fmt.Sprintf("list/%s without a budget", OldestFirst), s)
 		}
 	}
 	return out
 }
 
-// beladyParams are the horizons and leads tried per order, as multiples
-// of the offload time T: horizon T·h, lead T·l/2.
+// beladyParams are the options tried per order, as multiples of the
+// offload time T: horizon T·h, lead T·l/2, least life T·life, and
+// whether reloads keep the host channel (Reserve).
 var beladyParams = []struct {
 	h, l, life int
-	longest    bool
-}{{2, 1, 0, false}, {2, 2, 0, false}, {3, 1, 0, false}, {4, 2, 0, false}, {3, 1, 4, false}, {3, 1, 6, false}}
+	reserve    bool
+}{{2, 1, 0, false}, {2, 2, 0, false}, {3, 1, 0, false}, {4, 2, 0, false}, {3, 1, 0, true}, {4, 2, 0, true}, {3, 1, 4, true}}
 
 // beladyKept is how many of Belady's schedules join the portfolio.
 const beladyKept = 3
@@ -690,6 +754,11 @@ const beladyKept = 3
 // (then by name) that verify,
 // named "order/<source>/belady h H lead L".
 func beladyCandidates(ctx context.Context, p *placement.Placement, n, memory int) []Candidate {
+	return beladyAll(ctx, p, n, memory, beladyKept)
+}
+
+// beladyAll is beladyCandidates keeping keep.
+func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKeep int) []Candidate {
 	if _, err := newBsim(p, 1, make([][]schedule.Ref, p.Devices), BeladyOptions{Memory: memory}); errors.Is(err, errBeladyShape) {
 		return nil
 	}
@@ -704,7 +773,7 @@ func beladyCandidates(ctx context.Context, p *placement.Placement, n, memory int
 		return nil
 	}
 	var out []Candidate
-	for _, src := range beladySources(ctx, p, n, memory) {
+	for _, src := range beladySources(ctx, p, n) {
 		if ctx.Err() != nil {
 			break
 		}
@@ -715,14 +784,14 @@ func beladyCandidates(ctx context.Context, p *placement.Placement, n, memory int
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				opt := BeladyOptions{Memory: memory, Horizon: pr.h * t, Lead: pr.l * t / 2, MinLife: pr.life * t, Longest: pr.longest}
-				s, err := Belady(p, n, src.orders, opt)
+				opt := BeladyOptions{Memory: memory, Horizon: pr.h * t, Lead: pr.l * t / 2, MinLife: pr.life * t, Reserve: pr.reserve, Release: src.release}
+				s, err := simulate(p, n, src.orders, opt)
 				if err != nil {
 					return
 				}
 				name := fmt.Sprintf("order/%s/belady h %d lead %d life %d", src.name, opt.Horizon, opt.Lead, opt.MinLife)
-				if opt.Longest {
-					name += " longest"
+				if opt.Reserve {
+					name += " reserve"
 				}
 				got[k] = &Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s)}
 			}()
@@ -734,10 +803,27 @@ func beladyCandidates(ctx context.Context, p *placement.Placement, n, memory int
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Candidate) int {
+	// Only the shortest are verified and compacted (compaction never
+	// lengthens a schedule, so it cannot bring a longer one ahead by
+	// more than it gains; twice as many are finished as kept).
+	order := func(a, b Candidate) int {
 		return cmp.Or(cmp.Compare(a.Makespan, b.Makespan), cmp.Compare(a.Name, b.Name))
-	})
-	return out[:min(len(out), beladyKept)]
+	}
+	slices.SortStableFunc(out, order)
+	var done []Candidate
+	for _, c := range out {
+		if len(done) == 2*beladyKeep {
+			break
+		}
+		s, err := finishBelady(c.Schedule)
+		if err != nil {
+			continue
+		}
+		done = append(done, Candidate{Name: c.Name, Schedule: s, Makespan: schedule.Makespan(s)})
+	}
+	out = done
+	slices.SortStableFunc(out, order)
+	return out[:min(len(out), beladyKeep)]
 }
 
 // idealOrders are the per-device orders of a periodic schedule that
@@ -770,6 +856,22 @@ func idealOrders(p *placement.Placement, n, period, u int, critical bool) [][]sc
 		for _, it := range items {
 			out[d] = append(out[d], schedule.Ref{Block: it.i, Micro: it.m})
 		}
+	}
+	return out
+}
+
+// idealTimes are the start times of idealOrders' periodic schedule, per
+// instance x = m·K + i; nil where idealOrders is.
+func idealTimes(p *placement.Placement, n, period, u int, critical bool) []int {
+	off := idealOffsets(p, period, u, critical)
+	if off == nil {
+		return nil
+	}
+	k := len(p.Blocks)
+	out := make([]int, n*k)
+	for x := range out {
+		m := x / k
+		out[x] = (m/u)*period + off[m%u][x%k]
 	}
 	return out
 }
@@ -880,3 +982,7 @@ func criticalTopo(p *placement.Placement) []int {
 	}
 	return out
 }
+
+var debugStall func(b *bsim, d, x, t int)
+
+var debugStuck func(b *bsim, t int)
