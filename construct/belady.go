@@ -20,10 +20,12 @@ import (
 // computer", 1966): when a device's order would soon need more memory
 // than its budget, the live activation whose next use (its consumer)
 // comes furthest later in the order goes to host memory, and it comes
-// back just before its consumer. The orders come from schedules that keep
-// every activation under looser budgets (BeladyOrders): the order a
-// device would run with more memory, made to fit the budget by moving
-// what it does not need soon.
+// back just before its consumer. The orders are those a device would run
+// with more memory (beladySources: periodic orders that start every block
+// as early as its dependencies allow, and a list schedule's without a
+// budget), made to fit the budget by moving what it does not need soon.
+// The portfolio adds the best of them when offload is on
+// (beladyCandidates).
 
 // BeladyOptions configure Belady.
 type BeladyOptions struct {
@@ -71,14 +73,11 @@ func Belady(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyOp
 	if err := checkArgs(p, n, opt.Memory); err != nil {
 		return nil, err
 	}
-	b, err := newBsim(p, n, orders, opt)
+	s, err := simulate(p, n, orders, opt)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.run(); err != nil {
-		return nil, err
-	}
-	return finishBelady(b.raw())
+	return finishBelady(s)
 }
 
 // simulate runs Belady's simulation and returns its schedule, not yet
@@ -343,6 +342,7 @@ func (b *bsim) run() error {
 	}
 	patience := 8 + 4*(b.horizon+b.opt.Lead+2*b.maxOff+b.opt.MinLife)
 	if r := b.opt.Release; r != nil {
+		limit += slices.Max(r)
 		for _, o := range b.ord {
 			for j := 1; j < len(o); j++ {
 				patience = max(patience, 8+r[o[j]]-r[o[j-1]])
@@ -377,9 +377,6 @@ func (b *bsim) run() error {
 			for b.busy[d] <= t && b.pos[d] < len(b.ord[d]) {
 				x := b.ord[d][b.pos[d]]
 				if !b.ready(x, t) {
-					if debugStall != nil {
-						debugStall(b, d, x, t)
-					}
 					break
 				}
 				b.begin(x, t)
@@ -411,9 +408,6 @@ func (b *bsim) run() error {
 			idle = 0
 		}
 		if idle > patience {
-			if debugStuck != nil {
-				debugStuck(b, t)
-			}
 			return fmt.Errorf("construct: Belady: stuck at time %d", t-idle)
 		}
 	}
@@ -982,7 +976,3 @@ func criticalTopo(p *placement.Placement) []int {
 	}
 	return out
 }
-
-var debugStall func(b *bsim, d, x, t int)
-
-var debugStuck func(b *bsim, t int)

@@ -3,6 +3,7 @@ package construct
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
@@ -37,6 +38,8 @@ func TestBelady(t *testing.T) {
 		{"memory 3, period 6", 3, 8, 6, 1, false, BeladyOptions{Horizon: 6, Lead: 1}},
 		{"memory 3, period 13/2", 3, 8, 13, 2, true, BeladyOptions{Horizon: 6, Lead: 2, MinLife: 8}},
 		{"memory 3, longest", 3, 8, 7, 1, true, BeladyOptions{Longest: true}},
+		{"memory 3, reserve", 3, 8, 20, 3, false, BeladyOptions{Horizon: 8, Lead: 2, Reserve: true}},
+		{"memory 3, paced", 3, 8, 13, 2, false, BeladyOptions{Horizon: 6, Lead: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			orders := idealOrders(p, tc.n, tc.per, tc.u, tc.critical)
@@ -45,6 +48,9 @@ func TestBelady(t *testing.T) {
 			}
 			opt := tc.opt
 			opt.Memory = tc.memory
+			if strings.HasSuffix(tc.name, "paced") {
+				opt.Release = idealTimes(p, tc.n, tc.per, tc.u, tc.critical)
+			}
 			s, err := Belady(p, tc.n, orders, opt)
 			if err != nil {
 				t.Fatal(err)
@@ -54,6 +60,17 @@ func TestBelady(t *testing.T) {
 			}
 			if off, _ := s.Count(); off == 0 {
 				t.Error("no activation offloaded under a budget that binds")
+			}
+			// The simulation keeps to the release times (compaction may
+			// then start blocks earlier).
+			raw, err := simulate(p, tc.n, orders, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range raw.Instances {
+				if r := opt.Release; r != nil && in.Start < r[in.Micro*len(p.Blocks)+in.Block] {
+					t.Errorf("%s^%d starts at %d before its release", p.Blocks[in.Block].ID, in.Micro, in.Start)
+				}
 			}
 			again, err := Belady(p, tc.n, orders, opt)
 			if err != nil || !reflect.DeepEqual(s, again) {
@@ -92,6 +109,9 @@ func TestBeladyBadOrders(t *testing.T) {
 	// Too little memory for the orders: stuck, an error.
 	if _, err := Belady(p, 8, idealOrders(p, 8, 6, 1, true), BeladyOptions{Memory: 2}); err == nil {
 		t.Error("stuck: no error")
+	}
+	if _, err := Belady(p, n, good, BeladyOptions{Memory: 3, Release: []int{0}}); err == nil {
+		t.Error("release times of the wrong length: no error")
 	}
 	if _, err := Belady(p, n, good, BeladyOptions{}); err == nil {
 		t.Error("no budget: no error")
@@ -141,6 +161,31 @@ func TestBeladyCandidates(t *testing.T) {
 	}
 	if keep, err := placement.Builtin("v-shape", placement.Options{Devices: 4, Chunks: 2, Order: placement.V, SplitBackward: true}); err != nil || beladyCandidates(context.Background(), keep, 8, 2) != nil {
 		t.Error("candidates without an offloadable block")
+	}
+}
+
+// TestPortfolioBelady pins what Belady's schedules add to the portfolio
+// on the memory experiment's V placement (8 devices, offload time 2,
+// offload only) at memory 4, 16 micro-batches: the best candidate is
+// one of them, and it ends at 142, before the 143 of every other
+// construction (a gain of 13.4 % over PipeOffload's 164; 20 % would be
+// 131).
+func TestPortfolioBelady(t *testing.T) {
+	p := vOffload(t, 8)
+	cs, err := PortfolioWith(context.Background(), p, PortfolioOptions{MicroBatches: 16, Memory: 4, Offload: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(cs[0].Name, "order/") || cs[0].Makespan > 142 {
+		t.Errorf("best %s ends at %d, want a Belady schedule ending by 142", cs[0].Name, cs[0].Makespan)
+	}
+	if err := schedule.Verify(cs[0].Schedule); err != nil {
+		t.Error(err)
+	}
+	for _, c := range cs {
+		if !strings.HasPrefix(c.Name, "order/") && c.Makespan < 143 {
+			t.Errorf("%s ends at %d", c.Name, c.Makespan)
+		}
 	}
 }
 
