@@ -137,9 +137,10 @@ type bsim struct {
 	away    [][]int // per device: forward instances away, possibly stale
 	done    int
 	horizon int
-	window  int // how far ahead in a device's order estimate looks
-	maxOff  int // the longest offload time
-	lo      int // topo[:lo] have all started
+	window  int   // how far ahead in a device's order estimate looks
+	maxOff  int   // the longest offload time
+	rank    []int // per instance: its place in topo
+	scratch []int
 }
 
 func newBsim(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyOptions) (*bsim, error) {
@@ -292,6 +293,11 @@ func newBsim(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyO
 	b.dec = make([]schedule.Decision, nk)
 	b.tr = make([]transfer, p.Devices)
 	b.est = make([]int, nk)
+	b.rank = make([]int, nk)
+	for r, x := range b.topo {
+		b.rank[x] = r
+		b.est[x] = farAway
+	}
 	b.live = make([][]int, p.Devices)
 	b.away = make([][]int, p.Devices)
 	return b, nil
@@ -419,6 +425,7 @@ func (b *bsim) begin(x, t int) {
 	i := x % b.k
 	d := b.dev[i]
 	b.start[x] = t
+	b.est[x] = t
 	b.busy[d] = t + b.time(x)
 	b.mem[d] += b.p.Blocks[i].Memory
 	b.pos[d]++
@@ -431,25 +438,20 @@ func (b *bsim) begin(x, t int) {
 // farAway is the estimate of an instance beyond the window.
 const farAway = 1 << 40
 
-// estimate sets est[x], for every instance not started, to its earliest
-// start given what has run by t, with no budget: a lower bound. Those
-// window or more places ahead in their device's order are far away.
+// estimate sets est[x], for every instance not started within window
+// places of the next in its device's order, to its earliest start given
+// what has run by t, with no budget: a lower bound. The others further
+// ahead are far away (farAway, their estimate from the start).
 func (b *bsim) estimate(t int) {
-	// The instances before the first one not started keep their
-	// estimates: their starts.
-	for b.lo < len(b.topo) && b.start[b.topo[b.lo]] >= 0 {
-		b.est[b.topo[b.lo]] = b.start[b.topo[b.lo]]
-		b.lo++
+	b.scratch = b.scratch[:0]
+	for d, o := range b.ord {
+		for j := b.pos[d]; j < min(len(o), b.pos[d]+b.window); j++ {
+			b.scratch = append(b.scratch, o[j])
+		}
 	}
-	for _, x := range b.topo[b.lo:] {
-		if b.start[x] >= 0 {
-			b.est[x] = b.start[x]
-			continue
-		}
-		if d := b.dev[x%b.k]; b.at[x] >= b.pos[d]+b.window {
-			b.est[x] = farAway
-			continue
-		}
+	// In an order that respects the dependencies and device orders.
+	slices.SortFunc(b.scratch, func(x, y int) int { return cmp.Compare(b.rank[x], b.rank[y]) })
+	for _, x := range b.scratch {
 		m, i := x/b.k, x%b.k
 		e := t
 		if b.opt.Release != nil {
