@@ -140,7 +140,10 @@ type bsim struct {
 	window  int   // how far ahead in a device's order estimate looks
 	maxOff  int   // the longest offload time
 	rank    []int // per instance: its place in topo
-	scratch []int
+	scratch []int // the instances estimate estimates, by rank
+	fresh   []int
+	merged  []int
+	winEnd  []int // per device: the end of its window so far
 }
 
 func newBsim(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyOptions) (*bsim, error) {
@@ -294,6 +297,7 @@ func newBsim(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyO
 	b.tr = make([]transfer, p.Devices)
 	b.est = make([]int, nk)
 	b.rank = make([]int, nk)
+	b.winEnd = make([]int, p.Devices)
 	for r, x := range b.topo {
 		b.rank[x] = r
 		b.est[x] = farAway
@@ -443,14 +447,39 @@ const farAway = 1 << 40
 // what has run by t, with no budget: a lower bound. The others further
 // ahead are far away (farAway, their estimate from the start).
 func (b *bsim) estimate(t int) {
-	b.scratch = b.scratch[:0]
-	for d, o := range b.ord {
-		for j := b.pos[d]; j < min(len(o), b.pos[d]+b.window); j++ {
-			b.scratch = append(b.scratch, o[j])
+	// The window's instances, kept in an order that respects the
+	// dependencies and device orders (rank): those started leave, those
+	// the windows reach join, merged in.
+	keep := b.scratch[:0]
+	for _, x := range b.scratch {
+		if b.start[x] < 0 {
+			keep = append(keep, x)
 		}
 	}
-	// In an order that respects the dependencies and device orders.
-	slices.SortFunc(b.scratch, func(x, y int) int { return cmp.Compare(b.rank[x], b.rank[y]) })
+	b.fresh = b.fresh[:0]
+	for d, o := range b.ord {
+		for ; b.winEnd[d] < min(len(o), b.pos[d]+b.window); b.winEnd[d]++ {
+			if x := o[b.winEnd[d]]; b.start[x] < 0 {
+				b.fresh = append(b.fresh, x)
+			}
+		}
+	}
+	byRank := func(x, y int) int { return cmp.Compare(b.rank[x], b.rank[y]) }
+	if len(b.fresh) > 0 {
+		slices.SortFunc(b.fresh, byRank)
+		b.merged = b.merged[:0]
+		j := 0
+		for _, x := range keep {
+			for j < len(b.fresh) && b.rank[b.fresh[j]] < b.rank[x] {
+				b.merged = append(b.merged, b.fresh[j])
+				j++
+			}
+			b.merged = append(b.merged, x)
+		}
+		b.merged = append(b.merged, b.fresh[j:]...)
+		keep, b.merged = b.merged, keep
+	}
+	b.scratch = keep
 	for _, x := range b.scratch {
 		m, i := x/b.k, x%b.k
 		e := t
@@ -799,6 +828,7 @@ func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKee
 			}
 		}
 	}
+	out = append(out, beladyDraws(ctx, p, n, memory, t)...)
 	// Only the shortest are verified and compacted (compaction never
 	// lengthens a schedule, so it cannot bring a longer one ahead by
 	// more than it gains; twice as many are finished as kept).
@@ -831,16 +861,35 @@ func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKee
 // off[c][i], copy c released at c·period/u. Nil where some block finds
 // no free slots.
 func idealOrders(p *placement.Placement, n, period, u int, critical bool) [][]schedule.Ref {
-	off := idealOffsets(p, period, u, critical)
+	o, _ := ordersOf(p, n, period, u, idealOffsets(p, period, u, critical))
+	return o
+}
+
+// idealTimes are the start times of idealOrders' periodic schedule, per
+// instance x = m·K + i; nil where idealOrders is.
+func idealTimes(p *placement.Placement, n, period, u int, critical bool) []int {
+	_, t := ordersOf(p, n, period, u, idealOffsets(p, period, u, critical))
+	return t
+}
+
+// ordersOf are the per-device orders and the start times (per instance
+// x = m·K + i) of the periodic schedule of n micro-batches that starts
+// micro-batch q·u + c's block i at q·period + off[c][i]; nil for nil
+// offsets.
+func ordersOf(p *placement.Placement, n, period, u int, off [][]int) ([][]schedule.Ref, []int) {
 	if off == nil {
-		return nil
+		return nil, nil
 	}
+	k := len(p.Blocks)
 	type item struct{ t, i, m int }
 	per := make([][]item, p.Devices)
+	times := make([]int, n*k)
 	for m := range n {
 		for i, b := range p.Blocks {
+			t := (m/u)*period + off[m%u][i]
+			times[m*k+i] = t
 			for _, d := range b.Devices {
-				per[d] = append(per[d], item{(m/u)*period + off[m%u][i], i, m})
+				per[d] = append(per[d], item{t, i, m})
 			}
 		}
 	}
@@ -853,23 +902,7 @@ func idealOrders(p *placement.Placement, n, period, u int, critical bool) [][]sc
 			out[d] = append(out[d], schedule.Ref{Block: it.i, Micro: it.m})
 		}
 	}
-	return out
-}
-
-// idealTimes are the start times of idealOrders' periodic schedule, per
-// instance x = m·K + i; nil where idealOrders is.
-func idealTimes(p *placement.Placement, n, period, u int, critical bool) []int {
-	off := idealOffsets(p, period, u, critical)
-	if off == nil {
-		return nil
-	}
-	k := len(p.Blocks)
-	out := make([]int, n*k)
-	for x := range out {
-		m := x / k
-		out[x] = (m/u)*period + off[m%u][x%k]
-	}
-	return out
+	return out, times
 }
 
 // idealOffsets are idealOrders' start offsets, per copy and block, the
@@ -880,6 +913,13 @@ func idealOffsets(p *placement.Placement, period, u int, critical bool) [][]int 
 	if critical {
 		order = criticalTopo(p)
 	}
+	return offsetsIn(p, period, u, order, nil)
+}
+
+// offsetsIn are idealOffsets with the blocks taken in the given
+// topological order, block i's copies each at least delay[i] (nil: 0)
+// after its dependencies allow.
+func offsetsIn(p *placement.Placement, period, u int, order, delay []int) [][]int {
 	if order == nil || period <= 0 || u < 1 {
 		return nil
 	}
@@ -902,6 +942,9 @@ func idealOffsets(p *placement.Placement, period, u int, critical bool) [][]int 
 			t := c * period / u
 			for _, dp := range preds[i] {
 				t = max(t, off[c][dp.From]+p.Delay(dp))
+			}
+			if delay != nil {
+				t += delay[i]
 			}
 			placed := false
 			for try := t; try < t+period && !placed; try++ {
@@ -973,6 +1016,190 @@ func criticalTopo(p *placement.Placement) []int {
 			indeg[d.To]--
 			if indeg[d.To] == 0 {
 				ready = append(ready, d.To)
+			}
+		}
+	}
+	return out
+}
+
+// randomTopo is a topological order of p's blocks that takes, among the
+// blocks whose predecessors are all placed, one drawn by r; nil on a
+// cycle. Random orders fill the period's slots differently from the
+// critical path's: on the V placement they find orders whose memory
+// the budget fits better (at memory 4, 16 micro-batches: 132 against
+// 142 for the best ideal order).
+func randomTopo(p *placement.Placement, r *rand) []int {
+	indeg := make([]int, len(p.Blocks))
+	for _, d := range p.Deps {
+		indeg[d.To]++
+	}
+	succs := p.SuccDeps()
+	var ready, out []int
+	for i := range indeg {
+		if indeg[i] == 0 {
+			ready = append(ready, i)
+		}
+	}
+	for len(ready) > 0 {
+		j := r.intn(len(ready))
+		i := ready[j]
+		ready = append(ready[:j], ready[j+1:]...)
+		out = append(out, i)
+		for _, d := range succs[i] {
+			indeg[d.To]--
+			if indeg[d.To] == 0 {
+				ready = append(ready, d.To)
+			}
+		}
+	}
+	if len(out) != len(p.Blocks) {
+		return nil
+	}
+	return out
+}
+
+// beladyDrawn is how many drawn orders Belady tries per period.
+const beladyDrawn = 96
+
+// drawnMicro is the most micro-batches a drawn order is first tried on.
+const drawnMicro = 16
+
+// drawnKept is how many of the drawn orders that end first there are
+// then run on every micro-batch.
+const drawnKept = 6
+
+// drawnParams are the options (as beladyParams) a drawn order is tried
+// with.
+var drawnParams = []struct {
+	h, l, life int
+	reserve    bool
+}{{4, 2, 0, true}, {4, 2, 0, false}}
+
+// drawnOffsets are the offsets of draw number seed (≥ 1) of idealOffsets
+// for the period: the blocks in a random topological order (randomTopo)
+// and, for two draws in three, some blocks (one in 3, 6 or 9) held one or
+// two steps after their dependencies allow. The same seed gives the same
+// offsets on every run.
+func drawnOffsets(p *placement.Placement, period, u, seed int) [][]int {
+	r := newRand(uint64(seed))
+	order := randomTopo(p, r)
+	delay := make([]int, len(p.Blocks))
+	if seed%3 != 0 {
+		for i := range delay {
+			if r.intn(3+seed%3*3) == 0 {
+				delay[i] = 1 + r.intn(2)
+			}
+		}
+	}
+	return offsetsIn(p, period, u, order, delay)
+}
+
+// beladyDraws runs Belady on drawn orders (drawnOffsets, beladyDrawn of
+// each) of one micro-batch per period at the largest device load and of
+// two per that load and a half: every draw on at most drawnMicro
+// micro-batches with each of drawnParams, then the drawnKept distinct
+// draws that end first there on all n with each of beladyParams, as they
+// are and paced by their times. It returns those runs, not yet verified,
+// named "order/drawn S period P/u[ paced]/belady h H lead L life X
+// [reserve]". Draws and runs go side by side in fixed batches; the
+// result is the same on every machine.
+func beladyDraws(ctx context.Context, p *placement.Placement, n, memory, t int) []Candidate {
+	lo := 0
+	for _, l := range p.Loads() {
+		lo = max(lo, l)
+	}
+	type trial struct {
+		per, u, seed, param, ms int
+		off                     [][]int
+	}
+	var trials []trial
+	small := min(n, drawnMicro)
+	for _, pu := range [][2]int{{lo, 1}, {2*lo + 1, 2}} {
+		for start := 1; start <= beladyDrawn; start += listBatch {
+			if ctx.Err() != nil {
+				return nil
+			}
+			got := make([][]trial, listBatch)
+			var wg sync.WaitGroup
+			for b := range listBatch {
+				seed := start + b
+				if seed > beladyDrawn {
+					break
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					off := drawnOffsets(p, pu[0], pu[1], seed)
+					if off == nil {
+						return
+					}
+					o, _ := ordersOf(p, small, pu[0], pu[1], off)
+					for k, pr := range drawnParams {
+						opt := BeladyOptions{Memory: memory, Horizon: pr.h * t, Lead: pr.l * t / 2, MinLife: pr.life * t, Reserve: pr.reserve}
+						if s, err := simulate(p, small, o, opt); err == nil {
+							got[b] = append(got[b], trial{pu[0], pu[1], seed, k, schedule.Makespan(s), off})
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			for _, g := range got {
+				trials = append(trials, g...)
+			}
+		}
+	}
+	slices.SortStableFunc(trials, func(a, b trial) int {
+		return cmp.Or(cmp.Compare(a.ms, b.ms), cmp.Compare(a.u, b.u), cmp.Compare(a.seed, b.seed), cmp.Compare(a.param, b.param))
+	})
+	// The drawnKept distinct draws that end first run on all n with every
+	// option, as they are and paced.
+	var kept []trial
+	seen := map[[3]int]bool{}
+	for _, tr := range trials {
+		key := [3]int{tr.per, tr.u, tr.seed}
+		if len(kept) == drawnKept {
+			break
+		}
+		if !seen[key] {
+			seen[key] = true
+			kept = append(kept, tr)
+		}
+	}
+	params := beladyParams
+	var out []Candidate
+	for _, tr := range kept {
+		if ctx.Err() != nil {
+			break
+		}
+		o, times := ordersOf(p, n, tr.per, tr.u, tr.off)
+		got := make([]*Candidate, 2*len(params))
+		var wg sync.WaitGroup
+		for k := range got {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				pr := params[k/2]
+				opt := BeladyOptions{Memory: memory, Horizon: pr.h * t, Lead: pr.l * t / 2, MinLife: pr.life * t, Reserve: pr.reserve}
+				name := fmt.Sprintf("order/drawn %d period %d/%d", tr.seed, tr.per, tr.u)
+				if k%2 == 1 {
+					opt.Release = times
+					name += " paced"
+				}
+				s, err := simulate(p, n, o, opt)
+				if err != nil {
+					return
+				}
+				name += fmt.Sprintf("/belady h %d lead %d life %d", opt.Horizon, opt.Lead, opt.MinLife)
+				if opt.Reserve {
+					name += " reserve"
+				}
+				got[k] = &Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s)}
+			}()
+		}
+		wg.Wait()
+		for _, c := range got {
+			if c != nil {
+				out = append(out, *c)
 			}
 		}
 	}

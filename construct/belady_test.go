@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -166,25 +167,50 @@ func TestBeladyCandidates(t *testing.T) {
 
 // TestPortfolioBelady pins what Belady's schedules add to the portfolio
 // on the memory experiment's V placement (8 devices, offload time 2,
-// offload only) at memory 4, 16 micro-batches: the best candidate is
-// one of them, and it ends at 142, before the 143 of every other
-// construction (a gain of 13.4 % over PipeOffload's 164; 20 % would be
-// 131).
+// offload only) at memory 4, 16 micro-batches, against PipeOffload (Wan
+// et al., "PipeOffload: Improving Scalability of Pipeline Parallelism
+// with Memory Optimization", §3): the best candidate is one of them, a
+// drawn order, and it ends at 132, before the 143 of every other
+// construction: 19.5 % under PipeOffload's 164 (20 % would be 131.2).
 func TestPortfolioBelady(t *testing.T) {
 	p := vOffload(t, 8)
+	pipe, err := baseline.PipeOffload(p, 16, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cs, err := PortfolioWith(context.Background(), p, PortfolioOptions{MicroBatches: 16, Memory: 4, Offload: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(cs[0].Name, "order/") || cs[0].Makespan > 142 {
-		t.Errorf("best %s ends at %d, want a Belady schedule ending by 142", cs[0].Name, cs[0].Makespan)
+	best := cs[0]
+	if !strings.HasPrefix(best.Name, "order/drawn ") || best.Makespan > 132 {
+		t.Errorf("best %s ends at %d, want a drawn order ending by 132", best.Name, best.Makespan)
 	}
-	if err := schedule.Verify(cs[0].Schedule); err != nil {
+	if err := schedule.Verify(best.Schedule); err != nil {
 		t.Error(err)
+	}
+	if ms := schedule.Makespan(pipe); 1000*best.Makespan > 805*ms {
+		t.Errorf("%d against PipeOffload's %d: more than 80.5 %%", best.Makespan, ms)
 	}
 	for _, c := range cs {
 		if !strings.HasPrefix(c.Name, "order/") && c.Makespan < 143 {
 			t.Errorf("%s ends at %d", c.Name, c.Makespan)
+		}
+	}
+}
+
+// TestBeladyDeterministic: the candidates, drawn orders included, are the
+// same on two runs.
+func TestBeladyDeterministic(t *testing.T) {
+	p := vOffload(t, 4)
+	a := beladyCandidates(context.Background(), p, 8, 3)
+	b := beladyCandidates(context.Background(), p, 8, 3)
+	if len(a) == 0 || len(a) != len(b) {
+		t.Fatalf("%d and %d candidates", len(a), len(b))
+	}
+	for k := range a {
+		if a[k].Name != b[k].Name || !reflect.DeepEqual(a[k].Schedule, b[k].Schedule) {
+			t.Errorf("candidate %d: %s and %s differ", k, a[k].Name, b[k].Name)
 		}
 	}
 }
@@ -196,5 +222,34 @@ func BenchmarkBeladyCandidates(b *testing.B) {
 	p := vOffload(b, 8)
 	for b.Loop() {
 		beladyCandidates(context.Background(), p, 64, 4)
+	}
+}
+
+// TestDrawnOffsets: a draw's blocks start no earlier than their
+// dependencies allow, every device's blocks take distinct slots modulo
+// the period, and a seed gives the same offsets every time.
+func TestDrawnOffsets(t *testing.T) {
+	p := vOffload(t, 8)
+	for seed := 1; seed <= 12; seed++ {
+		off := drawnOffsets(p, 6, 1, seed)
+		if off == nil {
+			continue
+		}
+		if !reflect.DeepEqual(off, drawnOffsets(p, 6, 1, seed)) {
+			t.Errorf("seed %d: two draws differ", seed)
+		}
+		for _, d := range p.Deps {
+			if off[0][d.To] < off[0][d.From]+p.Delay(d) {
+				t.Errorf("seed %d: %s at %d before %s at %d ends", seed, p.Blocks[d.To].ID, off[0][d.To], p.Blocks[d.From].ID, off[0][d.From])
+			}
+		}
+		slot := map[[2]int]string{}
+		for i, b := range p.Blocks {
+			key := [2]int{b.Devices[0], off[0][i] % 6}
+			if other, ok := slot[key]; ok {
+				t.Errorf("seed %d: %s and %s share slot %d on device %d", seed, other, b.ID, key[1], key[0])
+			}
+			slot[key] = b.ID
+		}
 	}
 }
