@@ -43,3 +43,45 @@ func TestLatencyList(t *testing.T) {
 		}
 	}
 }
+
+// TestLatencyListChannels: with links that carry one transfer at a time,
+// the latency list schedule and the portfolio re-timed under the budget
+// meet it (transfers queued in their producers' order, as the verifier
+// times them), at the critical path and above it.
+func TestLatencyListChannels(t *testing.T) {
+	for _, shape := range []string{"v-shape", "x-shape", "m-shape", "nn-shape", "k-shape"} {
+		for _, c := range []int{1, 3} {
+			p, err := placement.Builtin(shape, placement.Options{Devices: 4, Inference: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Transfers = map[placement.Dep]int{}
+			for _, d := range p.Deps {
+				if !p.Shares(d.From, d.To) {
+					p.Transfers[d] = c
+				}
+			}
+			p.Channels = true
+			cp := p.CriticalPath()
+			for _, budget := range []int{cp, cp + 1, cp + 3} {
+				s, err := LatencyList(p, 16, 0, budget)
+				if err != nil {
+					t.Errorf("%s, transfers %d, budget %d: %v", shape, c, budget, err)
+					continue
+				}
+				if s.Latency != budget || schedule.Verify(s) != nil {
+					t.Errorf("%s, transfers %d, budget %d: budget %d recorded, verify %v", shape, c, budget, s.Latency, schedule.Verify(s))
+				}
+			}
+			cands, err := LatencyPortfolio(context.Background(), p, PortfolioOptions{MicroBatches: 8}, cp+1)
+			if err != nil || len(cands) == 0 {
+				t.Fatalf("%s, transfers %d: portfolio: %v", shape, c, err)
+			}
+			for _, cd := range cands {
+				if schedule.MeasureLatency(cd.Schedule).Max > cp+1 || schedule.Verify(cd.Schedule) != nil {
+					t.Errorf("%s, transfers %d: %s over the budget", shape, c, cd.Name)
+				}
+			}
+		}
+	}
+}

@@ -115,17 +115,17 @@ func (v *verifier) latency(r *report) {
 // by relaxation passes in the order Compact's starts give (a topological
 // order of the other edges), until nothing moves. When the orders admit
 // no schedule within the budget (the passes would go on for ever, a cycle
-// of positive weight) it is an error naming a micro-batch. Links that
-// carry one transfer at a time (Channels) are not supported with a
-// budget. A micro-batch is delayed only as much as its budget asks: its
-// first blocks start later, so that it finishes within the budget.
+// of positive weight) it is an error. With links that carry one transfer
+// at a time (Channels) see compactLatencyLinks. A micro-batch is delayed
+// only as much as its budget asks: its first blocks start later, so that
+// it finishes within the budget.
 func CompactLatency(p *placement.Placement, n int, orders [][]Ref, budget int) ([]Instance, error) {
 	ins, err := Compact(p, n, orders)
 	if err != nil || budget <= 0 {
 		return ins, err
 	}
 	if p.Channels {
-		return nil, fmt.Errorf("compact: a latency budget with links that carry one transfer at a time is not supported")
+		return compactLatencyLinks(p, n, orders, budget, ins)
 	}
 	k := len(p.Blocks)
 	node := func(r Ref) int { return r.Micro*k + r.Block }
@@ -187,6 +187,76 @@ func CompactLatency(p *placement.Placement, n int, orders [][]Ref, budget int) (
 		ins[x].Start = start[node(ins[x].Ref())]
 	}
 	return ins, nil
+}
+
+// compactLatencyLinks is CompactLatency with links that carry one
+// transfer at a time (placement's Channels), from ins, Compact's
+// instances. The device orders fix the order of the transfers on every
+// link (its producers all run on the link's first device, and the queue
+// takes them in their start order: placement's LinkQueue), so each
+// transfer is an event of its own: it starts at the later of its
+// producer's end and the end of the transfer before it on its link, and
+// its consumer starts after it ends. Every such rule only moves an
+// instance later when another moves later (where a pair has several
+// links, Lanes, the tensor takes the one where it ends first: a least of
+// such rules, as monotone). So the earliest starts under the budget are
+// the least fixed point of: Compact with a release per instance (its
+// earliest start), each source's release raised to its sink's end minus
+// the budget, until nothing moves. Each pass is one compaction, exact for
+// the releases it is given.
+//
+// Termination. Where the least fixed point exists, every start is a
+// longest path of the constraints with every least (Lanes) fixed to the
+// link it takes, a path with no cycle: at most B, the sum of every block
+// time and every transfer time (the latency edges weigh t_sink − budget
+// ≤ 0, the budget being at least the critical path). A pass that moves
+// raises some start by at least 1 and never lowers one, so a start past B
+// means there is none: these device orders meet no schedule within the
+// budget (an error). Without Lanes the constraints are difference
+// constraints, and, as in CompactLatency, n·|pairs|+1 passes find every
+// longest path; more mean a cycle of positive weight.
+func compactLatencyLinks(p *placement.Placement, n int, orders [][]Ref, budget int, ins []Instance) ([]Instance, error) {
+	k := len(p.Blocks)
+	node := func(r Ref) int { return r.Block*n + r.Micro } // compact's numbering
+	limit := 0
+	for _, b := range p.Blocks {
+		limit += b.Time
+	}
+	for _, d := range p.Deps {
+		t := p.Transfer(d)
+		for _, lt := range p.Lanes[d] {
+			t = max(t, lt)
+		}
+		limit += t * len(p.Links(d))
+	}
+	limit *= n
+	pairs := p.LatencyPairs()
+	release := make([]int, k*n)
+	start := make([]int, k*n)
+	for pass := 0; ; pass++ {
+		for _, in := range ins {
+			start[node(in.Ref())] = in.Start
+		}
+		moved := false
+		for m := range n {
+			for _, lp := range pairs {
+				src, snk := node(Ref{lp.Source, m}), node(Ref{lp.Sink, m})
+				if need := start[snk] + p.Blocks[lp.Sink].Time - budget; need > start[src] && need > release[src] {
+					release[src], moved = need, true
+				}
+			}
+		}
+		if !moved {
+			return ins, nil
+		}
+		if slices.Max(start) > limit || (len(p.Lanes) == 0 && pass > n*len(pairs)) {
+			return nil, fmt.Errorf("compact: these device orders meet no latency budget %d on links that carry one transfer at a time", budget)
+		}
+		var err error
+		if ins, err = compact(p, n, orders, nil, release); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // ShowsLatency reports whether a report on s speaks of latency without

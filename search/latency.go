@@ -56,8 +56,7 @@ func (e latencyError) Is(target error) bool { return target == ErrLatency }
 func (e latencyError) Unwrap() error        { return e.error }
 
 // checkLatency rejects a budget below the critical path, and what the
-// budget is not combined with: decisions (offload, recompute) and links
-// that carry one transfer at a time.
+// budget is not combined with: decisions (offload, recompute).
 func (o Options) checkLatency(p *placement.Placement) error {
 	if o.Latency == 0 {
 		return nil
@@ -65,24 +64,17 @@ func (o Options) checkLatency(p *placement.Placement) error {
 	if err := p.CheckLatency(o.Latency); err != nil {
 		return latencyError{fmt.Errorf("search: %w", err)}
 	}
-	switch {
-	case o.Offload || o.Recompute:
+	if o.Offload || o.Recompute {
 		return fmt.Errorf("search: a latency budget with offload or recompute is not supported")
-	case p.Channels:
-		return fmt.Errorf("search: a latency budget with links that carry one transfer at a time (--channels) is not supported")
 	}
 	return nil
 }
 
 // CheckLatency rejects a latency budget (0: none) that no schedule of p
-// meets, as the search does (an error that is ErrLatency), and a budget
-// with links that carry one transfer at a time.
+// meets, as the search does (an error that is ErrLatency).
 func CheckLatency(p *placement.Placement, budget int) error {
 	if err := p.CheckLatency(budget); err != nil {
 		return latencyError{err}
-	}
-	if budget > 0 && p.Channels {
-		return errors.New("a latency budget with links that carry one transfer at a time (--channels) is not supported")
 	}
 	return nil
 }
@@ -154,7 +146,10 @@ func latencyOptimal(ctx context.Context, p *placement.Placement, opt Options, re
 	t0 := time.Now()
 	s, sol, err := solveAllWithin(ctx, p, n, opt.Memory, opt.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: startsOf(res.Schedule, smt.AllInstances(p, n))})
 	res.Times.Warmup += time.Since(t0)
-	if err != nil || schedule.Verify(s) != nil {
+	if err != nil {
+		return
+	}
+	if s, _, err = onLinks(s); err != nil {
 		return
 	}
 	if schedule.Makespan(s) <= res.Makespan() {

@@ -171,6 +171,13 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 		sol.Proven = sol.Proven || sol.Makespan <= lb
 	}
 	s, retimed, err := onLinks(s)
+	if err != nil && opt.Latency > 0 && start != nil {
+		// Re-timed on the links, the solver's device orders meet no
+		// schedule within the latency budget: the start stands.
+		sol.Makespan = schedule.Makespan(start)
+		sol.Proven = sol.Makespan <= sol.LowerBound
+		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, opt.Latency, sol)}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("time-optimal schedule: %w", err)
 	}
@@ -237,8 +244,8 @@ func solveAll(ctx context.Context, p *placement.Placement, n, memory int, opt sm
 // encoding leaves out the queues on links (placement's Channels) may
 // start a consumer before its tensor, queued behind another on a link,
 // arrives: it is then re-timed, every device keeping its order, by
-// schedule.Compact, which applies the rule (placement's LinkQueue), and
-// retimed is true. Anything else that fails the verifier is a bug.
+// schedule.CompactLatency under s's latency budget (Compact without one),
+// which applies the rule (placement's LinkQueue), and retimed is true. Anything else that fails the verifier is a bug.
 func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err error) {
 	err = schedule.Verify(s)
 	if err == nil {
@@ -247,11 +254,11 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 	if !s.Placement.Channels {
 		return nil, false, fmt.Errorf("fails verification (a bug): %w", err)
 	}
-	ins, cerr := schedule.Compact(s.Placement, s.MicroBatches, schedule.Orders(s))
+	ins, cerr := schedule.CompactLatency(s.Placement, s.MicroBatches, schedule.Orders(s), s.Latency)
 	if cerr != nil {
 		return nil, false, fmt.Errorf("re-timed on the links: %w", cerr)
 	}
-	out := &schedule.Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
+	out := &schedule.Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency, Instances: ins}
 	if err := schedule.Verify(out); err != nil {
 		return nil, false, fmt.Errorf("re-timed on the links, fails verification (a bug): %w", err)
 	}
