@@ -124,10 +124,12 @@ func latencyListed(p *placement.Placement, n, memory, budget int, ins []schedule
 // WithLatency is s re-timed under a latency budget: its device orders
 // compacted under the budget (schedule.CompactLatency), verified with the
 // budget recorded. ok is false when its orders meet no schedule within
-// the budget. Decisions are not carried: a schedule with decisions is
-// not re-timed (ok false).
+// the budget. A schedule that offloads or recomputes keeps its decisions
+// and every order CompactDecisions keeps (schedule.CompactDecisionsLatency);
+// offloads and recomputes lie inside their micro-batch, and re-timing may
+// lengthen it no further than the budget, or the schedule is dropped.
 func WithLatency(s *schedule.Schedule, budget int) (out *schedule.Schedule, ok bool) {
-	if s == nil || len(s.Decisions) > 0 {
+	if s == nil {
 		return nil, false
 	}
 	t := *s
@@ -135,6 +137,14 @@ func WithLatency(s *schedule.Schedule, budget int) (out *schedule.Schedule, ok b
 	t.Claimed = nil
 	if schedule.Verify(&t) == nil {
 		return &t, true
+	}
+	if len(s.Decisions) > 0 {
+		c, err := schedule.CompactDecisionsLatency(&t, budget)
+		if err != nil || schedule.Verify(c) != nil {
+			return nil, false
+		}
+		c.Repetend, c.Claimed = nil, nil
+		return c, true
 	}
 	ins, err := schedule.CompactLatency(s.Placement, s.MicroBatches, schedule.Orders(s), budget)
 	if err != nil {
@@ -150,13 +160,15 @@ func WithLatency(s *schedule.Schedule, budget int) (out *schedule.Schedule, ok b
 // LatencyPortfolio is PortfolioWith under a latency budget (> 0): every
 // candidate of the portfolio re-timed under the budget (WithLatency) where
 // its orders allow, and the latency list schedule (LatencyList, named
-// "list/latency"), best first as the portfolio orders them. Decisions
-// (offload, recompute) are not combined with a budget.
+// "list/latency"), best first as the portfolio orders them. With links
+// that carry one transfer at a time both time the transfers by the queue
+// (schedule.CompactLatency); the list schedules that offload or recompute
+// (o.Offload, o.Recompute) are re-timed with their decisions, and left
+// out where they meet no schedule within the budget.
 func LatencyPortfolio(ctx context.Context, p *placement.Placement, o PortfolioOptions, budget int) ([]Candidate, error) {
 	if err := p.CheckLatency(budget); err != nil {
 		return nil, fmt.Errorf("construct: %w", err)
 	}
-	o.Offload, o.Recompute = false, false
 	cands, err := PortfolioWith(ctx, p, o)
 	if err != nil {
 		return nil, err

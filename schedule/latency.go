@@ -278,3 +278,62 @@ func LatencyText(s *Schedule) string {
 	}
 	return t
 }
+
+// CompactDecisionsLatency is CompactDecisions under a latency budget (0:
+// none, then it is CompactDecisions): s's orders kept (of instances and
+// recomputes on every device, of moves on every host channel, of memory
+// changes on every device), every start as early as they, the
+// dependencies, the decisions' timing and the budget allow. The latency
+// rule joins the difference constraints as an edge from every sink back
+// to every source of its micro-batch, weighted t_sink − budget (a
+// micro-batch's latency counts its blocks: its offloads, reloads and
+// recomputes all lie between its forward's end and its consumer's
+// start), and the relaxation finds the least solution or, where a cycle
+// of positive weight makes these orders meet no schedule within the
+// budget, an error. Keeping the orders keeps memory as CompactDecisions
+// does. Without decisions it is CompactLatency of s's orders. s must
+// verify without its budget; placements whose links carry one transfer at
+// a time are not compacted with decisions (an error). The result records
+// the budget and is verified.
+func CompactDecisionsLatency(s *Schedule, budget int) (*Schedule, error) {
+	if budget <= 0 {
+		return CompactDecisions(s)
+	}
+	free := *s
+	free.Latency = 0
+	if err := Verify(&free); err != nil {
+		return nil, fmt.Errorf("compact: %w", err)
+	}
+	p := s.Placement
+	out := &Schedule{Placement: p, Cluster: s.Cluster, Source: s.Source, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: budget}
+	if len(s.Decisions) == 0 {
+		ins, err := CompactLatency(p, s.MicroBatches, Orders(s), budget)
+		if err != nil {
+			return nil, err
+		}
+		out.Instances = ins
+	} else {
+		if p.Channels {
+			return nil, fmt.Errorf("compact: a schedule that offloads or recomputes on links that carry one transfer at a time")
+		}
+		c := newCompactor(&free)
+		at := make(map[Ref]int, len(s.Instances))
+		for x, in := range s.Instances {
+			at[in.Ref()] = x
+		}
+		for m := range s.MicroBatches {
+			for _, lp := range p.LatencyPairs() {
+				c.cons = append(c.cons, constraint{x: at[Ref{lp.Source, m}], y: at[Ref{lp.Sink, m}], w: p.Blocks[lp.Sink].Time - budget})
+			}
+		}
+		if err := c.solve(); err != nil {
+			return nil, fmt.Errorf("compact: these orders meet no latency budget %d", budget)
+		}
+		out.Instances, out.Decisions = c.result()
+		out.Sort()
+	}
+	if err := Verify(out); err != nil {
+		return nil, fmt.Errorf("compact: the compacted schedule fails verification (a bug): %w", err)
+	}
+	return out, nil
+}

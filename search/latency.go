@@ -55,17 +55,10 @@ type latencyError struct{ error }
 func (e latencyError) Is(target error) bool { return target == ErrLatency }
 func (e latencyError) Unwrap() error        { return e.error }
 
-// checkLatency rejects a budget below the critical path, and what the
-// budget is not combined with: decisions (offload, recompute).
+// checkLatency rejects a budget below the critical path.
 func (o Options) checkLatency(p *placement.Placement) error {
-	if o.Latency == 0 {
-		return nil
-	}
 	if err := p.CheckLatency(o.Latency); err != nil {
 		return latencyError{fmt.Errorf("search: %w", err)}
-	}
-	if o.Offload || o.Recompute {
-		return fmt.Errorf("search: a latency budget with offload or recompute is not supported")
 	}
 	return nil
 }
@@ -77,6 +70,22 @@ func CheckLatency(p *placement.Placement, budget int) error {
 		return latencyError{err}
 	}
 	return nil
+}
+
+// noneWithin is the error of a search with offload or recompute under a
+// latency budget that found no schedule meeting both budgets: every
+// construction and baseline, re-timed under the latency budget with its
+// decisions, was over one of them, and so was the repetend's schedule
+// (which keeps every activation) or there was none.
+func (o Options) noneWithin(p *placement.Placement) error {
+	what := "offload or recompute"
+	switch {
+	case !o.Recompute:
+		what = "offload"
+	case !o.Offload:
+		what = "recompute"
+	}
+	return latencyError{fmt.Errorf("placement %q: no schedule found within latency budget %d and memory %d, with or without %s", p.Name, o.Latency, o.Memory, what)}
 }
 
 // withinLatency is s re-timed under the budget (construct.WithLatency), s
