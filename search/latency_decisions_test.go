@@ -28,11 +28,13 @@ func TestLatencyWithDecisions(t *testing.T) {
 		opt                placement.Options
 		memory, n, latency int
 		offload, recompute bool
+		windows            int    // Options.DecidedWindows
 		want               string // the error; "" when a schedule is found
 	}{
-		{"offload", split, 2, 8, 14, true, false, ""},
-		{"recompute", split, 2, 8, 16, false, true, ""},
-		{"offload, none found", vsplit, 1, 8, 18, true, false, `placement "v-shape-v2-split": no schedule found within latency budget 18 and memory 1, with or without offload`},
+		{"offload", split, 2, 8, 14, true, false, 0, ""},
+		{"recompute", split, 2, 8, 16, false, true, 0, ""},
+		{"recompute, windows that decide", split, 2, 8, 16, false, true, 2, ""},
+		{"offload, none found", vsplit, 1, 8, 18, true, false, 0, `placement "v-shape-v2-split": no schedule found within latency budget 18 and memory 1, with or without offload`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := placementtest.Builtin(t, "v-shape", tc.opt)
@@ -42,7 +44,7 @@ func TestLatencyWithDecisions(t *testing.T) {
 			if tc.recompute {
 				p = p.WithRecompute()
 			}
-			opt := Options{MicroBatches: tc.n, Memory: tc.memory, Latency: tc.latency, Offload: tc.offload, Recompute: tc.recompute, Jobs: 1}
+			opt := Options{MicroBatches: tc.n, Memory: tc.memory, Latency: tc.latency, Offload: tc.offload, Recompute: tc.recompute, DecidedWindows: tc.windows, Jobs: 1}
 			var out [2]string
 			var res *Result
 			for k := range out {
@@ -61,6 +63,9 @@ func TestLatencyWithDecisions(t *testing.T) {
 			}
 			if out[0] != out[1] {
 				t.Error("two runs, two schedules")
+			}
+			if tc.windows > 0 && res.Refined.Steps == 0 {
+				t.Error("no window that decides ran")
 			}
 			s := res.Schedule
 			if s.Latency != tc.latency || s.Memory != tc.memory {
