@@ -136,19 +136,3 @@ func (q *LinkQueue) Free(l Link) int {
 	}
 	return f
 }
-
-// Clone is a copy of q: booking on it leaves q as it is (a trial
-// placement that may be taken back).
-func (q *LinkQueue) Clone() *LinkQueue {
-	c := &LinkQueue{p: q.p, free: make(map[Link]int, len(q.free)), lane: make(map[lane]int, len(q.lane)), lanes: make(map[Link]int, len(q.lanes))}
-	for l, t := range q.free {
-		c.free[l] = t
-	}
-	for l, t := range q.lane {
-		c.lane[l] = t
-	}
-	for l, k := range q.lanes {
-		c.lanes[l] = k
-	}
-	return c
-}
