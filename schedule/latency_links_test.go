@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 )
@@ -163,5 +164,33 @@ func TestCompactLatencyChannelsProperty(t *testing.T) {
 	}
 	if met == 0 {
 		t.Fatal("no trial met its budget")
+	}
+	// Several links per pair (lanes): the least of the links' queues.
+	c, err := cluster.Load("../testdata/clusters/four-two-links.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	met = 0
+	for _, p := range places {
+		q, err := c.Apply(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for trial := range 20 {
+			n := 1 + rng.IntN(5)
+			orders := Orders(randomValid(rng, p, n, 2))
+			budget := q.CriticalPath() + rng.IntN(12)
+			ins, err := CompactLatency(q, n, orders, budget)
+			if err != nil {
+				continue
+			}
+			met++
+			if err := Verify(&Schedule{Placement: q, MicroBatches: n, Latency: budget, Instances: ins}); err != nil {
+				t.Fatalf("%s with lanes, trial %d: %v", p.Name, trial, err)
+			}
+		}
+	}
+	if met == 0 {
+		t.Fatal("with lanes, no trial met its budget")
 	}
 }
