@@ -122,21 +122,15 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 					} else {
 						next, checks, err = window(ctx, cur, max(0, pos-w), pos, opt.Effort, seed)
 					}
-					st.Steps++
-					st.Checks += checks
-					if err != nil {
-						if errors.Is(err, smt.ErrInterrupted) || ctx.Err() != nil {
-							return cur, st, nil
+					better, stop, err := st.take(ctx, &cur, next, checks, err, opt.Progress)
+					if stop {
+						if err != nil {
+							return nil, st, err
 						}
-						return nil, st, err
+						return cur, st, nil
 					}
-					if next != nil && schedule.Makespan(next) < schedule.Makespan(cur) {
-						cur = next
-						st.Improved++
+					if better {
 						gain, won = true, true
-						if opt.Progress != nil {
-							opt.Progress(schedule.Makespan(cur))
-						}
 					}
 					if pos-w <= 0 {
 						break
