@@ -87,22 +87,9 @@ func runModel(ctx context.Context, old *schedule.Schedule, t *Timeline, c *clust
 	}
 	run := &modelRun{m: first.Cost.Model, unit: first.TimeUnit, c: c, split: first.Split}
 	rep := &Report{Placement: p0.Name, Devices: p0.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old)}
-	last := old
-	for k, step := range t.Steps() {
-		st, s, err := run.step(ctx, last, step, opt)
-		if err != nil {
-			var ce *ChangeError
-			if errors.As(err, &ce) {
-				ce.Step, ce.Iteration = k+1, step[0].At
-				return nil, ce
-			}
-			return nil, fmt.Errorf("timeline: step %d (iteration %d): %w", k+1, step[0].At, err)
-		}
-		rep.Steps = append(rep.Steps, *st)
-		last = s
-	}
-	rep.Final = last
-	return rep, nil
+	return runSteps(t, rep, old, func(last *schedule.Schedule, step []Change) (*Step, *schedule.Schedule, error) {
+		return run.step(ctx, last, step, opt)
+	})
 }
 
 // sameBlocks reports whether a and b have the same devices and blocks
