@@ -114,6 +114,15 @@ func (o outputs) check() error {
 	return nil
 }
 
+// writeVerified verifies s, the schedule a command's search returned (a
+// failure is a bug of the search), and writes it (write).
+func (o outputs) writeVerified(command string, s *schedule.Schedule) error {
+	if err := schedule.Verify(s); err != nil {
+		return fmt.Errorf("%s: the schedule fails verification (a bug): %w", command, err)
+	}
+	return o.write(s)
+}
+
 // write saves a verified schedule to every file asked for.
 func (o outputs) write(s *schedule.Schedule) error {
 	if o.cluster != nil && s.Cluster == nil {
