@@ -176,26 +176,12 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	return writeFiles(opts.OutDir, opts.Force, files, stdout)
 }
 
-// parseRange reads "A-B" or "A" into A..B; every value must be ≥ min.
+// parseRange is compare.ParseRange for --flag: an error is a usage
+// error naming the flag.
 func parseRange(flag, s string, min int) ([]int, error) {
-	lo, hi, isRange := strings.Cut(strings.TrimSpace(s), "-")
-	if !isRange {
-		hi = lo
-	}
-	a, err1 := strconv.Atoi(strings.TrimSpace(lo))
-	b, err2 := strconv.Atoi(strings.TrimSpace(hi))
-	if err1 != nil || err2 != nil {
-		return nil, usageErrorf("--%s: want a number or a range A-B, got %q", flag, s)
-	}
-	if a < min || b < a {
-		return nil, usageErrorf("--%s: want %d ≤ A ≤ B, got %q", flag, min, s)
-	}
-	if b-a >= 64 {
-		return nil, usageErrorf("--%s: %q has more than 64 values", flag, s)
-	}
-	xs := make([]int, 0, b-a+1)
-	for x := a; x <= b; x++ {
-		xs = append(xs, x)
+	xs, err := compare.ParseRange(s, min)
+	if err != nil {
+		return nil, usageErrorf("--%s: %v", flag, err)
 	}
 	return xs, nil
 }
