@@ -10,6 +10,7 @@ import (
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
@@ -56,10 +57,7 @@ func place(cost *hetero.Cost, split *hetero.Split) (*placement.Placement, *clust
 		return nil, nil, nil, err
 	}
 	if mem != nil {
-		given.Capacities = make([]int, given.Devices)
-		for d, x := range mem {
-			given.Capacities[d] = x.Budget
-		}
+		given.Capacities = partition.Budgets(mem)
 	}
 	p, err := vcl.Apply(given)
 	if err != nil {

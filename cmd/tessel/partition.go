@@ -234,16 +234,8 @@ func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (
 	}
 	var expert *partition.Split
 	if o.Expert != "" {
-		data, err := os.ReadFile(o.Expert)
-		if err != nil {
-			return nil, usageErrorf("%v", err)
-		}
-		a, err := partition.ParseAssignment(data)
-		if err == nil {
-			expert, err = a.Split(g)
-		}
-		if err != nil {
-			return nil, usageErrorf("%s: %v", o.Expert, err)
+		if expert, err = partition.LoadAssignment(o.Expert, g); err != nil {
+			return nil, &usageError{err}
 		}
 	}
 	t0 := time.Now()
@@ -363,16 +355,8 @@ func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Write
 	g.ScaleComm(o.CommScale)
 	var expert *partition.Split
 	if o.Expert != "" {
-		data, err := os.ReadFile(o.Expert)
-		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		a, err := partition.ParseAssignment(data)
-		if err == nil {
-			expert, err = a.Split(g)
-		}
-		if err != nil {
-			return usageErrorf("%s: %v", o.Expert, err)
+		if expert, err = partition.LoadAssignment(o.Expert, g); err != nil {
+			return &usageError{err}
 		}
 	}
 	q := 1

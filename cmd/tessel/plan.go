@@ -142,10 +142,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		return fmt.Errorf("plan: %s: %w", pr.Model, err)
 	}
 	if mem != nil {
-		p.Capacities = make([]int, p.Devices)
-		for d, m := range mem {
-			p.Capacities[d] = m.Budget
-		}
+		p.Capacities = partition.Budgets(mem)
 	}
 	if o.Decisions != (placement.Decisions{}) {
 		if p, err = declare(p, o.Decisions); err != nil {
