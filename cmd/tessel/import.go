@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/torchcsv"
@@ -182,6 +183,6 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 		budget = strconv.Itoa(s.Memory)
 	}
 	_, err = fmt.Fprintf(stdout, "imported %s: %d ranks, %d stages, %d micro-batches, makespan %d, bubble rate %.2f%%, peak memory %v (budget %s), verified\n",
-		opts.TorchCSV, s.Placement.Devices, stages, s.MicroBatches, m.Makespan, 100*m.BubbleRate, formatInts(m.PeakMemory), budget)
+		opts.TorchCSV, s.Placement.Devices, stages, s.MicroBatches, m.Makespan, 100*m.BubbleRate, textfmt.CommaInts(m.PeakMemory), budget)
 	return err
 }
