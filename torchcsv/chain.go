@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -347,4 +348,32 @@ func Import(t *Table, opt ImportOptions) (*schedule.Schedule, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ImportText is the line tessel import prints about s, the schedule
+// Import built from the file at path: ranks, stages (forward blocks),
+// micro-batches, makespan, bubble rate, every rank's peak memory and the
+// budget it was verified against.
+func ImportText(path string, s *schedule.Schedule) string {
+	m := schedule.Measure(s)
+	stages := 0
+	for _, b := range s.Placement.Blocks {
+		if k, _ := b.Kind.Info(); !k.Gradient {
+			stages++
+		}
+	}
+	return fmt.Sprintf("imported %s: %d ranks, %d stages, %d micro-batches, makespan %d, bubble rate %.2f%%, peak memory %v (budget %s), verified\n",
+		path, s.Placement.Devices, stages, s.MicroBatches, m.Makespan, 100*m.BubbleRate, textfmt.CommaInts(m.PeakMemory), textfmt.Budget(s.Memory))
+}
+
+// Stages is how many stages the table's actions name: one more than the
+// largest stage id.
+func (t *Table) Stages() int {
+	stages := 0
+	for _, row := range t.Rows {
+		for _, a := range row {
+			stages = max(stages, a.Stage+1)
+		}
+	}
+	return stages
 }

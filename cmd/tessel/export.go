@@ -111,14 +111,8 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 	if err := writeNew(opts.Out, opts.Force, data); err != nil {
 		return err
 	}
-	stages := 0
-	for _, row := range tab.Rows {
-		for _, a := range row {
-			stages = max(stages, a.Stage+1)
-		}
-	}
 	_, err = fmt.Fprintf(stdout, "wrote %s: %d ranks, %d stages, %d micro-batches (PyTorch pipelining CSV, %s)\n",
-		opts.Out, len(tab.Rows), stages, s.MicroBatches, form)
+		opts.Out, len(tab.Rows), tab.Stages(), s.MicroBatches, form)
 	return err
 }
 

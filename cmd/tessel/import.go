@@ -8,12 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/torchcsv"
@@ -171,18 +169,6 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 			return err
 		}
 	}
-	m := schedule.Measure(s)
-	stages := 0
-	for _, b := range s.Placement.Blocks {
-		if k, _ := b.Kind.Info(); !k.Gradient {
-			stages++
-		}
-	}
-	budget := "unlimited"
-	if s.Memory > 0 {
-		budget = strconv.Itoa(s.Memory)
-	}
-	_, err = fmt.Fprintf(stdout, "imported %s: %d ranks, %d stages, %d micro-batches, makespan %d, bubble rate %.2f%%, peak memory %v (budget %s), verified\n",
-		opts.TorchCSV, s.Placement.Devices, stages, s.MicroBatches, m.Makespan, 100*m.BubbleRate, textfmt.CommaInts(m.PeakMemory), budget)
+	_, err = io.WriteString(stdout, torchcsv.ImportText(opts.TorchCSV, s))
 	return err
 }
