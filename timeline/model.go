@@ -12,7 +12,6 @@ import (
 	"github.com/tessel-pp/tessel/hetero"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -246,9 +245,7 @@ func (r *modelRun) step(ctx context.Context, last *schedule.Schedule, changes []
 		if err != nil {
 			return nil, nil, fmt.Errorf("fresh plan: %w", err)
 		}
-		fctx, cancel := limit(ctx, opt.TimeLimit)
-		fs, err := search.Run(fctx, fp, search.Options{Memory: last.Memory, MaxNR: opt.Replan.MaxNR, MicroBatches: last.MicroBatches, Method: repetend.MethodJoint, Seed: opt.Replan.Seed})
-		cancel()
+		fs, err := search.Fresh(ctx, fp, last, opt.Replan, opt.TimeLimit)
 		if err != nil {
 			return nil, nil, fmt.Errorf("fresh search: %w", err)
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -230,10 +229,8 @@ func runStep(ctx context.Context, last *schedule.Schedule, first, given *placeme
 	}
 	st.Makespan, st.LowerBound, st.Seconds, st.Source, st.Valid = schedule.Makespan(s), res.Bounds.Makespan, seconds(took), res.Source.String(), true
 	if opt.Fresh {
-		fctx, cancel := limit(ctx, opt.TimeLimit)
 		t1 := time.Now()
-		fresh, err := search.Run(fctx, p, search.Options{Memory: last.Memory, MaxNR: opt.Replan.MaxNR, MicroBatches: last.MicroBatches, Method: repetend.MethodJoint, Seed: opt.Replan.Seed})
-		cancel()
+		fresh, err := search.Fresh(ctx, p, last, opt.Replan, opt.TimeLimit)
 		if err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("fresh search: %w", err)
 		}
