@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -48,20 +47,12 @@ func partitionOnCluster(ctx context.Context, o partitionOptions, cl *cluster.Clu
 		return nil, usageErrorf("%s: %v", o.Model, err)
 	}
 	if o.Out != "" {
-		var buf bytes.Buffer
-		if err := r.Converted.Placement.Write(&buf); err != nil {
-			return nil, err
-		}
-		if err := writeNew(o.Out, o.Force, buf.Bytes()); err != nil {
+		if err := writeDrawn(o.Out, o.Force, r.Converted.Placement.Write); err != nil {
 			return nil, err
 		}
 	}
 	if o.ClusterOut != "" {
-		var buf bytes.Buffer
-		if err := r.Cluster.Write(&buf); err != nil {
-			return nil, err
-		}
-		if err := writeNew(o.ClusterOut, o.Force, buf.Bytes()); err != nil {
+		if err := writeDrawn(o.ClusterOut, o.Force, r.Cluster.Write); err != nil {
 			return nil, err
 		}
 	}

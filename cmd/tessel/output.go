@@ -37,6 +37,16 @@ func writeNew(path string, force bool, data []byte) error {
 	return f.Close()
 }
 
+// writeDrawn writes what write draws to path (writeNew), drawn in memory
+// first so that a failure leaves no partial file.
+func writeDrawn(path string, force bool, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	return writeNew(path, force, buf.Bytes())
+}
+
 // outFile is one file a command writes into a folder.
 type outFile struct {
 	name string

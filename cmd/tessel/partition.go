@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -260,11 +259,7 @@ func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (
 	}
 	res.Placement.File = o.Out
 	if o.Out != "" {
-		var buf bytes.Buffer
-		if err := res.Converted.Placement.Write(&buf); err != nil {
-			return nil, err
-		}
-		if err := writeNew(o.Out, o.Force, buf.Bytes()); err != nil {
+		if err := writeDrawn(o.Out, o.Force, res.Converted.Placement.Write); err != nil {
 			return nil, err
 		}
 	}

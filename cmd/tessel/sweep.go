@@ -131,14 +131,9 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	var ps []*placement.Placement
 	for _, name := range opts.Placements {
 		spec := placementSpec{Name: name, Devices: opts.Devices, ForwardTime: opts.ForwardTime, BackwardTime: opts.BackwardTime, Cluster: opts.Cluster}
-		p, err := spec.load()
+		p, _, _, err := spec.loadFor(opts.Decisions)
 		if err != nil {
 			return err
-		}
-		if opts.Decisions != (placement.Decisions{}) {
-			if p, _, err = spec.loadDeclared(opts.Decisions); err != nil {
-				return err
-			}
 		}
 		ps = append(ps, p)
 	}
