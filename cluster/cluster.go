@@ -508,6 +508,23 @@ func (c *Cluster) Clone() *Cluster {
 	return q
 }
 
+// Simple is the cluster of n devices given without a file (tessel's
+// --device-speed, --transfer-time and --channels): speeds as ParseSpeeds
+// reads them ("": every device speed 1), every link taking latency per
+// tensor, carrying one transfer at a time with channels.
+func Simple(n int, speeds string, latency float64, channels bool) (*Cluster, error) {
+	c := Uniform(n)
+	if speeds != "" {
+		var err error
+		if c, err = ParseSpeeds(speeds, n); err != nil {
+			return nil, err
+		}
+	}
+	c.Default.Latency = latency
+	c.Channels = channels
+	return c, nil
+}
+
 // ParseSpeeds reads device speeds written D=S,... (device D of n runs at
 // speed S) into a cluster of n devices (Uniform), the others at speed 1.
 func ParseSpeeds(s string, n int) (*Cluster, error) {
