@@ -331,17 +331,8 @@ func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 			q.Lanes[d] = ts
 		}
 	}
-	if err := c.applyHost(q); err != nil {
+	if err := c.applyDevices(q); err != nil {
 		return nil, err
-	}
-	q.Capacities = nil
-	for d, dev := range c.Devices {
-		if dev.Memory > 0 {
-			if q.Capacities == nil {
-				q.Capacities = make([]int, p.Devices)
-			}
-			q.Capacities[d] = dev.Memory
-		}
 	}
 	if p.HasCandidates() {
 		// A chosen placement keeps what every other choice costs, so
@@ -405,22 +396,32 @@ func (c *Cluster) applyOpen(p *placement.Placement) (*placement.Placement, error
 	}
 	q.Costs = costs
 	q.Channels = c.Channels
-	if err := c.applyHost(q); err != nil {
+	if err := c.applyDevices(q); err != nil {
 		return nil, err
-	}
-	q.Capacities = nil
-	for d, dev := range c.Devices {
-		if dev.Memory > 0 {
-			if q.Capacities == nil {
-				q.Capacities = make([]int, p.Devices)
-			}
-			q.Capacities[d] = dev.Memory
-		}
 	}
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
 	return q, nil
+}
+
+// applyDevices gives q, a placement on c, c's host links (applyHost) and
+// its devices' memories as budgets (Capacities; nil where no device
+// gives one).
+func (c *Cluster) applyDevices(q *placement.Placement) error {
+	if err := c.applyHost(q); err != nil {
+		return err
+	}
+	q.Capacities = nil
+	for d, dev := range c.Devices {
+		if dev.Memory > 0 {
+			if q.Capacities == nil {
+				q.Capacities = make([]int, q.Devices)
+			}
+			q.Capacities[d] = dev.Memory
+		}
+	}
+	return nil
 }
 
 // applyHost sets the offload time of every block that declares an
