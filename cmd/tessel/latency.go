@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/inference"
-	"github.com/tessel-pp/tessel/internal/textfmt"
 )
 
 // latencyBudgetFlag is --latency-budget of search, optimal, compare and
@@ -102,20 +100,9 @@ func runLatencySweep(ctx context.Context, opts sweepOptions, stdout, stderr io.W
 	if opts.OutDir == "" {
 		return res.Write(stdout, opts.Format)
 	}
-	var table, svg bytes.Buffer
-	if err := res.Write(&table, opts.Format); err != nil {
+	files, err := res.Files(opts.Format)
+	if err != nil {
 		return err
-	}
-	if err := res.Chart().WriteSVG(&svg); err != nil {
-		return err
-	}
-	files := []outFile{{"latency." + textfmt.Ext(opts.Format), table.Bytes()}, {"latency.svg", svg.Bytes()}}
-	if lc := res.LatencyChart(); lc != nil {
-		var b bytes.Buffer
-		if err := lc.WriteSVG(&b); err != nil {
-			return err
-		}
-		files = append(files, outFile{"latency-max.svg", b.Bytes()})
 	}
 	return writeFiles(opts.OutDir, opts.Force, files, stdout)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -47,21 +48,15 @@ func writeDrawn(path string, force bool, write func(io.Writer) error) error {
 	return writeNew(path, force, buf.Bytes())
 }
 
-// outFile is one file a command writes into a folder.
-type outFile struct {
-	name string
-	data []byte
-}
-
 // writeFiles writes files into dir (made when missing) with writeNew,
 // naming each on stdout.
-func writeFiles(dir string, force bool, files []outFile, stdout io.Writer) error {
+func writeFiles(dir string, force bool, files []compare.File, stdout io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usageErrorf("%v", err)
 	}
 	for _, f := range files {
-		path := filepath.Join(dir, f.name)
-		if err := writeNew(path, force, f.data); err != nil {
+		path := filepath.Join(dir, f.Name)
+		if err := writeNew(path, force, f.Data); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", path)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"os"
@@ -137,9 +136,8 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 		}
 		ps = append(ps, p)
 	}
-	ext := textfmt.Ext(opts.Format)
 	if opts.OutDir != "" && !opts.Force {
-		for _, f := range []string{"fig11." + ext, "fig11.svg", "fig12." + ext, "fig12.svg"} {
+		for _, f := range compare.SweepFileNames(opts.Format) {
 			path := filepath.Join(opts.OutDir, f)
 			if _, err := os.Stat(path); err == nil {
 				return usageErrorf("%s exists (use --force to overwrite it)", path)
@@ -157,16 +155,9 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	if opts.OutDir == "" {
 		return out.Write(stdout, opts.Format)
 	}
-	var files []outFile
-	for _, f := range []*compare.Figure{&out.Fig11, &out.Fig12} {
-		var table, svg bytes.Buffer
-		if err := f.Write(&table, opts.Format, opts.Format == "json"); err != nil {
-			return err
-		}
-		if err := f.Chart().WriteSVG(&svg); err != nil {
-			return err
-		}
-		files = append(files, outFile{"fig" + f.Figure + "." + ext, table.Bytes()}, outFile{"fig" + f.Figure + ".svg", svg.Bytes()})
+	files, err := out.Files(opts.Format)
+	if err != nil {
+		return err
 	}
 	return writeFiles(opts.OutDir, opts.Force, files, stdout)
 }
