@@ -1,6 +1,8 @@
 package runtimegen
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tessel-pp/tessel/baseline"
@@ -53,5 +55,21 @@ func TestScheduleSimOptions(t *testing.T) {
 	ch.Channels = true
 	if o := ScheduleSimOptions(plain, ch, false, 1); !o.Channels || o.Placement != ch {
 		t.Errorf("placement with channels: %+v", o)
+	}
+}
+
+// WroteText names the first and last program, the mode and the
+// transfers, and the launch commands in the folder.
+func TestWroteText(t *testing.T) {
+	s := greedy(t, builtin(t, "v-shape", 4, false), 4)
+	progs := generate(t, s, NonBlocking)
+	got := WroteText("out", progs, NonBlocking)
+	want := "wrote out: rank0.json … rank3.json (" + NonBlocking.Name() + ", "
+	if !strings.HasPrefix(got, want) || !strings.Contains(got, "run:   sh out/launch.sh --out results --iterations 3\n") ||
+		!strings.HasSuffix(got, "check: sh out/launch.sh check --out results\n") {
+		t.Errorf("WroteText = %q, want %q…", got, want)
+	}
+	if n := Transfers(progs); !strings.Contains(got, fmt.Sprintf("%d transfers", n)) {
+		t.Errorf("WroteText = %q, want %d transfers", got, n)
 	}
 }
