@@ -301,14 +301,9 @@ func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Write
 		return usageErrorf("%s: --objective latency is for inference graphs: this one has backward nodes", o.Model)
 	}
 	if o.PaperMemory {
-		if g.IDs == nil {
-			return usageErrorf("%s: --paper-memory applies to graphs in Tarnawski et al.'s format", o.Model)
-		}
-		s, err := partition.PaperLatencySetting(g)
-		if err != nil {
+		if err := g.UsePaperLatencySetting(); err != nil {
 			return usageErrorf("%s: %v", o.Model, err)
 		}
-		g.Accelerators, g.Memory, g.CPUs = s.Accelerators, s.Memory, s.CPUs
 	}
 	g.ScaleComm(o.CommScale)
 	var expert *partition.Split
