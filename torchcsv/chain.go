@@ -234,6 +234,30 @@ type ImportOptions struct {
 	Overlap *placement.Overlap
 }
 
+// Check says which time or memory is out of the placement's range
+// (times 1..placement.MaxTime, memories within ±placement.MaxMemory),
+// naming it as tessel import's flag does, or returns nil. The budget
+// (Memory) is checked by the caller.
+func (o ImportOptions) Check() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"forward-time", o.ForwardTime}, {"backward-time", o.BackwardTime}, {"input-time", o.InputTime}, {"weight-time", o.WeightTime}} {
+		if f.v < 1 || f.v > placement.MaxTime {
+			return fmt.Errorf("--%s must be in 1..%d, got %d", f.name, placement.MaxTime, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"forward-memory", o.ForwardMemory}, {"backward-memory", o.BackwardMemory}, {"input-memory", o.InputMemory}, {"weight-memory", o.WeightMemory}} {
+		if f.v < -placement.MaxMemory || f.v > placement.MaxMemory {
+			return fmt.Errorf("--%s must be in -%d..%d, got %d", f.name, placement.MaxMemory, placement.MaxMemory, f.v)
+		}
+	}
+	return nil
+}
+
 // DefaultImportOptions: the zero-bubble papers' times (F = I = W = 1, so
 // B = I + W = 2) and memory (+1 for a forward's activations, freed by the
 // backward or, when split, by the weight gradient).

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tessel-pp/tessel/placement"
 )
 
 // ImportText describes an imported 1F1B (4 ranks, 4 stages) and Stages
@@ -30,5 +32,56 @@ func TestImportText(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("ImportText = %q, want it to hold %q", got, want)
 		}
+	}
+}
+
+// ImportOptions.Check refuses times and memories out of the placement's
+// range, naming the flag.
+func TestImportOptionsCheck(t *testing.T) {
+	if err := DefaultImportOptions().Check(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+	for _, c := range []struct {
+		change func(*ImportOptions)
+		want   string
+	}{
+		{func(o *ImportOptions) { o.BackwardTime = 0 }, "--backward-time must be in 1.."},
+		{func(o *ImportOptions) { o.WeightTime = placement.MaxTime + 1 }, "--weight-time must be in 1.."},
+		{func(o *ImportOptions) { o.InputMemory = -placement.MaxMemory - 1 }, "--input-memory must be in -"},
+	} {
+		o := DefaultImportOptions()
+		c.change(&o)
+		if err := o.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
+	}
+}
+
+// ExportCSV writes the compute-only table, or the compute_comms form
+// with comms, and names the form.
+func TestExportCSV(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "1f1b.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Import(tab, DefaultImportOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, out, form, err := ExportCSV(s, false)
+	if err != nil || form != "compute only" || string(out) != string(back.Marshal()) || string(out) != string(tab.Marshal()) {
+		t.Errorf("compute only: form %q, %v", form, err)
+	}
+	ct, err := ExportComms(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, out, form, err = ExportCSV(s, true)
+	if err != nil || form != "compute_comms" || string(out) != string(ct.Marshal()) {
+		t.Errorf("compute_comms: form %q, %v", form, err)
 	}
 }

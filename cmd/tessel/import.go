@@ -96,21 +96,8 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 		return usageErrorf("import: --torch-csv FILE is required")
 	}
 	o := &opts.Opt
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"forward-time", o.ForwardTime}, {"backward-time", o.BackwardTime}, {"input-time", o.InputTime}, {"weight-time", o.WeightTime}} {
-		if f.v < 1 || f.v > placement.MaxTime {
-			return usageErrorf("--%s must be in 1..%d, got %d", f.name, placement.MaxTime, f.v)
-		}
-	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"forward-memory", o.ForwardMemory}, {"backward-memory", o.BackwardMemory}, {"input-memory", o.InputMemory}, {"weight-memory", o.WeightMemory}} {
-		if f.v < -placement.MaxMemory || f.v > placement.MaxMemory {
-			return usageErrorf("--%s must be in -%d..%d, got %d", f.name, placement.MaxMemory, placement.MaxMemory, f.v)
-		}
+	if err := o.Check(); err != nil {
+		return &usageError{err}
 	}
 	if err := checkAtLeast("memory", o.Memory, 0); err != nil {
 		return err
