@@ -153,6 +153,19 @@ func Target(p *placement.Placement, flag int) int {
 	return 0
 }
 
+// CheckedTarget is Target for p and the value of --coarsen, flag, after
+// checking it: a block count, 0 (never) or -1 (automatic), and a count
+// only for a placement whose blocks give candidates.
+func CheckedTarget(p *placement.Placement, flag int) (int, error) {
+	if flag < -1 {
+		return 0, fmt.Errorf("--coarsen must be a block count, 0 (never) or -1 (automatic), got %d", flag)
+	}
+	if flag > 0 && !p.HasCandidates() {
+		return 0, fmt.Errorf("--coarsen: placement %q pins every block to its devices; coarsening is for placements whose blocks give candidates", p.Name)
+	}
+	return Target(p, flag), nil
+}
+
 // OptimalResult is Optimal's answer.
 type OptimalResult struct {
 	// Result is the time-optimal search's on the placement it solved:
