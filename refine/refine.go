@@ -132,6 +132,28 @@ func Improve(ctx context.Context, s *schedule.Schedule, opt Options) (*schedule.
 	return cur, st, nil
 }
 
+// solveWindow asks the solver for a schedule of the window pr shorter
+// than hint, the current schedule's starts there (which must fit it). It
+// returns the solution, or nil with the checks made when the solver found
+// nothing shorter (a call out of effort included), or nil and an error.
+func solveWindow(ctx context.Context, p *placement.Placement, pr *smt.Problem, hint []int, seed, effort int) (*smt.Solution, int, error) {
+	if !pr.Feasible(hint) {
+		return nil, 0, fmt.Errorf("refine: placement %q: the current schedule does not fit its own window (a bug)", p.Name)
+	}
+	sol, err := smt.MinimizeMakespan(ctx, pr, smt.Options{Seed: seed, Effort: effort, Hint: hint})
+	if err != nil && !errors.Is(err, smt.ErrEffort) {
+		return nil, 0, err
+	}
+	if sol == nil || sol.Makespan >= pr.Makespan(hint) {
+		checks := 0
+		if sol != nil {
+			checks = sol.Checks
+		}
+		return nil, checks, nil
+	}
+	return sol, sol.Checks, nil
+}
+
 // fixedTensor is dependency Dep's tensor of micro-batch Micro.
 type fixedTensor struct {
 	Dep   placement.Dep
@@ -290,19 +312,9 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 			pr.Tasks[k].Release = max(pr.Tasks[k].Release, arrival)
 		}
 	}
-	if !pr.Feasible(hint) {
-		return nil, 0, fmt.Errorf("refine: placement %q: the current schedule does not fit its own window (a bug)", p.Name)
-	}
-	sol, err := smt.MinimizeMakespan(ctx, pr, smt.Options{Seed: opt.Seed, Effort: opt.Effort, Hint: hint})
-	if err != nil && !errors.Is(err, smt.ErrEffort) {
-		return nil, 0, err
-	}
-	if sol == nil || sol.Makespan >= pr.Makespan(hint) {
-		checks := 0
-		if sol != nil {
-			checks = sol.Checks
-		}
-		return nil, checks, nil
+	sol, checks, err := solveWindow(ctx, p, pr, hint, opt.Seed, opt.Effort)
+	if sol == nil {
+		return nil, checks, err
 	}
 	out := &schedule.Schedule{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}
 	out.Instances = append([]schedule.Instance(nil), s.Instances...)
