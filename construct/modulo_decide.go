@@ -22,7 +22,7 @@ type Decided struct {
 	Unroll, Period  int
 	Starts          []int
 	Offload, Reload []int
-	excess          int // memory over the budgets, summed over the devices
+	excess          int // memory over the budgets, summed over the devices and the times of a period
 }
 
 // DecideOptions configure ModuloDecide.
@@ -104,7 +104,7 @@ func ModuloDecide(ctx context.Context, p *placement.Placement, opt DecideOptions
 			return dp, nil
 		}
 		if starts := st.place(P, 0); starts != nil && p.Limited(opt.Memory) {
-			if dp, _ := st.anneal(ctx, P, starts, opt.Memory, decideIters, uint64(P)); dp != nil {
+			if dp, _ := st.anneal(ctx, P, starts, opt.Memory, decideAnneal); dp != nil {
 				return dp, nil
 			}
 		}
@@ -137,7 +137,27 @@ type decideState struct {
 	freed     []int   // per operation: memory an offload frees
 	move      []int   // per operation: offload time
 	channelOf []int   // per device
+	// ownChannels: no two devices share a host channel, so each device
+	// decides alone and memo keeps its choices by the times of its
+	// operations (relative to the first), for period memoP and budget
+	// memoMemory.
+	ownChannels       bool
+	memo              []map[string]memoEntry
+	memoP, memoMemory int
 }
+
+// memoEntry is one device's choice: for its operations ops that may be
+// offloaded, the offload and reload times relative to the device's first
+// operation (−1: kept), its peak and its memory over the budget.
+type memoEntry struct {
+	ops        []int
+	off, rel   []int
+	peak, area int
+}
+
+// decideMemo is how many choices memo keeps per device before it starts
+// afresh.
+const decideMemo = 1 << 15
 
 type opDep struct{ op, lag int }
 
@@ -149,8 +169,12 @@ func newDecideState(p *placement.Placement, u int) *decideState {
 		consumer: make([]int, n), freed: make([]int, n), move: make([]int, n), channelOf: make([]int, p.Devices)}
 	tails := p.Tails()
 	cons := p.Consumers()
+	seen := map[int]bool{}
+	st.ownChannels = true
 	for d := range p.Devices {
 		st.channelOf[d] = p.HostChannel(d)
+		st.ownChannels = st.ownChannels && !seen[st.channelOf[d]]
+		seen[st.channelOf[d]] = true
 	}
 	for c := range u {
 		for i, b := range p.Blocks {
@@ -345,10 +369,40 @@ func (st *decideState) decideWith(P int, given []int, memory int, permute bool) 
 	dp = &Decided{Unroll: st.u, Period: P, Starts: starts, Offload: slices.Repeat([]int{-1}, n), Reload: slices.Repeat([]int{-1}, n)}
 	chans := map[int][]bool{}
 	ok = true
+	memo := !permute && st.ownChannels
+	if memo && (st.memo == nil || st.memoP != P || st.memoMemory != memory) {
+		st.memo, st.memoP, st.memoMemory = make([]map[string]memoEntry, len(st.on)), P, memory
+	}
 	for d, ops := range st.on {
 		ch := st.channelOf[d]
 		if chans[ch] == nil {
 			chans[ch] = make([]bool, P)
+		}
+		budget := st.p.Budget(d, memory)
+		var key string
+		base := starts[ops[0]]
+		if memo {
+			// A device's choice depends only on the times of its own
+			// operations, and shifting them all shifts the choice.
+			b := make([]byte, 0, 4*len(ops))
+			for _, x := range ops {
+				v := uint32(starts[x] - base)
+				b = append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+			}
+			key = string(b)
+			if e, hit := st.memo[d][key]; hit {
+				for j, x := range e.ops {
+					if e.off[j] >= 0 {
+						dp.Offload[x], dp.Reload[x] = e.off[j]+base, e.rel[j]+base
+					}
+				}
+				total += e.peak
+				if budget > 0 && e.peak > budget {
+					ok = false
+					dp.excess += e.area
+				}
+				continue
+			}
 		}
 		var cand, free []int
 		for _, x := range ops {
@@ -359,7 +413,6 @@ func (st *decideState) decideWith(P int, given []int, memory int, permute bool) 
 				free = append(free, x)
 			}
 		}
-		budget := st.p.Budget(d, memory)
 		sets := subsets(len(cand))
 		var assigns [][]int
 		if permute && len(free) <= decidePermute {
@@ -372,10 +425,10 @@ func (st *decideState) decideWith(P int, given []int, memory int, permute bool) 
 			slots[j] = starts[x] % P
 		}
 		type choice struct {
-			peak, moves, end int
-			times            []int
-			off, rel         []int
-			row              []bool
+			peak, area, moves, end int
+			times                  []int
+			off, rel               []int
+			row                    []bool
 		}
 		var best *choice
 		better := func(c *choice) bool {
@@ -387,6 +440,9 @@ func (st *decideState) decideWith(P int, given []int, memory int, permute bool) 
 				return fa
 			}
 			if !fa {
+				if c.area != best.area {
+					return c.area < best.area
+				}
 				return c.peak < best.peak
 			}
 			if c.moves != best.moves {
@@ -443,7 +499,8 @@ func (st *decideState) decideWith(P int, given []int, memory int, permute bool) 
 				if !placedAll {
 					continue
 				}
-				c := &choice{peak: st.peak(P, ops, starts, order, off, rel), moves: moves, end: end}
+				c := &choice{moves: moves, end: end}
+				c.peak, c.area = st.peak(P, ops, starts, order, off, rel, budget)
 				if better(c) {
 					c.times, c.row = slices.Clone(times), row
 					c.off, c.rel = make([]int, n), make([]int, n)
@@ -470,7 +527,20 @@ func (st *decideState) decideWith(P int, given []int, memory int, permute bool) 
 		total += best.peak
 		if budget > 0 && best.peak > budget {
 			ok = false
-			dp.excess += best.peak - budget
+			dp.excess += best.area
+		}
+		if memo {
+			e := memoEntry{ops: cand, peak: best.peak, area: best.area, off: make([]int, len(cand)), rel: make([]int, len(cand))}
+			for j, x := range cand {
+				e.off[j], e.rel[j] = -1, -1
+				if best.off[x] >= 0 {
+					e.off[j], e.rel[j] = best.off[x]-base, best.rel[x]-base
+				}
+			}
+			if st.memo[d] == nil || len(st.memo[d]) >= decideMemo {
+				st.memo[d] = map[string]memoEntry{}
+			}
+			st.memo[d][key] = e
 		}
 	}
 	return dp, total, ok
@@ -577,8 +647,9 @@ func (st *decideState) moves(row []bool, P, x int, starts []int) (off, rel int) 
 // change (a block's start, an offload's end, a reload's start) at time a
 // has happened ⌊(τ−a)/P⌋+1 times by τ. At one time the frees come first
 // and the returns last, and a device starts one block at a time, so the
-// highest running sum is after all changes of some time.
-func (st *decideState) peak(P int, ops, starts, cand, off, rel []int) int {
+// highest running sum is after all changes of some time. area is the
+// memory over budget (> 0) summed over the times of one period.
+func (st *decideState) peak(P int, ops, starts, cand, off, rel []int, budget int) (peak, area int) {
 	type ev struct{ t, delta int }
 	var evs []ev
 	top := 0
@@ -605,12 +676,15 @@ func (st *decideState) peak(P int, ops, starts, cand, off, rel []int) int {
 			diff[P-r] += e.delta
 		}
 	}
-	best, sum := 0, base
+	sum := base
 	for s := range P {
 		sum += diff[s]
-		best = max(best, sum)
+		peak = max(peak, sum)
+		if budget > 0 && sum > budget {
+			area += sum - budget
+		}
 	}
-	return best
+	return peak, area
 }
 
 // Schedule unrolls n micro-batches of the modulo schedule with its
@@ -732,17 +806,20 @@ func (ss *slotState) unset(x int) {
 }
 
 // annealCost weighs a decided schedule: the memory over the budgets
-// first, then the time one repetend takes.
-func (st *decideState) annealCost(P int, starts []int, memory int) (cost int, dp *Decided, ok bool) {
+// first, then the time one repetend takes, in units of 1/K of a time
+// unit for K operations, the sum of the starts (ties broken toward
+// earlier blocks).
+func (st *decideState) annealCost(P int, starts []int, memory, weight int) (cost int, dp *Decided, ok bool) {
 	dp, _, ok = st.decideWith(P, starts, memory, false)
 	if dp == nil {
 		return 1 << 40, nil, false
 	}
-	lat := 0
+	lat, sum := 0, 0
 	for x, s := range dp.Starts {
 		lat = max(lat, s+st.time[x])
+		sum += s
 	}
-	return dp.excess*64 + lat, dp, ok
+	return (dp.excess*weight+lat)*len(dp.Starts) + sum, dp, ok
 }
 
 // anneal searches slot assignments at period P from starts for one that
@@ -750,26 +827,67 @@ func (st *decideState) annealCost(P int, starts []int, memory int) (cost int, dp
 // annealing with a deterministic generator (integer acceptance, so every
 // platform gives the same answer). It returns the best that fits (nil
 // when none does) and the best of all, which may exceed the budget.
-func (st *decideState) anneal(ctx context.Context, P int, starts []int, memory, iters int, seed uint64) (fit, best *Decided) {
-	ss := newSlotState(st, P, starts)
-	curCost, bestDP, ok := st.annealCost(P, ss.asap(), memory)
-	bestAny, anyCost := bestDP, curCost
-	if !ok {
-		bestDP = nil
+func (st *decideState) anneal(ctx context.Context, P int, starts []int, memory int, a annealing) (fit, best *Decided) {
+	var fitCost, bestCost int
+	keep := func(cost int, dp *Decided, ok bool) {
+		if ok && (fit == nil || cost < fitCost) {
+			fit, fitCost = dp, cost
+		}
+		if best == nil || cost < bestCost {
+			best, bestCost = dp, cost
+		}
 	}
-	bestCost := curCost
-	rng := newRand(seed)
-	n := len(ss.slot)
+	rng := newRand(a.Seed)
+	st.walk(ctx, newSlotState(st, P, starts), memory, a, rng, 48, false, keep)
+	if fit != nil {
+		// Then shorten the repetend among the placements that fit.
+		polish := a
+		polish.Iters, polish.Slack = a.Polish, 0
+		st.walk(ctx, newSlotState(st, P, fit.Starts), memory, polish, rng, 8, true, keep)
+	}
+	return fit, best
+}
+
+// walk is one run of simulated annealing from ss: a step swaps the slots
+// of two operations of equal time on one device (or moves one into free
+// slots) and is taken when it costs no more, or else with a chance that
+// falls with how much more it costs and with the temperature (from
+// hot+1 down to 1); with fitOnly, only steps to placements that fit are
+// taken. keep sees every placement taken.
+func (st *decideState) walk(ctx context.Context, ss *slotState, memory int, a annealing, rng *rand, hot int, fitOnly bool, keep func(int, *Decided, bool)) {
+	P := ss.P
+	cur := ss.asap()
+	curCost, dp, ok := st.annealCost(P, cur, memory, a.Weight)
+	if dp == nil {
+		return
+	}
+	keep(curCost, dp, ok)
+	n, iters := len(ss.slot), a.Iters
+	// The repetend may grow by Slack periods: beyond, a placement waits
+	// more than memory needs.
+	cap := -1
+	if a.Slack > 0 {
+		cap = (latency(st, dp.Starts) + a.Slack*P) * n
+	}
 	for it := range iters {
 		if it%1024 == 0 && ctx.Err() != nil {
 			break
 		}
-		temp := 1 + 48*(iters-it)/iters
+		temp := 1 + hot*(iters-it)/iters
 		x := rng.intn(n)
 		d := st.dev[x]
 		old := ss.slot[x]
-		// A swap with an operation of equal time, or a move to free slots.
+		// A swap with an operation of equal time, or a move to free
+		// slots: half of the steps aim at the slot where x would wait
+		// for nothing.
 		s := rng.intn(P)
+		if rng.intn(2) == 0 {
+			est := 0
+			for _, dd := range st.preds[x] {
+				est = max(est, cur[dd.op]+dd.lag)
+			}
+			s = est % P
+		}
 		y := ss.owner[d][s]
 		if y == x {
 			continue
@@ -795,16 +913,11 @@ func (st *decideState) anneal(ctx context.Context, P int, starts []int, memory, 
 			ss.set(x, s)
 		}
 		next := ss.asap()
-		cost, dp, fit := st.annealCost(P, next, memory)
+		cost, dp, fit := st.annealCost(P, next, memory, a.Weight)
 		delta := cost - curCost
-		if delta <= 0 || rng.intn(delta*4+temp) < temp {
-			curCost = cost
-			if fit && (bestDP == nil || cost < bestCost) {
-				bestDP, bestCost = dp, cost
-			}
-			if anyCost > cost {
-				bestAny, anyCost = dp, cost
-			}
+		if dp != nil && (fit || !fitOnly) && (cap < 0 || cost-dp.excess*a.Weight*n < cap) && (delta <= 0 || rng.intn(delta*4+temp*n) < temp*n) {
+			cur, curCost = next, cost
+			keep(cost, dp, fit)
 			continue
 		}
 		// Undo.
@@ -817,20 +930,85 @@ func (st *decideState) anneal(ctx context.Context, P int, starts []int, memory, 
 			ss.set(x, old)
 		}
 	}
-	return bestDP, bestAny
 }
 
-// decideShapes are the repetends decideFollow anneals: Unroll
-// micro-batches at the device load bound of Unroll micro-batches plus
-// Extra.
-var decideShapes = []struct{ Unroll, Extra int }{{1, 0}, {2, 1}}
+// annealing is one run of anneal: Iters steps from generator seed Seed,
+// one unit of memory over a budget for one unit of time costing Weight
+// units of the repetend's length.
+type annealing struct {
+	Iters, Weight, Slack, Polish int
+	Seed                         uint64
+}
 
-// decideIters is how many steps each anneal takes.
-const decideIters = 5000
+// latency is when the last operation of starts ends.
+func latency(st *decideState, starts []int) int {
+	lat := 0
+	for x, s := range starts {
+		lat = max(lat, s+st.time[x])
+	}
+	return lat
+}
+
+// decideShape is a repetend decideFollow anneals: Unroll micro-batches
+// at the device load bound of Unroll micro-batches plus Extra, from
+// iterative modulo scheduling's first placement of the Unroll copies, or
+// with Dilate from that of one micro-batch at its load bound repeated
+// Unroll times, one load bound apart, with every time stretched to the
+// period (dilated; a collision of slots falls back to the first).
+type decideShape struct {
+	Unroll, Extra int
+	Dilate        bool
+	annealing
+}
+
+// decideShapes are the repetends decideFollow anneals. The annealing's
+// results are chaotic in its parameters; these are the ones that did
+// best on the split V placement of 8 devices at memory 4 (two repetends
+// of 2 micro-batches at period 13, one whose unrolled schedule of 64
+// micro-batches ends soonest, one whose followers of 16 do), with one of
+// 1 micro-batch, cheap, for the followers.
+var decideShapes = []decideShape{
+	{1, 0, false, annealing{5000, 64, 0, 5000, 1}},
+	{2, 1, true, annealing{20000, 128, 4, 20000, 1}},
+	{2, 1, true, annealing{20000, 128, 8, 20000, 1}},
+}
+
+// start is where the annealing of shape sh at period P starts.
+func (sh decideShape) start(p *placement.Placement, st *decideState, P int) []int {
+	if !sh.Dilate || sh.Unroll == 1 {
+		return st.place(P, 0)
+	}
+	one := newDecideState(p, 1)
+	lo := slices.Max(one.load)
+	first := one.place(lo, 0)
+	if first == nil {
+		return st.place(P, 0)
+	}
+	k := len(p.Blocks)
+	out := make([]int, sh.Unroll*k)
+	used := map[[2]int]bool{}
+	for c := range sh.Unroll {
+		for i := range k {
+			t := (first[i] + c*lo) * P / (sh.Unroll * lo)
+			for v := t; v < t+st.time[i]; v++ {
+				slot := [2]int{st.dev[i], v % P}
+				if used[slot] {
+					return st.place(P, 0)
+				}
+				used[slot] = true
+			}
+			out[c*k+i] = t
+		}
+	}
+	return out
+}
+
+// decideAnneal is the annealing ModuloDecide runs where iterative modulo
+// scheduling finds nothing that fits.
+var decideAnneal = annealing{5000, 64, 0, 5000, 1}
 
 // decideFollow anneals, for every shape of decideShapes, a modulo schedule
-// with decisions under the budget (anneal, from iterative modulo
-// scheduling's first placement). One that fits is unrolled to n
+// with decisions under the budget (anneal). One that fits is unrolled to n
 // micro-batches ("modulo/decide u=U period P"); the best, fitting or not,
 // is followed (ListOptions.Priority) by a list schedule of every policy
 // of pols and lifePolicies, which take their own decisions where the
@@ -848,11 +1026,11 @@ func decideFollow(ctx context.Context, p *placement.Placement, n, memory int, po
 		}
 		st := newDecideState(p, sh.Unroll)
 		P := slices.Max(st.load) + sh.Extra
-		starts := st.place(P, 0)
+		starts := sh.start(p, st, P)
 		if starts == nil {
 			continue
 		}
-		fit, best := st.anneal(ctx, P, starts, memory, decideIters, uint64(P))
+		fit, best := st.anneal(ctx, P, starts, memory, sh.annealing)
 		name := fmt.Sprintf("modulo/decide u=%d period %d", sh.Unroll, P)
 		if fit != nil {
 			if s, err := fit.Schedule(p, n, memory); err == nil {
