@@ -139,7 +139,7 @@ type decideState struct {
 	channelOf []int   // per device
 	// ownChannels: no two devices share a host channel, so each device
 	// decides alone and memo keeps its choices by the times of its
-	// operations (relative to the first), for period memoP and budget
+	// operations (relative to the earliest), for period memoP and budget
 	// memoMemory.
 	ownChannels       bool
 	memo              []map[string]memoEntry
@@ -147,8 +147,8 @@ type decideState struct {
 }
 
 // memoEntry is one device's choice: for its operations ops that may be
-// offloaded, the offload and reload times relative to the device's first
-// operation (−1: kept), its peak and its memory over the budget.
+// offloaded, the offload and reload times relative to the device's
+// earliest start (−1: kept), its peak and its memory over the budget.
 type memoEntry struct {
 	ops        []int
 	off, rel   []int
@@ -380,7 +380,10 @@ func (st *decideState) decideWith(P int, given []int, memory int, permute bool) 
 		}
 		budget := st.p.Budget(d, memory)
 		var key string
-		base := starts[ops[0]]
+		base := starts[ops[0]] // the device's earliest start: moves come later
+		for _, x := range ops {
+			base = min(base, starts[x])
+		}
 		if memo {
 			// A device's choice depends only on the times of its own
 			// operations, and shifting them all shifts the choice.

@@ -135,3 +135,26 @@ func BenchmarkDecideFollow(b *testing.B) {
 		decideFollow(context.Background(), p, 64, 4, pols)
 	}
 }
+
+// TestDecideMemo: a device's remembered choice is the one it would take
+// afresh (a device's choice shifts with its operations' times).
+func TestDecideMemo(t *testing.T) {
+	p := vOffload(t, 4)
+	st := newDecideState(p, 2)
+	const P, memory = 14, 3
+	for r := range 100 {
+		starts := st.place(P, r)
+		if starts == nil {
+			continue
+		}
+		for range 2 { // the second time from the memo
+			a, _, okA := st.decideWith(P, starts, memory, false)
+			st.ownChannels = false
+			b, _, okB := st.decideWith(P, starts, memory, false)
+			st.ownChannels = true
+			if okA != okB || a.excess != b.excess || !slices.Equal(a.Offload, b.Offload) || !slices.Equal(a.Reload, b.Reload) {
+				t.Fatalf("restart %d: with the memo %v %v (excess %d), afresh %v %v (excess %d)", r, a.Offload, a.Reload, a.excess, b.Offload, b.Reload, b.excess)
+			}
+		}
+	}
+}
