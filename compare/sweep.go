@@ -33,8 +33,8 @@ type SweepOptions struct {
 	Progress func(done, total int)
 	// Offload and Recompute improve each Fig. 12 point by the steady
 	// state of the constructions that offload or recompute
-	// (search.SteadyPeriod) where it is shorter; such a point is marked
-	// (Point.Decisions).
+	// (search.SteadyPeriodWithin, under Latency where there is one) where
+	// it is shorter; such a point is marked (Point.Decisions).
 	Offload, Recompute bool
 	// Latency is a latency budget (placement's "Latency"; 0: none): every
 	// point is then the repetend of least period whose steady state meets
@@ -92,9 +92,6 @@ func Sweep(ctx context.Context, ps []*placement.Placement, opt SweepOptions) (*S
 		return nil, fmt.Errorf("sweep: no placement")
 	}
 	if opt.Latency != 0 {
-		if opt.Offload || opt.Recompute {
-			return nil, fmt.Errorf("sweep: a latency budget with offload or recompute is not supported")
-		}
 		for _, p := range ps {
 			if err := search.CheckLatency(p, opt.Latency); err != nil {
 				return nil, fmt.Errorf("sweep: %w", err)
@@ -144,7 +141,7 @@ func Sweep(ctx context.Context, ps []*placement.Placement, opt SweepOptions) (*S
 		if err != nil || !opt.Offload && !opt.Recompute {
 			return pt, err
 		}
-		return withDecisions(ctx, pt, p, m, opt.Offload, opt.Recompute)
+		return withDecisions(ctx, pt, p, m, opt.Latency, opt.Offload, opt.Recompute)
 	})
 	if err != nil {
 		return nil, err
@@ -159,9 +156,10 @@ const decisionMicroBatches = 128
 // withDecisions improves a Fig. 12 point by the steady state of the
 // constructions that offload or recompute (search.SteadyPeriod), when
 // theirs is shorter than the repetend's; such a point is marked with the
-// decisions and is not proven.
-func withDecisions(ctx context.Context, pt Point, p *placement.Placement, memory int, offload, recompute bool) (Point, error) {
-	period, ok, err := search.SteadyPeriod(ctx, p, decisionMicroBatches, memory, offload, recompute)
+// decisions and is not proven. Under a latency budget (0: none) the
+// constructions are re-timed under it (search.SteadyPeriodWithin).
+func withDecisions(ctx context.Context, pt Point, p *placement.Placement, memory, latency int, offload, recompute bool) (Point, error) {
+	period, ok, err := search.SteadyPeriodWithin(ctx, p, decisionMicroBatches, memory, latency, offload, recompute)
 	if err != nil {
 		return pt, fmt.Errorf("sweep: %s, memory %s: %w", p.Name, textfmt.Budget(memory), err)
 	}

@@ -20,14 +20,22 @@ import (
 // latency with one block of a device at a time: a budget below that is an
 // error. The memory budget is checked, not planned for (the schedule is
 // an error when it is over it): inference placements hold no memory.
-// The result is compacted under the budget (schedule.CompactLatency) and
-// verified.
+// With links that carry one transfer at a time (placement's Channels)
+// the links are booked too (latencyListLinks). The result is compacted
+// under the budget (schedule.CompactLatency) and verified.
 func LatencyList(p *placement.Placement, n, memory, budget int) (*schedule.Schedule, error) {
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
 	}
 	if err := p.CheckLatency(budget); err != nil {
 		return nil, fmt.Errorf("construct: %w", err)
+	}
+	if p.Channels {
+		ins, err := latencyListLinks(p, n, budget)
+		if err != nil {
+			return nil, err
+		}
+		return latencyListed(p, n, memory, budget, ins)
 	}
 	topo, _ := p.Topo()
 	preds := p.PredDeps()
@@ -92,6 +100,12 @@ func LatencyList(p *placement.Placement, n, memory, budget int) (*schedule.Sched
 		}
 		release = first // micro-batches start in order
 	}
+	return latencyListed(p, n, memory, budget, ins)
+}
+
+// latencyListed is the schedule of LatencyList's instances, compacted
+// under the budget where that ends no later, and verified.
+func latencyListed(p *placement.Placement, n, memory, budget int, ins []schedule.Instance) (*schedule.Schedule, error) {
 	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory, Latency: budget, Instances: ins}
 	compact, err := schedule.CompactLatency(p, n, schedule.Orders(s), budget)
 	if err == nil {
@@ -110,10 +124,12 @@ func LatencyList(p *placement.Placement, n, memory, budget int) (*schedule.Sched
 // WithLatency is s re-timed under a latency budget: its device orders
 // compacted under the budget (schedule.CompactLatency), verified with the
 // budget recorded. ok is false when its orders meet no schedule within
-// the budget. Decisions are not carried: a schedule with decisions is
-// not re-timed (ok false).
+// the budget. A schedule that offloads or recomputes keeps its decisions
+// and every order CompactDecisions keeps (schedule.CompactDecisionsLatency);
+// offloads and recomputes lie inside their micro-batch, and re-timing may
+// lengthen it no further than the budget, or the schedule is dropped.
 func WithLatency(s *schedule.Schedule, budget int) (out *schedule.Schedule, ok bool) {
-	if s == nil || len(s.Decisions) > 0 {
+	if s == nil {
 		return nil, false
 	}
 	t := *s
@@ -121,6 +137,14 @@ func WithLatency(s *schedule.Schedule, budget int) (out *schedule.Schedule, ok b
 	t.Claimed = nil
 	if schedule.Verify(&t) == nil {
 		return &t, true
+	}
+	if len(s.Decisions) > 0 {
+		c, err := schedule.CompactDecisionsLatency(&t, budget)
+		if err != nil || schedule.Verify(c) != nil {
+			return nil, false
+		}
+		c.Repetend, c.Claimed = nil, nil
+		return c, true
 	}
 	ins, err := schedule.CompactLatency(s.Placement, s.MicroBatches, schedule.Orders(s), budget)
 	if err != nil {
@@ -136,13 +160,15 @@ func WithLatency(s *schedule.Schedule, budget int) (out *schedule.Schedule, ok b
 // LatencyPortfolio is PortfolioWith under a latency budget (> 0): every
 // candidate of the portfolio re-timed under the budget (WithLatency) where
 // its orders allow, and the latency list schedule (LatencyList, named
-// "list/latency"), best first as the portfolio orders them. Decisions
-// (offload, recompute) are not combined with a budget.
+// "list/latency"), best first as the portfolio orders them. With links
+// that carry one transfer at a time both time the transfers by the queue
+// (schedule.CompactLatency); the list schedules that offload or recompute
+// (o.Offload, o.Recompute) are re-timed with their decisions, and left
+// out where they meet no schedule within the budget.
 func LatencyPortfolio(ctx context.Context, p *placement.Placement, o PortfolioOptions, budget int) ([]Candidate, error) {
 	if err := p.CheckLatency(budget); err != nil {
 		return nil, fmt.Errorf("construct: %w", err)
 	}
-	o.Offload, o.Recompute = false, false
 	cands, err := PortfolioWith(ctx, p, o)
 	if err != nil {
 		return nil, err
@@ -164,4 +190,153 @@ func LatencyPortfolio(ctx context.Context, p *placement.Placement, o PortfolioOp
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Makespan < out[b].Makespan })
 	return out, nil
+}
+
+// latencyListLinks is LatencyList's list schedule with links that carry
+// one transfer at a time (placement's Channels): the instances, not yet
+// compacted. Blocks fill gaps on their devices as without channels, and
+// every transfer is booked on each link its tensor crosses, as an
+// interval [x, x+c) (c its time, Transfer: where a pair has several
+// links, one queue of the least time is never earlier than they are,
+// placement's LinkQueue), in the link's queue order: by its producer's
+// start, then producer block, micro-batch, dependency and destination
+// device, the order the verifier books them in. A block is placed only
+// where each of its transfers fits between the transfer before it in
+// that order (x at least that one's end and the block's end) and the one
+// after it (x+c at most that one's start): the bookings already made
+// stay valid, and the queue, which starts every transfer as soon as it
+// can in the same order, never delivers a tensor later than its booking.
+// Where one does not fit, the block moves past the next producer's start.
+func latencyListLinks(p *placement.Placement, n, budget int) ([]schedule.Instance, error) {
+	topo, _ := p.Topo()
+	preds, succs := p.PredDeps(), p.SuccDeps()
+	depIndex := make(map[placement.Dep]int, len(p.Deps))
+	for x, d := range p.Deps {
+		depIndex[d] = x
+	}
+	type booking struct {
+		key      [5]int // producer start, producer block, micro-batch, dependency, destination device
+		from, to int
+	}
+	less := func(a, b [5]int) bool { return slices.Compare(a[:], b[:]) < 0 }
+	busy := make([][][2]int, p.Devices) // sorted, disjoint [start, end) per device
+	links := map[placement.Link][]booking{}
+	fits := func(busy [][][2]int, devs []int, at, dur int) int {
+		for {
+			moved := false
+			for _, d := range devs {
+				iv := busy[d]
+				k := sort.Search(len(iv), func(k int) bool { return iv[k][1] > at })
+				if k < len(iv) && iv[k][0] < at+dur {
+					at, moved = iv[k][1], true
+				}
+			}
+			if !moved {
+				return at
+			}
+		}
+	}
+	// slot is where block i of micro-batch m starting at at puts the
+	// transfer of d on l: its position in l's bookings and its start; ok
+	// is false where it does not fit before the next one, whose
+	// producer's start is then next.
+	slot := func(links map[placement.Link][]booking, l placement.Link, d placement.Dep, m, at int) (pos, x, next int, ok bool) {
+		bs := links[l]
+		key := [5]int{at, d.From, m, depIndex[d], l.To}
+		pos = sort.Search(len(bs), func(k int) bool { return less(key, bs[k].key) })
+		x = at + p.Blocks[d.From].Time
+		if pos > 0 {
+			x = max(x, bs[pos-1].to)
+		}
+		if pos < len(bs) && x+p.Transfer(d) > bs[pos].from {
+			return pos, x, bs[pos].key[0], false
+		}
+		return pos, x, 0, true
+	}
+	type trial struct {
+		busy   [][][2]int
+		links  map[placement.Link][]booking
+		starts []int
+	}
+	place := func(m, release int) trial {
+		tr := trial{busy: make([][][2]int, p.Devices), links: make(map[placement.Link][]booking, len(links)), starts: make([]int, len(p.Blocks))}
+		for d, iv := range busy {
+			tr.busy[d] = slices.Clone(iv)
+		}
+		for l, bs := range links {
+			tr.links[l] = slices.Clone(bs)
+		}
+		arrival := map[placement.Dep]int{}
+		for _, i := range topo {
+			blk := p.Blocks[i]
+			at := release
+			for _, d := range preds[i] {
+				at = max(at, arrival[d])
+			}
+		search:
+			for {
+				at = fits(tr.busy, blk.Devices, at, blk.Time)
+				for _, d := range succs[i] {
+					for _, l := range p.Links(d) {
+						if _, _, next, ok := slot(tr.links, l, d, m, at); !ok {
+							at = max(at+1, next+1)
+							continue search
+						}
+					}
+				}
+				break
+			}
+			tr.starts[i] = at
+			for _, d := range blk.Devices {
+				iv := tr.busy[d]
+				k := sort.Search(len(iv), func(k int) bool { return iv[k][0] > at })
+				tr.busy[d] = slices.Insert(iv, k, [2]int{at, at + blk.Time})
+			}
+			for _, d := range succs[i] {
+				arrival[d] = at + p.Delay(d)
+				for _, l := range p.Links(d) {
+					pos, x, _, _ := slot(tr.links, l, d, m, at)
+					b := booking{key: [5]int{at, d.From, m, depIndex[d], l.To}, from: x, to: x + p.Transfer(d)}
+					tr.links[l] = slices.Insert(tr.links[l], pos, b)
+					arrival[d] = max(arrival[d], b.to)
+				}
+			}
+		}
+		return tr
+	}
+	ins := make([]schedule.Instance, 0, n*len(p.Blocks))
+	release := 0
+	for m := range n {
+		var tr trial
+		for {
+			tr = place(m, release)
+			lat := p.Latency(tr.starts)
+			if budget <= 0 || lat <= budget {
+				break
+			}
+			last := 0
+			for _, iv := range busy {
+				if len(iv) > 0 {
+					last = max(last, iv[len(iv)-1][1])
+				}
+			}
+			for _, bs := range links {
+				for _, b := range bs {
+					last = max(last, b.to)
+				}
+			}
+			if release >= last {
+				return nil, fmt.Errorf("construct: placement %q: one micro-batch alone takes %d > latency budget %d with one block of a device and one transfer of a link at a time", p.Name, lat, budget)
+			}
+			release = min(release+lat-budget, last)
+		}
+		busy, links = tr.busy, tr.links
+		first := tr.starts[0]
+		for i, s := range tr.starts {
+			first = min(first, s)
+			ins = append(ins, schedule.Instance{Block: i, Micro: m, Start: s})
+		}
+		release = first // micro-batches start in order
+	}
+	return ins, nil
 }

@@ -18,7 +18,15 @@ import "fmt"
 //	start(B_j^n) + t_j − start(B_i^n) ≤ L.
 //
 // LatencyPairs lists those pairs; the verifier, the constructions and
-// every encoder ask it. No schedule meets a budget below CriticalPath, the
+// every encoder ask it.
+//
+// The rule counts blocks only, and is the same whatever else the
+// schedule holds. Where links carry one transfer at a time (Channels),
+// a tensor that waits for its link (LinkQueue) delays its consumer, so
+// the wait lies inside the micro-batch's span and counts. An offload, its
+// reload and a recompute (Offload, Recompute) run between a forward's end
+// and its consumer's start, inside the span too: they count only as far
+// as they delay a block. No schedule meets a budget below CriticalPath, the
 // latency of one micro-batch alone on unlimited devices: CheckLatency says
 // so in one line.
 

@@ -168,7 +168,9 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 // start order (widened so that both cuts are times) are freed, the ones
 // before keep their starts and decisions, the later ones their devices'
 // orders and their actions. It returns the compacted, verified schedule,
-// or nil when it does not end earlier.
+// or nil when it does not end earlier. Under a latency budget (s's
+// Latency) the compaction is under the budget, and an answer whose orders
+// meet none is nil too.
 func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, seed int, d smt.Decisions) (*schedule.Schedule, int, error) {
 	_, part, _, _, ok := windowCut(s, from, to)
 	if !ok {
@@ -178,7 +180,19 @@ func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, 
 	if err != nil || got == nil {
 		return nil, checks, err
 	}
-	if c, err := schedule.CompactDecisions(got); err == nil && schedule.Verify(c) == nil && schedule.Makespan(c) <= schedule.Makespan(got) {
+	if s.Latency > 0 {
+		// The windows that decide do not hold the latency rule: the
+		// answer is re-timed under the budget with its decisions
+		// (schedule.CompactDecisionsLatency), and left out where its
+		// orders meet none.
+		if schedule.Verify(got) == nil {
+			c, err := schedule.CompactDecisionsLatency(got, s.Latency)
+			if err != nil {
+				return nil, checks, nil
+			}
+			got = c
+		}
+	} else if c, err := schedule.CompactDecisions(got); err == nil && schedule.Verify(c) == nil && schedule.Makespan(c) <= schedule.Makespan(got) {
 		got = c
 	}
 	if err := schedule.Verify(got); err != nil {

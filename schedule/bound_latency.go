@@ -46,6 +46,27 @@ func LowerBoundsLatency(p *placement.Placement, n, memory, latency int) (Bounds,
 // min(C, j): by induction on j, from instance 1. The makespan is at
 // least the least head of a barrier, plus G(N·k − 1), plus the least
 // time and tail of a barrier (after the last one).
+//
+// Queued links, offload and recompute. The proof asks only three things
+// of a schedule: (a) every dependency B_i → B_j of a micro-batch holds
+// with start(B_j) ≥ end(B_i) + c_ij (the heads and tails use c_ij, the
+// rest start ≥ end); (b) two instances that share a device never overlap
+// (the N·k barrier instances among them); (c) a micro-batch's latency is
+// its blocks' span. With links that carry one transfer at a time
+// (placement's Channels, LinkQueue), a tensor leaves no earlier than its
+// producer's end and takes at least c_ij on its link (where a pair has
+// several links, the least of their times, which is c_ij): waiting for a
+// link only delays the consumer, so (a) holds. With offload and
+// recompute, the dependencies hold as they are (a reload or a recompute
+// only adds a later bound on the consumer's start), a recompute occupies
+// its devices like a block, so (b) holds among the blocks and the
+// barriers, and a recompute of a barrier block is one more interval of
+// device time that the cut time c(t) may hold (it is not one of the N·k
+// barriers counted); the verifier measures latency on the blocks alone
+// (c). So the bound holds for every schedule the verifier accepts, with
+// queued links, offloads and recomputes too; TestLatencyBoundValid and
+// TestLatencyBoundValidOnQueuedLinks (package search) check it against
+// proven optima.
 func latencyBarrierBound(p *placement.Placement, n, latency int) int {
 	order, ok := p.Topo()
 	if !ok {

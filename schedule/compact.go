@@ -29,7 +29,7 @@ import (
 // devices ordering two group blocks differently). The instances come back
 // in file order (see Sort).
 func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) {
-	return compact(p, n, orders, nil)
+	return compact(p, n, orders, nil, nil)
 }
 
 // CompactPairs is Compact with overlapped pairs (placement's Overlap):
@@ -39,10 +39,12 @@ func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) 
 // rule does not allow, an instance in two pairs, or pairs with channels
 // are errors.
 func CompactPairs(p *placement.Placement, n int, orders [][]Ref, pairs []Pair) ([]Instance, error) {
-	return compact(p, n, orders, pairs)
+	return compact(p, n, orders, pairs, nil)
 }
 
-func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair) ([]Instance, error) {
+// compact is Compact and CompactPairs; release (nil: none), indexed by
+// node (block·n + micro-batch), is the earliest start of each instance.
+func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair, release []int) ([]Instance, error) {
 	if p == nil {
 		return nil, fmt.Errorf("compact: no placement")
 	}
@@ -174,6 +176,9 @@ func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair) ([]Ins
 		links, succDeps = p.NewLinkQueue(), p.SuccDeps()
 	}
 	start := make([]int, nodes)
+	if release != nil {
+		copy(start, release)
+	}
 	queue := make([]int, 0, nodes)
 	for v := range nodes {
 		if indeg[v] == 0 {

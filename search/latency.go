@@ -43,6 +43,18 @@ import (
 //     meets it); the makespan's bound is raised by the budget's bound
 //     (schedule.LowerBoundsLatency), which Result.BoundBy names.
 //
+// With links that carry one transfer at a time (placement's Channels)
+// every re-timing and the latency list schedule time the transfers by the
+// links' queues (schedule.CompactLatency, construct.LatencyList), and the
+// solver's encodings have the queues; a solver's schedule re-timed on the
+// links keeps the budget (onLinks). With offload or recompute, every
+// schedule that decides (the constructions, PipeOffload, AdaOffload, 1F1B
+// with recompute, the windows that decide) is re-timed under the budget
+// with its decisions (schedule.CompactDecisionsLatency) or left out, the
+// time-optimal search that decides holds the rule
+// (smt.OptimalDecisionsWithin), and where nothing meets both budgets the
+// error is one line (noneWithin, ErrLatency).
+//
 // Every schedule the search returns records the budget (schedule's
 // Latency), which the verifier checks.
 
@@ -55,36 +67,37 @@ type latencyError struct{ error }
 func (e latencyError) Is(target error) bool { return target == ErrLatency }
 func (e latencyError) Unwrap() error        { return e.error }
 
-// checkLatency rejects a budget below the critical path, and what the
-// budget is not combined with: decisions (offload, recompute) and links
-// that carry one transfer at a time.
+// checkLatency rejects a budget below the critical path.
 func (o Options) checkLatency(p *placement.Placement) error {
-	if o.Latency == 0 {
-		return nil
-	}
 	if err := p.CheckLatency(o.Latency); err != nil {
 		return latencyError{fmt.Errorf("search: %w", err)}
-	}
-	switch {
-	case o.Offload || o.Recompute:
-		return fmt.Errorf("search: a latency budget with offload or recompute is not supported")
-	case p.Channels:
-		return fmt.Errorf("search: a latency budget with links that carry one transfer at a time (--channels) is not supported")
 	}
 	return nil
 }
 
 // CheckLatency rejects a latency budget (0: none) that no schedule of p
-// meets, as the search does (an error that is ErrLatency), and a budget
-// with links that carry one transfer at a time.
+// meets, as the search does (an error that is ErrLatency).
 func CheckLatency(p *placement.Placement, budget int) error {
 	if err := p.CheckLatency(budget); err != nil {
 		return latencyError{err}
 	}
-	if budget > 0 && p.Channels {
-		return errors.New("a latency budget with links that carry one transfer at a time (--channels) is not supported")
-	}
 	return nil
+}
+
+// noneWithin is the error of a search with offload or recompute under a
+// latency budget that found no schedule meeting both budgets: every
+// construction and baseline, re-timed under the latency budget with its
+// decisions, was over one of them, and so was the repetend's schedule
+// (which keeps every activation) or there was none.
+func (o Options) noneWithin(p *placement.Placement) error {
+	what := "offload or recompute"
+	switch {
+	case !o.Recompute:
+		what = "offload"
+	case !o.Offload:
+		what = "recompute"
+	}
+	return latencyError{fmt.Errorf("placement %q: no schedule found within latency budget %d and memory %d, with or without %s", p.Name, o.Latency, o.Memory, what)}
 }
 
 // withinLatency is s re-timed under the budget (construct.WithLatency), s
@@ -154,7 +167,10 @@ func latencyOptimal(ctx context.Context, p *placement.Placement, opt Options, re
 	t0 := time.Now()
 	s, sol, err := solveAllWithin(ctx, p, n, opt.Memory, opt.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: startsOf(res.Schedule, smt.AllInstances(p, n))})
 	res.Times.Warmup += time.Since(t0)
-	if err != nil || schedule.Verify(s) != nil {
+	if err != nil {
+		return
+	}
+	if s, _, err = onLinks(s); err != nil {
 		return
 	}
 	if schedule.Makespan(s) <= res.Makespan() {

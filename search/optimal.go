@@ -171,6 +171,13 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 		sol.Proven = sol.Proven || sol.Makespan <= lb
 	}
 	s, retimed, err := onLinks(s)
+	if err != nil && opt.Latency > 0 && start != nil {
+		// Re-timed on the links, the solver's device orders meet no
+		// schedule within the latency budget: the start stands.
+		sol.Makespan = schedule.Makespan(start)
+		sol.Proven = sol.Makespan <= sol.LowerBound
+		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, opt.Latency, sol)}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("time-optimal schedule: %w", err)
 	}
@@ -237,8 +244,8 @@ func solveAll(ctx context.Context, p *placement.Placement, n, memory int, opt sm
 // encoding leaves out the queues on links (placement's Channels) may
 // start a consumer before its tensor, queued behind another on a link,
 // arrives: it is then re-timed, every device keeping its order, by
-// schedule.Compact, which applies the rule (placement's LinkQueue), and
-// retimed is true. Anything else that fails the verifier is a bug.
+// schedule.CompactLatency under s's latency budget (Compact without one),
+// which applies the rule (placement's LinkQueue), and retimed is true. Anything else that fails the verifier is a bug.
 func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err error) {
 	err = schedule.Verify(s)
 	if err == nil {
@@ -247,11 +254,11 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 	if !s.Placement.Channels {
 		return nil, false, fmt.Errorf("fails verification (a bug): %w", err)
 	}
-	ins, cerr := schedule.Compact(s.Placement, s.MicroBatches, schedule.Orders(s))
+	ins, cerr := schedule.CompactLatency(s.Placement, s.MicroBatches, schedule.Orders(s), s.Latency)
 	if cerr != nil {
 		return nil, false, fmt.Errorf("re-timed on the links: %w", cerr)
 	}
-	out := &schedule.Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
+	out := &schedule.Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency, Instances: ins}
 	if err := schedule.Verify(out); err != nil {
 		return nil, false, fmt.Errorf("re-timed on the links, fails verification (a bug): %w", err)
 	}
@@ -259,16 +266,26 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 }
 
 // optimalDecisions is the time-optimal search whose encoding decides
-// offloads and recomputes too (smt.OptimalDecisions), from the best seed.
+// offloads and recomputes too (smt.OptimalDecisionsWithin, under the
+// latency budget where there is one), from the best seed.
 func optimalDecisions(ctx context.Context, p *placement.Placement, o OptimalOptions, sopt smt.Options, seed *schedule.Schedule, source Source) (*OptimalResult, error) {
-	s, sol, err := smt.OptimalDecisions(ctx, p, o.MicroBatches, o.Memory, smt.Decisions{Offload: o.Offload, Recompute: o.Recompute}, sopt, seed)
+	s, sol, err := smt.OptimalDecisionsWithin(ctx, p, o.MicroBatches, o.Memory, o.Latency, smt.Decisions{Offload: o.Offload, Recompute: o.Recompute}, sopt, seed)
 	if err != nil {
 		if seed == nil {
 			return nil, err
 		}
 		lb := schedule.LowerBounds(p, o.MicroBatches, o.Memory).Makespan
+		if o.Latency > 0 {
+			lb = max(lb, boundOf(p, o.MicroBatches, o.Memory, o.Latency, nil).Makespan)
+		}
 		sol = &smt.Solution{Makespan: schedule.Makespan(seed), LowerBound: lb, Proven: schedule.Makespan(seed) <= lb}
 		return &OptimalResult{Schedule: seed, Solution: sol, Source: source}, nil
+	}
+	if lb := boundOf(p, o.MicroBatches, o.Memory, o.Latency, nil).Makespan; o.Latency > 0 && lb > sol.LowerBound {
+		// The latency budget's bound, which the solver's relaxations do
+		// not know.
+		sol.LowerBound = lb
+		sol.Proven = sol.Proven || sol.Makespan <= lb
 	}
 	if s == seed {
 		return &OptimalResult{Schedule: s, Solution: sol, Source: source}, nil
@@ -283,10 +300,25 @@ func optimalDecisions(ctx context.Context, p *placement.Placement, o OptimalOpti
 // decision. ok is false when none repeats. The solver's repetends keep
 // every activation; this is the steady state the decisions reach.
 func SteadyPeriod(ctx context.Context, p *placement.Placement, n, memory int, offload, recompute bool) (period int, ok bool, err error) {
+	return SteadyPeriodWithin(ctx, p, n, memory, 0, offload, recompute)
+}
+
+// SteadyPeriodWithin is SteadyPeriod under a latency budget (0: none,
+// then it is SteadyPeriod): the constructions re-timed under the budget
+// with their decisions (construct.LatencyPortfolio), those whose orders
+// meet none left out. Every micro-batch of such a schedule meets the
+// budget, and so does the steady state it repeats.
+func SteadyPeriodWithin(ctx context.Context, p *placement.Placement, n, memory, latency int, offload, recompute bool) (period int, ok bool, err error) {
 	if err := (Options{Offload: offload, Recompute: recompute}).checkDecisions(p); err != nil {
 		return 0, false, err
 	}
-	cands, err := construct.PortfolioWith(ctx, p, construct.PortfolioOptions{MicroBatches: n, Memory: memory, Offload: offload, Recompute: recompute})
+	po := construct.PortfolioOptions{MicroBatches: n, Memory: memory, Offload: offload, Recompute: recompute}
+	var cands []construct.Candidate
+	if latency > 0 {
+		cands, err = construct.LatencyPortfolio(ctx, p, po, latency)
+	} else {
+		cands, err = construct.PortfolioWith(ctx, p, po)
+	}
 	if err != nil {
 		return 0, false, err
 	}

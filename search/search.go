@@ -685,6 +685,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, ctx.Err())
 		}
+		if res.Decisions && opt.Latency > 0 {
+			return nil, opt.noneWithin(p)
+		}
 		maxNR := opt.MaxNR
 		if res.Search != nil {
 			maxNR = res.Search.MaxNR
@@ -699,6 +702,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		report("warmup and cooldown", nil)
 		s, err := repetendSchedule(ctx, p, res.Repetend, opt, res)
 		switch {
+		case err != nil && res.Schedule == nil && res.Decisions && opt.Latency > 0:
+			return nil, opt.noneWithin(p)
 		case err != nil && res.Schedule == nil:
 			return nil, err
 		case err == nil && (res.Schedule == nil || schedule.Makespan(s) <= schedule.Makespan(res.Schedule)):

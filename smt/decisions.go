@@ -49,14 +49,26 @@ type save struct {
 // makespan is the first upper bound. The schedule returned is the best
 // found, with its decisions; callers verify it (schedule.Verify).
 func OptimalDecisions(ctx context.Context, p *placement.Placement, n, memory int, d Decisions, opt Options, seed *schedule.Schedule) (*schedule.Schedule, *Solution, error) {
+	return OptimalDecisionsWithin(ctx, p, n, memory, 0, d, opt, seed)
+}
+
+// OptimalDecisionsWithin is OptimalDecisions under a latency budget
+// (placement's "Latency"; 0: none, and then it is OptimalDecisions): the
+// rule of every micro-batch in the encoding (LatencyDeadlines: a
+// micro-batch's latency counts its blocks, between which its decisions
+// lie), the budget recorded in the schedule. A seed must meet it.
+func OptimalDecisionsWithin(ctx context.Context, p *placement.Placement, n, memory, latency int, d Decisions, opt Options, seed *schedule.Schedule) (*schedule.Schedule, *Solution, error) {
 	refs := AllInstances(p, n)
 	prob := InstanceProblem(p, refs, 0, nil)
 	// Memory is encoded below, with the decisions; micro-batches are not
 	// ordered (see the doc).
 	prob.Before, prob.Memory, prob.Entry = nil, 0, nil
+	if latency > 0 {
+		prob.Deadlines = LatencyDeadlines(p, refs, latency)
+	}
 	sol := &Solution{LowerBound: max(prob.LowerBound(), schedule.LowerBounds(p, n, memory).Makespan)}
 	var best *schedule.Schedule
-	if seed != nil && schedule.Verify(seed) == nil {
+	if seed != nil && seed.Latency == max(latency, 0) && schedule.Verify(seed) == nil {
 		best = seed
 	}
 	if best != nil && schedule.Makespan(best) <= sol.LowerBound {
@@ -98,6 +110,7 @@ func OptimalDecisions(ctx context.Context, p *placement.Placement, n, memory int
 		if err != nil {
 			return Unknown, err
 		}
+		got.Latency = max(latency, 0)
 		if err := schedule.Verify(got); err != nil {
 			return Unknown, fmt.Errorf("smt: solver model fails verification (encoder bug): %w", err)
 		}
