@@ -97,6 +97,13 @@ func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptio
 			add(c.Name, c.Schedule, nil)
 		}
 	}
+	// With offload: modulo schedules that decide per instance
+	// (modulo_decide.go), and list schedules that follow them.
+	if o.Offload && memory > 0 {
+		for _, c := range decideFollow(ctx, p, n, memory, o.policies()) {
+			add(c.Name, c.Schedule, nil)
+		}
+	}
 	// List schedules in batches of listBatch, run side by side; the batch
 	// size, not the cores, decides where an early stop falls, so every
 	// machine gives the same answer.
