@@ -9,10 +9,10 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 )
 
-// ImportText describes an imported 1F1B (4 ranks, 4 stages) and Stages
-// counts the stage ids of its table.
-func TestImportText(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "1f1b.csv"))
+// parseFile is the table of testdata/name.
+func parseFile(t *testing.T, name string) *Table {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,6 +20,13 @@ func TestImportText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tab
+}
+
+// ImportText describes an imported 1F1B (4 ranks, 4 stages) and Stages
+// counts the stage ids of its table.
+func TestImportText(t *testing.T) {
+	tab := parseFile(t, "1f1b.csv")
 	if got := tab.Stages(); got != len(tab.Rows) {
 		t.Errorf("Stages = %d, want %d (one stage per rank)", got, len(tab.Rows))
 	}
@@ -60,14 +67,7 @@ func TestImportOptionsCheck(t *testing.T) {
 // ExportCSV writes the compute-only table, or the compute_comms form
 // with comms, and names the form.
 func TestExportCSV(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "1f1b.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := parseFile(t, "1f1b.csv")
 	s, err := Import(tab, DefaultImportOptions())
 	if err != nil {
 		t.Fatal(err)
