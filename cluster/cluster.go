@@ -331,17 +331,8 @@ func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 			q.Lanes[d] = ts
 		}
 	}
-	if err := c.applyHost(q); err != nil {
+	if err := c.applyDevices(q); err != nil {
 		return nil, err
-	}
-	q.Capacities = nil
-	for d, dev := range c.Devices {
-		if dev.Memory > 0 {
-			if q.Capacities == nil {
-				q.Capacities = make([]int, p.Devices)
-			}
-			q.Capacities[d] = dev.Memory
-		}
 	}
 	if p.HasCandidates() {
 		// A chosen placement keeps what every other choice costs, so
@@ -405,22 +396,32 @@ func (c *Cluster) applyOpen(p *placement.Placement) (*placement.Placement, error
 	}
 	q.Costs = costs
 	q.Channels = c.Channels
-	if err := c.applyHost(q); err != nil {
+	if err := c.applyDevices(q); err != nil {
 		return nil, err
-	}
-	q.Capacities = nil
-	for d, dev := range c.Devices {
-		if dev.Memory > 0 {
-			if q.Capacities == nil {
-				q.Capacities = make([]int, p.Devices)
-			}
-			q.Capacities[d] = dev.Memory
-		}
 	}
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
 	return q, nil
+}
+
+// applyDevices gives q, a placement on c, c's host links (applyHost) and
+// its devices' memories as budgets (Capacities; nil where no device
+// gives one).
+func (c *Cluster) applyDevices(q *placement.Placement) error {
+	if err := c.applyHost(q); err != nil {
+		return err
+	}
+	q.Capacities = nil
+	for d, dev := range c.Devices {
+		if dev.Memory > 0 {
+			if q.Capacities == nil {
+				q.Capacities = make([]int, q.Devices)
+			}
+			q.Capacities[d] = dev.Memory
+		}
+	}
+	return nil
 }
 
 // applyHost sets the offload time of every block that declares an
@@ -506,6 +507,23 @@ func (c *Cluster) Clone() *Cluster {
 		}
 	}
 	return q
+}
+
+// Simple is the cluster of n devices given without a file (tessel's
+// --device-speed, --transfer-time and --channels): speeds as ParseSpeeds
+// reads them ("": every device speed 1), every link taking latency per
+// tensor, carrying one transfer at a time with channels.
+func Simple(n int, speeds string, latency float64, channels bool) (*Cluster, error) {
+	c := Uniform(n)
+	if speeds != "" {
+		var err error
+		if c, err = ParseSpeeds(speeds, n); err != nil {
+			return nil, err
+		}
+	}
+	c.Default.Latency = latency
+	c.Channels = channels
+	return c, nil
 }
 
 // ParseSpeeds reads device speeds written D=S,... (device D of n runs at

@@ -365,3 +365,25 @@ func TestApplySeveralLinks(t *testing.T) {
 		t.Error("Clone shares the links")
 	}
 }
+
+// Simple is the cluster of --device-speed, --transfer-time and
+// --channels: the speeds given, every link the latency given.
+func TestSimple(t *testing.T) {
+	c, err := Simple(4, "2=0.5", 3, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sp []float64
+	for _, d := range c.Devices {
+		sp = append(sp, d.Speed)
+	}
+	if fmt.Sprint(sp) != "[1 1 0.5 1]" || c.Default.Latency != 3 || !c.Channels {
+		t.Errorf("speeds %v, latency %v, channels %v", sp, c.Default.Latency, c.Channels)
+	}
+	if c, err := Simple(2, "", 0, false); err != nil || len(c.Devices) != 2 || c.Devices[1].Speed != 1 || c.Channels {
+		t.Errorf("uniform: %+v, %v", c, err)
+	}
+	if _, err := Simple(4, "9=1", 1, false); err == nil {
+		t.Error("a speed of device 9 of 4: no error")
+	}
+}

@@ -102,3 +102,30 @@ func TestPlanExpands(t *testing.T) {
 		t.Fatal("the expanded schedule is not of the chosen original placement")
 	}
 }
+
+// CheckedTarget: the automatic target for a graph of more than AutoBlocks
+// operators with candidates (She et al. solve graphs "typically fewer
+// than 100 nodes"), a given count, and the values --coarsen refuses.
+func TestCheckedTarget(t *testing.T) {
+	big := dag(t, 200, 2)
+	for _, c := range []struct {
+		flag, want int
+	}{{-1, coarsen.DefaultTarget}, {0, 0}, {30, 30}} {
+		if got, err := coarsen.CheckedTarget(big, c.flag); err != nil || got != c.want {
+			t.Errorf("--coarsen %d: %d, %v; want %d", c.flag, got, err, c.want)
+		}
+	}
+	if _, err := coarsen.CheckedTarget(big, -2); err == nil {
+		t.Error("--coarsen -2: no error")
+	}
+	pinned, err := placement.Builtin("v-shape", placement.Options{Devices: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coarsen.CheckedTarget(pinned, 10); err == nil {
+		t.Error("--coarsen 10 on a pinned placement: no error")
+	}
+	if got, err := coarsen.CheckedTarget(pinned, -1); err != nil || got != 0 {
+		t.Errorf("--coarsen -1 on a pinned placement: %d, %v; want 0", got, err)
+	}
+}

@@ -63,45 +63,37 @@ type SearchResult struct {
 // the schedule is verified.
 func Search(ctx context.Context, p *placement.Placement, target int, opt search.Options) (*SearchResult, error) {
 	t0 := time.Now()
-	withHEFT := func(q *placement.Placement) search.Options {
+	r, s, rep, err := solveMaybeCoarse(ctx, p, target, func(ctx context.Context, q *placement.Placement, coarse bool) (*search.Result, *schedule.Schedule, error) {
 		o := opt
 		o.Assignments = withHEFTAssignment(q, opt.MicroBatches, opt.Memory, opt.Assignments)
-		return o
-	}
-	if target <= 0 || len(p.Blocks) <= target {
-		r, err := search.Run(ctx, p, withHEFT(p))
-		if err != nil {
-			return nil, err
-		}
-		// HEFT's own schedule, not only its assignment searched again:
-		// the search's constructions on that assignment may end later.
-		if h, err := heft.Run(p, heft.Options{MicroBatches: opt.MicroBatches, Memory: opt.Memory}); err == nil && schedule.Makespan(h.Schedule) < r.Makespan() {
-			r.Candidates = append([]search.Candidate{{Source: r.Source, Makespan: r.Makespan()}}, r.Candidates...)
-			r.Schedule, r.Source = h.Schedule, search.Source{Kind: search.SourceStart, Name: "heft"}
-		}
-		return &SearchResult{Result: r, Schedule: r.Schedule, Total: time.Since(t0)}, nil
-	}
-	var coarse *search.Result
-	s, rep, err := Plan(ctx, p, Options{Target: target}, func(ctx context.Context, cp *placement.Placement) (*schedule.Schedule, error) {
-		o := withHEFT(cp)
 		// The coarse schedule is a plan of devices and orders, re-timed
 		// on expansion: re-optimising its ends is not worth the time
 		// unless asked for.
-		if o.RefineEffort == 0 {
+		if coarse && o.RefineEffort == 0 {
 			o.RefineEffort = -1
 		}
-		if o.LNSSteps == 0 {
+		if coarse && o.LNSSteps == 0 {
 			o.LNSSteps = -1
 		}
-		r, err := search.Run(ctx, cp, o)
+		r, err := search.Run(ctx, q, o)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		coarse = r
-		return r.Schedule, nil
+		// HEFT's own schedule, not only its assignment searched again:
+		// the search's constructions on that assignment may end later.
+		if !coarse {
+			if h, err := heft.Run(p, heft.Options{MicroBatches: opt.MicroBatches, Memory: opt.Memory}); err == nil && schedule.Makespan(h.Schedule) < r.Makespan() {
+				r.Candidates = append([]search.Candidate{{Source: r.Source, Makespan: r.Makespan()}}, r.Candidates...)
+				r.Schedule, r.Source = h.Schedule, search.Source{Kind: search.SourceStart, Name: "heft"}
+			}
+		}
+		return r, r.Schedule, nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if rep == nil {
+		return &SearchResult{Result: r, Schedule: s, Total: time.Since(t0)}, nil
 	}
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("coarsen: the expanded schedule: %w", err)
@@ -114,7 +106,33 @@ func Search(ctx context.Context, p *placement.Placement, target int, opt search.
 			s, rep.ByHEFT = h.Schedule, true
 		}
 	}
-	return &SearchResult{Result: coarse, Schedule: s, Coarsened: &rep, Total: time.Since(t0)}, nil
+	return &SearchResult{Result: r, Schedule: s, Coarsened: rep, Total: time.Since(t0)}, nil
+}
+
+// solveMaybeCoarse is the frame of Search and Optimal: with target ≤ 0 or
+// no more blocks in p than target it solves p as it is (coarse false) and
+// returns solve's result, its schedule and a nil report; otherwise it
+// coarsens p to target blocks, solves the coarse placement (coarse true)
+// and expands the answer onto p (Plan), returning solve's result on the
+// coarse placement, the expanded schedule and the coarsening's report.
+func solveMaybeCoarse[R any](ctx context.Context, p *placement.Placement, target int, solve func(ctx context.Context, q *placement.Placement, coarse bool) (R, *schedule.Schedule, error)) (R, *schedule.Schedule, *Report, error) {
+	var r R
+	if target <= 0 || len(p.Blocks) <= target {
+		r, s, err := solve(ctx, p, false)
+		return r, s, nil, err
+	}
+	s, rep, err := Plan(ctx, p, Options{Target: target}, func(ctx context.Context, cp *placement.Placement) (*schedule.Schedule, error) {
+		got, s, err := solve(ctx, cp, true)
+		if err != nil {
+			return nil, err
+		}
+		r = got
+		return s, nil
+	})
+	if err != nil {
+		return r, nil, nil, err
+	}
+	return r, s, &rep, nil
 }
 
 // AutoBlocks is the size above which tessel search coarsens a placement
@@ -135,6 +153,19 @@ func Target(p *placement.Placement, flag int) int {
 	return 0
 }
 
+// CheckedTarget is Target for p and the value of --coarsen, flag, after
+// checking it: a block count, 0 (never) or -1 (automatic), and a count
+// only for a placement whose blocks give candidates.
+func CheckedTarget(p *placement.Placement, flag int) (int, error) {
+	if flag < -1 {
+		return 0, fmt.Errorf("--coarsen must be a block count, 0 (never) or -1 (automatic), got %d", flag)
+	}
+	if flag > 0 && !p.HasCandidates() {
+		return 0, fmt.Errorf("--coarsen: placement %q pins every block to its devices; coarsening is for placements whose blocks give candidates", p.Name)
+	}
+	return Target(p, flag), nil
+}
+
 // OptimalResult is Optimal's answer.
 type OptimalResult struct {
 	// Result is the time-optimal search's on the placement it solved:
@@ -153,29 +184,17 @@ type OptimalResult struct {
 // so (2 devices: 12 blocks).
 func Optimal(ctx context.Context, p *placement.Placement, target int, opt search.OptimalOptions) (*OptimalResult, error) {
 	t0 := time.Now()
-	withHEFT := func(q *placement.Placement) search.OptimalOptions {
+	r, s, rep, err := solveMaybeCoarse(ctx, p, target, func(ctx context.Context, q *placement.Placement, _ bool) (*search.OptimalResult, *schedule.Schedule, error) {
 		o := opt
 		o.Assignments = withHEFTAssignment(q, opt.MicroBatches, opt.Memory, opt.Assignments)
-		return o
-	}
-	if target <= 0 || len(p.Blocks) <= target {
-		r, err := search.Optimal(ctx, p, withHEFT(p))
+		r, err := search.Optimal(ctx, q, o)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return &OptimalResult{OptimalResult: r, Schedule: r.Schedule, Total: time.Since(t0)}, nil
-	}
-	var coarse *search.OptimalResult
-	s, rep, err := Plan(ctx, p, Options{Target: target}, func(ctx context.Context, cp *placement.Placement) (*schedule.Schedule, error) {
-		r, err := search.Optimal(ctx, cp, withHEFT(cp))
-		if err != nil {
-			return nil, err
-		}
-		coarse = r
-		return r.Schedule, nil
+		return r, r.Schedule, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &OptimalResult{OptimalResult: coarse, Schedule: s, Coarsened: &rep, Total: time.Since(t0)}, nil
+	return &OptimalResult{OptimalResult: r, Schedule: s, Coarsened: rep, Total: time.Since(t0)}, nil
 }

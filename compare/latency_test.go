@@ -29,6 +29,10 @@ func TestFlavaFig15(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Files: the table and the charts of --latency --out-dir.
+	if files, err := res.Files("markdown"); err != nil || len(files) < 2 || files[0].Name != "latency.md" || files[1].Name != "latency.svg" {
+		t.Errorf("files %v, %v; want latency.md, latency.svg…", files, err)
+	}
 	by := map[string]map[int]LatencyPoint{}
 	for _, pt := range res.Points {
 		if by[pt.Method] == nil {

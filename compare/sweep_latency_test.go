@@ -27,6 +27,23 @@ func TestSweepLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Files: the tables and charts of --out-dir, named SweepFileNames.
+	files, err := free.Files("csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table bytes.Buffer
+	if err := free.Fig11.Write(&table, "csv", false); err != nil {
+		t.Fatal(err)
+	}
+	for k, name := range SweepFileNames("csv") {
+		if k >= len(files) || files[k].Name != name || len(files[k].Data) == 0 {
+			t.Fatalf("files %v, want %v", files, SweepFileNames("csv"))
+		}
+	}
+	if !bytes.Equal(files[0].Data, table.Bytes()) {
+		t.Errorf("fig11.csv:\n%s\nwant\n%s", files[0].Data, table.Bytes())
+	}
 	opt.Latency = 5
 	tight, err := Sweep(context.Background(), ps, opt)
 	if err != nil {

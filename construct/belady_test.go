@@ -11,10 +11,10 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 )
 
-// vOffload is the V placement (Qi et al., "Pipeline Parallelism with
+// vBelady is the V placement (Qi et al., "Pipeline Parallelism with
 // Controllable Memory", §3: two chunks per device, down and back up) on
 // the given devices, backward split, every move to host memory taking 2.
-func vOffload(t testing.TB, devices int) *placement.Placement {
+func vBelady(t testing.TB, devices int) *placement.Placement {
 	t.Helper()
 	p, err := placement.Builtin("v-shape", placement.Options{Devices: devices, Chunks: 2, Order: placement.V, SplitBackward: true})
 	if err != nil {
@@ -27,7 +27,7 @@ func vOffload(t testing.TB, devices int) *placement.Placement {
 // budgets that bind: every schedule verifies, offloads, and the same
 // input gives the same schedule.
 func TestBelady(t *testing.T) {
-	p := vOffload(t, 4)
+	p := vBelady(t, 4)
 	for _, tc := range []struct {
 		name           string
 		memory, n, per int
@@ -84,7 +84,7 @@ func TestBelady(t *testing.T) {
 // TestBeladyBadOrders: orders that are not a permutation of each device's
 // instances, or that contradict the dependencies, are rejected.
 func TestBeladyBadOrders(t *testing.T) {
-	p := vOffload(t, 4)
+	p := vBelady(t, 4)
 	n := 2
 	good := idealOrders(p, n, 6, 1, true)
 	clone := func() [][]schedule.Ref {
@@ -128,7 +128,7 @@ func TestBeladyBadOrders(t *testing.T) {
 // i0), as the steady state of one micro-batch every 6 steps leaves room
 // for.
 func TestIdealOffsets(t *testing.T) {
-	p := vOffload(t, 8)
+	p := vBelady(t, 8)
 	off := idealOffsets(p, 6, 1, true)
 	if off == nil {
 		t.Fatal("no offsets at period 6")
@@ -147,7 +147,7 @@ func TestIdealOffsets(t *testing.T) {
 // TestBeladyCandidates: the candidates the portfolio gets verify under the
 // budget, are at most beladyKept and come shortest first.
 func TestBeladyCandidates(t *testing.T) {
-	p := vOffload(t, 4)
+	p := vBelady(t, 4)
 	cs := beladyCandidates(context.Background(), p, 8, 2)
 	if len(cs) == 0 || len(cs) > beladyKept {
 		t.Fatalf("%d candidates", len(cs))
@@ -165,24 +165,24 @@ func TestBeladyCandidates(t *testing.T) {
 	}
 }
 
-// TestPortfolioBelady pins what Belady's schedules add to the portfolio
-// on the memory experiment's V placement (8 devices, offload time 2,
-// offload only) at memory 4, 16 micro-batches, against PipeOffload (Wan
-// et al., "PipeOffload: Improving Scalability of Pipeline Parallelism
-// with Memory Optimization", §3): the best candidate is one of them, a
-// drawn order, and it ends at 132, before the 143 of every other
-// construction: 19.5 % under PipeOffload's 164 (20 % would be 131.2).
+// TestPortfolioBelady pins what Belady's schedules reach on the memory
+// experiment's V placement (8 devices, offload time 2, offload only) at
+// memory 4, 16 micro-batches, against PipeOffload (Wan et al.,
+// "PipeOffload: Improving Scalability of Pipeline Parallelism with Memory
+// Optimization", §3): the best, a drawn order, ends at 132, 19.5 % under
+// PipeOffload's 164 (20 % would be 131.2), and it is a candidate of the
+// portfolio, whose best (a modulo schedule that decides) is no later.
 func TestPortfolioBelady(t *testing.T) {
-	p := vOffload(t, 8)
+	p := vBelady(t, 8)
 	pipe, err := baseline.PipeOffload(p, 16, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := PortfolioWith(context.Background(), p, PortfolioOptions{MicroBatches: 16, Memory: 4, Offload: true})
-	if err != nil {
-		t.Fatal(err)
+	bs := beladyCandidates(context.Background(), p, 16, 4)
+	if len(bs) == 0 {
+		t.Fatal("no Belady candidates")
 	}
-	best := cs[0]
+	best := bs[0]
 	if !strings.HasPrefix(best.Name, "order/drawn ") || best.Makespan > 132 {
 		t.Errorf("best %s ends at %d, want a drawn order ending by 132", best.Name, best.Makespan)
 	}
@@ -192,17 +192,23 @@ func TestPortfolioBelady(t *testing.T) {
 	if ms := schedule.Makespan(pipe); 1000*best.Makespan > 805*ms {
 		t.Errorf("%d against PipeOffload's %d: more than 80.5 %%", best.Makespan, ms)
 	}
+	cs, err := PortfolioWith(context.Background(), p, PortfolioOptions{MicroBatches: 16, Memory: 4, Offload: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
 	for _, c := range cs {
-		if !strings.HasPrefix(c.Name, "order/") && c.Makespan < 143 {
-			t.Errorf("%s ends at %d", c.Name, c.Makespan)
-		}
+		found = found || c.Name == best.Name
+	}
+	if !found || cs[0].Makespan > best.Makespan {
+		t.Errorf("portfolio: %s at %d first, %s among the candidates: %v", cs[0].Name, cs[0].Makespan, best.Name, found)
 	}
 }
 
 // TestBeladyDeterministic: the candidates, drawn orders included, are the
 // same on two runs.
 func TestBeladyDeterministic(t *testing.T) {
-	p := vOffload(t, 4)
+	p := vBelady(t, 4)
 	a := beladyCandidates(context.Background(), p, 8, 3)
 	b := beladyCandidates(context.Background(), p, 8, 3)
 	if len(a) == 0 || len(a) != len(b) {
@@ -219,7 +225,7 @@ func TestBeladyDeterministic(t *testing.T) {
 // the memory experiment's size: V placement, 8 devices, budget 4, 64
 // micro-batches.
 func BenchmarkBeladyCandidates(b *testing.B) {
-	p := vOffload(b, 8)
+	p := vBelady(b, 8)
 	for b.Loop() {
 		beladyCandidates(context.Background(), p, 64, 4)
 	}
@@ -229,7 +235,7 @@ func BenchmarkBeladyCandidates(b *testing.B) {
 // dependencies allow, every device's blocks take distinct slots modulo
 // the period, and a seed gives the same offsets every time.
 func TestDrawnOffsets(t *testing.T) {
-	p := vOffload(t, 8)
+	p := vBelady(t, 8)
 	for seed := 1; seed <= 12; seed++ {
 		off := drawnOffsets(p, 6, 1, seed)
 		if off == nil {

@@ -254,6 +254,17 @@ func cloneGroups(g [][]int) [][]int {
 	return out
 }
 
+// Summary is the line tessel gen-dag prints about p, a placement
+// Generate made: its operators, dependencies and devices, and how long one
+// device takes to run every operator (the sum of their times).
+func Summary(p *placement.Placement) string {
+	sum := 0
+	for _, b := range p.Blocks {
+		sum += b.Time
+	}
+	return fmt.Sprintf("%s: %d operators, %d dependencies, %d devices; one device takes %d\n", p.Name, len(p.Blocks), len(p.Deps), p.Devices, sum)
+}
+
 // Generate is Random as a placement, with its name "dag-N-sSEED" and on o's
 // devices.
 func Generate(o Options) (*placement.Placement, error) {

@@ -96,3 +96,15 @@ func TestSeedsDiffer(t *testing.T) {
 		t.Fatal("seeds 1 and 2 gave graphs of the same sum and edge count")
 	}
 }
+
+// Summary is tessel gen-dag's line: docs/operator-placement.md's figures
+// for the graph of 200 operators, seed 1, on 2 devices.
+func TestSummary(t *testing.T) {
+	p, err := Generate(Options{Nodes: 200, Seed: 1, Devices: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Summary(p), "dag-200-s1: 200 operators, 392 dependencies, 2 devices; one device takes 985\n"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+}

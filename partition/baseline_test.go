@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -62,6 +63,29 @@ func TestBaselinesNeverBeatDP(t *testing.T) {
 				t.Errorf("%s %s: %.4f beats the DP's %.4f", f, name, s.MaxLoad, r.Split.MaxLoad)
 			}
 			t.Logf("%s %s: %.2f (DP %.2f)", f, name, s.MaxLoad, r.Split.MaxLoad)
+		}
+	}
+}
+
+// LoadAssignment reads an expert file and places it (the expert split of
+// Tarnawski et al.'s Table 1, as TestPaperExpertSplits), and names the
+// file in a bad one's error.
+func TestLoadAssignment(t *testing.T) {
+	g := loadPaper(t, "layer/bert24_inference.json")
+	s, err := LoadAssignment(filepath.Join(paperData, "experts/bert24_inference_expert.json"), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%.2f", s.MaxLoad); got != "20.08" {
+		t.Errorf("expert time per sample %s, paper 20.08", got)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"fpgas": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{bad, filepath.Join(t.TempDir(), "missing.json")} {
+		if _, err := LoadAssignment(path, g); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: error %v, want one naming the file", path, err)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package partition
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -206,38 +205,13 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 	// only add): work may be split freely, the CPUs taking the groups
 	// whose CPU time costs least accelerator time first.
 	lb := fractionalBound(acc, cpu, noAcc, K, L)
-	lo := max(scale(lb)-len(g.Nodes), 0)
-	hi := 0
 	res := &IPResult{Split: best, Grid: grid}
-	hi = scale(best.MaxLoad) // a split of max load ≤ hi·grid is known
-	// check asks for a split of max load ≤ T within part of the time left:
-	// sat improves the best split, unsat raises the bound, and a check cut
-	// short says neither.
-	check := func(T int, share float64) (smt.Status, error) {
-		sub, cancel := ctx, context.CancelFunc(func() {})
-		if dl, ok := ctx.Deadline(); ok && share < 1 {
-			sub, cancel = context.WithTimeout(ctx, time.Duration(float64(time.Until(dl))*share))
-		}
-		defer cancel()
-		sv.Push()
-		defer sv.Pop()
-		sv.Assert(loadLe(T)...)
-		st, err := sv.Check(sub)
-		res.Checks++
-		if err != nil {
-			if errors.Is(err, smt.ErrInterrupted) {
-				return smt.Unknown, nil
-			}
-			return smt.Unknown, err
-		}
-		switch st {
-		case smt.Unsat:
-			lo = max(lo, T+1)
-		case smt.Sat:
-			m, err := sv.Model()
-			if err != nil {
-				return smt.Unknown, err
-			}
+	o := &objectiveSearch{
+		sv:    sv,
+		lo:    max(scale(lb)-len(g.Nodes), 0),
+		hi:    scale(best.MaxLoad), // a split of max load ≤ hi·grid is known
+		bound: func(T int) { sv.Assert(loadLe(T)...) },
+		keep: func(m *smt.Model) (int, error) {
 			dev := make([]int, n)
 			for v := range n {
 				for d := range nd {
@@ -246,53 +220,28 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 					}
 				}
 			}
-			m.Close()
 			s, err := NewSplit(g, dev)
 			if err != nil {
-				return smt.Unknown, err
+				return 0, err
 			}
 			if !s.Fits() {
-				return smt.Unknown, fmt.Errorf("the program's split exceeds the memory cap (a bug)")
+				return 0, fmt.Errorf("the program's split exceeds the memory cap (a bug)")
 			}
 			if s.MaxLoad < res.Split.MaxLoad {
 				res.Split, res.Improved = s, true
 			}
-			hi = min(T, scale(s.MaxLoad))
-		}
-		if opt.Progress != nil {
-			opt.Progress(res.Split.MaxLoad, float64(lo)*grid)
-		}
-		return st, nil
+			return scale(s.MaxLoad), nil
+		},
 	}
-	// First improve the split: ask for anything better than the best, with
-	// half the time left each time, until the solver proves there is none
-	// or a check runs out of time.
-	for lo < hi && ctx.Err() == nil {
-		st, err := check(hi-1, 0.5)
-		if err != nil {
-			return nil, err
-		}
-		if st == smt.Unknown {
-			break
-		}
+	if opt.Progress != nil {
+		o.progress = func() { opt.Progress(res.Split.MaxLoad, float64(o.lo)*grid) }
 	}
-	// Then raise the lower bound by bisection, retreating toward the bound
-	// when a check runs out of time (smaller loads are easier to refute).
-	probe := lo + (hi-lo)/2
-	for lo < hi && ctx.Err() == nil {
-		st, err := check(probe, 0.5)
-		if err != nil {
-			return nil, err
-		}
-		if st == smt.Unknown {
-			if probe <= lo {
-				break
-			}
-			probe = lo + (probe-lo)/2
-			continue
-		}
-		probe = lo + (hi-lo)/2
+	err = o.run(ctx)
+	res.Checks = o.checks
+	if err != nil {
+		return nil, err
 	}
+	lo, hi := o.lo, o.hi
 	// The grid rounds each node by at most half a step.
 	res.LowerBound = math.Max(0, float64(lo)*grid-float64(len(g.Nodes))*grid/2)
 	res.LowerBound = math.Min(res.LowerBound, res.Split.MaxLoad)

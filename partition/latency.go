@@ -307,6 +307,21 @@ type LatencySetting struct {
 	ModelBytes         float64
 }
 
+// UsePaperLatencySetting gives g the accelerators, memory cap and CPU
+// cores of PaperLatencySetting (tessel partition --paper-memory); g must
+// be a graph in Tarnawski et al.'s format.
+func (g *Graph) UsePaperLatencySetting() error {
+	if g.IDs == nil {
+		return fmt.Errorf("--paper-memory applies to graphs in Tarnawski et al.'s format")
+	}
+	s, err := PaperLatencySetting(g)
+	if err != nil {
+		return err
+	}
+	g.Accelerators, g.Memory, g.CPUs = s.Accelerators, s.Memory, s.CPUs
+	return nil
+}
+
 // PaperLatencySetting derives the setting of §7 from the model's size. It
 // reproduces the published latency inputs' maxFPGAs and maxSizePerFPGA
 // for seven of their eight graphs; BERT-12 at operator granularity ships

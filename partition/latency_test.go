@@ -64,6 +64,15 @@ func TestPaperLatencySetting(t *testing.T) {
 	if _, err := PaperLatencySetting(g); err == nil {
 		t.Error("a 5 GB model: want an error (between the paper's two sizes)")
 	}
+	// UsePaperLatencySetting puts the setting on the graph.
+	h := loadPaper(t, "layer/bert24_inference.json")
+	if err := h.UsePaperLatencySetting(); err != nil || h.Accelerators != 5 || h.Memory != 629145600 || h.CPUs != 8 {
+		t.Errorf("bert24 with the setting: %d, %g, %d (%v); want 5, 629145600, 8", h.Accelerators, h.Memory, h.CPUs, err)
+	}
+	h.IDs = nil
+	if err := h.UsePaperLatencySetting(); err == nil {
+		t.Error("a layer profile: want an error")
+	}
 }
 
 // The requirement of the latency objective, and Tarnawski et al.'s Table 4,

@@ -301,47 +301,23 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 			lb = math.Max(lb, pathBound(g, heaviestPath(g, order, pred, byMemory), S))
 		}
 	}
-	lo := max(int(math.Floor((lb-slack)/grid)), 0)
 	// closed: the relaxation already meets the best split (its bound is
 	// exact, no grid).
 	closed := func() bool { return best != nil && lb >= best.Latency*(1-1e-12) }
-	hi := math.MaxInt
-	if best != nil {
-		hi = scale(best.Latency) // a split of latency ≤ hi·grid is known
-	}
-	// check asks for a split of latency ≤ T within part of the time left:
-	// sat improves the best split, unsat raises the bound, and a check cut
-	// short says neither.
-	check := func(T int, share float64) (smt.Status, error) {
-		sub, cancel := ctx, context.CancelFunc(func() {})
-		if dl, ok := ctx.Deadline(); ok && share < 1 {
-			sub, cancel = context.WithTimeout(ctx, time.Duration(float64(time.Until(dl))*share))
-		}
-		defer cancel()
-		sv.Push()
-		defer sv.Pop()
-		if T < math.MaxInt {
-			bound := x.IntVal(T)
-			for _, v := range sinks {
-				sv.Assert(x.Le(lat[v], bound))
+	o := &objectiveSearch{
+		sv:     sv,
+		lo:     max(int(math.Floor((lb-slack)/grid)), 0),
+		hi:     math.MaxInt,
+		closed: closed,
+		bound: func(T int) {
+			if T < math.MaxInt {
+				bound := x.IntVal(T)
+				for _, v := range sinks {
+					sv.Assert(x.Le(lat[v], bound))
+				}
 			}
-		}
-		st, err := sv.Check(sub)
-		res.Checks++
-		if err != nil {
-			if errors.Is(err, smt.ErrInterrupted) {
-				return smt.Unknown, nil
-			}
-			return smt.Unknown, err
-		}
-		switch st {
-		case smt.Unsat:
-			lo = max(lo, T+1)
-		case smt.Sat:
-			m, err := sv.Model()
-			if err != nil {
-				return smt.Unknown, err
-			}
+		},
+		keep: func(m *smt.Model) (int, error) {
 			dev := make([]int, n)
 			pieces := make([]int, n)
 			for v := range n {
@@ -355,27 +331,32 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 					}
 				}
 			}
-			m.Close()
 			s, err := NewSplit(g, dev)
 			if err != nil {
-				return smt.Unknown, err
+				return 0, err
 			}
 			sc, err := PiecesLatency(s, pieces)
 			if err != nil {
-				return smt.Unknown, fmt.Errorf("the program's split: %v (a bug)", err)
+				return 0, fmt.Errorf("the program's split: %v (a bug)", err)
 			}
 			if !s.Fits() || !s.Colocated {
-				return smt.Unknown, fmt.Errorf("the program's split exceeds the memory cap or separates a colour class (a bug)")
+				return 0, fmt.Errorf("the program's split exceeds the memory cap or separates a colour class (a bug)")
 			}
 			if best == nil || sc.Latency < best.Latency {
 				res.Split, res.Schedule, res.Pieces, res.Improved, res.Heuristic, best = s, sc, pieces, true, "", sc
 			}
-			hi = min(T, scale(best.Latency))
+			return scale(best.Latency), nil
+		},
+	}
+	if best != nil {
+		o.hi = scale(best.Latency) // a split of latency ≤ hi·grid is known
+	}
+	if opt.Progress != nil {
+		o.progress = func() {
+			if best != nil {
+				opt.Progress(best.Latency, math.Max(0, float64(o.lo)*grid-slack))
+			}
 		}
-		if opt.Progress != nil && best != nil {
-			opt.Progress(best.Latency, math.Max(0, float64(lo)*grid-slack))
-		}
-		return st, nil
 	}
 	// First the primal heuristics: the interval split of least transfer
 	// and compute time (chainSplit), then a local search around the best
@@ -386,7 +367,7 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 			if sc, err := SplitLatency(s); err == nil && (best == nil || sc.Latency < best.Latency) {
 				res.Split, res.Schedule, res.Pieces, best = s, sc, cutPieces(g, s.Device, pred), sc
 				res.Improved, res.Heuristic = opt.Start != nil, "chain"
-				hi = min(hi, scale(best.Latency))
+				o.hi = min(o.hi, scale(best.Latency))
 			}
 		}
 	}
@@ -399,47 +380,21 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 		}
 		if s, pieces, sc := localSearch(lctx, g, res.Split, res.Pieces, q); sc.Latency < best.Latency {
 			res.Split, res.Schedule, res.Pieces, res.Improved, res.Heuristic, best = s, sc, pieces, true, "local search", sc
-			hi = min(hi, scale(best.Latency))
+			o.hi = min(o.hi, scale(best.Latency))
 		}
 	}
-	// Then improve the split globally: ask for anything better than the
-	// best, with half the time left each time, until the solver proves
-	// there is none or a check runs out of time.
-	for lo < hi && !closed() && ctx.Err() == nil {
-		T := hi - 1
-		if hi == math.MaxInt {
-			T = math.MaxInt
-		}
-		st, err := check(T, 0.5)
-		if err != nil {
-			return nil, err
-		}
-		if st == smt.Unknown {
-			break
-		}
-		if st == smt.Unsat && T == math.MaxInt {
-			return nil, fmt.Errorf("no split fits the memory cap")
-		}
+	// Then improve the split globally (asking for anything better than the
+	// best, with half the time left each time) and raise the lower bound
+	// by bisection: objectiveSearch.run.
+	err = o.run(ctx)
+	res.Checks = o.checks
+	if errors.Is(err, errNoSolution) {
+		return nil, fmt.Errorf("no split fits the memory cap")
 	}
-	// Then raise the lower bound by bisection, retreating toward the bound
-	// when a check runs out of time.
-	if hi < math.MaxInt {
-		probe := lo + (hi-lo)/2
-		for lo < hi && !closed() && ctx.Err() == nil {
-			st, err := check(probe, 0.5)
-			if err != nil {
-				return nil, err
-			}
-			if st == smt.Unknown {
-				if probe <= lo {
-					break
-				}
-				probe = lo + (probe-lo)/2
-				continue
-			}
-			probe = lo + (hi-lo)/2
-		}
+	if err != nil {
+		return nil, err
 	}
+	lo, hi := o.lo, o.hi
 	res.Elapsed = time.Since(t0)
 	if best == nil {
 		if err := ctx.Err(); err != nil {

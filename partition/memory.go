@@ -65,6 +65,16 @@ func FormatMemory(x float64, bytes bool) string {
 	return fmt.Sprintf("%.1f MB", x/1e6)
 }
 
+// Budgets are the devices' budgets of mem (DeviceMemory.Budget), one per
+// device: the placement's Capacities for the schedule search.
+func Budgets(mem []DeviceMemory) []int {
+	out := make([]int, len(mem))
+	for d, m := range mem {
+		out[d] = m.Budget
+	}
+	return out
+}
+
 // Memory is each device's memory and budget when the split s, converted
 // to c, runs on devices of the given capacities (one per placement
 // device, 0 for the graph's cap; nil: the graph's cap on every device). It returns nil, nil

@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -131,5 +132,14 @@ func TestAutoMemoryUnit(t *testing.T) {
 		if got := AutoMemoryUnit(tc.largest); got != tc.want {
 			t.Errorf("AutoMemoryUnit(%v) = %v, want %v", tc.largest, got, tc.want)
 		}
+	}
+}
+
+// Budgets lists every device's budget in device order, the placement's
+// Capacities.
+func TestBudgets(t *testing.T) {
+	got := Budgets([]DeviceMemory{{Device: 0, Budget: 3}, {Device: 1, Budget: 0}, {Device: 2, Budget: 7}})
+	if !reflect.DeepEqual(got, []int{3, 0, 7}) {
+		t.Errorf("Budgets = %v, want [3 0 7]", got)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/tessel-pp/tessel/internal/strictjson"
 )
@@ -366,6 +368,53 @@ func Parse(data []byte) (*Graph, error) {
 // path.
 func Load(path string) (*Graph, error) {
 	return strictjson.Load(path, Parse)
+}
+
+// Overrides change a model's own settings (tessel partition's --devices,
+// --cpus and --memory, whose names its errors use).
+type Overrides struct {
+	Devices int      // accelerators k; 0: the model's
+	CPUs    int      // CPU cores ℓ; -1: the model's
+	Memory  *float64 // memory cap of one accelerator; nil: the model's
+}
+
+// LoadWith reads the model file at path (Load) with o applied and checks
+// that the result can be split: it has a device count, CPU cores only
+// where the graph has CPU times (Tarnawski et al.'s format), and a finite
+// cap ≥ 0. A model without a name takes the file's base name.
+func LoadWith(path string, o Overrides) (*Graph, error) {
+	g, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if o.Devices < 0 {
+		return nil, fmt.Errorf("--devices must be at least 1, got %d", o.Devices)
+	}
+	if o.Devices > 0 {
+		g.Accelerators = o.Devices
+	}
+	if g.Accelerators == 0 {
+		return nil, fmt.Errorf("%s: no device count: give --devices or \"devices\" in the model", path)
+	}
+	if o.CPUs < -1 {
+		return nil, fmt.Errorf("--cpus must be at least 0, got %d", o.CPUs)
+	}
+	if o.CPUs > 0 && g.IDs == nil {
+		return nil, fmt.Errorf("%s: a layer profile has no CPU times: --cpus applies to graphs in Tarnawski et al.'s format", path)
+	}
+	if o.CPUs >= 0 {
+		g.CPUs = o.CPUs
+	}
+	if o.Memory != nil {
+		if *o.Memory < 0 || math.IsNaN(*o.Memory) || math.IsInf(*o.Memory, 0) {
+			return nil, fmt.Errorf("--memory must be a finite number ≥ 0, got %v", *o.Memory)
+		}
+		g.Memory = *o.Memory
+	}
+	if g.Name == "" {
+		g.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	return g, nil
 }
 
 // decodeDeviceTimes reads a layer's "device_times": per device type (a

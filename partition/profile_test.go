@@ -256,3 +256,30 @@ func TestAutoTimeUnit(t *testing.T) {
 		}
 	}
 }
+
+// LoadWith applies the overrides and checks what a split needs, in the
+// words of tessel partition's flags.
+func TestLoadWith(t *testing.T) {
+	path := filepath.Join("..", "testdata", "dnn-partitioning", "layer", "bert24_inference.json")
+	mem := 5.0
+	g, err := LoadWith(path, Overrides{Devices: 3, CPUs: 2, Memory: &mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Accelerators != 3 || g.CPUs != 2 || g.Memory != 5 {
+		t.Errorf("k %d, ℓ %d, cap %v; want 3, 2, 5", g.Accelerators, g.CPUs, g.Memory)
+	}
+	bad := -1.0
+	for _, c := range []struct {
+		o    Overrides
+		want string
+	}{
+		{Overrides{Devices: -1, CPUs: -1}, "--devices must be at least 1"},
+		{Overrides{CPUs: -2}, "--cpus must be at least 0"},
+		{Overrides{CPUs: -1, Memory: &bad}, "--memory must be a finite number ≥ 0"},
+	} {
+		if _, err := LoadWith(path, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", c.o, err, c.want)
+		}
+	}
+}

@@ -36,6 +36,28 @@ type Options struct {
 	Capacities []float64
 }
 
+// Check says what is wrong with the options, in the words of tessel
+// partition's flags, or nil: at least one chunk, the loop or V order (V
+// with 2 chunks), chunks only with the DP, units ≥ 0 and a positive time
+// limit of the integer program.
+func (o Options) Check() error {
+	switch {
+	case o.Chunks < 1:
+		return fmt.Errorf("--chunks must be at least 1, got %d", o.Chunks)
+	case o.Order != placement.Loop && o.Order != placement.V:
+		return fmt.Errorf("--order must be loop or v, got %q", o.Order)
+	case o.Order == placement.V && o.Chunks != 2:
+		return fmt.Errorf("--order v takes --chunks 2, got %d", o.Chunks)
+	case o.Chunks > 1 && o.NonContiguous:
+		return fmt.Errorf("--chunks and --non-contiguous do not go together")
+	case o.TimeUnit < 0 || o.MemoryUnit < 0:
+		return fmt.Errorf("--time-unit and --memory-unit must be ≥ 0")
+	case o.IPTimeLimit <= 0:
+		return fmt.Errorf("--ip-time-limit must be positive, got %v", o.IPTimeLimit)
+	}
+	return nil
+}
+
 // Report is a partition and what it is compared with; it is also the
 // JSON form of tessel partition --json.
 type Report struct {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/tessel-pp/tessel/placement"
 )
@@ -50,5 +52,30 @@ func TestRun(t *testing.T) {
 				t.Errorf("placement %+v", res.Placement)
 			}
 		})
+	}
+}
+
+// Check refuses the options tessel partition's flags cannot combine.
+func TestOptionsCheck(t *testing.T) {
+	ok := Options{Chunks: 1, Order: placement.Loop, IPTimeLimit: time.Second}
+	if err := ok.Check(); err != nil {
+		t.Errorf("%+v: %v", ok, err)
+	}
+	for _, c := range []struct {
+		change func(*Options)
+		want   string
+	}{
+		{func(o *Options) { o.Chunks = 0 }, "--chunks must be at least 1"},
+		{func(o *Options) { o.Order = "w" }, "--order must be loop or v"},
+		{func(o *Options) { o.Order = placement.V }, "--order v takes --chunks 2"},
+		{func(o *Options) { o.Chunks, o.NonContiguous = 2, true }, "do not go together"},
+		{func(o *Options) { o.TimeUnit = -1 }, "must be ≥ 0"},
+		{func(o *Options) { o.IPTimeLimit = 0 }, "--ip-time-limit must be positive"},
+	} {
+		o := ok
+		c.change(&o)
+		if err := o.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", o, err, c.want)
+		}
 	}
 }

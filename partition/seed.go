@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 
 	"github.com/tessel-pp/tessel/internal/strictjson"
@@ -282,4 +283,24 @@ func flag01(raw json.RawMessage, x *float64) error {
 		return fmt.Errorf("want 0, 1, false or true")
 	}
 	return nil
+}
+
+// LoadAssignment reads the split in an expert file at path
+// (ParseAssignment) and places it on g (Assignment.Split). A file that
+// cannot be read returns the os error (it names the path); a bad file or
+// a split g cannot take, an error "path: reason".
+func LoadAssignment(path string, g *Graph) (*Split, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	a, err := ParseAssignment(data)
+	var s *Split
+	if err == nil {
+		s, err = a.Split(g)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return s, nil
 }

@@ -55,6 +55,22 @@ func ParseOverlapTime(s string) (*Overlap, error) {
 	return &Overlap{Time: t}, nil
 }
 
+// WithOverlap is a copy of p that overlaps forwards and backwards by the
+// rule o (--overlap-time), keeping the pairs of p's own rule (a file's),
+// validated.
+func (p *Placement) WithOverlap(o *Overlap) (*Placement, error) {
+	q := p.Clone()
+	r := *o
+	if p.Overlap != nil {
+		r.Pairs = p.Overlap.Pairs
+	}
+	q.Overlap = &r
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
 // String is the rule as --overlap-time writes it (pairs counted).
 func (o *Overlap) String() string {
 	var s string

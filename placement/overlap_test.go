@@ -105,6 +105,26 @@ func TestOverlapFileRoundTrip(t *testing.T) {
 	}
 }
 
+// WithOverlap puts a rule on a copy, keeping the file's own pairs, and
+// leaves the original alone.
+func TestWithOverlap(t *testing.T) {
+	data, err := os.ReadFile("testdata/overlap.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := p.WithOverlap(&Overlap{Time: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Overlap.Time != 3 || len(q.Overlap.Pairs) != len(p.Overlap.Pairs) || p.Overlap.Time == 3 {
+		t.Errorf("overlap %+v of %+v", q.Overlap, p.Overlap)
+	}
+}
+
 // TestOverlapGroups: the list of every allowed group is OverlapGroup's,
 // pair by pair.
 func TestOverlapGroups(t *testing.T) {

@@ -58,6 +58,31 @@ type Stats struct {
 	Next int
 }
 
+// take counts a step of Improve or LNS in st (one window, checks solver
+// calls) and keeps its answer next in *cur when it is shorter, telling
+// progress (when set) of the new makespan; gain says it did. stop says
+// the search ends: with err when the step failed, without when ctx ended
+// or the solver was interrupted (*cur stands).
+func (st *Stats) take(ctx context.Context, cur **schedule.Schedule, next *schedule.Schedule, checks int, err error, progress func(int)) (gain, stop bool, _ error) {
+	st.Steps++
+	st.Checks += checks
+	if err != nil {
+		if errors.Is(err, smt.ErrInterrupted) || ctx.Err() != nil {
+			return false, true, nil
+		}
+		return false, true, err
+	}
+	if next != nil && schedule.Makespan(next) < schedule.Makespan(*cur) {
+		*cur = next
+		st.Improved++
+		if progress != nil {
+			progress(schedule.Makespan(next))
+		}
+		return true, false, nil
+	}
+	return false, false, nil
+}
+
 // Improve returns a schedule of s's micro-batches that ends no later than
 // s, found by re-optimising its ends until no window shortens it, the
 // makespan meets the lower bound, or ctx ends. s must be valid.
@@ -87,21 +112,15 @@ func Improve(ctx context.Context, s *schedule.Schedule, opt Options) (*schedule.
 				return cur, st, nil
 			}
 			next, checks, err := step(ctx, cur, w, end == 1, opt)
-			st.Steps++
-			st.Checks += checks
-			if err != nil {
-				if errors.Is(err, smt.ErrInterrupted) || ctx.Err() != nil {
-					return cur, st, nil
+			gain, stop, err := st.take(ctx, &cur, next, checks, err, opt.Progress)
+			if stop {
+				if err != nil {
+					return nil, st, err
 				}
-				return nil, st, err
+				return cur, st, nil
 			}
-			if next != nil && schedule.Makespan(next) < schedule.Makespan(cur) {
-				cur = next
-				st.Improved++
+			if gain {
 				stale = 0
-				if opt.Progress != nil {
-					opt.Progress(schedule.Makespan(cur))
-				}
 				continue
 			}
 			stale++
@@ -111,6 +130,28 @@ func Improve(ctx context.Context, s *schedule.Schedule, opt Options) (*schedule.
 		}
 	}
 	return cur, st, nil
+}
+
+// solveWindow asks the solver for a schedule of the window pr shorter
+// than hint, the current schedule's starts there (which must fit it). It
+// returns the solution, or nil with the checks made when the solver found
+// nothing shorter (a call out of effort included), or nil and an error.
+func solveWindow(ctx context.Context, p *placement.Placement, pr *smt.Problem, hint []int, seed, effort int) (*smt.Solution, int, error) {
+	if !pr.Feasible(hint) {
+		return nil, 0, fmt.Errorf("refine: placement %q: the current schedule does not fit its own window (a bug)", p.Name)
+	}
+	sol, err := smt.MinimizeMakespan(ctx, pr, smt.Options{Seed: seed, Effort: effort, Hint: hint})
+	if err != nil && !errors.Is(err, smt.ErrEffort) {
+		return nil, 0, err
+	}
+	if sol == nil || sol.Makespan >= pr.Makespan(hint) {
+		checks := 0
+		if sol != nil {
+			checks = sol.Checks
+		}
+		return nil, checks, nil
+	}
+	return sol, sol.Checks, nil
 }
 
 // fixedTensor is dependency Dep's tensor of micro-batch Micro.
@@ -271,19 +312,9 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 			pr.Tasks[k].Release = max(pr.Tasks[k].Release, arrival)
 		}
 	}
-	if !pr.Feasible(hint) {
-		return nil, 0, fmt.Errorf("refine: placement %q: the current schedule does not fit its own window (a bug)", p.Name)
-	}
-	sol, err := smt.MinimizeMakespan(ctx, pr, smt.Options{Seed: opt.Seed, Effort: opt.Effort, Hint: hint})
-	if err != nil && !errors.Is(err, smt.ErrEffort) {
-		return nil, 0, err
-	}
-	if sol == nil || sol.Makespan >= pr.Makespan(hint) {
-		checks := 0
-		if sol != nil {
-			checks = sol.Checks
-		}
-		return nil, checks, nil
+	sol, checks, err := solveWindow(ctx, p, pr, hint, opt.Seed, opt.Effort)
+	if sol == nil {
+		return nil, checks, err
 	}
 	out := &schedule.Schedule{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}
 	out.Instances = append([]schedule.Instance(nil), s.Instances...)

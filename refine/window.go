@@ -2,7 +2,6 @@ package refine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -122,21 +121,15 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 					} else {
 						next, checks, err = window(ctx, cur, max(0, pos-w), pos, opt.Effort, seed)
 					}
-					st.Steps++
-					st.Checks += checks
-					if err != nil {
-						if errors.Is(err, smt.ErrInterrupted) || ctx.Err() != nil {
-							return cur, st, nil
+					better, stop, err := st.take(ctx, &cur, next, checks, err, opt.Progress)
+					if stop {
+						if err != nil {
+							return nil, st, err
 						}
-						return nil, st, err
+						return cur, st, nil
 					}
-					if next != nil && schedule.Makespan(next) < schedule.Makespan(cur) {
-						cur = next
-						st.Improved++
+					if better {
 						gain, won = true, true
-						if opt.Progress != nil {
-							opt.Progress(schedule.Makespan(cur))
-						}
 					}
 					if pos-w <= 0 {
 						break
@@ -314,19 +307,9 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 	if s.Latency > 0 {
 		windowLatency(pr, s, s.Latency, part, task, byRef)
 	}
-	if !pr.Feasible(hint) {
-		return nil, 0, fmt.Errorf("refine: placement %q: the current schedule does not fit its own window (a bug)", p.Name)
-	}
-	sol, err := smt.MinimizeMakespan(ctx, pr, smt.Options{Seed: seed, Effort: effort, Hint: hint})
-	if err != nil && !errors.Is(err, smt.ErrEffort) {
-		return nil, 0, err
-	}
-	if sol == nil || sol.Makespan >= pr.Makespan(hint) {
-		checks := 0
-		if sol != nil {
-			checks = sol.Checks
-		}
-		return nil, checks, nil
+	sol, checks, err := solveWindow(ctx, p, pr, hint, seed, effort)
+	if sol == nil {
+		return nil, checks, err
 	}
 	// New device orders: the instances before the window, the freed
 	// ones by their new starts, the later ones, each as they were.

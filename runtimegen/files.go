@@ -69,6 +69,17 @@ func WriteFiles(dir string, files map[string][]byte) error {
 	return nil
 }
 
+// WroteText is what tessel gen prints after writing progs (in mode) and
+// the workers into dir: the files, the transfers, and the commands that
+// run and check them.
+func WroteText(dir string, progs []*Program, mode Mode) string {
+	launch := filepath.Join(dir, "launch.sh")
+	return fmt.Sprintf("wrote %s: %s … %s (%s, %d transfers), worker.py, blocks.py, launch.sh\n"+
+		"run:   sh %s --out results --iterations 3\n"+
+		"check: sh %s check --out results\n",
+		dir, FileName(0), FileName(len(progs)-1), mode.Name(), Transfers(progs), launch, launch)
+}
+
 // Transfers counts the tensors that cross devices: the programs' sends.
 func Transfers(progs []*Program) int {
 	n := 0

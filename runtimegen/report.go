@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Report is the simulation of one or more program sets of one schedule —
@@ -149,4 +151,38 @@ func commaInts(xs []int) string {
 func roundTo(x float64, digits int) float64 {
 	p := math.Pow(10, float64(digits))
 	return math.Round(x*p) / p
+}
+
+// GenerateModes is Generate in each mode a simulation of s compares:
+// non-blocking and blocking, or blocking alone (blockingOnly).
+func GenerateModes(s *schedule.Schedule, blockingOnly bool) ([][]*Program, error) {
+	modes := []Mode{NonBlocking, Blocking}
+	if blockingOnly {
+		modes = modes[1:]
+	}
+	var sets [][]*Program
+	for _, mode := range modes {
+		progs, err := Generate(s, mode)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, progs)
+	}
+	return sets, nil
+}
+
+// ScheduleSimOptions are the SimOptions of a run of s's programs timed by
+// timing (nil: CommTime for every transfer): a schedule made with
+// channels runs with them (its makespan counts the queues on its links),
+// as does any with channels set; a schedule that offloads times its moves
+// by its own placement's rules.
+func ScheduleSimOptions(s *schedule.Schedule, timing *placement.Placement, channels bool, commTime int) SimOptions {
+	opt := SimOptions{CommTime: commTime, Placement: timing, Channels: channels || (timing != nil && timing.Channels)}
+	for _, d := range s.Decisions {
+		if d.Action == placement.Offload {
+			opt.Offloads = s.Placement
+			break
+		}
+	}
+	return opt
 }

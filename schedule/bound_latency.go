@@ -72,15 +72,10 @@ func latencyBarrierBound(p *placement.Placement, n, latency int) int {
 	if !ok {
 		return 0
 	}
-	barrier := make([]bool, len(p.Blocks))
+	barrier := barriers(p)
 	per, least := 0, math.MaxInt
 	for i, blk := range p.Blocks {
-		seen := map[int]bool{}
-		for _, d := range blk.Devices {
-			seen[d] = true
-		}
-		if len(seen) == p.Devices {
-			barrier[i] = true
+		if barrier[i] {
 			per++
 			least = min(least, blk.Time)
 		}

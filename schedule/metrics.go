@@ -228,6 +228,20 @@ func LowerBoundsBy(p *placement.Placement, n, memory int) (Bounds, MakespanBound
 	return b, by
 }
 
+// barriers marks the barrier blocks of p: those that run on every
+// device (and so hold all of them at once).
+func barriers(p *placement.Placement) []bool {
+	barrier := make([]bool, len(p.Blocks))
+	for i, blk := range p.Blocks {
+		seen := map[int]bool{}
+		for _, d := range blk.Devices {
+			seen[d] = true
+		}
+		barrier[i] = len(seen) == p.Devices
+	}
+	return barrier
+}
+
 // barrierBound is the makespan bound of the blocks that do not span
 // every device, with the time of those that do (barriers) added: zero
 // when no block spans every device.
@@ -256,15 +270,10 @@ func barrierBound(p *placement.Placement, n int) int {
 	if !ok {
 		return 0
 	}
-	barrier := make([]bool, len(p.Blocks))
+	barrier := barriers(p)
 	B := 0
 	for i, blk := range p.Blocks {
-		seen := map[int]bool{}
-		for _, d := range blk.Devices {
-			seen[d] = true
-		}
-		if len(seen) == p.Devices {
-			barrier[i] = true
+		if barrier[i] {
 			B += blk.Time
 		}
 	}
@@ -503,15 +512,10 @@ func memoryPeriod(p *placement.Placement, memory, lower int) int {
 		pos[i] = k
 	}
 	succs := p.SuccDeps()
-	barrier := make([]bool, len(p.Blocks))
+	barrier := barriers(p)
 	B := 0
 	for i, blk := range p.Blocks {
-		seen := map[int]bool{}
-		for _, d := range blk.Devices {
-			seen[d] = true
-		}
-		if len(seen) == p.Devices {
-			barrier[i] = true
+		if barrier[i] {
 			B += blk.Time
 		}
 	}

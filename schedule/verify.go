@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -98,6 +99,54 @@ func (e *VerifyError) Error() string {
 		msg += fmt.Sprintf(" (and %d more %s)", more, plural(more, "violation"))
 	}
 	return msg
+}
+
+// List is every violation listed, one a line, and a last line "... and N
+// more" where some were omitted: what tessel verify prints.
+func (e *VerifyError) List() string {
+	var b strings.Builder
+	for _, v := range e.Violations {
+		b.WriteString(v.Message + "\n")
+	}
+	if e.Omitted > 0 {
+		fmt.Fprintf(&b, "... and %d more\n", e.Omitted)
+	}
+	return b.String()
+}
+
+// CountText is how many violations there are, "1 violation" or "N
+// violations".
+func (e *VerifyError) CountText() string {
+	return fmt.Sprintf("%d %s", e.Count(), plural(e.Count(), "violation"))
+}
+
+// ValidText is the line tessel verify prints for a valid schedule: its
+// placement, micro-batches, makespan, bubble rate, peak memory of every
+// device, the budget (every device's where they differ) and, where the
+// schedule shows one, its latency.
+func ValidText(s *Schedule) string {
+	m := Measure(s)
+	name := s.Placement.Name
+	if name == "" {
+		name = "(unnamed)"
+	}
+	budget := "unlimited"
+	if s.Memory > 0 {
+		budget = strconv.Itoa(s.Memory)
+	}
+	if !s.Placement.Uniform(s.Memory) {
+		budget = textfmt.CommaInts(s.Budgets()) // every device's, where they differ
+	}
+	onCluster := ""
+	if s.Cluster != nil {
+		onCluster = " on its cluster"
+	}
+	latency := ""
+	if ShowsLatency(s) {
+		latency = ", latency " + LatencyText(s)
+	}
+	return fmt.Sprintf("valid%s: %s, %d micro-batches, makespan %d, bubble rate %.2f%%, peak memory %v (budget %s)%s\n",
+		onCluster, name, s.MicroBatches, m.Makespan, 100*m.BubbleRate, textfmt.CommaInts(m.PeakMemory), budget, latency)
 }
 
 func plural(n int, word string) string {

@@ -1,11 +1,42 @@
 package search
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"time"
 
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/schedule"
 )
+
+// NewReplanReport is the report of res, the replan of old onto p (old's
+// placement on the new cluster), which took took; without a fresh
+// search (Fresh nil).
+func NewReplanReport(old *schedule.Schedule, p *placement.Placement, res *ReplanResult, took time.Duration) ReplanReport {
+	rep := ReplanReport{Placement: p.Name, Devices: p.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old)}
+	if !p.Uniform(old.Memory) {
+		rep.Budgets = p.Budgets(old.Memory)
+	}
+	rep.OldOrders, rep.OldRepetend, rep.OldRepetendKept = res.OldOrders, res.OldRepetend, res.OldRepetendKept
+	rep.Makespan, rep.Seconds, rep.Source, rep.LowerBound, rep.Valid = schedule.Makespan(res.Schedule), textfmt.Secs(took), res.Source.String(), res.Bounds.Makespan, true
+	return rep
+}
+
+// Fresh is a fresh search of p for old's micro-batches and budget, as
+// tessel search runs it (the joint method) with opt's MaxNR and Seed,
+// within limit (0: none): what a replan is compared with. Callers verify
+// its schedule.
+func Fresh(ctx context.Context, p *placement.Placement, old *schedule.Schedule, opt ReplanOptions, limit time.Duration) (*Result, error) {
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	return Run(ctx, p, Options{Memory: old.Memory, MaxNR: opt.MaxNR, MicroBatches: old.MicroBatches, Method: repetend.MethodJoint, Seed: opt.Seed})
+}
 
 // ReplanReport is what tessel replan reports: the old schedule's makespans
 // on its own cluster and on the new one, the replanned schedule's and,

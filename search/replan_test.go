@@ -46,6 +46,20 @@ func TestReplan(t *testing.T) {
 	if !started {
 		t.Errorf("the old orders are not among the candidates: %v", res.Candidates)
 	}
+	// The report (NewReplanReport) holds the replan's figures; Fresh
+	// searches q afresh for the same micro-batches and budget.
+	rep := NewReplanReport(old.Schedule, q, res, 0)
+	if rep.Makespan != res.Makespan() || rep.Old != old.Makespan() || rep.OldOrders != res.OldOrders || rep.LowerBound != res.Bounds.Makespan ||
+		rep.MicroBatches != 8 || rep.Memory != 4 || !rep.Valid || rep.Fresh != nil {
+		t.Errorf("report %+v of replan %d (old %d)", rep, res.Makespan(), old.Makespan())
+	}
+	fresh, err := Fresh(ctx, q, old.Schedule, ReplanOptions{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schedule.Verify(fresh.Schedule); err != nil || fresh.Schedule.MicroBatches != 8 || fresh.Schedule.Memory != 4 {
+		t.Errorf("fresh search: %v, %d micro-batches, memory %d", err, fresh.Schedule.MicroBatches, fresh.Schedule.Memory)
+	}
 }
 
 // The warm start pays (Wu et al., "Rethinking Dynamic Networks and

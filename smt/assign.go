@@ -92,29 +92,17 @@ func MinimizeAssigned(ctx context.Context, p *placement.Placement, opt AssignedO
 	}
 	out := &Assigned{LowerBound: opt.Lower}
 	probe := func(bound int) (Status, error) {
-		s.Push()
-		defer s.Pop()
-		if bound >= 0 {
-			s.Assert(x.Le(e.makespan, x.IntVal(bound)))
-		}
-		st, err := s.Check(ctx)
-		out.Checks++
-		if st != Sat {
-			return st, err
-		}
-		m, err := s.Model()
-		if err != nil {
-			return Unknown, err
-		}
-		defer m.Close()
-		choice, ins, ms, err := e.read(m)
-		if err != nil {
-			return Unknown, err
-		}
-		if out.Choice == nil || ms < out.Makespan {
-			out.Choice, out.Instances, out.Makespan = choice, ins, ms
-		}
-		return Sat, nil
+		assertBound := func(b int) { s.Assert(x.Le(e.makespan, x.IntVal(b))) }
+		return probeMakespan(ctx, s, &out.Checks, bound, assertBound, func(m *Model) error {
+			choice, ins, ms, err := e.read(m)
+			if err != nil {
+				return err
+			}
+			if out.Choice == nil || ms < out.Makespan {
+				out.Choice, out.Instances, out.Makespan = choice, ins, ms
+			}
+			return nil
+		})
 	}
 	lo := opt.Lower
 	hi := -1 // the best makespan found, or -1

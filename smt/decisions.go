@@ -2,7 +2,6 @@ package smt
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/tessel-pp/tessel/placement"
@@ -91,33 +90,20 @@ func OptimalDecisionsWithin(ctx context.Context, p *placement.Placement, n, memo
 		return nil, nil, err
 	}
 	probe := func(bound int) (Status, error) {
-		s.Push()
-		defer s.Pop()
-		if bound >= 0 {
-			e.BoundMakespan(bound)
-		}
-		st, err := s.Check(ctx)
-		sol.Checks++
-		if st != Sat {
-			return st, err
-		}
-		m, err := s.Model()
-		if err != nil {
-			return Unknown, err
-		}
-		defer m.Close()
-		got, err := decodeSaves(e, m, p, refs, n, memory, saves)
-		if err != nil {
-			return Unknown, err
-		}
-		got.Latency = max(latency, 0)
-		if err := schedule.Verify(got); err != nil {
-			return Unknown, fmt.Errorf("smt: solver model fails verification (encoder bug): %w", err)
-		}
-		if best == nil || schedule.Makespan(got) < schedule.Makespan(best) {
-			best = got
-		}
-		return Sat, nil
+		return probeMakespan(ctx, s, &sol.Checks, bound, e.BoundMakespan, func(m *Model) error {
+			got, err := decodeSaves(e, m, p, refs, n, memory, saves)
+			if err != nil {
+				return err
+			}
+			got.Latency = max(latency, 0)
+			if err := schedule.Verify(got); err != nil {
+				return fmt.Errorf("smt: solver model fails verification (encoder bug): %w", err)
+			}
+			if best == nil || schedule.Makespan(got) < schedule.Makespan(best) {
+				best = got
+			}
+			return nil
+		})
 	}
 	if best == nil {
 		st, err := probe(-1)
@@ -130,29 +116,9 @@ func OptimalDecisionsWithin(ctx context.Context, p *placement.Placement, n, memo
 			return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, ErrInterrupted)
 		}
 	}
-	lo, hi := sol.LowerBound, schedule.Makespan(best)
-	probeLo := lo
-	for probeLo < hi {
-		if opt.Progress != nil {
-			opt.Progress(lo, hi)
-		}
-		mid := probeLo + (hi-probeLo)/2
-		st, err := probe(mid)
-		switch {
-		case errors.Is(err, ErrInterrupted):
-			probeLo = hi
-		case errors.Is(err, ErrEffort):
-			probeLo = mid + 1
-		case err != nil:
-			return nil, nil, err
-		case st == Sat:
-			hi = schedule.Makespan(best)
-		default:
-			if probeLo == lo {
-				lo = mid + 1
-			}
-			probeLo = mid + 1
-		}
+	lo, hi, err := bisectMakespan(sol.LowerBound, schedule.Makespan(best), opt.Progress, probe, func() int { return schedule.Makespan(best) })
+	if err != nil {
+		return nil, nil, err
 	}
 	sol.Makespan = schedule.Makespan(best)
 	sol.LowerBound = max(sol.LowerBound, lo)

@@ -127,40 +127,27 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 		e.LoadCuts()
 	}
 	probe := func(bound int) (Status, error) {
-		s.Push()
-		defer s.Pop()
-		if bound >= 0 {
-			e.BoundMakespan(bound)
-		}
-		st, err := s.Check(ctx)
-		sol.Checks++
-		if st != Sat {
-			return st, err
-		}
-		m, err := s.Model()
-		if err != nil {
-			return Unknown, err
-		}
-		defer m.Close()
-		starts, err := e.Starts(m)
-		if err != nil {
-			return Unknown, err
-		}
-		var xs []int
-		if p.FreeLinkOrder {
-			if xs, err = e.TransferStarts(m); err != nil {
-				return Unknown, err
+		return probeMakespan(ctx, s, &sol.Checks, bound, e.BoundMakespan, func(m *Model) error {
+			starts, err := e.Starts(m)
+			if err != nil {
+				return err
 			}
-			if !p.FeasibleTransfers(starts, xs) {
-				return Unknown, errors.New("smt: solver model violates the problem (encoder bug)")
+			var xs []int
+			if p.FreeLinkOrder {
+				if xs, err = e.TransferStarts(m); err != nil {
+					return err
+				}
+				if !p.FeasibleTransfers(starts, xs) {
+					return errors.New("smt: solver model violates the problem (encoder bug)")
+				}
+			} else if !p.Feasible(starts) {
+				return errors.New("smt: solver model violates the problem (encoder bug)")
 			}
-		} else if !p.Feasible(starts) {
-			return Unknown, errors.New("smt: solver model violates the problem (encoder bug)")
-		}
-		if best == nil || p.Makespan(starts) < p.Makespan(best) {
-			best, bestX = starts, xs
-		}
-		return Sat, nil
+			if best == nil || p.Makespan(starts) < p.Makespan(best) {
+				best, bestX = starts, xs
+			}
+			return nil
+		})
 	}
 	if best == nil {
 		st, err := probe(-1)
@@ -171,31 +158,11 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 			return nil, ErrInfeasible
 		}
 	}
-	// lo is proven (every bound below it was refuted); probeLo also skips
-	// bounds whose check ran out of effort, which proves nothing.
-	lo, hi := sol.LowerBound, p.Makespan(best)
-	probeLo := lo
-	for probeLo < hi {
-		if opt.Progress != nil {
-			opt.Progress(lo, hi)
-		}
-		mid := probeLo + (hi-probeLo)/2
-		st, err := probe(mid)
-		switch {
-		case errors.Is(err, ErrInterrupted):
-			probeLo = hi
-		case errors.Is(err, ErrEffort):
-			probeLo = mid + 1
-		case err != nil:
-			return nil, err
-		case st == Sat:
-			hi = p.Makespan(best)
-		default:
-			if probeLo == lo {
-				lo = mid + 1
-			}
-			probeLo = mid + 1
-		}
+	// lo is proven (every bound below it was refuted); bisectMakespan also
+	// skips bounds whose check ran out of effort, which proves nothing.
+	lo, hi, err := bisectMakespan(sol.LowerBound, p.Makespan(best), opt.Progress, probe, func() int { return p.Makespan(best) })
+	if err != nil {
+		return nil, err
 	}
 	sol.Starts = best
 	sol.TransferStarts = bestX

@@ -10,8 +10,8 @@ import (
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -56,10 +56,7 @@ func place(cost *hetero.Cost, split *hetero.Split) (*placement.Placement, *clust
 		return nil, nil, nil, err
 	}
 	if mem != nil {
-		given.Capacities = make([]int, given.Devices)
-		for d, x := range mem {
-			given.Capacities[d] = x.Budget
-		}
+		given.Capacities = partition.Budgets(mem)
 	}
 	p, err := vcl.Apply(given)
 	if err != nil {
@@ -87,22 +84,9 @@ func runModel(ctx context.Context, old *schedule.Schedule, t *Timeline, c *clust
 	}
 	run := &modelRun{m: first.Cost.Model, unit: first.TimeUnit, c: c, split: first.Split}
 	rep := &Report{Placement: p0.Name, Devices: p0.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old)}
-	last := old
-	for k, step := range t.Steps() {
-		st, s, err := run.step(ctx, last, step, opt)
-		if err != nil {
-			var ce *ChangeError
-			if errors.As(err, &ce) {
-				ce.Step, ce.Iteration = k+1, step[0].At
-				return nil, ce
-			}
-			return nil, fmt.Errorf("timeline: step %d (iteration %d): %w", k+1, step[0].At, err)
-		}
-		rep.Steps = append(rep.Steps, *st)
-		last = s
-	}
-	rep.Final = last
-	return rep, nil
+	return runSteps(t, rep, old, func(last *schedule.Schedule, step []Change) (*Step, *schedule.Schedule, error) {
+		return run.step(ctx, last, step, opt)
+	})
 }
 
 // sameBlocks reports whether a and b have the same devices and blocks
@@ -261,9 +245,7 @@ func (r *modelRun) step(ctx context.Context, last *schedule.Schedule, changes []
 		if err != nil {
 			return nil, nil, fmt.Errorf("fresh plan: %w", err)
 		}
-		fctx, cancel := limit(ctx, opt.TimeLimit)
-		fs, err := search.Run(fctx, fp, search.Options{Memory: last.Memory, MaxNR: opt.Replan.MaxNR, MicroBatches: last.MicroBatches, Method: repetend.MethodJoint, Seed: opt.Replan.Seed})
-		cancel()
+		fs, err := search.Fresh(ctx, fp, last, opt.Replan, opt.TimeLimit)
 		if err != nil {
 			return nil, nil, fmt.Errorf("fresh search: %w", err)
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -125,8 +124,22 @@ func Run(ctx context.Context, old *schedule.Schedule, t *Timeline, c *cluster.Cl
 	}
 	first := given
 	rep := &Report{Placement: given.Name, Devices: given.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old)}
-	for k, step := range t.Steps() {
+	return runSteps(t, rep, last, func(last *schedule.Schedule, step []Change) (*Step, *schedule.Schedule, error) {
 		st, s, q, qc, err := runStep(ctx, last, first, given, c, step, opt)
+		if err == nil {
+			given, c = q, qc
+		}
+		return st, s, err
+	})
+}
+
+// runSteps runs t's steps one after another from the schedule last, each
+// through do from the schedule of the step before, and gathers their
+// reports into rep, its Final the last step's schedule. A step's error
+// names the step and its iteration (a ChangeError learns them).
+func runSteps(t *Timeline, rep *Report, last *schedule.Schedule, do func(last *schedule.Schedule, step []Change) (*Step, *schedule.Schedule, error)) (*Report, error) {
+	for k, step := range t.Steps() {
+		st, s, err := do(last, step)
 		if err != nil {
 			var ce *ChangeError
 			if errors.As(err, &ce) {
@@ -136,7 +149,7 @@ func Run(ctx context.Context, old *schedule.Schedule, t *Timeline, c *cluster.Cl
 			return nil, fmt.Errorf("timeline: step %d (iteration %d): %w", k+1, step[0].At, err)
 		}
 		rep.Steps = append(rep.Steps, *st)
-		last, given, c = s, q, qc
+		last = s
 	}
 	rep.Final = last
 	return rep, nil
@@ -216,10 +229,8 @@ func runStep(ctx context.Context, last *schedule.Schedule, first, given *placeme
 	}
 	st.Makespan, st.LowerBound, st.Seconds, st.Source, st.Valid = schedule.Makespan(s), res.Bounds.Makespan, seconds(took), res.Source.String(), true
 	if opt.Fresh {
-		fctx, cancel := limit(ctx, opt.TimeLimit)
 		t1 := time.Now()
-		fresh, err := search.Run(fctx, p, search.Options{Memory: last.Memory, MaxNR: opt.Replan.MaxNR, MicroBatches: last.MicroBatches, Method: repetend.MethodJoint, Seed: opt.Replan.Seed})
-		cancel()
+		fresh, err := search.Fresh(ctx, p, last, opt.Replan, opt.TimeLimit)
 		if err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("fresh search: %w", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -233,6 +234,30 @@ type ImportOptions struct {
 	Overlap *placement.Overlap
 }
 
+// Check says which time or memory is out of the placement's range
+// (times 1..placement.MaxTime, memories within ±placement.MaxMemory),
+// naming it as tessel import's flag does, or returns nil. The budget
+// (Memory) is checked by the caller.
+func (o ImportOptions) Check() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"forward-time", o.ForwardTime}, {"backward-time", o.BackwardTime}, {"input-time", o.InputTime}, {"weight-time", o.WeightTime}} {
+		if f.v < 1 || f.v > placement.MaxTime {
+			return fmt.Errorf("--%s must be in 1..%d, got %d", f.name, placement.MaxTime, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"forward-memory", o.ForwardMemory}, {"backward-memory", o.BackwardMemory}, {"input-memory", o.InputMemory}, {"weight-memory", o.WeightMemory}} {
+		if f.v < -placement.MaxMemory || f.v > placement.MaxMemory {
+			return fmt.Errorf("--%s must be in -%d..%d, got %d", f.name, placement.MaxMemory, placement.MaxMemory, f.v)
+		}
+	}
+	return nil
+}
+
 // DefaultImportOptions: the zero-bubble papers' times (F = I = W = 1, so
 // B = I + W = 2) and memory (+1 for a forward's activations, freed by the
 // backward or, when split, by the weight gradient).
@@ -347,4 +372,32 @@ func Import(t *Table, opt ImportOptions) (*schedule.Schedule, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ImportText is the line tessel import prints about s, the schedule
+// Import built from the file at path: ranks, stages (forward blocks),
+// micro-batches, makespan, bubble rate, every rank's peak memory and the
+// budget it was verified against.
+func ImportText(path string, s *schedule.Schedule) string {
+	m := schedule.Measure(s)
+	stages := 0
+	for _, b := range s.Placement.Blocks {
+		if k, _ := b.Kind.Info(); !k.Gradient {
+			stages++
+		}
+	}
+	return fmt.Sprintf("imported %s: %d ranks, %d stages, %d micro-batches, makespan %d, bubble rate %.2f%%, peak memory %v (budget %s), verified\n",
+		path, s.Placement.Devices, stages, s.MicroBatches, m.Makespan, 100*m.BubbleRate, textfmt.CommaInts(m.PeakMemory), textfmt.Budget(s.Memory))
+}
+
+// Stages is how many stages the table's actions name: one more than the
+// largest stage id.
+func (t *Table) Stages() int {
+	stages := 0
+	for _, row := range t.Rows {
+		for _, a := range row {
+			stages = max(stages, a.Stage+1)
+		}
+	}
+	return stages
 }

@@ -172,3 +172,21 @@ func units(t *Table, r int) []unit {
 	}
 	return out
 }
+
+// ExportCSV is s as PyTorch's pipelining CSV: compute only (Export), or
+// with comms its compute_comms form (ExportComms). It returns the
+// compute-only table too, the file's bytes and the form's name as tessel
+// export reports it ("compute only" or "compute_comms").
+func ExportCSV(s *schedule.Schedule, comms bool) (tab *Table, data []byte, form string, err error) {
+	if tab, err = Export(s); err != nil {
+		return nil, nil, "", err
+	}
+	if !comms {
+		return tab, tab.Marshal(), "compute only", nil
+	}
+	ct, err := ExportComms(s)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return tab, ct.Marshal(), "compute_comms", nil
+}

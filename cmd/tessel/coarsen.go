@@ -23,13 +23,11 @@ func coarsenFlag(command string) cli.Flag {
 // coarsenTarget checks --coarsen against p and returns the coarse block
 // count (0: none).
 func coarsenTarget(p *placement.Placement, flag int) (int, error) {
-	if flag < -1 {
-		return 0, usageErrorf("--coarsen must be a block count, 0 (never) or -1 (automatic), got %d", flag)
+	t, err := coarsen.CheckedTarget(p, flag)
+	if err != nil {
+		return 0, &usageError{err}
 	}
-	if flag > 0 && !p.HasCandidates() {
-		return 0, usageErrorf("--coarsen: placement %q pins every block to its devices; coarsening is for placements whose blocks give candidates", p.Name)
-	}
-	return coarsen.Target(p, flag), nil
+	return t, nil
 }
 
 // writeCoarsened writes and prints a coarsened search's verified

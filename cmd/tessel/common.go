@@ -85,15 +85,10 @@ func (cs clusterSpec) cluster(n int) (*cluster.Cluster, error) {
 		}
 		return nil, nil
 	}
-	c := cluster.Uniform(n)
-	if cs.DeviceSpeed != "" {
-		var err error
-		if c, err = cluster.ParseSpeeds(cs.DeviceSpeed, n); err != nil {
-			return nil, usageErrorf("--device-speed: %v", err)
-		}
+	c, err := cluster.Simple(n, cs.DeviceSpeed, float64(cs.TransferTime), cs.Channels)
+	if err != nil {
+		return nil, usageErrorf("--device-speed: %v", err)
 	}
-	c.Default.Latency = float64(cs.TransferTime)
-	c.Channels = cs.Channels
 	return c, nil
 }
 
@@ -221,12 +216,8 @@ func withOverlap(p *placement.Placement, value string) (*placement.Placement, er
 	if err != nil {
 		return nil, usageErrorf("--overlap-time: %v", err)
 	}
-	q := p.Clone()
-	if p.Overlap != nil {
-		o.Pairs = p.Overlap.Pairs
-	}
-	q.Overlap = o
-	if err := q.Validate(); err != nil {
+	q, err := p.WithOverlap(o)
+	if err != nil {
 		return nil, usageErrorf("--overlap-time: %v", err)
 	}
 	return q, nil

@@ -88,19 +88,7 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tab, err := torchcsv.Export(s)
-	form := "compute only"
-	var data []byte
-	if err == nil {
-		data = tab.Marshal()
-	}
-	if err == nil && opts.Format == "torch-csv-comms" {
-		var ct *torchcsv.CommsTable
-		ct, err = torchcsv.ExportComms(s)
-		if err == nil {
-			data, form = ct.Marshal(), "compute_comms"
-		}
-	}
+	tab, data, form, err := torchcsv.ExportCSV(s, opts.Format == "torch-csv-comms")
 	if err != nil {
 		return usageErrorf("%s: cannot export to PyTorch's CSV: %v", opts.Schedule, err)
 	}
@@ -111,14 +99,8 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 	if err := writeNew(opts.Out, opts.Force, data); err != nil {
 		return err
 	}
-	stages := 0
-	for _, row := range tab.Rows {
-		for _, a := range row {
-			stages = max(stages, a.Stage+1)
-		}
-	}
 	_, err = fmt.Fprintf(stdout, "wrote %s: %d ranks, %d stages, %d micro-batches (PyTorch pipelining CSV, %s)\n",
-		opts.Out, len(tab.Rows), stages, s.MicroBatches, form)
+		opts.Out, len(tab.Rows), tab.Stages(), s.MicroBatches, form)
 	return err
 }
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/urfave/cli/v2"
@@ -121,12 +120,7 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	if err := runtimegen.WriteFiles(opts.Out, files); err != nil {
 		return fmt.Errorf("gen: %w", err)
 	}
-	transfers := runtimegen.Transfers(progs)
-	_, err = fmt.Fprintf(stdout, "wrote %s: %s … %s (%s, %d transfers), worker.py, blocks.py, launch.sh\n"+
-		"run:   sh %s --out results --iterations 3\n"+
-		"check: sh %s check --out results\n",
-		opts.Out, runtimegen.FileName(0), runtimegen.FileName(len(progs)-1), mode.Name(), transfers,
-		filepath.Join(opts.Out, "launch.sh"), filepath.Join(opts.Out, "launch.sh"))
+	_, err = io.WriteString(stdout, runtimegen.WroteText(opts.Out, progs, mode))
 	if err == nil && onNote != "" {
 		_, err = io.WriteString(stdout, onNote)
 	}

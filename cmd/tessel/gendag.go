@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/urfave/cli/v2"
@@ -104,11 +103,7 @@ func runGenDag(_ context.Context, opts genDagOptions, stdout io.Writer) error {
 		}
 	}
 	if opts.Out != "-" {
-		sum := 0
-		for _, b := range p.Blocks {
-			sum += b.Time
-		}
-		fmt.Fprintf(stdout, "%s: %d operators, %d dependencies, %d devices; one device takes %d\n", p.Name, len(p.Blocks), len(p.Deps), p.Devices, sum)
+		io.WriteString(stdout, opgraph.Summary(p))
 	}
 	return nil
 }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
@@ -50,20 +47,12 @@ func partitionOnCluster(ctx context.Context, o partitionOptions, cl *cluster.Clu
 		return nil, usageErrorf("%s: %v", o.Model, err)
 	}
 	if o.Out != "" {
-		var buf bytes.Buffer
-		if err := r.Converted.Placement.Write(&buf); err != nil {
-			return nil, err
-		}
-		if err := writeNew(o.Out, o.Force, buf.Bytes()); err != nil {
+		if err := writeDrawn(o.Out, o.Force, r.Converted.Placement.Write); err != nil {
 			return nil, err
 		}
 	}
 	if o.ClusterOut != "" {
-		var buf bytes.Buffer
-		if err := r.Cluster.Write(&buf); err != nil {
-			return nil, err
-		}
-		if err := writeNew(o.ClusterOut, o.Force, buf.Bytes()); err != nil {
+		if err := writeDrawn(o.ClusterOut, o.Force, r.Cluster.Write); err != nil {
 			return nil, err
 		}
 	}
@@ -102,25 +91,13 @@ func runHybrid(ctx context.Context, o planOptions, stdout io.Writer) error {
 	if cl.DeviceMemoryBytes() != nil && !g.Bytes {
 		return usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
 	}
-	opt := hybrid.Options{MicroBatches: o.MicroBatches, TimeUnit: po.TimeUnit, Effort: o.Effort, Jobs: o.Jobs}
-	for _, item := range strings.Split(o.Sizes, ",") {
-		b, err := strconv.Atoi(strings.TrimSpace(item))
-		if err != nil || b < 1 {
-			return usageErrorf("--micro-batch-sizes: %q is not a size ≥ 1 (B,... in samples)", item)
-		}
-		opt.MicroBatchSizes = append(opt.MicroBatchSizes, b)
+	sizes, err := hybrid.ParseSizes(o.Sizes)
+	if err != nil {
+		return usageErrorf("--micro-batch-sizes: %v", err)
 	}
-	if po.Chunks > 1 {
-		// --chunks C: every count of stages per device from 1 to C.
-		for v := 1; v <= po.Chunks; v++ {
-			opt.Chunks = append(opt.Chunks, v)
-		}
-	}
-	if o.DP > 0 || o.TP > 0 || o.PP > 0 {
-		opt.Degrees = func(dp, tp, pp int) bool {
-			return (o.DP == 0 || dp == o.DP) && (o.TP == 0 || tp == o.TP) && (o.PP == 0 || pp == o.PP)
-		}
-	}
+	// --chunks C: every count of stages per device from 1 to C.
+	opt := hybrid.Options{MicroBatches: o.MicroBatches, TimeUnit: po.TimeUnit, Effort: o.Effort, Jobs: o.Jobs, MicroBatchSizes: sizes,
+		Chunks: hybrid.ChunksUpTo(po.Chunks), Degrees: hybrid.KeepDegrees(o.DP, o.TP, o.PP)}
 	res, err := hybrid.Plan(ctx, g, cl, opt)
 	if errors.Is(err, hybrid.ErrNoLayout) {
 		return fmt.Errorf("%s on %s: %w", po.Model, o.Cluster, err)

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -97,21 +96,8 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 		return usageErrorf("import: --torch-csv FILE is required")
 	}
 	o := &opts.Opt
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"forward-time", o.ForwardTime}, {"backward-time", o.BackwardTime}, {"input-time", o.InputTime}, {"weight-time", o.WeightTime}} {
-		if f.v < 1 || f.v > placement.MaxTime {
-			return usageErrorf("--%s must be in 1..%d, got %d", f.name, placement.MaxTime, f.v)
-		}
-	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"forward-memory", o.ForwardMemory}, {"backward-memory", o.BackwardMemory}, {"input-memory", o.InputMemory}, {"weight-memory", o.WeightMemory}} {
-		if f.v < -placement.MaxMemory || f.v > placement.MaxMemory {
-			return usageErrorf("--%s must be in -%d..%d, got %d", f.name, placement.MaxMemory, placement.MaxMemory, f.v)
-		}
+	if err := o.Check(); err != nil {
+		return &usageError{err}
 	}
 	if err := checkAtLeast("memory", o.Memory, 0); err != nil {
 		return err
@@ -170,18 +156,6 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 			return err
 		}
 	}
-	m := schedule.Measure(s)
-	stages := 0
-	for _, b := range s.Placement.Blocks {
-		if k, _ := b.Kind.Info(); !k.Gradient {
-			stages++
-		}
-	}
-	budget := "unlimited"
-	if s.Memory > 0 {
-		budget = strconv.Itoa(s.Memory)
-	}
-	_, err = fmt.Fprintf(stdout, "imported %s: %d ranks, %d stages, %d micro-batches, makespan %d, bubble rate %.2f%%, peak memory %v (budget %s), verified\n",
-		opts.TorchCSV, s.Placement.Devices, stages, s.MicroBatches, m.Makespan, 100*m.BubbleRate, formatInts(m.PeakMemory), budget)
+	_, err = io.WriteString(stdout, torchcsv.ImportText(opts.TorchCSV, s))
 	return err
 }

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/inference"
-	"github.com/tessel-pp/tessel/internal/textfmt"
 )
 
 // latencyBudgetFlag is --latency-budget of search, optimal, compare and
@@ -48,39 +44,12 @@ func latencySweepFrom(c *cli.Context) latencySweepOptions {
 	return o
 }
 
-// parseList reads "a,b,c", "A-B" or "A-B/STEP" into ascending distinct
-// values ≥ min, at most 64 of them.
+// parseList is compare.ParseList for --flag: an error is a usage error
+// naming the flag.
 func parseList(flag, s string, min int) ([]int, error) {
-	bad := func() ([]int, error) {
-		return nil, usageErrorf("--%s: want numbers a,b,c, a range A-B or A-B/STEP, each at least %d, got %q", flag, min, s)
-	}
-	var xs []int
-	if strings.Contains(s, ",") || !strings.Contains(s, "-") {
-		for _, part := range strings.Split(s, ",") {
-			v, err := strconv.Atoi(strings.TrimSpace(part))
-			if err != nil || v < min || (len(xs) > 0 && v <= xs[len(xs)-1]) {
-				return bad()
-			}
-			xs = append(xs, v)
-		}
-	} else {
-		rng, stepText, hasStep := strings.Cut(s, "/")
-		lo, hi, _ := strings.Cut(rng, "-")
-		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
-		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
-		step, err3 := 1, error(nil)
-		if hasStep {
-			step, err3 = strconv.Atoi(strings.TrimSpace(stepText))
-		}
-		if err1 != nil || err2 != nil || err3 != nil || a < min || b < a || step < 1 {
-			return bad()
-		}
-		for x := a; x <= b && len(xs) <= 64; x += step {
-			xs = append(xs, x)
-		}
-	}
-	if len(xs) > 64 {
-		return nil, usageErrorf("--%s: %q has more than 64 values", flag, s)
+	xs, err := compare.ParseList(s, min)
+	if err != nil {
+		return nil, usageErrorf("--%s: %v", flag, err)
 	}
 	return xs, nil
 }
@@ -131,20 +100,9 @@ func runLatencySweep(ctx context.Context, opts sweepOptions, stdout, stderr io.W
 	if opts.OutDir == "" {
 		return res.Write(stdout, opts.Format)
 	}
-	var table, svg bytes.Buffer
-	if err := res.Write(&table, opts.Format); err != nil {
+	files, err := res.Files(opts.Format)
+	if err != nil {
 		return err
-	}
-	if err := res.Chart().WriteSVG(&svg); err != nil {
-		return err
-	}
-	files := []outFile{{"latency." + textfmt.Ext(opts.Format), table.Bytes()}, {"latency.svg", svg.Bytes()}}
-	if lc := res.LatencyChart(); lc != nil {
-		var b bytes.Buffer
-		if err := lc.WriteSVG(&b); err != nil {
-			return err
-		}
-		files = append(files, outFile{"latency-max.svg", b.Bytes()})
 	}
 	return writeFiles(opts.OutDir, opts.Force, files, stdout)
 }

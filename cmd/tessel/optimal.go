@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
 
@@ -76,14 +74,9 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	if err := opts.Outputs.check(); err != nil {
 		return err
 	}
-	p, given, cl, err := opts.Placement.loadOn()
+	p, given, cl, err := opts.Placement.loadFor(opts.Decisions)
 	if err != nil {
 		return err
-	}
-	if opts.Decisions != (placement.Decisions{}) {
-		if p, given, err = opts.Placement.loadDeclared(opts.Decisions); err != nil {
-			return err
-		}
 	}
 	if p.Overlap != nil {
 		return usageErrorf("optimal: the time-optimal search does not pair forwards and backwards (--overlap-time): run tessel search")
@@ -130,10 +123,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 		return err
 	}
 	s, sol := res.Schedule, res.Solution
-	if err := schedule.Verify(s); err != nil {
-		return fmt.Errorf("optimal: the schedule fails verification (a bug): %w", err)
-	}
-	if err := opts.Outputs.write(s); err != nil {
+	if err := opts.Outputs.writeVerified("optimal", s); err != nil {
 		return err
 	}
 	sum := search.NewSummary(s, "time-optimal", sol.Proven)

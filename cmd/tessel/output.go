@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -37,21 +38,25 @@ func writeNew(path string, force bool, data []byte) error {
 	return f.Close()
 }
 
-// outFile is one file a command writes into a folder.
-type outFile struct {
-	name string
-	data []byte
+// writeDrawn writes what write draws to path (writeNew), drawn in memory
+// first so that a failure leaves no partial file.
+func writeDrawn(path string, force bool, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	return writeNew(path, force, buf.Bytes())
 }
 
 // writeFiles writes files into dir (made when missing) with writeNew,
 // naming each on stdout.
-func writeFiles(dir string, force bool, files []outFile, stdout io.Writer) error {
+func writeFiles(dir string, force bool, files []compare.File, stdout io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usageErrorf("%v", err)
 	}
 	for _, f := range files {
-		path := filepath.Join(dir, f.name)
-		if err := writeNew(path, force, f.data); err != nil {
+		path := filepath.Join(dir, f.Name)
+		if err := writeNew(path, force, f.Data); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", path)
@@ -112,6 +117,15 @@ func (o outputs) check() error {
 		}
 	}
 	return nil
+}
+
+// writeVerified verifies s, the schedule a command's search returned (a
+// failure is a bug of the search), and writes it (write).
+func (o outputs) writeVerified(command string, s *schedule.Schedule) error {
+	if err := schedule.Verify(s); err != nil {
+		return fmt.Errorf("%s: the schedule fails verification (a bug): %w", command, err)
+	}
+	return o.write(s)
 }
 
 // write saves a verified schedule to every file asked for.

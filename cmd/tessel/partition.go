@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -155,58 +152,22 @@ func (o partitionOptions) loadModel() (*partition.Graph, error) {
 	if o.Model == "" {
 		return nil, usageErrorf("no model: give --model FILE (a layer profile or a graph in Tarnawski et al.'s format)")
 	}
-	g, err := partition.Load(o.Model)
+	g, err := partition.LoadWith(o.Model, partition.Overrides{Devices: o.Devices, CPUs: o.CPUs, Memory: o.Memory})
 	if err != nil {
 		return nil, &usageError{err}
-	}
-	if o.Devices < 0 {
-		return nil, usageErrorf("--devices must be at least 1, got %d", o.Devices)
-	}
-	if o.Devices > 0 {
-		g.Accelerators = o.Devices
-	}
-	if g.Accelerators == 0 {
-		return nil, usageErrorf("%s: no device count: give --devices or \"devices\" in the model", o.Model)
-	}
-	if o.CPUs < -1 {
-		return nil, usageErrorf("--cpus must be at least 0, got %d", o.CPUs)
-	}
-	if o.CPUs > 0 && g.IDs == nil {
-		return nil, usageErrorf("%s: a layer profile has no CPU times: --cpus applies to graphs in Tarnawski et al.'s format", o.Model)
-	}
-	if o.CPUs >= 0 {
-		g.CPUs = o.CPUs
-	}
-	if o.Memory != nil {
-		if *o.Memory < 0 || math.IsNaN(*o.Memory) || math.IsInf(*o.Memory, 0) {
-			return nil, usageErrorf("--memory must be a finite number ≥ 0, got %v", *o.Memory)
-		}
-		g.Memory = *o.Memory
-	}
-	if g.Name == "" {
-		g.Name = strings.TrimSuffix(filepath.Base(o.Model), filepath.Ext(o.Model))
 	}
 	return g, nil
 }
 
+// runOptions are the options of partition.Run the flags give.
+func (o partitionOptions) runOptions() partition.Options {
+	return partition.Options{Chunks: o.Chunks, Order: placement.Order(o.Order), NonContiguous: o.NonContiguous,
+		IPTimeLimit: o.IPTimeLimit, TimeUnit: o.TimeUnit, MemoryUnit: o.MemoryUnit, Capacities: o.Capacities}
+}
+
 func (o partitionOptions) check() error {
-	if err := checkAtLeast("chunks", o.Chunks, 1); err != nil {
-		return err
-	}
-	if o.Order != "loop" && o.Order != "v" {
-		return usageErrorf("--order must be loop or v, got %q", o.Order)
-	}
-	if o.Order == "v" && o.Chunks != 2 {
-		return usageErrorf("--order v takes --chunks 2, got %d", o.Chunks)
-	}
-	if o.Chunks > 1 && o.NonContiguous {
-		return usageErrorf("--chunks and --non-contiguous do not go together")
-	}
-	if o.TimeUnit < 0 || o.MemoryUnit < 0 {
-		return usageErrorf("--time-unit and --memory-unit must be ≥ 0")
-	}
-	if o.IPTimeLimit <= 0 {
-		return usageErrorf("--ip-time-limit must be positive, got %v", o.IPTimeLimit)
+	if err := o.runOptions().Check(); err != nil {
+		return &usageError{err}
 	}
 	if o.Out != "" && !o.Force {
 		if _, err := os.Stat(o.Out); err == nil {
@@ -234,25 +195,18 @@ func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (
 	}
 	var expert *partition.Split
 	if o.Expert != "" {
-		data, err := os.ReadFile(o.Expert)
-		if err != nil {
-			return nil, usageErrorf("%v", err)
-		}
-		a, err := partition.ParseAssignment(data)
-		if err == nil {
-			expert, err = a.Split(g)
-		}
-		if err != nil {
-			return nil, usageErrorf("%s: %v", o.Expert, err)
+		if expert, err = partition.LoadAssignment(o.Expert, g); err != nil {
+			return nil, &usageError{err}
 		}
 	}
 	t0 := time.Now()
 	bar := newProgress(stderr)
-	res, err := partition.Run(ctx, g, partition.Options{Chunks: o.Chunks, Order: placement.Order(o.Order), NonContiguous: o.NonContiguous,
-		IPTimeLimit: o.IPTimeLimit, Expert: expert, TimeUnit: o.TimeUnit, MemoryUnit: o.MemoryUnit, Capacities: o.Capacities,
-		IPProgress: func(best, lb float64) {
-			bar.show("partition (IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
-		}})
+	ropt := o.runOptions()
+	ropt.Expert = expert
+	ropt.IPProgress = func(best, lb float64) {
+		bar.show("partition (IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
+	}
+	res, err := partition.Run(ctx, g, ropt)
 	bar.done()
 	var cm *partition.ChunkMemoryError
 	var nf *partition.NoFitError
@@ -268,11 +222,7 @@ func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (
 	}
 	res.Placement.File = o.Out
 	if o.Out != "" {
-		var buf bytes.Buffer
-		if err := res.Converted.Placement.Write(&buf); err != nil {
-			return nil, err
-		}
-		if err := writeNew(o.Out, o.Force, buf.Bytes()); err != nil {
+		if err := writeDrawn(o.Out, o.Force, res.Converted.Placement.Write); err != nil {
 			return nil, err
 		}
 	}
@@ -351,28 +301,15 @@ func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Write
 		return usageErrorf("%s: --objective latency is for inference graphs: this one has backward nodes", o.Model)
 	}
 	if o.PaperMemory {
-		if g.IDs == nil {
-			return usageErrorf("%s: --paper-memory applies to graphs in Tarnawski et al.'s format", o.Model)
-		}
-		s, err := partition.PaperLatencySetting(g)
-		if err != nil {
+		if err := g.UsePaperLatencySetting(); err != nil {
 			return usageErrorf("%s: %v", o.Model, err)
 		}
-		g.Accelerators, g.Memory, g.CPUs = s.Accelerators, s.Memory, s.CPUs
 	}
 	g.ScaleComm(o.CommScale)
 	var expert *partition.Split
 	if o.Expert != "" {
-		data, err := os.ReadFile(o.Expert)
-		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		a, err := partition.ParseAssignment(data)
-		if err == nil {
-			expert, err = a.Split(g)
-		}
-		if err != nil {
-			return usageErrorf("%s: %v", o.Expert, err)
+		if expert, err = partition.LoadAssignment(o.Expert, g); err != nil {
+			return &usageError{err}
 		}
 	}
 	q := 1

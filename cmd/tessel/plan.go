@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/plan"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
 
@@ -144,10 +142,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		return fmt.Errorf("plan: %s: %w", pr.Model, err)
 	}
 	if mem != nil {
-		p.Capacities = make([]int, p.Devices)
-		for d, m := range mem {
-			p.Capacities[d] = m.Budget
-		}
+		p.Capacities = partition.Budgets(mem)
 	}
 	if o.Decisions != (placement.Decisions{}) {
 		if p, err = declare(p, o.Decisions); err != nil {
@@ -161,22 +156,9 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	res, err := search.Run(sctx, p, search.Options{Memory: o.Budget, MaxNR: o.NR, MicroBatches: o.MicroBatches,
 		Offload: o.Decisions.Offload, Recompute: o.Decisions.Recompute})
 	bar.done()
+	sum, err := searched("plan", "budget", res, err, o.Outputs, defaultMethod, o.Decisions.Any())
 	if err != nil {
-		if errors.Is(err, search.ErrNoRepetend) {
-			return fmt.Errorf("%w (raise --budget or --nr)", err)
-		}
 		return err
-	}
-	s := res.Schedule
-	if err := schedule.Verify(s); err != nil {
-		return fmt.Errorf("plan: the schedule fails verification (a bug): %w", err)
-	}
-	if err := o.Outputs.write(s); err != nil {
-		return err
-	}
-	sum := res.Summary(defaultMethod)
-	if o.Decisions.Any() {
-		sum.WithDecisions(s)
 	}
 	out := plan.New(plan.Parts{Partition: pr, Result: res, Summary: sum, Placement: p, Memory: mem, Budget: o.Budget, Decisions: o.Decisions.Any()})
 	out.SearchSeconds, out.TotalSeconds = secs(time.Since(t1)), secs(time.Since(t0))

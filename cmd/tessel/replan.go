@@ -112,13 +112,10 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if err != nil {
 		return &usageError{err}
 	}
-	rep := search.ReplanReport{Placement: p.Name, Devices: p.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old)}
-	if !p.Uniform(old.Memory) {
-		rep.Budgets = p.Budgets(old.Memory)
-	}
 	t0 := time.Now()
 	qctx, cancel := withLimit(ctx, opts.TimeLimit)
-	res, err := search.Replan(qctx, old, p, cl, search.ReplanOptions{MaxNR: opts.NR, Seed: opts.Seed, Effort: opts.Effort, Refine: opts.Refine})
+	ropt := search.ReplanOptions{MaxNR: opts.NR, Seed: opts.Seed, Effort: opts.Effort, Refine: opts.Refine}
+	res, err := search.Replan(qctx, old, p, cl, ropt)
 	cancel()
 	took := time.Since(t0)
 	if err != nil {
@@ -128,13 +125,10 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if err := schedule.Verify(s); err != nil {
 		return fmt.Errorf("replan: the schedule fails verification (a bug): %w", err)
 	}
-	rep.OldOrders, rep.OldRepetend, rep.OldRepetendKept = res.OldOrders, res.OldRepetend, res.OldRepetendKept
-	rep.Makespan, rep.Seconds, rep.Source, rep.LowerBound, rep.Valid = schedule.Makespan(s), secs(took), res.Source.String(), res.Bounds.Makespan, true
+	rep := search.NewReplanReport(old, p, res, took)
 	if !opts.NoFresh {
-		fctx, cancel := withLimit(ctx, opts.TimeLimit)
 		t1 := time.Now()
-		fresh, err := search.Run(fctx, p, search.Options{Memory: old.Memory, MaxNR: opts.NR, MicroBatches: old.MicroBatches, Method: defaultMethod, Seed: opts.Seed}) // as tessel search
-		cancel()
+		fresh, err := search.Fresh(ctx, p, old, ropt, opts.TimeLimit) // as tessel search
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -34,6 +35,16 @@ func declare(given *placement.Placement, o placement.Decisions) (*placement.Plac
 		return nil, usageErrorf("%v", err)
 	}
 	return q, nil
+}
+
+// loadFor is loadOn with the decisions o, when any, declared on the
+// placement as given (loadDeclared).
+func (s placementSpec) loadFor(o placement.Decisions) (p, given *placement.Placement, c *cluster.Cluster, err error) {
+	if p, given, c, err = s.loadOn(); err != nil || o == (placement.Decisions{}) {
+		return p, given, c, err
+	}
+	p, given, err = s.loadDeclared(o)
+	return p, given, c, err
 }
 
 // loadDeclared is loadOn with the decisions declared on the placement as

@@ -12,7 +12,6 @@ import (
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
 
@@ -100,6 +99,28 @@ func searchCommand() *cli.Command {
 	}
 }
 
+// searched finishes a search.Run of tessel search or plan (its res and
+// err): a failure to find a repetend says which flags may help
+// (memoryFlag and --nr); the schedule is verified and written
+// (writeVerified), and its summary made, with the decisions counted where
+// the search could decide.
+func searched(command, memoryFlag string, res *search.Result, err error, out outputs, method repetend.Method, decisions bool) (search.Summary, error) {
+	if err != nil {
+		if errors.Is(err, search.ErrNoRepetend) {
+			return search.Summary{}, fmt.Errorf("%w (raise --%s or --nr)", err, memoryFlag)
+		}
+		return search.Summary{}, err
+	}
+	if err := out.writeVerified(command, res.Schedule); err != nil {
+		return search.Summary{}, err
+	}
+	sum := res.Summary(method)
+	if decisions {
+		sum.WithDecisions(res.Schedule)
+	}
+	return sum, nil
+}
+
 func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer) error {
 	for _, f := range []struct {
 		name   string
@@ -123,14 +144,9 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if err := opts.Outputs.check(); err != nil {
 		return err
 	}
-	p, given, cl, err := opts.Placement.loadOn()
+	p, given, cl, err := opts.Placement.loadFor(opts.Decisions)
 	if err != nil {
 		return err
-	}
-	if opts.Decisions != (placement.Decisions{}) {
-		if p, given, err = opts.Placement.loadDeclared(opts.Decisions); err != nil {
-			return err
-		}
 	}
 	target, err := coarsenTarget(p, opts.Coarsen)
 	if err != nil {
@@ -162,22 +178,9 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		res, err = search.Run(ctx, p, sopt)
 	}
 	bar.done()
+	sum, err := searched("search", "memory", res, err, opts.Outputs, method, opts.Decisions.Any())
 	if err != nil {
-		if errors.Is(err, search.ErrNoRepetend) {
-			return fmt.Errorf("%w (raise --memory or --nr)", err)
-		}
 		return err
-	}
-	s := res.Schedule
-	if err := schedule.Verify(s); err != nil {
-		return fmt.Errorf("search: the schedule fails verification (a bug): %w", err)
-	}
-	if err := opts.Outputs.write(s); err != nil {
-		return err
-	}
-	sum := res.Summary(method)
-	if opts.Decisions.Any() {
-		sum.WithDecisions(s)
 	}
 	if opts.Outputs.JSON {
 		return printJSON(stdout, sum)

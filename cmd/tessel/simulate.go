@@ -80,8 +80,8 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 	}
 	var sets [][]*runtimegen.Program
 	var scheduleMakespan *int
-	var timing *placement.Placement   // times of blocks and transfers; nil: the programs' and CommTime
-	var offloads *placement.Placement // times of offloads and reloads; nil: none offloads
+	var timing *placement.Placement // times of blocks and transfers; nil: the programs' and CommTime
+	sim := runtimegen.SimOptions{CommTime: opts.CommTime, Channels: opts.Channels}
 	if opts.Schedule != "" {
 		s, err := loadVerified(opts.Schedule)
 		if err != nil {
@@ -101,27 +101,14 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		if timing != nil && opts.commSet {
 			return usageErrorf("simulate: --comm-time does not go with a cluster: transfers take the cluster's times")
 		}
-		modes := []runtimegen.Mode{runtimegen.NonBlocking, runtimegen.Blocking}
-		if opts.Blocking {
-			modes = modes[1:]
-		}
-		for _, mode := range modes {
-			progs, err := runtimegen.Generate(s, mode)
-			if err != nil {
-				if len(s.Pairs) > 0 || len(s.LinkOrder) > 0 {
-					return &usageError{err} // a schedule simulate cannot take
-				}
-				return err
+		if sets, err = runtimegen.GenerateModes(s, opts.Blocking); err != nil {
+			if len(s.Pairs) > 0 || len(s.LinkOrder) > 0 {
+				return &usageError{err} // a schedule simulate cannot take
 			}
-			sets = append(sets, progs)
+			return err
 		}
 		scheduleMakespan = ptr(schedule.Makespan(s))
-		for _, d := range s.Decisions {
-			if d.Action == placement.Offload {
-				offloads = s.Placement // the schedule's own rules time its moves
-				break
-			}
-		}
+		sim = runtimegen.ScheduleSimOptions(s, timing, opts.Channels, opts.CommTime)
 	} else {
 		if opts.Blocking {
 			return usageErrorf("simulate: --blocking applies to --schedule (programs have their own mode)")
@@ -138,10 +125,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		}
 		sets = append(sets, progs)
 	}
-	// A schedule made with channels runs with them: its makespan counts
-	// the queues on its links.
-	channels := opts.Channels || (timing != nil && timing.Channels)
-	out, err := runtimegen.SimulateAll(sets, runtimegen.SimOptions{CommTime: opts.CommTime, Placement: timing, Channels: channels, Offloads: offloads})
+	out, err := runtimegen.SimulateAll(sets, sim)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"os"
@@ -131,20 +130,14 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	var ps []*placement.Placement
 	for _, name := range opts.Placements {
 		spec := placementSpec{Name: name, Devices: opts.Devices, ForwardTime: opts.ForwardTime, BackwardTime: opts.BackwardTime, Cluster: opts.Cluster}
-		p, err := spec.load()
+		p, _, _, err := spec.loadFor(opts.Decisions)
 		if err != nil {
 			return err
 		}
-		if opts.Decisions != (placement.Decisions{}) {
-			if p, _, err = spec.loadDeclared(opts.Decisions); err != nil {
-				return err
-			}
-		}
 		ps = append(ps, p)
 	}
-	ext := textfmt.Ext(opts.Format)
 	if opts.OutDir != "" && !opts.Force {
-		for _, f := range []string{"fig11." + ext, "fig11.svg", "fig12." + ext, "fig12.svg"} {
+		for _, f := range compare.SweepFileNames(opts.Format) {
 			path := filepath.Join(opts.OutDir, f)
 			if _, err := os.Stat(path); err == nil {
 				return usageErrorf("%s exists (use --force to overwrite it)", path)
@@ -162,40 +155,19 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	if opts.OutDir == "" {
 		return out.Write(stdout, opts.Format)
 	}
-	var files []outFile
-	for _, f := range []*compare.Figure{&out.Fig11, &out.Fig12} {
-		var table, svg bytes.Buffer
-		if err := f.Write(&table, opts.Format, opts.Format == "json"); err != nil {
-			return err
-		}
-		if err := f.Chart().WriteSVG(&svg); err != nil {
-			return err
-		}
-		files = append(files, outFile{"fig" + f.Figure + "." + ext, table.Bytes()}, outFile{"fig" + f.Figure + ".svg", svg.Bytes()})
+	files, err := out.Files(opts.Format)
+	if err != nil {
+		return err
 	}
 	return writeFiles(opts.OutDir, opts.Force, files, stdout)
 }
 
-// parseRange reads "A-B" or "A" into A..B; every value must be ≥ min.
+// parseRange is compare.ParseRange for --flag: an error is a usage
+// error naming the flag.
 func parseRange(flag, s string, min int) ([]int, error) {
-	lo, hi, isRange := strings.Cut(strings.TrimSpace(s), "-")
-	if !isRange {
-		hi = lo
-	}
-	a, err1 := strconv.Atoi(strings.TrimSpace(lo))
-	b, err2 := strconv.Atoi(strings.TrimSpace(hi))
-	if err1 != nil || err2 != nil {
-		return nil, usageErrorf("--%s: want a number or a range A-B, got %q", flag, s)
-	}
-	if a < min || b < a {
-		return nil, usageErrorf("--%s: want %d ≤ A ≤ B, got %q", flag, min, s)
-	}
-	if b-a >= 64 {
-		return nil, usageErrorf("--%s: %q has more than 64 values", flag, s)
-	}
-	xs := make([]int, 0, b-a+1)
-	for x := a; x <= b; x++ {
-		xs = append(xs, x)
+	xs, err := compare.ParseRange(s, min)
+	if err != nil {
+		return nil, usageErrorf("--%s: %v", flag, err)
 	}
 	return xs, nil
 }

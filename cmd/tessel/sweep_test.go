@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -179,28 +178,6 @@ func TestSweepTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden(t, "sweep-small."+textfmt.Ext(format), out.Bytes())
-	}
-}
-
-func TestParseRange(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want []int
-		err  bool
-	}{
-		{"1-4", []int{1, 2, 3, 4}, false},
-		{" 3 - 5 ", []int{3, 4, 5}, false},
-		{"6", []int{6}, false},
-		{"0-3", nil, true},
-		{"5-3", nil, true},
-		{"a-b", nil, true},
-		{"1-100", nil, true},
-		{"", nil, true},
-	} {
-		got, err := parseRange("nr", c.in, 1)
-		if (err != nil) != c.err || !reflect.DeepEqual(got, c.want) {
-			t.Errorf("parseRange(%q) = %v, %v; want %v, error %v", c.in, got, err, c.want, c.err)
-		}
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -54,55 +52,14 @@ func runVerify(_ context.Context, opts verifyOptions, stdout io.Writer) error {
 	err = schedule.Verify(s)
 	var ve *schedule.VerifyError
 	if errors.As(err, &ve) {
-		var b strings.Builder
-		for _, v := range ve.Violations {
-			b.WriteString(v.Message + "\n")
-		}
-		if ve.Omitted > 0 {
-			fmt.Fprintf(&b, "... and %d more\n", ve.Omitted)
-		}
-		if _, werr := io.WriteString(stdout, b.String()); werr != nil {
+		if _, werr := io.WriteString(stdout, ve.List()); werr != nil {
 			return werr
 		}
-		noun := "violations"
-		if ve.Count() == 1 {
-			noun = "violation"
-		}
-		return fmt.Errorf("%s: invalid schedule: %d %s", opts.Schedule, ve.Count(), noun)
+		return fmt.Errorf("%s: invalid schedule: %s", opts.Schedule, ve.CountText())
 	}
 	if err != nil {
 		return err
 	}
-	m := schedule.Measure(s)
-	name := s.Placement.Name
-	if name == "" {
-		name = "(unnamed)"
-	}
-	budget := "unlimited"
-	if s.Memory > 0 {
-		budget = strconv.Itoa(s.Memory)
-	}
-	if !s.Placement.Uniform(s.Memory) {
-		budget = formatInts(s.Budgets()) // every device's, where they differ
-	}
-	onCluster := ""
-	if s.Cluster != nil {
-		onCluster = " on its cluster"
-	}
-	latency := ""
-	if schedule.ShowsLatency(s) {
-		latency = ", latency " + schedule.LatencyText(s)
-	}
-	_, err = fmt.Fprintf(stdout, "valid%s: %s, %d micro-batches, makespan %d, bubble rate %.2f%%, peak memory %v (budget %s)%s\n",
-		onCluster, name, s.MicroBatches, m.Makespan, 100*m.BubbleRate, formatInts(m.PeakMemory), budget, latency)
+	_, err = io.WriteString(stdout, schedule.ValidText(s))
 	return err
-}
-
-// formatInts formats [4 3 2] as "[4, 3, 2]".
-func formatInts(xs []int) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = strconv.Itoa(x)
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
 }

@@ -57,6 +57,16 @@ func Ints(xs []int) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
+// CommaInts is [4, 3, 2]: a list of integers as tessel verify and
+// import print it.
+func CommaInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
 // YesNo is "yes" or "no".
 func YesNo(b bool) string {
 	if b {

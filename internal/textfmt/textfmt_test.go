@@ -37,3 +37,14 @@ func TestFormats(t *testing.T) {
 		t.Errorf("plain table %q, %v", plain, err)
 	}
 }
+
+func TestCommaInts(t *testing.T) {
+	for _, c := range []struct {
+		in   []int
+		want string
+	}{{nil, "[]"}, {[]int{4}, "[4]"}, {[]int{4, 3, -2}, "[4, 3, -2]"}} {
+		if got := CommaInts(c.in); got != c.want {
+			t.Errorf("CommaInts(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
