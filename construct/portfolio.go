@@ -98,9 +98,13 @@ func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptio
 		}
 	}
 	// With offload: modulo schedules that decide per instance
-	// (modulo_decide.go), and list schedules that follow them.
+	// (modulo_decide.go), and list schedules that follow them; fixed
+	// orders timed by Belady's rule (belady.go).
 	if o.Offload && memory > 0 {
 		for _, c := range decideFollow(ctx, p, n, memory, o.policies()) {
+			add(c.Name, c.Schedule, nil)
+		}
+		for _, c := range beladyCandidates(ctx, p, n, memory) {
 			add(c.Name, c.Schedule, nil)
 		}
 	}
