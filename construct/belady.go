@@ -763,13 +763,22 @@ func beladySources(ctx context.Context, p *placement.Placement, n int) []beladyS
 	return out
 }
 
-// beladyParams are the options tried per order, as multiples of the
-// offload time T: horizon T·h, lead T·l/2, least life T·life, and
+// beladyParam is one set of options tried per order, as multiples of
+// the offload time T: horizon T·h, lead T·l/2, least life T·life, and
 // whether reloads keep the host channel (Reserve).
-var beladyParams = []struct {
+type beladyParam struct {
 	h, l, life int
 	reserve    bool
-}{{2, 1, 0, false}, {2, 2, 0, false}, {3, 1, 0, false}, {4, 2, 0, false}, {3, 1, 0, true}, {4, 2, 0, true}, {3, 1, 4, true}}
+}
+
+// options are the simulation's options for a budget of memory and moves
+// of t.
+func (pr beladyParam) options(memory, t int) BeladyOptions {
+	return BeladyOptions{Memory: memory, Horizon: pr.h * t, Lead: pr.l * t / 2, MinLife: pr.life * t, Reserve: pr.reserve}
+}
+
+// beladyParams are the options tried per order.
+var beladyParams = []beladyParam{{2, 1, 0, false}, {2, 2, 0, false}, {3, 1, 0, false}, {4, 2, 0, false}, {3, 1, 0, true}, {4, 2, 0, true}, {3, 1, 4, true}}
 
 // beladyKept is how many of Belady's schedules join the portfolio.
 const beladyKept = 3
@@ -802,31 +811,13 @@ func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKee
 		if ctx.Err() != nil {
 			break
 		}
-		// The parameters run side by side; the results keep their order.
-		got := make([]*Candidate, len(beladyParams))
-		var wg sync.WaitGroup
+		jobs := make([]beladyJob, len(beladyParams))
 		for k, pr := range beladyParams {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				opt := BeladyOptions{Memory: memory, Horizon: pr.h * t, Lead: pr.l * t / 2, MinLife: pr.life * t, Reserve: pr.reserve, Release: src.release}
-				s, err := simulate(p, n, src.orders, opt)
-				if err != nil {
-					return
-				}
-				name := fmt.Sprintf("order/%s/belady h %d lead %d life %d", src.name, opt.Horizon, opt.Lead, opt.MinLife)
-				if opt.Reserve {
-					name += " reserve"
-				}
-				got[k] = &Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s)}
-			}()
+			opt := pr.options(memory, t)
+			opt.Release = src.release
+			jobs[k] = beladyJob{orders: src.orders, opt: opt, name: "order/" + src.name}
 		}
-		wg.Wait()
-		for _, c := range got {
-			if c != nil {
-				out = append(out, *c)
-			}
-		}
+		out = append(out, runBelady(p, n, jobs)...)
 	}
 	out = append(out, beladyDraws(ctx, p, n, memory, t)...)
 	// Only the shortest are verified and compacted (compaction never
@@ -1172,35 +1163,52 @@ func beladyDraws(ctx context.Context, p *placement.Placement, n, memory, t int) 
 			break
 		}
 		o, times := ordersOf(p, n, tr.per, tr.u, tr.off)
-		got := make([]*Candidate, 2*len(params))
-		var wg sync.WaitGroup
-		for k := range got {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				pr := params[k/2]
-				opt := BeladyOptions{Memory: memory, Horizon: pr.h * t, Lead: pr.l * t / 2, MinLife: pr.life * t, Reserve: pr.reserve}
-				name := fmt.Sprintf("order/drawn %d period %d/%d", tr.seed, tr.per, tr.u)
-				if k%2 == 1 {
-					opt.Release = times
-					name += " paced"
-				}
-				s, err := simulate(p, n, o, opt)
-				if err != nil {
-					return
-				}
-				name += fmt.Sprintf("/belady h %d lead %d life %d", opt.Horizon, opt.Lead, opt.MinLife)
-				if opt.Reserve {
-					name += " reserve"
-				}
-				got[k] = &Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s)}
-			}()
+		jobs := make([]beladyJob, 0, 2*len(params))
+		for _, pr := range params {
+			name := fmt.Sprintf("order/drawn %d period %d/%d", tr.seed, tr.per, tr.u)
+			opt := pr.options(memory, t)
+			jobs = append(jobs, beladyJob{orders: o, opt: opt, name: name})
+			opt.Release = times
+			jobs = append(jobs, beladyJob{orders: o, opt: opt, name: name + " paced"})
 		}
-		wg.Wait()
-		for _, c := range got {
-			if c != nil {
-				out = append(out, *c)
+		out = append(out, runBelady(p, n, jobs)...)
+	}
+	return out
+}
+
+// beladyJob is one simulation: orders timed with opt, its candidate
+// named name followed by the options.
+type beladyJob struct {
+	orders [][]schedule.Ref
+	opt    BeladyOptions
+	name   string
+}
+
+// runBelady runs the jobs side by side and returns the candidates of
+// those that finish, in the jobs' order.
+func runBelady(p *placement.Placement, n int, jobs []beladyJob) []Candidate {
+	got := make([]*Candidate, len(jobs))
+	var wg sync.WaitGroup
+	for k, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := simulate(p, n, j.orders, j.opt)
+			if err != nil {
+				return
 			}
+			name := j.name + fmt.Sprintf("/belady h %d lead %d life %d", j.opt.Horizon, j.opt.Lead, j.opt.MinLife)
+			if j.opt.Reserve {
+				name += " reserve"
+			}
+			got[k] = &Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s)}
+		}()
+	}
+	wg.Wait()
+	var out []Candidate
+	for _, c := range got {
+		if c != nil {
+			out = append(out, *c)
 		}
 	}
 	return out

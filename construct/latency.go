@@ -40,22 +40,6 @@ func LatencyList(p *placement.Placement, n, memory, budget int) (*schedule.Sched
 	topo, _ := p.Topo()
 	preds := p.PredDeps()
 	busy := make([][][2]int, p.Devices) // sorted, disjoint [start, end) per device
-	// fits is the earliest t ≥ at with [t, t+dur) free on every device of devs.
-	fits := func(devs []int, at, dur int) int {
-		for {
-			moved := false
-			for _, d := range devs {
-				iv := busy[d]
-				k := sort.Search(len(iv), func(k int) bool { return iv[k][1] > at })
-				if k < len(iv) && iv[k][0] < at+dur {
-					at, moved = iv[k][1], true
-				}
-			}
-			if !moved {
-				return at
-			}
-		}
-	}
 	place := func(release int) []int {
 		starts := make([]int, len(p.Blocks))
 		for _, i := range topo {
@@ -63,7 +47,7 @@ func LatencyList(p *placement.Placement, n, memory, budget int) (*schedule.Sched
 			for _, d := range preds[i] {
 				at = max(at, starts[d.From]+p.Delay(d))
 			}
-			starts[i] = fits(p.Blocks[i].Devices, at, p.Blocks[i].Time)
+			starts[i] = earliestFree(busy, p.Blocks[i].Devices, at, p.Blocks[i].Time)
 		}
 		return starts
 	}
@@ -92,11 +76,7 @@ func LatencyList(p *placement.Placement, n, memory, budget int) (*schedule.Sched
 		for i, s := range starts {
 			first = min(first, s)
 			ins = append(ins, schedule.Instance{Block: i, Micro: m, Start: s})
-			for _, d := range p.Blocks[i].Devices {
-				iv := busy[d]
-				k := sort.Search(len(iv), func(k int) bool { return iv[k][0] > s })
-				busy[d] = slices.Insert(iv, k, [2]int{s, s + p.Blocks[i].Time})
-			}
+			bookDevices(busy, p.Blocks[i].Devices, s, p.Blocks[i].Time)
 		}
 		release = first // micro-batches start in order
 	}
@@ -221,21 +201,6 @@ func latencyListLinks(p *placement.Placement, n, budget int) ([]schedule.Instanc
 	less := func(a, b [5]int) bool { return slices.Compare(a[:], b[:]) < 0 }
 	busy := make([][][2]int, p.Devices) // sorted, disjoint [start, end) per device
 	links := map[placement.Link][]booking{}
-	fits := func(busy [][][2]int, devs []int, at, dur int) int {
-		for {
-			moved := false
-			for _, d := range devs {
-				iv := busy[d]
-				k := sort.Search(len(iv), func(k int) bool { return iv[k][1] > at })
-				if k < len(iv) && iv[k][0] < at+dur {
-					at, moved = iv[k][1], true
-				}
-			}
-			if !moved {
-				return at
-			}
-		}
-	}
 	// slot is where block i of micro-batch m starting at at puts the
 	// transfer of d on l: its position in l's bookings and its start; ok
 	// is false where it does not fit before the next one, whose
@@ -275,7 +240,7 @@ func latencyListLinks(p *placement.Placement, n, budget int) ([]schedule.Instanc
 			}
 		search:
 			for {
-				at = fits(tr.busy, blk.Devices, at, blk.Time)
+				at = earliestFree(tr.busy, blk.Devices, at, blk.Time)
 				for _, d := range succs[i] {
 					for _, l := range p.Links(d) {
 						if _, _, next, ok := slot(tr.links, l, d, m, at); !ok {
@@ -287,11 +252,7 @@ func latencyListLinks(p *placement.Placement, n, budget int) ([]schedule.Instanc
 				break
 			}
 			tr.starts[i] = at
-			for _, d := range blk.Devices {
-				iv := tr.busy[d]
-				k := sort.Search(len(iv), func(k int) bool { return iv[k][0] > at })
-				tr.busy[d] = slices.Insert(iv, k, [2]int{at, at + blk.Time})
-			}
+			bookDevices(tr.busy, blk.Devices, at, blk.Time)
 			for _, d := range succs[i] {
 				arrival[d] = at + p.Delay(d)
 				for _, l := range p.Links(d) {
@@ -339,4 +300,32 @@ func latencyListLinks(p *placement.Placement, n, budget int) ([]schedule.Instanc
 		release = first // micro-batches start in order
 	}
 	return ins, nil
+}
+
+// earliestFree is the earliest t ≥ at with [t, t+dur) free on every
+// device of devs, busy holding each device's sorted, disjoint [start,
+// end) intervals.
+func earliestFree(busy [][][2]int, devs []int, at, dur int) int {
+	for {
+		moved := false
+		for _, d := range devs {
+			iv := busy[d]
+			k := sort.Search(len(iv), func(k int) bool { return iv[k][1] > at })
+			if k < len(iv) && iv[k][0] < at+dur {
+				at, moved = iv[k][1], true
+			}
+		}
+		if !moved {
+			return at
+		}
+	}
+}
+
+// bookDevices books [at, at+dur) on every device of devs in busy.
+func bookDevices(busy [][][2]int, devs []int, at, dur int) {
+	for _, d := range devs {
+		iv := busy[d]
+		k := sort.Search(len(iv), func(k int) bool { return iv[k][0] > at })
+		busy[d] = slices.Insert(iv, k, [2]int{at, at + dur})
+	}
 }

@@ -233,7 +233,9 @@ func fitsBudget(p *placement.Placement, ps *Periodic, memory, n int) bool {
 // ims holds what every restart of iterative modulo scheduling shares.
 type ims struct {
 	preds, succs [][]placement.Dep
-	height       []int
+	// pre and suc are preds and succs as block indices with their lags.
+	pre, suc [][]opDep
+	height   []int
 	// lag[d] is the least time from the start of B_i to that of B_j for
 	// dependency d: Delay, and with channels the transfers B_i sends
 	// before d's on the same links (Deps order), which queue ahead of it.
@@ -266,6 +268,15 @@ func newIMS(p *placement.Placement) *ims {
 				}
 				st.sends[i][l] = q.Free(l) - p.Blocks[i].Time
 			}
+		}
+	}
+	st.pre, st.suc = make([][]opDep, len(p.Blocks)), make([][]opDep, len(p.Blocks))
+	for i := range p.Blocks {
+		for _, d := range st.preds[i] {
+			st.pre[i] = append(st.pre[i], opDep{d.From, st.lag[d]})
+		}
+		for _, d := range st.succs[i] {
+			st.suc[i] = append(st.suc[i], opDep{d.To, st.lag[d]})
 		}
 	}
 	return st
@@ -309,87 +320,113 @@ func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 		skip = 100 + rng.intn(300)
 	}
 
+	// Resources 0..D−1 are the devices; with channels, the links follow:
+	// a block's transfers leave when it ends, one after another, so they
+	// never wait for the link and the schedule times them as the rule
+	// does (placement's LinkQueue).
+	link := map[placement.Link]int{}
+	for i := range p.Blocks {
+		for l := range st.sends[i] {
+			if _, ok := link[l]; !ok {
+				link[l] = p.Devices + len(link)
+			}
+		}
+	}
+	return imsPlace(imsJob{
+		P: P, order: order, skip: skip, rng: rng, pre: st.pre, suc: st.suc,
+		resources: p.Devices + len(link), budget: 8 * k * max(4, p.Devices),
+		slots: func(i, t int, f func(r, slot int) bool) {
+			b := p.Blocks[i]
+			for _, d := range b.Devices {
+				for u := t; u < t+b.Time; u++ {
+					if !f(d, u%P) {
+						return
+					}
+				}
+			}
+			for l, h := range st.sends[i] {
+				for u := t + b.Time; u < t+b.Time+h; u++ {
+					if !f(link[l], u%P) {
+						return
+					}
+				}
+			}
+		},
+	})
+}
+
+// opDep is a dependency on operation op with the least time lag
+// between the two starts.
+type opDep struct{ op, lag int }
+
+// imsJob is one placement of iterative modulo scheduling.
+type imsJob struct {
+	P        int
+	order    []int // the operations by priority, highest first
+	skip     int   // per mille: how often a free time is passed over
+	rng      *rand
+	pre, suc [][]opDep
+	// resources is how many rows the modulo reservation table has;
+	// slots calls f on every (resource, slot) operation i holds when it
+	// starts at t, until f returns false.
+	resources int
+	slots     func(i, t int, f func(r, slot int) bool)
+	budget    int // placements before giving up
+}
+
+// imsPlace is the placement loop of iterative modulo scheduling (Rau,
+// MICRO 1994), shared by imsRestart and the modulo schedules that
+// decide: the unplaced operation of highest priority goes to its first
+// free time within one period after its placed predecessors (or, with
+// skip, sometimes a later free one); where none is free it takes its
+// earliest time (past its last one) and evicts what is in its way, and
+// successors placed too early are evicted. It returns the starts with
+// the earliest at 0, or nil when the budget runs out.
+func imsPlace(j imsJob) []int {
+	k, P, rng := len(j.order), j.P, j.rng
 	sched := make([]int, k)
 	placed := make([]bool, k)
-	last := make([]int, k) // the last time each block was placed at
+	last := make([]int, k) // the last time each operation was placed at
 	for i := range last {
 		last[i] = -1
 	}
-	// mrt[d][slot] is the block that occupies device d at time ≡ slot
-	// (mod P), or -1.
-	mrt := make([][]int, p.Devices)
-	for d := range mrt {
-		mrt[d] = make([]int, P)
-		for s := range mrt[d] {
-			mrt[d][s] = -1
-		}
-	}
-	// links[l][slot], with channels, is the block whose transfers hold
-	// link l at time ≡ slot (mod P), or -1: a block's transfers leave
-	// when it ends, one after another, so they never wait for the link
-	// and the schedule times them as the rule does (placement's
-	// LinkQueue).
-	links := map[placement.Link][]int{}
-	for i := range p.Blocks {
-		for l := range st.sends[i] {
-			if links[l] == nil {
-				links[l] = make([]int, P)
-				for s := range links[l] {
-					links[l][s] = -1
-				}
-			}
-		}
-	}
-	// each calls f on every slot block i holds when it starts at t,
-	// until f returns false.
-	each := func(i, t int, f func(row []int, slot int) bool) {
-		b := p.Blocks[i]
-		for _, d := range b.Devices {
-			for u := t; u < t+b.Time; u++ {
-				if !f(mrt[d], u%P) {
-					return
-				}
-			}
-		}
-		for l, h := range st.sends[i] {
-			for u := t + b.Time; u < t+b.Time+h; u++ {
-				if !f(links[l], u%P) {
-					return
-				}
-			}
-		}
+	// mrt[r][slot] is the operation that holds resource r at time ≡
+	// slot (mod P), or -1.
+	mrt := make([][]int, j.resources)
+	for r := range mrt {
+		mrt[r] = slices.Repeat([]int{-1}, P)
 	}
 	occupy := func(i, t, who int) {
-		each(i, t, func(row []int, slot int) bool { row[slot] = who; return true })
+		j.slots(i, t, func(r, slot int) bool { mrt[r][slot] = who; return true })
 	}
 	fits := func(i, t int) bool {
 		ok := true
-		each(i, t, func(row []int, slot int) bool { ok = row[slot] < 0; return ok })
+		j.slots(i, t, func(r, slot int) bool { ok = mrt[r][slot] < 0; return ok })
 		return ok
 	}
-	unplace := func(j int) {
-		placed[j] = false
-		occupy(j, sched[j], -1)
+	unplace := func(x int) {
+		placed[x] = false
+		occupy(x, sched[x], -1)
 	}
-	budget := 8 * k * max(4, p.Devices)
+	budget := j.budget
 	left := k
 	for left > 0 {
 		if budget == 0 {
 			return nil
 		}
 		budget--
-		// The unplaced block of highest priority.
+		// The unplaced operation of highest priority.
 		i := -1
-		for _, j := range order {
-			if !placed[j] {
-				i = j
+		for _, x := range j.order {
+			if !placed[x] {
+				i = x
 				break
 			}
 		}
 		est := 0
-		for _, d := range st.preds[i] {
-			if placed[d.From] {
-				est = max(est, sched[d.From]+st.lag[d])
+		for _, d := range j.pre[i] {
+			if placed[d.op] {
+				est = max(est, sched[d.op]+d.lag)
 			}
 		}
 		t := -1
@@ -398,7 +435,7 @@ func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 				if t < 0 {
 					t = u
 				}
-				if skip == 0 || rng.intn(1000) >= skip {
+				if j.skip == 0 || rng.intn(1000) >= j.skip {
 					t = u
 					break
 				}
@@ -409,16 +446,16 @@ func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 			if last[i] >= est {
 				t = last[i] + 1
 			}
-			// Evict whatever occupies the slots i needs.
+			// Evict whatever holds the slots i needs.
 			var evict []int
-			each(i, t, func(row []int, slot int) bool {
-				if j := row[slot]; j >= 0 && !slices.Contains(evict, j) {
-					evict = append(evict, j)
+			j.slots(i, t, func(r, slot int) bool {
+				if x := mrt[r][slot]; x >= 0 && !slices.Contains(evict, x) {
+					evict = append(evict, x)
 				}
 				return true
 			})
-			for _, j := range evict {
-				unplace(j)
+			for _, x := range evict {
+				unplace(x)
 				left++
 			}
 		}
@@ -426,23 +463,18 @@ func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 		occupy(i, t, i)
 		left--
 		// Successors placed too early for the new time are evicted.
-		for _, d := range st.succs[i] {
-			j := d.To
-			if placed[j] && sched[j] < t+st.lag[d] {
-				unplace(j)
+		for _, d := range j.suc[i] {
+			if x := d.op; placed[x] && sched[x] < t+d.lag {
+				unplace(x)
 				left++
 			}
 		}
 	}
-	lo := sched[0]
-	for _, s := range sched {
-		lo = min(lo, s)
+	lo := slices.Min(sched)
+	for i := range sched {
+		sched[i] -= lo
 	}
-	out := make([]int, k)
-	for i, s := range sched {
-		out[i] = s - lo
-	}
-	return out
+	return sched
 }
 
 // steadyMemory is the highest memory of each device in the steady state of

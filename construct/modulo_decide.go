@@ -159,8 +159,6 @@ type memoEntry struct {
 // afresh.
 const decideMemo = 1 << 15
 
-type opDep struct{ op, lag int }
-
 func newDecideState(p *placement.Placement, u int) *decideState {
 	k := len(p.Blocks)
 	n := u * k
@@ -260,93 +258,17 @@ func (st *decideState) place(P, restart int) []int {
 	if restart > 0 {
 		skip = 50 + rng.intn(decideSkip[restart%len(decideSkip)])
 	}
-	sched := make([]int, n)
-	placed := make([]bool, n)
-	last := make([]int, n)
-	for i := range last {
-		last[i] = -1
-	}
-	mrt := make([][]int, st.p.Devices)
-	for d := range mrt {
-		mrt[d] = slices.Repeat([]int{-1}, P)
-	}
-	fits := func(i, t int) bool {
-		row := mrt[st.dev[i]]
-		for v := t; v < t+st.time[i]; v++ {
-			if row[v%P] >= 0 {
-				return false
-			}
-		}
-		return true
-	}
-	occupy := func(i, t, who int) {
-		row := mrt[st.dev[i]]
-		for v := t; v < t+st.time[i]; v++ {
-			row[v%P] = who
-		}
-	}
-	budget := 8 * n * max(4, st.p.Devices)
-	left := n
-	for left > 0 {
-		if budget == 0 {
-			return nil
-		}
-		budget--
-		i := -1
-		for _, j := range order {
-			if !placed[j] {
-				i = j
-				break
-			}
-		}
-		est := 0
-		for _, d := range st.preds[i] {
-			if placed[d.op] {
-				est = max(est, sched[d.op]+d.lag)
-			}
-		}
-		t := -1
-		for v := est; v < est+P; v++ {
-			if fits(i, v) {
-				if t < 0 {
-					t = v
-				}
-				if skip == 0 || rng.intn(1000) >= skip {
-					t = v
-					break
-				}
-			}
-		}
-		if t < 0 {
-			t = est
-			if last[i] >= est {
-				t = last[i] + 1
-			}
-			row := mrt[st.dev[i]]
+	return imsPlace(imsJob{
+		P: P, order: order, skip: skip, rng: rng, pre: st.preds, suc: st.succs,
+		resources: st.p.Devices, budget: 8 * n * max(4, st.p.Devices),
+		slots: func(i, t int, f func(r, slot int) bool) {
 			for v := t; v < t+st.time[i]; v++ {
-				if j := row[v%P]; j >= 0 {
-					placed[j] = false
-					occupy(j, sched[j], -1)
-					left++
+				if !f(st.dev[i], v%P) {
+					return
 				}
 			}
-		}
-		sched[i], placed[i], last[i] = t, true, t
-		occupy(i, t, i)
-		left--
-		for _, d := range st.succs[i] {
-			if j := d.op; placed[j] && sched[j] < t+d.lag {
-				placed[j] = false
-				occupy(j, sched[j], -1)
-				left++
-			}
-		}
-	}
-	lo := slices.Min(sched)
-	for i := range sched {
-		sched[i] -= lo
-	}
-	return sched
+		},
+	})
 }
 
 // decide chooses, device by device, where the blocks that nothing
