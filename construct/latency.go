@@ -61,12 +61,7 @@ func LatencyList(p *placement.Placement, n, memory, budget int) (*schedule.Sched
 			if budget <= 0 || lat <= budget {
 				break
 			}
-			last := 0
-			for _, iv := range busy {
-				if len(iv) > 0 {
-					last = max(last, iv[len(iv)-1][1])
-				}
-			}
+			last := lastEnd(busy)
 			if release >= last {
 				return nil, fmt.Errorf("construct: placement %q: one micro-batch alone takes %d > latency budget %d with one block of a device at a time", p.Name, lat, budget)
 			}
@@ -275,12 +270,7 @@ func latencyListLinks(p *placement.Placement, n, budget int) ([]schedule.Instanc
 			if budget <= 0 || lat <= budget {
 				break
 			}
-			last := 0
-			for _, iv := range busy {
-				if len(iv) > 0 {
-					last = max(last, iv[len(iv)-1][1])
-				}
-			}
+			last := lastEnd(busy)
 			for _, bs := range links {
 				for _, b := range bs {
 					last = max(last, b.to)
@@ -328,4 +318,15 @@ func bookDevices(busy [][][2]int, devs []int, at, dur int) {
 		k := sort.Search(len(iv), func(k int) bool { return iv[k][0] > at })
 		busy[d] = slices.Insert(iv, k, [2]int{at, at + dur})
 	}
+}
+
+// lastEnd is the latest end of an interval in busy (0 when none).
+func lastEnd(busy [][][2]int) int {
+	last := 0
+	for _, iv := range busy {
+		if len(iv) > 0 {
+			last = max(last, iv[len(iv)-1][1])
+		}
+	}
+	return last
 }

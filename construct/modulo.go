@@ -303,23 +303,7 @@ func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 		}
 	}
 	rng := newRand(uint64(restart))
-	prio := make([]int, k)
-	for i := range prio {
-		prio[i] = st.height[i] * 4
-		if restart > 0 {
-			prio[i] += rng.intn(4 * P)
-		}
-	}
-	order := make([]int, k)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return prio[order[a]] > prio[order[b]] })
-	skip := 0 // per mille: how often a free time is passed over
-	if restart > 0 {
-		skip = 100 + rng.intn(300)
-	}
-
+	order, skip := imsOrder(st.height, P, restart, 4, 100, 300, rng)
 	// Resources 0..D−1 are the devices; with channels, the links follow:
 	// a block's transfers leave when it ends, one after another, so they
 	// never wait for the link and the schedule times them as the rule
@@ -353,6 +337,29 @@ func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 			}
 		},
 	})
+}
+
+// imsOrder is a restart's order of the operations and its skip: by
+// height, highest first, each height with a bonus drawn below spread·P
+// after restart 0; skip (per mille: how often a free time is passed
+// over) is 0 at restart 0 and skipBase plus a draw below skipRange after.
+func imsOrder(height []int, P, restart, spread, skipBase, skipRange int, rng *rand) (order []int, skip int) {
+	prio := make([]int, len(height))
+	for i := range prio {
+		prio[i] = height[i] * 4
+		if restart > 0 {
+			prio[i] += rng.intn(spread * P)
+		}
+	}
+	order = make([]int, len(height))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return prio[order[a]] > prio[order[b]] })
+	if restart > 0 {
+		skip = skipBase + rng.intn(skipRange)
+	}
+	return order, skip
 }
 
 // opDep is a dependency on operation op with the least time lag

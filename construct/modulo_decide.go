@@ -242,22 +242,7 @@ func (st *decideState) place(P, restart int) []int {
 		}
 	}
 	rng := newRand(uint64(restart))
-	prio := make([]int, n)
-	for i := range prio {
-		prio[i] = st.height[i] * 4
-		if restart > 0 {
-			prio[i] += rng.intn(decideSpread[restart%len(decideSpread)] * P)
-		}
-	}
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return prio[order[a]] > prio[order[b]] })
-	skip := 0
-	if restart > 0 {
-		skip = 50 + rng.intn(decideSkip[restart%len(decideSkip)])
-	}
+	order, skip := imsOrder(st.height, P, restart, decideSpread[restart%len(decideSpread)], 50, decideSkip[restart%len(decideSkip)], rng)
 	return imsPlace(imsJob{
 		P: P, order: order, skip: skip, rng: rng, pre: st.preds, suc: st.succs,
 		resources: st.p.Devices, budget: 8 * n * max(4, st.p.Devices),
