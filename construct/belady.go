@@ -147,7 +147,7 @@ type bsim struct {
 }
 
 func newBsim(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyOptions) (*bsim, error) {
-	if p.Channels || p.Overlap != nil {
+	if !oneDeviceEach(p) {
 		return nil, errBeladyShape
 	}
 	k := len(p.Blocks)
@@ -165,9 +165,6 @@ func newBsim(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyO
 		b.src[i] = -1
 	}
 	for i, bl := range p.Blocks {
-		if len(bl.Devices) != 1 {
-			return nil, errBeladyShape
-		}
 		b.dev[i] = bl.Devices[0]
 		if p.Offloadable(i, b.cons) {
 			b.src[b.cons[i]] = i
@@ -793,7 +790,7 @@ func beladyCandidates(ctx context.Context, p *placement.Placement, n, memory int
 
 // beladyAll is beladyCandidates keeping keep.
 func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKeep int) []Candidate {
-	if _, err := newBsim(p, 1, make([][]schedule.Ref, p.Devices), BeladyOptions{Memory: memory}); errors.Is(err, errBeladyShape) {
+	if !oneDeviceEach(p) {
 		return nil
 	}
 	t := 0

@@ -41,11 +41,18 @@ type DecideOptions struct {
 	Restarts int
 }
 
-// decideOK reports whether ModuloDecide applies to p: every block on one
-// device, transfers that overlap freely (no Channels), no overlapped
-// pairs, and some block that may be offloaded.
+// decideOK reports whether ModuloDecide applies to p: a simple shape
+// (oneDeviceEach) and some block that may be offloaded.
 func decideOK(p *placement.Placement) bool {
-	if p.Channels || p.Overlap != nil || !p.HasOffload() {
+	return oneDeviceEach(p) && p.HasOffload()
+}
+
+// oneDeviceEach reports whether p has the shape the constructions that
+// decide per instance (ModuloDecide, Belady) time: every block on one
+// device, transfers that overlap freely (no Channels), no overlapped
+// pairs.
+func oneDeviceEach(p *placement.Placement) bool {
+	if p.Channels || p.Overlap != nil {
 		return false
 	}
 	for _, b := range p.Blocks {
