@@ -45,7 +45,7 @@ func run(devs string) error {
 		if err != nil {
 			return err
 		}
-		p, err := opgraph.Cluster(d, opgraph.DefaultLink).Apply(p0)
+		p, err := opgraph.Cluster(d, opgraph.DefaultLink()).Apply(p0)
 		if err != nil {
 			return err
 		}
