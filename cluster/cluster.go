@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/quantity"
 )
 
 // Limits of a cluster file, far beyond any real cluster, that keep every
@@ -86,6 +87,9 @@ func (l Link) Time(z float64) int {
 	return ceil(l.Latency + z*l.PerUnit)
 }
 
+// Duration is the time a transfer of size z takes on l, not rounded.
+func (l Link) Duration(z float64) float64 { return l.Latency + z*l.PerUnit }
+
 // Pair is the link between two devices, both directions. More are the
 // pair's other links, where it has several (Wu et al., "Rethinking
 // Dynamic Networks and Heterogeneous Computing with Automatic
@@ -112,17 +116,93 @@ func (p Pair) Time(z float64) int {
 	return t
 }
 
+// NodeLink is the link between any two devices of one node (their
+// Device.Node): the file's "links": {"nodes": [...]}, given once per node.
+type NodeLink struct {
+	Node int
+	Link
+	More []Link
+}
+
+// Duration is the time a transfer of size z takes on the pair's fastest
+// link for it, not rounded.
+func (p Pair) Duration(z float64) float64 {
+	t := p.Link.Duration(z)
+	for _, l := range p.More {
+		t = min(t, l.Duration(z))
+	}
+	return t
+}
+
 // Cluster is the devices a placement runs on, in the placement's device
-// order, and the links between them: Pairs lists the links that differ
-// from Default.
+// order, and the links between them: Pairs lists the links between two
+// devices, Nodes the link within a node for the pairs Pairs does not list,
+// and Default every other.
 type Cluster struct {
 	Devices []Device
 	Default Link
 	Pairs   []Pair
+	Nodes   []NodeLink
 	// Channels: every link, in each direction, carries one transfer at a
 	// time (the file's "links": {"channels": true}). Without it
 	// transfers overlap freely.
 	Channels bool
+	// TimeUnit is the unit of the cluster's times (the file's
+	// "time_unit": s, ms, us or ns; package quantity): link latencies and
+	// times per unit of size, host links, and the rates peak_flops and
+	// memory_bandwidth (per unit of time). "" where the file states none:
+	// its times are then in the unit of what it runs (the steps of a
+	// placement, the time of a model).
+	TimeUnit string
+}
+
+// InUnit returns c with its times in unit (one of package quantity's),
+// each multiplied by the length of c's own unit over unit's and every
+// rate divided by it; c itself is left alone. A cluster without a unit is
+// taken to be in unit already. The result states unit.
+func (c *Cluster) InUnit(unit string) (*Cluster, error) {
+	q := c.Clone()
+	q.TimeUnit = unit
+	if c.TimeUnit == "" || c.TimeUnit == unit {
+		return q, nil
+	}
+	from, err := quantity.ParseTime(c.TimeUnit)
+	if err != nil {
+		return nil, err
+	}
+	to, err := quantity.ParseTime(unit)
+	if err != nil {
+		return nil, err
+	}
+	q.Scale(from / to)
+	return q, q.Validate()
+}
+
+// Scale multiplies every time of c by f > 0 (link latencies and times per
+// unit of size, host links) and divides every rate by it (peak_flops,
+// memory_bandwidth): c in a unit f times shorter.
+func (c *Cluster) Scale(f float64) {
+	scale := func(l *Link) { l.Latency, l.PerUnit = l.Latency*f, l.PerUnit*f }
+	scale(&c.Default)
+	for n := range c.Pairs {
+		scale(&c.Pairs[n].Link)
+		for k := range c.Pairs[n].More {
+			scale(&c.Pairs[n].More[k])
+		}
+	}
+	for n := range c.Nodes {
+		scale(&c.Nodes[n].Link)
+		for k := range c.Nodes[n].More {
+			scale(&c.Nodes[n].More[k])
+		}
+	}
+	for d := range c.Devices {
+		dev := &c.Devices[d]
+		if dev.Host != nil {
+			scale(dev.Host)
+		}
+		dev.PeakFLOPs, dev.MemoryBandwidth = dev.PeakFLOPs/f, dev.MemoryBandwidth/f
+	}
 }
 
 // Uniform is a cluster of n devices of speed 1, no capacity of their own,
@@ -166,6 +246,11 @@ func (c *Cluster) Validate() error {
 			}
 		}
 	}
+	if c.TimeUnit != "" {
+		if _, err := quantity.ParseTime(c.TimeUnit); err != nil {
+			return fmt.Errorf("cluster: time_unit: %w", err)
+		}
+	}
 	if err := checkLink(c.Default); err != nil {
 		return fmt.Errorf("cluster: links: default: %w", err)
 	}
@@ -197,6 +282,32 @@ func (c *Cluster) Validate() error {
 			}
 		}
 	}
+	on := map[int]bool{}
+	for _, d := range c.Devices {
+		on[d.Node] = true
+	}
+	seenNode := map[int]int{}
+	for k, n := range c.Nodes {
+		name := fmt.Sprintf("cluster: links: nodes[%d]", k)
+		if m, dup := seenNode[n.Node]; dup {
+			return fmt.Errorf("%s: node %d already given by nodes[%d]", name, n.Node, m)
+		}
+		seenNode[n.Node] = k
+		if !on[n.Node] {
+			return fmt.Errorf("%s: no device is on node %d", name, n.Node)
+		}
+		if len(n.More) >= MaxLinksPerPair {
+			return fmt.Errorf("%s: want at most %d links, got %d", name, MaxLinksPerPair, len(n.More)+1)
+		}
+		for i, l := range append([]Link{n.Link}, n.More...) {
+			if err := checkLink(l); err != nil {
+				if len(n.More) == 0 {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				return fmt.Errorf("%s: links[%d]: %w", name, i, err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -224,15 +335,26 @@ func (c *Cluster) Link(a, b int) Link {
 }
 
 // Pair returns the pair of devices a and b (a ≠ b), every link of it:
-// the one listed, or Default's alone.
+// the one listed, else their node's where they share a node that has one
+// (Nodes), else Default's alone.
 func (c *Cluster) Pair(a, b int) Pair {
 	for _, pr := range c.Pairs {
 		if pr.From == a && pr.To == b || pr.From == b && pr.To == a {
 			return pr
 		}
 	}
+	if len(c.Nodes) > 0 && a >= 0 && b >= 0 && a < len(c.Devices) && b < len(c.Devices) && c.Devices[a].Node == c.Devices[b].Node {
+		for _, n := range c.Nodes {
+			if n.Node == c.Devices[a].Node {
+				return Pair{From: a, To: b, Link: n.Link, More: n.More}
+			}
+		}
+	}
 	return Pair{From: a, To: b, Link: c.Default}
 }
+
+// LinksUniform says whether every two devices are linked alike (Default).
+func (c *Cluster) LinksUniform() bool { return len(c.Pairs) == 0 && len(c.Nodes) == 0 }
 
 // Transfer is the time a tensor of size z takes from the devices of one
 // block to those of another: 0 when they share a device, else the largest
@@ -282,6 +404,10 @@ func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 	}
 	if len(c.Devices) != p.Devices {
 		return nil, fmt.Errorf("cluster of %d devices for placement %q of %d", len(c.Devices), p.Name, p.Devices)
+	}
+	c, err := c.inSteps(p)
+	if err != nil {
+		return nil, err
 	}
 	if p.Open() {
 		return c.applyOpen(p)
@@ -346,6 +472,31 @@ func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
+	return q, nil
+}
+
+// inSteps is c with its times in p's steps: a cluster in a named unit,
+// or without one on a placement that says what its steps are (its
+// Units: the cluster is then in the model's unit), is converted; a
+// cluster without a unit on a placement without one is in steps already.
+func (c *Cluster) inSteps(p *placement.Placement) (*Cluster, error) {
+	u := p.Units
+	switch {
+	case !u.HasTime() && c.TimeUnit == "":
+		return c, nil
+	case !u.HasTime():
+		return nil, fmt.Errorf("cluster in %s for placement %q, whose times are steps of no stated length: give the cluster without \"time_unit\" (its times in steps), or the placement's \"units\"", c.TimeUnit, p.Name)
+	case c.TimeUnit != "" && u.Time == "":
+		return nil, fmt.Errorf("cluster in %s for placement %q, whose model states no time unit: give the cluster without \"time_unit\" (in the model's unit)", c.TimeUnit, p.Name)
+	}
+	f := 1 / u.Step
+	if c.TimeUnit != "" && c.TimeUnit != u.Time {
+		from, _ := quantity.TimeSeconds(c.TimeUnit)
+		to, _ := quantity.TimeSeconds(u.Time)
+		f *= from / to
+	}
+	q := c.Clone()
+	q.Scale(f)
 	return q, nil
 }
 
@@ -474,7 +625,7 @@ func (c *Cluster) Equal(o *Cluster) bool {
 	if c == nil || o == nil {
 		return c == o
 	}
-	if len(c.Devices) != len(o.Devices) || len(c.Pairs) != len(o.Pairs) || c.Default != o.Default || c.Channels != o.Channels {
+	if len(c.Devices) != len(o.Devices) || len(c.Pairs) != len(o.Pairs) || c.Default != o.Default || c.Channels != o.Channels || c.TimeUnit != o.TimeUnit {
 		return false
 	}
 	for d := range c.Devices {
@@ -491,14 +642,29 @@ func (c *Cluster) Equal(o *Cluster) bool {
 			return false
 		}
 	}
+	if len(c.Nodes) != len(o.Nodes) {
+		return false
+	}
+	for n, a := range c.Nodes {
+		b := o.Nodes[n]
+		if a.Node != b.Node || a.Link != b.Link || !slices.Equal(a.More, b.More) {
+			return false
+		}
+	}
 	return true
 }
 
 // Clone returns a deep copy.
 func (c *Cluster) Clone() *Cluster {
-	q := &Cluster{Devices: append([]Device(nil), c.Devices...), Default: c.Default, Pairs: append([]Pair(nil), c.Pairs...), Channels: c.Channels}
+	q := &Cluster{Devices: append([]Device(nil), c.Devices...), Default: c.Default, Pairs: append([]Pair(nil), c.Pairs...), Channels: c.Channels, TimeUnit: c.TimeUnit}
 	for n, pr := range q.Pairs {
 		q.Pairs[n].More = slices.Clone(pr.More)
+	}
+	if c.Nodes != nil {
+		q.Nodes = append([]NodeLink(nil), c.Nodes...)
+		for n, nl := range q.Nodes {
+			q.Nodes[n].More = slices.Clone(nl.More)
+		}
 	}
 	for d, dev := range q.Devices {
 		if dev.Host != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/tessel-pp/tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/quantity"
 )
 
 // The cluster file (docs/formats.md, "Cluster file") is strict like the
@@ -28,11 +29,17 @@ func Parse(data []byte) (*Cluster, error) {
 	var devices []json.RawMessage
 	var links json.RawMessage
 	err = strictjson.Object(raw, []strictjson.Field{
+		{Name: "time_unit", Decode: func(v json.RawMessage) error { return strictjson.String(v, &c.TimeUnit) }},
 		{Name: "devices", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &devices) }},
 		{Name: "links", Decode: func(v json.RawMessage) error { links = v; return nil }},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	if c.TimeUnit != "" {
+		if _, err := quantity.ParseTime(c.TimeUnit); err != nil {
+			return nil, fmt.Errorf("cluster: field \"time_unit\": %w", err)
+		}
 	}
 	c.Devices = make([]Device, len(devices))
 	for d, v := range devices {
@@ -56,11 +63,13 @@ func Parse(data []byte) (*Cluster, error) {
 			return nil, fmt.Errorf("cluster: devices[%d]: %w", d, err)
 		}
 	}
+	var def json.RawMessage
+	var nodes []json.RawMessage
 	if links != nil {
-		var def json.RawMessage
 		var pairs []json.RawMessage
 		err := strictjson.Object(links, []strictjson.Field{
 			{Name: "default", Decode: func(v json.RawMessage) error { def = v; return nil }},
+			{Name: "nodes", Decode: func(v json.RawMessage) error { return strictjson.Array(v, &nodes) }},
 			{Name: "pairs", Decode: func(v json.RawMessage) error { return strictjson.Array(v, &pairs) }},
 			{Name: "channels", Decode: func(v json.RawMessage) error { return strictjson.Bool(v, &c.Channels) }},
 		})
@@ -79,24 +88,78 @@ func Parse(data []byte) (*Cluster, error) {
 			}
 		}
 	}
+	if err := c.decodeNodes(nodes); err != nil {
+		return nil, err
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	if def == nil {
+		if err := c.checkNodesLinked(); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// decodeNodes reads "links": {"nodes": [...]}, the link within each node
+// given once: {"node": n} with "latency" and "per_unit" (or "links", as a
+// pair's). Validate checks them.
+func (c *Cluster) decodeNodes(nodes []json.RawMessage) error {
+	c.Nodes = nil
+	for k, v := range nodes {
+		nl := NodeLink{Node: -1}
+		var pr Pair
+		err := decodeLinks(v, &pr, []strictjson.Field{
+			{Name: "node", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &nl.Node) }},
+		})
+		if err != nil {
+			return fmt.Errorf("cluster: links: nodes[%d]: %w", k, err)
+		}
+		nl.Link, nl.More = pr.Link, pr.More
+		c.Nodes = append(c.Nodes, nl)
+	}
+	return nil
+}
+
+// checkNodesLinked is the rule for a file without "links": {"default"}:
+// two devices on different nodes need a pair, or a transfer between them
+// would cost nothing. The error names the first two devices without one.
+func (c *Cluster) checkNodesLinked() error {
+	listed := map[[2]int]bool{}
+	for _, pr := range c.Pairs {
+		listed[[2]int{min(pr.From, pr.To), max(pr.From, pr.To)}] = true
+	}
+	for a := range c.Devices {
+		for b := a + 1; b < len(c.Devices); b++ {
+			if c.Devices[a].Node != c.Devices[b].Node && !listed[[2]int{a, b}] {
+				return fmt.Errorf("cluster: %s on node %d and %s on node %d have no link between them: give \"links\": {\"default\"} (the link between nodes) or a pair",
+					deviceName(a, c.Devices[a].Name), c.Devices[a].Node, deviceName(b, c.Devices[b].Name), c.Devices[b].Node)
+			}
+		}
+	}
+	return nil
 }
 
 // decodePair reads a pair: "from", "to", and either "latency" and
 // "per_unit" (one link) or "links", an array of {"latency", "per_unit"}
 // (the pair's links, at least one).
 func decodePair(raw json.RawMessage, pr *Pair) error {
-	var lat, per, links json.RawMessage
-	err := strictjson.Object(raw, []strictjson.Field{
+	return decodeLinks(raw, pr, []strictjson.Field{
 		{Name: "from", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &pr.From) }},
 		{Name: "to", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &pr.To) }},
+	})
+}
+
+// decodeLinks reads the fields of an object that says which devices it
+// links (ends) and its links: "latency" and "per_unit", or "links".
+func decodeLinks(raw json.RawMessage, pr *Pair, ends []strictjson.Field) error {
+	var lat, per, links json.RawMessage
+	err := strictjson.Object(raw, append(ends, []strictjson.Field{
 		{Name: "latency", Decode: func(v json.RawMessage) error { lat = v; return strictjson.Float(v, &pr.Latency) }},
 		{Name: "per_unit", Decode: func(v json.RawMessage) error { per = v; return strictjson.Float(v, &pr.PerUnit) }},
 		{Name: "links", Decode: func(v json.RawMessage) error { links = v; return nil }},
-	})
+	}...))
 	if err != nil {
 		return err
 	}
@@ -175,6 +238,11 @@ func (c *Cluster) Write(w io.Writer) error {
 func (c *Cluster) AppendIndented(b []byte, indent string) []byte {
 	nl := "\n" + indent
 	b = append(b, "{"...)
+	if c.TimeUnit != "" {
+		b = append(b, nl+"  \"time_unit\": "...)
+		b = appendString(b, c.TimeUnit)
+		b = append(b, ","...)
+	}
 	b = append(b, nl+"  \"devices\": ["...)
 	for d, dev := range c.Devices {
 		if d > 0 {
@@ -225,6 +293,19 @@ func (c *Cluster) AppendIndented(b []byte, indent string) []byte {
 	b = append(b, nl+"  \"links\": {"...)
 	b = append(b, nl+"    \"default\": "...)
 	b = appendLink(b, c.Default)
+	if len(c.Nodes) > 0 {
+		b = append(b, ","+nl+"    \"nodes\": ["...)
+		for k, n := range c.Nodes {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, nl+"      {\"node\": "...)
+			b = strconv.AppendInt(b, int64(n.Node), 10)
+			b = appendPairLinks(b, n.Link, n.More)
+			b = append(b, '}')
+		}
+		b = append(b, nl+"    ]"...)
+	}
 	b = append(b, ","+nl+"    \"pairs\": ["...)
 	for n, pr := range c.Pairs {
 		if n > 0 {
@@ -234,21 +315,7 @@ func (c *Cluster) AppendIndented(b []byte, indent string) []byte {
 		b = strconv.AppendInt(b, int64(pr.From), 10)
 		b = append(b, ", \"to\": "...)
 		b = strconv.AppendInt(b, int64(pr.To), 10)
-		if len(pr.More) == 0 {
-			b = append(b, `, "latency": `...)
-			b = appendFloat(b, pr.Latency)
-			b = append(b, `, "per_unit": `...)
-			b = appendFloat(b, pr.PerUnit)
-		} else {
-			b = append(b, `, "links": [`...)
-			for k, l := range pr.Links() {
-				if k > 0 {
-					b = append(b, ", "...)
-				}
-				b = appendLink(b, l)
-			}
-			b = append(b, ']')
-		}
+		b = appendPairLinks(b, pr.Link, pr.More)
 		b = append(b, '}')
 	}
 	if len(c.Pairs) > 0 {
@@ -260,6 +327,25 @@ func (c *Cluster) AppendIndented(b []byte, indent string) []byte {
 	}
 	b = append(b, nl+"  }"+nl+"}"...)
 	return b
+}
+
+// appendPairLinks appends a pair's links after its ends: "latency" and
+// "per_unit" for one, "links" for several.
+func appendPairLinks(b []byte, l Link, more []Link) []byte {
+	if len(more) == 0 {
+		b = append(b, `, "latency": `...)
+		b = appendFloat(b, l.Latency)
+		b = append(b, `, "per_unit": `...)
+		return appendFloat(b, l.PerUnit)
+	}
+	b = append(b, `, "links": [`...)
+	for k, x := range append([]Link{l}, more...) {
+		if k > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendLink(b, x)
+	}
+	return append(b, ']')
 }
 
 func appendLink(b []byte, l Link) []byte {

@@ -122,10 +122,14 @@ func (m *Model) Comm(l int) float64 { return m.boundary[l] }
 type Cost struct {
 	Model   *Model
 	Cluster *cluster.Cluster
-	// TimeUnit is the model time of one step of the cluster's links (the
-	// placement's time unit): a transfer of size z between a and b costs
-	// Link(a, b).Time(z) · TimeUnit.
+	// TimeUnit is the model time of one step of the schedule search's
+	// copy of a split's placement (partition.PlacementOptions' TimeUnit).
 	TimeUnit float64
+	// Step is the model time of one step of a split's placement: 0 for
+	// one that times every block and transfer within half a percent
+	// (partition.PlacementOptions' Step), TimeUnit for a placement the
+	// search runs on as it is.
+	Step float64
 	time     [][]float64 // per device, prefix sums of layer times
 	capacity []float64   // per device, 0: none
 }
@@ -170,15 +174,16 @@ func (k *Cost) Capacity(d int) float64 { return k.capacity[d] }
 
 // LinkLoad is the time the link from x to y is busy per sample for a cut
 // after layer l: the layer's output (and, training, its gradient back),
-// each Link(x, y).Time(size) steps of TimeUnit. A link is a resource of
-// its own: it bounds the time per sample as a device does, and its
-// transfers overlap the devices' computation.
+// each the time of the pair's fastest link for its size, in the model's
+// time (the cluster's times are, see Run). A link is a resource of its
+// own: it bounds the time per sample as a device does, and its transfers
+// overlap the devices' computation.
 func (k *Cost) LinkLoad(x, y, l int) float64 {
 	passes := 1.0
 	if k.Model.Training {
 		passes = 2
 	}
-	return passes * float64(k.Cluster.Link(x, y).Time(k.Model.size[l])) * k.TimeUnit
+	return passes * k.Cluster.Pair(x, y).Duration(k.Model.size[l])
 }
 
 // Stage is one stage of a split on a cluster.

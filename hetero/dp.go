@@ -100,7 +100,7 @@ func (k *Cost) Best(ctx context.Context) (*Split, bool, error) {
 	if n < D {
 		return nil, false, fmt.Errorf("%w: %d layers for %d devices (one stage each)", ErrNoSplit, n, D)
 	}
-	uniform := len(k.Cluster.Pairs) == 0
+	uniform := k.Cluster.LinksUniform()
 	cl := k.classes(!uniform, false)
 	if !cl.exact && D <= 8 {
 		cl = k.classes(true, true)

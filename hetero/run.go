@@ -54,10 +54,27 @@ type Report struct {
 	split     *partition.Split     // the split of the graph with its devices' times
 }
 
-// Run cuts model g onto every device of cluster c.
+// InModelUnit is c with its times in g's time unit (cluster.InUnit): a
+// cluster that states no unit is taken to be in g's; one that states a
+// unit needs a profile that states one.
+func InModelUnit(g *partition.Graph, c *cluster.Cluster) (*cluster.Cluster, error) {
+	switch {
+	case c.TimeUnit == "":
+		return c, nil
+	case g.TimeUnit == "":
+		return nil, fmt.Errorf("the cluster's times are in %s but the model states no \"time_unit\"", c.TimeUnit)
+	}
+	return c.InUnit(g.TimeUnit)
+}
+
+// Run cuts model g onto every device of cluster c, whose times are taken
+// in g's unit (InModelUnit).
 func Run(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Options) (*Report, error) {
 	m, err := NewModel(g)
 	if err != nil {
+		return nil, err
+	}
+	if c, err = InModelUnit(g, c); err != nil {
 		return nil, err
 	}
 	D := len(c.Devices)
@@ -162,7 +179,16 @@ func (k *Cost) Placement(s *Split, memoryUnit float64) (*partition.Converted, *c
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	conv, err := partition.ToPlacement(sp, partition.PlacementOptions{Name: g.Name, TimeUnit: k.TimeUnit, MemoryUnit: memoryUnit})
+	// The transfers between consecutive stages, which the placement's
+	// step must time too.
+	var transfers []float64
+	for i := 1; i < len(s.Stages); i++ {
+		a, b := s.Stages[i-1].Device, s.Stages[i].Device
+		if a != b {
+			transfers = append(transfers, k.Cluster.Pair(a, b).Duration(m.size[s.Stages[i].From-1]))
+		}
+	}
+	conv, err := partition.ToPlacement(sp, partition.PlacementOptions{Name: g.Name, TimeUnit: k.TimeUnit, Step: k.Step, Transfers: transfers, MemoryUnit: memoryUnit})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -204,7 +230,7 @@ func (k *Cost) Placement(s *Split, memoryUnit float64) (*partition.Converted, *c
 // already the device's), links carried along.
 func (k *Cost) Permuted(order []int) *cluster.Cluster {
 	c := k.Cluster
-	q := &cluster.Cluster{Default: c.Default, Channels: c.Channels}
+	q := &cluster.Cluster{Default: c.Default, Channels: c.Channels, TimeUnit: c.TimeUnit}
 	for _, d := range order {
 		dev := c.Devices[d]
 		if dev.Host != nil {

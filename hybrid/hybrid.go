@@ -201,6 +201,14 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 		}
 		unit = partition.AutoTimeUnit(ts)
 	}
+	// The cluster's times in the model's unit, then in steps of unit, as
+	// the layouts' arithmetic takes them.
+	if c, err = hetero.InModelUnit(g, c); err != nil {
+		return nil, err
+	}
+	c = c.Clone()
+	c.Scale(1 / unit)
+	c.TimeUnit = ""
 	D := len(c.Devices)
 	res := &Result{Model: g.Name, Devices: D, MicroBatches: opt.MicroBatches, TimeUnit: unit, PrunedBy: map[string]int{}, ChunksTried: opt.Chunks}
 	var cands []*candidate

@@ -85,13 +85,14 @@ func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups
 		return nil, err
 	}
 	uc := hetero.AutoTimeUnit(hm, vc)
-	// Links between groups, their slowest member pairs', in uc steps.
+	// Links between groups, their slowest member pairs', in the model's
+	// time (hetero's).
 	var links []cluster.Pair
 	uniform := true
 	for i := range G {
 		for j := i + 1; j < G; j++ {
 			l := worstLink(c, groups[i], groups[j])
-			l.Latency, l.PerUnit = l.Latency*unit/uc, l.PerUnit*unit/uc
+			l.Latency, l.PerUnit = l.Latency*unit, l.PerUnit*unit
 			links = append(links, cluster.Pair{From: i, To: j, Link: l})
 			uniform = uniform && l == links[0].Link
 		}
@@ -102,6 +103,7 @@ func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups
 		vc.Pairs = links
 	}
 	cost := hetero.NewCost(hm, vc, uc)
+	cost.Step = uc // the layouts' placements are searched as they are
 	split, _, err := cost.Best(ctx)
 	if err != nil {
 		return nil, err

@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
 
 // From a model to a schedule: a layer profile cut into the stages of
-// least time per sample on 4 devices, the split turned into a placement,
-// and its schedule searched and verified (what tessel plan does).
+// least time per sample on 4 devices, the split turned into a placement
+// that times every block within half a percent, and its schedule
+// searched on the placement's coarse copy, timed again at the
+// placement's own steps and verified (what tessel plan does).
 func ExampleRun() {
 	g, err := partition.Load("../testdata/models/gpt-like.json")
 	if err != nil {
@@ -24,17 +27,19 @@ func ExampleRun() {
 	}
 	fmt.Printf("max load %.2f per sample over %d stages\n", rep.MaxLoad, len(rep.Stages))
 	p := rep.Converted.Placement
-	res, err := search.Run(context.Background(), p, search.Options{MicroBatches: 16})
+	res, err := exact.Run(context.Background(), p, search.Options{MicroBatches: 16})
 	if err != nil {
 		panic(err)
 	}
 	if err := schedule.Verify(res.Schedule); err != nil {
 		panic(err)
 	}
-	fmt.Printf("placement %s: %d blocks on %d devices, time unit %.4g\n", p.Name, len(p.Blocks), p.Devices, rep.Converted.TimeUnit)
-	fmt.Printf("16 micro-batches: makespan %d steps (lower bound %d)\n", res.Makespan(), res.Bounds.Makespan)
+	u := p.Units
+	fmt.Printf("placement %s: %d blocks on %d devices, a step %g, the search's step %g\n", p.Name, len(p.Blocks), p.Devices, u.Step, rep.Converted.SearchUnit)
+	m := schedule.Measure(res.Schedule)
+	fmt.Printf("16 micro-batches: makespan %s (lower bound %s)\n", u.Duration(float64(m.Makespan)), u.Duration(float64(m.LowerBound.Makespan)))
 	// Output:
 	// max load 12.00 per sample over 4 stages
-	// placement gpt-like: 8 blocks on 4 devices, time unit 0.5
-	// 16 micro-batches: makespan 447 steps (lower bound 447)
+	// placement gpt-like: 8 blocks on 4 devices, a step 0.01, the search's step 0.5
+	// 16 micro-batches: makespan 223.2 (lower bound 223.2)
 }

@@ -24,6 +24,7 @@ package partition
 
 import (
 	"fmt"
+	"github.com/tessel-pp/tessel/quantity"
 	"math"
 )
 
@@ -94,6 +95,34 @@ type Graph struct {
 	// (profiles only; "output_size", default 1, and "grad_size", default
 	// the parameters).
 	OutputSizes, GradSizes []float64
+	// TimeUnit is the unit of the profile's times (its "time_unit": s,
+	// ms, us or ns; package quantity), "" where the profile states none: its
+	// times are then in a unit of its own. A cluster's times and rates
+	// are converted to it.
+	TimeUnit string
+	// MemoryUnit is the unit of "params", "activations" and "memory"
+	// (the profile's "memory_unit": B, kB, MB, GB, KiB, MiB, GiB, …), ""
+	// where the profile states none; a profile in bytes states none.
+	MemoryUnit string
+}
+
+// FormatTime writes x, a time in the graph's unit: "69.00 ms" (package
+// quantity) where the graph names its unit, "69.00" where it names none.
+func (g *Graph) FormatTime(x float64) string {
+	if sec, ok := quantity.TimeSeconds(g.TimeUnit); ok {
+		return quantity.Seconds(x * sec)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+// MemoryUnitBytes is the bytes of one unit of the graph's memory: 1 for a
+// profile in bytes, its memory unit's size, 0 where it has none.
+func (g *Graph) MemoryUnitBytes() float64 {
+	if g.Bytes {
+		return 1
+	}
+	b, _ := quantity.MemoryBytes(g.MemoryUnit)
+	return b
 }
 
 // Training reports whether the graph has a backward pass.

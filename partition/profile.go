@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/quantity"
 )
 
 // The layer profile is tessel's own model file, for users (README, "Layer
@@ -90,9 +91,24 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 		{Name: "host_bandwidth", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &g.HostBandwidth) }},
 		{Name: "layers", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &layers) }},
 		{Name: "edges", Decode: func(v json.RawMessage) error { hasEdges = true; return strictjson.Array(v, &edges) }},
+		{Name: "time_unit", Decode: func(v json.RawMessage) error { return strictjson.String(v, &g.TimeUnit) }},
+		{Name: "memory_unit", Decode: func(v json.RawMessage) error { return strictjson.String(v, &g.MemoryUnit) }},
 	})
 	if err != nil {
 		return nil, err
+	}
+	if g.TimeUnit != "" {
+		if _, err := quantity.ParseTime(g.TimeUnit); err != nil {
+			return nil, fmt.Errorf("field \"time_unit\": %w", err)
+		}
+	}
+	if g.MemoryUnit != "" {
+		if _, err := quantity.ParseMemory(g.MemoryUnit); err != nil {
+			return nil, fmt.Errorf("field \"memory_unit\": %w", err)
+		}
+		if g.Bytes {
+			return nil, fmt.Errorf("field \"memory_unit\": a profile in bytes (\"device_bytes\") is in bytes: give no memory unit")
+		}
 	}
 	if g.Accelerators < 0 {
 		return nil, fmt.Errorf("field \"devices\": want ≥ 0, got %d", g.Accelerators)
@@ -474,4 +490,71 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// UnitWarnings are the values of a layer profile that look like another
+// unit than the rest: a layer time a thousand times (between 500 and
+// 2000 times) shorter or longer than the median layer's of the same pass
+// (a layer in seconds among layers in milliseconds), and byte fields
+// under a kilobyte (a size in GB given as bytes). Each is one line for
+// people; the profile is used as given. Graphs of Tarnawski et al.'s
+// set get none.
+func UnitWarnings(g *Graph) []string {
+	if g.IDs != nil {
+		return nil
+	}
+	unit := g.TimeUnit
+	if unit == "" {
+		unit = "the profile's unit"
+	}
+	var out []string
+	for _, backward := range []bool{false, true} {
+		var ts []float64
+		for _, v := range g.Nodes {
+			if v.Backward == backward {
+				ts = append(ts, v.Acc)
+			}
+		}
+		if len(ts) < 3 {
+			continue
+		}
+		sorted := append([]float64(nil), ts...)
+		sort.Float64s(sorted)
+		median := sorted[len(sorted)/2]
+		pass := "forward"
+		if backward {
+			pass = "backward"
+		}
+		for _, v := range g.Nodes {
+			if v.Backward != backward || !(v.Acc > 0) {
+				continue
+			}
+			r := median / v.Acc
+			switch {
+			case r >= 500 && r <= 2000:
+				out = append(out, fmt.Sprintf("layer %q: %s %g is %.0f× shorter than the median layer's %g (%s): a time in another unit?", v.Name, pass, v.Acc, r, median, unit))
+			case r <= 1.0/500 && r >= 1.0/2000:
+				out = append(out, fmt.Sprintf("layer %q: %s %g is %.0f× longer than the median layer's %g (%s): a time in another unit?", v.Name, pass, v.Acc, 1/r, median, unit))
+			}
+		}
+	}
+	if g.Bytes {
+		if g.Memory > 0 && g.Memory < 1e6 {
+			out = append(out, fmt.Sprintf("device_bytes %g: under a megabyte: a memory in GB given as bytes?", g.Memory))
+		}
+		for i, v := range g.Nodes {
+			if v.Backward {
+				continue
+			}
+			for _, x := range []struct {
+				name string
+				v    float64
+			}{{"static (param_bytes + optimizer_bytes)", g.Static[i]}, {"activation_bytes", g.Activations[i]}} {
+				if x.v > 0 && x.v < 1e3 {
+					out = append(out, fmt.Sprintf("layer %q: %s %g: under a kilobyte: a size in GB or MB given as bytes?", v.Name, x.name, x.v))
+				}
+			}
+		}
+	}
+	return out
 }

@@ -174,7 +174,7 @@ func TestPlacementSplitBackward(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv, err := ToPlacement(r.Split, PlacementOptions{TimeUnit: 0.5})
+	conv, err := ToPlacement(r.Split, PlacementOptions{Step: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}

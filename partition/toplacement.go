@@ -3,17 +3,28 @@ package partition
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/quantity"
 )
 
 // PlacementOptions say how a split becomes a placement.
 type PlacementOptions struct {
 	Name string
-	// TimeUnit is the time of one placement time step: a block of load t
-	// gets time max(1, round(t / TimeUnit)). 0 chooses one (AutoTimeUnit).
+	// TimeUnit is the model time of one step of the schedule search's
+	// coarse copy of the placement (its Units' Search steps of Step; 0
+	// chooses one: AutoTimeUnit). The placement itself is timed at Step.
 	TimeUnit float64
+	// Step is the model time of one placement time step: a block of load
+	// t gets time max(1, round(t / Step)). 0 chooses one
+	// (quantity.AutoStep of the blocks' loads, Transfers and the offload
+	// times, at most MaxAutoSteps steps a block).
+	Step float64
+	// Transfers are other durations, in model time, that Step must
+	// resolve: the transfers a cluster adds between the stages.
+	Transfers []float64
 	// MemoryUnit, when > 0, gives a forward block the memory
 	// ⌈Σ activations / MemoryUnit⌉ of its stage's layers (profiles
 	// only); otherwise every forward block of a training model takes 1,
@@ -30,7 +41,10 @@ type PlacementOptions struct {
 // Converted is a placement made from a split, with what rounding cost.
 type Converted struct {
 	Placement *placement.Placement
-	TimeUnit  float64
+	// TimeUnit is the model time of one placement step (PlacementOptions'
+	// Step) and SearchUnit that of one step of the search's copy
+	// (TimeUnit, a whole number of steps).
+	TimeUnit, SearchUnit float64
 	// RoundingError is the largest change of a block's time by rounding
 	// (|rounded·unit − load|), relative to the largest device load (a
 	// relative error per block would be huge for the tiny blocks of
@@ -215,14 +229,26 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		}
 		return load[k]
 	}
-	unit := opt.TimeUnit
-	if unit <= 0 {
-		var ts []float64
-		for _, k := range keys {
-			ts = append(ts, loadOf(k))
-		}
-		unit = AutoTimeUnit(ts)
+	var ts []float64
+	for _, k := range keys {
+		ts = append(ts, loadOf(k))
 	}
+	search := opt.TimeUnit
+	if search <= 0 {
+		search = AutoTimeUnit(ts)
+	}
+	unit := opt.Step
+	if unit <= 0 {
+		others := slices.Clone(opt.Transfers)
+		if g.HostBandwidth > 0 {
+			for _, a := range act {
+				others = append(others, a/g.HostBandwidth)
+			}
+		}
+		unit = quantity.AutoStep(ts, others, MaxAutoSteps)
+	}
+	// The search's steps are whole steps of the placement's.
+	k := max(1, int(math.Round(search/unit)))
 	memUnit := opt.MemoryUnit
 	if memUnit <= 0 && g.Bytes {
 		largest := 0.0
@@ -231,8 +257,12 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		}
 		memUnit = AutoMemoryUnit(largest)
 	}
-	c := &Converted{TimeUnit: unit, StageBlocks: make([][]int, len(s.Stages)), MemoryUnit: memUnit, Static: static}
+	c := &Converted{TimeUnit: unit, SearchUnit: float64(k) * unit, StageBlocks: make([][]int, len(s.Stages)), MemoryUnit: memUnit, Static: static}
 	p := &placement.Placement{Name: opt.Name, Devices: nd}
+	p.Units = &quantity.Scale{Time: g.TimeUnit, Step: unit, MemoryBytes: memUnit * g.MemoryUnitBytes()}
+	if k > 1 {
+		p.Units.Search = k
+	}
 	index := map[blockKey]int{}
 	training := g.Training()
 	devLoad := make([]float64, nd)
@@ -328,6 +358,11 @@ func letter(k placement.Kind) byte {
 // maxAutoSteps bounds the largest block time AutoTimeUnit gives, before
 // its division by k ≤ 10.
 const maxAutoSteps = 50
+
+// MaxAutoSteps bounds the steps of any duration of a placement whose step
+// is chosen (PlacementOptions' Step): a tenth of placement.MaxTime, so
+// that a device ten times slower still times every block.
+const MaxAutoSteps = placement.MaxTime / 10
 
 // AutoTimeUnit chooses the time unit of a placement made from block loads
 // ts: the smallest positive load (but at least the largest over 50)

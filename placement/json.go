@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tessel-pp/tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/quantity"
 )
 
 // The placement file is strict: every field but "name" is required, an
@@ -195,8 +196,56 @@ func (p *Placement) appendJSON(b []byte, pretty bool) []byte {
 		b = key(b, 1, "overlap")
 		b = p.appendOverlapJSON(b, sep, colon)
 	}
+	if u := p.Units; u != nil {
+		b = append(b, ',')
+		b = append(b, nl...)
+		b = key(b, 1, "units")
+		b = append(b, '{')
+		first := true
+		field := func(k string) {
+			if !first {
+				b = append(b, sep...)
+			}
+			first = false
+			b = key(b, 0, k)
+		}
+		if u.Time != "" {
+			field("time")
+			b = appendString(b, u.Time)
+		}
+		if u.Step != 0 {
+			field("step")
+			b = strconv.AppendFloat(b, u.Step, 'g', -1, 64)
+		}
+		if u.Search != 0 {
+			field("search_step")
+			b = strconv.AppendInt(b, int64(u.Search), 10)
+		}
+		if u.MemoryBytes != 0 {
+			field("memory_bytes")
+			b = strconv.AppendFloat(b, u.MemoryBytes, 'g', -1, 64)
+		}
+		b = append(b, '}')
+	}
 	b = append(b, nl...)
 	return append(b, '}')
+}
+
+// decodeUnits reads a placement file's "units": {"time", "step",
+// "search_step", "memory_bytes"}, each optional (Scale's Validate says
+// which go together).
+func decodeUnits(raw json.RawMessage) (*quantity.Scale, error) {
+	u := &quantity.Scale{}
+	err := strictjson.Object(raw, []strictjson.Field{
+		{Name: "time", Decode: func(v json.RawMessage) error { return strictjson.String(v, &u.Time) }},
+		{Name: "step", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &u.Step) }},
+		{Name: "search_step", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &u.Search) }},
+		{Name: "memory_bytes", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &u.MemoryBytes) }},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u, u.Validate()
 }
 
 // appendInts appends a JSON array of integers.
@@ -242,6 +291,14 @@ func decodeFile(data []byte) (*Placement, error) {
 		{Name: "blocks", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &blocks) }},
 		{Name: "deps", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &deps) }},
 		{Name: "overlap", Decode: func(v json.RawMessage) error { overlap = v; return nil }},
+		{Name: "units", Decode: func(v json.RawMessage) error {
+			u, err := decodeUnits(v)
+			if err != nil {
+				return fmt.Errorf("field \"units\": %w", err)
+			}
+			p.Units = u
+			return nil
+		}},
 	})
 	if err != nil {
 		return nil, p.wrap(err)

@@ -24,6 +24,8 @@ package placement
 import (
 	"maps"
 	"slices"
+
+	"github.com/tessel-pp/tessel/quantity"
 )
 
 // Kind is what a block computes. The set is closed: the loader rejects any
@@ -169,6 +171,13 @@ type Placement struct {
 	// backward of two micro-batches as one overlapped action (overlap.go);
 	// nil overlaps nothing. File: "overlap", written only when set.
 	Overlap *Overlap
+	// Units, when set, says what the placement's integers are for a
+	// person: one time step in the model's time unit, one memory unit in
+	// bytes, and the steps of one step of the search's coarse copy
+	// (docs/formats.md, "Units"). It changes no rule: times and memories
+	// stay integers. nil (every built-in): steps and units. File:
+	// "units", written only when set.
+	Units *quantity.Scale
 }
 
 // Size is the size of the tensor dependency d carries: 1 unless Sizes
@@ -456,7 +465,7 @@ func (p *Placement) CriticalPath() int {
 
 // Clone returns a deep copy.
 func (p *Placement) Clone() *Placement {
-	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities), Channels: p.Channels, HostChannels: slices.Clone(p.HostChannels), Costs: p.Costs.clone(), Overlap: p.Overlap.clone()}
+	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities), Channels: p.Channels, HostChannels: slices.Clone(p.HostChannels), Costs: p.Costs.clone(), Overlap: p.Overlap.clone(), Units: p.Units.Clone()}
 	if p.Lanes != nil {
 		q.Lanes = make(map[Dep][]int, len(p.Lanes))
 		for d, ts := range p.Lanes {

@@ -49,6 +49,9 @@ func (p *Placement) validate() error {
 	if p.Devices < 1 || p.Devices > MaxDevices {
 		return fmt.Errorf("devices must be in 1..%d, got %d", MaxDevices, p.Devices)
 	}
+	if err := p.Units.Validate(); err != nil {
+		return err
+	}
 	if len(p.Blocks) == 0 {
 		return fmt.Errorf("no blocks")
 	}
@@ -343,5 +346,5 @@ func (p *Placement) Equal(q *Placement) bool {
 			return false
 		}
 	}
-	return overlapEqual(p.Overlap, q.Overlap)
+	return overlapEqual(p.Overlap, q.Overlap) && p.Units.Equal(q.Units)
 }

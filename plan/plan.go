@@ -6,7 +6,9 @@ package plan
 import (
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
@@ -17,8 +19,11 @@ import (
 // Parts are what a plan's report is made of.
 type Parts struct {
 	Partition *partition.Report
-	Result    *search.Result       // the search on the split's placement; its schedule verified
-	Summary   search.Summary       // Result.Summary, WithDecisions where decisions were allowed
+	// Result is the search on the split's placement (on its coarse copy
+	// where the placement has a search step) and its answer, verified at
+	// the placement's own times.
+	Result    *exact.Result
+	Summary   search.Summary       // Result's summary (exact.Result.Summary), WithDecisions where decisions were allowed
 	Placement *placement.Placement // the placement searched (on its cluster, with its capacities)
 	// Memory is each device's memory under the model (Conversion.Memory);
 	// nil without a memory model.
@@ -31,9 +36,11 @@ type Parts struct {
 type Report struct {
 	Partition *partition.Report `json:"partition"`
 	Schedule  search.Summary    `json:"schedule"`
-	// Model-time figures: the schedule's makespan and its time per
-	// micro-batch in the steady state (period × time unit; omitted where
-	// the schedule has none), beside the split's max load.
+	// Model-time figures of the schedule returned: its makespan and its
+	// time per micro-batch in the steady state (omitted where the
+	// schedule has none), beside the split's max load; in the model's
+	// time unit, TimeUnit ("" where the model names none).
+	TimeUnit       string   `json:"time_unit,omitempty"`
 	MakespanTime   float64  `json:"makespan_time"`
 	PeriodTime     *float64 `json:"period_time,omitempty"`
 	TimePerSample  float64  `json:"time_per_sample"`
@@ -54,17 +61,18 @@ type Report struct {
 // New is the report of the parts. The caller sets the times and files.
 func New(in Parts) *Report {
 	pr, sum := in.Partition, in.Summary
+	s := in.Result.Schedule
 	// The time per micro-batch of the schedule's own steady state.
 	unit := pr.Converted.TimeUnit
 	var periodTime *float64 // none without a steady state
-	if st := schedule.SteadyOf(in.Result.Schedule); st != nil {
+	if st := schedule.SteadyOf(s); st != nil {
 		t := textfmt.Round6(st.TimePerMicroBatch() * unit)
 		periodTime = &t
 	}
 	r := &Report{
-		Partition: pr, Schedule: sum,
+		Partition: pr, Schedule: sum, TimeUnit: pr.Graph.TimeUnit,
 		MakespanTime: textfmt.Round6(float64(sum.Makespan) * unit), PeriodTime: periodTime,
-		TimePerSample: pr.MaxLoad, ScheduleProven: in.Result.Proven(),
+		TimePerSample: pr.MaxLoad, ScheduleProven: in.Result.Search.Proven(),
 		Memory: partition.NewMemoryReport(in.Memory, pr.Graph.Bytes, pr.Converted.MemoryUnit),
 		parts:  in,
 	}
@@ -79,49 +87,82 @@ func New(in Parts) *Report {
 // WriteText writes the report as tessel plan prints it: the partition,
 // the time per sample beside the even split's, each device's memory, the
 // schedule's picture (its warmup and two iterations of the repetend, at
-// most units time units) and its figures in steps and in model time.
+// most units cells) and its figures, in the model's time and memory.
 func (r *Report) WriteText(w io.Writer, units int) error {
 	in := r.parts
-	pr, res, sum, p := r.Partition, in.Result, r.Schedule, in.Placement
-	s, rep := res.Schedule, res.Repetend
+	pr, res, sum := r.Partition, in.Result.Search, r.Schedule
+	s, rep := in.Result.Schedule, res.Repetend
+	u := s.Placement.Units
+	mt := func(x float64) string { return pr.Graph.FormatTime(x) } // the model's time
 	pr.WriteText(w)
 	fmt.Fprintln(w)
 	if r.EvenPerSample > 0 {
-		fmt.Fprintf(w, "time per sample  %.2f (the even split by layer count: %.2f, %.2f× slower)\n", r.TimePerSample, r.EvenPerSample, r.EvenPerSample/r.TimePerSample)
+		fmt.Fprintf(w, "time per sample  %s (the even split by layer count: %s, %.2f× slower)\n", mt(r.TimePerSample), mt(r.EvenPerSample), r.EvenPerSample/r.TimePerSample)
 	}
 	if in.Memory != nil {
 		partition.WriteMemoryText(w, in.Memory, pr.Graph.Bytes)
 	}
-	if s.Repetend != nil {
-		units = min(units, s.Repetend.Start+2*s.Repetend.Period+1)
+	if rs := res.Schedule.Repetend; rs != nil {
+		units = min(units, rs.Start+2*rs.Period+1)
 	}
 	if err := schedule.RenderTextUpTo(s, w, units); err != nil {
 		return err
 	}
+	// The search's repetend is in its own steps (the coarse copy's);
+	// the schedule's figures are the schedule's.
+	k := in.Result.Step
+	period := func(steps int) string {
+		if k > 1 {
+			return fmt.Sprintf("%d steps of %s", steps, u.Duration(float64(k)))
+		}
+		return fmt.Sprintf("%d steps", steps)
+	}
 	switch {
 	case rep != nil && res.RepetendUsed():
-		fmt.Fprintf(w, "\nrepetend     N_R %d, period %d steps = %.2f per micro-batch (the split's max load %.2f), repetend bubble rate %s\n",
-			schedule.SteadyOf(s).NR, rep.Period, *r.PeriodTime, pr.MaxLoad, textfmt.Pct(schedule.RepetendBubbleRate(p, rep.Period)))
+		fmt.Fprintf(w, "\nrepetend     N_R %d, period %s (the split's max load %s), repetend bubble rate %s\n",
+			rep.NR, period(rep.Period), mt(r.TimePerSample), textfmt.Pct(schedule.RepetendBubbleRate(res.Schedule.Placement, rep.Period)))
 	case rep != nil:
-		fmt.Fprintf(w, "\nrepetend     found, not used: N_R %d, period %d steps (repetend bubble rate %s); the schedule is a construction's\n",
-			rep.NR, rep.Period, textfmt.Pct(schedule.RepetendBubbleRate(p, rep.Period)))
+		fmt.Fprintf(w, "\nrepetend     found, not used: N_R %d, period %s (repetend bubble rate %s); the schedule is a construction's\n",
+			rep.NR, period(rep.Period), textfmt.Pct(schedule.RepetendBubbleRate(res.Schedule.Placement, rep.Period)))
 	default:
 		fmt.Fprintf(w, "\nrepetend     none fits the budget (--budget, --nr); the schedule below is a construction's\n")
 	}
-	switch {
-	case (rep == nil || !res.RepetendUsed()) && r.PeriodTime != nil:
-		fmt.Fprintf(w, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", schedule.SteadyText(s), *r.PeriodTime, pr.MaxLoad)
-	case rep == nil || !res.RepetendUsed():
+	if r.PeriodTime != nil {
+		fmt.Fprintf(w, "steady state %s; %s per micro-batch (the split's max load %s)\n", schedule.SteadyText(s), mt(*r.PeriodTime), mt(r.TimePerSample))
+	} else {
 		fmt.Fprintf(w, "steady state %s\n", schedule.SteadyText(s))
 	}
-	fmt.Fprintf(w, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
-		s.MicroBatches, sum.Makespan, r.MakespanTime, textfmt.Pct(sum.BubbleRate), sum.LowerBound.Makespan)
-	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(in.Budget))
+	fmt.Fprintf(w, "schedule     %d micro-batches: makespan %s, bubble rate %s (lower bound %s)\n",
+		s.MicroBatches, u.Duration(float64(sum.Makespan)), textfmt.Pct(sum.BubbleRate), u.Duration(float64(sum.LowerBound.Makespan)))
+	fmt.Fprintf(w, "timed        every block and transfer at its own time, in steps of %s (makespan %d steps)\n", u.Duration(1), sum.Makespan)
+	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", u.Memories(sum.PeakMemory), budgetText(s.Placement, in.Budget))
 	if in.Decisions {
 		fmt.Fprintf(w, "decisions    %s\n", s.DecisionsText())
 	}
 	schedule.WriteDecisionsText(w, s)
-	fmt.Fprintf(w, "search time  %.3fs (proven: %s)\n", r.SearchSeconds, textfmt.YesNo(res.Proven()))
+	where := ""
+	if k > 1 {
+		where = fmt.Sprintf(" on steps of %s", u.Duration(float64(k)))
+	}
+	fmt.Fprintf(w, "search time  %.3fs%s (proven%s: %s)\n", r.SearchSeconds, where, strings.Replace(where, " on", " at", 1), textfmt.YesNo(res.Proven()))
 	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
 	return nil
+}
+
+// budgetText is the placement's budgets under memory in its memory unit
+// (placement's BudgetText where it has none).
+func budgetText(p *placement.Placement, memory int) string {
+	if !p.Units.HasMemory() {
+		return p.BudgetText(memory)
+	}
+	bs := p.Budgets(memory)
+	for _, b := range bs {
+		if b <= 0 {
+			return p.BudgetText(memory)
+		}
+	}
+	if p.Uniform(memory) {
+		return p.Units.Memory(float64(bs[0]))
+	}
+	return p.Units.Memories(bs)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/search"
@@ -26,11 +27,14 @@ func TestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := pr.Converted.Placement
-	res, err := search.Run(context.Background(), p, search.Options{Memory: 6, MicroBatches: 8})
+	res, err := exact.Run(context.Background(), p, search.Options{Memory: 6, MicroBatches: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := res.Summary(repetend.MethodJoint)
+	if res.Step < 2 {
+		t.Fatalf("search step %d: the placement's steps are the search's", res.Step)
+	}
+	sum := res.Summary(res.Search.Summary(repetend.MethodJoint))
 	r := New(Parts{Partition: pr, Result: res, Summary: sum, Placement: p, Budget: 6})
 	if r.TimePerSample != pr.MaxLoad || r.EvenPerSample < r.TimePerSample || r.MakespanTime <= 0 || r.Memory != nil {
 		t.Errorf("report %+v", r)
@@ -49,7 +53,7 @@ func TestReport(t *testing.T) {
 	if err := r.WriteText(&b, 48); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"time per sample  ", "\nrepetend     ", "\nschedule     8 micro-batches: makespan ", " (budget 6)\n", "\nsearch time  0.000s (proven: ", "\nverified     yes\n"} {
+	for _, want := range []string{"time per sample  ", "\nrepetend     ", "\nschedule     8 micro-batches: makespan ", " (budget 6)\n", "\nsearch time  0.000s on steps of 0.5 (proven at steps of 0.5: ", "\nverified     yes\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no %q in\n%s", want, b.String())
 		}

@@ -122,6 +122,49 @@ func (s *Schedule) SetCluster(c *cluster.Cluster, source *placement.Placement) e
 // Memory; 0: unlimited).
 func (s *Schedule) Budgets() []int { return s.Placement.Budgets(s.Memory) }
 
+// Retime is s on placement q, the same blocks and dependencies as s's
+// placement at other times (the placement a coarse copy was made from,
+// or another cluster's): every device keeps its order of instances, every
+// offload, reload and recompute its order (CompactDecisions), every
+// overlapped pair stays a pair, and everything starts as early as those
+// orders and q's times allow. The result is verified; where it breaks a
+// rule that times can break (a latency budget), the error says so.
+func Retime(s *Schedule, q *placement.Placement) (*Schedule, error) {
+	if len(q.Blocks) != len(s.Placement.Blocks) || len(q.Deps) != len(s.Placement.Deps) {
+		return nil, fmt.Errorf("retime: placement %q is not the schedule's at other times", q.Name)
+	}
+	for i, b := range q.Blocks {
+		if b.ID != s.Placement.Blocks[i].ID || b.Memory != s.Placement.Blocks[i].Memory {
+			return nil, fmt.Errorf("retime: placement %q is not the schedule's at other times (block %q)", q.Name, b.ID)
+		}
+	}
+	out, err := retime(s, q)
+	if err != nil {
+		return nil, err
+	}
+	out.Latency = s.Latency
+	if err := Verify(out); err != nil {
+		return nil, fmt.Errorf("retime: %w", err)
+	}
+	return out, nil
+}
+
+// retime is Retime without the checks: s's orders and decisions on q.
+func retime(s *Schedule, q *placement.Placement) (*Schedule, error) {
+	if len(s.Decisions) > 0 {
+		// Offloads and recomputes keep their orders too; q's host links
+		// may change the offload times.
+		moved := &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: s.Instances, Decisions: s.Decisions}
+		return compactDecisions(moved)
+	}
+	// Overlapped pairs stay pairs (none: Compact).
+	ins, err := CompactPairs(q, s.MicroBatches, Orders(s), s.Pairs)
+	if err != nil {
+		return nil, err
+	}
+	return &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins, Pairs: s.Pairs}, nil
+}
+
 // OnCluster is s run on cluster c: its placement as given (Source, or
 // Placement without a cluster) on c, every device keeping its order of
 // instances, each as early as that order and the dependency rule allow
@@ -137,21 +180,9 @@ func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out *Schedule
-	if len(s.Decisions) > 0 {
-		// Offloads and recomputes keep their orders too; the host links
-		// of c may change the offload times.
-		moved := &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: s.Instances, Decisions: s.Decisions}
-		if out, err = compactDecisions(moved); err != nil {
-			return nil, err
-		}
-	} else {
-		// Overlapped pairs stay pairs (none: Compact).
-		ins, err := CompactPairs(q, s.MicroBatches, Orders(s), s.Pairs)
-		if err != nil {
-			return nil, err
-		}
-		out = &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins, Pairs: s.Pairs}
+	out, err := retime(s, q)
+	if err != nil {
+		return nil, err
 	}
 	if err := out.SetCluster(c, given); err != nil {
 		return nil, err

@@ -14,12 +14,18 @@ func SteadyText(s *Schedule) string {
 	if st == nil {
 		return "none found: no stretches of the schedule repeat exactly with every block in one"
 	}
-	period := fmt.Sprint(st.Period)
+	// In a person's units where the placement states them.
+	t := func(x int) string { return fmt.Sprint(x) }
+	from := "from time"
+	if u := s.Placement.Units; u.HasTime() {
+		t, from = func(x int) string { return u.Duration(float64(x)) }, "from"
+	}
+	period := t(st.Period)
 	if st.PerPeriod > 1 {
-		period = fmt.Sprintf("%d for %d micro-batches", st.Period, st.PerPeriod)
+		period = fmt.Sprintf("%s for %d micro-batches", t(st.Period), st.PerPeriod)
 	}
 	where := func(x Stretch) string {
-		return fmt.Sprintf("%d %s from time %d", x.Iterations, plural(x.Iterations, "iteration"), x.Start)
+		return fmt.Sprintf("%d %s %s %s", x.Iterations, plural(x.Iterations, "iteration"), from, t(x.Start))
 	}
 	text := fmt.Sprintf("period %s, N_R %d, bubble rate %.2f%%", period, st.NR, 100*st.BubbleRate)
 	switch {
@@ -36,7 +42,7 @@ func SteadyText(s *Schedule) string {
 			if len(ids) > 3 {
 				block = fmt.Sprintf("%d blocks", len(ids))
 			}
-			parts[k] = fmt.Sprintf("%s every %d, %s", block, x.Period, where(x))
+			parts[k] = fmt.Sprintf("%s every %s, %s", block, t(x.Period), where(x))
 		}
 		text += fmt.Sprintf(" over %d periodic stretches one after another: %s", len(st.Stretches), strings.Join(parts, "; "))
 	}

@@ -35,6 +35,24 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 	if err := checkRenderable(s); err != nil {
 		return err
 	}
+	real, cellSteps := s, 1
+	if u := s.Placement.Units; u.HasTime() && u.SearchStep() > 1 {
+		// A placement in real units has steps far finer than a terminal
+		// cell: draw its orders at the search's step (Retime on the
+		// coarse copy: every instance keeps its device's order), with
+		// the figures of the schedule itself.
+		cellSteps = u.SearchStep()
+		q, err := placement.Coarsen(s.Placement, cellSteps)
+		if err != nil {
+			return err
+		}
+		d, err := retime(s, q)
+		if err != nil {
+			return err
+		}
+		d.Repetend = nil
+		s = d
+	}
 	p := s.Placement
 	m := Measure(s)
 	units := min(m.Makespan, MaxTextUnits, max(limit, 1))
@@ -128,8 +146,15 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 	if name == "" {
 		name = "(unnamed)"
 	}
-	fmt.Fprintf(&out, "%s: %d %s, %d micro-batches, %s, makespan %d, bubble rate %.1f%%\n",
-		name, p.Devices, plural(p.Devices, "device"), s.MicroBatches, budgetText(s), m.Makespan, 100*m.BubbleRate)
+	if cellSteps > 1 {
+		rm, u := Measure(real), real.Placement.Units
+		fmt.Fprintf(&out, "%s: %d %s, %d micro-batches, %s, makespan %s, bubble rate %.1f%%\n",
+			name, p.Devices, plural(p.Devices, "device"), s.MicroBatches, budgetText(real), u.Duration(float64(rm.Makespan)), 100*rm.BubbleRate)
+		fmt.Fprintf(&out, "drawn at %s a cell: every device's order, the times rounded to cells (the figures are the schedule's)\n", u.Duration(float64(cellSteps)))
+	} else {
+		fmt.Fprintf(&out, "%s: %d %s, %d micro-batches, %s, makespan %d, bubble rate %.1f%%\n",
+			name, p.Devices, plural(p.Devices, "device"), s.MicroBatches, budgetText(s), m.Makespan, 100*m.BubbleRate)
+	}
 	legend := "legend: f3/b3 forward/backward of micro-batch 3, F3/B3 on a device group, -- running on, . idle"
 	if hasKind(p, placement.Input) || hasKind(p, placement.Weight) {
 		legend = "legend: f3/i3/w3 forward/input gradient/weight gradient of micro-batch 3, b3 whole backward, F3 on a device group, -- running on, . idle"
@@ -222,7 +247,10 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 			out.WriteByte('\n')
 		}
 	}
-	if m.Makespan > units {
+	switch {
+	case m.Makespan > units && cellSteps > 1:
+		fmt.Fprintf(&out, "(cut: %d more cells not shown)\n", m.Makespan-units)
+	case m.Makespan > units:
 		fmt.Fprintf(&out, "(cut: %d more time units not shown, makespan %d)\n", m.Makespan-units, m.Makespan)
 	}
 	_, err := w.Write(out.Bytes())

@@ -49,6 +49,59 @@ type Summary struct {
 	// Chosen is the devices of every block with candidates, by block id,
 	// where the search chose them (docs/placement-search.md).
 	Chosen map[string][]int `json:"chosen,omitempty"`
+	// Units, for a placement that says what its steps and memory units
+	// are (placement's Units: one made from a model), is the schedule's
+	// figures in time and bytes; omitted otherwise.
+	Units *SummaryUnits `json:"units,omitempty"`
+}
+
+// SummaryUnits is a schedule's figures in a person's units: Time is the
+// model's time unit ("" where it names none), Step one placement step in
+// it, SearchStep the steps of one step of the search's copy (in which
+// nr, period and offsets are; omitted where the search ran on the
+// placement itself), MemoryBytes one memory unit in bytes; then the
+// makespan, its lower bound and the steady state's time per micro-batch
+// in Time, and the peak memory and the budgets in bytes.
+type SummaryUnits struct {
+	Time              string    `json:"time,omitempty"`
+	Step              float64   `json:"step,omitempty"`
+	SearchStep        int       `json:"search_step,omitempty"`
+	MemoryBytes       float64   `json:"memory_bytes,omitempty"`
+	Makespan          *float64  `json:"makespan,omitempty"`
+	LowerBound        *float64  `json:"lower_bound,omitempty"`
+	TimePerMicroBatch *float64  `json:"time_per_micro_batch,omitempty"`
+	PeakMemoryBytes   []float64 `json:"peak_memory_bytes,omitempty"`
+	BudgetBytes       []float64 `json:"budget_bytes,omitempty"`
+}
+
+// UnitsSummary is s's figures in its placement's units (nil where the
+// placement states none); s must be verified.
+func UnitsSummary(s *schedule.Schedule) *SummaryUnits {
+	u := s.Placement.Units
+	if u == nil {
+		return nil
+	}
+	m := schedule.Measure(s)
+	out := &SummaryUnits{Time: u.Time, Step: u.Step, MemoryBytes: u.MemoryBytes}
+	if u.Search > 1 {
+		out.SearchStep = u.Search
+	}
+	if u.HasTime() {
+		out.Makespan = textfmt.Ptr(textfmt.Round6(u.InUnit(float64(m.Makespan))))
+		out.LowerBound = textfmt.Ptr(textfmt.Round6(u.InUnit(float64(m.LowerBound.Makespan))))
+		if st := schedule.SteadyOf(s); st != nil {
+			out.TimePerMicroBatch = textfmt.Ptr(textfmt.Round6(u.InUnit(st.TimePerMicroBatch())))
+		}
+	}
+	if u.HasMemory() {
+		for _, x := range m.PeakMemory {
+			out.PeakMemoryBytes = append(out.PeakMemoryBytes, float64(x)*u.MemoryBytes)
+		}
+		for _, x := range s.Budgets() {
+			out.BudgetBytes = append(out.BudgetBytes, float64(x)*u.MemoryBytes)
+		}
+	}
+	return out
 }
 
 // SummaryLatency is the latency per micro-batch (its first block's start
@@ -159,6 +212,7 @@ func NewSummary(s *schedule.Schedule, method string, proven bool) Summary {
 		Valid:        schedule.Verify(s) == nil,
 		Proven:       proven,
 		Chosen:       chosen(s.Placement),
+		Units:        UnitsSummary(s),
 	}
 }
 

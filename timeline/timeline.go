@@ -439,6 +439,16 @@ func remove(c *cluster.Cluster, gone []int) (*cluster.Cluster, []int) {
 		p.From, p.To = now[p.From], now[p.To]
 		pairs = append(pairs, p)
 	}
-	c.Devices, c.Pairs = devices, pairs
+	// A node's link stays while a device is left on it.
+	var nodes []cluster.NodeLink
+	for _, nl := range c.Nodes {
+		for _, dev := range devices {
+			if dev.Node == nl.Node {
+				nodes = append(nodes, nl)
+				break
+			}
+		}
+	}
+	c.Devices, c.Pairs, c.Nodes = devices, pairs, nodes
 	return c, was
 }

@@ -47,6 +47,9 @@ type partitionOptions struct {
 	Subgraphs   int
 	PaperMemory bool
 	CommScale   float64
+	// Stderr takes the warnings about the model (values that look like
+	// another unit); nil: none are printed.
+	Stderr io.Writer
 }
 
 func partitionFlags() []cli.Flag {
@@ -70,6 +73,7 @@ func partitionOptionsFrom(c *cli.Context) partitionOptions {
 		Model: c.String("model"), Devices: c.Int("devices"), CPUs: c.Int("cpus"), Order: c.String("order"), Chunks: c.Int("chunks"),
 		NonContiguous: c.Bool("non-contiguous"), IPTimeLimit: c.Duration("ip-time-limit"), Expert: c.String("expert"),
 		TimeUnit: c.Float64("time-unit"), MemoryUnit: c.Float64("memory-unit"), Force: c.Bool("force"), JSON: c.Bool("json"),
+		Stderr: c.App.ErrWriter,
 	}
 	if c.IsSet("memory") {
 		m := c.Float64("memory")
@@ -155,6 +159,11 @@ func (o partitionOptions) loadModel() (*partition.Graph, error) {
 	g, err := partition.LoadWith(o.Model, partition.Overrides{Devices: o.Devices, CPUs: o.CPUs, Memory: o.Memory})
 	if err != nil {
 		return nil, &usageError{err}
+	}
+	if o.Stderr != nil {
+		for _, w := range partition.UnitWarnings(g) {
+			fmt.Fprintf(o.Stderr, "tessel: warning: %s: %s\n", o.Model, w)
+		}
 	}
 	return g, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/hybrid"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
@@ -122,41 +123,58 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	var err error
-	p := pr.Converted.Placement
-	if cl != nil {
-		if len(cl.Devices) != p.Devices {
-			return usageErrorf("%s: cluster of %d devices for a placement of %d", o.Cluster, len(cl.Devices), p.Devices)
-		}
-		if o.Partition.Capacities != nil && !pr.Graph.Bytes {
-			return usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
-		}
-		if p, err = cl.Apply(p); err != nil {
-			return &usageError{fmt.Errorf("%s: %w", o.Cluster, err)}
-		}
-	}
 	// The model's memory: each device's budget is what its stages leave
 	// of its capacity.
 	mem, err := pr.Converted.Memory(pr.Split, o.Partition.Capacities)
 	if err != nil {
 		return fmt.Errorf("plan: %s: %w", pr.Model, err)
 	}
-	if mem != nil {
-		p.Capacities = partition.Budgets(mem)
-	}
+	given := pr.Converted.Placement
 	if o.Decisions != (placement.Decisions{}) {
-		if p, err = declare(p, o.Decisions); err != nil {
+		if given, err = declare(given, o.Decisions); err != nil {
 			return err
 		}
+	}
+	p := given
+	switch {
+	case cl != nil:
+		if len(cl.Devices) != p.Devices {
+			return usageErrorf("%s: cluster of %d devices for a placement of %d", o.Cluster, len(cl.Devices), p.Devices)
+		}
+		if o.Partition.Capacities != nil && !pr.Graph.Bytes {
+			return usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
+		}
+		if mem != nil {
+			// The cluster as the placement runs on it holds each
+			// device's budget in placement units, so that a schedule
+			// file records it.
+			cl = cl.Clone()
+			for d, m := range mem {
+				cl.Devices[d].Memory = m.Budget
+			}
+		}
+		if p, err = cl.Apply(given); err != nil {
+			return &usageError{fmt.Errorf("%s: %w", o.Cluster, err)}
+		}
+	case mem != nil:
+		p = given.Clone()
+		p.Capacities = partition.Budgets(mem)
 	}
 	sctx, cancel := withLimit(ctx, o.TimeLimit)
 	defer cancel()
 	bar := newProgress(stderr)
 	t1 := time.Now()
-	res, err := search.Run(sctx, p, search.Options{Memory: o.Budget, MaxNR: o.NR, MicroBatches: o.MicroBatches,
+	// The search runs on the placement's coarse copy; its answer is
+	// timed at the placement's own steps (package exact).
+	res, err := exact.Run(sctx, p, search.Options{Memory: o.Budget, MaxNR: o.NR, MicroBatches: o.MicroBatches,
 		Offload: o.Decisions.Offload, Recompute: o.Decisions.Recompute})
 	bar.done()
-	sum, err := searched("plan", "budget", res, err, o.Outputs, defaultMethod, o.Decisions.Any())
+	if cl != nil {
+		// The schedule file records the cluster as the placement runs
+		// on it (device i: stage i's device).
+		o.Outputs = o.Outputs.onCluster(cl, given)
+	}
+	sum, err := searchedExact("plan", "budget", res, err, o.Outputs, defaultMethod, o.Decisions.Any())
 	if err != nil {
 		return err
 	}

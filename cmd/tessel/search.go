@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/coarsen"
+	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/search"
@@ -115,6 +116,23 @@ func searched(command, memoryFlag string, res *search.Result, err error, out out
 		return search.Summary{}, err
 	}
 	sum := res.Summary(method)
+	if decisions {
+		sum.WithDecisions(res.Schedule)
+	}
+	return sum, nil
+}
+
+// searchedExact is searched for a search on a placement's coarse copy
+// (package exact): the schedule written and summarised is the answer at
+// the placement's own times.
+func searchedExact(command, memoryFlag string, res *exact.Result, err error, out outputs, method repetend.Method, decisions bool) (search.Summary, error) {
+	if err != nil {
+		return searched(command, memoryFlag, nil, err, out, method, decisions)
+	}
+	if err := out.writeVerified(command, res.Schedule); err != nil {
+		return search.Summary{}, err
+	}
+	sum := res.Summary(res.Search.Summary(method))
 	if decisions {
 		sum.WithDecisions(res.Schedule)
 	}

@@ -19,7 +19,8 @@ Bytes per decoder layer:
 - a recomputed layer keeps its input, 2·s·h bytes;
 - the output sent to the next stage, 2·s·h bytes (bf16).
 
-Links: latency in ms, per_unit in ms per byte: NVLink at 200 GB/s
+Links (the clusters state "time_unit": "ms"): latency in ms, per_unit in ms
+per byte: NVLink at 200 GB/s
 (5e-9 ms per byte: 33.5 MB in 0.17 ms), PCIe at 25 GB/s, InfiniBand at
 100 Gb/s (12.5 GB/s, 8e-8 ms per byte).
 """
@@ -43,7 +44,7 @@ for i in range(LAYERS):
 layers.append({"name": "head", "forward": 3, "backward": 6,
                **layer_bytes(VOCAB * H + H, 2 * ACT + 4 * S * VOCAB, ACT)})
 
-model = {"name": "llama7b", "devices": 8, "device_bytes": 80_000_000_000,
+model = {"name": "llama7b", "time_unit": "ms", "devices": 8, "device_bytes": 80_000_000_000,
          "host_bandwidth": 25_000_000, "layers": layers}
 
 def dump_model(path, m):
@@ -56,18 +57,41 @@ def dump_model(path, m):
         f.write(",\n".join("    " + json.dumps(l) for l in m["layers"]))
         f.write("\n  ]\n}\n")
 
+def num(x):
+    """A number as Go's strconv.FormatFloat(x, 'g', -1, 64) writes it (the
+    cluster file's written form, which its round-trip test expects): the
+    shortest digits, in exponent form below 1e-4 and from 1e6 up."""
+    from decimal import Decimal
+    sign, digits, exp = Decimal(repr(float(x))).normalize().as_tuple()
+    ds = "".join(map(str, digits)) or "0"
+    e = len(ds) + exp - 1  # the decimal exponent of the first digit
+    if e < -4 or e >= 6:
+        m = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
+        return ("-" if sign else "") + f"{m}e{'-' if e < 0 else '+'}{abs(e):02d}"
+    return ("-" if sign else "") + format(Decimal(repr(float(x))).normalize(), "f")
+
+def link(l):
+    return f'{{"latency": {num(l["latency"])}, "per_unit": {num(l["per_unit"])}}}'
+
 def dump_cluster(path, c):
+    """Writes a cluster in its written form (cluster.Write)."""
+    lines = ["{", '  "time_unit": "ms",', '  "devices": [']
+    devs = []
+    for d in c["devices"]:
+        item = f'    {{"name": "{d["name"]}", "speed": {num(d["speed"])}, "memory": 0, "host": {link(d["host"])}, "memory_bytes": {num(d["memory_bytes"])}'
+        if d["node"]:
+            item += f', "node": {d["node"]}'
+        devs.append(item + "}")
+    lines.append(",\n".join(devs))
+    lines += ["  ],", '  "links": {', f'    "default": {link(c["links"]["default"])},']
+    nodes = c["links"].get("nodes", [])
+    if nodes:
+        lines.append('    "nodes": [')
+        lines.append(",\n".join(f'      {{"node": {n["node"]}, "latency": {num(n["latency"])}, "per_unit": {num(n["per_unit"])}}}' for n in nodes))
+        lines.append("    ],")
+    lines += ['    "pairs": []', "  }", "}"]
     with open(path, "w") as f:
-        f.write("{\n  \"devices\": [\n")
-        f.write(",\n".join("    " + json.dumps(d) for d in c["devices"]))
-        f.write("\n  ],\n  \"links\": {\n")
-        items = []
-        for k, v in c["links"].items():
-            if isinstance(v, list):
-                items.append(f"    {json.dumps(k)}: [\n" + ",\n".join("      " + json.dumps(x) for x in v) + "\n    ]")
-            else:
-                items.append(f"    {json.dumps(k)}: {json.dumps(v)}")
-        f.write(",\n".join(items) + "\n  }\n}\n")
+        f.write("\n".join(lines) + "\n")
 
 NVLINK = {"latency": 0.002, "per_unit": 5e-9}
 PCIE = {"latency": 0.005, "per_unit": 4e-8}
@@ -78,19 +102,12 @@ def gpus(n, memory, node=0, speed=1, name="gpu", first=0):
     return [{"name": f"{name}{first + d}", "speed": speed, "memory": 0, "memory_bytes": memory,
              "host": HOST, "node": node} for d in range(n)]
 
-def pairs(devices, link):
-    out = []
-    for a in range(len(devices)):
-        for b in range(a + 1, len(devices)):
-            if devices[a]["node"] == devices[b]["node"]:
-                out.append({"from": a, "to": b, **link(devices[a]["node"])})
-    return out
-
 dump_model("testdata/models/llama7b.json", model)
 for path, memory in (("testdata/clusters/llama-8x80.json", 80_000_000_000), ("testdata/clusters/llama-8x24.json", 24_000_000_000)):
     dump_cluster(path, {"devices": gpus(8, memory), "links": {"default": NVLINK}})
 # Four fast GPUs on NVLink in node 0, four at half speed and half the
-# memory on PCIe in node 1, InfiniBand between the nodes.
+# memory on PCIe in node 1 (each node's link given once), InfiniBand
+# between the nodes.
 mixed = gpus(4, 80_000_000_000, name="fast") + gpus(4, 40_000_000_000, node=1, speed=0.5, name="slow", first=4)
 dump_cluster("testdata/clusters/llama-mixed.json",
-             {"devices": mixed, "links": {"default": IB, "pairs": pairs(mixed, lambda n: NVLINK if n == 0 else PCIE)}})
+             {"devices": mixed, "links": {"default": IB, "nodes": [{"node": 0, **NVLINK}, {"node": 1, **PCIE}]}})

@@ -1,0 +1,162 @@
+// Package exact runs the schedule search on a coarse copy of a placement
+// whose steps are fine — a placement made from a model in real units,
+// where every block and transfer is timed within half a percent of its
+// time (partition.PlacementOptions' Step) — and times the search's answer
+// again at the placement's own steps: the time unit may coarsen the
+// search, it never coarsens the answer.
+//
+// The coarse copy keeps every block, dependency and memory and divides
+// every time by the placement's search step (its Units' Search), so the
+// solver sees small integers. Its schedule's orders (every device's order
+// of instances, every offload, reload and recompute, every overlapped
+// pair) are kept and timed on the placement itself (schedule.Retime): the
+// returned schedule is the placement's, verified there, and every figure
+// a report prints of it is at the model's own times. A placement without
+// a search step (every built-in) is searched as it is, and Run is
+// search.Run.
+package exact
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sort"
+
+	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
+)
+
+// Result is a search on a placement's coarse copy and its answer at the
+// placement's own times.
+type Result struct {
+	// Search is the search on the coarse copy: its repetend, bounds,
+	// candidates and proofs are about that copy, in its steps (Step of
+	// the placement's each). Where the placement has no search step, it
+	// is the search of the placement itself.
+	Search *search.Result
+	// Schedule is the answer: Search's schedule timed on the placement
+	// (schedule.Retime, or a list schedule in the same order where that
+	// cannot keep the orders: Listed), verified there. It is
+	// Search.Schedule where the placement has no search step.
+	Schedule *schedule.Schedule
+	// Step is the placement's steps per step of the copy (1: none).
+	Step int
+	// Listed says the answer is a list schedule in the order of the
+	// search's starts (construct.List) rather than the search's orders
+	// kept: the orders did not carry over (a schedule that offloads on
+	// links that carry one transfer at a time).
+	Listed bool
+}
+
+// Coarse says whether the search ran on a coarse copy.
+func (r *Result) Coarse() bool { return r.Step > 1 }
+
+// Run is search.Run of p's coarse copy (placement.Coarsen by p's search
+// step)
+// with its answer timed on p. The budget, N_R and decisions of opt are
+// the copy's as they are (memory is not coarsened); a latency budget, in
+// p's steps, is the copy's rounded down and then checked on p; the given
+// starts, schedules of p, are timed on the copy first (their orders kept).
+// Without a search step it is search.Run(ctx, p, opt).
+func Run(ctx context.Context, p *placement.Placement, opt search.Options) (*Result, error) {
+	k := p.Units.SearchStep()
+	if k <= 1 {
+		res, err := search.Run(ctx, p, opt)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Search: res, Schedule: res.Schedule, Step: 1}, nil
+	}
+	q, err := placement.Coarsen(p, k)
+	if err != nil {
+		return nil, err
+	}
+	copt := opt
+	if opt.Latency > 0 {
+		copt.Latency = max(1, opt.Latency/k)
+	}
+	copt.Start = nil
+	for _, st := range opt.Start {
+		s, err := schedule.Retime(st.Schedule, q)
+		if err != nil {
+			continue // a start that does not carry over is no start
+		}
+		st.Schedule, st.Repetend = s, nil
+		copt.Start = append(copt.Start, st)
+	}
+	res, err := search.Run(ctx, q, copt)
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{Search: res, Step: k}
+	if out.Schedule, err = Retime(res.Schedule, p); err != nil {
+		return nil, err
+	}
+	if opt.Latency > 0 {
+		out.Schedule.Latency = opt.Latency
+		if err := schedule.Verify(out.Schedule); err != nil {
+			return nil, fmt.Errorf("the schedule at the placement's own times breaks the latency budget %d (the search's copy met %d of its steps): %w", opt.Latency, copt.Latency, err)
+		}
+	}
+	return out, nil
+}
+
+// Retime is s, a schedule of p's coarse copy, on p: its orders kept
+// (schedule.Retime), or where they cannot be kept, a list schedule of p
+// that starts the instances in the order of s's starts (construct.List),
+// each only where it fits the budget. The result is verified.
+func Retime(s *schedule.Schedule, p *placement.Placement) (*schedule.Schedule, error) {
+	out, err := schedule.Retime(s, p)
+	if err == nil {
+		out.Memory = s.Memory
+		return out, nil
+	}
+	if len(s.Decisions) > 0 {
+		return nil, fmt.Errorf("the search's schedule at the placement's own times: %w", err)
+	}
+	ins := append([]schedule.Instance(nil), s.Instances...)
+	sort.SliceStable(ins, func(i, j int) bool {
+		a, b := ins[i], ins[j]
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		if a.Block != b.Block {
+			return a.Block < b.Block
+		}
+		return a.Micro < b.Micro
+	})
+	prio := make([]int, s.MicroBatches*len(p.Blocks))
+	for rank, in := range ins {
+		prio[in.Micro*len(p.Blocks)+in.Block] = rank
+	}
+	ls, lerr := construct.List(p, s.MicroBatches, construct.ListOptions{Memory: s.Memory, Priority: prio})
+	if lerr != nil {
+		return nil, fmt.Errorf("the search's schedule at the placement's own times: %w (a list schedule in its order: %v)", err, lerr)
+	}
+	if verr := schedule.Verify(ls); verr != nil {
+		return nil, fmt.Errorf("the search's schedule at the placement's own times: %w (a list schedule in its order: %v)", err, verr)
+	}
+	return ls, nil
+}
+
+// Summary is the search's summary (search.Result.Summary) with the
+// figures of the answer: makespan, bubble rate, peak memory, latency,
+// lower bound, steady state, gap and the verifier's verdict are the
+// returned schedule's at p's own times; the repetend's (nr, period,
+// offsets, its bubble rate) and the proofs stay the search's, in the
+// copy's steps, which Units.SearchStep says.
+func (r *Result) Summary(sum search.Summary) search.Summary {
+	if !r.Coarse() {
+		return sum
+	}
+	fine := search.NewSummary(r.Schedule, sum.Method, sum.Proven)
+	fine.Method, fine.NR, fine.Period, fine.RepetendBubbleRate = sum.Method, sum.NR, sum.Period, sum.RepetendBubbleRate
+	fine.Offsets, fine.RepetendUsed, fine.PeriodProven = maps.Clone(sum.Offsets), sum.RepetendUsed, sum.PeriodProven
+	fine.Source, fine.Candidates, fine.Seconds, fine.Offloaded, fine.Recomputed = sum.Source, sum.Candidates, sum.Seconds, sum.Offloaded, sum.Recomputed
+	fine.SteadyState = search.SteadySummary(r.Schedule)
+	gap := fine.Makespan - fine.LowerBound.Makespan
+	fine.Gap = &gap
+	return fine
+}
