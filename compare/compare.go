@@ -16,9 +16,11 @@ import (
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/inference"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/quantity"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
@@ -93,7 +95,10 @@ type Row struct {
 	Recomputed         *int     `json:"recomputed,omitempty"` // with Offload or Recompute
 	// Latency is the schedule's latency figures (search.LatencySummary).
 	Latency *search.SummaryLatency `json:"latency,omitempty"`
-	Note    string                 `json:"note,omitempty"`
+	// Units is the figures in time and bytes, where the placement says
+	// what its steps and memory units are (search.UnitsSummary).
+	Units *search.SummaryUnits `json:"units,omitempty"`
+	Note  string               `json:"note,omitempty"`
 
 	// Schedule is the row's verified schedule; nil when there is none.
 	Schedule *schedule.Schedule `json:"-"`
@@ -114,6 +119,9 @@ type Comparison struct {
 	// MaskTimes writes every search time as TimePlaceholder (0 in JSON),
 	// so that whole outputs compare byte for byte.
 	MaskTimes bool `json:"-"`
+	// units is the placement's (placement's Units): the title's budget in
+	// bytes where it says what a memory unit is.
+	units *quantity.Scale
 }
 
 // TimePlaceholder stands for a search time when times are masked.
@@ -186,7 +194,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		p = chosen
 	}
 	cmp := &Comparison{Placement: p.Name, Devices: p.Devices, Memory: opt.Memory, MicroBatches: opt.MicroBatches,
-		LatencyBudget: opt.Latency, ShowLatency: opt.Latency > 0 || p.Inference()}
+		LatencyBudget: opt.Latency, ShowLatency: opt.Latency > 0 || p.Inference(), units: p.Units}
 	split := HasWeights(p)
 	for _, m := range baseline.Methods() {
 		if m.Split && !split {
@@ -317,7 +325,9 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := search.Run(ctx, p, search.Options{
+	// On a placement in real units, the search runs on its coarse copy
+	// and its schedule is timed at the placement's own steps (exact).
+	er, err := exact.Run(ctx, p, search.Options{
 		Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches,
 		Method: repetend.MethodJoint, Seed: opt.Seed,
 		Offload: opt.Offload, Recompute: opt.Recompute, Latency: opt.Latency,
@@ -330,7 +340,12 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	if err != nil {
 		return row, fmt.Errorf("compare: Tessel search: %w", err)
 	}
-	s := res.Schedule
+	res, s := er.Search, er.Schedule
+	u := s.Placement.Units
+	span := func(steps int) string { return strconv.Itoa(steps) }
+	if u.HasTime() {
+		span = func(steps int) string { return u.Duration(float64(steps)) }
+	}
 	if err := schedule.Verify(s); err != nil {
 		return row, fmt.Errorf("compare: the Tessel schedule fails verification (a bug): %w", err)
 	}
@@ -345,13 +360,13 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	// repetend where the schedule does not repeat it.
 	if st := schedule.SteadyOf(s); st != nil {
 		row.RepetendBubbleRate = textfmt.Ptr(textfmt.Round6(st.BubbleRate))
-		row.Note = fmt.Sprintf("N_R %d, period %d", st.NR, st.Period)
+		row.Note = fmt.Sprintf("N_R %d, period %s", st.NR, span(st.Period))
 		if st.PerPeriod > 1 {
 			row.Note += fmt.Sprintf(" for %d micro-batches", st.PerPeriod)
 		}
 	}
 	if r := res.Repetend; r != nil && !res.RepetendUsed() {
-		row.Note += fmt.Sprintf("; repetend found, not used: period %d", r.Period)
+		row.Note += fmt.Sprintf("; repetend found, not used: period %s", span(r.Period*er.Step))
 	}
 	row.Note = strings.TrimPrefix(row.Note, "; ")
 	if res.Source.Kind != search.SourceRepetend {
@@ -360,7 +375,11 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 		row.Note += "; N < N_R: time-optimal schedule of all N"
 	}
 	if !res.Proven() {
-		row.Note += fmt.Sprintf("; not proven (gap %d)", res.Gap())
+		m := schedule.Measure(s)
+		row.Note += fmt.Sprintf("; not proven (gap %s)", span(m.Makespan-m.LowerBound.Makespan))
+	}
+	if er.Coarse() {
+		row.Note += "; searched at steps of " + u.StepText(float64(er.Step))
 	}
 	if decides {
 		row.Note += fmt.Sprintf("; %d offloaded, %d recomputed", *row.Offloaded, *row.Recomputed)
@@ -427,6 +446,7 @@ func (r *Row) fill(s *schedule.Schedule, p *placement.Placement, memory int) {
 	}
 	r.BudgetRespected = textfmt.Ptr(ok)
 	r.Latency = textfmt.Ptr(search.LatencySummary(s))
+	r.Units = search.UnitsSummary(s)
 }
 
 // latencyNote says in the note that a baseline's schedule is over the

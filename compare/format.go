@@ -80,7 +80,11 @@ func (c *Comparison) Write(w io.Writer, format string) error {
 
 // Title is the comparison's heading.
 func (c *Comparison) Title() string {
-	t := fmt.Sprintf("tessel compare: %s, %d devices, memory %s, %d micro-batches", c.Placement, c.Devices, textfmt.Budget(c.Memory), c.MicroBatches)
+	mem := textfmt.Budget(c.Memory)
+	if c.Memory > 0 && c.units.HasMemory() {
+		mem = c.units.Memory(float64(c.Memory))
+	}
+	t := fmt.Sprintf("tessel compare: %s, %d devices, memory %s, %d micro-batches", c.Placement, c.Devices, mem, c.MicroBatches)
 	if c.LatencyBudget > 0 {
 		t += fmt.Sprintf(", latency budget %d", c.LatencyBudget)
 	}
@@ -137,7 +141,18 @@ func (c *Comparison) cells(r Row) []string {
 	if r.Proven != nil && !*r.Proven {
 		t += " (not proven)"
 	}
-	return []string{r.Method, r.Placement, strconv.Itoa(r.MicroBatches), rate, strconv.Itoa(*r.Makespan), textfmt.Pct(*r.BubbleRate), textfmt.Ints(r.PeakMemory), budgetText, t, r.Note}
+	makespan, peak := strconv.Itoa(*r.Makespan), textfmt.Ints(r.PeakMemory)
+	if r.Schedule != nil {
+		// In time and bytes where the placement says what its steps
+		// and memory units are.
+		if u := r.Schedule.Placement.Units; u.HasTime() {
+			makespan = u.Duration(float64(*r.Makespan))
+		}
+		if u := r.Schedule.Placement.Units; u.HasMemory() {
+			peak = u.Memories(r.PeakMemory)
+		}
+	}
+	return []string{r.Method, r.Placement, strconv.Itoa(r.MicroBatches), rate, makespan, textfmt.Pct(*r.BubbleRate), peak, budgetText, t, r.Note}
 }
 
 // Chart is one row's schedule drawn.

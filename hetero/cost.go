@@ -129,7 +129,7 @@ type Cost struct {
 	// one that times every block and transfer within half a percent
 	// (partition.PlacementOptions' Step), TimeUnit for a placement the
 	// search runs on as it is.
-	Step float64
+	Step     float64
 	time     [][]float64 // per device, prefix sums of layer times
 	capacity []float64   // per device, 0: none
 }

@@ -257,16 +257,28 @@ func (r *Report) WriteText(w io.Writer) {
 	if r.Training {
 		kind = "training"
 	}
-	fmt.Fprintf(w, "tessel partition: %s on a cluster of %d devices, %s, time unit %.4g\n", r.Model, r.Devices, kind, r.TimeUnit)
+	g := r.Graph
+	if g == nil {
+		g = &partition.Graph{}
+	}
+	u := ""
+	if g.TimeUnit != "" {
+		u = " (" + g.TimeUnit + ")"
+	}
+	fmt.Fprintf(w, "tessel partition: %s on a cluster of %d devices, %s\n", r.Model, r.Devices, kind)
 	fmt.Fprintf(w, "method: contiguous split and device order by dynamic programming, each stage's time on its device (docs/heterogeneous.md)\n\n")
-	r.Split.writeStages(w, r.Graph != nil && r.Graph.Bytes)
+	r.Split.writeStages(w, g.Bytes, u)
 	exact := "proven the least"
 	if !r.Exact {
 		exact = "not proven the least: links differ within device classes"
 	}
-	fmt.Fprintf(w, "\nmax load       %.2f per sample on the cluster, the largest device or link load (%s)\n", r.Split.MaxLoad, exact)
+	fmt.Fprintf(w, "\nmax load       %s per sample on the cluster, the largest device or link load (%s)\n", g.FormatTime(r.Split.MaxLoad), exact)
 	fmt.Fprintf(w, "device order   %s\n\n", ints(r.Split.Order()))
-	fmt.Fprintf(w, "%-10s %10s %8s %5s  %s\n", "split", "max load", "vs best", "fits", "layers per stage")
+	n := 10
+	if u != "" {
+		n = 14
+	}
+	fmt.Fprintf(w, "%-10s %*s %8s %5s  %s\n", "split", n, "max load"+u, "vs best", "fits", "layers per stage")
 	for _, s := range []*Split{r.Split, r.Oblivious, r.Even} {
 		if s == nil {
 			continue
@@ -275,18 +287,28 @@ func (r *Report) WriteText(w io.Writer) {
 		for _, st := range s.Stages {
 			counts = append(counts, fmt.Sprint(st.To-st.From))
 		}
-		fmt.Fprintf(w, "%-10s %10.2f %7.2f× %5s  %s\n", s.Method, s.MaxLoad, s.MaxLoad/math.Max(r.Split.MaxLoad, 1e-300), yesNo(s.Fits), strings.Join(counts, " "))
+		fmt.Fprintf(w, "%-10s %*.2f %7.2f× %5s  %s\n", s.Method, n, s.MaxLoad, s.MaxLoad/math.Max(r.Split.MaxLoad, 1e-300), yesNo(s.Fits), strings.Join(counts, " "))
+	}
+	if c := r.Converted; c != nil {
+		fmt.Fprintf(w, "\nplacement      %d devices, %d blocks, %s a step, the search's step %s (rounding moves a block by up to %.2f%% of the max load, the max load by %.2f%%)\n",
+			c.Placement.Devices, len(c.Placement.Blocks), g.FormatStep(c.TimeUnit), g.FormatStep(c.SearchUnit), 100*c.RoundingError, 100*c.MaxLoadError)
 	}
 }
 
-func (s *Split) writeStages(w io.Writer, bytes bool) {
-	fmt.Fprintf(w, "%-6s %-7s %10s %10s %10s %10s %12s  %s\n", "stage", "device", "load", "compute", "transfer", "link out", "memory", "layers")
+// writeStages prints the stages; u is the unit of the time columns'
+// headers (" (ms)", or "").
+func (s *Split) writeStages(w io.Writer, bytes bool, u string) {
+	n := 10 // the width of a time column, wider for a header with a unit
+	if u != "" {
+		n = 14
+	}
+	fmt.Fprintf(w, "%-6s %-7s %*s %*s %*s %*s %12s  %s\n", "stage", "device", n, "load"+u, n, "compute"+u, n, "transfer"+u, n, "link out"+u, "memory", "layers")
 	for i, st := range s.Stages {
 		mem := fmt.Sprintf("%.4g", st.Memory)
 		if bytes {
 			mem = partition.FormatMemory(st.Memory, true)
 		}
-		fmt.Fprintf(w, "%-6d %-7d %10.2f %10.2f %10.2f %10.2f %12s  %s\n", i, st.Device, st.Load, st.Compute, st.Transfer, st.Link, mem, shortNames(st.Layers))
+		fmt.Fprintf(w, "%-6d %-7d %*.2f %*.2f %*.2f %*.2f %12s  %s\n", i, st.Device, n, st.Load, n, st.Compute, n, st.Transfer, n, st.Link, mem, shortNames(st.Layers))
 	}
 }
 
@@ -343,8 +365,7 @@ func (r *Report) PartitionReport() *partition.Report {
 		}
 	}
 	c := r.Converted
-	pr.Placement = &partition.PlacementSummary{Devices: c.Placement.Devices, Blocks: len(c.Placement.Blocks), TimeUnit: c.TimeUnit,
-		RoundingError: c.RoundingError, MaxLoadError: c.MaxLoadError}
+	pr.Placement = c.Summary(g)
 	return pr
 }
 

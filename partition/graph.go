@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"github.com/tessel-pp/tessel/quantity"
 	"math"
+	"strconv"
 )
 
 // Node is one operator or layer of the graph (the paper's v ∈ V).
@@ -113,6 +114,24 @@ func (g *Graph) FormatTime(x float64) string {
 		return quantity.Seconds(x * sec)
 	}
 	return fmt.Sprintf("%.2f", x)
+}
+
+// unitSuffix is " (ms)" for a table's column of times in the graph's
+// unit, "" where it names none (g may be nil).
+func (g *Graph) unitSuffix() string {
+	if g == nil || g.TimeUnit == "" {
+		return ""
+	}
+	return " (" + g.TimeUnit + ")"
+}
+
+// FormatStep writes a step x in the graph's time: "2 µs" in a named unit,
+// "0.002" where the graph names none (the shortest form that reads back).
+func (g *Graph) FormatStep(x float64) string {
+	if sec, ok := quantity.TimeSeconds(g.TimeUnit); ok {
+		return quantity.Step(x * sec)
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
 }
 
 // MemoryUnitBytes is the bytes of one unit of the graph's memory: 1 for a

@@ -40,7 +40,12 @@ func (res *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "tessel partition: %s, %d accelerators, %d CPUs, memory cap %s, %s\n", res.Model, res.Accelerators, res.CPUs, cap, kind)
 	fmt.Fprintf(w, "method: %s\n\n", method)
-	fmt.Fprintf(w, "%-6s %-9s %10s %10s %10s %10s %10s %12s  %s\n", "stage", "device", "load", "compute", "comm", "forward", "backward", "memory", "layers")
+	u := res.Graph.unitSuffix()
+	n := 10 // the width of a time column, wider for a header with a unit
+	if u != "" {
+		n = 14
+	}
+	fmt.Fprintf(w, "%-6s %-9s %*s %*s %*s %*s %*s %12s  %s\n", "stage", "device", n, "load"+u, n, "compute"+u, n, "comm"+u, n, "forward"+u, n, "backward"+u, "memory", "layers")
 	for _, st := range res.Stages {
 		dev := fmt.Sprint(st.Device)
 		if st.CPU {
@@ -50,10 +55,15 @@ func (res *Report) WriteText(w io.Writer) {
 		if bytes {
 			mem = FormatMemory(st.Memory, true)
 		}
-		fmt.Fprintf(w, "%-6d %-9s %10.2f %10.2f %10.2f %10.2f %10.2f %12s  %s\n", st.Stage, dev, st.Load, st.Compute, st.Comm, st.Forward, st.Backward, mem, names(st.Nodes))
+		fmt.Fprintf(w, "%-6d %-9s %*.2f %*.2f %*.2f %*.2f %*.2f %12s  %s\n", st.Stage, dev, n, st.Load, n, st.Compute, n, st.Comm, n, st.Forward, n, st.Backward, mem, names(st.Nodes))
 	}
-	fmt.Fprintf(w, "\nmax load       %.2f per sample (the time per sample of a pipeline without bubbles)\n", res.MaxLoad)
-	fmt.Fprintf(w, "single device  %.2f (%.2f× the max load)\n", res.SingleDevice, res.SingleDevice/math.Max(res.MaxLoad, 1e-300))
+	g := res.Graph
+	if g == nil {
+		g = &Graph{}
+	}
+	mt := g.FormatTime
+	fmt.Fprintf(w, "\nmax load       %s per sample (the time per sample of a pipeline without bubbles)\n", mt(res.MaxLoad))
+	fmt.Fprintf(w, "single device  %s (%.2f× the max load)\n", mt(res.SingleDevice), res.SingleDevice/math.Max(res.MaxLoad, 1e-300))
 	if res.IP != nil {
 		status := "proven optimal"
 		if !res.IP.Proven {
@@ -63,13 +73,13 @@ func (res *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "ideals         %d\n", res.Ideals)
 	fmt.Fprintf(w, "time           %v\n\n", time.Duration(res.Seconds*float64(time.Second)).Round(time.Microsecond))
-	fmt.Fprintf(w, "%-8s %10s %8s %5s %11s\n", "split", "max load", "vs best", "fits", "contiguous")
+	fmt.Fprintf(w, "%-8s %*s %8s %5s %11s\n", "split", n, "max load"+u, "vs best", "fits", "contiguous")
 	for _, b := range res.Baselines {
-		fmt.Fprintf(w, "%-8s %10.2f %7.2f× %5s %11s\n", b.Method, b.MaxLoad, b.MaxLoad/math.Max(res.MaxLoad, 1e-300), yesNo(b.Fits), yesNo(b.Contiguous))
+		fmt.Fprintf(w, "%-8s %*.2f %7.2f× %5s %11s\n", b.Method, n, b.MaxLoad, b.MaxLoad/math.Max(res.MaxLoad, 1e-300), yesNo(b.Fits), yesNo(b.Contiguous))
 	}
 	p := res.Placement
-	fmt.Fprintf(w, "\nplacement      %d devices, %d blocks, time unit %.4g (rounding moves a block by up to %.1f%% of the max load, the max load by %.1f%%)\n",
-		p.Devices, p.Blocks, p.TimeUnit, 100*p.RoundingError, 100*p.MaxLoadError)
+	fmt.Fprintf(w, "\nplacement      %d devices, %d blocks, %s a step, the search's step %s (rounding moves a block by up to %.2f%% of the max load, the max load by %.2f%%)\n",
+		p.Devices, p.Blocks, g.FormatStep(p.TimeUnit), g.FormatStep(p.SearchUnit), 100*p.RoundingError, 100*p.MaxLoadError)
 	if p.File != "" {
 		fmt.Fprintf(w, "written        %s (tessel search --placement-file %s)\n", p.File, p.File)
 	}

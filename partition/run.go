@@ -121,10 +121,15 @@ type SplitSummary struct {
 
 // PlacementSummary describes the placement the split converts to.
 type PlacementSummary struct {
-	File          string  `json:"file,omitempty"` // where the caller wrote it
-	Devices       int     `json:"devices"`
-	Blocks        int     `json:"blocks"`
+	File    string `json:"file,omitempty"` // where the caller wrote it
+	Devices int    `json:"devices"`
+	Blocks  int    `json:"blocks"`
+	// TimeUnit is the model time of one placement step, SearchUnit that
+	// of one step of the search's coarse copy (package exact), in the
+	// model's unit Unit ("" where it names none).
 	TimeUnit      float64 `json:"time_unit"`
+	SearchUnit    float64 `json:"search_unit"`
+	Unit          string  `json:"unit,omitempty"`
 	RoundingError float64 `json:"rounding_error"`
 	MaxLoadError  float64 `json:"max_load_error"`
 }
@@ -302,10 +307,15 @@ func Run(ctx context.Context, g *Graph, opt Options) (*Report, error) {
 		}
 	}
 	res.Graph = g
-	p := conv.Placement
-	res.Placement = &PlacementSummary{Devices: p.Devices, Blocks: len(p.Blocks), TimeUnit: round6(conv.TimeUnit),
-		RoundingError: round6(conv.RoundingError), MaxLoadError: round6(conv.MaxLoadError)}
+	res.Placement = conv.Summary(g)
 	return res, nil
+}
+
+// Summary describes c, a placement of graph g's split.
+func (c *Converted) Summary(g *Graph) *PlacementSummary {
+	p := c.Placement
+	return &PlacementSummary{Devices: p.Devices, Blocks: len(p.Blocks), TimeUnit: c.TimeUnit, SearchUnit: c.SearchUnit, Unit: g.TimeUnit,
+		RoundingError: round6(c.RoundingError), MaxLoadError: round6(c.MaxLoadError)}
 }
 
 // NodeName is node v's name: its id in a graph of Tarnawski et al.'s

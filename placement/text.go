@@ -1,6 +1,9 @@
 package placement
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // LinksText says how tensors cross devices on p, for a report's header:
 // "" when every transfer is free, else the range of transfer times and,
@@ -18,9 +21,13 @@ func (p *Placement) LinksText() string {
 	if hi == 0 {
 		return ""
 	}
-	t := fmt.Sprintf("every transfer between devices takes %d", lo)
+	x := func(v int) string { return fmt.Sprint(v) }
+	if u := p.Units; u.HasTime() {
+		x = func(v int) string { return u.Duration(float64(v)) }
+	}
+	t := fmt.Sprintf("every transfer between devices takes %s", x(lo))
 	if lo != hi {
-		t = fmt.Sprintf("transfers between devices take %d to %d", lo, hi)
+		t = fmt.Sprintf("transfers between devices take %s to %s", x(lo), x(hi))
 	}
 	if p.Channels {
 		t += "; each link carries one at a time, the others queue"
@@ -32,6 +39,24 @@ func (p *Placement) LinksText() string {
 // number where they share it ("unlimited" for none), else every device's,
 // "[4 3 2]".
 func (p *Placement) BudgetText(memory int) string {
+	// In bytes where the placement says what a memory unit is.
+	if u := p.Units; u.HasMemory() {
+		one := func(b int) string {
+			if b <= 0 {
+				return "unlimited"
+			}
+			return u.Memory(float64(b))
+		}
+		if !p.Uniform(memory) {
+			bs := p.Budgets(memory)
+			parts := make([]string, len(bs))
+			for d, b := range bs {
+				parts[d] = one(b)
+			}
+			return "[" + strings.Join(parts, ", ") + "]"
+		}
+		return one(p.Budget(0, memory))
+	}
 	if !p.Uniform(memory) {
 		return fmt.Sprint(p.Budgets(memory))
 	}

@@ -113,7 +113,7 @@ func (r *Report) WriteText(w io.Writer, units int) error {
 	k := in.Result.Step
 	period := func(steps int) string {
 		if k > 1 {
-			return fmt.Sprintf("%d steps of %s", steps, u.Duration(float64(k)))
+			return fmt.Sprintf("%d steps of %s", steps, u.StepText(float64(k)))
 		}
 		return fmt.Sprintf("%d steps", steps)
 	}
@@ -134,35 +134,17 @@ func (r *Report) WriteText(w io.Writer, units int) error {
 	}
 	fmt.Fprintf(w, "schedule     %d micro-batches: makespan %s, bubble rate %s (lower bound %s)\n",
 		s.MicroBatches, u.Duration(float64(sum.Makespan)), textfmt.Pct(sum.BubbleRate), u.Duration(float64(sum.LowerBound.Makespan)))
-	fmt.Fprintf(w, "timed        every block and transfer at its own time, in steps of %s (makespan %d steps)\n", u.Duration(1), sum.Makespan)
-	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", u.Memories(sum.PeakMemory), budgetText(s.Placement, in.Budget))
+	fmt.Fprintf(w, "timed        every block and transfer at its own time, in steps of %s (makespan %d steps)\n", u.StepText(1), sum.Makespan)
+	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", u.Memories(sum.PeakMemory), s.Placement.BudgetText(in.Budget))
 	if in.Decisions {
 		fmt.Fprintf(w, "decisions    %s\n", s.DecisionsText())
 	}
 	schedule.WriteDecisionsText(w, s)
 	where := ""
 	if k > 1 {
-		where = fmt.Sprintf(" on steps of %s", u.Duration(float64(k)))
+		where = fmt.Sprintf(" on steps of %s", u.StepText(float64(k)))
 	}
 	fmt.Fprintf(w, "search time  %.3fs%s (proven%s: %s)\n", r.SearchSeconds, where, strings.Replace(where, " on", " at", 1), textfmt.YesNo(res.Proven()))
 	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
 	return nil
-}
-
-// budgetText is the placement's budgets under memory in its memory unit
-// (placement's BudgetText where it has none).
-func budgetText(p *placement.Placement, memory int) string {
-	if !p.Units.HasMemory() {
-		return p.BudgetText(memory)
-	}
-	bs := p.Budgets(memory)
-	for _, b := range bs {
-		if b <= 0 {
-			return p.BudgetText(memory)
-		}
-	}
-	if p.Uniform(memory) {
-		return p.Units.Memory(float64(bs[0]))
-	}
-	return p.Units.Memories(bs)
 }

@@ -90,6 +90,24 @@ func Seconds(x float64) string {
 	return fmt.Sprintf("%.3g µs", x*1e6)
 }
 
+// Step writes a short time given in seconds with as few digits as it
+// needs: "2 µs", "3 ms", "0.5 ms", "1.5 s".
+func Step(x float64) string {
+	a := math.Abs(x)
+	g := func(v float64, unit string) string {
+		return strconv.FormatFloat(math.Round(v*1e9)/1e9, 'f', -1, 64) + " " + unit
+	}
+	switch {
+	case a >= 1:
+		return g(x, "s")
+	case a >= 1e-3:
+		return g(x*1e3, "ms")
+	case a >= 1e-6:
+		return g(x*1e6, "µs")
+	}
+	return g(x*1e9, "ns")
+}
+
 // Bytes writes a memory in decimal units: "18.79 GB" from a gigabyte,
 // "67.1 MB" from a megabyte, "33.0 kB" from a kilobyte, "12 B" below.
 func Bytes(x float64) string {
@@ -199,6 +217,19 @@ func (s *Scale) Duration(steps float64) string {
 		return strconv.FormatFloat(math.Round(s.InUnit(steps)*1e6)/1e6, 'f', -1, 64)
 	}
 	return Seconds(s.Seconds(steps))
+}
+
+// StepText writes steps steps with as few digits as they need: "4 ms"
+// in a named unit (Step), the number in the model's unit where it names
+// none, "3 steps" where s has no time.
+func (s *Scale) StepText(steps float64) string {
+	switch {
+	case !s.HasTime():
+		return fmt.Sprintf("%s steps", strconv.FormatFloat(steps, 'f', -1, 64))
+	case s.Time == "":
+		return strconv.FormatFloat(s.InUnit(steps), 'g', 9, 64)
+	}
+	return Step(s.Seconds(steps))
 }
 
 // Memory writes units memory units as bytes ("18.79 GB"), or the number

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/quantity"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -28,6 +29,37 @@ type Report struct {
 	Transfers int         `json:"transfers"`
 	Runs      []RunReport `json:"runs"`
 	Speedup   *float64    `json:"speedup,omitempty"` // blocking makespan / non-blocking makespan
+	// Units, where the schedule's placement says what its steps are
+	// (placement's Units), is every time above in its time unit (the
+	// caller sets it: SetUnits); the text writes times in it.
+	Units *ReportUnits `json:"units,omitempty"`
+	scale *quantity.Scale
+}
+
+// ReportUnits is a simulation's times in the model's time unit Time ("":
+// its own), one step being Step of it.
+type ReportUnits struct {
+	Time             string    `json:"time,omitempty"`
+	Step             float64   `json:"step"`
+	ScheduleMakespan *float64  `json:"schedule_makespan,omitempty"`
+	Makespans        []float64 `json:"makespans"` // per run
+}
+
+// SetUnits gives the report the times of u (a placement's Units; nil or
+// one without a time leaves the report in steps).
+func (out *Report) SetUnits(u *quantity.Scale) {
+	if !u.HasTime() {
+		return
+	}
+	out.scale = u
+	r := &ReportUnits{Time: u.Time, Step: u.Step}
+	if out.ScheduleMakespan != nil {
+		r.ScheduleMakespan = textfmt.Ptr(textfmt.Round6(u.InUnit(float64(*out.ScheduleMakespan))))
+	}
+	for _, run := range out.Runs {
+		r.Makespans = append(r.Makespans, textfmt.Round6(u.InUnit(float64(run.Makespan))))
+	}
+	out.Units = r
 }
 
 // RunReport is one program set's run.
@@ -91,13 +123,29 @@ func SimulateAll(sets [][]*Program, opt SimOptions) (*Report, error) {
 // Text is the report for people: a header, a table, the gain.
 func (out *Report) Text() (string, error) {
 	var b strings.Builder
+	t := func(x int) string { return fmt.Sprint(x) }
+	if u := out.scale; u != nil {
+		t = func(x int) string { return u.Duration(float64(x)) }
+	}
+	ts := func(xs []int) string {
+		if out.scale == nil {
+			return commaInts(xs)
+		}
+		parts := make([]string, len(xs))
+		for i, x := range xs {
+			parts[i] = t(x)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
 	fmt.Fprintf(&b, "%s: %d devices, %d micro-batches", out.Placement, out.Devices, out.MicroBatches)
 	if out.ScheduleMakespan != nil {
-		fmt.Fprintf(&b, ", schedule makespan %d", *out.ScheduleMakespan)
+		fmt.Fprintf(&b, ", schedule makespan %s", t(*out.ScheduleMakespan))
 	}
 	switch {
 	case out.Cluster:
 		fmt.Fprintf(&b, "\n%d transfers between devices, each its time on the cluster", out.Transfers)
+	case out.scale != nil:
+		fmt.Fprintf(&b, "\n%d transfers between devices, %s each", out.Transfers, t(out.CommTime))
 	default:
 		fmt.Fprintf(&b, "\n%d transfers between devices, %d time each", out.Transfers, out.CommTime)
 	}
@@ -107,7 +155,7 @@ func (out *Report) Text() (string, error) {
 	b.WriteString("\n\n")
 	var rows [][]string
 	for _, r := range out.Runs {
-		rows = append(rows, []string{r.Mode.Name(), fmt.Sprint(r.Makespan), fmt.Sprintf("%.2f%%", 100*r.BubbleRate), commaInts(r.Idle)})
+		rows = append(rows, []string{r.Mode.Name(), t(r.Makespan), fmt.Sprintf("%.2f%%", 100*r.BubbleRate), ts(r.Idle)})
 	}
 	table, err := textfmt.Plain([]string{"mode", "makespan", "bubble rate", "idle per device"}, rows)
 	if err != nil {
@@ -116,17 +164,17 @@ func (out *Report) Text() (string, error) {
 	b.WriteString(table)
 	for _, r := range out.Runs {
 		if r.Late != nil {
-			fmt.Fprintf(&b, "%s: transfers waited %d for their links in total; the run ends %d later than without contention (%d)\n",
-				r.Mode.Name(), *r.ChannelWait, *r.Late, *r.FreeMakespan)
+			fmt.Fprintf(&b, "%s: transfers waited %s for their links in total; the run ends %s later than without contention (%s)\n",
+				r.Mode.Name(), t(*r.ChannelWait), t(*r.Late), t(*r.FreeMakespan))
 		}
 		if r.ReloadWait != nil {
-			fmt.Fprintf(&b, "%s: offloads and reloads take their time on the host channels; gradient blocks waited %d for reloads in total\n",
-				r.Mode.Name(), *r.ReloadWait)
+			fmt.Fprintf(&b, "%s: offloads and reloads take their time on the host channels; gradient blocks waited %s for reloads in total\n",
+				r.Mode.Name(), t(*r.ReloadWait))
 		}
 	}
 	if out.Speedup != nil {
-		fmt.Fprintf(&b, "\nnon-blocking is %.2f× as fast as blocking (makespan %d instead of %d)\n",
-			*out.Speedup, out.Runs[0].Makespan, out.Runs[1].Makespan)
+		fmt.Fprintf(&b, "\nnon-blocking is %.2f× as fast as blocking (makespan %s instead of %s)\n",
+			*out.Speedup, t(out.Runs[0].Makespan), t(out.Runs[1].Makespan))
 	}
 	return b.String(), nil
 }

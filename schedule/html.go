@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // RenderHTML writes a self-contained HTML page (no external resources): the
@@ -39,11 +40,30 @@ func RenderHTML(s *Schedule, w io.Writer) error {
 	row("blocks per micro-batch", strconv.Itoa(len(p.Blocks)))
 	row("micro-batches", strconv.Itoa(s.MicroBatches))
 	row("memory budget", budgetText(s)[len("memory "):])
-	row("makespan", strconv.Itoa(m.Makespan))
-	row("lower bound of the makespan", strconv.Itoa(m.LowerBound.Makespan))
+	// Times and memories in the model's units where the placement says
+	// what its steps and memory units are.
+	t, ts, mems := strconv.Itoa, intList, intList
+	if u := p.Units; u.HasTime() {
+		t = func(x int) string { return u.Duration(float64(x)) }
+		ts = func(xs []int) string {
+			parts := make([]string, len(xs))
+			for i, x := range xs {
+				parts[i] = t(x)
+			}
+			return "[" + strings.Join(parts, ", ") + "]"
+		}
+	}
+	if u := p.Units; u.HasMemory() {
+		mems = u.Memories
+	}
+	row("makespan", t(m.Makespan))
+	if u := p.Units; u.HasTime() {
+		row("time step", fmt.Sprintf("%s (makespan %d steps)", u.StepText(1), m.Makespan))
+	}
+	row("lower bound of the makespan", t(m.LowerBound.Makespan))
 	row("bubble rate", fmt.Sprintf("%.2f%%", 100*m.BubbleRate))
-	row("peak memory per device", intList(m.PeakMemory))
-	row("busy time per device", intList(m.Loads))
+	row("peak memory per device", mems(m.PeakMemory))
+	row("busy time per device", ts(m.Loads))
 	if ShowsLatency(s) {
 		row("latency per micro-batch", LatencyText(s))
 	}
@@ -53,8 +73,8 @@ func RenderHTML(s *Schedule, w io.Writer) error {
 		row("activations recomputed", strconv.Itoa(rec))
 	}
 	if rp := s.Repetend; rp != nil {
-		row("repetend", fmt.Sprintf("N_R %d, period %d (lower bound %d), %d %s from time %d",
-			rp.Span(), rp.Period, m.LowerBound.Period, rp.Iterations, plural(rp.Iterations, "iteration"), rp.Start))
+		row("repetend", fmt.Sprintf("N_R %d, period %s (lower bound %s), %d %s from time %s",
+			rp.Span(), t(rp.Period), t(m.LowerBound.Period), rp.Iterations, plural(rp.Iterations, "iteration"), t(rp.Start)))
 		rate := RepetendBubbleRate(p, rp.Period)
 		if st := SteadyOf(s); len(s.Pairs) > 0 && st != nil {
 			rate = st.BubbleRate // pairs save device time: the schedule's own
@@ -62,9 +82,9 @@ func RenderHTML(s *Schedule, w io.Writer) error {
 		row("repetend bubble rate", fmt.Sprintf("%.2f%%", 100*rate))
 	} else if st := Steady(s); st != nil {
 		// No repetend: the steady state the start times show.
-		period := strconv.Itoa(st.Period)
+		period := t(st.Period)
 		if st.PerPeriod > 1 {
-			period = fmt.Sprintf("%d for %d micro-batches", st.Period, st.PerPeriod)
+			period = fmt.Sprintf("%s for %d micro-batches", t(st.Period), st.PerPeriod)
 		}
 		what := fmt.Sprintf("period %s, N_R %d", period, st.NR)
 		if len(st.Stretches) > 1 {

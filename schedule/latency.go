@@ -271,6 +271,16 @@ func ShowsLatency(s *Schedule) bool {
 // throughput 1 per time unit (budget 4)"; s must be verified.
 func LatencyText(s *Schedule) string {
 	st := MeasureLatency(s)
+	if u := s.Placement.Units; u.Named() {
+		// In time where the placement says what a step is: the
+		// throughput per second.
+		t := fmt.Sprintf("max %s, mean %s, throughput %s per second", u.Duration(float64(st.Max)), u.Duration(st.Mean),
+			strconv.FormatFloat(roundRate(st.Throughput/u.Seconds(1)), 'f', -1, 64))
+		if s.Latency > 0 {
+			t += fmt.Sprintf(" (budget %s)", u.Duration(float64(s.Latency)))
+		}
+		return t
+	}
 	t := fmt.Sprintf("max %d, mean %s, throughput %s per time unit", st.Max, strconv.FormatFloat(roundRate(st.Mean), 'f', -1, 64),
 		strconv.FormatFloat(roundRate(st.Throughput), 'f', -1, 64))
 	if s.Latency > 0 {

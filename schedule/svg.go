@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/quantity"
 )
 
 // Colours of the renderings besides the kinds' (placement.KindInfo):
@@ -97,14 +98,27 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 	fmt.Fprintf(b, `<text class="title" x="%d" y="18" font-size="14" font-weight="bold">%s</text>`+"\n", svgLeft, esc(title(s, m)))
 
 	// Time axis: a tick every step units, step from 1, 2, 5, 10, 20, ...
-	// so that there are at most about 20.
-	step := tickStep(span)
+	// so that there are at most about 20; in the model's time where the
+	// placement says what a step is.
 	axisY := svgTop - 6
 	fmt.Fprintf(b, `<g class="axis"><line class="tick" x1="%s" y1="%d" x2="%s" y2="%d"/>`+"\n", x(0), axisY, x(span), axisY)
-	for i := 0; i <= span/step; i++ { // not t += step: no overflow near MaxInt
-		t := i * step
-		fmt.Fprintf(b, `<line class="tick" x1="%s" y1="%d" x2="%s" y2="%d"/><text x="%s" y="%d" text-anchor="middle">%d</text>`+"\n",
-			x(t), axisY-4, x(t), axisY, x(t), axisY-8, t)
+	if u := p.Units; u.HasTime() {
+		ticks, label := timeTicks(u, span)
+		for _, t := range ticks {
+			xt := num(svgLeft + t/u.Step*unit)
+			fmt.Fprintf(b, `<line class="tick" x1="%s" y1="%d" x2="%s" y2="%d"/><text x="%s" y="%d" text-anchor="middle">%s</text>`+"\n",
+				xt, axisY-4, xt, axisY, xt, axisY-8, strconv.FormatFloat(t, 'f', -1, 64))
+		}
+		if label != "" {
+			fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", svgLeft-8, axisY-8, esc(label))
+		}
+	} else {
+		step := tickStep(span)
+		for i := 0; i <= span/step; i++ { // not t += step: no overflow near MaxInt
+			t := i * step
+			fmt.Fprintf(b, `<line class="tick" x1="%s" y1="%d" x2="%s" y2="%d"/><text x="%s" y="%d" text-anchor="middle">%d</text>`+"\n",
+				x(t), axisY-4, x(t), axisY, x(t), axisY-8, t)
+		}
 	}
 	b.WriteString("</g>\n")
 
@@ -187,8 +201,30 @@ func title(s *Schedule, m Metrics) string {
 	if name == "" {
 		name = "(unnamed)"
 	}
-	return fmt.Sprintf("%s: %d %s, N = %d micro-batches, %s, makespan %d, bubble rate %.2f%%",
-		name, s.Placement.Devices, plural(s.Placement.Devices, "device"), s.MicroBatches, budgetText(s), m.Makespan, 100*m.BubbleRate)
+	makespan := strconv.Itoa(m.Makespan)
+	if u := s.Placement.Units; u.HasTime() {
+		makespan = u.Duration(float64(m.Makespan))
+	}
+	return fmt.Sprintf("%s: %d %s, N = %d micro-batches, %s, makespan %s, bubble rate %.2f%%",
+		name, s.Placement.Devices, plural(s.Placement.Devices, "device"), s.MicroBatches, budgetText(s), makespan, 100*m.BubbleRate)
+}
+
+// timeTicks are the ticks of a time axis over span steps of u, in u's
+// time unit: a tick every 1, 2 or 5 × 10^k, at most about 20; label is the
+// unit ("ms", or "" where the model names none).
+func timeTicks(u *quantity.Scale, span int) (ticks []float64, label string) {
+	total := u.InUnit(float64(span))
+	step := math.Pow(10, math.Floor(math.Log10(max(total, 1e-300)/20)))
+	for _, f := range []float64{1, 2, 5, 10} {
+		if total/(step*f) <= 20 {
+			step *= f
+			break
+		}
+	}
+	for i := 0; float64(i)*step <= total*(1+1e-12); i++ {
+		ticks = append(ticks, math.Round(float64(i)*step*1e9)/1e9)
+	}
+	return ticks, u.Time
 }
 
 // kindClass is the CSS class and colour of a block kind, from the kinds'

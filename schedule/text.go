@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -150,7 +151,7 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 		rm, u := Measure(real), real.Placement.Units
 		fmt.Fprintf(&out, "%s: %d %s, %d micro-batches, %s, makespan %s, bubble rate %.1f%%\n",
 			name, p.Devices, plural(p.Devices, "device"), s.MicroBatches, budgetText(real), u.Duration(float64(rm.Makespan)), 100*rm.BubbleRate)
-		fmt.Fprintf(&out, "drawn at %s a cell: every device's order, the times rounded to cells (the figures are the schedule's)\n", u.Duration(float64(cellSteps)))
+		fmt.Fprintf(&out, "drawn at %s a cell: every device's order, the times rounded to cells (the figures are the schedule's)\n", u.StepText(float64(cellSteps)))
 	} else {
 		fmt.Fprintf(&out, "%s: %d %s, %d micro-batches, %s, makespan %d, bubble rate %.1f%%\n",
 			name, p.Devices, plural(p.Devices, "device"), s.MicroBatches, budgetText(s), m.Makespan, 100*m.BubbleRate)
@@ -180,7 +181,19 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 		fmt.Fprintf(&out, "repetend: nr %d, period %d, %d %s from time %d\n", rp.Span(), rp.Period, rp.Iterations, plural(rp.Iterations, "iteration"), rp.Start)
 	}
 
-	heads := []string{"time", "repetend"}
+	// The axis is in the model's time where cells are the search's steps.
+	timeHead := "time"
+	tick := func(t int) string { return strconv.Itoa(t) }
+	if cellSteps > 1 {
+		u := real.Placement.Units
+		if u.Time != "" {
+			timeHead = "time (" + u.Time + ")"
+		}
+		tick = func(t int) string {
+			return strconv.FormatFloat(math.Round(u.InUnit(float64(t*cellSteps))*1e6)/1e6, 'f', -1, 64)
+		}
+	}
+	heads := []string{timeHead, "repetend"}
 	for d := range p.Devices {
 		heads = append(heads, fmt.Sprintf("dev %d", d))
 	}
@@ -196,13 +209,13 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 
 	// The axis: a tick every 5 units (every unit is too crowded for
 	// three-digit times).
-	axis := []byte(fmt.Sprintf("%-*s", lead, "time"))
+	axis := []byte(fmt.Sprintf("%-*s", lead, timeHead))
 	for t := 0; t < units; t += 5 {
 		col := lead + t*cell
 		for len(axis) < col {
 			axis = append(axis, ' ')
 		}
-		axis = append(axis, strconv.Itoa(t)...)
+		axis = append(axis, tick(t)...)
 	}
 	out.Write(bytes.TrimRight(axis, " "))
 	out.WriteByte('\n')
@@ -283,10 +296,23 @@ func hasKind(p *placement.Placement, k placement.Kind) bool {
 // budgets differ (a cluster's or a model's capacities), "memory [4 6 6 4]".
 func budgetText(s *Schedule) string {
 	p, m := s.Placement, s.Memory
+	// In bytes where the placement says what a unit is.
+	mem := strconv.Itoa
+	if u := p.Units; u.HasMemory() {
+		mem = func(x int) string {
+			if x == 0 {
+				return "unlimited"
+			}
+			return u.Memory(float64(x))
+		}
+	}
 	if !p.Uniform(m) {
 		parts := make([]string, p.Devices)
 		for d, b := range p.Budgets(m) {
-			parts[d] = strconv.Itoa(b)
+			parts[d] = mem(b)
+		}
+		if p.Units.HasMemory() {
+			return "memory [" + strings.Join(parts, ", ") + "]"
 		}
 		return "memory [" + strings.Join(parts, " ") + "]"
 	}
@@ -294,7 +320,7 @@ func budgetText(s *Schedule) string {
 	if m == 0 {
 		return "memory unlimited"
 	}
-	return "memory " + strconv.Itoa(m)
+	return "memory " + mem(m)
 }
 
 // checkRenderable rejects what no rendering can draw: no schedule, no

@@ -11,16 +11,32 @@ import (
 )
 
 // TraceUnit is the length of one time unit in a trace, in microseconds:
-// one unit shows as one millisecond.
+// one unit shows as one millisecond (where the placement does not say
+// what a step is: traceMicros).
 const TraceUnit = 1000
+
+// traceMicros turns s's times into a trace's microseconds: a step's own
+// length where its placement names its time unit (Units), a millisecond
+// per unit of the model where it names none, TraceUnit per step
+// otherwise.
+func traceMicros(s *Schedule) func(int) float64 {
+	per := float64(TraceUnit)
+	switch u := s.Placement.Units; {
+	case u.Named():
+		per = u.Seconds(1) * 1e6
+	case u.HasTime():
+		per = u.Step * TraceUnit
+	}
+	return func(t int) float64 { return float64(t) * per }
+}
 
 // traceEvent is one event of the Chrome trace event format.
 type traceEvent struct {
 	Name string    `json:"name"`
 	Cat  string    `json:"cat,omitempty"`
 	Ph   string    `json:"ph"`
-	Ts   int64     `json:"ts"`
-	Dur  int64     `json:"dur,omitempty"`
+	Ts   float64   `json:"ts"`
+	Dur  float64   `json:"dur,omitempty"`
 	Pid  int       `json:"pid"`
 	Tid  int       `json:"tid"`
 	Args traceArgs `json:"args"`
@@ -52,6 +68,7 @@ func RenderTrace(s *Schedule, w io.Writer) error {
 	if err := checkRenderable(s); err != nil {
 		return err
 	}
+	us := traceMicros(s)
 	p := s.Placement
 	name := p.Name
 	if name == "" {
@@ -76,7 +93,7 @@ func RenderTrace(s *Schedule, w io.Writer) error {
 		}
 		events = append(events, traceEvent{
 			Name: name, Cat: cat, Ph: "X",
-			Ts: int64(in.Start) * TraceUnit, Dur: int64(pg.dur(p, in.Ref())) * TraceUnit, Tid: blk.Devices[0],
+			Ts: us(in.Start), Dur: us(pg.dur(p, in.Ref())), Tid: blk.Devices[0],
 			Args: traceArgs{Block: blk.ID, Micro: &micro, Devices: blk.Devices},
 		})
 	}
@@ -103,6 +120,7 @@ func RenderTrace(s *Schedule, w io.Writer) error {
 // decisionEvents are the trace events of s's decisions: host channel
 // threads, offloads and reloads on them, recomputes on their devices.
 func decisionEvents(s *Schedule) []traceEvent {
+	us := traceMicros(s)
 	if len(s.Decisions) == 0 {
 		return nil
 	}
@@ -124,14 +142,14 @@ func decisionEvents(s *Schedule) []traceEvent {
 			what = "reload"
 		}
 		out = append(out, traceEvent{Name: fmt.Sprintf("%s %s^%d", what, blk.ID, micro), Cat: what, Ph: "X",
-			Ts: int64(mv.Start) * TraceUnit, Dur: int64(mv.End-mv.Start) * TraceUnit, Tid: p.Devices + mv.Channel,
+			Ts: us(mv.Start), Dur: us(mv.End - mv.Start), Tid: p.Devices + mv.Channel,
 			Args: traceArgs{Block: blk.ID, Micro: &micro, Devices: blk.Devices}})
 	}
 	for _, rr := range Reruns(s) {
 		blk := p.Blocks[rr.Ref.Block]
 		micro := rr.Ref.Micro
 		out = append(out, traceEvent{Name: fmt.Sprintf("recompute %s^%d", blk.ID, micro), Cat: "recompute", Ph: "X",
-			Ts: int64(rr.Start) * TraceUnit, Dur: int64(blk.Time) * TraceUnit, Tid: blk.Devices[0],
+			Ts: us(rr.Start), Dur: us(blk.Time), Tid: blk.Devices[0],
 			Args: traceArgs{Block: blk.ID, Micro: &micro, Devices: blk.Devices}})
 	}
 	return out
@@ -139,6 +157,7 @@ func decisionEvents(s *Schedule) []traceEvent {
 
 // linkEvents are the trace events of the link rows (linkRows).
 func linkEvents(s *Schedule) []traceEvent {
+	us := traceMicros(s)
 	links, spans := linkRows(s)
 	if len(links) == 0 {
 		return nil
@@ -152,7 +171,7 @@ func linkEvents(s *Schedule) []traceEvent {
 	for _, t := range spans {
 		micro := t.Micro
 		out = append(out, traceEvent{Name: transferName(p, t), Cat: "transfer", Ph: "X",
-			Ts: int64(t.Start) * TraceUnit, Dur: int64(t.End-t.Start) * TraceUnit, Tid: tid(t.Link),
+			Ts: us(t.Start), Dur: us(t.End - t.Start), Tid: tid(t.Link),
 			Args: traceArgs{Block: p.Blocks[t.Dep.From].ID, Micro: &micro, Devices: []int{t.Link.From, t.Link.To}}})
 	}
 	return out

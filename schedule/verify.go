@@ -145,8 +145,19 @@ func ValidText(s *Schedule) string {
 	if ShowsLatency(s) {
 		latency = ", latency " + LatencyText(s)
 	}
-	return fmt.Sprintf("valid%s: %s, %d micro-batches, makespan %d, bubble rate %.2f%%, peak memory %v (budget %s)%s\n",
-		onCluster, name, s.MicroBatches, m.Makespan, 100*m.BubbleRate, textfmt.CommaInts(m.PeakMemory), budget, latency)
+	makespan, peak := strconv.Itoa(m.Makespan), textfmt.CommaInts(m.PeakMemory)
+	if u := s.Placement.Units; u != nil {
+		// In time and bytes where the placement says what its steps and
+		// memory units are.
+		if u.HasTime() {
+			makespan = fmt.Sprintf("%s (%d steps of %s)", u.Duration(float64(m.Makespan)), m.Makespan, u.StepText(1))
+		}
+		if u.HasMemory() {
+			peak, budget = u.Memories(m.PeakMemory), s.Placement.BudgetText(s.Memory)
+		}
+	}
+	return fmt.Sprintf("valid%s: %s, %d micro-batches, makespan %s, bubble rate %.2f%%, peak memory %v (budget %s)%s\n",
+		onCluster, name, s.MicroBatches, makespan, 100*m.BubbleRate, peak, budget, latency)
 }
 
 func plural(n int, word string) string {

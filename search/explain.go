@@ -7,7 +7,14 @@ import (
 
 // Provenance says in words what built the schedule and what it beat: the
 // source, and the best other candidate with its makespan.
-func (r *Result) Provenance() string {
+func (r *Result) Provenance() string { return r.ProvenanceIn(steps) }
+
+// steps writes a time in steps, as the built-in placements have them.
+func steps(t int) string { return fmt.Sprint(t) }
+
+// ProvenanceIn is Provenance with the makespan written by t (a time in
+// the placement's units: "2.631 s").
+func (r *Result) ProvenanceIn(t func(int) string) string {
 	text := r.Source.Unrefined().String()
 	if r.Source.Kind == SourceRepetend {
 		text = "the repetend with time-optimal warmup and cooldown"
@@ -19,14 +26,17 @@ func (r *Result) Provenance() string {
 		text += ", windows of it re-optimised by the solver (large-neighbourhood search)"
 	}
 	if best, ok := r.RunnerUp(); ok {
-		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s (makespan %d)", len(r.Candidates), best.Source, best.Makespan)
+		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s (makespan %s)", len(r.Candidates), best.Source, t(best.Makespan))
 	}
 	return text
 }
 
 // ProofStatus says in words whether the schedule is proven optimal
 // (Proven) and why, or why not: "yes: …" or "no (gap G): …".
-func (r *Result) ProofStatus() string {
+func (r *Result) ProofStatus() string { return r.ProofStatusIn(steps) }
+
+// ProofStatusIn is ProofStatus with the gap written by t.
+func (r *Result) ProofStatusIn(t func(int) string) string {
 	if r.Gap() <= 0 {
 		return "yes: the makespan meets the lower bound"
 	}
@@ -37,10 +47,10 @@ func (r *Result) ProofStatus() string {
 		return "yes: no repetend with these N_R has a shorter period, warmup and cooldown are time-optimal"
 	}
 	if r.Decisions {
-		return fmt.Sprintf("no (gap %d): with offload or recompute a schedule is proven only where it meets the lower bound (the solver's repetends keep every activation)", r.Gap())
+		return fmt.Sprintf("no (gap %s): with offload or recompute a schedule is proven only where it meets the lower bound (the solver's repetends keep every activation)", t(r.Gap()))
 	}
 	if r.Latency > 0 {
-		return fmt.Sprintf("no (gap %d): under a latency budget a schedule is proven only at the lower bound or by the time-optimal search of all micro-batches under it (run where N·K ≤ %d, within its effort)", r.Gap(), maxPhaseTasks)
+		return fmt.Sprintf("no (gap %s): under a latency budget a schedule is proven only at the lower bound or by the time-optimal search of all micro-batches under it (run where N·K ≤ %d, within its effort)", t(r.Gap()), maxPhaseTasks)
 	}
 	var why []string
 	if r.Repetend != nil && !r.PeriodProven() {
@@ -64,5 +74,5 @@ func (r *Result) ProofStatus() string {
 			why = append(why, "the time-optimal search stopped early")
 		}
 	}
-	return fmt.Sprintf("no (gap %d): ", r.Gap()) + strings.Join(why, "; ")
+	return fmt.Sprintf("no (gap %s): ", t(r.Gap())) + strings.Join(why, "; ")
 }

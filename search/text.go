@@ -20,6 +20,12 @@ type TextOptions struct {
 	Method       repetend.Method
 	Decisions    bool // offload or recompute was allowed: a line counts them
 	Units        int  // the most time units the picture draws
+	// Answer, when set, is the schedule to report instead of the
+	// result's: the result's timed at a placement's own steps (package
+	// exact), Step of them a step of the result's. The repetend and the
+	// proofs stay the result's, written in time.
+	Answer *schedule.Schedule
+	Step   int
 }
 
 // WriteText writes the search's report as tessel search prints it: the
@@ -30,6 +36,17 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 	p, s, rep := o.Placement, r.Schedule, r.Repetend
 	if p == nil || p.HasCandidates() {
 		p = s.Placement // the devices chosen
+	}
+	// The search's placement (a coarse copy's, Step steps a step) and
+	// the schedule reported, which states its units where it has them.
+	sp, k := s.Placement, max(o.Step, 1)
+	if o.Answer != nil {
+		s = o.Answer
+	}
+	u := s.Placement.Units
+	searchTime := func(x int) string { return fmt.Sprint(x) }
+	if u.HasTime() {
+		searchTime = func(x int) string { return u.Duration(float64(x * k)) }
 	}
 	nrText := "N_R from the budget"
 	if o.NR > 0 {
@@ -51,9 +68,13 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 		if !r.RepetendUsed() {
 			used = "found, not used: "
 		}
-		fmt.Fprintf(w, "repetend     %sN_R %d, period %d (lower bound %d), repetend bubble rate %s\n", used, rep.NR, rep.Period, r.Bounds.Period, textfmt.Pct(*sum.RepetendBubbleRate))
+		at := ""
+		if k > 1 {
+			at = fmt.Sprintf(" at the search's steps of %s", u.StepText(float64(k)))
+		}
+		fmt.Fprintf(w, "repetend     %sN_R %d, period %s (lower bound %s)%s, repetend bubble rate %s\n", used, rep.NR, searchTime(rep.Period), searchTime(r.Bounds.Period), at, textfmt.Pct(*sum.RepetendBubbleRate))
 		fmt.Fprintf(w, "offsets      %s\n", rep.OffsetsText(p))
-		for d, line := range rep.DeviceRows(p) {
+		for d, line := range rep.DeviceRows(sp) {
 			fmt.Fprintf(w, "  device %-3d %s\n", d, line)
 		}
 	} else {
@@ -64,19 +85,33 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 		fmt.Fprintf(w, "%d micro-batches is fewer than N_R %d: the schedule below is the time-optimal search of all of them.\n\n", o.MicroBatches, rep.NR)
 	}
 	units := o.Units
-	if s.Repetend != nil {
-		units = min(units, s.Repetend.Start+2*s.Repetend.Period+1)
+	if rs := r.Schedule.Repetend; rs != nil {
+		units = min(units, rs.Start+2*rs.Period+1)
 	}
 	if err := schedule.RenderTextUpTo(s, w, units); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, r.Gap(), textfmt.Pct(sum.BubbleRate))
+	gap := r.Gap()
+	if sum.Gap != nil {
+		gap = *sum.Gap
+	}
+	if u.HasTime() {
+		fmt.Fprintf(w, "\nschedule     %d micro-batches: makespan %s (lower bound %s, gap %s), bubble rate %s\n", s.MicroBatches, u.Duration(float64(sum.Makespan)),
+			u.Duration(float64(sum.LowerBound.Makespan)), u.Duration(float64(gap)), textfmt.Pct(sum.BubbleRate))
+		fmt.Fprintf(w, "timed        every block and transfer at its own time, in steps of %s (makespan %d steps)\n", u.StepText(1), sum.Makespan)
+	} else {
+		fmt.Fprintf(w, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, gap, textfmt.Pct(sum.BubbleRate))
+	}
 	if sum.LowerBound.By != "" {
-		fmt.Fprintf(w, "lower bound  %d, by %s\n", sum.LowerBound.Makespan, sum.LowerBound.By)
+		lb := fmt.Sprint(sum.LowerBound.Makespan)
+		if u.HasTime() {
+			lb = u.Duration(float64(sum.LowerBound.Makespan))
+		}
+		fmt.Fprintf(w, "lower bound  %s, by %s\n", lb, sum.LowerBound.By)
 	}
 	fmt.Fprintf(w, "steady state %s\n", schedule.SteadyText(s))
-	fmt.Fprintf(w, "built by     %s\n", r.Provenance())
-	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(o.Memory))
+	fmt.Fprintf(w, "built by     %s\n", r.ProvenanceIn(searchTime))
+	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", u.Memories(sum.PeakMemory), s.Placement.BudgetText(o.Memory))
 	if schedule.ShowsLatency(s) {
 		fmt.Fprintf(w, "latency      %s\n", schedule.LatencyText(s))
 	}
@@ -91,7 +126,11 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 	}
 	t := r.Times
 	fmt.Fprintf(w, "search time  %.3fs (constructions %.3fs, repetend %.3fs, warmup %.3fs, cooldown %.3fs, refining %.3fs)\n", t.Total.Seconds(), t.Constructions.Seconds(), t.Repetend.Seconds(), t.Warmup.Seconds(), t.Cooldown.Seconds(), t.Refine.Seconds())
-	fmt.Fprintf(w, "proven       %s\n", r.ProofStatus())
+	if k > 1 {
+		fmt.Fprintf(w, "proven       at the search's steps of %s: %s\n", u.StepText(float64(k)), r.ProofStatusIn(searchTime))
+	} else {
+		fmt.Fprintf(w, "proven       %s\n", r.ProofStatus())
+	}
 	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
 	return nil
 }

@@ -181,7 +181,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency, Objective: objective,
 		Progress: func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
 	}
-	var res *search.Result
+	var res *exact.Result
 	if p.HasCandidates() {
 		// HEFT's assignment among the starts, and coarsening where asked.
 		var cr *coarsen.SearchResult
@@ -190,19 +190,21 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 				bar.done()
 				return writeCoarsened(cr.Schedule, *cr.Coarsened, cr.Total, "search", opts.Outputs, stdout)
 			}
-			res = cr.Result
+			res = &exact.Result{Search: cr.Result, Schedule: cr.Result.Schedule, Step: 1}
 		}
 	} else {
-		res, err = search.Run(ctx, p, sopt)
+		// A placement in real units is searched on its coarse copy and
+		// its schedule timed at its own steps (package exact).
+		res, err = exact.Run(ctx, p, sopt)
 	}
 	bar.done()
-	sum, err := searched("search", "memory", res, err, opts.Outputs, method, opts.Decisions.Any())
+	sum, err := searchedExact("search", "memory", res, err, opts.Outputs, method, opts.Decisions.Any())
 	if err != nil {
 		return err
 	}
 	if opts.Outputs.JSON {
 		return printJSON(stdout, sum)
 	}
-	return res.WriteText(stdout, sum, search.TextOptions{Placement: p, Memory: opts.Memory, NR: opts.NR, MicroBatches: opts.MicroBatches,
-		Method: method, Decisions: opts.Decisions.Any(), Units: textUnits})
+	return res.Search.WriteText(stdout, sum, search.TextOptions{Placement: p, Memory: opts.Memory, NR: opts.NR, MicroBatches: opts.MicroBatches,
+		Method: method, Decisions: opts.Decisions.Any(), Units: textUnits, Answer: res.Schedule, Step: res.Step})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/quantity"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -80,6 +81,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 	}
 	var sets [][]*runtimegen.Program
 	var scheduleMakespan *int
+	var units *quantity.Scale       // the schedule's placement's, for times in its unit
 	var timing *placement.Placement // times of blocks and transfers; nil: the programs' and CommTime
 	sim := runtimegen.SimOptions{CommTime: opts.CommTime, Channels: opts.Channels}
 	if opts.Schedule != "" {
@@ -108,6 +110,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 			return err
 		}
 		scheduleMakespan = ptr(schedule.Makespan(s))
+		units = s.Placement.Units
 		sim = runtimegen.ScheduleSimOptions(s, timing, opts.Channels, opts.CommTime)
 	} else {
 		if opts.Blocking {
@@ -130,6 +133,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		return err
 	}
 	out.ScheduleMakespan = scheduleMakespan
+	out.SetUnits(units)
 	if opts.JSON {
 		return printJSON(stdout, out)
 	}
