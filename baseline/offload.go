@@ -286,7 +286,51 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 		return true
 	}
 	fmem := func(s int) int { return p.Blocks[q.fwd[s]].Memory }
-	for t := 0; left > 0; t++ {
+	// A step that changes nothing is followed by the first time at which
+	// a condition below can change — a device or host channel gets free,
+	// an instance, move or rerun ends, a tensor arrives — rather than by
+	// t+1: the same schedule, without a pass per time unit (placements in
+	// real units have fine steps).
+	succs := p.SuccDeps()
+	changed := false
+	step := func(t int) int {
+		if changed {
+			changed = false
+			return t + 1
+		}
+		best := limit + 1
+		see := func(x int) {
+			if x > t && x < best {
+				best = x
+			}
+		}
+		for _, b := range busy {
+			see(b)
+		}
+		for _, f := range chanFree {
+			see(f)
+		}
+		for i := range ins {
+			for _, x := range ins[i] {
+				if x.started {
+					see(x.start)
+					see(x.end)
+					for _, d := range succs[i] {
+						see(x.start + p.Delay(d))
+					}
+				}
+			}
+		}
+		for s := range S {
+			for _, sv := range saves[s] {
+				see(sv.offEnd)
+				see(sv.relEnd)
+				see(sv.rerunEnd)
+			}
+		}
+		return best
+	}
+	for t := 0; left > 0; t = step(t) {
 		if t > limit {
 			return nil, fmt.Errorf("%s: placement %q: stuck at time %d with %d instances left: the policy does not fit the budget %s: %w",
 				pol.name, p.Name, t, left, BudgetText(p, memory), ErrOverBudget)
@@ -298,9 +342,11 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 				sv := &saves[s][m]
 				if sv.action == placement.Offload && sv.offEnd == t {
 					mem[d] -= fmem(s)
+					changed = true
 				}
 				if sv.action == placement.Recompute && ins[q.fwd[s]][m].started && ins[q.fwd[s]][m].end == t {
 					mem[d] -= p.Freed(q.fwd[s], placement.Recompute)
+					changed = true
 				}
 			}
 		}
@@ -384,6 +430,7 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 			}
 			b := p.Blocks[best.block]
 			busy[d] = t + b.Time
+			changed = true
 			if best.rerun {
 				sv := &saves[best.stage][best.micro]
 				sv.rerun, sv.rerunEnd = t, t+b.Time
@@ -418,6 +465,7 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 				sv.relStart, sv.relEnd = t, t+T
 				mem[d] += fmem(s)
 				chanFree[c] = t + T
+				changed = true
 			}
 		}
 		for s := range S {
@@ -433,6 +481,7 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 					T := p.OffloadTime(q.fwd[s])
 					sv.offStart, sv.offEnd = t, t+T
 					chanFree[c] = t + T
+					changed = true
 					break
 				}
 			}

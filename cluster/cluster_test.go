@@ -82,6 +82,13 @@ func TestLoadBad(t *testing.T) {
 		{"pair-links-and-latency.json", `cluster: links: pairs[0]: give either "latency" and "per_unit" (one link) or "links", not both`},
 		{"pair-links-negative.json", "cluster: links: pairs[0]: links[1]: latency must be in 0..1000000, got -2"},
 		{"pair-links-missing-field.json", `cluster: links: pairs[0]: links[0]: missing field "per_unit"`},
+		// Units, and links given once per node.
+		{"time-unit-unknown.json", `cluster: field "time_unit": unknown time unit "hours" (want one of ns, us, µs, ms, s)`},
+		{"nodes-no-link.json", `cluster: device 1 on node 0 and device 2 on node 1 have no link between them: give "links": {"default"} (the link between nodes) or a pair`},
+		{"nodes-twice.json", "cluster: links: nodes[1]: node 0 already given by nodes[0]"},
+		{"nodes-no-device.json", "cluster: links: nodes[0]: no device is on node 3"},
+		{"nodes-missing-node.json", `cluster: links: nodes[0]: missing field "node"`},
+		{"nodes-negative.json", "cluster: links: nodes[0]: latency must be in 0..1000000, got -1"},
 	}
 	files, _ := filepath.Glob(filepath.Join(badDir, "*.json"))
 	if len(files) != len(tests) {

@@ -94,6 +94,7 @@ func Run(ctx context.Context, p *placement.Placement, opt search.Options) (*Resu
 	if out.Schedule, err = Retime(res.Schedule, p); err != nil {
 		return nil, err
 	}
+	out.Listed = !sameOrders(out.Schedule, res.Schedule)
 	if opt.Latency > 0 {
 		out.Schedule.Latency = opt.Latency
 		if err := schedule.Verify(out.Schedule); err != nil {
@@ -113,9 +114,6 @@ func Retime(s *schedule.Schedule, p *placement.Placement) (*schedule.Schedule, e
 		out.Memory = s.Memory
 		return out, nil
 	}
-	if len(s.Decisions) > 0 {
-		return nil, fmt.Errorf("the search's schedule at the placement's own times: %w", err)
-	}
 	ins := append([]schedule.Instance(nil), s.Instances...)
 	sort.SliceStable(ins, func(i, j int) bool {
 		a, b := ins[i], ins[j]
@@ -131,14 +129,42 @@ func Retime(s *schedule.Schedule, p *placement.Placement) (*schedule.Schedule, e
 	for rank, in := range ins {
 		prio[in.Micro*len(p.Blocks)+in.Block] = rank
 	}
-	ls, lerr := construct.List(p, s.MicroBatches, construct.ListOptions{Memory: s.Memory, Priority: prio})
-	if lerr != nil {
-		return nil, fmt.Errorf("the search's schedule at the placement's own times: %w (a list schedule in its order: %v)", err, lerr)
+	// Where the search offloaded or recomputed, the list schedule may
+	// too (the coarse copy's decisions need not fit the exact times: an
+	// offload and a reload ordered on a host channel at the coarse times
+	// can leave a reload no time before its consumer).
+	off, rec := s.Count()
+	var lerr error
+	for _, sv := range []construct.Savings{{Offload: off > 0, Recompute: rec > 0, Balance: off > 0 && rec > 0}, {Offload: off > 0, Recompute: rec > 0, PreferRecompute: true}} {
+		ls, e := construct.List(p, s.MicroBatches, construct.ListOptions{Memory: s.Memory, Priority: prio, Savings: sv})
+		if e == nil {
+			if e = schedule.Verify(ls); e == nil {
+				return ls, nil
+			}
+		}
+		lerr = e
+		if off+rec == 0 {
+			break
+		}
 	}
-	if verr := schedule.Verify(ls); verr != nil {
-		return nil, fmt.Errorf("the search's schedule at the placement's own times: %w (a list schedule in its order: %v)", err, verr)
+	return nil, fmt.Errorf("the search's schedule at the placement's own times: %w (a list schedule in its order: %v)", err, lerr)
+}
+
+// sameOrders says whether two schedules of the same blocks run every
+// device's instances in the same order.
+func sameOrders(a, b *schedule.Schedule) bool {
+	oa, ob := schedule.Orders(a), schedule.Orders(b)
+	for d := range oa {
+		if len(oa[d]) != len(ob[d]) {
+			return false
+		}
+		for i := range oa[d] {
+			if oa[d][i] != ob[d][i] {
+				return false
+			}
+		}
 	}
-	return ls, nil
+	return true
 }
 
 // Summary is the search's summary (search.Result.Summary) with the

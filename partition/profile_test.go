@@ -86,6 +86,11 @@ func TestBadModels(t *testing.T) {
 		"device-times-no-backward.json": `device_times: "v100": no backward time for a layer with one`,
 		"device-times-not-object.json":  `field "device_times": want an object of device types, got an array`,
 		"backward-flops-alone.json":     `"backward_flops" and "backward_memory_access" need "flops" or "memory_access"`,
+		// Units.
+		"time-unit-unknown.json":      `field "time_unit": unknown time unit "min" (want one of ns, us, µs, ms, s)`,
+		"time-unit-type.json":         `field "time_unit": want a string, got a number`,
+		"memory-unit-unknown.json":    `field "memory_unit": unknown memory unit "gigabytes" (want one of B, kB, KiB, MB, MiB, GB, GiB, TB, TiB)`,
+		"memory-unit-with-bytes.json": `field "memory_unit": a profile in bytes ("device_bytes") is in bytes: give no memory unit`,
 	}
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "bad-models", "*.json"))
 	if err != nil {

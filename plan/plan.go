@@ -134,7 +134,11 @@ func (r *Report) WriteText(w io.Writer, units int) error {
 	}
 	fmt.Fprintf(w, "schedule     %d micro-batches: makespan %s, bubble rate %s (lower bound %s)\n",
 		s.MicroBatches, u.Duration(float64(sum.Makespan)), textfmt.Pct(sum.BubbleRate), u.Duration(float64(sum.LowerBound.Makespan)))
-	fmt.Fprintf(w, "timed        every block and transfer at its own time, in steps of %s (makespan %d steps)\n", u.StepText(1), sum.Makespan)
+	how := "every block and transfer at its own time"
+	if in.Result.Listed {
+		how = "a list schedule in the order of the search's starts (its orders and decisions did not fit the exact times)"
+	}
+	fmt.Fprintf(w, "timed        %s, in steps of %s (makespan %d steps)\n", how, u.StepText(1), sum.Makespan)
 	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", u.Memories(sum.PeakMemory), s.Placement.BudgetText(in.Budget))
 	if in.Decisions {
 		fmt.Fprintf(w, "decisions    %s\n", s.DecisionsText())

@@ -26,6 +26,7 @@ type TextOptions struct {
 	// proofs stay the result's, written in time.
 	Answer *schedule.Schedule
 	Step   int
+	Listed bool // Answer is a list schedule in the result's order (package exact)
 }
 
 // WriteText writes the search's report as tessel search prints it: the
@@ -98,7 +99,11 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 	if u.HasTime() {
 		fmt.Fprintf(w, "\nschedule     %d micro-batches: makespan %s (lower bound %s, gap %s), bubble rate %s\n", s.MicroBatches, u.Duration(float64(sum.Makespan)),
 			u.Duration(float64(sum.LowerBound.Makespan)), u.Duration(float64(gap)), textfmt.Pct(sum.BubbleRate))
-		fmt.Fprintf(w, "timed        every block and transfer at its own time, in steps of %s (makespan %d steps)\n", u.StepText(1), sum.Makespan)
+		how := "every block and transfer at its own time"
+		if o.Listed {
+			how = "a list schedule in the order of the search's starts (its orders and decisions did not fit the exact times)"
+		}
+		fmt.Fprintf(w, "timed        %s, in steps of %s (makespan %d steps)\n", how, u.StepText(1), sum.Makespan)
 	} else {
 		fmt.Fprintf(w, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, gap, textfmt.Pct(sum.BubbleRate))
 	}

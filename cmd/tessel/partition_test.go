@@ -324,7 +324,7 @@ func TestPlanClusterBytes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(text, "(budget [124 100 100 94])") || !strings.Contains(text, "96.00 GB") {
+	if !strings.Contains(text, "(budget [66.57 GB, 53.69 GB, 53.69 GB, 50.47 GB])") || !strings.Contains(text, "96.00 GB") {
 		t.Errorf("plan output:\n%s", text)
 	}
 	code, _, errOut = runCLI(t, "plan", "--model", gptLike, "-n", "16", "--cluster", "../../testdata/clusters/four-80gb.json")

@@ -206,5 +206,5 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		return printJSON(stdout, sum)
 	}
 	return res.Search.WriteText(stdout, sum, search.TextOptions{Placement: p, Memory: opts.Memory, NR: opts.NR, MicroBatches: opts.MicroBatches,
-		Method: method, Decisions: opts.Decisions.Any(), Units: textUnits, Answer: res.Schedule, Step: res.Step})
+		Method: method, Decisions: opts.Decisions.Any(), Units: textUnits, Answer: res.Schedule, Step: res.Step, Listed: res.Listed})
 }
