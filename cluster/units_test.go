@@ -27,8 +27,8 @@ func TestNodeLinks(t *testing.T) {
 		links int
 	}{
 		{0, 1, Link{Latency: 1}, 1}, {1, 2, Link{Latency: 1}, 1}, // node 0's
-		{2, 0, Link{Latency: 5}, 1},                             // the pair listed
-		{3, 4, Link{Latency: 2}, 2},                             // node 1's two links
+		{2, 0, Link{Latency: 5}, 1},                              // the pair listed
+		{3, 4, Link{Latency: 2}, 2},                              // node 1's two links
 		{0, 3, Link{Latency: 9}, 1}, {2, 4, Link{Latency: 9}, 1}, // between nodes
 	} {
 		pr := c.Pair(tc.a, tc.b)

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"time"
 
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/placement"
@@ -185,4 +186,54 @@ func (r *Result) Summary(sum search.Summary) search.Summary {
 	gap := fine.Makespan - fine.LowerBound.Makespan
 	fine.Gap = &gap
 	return fine
+}
+
+// ReplanStarts is search.ReplanStarts (the replan's search from given
+// starts) on p's coarse copy, its answer timed on p, as Run.
+func ReplanStarts(ctx context.Context, p *placement.Placement, memory, n int, start []search.Start, opt search.ReplanOptions) (*Result, error) {
+	return onCopy(p, start, func(q *placement.Placement, start []search.Start) (*search.Result, error) {
+		return search.ReplanStarts(ctx, q, memory, n, start, opt)
+	})
+}
+
+// Fresh is search.Fresh (a fresh search with the old schedule's budget
+// and micro-batches) on p's coarse copy, its answer timed on p.
+func Fresh(ctx context.Context, p *placement.Placement, old *schedule.Schedule, opt search.ReplanOptions, limit time.Duration) (*Result, error) {
+	return onCopy(p, nil, func(q *placement.Placement, _ []search.Start) (*search.Result, error) {
+		return search.Fresh(ctx, q, old, opt, limit)
+	})
+}
+
+// onCopy runs a search on p's coarse copy, the given starts (schedules
+// of p) timed on the copy first, and times its answer on p.
+func onCopy(p *placement.Placement, start []search.Start, run func(*placement.Placement, []search.Start) (*search.Result, error)) (*Result, error) {
+	k := p.Units.SearchStep()
+	if k <= 1 {
+		res, err := run(p, start)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Search: res, Schedule: res.Schedule, Step: 1}, nil
+	}
+	q, err := placement.Coarsen(p, k)
+	if err != nil {
+		return nil, err
+	}
+	var onQ []search.Start
+	for _, st := range start {
+		if s, err := schedule.Retime(st.Schedule, q); err == nil {
+			st.Schedule, st.Repetend = s, nil
+			onQ = append(onQ, st)
+		}
+	}
+	res, err := run(q, onQ)
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{Search: res, Step: k}
+	if out.Schedule, err = Retime(res.Schedule, p); err != nil {
+		return nil, err
+	}
+	out.Listed = !sameOrders(out.Schedule, res.Schedule)
+	return out, nil
 }

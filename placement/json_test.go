@@ -55,6 +55,10 @@ func TestLoadBad(t *testing.T) {
 		{"overlap-both.json", `overlap: both a time and a factor`},
 		{"overlap-unknown-id.json", `field "overlap": pairs[0]: unknown id "b9"`},
 		{"overlap-pair-time.json", `overlap: pairs[0]: time 0 < 1`},
+		{"units-no-step.json", `field "units": units: "time" needs "step" (what one time step is)`},
+		{"units-unknown-time.json", `field "units": units: time: unknown time unit "hours"`},
+		{"units-empty.json", `field "units": units: give "step", "memory_bytes" or both`},
+		{"units-search-no-step.json", `field "units": units: "search_step" needs "step"`},
 	}
 	files, err := filepath.Glob(filepath.Join(badDir, "*.json"))
 	if err != nil {
@@ -264,5 +268,38 @@ func TestUnmarshalKeepsOnError(t *testing.T) {
 	}
 	if !p.Equal(small()) {
 		t.Error("placement changed by a failed UnmarshalJSON")
+	}
+}
+
+// A placement in real units says what its steps and memory units are; the
+// written form keeps them, and a placement without them is written as
+// before.
+func TestUnitsRoundTrip(t *testing.T) {
+	p, err := Load(placementsDir + "/llama7b-8x80.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := p.Units; u == nil || u.Time != "ms" || !(u.Step > 0) || u.Search < 2 || !(u.MemoryBytes > 0) {
+		t.Fatalf("units %+v", p.Units)
+	}
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Parse(b.Bytes())
+	if err != nil || !q.Equal(p) {
+		t.Fatalf("round trip: %v", err)
+	}
+	data, _ := os.ReadFile(placementsDir + "/llama7b-8x80.json")
+	if !bytes.Equal(data, b.Bytes()) {
+		t.Errorf("written form differs:\n%s", b.Bytes())
+	}
+	q.Units = nil
+	if q.Equal(p) {
+		t.Error("placements with and without units are equal")
+	}
+	b.Reset()
+	if err := q.Write(&b); err != nil || bytes.Contains(b.Bytes(), []byte("units")) {
+		t.Errorf("a placement without units is written with them (%v)", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/hetero"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
@@ -219,21 +220,28 @@ func (r *modelRun) step(ctx context.Context, last *schedule.Schedule, changes []
 			start = append(start, search.Start{Name: WarmRetimed, Schedule: s})
 		}
 	}
-	res, err = search.ReplanStarts(sctx, p, last.Memory, last.MicroBatches, start, opt.Replan)
+	// On a placement in real units, the search runs on its coarse copy
+	// and its schedule is timed at the placement's own steps (exact).
+	er, err := exact.ReplanStarts(sctx, p, last.Memory, last.MicroBatches, start, opt.Replan)
 	if err != nil {
 		cancel()
 		return nil, nil, err
 	}
+	res = er.Search
 	took := time.Since(t0)
 	cancel()
-	s := res.Schedule
+	s := er.Schedule
 	if err := s.SetCluster(vc, given); err != nil {
 		return nil, nil, err
 	}
 	if err := schedule.Verify(s); err != nil {
 		return nil, nil, fmt.Errorf("the replanned schedule fails verification (a bug): %w", err)
 	}
-	st.Makespan, st.LowerBound, st.Seconds, st.Source, st.Valid = schedule.Makespan(s), res.Bounds.Makespan, seconds(took), res.Source.String(), true
+	lb := res.Bounds.Makespan
+	if er.Coarse() {
+		lb = schedule.LowerBounds(s.Placement, s.MicroBatches, s.Memory).Makespan // the copy's is in its steps
+	}
+	st.Makespan, st.LowerBound, st.Seconds, st.Source, st.Valid = schedule.Makespan(s), lb, seconds(took), res.Source.String(), true
 	if opt.Fresh {
 		// A fresh plan: the speed-aware split from scratch, and a fresh
 		// search on its placement.
@@ -245,7 +253,7 @@ func (r *modelRun) step(ctx context.Context, last *schedule.Schedule, changes []
 		if err != nil {
 			return nil, nil, fmt.Errorf("fresh plan: %w", err)
 		}
-		fs, err := search.Fresh(ctx, fp, last, opt.Replan, opt.TimeLimit)
+		fs, err := exact.Fresh(ctx, fp, last, opt.Replan, opt.TimeLimit)
 		if err != nil {
 			return nil, nil, fmt.Errorf("fresh search: %w", err)
 		}

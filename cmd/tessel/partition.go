@@ -63,7 +63,7 @@ func partitionFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "non-contiguous", Usage: "the max-load integer program (Z3) instead of the DP: stages need not be contiguous"},
 		&cli.DurationFlag{Name: "ip-time-limit", Usage: "time limit of --non-contiguous; the best split found and its gap are reported", Value: 60 * time.Second},
 		&cli.StringFlag{Name: "expert", Usage: "also evaluate a given split, a JSON `FILE` in Tarnawski et al.'s expert format (node ids per accelerator)"},
-		&cli.Float64Flag{Name: "time-unit", Usage: "model time of one placement time step", DefaultText: "the smallest block time over the least k ≤ 10 that keeps every block within 5%"},
+		&cli.Float64Flag{Name: "time-unit", Usage: "model time of one step of the schedule search's coarse copy of the placement (the placement itself times every block and transfer within 0.5%, and the search's schedule is timed again there)", DefaultText: "the smallest block time over the least k ≤ 10 that keeps every block within 5%"},
 		&cli.Float64Flag{Name: "memory-unit", Usage: "activation memory of one placement memory unit", DefaultText: "1 per stage, the Tessel paper's convention"},
 	}
 }
@@ -96,7 +96,8 @@ func partitionCommand() *cli.Command {
 			"max-load integer program solved with Z3 (the best found within --ip-time-limit, with its gap).\n" +
 			"The max load is the time per sample of a pipeline without bubbles. Beside it: the even split by\n" +
 			"layer count, a greedy fill and, with --expert, a given split. --out writes a placement for\n" +
-			"tessel search: stages become blocks on their devices, times in --time-unit steps.",
+			"tessel search: stages become blocks on their devices, timed within 0.5% (the placement's \"units\";\n" +
+			"the search runs on a coarse copy at --time-unit steps and its schedule is timed again at the placement's).",
 		Flags: append(partitionFlags(),
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the placement to a JSON `FILE` (for tessel search --placement-file)"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},

@@ -280,7 +280,7 @@ func TestPlanBytes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"held for good", "budget (units)", "memory [94 100 100 94]", "(budget [94 100 100 94])", "offloaded    f0 × "} {
+	for _, want := range []string{"held for good", "budget (units)", "memory [50.47 GB, 53.69 GB, 53.69 GB, 50.47 GB]", "(budget [50.47 GB, 53.69 GB, 53.69 GB, 50.47 GB])", "offloaded    f0 × "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("plan output lacks %q:\n%s", want, text)
 		}

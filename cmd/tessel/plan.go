@@ -46,8 +46,9 @@ func planCommand() *cli.Command {
 			"the split into a placement and searches its schedule (tessel search) for --micro-batches under\n" +
 			"--budget, the per-device memory budget of the placement (its units: see --memory-unit).\n" +
 			"Reports the split's time per sample beside the even split's and the greedy fill's, and the\n" +
-			"schedule's makespan and bubble rate, in placement steps and in model time. The schedule has\n" +
-			"passed the verifier.",
+			"schedule's makespan and bubble rate in the model's units (ms, s, GB where the model states them).\n" +
+			"The search runs on a coarse copy of the placement (--time-unit); its schedule is timed again with\n" +
+			"every block and transfer at its own time and has passed the verifier there.",
 		Flags: append(append(partitionFlags(),
 			&cli.StringFlag{Name: "placement-out", Usage: "also write the placement to a JSON `FILE`"},
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N of the schedule", Value: 64},
