@@ -113,7 +113,7 @@ func (r *Report) WriteText(w io.Writer, units int) error {
 	k := in.Result.Step
 	period := func(steps int) string {
 		if k > 1 {
-			return fmt.Sprintf("%d steps of %s", steps, u.StepText(float64(k)))
+			return fmt.Sprintf("%s (%d steps of %s)", u.Duration(float64(steps*k)), steps, u.StepText(float64(k)))
 		}
 		return fmt.Sprintf("%d steps", steps)
 	}
