@@ -27,6 +27,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Result is a search on a placement's coarse copy and its answer at the
@@ -54,55 +55,22 @@ type Result struct {
 // Coarse says whether the search ran on a coarse copy.
 func (r *Result) Coarse() bool { return r.Step > 1 }
 
-// Run is search.Run of p's coarse copy (placement.Coarsen by p's search
-// step)
-// with its answer timed on p. The budget, N_R and decisions of opt are
-// the copy's as they are (memory is not coarsened); a latency budget, in
-// p's steps, is the copy's rounded down and then checked on p; the given
-// starts, schedules of p, are timed on the copy first (their orders kept).
-// Without a search step it is search.Run(ctx, p, opt).
-func Run(ctx context.Context, p *placement.Placement, opt search.Options) (*Result, error) {
-	k := p.Units.SearchStep()
-	if k <= 1 {
-		res, err := search.Run(ctx, p, opt)
-		if err != nil {
-			return nil, err
-		}
-		return &Result{Search: res, Schedule: res.Schedule, Step: 1}, nil
-	}
-	q, err := placement.Coarsen(p, k)
-	if err != nil {
-		return nil, err
-	}
-	copt := opt
-	if opt.Latency > 0 {
-		copt.Latency = max(1, opt.Latency/k)
-	}
-	copt.Start = nil
-	for _, st := range opt.Start {
-		s, err := schedule.Retime(st.Schedule, q)
-		if err != nil {
-			continue // a start that does not carry over is no start
-		}
-		st.Schedule, st.Repetend = s, nil
-		copt.Start = append(copt.Start, st)
-	}
-	res, err := search.Run(ctx, q, copt)
-	if err != nil {
-		return nil, err
-	}
-	out := &Result{Search: res, Step: k}
-	if out.Schedule, err = Retime(res.Schedule, p); err != nil {
-		return nil, err
-	}
-	out.Listed = !sameOrders(out.Schedule, res.Schedule)
-	if opt.Latency > 0 {
-		out.Schedule.Latency = opt.Latency
-		if err := schedule.Verify(out.Schedule); err != nil {
-			return nil, fmt.Errorf("the schedule at the placement's own times breaks the latency budget %d (the search's copy met %d of its steps): %w", opt.Latency, copt.Latency, err)
-		}
-	}
-	return out, nil
+// Run is search.Run of sp on its placement's coarse copy
+// (placement.Coarsen by the placement's search step) with its answer
+// timed on the placement. The budget, N and decisions of sp are the
+// copy's as they are (memory is not coarsened); a latency budget, in the
+// placement's steps, is the copy's rounded down and then checked on the
+// placement; the given starts, schedules of the placement, are timed on
+// the copy first (their orders kept). The answer's spec is sp (its
+// cluster recorded where sp has one). Without a search step it is
+// search.Run(ctx, sp, opt).
+func Run(ctx context.Context, sp spec.Spec, opt search.Options) (*Result, error) {
+	start := opt.Start
+	return onCopy(sp, start, func(q spec.Spec, start []search.Start) (*search.Result, error) {
+		o := opt
+		o.Start = start
+		return search.Run(ctx, q, o)
+	})
 }
 
 // Retime is s, a schedule of p's coarse copy, on p: its orders kept
@@ -189,27 +157,30 @@ func (r *Result) Summary(sum search.Summary) search.Summary {
 }
 
 // ReplanStarts is search.ReplanStarts (the replan's search from given
-// starts) on p's coarse copy, its answer timed on p, as Run.
-func ReplanStarts(ctx context.Context, p *placement.Placement, memory, n int, start []search.Start, opt search.ReplanOptions) (*Result, error) {
-	return onCopy(p, start, func(q *placement.Placement, start []search.Start) (*search.Result, error) {
-		return search.ReplanStarts(ctx, q, memory, n, start, opt)
+// starts) on sp's coarse copy, its answer timed on sp's placement, as Run.
+func ReplanStarts(ctx context.Context, sp spec.Spec, start []search.Start, opt search.ReplanOptions) (*Result, error) {
+	return onCopy(sp, start, func(q spec.Spec, start []search.Start) (*search.Result, error) {
+		return search.ReplanStarts(ctx, q, start, opt)
 	})
 }
 
 // Fresh is search.Fresh (a fresh search with the old schedule's budget
 // and micro-batches) on p's coarse copy, its answer timed on p.
 func Fresh(ctx context.Context, p *placement.Placement, old *schedule.Schedule, opt search.ReplanOptions, limit time.Duration) (*Result, error) {
-	return onCopy(p, nil, func(q *placement.Placement, _ []search.Start) (*search.Result, error) {
-		return search.Fresh(ctx, q, old, opt, limit)
+	sp := spec.Spec{Placement: p, MicroBatches: old.MicroBatches, Memory: old.Memory}
+	return onCopy(sp, nil, func(q spec.Spec, _ []search.Start) (*search.Result, error) {
+		return search.Fresh(ctx, q.Placement, old, opt, limit)
 	})
 }
 
-// onCopy runs a search on p's coarse copy, the given starts (schedules
-// of p) timed on the copy first, and times its answer on p.
-func onCopy(p *placement.Placement, start []search.Start, run func(*placement.Placement, []search.Start) (*search.Result, error)) (*Result, error) {
+// onCopy runs a search of sp's coarse copy (the given starts, schedules
+// of sp's placement, timed on the copy first) and times its answer on
+// sp's placement; without a search step it runs on sp itself.
+func onCopy(sp spec.Spec, start []search.Start, run func(spec.Spec, []search.Start) (*search.Result, error)) (*Result, error) {
+	p := sp.Placement
 	k := p.Units.SearchStep()
 	if k <= 1 {
-		res, err := run(p, start)
+		res, err := run(sp, start)
 		if err != nil {
 			return nil, err
 		}
@@ -219,6 +190,10 @@ func onCopy(p *placement.Placement, start []search.Start, run func(*placement.Pl
 	if err != nil {
 		return nil, err
 	}
+	cs := spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory, Allowed: sp.Allowed}
+	if sp.Latency > 0 {
+		cs.Latency = max(1, sp.Latency/k)
+	}
 	var onQ []search.Start
 	for _, st := range start {
 		if s, err := schedule.Retime(st.Schedule, q); err == nil {
@@ -226,7 +201,7 @@ func onCopy(p *placement.Placement, start []search.Start, run func(*placement.Pl
 			onQ = append(onQ, st)
 		}
 	}
-	res, err := run(q, onQ)
+	res, err := run(cs, onQ)
 	if err != nil {
 		return nil, err
 	}
@@ -235,5 +210,14 @@ func onCopy(p *placement.Placement, start []search.Start, run func(*placement.Pl
 		return nil, err
 	}
 	out.Listed = !sameOrders(out.Schedule, res.Schedule)
+	// The answer is sp's: its cluster, given placement, latency budget
+	// and decisions, checked again.
+	out.Schedule.Spec = sp
+	if err := schedule.Verify(out.Schedule); err != nil {
+		if sp.Latency > 0 {
+			return nil, fmt.Errorf("the schedule at the placement's own times breaks the latency budget %d (the search's copy met %d of its steps): %w", sp.Latency, cs.Latency, err)
+		}
+		return nil, fmt.Errorf("the search's schedule at the placement's own times fails verification (a bug): %w", err)
+	}
 	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tessel-pp/tessel/quantity"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // plan is tessel plan's path without the memory model: the Llama-7B-like
@@ -39,7 +40,7 @@ func plan(t *testing.T, clusterFile string, unit float64, n int) (*hetero.Report
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := exact.Run(context.Background(), p, search.Options{MicroBatches: n})
+	res, err := exact.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: n}, search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

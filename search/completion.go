@@ -18,10 +18,12 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Warmup is the set of instances that run before the first iteration
@@ -83,8 +85,8 @@ func Feasible(ctx context.Context, p *placement.Placement, c repetend.Candidate,
 	nr, offsets, memory := c.NR, c.Offsets, opt.Memory
 	n := max(opt.MicroBatches, nr)
 	for _, pr := range []*smt.Problem{
-		smt.InstanceProblem(p, Warmup(p, offsets), memory, nil),
-		smt.InstanceProblem(p, Cooldown(p, offsets, nr, n), memory, cooldownEntry(p, offsets, nr, n)),
+		encode.InstanceProblem(p, Warmup(p, offsets), memory, nil),
+		encode.InstanceProblem(p, Cooldown(p, offsets, nr, n), memory, cooldownEntry(p, offsets, nr, n)),
 	} {
 		ok, err := smt.Satisfiable(ctx, pr)
 		if err != nil || !ok {
@@ -188,7 +190,7 @@ func Assemble(p *placement.Placement, parts Parts) (*schedule.Schedule, error) {
 	for _, s := range start {
 		lo = min(lo, s)
 	}
-	sch := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	sch := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}}
 	for ref, s := range start {
 		sch.Instances = append(sch.Instances, schedule.Instance{Block: ref.Block, Micro: ref.Micro, Start: s - lo})
 	}

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // WriteBuiltins writes every built-in placement under o, as tessel
@@ -48,12 +50,12 @@ func WriteBuiltins(w io.Writer, o placement.Options) error {
 // placement, its independent branches side by side. The schedule is
 // verified.
 func OneMicroBatch(p *placement.Placement) (*schedule.Schedule, error) {
-	refs := smt.AllInstances(p, 1)
-	starts := smt.Greedy(smt.InstanceProblem(p, refs, 0, nil))
+	refs := encode.AllInstances(p, 1)
+	starts := smt.Greedy(encode.InstanceProblem(p, refs, 0, nil))
 	if starts == nil {
 		return nil, fmt.Errorf("placement %q: no list schedule of one micro-batch", p.Name)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: 1}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}}
 	for k, r := range refs {
 		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: starts[k]})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // WarmBoundaries is the warm start of a step with a model where devices
@@ -222,7 +223,7 @@ func (r *modelRun) step(ctx context.Context, last *schedule.Schedule, changes []
 	}
 	// On a placement in real units, the search runs on its coarse copy
 	// and its schedule is timed at the placement's own steps (exact).
-	er, err := exact.ReplanStarts(sctx, p, last.Memory, last.MicroBatches, start, opt.Replan)
+	er, err := exact.ReplanStarts(sctx, spec.Spec{Placement: p, MicroBatches: last.MicroBatches, Memory: last.Memory}, start, opt.Replan)
 	if err != nil {
 		cancel()
 		return nil, nil, err

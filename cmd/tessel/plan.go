@@ -15,6 +15,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/plan"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 type planOptions struct {
@@ -167,8 +168,8 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	t1 := time.Now()
 	// The search runs on the placement's coarse copy; its answer is
 	// timed at the placement's own steps (package exact).
-	res, err := exact.Run(sctx, p, search.Options{Memory: o.Budget, MaxNR: o.NR, MicroBatches: o.MicroBatches,
-		Offload: o.Decisions.Offload, Recompute: o.Decisions.Recompute})
+	sp := spec.Spec{Placement: p, MicroBatches: o.MicroBatches, Memory: o.Budget, Allowed: spec.Decisions{Offload: o.Decisions.Offload, Recompute: o.Decisions.Recompute}}
+	res, err := exact.Run(sctx, sp, search.Options{MaxNR: o.NR})
 	bar.done()
 	if cl != nil {
 		// The schedule file records the cluster as the placement runs
