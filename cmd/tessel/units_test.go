@@ -75,7 +75,8 @@ func TestLlamaUnits(t *testing.T) {
 	for _, f := range []struct{ format, want string }{
 		{"svg", `text-anchor="end">ms</text>`},
 		{"html", `<tr><th>makespan</th><td>`},
-		{"trace", `"ts": `},
+		// f0 takes 20.05 ms; f1 starts after it and the 0.17 ms hop.
+		{"trace", `{"name":"f1^0","cat":"forward","ph":"X","ts":20220,"dur":20000,`},
 	} {
 		code, out, errOut = runCLI(t, "render", "-s", s, "--format", f.format)
 		if code != 0 || !strings.Contains(out, f.want) || f.format != "trace" && !regexp.MustCompile(`makespan `+timeRe+`|<td>`+timeRe+`</td>`).MatchString(out) {
