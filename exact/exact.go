@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"sort"
 	"time"
 
 	"github.com/tessel-pp/tessel/construct"
@@ -83,19 +82,8 @@ func Retime(s *schedule.Schedule, p *placement.Placement) (*schedule.Schedule, e
 		out.Memory = s.Memory
 		return out, nil
 	}
-	ins := append([]schedule.Instance(nil), s.Instances...)
-	sort.SliceStable(ins, func(i, j int) bool {
-		a, b := ins[i], ins[j]
-		if a.Start != b.Start {
-			return a.Start < b.Start
-		}
-		if a.Block != b.Block {
-			return a.Block < b.Block
-		}
-		return a.Micro < b.Micro
-	})
 	prio := make([]int, s.MicroBatches*len(p.Blocks))
-	for rank, in := range ins {
+	for rank, in := range schedule.StartOrder(s) {
 		prio[in.Micro*len(p.Blocks)+in.Block] = rank
 	}
 	// Where the search offloaded or recomputed, the list schedule may

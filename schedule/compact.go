@@ -293,6 +293,17 @@ func Orders(s *Schedule) [][]Ref {
 	return out
 }
 
+// StartOrder is s's instances by start time, then block index, then
+// micro-batch (a copy): one order for every device, so that instances on
+// device groups never cross, as a list schedule that follows s takes them.
+func StartOrder(s *Schedule) []Instance {
+	ins := slices.Clone(s.Instances)
+	slices.SortStableFunc(ins, func(a, b Instance) int {
+		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Block, b.Block), cmp.Compare(a.Micro, b.Micro))
+	})
+	return ins
+}
+
 // Sort puts s.Instances in file order: by start time, then the first device
 // of the block, then block index, then micro-batch.
 func (s *Schedule) Sort() { sortInstances(s.Placement, s.Instances) }

@@ -3,7 +3,6 @@ package timeline
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/tessel-pp/tessel/cluster"
@@ -181,17 +180,7 @@ func MovedOrders(old *schedule.Schedule, q *placement.Placement, memory int) *sc
 			return nil
 		}
 	}
-	ins := slices.Clone(old.Instances)
-	sort.SliceStable(ins, func(i, j int) bool {
-		a, b := ins[i], ins[j]
-		if a.Start != b.Start {
-			return a.Start < b.Start
-		}
-		if a.Block != b.Block {
-			return a.Block < b.Block
-		}
-		return a.Micro < b.Micro
-	})
+	ins := schedule.StartOrder(old)
 	orders := make([][]schedule.Ref, q.Devices)
 	for _, in := range ins {
 		for _, d := range q.Blocks[in.Block].Devices {
