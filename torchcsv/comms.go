@@ -207,15 +207,33 @@ func units(t *Table, r int) []unit {
 // compute-only table too, the file's bytes and the form's name as tessel
 // export reports it ("compute only" or "compute_comms").
 func ExportCSV(s *schedule.Schedule, comms bool) (tab *Table, data []byte, form string, err error) {
+	return ExportCSVWith(s, CSVOptions{Comms: comms})
+}
+
+// CSVOptions say which CSV ExportCSVWith writes.
+type CSVOptions struct {
+	// Comms writes the compute_comms form, lowered as Lowering says.
+	Comms    bool
+	Lowering CommsOptions
+}
+
+// ExportCSVWith is ExportCSV with its options; the compute_comms form's
+// name says where its receives are when they are deferred
+// ("compute_comms, receives deferred").
+func ExportCSVWith(s *schedule.Schedule, opt CSVOptions) (tab *Table, data []byte, form string, err error) {
 	if tab, err = Export(s); err != nil {
 		return nil, nil, "", err
 	}
-	if !comms {
+	if !opt.Comms {
 		return tab, tab.Marshal(), "compute only", nil
 	}
-	ct, err := ExportComms(s)
+	ct, order, err := ExportCommsWith(s, opt.Lowering)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	return tab, ct.Marshal(), "compute_comms", nil
+	form = "compute_comms"
+	if order == RecvDeferred {
+		form += ", receives deferred"
+	}
+	return tab, ct.Marshal(), form, nil
 }

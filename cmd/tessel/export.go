@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -21,6 +22,9 @@ type exportOptions struct {
 	Out      string
 	Force    bool
 	Split    string // torchtitan: the JSON of tessel partition --json
+	MergeBW  bool   // I and W merged into B (PyTorch's _merge_bw)
+	Recv     string // torch-csv-comms: early, deferred or auto
+	CommTime int    // --recv auto: transfer time without a cluster
 }
 
 // exportFormats are the formats tessel export writes.
@@ -30,7 +34,7 @@ func exportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write a schedule as PyTorch's pipelining CSV (compute only, or with sends and receives) or a torchtitan bundle",
-		UsageText: "tessel export --schedule FILE [--format torch-csv|torch-csv-comms|torchtitan] [--out FILE] [--force]",
+		UsageText: "tessel export --schedule FILE [--format torch-csv|torch-csv-comms|torchtitan] [--recv early|deferred|auto] [--merge-bw] [--out FILE] [--force]",
 		Description: "Writes the schedule as torch.distributed.pipelining reads it (PyTorch ≥ 2.6,\n" +
 			"_PipelineScheduleRuntime._load_csv(f, format=\"compute_only\"); torchtitan's\n" +
 			"--parallelism.pipeline_parallel_schedule_csv): no header, row r = rank r's actions\n" +
@@ -43,22 +47,38 @@ func exportCommand() *cli.Command {
 			"validator's rules, checked here.\n\n" +
 			"torch-csv-comms writes the compute_comms form (_load_csv(f, format=\"compute_comms\")):\n" +
 			"the sends and receives added by the rules of PyTorch's _add_send_recv, checked for\n" +
-			"pairs and deadlock as its _simulate_comms_compute does. torchtitan writes a folder\n" +
-			"--out with schedule.csv and torchtitan.toml, the settings that make torchtitan build\n" +
-			"the stages the CSV runs (loop or V style; with --split, module_fqns_per_model_part).",
+			"pairs and deadlock as its runtime runs them (receives posted without waiting, a\n" +
+			"compute waiting for its input). --recv deferred moves each receive to just before\n" +
+			"its consumer by PyTorch's _defer_recv_ops (the lower rank of a pair posts its receives\n" +
+			"before its sends); auto takes the order whose run ends first where every rank's sends\n" +
+			"and receives go one at a time (tessel simulate --torch-recv). torchtitan writes a folder\n" +
+			"--out with schedule.csv and torchtitan_pipeline.py, a function that sets torchtitan's\n" +
+			"configuration (fields as of torchtitan " + torchcsv.TitanCommit[:7] + ", August 2026) so that it builds the\n" +
+			"stages the CSV runs (loop or V style; with --split, module_fqns_per_model_part).\n" +
+			"--merge-bw merges every I with its W into one B at the I's place first, for runtimes\n" +
+			"that cannot split the backward (the schedule is compacted again and verified).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output format: " + joinNames(exportFormats), Value: "torch-csv"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
 			&cli.StringFlag{Name: "split", Usage: "torchtitan: the JSON `FILE` of tessel partition --json, whose layer names are module names"},
+			&cli.BoolFlag{Name: "merge-bw", Usage: "write every input gradient and its weight gradient merged into one full backward B, at the I's place (PyTorch's _merge_bw; for torchtitan where attention cannot split the backward)"},
+			&cli.StringFlag{Name: "recv", Usage: "torch-csv-comms: where the receives go, " + joinNames(torchcsv.RecvOrders) + " (PyTorch's _add_send_recv; its _defer_recv_ops; the shorter on serial links)", Value: "early"},
+			&cli.IntFlag{Name: "comm-time", Usage: "--recv auto: the time of a transfer where the schedule has no cluster", Value: 1},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("export: unexpected argument %q", c.Args().First())
 			}
+			if c.IsSet("recv") && c.String("format") != "torch-csv-comms" {
+				return usageErrorf("export: --recv applies to --format torch-csv-comms")
+			}
+			if c.IsSet("comm-time") && c.String("recv") != string(torchcsv.RecvAuto) {
+				return usageErrorf("export: --comm-time applies to --recv auto")
+			}
 			return runExport(c.Context, exportOptions{Schedule: c.String("schedule"), Format: c.String("format"),
-				Out: c.String("out"), Force: c.Bool("force"), Split: c.String("split")}, c.App.Writer)
+				Out: c.String("out"), Force: c.Bool("force"), Split: c.String("split"), MergeBW: c.Bool("merge-bw"), Recv: c.String("recv"), CommTime: c.Int("comm-time")}, c.App.Writer)
 		},
 	}
 }
@@ -84,11 +104,19 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 			return err
 		}
 	}
-	s, err := loadVerified(opts.Schedule)
+	s, merged, err := loadForExport(opts)
 	if err != nil {
 		return err
 	}
-	tab, data, form, err := torchcsv.ExportCSV(s, opts.Format == "torch-csv-comms")
+	recv, err := torchcsv.ParseRecvOrder(opts.Recv)
+	if err != nil {
+		return usageErrorf("--recv %v", err)
+	}
+	if opts.CommTime < 0 {
+		return usageErrorf("--comm-time must be at least 0, got %d", opts.CommTime)
+	}
+	tab, data, form, err := torchcsv.ExportCSVWith(s, torchcsv.CSVOptions{Comms: opts.Format == "torch-csv-comms",
+		Lowering: torchcsv.CommsOptions{Recv: recv, CommTime: opts.CommTime}})
 	if err != nil {
 		return usageErrorf("%s: cannot export to PyTorch's CSV: %v", opts.Schedule, err)
 	}
@@ -99,23 +127,40 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 	if err := writeNew(opts.Out, opts.Force, data); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "wrote %s: %d ranks, %d stages, %d micro-batches (PyTorch pipelining CSV, %s)\n",
-		opts.Out, len(tab.Rows), tab.Stages(), s.MicroBatches, form)
+	_, err = fmt.Fprintf(stdout, "wrote %s: %d ranks, %d stages, %d micro-batches (PyTorch pipelining CSV, %s)%s\n",
+		opts.Out, len(tab.Rows), tab.Stages(), s.MicroBatches, form, merged)
 	return err
 }
 
+// loadForExport reads and verifies the schedule to export and, with
+// --merge-bw, merges its backwards; merged is what the "wrote" line adds
+// then ("; I and W merged into B: makespan M instead of S").
+func loadForExport(opts exportOptions) (s *schedule.Schedule, merged string, err error) {
+	if s, err = loadVerified(opts.Schedule); err != nil || !opts.MergeBW {
+		return s, "", err
+	}
+	m, err := torchcsv.MergeBackward(s)
+	if err != nil {
+		return nil, "", usageErrorf("%s: --merge-bw: %v", opts.Schedule, err)
+	}
+	if m != s {
+		merged = fmt.Sprintf("; I and W merged into B: makespan %d instead of %d", schedule.Makespan(m), schedule.Makespan(s))
+	}
+	return m, merged, nil
+}
+
 // exportTitan writes the torchtitan bundle: the folder opts.Out with
-// schedule.csv and torchtitan.toml.
+// schedule.csv and the settings (torchcsv.TitanSettingsFile).
 func exportTitan(opts exportOptions, stdout io.Writer) error {
-	csvPath, tomlPath := filepath.Join(opts.Out, "schedule.csv"), filepath.Join(opts.Out, "torchtitan.toml")
+	csvPath, pyPath := filepath.Join(opts.Out, "schedule.csv"), filepath.Join(opts.Out, torchcsv.TitanSettingsFile)
 	if !opts.Force {
-		for _, p := range []string{csvPath, tomlPath} {
+		for _, p := range []string{csvPath, pyPath} {
 			if err := (outputs{Out: p}).check(); err != nil {
 				return err
 			}
 		}
 	}
-	s, err := loadVerified(opts.Schedule)
+	s, merged, err := loadForExport(opts)
 	if err != nil {
 		return err
 	}
@@ -139,10 +184,10 @@ func exportTitan(opts exportOptions, stdout io.Writer) error {
 	if err := writeNew(csvPath, opts.Force, b.Table.Marshal()); err != nil {
 		return err
 	}
-	if err := writeNew(tomlPath, opts.Force, b.Config(csvPath)); err != nil {
+	if err := writeNew(pyPath, opts.Force, b.Config(csvPath)); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "wrote %s and %s: %d ranks, %d stages (%s style, %d per rank), %d micro-batches\n",
-		csvPath, tomlPath, b.Ranks, b.Stages, b.Style, b.StagesPerRank, b.MicroBatches)
+	_, err = fmt.Fprintf(stdout, "wrote %s and %s: %d ranks, %d stages (%s style, %d per rank), %d micro-batches%s\n",
+		csvPath, pyPath, b.Ranks, b.Stages, b.Style, b.StagesPerRank, b.MicroBatches, merged)
 	return err
 }
