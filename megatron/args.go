@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/torchcsv"
@@ -318,4 +319,55 @@ func ParseArgs(data []byte) (map[string]string, error) {
 		out[name] = value
 	}
 	return out, nil
+}
+
+// ParseMoELayerFreq reads Megatron-Core's --moe-layer-freq for layers
+// transformer layers: an integer N (layer i is an MoE layer where i mod N
+// is 0; 1: every layer) or a list of 0 and 1, one per layer ("[1,1,0,1]").
+func ParseMoELayerFreq(s string, layers int) ([]bool, error) {
+	s = strings.TrimSpace(s)
+	out := make([]bool, layers)
+	if !strings.HasPrefix(s, "[") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("MoE layer frequency %q: want a positive integer or a list of 0 and 1 such as [1,0,1]", s)
+		}
+		for i := range out {
+			out[i] = i%n == 0
+		}
+		return out, nil
+	}
+	if !strings.HasSuffix(s, "]") {
+		return nil, fmt.Errorf("MoE layer pattern %q: no closing \"]\"", s)
+	}
+	parts := strings.Split(s[1:len(s)-1], ",")
+	if len(parts) != layers {
+		return nil, fmt.Errorf("MoE layer pattern %q has %d entries for %d transformer layers", s, len(parts), layers)
+	}
+	for i, p := range parts {
+		switch strings.TrimSpace(p) {
+		case "1":
+			out[i] = true
+		case "0":
+		default:
+			return nil, fmt.Errorf("MoE layer pattern %q: entry %d is %q, not 0 or 1", s, i+1, strings.TrimSpace(p))
+		}
+	}
+	return out, nil
+}
+
+// LayoutOfSplit is the layout of a split given as its stages' layer names
+// in pipeline order (a partition's, named as Megatron-Core's kinds:
+// partition.MegatronSymbol) on pp ranks, checked as ParseLayout checks a
+// layout.
+func LayoutOfSplit(names [][]string, pp int) (*Layout, error) {
+	devices := make([]int, len(names))
+	for i := range devices {
+		devices[i] = i % max(pp, 1)
+	}
+	ml, err := partition.Megatron(names, devices, pp)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLayout(ml.Layout, LayoutOptions{PP: pp})
 }

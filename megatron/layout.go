@@ -282,3 +282,21 @@ func (l *Layout) WriteText(w interface{ WriteString(string) (int, error) }) {
 		w.WriteString(b.String() + "\n")
 	}
 }
+
+// Summary is the line tessel import prints about the layout and its
+// placement p.
+func (l *Layout) Summary(p *placement.Placement) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "placement %s: %d ranks, %d stages (%d per rank), %d transformer layers", p.Name, l.PP, len(l.Stages), l.VPP, l.Layers)
+	if l.MTP > 0 {
+		fmt.Fprintf(&b, ", %d MTP layers", l.MTP)
+	}
+	if e := l.Empty(); len(e) > 0 {
+		parts := make([]string, len(e))
+		for i, s := range e {
+			parts[i] = strconv.Itoa(s)
+		}
+		fmt.Fprintf(&b, "; stages without a transformer layer: %s", strings.Join(parts, ", "))
+	}
+	return b.String() + "\n"
+}
