@@ -113,26 +113,9 @@ func ParseLayout(s string, opt LayoutOptions) (*Layout, error) {
 func (l *Layout) String() string {
 	parts := make([]string, len(l.Stages))
 	for i, st := range l.Stages {
-		parts[i] = compress(st)
+		parts[i] = partition.CompressRuns(st)
 	}
 	return strings.Join(parts, "|")
-}
-
-// compress writes runs of one symbol as X*N: "Ettt" → "Et*3".
-func compress(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		j := i
-		for j < len(s) && s[j] == s[i] {
-			j++
-		}
-		b.WriteByte(s[i])
-		if j-i > 1 {
-			b.WriteString("*" + strconv.Itoa(j-i))
-		}
-		i = j
-	}
-	return b.String()
 }
 
 // Rank is the pipeline rank of layout stage i.

@@ -122,12 +122,7 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 	case "megatron":
 		return exportMegatron(opts, stdout)
 	}
-	if opts.Out != "" && !opts.Force {
-		if err := (outputs{Out: opts.Out}).check(); err != nil {
-			return err
-		}
-	}
-	s, merged, err := loadForExport(opts)
+	s, merged, err := loadForExport(opts, opts.Out)
 	if err != nil {
 		return err
 	}
@@ -155,10 +150,18 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 	return err
 }
 
-// loadForExport reads and verifies the schedule to export and, with
+// loadForExport checks that the files to write (outs; "" for stdout)
+// may be written, reads and verifies the schedule to export and, with
 // --merge-bw, merges its backwards; merged is what the "wrote" line adds
 // then ("; I and W merged into B: makespan M instead of S").
-func loadForExport(opts exportOptions) (s *schedule.Schedule, merged string, err error) {
+func loadForExport(opts exportOptions, outs ...string) (s *schedule.Schedule, merged string, err error) {
+	for _, out := range outs {
+		if out != "" && !opts.Force {
+			if err := (outputs{Out: out}).check(); err != nil {
+				return nil, "", err
+			}
+		}
+	}
 	if s, err = loadVerified(opts.Schedule); err != nil || !opts.MergeBW {
 		return s, "", err
 	}
@@ -176,14 +179,7 @@ func loadForExport(opts exportOptions) (s *schedule.Schedule, merged string, err
 // schedule.csv and the settings (torchcsv.TitanSettingsFile).
 func exportTitan(opts exportOptions, stdout io.Writer) error {
 	csvPath, pyPath := filepath.Join(opts.Out, "schedule.csv"), filepath.Join(opts.Out, torchcsv.TitanSettingsFile)
-	if !opts.Force {
-		for _, p := range []string{csvPath, pyPath} {
-			if err := (outputs{Out: p}).check(); err != nil {
-				return err
-			}
-		}
-	}
-	s, merged, err := loadForExport(opts)
+	s, merged, err := loadForExport(opts, csvPath, pyPath)
 	if err != nil {
 		return err
 	}
@@ -217,12 +213,7 @@ func exportTitan(opts exportOptions, stdout io.Writer) error {
 
 // exportMegatron writes the Megatron-Core arguments of the plan.
 func exportMegatron(opts exportOptions, stdout io.Writer) error {
-	if opts.Out != "" && !opts.Force {
-		if err := (outputs{Out: opts.Out}).check(); err != nil {
-			return err
-		}
-	}
-	s, merged, err := loadForExport(opts)
+	s, merged, err := loadForExport(opts, opts.Out)
 	if err != nil {
 		return err
 	}

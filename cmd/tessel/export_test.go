@@ -58,7 +58,7 @@ func TestExportCommand(t *testing.T) {
 	}{
 		{[]string{"export", "-s", goldenSchedule, "--out", path}, "exists (use --force to overwrite it)"},
 		{[]string{"export"}, "--schedule FILE is required"},
-		{[]string{"export", "-s", goldenSchedule, "--format", "json"}, `--format must be one of torch-csv, torch-csv-comms, torchtitan, got "json"`},
+		{[]string{"export", "-s", goldenSchedule, "--format", "json"}, `--format must be one of torch-csv, torch-csv-comms, torchtitan, megatron, got "json"`},
 		{[]string{"export", "-s", mpath}, `cannot export to PyTorch's CSV: block "fs" runs on devices [0 1 2 3], a group`},
 		{[]string{"export", "-s", "no-such.json"}, "no-such.json"},
 	} {
