@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Megatron-Core's own layout examples (its pipeline-layout unit tests,
@@ -162,7 +163,7 @@ func TestArgumentsParseBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := search.Run(context.Background(), p, search.Options{Memory: 12, MicroBatches: 8})
+	res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Memory: 12}, search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

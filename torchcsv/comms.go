@@ -169,7 +169,7 @@ func ExportCommsWith(s *schedule.Schedule, opt CommsOptions) (*CommsTable, RecvO
 		order = c.Shorter
 	case RecvEarly, RecvDeferred:
 	default:
-		return nil, "", fmt.Errorf("receive order %q: want one of %s", order, strings.Join(RecvOrders, ", "))
+		return nil, "", fmt.Errorf("receive order %q: want one of %s", order, strings.Join(RecvOrders(), ", "))
 	}
 	ct, err := lower(s, order)
 	if err != nil {

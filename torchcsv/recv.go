@@ -31,8 +31,10 @@ const (
 	RecvAuto RecvOrder = "auto"
 )
 
-// RecvOrders are the values of a RecvOrder flag.
-var RecvOrders = []string{string(RecvEarly), string(RecvDeferred), string(RecvAuto)}
+// RecvOrders are the values of a RecvOrder flag (a new slice each call).
+func RecvOrders() []string {
+	return []string{string(RecvEarly), string(RecvDeferred), string(RecvAuto)}
+}
 
 // ParseRecvOrder reads a RecvOrder flag ("" is early).
 func ParseRecvOrder(s string) (RecvOrder, error) {
@@ -42,7 +44,7 @@ func ParseRecvOrder(s string) (RecvOrder, error) {
 	case string(RecvEarly), string(RecvDeferred), string(RecvAuto):
 		return RecvOrder(s), nil
 	}
-	return "", fmt.Errorf("must be one of %s, got %q", strings.Join(RecvOrders, ", "), s)
+	return "", fmt.Errorf("must be one of %s, got %q", strings.Join(RecvOrders(), ", "), s)
 }
 
 // at is a cell's place: its rank and its index in the rank's row.

@@ -78,7 +78,7 @@ func exportCommand() *cli.Command {
 			&cli.StringFlag{Name: "megatron-layout", Usage: "megatron: the plan's `LAYOUT` (Megatron-Core's --pipeline-model-parallel-layout), instead of --split"},
 			&cli.StringFlag{Name: "moe-layer-freq", Usage: "megatron: which transformer layers are MoE, as Megatron-Core's --moe-layer-freq: N or [1,0,…]", Value: "1"},
 			&cli.BoolFlag{Name: "merge-bw", Usage: "write every input gradient and its weight gradient merged into one full backward B, at the I's place (PyTorch's _merge_bw; for torchtitan where attention cannot split the backward)"},
-			&cli.StringFlag{Name: "recv", Usage: "torch-csv-comms: where the receives go, " + joinNames(torchcsv.RecvOrders) + " (PyTorch's _add_send_recv; its _defer_recv_ops; the shorter on serial links)", Value: "early"},
+			&cli.StringFlag{Name: "recv", Usage: "torch-csv-comms: where the receives go, " + joinNames(torchcsv.RecvOrders()) + " (PyTorch's _add_send_recv; its _defer_recv_ops; the shorter on serial links)", Value: "early"},
 			&cli.IntFlag{Name: "comm-time", Usage: "--recv auto: the time of a transfer where the schedule has no cluster", Value: 1},
 		},
 		Action: func(c *cli.Context) error {

@@ -74,7 +74,7 @@ func importCommand() *cli.Command {
 			&cli.BoolFlag{Name: "split-backward", Usage: "--megatron-layout: train each stage with input and weight gradients"},
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "--megatron-layout with --out: micro-batches of Megatron-Core's order"},
 			&cli.IntFlag{Name: "group", Usage: "--megatron-layout with --out: Megatron-Core's micro-batch group size (0: the pipeline size)"},
-			&cli.StringFlag{Name: "torch-naming", Usage: "what B means: " + joinNames(torchcsv.Namings) + " (old: B input gradient, BW full backward)", Value: "auto"},
+			&cli.StringFlag{Name: "torch-naming", Usage: "what B means: " + joinNames(torchcsv.Namings()) + " (old: B input gradient, BW full backward)", Value: "auto"},
 			&cli.StringFlag{Name: "overlap-time", Usage: "keep every OVERLAP_F_B as an overlapped pair taking `T`, or a factor of F + B such as 0.7x (without it: its two actions back to back)"},
 			&cli.IntFlag{Name: "forward-time", Usage: "time of every forward (F)", Value: d.ForwardTime},
 			&cli.IntFlag{Name: "backward-time", Usage: "time of every full backward (B)", Value: d.BackwardTime},
