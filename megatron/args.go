@@ -229,6 +229,10 @@ func (l *Layout) recompute(s *schedule.Schedule, stages []torchcsv.Stage) (int, 
 func (a *Args) order(s *schedule.Schedule, opt ArgsOptions, overlap bool) error {
 	l, n := opt.Layout, s.MicroBatches
 	want := schedule.Orders(s)
+	// Megatron-Core's orders are compared by time alone: the plan's
+	// budgets (capacities) are the plan's, not a limit on them.
+	plain := *s.Placement
+	plain.Capacities = nil
 	groups := []int{0}
 	if l.VPP > 1 {
 		groups = groups[:0]
@@ -248,7 +252,7 @@ func (a *Args) order(s *schedule.Schedule, opt ArgsOptions, overlap bool) error 
 	best, bestSpan := -1, 0
 	var firstErr error
 	for _, g := range groups {
-		m, err := Order(s.Placement, n, 0, OrderOptions{Group: g, Overlap: overlap})
+		m, err := Order(&plain, n, 0, OrderOptions{Group: g, Overlap: overlap})
 		if err != nil {
 			firstErr = err
 			continue

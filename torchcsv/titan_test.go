@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
@@ -161,7 +162,7 @@ func TestTitanKeys(t *testing.T) {
 	}
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("no python3: the settings were checked by name only")
+		testskip.Skip(t, "no python3: the settings were checked by name only")
 	}
 	var stub strings.Builder
 	for section, fields := range titanFields {

@@ -128,7 +128,7 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 		return usageErrorf("import: --num-layers, --pp, --vpp, --split-backward, --micro-batches and --group go with --megatron-layout")
 	}
 	if opts.TorchCSV == "" {
-		return usageErrorf("import: --torch-csv FILE (or --megatron-layout LAYOUT) is required")
+		return usageErrorf("import: --torch-csv FILE is required (or --megatron-layout LAYOUT)")
 	}
 	o := &opts.Opt
 	if err := o.Check(); err != nil {
