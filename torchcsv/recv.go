@@ -50,18 +50,11 @@ func ParseRecvOrder(s string) (RecvOrder, error) {
 // at is a cell's place: its rank and its index in the rank's row.
 type at struct{ rank, i int }
 
-// need is what a compute cell waits for before it runs: the SEND of its
-// input on the peer rank (send), or, where the producing stage is on its
-// own rank, that stage's compute earlier in its row (local).
-type need struct {
-	send  commKey
-	local bool
-}
-
-// inputOf is what compute cell x of stage s on rank r needs, and the key
-// of the RECV that brings it (zero where it needs none: the first stage's
-// forward, the last stage's backward, a weight gradient, or an input from
-// a stage on the same rank).
+// inputOf is what compute cell x (of kind) waits for: the RECV that
+// brings its input and the peer's SEND of it, or, where the producing
+// stage is on its own rank, the producing computes (either key may
+// exist); ok is false where it waits for nothing (the first stage's
+// forward, the last stage's backward, a weight gradient).
 func inputOf(x Cell, kind placement.Kind, sum *Summary) (recv commKey, send commKey, producer []commKey, ok bool) {
 	s, m, last := x.Stage, x.Micro, sum.Stages-1
 	switch {
