@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
@@ -155,6 +156,7 @@ func TestLayoutPlacementAndOrder(t *testing.T) {
 // Megatron-Core accepts; Megatron-Core's own order, given as the
 // schedule, is recognised with its group size.
 func TestArgumentsParseBack(t *testing.T) {
+	testskip.Short(t, "searches a placement of 8 stages")
 	l, err := ParseLayout("E|t*3|(t|)*5mL", LayoutOptions{Layers: 8, PP: 4})
 	if err != nil {
 		t.Fatal(err)
