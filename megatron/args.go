@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -252,7 +253,7 @@ func (a *Args) order(s *schedule.Schedule, opt ArgsOptions, overlap bool) error 
 	best, bestSpan := -1, 0
 	var firstErr error
 	for _, g := range groups {
-		m, err := Order(&plain, n, 0, OrderOptions{Group: g, Overlap: overlap})
+		m, err := Order(spec.New(&plain, n), OrderOptions{Group: g, Overlap: overlap})
 		if err != nil {
 			firstErr = err
 			continue

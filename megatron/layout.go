@@ -5,9 +5,9 @@
 // arguments that make Megatron-Core run a plan, refusing what is known to
 // hang it.
 //
-// It takes placements and schedules, not solvers: it imports placement,
-// schedule, partition (the layout's syntax) and torchcsv (the chain of
-// stages), nothing above.
+// It takes placements, specs and schedules, not solvers: it imports
+// placement, spec, schedule, partition (the layout's syntax) and torchcsv
+// (the chain of stages), nothing above.
 package megatron
 
 import (

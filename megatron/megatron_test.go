@@ -116,11 +116,11 @@ func TestLayoutPlacementAndOrder(t *testing.T) {
 		t.Errorf("the empty stage holds memory %d", p.Blocks[4].Memory)
 	}
 	for _, n := range []int{8, 12} {
-		base, err := baseline.Interleaved(p, n, 0)
+		base, err := baseline.Interleaved(spec.New(p, n))
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := Order(p, n, 0, OrderOptions{})
+		m, err := Order(spec.New(p, n), OrderOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func TestLayoutPlacementAndOrder(t *testing.T) {
 	}
 	// Groups of 6 on 12 micro-batches: six forwards of a virtual stage in
 	// a row, and Megatron-Core's warmup of 2(P−r−1) + (V−1)·G.
-	m, err := Order(p, 12, 0, OrderOptions{Group: 6})
+	m, err := Order(spec.New(p, 12), OrderOptions{Group: 6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestLayoutPlacementAndOrder(t *testing.T) {
 		g, n int
 		err  string
 	}{{3, 12, "takes 4 (the pipeline size) to 12"}, {5, 12, "the last group of 12 micro-batches holds 2"}} {
-		if _, err := Order(p, tc.n, 0, OrderOptions{Group: tc.g}); err == nil || !strings.Contains(err.Error(), tc.err) {
+		if _, err := Order(spec.New(p, tc.n), OrderOptions{Group: tc.g}); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("group %d: got %v, want %q", tc.g, err, tc.err)
 		}
 	}
@@ -169,7 +169,7 @@ func TestArgumentsParseBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine, err := Order(p, 8, 0, OrderOptions{Group: 8})
+	mine, err := Order(spec.New(p, 8), OrderOptions{Group: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestArgumentsRefuse(t *testing.T) {
 		if p.Overlap, err = placement.ParseOverlapTime("0.7x"); err != nil {
 			t.Fatal(err)
 		}
-		s, err := Order(p, 4, 0, OrderOptions{Overlap: true})
+		s, err := Order(spec.New(p, 4), OrderOptions{Overlap: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +261,7 @@ func TestArgumentsRefuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Order(p, 4, 0, OrderOptions{})
+	s, err := Order(spec.New(p, 4), OrderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,8 @@ package megatron
 import (
 	"fmt"
 
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -55,13 +55,17 @@ func table(n, v, g int) [][2]int {
 	return out
 }
 
-// Order is Megatron-Core's schedule of n micro-batches on p, a placement
-// of a chain of stages on Megatron-Core's ranks (stage i on device
-// i mod P, as Layout.Placement builds it): its orders, compacted, with the
-// overlapped pairs where opt.Overlap (p needs an overlap rule then). A
-// weight gradient runs right after its input gradient. The schedule is
-// verified; budget is its memory budget (0: none).
-func Order(p *placement.Placement, n, budget int, opt OrderOptions) (*schedule.Schedule, error) {
+// Order is Megatron-Core's schedule of sp: its micro-batches on its
+// placement, a chain of stages on Megatron-Core's ranks (stage i on device
+// i mod P, as Layout.Placement builds it); its orders, compacted, with the
+// overlapped pairs where opt.Overlap (the placement needs an overlap rule
+// then). A weight gradient runs right after its input gradient. The
+// schedule is verified against sp's memory budget.
+func Order(sp spec.Spec, opt OrderOptions) (*schedule.Schedule, error) {
+	p, n := sp.Placement, sp.MicroBatches
+	if p == nil {
+		return nil, fmt.Errorf("no placement")
+	}
 	stages, err := torchcsv.Chain(p)
 	if err != nil {
 		return nil, err
@@ -148,7 +152,7 @@ func Order(p *placement.Placement, n, budget int, opt OrderOptions) (*schedule.S
 	if err != nil {
 		return nil, fmt.Errorf("Megatron-Core's order: %w", err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: budget, Instances: ins, Pairs: pairs}
+	s := &schedule.Schedule{Spec: sp, Instances: ins, Pairs: pairs}
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("Megatron-Core's order: %w", err)
 	}

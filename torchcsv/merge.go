@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // MergeBackward is s with every input gradient and its weight gradient
@@ -125,7 +126,7 @@ func MergeBackward(s *schedule.Schedule) (*schedule.Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the merged orders cannot run: %w", err)
 	}
-	out := &schedule.Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins, Pairs: pairs}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins, Pairs: pairs}
 	if err := schedule.Verify(out); err != nil {
 		return nil, fmt.Errorf("the merged schedule: %w", err)
 	}

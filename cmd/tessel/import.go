@@ -16,6 +16,7 @@ import (
 	"github.com/tessel-pp/tessel/megatron"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -229,7 +230,7 @@ func runImportMegatron(opts importOptions, stdout io.Writer) error {
 	}
 	var s *schedule.Schedule
 	if opts.Out != "" {
-		if s, err = megatron.Order(p, opts.MicroBatches, o.Memory, megatron.OrderOptions{Group: opts.Group}); err != nil {
+		if s, err = megatron.Order(spec.Spec{Placement: p, MicroBatches: opts.MicroBatches, Memory: o.Memory}, megatron.OrderOptions{Group: opts.Group}); err != nil {
 			return &usageError{err}
 		}
 		if err := (outputs{Out: opts.Out, Force: opts.Force}).write(s); err != nil {
