@@ -94,18 +94,7 @@ func TestTorchtitanCustomSchedule(t *testing.T) {
 // into the bubbles): no I or W is left, each B at its I's place, and the
 // merged schedule is verified, no shorter than the split one's.
 func TestMergeBackwardDeferredWeights(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "pytorch-zbv.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Import(tab, DefaultImportOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab, s := importTestdata(t, "pytorch-zbv.csv")
 	m, err := MergeBackward(s)
 	if err != nil {
 		t.Fatal(err)
@@ -189,22 +178,30 @@ func TestPyTorchLiveness(t *testing.T) {
 		{"pytorch-interleaved-1f1b.csv", func(r int) int { return min(n*v, (v-1)*P+2*(P-1-r)) + 1 }},
 		{"pytorch-zbv.csv", func(int) int { return 2 * P }},
 	} {
-		data, err := os.ReadFile(filepath.Join("testdata", tc.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tab, err := Parse(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := Import(tab, DefaultImportOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, s := importTestdata(t, tc.file)
 		for r, got := range schedule.Measure(s).PeakMemory {
 			if got != tc.peak(r) {
 				t.Errorf("%s: rank %d holds %d activations at its peak, want %d", tc.file, r, got, tc.peak(r))
 			}
 		}
 	}
+}
+
+// importTestdata parses testdata/name and imports it with the default
+// times and memory.
+func importTestdata(t *testing.T, name string) (*Table, *schedule.Schedule) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Import(tab, DefaultImportOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab, s
 }
