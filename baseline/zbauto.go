@@ -52,7 +52,14 @@ func ZBAuto(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
 	return finish(name, p, n, memory, orders)
 }
 
-var errZBMemory = errors.New("cannot fit the memory budget")
+var (
+	errZBMemory = errors.New("cannot fit the memory budget")
+	// errZBOrder: a setting that runs a stage's forward before the
+	// stage above has run it (or an input gradient before the stage
+	// below has), where a stage skipped its forward to favour input
+	// gradients and the next did not.
+	errZBOrder = errors.New("a pass runs before its input")
+)
 
 // zbGraph is one split chain as the auto-scheduler sees it: pass 0, 1, 2
 // are forward, input and weight gradient.
@@ -153,8 +160,15 @@ func (g *zbGraph) order(allowBubbleBeforeFirstB, prioritiseB, fillGreedily bool)
 	m := make([]int, S)      // each stage's memory
 	bubble := make([]int, S) // each stage's idle time after its first forward
 	maxBubble := func() int { return slices.Max(bubble) }
+	broken := false
 	put := func(j, k int) {
 		x := count[k][j]
+		if (k == 0 && j > 0 && count[0][j-1] <= x) || (k == 1 && j < S-1 && count[1][j+1] <= x) {
+			// The pass's input has not run yet: the authors' code
+			// fails its check of the times here; this setting is
+			// left out.
+			broken = true
+		}
 		t := e[j] + g.cost[k][j]
 		noBubble := t
 		if j > 0 && k == 0 {
@@ -298,6 +312,9 @@ func (g *zbGraph) order(allowBubbleBeforeFirstB, prioritiseB, fillGreedily bool)
 			put(j, 2)
 		}
 		span = max(span, end[2][j][n-1]-end[0][j][0]+g.cost[0][j])
+	}
+	if broken {
+		return end, 0, errZBOrder
 	}
 	return end, span, nil
 }
