@@ -5,7 +5,7 @@
 // assignments, and the same coarsened to 40 blocks. Times are wall-clock
 // and depend on the machine.
 //
-//	go run ./internal/cmd/dagtable [-devices 1,2,4]
+//	go run ./cmd/dagtable [-devices 1,2,4]
 package main
 
 import (
@@ -45,7 +45,7 @@ func run(devs string) error {
 		if err != nil {
 			return err
 		}
-		p, err := opgraph.Cluster(d, opgraph.DefaultLink).Apply(p0)
+		p, err := opgraph.Cluster(d, opgraph.DefaultLink()).Apply(p0)
 		if err != nil {
 			return err
 		}
