@@ -105,8 +105,8 @@ func TestZBAutoFreeingInput(t *testing.T) {
 	for line := range strings.Lines(string(data)) {
 		var c struct {
 			Stages, N, Transfer, Limit, Makespan int
-			Forward, Input, Weight, Memory    []int
-			Orders                            []string
+			Forward, Input, Weight, Memory       []int
+			Orders                               []string
 		}
 		if err := json.Unmarshal([]byte(line), &c); err != nil {
 			t.Fatal(err)

@@ -24,7 +24,7 @@ var (
 
 // autoRow is one case of the zero-bubble auto-scheduler's family.
 type autoRow struct {
-	c                       realcost.AutoCase
+	c                        realcost.AutoCase
 	heuristic, tessel, lower int
 	seconds                  float64
 }
