@@ -459,6 +459,25 @@ func (r *Result) Proven() bool {
 	return r.Source == Source{Kind: SourceRepetend} && r.PeriodProven() && r.WarmupProven && r.CooldownProven
 }
 
+// settled reports whether the schedule is proven optimal among all
+// schedules: its makespan meets the lower bound, or the time-optimal
+// search of all N micro-batches proved it. The paper's proof — a
+// least-period repetend with time-optimal warmup and cooldown — is about
+// schedules that repeat that repetend only: with time to use
+// (Options.UseTime) the search goes on past it, not past this.
+func (r *Result) settled() bool {
+	return r.Gap() <= 0 || (r.Proven() && r.TO != nil)
+}
+
+// done reports whether the search has nothing left to prove: settled
+// with time to use, Proven at the default effort.
+func (r *Result) done(opt Options) bool {
+	if opt.UseTime {
+		return r.settled()
+	}
+	return r.Proven()
+}
+
 // pairWork bounds the constructions and baselines the search pairs
 // greedily (package overlap) where the placement lets forwards and
 // backwards overlap: the best of them, while the sum of their squared
@@ -724,7 +743,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// is already proven in the paper's sense (least period, time-optimal
 	// warmup and cooldown) or within 2% of the lower bound: there the
 	// windows rarely gain, and each costs a capped solver call.
-	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) &&
+	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.done(opt) && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) &&
 		len(res.Schedule.Decisions) == 0 && len(res.Schedule.Pairs) == 0 { // the solver's windows pair nothing
 		report("refining", nil)
 		t3 := time.Now()
@@ -748,11 +767,21 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		researchRepetend(ctx, p, opt, res, report)
 	}
 
+	// With time to use, the whole schedule to the solver where it is
+	// small enough: a proof settles the search.
+	if opt.UseTime && !opt.SolverOnly {
+		report("improving", nil)
+		t4 := time.Now()
+		wholeOptimal(ctx, p, opt, res)
+		res.Times.Refine += time.Since(t4)
+	}
+
 	// 5. Large-neighbourhood search over windows anywhere in the
 	// schedule: a deterministic number of windows, or, with UseTime,
-	// until ctx ends.
-	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && lnsWanted(opt, res) &&
-		(len(res.Schedule.Decisions) == 0 || (res.Decisions && (opt.UseTime || opt.DecidedWindows > 0))) && len(res.Schedule.Pairs) == 0 { // windows that decide where asked; none pair
+	// until ctx ends (on the schedule's orders unpaired where its
+	// forwards and backwards are paired, each improvement paired again).
+	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.done(opt) && lnsWanted(opt, res) &&
+		(len(res.Schedule.Decisions) == 0 || (res.Decisions && (opt.UseTime || opt.DecidedWindows > 0))) && (len(res.Schedule.Pairs) == 0 || opt.UseTime) { // windows that decide where asked; none pair
 		report("improving", nil)
 		t4 := time.Now()
 		err := improve(ctx, p, opt, res, func(ms int) { res.improved = ms; report("improving", nil) })
@@ -836,9 +865,24 @@ func researchRepetend(ctx context.Context, p *placement.Placement, opt Options, 
 // default effort, so a time limit long enough to finish them never ends
 // later than the default.
 func improve(ctx context.Context, p *placement.Placement, opt Options, res *Result, progress func(int)) error {
-	next := 0 // where the sweeps over res.Schedule go on
+	next := 0 // where the sweeps over base go on
+	// base is the schedule the windows improve: res.Schedule, or its
+	// orders unpaired where its forwards and backwards are paired (the
+	// windows pair nothing; with UseTime alone).
+	base, baseSource := res.Schedule, res.Source
+	if len(base.Pairs) > 0 {
+		u, err := unpaired(base)
+		if err != nil {
+			return err
+		}
+		base, baseSource = u, res.Source
+		baseSource.Paired = false
+	}
 	lns := func(s *schedule.Schedule, seed, steps, resume int, progress func(int)) (*schedule.Schedule, error) {
-		lo := refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Resume: resume, Progress: progress}
+		// With time to use, windows run on links that queue too: the
+		// solver's window leaves the queues out, and the compaction of
+		// its answer, which keeps them, decides.
+		lo := refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Resume: resume, Progress: progress, Links: opt.UseTime}
 		if len(s.Decisions) > 0 && (opt.UseTime || (opt.DecidedWindows > 0 && len(s.Instances) <= maxDecidedInstances)) {
 			// A schedule that decides: its windows decide too. Each
 			// encodes the whole schedule, so without a time limit
@@ -850,7 +894,7 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 			}
 		}
 		out, st, err := refine.LNS(ctx, s, lo)
-		if s == res.Schedule {
+		if s == base {
 			next = st.Next
 		}
 		res.Refined.Steps += st.Steps
@@ -862,22 +906,31 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 		if s = opt.withinLatency(s); s == nil {
 			return
 		}
+		if schedule.Makespan(s) < schedule.Makespan(base) {
+			base, baseSource = s, source
+		}
+		if opt.UseTime && p.Overlap != nil {
+			// Paired here: step 6 of Run finds ctx over.
+			if paired, ok := overlap.Pair(ctx, s); ok && schedule.Makespan(paired) < schedule.Makespan(s) {
+				s, source.Paired = paired, true
+			}
+		}
 		if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 			res.Schedule, res.Source = s, source
 			progress(schedule.Makespan(s))
 		}
 	}
 	if !opt.UseTime {
-		s, err := lns(res.Schedule, opt.Seed, opt.LNSSteps, 0, progress)
+		s, err := lns(base, opt.Seed, opt.LNSSteps, 0, progress)
 		if err != nil {
 			return err
 		}
-		source := res.Source
+		source := baseSource
 		source.Windows = true
 		keep(s, source)
 		return nil
 	}
-	for round := 0; ctx.Err() == nil && !res.Proven(); round++ {
+	for round := 0; ctx.Err() == nil && !res.settled(); round++ {
 		if round > 0 {
 			c, err := construct.Restart(ctx, p, opt.MicroBatches, opt.Memory, round)
 			if err != nil {
@@ -889,24 +942,38 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 					return err
 				}
 				source := Source{Kind: SourceConstruction, Name: c.Name, Windows: schedule.Makespan(s) < c.Makespan}
-				if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
+				if schedule.Makespan(s) < schedule.Makespan(base) {
 					next = 0 // a new schedule: its sweeps start at its end
 				}
 				keep(s, source)
 			}
 		}
-		if ctx.Err() != nil || res.Proven() {
+		if ctx.Err() != nil || res.settled() {
 			break
 		}
-		source := res.Source
+		source := baseSource
 		source.Windows = true
-		s, err := lns(res.Schedule, opt.Seed+round, lnsRoundSteps, next, progress)
+		s, err := lns(base, opt.Seed+round, lnsRoundSteps, next, progress)
 		if err != nil {
 			return err
 		}
 		keep(s, source)
 	}
 	return nil
+}
+
+// unpaired is s with its forwards and backwards run one after the other
+// in its devices' orders (no Pairs), compacted and verified.
+func unpaired(s *schedule.Schedule) (*schedule.Schedule, error) {
+	ins, err := schedule.CompactLatency(s.Placement, s.MicroBatches, schedule.Orders(s), s.Latency)
+	if err != nil {
+		return nil, fmt.Errorf("unpairing the schedule: %w", err)
+	}
+	u := &schedule.Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency, Instances: ins, Decisions: s.Decisions}
+	if err := schedule.Verify(u); err != nil {
+		return nil, fmt.Errorf("unpairing the schedule: %w", err)
+	}
+	return u, nil
 }
 
 // maxDecidedInstances is the most instances a schedule that decides may
