@@ -123,6 +123,11 @@ func (g *zbGraph) best() ([][]schedule.Ref, error) {
 	if bestTime < 0 {
 		return nil, firstErr
 	}
+	return g.ordersOf(best), nil
+}
+
+// ordersOf is every device's order of the passes by their end times.
+func (g *zbGraph) ordersOf(best [3][][]int) [][]schedule.Ref {
 	orders := make([][]schedule.Ref, g.p.Devices)
 	for j := range g.S {
 		type item struct{ end, pass, micro int }
@@ -138,7 +143,7 @@ func (g *zbGraph) best() ([][]schedule.Ref, error) {
 			orders[g.q.dev[j]] = append(orders[g.q.dev[j]], schedule.Ref{Block: blocks[it.pass], Micro: it.micro})
 		}
 	}
-	return orders, nil
+	return orders
 }
 
 // order is one run of the greedy: the end time of every pass of every

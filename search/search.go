@@ -930,6 +930,44 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 		keep(s, source)
 		return nil
 	}
+	// short improves the ends of base on a copy of it that keeps
+	// shortIterations of its repetend's iterations (schedule.Resize): a
+	// sweep of the copy's windows takes a fraction of the long
+	// schedule's, and the ends are where a long schedule's makespan is
+	// lost. The copy, improved, is resized back through its own repetend
+	// and joins where it ends earlier.
+	var baseRep *schedule.Repetend
+	var repOf *schedule.Schedule
+	short := func(round int) error {
+		if repOf != base {
+			repOf, baseRep = base, base.Repetend
+			if baseRep == nil {
+				baseRep = schedule.FindRepetend(base)
+			}
+		}
+		r := baseRep
+		if r == nil || r.Iterations <= shortIterations {
+			return nil
+		}
+		small, err := schedule.Resize(base, r, base.MicroBatches-(r.Iterations-shortIterations))
+		if err != nil {
+			return nil // not exactly periodic (decisions, pairs): the long one's windows only
+		}
+		s, err := lns(small, opt.Seed+round, lnsRoundSteps, 0, nil)
+		if err != nil || schedule.Makespan(s) >= schedule.Makespan(small) {
+			return err
+		}
+		r2 := schedule.FindRepetend(s)
+		if r2 == nil {
+			return nil
+		}
+		if long, err := schedule.Resize(s, r2, base.MicroBatches); err == nil {
+			source := baseSource
+			source.Windows = true
+			keep(long, source)
+		}
+		return nil
+	}
 	for round := 0; ctx.Err() == nil && !res.settled(); round++ {
 		if round > 0 {
 			c, err := construct.Restart(ctx, p, opt.MicroBatches, opt.Memory, round)
@@ -947,6 +985,12 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 				}
 				keep(s, source)
 			}
+		}
+		if ctx.Err() != nil || res.settled() {
+			break
+		}
+		if err := short(round); err != nil {
+			return err
 		}
 		if ctx.Err() != nil || res.settled() {
 			break
@@ -981,6 +1025,11 @@ func unpaired(s *schedule.Schedule) (*schedule.Schedule, error) {
 // encodes the whole schedule (8 devices, 16 chunks, 64 micro-batches:
 // 3,072 instances, 4 windows about 40 s on 2 shared cores, 2026-11-24).
 const maxDecidedInstances = 1024
+
+// shortIterations is how many iterations of its repetend the short copy
+// of improve keeps: enough for the windows at its ends to leave the
+// iterations between them as they were.
+const shortIterations = 4
 
 // lnsRoundSteps is the number of windows of one round of improve with
 // UseTime.
