@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // TestZBAutoOrders pins ZBAuto to the orders of the zero-bubble
@@ -120,7 +121,7 @@ func TestZBAutoFreeingInput(t *testing.T) {
 			}
 		}
 		placementtest.WithTransfers(p, c.Transfer, false)
-		s, err := ZBAuto(p, c.N, c.Limit)
+		s, err := ZBAuto(spec.Spec{Placement: p, MicroBatches: c.N, Memory: c.Limit})
 		if err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // AutoSpec is one case of the zero-bubble auto-scheduler's family: the
@@ -98,12 +99,14 @@ func BuildAuto(s AutoSpec) (AutoCase, error) {
 	n := s.MicroFactor * S
 	// The budgets: the greedy's peak under ZB-1p's limit (S pending
 	// backwards of 2 units each).
-	limited, err := baseline.ZBAuto(p, n, 2*S)
+	sp := spec.New(p, n)
+	sp.Memory = 2 * S
+	limited, err := baseline.ZBAuto(sp)
 	if err != nil && !errors.Is(err, baseline.ErrOverBudget) {
 		return AutoCase{}, fmt.Errorf("realcost: %w", err)
 	}
 	p.Capacities = slices.Clone(schedule.Measure(limited).PeakMemory)
-	h, err := baseline.ZBAuto(p, n, 0)
+	h, err := baseline.ZBAuto(spec.New(p, n))
 	if err != nil {
 		return AutoCase{}, fmt.Errorf("realcost: the greedy at its own peak: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tessel-pp/tessel/realcost"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 var (
@@ -37,7 +38,6 @@ func (r autoRow) ratio() float64 { return float64(r.tessel) / float64(r.heuristi
 func runAuto(t testing.TB, c realcost.AutoCase, opt search.Options, limit time.Duration) autoRow {
 	t.Helper()
 	r := autoRow{c: c, heuristic: schedule.Makespan(c.Heuristic)}
-	opt.MicroBatches = c.MicroBatches
 	ctx := context.Background()
 	if limit > 0 {
 		var cancel context.CancelFunc
@@ -46,7 +46,7 @@ func runAuto(t testing.TB, c realcost.AutoCase, opt search.Options, limit time.D
 		opt.UseTime = true
 	}
 	t0 := time.Now()
-	res, err := search.Run(ctx, c.Placement, opt)
+	res, err := search.Run(ctx, spec.New(c.Placement, c.MicroBatches), opt)
 	if err != nil {
 		t.Fatalf("%s: %v", c.Name, err)
 	}

@@ -96,7 +96,7 @@ func Resize(s *Schedule, r *Repetend, n int) (*Schedule, error) {
 			ins = append(ins, Instance{Block: in.Block, Micro: in.Micro + k, Start: in.Start + shift})
 		}
 	}
-	out := &Schedule{Placement: s.Placement, Cluster: s.Cluster, Source: s.Source, MicroBatches: n, Memory: s.Memory, Latency: s.Latency, Instances: ins}
+	out := &Schedule{Spec: s.Spec.WithMicroBatches(n), Instances: ins}
 	if err := Verify(out); err != nil {
 		return nil, fmt.Errorf("schedule: resize to %d micro-batches: %w", n, err)
 	}

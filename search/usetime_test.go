@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/realcost"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // TestUseTimeInEveryMode: with time to use (tessel search --time-limit T)
@@ -42,24 +43,22 @@ func TestUseTimeInEveryMode(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		p    *placement.Placement
-		opt  search.Options
+		sp   spec.Spec
 	}{
-		{"per-stage costs and transfers", auto(false), search.Options{MicroBatches: 18}},
-		{"links that queue", auto(true), search.Options{MicroBatches: 18}},
-		{"offload", must(placement.Builtin("v-shape", placement.Options{Devices: 4, Chunks: 2, Order: placement.V, SplitBackward: true})).WithOffload(2),
-			search.Options{Memory: 1, MicroBatches: 8, Offload: true}},
-		{"latency budget", must(placement.Builtin("x-shape", placement.Options{Devices: 8})), search.Options{MicroBatches: 16, Latency: 60}},
-		{"overlapped pairs", overlapped("v-shape", 4), search.Options{MicroBatches: 16, Memory: 4}},
-		{"devices to choose", must(placement.Load("../testdata/placements/where-branches.json")), search.Options{MicroBatches: 8}},
-		{"barriers under memory", must(placement.Builtin("nn-shape", placement.Options{Devices: 8})), search.Options{Memory: 8, MicroBatches: 16}},
+		{"per-stage costs and transfers", spec.New(auto(false), 18)},
+		{"links that queue", spec.New(auto(true), 18)},
+		{"offload", spec.Spec{Placement: must(placement.Builtin("v-shape", placement.Options{Devices: 4, Chunks: 2, Order: placement.V, SplitBackward: true})).WithOffload(2),
+			MicroBatches: 8, Memory: 1, Allowed: spec.Decisions{Offload: true}}},
+		{"latency budget", spec.Spec{Placement: must(placement.Builtin("x-shape", placement.Options{Devices: 8})), MicroBatches: 16, Latency: 60}},
+		{"overlapped pairs", spec.Spec{Placement: overlapped("v-shape", 4), MicroBatches: 16, Memory: 4}},
+		{"devices to choose", spec.New(must(placement.Load("../testdata/placements/where-branches.json")), 8)},
+		{"barriers under memory", spec.Spec{Placement: must(placement.Builtin("nn-shape", placement.Options{Devices: 8})), MicroBatches: 16, Memory: 8}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			const limit = 3 * time.Second
 			ctx, cancel := context.WithTimeout(context.Background(), limit)
 			defer cancel()
-			opt := c.opt
-			opt.UseTime = true
+			opt := search.Options{UseTime: true}
 			t0 := time.Now()
 			last := ""
 			opt.Progress = func(pr search.Progress) {
@@ -68,7 +67,7 @@ func TestUseTimeInEveryMode(t *testing.T) {
 					last = pr.Stage
 				}
 			}
-			res, err := search.Run(ctx, c.p, opt)
+			res, err := search.Run(ctx, c.sp, opt)
 			took := time.Since(t0)
 			if err != nil {
 				t.Fatal(err)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // maxWholeTasks is the most instances (N·K) for which a search with time
@@ -29,8 +29,8 @@ const maxWholeTasks = 2 * maxPhaseTasks
 // res.Schedule where it ends earlier; every makespan it refutes raises
 // res.Bounds.Makespan, so that a proof settles the search (its makespan
 // then meets the bound). Errors leave res as it is: this is extra time.
-func wholeOptimal(ctx context.Context, p *placement.Placement, opt Options, res *Result) {
-	n := opt.MicroBatches
+func wholeOptimal(ctx context.Context, sp spec.Spec, opt Options, res *Result) {
+	p, n := sp.Placement, sp.MicroBatches
 	deadline, ok := ctx.Deadline()
 	if !ok || ctx.Err() != nil || res.Decisions || p.Overlap != nil || res.Fallback || res.settled() || n*len(p.Blocks) > maxWholeTasks {
 		return
@@ -38,7 +38,7 @@ func wholeOptimal(ctx context.Context, p *placement.Placement, opt Options, res 
 	half, cancel := context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/2))
 	defer cancel()
 	hint := startsOf(res.Schedule, smt.AllInstances(p, n))
-	s, sol, err := solveAllWithin(half, p, n, opt.Memory, opt.Latency, smt.Options{Seed: opt.Seed, Hint: hint})
+	s, sol, err := solveAllWithin(half, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Hint: hint})
 	if err != nil {
 		return
 	}
