@@ -65,7 +65,7 @@ func TestZBAutoOrders(t *testing.T) {
 		placementtest.WithTransfers(p, comm, false)
 		q, _ := wholePipeline(p)
 		g := newZBGraph(p, q, n, mm)
-		orders, err := g.best()
+		orders, err := g.best(false)
 		if err != nil {
 			t.Fatal(err)
 		}

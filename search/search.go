@@ -597,6 +597,17 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 			offer(src, s)
 			seeds = append(seeds, seed{src, s})
 		}
+		// The zero-bubble auto-scheduler's setting that ends first
+		// (its authors keep the one whose longest stage is shortest):
+		// a start where it is the best so far.
+		if s, err := baseline.ZBAutoShortest(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory}); err == nil && allows(s, sp.Allowed) {
+			if s = withinLatency(sp, s); s != nil && (res.Schedule == nil || schedule.Makespan(s) < schedule.Makespan(res.Schedule)) {
+				src := Source{Kind: SourceStart, Name: "zb-auto, shortest setting"}
+				res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+				offer(src, s)
+				seeds = append(seeds, seed{src, s})
+			}
+		}
 		// The best constructions and baselines with forwards and
 		// backwards paired greedily where that helps, as many as
 		// pairWork allows (a pairing costs about I² for I instances).
