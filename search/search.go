@@ -852,9 +852,10 @@ func researchRepetend(ctx context.Context, sp spec.Spec, opt Options, res *Resul
 // gives the best of them DefaultLNSSteps windows and keeps it where it
 // ends earlier, then gives the best schedule lnsRoundSteps more windows
 // with solver seed Seed + r, its sweep going on where the last round's
-// stopped (refine.LNSOptions.Resume). Round 0 begins with the same windows as the
-// default effort, so a time limit long enough to finish them never ends
-// later than the default.
+// stopped (refine.LNSOptions.Resume); before those, where the schedule
+// repeats a repetend, windows on a short copy of it (short, below).
+// Round 0 begins with the same windows as the default effort, so a time
+// limit long enough to finish them never ends later than the default.
 func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progress func(int)) error {
 	p := sp.Placement
 	next := 0 // where the sweeps over base go on
@@ -865,7 +866,7 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 	if len(base.Pairs) > 0 {
 		u, err := unpaired(base)
 		if err != nil {
-			return err
+			return nil // its orders unpaired are no schedule: it stays as it is
 		}
 		base, baseSource = u, res.Source
 		baseSource.Paired = false
