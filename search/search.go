@@ -852,7 +852,7 @@ func researchRepetend(ctx context.Context, sp spec.Spec, opt Options, res *Resul
 // gives the best of them DefaultLNSSteps windows and keeps it where it
 // ends earlier, then gives the best schedule lnsRoundSteps more windows
 // with solver seed Seed + r, its sweep going on where the last round's
-// stopped (refine.LNSOptions.Resume); before those, where the schedule
+// stopped (refine.LNSOptions.Resume); after those, where the schedule
 // repeats a repetend, windows on a short copy of it (short, below).
 // Round 0 begins with the same windows as the default effort, so a time
 // limit long enough to finish them never ends later than the default.
@@ -982,12 +982,6 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 		if ctx.Err() != nil || res.settled() {
 			break
 		}
-		if err := short(round); err != nil {
-			return err
-		}
-		if ctx.Err() != nil || res.settled() {
-			break
-		}
 		source := baseSource
 		source.Windows = true
 		s, err := lns(base, opt.Seed+round, lnsRoundSteps, next, progress)
@@ -995,6 +989,12 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 			return err
 		}
 		keep(s, source)
+		if ctx.Err() != nil || res.settled() {
+			break
+		}
+		if err := short(round); err != nil {
+			return err
+		}
 	}
 	return nil
 }
