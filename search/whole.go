@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -37,7 +38,7 @@ func wholeOptimal(ctx context.Context, sp spec.Spec, opt Options, res *Result) {
 	}
 	half, cancel := context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/2))
 	defer cancel()
-	hint := startsOf(res.Schedule, smt.AllInstances(p, n))
+	hint := startsOf(res.Schedule, encode.AllInstances(p, n))
 	s, sol, err := solveAllWithin(half, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Hint: hint})
 	if err != nil {
 		return
