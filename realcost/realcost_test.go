@@ -177,6 +177,10 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
+	if err := writeAutoTable(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	os.Exit(code)
 }
 

@@ -280,6 +280,10 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	inner := opt
 	inner.Assignments, inner.pinned = nil, true
 	inner.Start = nil // schedules of one choice only
+	// Each choice is searched at the default effort; the time left goes
+	// to the best one at the end (a choice searched with the time would
+	// keep it all).
+	inner.UseTime = false
 	var best *Result
 	var bestScore score
 	var tried []Candidate
@@ -452,6 +456,14 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	}
 	if best == nil {
 		return nil, fmt.Errorf("search: no assignment of placement %q gives a schedule: %s", p.Name, strings.Join(errs, "; "))
+	}
+	if opt.UseTime && ctx.Err() == nil && !best.settled() {
+		more := inner
+		more.UseTime = true
+		more.Start = []Start{{Name: "the best choice of devices", Schedule: best.Schedule}}
+		if r, err := Run(ctx, best.Schedule.Spec, more); err == nil && r.Makespan() < best.Makespan() {
+			best.Schedule, best.Source, best.Refined = r.Schedule, r.Source, r.Refined
+		}
 	}
 	best.Candidates = append(tried, best.Candidates...)
 	best.Assigned = true

@@ -63,8 +63,11 @@ func searchCommand() *cli.Command {
 			"Algorithm 1); race runs both and keeps the first proven answer. --solver-only runs steps 2\n" +
 			"and 3 alone, the paper's search.\n" +
 			"With --time-limit the search uses the time: the repetend search again from its best repetend\n" +
-			"without --effort's cap (a quarter of what is left), then windows of growing size swept over\n" +
-			"the whole schedule with a new solver seed each round, until the limit or a proof; the status\n" +
+			"without --effort's cap (a quarter of what is left), the whole schedule to the solver where it\n" +
+			"is small (half of what is left; what it refutes raises the lower bound), then windows of\n" +
+			"growing size swept over the whole schedule with a new solver seed each round — on links that\n" +
+			"queue and paired schedules too — until the limit or a proof that the makespan is optimal (the\n" +
+			"paper's proof of a repetend's schedule does not stop it); the status\n" +
 			"line shows each improvement. The limit or Ctrl-C returns the best verified schedule found at\n" +
 			"once, marked as not proven; so does a solver call that reaches --effort (the same answer on\n" +
 			"every run; with a time limit the answer depends on the time given).",
