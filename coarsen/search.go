@@ -83,7 +83,7 @@ func Search(ctx context.Context, p *placement.Placement, target int, opt search.
 		// the search's constructions on that assignment may end later.
 		if !coarse {
 			if h, err := heft.Run(p, heft.Options{MicroBatches: opt.MicroBatches, Memory: opt.Memory}); err == nil && schedule.Makespan(h.Schedule) < r.Makespan() {
-				r.Candidates = append([]search.Candidate{{Source: r.Source, Makespan: r.Makespan()}}, r.Candidates...)
+				r.Contenders = append([]search.Contender{{Source: r.Source, Makespan: r.Makespan()}}, r.Contenders...)
 				r.Schedule, r.Source = h.Schedule, search.Source{Kind: search.SourceStart, Name: "heft"}
 			}
 		}

@@ -188,7 +188,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 	cmp := &Comparison{Placement: p.Name, Devices: p.Devices, Memory: opt.Memory, MicroBatches: opt.MicroBatches,
 		LatencyBudget: opt.Latency, ShowLatency: opt.Latency > 0 || p.Inference()}
 	split := HasWeights(p)
-	for _, m := range baseline.Methods() {
+	for _, m := range baseline.All() {
 		if m.Split && !split {
 			continue // the zero-bubble family needs input and weight blocks
 		}
@@ -206,7 +206,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		cmp.Rows = append(cmp.Rows, row)
 	}
 	if opt.Inference != nil && p.Inference() {
-		for _, m := range inference.Methods() {
+		for _, m := range inference.Baselines() {
 			if m.Name == "gpipe" {
 				continue // the GPipe row above
 			}
@@ -244,7 +244,7 @@ func choose(ctx context.Context, p *placement.Placement, opt Options) (*placemen
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	so := search.Options{Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches,
-		Method: repetend.MethodJoint, Seed: opt.Seed, Offload: opt.Offload, Recompute: opt.Recompute}
+		Strategy: repetend.StrategyJoint, Seed: opt.Seed, Offload: opt.Offload, Recompute: opt.Recompute}
 	// HEFT's choice among the starts, as tessel search has it.
 	if a, ok := coarsen.HEFTAssignment(p, opt.MicroBatches, opt.Memory); ok {
 		so.Assignments = append(so.Assignments, a)
@@ -272,7 +272,7 @@ func (opt Options) home(name string, split bool, p *placement.Placement) (*place
 
 // baselineRow runs one baseline on p, or on its home placement when it
 // does not apply to p.
-func baselineRow(m baseline.Method, p *placement.Placement, opt Options) (Row, error) {
+func baselineRow(m baseline.Baseline, p *placement.Placement, opt Options) (Row, error) {
 	row := Row{Method: MethodTitle(m.Name), Placement: p.Name, MicroBatches: opt.MicroBatches}
 	on, onGiven := p, opt.Given
 	s, err := m.Build(on, opt.MicroBatches, opt.Memory)
@@ -319,7 +319,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	t0 := time.Now()
 	res, err := search.Run(ctx, p, search.Options{
 		Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches,
-		Method: repetend.MethodJoint, Seed: opt.Seed,
+		Strategy: repetend.StrategyJoint, Seed: opt.Seed,
 		Offload: opt.Offload, Recompute: opt.Recompute, Latency: opt.Latency,
 		Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) },
 	})

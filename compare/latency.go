@@ -78,7 +78,7 @@ func LatencySweep(ctx context.Context, p *placement.Placement, opt LatencyOption
 		eff = 1
 	}
 	out := &LatencyResult{Placement: p.Name, Devices: p.Devices, Efficiency: eff, MicroBatches: opt.MicroBatches, Budgets: opt.Budgets}
-	total, done := len(opt.Budgets)*len(opt.MicroBatches)+len(inference.Methods())*len(opt.MicroBatches), 0
+	total, done := len(opt.Budgets)*len(opt.MicroBatches)+len(inference.Baselines())*len(opt.MicroBatches), 0
 	step := func() {
 		done++
 		if opt.Progress != nil {
@@ -99,7 +99,7 @@ func LatencySweep(ctx context.Context, p *placement.Placement, opt LatencyOption
 			step()
 		}
 	}
-	for _, m := range inference.Methods() {
+	for _, m := range inference.Baselines() {
 		for _, n := range opt.MicroBatches {
 			s, err := m.Build(p, n, opt.Inference)
 			if err != nil {

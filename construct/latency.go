@@ -140,7 +140,7 @@ func WithLatency(s *schedule.Schedule, budget int) (out *schedule.Schedule, ok b
 // (schedule.CompactLatency); the list schedules that offload or recompute
 // (o.Offload, o.Recompute) are re-timed with their decisions, and left
 // out where they meet no schedule within the budget.
-func LatencyPortfolio(ctx context.Context, p *placement.Placement, o PortfolioOptions, budget int) ([]Candidate, error) {
+func LatencyPortfolio(ctx context.Context, p *placement.Placement, o PortfolioOptions, budget int) ([]Entry, error) {
 	if err := p.CheckLatency(budget); err != nil {
 		return nil, fmt.Errorf("construct: %w", err)
 	}
@@ -148,9 +148,9 @@ func LatencyPortfolio(ctx context.Context, p *placement.Placement, o PortfolioOp
 	if err != nil {
 		return nil, err
 	}
-	var out []Candidate
+	var out []Entry
 	if s, err := LatencyList(p, o.MicroBatches, o.Memory, budget); err == nil {
-		out = append(out, Candidate{Name: "list/latency", Schedule: s, Makespan: schedule.Makespan(s)})
+		out = append(out, Entry{Name: "list/latency", Schedule: s, Makespan: schedule.Makespan(s)})
 	}
 	for _, c := range cands {
 		s, ok := WithLatency(c.Schedule, budget)

@@ -11,8 +11,8 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 )
 
-// Candidate is one construction's verified schedule.
-type Candidate struct {
+// Entry is one construction's verified schedule.
+type Entry struct {
 	Name     string // e.g. "modulo", "list/gradient-first/window 4"
 	Schedule *schedule.Schedule
 	Makespan int
@@ -27,7 +27,7 @@ type Candidate struct {
 // that fit, best first: least makespan, then those that repeat a
 // repetend, then least peak memory, then name. It stops early, with what
 // it has, when ctx ends or a schedule meets the makespan's lower bound.
-func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Candidate, error) {
+func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Entry, error) {
 	return PortfolioWith(ctx, p, PortfolioOptions{MicroBatches: n, Memory: memory})
 }
 
@@ -61,14 +61,14 @@ func (o PortfolioOptions) policies() []Savings {
 // PortfolioWith is Portfolio with options: with Offload or Recompute,
 // list schedules that take those decisions join the candidates (named
 // "list/<rule>/<savings>[/window w]").
-func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptions) ([]Candidate, error) {
+func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptions) ([]Entry, error) {
 	n, memory := o.MicroBatches, o.Memory
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
 	}
-	var out []Candidate
+	var out []Entry
 	add := func(name string, s *schedule.Schedule, ps *Periodic) {
-		out = append(out, Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s), Periodic: ps})
+		out = append(out, Entry{Name: name, Schedule: s, Makespan: schedule.Makespan(s), Periodic: ps})
 	}
 	lb := schedule.LowerBounds(p, n, memory).Makespan
 	reached := func() bool { return len(out) > 0 && out[len(out)-1].Makespan <= lb }
@@ -185,11 +185,11 @@ func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptio
 // "list/<rule>/window <w>/restart <r>"; nil when none fits the budget.
 // The same r gives the same schedule on every run. A search with time
 // to spend restarts its constructions this way.
-func Restart(ctx context.Context, p *placement.Placement, n, memory, r int) (*Candidate, error) {
+func Restart(ctx context.Context, p *placement.Placement, n, memory, r int) (*Entry, error) {
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
 	}
-	var best *Candidate
+	var best *Entry
 	for _, rule := range Rules() {
 		for _, w := range windows(p.Devices, n) {
 			if ctx.Err() != nil {
@@ -204,7 +204,7 @@ func Restart(ctx context.Context, p *placement.Placement, n, memory, r int) (*Ca
 				if w > 0 {
 					name += fmt.Sprintf("/window %d", w)
 				}
-				best = &Candidate{Name: fmt.Sprintf("%s/restart %d", name, r), Schedule: s, Makespan: ms}
+				best = &Entry{Name: fmt.Sprintf("%s/restart %d", name, r), Schedule: s, Makespan: ms}
 			}
 		}
 	}
@@ -245,8 +245,8 @@ const followLooser = 4
 // (ListOptions.Priority) under the budget, taking decisions where it
 // binds. Those that fit are returned, named "modulo/<savings>/follow
 // period P at memory M" (M 0: unlimited).
-func followModulo(ctx context.Context, p *placement.Placement, n, memory int, pols []Savings) []Candidate {
-	var out []Candidate
+func followModulo(ctx context.Context, p *placement.Placement, n, memory int, pols []Savings) []Entry {
+	var out []Entry
 	seen := map[int]bool{}
 	budgets := []int{}
 	for m := memory + 1; m <= memory+followLooser; m++ {
@@ -276,7 +276,7 @@ func followModulo(ctx context.Context, p *placement.Placement, n, memory int, po
 			if err != nil {
 				continue
 			}
-			out = append(out, Candidate{Name: fmt.Sprintf("modulo/%s/follow period %d at memory %d", sv, ps.Period, m), Schedule: s, Makespan: schedule.Makespan(s)})
+			out = append(out, Entry{Name: fmt.Sprintf("modulo/%s/follow period %d at memory %d", sv, ps.Period, m), Schedule: s, Makespan: schedule.Makespan(s)})
 		}
 	}
 	return out

@@ -359,7 +359,7 @@ func Parse(data []byte) (*Graph, error) {
 	case layers && !nodes:
 		return decodeProfile(raw)
 	case nodes && !layers:
-		return decodeSeed(raw)
+		return decodeTarnawski(raw)
 	}
 	return nil, fmt.Errorf("want a layer profile (with \"layers\") or a graph of Tarnawski et al. (with \"nodes\")")
 }

@@ -30,7 +30,7 @@ func TestReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := res.Summary(repetend.MethodJoint)
+	sum := res.Summary(repetend.StrategyJoint)
 	r := New(Parts{Partition: pr, Result: res, Summary: sum, Placement: p, Budget: 6})
 	if r.TimePerSample != pr.MaxLoad || r.EvenPerSample < r.TimePerSample || r.MakespanTime <= 0 || r.Memory != nil {
 		t.Errorf("report %+v", r)

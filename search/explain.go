@@ -19,7 +19,7 @@ func (r *Result) Provenance() string {
 		text += ", windows of it re-optimised by the solver (large-neighbourhood search)"
 	}
 	if best, ok := r.RunnerUp(); ok {
-		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s (makespan %d)", len(r.Candidates), best.Source, best.Makespan)
+		text += fmt.Sprintf("; best of %d constructions and baselines otherwise: %s (makespan %d)", len(r.Contenders), best.Source, best.Makespan)
 	}
 	return text
 }

@@ -38,7 +38,7 @@ func TestSearchTwoLinksPerPair(t *testing.T) {
 		if (len(q.Lanes) > 0) != (c == two) {
 			t.Fatalf("lanes %v", q.Lanes)
 		}
-		res, err := Run(ctx, q, Options{Memory: 8, MicroBatches: 16, Method: repetend.MethodJoint, Effort: 50_000, PhaseEffort: 50_000, RefineEffort: 50_000})
+		res, err := Run(ctx, q, Options{Memory: 8, MicroBatches: 16, Strategy: repetend.StrategyJoint, Effort: 50_000, PhaseEffort: 50_000, RefineEffort: 50_000})
 		if err != nil {
 			t.Fatal(err)
 		}

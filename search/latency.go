@@ -115,7 +115,7 @@ func (o Options) withinLatency(s *schedule.Schedule) *schedule.Schedule {
 
 // portfolio is the constructions of step 1: construct.PortfolioWith, or
 // construct.LatencyPortfolio under a budget.
-func (o Options) portfolio(ctx context.Context, p *placement.Placement) ([]construct.Candidate, error) {
+func (o Options) portfolio(ctx context.Context, p *placement.Placement) ([]construct.Entry, error) {
 	po := construct.PortfolioOptions{MicroBatches: o.MicroBatches, Memory: o.Memory, Offload: o.Offload, Recompute: o.Recompute}
 	if o.Latency > 0 {
 		return construct.LatencyPortfolio(ctx, p, po, o.Latency)

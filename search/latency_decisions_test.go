@@ -81,7 +81,7 @@ func TestLatencyWithDecisions(t *testing.T) {
 				t.Errorf("%d offloaded, %d recomputed", off, rec)
 			}
 			best, name := 0, ""
-			for _, m := range baseline.Methods() {
+			for _, m := range baseline.All() {
 				b, err := m.Build(p, tc.n, tc.memory)
 				if err != nil || !allows(b, tc.offload, tc.recompute) {
 					continue
@@ -120,7 +120,7 @@ func TestBaselinesWithinLatency(t *testing.T) {
 		{"1f1b-recompute", 19, 0},
 	} {
 		var s *schedule.Schedule
-		for _, m := range baseline.Methods() {
+		for _, m := range baseline.All() {
 			if m.Name == tc.name {
 				var err error
 				if s, err = m.Build(p, 8, 2); err != nil {

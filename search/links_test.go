@@ -53,7 +53,7 @@ func TestSearchOnQueuedLinks(t *testing.T) {
 				if solverOnly {
 					return
 				}
-				for _, m := range baseline.Methods() {
+				for _, m := range baseline.All() {
 					s, err := m.Build(p, tc.n, tc.memory)
 					if err != nil {
 						continue

@@ -137,7 +137,7 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 	if cands, err := lat.portfolio(ctx, p); err == nil && len(cands) > 0 {
 		offer(Source{Kind: SourceConstruction, Name: cands[0].Name}, cands[0].Schedule)
 	}
-	for _, m := range baseline.Methods() {
+	for _, m := range baseline.All() {
 		if s, err := m.Build(p, n, memory); err == nil && allows(s, opt.Offload, opt.Recompute) {
 			offer(Source{Kind: SourceBaseline, Name: m.Name}, s)
 		}
@@ -313,7 +313,7 @@ func SteadyPeriodWithin(ctx context.Context, p *placement.Placement, n, memory, 
 		return 0, false, err
 	}
 	po := construct.PortfolioOptions{MicroBatches: n, Memory: memory, Offload: offload, Recompute: recompute}
-	var cands []construct.Candidate
+	var cands []construct.Entry
 	if latency > 0 {
 		cands, err = construct.LatencyPortfolio(ctx, p, po, latency)
 	} else {

@@ -84,7 +84,7 @@ func Replan(ctx context.Context, old *schedule.Schedule, p *placement.Placement,
 		return nil, err
 	}
 	out.Result = res
-	for _, cd := range res.Candidates {
+	for _, cd := range res.Contenders {
 		if cd.Source == (Source{Kind: SourceStart, Name: StartOldRepetend}) {
 			out.OldRepetend = ptr(cd.Makespan)
 		}
@@ -108,7 +108,7 @@ func ReplanStarts(ctx context.Context, p *placement.Placement, memory, n int, st
 	// (their convention) and the refinement's default cap (its own: a
 	// negative RefineEffort would leave the refinement out).
 	return Run(ctx, p, Options{
-		Memory: memory, MaxNR: opt.MaxNR, MicroBatches: n, Method: repetend.MethodJoint, Seed: opt.Seed,
+		Memory: memory, MaxNR: opt.MaxNR, MicroBatches: n, Strategy: repetend.StrategyJoint, Seed: opt.Seed,
 		Start: start, Effort: effort, PhaseEffort: effort, RefineEffort: max(effort, 0), RefineGreedyOnly: !opt.Refine,
 	})
 }

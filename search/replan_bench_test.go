@@ -52,7 +52,7 @@ func BenchmarkFreshSlowLink(b *testing.B) {
 	old, p, _ := replanCase(b)
 	b.ResetTimer()
 	for range b.N {
-		res, err := Run(context.Background(), p, Options{Memory: old.Memory, MicroBatches: old.MicroBatches, Method: repetend.MethodJoint})
+		res, err := Run(context.Background(), p, Options{Memory: old.Memory, MicroBatches: old.MicroBatches, Strategy: repetend.StrategyJoint})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -35,7 +35,7 @@ func Fresh(ctx context.Context, p *placement.Placement, old *schedule.Schedule, 
 		ctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
-	return Run(ctx, p, Options{Memory: old.Memory, MaxNR: opt.MaxNR, MicroBatches: old.MicroBatches, Method: repetend.MethodJoint, Seed: opt.Seed})
+	return Run(ctx, p, Options{Memory: old.Memory, MaxNR: opt.MaxNR, MicroBatches: old.MicroBatches, Strategy: repetend.StrategyJoint, Seed: opt.Seed})
 }
 
 // ReplanReport is what tessel replan reports: the old schedule's makespans

@@ -40,11 +40,11 @@ func TestReplan(t *testing.T) {
 		t.Errorf("makespan %d, the old orders %v", res.Makespan(), res.OldOrders)
 	}
 	started := false
-	for _, cd := range res.Candidates {
+	for _, cd := range res.Contenders {
 		started = started || cd.Source == (Source{Kind: SourceStart, Name: StartOldOrders})
 	}
 	if !started {
-		t.Errorf("the old orders are not among the candidates: %v", res.Candidates)
+		t.Errorf("the old orders are not among the candidates: %v", res.Contenders)
 	}
 	// The report (NewReplanReport) holds the replan's figures; Fresh
 	// searches q afresh for the same micro-batches and budget.
@@ -79,7 +79,7 @@ func TestReplanWithinTwoPercentWithLessWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	const memory, n = 6, 16
-	old, err := Run(ctx, op, Options{Memory: memory, MicroBatches: n, Method: repetend.MethodJoint})
+	old, err := Run(ctx, op, Options{Memory: memory, MicroBatches: n, Strategy: repetend.StrategyJoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestReplanWithinTwoPercentWithLessWork(t *testing.T) {
 	if err := schedule.Verify(re.Schedule); err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := Run(ctx, q, Options{Memory: memory, MicroBatches: n, Method: repetend.MethodJoint})
+	fresh, err := Run(ctx, q, Options{Memory: memory, MicroBatches: n, Strategy: repetend.StrategyJoint})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ type Options struct {
 	Memory       int // per-device budget; 0 means unlimited
 	MaxNR        int // largest N_R tried; 0: from the budget
 	MicroBatches int // N of the full schedule
-	Method       repetend.Method
+	Strategy     repetend.Strategy
 	Jobs         int
 	Seed         int
 	Effort       int // repetend.Options.Effort
@@ -186,9 +186,9 @@ type Times struct {
 	Total, Constructions, Repetend, Warmup, Cooldown, Refine time.Duration
 }
 
-// Candidate is one schedule the search started from — a given start, a
+// Contender is one schedule the search started from — a given start, a
 // construction or a baseline — verified and within the budget.
-type Candidate struct {
+type Contender struct {
 	Source   Source
 	Makespan int
 }
@@ -282,9 +282,9 @@ type Result struct {
 	Search *repetend.Result
 	// Skipped says why the solver's repetend search did not run.
 	Skipped string
-	// Candidates are the schedules the search started from, in the order
+	// Contenders are the schedules the search started from, in the order
 	// it took them: given starts, constructions, baselines.
-	Candidates []Candidate
+	Contenders []Contender
 	Bounds     schedule.Bounds
 	// Refined counts the work of re-optimising the schedule's ends.
 	Refined refine.Stats
@@ -344,9 +344,9 @@ func (r *Result) Gap() int { return r.Makespan() - r.Bounds.Makespan }
 // the least makespan among the constructions, baselines and starts the
 // search began with, the earliest listed on a tie. ok is false when there
 // is no other candidate (a solver-only search, or a single one that won).
-func (r *Result) RunnerUp() (best Candidate, ok bool) {
+func (r *Result) RunnerUp() (best Contender, ok bool) {
 	winner := r.Source.Unrefined()
-	for _, c := range r.Candidates {
+	for _, c := range r.Contenders {
 		if c.Source == winner {
 			continue
 		}
@@ -553,7 +553,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			continue // its orders meet no schedule within the latency budget
 		}
 		src := Source{Kind: SourceStart, Name: st.Name}
-		res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+		res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
 		offer(src, s)
 	}
 	var incumbent *repetend.Repetend
@@ -570,7 +570,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		var seeds []seed // for overlap.Pair
 		for _, c := range cands {
 			src := Source{Kind: SourceConstruction, Name: c.Name}
-			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: c.Makespan})
+			res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: c.Makespan})
 			offer(src, c.Schedule)
 			if p.Overlap != nil {
 				seeds = append(seeds, seed{src, c.Schedule})
@@ -585,7 +585,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 				incumbent = r
 			}
 		}
-		for _, m := range baseline.Methods() {
+		for _, m := range baseline.All() {
 			s, err := m.Build(p, n, opt.Memory)
 			if err != nil || !allows(s, opt.Offload, opt.Recompute) {
 				continue // not applicable, over the budget, or taking decisions the options do not allow
@@ -594,7 +594,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 				continue // its orders meet no schedule within the latency budget
 			}
 			src := Source{Kind: SourceBaseline, Name: m.Name}
-			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+			res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
 			offer(src, s)
 			seeds = append(seeds, seed{src, s})
 		}
@@ -610,7 +610,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			if paired, ok := overlap.Pair(ctx, c.s); ok {
 				src := c.src
 				src.Paired = true
-				res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(paired)})
+				res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(paired)})
 				offer(src, paired)
 			}
 		}
@@ -632,7 +632,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		report("repetend with decisions", nil)
 		t := time.Now()
 		d, err := decidedRepetend(ctx, p, opt, res.Schedule, func(src Source, s *schedule.Schedule) {
-			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+			res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
 			offer(src, s)
 		})
 		res.Times.Repetend += time.Since(t)
@@ -955,7 +955,7 @@ func solveRepetend(ctx context.Context, p *placement.Placement, opt Options, inc
 		if seen {
 			return ok, nil
 		}
-		ok, err := Feasible(ctx, p, repetend.Candidate{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches})
+		ok, err := Feasible(ctx, p, repetend.Assignment{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches})
 		if err != nil {
 			return false, err
 		}
@@ -965,7 +965,7 @@ func solveRepetend(ctx context.Context, p *placement.Placement, opt Options, inc
 		return ok, nil
 	}
 	return repetend.Search(ctx, p, repetend.Options{
-		Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches, Method: opt.Method, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
+		Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches, Strategy: opt.Strategy, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
 		Accept: accept, Progress: progress, Incumbent: incumbent, Latency: opt.Latency,
 	})
 }

@@ -44,7 +44,7 @@ type Summary struct {
 	PeriodProven *bool           `json:"period_proven,omitempty"`
 	Gap          *int            `json:"gap,omitempty"`
 	Source       string          `json:"source,omitempty"`
-	Candidates   *SummaryOffsets `json:"candidates,omitempty"`
+	Enumeration  *SummaryOffsets `json:"candidates,omitempty"`
 	Seconds      SummarySeconds  `json:"seconds"`
 	// Chosen is the devices of every block with candidates, by block id,
 	// where the search chose them (docs/placement-search.md).
@@ -178,11 +178,11 @@ func chosen(p *placement.Placement) map[string][]int {
 
 // Summary is the result's schedule, how it was built and its repetend;
 // method names the repetend search where the solver's did not run.
-func (r *Result) Summary(method repetend.Method) Summary {
+func (r *Result) Summary(method repetend.Strategy) Summary {
 	s, p := r.Schedule, r.Schedule.Placement
 	name := string(method)
 	if r.Search != nil {
-		name = string(r.Search.Method)
+		name = string(r.Search.Strategy)
 	}
 	sum := NewSummary(s, name, r.Proven())
 	if r.Assigned {
@@ -199,7 +199,7 @@ func (r *Result) Summary(method repetend.Method) Summary {
 	sum.SteadyState = SteadySummary(s)
 	if r.Search != nil {
 		st := r.Search.Stats
-		sum.Candidates = &SummaryOffsets{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}
+		sum.Enumeration = &SummaryOffsets{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}
 	}
 	if rp := r.Repetend; rp != nil {
 		rate := schedule.RepetendBubbleRate(p, rp.Period)

@@ -17,7 +17,7 @@ type TextOptions struct {
 	Memory       int                  // the budget asked, 0 for none
 	NR           int                  // the largest N_R asked, 0 for the budget's
 	MicroBatches int
-	Method       repetend.Method
+	Strategy     repetend.Strategy
 	Decisions    bool // offload or recompute was allowed: a line counts them
 	Units        int  // the most time units the picture draws
 }
@@ -38,7 +38,7 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 		nrText = fmt.Sprintf("N_R ≤ %d", r.Search.MaxNR)
 	}
 	fmt.Fprintf(w, "tessel search: %s, %d devices, memory %s, %s, %d micro-batches, method %s\n",
-		p.Name, p.Devices, p.BudgetText(o.Memory), nrText, o.MicroBatches, o.Method)
+		p.Name, p.Devices, p.BudgetText(o.Memory), nrText, o.MicroBatches, o.Strategy)
 	if t := p.LinksText(); t != "" {
 		fmt.Fprintf(w, "links: %s\n", t)
 	}

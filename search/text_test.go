@@ -26,14 +26,14 @@ func TestWriteText(t *testing.T) {
 		want    []string
 		without []string
 	}{
-		{"plain", TextOptions{Placement: p, Memory: 4, MicroBatches: 8, Method: repetend.MethodJoint, Units: 48},
+		{"plain", TextOptions{Placement: p, Memory: 4, MicroBatches: 8, Strategy: repetend.StrategyJoint, Units: 48},
 			[]string{"tessel search: v-shape, 4 devices, memory 4, ", ", 8 micro-batches, method joint\n\n", "\nschedule     8 micro-batches: makespan ", "\nsteady state ", "\nbuilt by     ", "\npeak memory  ", " (budget 4)\n", "\nsearch time  ", "\nproven       ", "\nverified     yes\n"},
 			[]string{"decisions", "links:"}},
-		{"nr and decisions", TextOptions{Placement: p, Memory: 4, NR: 3, MicroBatches: 8, Method: repetend.MethodJoint, Decisions: true, Units: 48},
+		{"nr and decisions", TextOptions{Placement: p, Memory: 4, NR: 3, MicroBatches: 8, Strategy: repetend.StrategyJoint, Decisions: true, Units: 48},
 			[]string{", N_R ≤ 3, ", "\ndecisions    0 activations offloaded, 0 recomputed\n"}, nil},
 	} {
 		var b bytes.Buffer
-		if err := res.WriteText(&b, res.Summary(c.o.Method), c.o); err != nil {
+		if err := res.WriteText(&b, res.Summary(c.o.Strategy), c.o); err != nil {
 			t.Fatal(err)
 		}
 		for _, w := range c.want {

@@ -107,7 +107,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := search.Run(ctx, q, search.Options{Memory: 6, MicroBatches: 8, Method: repetend.MethodJoint})
+	old, err := search.Run(ctx, q, search.Options{Memory: 6, MicroBatches: 8, Strategy: repetend.StrategyJoint})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -282,7 +282,7 @@ func runPartition(ctx context.Context, o partitionOptions, stdout, stderr io.Wri
 }
 
 // runLatency is tessel partition --objective latency: the split of least
-// single-sample latency (partition.RunLatency) and Table 4's baselines.
+// single-sample latency (partition.RunSampleLatency) and Table 4's baselines.
 func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Writer) error {
 	if o.TimeLimit <= 0 {
 		return usageErrorf("--time-limit must be positive, got %v", o.TimeLimit)
@@ -301,7 +301,7 @@ func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Write
 		return usageErrorf("%s: --objective latency is for inference graphs: this one has backward nodes", o.Model)
 	}
 	if o.PaperMemory {
-		if err := g.UsePaperLatencySetting(); err != nil {
+		if err := g.UsePaperSampleLatencySetting(); err != nil {
 			return usageErrorf("%s: %v", o.Model, err)
 		}
 	}
@@ -318,7 +318,7 @@ func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Write
 	}
 	t0 := time.Now()
 	bar := newProgress(stderr)
-	res, err := partition.RunLatency(ctx, g, partition.LatencyOptions{Subgraphs: q, TimeLimit: o.TimeLimit, Expert: expert,
+	res, err := partition.RunSampleLatency(ctx, g, partition.SampleLatencyOptions{Subgraphs: q, TimeLimit: o.TimeLimit, Expert: expert,
 		Progress: func(best, lb float64) {
 			bar.show("partition (latency IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
 		}})

@@ -38,7 +38,7 @@ type searchOptions struct {
 const textUnits = 48
 
 // defaultMethod is the faster method in the README's benchmark table.
-const defaultMethod = repetend.MethodJoint
+const defaultMethod = repetend.StrategyJoint
 
 func searchCommand() *cli.Command {
 	return &cli.Command{
@@ -104,7 +104,7 @@ func searchCommand() *cli.Command {
 // (memoryFlag and --nr); the schedule is verified and written
 // (writeVerified), and its summary made, with the decisions counted where
 // the search could decide.
-func searched(command, memoryFlag string, res *search.Result, err error, out outputs, method repetend.Method, decisions bool) (search.Summary, error) {
+func searched(command, memoryFlag string, res *search.Result, err error, out outputs, method repetend.Strategy, decisions bool) (search.Summary, error) {
 	if err != nil {
 		if errors.Is(err, search.ErrNoRepetend) {
 			return search.Summary{}, fmt.Errorf("%w (raise --%s or --nr)", err, memoryFlag)
@@ -130,7 +130,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 			return err
 		}
 	}
-	method, err := repetend.ParseMethod(opts.Method)
+	method, err := repetend.ParseStrategy(opts.Method)
 	if err != nil {
 		return usageErrorf("search: %v", err)
 	}
@@ -159,7 +159,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	t0 := time.Now()
 	sopt := search.Options{
 		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
-		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
+		Strategy: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
 		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency, Objective: objective,
 		Progress: func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
 	}
@@ -186,5 +186,5 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		return printJSON(stdout, sum)
 	}
 	return res.WriteText(stdout, sum, search.TextOptions{Placement: p, Memory: opts.Memory, NR: opts.NR, MicroBatches: opts.MicroBatches,
-		Method: method, Decisions: opts.Decisions.Any(), Units: textUnits})
+		Strategy: method, Decisions: opts.Decisions.Any(), Units: textUnits})
 }

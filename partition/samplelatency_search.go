@@ -11,10 +11,10 @@ import (
 // memory cap, every piece is contiguous and the latency drops. It
 // repeats passes over the moves, in node order, until a pass improves
 // nothing or ctx ends, and returns the best split, its pieces and its
-// schedule (the start's when nothing improves). It is MinLatency's
+// schedule (the start's when nothing improves). It is MinSampleLatency's
 // primal heuristic: deterministic, and far cheaper per step than a
 // solver check.
-func localSearch(ctx context.Context, g *Graph, s *Split, pieces []int, q int) (*Split, []int, *LatencySchedule) {
+func localSearch(ctx context.Context, g *Graph, s *Split, pieces []int, q int) (*Split, []int, *SampleSchedule) {
 	n := len(g.Nodes)
 	K := g.Accelerators
 	groups := [][]int{}
@@ -37,16 +37,16 @@ func localSearch(ctx context.Context, g *Graph, s *Split, pieces []int, q int) (
 		}
 	}
 	bestSplit, bestPieces := s, pieces
-	bestSched, err := PiecesLatency(s, pieces)
+	bestSched, err := PiecesSampleLatency(s, pieces)
 	if err != nil {
-		return s, pieces, &LatencySchedule{Latency: math.Inf(1)}
+		return s, pieces, &SampleSchedule{Latency: math.Inf(1)}
 	}
-	try := func() (*Split, *LatencySchedule, bool) {
+	try := func() (*Split, *SampleSchedule, bool) {
 		t, err := NewSplit(g, dev)
 		if err != nil || !t.Fits() {
 			return nil, nil, false
 		}
-		sc, err := PiecesLatency(t, piece)
+		sc, err := PiecesSampleLatency(t, piece)
 		if err != nil || sc.Latency >= bestSched.Latency*(1-1e-12) {
 			return nil, nil, false
 		}
@@ -94,7 +94,7 @@ func groupAcc(g *Graph, gr []int) float64 {
 	return t
 }
 
-// chainSplit is MinLatency's second primal heuristic: the split of a
+// chainSplit is MinSampleLatency's second primal heuristic: the split of a
 // topological order of the contracted graph (colour classes and the
 // strongly connected components they make, as GreedyFill) into at most k
 // intervals, one per accelerator, of least Σ over the intervals of

@@ -19,13 +19,13 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 )
 
-// Candidate is an assignment of micro-batch offsets to blocks (eq. 3).
-type Candidate struct {
+// Assignment is an assignment of micro-batch offsets to blocks (eq. 3).
+type Assignment struct {
 	NR      int
 	Offsets []int // by block index, in 0..NR-1
 }
 
-func (c Candidate) String() string {
+func (c Assignment) String() string {
 	parts := make([]string, len(c.Offsets))
 	for i, o := range c.Offsets {
 		parts[i] = fmt.Sprint(o)
@@ -39,7 +39,7 @@ func (c Candidate) String() string {
 // nr-1 (smaller nr are enumerated on their own). Blocks are assigned in a
 // stable topological order, high offsets first. yield returns false to
 // stop; Enumerate returns false when it was stopped.
-func Enumerate(ctx context.Context, p *placement.Placement, nr int, yield func(Candidate) bool) bool {
+func Enumerate(ctx context.Context, p *placement.Placement, nr int, yield func(Assignment) bool) bool {
 	order, ok := p.Topo()
 	if !ok || nr < 1 {
 		return true
@@ -57,7 +57,7 @@ func Enumerate(ctx context.Context, p *placement.Placement, nr int, yield func(C
 			if count%1024 == 0 && ctx.Err() != nil {
 				return false
 			}
-			return yield(Candidate{NR: nr, Offsets: append([]int(nil), offs...)})
+			return yield(Assignment{NR: nr, Offsets: append([]int(nil), offs...)})
 		}
 		i := order[k]
 		top := nr - 1
@@ -185,7 +185,7 @@ func MaxNR(ctx context.Context, p *placement.Placement, memory, limit int) int {
 	best := 1
 	for nr := 1; nr <= limit; nr++ {
 		fits := false
-		Enumerate(ctx, p, nr, func(c Candidate) bool {
+		Enumerate(ctx, p, nr, func(c Assignment) bool {
 			if withinBudget(p, EntryMemory(p, c.Offsets), memory) {
 				fits = true
 				return false

@@ -16,7 +16,7 @@ import (
 func paperSetting(t testing.TB, rel string, commScale float64) *Graph {
 	t.Helper()
 	g := loadPaper(t, rel)
-	s, err := PaperLatencySetting(g)
+	s, err := PaperSampleLatencySetting(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func paperSetting(t testing.TB, rel string, commScale float64) *Graph {
 // 1.4–1.8 times the size of the DNN", 8 CPU cores). The published latency
 // inputs (github.com/msr-fiddle/dnn-partitioning, latency-inputs) carry
 // these headers; the graphs are the shipped ones.
-func TestPaperLatencySetting(t *testing.T) {
+func TestPaperSampleLatencySetting(t *testing.T) {
 	for _, c := range []struct {
 		file string
 		k    int
@@ -44,7 +44,7 @@ func TestPaperLatencySetting(t *testing.T) {
 		{"latency/gnmt_inference.json", 6, 629145600},
 	} {
 		g := loadPaper(t, c.file)
-		s, err := PaperLatencySetting(g)
+		s, err := PaperSampleLatencySetting(g)
 		if err != nil {
 			t.Fatalf("%s: %v", c.file, err)
 		}
@@ -61,16 +61,16 @@ func TestPaperLatencySetting(t *testing.T) {
 		t.Errorf("gnmt latency input: %d, %g, %d", g.Accelerators, g.Memory, g.CPUs)
 	}
 	g.Nodes = []Node{{Size: 5e9}}
-	if _, err := PaperLatencySetting(g); err == nil {
+	if _, err := PaperSampleLatencySetting(g); err == nil {
 		t.Error("a 5 GB model: want an error (between the paper's two sizes)")
 	}
-	// UsePaperLatencySetting puts the setting on the graph.
+	// UsePaperSampleLatencySetting puts the setting on the graph.
 	h := loadPaper(t, "layer/bert24_inference.json")
-	if err := h.UsePaperLatencySetting(); err != nil || h.Accelerators != 5 || h.Memory != 629145600 || h.CPUs != 8 {
+	if err := h.UsePaperSampleLatencySetting(); err != nil || h.Accelerators != 5 || h.Memory != 629145600 || h.CPUs != 8 {
 		t.Errorf("bert24 with the setting: %d, %g, %d (%v); want 5, 629145600, 8", h.Accelerators, h.Memory, h.CPUs, err)
 	}
 	h.IDs = nil
-	if err := h.UsePaperLatencySetting(); err == nil {
+	if err := h.UsePaperSampleLatencySetting(); err == nil {
 		t.Error("a layer profile: want an error")
 	}
 }
@@ -80,7 +80,7 @@ func TestPaperLatencySetting(t *testing.T) {
 // < 1%). The published graph's transfer costs are a thousandth of what
 // those figures imply (docs/partition.md); at both scales the IP's latency
 // is at most the greedy fill's and the max-load DP's, with its gap.
-func TestLatencyBERT24(t *testing.T) {
+func TestSampleLatencyBERT24(t *testing.T) {
 	for _, c := range []struct {
 		scale               float64
 		greedy, dp, ip, gap string
@@ -89,7 +89,7 @@ func TestLatencyBERT24(t *testing.T) {
 		{1, "92.41", "92.42", "92.41", "0.0000"},
 	} {
 		g := paperSetting(t, "layer/bert24_inference.json", c.scale)
-		r, err := RunLatency(context.Background(), g, LatencyOptions{TimeLimit: 20 * time.Second})
+		r, err := RunSampleLatency(context.Background(), g, SampleLatencyOptions{TimeLimit: 20 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,10 +122,10 @@ func TestLatencyBERT24(t *testing.T) {
 // match the paper; the program's interval split (chainSplit) finds 225.65
 // at once, and the gap it reports is proven (the relaxation, Z3's
 // refutations).
-func TestLatencyGNMTBaselines(t *testing.T) {
+func TestSampleLatencyGNMTBaselines(t *testing.T) {
 	testskip.Short(t, "the max-load DP with 8 CPUs and seconds of Z3")
 	g := loadPaper(t, "latency/gnmt_inference.json")
-	r, err := RunLatency(context.Background(), g, LatencyOptions{TimeLimit: 3 * time.Second})
+	r, err := RunSampleLatency(context.Background(), g, SampleLatencyOptions{TimeLimit: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func bruteLatency(t *testing.T, g *Graph, q int) float64 {
 			t.Fatal(err)
 		}
 		if s.Fits() {
-			if sc, err := PiecesLatency(s, piece); err == nil {
+			if sc, err := PiecesSampleLatency(s, piece); err == nil {
 				best = math.Min(best, sc.Latency)
 			}
 		}
@@ -201,13 +201,13 @@ func bruteLatency(t *testing.T, g *Graph, q int) float64 {
 // the least latency over every contiguous split (q = 1) and every split
 // into q contiguous subgraphs per accelerator (q = 2), by brute force on
 // small random graphs.
-func TestMinLatencyMatchesBruteForce(t *testing.T) {
+func TestMinSampleLatencyMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	for i := range 12 {
 		g := randomDAG(rng, 5)
 		for _, q := range []int{1, 2} {
 			want := bruteLatency(t, g, q)
-			r, err := MinLatency(context.Background(), g, LatencyIPOptions{Subgraphs: q})
+			r, err := MinSampleLatency(context.Background(), g, MinSampleLatencyOptions{Subgraphs: q})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +223,7 @@ func TestMinLatencyMatchesBruteForce(t *testing.T) {
 
 // The evaluator on a hand-checked example: a → b → c, a and c on one
 // accelerator, b on the CPU, cut into two subgraphs in order.
-func TestPiecesLatency(t *testing.T) {
+func TestPiecesSampleLatency(t *testing.T) {
 	g := &Graph{Accelerators: 1, CPUs: 1, Nodes: []Node{
 		{Acc: 1, CPU: 10, Comm: 0.5, Class: -1},
 		{Acc: 1, CPU: 3, Comm: 0.25, Class: -1},
@@ -233,7 +233,7 @@ func TestPiecesLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := SplitLatency(s)
+	sc, err := SplitSampleLatency(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,12 +242,12 @@ func TestPiecesLatency(t *testing.T) {
 		t.Errorf("latency %v, subgraphs %+v", sc.Latency, sc.Subgraphs)
 	}
 	// One subgraph holding a and c is not contiguous.
-	if _, err := PiecesLatency(s, []int{0, 0, 0}); err == nil {
+	if _, err := PiecesSampleLatency(s, []int{0, 0, 0}); err == nil {
 		t.Error("a non-contiguous subgraph: want an error")
 	}
 	// Training graphs are not for this objective.
 	g.Nodes[2].Backward = true
-	if _, err := MinLatency(context.Background(), g, LatencyIPOptions{}); err == nil {
+	if _, err := MinSampleLatency(context.Background(), g, MinSampleLatencyOptions{}); err == nil {
 		t.Error("a training graph: want an error")
 	}
 }
@@ -255,7 +255,7 @@ func TestPiecesLatency(t *testing.T) {
 // Reference: Tarnawski et al., Table 4, BERT-3 operator graph: greedy
 // 416.20, IP 408.47 (within 1% in 3 minutes). From our greedy fill
 // (414.74; its topological order differs from the published one) the
-// local search of MinLatency reaches the paper's 408.47 by itself.
+// local search of MinSampleLatency reaches the paper's 408.47 by itself.
 func TestLocalSearchBERT3(t *testing.T) {
 	testskip.Short(t, "a few seconds of local search")
 	g := paperSetting(t, "operator/bert_l-3_inference.json", 1)
@@ -275,7 +275,7 @@ func TestLocalSearchBERT3(t *testing.T) {
 	if !s.Fits() || !s.Colocated || sc.MaxPieces() != 1 {
 		t.Errorf("fits %v, colocated %v, pieces %d", s.Fits(), s.Colocated, sc.MaxPieces())
 	}
-	if again, err := PiecesLatency(s, pieces); err != nil || again.Latency != sc.Latency {
+	if again, err := PiecesSampleLatency(s, pieces); err != nil || again.Latency != sc.Latency {
 		t.Errorf("re-evaluated %v (%v)", again, err)
 	}
 	t.Logf("%.4f in %v", sc.Latency, time.Since(t0))

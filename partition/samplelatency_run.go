@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// LatencyOptions configure RunLatency.
-type LatencyOptions struct {
+// SampleLatencyOptions configure RunSampleLatency.
+type SampleLatencyOptions struct {
 	// Subgraphs is q of Tarnawski et al.'s §4.1: contiguous subgraphs per
 	// accelerator (0 or 1: a contiguous split).
 	Subgraphs int
@@ -22,10 +22,10 @@ type LatencyOptions struct {
 	Expert *Split
 }
 
-// LatencyReport is the split of least single-sample latency and the
+// SampleLatencyReport is the split of least single-sample latency and the
 // baselines of Tarnawski et al.'s Table 4 beside it; it is also the JSON
 // form of tessel partition --objective latency --json.
-type LatencyReport struct {
+type SampleLatencyReport struct {
 	Model        string  `json:"model"`
 	Accelerators int     `json:"accelerators"`
 	CPUs         int     `json:"cpus"`
@@ -42,20 +42,20 @@ type LatencyReport struct {
 	ProvenBy   string  `json:"proven_by,omitempty"` // "relaxation" or "solver"
 	Checks     int     `json:"solver_calls"`
 	// Found says where the best split comes from: "ip" (Z3), "chain" or
-	// "local search" (MinLatency's primal heuristics), or the baseline it
+	// "local search" (MinSampleLatency's primal heuristics), or the baseline it
 	// started from when nothing better was found.
-	Found     string                   `json:"found"`
-	Steps     []LatencySubgraphSummary `json:"subgraphs"`
-	CPUNodes  []string                 `json:"cpu_nodes"`
-	Baselines []LatencySummary         `json:"baselines"`
-	Seconds   float64                  `json:"seconds"`
+	Found     string                  `json:"found"`
+	Steps     []SampleSubgraphSummary `json:"subgraphs"`
+	CPUNodes  []string                `json:"cpu_nodes"`
+	Baselines []SampleLatencySummary  `json:"baselines"`
+	Seconds   float64                 `json:"seconds"`
 
-	Split    *Split           `json:"-"`
-	Schedule *LatencySchedule `json:"-"`
+	Split    *Split          `json:"-"`
+	Schedule *SampleSchedule `json:"-"`
 }
 
-// LatencySubgraphSummary is one subgraph of the best split.
-type LatencySubgraphSummary struct {
+// SampleSubgraphSummary is one subgraph of the best split.
+type SampleSubgraphSummary struct {
 	Device  int      `json:"device"`
 	Piece   int      `json:"piece"`
 	Start   float64  `json:"start"`
@@ -67,9 +67,9 @@ type LatencySubgraphSummary struct {
 	Nodes   []string `json:"nodes"`
 }
 
-// LatencySummary is one split's single-sample latency (a column of
+// SampleLatencySummary is one split's single-sample latency (a column of
 // Table 4), with its max load for comparison.
-type LatencySummary struct {
+type SampleLatencySummary struct {
 	Method     string  `json:"method"`
 	Latency    float64 `json:"latency"`
 	MaxLoad    float64 `json:"max_load"`
@@ -77,13 +77,13 @@ type LatencySummary struct {
 	Contiguous bool    `json:"contiguous"`
 }
 
-// RunLatency finds the split of least single-sample latency (MinLatency,
+// RunSampleLatency finds the split of least single-sample latency (MinSampleLatency,
 // from the better of the greedy fill and the max-load DP's split) and
 // evaluates the baselines of Tarnawski et al.'s Table 4 beside it: the
 // greedy fill (GreedyFill), the max-load DP's split (Contiguous) and, when
 // given, an expert split. Errors that the model causes are
 // ErrUnsplittable.
-func RunLatency(ctx context.Context, g *Graph, opt LatencyOptions) (*LatencyReport, error) {
+func RunSampleLatency(ctx context.Context, g *Graph, opt SampleLatencyOptions) (*SampleLatencyReport, error) {
 	t0 := time.Now()
 	if err := g.Validate(); err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func RunLatency(ctx context.Context, g *Graph, opt LatencyOptions) (*LatencyRepo
 		return nil, unsplittable{errors.New("the latency objective needs at least one accelerator")}
 	}
 	q := max(opt.Subgraphs, 1)
-	res := &LatencyReport{Model: g.Name, Accelerators: g.Accelerators, CPUs: g.CPUs, MemoryCap: g.Memory, Objective: "latency", Subgraphs: q}
+	res := &SampleLatencyReport{Model: g.Name, Accelerators: g.Accelerators, CPUs: g.CPUs, MemoryCap: g.Memory, Objective: "latency", Subgraphs: q}
 	type cand struct {
 		name   string
 		split  *Split
@@ -104,12 +104,12 @@ func RunLatency(ctx context.Context, g *Graph, opt LatencyOptions) (*LatencyRepo
 	}
 	var cands []cand
 	add := func(name string, s *Split) error {
-		sc, err := SplitLatency(s)
+		sc, err := SplitSampleLatency(s)
 		if err != nil {
 			return fmt.Errorf("%s split: %v", name, err)
 		}
 		cands = append(cands, cand{name, s, sc.Latency, sc.MaxPieces()})
-		res.Baselines = append(res.Baselines, LatencySummary{Method: name, Latency: round6(sc.Latency), MaxLoad: round6(s.MaxLoad), Fits: s.Fits(), Contiguous: sc.MaxPieces() <= 1})
+		res.Baselines = append(res.Baselines, SampleLatencySummary{Method: name, Latency: round6(sc.Latency), MaxLoad: round6(s.MaxLoad), Fits: s.Fits(), Contiguous: sc.MaxPieces() <= 1})
 		return nil
 	}
 	if gs, err := GreedyFill(g); err == nil {
@@ -141,11 +141,11 @@ func RunLatency(ctx context.Context, g *Graph, opt LatencyOptions) (*LatencyRepo
 	if opt.TimeLimit > 0 {
 		ictx, cancel = context.WithTimeout(ctx, opt.TimeLimit)
 	}
-	ipOpt := LatencyIPOptions{Subgraphs: q, Seed: opt.Seed, Progress: opt.Progress}
+	ipOpt := MinSampleLatencyOptions{Subgraphs: q, Seed: opt.Seed, Progress: opt.Progress}
 	if start != nil {
 		ipOpt.Start = start.split
 	}
-	ip, err := MinLatency(ictx, g, ipOpt)
+	ip, err := MinSampleLatency(ictx, g, ipOpt)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -165,7 +165,7 @@ func RunLatency(ctx context.Context, g *Graph, opt LatencyOptions) (*LatencyRepo
 	res.Proven, res.ProvenBy, res.Checks = ip.Proven, ip.ProvenBy, ip.Checks
 	res.Contiguous = ip.Schedule.MaxPieces() <= 1
 	for _, st := range ip.Schedule.Subgraphs {
-		ss := LatencySubgraphSummary{Device: st.Device, Piece: st.Piece, Start: round6(st.Start), Finish: round6(st.Finish),
+		ss := SampleSubgraphSummary{Device: st.Device, Piece: st.Piece, Start: round6(st.Start), Finish: round6(st.Finish),
 			CommIn: round6(st.CommIn), Compute: round6(st.Compute), CommOut: round6(st.CommOut), Memory: round6(st.Memory)}
 		for _, v := range st.Nodes {
 			ss.Nodes = append(ss.Nodes, g.NodeName(v))
@@ -176,8 +176,8 @@ func RunLatency(ctx context.Context, g *Graph, opt LatencyOptions) (*LatencyRepo
 	for _, v := range ip.Schedule.CPUNodes {
 		res.CPUNodes = append(res.CPUNodes, g.NodeName(v))
 	}
-	ipRow := LatencySummary{Method: "ip", Latency: res.Latency, MaxLoad: round6(ip.Split.MaxLoad), Fits: ip.Split.Fits(), Contiguous: res.Contiguous}
-	res.Baselines = append([]LatencySummary{ipRow}, res.Baselines...)
+	ipRow := SampleLatencySummary{Method: "ip", Latency: res.Latency, MaxLoad: round6(ip.Split.MaxLoad), Fits: ip.Split.Fits(), Contiguous: res.Contiguous}
+	res.Baselines = append([]SampleLatencySummary{ipRow}, res.Baselines...)
 	res.Seconds = round6(time.Since(t0).Seconds())
 	return res, nil
 }
@@ -185,7 +185,7 @@ func RunLatency(ctx context.Context, g *Graph, opt LatencyOptions) (*LatencyRepo
 // WriteText prints the latency report for people: the subgraphs of the
 // best split with their times, the latency and its gap, and Table 4's
 // columns.
-func (res *LatencyReport) WriteText(w io.Writer) {
+func (res *SampleLatencyReport) WriteText(w io.Writer) {
 	cap := "none"
 	if res.MemoryCap > 0 {
 		cap = fmt.Sprintf("%g", res.MemoryCap)

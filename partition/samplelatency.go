@@ -23,8 +23,8 @@ import (
 // nodes never wait for a core and the number of cores does not matter.
 // The latency is the largest finishing time.
 
-// LatencySubgraph is one subgraph of a split and when it runs.
-type LatencySubgraph struct {
+// SampleSubgraph is one subgraph of a split and when it runs.
+type SampleSubgraph struct {
 	// Device is its accelerator; Piece its rank among the subgraphs of
 	// that accelerator (0 for a contiguous split).
 	Device, Piece int
@@ -36,11 +36,11 @@ type LatencySubgraph struct {
 	Memory                   float64
 }
 
-// LatencySchedule is the single-sample execution of a split.
-type LatencySchedule struct {
+// SampleSchedule is the single-sample execution of a split.
+type SampleSchedule struct {
 	// Latency is the time of one sample: the largest Finish.
 	Latency   float64
-	Subgraphs []LatencySubgraph // in the order they start
+	Subgraphs []SampleSubgraph // in the order they start
 	// CPUNodes are the nodes on CPU cores; Finish is every node's
 	// finishing time (its subgraph's Finish on an accelerator).
 	CPUNodes []int
@@ -50,7 +50,7 @@ type LatencySchedule struct {
 // MaxPieces is the most subgraphs one accelerator holds: 1 when every
 // accelerator's part is contiguous (CPU nodes run one by one and need not
 // be), 0 when no accelerator is used.
-func (sc *LatencySchedule) MaxPieces() int {
+func (sc *SampleSchedule) MaxPieces() int {
 	m := 0
 	for _, st := range sc.Subgraphs {
 		m = max(m, st.Piece+1)
@@ -58,20 +58,20 @@ func (sc *LatencySchedule) MaxPieces() int {
 	return m
 }
 
-// SplitLatency is the latency of one sample under split s: every
+// SplitSampleLatency is the latency of one sample under split s: every
 // accelerator's nodes cut into the fewest contiguous subgraphs, taken in
 // the order of their dependences (Tarnawski et al.'s published
 // evaluator does the same cut, and the cut leaves a contiguous
 // accelerator whole).
-func SplitLatency(s *Split) (*LatencySchedule, error) {
-	return PiecesLatency(s, nil)
+func SplitSampleLatency(s *Split) (*SampleSchedule, error) {
+	return PiecesSampleLatency(s, nil)
 }
 
-// PiecesLatency is SplitLatency with the subgraphs given: piece[v] is the
+// PiecesSampleLatency is SplitSampleLatency with the subgraphs given: piece[v] is the
 // rank of node v's subgraph on its accelerator (ignored on CPUs). nil
-// cuts as SplitLatency does. It fails where a subgraph is not contiguous
+// cuts as SplitSampleLatency does. It fails where a subgraph is not contiguous
 // or the pieces cannot run in their rank order.
-func PiecesLatency(s *Split, piece []int) (*LatencySchedule, error) {
+func PiecesSampleLatency(s *Split, piece []int) (*SampleSchedule, error) {
 	g := s.Graph
 	n := len(g.Nodes)
 	K := g.Accelerators
@@ -91,14 +91,14 @@ func PiecesLatency(s *Split, piece []int) (*LatencySchedule, error) {
 	type key struct{ d, p int }
 	blockOf := make([]int, n)
 	index := map[key]int{}
-	var blocks []LatencySubgraph
+	var blocks []SampleSubgraph
 	var cpuBlock []int // node of a CPU block, -1 for a subgraph
 	for v := range n {
 		d := s.Device[v]
 		if d >= K {
 			blockOf[v] = len(cpuBlock)
 			cpuBlock = append(cpuBlock, v)
-			blocks = append(blocks, LatencySubgraph{Device: d, Piece: -1})
+			blocks = append(blocks, SampleSubgraph{Device: d, Piece: -1})
 			continue
 		}
 		if piece[v] < 0 {
@@ -110,7 +110,7 @@ func PiecesLatency(s *Split, piece []int) (*LatencySchedule, error) {
 			b = len(cpuBlock)
 			index[k] = b
 			cpuBlock = append(cpuBlock, -1)
-			blocks = append(blocks, LatencySubgraph{Device: d, Piece: piece[v]})
+			blocks = append(blocks, SampleSubgraph{Device: d, Piece: piece[v]})
 		}
 		blockOf[v] = b
 		blocks[b].Nodes = append(blocks[b].Nodes, v)
@@ -166,7 +166,7 @@ func PiecesLatency(s *Split, piece []int) (*LatencySchedule, error) {
 		return nil, fmt.Errorf("a subgraph is not contiguous, or the subgraphs of an accelerator cannot run in their order")
 	}
 	finish := make([]float64, n)
-	out := &LatencySchedule{Finish: finish}
+	out := &SampleSchedule{Finish: finish}
 	inSet := make([]bool, n)
 	for _, b := range order {
 		if v := cpuBlock[b]; v >= 0 {
@@ -296,25 +296,25 @@ func firstOf(u *units, x int) int {
 	return 0
 }
 
-// LatencySetting is Tarnawski et al.'s memory-bound deployment of §7 for
+// SampleLatencySetting is Tarnawski et al.'s memory-bound deployment of §7 for
 // a model of total size Σ m_v bytes: accelerators of 600 MiB for models up
 // to 3.6 GB and of 2 GiB for models of 9 GB or more, as many as it takes
 // to hold 1.5 times the model (the paper's "1.4–1.8 times"), and 8 CPU
 // cores.
-type LatencySetting struct {
+type SampleLatencySetting struct {
 	Accelerators, CPUs int
 	Memory             float64 // bytes per accelerator
 	ModelBytes         float64
 }
 
-// UsePaperLatencySetting gives g the accelerators, memory cap and CPU
-// cores of PaperLatencySetting (tessel partition --paper-memory); g must
+// UsePaperSampleLatencySetting gives g the accelerators, memory cap and CPU
+// cores of PaperSampleLatencySetting (tessel partition --paper-memory); g must
 // be a graph in Tarnawski et al.'s format.
-func (g *Graph) UsePaperLatencySetting() error {
+func (g *Graph) UsePaperSampleLatencySetting() error {
 	if g.IDs == nil {
 		return fmt.Errorf("--paper-memory applies to graphs in Tarnawski et al.'s format")
 	}
-	s, err := PaperLatencySetting(g)
+	s, err := PaperSampleLatencySetting(g)
 	if err != nil {
 		return err
 	}
@@ -322,18 +322,18 @@ func (g *Graph) UsePaperLatencySetting() error {
 	return nil
 }
 
-// PaperLatencySetting derives the setting of §7 from the model's size. It
+// PaperSampleLatencySetting derives the setting of §7 from the model's size. It
 // reproduces the published latency inputs' maxFPGAs and maxSizePerFPGA
 // for seven of their eight graphs; BERT-12 at operator granularity ships
 // with 8 accelerators where the rule gives 7 (8 hold 1.85 times the model,
 // outside the paper's range). A model between 3.6 and 9 GB, which the
 // paper does not cover, is an error.
-func PaperLatencySetting(g *Graph) (LatencySetting, error) {
+func PaperSampleLatencySetting(g *Graph) (SampleLatencySetting, error) {
 	total := 0.0
 	for _, v := range g.Nodes {
 		total += v.Size
 	}
-	s := LatencySetting{CPUs: 8, ModelBytes: total}
+	s := SampleLatencySetting{CPUs: 8, ModelBytes: total}
 	switch {
 	case total <= 0:
 		return s, fmt.Errorf("the model has no size: the memory-bound setting of Tarnawski et al. §7 needs node sizes in bytes")

@@ -10,8 +10,8 @@ import (
 	"github.com/tessel-pp/tessel/smt"
 )
 
-// LatencyIPOptions tune MinLatency.
-type LatencyIPOptions struct {
+// MinSampleLatencyOptions tune MinSampleLatency.
+type MinSampleLatencyOptions struct {
 	// Subgraphs is q, the contiguous subgraphs an accelerator may hold
 	// (Tarnawski et al. §4.1, Fig. 4); 0 or 1 is the contiguous program of
 	// Fig. 3.
@@ -29,12 +29,12 @@ type LatencyIPOptions struct {
 	SolverOnly bool
 }
 
-// LatencyIPResult is the best split the program found and how far from
+// MinSampleLatencyResult is the best split the program found and how far from
 // optimal it may be.
-type LatencyIPResult struct {
+type MinSampleLatencyResult struct {
 	// Split is nil when the solver found none and no Start was given.
 	Split    *Split
-	Schedule *LatencySchedule
+	Schedule *SampleSchedule
 	// Pieces is the rank of every accelerator node's subgraph on its
 	// accelerator (all 0 for a contiguous split).
 	Pieces []int
@@ -47,7 +47,7 @@ type LatencyIPResult struct {
 	// longest path or pathBound meets the best split) or "solver".
 	ProvenBy string
 	// Grid is the time step the program counts in; reported latencies
-	// are exact (SplitLatency of the split).
+	// are exact (SplitSampleLatency of the split).
 	Grid   float64
 	Checks int
 	// Improved is false when nothing better than Start was found.
@@ -59,7 +59,7 @@ type LatencyIPResult struct {
 	Elapsed   time.Duration
 }
 
-// MinLatency minimises the latency of one sample over the splits onto the
+// MinSampleLatency minimises the latency of one sample over the splits onto the
 // graph's accelerators and CPUs that fit the memory cap and keep colour
 // classes on one device: Tarnawski et al.'s integer program (§4, Fig. 3;
 // with opt.Subgraphs > 1, Fig. 4 of §4.1), solved with Z3 by a binary
@@ -76,7 +76,7 @@ type LatencyIPResult struct {
 // integers on a grid of 10⁻⁸ of a latency bound; the rounding is taken off
 // the lower bound. It stops when ctx ends, returning the best split found
 // and its proven gap.
-func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIPResult, error) {
+func MinSampleLatency(ctx context.Context, g *Graph, opt MinSampleLatencyOptions) (*MinSampleLatencyResult, error) {
 	t0 := time.Now()
 	if err := g.Validate(); err != nil {
 		return nil, err
@@ -115,10 +115,10 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 	// each transfer into and out of each subgraph, rounded by half a step.
 	slack := float64(n+2*n*S) * grid / 2
 
-	res := &LatencyIPResult{Grid: grid}
-	var best *LatencySchedule
+	res := &MinSampleLatencyResult{Grid: grid}
+	var best *SampleSchedule
 	if s := opt.Start; s != nil && s.Fits() && s.Colocated {
-		if sc, err := SplitLatency(s); err == nil && sc.MaxPieces() <= q {
+		if sc, err := SplitSampleLatency(s); err == nil && sc.MaxPieces() <= q {
 			res.Split, res.Schedule, best = s, sc, sc
 			res.Pieces = cutPieces(g, s.Device, pred)
 		}
@@ -335,7 +335,7 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 			if err != nil {
 				return 0, err
 			}
-			sc, err := PiecesLatency(s, pieces)
+			sc, err := PiecesSampleLatency(s, pieces)
 			if err != nil {
 				return 0, fmt.Errorf("the program's split: %v (a bug)", err)
 			}
@@ -364,7 +364,7 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 	// these are not.
 	if !closed() {
 		if s := chainSplit(ctx, g); s != nil {
-			if sc, err := SplitLatency(s); err == nil && (best == nil || sc.Latency < best.Latency) {
+			if sc, err := SplitSampleLatency(s); err == nil && (best == nil || sc.Latency < best.Latency) {
 				res.Split, res.Schedule, res.Pieces, best = s, sc, cutPieces(g, s.Device, pred), sc
 				res.Improved, res.Heuristic = opt.Start != nil, "chain"
 				o.hi = min(o.hi, scale(best.Latency))

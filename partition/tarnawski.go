@@ -22,10 +22,10 @@ func ParseGraph(data []byte) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeSeed(raw)
+	return decodeTarnawski(raw)
 }
 
-func decodeSeed(raw json.RawMessage) (*Graph, error) {
+func decodeTarnawski(raw json.RawMessage) (*Graph, error) {
 	g := &Graph{}
 	var nodes, edges []json.RawMessage
 	var k, l float64
@@ -50,7 +50,7 @@ func decodeSeed(raw json.RawMessage) (*Graph, error) {
 	g.Nodes = make([]Node, len(nodes))
 	g.IDs = make([]int, len(nodes))
 	for i, v := range nodes {
-		if err := decodeSeedNode(v, &g.Nodes[i], &g.IDs[i]); err != nil {
+		if err := decodeTarnawskiNode(v, &g.Nodes[i], &g.IDs[i]); err != nil {
 			return nil, fmt.Errorf("nodes[%d]: %w", i, err)
 		}
 		if j, dup := index[g.IDs[i]]; dup {
@@ -106,7 +106,7 @@ func wholeCount(x float64) (int, bool) {
 	return int(x), true
 }
 
-func decodeSeedNode(raw json.RawMessage, v *Node, id *int) error {
+func decodeTarnawskiNode(raw json.RawMessage, v *Node, id *int) error {
 	var supported, backward, class float64
 	supported = 1
 	hasClass := false
