@@ -22,6 +22,7 @@ import (
 	"github.com/tessel-pp/tessel/opgraph"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 func main() {
@@ -57,9 +58,9 @@ func run(devs string) error {
 		if err != nil {
 			return err
 		}
-		opt := search.Options{MicroBatches: 1}
+		opt := search.Options{}
 		t0 := time.Now()
-		full, err := coarsen.Search(context.Background(), p, 0, opt)
+		full, err := coarsen.Search(context.Background(), spec.New(p, 1), 0, opt)
 		if err != nil {
 			return err
 		}
@@ -71,7 +72,7 @@ func run(devs string) error {
 			}
 		}
 		t0 = time.Now()
-		co, err := coarsen.Search(context.Background(), p, coarsen.DefaultTarget, opt)
+		co, err := coarsen.Search(context.Background(), spec.New(p, 1), coarsen.DefaultTarget, opt)
 		if err != nil {
 			return err
 		}
