@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -156,7 +157,7 @@ func (c *Comparison) Charts() ([]Chart, error) {
 			continue
 		}
 		var svg bytes.Buffer
-		if err := schedule.RenderSVG(r.Schedule, &svg); err != nil {
+		if err := render.SVG(r.Schedule, &svg); err != nil {
 			return nil, err
 		}
 		slug := strings.NewReplacer(" ", "-", "(", "", ")", "", "=", "").Replace(strings.ToLower(r.Method))

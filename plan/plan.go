@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -95,7 +96,7 @@ func (r *Report) WriteText(w io.Writer, units int) error {
 	if s.Repetend != nil {
 		units = min(units, s.Repetend.Start+2*s.Repetend.Period+1)
 	}
-	if err := schedule.RenderTextUpTo(s, w, units); err != nil {
+	if err := render.TextUpTo(s, w, units); err != nil {
 		return err
 	}
 	switch {

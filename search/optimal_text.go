@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 )
@@ -26,7 +27,7 @@ func (r *OptimalResult) WriteText(w io.Writer, sum Summary, o TextOptions, elaps
 		fmt.Fprintf(w, "devices chosen: %s\n", t)
 	}
 	fmt.Fprintln(w)
-	if err := schedule.RenderTextUpTo(s, w, o.Units); err != nil {
+	if err := render.TextUpTo(s, w, o.Units); err != nil {
 		return err
 	}
 	status := "proven optimal"

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 )
@@ -36,7 +37,7 @@ func WriteBuiltins(w io.Writer, o placement.Options) error {
 		if err != nil {
 			return err
 		}
-		if err := schedule.RenderText(s, w); err != nil {
+		if err := render.Text(s, w); err != nil {
 			return err
 		}
 	}

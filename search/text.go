@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -67,7 +68,7 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 	if s.Repetend != nil {
 		units = min(units, s.Repetend.Start+2*s.Repetend.Period+1)
 	}
-	if err := schedule.RenderTextUpTo(s, w, units); err != nil {
+	if err := render.TextUpTo(s, w, units); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nschedule     %d micro-batches: makespan %d (lower bound %d, gap %d), bubble rate %s\n", s.MicroBatches, sum.Makespan, sum.LowerBound.Makespan, r.Gap(), textfmt.Pct(sum.BubbleRate))

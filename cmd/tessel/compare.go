@@ -192,7 +192,7 @@ func writeCompareFiles(cmp *compare.Comparison, opts compareOptions) error {
 			return usageErrorf("compare: %v", err)
 		}
 		for _, ch := range charts {
-			data, err := render(ch.Schedule, (*schedule.Schedule).Write)
+			data, err := drawn(ch.Schedule, (*schedule.Schedule).Write)
 			if err != nil {
 				return err
 			}

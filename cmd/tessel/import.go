@@ -143,7 +143,7 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 		}
 	}
 	if opts.PlacementOut != "" {
-		pj, err := render(s, func(s *schedule.Schedule, w io.Writer) error { return s.Placement.Write(w) })
+		pj, err := drawn(s, func(s *schedule.Schedule, w io.Writer) error { return s.Placement.Write(w) })
 		if err != nil {
 			return err
 		}

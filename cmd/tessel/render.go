@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -20,10 +21,10 @@ type renderFormat struct {
 // renderFormats lists the formats in the order the help shows them.
 func renderFormats() []renderFormat {
 	return []renderFormat{
-		{"text", schedule.RenderText},
-		{"svg", schedule.RenderSVG},
-		{"html", schedule.RenderHTML},
-		{"trace", schedule.RenderTrace},
+		{"text", render.Text},
+		{"svg", render.SVG},
+		{"html", render.HTML},
+		{"trace", render.Trace},
 	}
 }
 
@@ -93,7 +94,7 @@ func runRender(_ context.Context, opts renderOptions, stdout io.Writer) error {
 	if err != nil {
 		return &usageError{err}
 	}
-	data, err := render(s, draw)
+	data, err := drawn(s, draw)
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.Schedule, err)
 	}

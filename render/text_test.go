@@ -1,17 +1,19 @@
-package schedule
+package render
 
 import (
 	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // The text renderings of the golden schedules, in testdata/text.
 func TestRenderTextGolden(t *testing.T) {
 	for name, s := range goldenSchedules(t) {
 		var buf bytes.Buffer
-		if err := RenderText(s, &buf); err != nil {
+		if err := Text(s, &buf); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, filepath.Join("text", name+".txt"), buf.Bytes())
@@ -20,9 +22,9 @@ func TestRenderTextGolden(t *testing.T) {
 
 func TestRenderText(t *testing.T) {
 	scheds := goldenSchedules(t)
-	render := func(s *Schedule) string {
+	render := func(s *schedule.Schedule) string {
 		var buf bytes.Buffer
-		if err := RenderText(s, &buf); err != nil {
+		if err := Text(s, &buf); err != nil {
 			t.Fatal(err)
 		}
 		return buf.String()
@@ -70,7 +72,7 @@ func TestRenderText(t *testing.T) {
 
 	// Overlaps are drawn, not hidden.
 	s := *scheds["v-shape-1f1b"]
-	s.Instances = append([]Instance(nil), s.Instances...)
+	s.Instances = append([]schedule.Instance(nil), s.Instances...)
 	s.Instances[0].Start++
 	if got := render(&s); !strings.Contains(got, "##") || !strings.Contains(got, "# overlap") {
 		t.Errorf("no overlap marker in\n%s", got)

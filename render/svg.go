@@ -1,4 +1,4 @@
-package schedule
+package render
 
 import (
 	"bytes"
@@ -11,16 +11,7 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/placement"
-)
-
-// Colours of the renderings besides the kinds' (placement.KindInfo):
-// unknown kinds grey, repetend boundaries red (the paper's Fig. 8).
-const (
-	colourOther    = "#9c9c9c"
-	colourRepetend = "#d62728"
-	colourOffload  = "#76b7b2"
-	colourReload   = "#edc948"
-	colourTransfer = "#bab0ac"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // SVG geometry, in pixels.
@@ -35,8 +26,8 @@ const (
 	svgMinLabel = 10   // narrowest bar with its micro-batch number
 )
 
-// RenderSVG draws s as a Gantt chart: one row per device, one bar per
-// instance (its kind's class and colour from placement.KindInfo: "fwd"
+// SVG draws s as a Gantt chart: one row per device, one bar per
+// instance (its kind's class and colour, KindStyle: "fwd"
 // blue, "bwd" orange, "inp" green, "wgt" purple; with its
 // micro-batch number inside when it fits and a tooltip), a time axis with
 // ticks, red vertical lines (class "repetend") at every repetend iteration
@@ -52,22 +43,22 @@ const (
 // gets a row per link that a transfer taking time crosses ("link 0>1",
 // under the devices and host channels), with a grey bar (class
 // "transfer", data-dep "op3->op7", data-micro) per transfer (Transfers).
-func RenderSVG(s *Schedule, w io.Writer) error {
-	if err := checkRenderable(s); err != nil {
+func SVG(s *schedule.Schedule, w io.Writer) error {
+	if err := check(s); err != nil {
 		return err
 	}
 	var b bytes.Buffer
-	writeSVG(&b, s, Measure(s))
+	writeSVG(&b, s, schedule.Measure(s))
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
-func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
+func writeSVG(b *bytes.Buffer, s *schedule.Schedule, m schedule.Metrics) {
 	p := s.Placement
 	span := max(m.Makespan, 1)
 	unit := math.Min(svgMaxUnit, float64(svgWidth)/float64(span))
 	width := svgLeft + float64(span)*unit + svgRight
-	moves := Moves(s)
+	moves := schedule.Moves(s)
 	var channels []int
 	for _, mv := range moves {
 		if len(channels) == 0 || channels[len(channels)-1] != mv.Channel {
@@ -83,14 +74,14 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 		num(width), height, num(width), height)
 	b.WriteString("<style>")
 	for _, k := range placement.Kinds() {
-		class, colour := kindClass(k)
+		class, colour := KindStyle(k)
 		fmt.Fprintf(b, ".%s{fill:%s}", class, colour)
 	}
 	if len(links) > 0 {
 		fmt.Fprintf(b, ".transfer{fill:%s;stroke:#ffffff;stroke-width:0.5}", colourTransfer)
 	}
 	if len(s.Decisions) > 0 {
-		fmt.Fprintf(b, ".recompute{fill:%s;fill-opacity:0.5}.offload{fill:%s}.reload{fill:%s}", placementColour(placement.Forward), colourOffload, colourReload)
+		fmt.Fprintf(b, ".recompute{fill:%s;fill-opacity:0.5}.offload{fill:%s}.reload{fill:%s}", kindColour(placement.Forward), colourOffload, colourReload)
 	}
 	fmt.Fprintf(b, ".other{fill:%s}.repetend{stroke:%s;stroke-width:2}.bar{stroke:#ffffff;stroke-width:0.5}.micro{fill:#ffffff;font-size:10px;text-anchor:middle;dominant-baseline:central}.tick{stroke:#888888}</style>\n",
 		colourOther, colourRepetend)
@@ -125,22 +116,21 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 	b.WriteString("</g>\n")
 
 	// Bars, in file order.
-	ins := append([]Instance(nil), s.Instances...)
-	sortInstances(p, ins)
+	ins := sorted(s)
 	b.WriteString(`<g class="instances">` + "\n")
-	pg, partner := newPairing(s, nil), pairPartners(s)
+	occ := schedule.OccupancyOf(s)
 	for _, in := range ins {
-		if in.Block < 0 || in.Block >= len(p.Blocks) || pg.follower(in.Ref()) {
+		if in.Block < 0 || in.Block >= len(p.Blocks) || occ.Follower(in.Ref()) {
 			continue
 		}
 		blk := p.Blocks[in.Block]
-		class, fill := kindClass(blk.Kind)
-		t := pg.dur(p, in.Ref())
+		class, fill := KindStyle(blk.Kind)
+		t := occ.Duration(p, in.Ref())
 		tip := fmt.Sprintf("%s^%d [%d,%d) on %s", blk.ID, in.Micro, in.Start, in.Start+t, deviceList(blk.Devices))
 		label := strconv.Itoa(in.Micro)
-		g, paired := partner[in.Ref()]
+		g, paired := occ.Partner(in.Ref())
 		if paired {
-			tip = fmt.Sprintf("%s overlapped [%d,%d) on %s", PairText(s, Pair{in.Ref(), g}), in.Start, in.Start+t, deviceList(blk.Devices))
+			tip = fmt.Sprintf("%s overlapped [%d,%d) on %s", schedule.PairText(s, schedule.Pair{Forward: in.Ref(), Backward: g}), in.Start, in.Start+t, deviceList(blk.Devices))
 			label += "+" + strconv.Itoa(g.Micro)
 		}
 		for _, rows := range rowRuns(blk.Devices) {
@@ -148,7 +138,7 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 			bw := float64(t) * unit
 			if paired {
 				// The forward's colour above, the backward's below: one action.
-				gc, gfill := kindClass(placement.Backward)
+				gc, gfill := KindStyle(placement.Backward)
 				h := (y1 - y0) / 2
 				fmt.Fprintf(b, `<rect class="bar %s overlapped" data-block="%s" data-micro="%d" x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s</title></rect>`,
 					class, esc(blk.ID), in.Micro, x(in.Start), y0, num(bw), h, fill, esc(tip))
@@ -169,7 +159,7 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 	writeTransferBars(b, s, links, spans, unit, x, func(k int) int { return rowY(p.Devices + len(channels) + k) })
 
 	// Repetend iteration boundaries.
-	if rp := s.Repetend; rp != nil && rp.Period > 0 && rp.Iterations > 0 && rp.Iterations <= MaxMicroBatches {
+	if rp := s.Repetend; rp != nil && rp.Period > 0 && rp.Iterations > 0 && rp.Iterations <= schedule.MaxMicroBatches {
 		b.WriteString(`<g class="repetends">` + "\n")
 		for k := 0; k <= rp.Iterations; k++ {
 			t := rp.Start + k*rp.Period
@@ -182,22 +172,13 @@ func writeSVG(b *bytes.Buffer, s *Schedule, m Metrics) {
 }
 
 // title is the one-line caption of a rendering.
-func title(s *Schedule, m Metrics) string {
+func title(s *schedule.Schedule, m schedule.Metrics) string {
 	name := s.Placement.Name
 	if name == "" {
 		name = "(unnamed)"
 	}
 	return fmt.Sprintf("%s: %d %s, N = %d micro-batches, %s, makespan %d, bubble rate %.2f%%",
 		name, s.Placement.Devices, plural(s.Placement.Devices, "device"), s.MicroBatches, budgetText(s), m.Makespan, 100*m.BubbleRate)
-}
-
-// kindClass is the CSS class and colour of a block kind, from the kinds'
-// table; an unknown kind is grey.
-func kindClass(k placement.Kind) (class, colour string) {
-	if in, ok := k.Info(); ok {
-		return in.Class, in.Colour
-	}
-	return "other", colourOther
 }
 
 // rowRuns splits sorted devices into runs of consecutive ones, as
@@ -238,23 +219,17 @@ func esc(s string) string {
 	return b.String()
 }
 
-// placementColour is a kind's colour from the kinds' table.
-func placementColour(k placement.Kind) string {
-	_, c := kindClass(k)
-	return c
-}
-
 // writeDecisionBars draws the recomputes (class "recompute", the
 // forward's colour, half transparent) on their devices and the offloads
 // and reloads (classes "offload", "reload") on host-channel rows under the
 // devices, each with data-block, data-micro and a tooltip.
-func writeDecisionBars(b *bytes.Buffer, s *Schedule, moves []Move, channels []int, unit float64, x func(int) string, rowY func(int) int) {
+func writeDecisionBars(b *bytes.Buffer, s *schedule.Schedule, moves []schedule.Move, channels []int, unit float64, x func(int) string, rowY func(int) int) {
 	if len(s.Decisions) == 0 {
 		return
 	}
 	p := s.Placement
 	b.WriteString(`<g class="decisions">` + "\n")
-	for _, rr := range Reruns(s) {
+	for _, rr := range schedule.Reruns(s) {
 		blk := p.Blocks[rr.Ref.Block]
 		tip := fmt.Sprintf("recompute of %s^%d [%d,%d) on %s", blk.ID, rr.Ref.Micro, rr.Start, rr.Start+blk.Time, deviceList(blk.Devices))
 		for _, rows := range rowRuns(blk.Devices) {
@@ -287,7 +262,7 @@ func writeDecisionBars(b *bytes.Buffer, s *Schedule, moves []Move, channels []in
 }
 
 // writeTransferBars draws the transfers on their link rows.
-func writeTransferBars(b *bytes.Buffer, s *Schedule, links []placement.Link, spans []TransferSpan, unit float64, x func(int) string, rowY func(int) int) {
+func writeTransferBars(b *bytes.Buffer, s *schedule.Schedule, links []placement.Link, spans []schedule.TransferSpan, unit float64, x func(int) string, rowY func(int) int) {
 	if len(links) == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package schedule
+package render
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // TraceUnit is the length of one time unit in a trace, in microseconds:
@@ -33,7 +34,7 @@ type traceArgs struct {
 	Devices []int  `json:"devices,omitempty"` // instances: the whole group
 }
 
-// RenderTrace writes s as Chrome trace event JSON ({"traceEvents": [...]},
+// Trace writes s as Chrome trace event JSON ({"traceEvents": [...]},
 // for chrome://tracing or Perfetto): process 0 named after the placement,
 // one thread per device (tid = device, with a thread_name event), and one
 // complete ("X") event per instance, named like f3^2, on the first device
@@ -48,8 +49,8 @@ type traceArgs struct {
 // a transfer that takes time crosses (tid = twice the number of devices +
 // the link's rank, named "link 0→1") with an event per transfer
 // ("op3→op7^0", category "transfer"; Transfers).
-func RenderTrace(s *Schedule, w io.Writer) error {
-	if err := checkRenderable(s); err != nil {
+func Trace(s *schedule.Schedule, w io.Writer) error {
+	if err := check(s); err != nil {
 		return err
 	}
 	p := s.Placement
@@ -61,22 +62,21 @@ func RenderTrace(s *Schedule, w io.Writer) error {
 	for d := range p.Devices {
 		events = append(events, traceEvent{Name: "thread_name", Ph: "M", Tid: d, Args: traceArgs{Name: fmt.Sprintf("device %d", d)}})
 	}
-	ins := append([]Instance(nil), s.Instances...)
-	sortInstances(p, ins)
-	pg, partner := newPairing(s, nil), pairPartners(s)
+	ins := sorted(s)
+	occ := schedule.OccupancyOf(s)
 	for _, in := range ins {
-		if in.Block < 0 || in.Block >= len(p.Blocks) || pg.follower(in.Ref()) {
+		if in.Block < 0 || in.Block >= len(p.Blocks) || occ.Follower(in.Ref()) {
 			continue
 		}
 		blk := p.Blocks[in.Block]
 		micro := in.Micro
 		name, cat := fmt.Sprintf("%s^%d", blk.ID, in.Micro), string(blk.Kind)
-		if g, ok := partner[in.Ref()]; ok {
-			name, cat = PairText(s, Pair{in.Ref(), g}), "overlapped"
+		if g, ok := occ.Partner(in.Ref()); ok {
+			name, cat = schedule.PairText(s, schedule.Pair{Forward: in.Ref(), Backward: g}), "overlapped"
 		}
 		events = append(events, traceEvent{
 			Name: name, Cat: cat, Ph: "X",
-			Ts: int64(in.Start) * TraceUnit, Dur: int64(pg.dur(p, in.Ref())) * TraceUnit, Tid: blk.Devices[0],
+			Ts: int64(in.Start) * TraceUnit, Dur: int64(occ.Duration(p, in.Ref())) * TraceUnit, Tid: blk.Devices[0],
 			Args: traceArgs{Block: blk.ID, Micro: &micro, Devices: blk.Devices},
 		})
 	}
@@ -102,13 +102,13 @@ func RenderTrace(s *Schedule, w io.Writer) error {
 
 // decisionEvents are the trace events of s's decisions: host channel
 // threads, offloads and reloads on them, recomputes on their devices.
-func decisionEvents(s *Schedule) []traceEvent {
+func decisionEvents(s *schedule.Schedule) []traceEvent {
 	if len(s.Decisions) == 0 {
 		return nil
 	}
 	p := s.Placement
 	var out []traceEvent
-	moves := Moves(s)
+	moves := schedule.Moves(s)
 	seen := map[int]bool{}
 	for _, mv := range moves {
 		if !seen[mv.Channel] {
@@ -127,7 +127,7 @@ func decisionEvents(s *Schedule) []traceEvent {
 			Ts: int64(mv.Start) * TraceUnit, Dur: int64(mv.End-mv.Start) * TraceUnit, Tid: p.Devices + mv.Channel,
 			Args: traceArgs{Block: blk.ID, Micro: &micro, Devices: blk.Devices}})
 	}
-	for _, rr := range Reruns(s) {
+	for _, rr := range schedule.Reruns(s) {
 		blk := p.Blocks[rr.Ref.Block]
 		micro := rr.Ref.Micro
 		out = append(out, traceEvent{Name: fmt.Sprintf("recompute %s^%d", blk.ID, micro), Cat: "recompute", Ph: "X",
@@ -138,7 +138,7 @@ func decisionEvents(s *Schedule) []traceEvent {
 }
 
 // linkEvents are the trace events of the link rows (linkRows).
-func linkEvents(s *Schedule) []traceEvent {
+func linkEvents(s *schedule.Schedule) []traceEvent {
 	links, spans := linkRows(s)
 	if len(links) == 0 {
 		return nil

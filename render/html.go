@@ -1,4 +1,4 @@
-package schedule
+package render
 
 import (
 	"bytes"
@@ -6,18 +6,20 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/tessel-pp/tessel/schedule"
 )
 
-// RenderHTML writes a self-contained HTML page (no external resources): the
-// SVG chart of RenderSVG and a table of the metrics, the lower bounds, the
+// HTML writes a self-contained HTML page (no external resources): the
+// SVG chart of SVG and a table of the metrics, the lower bounds, the
 // repetend when there is one, and the verifier's verdict. The page is also
 // well-formed XML.
-func RenderHTML(s *Schedule, w io.Writer) error {
-	if err := checkRenderable(s); err != nil {
+func HTML(s *schedule.Schedule, w io.Writer) error {
+	if err := check(s); err != nil {
 		return err
 	}
 	p := s.Placement
-	m := Measure(s)
+	m := schedule.Measure(s)
 	var b bytes.Buffer
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n")
 	fmt.Fprintf(&b, "<title>%s</title>\n", esc(title(s, m)))
@@ -44,8 +46,8 @@ func RenderHTML(s *Schedule, w io.Writer) error {
 	row("bubble rate", fmt.Sprintf("%.2f%%", 100*m.BubbleRate))
 	row("peak memory per device", intList(m.PeakMemory))
 	row("busy time per device", intList(m.Loads))
-	if ShowsLatency(s) {
-		row("latency per micro-batch", LatencyText(s))
+	if schedule.ShowsLatency(s) {
+		row("latency per micro-batch", schedule.LatencyText(s))
 	}
 	if len(s.Decisions) > 0 {
 		off, rec := s.Count()
@@ -55,12 +57,12 @@ func RenderHTML(s *Schedule, w io.Writer) error {
 	if rp := s.Repetend; rp != nil {
 		row("repetend", fmt.Sprintf("N_R %d, period %d (lower bound %d), %d %s from time %d",
 			rp.Span(), rp.Period, m.LowerBound.Period, rp.Iterations, plural(rp.Iterations, "iteration"), rp.Start))
-		rate := RepetendBubbleRate(p, rp.Period)
-		if st := SteadyOf(s); len(s.Pairs) > 0 && st != nil {
+		rate := schedule.RepetendBubbleRate(p, rp.Period)
+		if st := schedule.SteadyOf(s); len(s.Pairs) > 0 && st != nil {
 			rate = st.BubbleRate // pairs save device time: the schedule's own
 		}
 		row("repetend bubble rate", fmt.Sprintf("%.2f%%", 100*rate))
-	} else if st := Steady(s); st != nil {
+	} else if st := schedule.Steady(s); st != nil {
 		// No repetend: the steady state the start times show.
 		period := strconv.Itoa(st.Period)
 		if st.PerPeriod > 1 {
@@ -74,8 +76,8 @@ func RenderHTML(s *Schedule, w io.Writer) error {
 		row("steady-state bubble rate", fmt.Sprintf("%.2f%%", 100*st.BubbleRate))
 	}
 	verdict := "valid"
-	var ve *VerifyError
-	if err := Verify(s); errors.As(err, &ve) {
+	var ve *schedule.VerifyError
+	if err := schedule.Verify(s); errors.As(err, &ve) {
 		verdict = fmt.Sprintf("invalid: %d %s, first: %s", ve.Count(), plural(ve.Count(), "violation"), ve.Violations[0].Message)
 	} else if err != nil {
 		verdict = "invalid: " + err.Error()

@@ -1,4 +1,4 @@
-package schedule
+package render
 
 import (
 	"bytes"
@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
-// MaxTextUnits is how many time units RenderText draws; longer schedules
+// MaxTextUnits is how many time units Text draws; longer schedules
 // are cut, and the rendering says how much.
 const MaxTextUnits = 200
 
-// RenderText draws s in the style of the paper's figures (Fig. 4, 8): one
+// Text draws s in the style of the paper's figures (Fig. 4, 8): one
 // row per device, one cell per time unit. A cell shows the kind letter and
 // micro-batch of the instance that starts there (f3: forward of
 // micro-batch 3, b0: backward of micro-batch 0; upper case, F3, for a
@@ -25,125 +26,141 @@ const MaxTextUnits = 200
 // >3 and reloads as <3. When s has a repetend, a row under the devices brackets the
 // span [start, start+period) of its first iteration. Only the first
 // MaxTextUnits units are drawn.
-func RenderText(s *Schedule, w io.Writer) error {
-	return RenderTextUpTo(s, w, MaxTextUnits)
+func Text(s *schedule.Schedule, w io.Writer) error {
+	return TextUpTo(s, w, MaxTextUnits)
 }
 
-// RenderTextUpTo is RenderText drawing only the first limit time units
+// TextUpTo is Text drawing only the first limit time units
 // (at most MaxTextUnits), for a picture that fits a terminal.
-func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
-	if err := checkRenderable(s); err != nil {
+func TextUpTo(s *schedule.Schedule, w io.Writer, limit int) error {
+	if err := check(s); err != nil {
 		return err
 	}
-	p := s.Placement
-	m := Measure(s)
+	m := schedule.Measure(s)
 	units := min(m.Makespan, MaxTextUnits, max(limit, 1))
-
-	// Cell labels and the width every cell gets.
-	width := 2
-	label := func(in Instance) string {
-		b := p.Blocks[in.Block]
-		l := kindLetter(b.Kind)
-		if len(b.Devices) > 1 {
-			l = strings.ToUpper(l)
-		}
-		return l + strconv.Itoa(in.Micro)
+	g := paintGrid(s, units)
+	var out bytes.Buffer
+	g.writeHead(&out, m)
+	g.writeRows(&out)
+	if m.Makespan > units {
+		fmt.Fprintf(&out, "(cut: %d more time units not shown, makespan %d)\n", m.Makespan-units, m.Makespan)
 	}
-	grid := make([][]string, p.Devices)
-	for d := range grid {
-		grid[d] = make([]string, units)
+	_, err := w.Write(out.Bytes())
+	return err
+}
+
+// textGrid is a schedule painted into cells: one row per device, then one
+// per host channel that carries offloads and reloads, units columns.
+type textGrid struct {
+	s        *schedule.Schedule
+	units    int
+	cells    [][]string
+	channels []int
+	// width is the widest label; overlap says a cell holds two instances.
+	width   int
+	overlap bool
+	moves   []schedule.Move
+	occ     schedule.Occupancy
+}
+
+// paintGrid paints the recomputes, the host channels' moves and the
+// instances of s, up to units.
+func paintGrid(s *schedule.Schedule, units int) *textGrid {
+	p := s.Placement
+	g := &textGrid{s: s, units: units, width: 2, moves: schedule.Moves(s), occ: schedule.OccupancyOf(s)}
+	g.cells = make([][]string, p.Devices)
+	for d := range g.cells {
+		g.cells[d] = make([]string, units)
 	}
 	// Host channels that carry offloads and reloads get rows of their
 	// own under the devices.
-	moves := Moves(s)
-	var channels []int
-	for _, mv := range moves {
-		if len(channels) == 0 || channels[len(channels)-1] != mv.Channel {
-			channels = append(channels, mv.Channel)
+	for _, mv := range g.moves {
+		if len(g.channels) == 0 || g.channels[len(g.channels)-1] != mv.Channel {
+			g.channels = append(g.channels, mv.Channel)
 		}
 	}
 	hostRow := map[int]int{}
-	for k, c := range channels {
+	for k, c := range g.channels {
 		hostRow[c] = p.Devices + k
-		grid = append(grid, make([]string, units))
+		g.cells = append(g.cells, make([]string, units))
 	}
-	overlap := false
-	paint := func(row, start, time int, l string) {
-		width = max(width, len(l))
-		for t := max(start, 0); t < min(start+time, units); t++ {
-			switch {
-			case grid[row][t] != "":
-				grid[row][t], overlap = "#", true
-			case t == start:
-				grid[row][t] = l
-			default:
-				grid[row][t] = "-"
-			}
-		}
-	}
-	for _, rr := range Reruns(s) {
+	for _, rr := range schedule.Reruns(s) {
 		b := p.Blocks[rr.Ref.Block]
 		l := "r" + strconv.Itoa(rr.Ref.Micro)
 		if len(b.Devices) > 1 {
 			l = "R" + strconv.Itoa(rr.Ref.Micro)
 		}
 		for _, d := range b.Devices {
-			paint(d, rr.Start, b.Time, l)
+			g.paint(d, rr.Start, b.Time, l)
 		}
 	}
-	for _, mv := range moves {
+	for _, mv := range g.moves {
 		l := ">" + strconv.Itoa(mv.Ref.Micro)
 		if mv.Reload {
 			l = "<" + strconv.Itoa(mv.Ref.Micro)
 		}
-		paint(hostRow[mv.Channel], mv.Start, mv.End-mv.Start, l)
+		g.paint(hostRow[mv.Channel], mv.Start, mv.End-mv.Start, l)
 	}
-	pg, partner := newPairing(s, nil), pairPartners(s)
 	for _, in := range s.Instances {
-		if in.Block < 0 || in.Block >= len(p.Blocks) || pg.follower(in.Ref()) {
+		if in.Block < 0 || in.Block >= len(p.Blocks) || g.occ.Follower(in.Ref()) {
 			continue
 		}
 		b := p.Blocks[in.Block]
-		l := label(in)
-		if g, ok := partner[in.Ref()]; ok && !pg.empty() {
-			l += "+b" + strconv.Itoa(g.Micro)
+		l := kindLetter(b.Kind)
+		if len(b.Devices) > 1 {
+			l = strings.ToUpper(l)
 		}
-		width = max(width, len(l))
+		l += strconv.Itoa(in.Micro)
+		if pr, ok := g.occ.Partner(in.Ref()); ok && g.occ.Paired() {
+			l += "+b" + strconv.Itoa(pr.Micro)
+		}
 		for _, d := range b.Devices {
-			for t := max(in.Start, 0); t < min(in.Start+pg.dur(p, in.Ref()), units); t++ {
-				switch {
-				case grid[d][t] != "":
-					grid[d][t], overlap = "#", true
-				case t == in.Start:
-					grid[d][t] = l
-				default:
-					grid[d][t] = "-"
-				}
-			}
+			g.paint(d, in.Start, g.occ.Duration(p, in.Ref()), l)
+		}
+		g.width = max(g.width, len(l))
+	}
+	return g
+}
+
+// paint marks row's cells from start for time units with label l: l where
+// it starts, "-" after, "#" where a cell is taken.
+func (g *textGrid) paint(row, start, time int, l string) {
+	g.width = max(g.width, len(l))
+	for t := max(start, 0); t < min(start+time, g.units); t++ {
+		switch {
+		case g.cells[row][t] != "":
+			g.cells[row][t], g.overlap = "#", true
+		case t == start:
+			g.cells[row][t] = l
+		default:
+			g.cells[row][t] = "-"
 		}
 	}
+}
 
-	var out bytes.Buffer
+// writeHead writes the title, the legend and the repetend's line.
+func (g *textGrid) writeHead(out *bytes.Buffer, m schedule.Metrics) {
+	s, p := g.s, g.s.Placement
 	name := p.Name
 	if name == "" {
 		name = "(unnamed)"
 	}
-	fmt.Fprintf(&out, "%s: %d %s, %d micro-batches, %s, makespan %d, bubble rate %.1f%%\n",
+	fmt.Fprintf(out, "%s: %d %s, %d micro-batches, %s, makespan %d, bubble rate %.1f%%\n",
 		name, p.Devices, plural(p.Devices, "device"), s.MicroBatches, budgetText(s), m.Makespan, 100*m.BubbleRate)
 	legend := "legend: f3/b3 forward/backward of micro-batch 3, F3/B3 on a device group, -- running on, . idle"
 	if hasKind(p, placement.Input) || hasKind(p, placement.Weight) {
 		legend = "legend: f3/i3/w3 forward/input gradient/weight gradient of micro-batch 3, b3 whole backward, F3 on a device group, -- running on, . idle"
 	}
-	if len(Reruns(s)) > 0 {
+	if len(schedule.Reruns(s)) > 0 {
 		legend += ", r3 forward of micro-batch 3 recomputed"
 	}
-	if len(moves) > 0 {
+	if len(g.moves) > 0 {
 		legend += ", >3/<3 offload/reload of micro-batch 3 on a host channel"
 	}
-	if !pg.empty() {
+	if g.occ.Paired() {
 		legend += ", f3+b1 forward of micro-batch 3 overlapped with the whole backward of 1"
 	}
-	if overlap {
+	if g.overlap {
 		legend += ", # overlap"
 	}
 	rp := s.Repetend
@@ -152,14 +169,19 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 	}
 	out.WriteString(legend + "\n")
 	if rp != nil {
-		fmt.Fprintf(&out, "repetend: nr %d, period %d, %d %s from time %d\n", rp.Span(), rp.Period, rp.Iterations, plural(rp.Iterations, "iteration"), rp.Start)
+		fmt.Fprintf(out, "repetend: nr %d, period %d, %d %s from time %d\n", rp.Span(), rp.Period, rp.Iterations, plural(rp.Iterations, "iteration"), rp.Start)
 	}
+}
 
+// writeRows writes the time axis, a row per device and host channel, and
+// the bracket of the repetend's first iteration.
+func (g *textGrid) writeRows(out *bytes.Buffer) {
+	p, units, width := g.s.Placement, g.units, g.width
 	heads := []string{"time", "repetend"}
 	for d := range p.Devices {
 		heads = append(heads, fmt.Sprintf("dev %d", d))
 	}
-	for _, c := range channels {
+	for _, c := range g.channels {
 		heads = append(heads, fmt.Sprintf("host %d", c))
 	}
 	lead := 0
@@ -182,16 +204,15 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 	out.Write(bytes.TrimRight(axis, " "))
 	out.WriteByte('\n')
 
-	for d := range grid {
+	for d := range g.cells {
 		head := fmt.Sprintf("dev %d", d)
 		if d >= p.Devices {
-			head = fmt.Sprintf("host %d", channels[d-p.Devices])
+			head = fmt.Sprintf("host %d", g.channels[d-p.Devices])
 		}
-		row := fmt.Sprintf("%-*s", lead, head)
 		var line strings.Builder
-		line.WriteString(row)
+		line.WriteString(fmt.Sprintf("%-*s", lead, head))
 		for t := range units {
-			c := grid[d][t]
+			c := g.cells[d][t]
 			switch c {
 			case "":
 				c = "."
@@ -206,7 +227,7 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 		out.WriteByte('\n')
 	}
 
-	if rp != nil {
+	if rp := g.s.Repetend; rp != nil {
 		lo, hi := max(rp.Start, 0), min(rp.Start+rp.Period, units)
 		if lo < hi {
 			row := []byte(fmt.Sprintf("%-*s", lead, "repetend"))
@@ -222,11 +243,6 @@ func RenderTextUpTo(s *Schedule, w io.Writer, limit int) error {
 			out.WriteByte('\n')
 		}
 	}
-	if m.Makespan > units {
-		fmt.Fprintf(&out, "(cut: %d more time units not shown, makespan %d)\n", m.Makespan-units, m.Makespan)
-	}
-	_, err := w.Write(out.Bytes())
-	return err
 }
 
 // kindLetter is the letter of a block kind in renderings (f, b, i, w), or
@@ -253,7 +269,7 @@ func hasKind(p *placement.Placement, k placement.Kind) bool {
 
 // budgetText is "memory 4", "memory unlimited", or, where the devices'
 // budgets differ (a cluster's or a model's capacities), "memory [4 6 6 4]".
-func budgetText(s *Schedule) string {
+func budgetText(s *schedule.Schedule) string {
 	p, m := s.Placement, s.Memory
 	if !p.Uniform(m) {
 		parts := make([]string, p.Devices)
@@ -267,17 +283,4 @@ func budgetText(s *Schedule) string {
 		return "memory unlimited"
 	}
 	return "memory " + strconv.Itoa(m)
-}
-
-// checkRenderable rejects what no rendering can draw: no schedule, no
-// placement or an invalid one. Anything else (even an invalid schedule) is
-// drawn as it is.
-func checkRenderable(s *Schedule) error {
-	if s == nil || s.Placement == nil {
-		return fmt.Errorf("render: no placement")
-	}
-	if err := s.Placement.Validate(); err != nil {
-		return fmt.Errorf("render: %w", err)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package schedule
+package render
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // element is one XML start element met while walking a document.
@@ -59,21 +60,18 @@ func walkXML(t *testing.T, doc []byte) []element {
 	return out
 }
 
-func hasClass(e element, class string) bool {
-	return slices.Contains(strings.Fields(e.attrs["class"]), class)
+// kindStyles are the classes and fills the charts promise (docs/formats.md):
+// the Tessel paper's blue and orange, the zero-bubble papers' green and
+// purple.
+var kindStyles = map[placement.Kind][2]string{
+	placement.Forward:  {"fwd", "#4e79a7"},
+	placement.Backward: {"bwd", "#f28e2b"},
+	placement.Input:    {"inp", "#59a14f"},
+	placement.Weight:   {"wgt", "#b07aa1"},
 }
 
-// splitGroup is a placement with a block on the non-contiguous devices 0
-// and 2, drawn as one bar on each.
-func splitGroup(t *testing.T) *Schedule {
-	p := &placement.Placement{Name: "split", Devices: 3, Blocks: []placement.Block{
-		{ID: "g", Kind: placement.Forward, Devices: []int{0, 2}, Time: 2, Memory: 1},
-		{ID: "h", Kind: placement.Backward, Devices: []int{1}, Time: 1, Memory: -1},
-	}, Deps: []placement.Dep{{From: 0, To: 1}}}
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return greedy(p, 3)
+func hasClass(e element, class string) bool {
+	return slices.Contains(strings.Fields(e.attrs["class"]), class)
 }
 
 func TestRenderSVG(t *testing.T) {
@@ -82,7 +80,7 @@ func TestRenderSVG(t *testing.T) {
 	for name, s := range scheds {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := RenderSVG(s, &buf); err != nil {
+			if err := SVG(s, &buf); err != nil {
 				t.Fatal(err)
 			}
 			checkChart(t, s, walkXML(t, buf.Bytes()))
@@ -93,10 +91,10 @@ func TestRenderSVG(t *testing.T) {
 // checkChart checks the elements of a chart of s: one bar per instance
 // (counted by distinct data-block and data-micro), coloured by kind, with
 // its micro-batch number; repetend lines; the title.
-func checkChart(t *testing.T, s *Schedule, elems []element) {
+func checkChart(t *testing.T, s *schedule.Schedule, elems []element) {
 	t.Helper()
 	p := s.Placement
-	bars := map[Ref]int{}
+	bars := map[schedule.Ref]int{}
 	var repetends, svgs int
 	var titleText string
 	micros := map[string]int{}
@@ -110,9 +108,8 @@ func checkChart(t *testing.T, s *Schedule, elems []element) {
 			if _, err := fmt.Sscan(e.attrs["data-micro"], &m); err != nil || i < 0 {
 				t.Fatalf("bar with data-block %q data-micro %q", e.attrs["data-block"], e.attrs["data-micro"])
 			}
-			bars[Ref{i, m}]++
-			info, _ := p.Blocks[i].Kind.Info()
-			wantClass, wantFill := info.Class, info.Colour
+			bars[schedule.Ref{Block: i, Micro: m}]++
+			wantClass, wantFill := kindStyles[p.Blocks[i].Kind][0], kindStyles[p.Blocks[i].Kind][1]
 			if !hasClass(e, wantClass) || e.attrs["fill"] != wantFill {
 				t.Errorf("bar of %s: class %q fill %q, want %s %s", p.Blocks[i].ID, e.attrs["class"], e.attrs["fill"], wantClass, wantFill)
 			}
@@ -146,7 +143,7 @@ func checkChart(t *testing.T, s *Schedule, elems []element) {
 	if repetends != wantLines {
 		t.Errorf("%d repetend lines, want %d", repetends, wantLines)
 	}
-	m := Measure(s)
+	m := schedule.Measure(s)
 	for _, want := range []string{p.Name, fmt.Sprintf("N = %d", s.MicroBatches), budgetText(s), fmt.Sprintf("bubble rate %.2f%%", 100*m.BubbleRate)} {
 		if !strings.Contains(titleText, want) {
 			t.Errorf("title %q lacks %q", titleText, want)
@@ -165,7 +162,7 @@ func TestRenderHTML(t *testing.T) {
 	for name, s := range scheds {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := RenderHTML(s, &buf); err != nil {
+			if err := HTML(s, &buf); err != nil {
 				t.Fatal(err)
 			}
 			page := buf.String()
@@ -189,7 +186,7 @@ func TestRenderHTML(t *testing.T) {
 					cells[key] = e.text
 				}
 			}
-			m := Measure(s)
+			m := schedule.Measure(s)
 			want := map[string]string{
 				"placement":              s.Placement.Name,
 				"makespan":               fmt.Sprint(m.Makespan),
@@ -207,7 +204,7 @@ func TestRenderHTML(t *testing.T) {
 	s := *scheds["v-shape-1f1b"]
 	s.Memory = 1
 	var buf bytes.Buffer
-	if err := RenderHTML(&s, &buf); err != nil {
+	if err := HTML(&s, &buf); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), `<td class="invalid">invalid: `) {
@@ -221,7 +218,7 @@ func TestRenderTrace(t *testing.T) {
 	for name, s := range scheds {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := RenderTrace(s, &buf); err != nil {
+			if err := Trace(s, &buf); err != nil {
 				t.Fatal(err)
 			}
 			var doc struct {
@@ -248,13 +245,13 @@ func TestRenderTrace(t *testing.T) {
 				t.Fatalf("not valid trace JSON: %v", err)
 			}
 			p := s.Placement
-			seen := map[Ref]bool{}
+			seen := map[schedule.Ref]bool{}
 			threads := 0
 			for _, e := range doc.TraceEvents {
 				switch e.Ph {
 				case "X":
 					i := p.Index(e.Args.Block)
-					r := Ref{i, e.Args.Micro}
+					r := schedule.Ref{Block: i, Micro: e.Args.Micro}
 					if i < 0 || seen[r] {
 						t.Fatalf("event %s: unknown or repeated instance", e.Name)
 					}
@@ -292,8 +289,8 @@ func TestRenderGolden(t *testing.T) {
 	s := goldenSchedules(t)["k-shape-greedy"]
 	for _, r := range []struct {
 		ext    string
-		render func(*Schedule, io.Writer) error
-	}{{"svg", RenderSVG}, {"html", RenderHTML}, {"trace.json", RenderTrace}, {"txt", RenderText}} {
+		render func(*schedule.Schedule, io.Writer) error
+	}{{"svg", SVG}, {"html", HTML}, {"trace.json", Trace}, {"txt", Text}} {
 		var a, b bytes.Buffer
 		if err := r.render(s, &a); err != nil {
 			t.Fatal(err)
@@ -309,8 +306,8 @@ func TestRenderGolden(t *testing.T) {
 }
 
 func TestRenderErrors(t *testing.T) {
-	bad := &Schedule{Placement: &placement.Placement{Name: "bad", Devices: 1}, MicroBatches: 1}
-	for _, r := range []func(*Schedule, io.Writer) error{RenderText, RenderSVG, RenderHTML, RenderTrace} {
+	bad := &schedule.Schedule{Placement: &placement.Placement{Name: "bad", Devices: 1}, MicroBatches: 1}
+	for _, r := range []func(*schedule.Schedule, io.Writer) error{Text, SVG, HTML, Trace} {
 		if err := r(nil, io.Discard); err == nil {
 			t.Error("rendering nil succeeded")
 		}
