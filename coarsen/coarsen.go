@@ -25,6 +25,7 @@ import (
 	"strconv"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Options configure Coarsen.
@@ -514,4 +515,14 @@ func cloneGroups(g [][]int) [][]int {
 		out[n] = slices.Clone(x)
 	}
 	return out
+}
+
+// OneDevice is the time s's micro-batches take on one device alone: the
+// sum of every instance's time (the chosen placement's times).
+func OneDevice(s *schedule.Schedule) int {
+	t := 0
+	for _, b := range s.Placement.Blocks {
+		t += b.Time
+	}
+	return t * s.MicroBatches
 }

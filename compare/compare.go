@@ -93,9 +93,9 @@ type Row struct {
 	Seconds            *float64 `json:"seconds,omitempty"`
 	Offloaded          *int     `json:"offloaded,omitempty"`  // with Offload or Recompute
 	Recomputed         *int     `json:"recomputed,omitempty"` // with Offload or Recompute
-	// Latency is the schedule's latency figures (search.LatencySummary).
-	Latency *search.SummaryLatency `json:"latency,omitempty"`
-	Note    string                 `json:"note,omitempty"`
+	// Latency is the schedule's latency figures (schedule.SummarizeLatency).
+	Latency *schedule.LatencySummary `json:"latency,omitempty"`
+	Note    string                   `json:"note,omitempty"`
 
 	// Schedule is the row's verified schedule; nil when there is none.
 	Schedule *schedule.Schedule `json:"-"`
@@ -419,7 +419,7 @@ func (r *Row) fill(s *schedule.Schedule, p *placement.Placement, memory int) {
 		ok = ok && (b <= 0 || v <= b)
 	}
 	r.BudgetRespected = textfmt.Ptr(ok)
-	r.Latency = textfmt.Ptr(search.LatencySummary(s))
+	r.Latency = textfmt.Ptr(schedule.SummarizeLatency(s))
 }
 
 // latencyNote says in the note that a baseline's schedule is over the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/report"
 )
 
 // Tessel beside every baseline on the placement of GPT's shared
@@ -22,7 +23,7 @@ func ExampleRun() {
 		panic(err)
 	}
 	cmp.MaskTimes = true
-	if err := cmp.Write(os.Stdout, "markdown"); err != nil {
+	if err := report.WriteComparison(os.Stdout, cmp, "markdown"); err != nil {
 		panic(err)
 	}
 	// Output:

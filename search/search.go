@@ -156,8 +156,13 @@ const DefaultLNSSteps = refine.DefaultSteps
 // device; a phase's, per pair of instances.
 const (
 	maxSolverBlocks = 256
-	maxPhaseTasks   = 320
+	maxPhaseTasks   = MaxPhaseInstances
 )
+
+// MaxPhaseInstances is the most instances (N·K) the solver takes whole:
+// the time-optimal search of all micro-batches under a latency budget
+// runs only up to it, and a report says so.
+const MaxPhaseInstances = 320
 
 // Times split the search time as the paper's Fig. 10 does, with the
 // constructions first.

@@ -16,6 +16,7 @@ import (
 	"github.com/tessel-pp/tessel/inference"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -123,7 +124,7 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 			return err
 		}
 		bar.done()
-		return t.Write(stdout, opts.Format)
+		return report.WriteTableII(stdout, t, opts.Format)
 	}
 	for _, f := range []struct {
 		name   string
@@ -177,13 +178,13 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	if err := writeCompareFiles(cmp, opts); err != nil {
 		return err
 	}
-	return cmp.Write(stdout, opts.Format)
+	return report.WriteComparison(stdout, cmp, opts.Format)
 }
 
 // writeCompareFiles writes what --svg, --html and --schedules ask for:
 // every row's schedule, each already verified.
 func writeCompareFiles(cmp *compare.Comparison, opts compareOptions) error {
-	charts, err := cmp.Charts()
+	charts, err := report.ComparisonCharts(cmp)
 	if err != nil {
 		return err
 	}
@@ -204,7 +205,7 @@ func writeCompareFiles(cmp *compare.Comparison, opts compareOptions) error {
 	for _, f := range []struct {
 		path string
 		data func() []byte
-	}{{opts.SVG, func() []byte { return compare.StackedSVG(charts) }}, {opts.HTML, func() []byte { return cmp.HTML(charts) }}} {
+	}{{opts.SVG, func() []byte { return report.StackedSVG(charts) }}, {opts.HTML, func() []byte { return report.ComparisonHTML(cmp, charts) }}} {
 		if f.path == "" {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -127,17 +128,17 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	if err := opts.Outputs.writeVerified("optimal", s); err != nil {
 		return err
 	}
-	sum := search.NewSummary(s, "time-optimal", sol.Proven)
+	sum := report.NewSummary(s, "time-optimal", sol.Proven)
 	if opts.Decisions.Any() {
 		sum.WithDecisions(s)
 	}
-	sum.Seconds = search.SummarySeconds{Total: secs(elapsed)}
+	sum.Seconds = report.SummarySeconds{Total: secs(elapsed)}
 	// The stronger of the schedule package's bound and the solver's, and
 	// what proves it (search.OptimalBound).
 	sum.LowerBound.Makespan, sum.LowerBound.By = res.Bound.Makespan, res.Bound.By
 	if opts.Outputs.JSON {
 		return printJSON(stdout, sum)
 	}
-	return res.WriteText(stdout, sum, search.TextOptions{Placement: p, Memory: opts.Memory, MicroBatches: opts.MicroBatches,
+	return report.OptimalText(stdout, res, sum, report.TextOptions{Placement: p, Memory: opts.Memory, MicroBatches: opts.MicroBatches,
 		Decisions: opts.Decisions.Any(), Units: 2 * textUnits}, elapsed)
 }

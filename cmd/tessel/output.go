@@ -12,9 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/cluster"
-	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/render"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -51,7 +51,7 @@ func writeDrawn(path string, force bool, write func(io.Writer) error) error {
 
 // writeFiles writes files into dir (made when missing) with writeNew,
 // naming each on stdout.
-func writeFiles(dir string, force bool, files []compare.File, stdout io.Writer) error {
+func writeFiles(dir string, force bool, files []report.File, stdout io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usageErrorf("%v", err)
 	}

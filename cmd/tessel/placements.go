@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/report"
 )
 
 type placementsOptions struct {
@@ -78,7 +78,7 @@ func runPlacements(_ context.Context, opts placementsOptions, w io.Writer) error
 	if spec.Order == "" {
 		spec.Order = string(placement.Loop)
 	}
-	return search.WriteBuiltins(w, spec.options())
+	return report.Builtins(w, spec.options())
 }
 
 // checkTimes rejects device counts and times a built-in cannot have.

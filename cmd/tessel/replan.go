@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
 	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/timeline"
@@ -125,7 +126,7 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if err := schedule.Verify(s); err != nil {
 		return fmt.Errorf("replan: the schedule fails verification (a bug): %w", err)
 	}
-	rep := search.NewReplanReport(old, p, res, took)
+	rep := report.NewReplanReport(old, p, res, took)
 	if !opts.NoFresh {
 		t1 := time.Now()
 		fresh, err := search.Fresh(ctx, p, old, ropt, opts.TimeLimit) // as tessel search

@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -105,17 +106,17 @@ func searchCommand() *cli.Command {
 // (memoryFlag and --nr); the schedule is verified and written
 // (writeVerified), and its summary made, with the decisions counted where
 // the search could decide.
-func searched(command, memoryFlag string, res *search.Result, err error, out outputs, method repetend.Strategy, decisions bool) (search.Summary, error) {
+func searched(command, memoryFlag string, res *search.Result, err error, out outputs, method repetend.Strategy, decisions bool) (report.Summary, error) {
 	if err != nil {
 		if errors.Is(err, search.ErrNoRepetend) {
-			return search.Summary{}, fmt.Errorf("%w (raise --%s or --nr)", err, memoryFlag)
+			return report.Summary{}, fmt.Errorf("%w (raise --%s or --nr)", err, memoryFlag)
 		}
-		return search.Summary{}, err
+		return report.Summary{}, err
 	}
 	if err := out.writeVerified(command, res.Schedule); err != nil {
-		return search.Summary{}, err
+		return report.Summary{}, err
 	}
-	sum := res.Summary(method)
+	sum := report.SearchSummary(res, method)
 	if decisions {
 		sum.WithDecisions(res.Schedule)
 	}
@@ -187,6 +188,6 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if opts.Outputs.JSON {
 		return printJSON(stdout, sum)
 	}
-	return res.WriteText(stdout, sum, search.TextOptions{Placement: p, Memory: opts.Memory, NR: opts.NR, MicroBatches: opts.MicroBatches,
+	return report.SearchText(stdout, res, sum, report.TextOptions{Placement: p, Memory: opts.Memory, NR: opts.NR, MicroBatches: opts.MicroBatches,
 		Strategy: method, Decisions: opts.Decisions.Any(), Units: textUnits})
 }

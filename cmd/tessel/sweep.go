@@ -15,6 +15,7 @@ import (
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/report"
 )
 
 type sweepOptions struct {
@@ -137,7 +138,7 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 		ps = append(ps, p)
 	}
 	if opts.OutDir != "" && !opts.Force {
-		for _, f := range compare.SweepFileNames(opts.Format) {
+		for _, f := range report.SweepFileNames(opts.Format) {
 			path := filepath.Join(opts.OutDir, f)
 			if _, err := os.Stat(path); err == nil {
 				return usageErrorf("%s exists (use --force to overwrite it)", path)
@@ -153,9 +154,9 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	}
 	bar.done()
 	if opts.OutDir == "" {
-		return out.Write(stdout, opts.Format)
+		return report.WriteSweep(stdout, out, opts.Format)
 	}
-	files, err := out.Files(opts.Format)
+	files, err := report.SweepFiles(out, opts.Format)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -49,17 +50,10 @@ func runVerify(_ context.Context, opts verifyOptions, stdout io.Writer) error {
 	if err != nil {
 		return &usageError{err}
 	}
-	err = schedule.Verify(s)
+	err = report.Verify(stdout, s)
 	var ve *schedule.VerifyError
 	if errors.As(err, &ve) {
-		if _, werr := io.WriteString(stdout, ve.List()); werr != nil {
-			return werr
-		}
 		return fmt.Errorf("%s: invalid schedule: %s", opts.Schedule, ve.CountText())
 	}
-	if err != nil {
-		return err
-	}
-	_, err = io.WriteString(stdout, schedule.ValidText(s))
 	return err
 }

@@ -1,4 +1,4 @@
-package search
+package report
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
 )
 
@@ -17,7 +18,7 @@ import (
 // files; here its parts and what the options change).
 func TestWriteText(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4})
-	res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Memory: 4}, Options{})
+	res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Memory: 4}, search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestWriteText(t *testing.T) {
 			[]string{", N_R ≤ 3, ", "\ndecisions    0 activations offloaded, 0 recomputed\n"}, nil},
 	} {
 		var b bytes.Buffer
-		if err := res.WriteText(&b, res.Summary(c.o.Strategy), c.o); err != nil {
+		if err := SearchText(&b, res, SearchSummary(res, c.o.Strategy), c.o); err != nil {
 			t.Fatal(err)
 		}
 		for _, w := range c.want {

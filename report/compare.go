@@ -1,4 +1,4 @@
-package compare
+package report
 
 import (
 	"bytes"
@@ -9,24 +9,26 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
-// Header is the comparison's table header.
-func Header() []string {
+// CompareHeader is tessel compare's table header.
+func CompareHeader() []string {
 	return []string{"method", "placement", "N", "repetend bubble rate", "makespan", "bubble rate", "peak memory", "budget respected", "search time", "note"}
 }
 
-// Write renders the comparison in a format: "table" (for people, with a
-// title and a legend), "markdown", "csv" or "json".
-func (c *Comparison) Write(w io.Writer, format string) error {
+// WriteComparison writes c as tessel compare prints it, in a format:
+// "table" (for people, with a title and a legend), "markdown", "csv" or
+// "json".
+func WriteComparison(w io.Writer, c *compare.Comparison, format string) error {
 	switch format {
 	case "json":
 		out := *c
 		if c.MaskTimes {
-			out.Rows = append([]Row(nil), c.Rows...)
+			out.Rows = append([]compare.Row(nil), c.Rows...)
 			for i := range out.Rows {
 				if out.Rows[i].Seconds != nil {
 					out.Rows[i].Seconds = textfmt.Ptr(0.0)
@@ -43,7 +45,7 @@ func (c *Comparison) Write(w io.Writer, format string) error {
 			peak := strings.Trim(textfmt.Ints(r.PeakMemory), "[]")
 			secs := textfmt.OptFloat(r.Seconds, 6)
 			if c.MaskTimes && r.Seconds != nil {
-				secs = TimePlaceholder
+				secs = compare.TimePlaceholder
 			}
 			rows = append(rows, []string{r.Method, r.Placement, strconv.Itoa(r.MicroBatches), r.Status,
 				textfmt.OptFloat(r.RepetendBubbleRate, 6), textfmt.OptInt(r.Makespan), textfmt.OptFloat(r.BubbleRate, 6), peak,
@@ -61,12 +63,12 @@ func (c *Comparison) Write(w io.Writer, format string) error {
 	}
 	var rows [][]string
 	for _, r := range c.Rows {
-		rows = append(rows, c.Cells(r))
+		rows = append(rows, ComparisonCells(c, r))
 	}
 	if format == "table" {
-		fmt.Fprintf(w, "%s\n\n", c.Title())
+		fmt.Fprintf(w, "%s\n\n", ComparisonTitle(c))
 	}
-	if err := textfmt.Table(w, format, c.header(), rows); err != nil {
+	if err := textfmt.Table(w, format, comparisonHeader(c), rows); err != nil {
 		return err
 	}
 	if format == "table" {
@@ -79,8 +81,8 @@ func (c *Comparison) Write(w io.Writer, format string) error {
 	return nil
 }
 
-// Title is the comparison's heading.
-func (c *Comparison) Title() string {
+// ComparisonTitle is the comparison's heading.
+func ComparisonTitle(c *compare.Comparison) string {
 	t := fmt.Sprintf("tessel compare: %s, %d devices, memory %s, %d micro-batches", c.Placement, c.Devices, textfmt.Budget(c.Memory), c.MicroBatches)
 	if c.LatencyBudget > 0 {
 		t += fmt.Sprintf(", latency budget %d", c.LatencyBudget)
@@ -88,25 +90,25 @@ func (c *Comparison) Title() string {
 	return t
 }
 
-// header is Header, with the latency columns before the search time
-// where the comparison shows latency.
-func (c *Comparison) header() []string {
-	h := Header()
+// comparisonHeader is CompareHeader, with the latency columns before the
+// search time where the comparison shows latency.
+func comparisonHeader(c *compare.Comparison) []string {
+	h := CompareHeader()
 	if !c.ShowLatency {
 		return h
 	}
 	return append(h[:len(h)-2:len(h)-2], "latency (max / mean)", "throughput", h[len(h)-2], h[len(h)-1])
 }
 
-// Cells is a row as people read it, under Header.
-func (c *Comparison) Cells(r Row) []string {
-	cells := c.cells(r)
+// ComparisonCells is a row as people read it, under CompareHeader.
+func ComparisonCells(c *compare.Comparison, r compare.Row) []string {
+	cells := comparisonCells(c, r)
 	if !c.ShowLatency {
 		return cells
 	}
 	lat, thr := "-", "-"
 	switch {
-	case r.Status == StatusNotApplicable:
+	case r.Status == compare.StatusNotApplicable:
 		lat, thr = "×", "×"
 	case r.Latency != nil:
 		lat = fmt.Sprintf("%d / %s", r.Latency.Max, strconv.FormatFloat(r.Latency.Mean, 'f', -1, 64))
@@ -116,18 +118,18 @@ func (c *Comparison) Cells(r Row) []string {
 	return append(cells[:n-2:n-2], lat, thr, cells[n-2], cells[n-1])
 }
 
-func (c *Comparison) cells(r Row) []string {
-	if r.Status == StatusNotApplicable {
+func comparisonCells(c *compare.Comparison, r compare.Row) []string {
+	if r.Status == compare.StatusNotApplicable {
 		return []string{r.Method, r.Placement, strconv.Itoa(r.MicroBatches), "×", "×", "×", "×", "×", "-", r.Note}
 	}
 	t := "-"
 	if r.Seconds != nil {
 		t = fmt.Sprintf("%.3fs", *r.Seconds)
 		if c.MaskTimes {
-			t = TimePlaceholder
+			t = compare.TimePlaceholder
 		}
 	}
-	if r.Status == StatusNone {
+	if r.Status == compare.StatusNone {
 		return []string{r.Method, r.Placement, strconv.Itoa(r.MicroBatches), "none", "-", "-", "-", "-", t, r.Note}
 	}
 	rate := "-"
@@ -149,8 +151,8 @@ type Chart struct {
 	Schedule *schedule.Schedule // verified
 }
 
-// Charts draws every row that has a schedule.
-func (c *Comparison) Charts() ([]Chart, error) {
+// ComparisonCharts draws every row that has a schedule.
+func ComparisonCharts(c *compare.Comparison) ([]Chart, error) {
 	var charts []Chart
 	for _, r := range c.Rows {
 		if r.Schedule == nil {
@@ -185,20 +187,21 @@ func StackedSVG(charts []Chart) []byte {
 	return out.Bytes()
 }
 
-// HTML is a self-contained page with the comparison's table and charts.
-func (c *Comparison) HTML(charts []Chart) []byte {
+// ComparisonHTML is a self-contained page with the comparison's table
+// and charts.
+func ComparisonHTML(c *compare.Comparison, charts []Chart) []byte {
 	var b bytes.Buffer
-	title := c.Title()
+	title := ComparisonTitle(c)
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>%s</title>\n", html.EscapeString(title))
 	b.WriteString("<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}td,th{border:1px solid #cccccc;padding:0.25em 0.75em;text-align:left}th{background:#f2f2f2}.chart{overflow-x:auto}</style>\n</head>\n<body>\n")
 	fmt.Fprintf(&b, "<h1>%s</h1>\n<table>\n<tr>", html.EscapeString(title))
-	for _, h := range c.header() {
+	for _, h := range comparisonHeader(c) {
 		fmt.Fprintf(&b, "<th>%s</th>", html.EscapeString(h))
 	}
 	b.WriteString("</tr>\n")
 	for _, r := range c.Rows {
 		b.WriteString("<tr>")
-		for _, cell := range c.Cells(r) {
+		for _, cell := range ComparisonCells(c, r) {
 			fmt.Fprintf(&b, "<td>%s</td>", html.EscapeString(cell))
 		}
 		b.WriteString("</tr>\n")

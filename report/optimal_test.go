@@ -1,4 +1,4 @@
-package search
+package report
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
 )
 
@@ -16,13 +17,13 @@ import (
 // tests); here its parts.
 func TestOptimalWriteText(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4})
-	res, err := Optimal(context.Background(), spec.Spec{Placement: p, MicroBatches: 3, Memory: 4}, OptimalOptions{})
+	res, err := search.Optimal(context.Background(), spec.Spec{Placement: p, MicroBatches: 3, Memory: 4}, search.OptimalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := NewSummary(res.Schedule, "time-optimal", res.Solution.Proven)
 	var b bytes.Buffer
-	if err := res.WriteText(&b, sum, TextOptions{Placement: p, Memory: 4, MicroBatches: 3, Decisions: true, Units: 96}, 1500*time.Microsecond); err != nil {
+	if err := OptimalText(&b, res, sum, TextOptions{Placement: p, Memory: 4, MicroBatches: 3, Decisions: true, Units: 96}, 1500*time.Microsecond); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"time-optimal schedule: v-shape, 4 devices, 3 micro-batches, memory 4\n\n", "\nmakespan     ", "\nlower bound  ", "\nbubble rate  ", " (budget 4)\n",

@@ -1,15 +1,17 @@
-package search
+package report
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tessel-pp/tessel/search"
 )
 
 // Provenance says in words what built the schedule and what it beat: the
 // source, and the best other candidate with its makespan.
-func (r *Result) Provenance() string {
+func Provenance(r *search.Result) string {
 	text := r.Source.Unrefined().String()
-	if r.Source.Kind == SourceRepetend {
+	if r.Source.Kind == search.SourceRepetend {
 		text = "the repetend with time-optimal warmup and cooldown"
 	}
 	if r.Source.Refined {
@@ -26,7 +28,7 @@ func (r *Result) Provenance() string {
 
 // ProofStatus says in words whether the schedule is proven optimal
 // (Proven) and why, or why not: "yes: …" or "no (gap G): …".
-func (r *Result) ProofStatus() string {
+func ProofStatus(r *search.Result) string {
 	if r.Gap() <= 0 {
 		return "yes: the makespan meets the lower bound"
 	}
@@ -40,7 +42,7 @@ func (r *Result) ProofStatus() string {
 		return fmt.Sprintf("no (gap %d): with offload or recompute a schedule is proven only where it meets the lower bound (the solver's repetends keep every activation)", r.Gap())
 	}
 	if r.Latency > 0 {
-		return fmt.Sprintf("no (gap %d): under a latency budget a schedule is proven only at the lower bound or by the time-optimal search of all micro-batches under it (run where N·K ≤ %d, within its effort)", r.Gap(), maxPhaseTasks)
+		return fmt.Sprintf("no (gap %d): under a latency budget a schedule is proven only at the lower bound or by the time-optimal search of all micro-batches under it (run where N·K ≤ %d, within its effort)", r.Gap(), search.MaxPhaseInstances)
 	}
 	var why []string
 	if r.Repetend != nil && !r.PeriodProven() {
@@ -51,7 +53,7 @@ func (r *Result) ProofStatus() string {
 		why = append(why, "the solver re-optimised windows of the schedule within its effort, without a proof")
 	case r.Source.Refined:
 		why = append(why, "the solver re-optimised the schedule's ends within its effort, without a proof")
-	case r.Source.Kind != SourceRepetend:
+	case r.Source.Kind != search.SourceRepetend:
 		why = append(why, "the schedule is a construction's, whose makespan is proven only at the lower bound")
 	default:
 		if !r.Fallback && !r.WarmupProven {

@@ -1,4 +1,4 @@
-package search
+package report
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
 )
 
 // TextOptions are what Result.WriteText says beside the result: what the
@@ -27,7 +28,7 @@ type TextOptions struct {
 // question, the repetend, the schedule's picture (its warmup and two
 // iterations of the repetend, at most o.Units) and its figures; sum is
 // r.Summary (with WithDecisions where decisions were allowed).
-func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
+func SearchText(w io.Writer, r *search.Result, sum Summary, o TextOptions) error {
 	p, s, rep := o.Placement, r.Schedule, r.Repetend
 	if p == nil || p.HasCandidates() {
 		p = s.Placement // the devices chosen
@@ -61,7 +62,7 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 		fmt.Fprintf(w, "repetend     none with N_R ≤ %d fits the budget\n", o.NR)
 	}
 	fmt.Fprintln(w)
-	if r.Fallback && r.Source.Kind == SourceRepetend {
+	if r.Fallback && r.Source.Kind == search.SourceRepetend {
 		fmt.Fprintf(w, "%d micro-batches is fewer than N_R %d: the schedule below is the time-optimal search of all of them.\n\n", o.MicroBatches, rep.NR)
 	}
 	units := o.Units
@@ -76,7 +77,7 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 		fmt.Fprintf(w, "lower bound  %d, by %s\n", sum.LowerBound.Makespan, sum.LowerBound.By)
 	}
 	fmt.Fprintf(w, "steady state %s\n", schedule.SteadyText(s))
-	fmt.Fprintf(w, "built by     %s\n", r.Provenance())
+	fmt.Fprintf(w, "built by     %s\n", Provenance(r))
 	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(o.Memory))
 	if schedule.ShowsLatency(s) {
 		fmt.Fprintf(w, "latency      %s\n", schedule.LatencyText(s))
@@ -92,7 +93,7 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 	}
 	t := r.Times
 	fmt.Fprintf(w, "search time  %.3fs (constructions %.3fs, repetend %.3fs, warmup %.3fs, cooldown %.3fs, refining %.3fs)\n", t.Total.Seconds(), t.Constructions.Seconds(), t.Repetend.Seconds(), t.Warmup.Seconds(), t.Cooldown.Seconds(), t.Refine.Seconds())
-	fmt.Fprintf(w, "proven       %s\n", r.ProofStatus())
+	fmt.Fprintf(w, "proven       %s\n", ProofStatus(r))
 	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
 	return nil
 }

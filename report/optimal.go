@@ -1,4 +1,4 @@
-package search
+package report
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/smt"
 )
 
@@ -16,7 +17,7 @@ import (
 // units), the makespan and whether it is proven, its lower bound and what
 // proves it, and the search's time (elapsed). sum is NewSummary of the
 // schedule; o.NR and o.Method are not used.
-func (r *OptimalResult) WriteText(w io.Writer, sum Summary, o TextOptions, elapsed time.Duration) error {
+func OptimalText(w io.Writer, r *search.OptimalResult, sum Summary, o TextOptions, elapsed time.Duration) error {
 	p, s, sol := o.Placement, r.Schedule, r.Solution
 	if p == nil || p.HasCandidates() {
 		p = s.Placement // the devices chosen
@@ -49,7 +50,7 @@ func (r *OptimalResult) WriteText(w io.Writer, sum Summary, o TextOptions, elaps
 		fmt.Fprintf(w, "decisions    %s\n", s.DecisionsText())
 	}
 	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
-	if r.Source.Kind != SourceSolver {
+	if r.Source.Kind != search.SourceSolver {
 		fmt.Fprintf(w, "built by     %s (the solver found nothing shorter)\n", r.Source)
 	}
 	fmt.Fprintf(w, "search time  %v (%d solver calls, Z3 %s)\n", elapsed.Round(time.Microsecond), sol.Checks, smt.Version())

@@ -1,17 +1,18 @@
-package coarsen
+package report
 
 import (
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
-// Summary is a coarsened search's answer in the JSON form tessel search
+// CoarsenSummary is a coarsened search's answer in the JSON form tessel search
 // and optimal print with --coarsen and --json (docs/operator-placement.md).
-type Summary struct {
+type CoarsenSummary struct {
 	Placement    string `json:"placement"`
 	Devices      int    `json:"devices"`
 	Memory       int    `json:"memory"`
@@ -37,47 +38,39 @@ type Summary struct {
 	// another: the sum of their times (the least over the devices).
 	OneDevice int            `json:"one_device"`
 	Valid     bool           `json:"valid"`
-	Seconds   SummarySeconds `json:"seconds"`
+	Seconds   CoarsenSeconds `json:"seconds"`
 }
 
-// SummarySeconds is the time each step took.
-type SummarySeconds struct {
+// CoarsenSeconds is the time each step of a coarsened search took.
+type CoarsenSeconds struct {
 	Coarsen float64 `json:"coarsen"`
 	Solve   float64 `json:"solve"`
 	Expand  float64 `json:"expand"`
 	Total   float64 `json:"total"`
 }
 
-func secs(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
+func roundedSecs(d time.Duration) float64 {
+	return float64(d.Round(time.Millisecond)) / float64(time.Second)
+}
 
-// NewSummary is the summary of s, the verified expanded schedule of a
-// coarsened search, with r its report and total the whole time.
-func NewSummary(s *schedule.Schedule, r Report, total time.Duration) Summary {
+// NewCoarsenSummary is the summary of s, the verified expanded schedule of
+// a coarsened search, with r its report and total the whole time.
+func NewCoarsenSummary(s *schedule.Schedule, r coarsen.Report, total time.Duration) CoarsenSummary {
 	m := schedule.Measure(s)
 	p := s.Placement
-	return Summary{
+	return CoarsenSummary{
 		Placement: p.Name, Devices: p.Devices, Memory: s.Memory, MicroBatches: s.MicroBatches,
 		Blocks: r.Blocks, CoarseBlocks: r.Coarse, EdgeMerges: r.EdgeMerges, PairMerges: r.PairMerges, Unit: r.Unit,
 		CoarseMakespan: r.CoarseMakespan, Expanded: r.Makespan, HEFT: r.HEFT, ByHEFT: r.ByHEFT, Makespan: m.Makespan, BubbleRate: m.BubbleRate,
-		LowerBound: schedule.LowerBounds(p, s.MicroBatches, s.Memory).Makespan, OneDevice: OneDevice(s),
+		LowerBound: schedule.LowerBounds(p, s.MicroBatches, s.Memory).Makespan, OneDevice: coarsen.OneDevice(s),
 		Valid:   schedule.Verify(s) == nil,
-		Seconds: SummarySeconds{Coarsen: secs(r.Coarsen), Solve: secs(r.Solve), Expand: secs(r.Expand), Total: secs(total)},
+		Seconds: CoarsenSeconds{Coarsen: roundedSecs(r.Coarsen), Solve: roundedSecs(r.Solve), Expand: roundedSecs(r.Expand), Total: roundedSecs(total)},
 	}
-}
-
-// OneDevice is the time s's micro-batches take on one device alone: the
-// sum of every instance's time (the chosen placement's times).
-func OneDevice(s *schedule.Schedule) int {
-	t := 0
-	for _, b := range s.Placement.Blocks {
-		t += b.Time
-	}
-	return t * s.MicroBatches
 }
 
 // WriteText writes the summary as tessel search and optimal print it with
 // --coarsen: what coarsening did, the schedule, and the time of each step.
-func (sum Summary) WriteText(w io.Writer, command string) error {
+func (sum CoarsenSummary) WriteText(w io.Writer, command string) error {
 	_, err := fmt.Fprintf(w, "tessel %s: %s, %d devices, %d micro-batches, coarsened\n\n"+
 		"coarsening   %d -> %d blocks (%d merges along edges, %d of unconnected pairs), time unit %d\n"+
 		"coarse       makespan %d units of %d; expanded and re-timed: makespan %d%s\n"+
@@ -101,7 +94,7 @@ func yesVerified(ok bool) string {
 }
 
 // hefText says how the expanded schedule compares with HEFT's.
-func hefText(sum Summary) string {
+func hefText(sum CoarsenSummary) string {
 	switch {
 	case sum.HEFT == 0:
 		return ""

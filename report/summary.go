@@ -1,10 +1,11 @@
-package search
+package report
 
 import (
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
 )
 
 // Summary is a schedule and how it was found, in the JSON form tessel
@@ -37,35 +38,18 @@ type Summary struct {
 	Recomputed *int `json:"recomputed,omitempty"`
 	// Latency is every schedule's latency figures (schedule's
 	// MeasureLatency), the budget where there is one.
-	Latency      SummaryLatency  `json:"latency"`
-	LowerBound   SummaryBounds   `json:"lower_bound"`
-	Valid        bool            `json:"valid"`
-	Proven       bool            `json:"proven"`
-	PeriodProven *bool           `json:"period_proven,omitempty"`
-	Gap          *int            `json:"gap,omitempty"`
-	Source       string          `json:"source,omitempty"`
-	Enumeration  *SummaryOffsets `json:"candidates,omitempty"`
-	Seconds      SummarySeconds  `json:"seconds"`
+	Latency      schedule.LatencySummary `json:"latency"`
+	LowerBound   SummaryBounds           `json:"lower_bound"`
+	Valid        bool                    `json:"valid"`
+	Proven       bool                    `json:"proven"`
+	PeriodProven *bool                   `json:"period_proven,omitempty"`
+	Gap          *int                    `json:"gap,omitempty"`
+	Source       string                  `json:"source,omitempty"`
+	Enumeration  *SummaryOffsets         `json:"candidates,omitempty"`
+	Seconds      SummarySeconds          `json:"seconds"`
 	// Chosen is the devices of every block with candidates, by block id,
 	// where the search chose them (docs/placement-search.md).
 	Chosen map[string][]int `json:"chosen,omitempty"`
-}
-
-// SummaryLatency is the latency per micro-batch (its first block's start
-// to its last block's end: max and mean), the throughput of the steady
-// state in micro-batches per time unit, and the latency budget (omitted
-// without one).
-type SummaryLatency struct {
-	Max        int     `json:"max"`
-	Mean       float64 `json:"mean"`
-	Throughput float64 `json:"throughput"`
-	Budget     int     `json:"budget,omitempty"`
-}
-
-// LatencySummary is s's SummaryLatency; s must be verified.
-func LatencySummary(s *schedule.Schedule) SummaryLatency {
-	st := schedule.MeasureLatency(s)
-	return SummaryLatency{Max: st.Max, Mean: textfmt.Round6(st.Mean), Throughput: textfmt.Round6(st.Throughput), Budget: s.Latency}
 }
 
 // SummaryBounds are the lower bounds of the period and the makespan.
@@ -154,7 +138,7 @@ func NewSummary(s *schedule.Schedule, method string, proven bool) Summary {
 		Makespan:     m.Makespan,
 		BubbleRate:   textfmt.Round6(m.BubbleRate),
 		PeakMemory:   m.PeakMemory,
-		Latency:      LatencySummary(s),
+		Latency:      schedule.SummarizeLatency(s),
 		LowerBound:   SummaryBounds{Period: m.LowerBound.Period, Makespan: m.LowerBound.Makespan},
 		Valid:        schedule.Verify(s) == nil,
 		Proven:       proven,
@@ -178,7 +162,7 @@ func chosen(p *placement.Placement) map[string][]int {
 
 // Summary is the result's schedule, how it was built and its repetend;
 // method names the repetend search where the solver's did not run.
-func (r *Result) Summary(method repetend.Strategy) Summary {
+func SearchSummary(r *search.Result, method repetend.Strategy) Summary {
 	s, p := r.Schedule, r.Schedule.Placement
 	name := string(method)
 	if r.Search != nil {
@@ -193,7 +177,7 @@ func (r *Result) Summary(method repetend.Strategy) Summary {
 		sum.LowerBound.By = r.BoundBy.String()
 	}
 	sum.Source = r.Source.String()
-	sum.Gap = ptr(r.Gap())
+	sum.Gap = textfmt.Ptr(r.Gap())
 	secs := textfmt.Secs
 	sum.Seconds = SummarySeconds{Total: secs(r.Times.Total), Constructions: secs(r.Times.Constructions), Repetend: secs(r.Times.Repetend), Warmup: secs(r.Times.Warmup), Cooldown: secs(r.Times.Cooldown), Refine: secs(r.Times.Refine)}
 	sum.SteadyState = SteadySummary(s)
@@ -204,8 +188,8 @@ func (r *Result) Summary(method repetend.Strategy) Summary {
 	if rp := r.Repetend; rp != nil {
 		rate := schedule.RepetendBubbleRate(p, rp.Period)
 		sum.NR, sum.Period, sum.RepetendBubbleRate = rp.NR, rp.Period, &rate
-		sum.PeriodProven = ptr(r.PeriodProven())
-		sum.RepetendUsed = ptr(r.RepetendUsed())
+		sum.PeriodProven = textfmt.Ptr(r.PeriodProven())
+		sum.RepetendUsed = textfmt.Ptr(r.RepetendUsed())
 		sum.Offsets = map[string]int{}
 		for i, b := range p.Blocks {
 			sum.Offsets[b.ID] = rp.Offsets[i]

@@ -1,22 +1,20 @@
-package search
+package report
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/search"
 )
 
 // NewReplanReport is the report of res, the replan of old onto p (old's
 // placement on the new cluster), which took took; without a fresh
 // search (Fresh nil).
-func NewReplanReport(old *schedule.Schedule, p *placement.Placement, res *ReplanResult, took time.Duration) ReplanReport {
+func NewReplanReport(old *schedule.Schedule, p *placement.Placement, res *search.ReplanResult, took time.Duration) ReplanReport {
 	rep := ReplanReport{Placement: p.Name, Devices: p.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old)}
 	if !p.Uniform(old.Memory) {
 		rep.Budgets = p.Budgets(old.Memory)
@@ -24,19 +22,6 @@ func NewReplanReport(old *schedule.Schedule, p *placement.Placement, res *Replan
 	rep.OldOrders, rep.OldRepetend, rep.OldRepetendKept = res.OldOrders, res.OldRepetend, res.OldRepetendKept
 	rep.Makespan, rep.Seconds, rep.Source, rep.LowerBound, rep.Valid = schedule.Makespan(res.Schedule), textfmt.Secs(took), res.Source.String(), res.Bounds.Makespan, true
 	return rep
-}
-
-// Fresh is a fresh search of p for old's micro-batches and budget, as
-// tessel search runs it (the joint method) with opt's MaxNR and Seed,
-// within limit (0: none): what a replan is compared with. Callers verify
-// its schedule.
-func Fresh(ctx context.Context, p *placement.Placement, old *schedule.Schedule, opt ReplanOptions, limit time.Duration) (*Result, error) {
-	if limit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, limit)
-		defer cancel()
-	}
-	return Run(ctx, spec.Spec{Placement: p, MicroBatches: old.MicroBatches, Memory: old.Memory}, Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed})
 }
 
 // ReplanReport is what tessel replan reports: the old schedule's makespans
