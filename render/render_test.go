@@ -13,6 +13,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // element is one XML start element met while walking a document.
@@ -306,7 +307,7 @@ func TestRenderGolden(t *testing.T) {
 }
 
 func TestRenderErrors(t *testing.T) {
-	bad := &schedule.Schedule{Placement: &placement.Placement{Name: "bad", Devices: 1}, MicroBatches: 1}
+	bad := &schedule.Schedule{Spec: spec.Spec{Placement: &placement.Placement{Name: "bad", Devices: 1}, MicroBatches: 1}}
 	for _, r := range []func(*schedule.Schedule, io.Writer) error{Text, SVG, HTML, Trace} {
 		if err := r(nil, io.Discard); err == nil {
 			t.Error("rendering nil succeeded")

@@ -128,7 +128,7 @@ func AssignmentStarts(ctx context.Context, p *placement.Placement) []Assignment 
 func onDevices(p *placement.Placement, dev []int) []int {
 	choice := make([]int, p.K())
 	for i := range choice {
-		opts := p.DeviceOptions(i)
+		opts := p.Options(i)
 		if o := slices.IndexFunc(opts, func(g []int) bool { return len(g) == 1 && g[0] == dev[i] }); o >= 0 {
 			choice[i] = o
 		} else if o := slices.IndexFunc(opts, func(g []int) bool { return slices.Contains(g, dev[i]) }); o >= 0 {
@@ -230,7 +230,7 @@ func every(p *placement.Placement, f func(choice []int) bool) {
 		i := 0
 		for ; i < p.K(); i++ {
 			choice[i]++
-			if choice[i] < len(p.DeviceOptions(i)) {
+			if choice[i] < len(p.Options(i)) {
 				break
 			}
 			choice[i] = 0
@@ -266,7 +266,7 @@ func periodOf(r *Result) int {
 // when"): every start searched as a pinned placement, then every other
 // assignment whose lower bound may beat the best, when there are at most
 // opt.MaxAssignments (DefaultAssignments). The result's schedule is on the
-// chosen placement; its Contenders list each assignment searched with its
+// chosen placement; its Candidates list each assignment searched with its
 // makespan, under the name "assignment <name>".
 func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	p := sp.Placement
@@ -281,7 +281,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	inner.Start = nil // schedules of one choice only
 	var best *Result
 	var bestScore score
-	var tried []Contender
+	var tried []Candidate
 	var errs []string
 	leastBound := 0 // least makespan bound of the assignments searched
 	seen := map[string]bool{}
@@ -332,7 +332,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		results[key] = r
 		sc := score{periodOf(r), r.Makespan()}
 		if name != "" {
-			tried = append(tried, Contender{Source: Source{Kind: SourceStart, Name: "assignment " + name}, Makespan: sc.makespan})
+			tried = append(tried, Candidate{Source: Source{Kind: SourceStart, Name: "assignment " + name}, Makespan: sc.makespan})
 		}
 		if best == nil || sc.less(bestScore, opt.Objective) {
 			best, bestScore = r, sc
@@ -422,14 +422,14 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			s := &schedule.Schedule{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory, Instances: sol.Instances}
+			s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, Instances: sol.Instances}
 			if err := schedule.Verify(s); err != nil {
 				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
 			}
 			solverOpt := inner
 			solverOpt.Start = []Start{{Name: "solver with assignment literals", Schedule: s}}
 			if r, err := Run(ctx, onPlacement(sp, q), solverOpt); err == nil {
-				tried = append(tried, Contender{Source: Source{Kind: SourceStart, Name: "assignment solver"}, Makespan: r.Makespan()})
+				tried = append(tried, Candidate{Source: Source{Kind: SourceStart, Name: "assignment solver"}, Makespan: r.Makespan()})
 				if sc := (score{periodOf(r), r.Makespan()}); best == nil || sc.less(bestScore, opt.Objective) {
 					best, bestScore = r, sc
 				}
@@ -452,7 +452,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	if best == nil {
 		return nil, fmt.Errorf("search: no assignment of placement %q gives a schedule: %s", p.Name, strings.Join(errs, "; "))
 	}
-	best.Contenders = append(tried, best.Contenders...)
+	best.Candidates = append(tried, best.Candidates...)
 	best.Assigned = true
 	best.assignedPeriod = periodSolved
 	best.Times.Total = time.Since(t0) // every search, not the chosen one's alone
@@ -504,7 +504,7 @@ func relaxedBounds(p *placement.Placement, n int) schedule.Bounds {
 	least := make([]int, p.K())
 	for i := range p.Blocks {
 		w := 0
-		for o, g := range p.DeviceOptions(i) {
+		for o, g := range p.Options(i) {
 			t := p.OptionTime(i, o)
 			if o == 0 || t < least[i] {
 				least[i] = t
@@ -532,12 +532,12 @@ func relaxedBounds(p *placement.Placement, n int) schedule.Bounds {
 // seedable reports whether a construction or a baseline gives q a
 // schedule under the options' budget.
 func seedable(ctx context.Context, q *placement.Placement, sp spec.Spec) bool {
-	cands, err := construct.PortfolioWith(ctx, q, construct.PortfolioOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory, Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute})
+	cands, err := construct.Portfolio(ctx, spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory, Allowed: sp.Allowed})
 	if err == nil && len(cands) > 0 {
 		return true
 	}
 	for _, m := range baseline.All() {
-		if s, err := m.Build(q, sp.MicroBatches, sp.Memory); err == nil && allows(s, sp.Allowed) {
+		if s, err := m.Build(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}); err == nil && allows(s, sp.Allowed) {
 			return true
 		}
 	}
@@ -621,7 +621,7 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 			if err != nil {
 				return nil, err
 			}
-			s := &schedule.Schedule{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory, Instances: sol.Instances}
+			s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, Instances: sol.Instances}
 			if err := schedule.Verify(s); err != nil {
 				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
 			}
