@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // A baseline by name, on the placement it is written for and on one it
@@ -20,7 +21,7 @@ func ExampleLookup() {
 	if err != nil {
 		panic(err)
 	}
-	s, err := b.Build(p, 16, 0)
+	s, err := b.Build(spec.New(p, 16))
 	if err != nil {
 		panic(err)
 	}
@@ -39,7 +40,7 @@ func ExampleLookup() {
 	if err != nil {
 		panic(err)
 	}
-	_, err = b.Build(x, 16, 0)
+	_, err = b.Build(spec.New(x, 16))
 	fmt.Println(errors.Is(err, baseline.ErrNotApplicable), err)
 	// Output:
 	// zb-h1: makespan 51, bubble rate 5.88%, peak memory [4 4 4 4]

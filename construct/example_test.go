@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The solver-free constructions on GPT's M-shape under a budget of 6 per
@@ -17,7 +18,7 @@ func ExamplePortfolio() {
 	if err != nil {
 		panic(err)
 	}
-	entries, err := construct.Portfolio(context.Background(), p, 32, 6)
+	entries, err := construct.Portfolio(context.Background(), spec.Spec{Placement: p, MicroBatches: 32, Memory: 6})
 	if err != nil {
 		panic(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/render"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // 1F1B on two devices drawn in the style of the Tessel paper's figures:
@@ -15,7 +16,7 @@ func ExampleText() {
 	if err != nil {
 		panic(err)
 	}
-	s, err := baseline.OneFOneB(p, 3, 0)
+	s, err := baseline.OneFOneB(spec.New(p, 3))
 	if err != nil {
 		panic(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -64,7 +65,7 @@ func compact(t *testing.T, p *placement.Placement, n int, orders [][]schedule.Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Instances: ins}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
 	if err := schedule.Verify(s); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func moePaired(t *testing.T) *schedule.Schedule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: 2, Instances: ins, Pairs: pairs}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 2}, Instances: ins, Pairs: pairs}
 	if err := schedule.Verify(s); err != nil {
 		t.Fatal(err)
 	}

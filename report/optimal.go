@@ -12,11 +12,26 @@ import (
 	"github.com/tessel-pp/tessel/smt"
 )
 
-// WriteText writes the time-optimal search's report as tessel optimal
+// OptimalSummary is the summary tessel optimal --json prints of res, the
+// search having taken elapsed: the schedule's figures, the stronger of
+// the schedule package's bound and the solver's and what proves it
+// (search.OptimalBound), the decisions counted where they were allowed.
+func OptimalSummary(res *search.OptimalResult, elapsed time.Duration, decisions bool) Summary {
+	s := res.Schedule
+	sum := NewSummary(s, "time-optimal", res.Solution.Proven)
+	if decisions {
+		sum.WithDecisions(s)
+	}
+	sum.Seconds = SummarySeconds{Total: textfmt.Secs(elapsed)}
+	sum.LowerBound.Makespan, sum.LowerBound.By = res.Bound.Makespan, res.Bound.By
+	return sum
+}
+
+// OptimalText writes the time-optimal search's report as tessel optimal
 // prints it: the question, the schedule's picture (at most o.Units time
 // units), the makespan and whether it is proven, its lower bound and what
-// proves it, and the search's time (elapsed). sum is NewSummary of the
-// schedule; o.NR and o.Method are not used.
+// proves it, and the search's time (elapsed). sum is OptimalSummary;
+// o.NR and o.Strategy are not used.
 func OptimalText(w io.Writer, r *search.OptimalResult, sum Summary, o TextOptions, elapsed time.Duration) error {
 	p, s, sol := o.Placement, r.Schedule, r.Solution
 	if p == nil || p.HasCandidates() {

@@ -13,7 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/spec"
 )
 
-// WriteText is tessel optimal's report (its bytes pinned by cmd/tessel's
+// OptimalText is tessel optimal's report (its bytes pinned by cmd/tessel's
 // tests); here its parts.
 func TestOptimalWriteText(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4})

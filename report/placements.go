@@ -9,7 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/search"
 )
 
-// WriteBuiltins writes every built-in placement under o, as tessel
+// Builtins writes every built-in placement under o, as tessel
 // placements lists them: its summary, its blocks and the picture of one
 // micro-batch (OneMicroBatch). A built-in that o does not allow is one
 // line saying why.

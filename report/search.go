@@ -12,8 +12,8 @@ import (
 	"github.com/tessel-pp/tessel/search"
 )
 
-// TextOptions are what Result.WriteText says beside the result: what the
-// search was asked.
+// TextOptions are what SearchText and OptimalText say beside the result:
+// what the search was asked.
 type TextOptions struct {
 	Placement    *placement.Placement // the placement searched (on its cluster)
 	Memory       int                  // the budget asked, 0 for none
@@ -24,10 +24,10 @@ type TextOptions struct {
 	Units        int  // the most time units the picture draws
 }
 
-// WriteText writes the search's report as tessel search prints it: the
+// SearchText writes the search's report as tessel search prints it: the
 // question, the repetend, the schedule's picture (its warmup and two
 // iterations of the repetend, at most o.Units) and its figures; sum is
-// r.Summary (with WithDecisions where decisions were allowed).
+// SearchSummary(r, …) (with WithDecisions where decisions were allowed).
 func SearchText(w io.Writer, r *search.Result, sum Summary, o TextOptions) error {
 	p, s, rep := o.Placement, r.Schedule, r.Repetend
 	if p == nil || p.HasCandidates() {

@@ -13,7 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/spec"
 )
 
-// WriteText is tessel search's report: the question, the repetend, the
+// SearchText is tessel search's report: the question, the repetend, the
 // picture and the figures (its bytes are pinned by cmd/tessel's golden
 // files; here its parts and what the options change).
 func TestWriteText(t *testing.T) {

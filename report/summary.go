@@ -160,7 +160,7 @@ func chosen(p *placement.Placement) map[string][]int {
 	return out
 }
 
-// Summary is the result's schedule, how it was built and its repetend;
+// SearchSummary is r's schedule, how it was built and its repetend;
 // method names the repetend search where the solver's did not run.
 func SearchSummary(r *search.Result, method repetend.Strategy) Summary {
 	s, p := r.Schedule, r.Schedule.Placement

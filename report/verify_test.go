@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // A valid schedule gets one line; an invalid one every violation, and the
@@ -18,7 +19,7 @@ func TestVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := baseline.OneFOneB(p, 4, 0)
+	s, err := baseline.OneFOneB(spec.New(p, 4))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/runtimegen"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // A verified schedule turned into one program per device, the
@@ -16,7 +17,7 @@ func ExampleGenerate() {
 	if err != nil {
 		panic(err)
 	}
-	s, err := baseline.OneFOneB(p, 2, 0)
+	s, err := baseline.OneFOneB(spec.New(p, 2))
 	if err != nil {
 		panic(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The verifier checks a schedule from its placement and start times
@@ -17,7 +18,7 @@ func ExampleVerify() {
 	if err != nil {
 		panic(err)
 	}
-	s, err := baseline.OneFOneB(p, 4, 0)
+	s, err := baseline.OneFOneB(spec.New(p, 4))
 	if err != nil {
 		panic(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -18,7 +19,7 @@ func ExampleExport() {
 	if err != nil {
 		panic(err)
 	}
-	s, err := baseline.OneFOneB(p, 4, 0)
+	s, err := baseline.OneFOneB(spec.New(p, 4))
 	if err != nil {
 		panic(err)
 	}

@@ -31,21 +31,14 @@ func exportCommand() *cli.Command {
 		Name:      "export",
 		Usage:     "write a schedule as PyTorch's pipelining CSV (compute only, or with sends and receives) or a torchtitan bundle",
 		UsageText: "tessel export --schedule FILE [--format torch-csv|torch-csv-comms|torchtitan] [--out FILE] [--force]",
-		Description: "Writes the schedule as torch.distributed.pipelining reads it (PyTorch ≥ 2.6,\n" +
-			"_PipelineScheduleRuntime._load_csv(f, format=\"compute_only\"); torchtitan's\n" +
-			"--parallelism.pipeline_parallel_schedule_csv): no header, row r = rank r's actions\n" +
-			"in schedule order, each <stage><F|B|I|W><micro-batch> with global stage ids, no\n" +
-			"empty cells (only the order matters to PyTorch). Stage ids follow the chain of\n" +
-			"forward blocks, so loop and V placements (several stages per device) export.\n" +
-			"The placement must be a chain of stages: every block on one device, the forwards\n" +
-			"one chain, each stage trained by a backward or by an input and a weight block;\n" +
-			"anything else is refused with the reason. Every export passes PyTorch's\n" +
-			"validator's rules, checked here.\n\n" +
-			"torch-csv-comms writes the compute_comms form (_load_csv(f, format=\"compute_comms\")):\n" +
-			"the sends and receives added by the rules of PyTorch's _add_send_recv, checked for\n" +
-			"pairs and deadlock as its _simulate_comms_compute does. torchtitan writes a folder\n" +
-			"--out with schedule.csv and torchtitan.toml, the settings that make torchtitan build\n" +
-			"the stages the CSV runs (loop or V style; with --split, module_fqns_per_model_part).",
+		Description: "Writes the schedule as torch.distributed.pipelining reads it (PyTorch ≥ 2.6, _load_csv(f,\n" +
+			"format=\"compute_only\"); torchtitan's --parallelism.pipeline_parallel_schedule_csv): no header,\n" +
+			"row r = rank r's actions in order, each <stage><F|B|I|W><micro-batch> with global stage ids.\n" +
+			"The placement must be a chain of stages (every block on one device, each stage trained by a\n" +
+			"backward or an input and a weight block); anything else is refused with the reason. Every\n" +
+			"export passes PyTorch's validator's rules. torch-csv-comms adds the sends and receives by the\n" +
+			"rules of PyTorch's _add_send_recv, checked for deadlock; torchtitan writes --out as a folder\n" +
+			"with schedule.csv and torchtitan.toml (docs/torch.md).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output format: " + joinNames(exportFormats), Value: "torch-csv"},
@@ -54,9 +47,6 @@ func exportCommand() *cli.Command {
 			&cli.StringFlag{Name: "split", Usage: "torchtitan: the JSON `FILE` of tessel partition --json, whose layer names are module names"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("export: unexpected argument %q", c.Args().First())
-			}
 			return runExport(c.Context, exportOptions{Schedule: c.String("schedule"), Format: c.String("format"),
 				Out: c.String("out"), Force: c.Bool("force"), Split: c.String("split")}, c.App.Writer)
 		},

@@ -35,19 +35,12 @@ func importCommand() *cli.Command {
 		Name:      "import",
 		Usage:     "read any PyTorch pipelining CSV (both formats, OVERLAP_F_B, BW) into a schedule tessel can verify, render and simulate",
 		UsageText: "tessel import --torch-csv FILE [--forward-time T] [--backward-time T] [--input-time T] [--weight-time T] [--memory M] [--out FILE] [--placement-out FILE]",
-		Description: "Reads a compute-only CSV of torch.distributed.pipelining (a user's own, or one\n" +
-			"dumped from PyTorch's built-in schedules: row r = rank r, cells <stage><F|B|I|W><micro>,\n" +
-			"empty cells idle), checks it by PyTorch's validator's rules, and builds:\n\n" +
-			"  the placement  one device per row; stage s = forward f<s>, and b<s> (full\n" +
-			"                 backward) or i<s> and w<s> (input and weight gradients), on the rank\n" +
-			"                 whose row holds it; dependencies of a chain by stage id (f<s> -> f<s+1>,\n" +
-			"                 the last forward -> its b or i, b/i of s+1 -> b/i of s, i<s> -> w<s>);\n" +
-			"                 every stage's times and memory from the flags\n" +
-			"  the schedule   every rank runs its row in order, each block as early as that order\n" +
-			"                 and the dependencies allow (only the order comes from the file)\n\n" +
-			"The result is verified (dependencies, devices, --memory); --out writes it for tessel\n" +
-			"verify, render, simulate and gen, --placement-out the placement alone for tessel\n" +
-			"search and compare --placement-file.",
+		Description: "Reads a CSV of torch.distributed.pipelining (row r = rank r, cells <stage><F|B|I|W><micro>,\n" +
+			"empty cells idle; either format), checks it by PyTorch's validator's rules, and builds a\n" +
+			"placement (one device per row; stage s = f<s> and b<s>, or i<s> and w<s>, on the rank whose\n" +
+			"row holds it, chained by stage id; times and memory from the flags) and its schedule (every\n" +
+			"rank runs its row in order, each block as early as that order allows), verified. --out writes\n" +
+			"the schedule, --placement-out the placement (docs/torch.md).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "torch-csv", Usage: "the CSV `FILE` to read (compute_only or compute_comms)"},
 			&cli.StringFlag{Name: "torch-naming", Usage: "what B means: " + joinNames(torchcsv.Namings()) + " (old: B input gradient, BW full backward)", Value: "auto"},
@@ -67,9 +60,6 @@ func importCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out and --placement-out files that exist"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("import: unexpected argument %q", c.Args().First())
-			}
 			return runImport(c.Context, importOptions{
 				TorchCSV: c.String("torch-csv"),
 				Name:     c.String("name"),

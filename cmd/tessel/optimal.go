@@ -48,9 +48,6 @@ func optimalCommand() *cli.Command {
 			&cli.BoolFlag{Name: "link-order", Usage: "with --channels, the solver chooses the order of the transfers on each link instead of their producers' order; the schedule records it (\"link_order\")"},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("optimal: unexpected argument %q", c.Args().First())
-			}
 			spec := placementSpecFrom(c)
 			spec.Choose = true
 			return runOptimal(c.Context, optimalOptions{
@@ -124,18 +121,11 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	s, sol := res.Schedule, res.Solution
+	s := res.Schedule
 	if err := opts.Outputs.writeVerified("optimal", s); err != nil {
 		return err
 	}
-	sum := report.NewSummary(s, "time-optimal", sol.Proven)
-	if opts.Decisions.Any() {
-		sum.WithDecisions(s)
-	}
-	sum.Seconds = report.SummarySeconds{Total: secs(elapsed)}
-	// The stronger of the schedule package's bound and the solver's, and
-	// what proves it (search.OptimalBound).
-	sum.LowerBound.Makespan, sum.LowerBound.By = res.Bound.Makespan, res.Bound.By
+	sum := report.OptimalSummary(res, elapsed, opts.Decisions.Any())
 	if opts.Outputs.JSON {
 		return printJSON(stdout, sum)
 	}

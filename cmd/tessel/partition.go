@@ -107,9 +107,6 @@ func partitionCommand() *cli.Command {
 			&cli.Float64Flag{Name: "comm-scale", Usage: "with --objective latency: multiply every transfer cost by this factor (1000 reproduces Tarnawski et al.'s Table 4, see docs/partition.md)", Value: 1},
 		),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("partition: unexpected argument %q", c.Args().First())
-			}
 			o := partitionOptionsFrom(c)
 			o.Out, o.Format = c.String("out"), c.String("format")
 			o.Cluster, o.ClusterOut = c.String("cluster"), c.String("cluster-out")

@@ -38,9 +38,6 @@ func placementsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "infer", Usage: "inference variants (no backward blocks)"},
 		}, zeroBubbleFlags()...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("placements: unexpected argument %q", c.Args().First())
-			}
 			spec := placementSpec{
 				SplitBackward: c.Bool("split-backward"), InputTime: c.Int("input-time"), WeightTime: c.Int("weight-time"),
 				Chunks: c.Int("chunks"), Order: c.String("order"),

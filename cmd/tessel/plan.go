@@ -66,9 +66,6 @@ func planCommand() *cli.Command {
 			&cli.StringFlag{Name: "micro-batch-sizes", Usage: "with --parallel auto: micro-batch sizes tried, in samples, `B,...` (--micro-batches is then the samples per iteration)", Value: "1"},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("plan: unexpected argument %q", c.Args().First())
-			}
 			po := partitionOptionsFrom(c)
 			po.Out = c.String("placement-out")
 			return runPlan(c.Context, planOptions{

@@ -61,9 +61,6 @@ func renderCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "overwrite the --out file if it exists"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("render: unexpected argument %q (use --schedule FILE)", c.Args().First())
-			}
 			return runRender(c.Context, renderOptions{
 				Schedule: c.String("schedule"), Format: c.String("format"), Out: c.String("out"), Force: c.Bool("force"),
 			}, c.App.Writer)

@@ -29,23 +29,14 @@ func simulateCommand() *cli.Command {
 		Name:      "simulate",
 		Usage:     "run a schedule's per-device programs in a simulator: makespan, idle time, deadlocks",
 		UsageText: "tessel simulate --schedule FILE [--comm-time 1 | --cluster FILE | --transfer-time T --device-speed D=S] [--channels] [--blocking] [--json]\ntessel simulate --programs DIR [--comm-time 1] [--json]",
-		Description: "Turns a schedule into one program per device (every tensor that crosses devices\n" +
-			"sent right after its producer, in one global order) and runs the programs event by\n" +
-			"event: blocks take their time, every transfer takes --comm-time. Reports the\n" +
-			"makespan, the idle time of every device and the bubble rate, for non-blocking\n" +
-			"programs (receives posted early, waits right before the consumer) and blocking\n" +
-			"ones (send and receive inline), and the gain of non-blocking (the paper's Fig. 17).\n" +
-			"With --programs, runs the programs tessel gen wrote (possibly edited) instead,\n" +
-			"and reports a deadlock as the cycle of devices waiting for each other.\n" +
-			"On a cluster (--cluster, --device-speed, --transfer-time, or the one the schedule\n" +
-			"file records) blocks take their time on their devices and every transfer its own\n" +
-			"time c_ij, the rule the search uses: the non-blocking programs of a searched schedule\n" +
-			"then end exactly at its makespan. With --channels each ordered pair of devices carries\n" +
-			"one transfer at a time, and the report says how much later the run ends for it; a\n" +
-			"schedule searched with channels is simulated with them, and ends at its makespan too.\n" +
-			"A schedule that offloads runs its offloads and reloads on the host channels, one at a\n" +
-			"time each, for the offload time of its placement; a gradient block waits for its reload\n" +
-			"(the report says how long in total).",
+		Description: "Turns a schedule into one program per device (every tensor that crosses devices sent right\n" +
+			"after its producer, in one global order) and runs them event by event: the makespan, each\n" +
+			"device's idle time and the bubble rate, for non-blocking and blocking programs and the gain of\n" +
+			"non-blocking (the paper's Fig. 17); every transfer takes --comm-time. --programs runs the\n" +
+			"programs tessel gen wrote instead and names a deadlock's cycle. On a cluster (the flags, or the\n" +
+			"one the file records) blocks and transfers take their times there, so a searched schedule's\n" +
+			"non-blocking programs end at its makespan; --channels makes each device pair carry one transfer\n" +
+			"at a time; offloads and reloads run on the host channels (docs/commands.md#tessel-simulate).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "programs", Usage: "simulate the programs rank0.json, rank1.json, … in `DIR` instead"},
@@ -56,9 +47,6 @@ func simulateCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON object instead of text"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("simulate: unexpected argument %q", c.Args().First())
-			}
 			return runSimulate(c.Context, simulateOptions{
 				Schedule: c.String("schedule"), Programs: c.String("programs"), CommTime: c.Int("comm-time"), commSet: c.IsSet("comm-time"),
 				Cluster: clusterSpec{File: c.String("cluster"), DeviceSpeed: c.String("device-speed"), TransferTime: c.Int("transfer-time")}, Channels: c.Bool("channels"),

@@ -77,9 +77,6 @@ func sweepCommand() *cli.Command {
 			&cli.Float64Flag{Name: "tp-efficiency", Usage: "with --latency: share of the ideal speed-up tensor parallelism keeps per doubling of its devices, in (0, 1]", Value: 1},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("sweep: unexpected argument %q", c.Args().First())
-			}
 			return runSweep(c.Context, sweepOptions{
 				Placements: splitList(c.String("placement")), Devices: c.Int("devices"),
 				ForwardTime: c.Int("forward-time"), BackwardTime: c.Int("backward-time"),

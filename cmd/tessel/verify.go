@@ -31,9 +31,6 @@ func verifyCommand() *cli.Command {
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("verify: unexpected argument %q (use --schedule FILE)", c.Args().First())
-			}
 			return runVerify(c.Context, verifyOptions{Schedule: c.String("schedule")}, c.App.Writer)
 		},
 	}
