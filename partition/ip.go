@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // IPOptions tune the non-contiguous integer program.
@@ -61,9 +61,9 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 		}
 	}
 	ip := newLoadIP(g)
-	ip.x = smt.NewContext()
+	ip.x = z3.NewContext()
 	defer ip.x.Close()
-	sv, err := ip.x.NewSolver(smt.SolverOptions{Seed: opt.Seed})
+	sv, err := ip.x.NewSolver(z3.SolverOptions{Seed: opt.Seed})
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 		lo:    max(ip.scale(lb)-len(g.Nodes), 0),
 		hi:    ip.scale(best.MaxLoad), // a split of max load ≤ hi·grid is known
 		bound: func(T int) { sv.Assert(ip.loadLe(T)...) },
-		keep: func(m *smt.Model) (int, error) {
+		keep: func(m *z3.Model) (int, error) {
 			s, err := NewSplit(g, ip.devices(m))
 			if err != nil {
 				return 0, err
@@ -131,11 +131,11 @@ type loadIP struct {
 	// K accelerators and L CPU cores.
 	K, L int
 
-	x  *smt.Context
-	sv *smt.Solver
+	x  *z3.Context
+	sv *z3.Solver
 	// on[gi][d]: group gi on device d (accelerators 0..K−1, then the
 	// CPUs); cut[i][d]: groupCrossing i is cut at accelerator d.
-	on, cut [][]smt.Bool
+	on, cut [][]z3.Bool
 }
 
 // groupCrossing is a node's output that reaches other groups: its transfer
@@ -208,9 +208,9 @@ func (ip *loadIP) scale(t float64) int { return int(math.Round(t / ip.grid)) }
 // on ip.sv, in the order the solver has always been given them.
 func (ip *loadIP) encode() {
 	x, sv, K, nd := ip.x, ip.sv, ip.K, ip.K+ip.L
-	ip.on = make([][]smt.Bool, ip.ng)
+	ip.on = make([][]z3.Bool, ip.ng)
 	for gi := range ip.ng {
-		ip.on[gi] = make([]smt.Bool, nd)
+		ip.on[gi] = make([]z3.Bool, nd)
 		ones := make([]int, nd)
 		for d := range nd {
 			ip.on[gi][d] = x.BoolVar(fmt.Sprintf("x_%d_%d", gi, d))
@@ -227,7 +227,7 @@ func (ip *loadIP) encode() {
 	// split the program accepts fits.
 	if ip.g.Memory > 0 {
 		for d := range K {
-			var bs []smt.Bool
+			var bs []z3.Bool
 			var cs []int
 			for gi := range ip.ng {
 				if ip.size[gi] > 0 {
@@ -240,9 +240,9 @@ func (ip *loadIP) encode() {
 	}
 	// CommIn/CommOut (18, 19): cut[v][d] holds when v's group and a
 	// successor's group are not all on d or all off it.
-	ip.cut = make([][]smt.Bool, len(ip.xs))
+	ip.cut = make([][]z3.Bool, len(ip.xs))
 	for i, c := range ip.xs {
-		ip.cut[i] = make([]smt.Bool, K)
+		ip.cut[i] = make([]z3.Bool, K)
 		for d := range K {
 			ip.cut[i][d] = x.BoolVar(fmt.Sprintf("cut_%d_%d", i, d))
 			a := ip.on[c.sets[0]][d]
@@ -256,10 +256,10 @@ func (ip *loadIP) encode() {
 
 // loadLe is load(d) ≤ T for every device, asserted in one scope per T:
 // (20) and (21).
-func (ip *loadIP) loadLe(T int) []smt.Bool {
-	var out []smt.Bool
+func (ip *loadIP) loadLe(T int) []z3.Bool {
+	var out []z3.Bool
 	for d := range ip.K + ip.L {
-		var bs []smt.Bool
+		var bs []z3.Bool
 		var cs []int
 		for gi := range ip.ng {
 			t := ip.acc[gi]
@@ -287,7 +287,7 @@ func (ip *loadIP) loadLe(T int) []smt.Bool {
 }
 
 // devices reads a model's device of every node.
-func (ip *loadIP) devices(m *smt.Model) []int {
+func (ip *loadIP) devices(m *z3.Model) []int {
 	dev := make([]int, len(ip.g.Nodes))
 	for v := range dev {
 		for d := range ip.K + ip.L {

@@ -7,7 +7,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // MinSampleLatencyOptions tune MinSampleLatency.
@@ -93,9 +93,9 @@ func MinSampleLatency(ctx context.Context, g *Graph, opt MinSampleLatencyOptions
 		}
 	}
 
-	ip.x = smt.NewContext()
+	ip.x = z3.NewContext()
 	defer ip.x.Close()
-	sv, err := ip.x.NewSolver(smt.SolverOptions{Seed: opt.Seed})
+	sv, err := ip.x.NewSolver(z3.SolverOptions{Seed: opt.Seed})
 	if err != nil {
 		return nil, err
 	}
@@ -164,14 +164,14 @@ type sampleIP struct {
 	// grid is the time step; slack bounds the rounding of any latency.
 	grid, slack float64
 
-	x  *smt.Context
-	sv *smt.Solver
+	x  *z3.Context
+	sv *z3.Solver
 	// on[v][j]: node v in slot j (0: the CPUs; 1..S: accelerator (j−1)/q,
 	// its ((j−1) mod q)-th subgraph). in and outc: v's output enters or
 	// leaves slot j (nil for a node without successors).
-	on, in, outc [][]smt.Bool
+	on, in, outc [][]z3.Bool
 	// lat[v] is when v's output is in host memory.
-	lat   []smt.Int
+	lat   []z3.Int
 	sinks []int
 }
 
@@ -230,13 +230,13 @@ func (ip *sampleIP) encode() {
 // accelerators broken.
 func (ip *sampleIP) encodeSlots() {
 	g, x, sv, q, S := ip.g, ip.x, ip.sv, ip.q, ip.S
-	ip.on = make([][]smt.Bool, ip.n)
+	ip.on = make([][]z3.Bool, ip.n)
 	ones := make([]int, S+1)
 	for j := range ones {
 		ones[j] = 1
 	}
 	for v := range ip.n {
-		ip.on[v] = make([]smt.Bool, S+1)
+		ip.on[v] = make([]z3.Bool, S+1)
 		for j := range S + 1 {
 			ip.on[v][j] = x.BoolVar(fmt.Sprintf("x_%d_%d", v, j))
 			d := (j - 1) / q
@@ -260,7 +260,7 @@ func (ip *sampleIP) encodeSlots() {
 		if (j-1)%q == 0 {
 			p = j - q // the previous accelerator's first
 		}
-		var now, before []smt.Bool
+		var now, before []z3.Bool
 		for v := range ip.n {
 			now = append(now, ip.on[v][j])
 			before = append(before, ip.on[v][p])
@@ -273,8 +273,8 @@ func (ip *sampleIP) encodeSlots() {
 // not per subgraph).
 func (ip *sampleIP) encodeClasses() {
 	x, sv, q, on := ip.x, ip.sv, ip.q, ip.on
-	devOn := func(v, d int) smt.Bool { return x.Or(on[v][1+d*q : 1+(d+1)*q]...) }
-	iff := func(a, b smt.Bool) smt.Bool { return x.And(x.Implies(a, b), x.Implies(b, a)) }
+	devOn := func(v, d int) z3.Bool { return x.Or(on[v][1+d*q : 1+(d+1)*q]...) }
+	iff := func(a, b z3.Bool) z3.Bool { return x.And(x.Implies(a, b), x.Implies(b, a)) }
 	classFirst := map[int]int{}
 	for v, nd := range ip.g.Nodes {
 		if nd.Class < 0 {
@@ -304,7 +304,7 @@ func (ip *sampleIP) encodeMemory() {
 		return
 	}
 	for d := range ip.K {
-		var bs []smt.Bool
+		var bs []z3.Bool
 		var cs []int
 		for v, nd := range g.Nodes {
 			if nd.Size <= 0 {
@@ -324,21 +324,21 @@ func (ip *sampleIP) encodeMemory() {
 // per slot.
 func (ip *sampleIP) encodeContiguity() {
 	x, sv, n, S, on := ip.x, ip.sv, ip.n, ip.S, ip.on
-	ip.in = make([][]smt.Bool, n)
-	ip.outc = make([][]smt.Bool, n)
+	ip.in = make([][]z3.Bool, n)
+	ip.outc = make([][]z3.Bool, n)
 	for v := range n {
 		if len(ip.succ[v]) == 0 {
 			continue
 		}
-		ip.in[v] = make([]smt.Bool, S+1)
-		ip.outc[v] = make([]smt.Bool, S+1)
+		ip.in[v] = make([]z3.Bool, S+1)
+		ip.outc[v] = make([]z3.Bool, S+1)
 		for j := 1; j <= S; j++ {
 			ip.in[v][j] = x.BoolVar(fmt.Sprintf("in_%d_%d", v, j))
 			ip.outc[v][j] = x.BoolVar(fmt.Sprintf("out_%d_%d", v, j))
 		}
 	}
 	for j := 1; j <= S; j++ {
-		z := make([]smt.Bool, n)
+		z := make([]z3.Bool, n)
 		for v := range n {
 			z[v] = x.BoolVar(fmt.Sprintf("z_%d_%d", v, j))
 			sv.Assert(x.Implies(on[v][j], z[v])) // (11)
@@ -361,18 +361,18 @@ func (ip *sampleIP) encodeContiguity() {
 func (ip *sampleIP) encodeTimes() {
 	g, x, sv, n, S, q, on := ip.g, ip.x, ip.sv, ip.n, ip.S, ip.q, ip.on
 	zero := x.IntVal(0)
-	ip.lat = make([]smt.Int, n)
+	ip.lat = make([]z3.Int, n)
 	for v := range n {
 		ip.lat[v] = x.IntVar(fmt.Sprintf("lat_%d", v))
 		sv.Assert(x.Ge(ip.lat[v], zero))
 	}
-	start := make([]smt.Int, S+1)
-	fin := make([]smt.Int, S+1)
+	start := make([]z3.Int, S+1)
+	fin := make([]z3.Int, S+1)
 	for j := 1; j <= S; j++ {
 		start[j] = x.IntVar(fmt.Sprintf("start_%d", j))
 		fin[j] = x.IntVar(fmt.Sprintf("finish_%d", j))
 		sv.Assert(x.Ge(start[j], zero))
-		terms := []smt.Int{start[j]}
+		terms := []z3.Int{start[j]}
 		for v, nd := range g.Nodes {
 			if a := nd.Acc; !math.IsInf(a, 1) {
 				if w := ip.scale(a); w > 0 {
@@ -434,7 +434,7 @@ func (ip *sampleIP) objective(res *MinSampleLatencyResult, lb float64, closed fu
 				}
 			}
 		},
-		keep: func(m *smt.Model) (int, error) {
+		keep: func(m *z3.Model) (int, error) {
 			s, pieces, err := ip.split(m)
 			if err != nil {
 				return 0, err
@@ -460,7 +460,7 @@ func (ip *sampleIP) objective(res *MinSampleLatencyResult, lb float64, closed fu
 
 // split reads a model's split: every node's device (K: the CPUs, never
 // waited for) and its subgraph's rank on its accelerator.
-func (ip *sampleIP) split(m *smt.Model) (*Split, []int, error) {
+func (ip *sampleIP) split(m *z3.Model) (*Split, []int, error) {
 	dev := make([]int, ip.n)
 	pieces := make([]int, ip.n)
 	for v := range ip.n {

@@ -75,6 +75,9 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		return nil, err
 	}
 	cv.loads()
+	if err := cv.emptyStages(); err != nil {
+		return nil, err
+	}
 	keys := cv.blockKeys()
 	unit := opt.TimeUnit
 	if unit <= 0 {
@@ -122,6 +125,8 @@ type converter struct {
 	// its nodes; per stage, its static memory.
 	load, weight, act, ckpt map[blockKey]float64
 	static                  []float64
+	// empties are the stages that hold no node, in pipeline order.
+	empties []int
 }
 
 func newConverter(s *Split, devices []int) (*converter, error) {
@@ -170,8 +175,9 @@ func newConverter(s *Split, devices []int) (*converter, error) {
 	return cv, nil
 }
 
+// kindOf is node v's block kind; v < 0: an empty stage's gradient.
 func (cv *converter) kindOf(v int) placement.Kind {
-	if !cv.g.Nodes[v].Backward {
+	if v >= 0 && !cv.g.Nodes[v].Backward {
 		return placement.Forward
 	}
 	if cv.split {
@@ -240,6 +246,24 @@ func (cv *converter) loads() {
 	}
 }
 
+// emptyStages gives every empty stage (Megatron-Core's layouts allow
+// them) a forward and a backward (input and weight) block of no load:
+// it only passes its input on, and the edges that cross it run through
+// them. The first and the last stage may not be empty.
+func (cv *converter) emptyStages() error {
+	for i, st := range cv.s.Stages {
+		if len(st.Nodes) == 0 {
+			if i == 0 || i == len(cv.s.Stages)-1 {
+				return fmt.Errorf("stage %d is empty: the first and the last stage hold layers", i)
+			}
+			cv.empties = append(cv.empties, i)
+			cv.load[blockKey{i, 0, placement.Forward}] = 0
+			cv.load[blockKey{i, 0, cv.kindOf(-1)}] = 0
+		}
+	}
+	return nil
+}
+
 // blockKeys is the placement's blocks in order: forwards by stage and
 // phase, then backwards (or input blocks) in reverse, then the weight
 // blocks of a split backward.
@@ -299,7 +323,7 @@ func (cv *converter) blocks(c *Converted, p *placement.Placement, keys []blockKe
 		devLoad[cv.devices[k.stage]] += float64(steps) * unit
 		devExact[cv.devices[k.stage]] += t
 		mem := 0
-		if training {
+		if training && len(cv.s.Stages[k.stage].Nodes) > 0 {
 			m := 1
 			if memUnit > 0 {
 				m = int(math.Ceil(cv.act[blockKey{k.stage, k.phase, placement.Forward}]/memUnit - 1e-9))
@@ -358,7 +382,25 @@ func (cv *converter) deps(p *placement.Placement, index map[blockKey]int) {
 	}
 	for v, ws := range cv.succ {
 		for _, w := range ws {
-			addDep(index[cv.key(v)], index[cv.key(w)])
+			a, b := cv.key(v), cv.key(w)
+			// Through the empty stages between the two: forwards in
+			// pipeline order, gradients back.
+			from := index[a]
+			for _, e := range cv.empties {
+				switch {
+				case a.kind == placement.Forward && b.kind == placement.Forward && a.stage < e && e < b.stage:
+					addDep(from, index[blockKey{e, 0, placement.Forward}])
+					from = index[blockKey{e, 0, placement.Forward}]
+				}
+			}
+			for i := len(cv.empties) - 1; i >= 0; i-- {
+				e := cv.empties[i]
+				if a.kind != placement.Forward && b.kind != placement.Forward && b.stage < e && e < a.stage {
+					addDep(from, index[blockKey{e, 0, cv.kindOf(-1)}])
+					from = index[blockKey{e, 0, cv.kindOf(-1)}]
+				}
+			}
+			addDep(from, index[b])
 		}
 	}
 	if cv.split {

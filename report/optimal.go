@@ -9,7 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
-	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // OptimalSummary is the summary tessel optimal --json prints of res, the
@@ -68,6 +68,6 @@ func OptimalText(w io.Writer, r *search.OptimalResult, sum Summary, o TextOption
 	if r.Source.Kind != search.SourceSolver {
 		fmt.Fprintf(w, "built by     %s (the solver found nothing shorter)\n", r.Source)
 	}
-	fmt.Fprintf(w, "search time  %v (%d solver calls, Z3 %s)\n", elapsed.Round(time.Microsecond), sol.Checks, smt.Version())
+	fmt.Fprintf(w, "search time  %v (%d solver calls, Z3 %s)\n", elapsed.Round(time.Microsecond), sol.Checks, z3.Version())
 	return nil
 }
