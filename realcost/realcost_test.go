@@ -36,7 +36,7 @@ type row struct {
 // fits the budget (0 and "—" when none does).
 func bestBaseline(c realcost.Case) (int, string) {
 	best, name := 0, "—"
-	for _, m := range baseline.Methods() {
+	for _, m := range baseline.All() {
 		s, err := m.Build(spec.Spec{Placement: c.Placement, MicroBatches: c.MicroBatches, Memory: c.Memory})
 		if err != nil {
 			continue

@@ -24,11 +24,11 @@ import (
 // seeds and starts. The problem itself (placement, micro-batches, budgets,
 // decisions) is Run's spec.Spec.
 type Options struct {
-	MaxNR  int // largest N_R tried; 0: from the budget
-	Method repetend.Method
-	Jobs   int
-	Seed   int
-	Effort int // repetend.Options.Effort
+	MaxNR    int // largest N_R tried; 0: from the budget
+	Strategy repetend.Strategy
+	Jobs     int
+	Seed     int
+	Effort   int // repetend.Options.Effort
 	// PhaseEffort caps each solver call of the warmup and cooldown
 	// searches (smt.Options.Effort); 0 means DefaultPhaseEffort, and a
 	// negative value means no cap. A capped phase keeps the best schedule
@@ -157,8 +157,13 @@ const DefaultLNSSteps = refine.DefaultSteps
 // device; a phase's, per pair of instances.
 const (
 	maxSolverBlocks = 256
-	maxPhaseTasks   = 320
+	maxPhaseTasks   = MaxPhaseInstances
 )
+
+// MaxPhaseInstances is the most instances (N·K) the solver takes whole:
+// the time-optimal search of all micro-batches under a latency budget
+// runs only up to it, and a report says so.
+const MaxPhaseInstances = 320
 
 // Times split the search time as the paper's Fig. 10 does, with the
 // constructions first.
@@ -166,9 +171,9 @@ type Times struct {
 	Total, Constructions, Repetend, Warmup, Cooldown, Refine time.Duration
 }
 
-// Candidate is one schedule the search started from — a given start, a
+// Contender is one schedule the search started from — a given start, a
 // construction or a baseline — verified and within the budget.
-type Candidate struct {
+type Contender struct {
 	Source   Source
 	Makespan int
 }
@@ -262,9 +267,9 @@ type Result struct {
 	Search *repetend.Result
 	// Skipped says why the solver's repetend search did not run.
 	Skipped string
-	// Candidates are the schedules the search started from, in the order
+	// Contenders are the schedules the search started from, in the order
 	// it took them: given starts, constructions, baselines.
-	Candidates []Candidate
+	Contenders []Contender
 	Bounds     schedule.Bounds
 	// Refined counts the work of re-optimising the schedule's ends.
 	Refined refine.Stats
@@ -324,9 +329,9 @@ func (r *Result) Gap() int { return r.Makespan() - r.Bounds.Makespan }
 // the least makespan among the constructions, baselines and starts the
 // search began with, the earliest listed on a tie. ok is false when there
 // is no other candidate (a solver-only search, or a single one that won).
-func (r *Result) RunnerUp() (best Candidate, ok bool) {
+func (r *Result) RunnerUp() (best Contender, ok bool) {
 	winner := r.Source.Unrefined()
-	for _, c := range r.Candidates {
+	for _, c := range r.Contenders {
 		if c.Source == winner {
 			continue
 		}
@@ -563,7 +568,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 			continue // its orders meet no schedule within the latency budget
 		}
 		src := Source{Kind: SourceStart, Name: st.Name}
-		res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+		res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
 		offer(src, s)
 	}
 	var incumbent *repetend.Repetend
@@ -580,7 +585,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		var seeds []seed // for overlap.Pair
 		for _, c := range cands {
 			src := Source{Kind: SourceConstruction, Name: c.Name}
-			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: c.Makespan})
+			res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: c.Makespan})
 			offer(src, c.Schedule)
 			if p.Overlap != nil {
 				seeds = append(seeds, seed{src, c.Schedule})
@@ -595,7 +600,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 				incumbent = r
 			}
 		}
-		for _, m := range baseline.Methods() {
+		for _, m := range baseline.All() {
 			s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory})
 			if err != nil || !allows(s, sp.Allowed) {
 				continue // not applicable, over the budget, or taking decisions the options do not allow
@@ -604,7 +609,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 				continue // its orders meet no schedule within the latency budget
 			}
 			src := Source{Kind: SourceBaseline, Name: m.Name}
-			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+			res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
 			offer(src, s)
 			seeds = append(seeds, seed{src, s})
 		}
@@ -614,7 +619,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		if s, err := baseline.ZBAutoShortest(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory}); err == nil && allows(s, sp.Allowed) {
 			if s = withinLatency(sp, s); s != nil && (res.Schedule == nil || schedule.Makespan(s) < schedule.Makespan(res.Schedule)) {
 				src := Source{Kind: SourceStart, Name: "zb-auto, shortest setting"}
-				res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+				res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
 				offer(src, s)
 				seeds = append(seeds, seed{src, s})
 			}
@@ -631,7 +636,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 			if paired, ok := overlap.Pair(ctx, c.s); ok {
 				src := c.src
 				src.Paired = true
-				res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(paired)})
+				res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(paired)})
 				offer(src, paired)
 			}
 		}
@@ -653,7 +658,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		report("repetend with decisions", nil)
 		t := time.Now()
 		d, err := decidedRepetend(ctx, sp, opt, res.Schedule, func(src Source, s *schedule.Schedule) {
-			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+			res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
 			offer(src, s)
 		})
 		res.Times.Repetend += time.Since(t)
@@ -1076,7 +1081,7 @@ func solveRepetend(ctx context.Context, sp spec.Spec, opt Options, incumbent *re
 		if seen {
 			return ok, nil
 		}
-		ok, err := Feasible(ctx, p, repetend.Candidate{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: sp.MicroBatches})
+		ok, err := Feasible(ctx, p, repetend.Assignment{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: sp.MicroBatches})
 		if err != nil {
 			return false, err
 		}
@@ -1086,7 +1091,7 @@ func solveRepetend(ctx context.Context, sp spec.Spec, opt Options, incumbent *re
 		return ok, nil
 	}
 	return repetend.Search(ctx, p, repetend.Options{
-		Memory: sp.Memory, MaxNR: opt.MaxNR, MicroBatches: sp.MicroBatches, Method: opt.Method, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
+		Memory: sp.Memory, MaxNR: opt.MaxNR, MicroBatches: sp.MicroBatches, Strategy: opt.Strategy, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
 		Accept: accept, Progress: progress, Incumbent: incumbent, Latency: sp.Latency,
 	})
 }
