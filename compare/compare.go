@@ -94,12 +94,12 @@ type Row struct {
 	Seconds            *float64 `json:"seconds,omitempty"`
 	Offloaded          *int     `json:"offloaded,omitempty"`  // with Offload or Recompute
 	Recomputed         *int     `json:"recomputed,omitempty"` // with Offload or Recompute
-	// Latency is the schedule's latency figures (search.LatencySummary).
-	Latency *search.SummaryLatency `json:"latency,omitempty"`
+	// Latency is the schedule's latency figures (schedule.SummarizeLatency).
+	Latency *schedule.LatencySummary `json:"latency,omitempty"`
 	// Units is the figures in time and bytes, where the placement says
-	// what its steps and memory units are (search.UnitsSummary).
-	Units *search.SummaryUnits `json:"units,omitempty"`
-	Note  string               `json:"note,omitempty"`
+	// what its steps and memory units are (schedule.SummarizeUnits).
+	Units *schedule.UnitsSummary `json:"units,omitempty"`
+	Note  string                 `json:"note,omitempty"`
 
 	// Schedule is the row's verified schedule; nil when there is none.
 	Schedule *schedule.Schedule `json:"-"`
@@ -120,9 +120,9 @@ type Comparison struct {
 	// MaskTimes writes every search time as TimePlaceholder (0 in JSON),
 	// so that whole outputs compare byte for byte.
 	MaskTimes bool `json:"-"`
-	// units is the placement's (placement's Units): the title's budget in
+	// Units is the placement's (placement's Units): the title's budget in
 	// bytes where it says what a memory unit is.
-	units *quantity.Scale
+	Units *quantity.Scale `json:"-"`
 }
 
 // TimePlaceholder stands for a search time when times are masked.
@@ -195,9 +195,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		p = chosen
 	}
 	cmp := &Comparison{Placement: p.Name, Devices: p.Devices, Memory: opt.Memory, MicroBatches: opt.MicroBatches,
-		LatencyBudget: opt.Latency, ShowLatency: opt.Latency > 0 || p.Inference(), units: p.Units}
+		LatencyBudget: opt.Latency, ShowLatency: opt.Latency > 0 || p.Inference(), Units: p.Units}
 	split := HasWeights(p)
-	for _, m := range baseline.Methods() {
+	for _, m := range baseline.All() {
 		if m.Split && !split {
 			continue // the zero-bubble family needs input and weight blocks
 		}
@@ -215,7 +215,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		cmp.Rows = append(cmp.Rows, row)
 	}
 	if opt.Inference != nil && p.Inference() {
-		for _, m := range inference.Methods() {
+		for _, m := range inference.Baselines() {
 			if m.Name == "gpipe" {
 				continue // the GPipe row above
 			}
@@ -253,7 +253,7 @@ func choose(ctx context.Context, p *placement.Placement, opt Options) (*placemen
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}
-	so := search.Options{MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed}
+	so := search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed}
 	// HEFT's choice among the starts, as tessel search has it.
 	if a, ok := coarsen.HEFTAssignment(sp); ok {
 		so.Assignments = append(so.Assignments, a)
@@ -281,7 +281,7 @@ func (opt Options) home(name string, split bool, p *placement.Placement) (*place
 
 // baselineRow runs one baseline on p, or on its home placement when it
 // does not apply to p.
-func baselineRow(m baseline.Method, p *placement.Placement, opt Options) (Row, error) {
+func baselineRow(m baseline.Baseline, p *placement.Placement, opt Options) (Row, error) {
 	row := Row{Method: MethodTitle(m.Name), Placement: p.Name, MicroBatches: opt.MicroBatches}
 	on, onGiven := p, opt.Given
 	s, err := m.Build(spec.Spec{Placement: on, MicroBatches: opt.MicroBatches, Memory: opt.Memory})
@@ -329,7 +329,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	// On a placement in real units, the search runs on its coarse copy
 	// and its schedule is timed at the placement's own steps (exact).
 	er, err := exact.Run(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}},
-		search.Options{MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
+		search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
 	if errors.Is(err, search.ErrNoRepetend) {
 		row.Status, row.Note = StatusNone, "no repetend fits the memory budget"
 		return row, nil
@@ -438,8 +438,8 @@ func (r *Row) fill(s *schedule.Schedule, p *placement.Placement, memory int) {
 		ok = ok && (b <= 0 || v <= b)
 	}
 	r.BudgetRespected = textfmt.Ptr(ok)
-	r.Latency = textfmt.Ptr(search.LatencySummary(s))
-	r.Units = search.UnitsSummary(s)
+	r.Latency = textfmt.Ptr(schedule.SummarizeLatency(s))
+	r.Units = schedule.SummarizeUnits(s)
 }
 
 // latencyNote says in the note that a baseline's schedule is over the

@@ -19,7 +19,6 @@ package exact
 import (
 	"context"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/tessel-pp/tessel/construct"
@@ -122,26 +121,6 @@ func sameOrders(a, b *schedule.Schedule) bool {
 		}
 	}
 	return true
-}
-
-// Summary is the search's summary (search.Result.Summary) with the
-// figures of the answer: makespan, bubble rate, peak memory, latency,
-// lower bound, steady state, gap and the verifier's verdict are the
-// returned schedule's at p's own times; the repetend's (nr, period,
-// offsets, its bubble rate) and the proofs stay the search's, in the
-// copy's steps, which Units.SearchStep says.
-func (r *Result) Summary(sum search.Summary) search.Summary {
-	if !r.Coarse() {
-		return sum
-	}
-	fine := search.NewSummary(r.Schedule, sum.Method, sum.Proven)
-	fine.Method, fine.NR, fine.Period, fine.RepetendBubbleRate = sum.Method, sum.NR, sum.Period, sum.RepetendBubbleRate
-	fine.Offsets, fine.RepetendUsed, fine.PeriodProven = maps.Clone(sum.Offsets), sum.RepetendUsed, sum.PeriodProven
-	fine.Source, fine.Candidates, fine.Seconds, fine.Offloaded, fine.Recomputed = sum.Source, sum.Candidates, sum.Seconds, sum.Offloaded, sum.Recomputed
-	fine.SteadyState = search.SteadySummary(r.Schedule)
-	gap := fine.Makespan - fine.LowerBound.Makespan
-	fine.Gap = &gap
-	return fine
 }
 
 // ReplanStarts is search.ReplanStarts (the replan's search from given

@@ -1,154 +1,137 @@
-// Package plan is the report of tessel plan: a model cut into stages
-// (package partition) and the schedule of its placement (package search),
-// in placement steps and in the model's time.
+// Package plan is tessel plan after the split: a model's split (package
+// partition) turned into the schedule of its placement, on its cluster,
+// under each device's memory left by the model, with the decisions
+// allowed, searched on the placement's coarse copy and timed at its own
+// steps (package exact), and reported in the model's time and memory
+// (package report's Plan).
 package plan
 
 import (
+	"context"
 	"fmt"
-	"io"
-	"strings"
+	"time"
 
+	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/exact"
-	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
-// Parts are what a plan's report is made of.
-type Parts struct {
+// Options are what a plan asks beyond the split.
+type Options struct {
+	MicroBatches int
+	// Budget is the search's per-device memory budget, in placement
+	// memory units; 0: none.
+	Budget int
+	// Cluster is the cluster the split's placement runs on (device i:
+	// stage i's device), nil for none; it must have a device per stage.
+	Cluster *cluster.Cluster
+	// Capacities are the devices' memories in the model's unit (a
+	// cluster's "memory_bytes"); nil: the model's cap on every device.
+	Capacities []float64
+	// Decisions are declared on the placement on its cluster and allowed
+	// to the search.
+	Decisions placement.Decisions
+	// Search is the search's effort (MaxNR, seeds, …); TimeLimit stops it,
+	// which keeps the best schedule found (0: none).
+	Search    search.Options
+	TimeLimit time.Duration
+}
+
+// InputError is an error of what was asked rather than of the work: the
+// placement does not fit its cluster (Cluster) or the decisions cannot be
+// declared on it.
+type InputError struct {
+	Err     error
+	Cluster bool
+}
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Result is a plan: the split, the placement searched and its schedule.
+type Result struct {
 	Partition *partition.Report
-	// Result is the search on the split's placement (on its coarse copy
-	// where the placement has a search step) and its answer, verified at
-	// the placement's own times.
-	Result    *exact.Result
-	Summary   search.Summary       // Result's summary (exact.Result.Summary), WithDecisions where decisions were allowed
-	Placement *placement.Placement // the placement searched (on its cluster, with its capacities)
-	// Memory is each device's memory under the model (Conversion.Memory);
-	// nil without a memory model.
-	Memory    []partition.DeviceMemory
-	Budget    int  // the search's per-device budget asked, 0 for none
-	Decisions bool // offload or recompute were allowed
+	// Placement is the placement searched: the split's on its cluster,
+	// with its capacities and decisions.
+	Placement *placement.Placement
+	// Memory is each device's memory under the model
+	// (partition.Converted.Memory); nil without a memory model.
+	Memory []partition.DeviceMemory
+	// Search is the search (on the placement's coarse copy, package
+	// exact) and its answer, Search.Schedule, timed on Placement and
+	// verified there.
+	Search *exact.Result
+	// Strategy is the repetend search's; Budget and Decisions are what
+	// the search was asked.
+	Strategy   repetend.Strategy
+	Budget     int
+	Decisions  bool
+	SearchTime time.Duration
 }
 
-// Report is tessel plan's report; its JSON is tessel plan --json.
-type Report struct {
-	Partition *partition.Report `json:"partition"`
-	Schedule  search.Summary    `json:"schedule"`
-	// Model-time figures of the schedule returned: its makespan and its
-	// time per micro-batch in the steady state (omitted where the
-	// schedule has none), beside the split's max load; in the model's
-	// time unit, TimeUnit ("" where the model names none).
-	TimeUnit       string   `json:"time_unit,omitempty"`
-	MakespanTime   float64  `json:"makespan_time"`
-	PeriodTime     *float64 `json:"period_time,omitempty"`
-	TimePerSample  float64  `json:"time_per_sample"`
-	EvenPerSample  float64  `json:"even_time_per_sample,omitempty"`
-	SearchSeconds  float64  `json:"search_seconds"`
-	TotalSeconds   float64  `json:"seconds"`
-	ScheduleFile   string   `json:"schedule_file,omitempty"`
-	PlacementFile  string   `json:"placement_file,omitempty"`
-	ScheduleProven bool     `json:"schedule_proven"`
-	// Memory is each device's memory under the model (a profile with a
-	// capacity): what its stages hold for good and the budget left for
-	// the schedule.
-	Memory *partition.MemoryReport `json:"memory,omitempty"`
-
-	parts Parts
-}
-
-// New is the report of the parts. The caller sets the times and files.
-func New(in Parts) *Report {
-	pr, sum := in.Partition, in.Summary
-	s := in.Result.Schedule
-	// The time per micro-batch of the schedule's own steady state.
-	unit := pr.Converted.TimeUnit
-	var periodTime *float64 // none without a steady state
-	if st := schedule.SteadyOf(s); st != nil {
-		t := textfmt.Round6(st.TimePerMicroBatch() * unit)
-		periodTime = &t
+// Run searches the schedule of pr's split: the split's placement on
+// opt.Cluster, each device's budget what its stages leave of its memory (a
+// profile in bytes), the decisions declared, then exact.Run for
+// opt.MicroBatches under opt.Budget. The schedule is verified.
+func Run(ctx context.Context, pr *partition.Report, opt Options) (*Result, error) {
+	mem, err := pr.Converted.Memory(pr.Split, opt.Capacities)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %s: %w", pr.Model, err)
 	}
-	r := &Report{
-		Partition: pr, Schedule: sum, TimeUnit: pr.Graph.TimeUnit,
-		MakespanTime: textfmt.Round6(float64(sum.Makespan) * unit), PeriodTime: periodTime,
-		TimePerSample: pr.MaxLoad, ScheduleProven: in.Result.Search.Proven(),
-		Memory: partition.NewMemoryReport(in.Memory, pr.Graph.Bytes, pr.Converted.MemoryUnit),
-		parts:  in,
-	}
-	for _, b := range pr.Baselines {
-		if b.Method == "even" {
-			r.EvenPerSample = b.MaxLoad
+	given := pr.Converted.Placement
+	if opt.Decisions != (placement.Decisions{}) {
+		if given, err = placement.Declare(given, opt.Decisions); err != nil {
+			return nil, &InputError{Err: err}
 		}
 	}
-	return r
-}
-
-// WriteText writes the report as tessel plan prints it: the partition,
-// the time per sample beside the even split's, each device's memory, the
-// schedule's picture (its warmup and two iterations of the repetend, at
-// most units cells) and its figures, in the model's time and memory.
-func (r *Report) WriteText(w io.Writer, units int) error {
-	in := r.parts
-	pr, res, sum := r.Partition, in.Result.Search, r.Schedule
-	s, rep := in.Result.Schedule, res.Repetend
-	u := s.Placement.Units
-	mt := func(x float64) string { return pr.Graph.FormatTime(x) } // the model's time
-	pr.WriteText(w)
-	fmt.Fprintln(w)
-	if r.EvenPerSample > 0 {
-		fmt.Fprintf(w, "time per sample  %s (the even split by layer count: %s, %.2f× slower)\n", mt(r.TimePerSample), mt(r.EvenPerSample), r.EvenPerSample/r.TimePerSample)
-	}
-	if in.Memory != nil {
-		partition.WriteMemoryText(w, in.Memory, pr.Graph.Bytes)
-	}
-	if rs := res.Schedule.Repetend; rs != nil {
-		units = min(units, rs.Start+2*rs.Period+1)
-	}
-	if err := schedule.RenderTextUpTo(s, w, units); err != nil {
-		return err
-	}
-	// The search's repetend is in its own steps (the coarse copy's);
-	// the schedule's figures are the schedule's.
-	k := in.Result.Step
-	period := func(steps int) string {
-		if k > 1 {
-			return fmt.Sprintf("%s (%d steps of %s)", u.Duration(float64(steps*k)), steps, u.StepText(float64(k)))
-		}
-		return fmt.Sprintf("%d steps", steps)
-	}
+	p, cl := given, opt.Cluster
 	switch {
-	case rep != nil && res.RepetendUsed():
-		fmt.Fprintf(w, "\nrepetend     N_R %d, period %s (the split's max load %s), repetend bubble rate %s\n",
-			rep.NR, period(rep.Period), mt(r.TimePerSample), textfmt.Pct(schedule.RepetendBubbleRate(res.Schedule.Placement, rep.Period)))
-	case rep != nil:
-		fmt.Fprintf(w, "\nrepetend     found, not used: N_R %d, period %s (repetend bubble rate %s); the schedule is a construction's\n",
-			rep.NR, period(rep.Period), textfmt.Pct(schedule.RepetendBubbleRate(res.Schedule.Placement, rep.Period)))
-	default:
-		fmt.Fprintf(w, "\nrepetend     none fits the budget (--budget, --nr); the schedule below is a construction's\n")
+	case cl != nil:
+		if mem != nil {
+			// The cluster as the placement runs on it holds each
+			// device's budget in placement units, so that a schedule
+			// file records it.
+			cl = cl.Clone()
+			for d, m := range mem {
+				cl.Devices[d].Memory = m.Budget
+			}
+		}
+		if p, err = cl.Apply(given); err != nil {
+			return nil, &InputError{Err: err, Cluster: true}
+		}
+	case mem != nil:
+		p = given.Clone()
+		p.Capacities = partition.Budgets(mem)
 	}
-	if r.PeriodTime != nil {
-		fmt.Fprintf(w, "steady state %s; %s per micro-batch (the split's max load %s)\n", schedule.SteadyText(s), mt(*r.PeriodTime), mt(r.TimePerSample))
-	} else {
-		fmt.Fprintf(w, "steady state %s\n", schedule.SteadyText(s))
+	if opt.TimeLimit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opt.TimeLimit)
+		defer cancel()
 	}
-	fmt.Fprintf(w, "schedule     %d micro-batches: makespan %s, bubble rate %s (lower bound %s)\n",
-		s.MicroBatches, u.Duration(float64(sum.Makespan)), textfmt.Pct(sum.BubbleRate), u.Duration(float64(sum.LowerBound.Makespan)))
-	how := "every block and transfer at its own time"
-	if in.Result.Listed {
-		how = "a list schedule in the order of the search's starts (its orders and decisions did not fit the exact times)"
+	t0 := time.Now()
+	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Budget,
+		Allowed: spec.Decisions{Offload: opt.Decisions.Offload, Recompute: opt.Decisions.Recompute}}
+	if cl != nil {
+		// The schedule records the cluster as the placement runs on it
+		// (device i: stage i's device, each holding its budget).
+		sp.Cluster, sp.Given = cl, given
 	}
-	fmt.Fprintf(w, "timed        %s, in steps of %s (makespan %d steps)\n", how, u.StepText(1), sum.Makespan)
-	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", u.Memories(sum.PeakMemory), s.Placement.BudgetText(in.Budget))
-	if in.Decisions {
-		fmt.Fprintf(w, "decisions    %s\n", s.DecisionsText())
+	res, err := exact.Run(ctx, sp, opt.Search)
+	if err != nil {
+		return nil, err
 	}
-	schedule.WriteDecisionsText(w, s)
-	where := ""
-	if k > 1 {
-		where = fmt.Sprintf(" on steps of %s", u.StepText(float64(k)))
+	if err := schedule.Verify(res.Schedule); err != nil {
+		return nil, fmt.Errorf("plan: the schedule fails verification (a bug): %w", err)
 	}
-	fmt.Fprintf(w, "search time  %.3fs%s (proven%s: %s)\n", r.SearchSeconds, where, strings.Replace(where, " on", " at", 1), textfmt.YesNo(res.Proven()))
-	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
-	return nil
+	strategy := opt.Search.Strategy
+	if strategy == "" {
+		strategy = repetend.StrategyJoint
+	}
+	return &Result{Partition: pr, Placement: p, Memory: mem, Search: res, Strategy: strategy,
+		Budget: opt.Budget, Decisions: opt.Decisions.Any(), SearchTime: time.Since(t0)}, nil
 }
