@@ -31,5 +31,5 @@ func ExampleRun() {
 	fmt.Printf("16 micro-batches: makespan %d steps = %.2f in model time, verified %v\n", r.Schedule.Makespan, r.MakespanTime, r.Schedule.Valid)
 	// Output:
 	// time per sample 12.00 (even split 16.20)
-	// 16 micro-batches: makespan 447 steps = 223.50 in model time, verified true
+	// 16 micro-batches: makespan 22320 steps = 223.20 in model time, verified true
 }

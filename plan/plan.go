@@ -92,6 +92,9 @@ func Run(ctx context.Context, pr *partition.Report, opt Options) (*Result, error
 	p, cl := given, opt.Cluster
 	switch {
 	case cl != nil:
+		if len(cl.Devices) != given.Devices {
+			return nil, &InputError{Err: fmt.Errorf("cluster of %d devices for a placement of %d", len(cl.Devices), given.Devices), Cluster: true}
+		}
 		if mem != nil {
 			// The cluster as the placement runs on it holds each
 			// device's budget in placement units, so that a schedule

@@ -40,7 +40,7 @@ func TestReplanTimeline(t *testing.T) {
 	if len(devices) != 3 || devices[0] != 8 || devices[1] != 4 || devices[2] != 6 {
 		t.Errorf("devices %v, want [8 4 6]", devices)
 	}
-	if code, vout, errOut := runCLI(t, "verify", "--schedule", out); code != 0 || !strings.Contains(vout, "("+itoa(rep.Steps[2].Makespan)+" steps of ") {
+	if code, vout, errOut := runCLI(t, "verify", "--schedule", out); code != 0 || !strings.Contains(vout, "makespan "+itoa(rep.Steps[2].Makespan)) {
 		t.Errorf("verify: exit %d %q %s", code, vout, errOut)
 	}
 	code, text, errOut := runCLI(t, "replan", "--schedule", old, "--timeline", tl, "--no-fresh")
