@@ -313,6 +313,9 @@ func baselineRow(m baseline.Baseline, p *placement.Placement, opt Options) (Row,
 	recordCluster(s, opt.Cluster, onGiven)
 	row.RepetendBubbleRate = textfmt.Ptr(textfmt.Round6(steady))
 	row.Note = "steady period " + strconv.FormatFloat(period, 'f', -1, 64)
+	if u := on.Units; u.HasTime() {
+		row.Note = "steady period " + u.Duration(period) // in time, as Tessel's row
+	}
 	if over {
 		row.Note += "; does not adapt to the budget"
 	}

@@ -87,12 +87,18 @@ func (c *Converted) Memory(s *Split, capacities []float64) ([]DeviceMemory, erro
 	if g.Activations == nil || g.Static == nil || !g.Training() {
 		return nil, nil
 	}
+	// A device's memory: the model's cap, not a chunked split's cap per
+	// stage (a device holds all of its stages).
+	devCap := g.Memory
+	if c.DeviceCap > 0 {
+		devCap = c.DeviceCap
+	}
 	if capacities == nil {
-		if g.Memory <= 0 {
+		if devCap <= 0 {
 			return nil, nil
 		}
 		for range p.Devices {
-			capacities = append(capacities, g.Memory)
+			capacities = append(capacities, devCap)
 		}
 	}
 	if len(capacities) != p.Devices {
@@ -102,7 +108,7 @@ func (c *Converted) Memory(s *Split, capacities []float64) ([]DeviceMemory, erro
 	for d := range out {
 		cp := capacities[d]
 		if cp <= 0 {
-			cp = g.Memory
+			cp = devCap
 		}
 		out[d] = DeviceMemory{Device: d, Capacity: cp, Unit: c.MemoryUnit}
 	}

@@ -66,6 +66,10 @@ type Converted struct {
 	// Static is, per stage in pipeline order, the memory its device holds
 	// for good (parameters, gradients, optimizer state).
 	Static []float64
+	// DeviceCap is each device's memory where Memory is given no
+	// capacities: the model's cap (Run sets it; a chunked split's graph
+	// caps each stage at a part of it). 0: the split's graph's cap.
+	DeviceCap float64
 }
 
 // blockKey is one block of a placement made from a split: the nodes of one
