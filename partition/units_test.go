@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -50,5 +51,38 @@ func TestUnitWarnings(t *testing.T) {
 	}
 	if ws := UnitWarnings(b); len(ws) != 3 || !strings.Contains(ws[0], "device_bytes 80: under a megabyte") {
 		t.Errorf("byte warnings %q", ws)
+	}
+}
+
+// --chunks never changes a device's capacity: a chunked split caps each
+// stage at a part of it, but the memory model gives each device the
+// whole of it, and the chunked split's budgets are no smaller than the
+// unchunked split's.
+func TestChunksKeepCapacity(t *testing.T) {
+	g, err := Load("../testdata/models/llama7b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	budgets := map[int][]DeviceMemory{}
+	for _, chunks := range []int{1, 2, 4} {
+		pr, err := Run(context.Background(), g, Options{Chunks: chunks})
+		if err != nil {
+			t.Fatalf("%d chunks: %v", chunks, err)
+		}
+		mem, err := pr.Converted.Memory(pr.Split, nil)
+		if err != nil || len(mem) != 8 {
+			t.Fatalf("%d chunks: %v, %d devices", chunks, err, len(mem))
+		}
+		for _, m := range mem {
+			if m.Capacity != g.Memory {
+				t.Errorf("%d chunks: device %d capacity %g, want the model's %g", chunks, m.Device, m.Capacity, g.Memory)
+			}
+		}
+		budgets[chunks] = mem
+	}
+	for d := range budgets[1] {
+		if one, two := budgets[1][d], budgets[2][d]; two.Free < one.Free*0.99 {
+			t.Errorf("device %d: %g free with 2 chunks, %g with 1", d, two.Free, one.Free)
+		}
 	}
 }
