@@ -132,14 +132,17 @@ type Pruned struct {
 
 // Result is every layout's outcome.
 type Result struct {
-	Model        string         `json:"model"`
-	Devices      int            `json:"devices"`
-	MicroBatches int            `json:"micro_batches"`
-	TimeUnit     float64        `json:"time_unit"`
-	ChunksTried  []int          `json:"chunks_tried,omitempty"` // Options.Chunks
-	Plans        []Layout       `json:"plans"`                  // evaluated, least time first
-	Pruned       []Pruned       `json:"pruned"`
-	PrunedBy     map[string]int `json:"pruned_by"`
+	Model        string  `json:"model"`
+	Devices      int     `json:"devices"`
+	MicroBatches int     `json:"micro_batches"`
+	TimeUnit     float64 `json:"time_unit"`
+	// Unit is the model's time unit ("ms"; "" where it names none): the
+	// unit of every time of the result.
+	Unit        string         `json:"unit,omitempty"`
+	ChunksTried []int          `json:"chunks_tried,omitempty"` // Options.Chunks
+	Plans       []Layout       `json:"plans"`                  // evaluated, least time first
+	Pruned      []Pruned       `json:"pruned"`
+	PrunedBy    map[string]int `json:"pruned_by"`
 	// Baseline is Megatron's layout at its best degrees (nil where none
 	// fits); Best is Plans[0].
 	Baseline *Layout `json:"baseline"`
@@ -210,7 +213,7 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 	c.Scale(1 / unit)
 	c.TimeUnit = ""
 	D := len(c.Devices)
-	res := &Result{Model: g.Name, Devices: D, MicroBatches: opt.MicroBatches, TimeUnit: unit, PrunedBy: map[string]int{}, ChunksTried: opt.Chunks}
+	res := &Result{Model: g.Name, Devices: D, MicroBatches: opt.MicroBatches, TimeUnit: unit, Unit: g.TimeUnit, PrunedBy: map[string]int{}, ChunksTried: opt.Chunks}
 	var cands []*candidate
 	for tp := 1; tp <= D; tp++ {
 		for pp := 1; pp <= D/tp; pp++ {
@@ -340,10 +343,10 @@ type replica struct {
 	cost     *hetero.Cost
 	split    *hetero.Split
 	p        *placement.Placement // the split's placement on its cluster
-	unit     float64
-	compute  []float64 // per layer and group: computation (over tp)
-	tpComm   []float64 // per layer and group: tensor-parallel all-reduces
-	arGrad   []float64 // per stage (pipeline order): gradient all-reduce time
+	unit     float64              // the model time of one step of p
+	compute  []float64            // per layer and group: computation (over tp)
+	tpComm   []float64            // per layer and group: tensor-parallel all-reduces
+	arGrad   []float64            // per stage (pipeline order): gradient all-reduce time
 	nGroups  int
 	ones     *schedule.Schedule // 1F1B on p (interleaved 1F1B with chunks)
 	chunks   int                // stages per group
@@ -396,7 +399,11 @@ func (x *candidate) prepare(ctx context.Context, m *hetero.Model, c *cluster.Clu
 		}
 		t, _ := rep.time(rep.ones, mb)
 		x.ub = max(x.ub, t)
-		x.lb = max(x.lb, float64(schedule.LowerBounds(rep.p, mb, 0).Makespan)*rep.unit)
+		// The bound without the budgets, a relaxation: the budgets'
+		// bound on the exact steps costs too much for a pruning bound.
+		free := rep.p.Clone()
+		free.Capacities = nil
+		x.lb = max(x.lb, float64(schedule.LowerBounds(free, mb, 0).Makespan)*rep.unit)
 		if megatronOK {
 			if rep.megatron == nil {
 				megatronOK = false

@@ -188,3 +188,44 @@ func TestPlanEnumeratesStagesPerDevice(t *testing.T) {
 }
 
 func fmtInts(xs []int) string { return ints(xs) }
+
+// Layouts charge the traffic between pipeline stages on the links that
+// carry it, at its own time: on the Llama-7B-like profile and the mixed
+// cluster (two nodes), the best layout's time never falls as the
+// inter-node link slows, and is strictly higher than on a free link
+// wherever its stages span the nodes — even at 8e-8 per byte, a hop of
+// 2.7 ms, which a step of the search's time unit would hide; the result
+// is in the model's unit.
+func TestLayoutsChargeTheirTraffic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("four plans of a 34-layer model")
+	}
+	g, c := load(t, "../testdata/models/llama7b.json", "../testdata/clusters/llama-mixed.json")
+	last, first := 0.0, 0.0
+	for i, perUnit := range []float64{0, 8e-8, 2e-6, 1e-5} {
+		cl := c.Clone()
+		cl.Default.PerUnit = perUnit
+		res, err := Plan(context.Background(), g, cl, Options{MicroBatches: 32})
+		if err != nil {
+			t.Fatalf("per unit %g: %v", perUnit, err)
+		}
+		if res.Unit != "ms" {
+			t.Errorf("unit %q", res.Unit)
+		}
+		b := res.Best
+		if b.Time < last*(1-1e-9) {
+			t.Errorf("per unit %g: best %v, below %v on a faster link", perUnit, b.Time, last)
+		}
+		spans := false
+		for _, grp := range b.Groups[1:] {
+			spans = spans || cl.Devices[grp[0]].Node != cl.Devices[b.Groups[0][0]].Node
+		}
+		if perUnit > 0 && spans && !(b.Time > first) {
+			t.Errorf("stages across nodes at %g per byte: %v, not above %v on a free link", perUnit, b.Time, first)
+		}
+		if i == 0 {
+			first = b.Time
+		}
+		last = b.Time
+	}
+}

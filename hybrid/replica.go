@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/hetero"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
@@ -104,7 +105,10 @@ func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups
 		vc.Pairs = links
 	}
 	cost := hetero.NewCost(hm, vc, uc)
-	cost.Step = uc // the layouts' placements are searched as they are
+	// The layouts' placements time every block and transfer within half
+	// a percent (a link of 0.17 ms costs 0.17 ms, not a step of uc); the
+	// search runs on their coarse copy at uc (package exact).
+	cost.Step = 0
 	split, _, err := cost.Best(ctx)
 	if err != nil {
 		return nil, err
@@ -120,12 +124,12 @@ func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups
 			return nil, fmt.Errorf("%d stages per device do not fit the groups' memories", v)
 		}
 	}
-	rep.model, rep.cost, rep.split, rep.unit, rep.chunks = hm, cost, split, uc, v
+	rep.model, rep.cost, rep.split, rep.chunks = hm, cost, split, v
 	p, err := rep.place(split)
 	if err != nil {
 		return nil, err
 	}
-	rep.p = p
+	rep.p, rep.unit = p, stepOf(p)
 	// Each stage's gradients, all-reduced over the replicas' groups that
 	// hold the same layers: the slowest link among them (a group's
 	// stages together, where it holds several).
@@ -159,6 +163,10 @@ func groupType(j int) string { return fmt.Sprintf("group%d", j) }
 // (group s·dp + r).
 func groupIndex(d, tp, dp int) int { return d / tp / dp }
 
+// stepOf is the model time of one step of a replica's placement (its
+// Units' Step: every split's placement states its own, place checks it).
+func stepOf(p *placement.Placement) float64 { return p.Units.Step }
+
 // place converts a split of the replica to a placement on its cluster,
 // with the devices' budgets where the model has memory.
 func (rep *replica) place(split *hetero.Split) (*placement.Placement, error) {
@@ -169,6 +177,9 @@ func (rep *replica) place(split *hetero.Split) (*placement.Placement, error) {
 	p, err := vcl.Apply(conv.Placement)
 	if err != nil {
 		return nil, err
+	}
+	if p.Units == nil || !(p.Units.Step > 0) {
+		return nil, fmt.Errorf("the placement of the split states no step")
 	}
 	mem, err := conv.Memory(sp, vcl.DeviceMemoryBytes())
 	if err != nil {
@@ -211,14 +222,15 @@ func (rep *replica) time(s *schedule.Schedule, mb int) (float64, Breakdown) {
 		return math.Inf(1), Breakdown{}
 	}
 	p := s.Placement
-	ms := float64(schedule.Makespan(s)) * rep.unit
+	unit := stepOf(p)
+	ms := float64(schedule.Makespan(s)) * unit
 	end := make([]float64, p.Devices)
 	busy := make([]float64, p.Devices)
 	for _, in := range s.Instances {
 		b := p.Blocks[in.Block]
 		for _, d := range b.Devices {
-			end[d] = max(end[d], float64(in.Start+b.Time)*rep.unit)
-			busy[d] += float64(b.Time) * rep.unit
+			end[d] = max(end[d], float64(in.Start+b.Time)*unit)
+			busy[d] += float64(b.Time) * unit
 		}
 	}
 	t := ms
@@ -295,7 +307,7 @@ func (rep *replica) megatronLayout(mb int) *Layout {
 	rep.split = split
 	t, br := rep.time(s, mb)
 	rep.split = saved
-	l := &Layout{Time: t, Pipeline: float64(schedule.Makespan(s)) * rep.unit, Breakdown: br, Schedule: "1f1b"}
+	l := &Layout{Time: t, Pipeline: float64(schedule.Makespan(s)) * stepOf(p), Breakdown: br, Schedule: "1f1b"}
 	l.Stages, l.Groups = rep.describe(split)
 	return l
 }
@@ -324,19 +336,19 @@ func (x *candidate) evaluate(ctx context.Context, unit float64, opt Options) {
 			how = "1f1b-interleaved"
 		}
 		e := opt.Effort
-		res, err := search.Run(ctx, spec.Spec{Placement: rep.p, MicroBatches: mb}, search.Options{Jobs: 1, Effort: e, PhaseEffort: e, RefineEffort: e, RefineGreedyOnly: true, LNSSteps: -1})
+		res, err := exact.Run(ctx, spec.Spec{Placement: rep.p, MicroBatches: mb}, search.Options{Jobs: 1, Effort: e, PhaseEffort: e, RefineEffort: e, RefineGreedyOnly: true, LNSSteps: -1})
 		if err == nil && schedule.Verify(res.Schedule) == nil {
 			if t, b := rep.time(res.Schedule, mb); t < best {
 				best, br, how, sched = t, b, "search", res.Schedule
 			}
 		}
 		if math.IsInf(best, 1) {
-			x.pruned = &Pruned{Reason: "memory", Detail: "no schedule fits the budgets"}
+			x.pruned = &Pruned{Reason: "memory", Detail: "no schedule found under the budgets (neither 1F1B's nor the search's repetend fits)"}
 			return
 		}
 		if first || best > out.Time {
 			out.Time, out.Breakdown, out.Schedule = best, br, how
-			out.Pipeline = float64(schedule.Makespan(sched)) * rep.unit
+			out.Pipeline = float64(schedule.Makespan(sched)) * stepOf(sched.Placement)
 			if first {
 				out.Stages, out.Groups = rep.describe(rep.split)
 			}

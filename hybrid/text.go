@@ -10,8 +10,13 @@ import (
 // where their time goes, Megatron's layout as the baseline row, the
 // pruned layouts counted by reason and the best layout's stages.
 func (r *Result) WriteText(w io.Writer, top int) {
-	fmt.Fprintf(w, "tessel plan --parallel auto: %s on %d devices, %d samples per iteration, time unit %.4g\n",
-		r.Model, r.Devices, r.MicroBatches, r.TimeUnit)
+	if r.Unit != "" {
+		fmt.Fprintf(w, "tessel plan --parallel auto: %s on %d devices, %d samples per iteration, times in %s (time unit %.4g)\n",
+			r.Model, r.Devices, r.MicroBatches, r.Unit, r.TimeUnit)
+	} else {
+		fmt.Fprintf(w, "tessel plan --parallel auto: %s on %d devices, %d samples per iteration, time unit %.4g\n",
+			r.Model, r.Devices, r.MicroBatches, r.TimeUnit)
+	}
 	fmt.Fprintf(w, "layouts      %d evaluated, %d pruned (%s)\n\n", len(r.Plans), len(r.Pruned), prunedText(r.PrunedBy))
 	chunks := len(r.ChunksTried) > 0
 	if chunks {
@@ -43,12 +48,16 @@ func (r *Result) WriteText(w io.Writer, top int) {
 		fmt.Fprintf(w, "megatron  (no layout with tensor parallelism within a node fits)\n")
 	}
 	b := r.Best
-	fmt.Fprintf(w, "\nbest         dp %d × tp %d × pp %d, %d micro-batches of %d per replica, %.2f per iteration", b.DP, b.TP, b.PP, b.MicroBatches, b.MicroBatchSize, b.Time)
+	unit := ""
+	if r.Unit != "" {
+		unit = " " + r.Unit
+	}
+	fmt.Fprintf(w, "\nbest         dp %d × tp %d × pp %d, %d micro-batches of %d per replica, %.2f%s per iteration", b.DP, b.TP, b.PP, b.MicroBatches, b.MicroBatchSize, b.Time, unit)
 	if chunks {
 		fmt.Fprintf(w, ", %d stage%s per device", b.Chunks, map[bool]string{true: "s"}[b.Chunks != 1])
 	}
 	if r.Baseline != nil {
-		fmt.Fprintf(w, " (Megatron's layout: %.2f, %.2f× slower)", r.Baseline.Time, r.Baseline.Time/b.Time)
+		fmt.Fprintf(w, " (Megatron's layout: %.2f%s, %.2f× slower)", r.Baseline.Time, unit, r.Baseline.Time/b.Time)
 	}
 	fmt.Fprintln(w)
 	for i, st := range b.Stages {
