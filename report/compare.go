@@ -41,6 +41,16 @@ func WriteComparison(w io.Writer, c *compare.Comparison, format string) error {
 		if c.ShowLatency {
 			rows[0] = append(rows[0], "max_latency", "mean_latency", "throughput")
 		}
+		// In time and bytes too, where the placement says what its steps
+		// and memory units are (makespan and peak_memory stay in steps
+		// and units).
+		inTime, inBytes := c.Units.HasTime(), c.Units.HasMemory()
+		if inTime {
+			rows[0] = append(rows[0], "makespan_time", "time_unit")
+		}
+		if inBytes {
+			rows[0] = append(rows[0], "peak_memory_bytes")
+		}
 		for _, r := range c.Rows {
 			peak := strings.Trim(textfmt.Ints(r.PeakMemory), "[]")
 			secs := textfmt.OptFloat(r.Seconds, 6)
@@ -57,6 +67,23 @@ func WriteComparison(w io.Writer, c *compare.Comparison, format string) error {
 				} else {
 					*last = append(*last, "", "", "")
 				}
+			}
+			last := &rows[len(rows)-1]
+			if inTime {
+				span := ""
+				if u := r.Units; u != nil && u.Makespan != nil {
+					span = strconv.FormatFloat(*u.Makespan, 'f', -1, 64)
+				}
+				*last = append(*last, span, c.Units.Time)
+			}
+			if inBytes {
+				var peak []string
+				if u := r.Units; u != nil {
+					for _, b := range u.PeakMemoryBytes {
+						peak = append(peak, strconv.FormatFloat(b, 'f', -1, 64))
+					}
+				}
+				*last = append(*last, strings.Join(peak, " "))
 			}
 		}
 		return textfmt.CSV(w, rows)
