@@ -14,6 +14,7 @@ import (
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/plan"
+	"github.com/tessel-pp/tessel/recompute"
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -133,8 +134,20 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := checkDecisions(o.Decisions); err != nil {
 		return err
 	}
-	res, err := plan.Run(ctx, pr, plan.Options{MicroBatches: o.MicroBatches, Budget: o.Budget, Cluster: cl, Capacities: o.Partition.Capacities,
-		Decisions: o.Decisions, Search: search.Options{MaxNR: o.NR}, TimeLimit: o.TimeLimit})
+	popt := plan.Options{MicroBatches: o.MicroBatches, Budget: o.Budget, Cluster: cl, Capacities: o.Partition.Capacities,
+		Decisions: o.Decisions, Search: search.Options{MaxNR: o.NR}, TimeLimit: o.TimeLimit}
+	var res *plan.Result
+	var cmp *recompute.Comparison
+	var err error
+	if o.Decisions.Recompute {
+		// Per-instance decisions beside the per-stage policy frameworks
+		// apply; the faster is the plan (docs/recompute-policy.md).
+		if cmp, err = recompute.Compare(ctx, pr, popt); err == nil {
+			res = cmp.Chosen()
+		}
+	} else {
+		res, err = plan.Run(ctx, pr, popt)
+	}
 	var ie *plan.InputError
 	switch {
 	case errors.As(err, &ie) && ie.Cluster:
@@ -152,8 +165,15 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	out := report.NewPlan(res)
 	out.TotalSeconds = secs(time.Since(t0))
 	out.ScheduleFile, out.PlacementFile = o.Outputs.Out, o.PlacementOut
+	if cmp != nil {
+		out.Recompute = cmp.Summary()
+	}
 	if o.Outputs.JSON {
 		return printJSON(stdout, out)
 	}
-	return out.WriteText(stdout, textUnits)
+	if err := out.WriteText(stdout, textUnits); err != nil || cmp == nil {
+		return err
+	}
+	cmp.WriteText(stdout)
+	return nil
 }

@@ -1,0 +1,173 @@
+package recompute
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/plan"
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// Comparison is the per-instance decisions beside the per-stage policy,
+// each searched by plan.Run on the same split, cluster, budgets and
+// micro-batches, and the faster chosen.
+type Comparison struct {
+	// PerInstance is the plan with recompute decided per instance (the
+	// plan's options as given).
+	PerInstance *plan.Result
+	// Policy is the least per-stage policy that fits (Fit), and Staged
+	// the plan of the split under it (Apply), with no recompute decided
+	// per instance; both zero where NoPolicy says why there is none.
+	Policy   Policy
+	Staged   *plan.Result
+	NoPolicy error
+	// PerInstanceTime and PolicyTime are the two schedules' makespans in
+	// the model's time (placement steps × the split's time unit).
+	PerInstanceTime, PolicyTime float64
+	// PolicyChosen: the policy's schedule ends no later than the
+	// per-instance one (a tie goes to the policy, which frameworks can
+	// apply).
+	PolicyChosen bool
+}
+
+// Chosen is the plan chosen.
+func (c *Comparison) Chosen() *plan.Result {
+	if c.PolicyChosen {
+		return c.Staged
+	}
+	return c.PerInstance
+}
+
+// Compare plans pr's split twice under opt, which must allow recompute:
+// with recompute decided per instance (plan.Run as asked), and under the
+// least per-stage policy that fits (Of, Fit, Apply), the per-instance
+// recompute left out and each device's capacity lowered by its stage's
+// Reserve, so that the schedule's verified peak under its budgets is the
+// device's real peak. opt.TimeLimit bounds each search. A split the policy
+// cannot describe gives the per-instance plan alone, NoPolicy saying why.
+func Compare(ctx context.Context, pr *partition.Report, opt plan.Options) (*Comparison, error) {
+	if !opt.Decisions.Recompute {
+		return nil, fmt.Errorf("recompute: the comparison needs recompute allowed")
+	}
+	per, err := plan.Run(ctx, pr, opt)
+	if err != nil {
+		return nil, err
+	}
+	unit := pr.Converted.TimeUnit
+	c := &Comparison{PerInstance: per, PerInstanceTime: float64(schedule.Makespan(per.Search.Schedule)) * unit}
+	pol, err := Of(pr)
+	if err == nil {
+		c.Policy, c.Staged, err = staged(ctx, pr, pol, opt)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		c.NoPolicy = err
+		return c, nil
+	}
+	c.PolicyTime = float64(schedule.Makespan(c.Staged.Search.Schedule)) * unit
+	c.PolicyChosen = schedule.Makespan(c.Staged.Search.Schedule) <= schedule.Makespan(per.Search.Schedule)
+	return c, nil
+}
+
+// staged fits pol to the split's budgets and plans the split under it.
+func staged(ctx context.Context, pr *partition.Report, pol Policy, opt plan.Options) (Policy, *plan.Result, error) {
+	mem, err := pr.Converted.Memory(pr.Split, opt.Capacities)
+	if err != nil {
+		return Policy{}, nil, err
+	}
+	budgets := make([]int, pr.Converted.Placement.Devices)
+	for d := range budgets {
+		if mem != nil {
+			budgets[d] = mem[d].Budget
+		}
+		if opt.Budget > 0 && (budgets[d] == 0 || opt.Budget < budgets[d]) {
+			budgets[d] = opt.Budget
+		}
+	}
+	if pol, err = Fit(pr.Converted, pol, budgets, opt.MicroBatches); err != nil {
+		return Policy{}, nil, err
+	}
+	cv, err := Apply(pr.Converted, pol)
+	if err != nil {
+		return Policy{}, nil, err
+	}
+	q := *pr
+	q.Converted = cv
+	o := opt
+	o.Decisions.Recompute = false
+	if mem != nil {
+		o.Capacities = make([]float64, len(mem))
+		for d, m := range mem {
+			o.Capacities[d] = m.Capacity
+		}
+		for st, s := range pol.Stages {
+			sb, err := blocksOf(cv, st)
+			if err != nil {
+				return Policy{}, nil, err
+			}
+			o.Capacities[cv.Placement.Blocks[sb.forward].Devices[0]] -= s.Reserve()
+		}
+	}
+	res, err := plan.Run(ctx, &q, o)
+	if err != nil {
+		return Policy{}, nil, fmt.Errorf("the per-stage policy (%v): %w", pol, err)
+	}
+	return pol, res, nil
+}
+
+// WriteText writes the comparison in two lines, the chosen first:
+// "per-stage policy (recompute 3 of 4 layers on stages 0-2): 5520.00,
+// chosen" and "per-instance decisions: 5310.00, -3.8 %", times in the
+// model's time (or why there is no policy).
+func (c *Comparison) WriteText(w io.Writer) {
+	if c.NoPolicy != nil {
+		fmt.Fprintf(w, "recompute    per-instance decisions: %.2f per iteration; no per-stage policy: %v\n", c.PerInstanceTime, c.NoPolicy)
+		return
+	}
+	pol := fmt.Sprintf("per-stage policy (%v)", c.Policy)
+	first, second := "per-instance decisions", pol
+	t1, t2 := c.PerInstanceTime, c.PolicyTime
+	if c.PolicyChosen {
+		first, second, t1, t2 = second, first, t2, t1
+	}
+	rel := 0.0
+	if t1 > 0 {
+		rel = (t2 - t1) / t1 * 100
+	}
+	fmt.Fprintf(w, "recompute    %s: %.2f per iteration, chosen\n", first, t1)
+	fmt.Fprintf(w, "             %s: %.2f, %+.1f %%\n", second, t2, rel)
+}
+
+// Summary is the comparison in tessel plan --json ("recompute"): which was
+// chosen, both makespans in the model's time, the policy as recomputed
+// layers and layers per stage, or why there is none.
+type Summary struct {
+	Chosen          string  `json:"chosen"` // "per-stage policy" or "per-instance decisions"
+	PerInstanceTime float64 `json:"per_instance_time"`
+	PolicyTime      float64 `json:"policy_time,omitempty"`
+	Policy          string  `json:"policy,omitempty"`
+	Recomputed      []int   `json:"recomputed_layers,omitempty"`
+	Layers          []int   `json:"layers,omitempty"`
+	NoPolicy        string  `json:"no_policy,omitempty"`
+}
+
+// Summary is c's Summary.
+func (c *Comparison) Summary() *Summary {
+	s := &Summary{Chosen: "per-instance decisions", PerInstanceTime: c.PerInstanceTime}
+	if c.NoPolicy != nil {
+		s.NoPolicy = c.NoPolicy.Error()
+		return s
+	}
+	if c.PolicyChosen {
+		s.Chosen = "per-stage policy"
+	}
+	s.PolicyTime, s.Policy, s.Recomputed = c.PolicyTime, c.Policy.String(), c.Policy.Counts()
+	for _, st := range c.Policy.Stages {
+		s.Layers = append(s.Layers, len(st.Layers))
+	}
+	return s
+}
