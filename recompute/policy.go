@@ -105,14 +105,15 @@ func Of(pr *partition.Report) (Policy, error) {
 	switch {
 	case g == nil || s == nil || cv == nil:
 		return Policy{}, fmt.Errorf("no split")
-	case g.Activations == nil || g.Checkpoints == nil:
-		return Policy{}, fmt.Errorf("model %q has no activations and checkpoints: a per-stage policy needs a layer profile with activation_bytes and checkpoint_bytes", pr.Model)
+	case !g.Bytes || g.Activations == nil || g.Checkpoints == nil || cv.MemoryUnit <= 0:
+		return Policy{}, fmt.Errorf("model %q has no activations and checkpoints in bytes: a per-stage policy needs a layer profile with activation_bytes and checkpoint_bytes", pr.Model)
 	case !s.Contiguous:
 		return Policy{}, fmt.Errorf("the split is not contiguous: a per-stage policy needs one forward block per stage")
 	case len(s.Stages) != cv.Placement.Devices:
 		return Policy{}, fmt.Errorf("%d stages on %d devices: a per-stage policy here needs one stage per device", len(s.Stages), cv.Placement.Devices)
 	}
 	pol := Policy{Stages: make([]Stage, len(s.Stages))}
+	found := false
 	for i, st := range s.Stages {
 		for _, v := range st.Nodes {
 			n := g.Nodes[v]
@@ -120,7 +121,11 @@ func Of(pr *partition.Report) (Policy, error) {
 				continue
 			}
 			pol.Stages[i].Layers = append(pol.Stages[i].Layers, Layer{Name: n.Name, Activation: g.Activations[v], Checkpoint: g.Checkpoints[v], Forward: n.Acc})
+			found = true
 		}
+	}
+	if !found {
+		return Policy{}, fmt.Errorf("model %q: no layer keeps less when recomputed (checkpoint_bytes below activation_bytes)", pr.Model)
 	}
 	return pol, nil
 }
