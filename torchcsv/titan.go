@@ -286,7 +286,7 @@ func (b *TitanBundle) Config(csvPath string) []byte {
 func (b *TitanBundle) writeRecompute(w *bytes.Buffer) {
 	names := make([]string, len(b.Recomputed))
 	for i, n := range b.Recomputed {
-		names[i] = "        " + strconv.Quote(n) + ",\n"
+		names[i] = "            " + strconv.Quote(n) + ",\n"
 	}
 	w.WriteString("\n\n\nfrom dataclasses import dataclass\n\n")
 	w.WriteString("from torchtitan.distributed.activation_checkpoint import FullAC\n\n\n")
