@@ -23,9 +23,14 @@ type Comparison struct {
 	Policy   Policy
 	Staged   *plan.Result
 	NoPolicy error
+	// Uniform is the policy as Megatron-Core runs it, one number of
+	// layers for every stage (Policy.Uniform), and UniformPlan its plan;
+	// both zero where Policy already is uniform.
+	Uniform     Policy
+	UniformPlan *plan.Result
 	// PerInstanceTime and PolicyTime are the two schedules' makespans in
 	// the model's time (placement steps × the split's time unit).
-	PerInstanceTime, PolicyTime float64
+	PerInstanceTime, PolicyTime, UniformTime float64
 	// PolicyChosen: the policy's schedule ends no later than the
 	// per-instance one (a tie goes to the policy, which frameworks can
 	// apply).
@@ -58,8 +63,20 @@ func Compare(ctx context.Context, pr *partition.Report, opt plan.Options) (*Comp
 	unit := pr.Converted.TimeUnit
 	c := &Comparison{PerInstance: per, PerInstanceTime: float64(schedule.Makespan(per.Search.Schedule)) * unit}
 	pol, err := Of(pr)
+	var mem []partition.DeviceMemory
 	if err == nil {
-		c.Policy, c.Staged, err = staged(ctx, pr, pol, opt)
+		mem, err = pr.Converted.Memory(pr.Split, opt.Capacities)
+	}
+	if err == nil {
+		pol, err = Fit(pr.Converted, pol, budgets(pr, mem, opt.Budget), opt.MicroBatches)
+	}
+	if err == nil {
+		c.Policy = pol
+		c.Staged, err = staged(ctx, pr, pol, mem, opt)
+	}
+	if err == nil && !pol.IsUniform() {
+		c.Uniform = pol.Uniform()
+		c.UniformPlan, err = staged(ctx, pr, c.Uniform, mem, opt)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -69,31 +86,34 @@ func Compare(ctx context.Context, pr *partition.Report, opt plan.Options) (*Comp
 		return c, nil
 	}
 	c.PolicyTime = float64(schedule.Makespan(c.Staged.Search.Schedule)) * unit
+	if c.UniformPlan != nil {
+		c.UniformTime = float64(schedule.Makespan(c.UniformPlan.Search.Schedule)) * unit
+	}
 	c.PolicyChosen = schedule.Makespan(c.Staged.Search.Schedule) <= schedule.Makespan(per.Search.Schedule)
 	return c, nil
 }
 
-// staged fits pol to the split's budgets and plans the split under it.
-func staged(ctx context.Context, pr *partition.Report, pol Policy, opt plan.Options) (Policy, *plan.Result, error) {
-	mem, err := pr.Converted.Memory(pr.Split, opt.Capacities)
-	if err != nil {
-		return Policy{}, nil, err
-	}
-	budgets := make([]int, pr.Converted.Placement.Devices)
-	for d := range budgets {
+// budgets are every device's budget in placement units: what the model's
+// memory leaves it (mem; nil: none), and at most budget where that is set.
+func budgets(pr *partition.Report, mem []partition.DeviceMemory, budget int) []int {
+	out := make([]int, pr.Converted.Placement.Devices)
+	for d := range out {
 		if mem != nil {
-			budgets[d] = mem[d].Budget
+			out[d] = mem[d].Budget
 		}
-		if opt.Budget > 0 && (budgets[d] == 0 || opt.Budget < budgets[d]) {
-			budgets[d] = opt.Budget
+		if budget > 0 && (out[d] == 0 || budget < out[d]) {
+			out[d] = budget
 		}
 	}
-	if pol, err = Fit(pr.Converted, pol, budgets, opt.MicroBatches); err != nil {
-		return Policy{}, nil, err
-	}
+	return out
+}
+
+// staged plans the split under pol (mem: the devices' memory under the
+// model, nil for none).
+func staged(ctx context.Context, pr *partition.Report, pol Policy, mem []partition.DeviceMemory, opt plan.Options) (*plan.Result, error) {
 	cv, err := Apply(pr.Converted, pol)
 	if err != nil {
-		return Policy{}, nil, err
+		return nil, err
 	}
 	q := *pr
 	q.Converted = cv
@@ -107,16 +127,16 @@ func staged(ctx context.Context, pr *partition.Report, pol Policy, opt plan.Opti
 		for st, s := range pol.Stages {
 			sb, err := blocksOf(cv, st)
 			if err != nil {
-				return Policy{}, nil, err
+				return nil, err
 			}
 			o.Capacities[cv.Placement.Blocks[sb.forward].Devices[0]] -= s.Reserve()
 		}
 	}
 	res, err := plan.Run(ctx, &q, o)
 	if err != nil {
-		return Policy{}, nil, fmt.Errorf("the per-stage policy (%v): %w", pol, err)
+		return nil, fmt.Errorf("the per-stage policy (%v): %w", pol, err)
 	}
-	return pol, res, nil
+	return res, nil
 }
 
 // WriteText writes the comparison in two lines, the chosen first:
@@ -140,6 +160,10 @@ func (c *Comparison) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "recompute    %s: %.2f per iteration, chosen\n", first, t1)
 	fmt.Fprintf(w, "             %s: %.2f, %+.1f %%\n", second, t2, rel)
+	if c.UniformPlan != nil {
+		fmt.Fprintf(w, "             Megatron-Core's one --recompute-num-layers %d on every stage (%v): %.2f, %+.1f %%\n",
+			c.Uniform.Max(), c.Uniform, c.UniformTime, (c.UniformTime-t1)/t1*100)
+	}
 }
 
 // Summary is the comparison in tessel plan --json ("recompute"): which was
@@ -153,6 +177,9 @@ type Summary struct {
 	Recomputed      []int   `json:"recomputed_layers,omitempty"`
 	Layers          []int   `json:"layers,omitempty"`
 	NoPolicy        string  `json:"no_policy,omitempty"`
+	// UniformTime is the makespan of the policy with one number of layers
+	// on every stage (Megatron-Core's), where the policy is not uniform.
+	UniformTime float64 `json:"uniform_time,omitempty"`
 }
 
 // Summary is c's Summary.
@@ -165,7 +192,7 @@ func (c *Comparison) Summary() *Summary {
 	if c.PolicyChosen {
 		s.Chosen = "per-stage policy"
 	}
-	s.PolicyTime, s.Policy, s.Recomputed = c.PolicyTime, c.Policy.String(), c.Policy.Counts()
+	s.PolicyTime, s.Policy, s.Recomputed, s.UniformTime = c.PolicyTime, c.Policy.String(), c.Policy.Counts(), c.UniformTime
 	for _, st := range c.Policy.Stages {
 		s.Layers = append(s.Layers, len(st.Layers))
 	}

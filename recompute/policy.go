@@ -66,6 +66,39 @@ func (p Policy) Counts() []int {
 	return out
 }
 
+// Max is the most layers a stage recomputes.
+func (p Policy) Max() int {
+	k := 0
+	for _, s := range p.Stages {
+		k = max(k, s.Recompute)
+	}
+	return k
+}
+
+// Uniform is p as a framework with one number of layers for every stage
+// runs it (Megatron-Core's --recompute-num-layers): every stage recomputes
+// min(Max, its layers).
+func (p Policy) Uniform() Policy {
+	k := p.Max()
+	out := Policy{Stages: make([]Stage, len(p.Stages))}
+	for i, s := range p.Stages {
+		s.Recompute = min(k, len(s.Layers))
+		out.Stages[i] = s
+	}
+	return out
+}
+
+// IsUniform reports whether p is its own Uniform.
+func (p Policy) IsUniform() bool {
+	k := p.Max()
+	for _, s := range p.Stages {
+		if s.Recompute != min(k, len(s.Layers)) {
+			return false
+		}
+	}
+	return true
+}
+
 // String says the policy in words, runs of stages alike written once:
 // "recompute 3 of 4 layers on stage 0, 2 of 4 on stages 1-2", or
 // "recompute nothing".

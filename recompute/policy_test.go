@@ -58,6 +58,15 @@ func TestString(t *testing.T) {
 		if p.Any() != (tc.want != "recompute nothing") {
 			t.Errorf("%v: Any %v", tc.ks, p.Any())
 		}
+		u := p.Uniform()
+		for i, s := range u.Stages {
+			if s.Recompute != p.Max() {
+				t.Errorf("%v: uniform stage %d recomputes %d, want %d", tc.ks, i, s.Recompute, p.Max())
+			}
+		}
+		if !u.IsUniform() || p.IsUniform() != (tc.want == "recompute nothing") {
+			t.Errorf("%v: uniform %v, %v", tc.ks, u.IsUniform(), p.IsUniform())
+		}
 	}
 }
 
@@ -212,6 +221,24 @@ func TestCompare(t *testing.T) {
 		d := st.Placement.Blocks[sb.forward].Devices[0]
 		if bytes := float64(peak[d])*pr.Converted.MemoryUnit + s.Reserve() + mem[d].Static; bytes > mem[d].Capacity {
 			t.Errorf("device %d: peak %.3g bytes with the reserve, capacity %.3g", d, bytes, mem[d].Capacity)
+		}
+	}
+	if c.Policy.IsUniform() != (c.UniformPlan == nil) {
+		t.Fatalf("policy %v, uniform plan %v", c.Policy, c.UniformPlan != nil)
+	}
+	if c.UniformPlan != nil {
+		u := c.UniformPlan.Search.Schedule
+		if err := schedule.Verify(u); err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range c.Uniform.Stages {
+			sb, _ := blocksOf(pr.Converted, i)
+			if got := u.Placement.Blocks[sb.forward].RecomputedLayers; got != min(c.Policy.Max(), len(s.Layers)) {
+				t.Errorf("uniform: stage %d recomputes %d", i, got)
+			}
+		}
+		if want := float64(schedule.Makespan(u)) * pr.Converted.TimeUnit; c.UniformTime != want {
+			t.Errorf("uniform time %v, want %v", c.UniformTime, want)
 		}
 	}
 	sum := c.Summary()
