@@ -222,7 +222,7 @@ func (l *Layout) policy(ks []int) (int, []string) {
 		}
 	}
 	if len(more) > 0 {
-		notes = append(notes, fmt.Sprintf("Megatron-Core takes one --recompute-num-layers for every stage: it recomputes more than the policy on %s, which costs time the plan did not count", strings.Join(more, ", ")))
+		notes = append(notes, fmt.Sprintf("Megatron-Core takes one --recompute-num-layers for every stage: it recomputes more than the policy on %s, which costs time (tessel plan --recompute times this form beside the policy)", strings.Join(more, ", ")))
 	}
 	if len(fewer) > 0 {
 		notes = append(notes, fmt.Sprintf("Megatron-Core recomputes transformer layers only: fewer than the policy on %s, which needs memory the plan did not count", strings.Join(fewer, ", ")))

@@ -49,7 +49,10 @@ func planCommand() *cli.Command {
 			"--budget, the per-device memory budget of the placement (its units: see --memory-unit).\n" +
 			"Reports the split's time per sample beside the even split's and the greedy fill's, and the\n" +
 			"schedule's makespan and bubble rate, in placement steps and in model time. The schedule has\n" +
-			"passed the verifier.",
+			"passed the verifier. With --recompute it also plans the per-stage policy frameworks apply (each\n" +
+			"stage recomputes its first k layers in every micro-batch, k the least that fits; Megatron-Core's\n" +
+			"--recompute-num-layers, torchtitan's checkpointing), keeps the faster of that and the per-instance\n" +
+			"decisions, and says what the other costs (docs/recompute-policy.md).",
 		Flags: append(append(partitionFlags(),
 			&cli.StringFlag{Name: "placement-out", Usage: "also write the placement to a JSON `FILE`"},
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N of the schedule", Value: 64},
