@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/plan"
@@ -179,9 +180,7 @@ func TestApply(t *testing.T) {
 // placement; the faster chosen; every device's peak, in bytes, within its
 // memory with the reserve.
 func TestCompare(t *testing.T) {
-	if testing.Short() {
-		t.Skip("two searches")
-	}
+	testskip.Short(t, "three searches")
 	pr := llama(t, 24)
 	c, err := Compare(context.Background(), pr, plan.Options{MicroBatches: 16, Decisions: placement.Decisions{Recompute: true}})
 	if err != nil {
