@@ -17,11 +17,21 @@ import (
 // each.
 func llama(t *testing.T, gb float64) *partition.Report {
 	t.Helper()
-	g, err := partition.Load("../testdata/models/llama7b.json")
+	return split(t, "llama7b.json", 8, gb*1e9)
+}
+
+// split is the model file split onto devices of the given memory (0: the
+// file's).
+func split(t *testing.T, model string, devices int, memory float64) *partition.Report {
+	t.Helper()
+	g, err := partition.Load("../testdata/models/" + model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.Accelerators, g.Memory = 8, gb*1e9
+	g.Accelerators = devices
+	if memory > 0 {
+		g.Memory = memory
+	}
 	pr, err := partition.Run(context.Background(), g, partition.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -253,15 +263,7 @@ func TestCompare(t *testing.T) {
 
 // A split the policy cannot describe: a graph without activations.
 func TestOfRefuses(t *testing.T) {
-	g, err := partition.Load("../testdata/models/gpt-like.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Accelerators = 4
-	pr, err := partition.Run(context.Background(), g, partition.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pr := split(t, "gpt-like.json", 4, 0)
 	if _, err := Of(pr); err == nil {
 		t.Error("a policy without activation and checkpoint bytes")
 	}
