@@ -165,6 +165,13 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := o.Outputs.write(res.Search.Schedule); err != nil {
 		return err
 	}
+	if cmp != nil && cmp.PolicyChosen && o.PlacementOut != "" {
+		// The placement searched is the split's under the policy: the
+		// file partition wrote above becomes that one.
+		if err := writeDrawn(o.PlacementOut, true, res.Partition.Converted.Placement.Write); err != nil {
+			return err
+		}
+	}
 	out := report.NewPlan(res)
 	out.TotalSeconds = secs(time.Since(t0))
 	out.ScheduleFile, out.PlacementFile = o.Outputs.Out, o.PlacementOut

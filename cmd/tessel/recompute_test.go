@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/internal/testskip"
+	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -19,7 +20,8 @@ func TestPlanRecomputePolicy(t *testing.T) {
 	testskip.Short(t, "three searches of 64 micro-batches")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "s.json")
-	code, text, errOut := runCLI(t, "plan", "--model", "../../testdata/models/llama7b.json", "--memory", "24e9", "--recompute", "--json", "--out", out)
+	placed := filepath.Join(dir, "p.json")
+	code, text, errOut := runCLI(t, "plan", "--model", "../../testdata/models/llama7b.json", "--memory", "24e9", "--recompute", "--json", "--out", out, "--placement-out", placed)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -60,6 +62,15 @@ func TestPlanRecomputePolicy(t *testing.T) {
 	}
 	if r.Chosen != "per-stage policy" {
 		t.Fatalf("the per-instance decisions won (%v against %v): the export below needs the policy chosen", r.PerInstanceTime, r.PolicyTime)
+	}
+	p, err := placement.Load(placed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := s.Placement.Clone()
+	q.Capacities = nil // the schedule's placement holds the budgets, the file the model's blocks
+	if !p.Equal(q) {
+		t.Error("--placement-out is not the placement of the schedule written")
 	}
 	code, args, errOut := runCLI(t, "export", "--schedule", out, "--format", "megatron", "--megatron-layout", "Et*4|(t*4|)*6t*4L")
 	if code != 0 || !strings.Contains(args, "--recompute-method block\n") || !strings.Contains(args, "--recompute-num-layers 3\n") {
