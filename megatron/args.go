@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -210,7 +211,7 @@ func (l *Layout) checkOverlap(recomputed int, moe []bool) error {
 // ones Megatron-Core recomputes.
 func (l *Layout) policy(ks []int) (int, []string) {
 	k := slices.Max(ks)
-	notes := []string{fmt.Sprintf("the plan's per-stage recompute policy: %s layers recomputed in every micro-batch, stage by stage (Megatron-Core's block method recomputes a stage's first layers)", joinInts(ks))}
+	notes := []string{fmt.Sprintf("the plan's per-stage recompute policy: %s layers recomputed in every micro-batch, stage by stage (Megatron-Core's block method recomputes a stage's first layers)", textfmt.Ints(ks))}
 	var more, fewer []string
 	for i, st := range l.Stages {
 		t := strings.Count(st, "t")
@@ -228,14 +229,6 @@ func (l *Layout) policy(ks []int) (int, []string) {
 		notes = append(notes, fmt.Sprintf("Megatron-Core recomputes transformer layers only: fewer than the policy on %s, which needs memory the plan did not count", strings.Join(fewer, ", ")))
 	}
 	return k, notes
-}
-
-func joinInts(xs []int) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = strconv.Itoa(x)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // recompute is Megatron-Core's block recompute of what s recomputes: K
