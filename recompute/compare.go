@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/plan"
@@ -50,18 +51,15 @@ func (c *Comparison) Chosen() *plan.Result {
 // least per-stage policy that fits (Of, Fit, Apply), the per-instance
 // recompute left out and each device's capacity lowered by its stage's
 // Reserve, so that the schedule's verified peak under its budgets is the
-// device's real peak. opt.TimeLimit bounds each search. A split the policy
-// cannot describe gives the per-instance plan alone, NoPolicy saying why.
+// device's real peak; where the policy differs between stages, a third
+// time under its Uniform form. opt.TimeLimit bounds them all, shared
+// equally. A split the policy cannot describe gives the per-instance plan
+// alone, NoPolicy saying why.
 func Compare(ctx context.Context, pr *partition.Report, opt plan.Options) (*Comparison, error) {
 	if !opt.Decisions.Recompute {
 		return nil, fmt.Errorf("recompute: the comparison needs recompute allowed")
 	}
-	per, err := plan.Run(ctx, pr, opt)
-	if err != nil {
-		return nil, err
-	}
-	unit := pr.Converted.TimeUnit
-	c := &Comparison{PerInstance: per, PerInstanceTime: float64(schedule.Makespan(per.Search.Schedule)) * unit}
+	c := &Comparison{}
 	pol, err := Of(pr)
 	var mem []partition.DeviceMemory
 	if err == nil {
@@ -70,19 +68,32 @@ func Compare(ctx context.Context, pr *partition.Report, opt plan.Options) (*Comp
 	if err == nil {
 		pol, err = Fit(pr.Converted, pol, budgets(pr, mem, opt.Budget), opt.MicroBatches)
 	}
-	if err == nil {
-		c.Policy = pol
-		c.Staged, err = staged(ctx, pr, pol, mem, opt)
+	searches := 1
+	if c.NoPolicy = err; err == nil {
+		c.Policy, searches = pol, 2
+		if !pol.IsUniform() {
+			c.Uniform, searches = pol.Uniform(), 3
+		}
 	}
-	if err == nil && !pol.IsUniform() {
-		c.Uniform = pol.Uniform()
+	opt.TimeLimit /= time.Duration(searches)
+	per, err := plan.Run(ctx, pr, opt)
+	if err != nil {
+		return nil, err
+	}
+	unit := pr.Converted.TimeUnit
+	c.PerInstance, c.PerInstanceTime = per, float64(schedule.Makespan(per.Search.Schedule))*unit
+	if c.NoPolicy != nil {
+		return c, nil
+	}
+	c.Staged, err = staged(ctx, pr, pol, mem, opt)
+	if err == nil && searches == 3 {
 		c.UniformPlan, err = staged(ctx, pr, c.Uniform, mem, opt)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		c.NoPolicy = err
+		c.NoPolicy, c.Staged, c.UniformPlan = err, nil, nil
 		return c, nil
 	}
 	c.PolicyTime = float64(schedule.Makespan(c.Staged.Search.Schedule)) * unit
