@@ -173,21 +173,26 @@ func (s Stage) Saved(k int) float64 {
 	return x
 }
 
-// Reserve is the memory a stage that recomputes every one of its layers
-// needs beyond what its micro-batches keep: while the backward runs, the
-// first layer recomputed again holds its whole activation beside the
-// others' checkpoints. Where some layer is kept, its activation is freed
-// before any recomputed layer runs again (the recomputed layers come
-// first, so their backward runs last), and no more is needed.
+// Reserve is the memory a stage needs beyond what its micro-batches keep
+// under s: the backward runs the recomputed layers again last, the first
+// of the stage last of all, and a layer run again holds its whole
+// activation beside the earlier layers' checkpoints, by when the kept
+// layers (the later ones) have freed theirs. So the reserve is the
+// largest activation less checkpoint of a recomputed layer, less what
+// the kept layers freed (0 where that is more): with every layer
+// recomputed, that layer's whole excess.
 func (s Stage) Reserve() float64 {
-	if s.Recompute == 0 || s.Recompute < len(s.Layers) {
+	if s.Recompute == 0 {
 		return 0
 	}
-	r := 0.0
-	for _, l := range s.Layers {
+	r, freed := 0.0, 0.0
+	for _, l := range s.Layers[:s.Recompute] {
 		r = math.Max(r, l.Activation-l.Checkpoint)
 	}
-	return r
+	for _, l := range s.Layers[s.Recompute:] {
+		freed += l.Activation
+	}
+	return math.Max(0, r-freed)
 }
 
 // recomputeTime is the forward time of the stage's first k layers, in the

@@ -271,3 +271,23 @@ func TestOfRefuses(t *testing.T) {
 		t.Error("a comparison without recompute allowed")
 	}
 }
+
+// Reserve: a recomputed layer's excess over its checkpoint, less what the
+// kept layers (run backward first) have freed by then.
+func TestReserve(t *testing.T) {
+	l := func(a, c float64) Layer { return Layer{Activation: a, Checkpoint: c, Forward: 1} }
+	for _, tc := range []struct {
+		layers []Layer
+		k      int
+		want   float64
+	}{
+		{[]Layer{l(10, 1), l(10, 1)}, 0, 0},
+		{[]Layer{l(10, 1), l(12, 2)}, 2, 10},
+		{[]Layer{l(10, 1), l(12, 2)}, 1, 0},
+		{[]Layer{l(30, 1), l(5, 1)}, 1, 24},
+	} {
+		if got := (Stage{Layers: tc.layers, Recompute: tc.k}).Reserve(); got != tc.want {
+			t.Errorf("%v, k %d: reserve %v, want %v", tc.layers, tc.k, got, tc.want)
+		}
+	}
+}
