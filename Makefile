@@ -23,9 +23,9 @@ build: deps-search
 run: deps-search
 	$(GO) run ./cmd/tessel search --placement m-shape --memory 6 --nr 6 --micro-batches 128
 
-# Every test, the PyTorch end-to-end one included. The search's package
-# takes about 2 minutes alone on 2 cores; the longer timeout is for a
-# loaded machine, not for slower tests.
+# Every test, the PyTorch end-to-end one included. The longer timeout is
+# for a loaded machine (the search's package passes 10 minutes there), not
+# for slower tests.
 test: deps
 	$(GO) vet ./...
 	$(GO) test -timeout 30m ./...
