@@ -156,8 +156,13 @@ func staged(ctx context.Context, pr *partition.Report, pol Policy, mem []partiti
 // where the policy is not uniform, and how to set the policy; times in
 // the model's time (or why there is no policy).
 func (c *Comparison) WriteText(w io.Writer) {
+	// In the model's unit where it names one ("2.701 s").
+	t := func(x float64) string { return fmt.Sprintf("%.2f", x) }
+	if pr := c.PerInstance.Partition; pr != nil && pr.Graph != nil {
+		t = pr.Graph.FormatTime
+	}
 	if c.NoPolicy != nil {
-		fmt.Fprintf(w, "recompute    per-instance decisions: %.2f per iteration; no per-stage policy: %v\n", c.PerInstanceTime, c.NoPolicy)
+		fmt.Fprintf(w, "recompute    per-instance decisions: %s per iteration; no per-stage policy: %v\n", t(c.PerInstanceTime), c.NoPolicy)
 		return
 	}
 	pol := fmt.Sprintf("per-stage policy (%v)", c.Policy)
@@ -170,11 +175,11 @@ func (c *Comparison) WriteText(w io.Writer) {
 	if t1 > 0 {
 		rel = (t2 - t1) / t1 * 100
 	}
-	fmt.Fprintf(w, "recompute    %s: %.2f per iteration, chosen\n", first, t1)
-	fmt.Fprintf(w, "             %s: %.2f, %+.1f %%\n", second, t2, rel)
+	fmt.Fprintf(w, "recompute    %s: %s per iteration, chosen\n", first, t(t1))
+	fmt.Fprintf(w, "             %s: %s, %+.1f %%\n", second, t(t2), rel)
 	if c.UniformPlan != nil {
-		fmt.Fprintf(w, "             Megatron-Core's one --recompute-num-layers %d on every stage (%v): %.2f, %+.1f %%\n",
-			c.Uniform.Max(), c.Uniform, c.UniformTime, (c.UniformTime-t1)/t1*100)
+		fmt.Fprintf(w, "             Megatron-Core's one --recompute-num-layers %d on every stage (%v): %s, %+.1f %%\n",
+			c.Uniform.Max(), c.Uniform, t(c.UniformTime), (c.UniformTime-t1)/t1*100)
 	}
 	if c.Policy.Any() {
 		fmt.Fprintf(w, "             set it: Megatron-Core --recompute-granularity full --recompute-method block --recompute-num-layers %d; torchtitan: tessel export --format torchtitan --split (a FullAC subclass)\n", c.Policy.Max())
