@@ -141,10 +141,15 @@ func Arguments(s *schedule.Schedule, opt ArgsOptions) (*Args, error) {
 	if l.VPP > 1 {
 		what = fmt.Sprintf("interleaved 1F1B with micro-batch groups of %d", a.Group)
 	}
+	// In time where the placement says what its steps are.
+	span := strconv.Itoa
+	if u := s.Placement.Units; u.HasTime() {
+		span = func(x int) string { return u.Duration(float64(x)) }
+	}
 	if a.SameOrder {
-		a.Notes = append(a.Notes, fmt.Sprintf("the schedule's order is Megatron-Core's %s: makespan %d", what, a.Plan))
+		a.Notes = append(a.Notes, fmt.Sprintf("the schedule's order is Megatron-Core's %s: makespan %s", what, span(a.Plan)))
 	} else {
-		a.Notes = append(a.Notes, fmt.Sprintf("Megatron-Core runs its own order, not the schedule's: its %s ends at %d on this placement, the schedule at %d", what, a.Makespan, a.Plan))
+		a.Notes = append(a.Notes, fmt.Sprintf("Megatron-Core runs its own order, not the schedule's: its %s ends at %s on this placement, the schedule at %s", what, span(a.Makespan), span(a.Plan)))
 	}
 	if policy != nil {
 		k, notes := l.policy(policy)
