@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -1109,14 +1110,13 @@ func beladyDraws(ctx context.Context, p *placement.Placement, n, memory, t int) 
 			}
 			got := make([][]trial, listBatch)
 			var wg sync.WaitGroup
+			var pan safego.Panic
 			for b := range listBatch {
 				seed := start + b
 				if seed > beladyDrawn {
 					break
 				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				pan.Go(&wg, func() {
 					off := drawnOffsets(p, pu[0], pu[1], seed)
 					if off == nil {
 						return
@@ -1128,9 +1128,10 @@ func beladyDraws(ctx context.Context, p *placement.Placement, n, memory, t int) 
 							got[b] = append(got[b], trial{pu[0], pu[1], seed, k, schedule.Makespan(s), off})
 						}
 					}
-				}()
+				})
 			}
 			wg.Wait()
+			pan.Repanic()
 			for _, g := range got {
 				trials = append(trials, g...)
 			}
@@ -1186,10 +1187,9 @@ type beladyJob struct {
 func runBelady(p *placement.Placement, n int, jobs []beladyJob) []Candidate {
 	got := make([]*Candidate, len(jobs))
 	var wg sync.WaitGroup
+	var pan safego.Panic
 	for k, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		pan.Go(&wg, func() {
 			s, err := simulate(p, n, j.orders, j.opt)
 			if err != nil {
 				return
@@ -1199,9 +1199,10 @@ func runBelady(p *placement.Placement, n int, jobs []beladyJob) []Candidate {
 				name += " reserve"
 			}
 			got[k] = &Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s)}
-		}()
+		})
 	}
 	wg.Wait()
+	pan.Repanic()
 	var out []Candidate
 	for _, c := range got {
 		if c != nil {

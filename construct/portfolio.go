@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -132,16 +133,16 @@ func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptio
 		batch := jobs[start:min(start+listBatch, len(jobs))]
 		got := make([]*schedule.Schedule, len(batch))
 		var wg sync.WaitGroup
+		var pan safego.Panic
 		for k, j := range batch {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			pan.Go(&wg, func() {
 				if s, err := List(p, n, ListOptions{Rule: j.rule, Window: j.window, Memory: memory, Savings: j.savings}); err == nil {
 					got[k] = s
 				}
-			}()
+			})
 		}
 		wg.Wait()
+		pan.Repanic()
 		for k, j := range batch {
 			if got[k] == nil {
 				continue

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/tessel-pp/tessel/internal/safego"
 )
 
 // MaxIdeals caps the number of ideals the DP enumerates: the DP's time
@@ -547,10 +549,9 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 			var next atomic.Int64
 			next.Store(int64(lo))
 			var wg sync.WaitGroup
+			var pan safego.Panic
 			for n := range workers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				pan.Go(&wg, func() {
 					for {
 						i := int(next.Add(1) - 1)
 						if i >= hi || ctx.Err() != nil {
@@ -558,9 +559,10 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 						}
 						r.row(walkers[n], i, &stats[n])
 					}
-				}()
+				})
 			}
 			wg.Wait()
+			pan.Repanic()
 		}
 		lo = hi
 	}

@@ -1,13 +1,14 @@
 package runtimegen
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tessel-pp/tessel/internal/atomicfile"
+	"github.com/tessel-pp/tessel/limits"
 )
 
 // LoadPrograms reads rank0.json … rank<D-1>.json (FileName) from dir, D
@@ -15,13 +16,9 @@ import (
 func LoadPrograms(dir string) ([]*Program, error) {
 	read := func(d int) (*Program, error) {
 		path := filepath.Join(dir, FileName(d))
-		data, err := os.ReadFile(path)
+		data, err := limits.ReadFile(path, limits.FileBytes)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return nil, fmt.Errorf("%s: %v", path, err)
+			return nil, err
 		}
 		p, err := ParseProgram(data)
 		if err != nil {
@@ -44,29 +41,26 @@ func LoadPrograms(dir string) ([]*Program, error) {
 	return progs, nil
 }
 
-// WriteFiles writes files (Files' output) into dir, which must exist, in
-// name order: shell scripts executable, the rest 0644, replacing files of
-// the same names.
+// WriteFiles writes files (Files' output) into dir, made when missing:
+// shell scripts executable, the rest 0644, replacing files of the same
+// names. The files are written all or nothing (package atomicfile), and a
+// symbolic link of one of their names is replaced, never written
+// through.
 func WriteFiles(dir string, files map[string][]byte) error {
 	names := make([]string, 0, len(files))
 	for name := range files {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	for _, name := range names {
+	bundle := make([]atomicfile.File, len(names))
+	for k, name := range names {
 		perm := fs.FileMode(0o644)
 		if strings.HasSuffix(name, ".sh") {
 			perm = 0o755
 		}
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, files[name], perm); err != nil {
-			return err
-		}
-		if err := os.Chmod(path, perm); err != nil { // WriteFile keeps an existing file's mode
-			return err
-		}
+		bundle[k] = atomicfile.File{Name: name, Data: files[name], Perm: perm}
 	}
-	return nil
+	return atomicfile.WriteFiles(dir, bundle, atomicfile.Options{Replace: true})
 }
 
 // WroteText is what tessel gen prints after writing progs (in mode) and

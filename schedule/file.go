@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -228,7 +229,7 @@ func appendString(b []byte, s string) []byte {
 // Load reads the schedule file at path (see Parse). Errors start with the
 // path.
 func Load(path string) (*Schedule, error) {
-	return strictjson.Load(path, Parse)
+	return strictjson.LoadMax(path, limits.ScheduleFileBytes, Parse)
 }
 
 // Parse reads a schedule file. It checks the file's structure, the

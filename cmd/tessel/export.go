@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/internal/atomicfile"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
@@ -79,10 +80,8 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 	if opts.Format == "torchtitan" {
 		return exportTitan(opts, stdout)
 	}
-	if opts.Out != "" && !opts.Force {
-		if err := (outputs{Out: opts.Out}).check(); err != nil {
-			return err
-		}
+	if err := checkOut(opts.Force, opts.Out); err != nil {
+		return err
 	}
 	s, err := loadVerified(opts.Schedule)
 	if err != nil {
@@ -108,12 +107,11 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 // schedule.csv and torchtitan.toml.
 func exportTitan(opts exportOptions, stdout io.Writer) error {
 	csvPath, tomlPath := filepath.Join(opts.Out, "schedule.csv"), filepath.Join(opts.Out, "torchtitan.toml")
-	if !opts.Force {
-		for _, p := range []string{csvPath, tomlPath} {
-			if err := (outputs{Out: p}).check(); err != nil {
-				return err
-			}
-		}
+	if err := checkOutDir(opts.Out, true); err != nil {
+		return err
+	}
+	if err := checkNew(opts.Force, csvPath, tomlPath); err != nil {
+		return err
 	}
 	s, err := loadVerified(opts.Schedule)
 	if err != nil {
@@ -121,11 +119,11 @@ func exportTitan(opts exportOptions, stdout io.Writer) error {
 	}
 	var to torchcsv.TitanOptions
 	if opts.Split != "" {
-		data, err := os.ReadFile(opts.Split)
-		if err == nil {
-			to.Modules, to.StageDevices, err = partition.ReadStages(data)
-		}
+		data, err := limits.ReadFile(opts.Split, limits.FileBytes)
 		if err != nil {
+			return &usageError{err}
+		}
+		if to.Modules, to.StageDevices, err = partition.ReadStages(data); err != nil {
 			return usageErrorf("%s: %v", opts.Split, err)
 		}
 	}
@@ -133,13 +131,8 @@ func exportTitan(opts exportOptions, stdout io.Writer) error {
 	if err != nil {
 		return usageErrorf("%s: cannot export to torchtitan: %v", opts.Schedule, err)
 	}
-	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-		return err
-	}
-	if err := writeNew(csvPath, opts.Force, b.Table.Marshal()); err != nil {
-		return err
-	}
-	if err := writeNew(tomlPath, opts.Force, b.Config(csvPath)); err != nil {
+	bundle := []atomicfile.File{{Name: "schedule.csv", Data: b.Table.Marshal()}, {Name: "torchtitan.toml", Data: b.Config(csvPath)}}
+	if err := writeError(atomicfile.WriteFiles(opts.Out, bundle, atomicfile.Options{Replace: opts.Force})); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s and %s: %d ranks, %d stages (%s style, %d per rank), %d micro-batches\n",

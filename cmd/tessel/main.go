@@ -15,29 +15,68 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/tessel-pp/tessel/internal/safego"
+	"github.com/tessel-pp/tessel/limits"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
 	os.Exit(run(ctx, os.Args, os.Stdout, os.Stderr))
 }
 
+// interruptible is a context that Ctrl-C (or SIGTERM) ends: the command
+// then answers with the best it has. After the first signal the default
+// handling is back, so that a second Ctrl-C ends the process at once.
+func interruptible() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
+}
+
+// The exit codes (docs/commands.md, "Exit codes").
+const (
+	exitOK       = 0
+	exitNoAnswer = 1 // the work ran and found no answer (or failed)
+	exitBad      = 2 // bad input: flags, files, sizes beyond the limits
+	exitCrash    = 3 // a bug: a panic tessel caught
+)
+
 // run executes the command line and returns the process exit code: 0 on
-// success, 2 on bad input or usage, 1 when the work itself failed.
+// success, 2 on bad input or usage, 1 when the work itself failed, 3 on
+// a crash (a panic, a bug of tessel's), after one line asking for a
+// report; a crashed command writes no file (they are written last, each
+// whole or not at all).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	app := newApp(stdout, stderr)
+	return runApp(ctx, newApp(stdout, stderr), args, stderr)
+}
+
+// runApp is run with the commands of app.
+func runApp(ctx context.Context, app *cli.App, args []string, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			c := safego.AsCrash(r)
+			fmt.Fprintf(stderr, "tessel: internal error at %s: %s (a bug in tessel: please report it with the command line that caused it)\n", c.Where, oneLine(fmt.Sprint(c.Value)))
+			code = exitCrash
+		}
+	}()
 	if err := app.RunContext(ctx, args); err != nil {
 		fmt.Fprintf(stderr, "tessel: %s\n", oneLine(err.Error()))
 		var ue *usageError
-		if errors.As(err, &ue) {
-			return 2
+		var le *limits.Error
+		if errors.As(err, &ue) || errors.As(err, &le) {
+			return exitBad
 		}
-		return 1
+		return exitNoAnswer
 	}
-	return 0
+	return exitOK
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {

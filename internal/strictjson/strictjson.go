@@ -15,7 +15,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
+
+	"github.com/tessel-pp/tessel/limits"
 )
 
 // Field is one key of a strict JSON object.
@@ -199,19 +200,20 @@ func SyntaxError(data []byte, err error) error {
 	return fmt.Errorf("malformed JSON: %v", err)
 }
 
-// Load reads the file at path and parses it; errors of both start with
-// the path (`testdata/bad/cycle.json: cycle f1 -> b1 -> f1`), and a
-// missing file reads "path: no such file or directory", without the
-// operation Go's error would add.
+// Load reads the file at path, of at most limits.FileBytes, and parses
+// it; errors of both start with the path (`testdata/bad/cycle.json: cycle
+// f1 -> b1 -> f1`), and a missing file reads "path: no such file or
+// directory", without the operation Go's error would add.
 func Load[T any](path string, parse func([]byte) (T, error)) (T, error) {
-	data, err := os.ReadFile(path)
+	return LoadMax(path, limits.FileBytes, parse)
+}
+
+// LoadMax is Load for a file of at most max bytes.
+func LoadMax[T any](path string, max int64, parse func([]byte) (T, error)) (T, error) {
+	data, err := limits.ReadFile(path, max)
 	if err != nil {
 		var zero T
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return zero, fmt.Errorf("%s: %w", path, err)
+		return zero, err
 	}
 	v, err := parse(data)
 	if err != nil {
