@@ -260,8 +260,13 @@ func (c *Cluster) BlockTime(t int, devices []int) int {
 	return max(1, ceil(float64(t)/slow))
 }
 
-// ceil rounds x up, forgiving floating-point error below eps; never below 0.
+// ceil rounds x up, forgiving floating-point error below eps; never below
+// 0, and at most 1<<40 (past every limit, so that the callers' range
+// checks refuse it, where converting a larger float would overflow).
 func ceil(x float64) int {
+	if !(x < 1<<40) {
+		return 1 << 40
+	}
 	return max(0, int(math.Ceil(x-eps)))
 }
 

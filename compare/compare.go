@@ -9,10 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tessel-pp/tessel/coarsen"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tessel-pp/tessel/coarsen"
+	"github.com/tessel-pp/tessel/limits"
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/cluster"
@@ -174,6 +176,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		if opt.Progress != nil {
 			opt.Progress(fmt.Sprintf(format, args...))
 		}
+	}
+	if err := limits.CheckInstances(opt.MicroBatches, len(p.Blocks)); err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
 	}
 	if p.Open() {
 		// The devices are the search's to choose: the Tessel search

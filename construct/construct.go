@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -35,7 +36,7 @@ func checkArgs(p *placement.Placement, n, memory int) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("construct: %w", err)
 	}
-	return nil
+	return limits.CheckInstances(n, len(p.Blocks))
 }
 
 // finish turns start times (instance x is block x%K of micro-batch x/K)

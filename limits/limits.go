@@ -18,7 +18,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
+	"strconv"
 )
 
 // The limits. A value above one is refused where it is read.
@@ -29,7 +31,7 @@ const (
 	Blocks = 65536
 	// Layers is the most layers of a layer profile, and nodes of a graph
 	// in Tarnawski et al.'s format.
-	Layers = 65536
+	Layers = 16384
 	// MicroBatches is the most micro-batches of a schedule.
 	MicroBatches = 1 << 20
 	// Instances is the most block instances of a schedule: micro-batches
@@ -60,18 +62,22 @@ const (
 // and the limit. Commands treat it as bad input.
 type Error struct {
 	What  string // what was counted, plural: "devices", "micro-batches"
-	Got   int64
+	Got   float64
 	Limit int64
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("%d %s is more than tessel's limit of %d (docs/commands.md, Limits)", e.Got, e.What, e.Limit)
+	got := strconv.FormatFloat(e.Got, 'g', -1, 64)
+	if e.Got == math.Trunc(e.Got) && math.Abs(e.Got) < 1e15 {
+		got = strconv.FormatFloat(e.Got, 'f', -1, 64)
+	}
+	return fmt.Sprintf("%s %s is more than tessel's limit of %d (docs/commands.md, Limits)", got, e.What, e.Limit)
 }
 
 // Check returns an *Error when got exceeds limit, else nil.
 func Check(what string, got, limit int) error {
 	if got > limit {
-		return &Error{What: what, Got: int64(got), Limit: int64(limit)}
+		return &Error{What: what, Got: float64(got), Limit: int64(limit)}
 	}
 	return nil
 }
@@ -80,7 +86,7 @@ func Check(what string, got, limit int) error {
 // it is ("placement name", "layer 3's name").
 func CheckName(what, name string) error {
 	if len(name) > Name {
-		return &Error{What: "bytes in the " + what, Got: int64(len(name)), Limit: Name}
+		return &Error{What: "bytes in the " + what, Got: float64(len(name)), Limit: Name}
 	}
 	return nil
 }
@@ -92,7 +98,7 @@ func CheckInstances(n, blocks int) error {
 		return err
 	}
 	if n > 0 && blocks > Instances/n {
-		return &Error{What: fmt.Sprintf("block instances (%d micro-batches × %d blocks)", n, blocks), Got: int64(n) * int64(blocks), Limit: Instances}
+		return &Error{What: fmt.Sprintf("block instances (%d micro-batches × %d blocks)", n, blocks), Got: float64(n) * float64(blocks), Limit: Instances}
 	}
 	return nil
 }
@@ -109,7 +115,7 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > max {
-		return nil, fmt.Errorf("%s: %w", path, &Error{What: "bytes", Got: fi.Size(), Limit: max})
+		return nil, fmt.Errorf("%s: %w", path, &Error{What: "bytes", Got: float64(fi.Size()), Limit: max})
 	}
 	return readAtMost(path, f, max)
 }

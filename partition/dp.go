@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tessel-pp/tessel/internal/safego"
+	"github.com/tessel-pp/tessel/limits"
 )
 
 // MaxIdeals caps the number of ideals the DP enumerates: the DP's time
@@ -18,6 +19,11 @@ import (
 // a graph with much branching has exponentially many. Tarnawski et al.'s
 // largest graph, Inception-v3's layer graph, has 36,596.
 const MaxIdeals = 200000
+
+// MaxTableCells caps the cells of the DP's table (ideals × device counts
+// × CPU counts; about 13 bytes each): within it the table takes at most
+// about 440 MB.
+const MaxTableCells = 1 << 25
 
 // units is the graph after the paper's preprocessing (appendix B): the
 // forward part with each colour class's forward nodes contracted, an
@@ -493,16 +499,26 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	}
 	ideals := lat.sets
 	K, L, M := g.Accelerators, g.CPUs, g.Memory
+	givenK, givenL := K, L
 	if opt.Stages > 0 {
 		K, L = opt.Stages, 0
+		givenK, givenL = K, L
 		if opt.MemoryPerStage > 0 {
 			M = opt.MemoryPerStage
 		}
+	} else {
+		// Every stage holds a unit at least: devices beyond the units
+		// stay empty, and the table need not count them (the answer is
+		// the same; 2^62 devices no longer ask for a table of 2^62 rows).
+		K, L = min(K, u.n), min(L, u.n)
+	}
+	nI := len(ideals)
+	cells := (K + 1) * (L + 1)
+	if nI > MaxTableCells/cells {
+		return nil, &limits.Error{What: fmt.Sprintf("cells of the DP's table (%d ideals × %d device counts; fewer layers or devices)", nI, cells), Got: float64(nI) * float64(cells), Limit: MaxTableCells}
 	}
 	t := newTables(g, u, ideals)
-	nI := len(ideals)
 	inf := math.Inf(1)
-	cells := (K + 1) * (L + 1)
 	r := &dpRun{u: u, t: t, ideals: ideals, K: K, L: L, M: M, cells: cells,
 		dp: make([]float64, nI*cells), from: make([]int32, nI*cells), onCPU: make([]bool, nI*cells)}
 	for i := range r.dp {
@@ -518,7 +534,10 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	// on an optimal chain: the stages I \ J of the ideals under I are
 	// enumerated from the top down and a branch stops where its compute
 	// time (a lower bound of every larger stage's load) exceeds it.
-	ub := t.chainBound(lat, u, K, L, M, final)
+	ub, err := t.chainBound(ctx, lat, u, K, L, M, final)
+	if err != nil {
+		return nil, err
+	}
 	r.cut = ub + 1e-9*math.Max(1, math.Abs(ub))
 	r.useful = t.usefulCells(u, K, L, ub)
 	// Rows of ideals of one size depend only on smaller ideals: the
@@ -583,7 +602,7 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 		}
 	}
 	if bc < 0 {
-		return nil, fmt.Errorf("no contiguous split fits: some stage exceeds the memory cap %v on every split onto %d accelerators and %d CPUs", M, K, L)
+		return nil, fmt.Errorf("no contiguous split fits: some stage exceeds the memory cap %v on every split onto %d accelerators and %d CPUs", M, givenK, givenL)
 	}
 	// Walk back from the full ideal; the stages come out last first.
 	type piece struct {

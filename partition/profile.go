@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/limits"
 )
 
 // The layer profile is tessel's own model file, for users (README, "Layer
@@ -118,6 +119,12 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 	if len(layers) == 0 {
 		return nil, fmt.Errorf("field \"layers\": no layers")
 	}
+	if err := limits.Check("layers", len(layers), limits.Layers); err != nil {
+		return nil, fmt.Errorf("field \"layers\": %w", err)
+	}
+	if err := limits.CheckName("model name", g.Name); err != nil {
+		return nil, fmt.Errorf("field \"name\": %w", err)
+	}
 	ls := make([]profileLayer, len(layers))
 	index := map[string]int{}
 	for i, v := range layers {
@@ -146,6 +153,9 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 			{Name: "output_size", Decode: func(x json.RawMessage) error { l.hasOutputSize = true; return strictjson.Float(x, &l.outputSize) }},
 			{Name: "grad_size", Decode: func(x json.RawMessage) error { l.hasGradSize = true; return strictjson.Float(x, &l.gradSize) }},
 		})
+		if err == nil {
+			err = limits.CheckName("name", l.name)
+		}
 		if err == nil {
 			err = l.check(g.Bytes)
 		}
@@ -404,6 +414,12 @@ func LoadWith(path string, o Overrides) (*Graph, error) {
 	}
 	if o.CPUs >= 0 {
 		g.CPUs = o.CPUs
+	}
+	if err := limits.Check("accelerators", g.Accelerators, limits.Devices); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := limits.Check("CPUs", g.CPUs, limits.Devices); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if o.Memory != nil {
 		if *o.Memory < 0 || math.IsNaN(*o.Memory) || math.IsInf(*o.Memory, 0) {

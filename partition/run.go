@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -44,14 +45,16 @@ func (o Options) Check() error {
 	switch {
 	case o.Chunks < 1:
 		return fmt.Errorf("--chunks must be at least 1, got %d", o.Chunks)
+	case o.Chunks > limits.Chunks:
+		return fmt.Errorf("--chunks: %w", limits.Check("chunks", o.Chunks, limits.Chunks))
 	case o.Order != placement.Loop && o.Order != placement.V:
 		return fmt.Errorf("--order must be loop or v, got %q", o.Order)
 	case o.Order == placement.V && o.Chunks != 2:
 		return fmt.Errorf("--order v takes --chunks 2, got %d", o.Chunks)
 	case o.Chunks > 1 && o.NonContiguous:
 		return fmt.Errorf("--chunks and --non-contiguous do not go together")
-	case o.TimeUnit < 0 || o.MemoryUnit < 0:
-		return fmt.Errorf("--time-unit and --memory-unit must be ≥ 0")
+	case !(o.TimeUnit >= 0) || !(o.MemoryUnit >= 0) || math.IsInf(o.TimeUnit, 0) || math.IsInf(o.MemoryUnit, 0):
+		return fmt.Errorf("--time-unit and --memory-unit must be finite and ≥ 0")
 	case o.IPTimeLimit <= 0:
 		return fmt.Errorf("--ip-time-limit must be positive, got %v", o.IPTimeLimit)
 	}

@@ -39,6 +39,9 @@ func decodeSeed(raw json.RawMessage) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := limits.Check("nodes", len(nodes), limits.Layers); err != nil {
+		return nil, fmt.Errorf("field \"nodes\": %w", err)
+	}
 	var ok bool
 	if g.Accelerators, ok = wholeCount(k); !ok {
 		return nil, fmt.Errorf("field \"maxFPGAs\": want a whole number ≥ 0, got %v", k)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -239,6 +240,9 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 	devExact := make([]float64, nd)
 	for _, k := range keys {
 		t := loadOf(k)
+		if t/unit > limits.Time {
+			return nil, &limits.Error{What: fmt.Sprintf("time steps of a block of stage %d (load %g, time unit %g: a larger --time-unit)", k.stage, t, unit), Got: t / unit, Limit: limits.Time}
+		}
 		steps := max(1, int(math.Round(t/unit)))
 		c.RoundingError = math.Max(c.RoundingError, math.Abs(float64(steps)*unit-t))
 		devLoad[devices[k.stage]] += float64(steps) * unit
@@ -247,7 +251,11 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		if training {
 			m := 1
 			if memUnit > 0 {
-				m = int(math.Ceil(act[blockKey{k.stage, k.phase, placement.Forward}]/memUnit - 1e-9))
+				a := act[blockKey{k.stage, k.phase, placement.Forward}] / memUnit
+				if a > limits.Memory {
+					return nil, &limits.Error{What: fmt.Sprintf("memory units of the activations of stage %d (memory unit %g: a larger --memory-unit)", k.stage, memUnit), Got: a, Limit: limits.Memory}
+				}
+				m = int(math.Ceil(a - 1e-9))
 			}
 			switch k.kind {
 			case placement.Forward:
@@ -275,6 +283,9 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 				b.Recompute, b.Checkpoint = true, ck
 			}
 			if g.HostBandwidth > 0 {
+				if o := a / g.HostBandwidth / unit; o > limits.Time {
+					return nil, &limits.Error{What: fmt.Sprintf("time steps of an offload of stage %d (time unit %g: a larger --time-unit)", k.stage, unit), Got: o, Limit: limits.Time}
+				}
 				b.Offload = max(1, int(math.Round(a/g.HostBandwidth/unit)))
 			}
 		}

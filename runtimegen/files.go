@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/internal/atomicfile"
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/limits"
 )
 
@@ -65,9 +66,10 @@ func WriteFiles(dir string, files map[string][]byte) error {
 
 // WroteText is what tessel gen prints after writing progs (in mode) and
 // the workers into dir: the files, the transfers, and the commands that
-// run and check them.
+// run and check them (the script's path quoted for the shell where it
+// needs it).
 func WroteText(dir string, progs []*Program, mode Mode) string {
-	launch := filepath.Join(dir, "launch.sh")
+	launch := textfmt.ShellQuote(filepath.Join(dir, "launch.sh"))
 	return fmt.Sprintf("wrote %s: %s … %s (%s, %d transfers), worker.py, blocks.py, launch.sh\n"+
 		"run:   sh %s --out results --iterations 3\n"+
 		"check: sh %s check --out results\n",

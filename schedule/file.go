@@ -272,6 +272,9 @@ func Parse(data []byte) (*Schedule, error) {
 	if s.MicroBatches < 1 || s.MicroBatches > MaxMicroBatches {
 		return nil, fmt.Errorf("field \"micro_batches\": %d out of range 1..%d", s.MicroBatches, MaxMicroBatches)
 	}
+	if err := limits.CheckInstances(s.MicroBatches, len(s.Placement.Blocks)); err != nil {
+		return nil, err
+	}
 	if s.Memory < 0 {
 		return nil, fmt.Errorf("field \"memory\": %d is negative (0 means unlimited)", s.Memory)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/refine"
@@ -497,6 +498,12 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		return nil, fmt.Errorf("search: %d micro-batches, want at least 1", opt.MicroBatches)
 	}
 	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	if err := limits.CheckInstances(opt.MicroBatches, len(p.Blocks)); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	if err := limits.Check("N_R", opt.MaxNR, limits.NR); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	if p.HasCandidates() && !opt.pinned && (p.Open() || len(opt.Start) == 0) {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -148,12 +149,22 @@ func titanMatches(sum *Summary, style string) bool {
 	return true
 }
 
+// tomlComment is s for a TOML comment: as it is, or, where it holds a
+// control character (a newline would end the comment), escaped as in a
+// TOML string.
+func tomlComment(s string) string {
+	if q := textfmt.TOMLString(s); q[1:len(q)-1] != s && strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return q[1 : len(q)-1]
+	}
+	return s
+}
+
 // Config is the bundle's torchtitan settings as TOML (the [parallelism]
 // table of a torchtitan job file), with csvPath the CSV's path as
 // torchtitan will open it.
 func (b *TitanBundle) Config(csvPath string) []byte {
 	var w bytes.Buffer
-	fmt.Fprintf(&w, "# torchtitan settings for the schedule in %s (written by tessel export --format torchtitan)\n", csvPath)
+	fmt.Fprintf(&w, "# torchtitan settings for the schedule in %s (written by tessel export --format torchtitan)\n", tomlComment(csvPath))
 	fmt.Fprintf(&w, "# %d ranks, %d stages (%d per rank, %s style), %d micro-batches: set\n", b.Ranks, b.Stages, b.StagesPerRank, b.Style, b.MicroBatches)
 	fmt.Fprintf(&w, "# training.local_batch_size / parallelism.pipeline_parallel_microbatch_size = %d.\n", b.MicroBatches)
 	for r := range b.Ranks {
@@ -167,13 +178,13 @@ func (b *TitanBundle) Config(csvPath string) []byte {
 	w.WriteString("[parallelism]\n")
 	fmt.Fprintf(&w, "pipeline_parallel_degree = %d\n", b.Ranks)
 	fmt.Fprintf(&w, "pipeline_parallel_schedule = %q # sets the %s style of the stages; the order is the CSV's\n", b.Schedule, b.Style)
-	fmt.Fprintf(&w, "pipeline_parallel_schedule_csv = %q\n", csvPath)
+	fmt.Fprintf(&w, "pipeline_parallel_schedule_csv = %s\n", textfmt.TOMLString(csvPath))
 	if b.Modules != nil {
 		w.WriteString("module_fqns_per_model_part = [\n")
 		for _, m := range b.Modules {
 			q := make([]string, len(m))
 			for i, n := range m {
-				q[i] = strconv.Quote(n)
+				q[i] = textfmt.TOMLString(n)
 			}
 			fmt.Fprintf(&w, "  [%s],\n", strings.Join(q, ", "))
 		}

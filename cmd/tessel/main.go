@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/internal/safego"
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/limits"
 )
 
@@ -54,8 +56,14 @@ const (
 // a crash (a panic, a bug of tessel's), after one line asking for a
 // report; a crashed command writes no file (they are written last, each
 // whole or not at all).
+//
+// Whatever it prints passes through textfmt.SafeWriter: a name that holds
+// ESC or BEL prints escaped, never as a terminal command.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runApp(ctx, newApp(stdout, stderr), args, stderr)
+	out, errOut := textfmt.NewSafeWriter(stdout), textfmt.NewSafeWriter(stderr)
+	defer out.Flush()
+	defer errOut.Flush()
+	return runApp(ctx, newApp(out, errOut), args, errOut)
 }
 
 // runApp is run with the commands of app.
@@ -122,15 +130,63 @@ func commands() []*cli.Command {
 }
 
 // withUsageErrors makes a bad flag of any command a one-line usage error
-// (exit 2) instead of a page of help.
+// (exit 2) instead of a page of help, and checks the flags every command
+// shares the meaning of (checkFlags) before it runs.
 func withUsageErrors(cmds []*cli.Command) []*cli.Command {
 	for _, c := range cmds {
 		name := c.Name
 		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
 			return usageErrorf("%s: %v (see tessel %s --help)", name, err, name)
 		}
+		c.Before = checkFlags
 	}
 	return cmds
+}
+
+// flagLimits are the flags whose values a limit bounds, whatever the
+// command (docs/commands.md, Limits).
+var flagLimits = map[string]struct {
+	what  string
+	limit int
+}{
+	"devices":       {"devices", limits.Devices},
+	"micro-batches": {"micro-batches", limits.MicroBatches},
+	"nr":            {"N_R", limits.NR},
+	"chunks":        {"chunks", limits.Chunks},
+}
+
+// checkFlags refuses, for every command alike, values no flag of its kind
+// can mean: a negative duration (time limits: 0 is none), an effort
+// below -1 (-1: no cap), a number that is not finite, and a size past its
+// limit.
+func checkFlags(c *cli.Context) error {
+	for _, f := range c.Command.Flags {
+		name := f.Names()[0]
+		if !c.IsSet(name) {
+			continue
+		}
+		switch f.(type) {
+		case *cli.DurationFlag:
+			if v := c.Duration(name); v < 0 {
+				return usageErrorf("--%s must be at least 0, got %v", name, v)
+			}
+		case *cli.Float64Flag:
+			if v := c.Float64(name); math.IsNaN(v) || math.IsInf(v, 0) {
+				return usageErrorf("--%s must be a finite number, got %v", name, v)
+			}
+		case *cli.IntFlag:
+			v := c.Int(name)
+			if name == "effort" && v < -1 {
+				return usageErrorf("--effort must be -1 (no cap), 0 (the default) or a positive cap, got %d", v)
+			}
+			if l, ok := flagLimits[name]; ok {
+				if err := limits.Check(l.what, v, l.limit); err != nil {
+					return usageErrorf("--%s: %v", name, err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // usageError marks bad input (flags, files, placements): exit code 2.

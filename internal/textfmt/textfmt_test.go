@@ -2,6 +2,7 @@ package textfmt
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,6 +46,61 @@ func TestCommaInts(t *testing.T) {
 	}{{nil, "[]"}, {[]int{4}, "[4]"}, {[]int{4, 3, -2}, "[4, 3, -2]"}} {
 		if got := CommaInts(c.in); got != c.want {
 			t.Errorf("CommaInts(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestSafeWriter(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"plain ascii\n\ttab", "plain ascii\n\ttab"},
+		{"box ─┬─ and ≤ × …", "box ─┬─ and ≤ × …"},
+		{"v\x1b]0;pwned\a-shape", `v\x1b]0;pwned\a-shape`},
+		{"cr\roverwrite", `cr\roverwrite`},
+		{"del\x7f c1\u009b[2J", `del\x7f c1\u009b[2J`},
+		{"bad \xff byte", `bad \xff byte`},
+	} {
+		if got := SafeText(c.in); got != c.want {
+			t.Errorf("SafeText(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	// A rune split between two writes passes whole; a C1 control split
+	// so is escaped whole.
+	var b strings.Builder
+	w := NewSafeWriter(&b)
+	for _, part := range []string{"a\xe2\x94", "\x80b\xc2", "\x9bc\xe2"} {
+		if n, err := w.Write([]byte(part)); n != len(part) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", part, n, err)
+		}
+	}
+	w.Flush()
+	if got, want := b.String(), `a─b\u009bc\xe2`; got != want {
+		t.Errorf("split writes: %q, want %q", got, want)
+	}
+}
+
+func TestTOMLString(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"tt/schedule.csv", `"tt/schedule.csv"`},
+		{"tt\n[evil]\nx = 1\n#/schedule.csv", `"tt\n[evil]\nx = 1\n#/schedule.csv"`},
+		{`a"b\c`, `"a\"b\\c"`},
+		{"bell\a esc\x1b vt\v", `"bell\u0007 esc\u001B vt\u000B"`},
+	} {
+		if got := TOMLString(c.in); got != c.want {
+			t.Errorf("TOMLString(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"out/run-1", "out/run-1"},
+		{"my dir", "'my dir'"},
+		{"it's; rm -rf ~", `'it'\''s; rm -rf ~'`},
+		{"$(reboot)", "'$(reboot)'"},
+		{"", "''"},
+	} {
+		if got := ShellQuote(c.in); got != c.want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", c.in, got, c.want)
 		}
 	}
 }
