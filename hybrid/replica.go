@@ -13,6 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // newReplica builds replica groups' pipeline: the model as the groups run
@@ -321,8 +322,7 @@ func (x *candidate) evaluate(ctx context.Context, unit float64, opt Options) {
 			how = "1f1b-interleaved"
 		}
 		e := opt.Effort
-		res, err := search.Run(ctx, rep.p, search.Options{MicroBatches: mb, Jobs: 1, Effort: e, PhaseEffort: e, RefineEffort: e,
-			RefineGreedyOnly: true, LNSSteps: -1})
+		res, err := search.Run(ctx, spec.Spec{Placement: rep.p, MicroBatches: mb}, search.Options{Jobs: 1, Effort: e, PhaseEffort: e, RefineEffort: e, RefineGreedyOnly: true, LNSSteps: -1})
 		if err == nil && schedule.Verify(res.Schedule) == nil {
 			if t, b := rep.time(res.Schedule, mb); t < best {
 				best, br, how, sched = t, b, "search", res.Schedule

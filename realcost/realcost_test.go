@@ -18,6 +18,7 @@ import (
 	"github.com/tessel-pp/tessel/realcost"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 var table = flag.String("realcost.table", "", "write the benchmark's rows as a markdown table to this `file`")
@@ -58,9 +59,9 @@ func run(t testing.TB, c realcost.Case, opt search.Options, renamed bool) row {
 	t.Helper()
 	r := row{c: c}
 	r.best, r.bestName = bestBaseline(c)
-	opt.Memory, opt.MicroBatches = c.Memory, c.MicroBatches
+	sp := spec.Spec{Placement: c.Placement, MicroBatches: c.MicroBatches, Memory: c.Memory}
 	t0 := time.Now()
-	res, err := search.Run(context.Background(), c.Placement, opt)
+	res, err := search.Run(context.Background(), sp, opt)
 	if err != nil {
 		t.Fatalf("%s: %v", c.Name, err)
 	}
@@ -74,7 +75,7 @@ func run(t testing.TB, c realcost.Case, opt search.Options, renamed bool) row {
 		t.Errorf("%s: written with backward blocks, the roles differ", c.Name)
 	}
 	if renamed {
-		res2, err := search.Run(context.Background(), q, opt)
+		res2, err := search.Run(context.Background(), spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, opt)
 		if err != nil {
 			t.Fatalf("%s, backward blocks: %v", c.Name, err)
 		}
@@ -123,9 +124,7 @@ func TestZB1PRow(t *testing.T) {
 			t.Fatalf("%s: ZB1P makespan %d, want %d", p.Name, got, c.want)
 		}
 		peak := slices.Max(schedule.Measure(s).PeakMemory)
-		opt := quick
-		opt.Memory, opt.MicroBatches = peak, c.n
-		res, err := search.Run(context.Background(), p, opt)
+		res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: c.n, Memory: peak}, quick)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +233,7 @@ func TestBackwardBlocks(t *testing.T) {
 			t.Errorf("%s: baseline makespan %d, want %d", p.Name, got, c.want)
 		}
 		peak := slices.Max(schedule.Measure(s).PeakMemory)
-		res, err := search.Run(context.Background(), p, search.Options{Memory: peak, MicroBatches: c.n})
+		res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: c.n, Memory: peak}, search.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

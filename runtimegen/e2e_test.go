@@ -21,6 +21,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // python is the interpreter of Debian's python3-torch.
@@ -90,8 +91,7 @@ func TestWorkersEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs = append(runs, run{"v-shape-split/zb-h1", zbh1, NonBlocking, nil})
-	res, err := search.Run(context.Background(), loadPlacement(t, "v-chunks.json"),
-		search.Options{Memory: 8, MicroBatches: 8})
+	res, err := search.Run(context.Background(), spec.Spec{Placement: loadPlacement(t, "v-chunks.json"), MicroBatches: 8, Memory: 8}, search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 func TestEveryProducerRunsWithoutDeadlock(t *testing.T) {
@@ -28,7 +29,7 @@ func TestEveryProducerRunsWithoutDeadlock(t *testing.T) {
 			}
 			var scheds []*schedule.Schedule
 			var labels []string
-			opt, err := search.Optimal(context.Background(), p, search.OptimalOptions{MicroBatches: 3})
+			opt, err := search.Optimal(context.Background(), spec.Spec{Placement: p, MicroBatches: 3}, search.OptimalOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

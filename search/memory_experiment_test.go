@@ -29,6 +29,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 var memoryExperiment = flag.Bool("memory-experiment", false, "run OptPipe's experiment in full and rewrite docs/memory-experiment.md's tables and charts")
@@ -44,7 +45,7 @@ const experimentOffload = 2
 
 // The search's effort: deterministic caps on every solver call, so the
 // table is the same on every machine.
-var experimentSearch = search.Options{Offload: true, Recompute: true, Effort: 20_000, PhaseEffort: 20_000, RefineEffort: -1, MaxNR: 2}
+var experimentSearch = search.Options{Effort: 20_000, PhaseEffort: 20_000, RefineEffort: -1, MaxNR: 2}
 
 // vPlacement is the V placement (ZB-V's, PipeOffload's and OptPipe's):
 // 2D chunks down the devices and back up, backward split.
@@ -94,9 +95,8 @@ func tesselOffloadRun(t testing.TB, d, n, m int) (*schedule.Schedule, error) {
 }
 
 func tesselWith(t testing.TB, d, n, m int, recompute bool) (*schedule.Schedule, error) {
-	o := experimentSearch
-	o.Memory, o.MicroBatches, o.Recompute = m, n, recompute
-	res, err := search.Run(context.Background(), vPlacement(t, d), o)
+	sp := spec.Spec{Placement: vPlacement(t, d), MicroBatches: n, Memory: m, Allowed: spec.Decisions{Offload: true, Recompute: recompute}}
+	res, err := search.Run(context.Background(), sp, experimentSearch)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -58,7 +59,7 @@ func TestDualPipeVOverlap(t *testing.T) {
 		if len(dpv.Pairs) == 0 || schedule.Makespan(dpv) >= schedule.Makespan(plain) {
 			t.Errorf("%s: DualPipeV with overlap: %d pairs, makespan %d; without: %d", name, len(dpv.Pairs), schedule.Makespan(dpv), schedule.Makespan(plain))
 		}
-		res, err := search.Run(context.Background(), p, search.Options{MicroBatches: c.n, Memory: memory})
+		res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: c.n, Memory: memory}, search.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -88,7 +89,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			}
 			scheds = append(scheds, labelled{m.Name, s})
 		}
-		res, err := search.Run(context.Background(), p, search.Options{Memory: 2 * p.Devices, MicroBatches: 12})
+		res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 12, Memory: 2 * p.Devices}, search.Options{})
 		if err != nil {
 			t.Fatalf("%s: search: %v", p.Name, err)
 		}
