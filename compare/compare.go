@@ -323,7 +323,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := search.Run(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.Options{MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
+	res, err := search.Run(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.Options{MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed, TimeLimit: opt.TimeLimit, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
 	if errors.Is(err, search.ErrNoRepetend) {
 		row.Status, row.Note = StatusNone, "no repetend fits the memory budget"
 		return row, nil
@@ -365,6 +365,9 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	}
 	if decides {
 		row.Note += fmt.Sprintf("; %d offloaded, %d recomputed", *row.Offloaded, *row.Recomputed)
+	}
+	if res.Stopped != "" {
+		row.Note += "; stopped " + res.Stopped
 	}
 	row.Proven = textfmt.Ptr(res.Proven())
 	row.Seconds = textfmt.Ptr(textfmt.Secs(res.Times.Total))

@@ -13,6 +13,7 @@
 package construct
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -45,7 +46,7 @@ func checkArgs(p *placement.Placement, n, memory int) error {
 // A repetend, when given, is kept if the compacted schedule still repeats
 // exactly, or if compaction gains nothing (the start times as given then
 // stay).
-func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Repetend) (*schedule.Schedule, error) {
+func finish(ctx context.Context, p *placement.Placement, n, memory int, starts []int, rp *schedule.Repetend) (*schedule.Schedule, error) {
 	k := len(p.Blocks)
 	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
 	s.Instances = make([]schedule.Instance, 0, n*k)
@@ -60,6 +61,9 @@ func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Re
 		s.Instances = append(s.Instances, schedule.Instance{Block: x % k, Micro: x / k, Start: t - lo})
 	}
 	s.Sort()
+	if err := ctx.Err(); err != nil {
+		return nil, err // each step below takes time in n·K
+	}
 	given := s.Instances
 	ins, err := schedule.Compact(p, n, schedule.Orders(s))
 	if err != nil {
@@ -76,6 +80,9 @@ func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Re
 				s.Instances, s.Repetend = ins, nil
 			}
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("construct: placement %q: schedule fails verification: %w", p.Name, err)

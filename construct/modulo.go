@@ -52,6 +52,11 @@ func (ps *Periodic) RepetendStarts() []int {
 // records its repetend if compaction left the iterations exactly
 // periodic.
 func (ps *Periodic) Schedule(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+	return ps.schedule(context.Background(), p, n, memory)
+}
+
+// schedule is Schedule, stopping with ctx's error when ctx ends.
+func (ps *Periodic) schedule(ctx context.Context, p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
 	}
@@ -69,7 +74,7 @@ func (ps *Periodic) Schedule(p *placement.Placement, n, memory int) (*schedule.S
 	if offsets, nr := ps.Offsets(); nr <= n {
 		rp = &schedule.Repetend{NR: nr, Period: ps.Period, Offsets: offsets, Iterations: n - nr + 1}
 	}
-	return finish(p, n, memory, starts, rp)
+	return finish(ctx, p, n, memory, starts, rp)
 }
 
 // linearPeriods is how many periods above the load bound Modulo tries one

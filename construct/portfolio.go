@@ -82,7 +82,7 @@ func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptio
 			break
 		}
 		minPeriod = ps.Period + 1
-		if s, err := ps.Schedule(p, n, memory); err == nil {
+		if s, err := ps.schedule(firstOne(ctx, out), p, n, memory); err == nil {
 			name := "modulo"
 			if k > 0 {
 				name = fmt.Sprintf("modulo/period %d", ps.Period)
@@ -132,11 +132,12 @@ func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptio
 		}
 		batch := jobs[start:min(start+listBatch, len(jobs))]
 		got := make([]*schedule.Schedule, len(batch))
+		lctx := firstOne(ctx, out)
 		var wg sync.WaitGroup
 		var pan safego.Panic
 		for k, j := range batch {
 			pan.Go(&wg, func() {
-				if s, err := List(p, n, ListOptions{Rule: j.rule, Window: j.window, Memory: memory, Savings: j.savings}); err == nil {
+				if s, err := list(lctx, p, n, ListOptions{Rule: j.rule, Window: j.window, Memory: memory, Savings: j.savings}); err == nil {
 					got[k] = s
 				}
 			})
@@ -196,7 +197,7 @@ func Restart(ctx context.Context, p *placement.Placement, n, memory, r int) (*Ca
 			if ctx.Err() != nil {
 				return best, nil
 			}
-			s, err := List(p, n, ListOptions{Rule: rule, Window: w, Memory: memory, Perturb: r})
+			s, err := list(ctx, p, n, ListOptions{Rule: rule, Window: w, Memory: memory, Perturb: r})
 			if err != nil {
 				continue
 			}
@@ -210,6 +211,16 @@ func Restart(ctx context.Context, p *placement.Placement, n, memory, r int) (*Ca
 		}
 	}
 	return best, nil
+}
+
+// firstOne is ctx, or, while out is empty, ctx without its end: a stopped
+// search still gets one schedule (search.Run does not wait for it past
+// its grace).
+func firstOne(ctx context.Context, out []Candidate) context.Context {
+	if len(out) == 0 {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 // listBatch is how many list schedules run side by side.

@@ -71,6 +71,9 @@ type Options struct {
 	// of stopping after LNSSteps windows, and runs whatever the gap. The
 	// result then depends on the time given, not only on the input.
 	UseTime bool
+	// TimeLimit is the time limit ctx was given (0: none), named in the
+	// report of an answer found under it (Result.Stopped).
+	TimeLimit time.Duration
 	// Start lists schedules of the same placement, micro-batch count and
 	// budget to start from beside the constructions and the baselines
 	// (tessel replan: a previous plan's orders on a new cluster). Each
@@ -293,6 +296,10 @@ type Result struct {
 	// candidates (where.go): Bounds then hold for every assignment, and
 	// the solver's proofs, for the chosen one alone, prove nothing.
 	Assigned bool
+	// Stopped says why the search ended before its own end, "" when it
+	// ran to it: the time limit (an answer that depends on the time
+	// given, Options.TimeLimit named), or ctx cancelled (Ctrl-C).
+	Stopped string
 
 	// assignedPeriod is set when the repetend with assignment literals
 	// proved that no choice of devices has a repetend (N_R ≤ MaxNR) of
@@ -470,8 +477,20 @@ var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 // constructions, may be the incumbent of step 2. The schedule of least
 // makespan wins; on a tie, the repetend's.
 // When ctx ends, Run returns at once with the best verified schedule
-// so far.
+// so far: a step that checks ctx stops at its next check, and a step that
+// does not within StopGrace is left to finish in the background, its
+// answer unused (stop.go). Result.Stopped then says why the search ended
+// early.
 func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
+	if opt.pinned {
+		return run(ctx, sp, opt, nil) // within a Run that watches
+	}
+	return watch(ctx, sp, opt)
+}
+
+// run is Run's search; inc, when set, is given the best result so far at
+// every step (for watch).
+func run(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent) (*Result, error) {
 	p := sp.Placement
 	t0 := time.Now()
 	if sp.MicroBatches < 1 {
@@ -499,6 +518,7 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	res := &Result{Decisions: sp.Allowed.Offload || sp.Allowed.Recompute, Latency: sp.Latency}
 	res.Bounds, res.BoundBy = schedule.LowerBoundsLatency(p, n, sp.Memory, sp.Latency)
 	report := func(stage string, rp *repetend.Progress) {
+		inc.publish(res, t0)
 		if opt.Progress == nil {
 			return
 		}
@@ -521,6 +541,7 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		}
 		if res.Schedule == nil || schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 			res.Schedule, res.Source = s, source
+			inc.publish(res, t0)
 		}
 	}
 
@@ -573,6 +594,9 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 			}
 		}
 		for _, m := range baseline.Methods() {
+			if ctx.Err() != nil && res.Schedule != nil {
+				break // a stopped search keeps what it has (but gets one)
+			}
 			s, err := m.Build(p, n, sp.Memory)
 			if err != nil || !allows(s, sp.Allowed) {
 				continue // not applicable, over the budget, or taking decisions the options do not allow
@@ -591,7 +615,7 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		slices.SortStableFunc(seeds, func(a, b seed) int { return cmp.Compare(schedule.Makespan(a.s), schedule.Makespan(b.s)) })
 		work := 0
 		for k, c := range seeds {
-			if work += len(c.s.Instances) * len(c.s.Instances); k > 0 && work > pairWork {
+			if work += len(c.s.Instances) * len(c.s.Instances); (k > 0 && work > pairWork) || ctx.Err() != nil {
 				break
 			}
 			if paired, ok := overlap.Pair(ctx, c.s); ok {
@@ -768,6 +792,7 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		}
 	}
 	res.Times.Total = time.Since(t0)
+	res.Stopped = stopReason(ctx, opt, res.Times.Total)
 	return res, nil
 }
 

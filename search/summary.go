@@ -46,6 +46,9 @@ type Summary struct {
 	Source       string          `json:"source,omitempty"`
 	Candidates   *SummaryOffsets `json:"candidates,omitempty"`
 	Seconds      SummarySeconds  `json:"seconds"`
+	// Stopped says why the search ended early (Result.Stopped): at a
+	// time limit, the answer depends on the time given.
+	Stopped string `json:"stopped,omitempty"`
 	// Chosen is the devices of every block with candidates, by block id,
 	// where the search chose them (docs/placement-search.md).
 	Chosen map[string][]int `json:"chosen,omitempty"`
@@ -193,6 +196,7 @@ func (r *Result) Summary(method repetend.Method) Summary {
 		sum.LowerBound.By = r.BoundBy.String()
 	}
 	sum.Source = r.Source.String()
+	sum.Stopped = r.Stopped
 	sum.Gap = ptr(r.Gap())
 	secs := textfmt.Secs
 	sum.Seconds = SummarySeconds{Total: secs(r.Times.Total), Constructions: secs(r.Times.Constructions), Repetend: secs(r.Times.Repetend), Warmup: secs(r.Times.Warmup), Cooldown: secs(r.Times.Cooldown), Refine: secs(r.Times.Refine)}

@@ -91,6 +91,9 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 	}
 	t := r.Times
 	fmt.Fprintf(w, "search time  %.3fs (constructions %.3fs, repetend %.3fs, warmup %.3fs, cooldown %.3fs, refining %.3fs)\n", t.Total.Seconds(), t.Constructions.Seconds(), t.Repetend.Seconds(), t.Warmup.Seconds(), t.Cooldown.Seconds(), t.Refine.Seconds())
+	if r.Stopped != "" {
+		fmt.Fprintf(w, "stopped      %s\n", r.Stopped)
+	}
 	fmt.Fprintf(w, "proven       %s\n", r.ProofStatus())
 	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
 	return nil
