@@ -242,7 +242,7 @@ func (d *detector) stretch(in []Instance, lo, hi, P, q int, skip map[int]bool) (
 	// An instance breaks forwards when its image q micro-batches later
 	// does not start P later (within [lo, hi)), backwards when its
 	// preimage does not start P earlier.
-	fwd, bwd := d.fwd[:0], d.bwd[:0] // starts, sorted
+	fwd, bwd := d.fwd[:0], d.bwd[:0]           // starts, sorted
 	defer func() { d.fwd, d.bwd = fwd, bwd }() // reused by the next call
 	for _, x := range in {
 		if m := x.Micro + q; m >= d.n || d.start[x.Block][m] != x.Start+P || x.Start+P >= hi {
