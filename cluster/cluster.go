@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -145,6 +146,9 @@ func (c *Cluster) Validate() error {
 		return fmt.Errorf("cluster: devices: want 1..%d devices, got %d", placement.MaxDevices, len(c.Devices))
 	}
 	for d, dev := range c.Devices {
+		if err := limits.CheckName("device name", dev.Name); err != nil {
+			return fmt.Errorf("cluster: device %d: %w", d, err)
+		}
 		if !(dev.Speed >= MinSpeed && dev.Speed <= MaxSpeed) {
 			return fmt.Errorf("cluster: %s: speed must be in %g..%g, got %g", deviceName(d, dev.Name), MinSpeed, MaxSpeed, dev.Speed)
 		}

@@ -62,31 +62,37 @@ const (
 // and the limit. Commands treat it as bad input.
 type Error struct {
 	What  string // what was counted, plural: "devices", "micro-batches"
-	Got   float64
+	Got   string // the value, as written
 	Limit int64
 }
 
 func (e *Error) Error() string {
-	got := strconv.FormatFloat(e.Got, 'g', -1, 64)
-	if e.Got == math.Trunc(e.Got) && math.Abs(e.Got) < 1e15 {
-		got = strconv.FormatFloat(e.Got, 'f', -1, 64)
-	}
-	return fmt.Sprintf("%s %s is more than tessel's limit of %d (docs/commands.md, Limits)", got, e.What, e.Limit)
+	return fmt.Sprintf("%s %s is more than tessel's limit of %d (docs/commands.md, Limits)", e.Got, e.What, e.Limit)
 }
 
 // Check returns an *Error when got exceeds limit, else nil.
 func Check(what string, got, limit int) error {
 	if got > limit {
-		return &Error{What: what, Got: float64(got), Limit: int64(limit)}
+		return &Error{What: what, Got: strconv.Itoa(got), Limit: int64(limit)}
 	}
 	return nil
+}
+
+// Over is the *Error of a measure got past limit: a number of steps or
+// units computed from a user's floats.
+func Over(what string, got float64, limit int64) *Error {
+	text := strconv.FormatFloat(got, 'g', -1, 64)
+	if got == math.Trunc(got) && math.Abs(got) < 1e15 {
+		text = strconv.FormatFloat(got, 'f', -1, 64)
+	}
+	return &Error{What: what, Got: text, Limit: limit}
 }
 
 // CheckName refuses a name longer than Name bytes; what says whose name
 // it is ("placement name", "layer 3's name").
 func CheckName(what, name string) error {
 	if len(name) > Name {
-		return &Error{What: "bytes in the " + what, Got: float64(len(name)), Limit: Name}
+		return &Error{What: "bytes in the " + what, Got: strconv.Itoa(len(name)), Limit: Name}
 	}
 	return nil
 }
@@ -98,7 +104,7 @@ func CheckInstances(n, blocks int) error {
 		return err
 	}
 	if n > 0 && blocks > Instances/n {
-		return &Error{What: fmt.Sprintf("block instances (%d micro-batches × %d blocks)", n, blocks), Got: float64(n) * float64(blocks), Limit: Instances}
+		return &Error{What: fmt.Sprintf("block instances (%d micro-batches × %d blocks)", n, blocks), Got: strconv.FormatInt(int64(n)*int64(blocks), 10), Limit: Instances}
 	}
 	return nil
 }
@@ -109,15 +115,27 @@ func CheckInstances(n, blocks int) error {
 // missing file reads "path: no such file or directory", without the
 // operation Go's error would add.
 func ReadFile(path string, max int64) ([]byte, error) {
+	f, err := Open(path, max)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAtMost(path, f, max)
+}
+
+// Open opens the file at path for reading, refusing a regular file of
+// more than max bytes (Read then bounds anything else); errors as
+// ReadFile's.
+func Open(path string, max int64) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, pathError(path, err)
 	}
-	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > max {
-		return nil, fmt.Errorf("%s: %w", path, &Error{What: "bytes", Got: float64(fi.Size()), Limit: max})
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, &Error{What: "bytes", Got: strconv.FormatInt(fi.Size(), 10), Limit: max})
 	}
-	return readAtMost(path, f, max)
+	return f, nil
 }
 
 // Read reads r to its end, refusing more than max bytes; name names r

@@ -515,7 +515,7 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	nI := len(ideals)
 	cells := (K + 1) * (L + 1)
 	if nI > MaxTableCells/cells {
-		return nil, &limits.Error{What: fmt.Sprintf("cells of the DP's table (%d ideals × %d device counts; fewer layers or devices)", nI, cells), Got: float64(nI) * float64(cells), Limit: MaxTableCells}
+		return nil, limits.Over(fmt.Sprintf("cells of the DP's table (%d ideals × %d device counts; fewer layers or devices)", nI, cells), float64(nI)*float64(cells), MaxTableCells)
 	}
 	t := newTables(g, u, ideals)
 	inf := math.Inf(1)

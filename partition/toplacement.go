@@ -241,7 +241,7 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 	for _, k := range keys {
 		t := loadOf(k)
 		if t/unit > limits.Time {
-			return nil, &limits.Error{What: fmt.Sprintf("time steps of a block of stage %d (load %g, time unit %g: a larger --time-unit)", k.stage, t, unit), Got: t / unit, Limit: limits.Time}
+			return nil, limits.Over(fmt.Sprintf("time steps of a block of stage %d (load %g, time unit %g: a larger --time-unit)", k.stage, t, unit), t/unit, limits.Time)
 		}
 		steps := max(1, int(math.Round(t/unit)))
 		c.RoundingError = math.Max(c.RoundingError, math.Abs(float64(steps)*unit-t))
@@ -253,7 +253,7 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 			if memUnit > 0 {
 				a := act[blockKey{k.stage, k.phase, placement.Forward}] / memUnit
 				if a > limits.Memory {
-					return nil, &limits.Error{What: fmt.Sprintf("memory units of the activations of stage %d (memory unit %g: a larger --memory-unit)", k.stage, memUnit), Got: a, Limit: limits.Memory}
+					return nil, limits.Over(fmt.Sprintf("memory units of the activations of stage %d (memory unit %g: a larger --memory-unit)", k.stage, memUnit), a, limits.Memory)
 				}
 				m = int(math.Ceil(a - 1e-9))
 			}
@@ -284,7 +284,7 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 			}
 			if g.HostBandwidth > 0 {
 				if o := a / g.HostBandwidth / unit; o > limits.Time {
-					return nil, &limits.Error{What: fmt.Sprintf("time steps of an offload of stage %d (time unit %g: a larger --time-unit)", k.stage, unit), Got: o, Limit: limits.Time}
+					return nil, limits.Over(fmt.Sprintf("time steps of an offload of stage %d (time unit %g: a larger --time-unit)", k.stage, unit), o, limits.Time)
 				}
 				b.Offload = max(1, int(math.Round(a/g.HostBandwidth/unit)))
 			}

@@ -60,13 +60,20 @@ const (
 // Whatever it prints passes through textfmt.SafeWriter: a name that holds
 // ESC or BEL prints escaped, never as a terminal command.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runWith(ctx, args, stdout, stderr)
+}
+
+// runWith is run with extra commands beside tessel's (tests add some).
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, extra ...*cli.Command) int {
 	out, errOut := textfmt.NewSafeWriter(stdout), textfmt.NewSafeWriter(stderr)
 	defer out.Flush()
 	defer errOut.Flush()
-	return runApp(ctx, newApp(out, errOut), args, errOut)
+	app := newApp(out, errOut)
+	app.Commands = append(app.Commands, withUsageErrors(extra)...)
+	return runApp(ctx, app, args, errOut)
 }
 
-// runApp is run with the commands of app.
+// runApp runs app, recovering a panic as one line and exitCrash.
 func runApp(ctx context.Context, app *cli.App, args []string, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -9,6 +9,7 @@
 package strictjson
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -208,16 +209,28 @@ func Load[T any](path string, parse func([]byte) (T, error)) (T, error) {
 	return LoadMax(path, limits.FileBytes, parse)
 }
 
-// LoadMax is Load for a file of at most max bytes.
+// LoadMax is Load for a file of at most max bytes. A file whose first
+// byte (after white space) cannot start JSON is refused before the rest
+// is read: a device of zeros is not read up to max.
 func LoadMax[T any](path string, max int64, parse func([]byte) (T, error)) (T, error) {
-	data, err := limits.ReadFile(path, max)
+	var zero T
+	f, err := limits.Open(path, max)
 	if err != nil {
-		var zero T
+		return zero, err
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	head, _ := br.Peek(512)
+	if i := bytes.IndexFunc(head, func(r rune) bool { return !isSpace(byte(r)) }); i >= 0 && !bytes.ContainsRune([]byte(`{["-0123456789tfn`), rune(head[i])) {
+		line, col := Position(head, int64(i))
+		return zero, fmt.Errorf("%s: malformed JSON at line %d, column %d: invalid character %q looking for beginning of value", path, line, col, head[i])
+	}
+	data, err := limits.Read(path, br, max)
+	if err != nil {
 		return zero, err
 	}
 	v, err := parse(data)
 	if err != nil {
-		var zero T
 		return zero, fmt.Errorf("%s: %w", path, err)
 	}
 	return v, nil
