@@ -103,7 +103,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"per-device memory budget, verified independently of the solver.\n\n" +
 			"Start with:  tessel placements\n" +
 			"             tessel search --placement m-shape --memory 6\n" +
-			"             tessel compare --placement m-shape --memory 6 --micro-batches 128",
+			"             tessel compare --placement m-shape --memory 6 --micro-batches 128\n\n" +
+			"Exit codes: 0 an answer, 1 none found, 2 bad input (one line names it; sizes past\n" +
+			"their limits too), 3 a crash (a bug: one line asks for a report). Ctrl-C answers at\n" +
+			"once with the best schedule so far. docs/commands.md has the limits.",
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
