@@ -641,7 +641,7 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	for p := len(pieces) - 1; p >= 0; p-- {
 		d := 0
 		if pieces[p].cpu {
-			d = K + ncpu
+			d = givenK + ncpu // CPUs come after every accelerator, used or not
 			ncpu++
 		} else {
 			d = na

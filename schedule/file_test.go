@@ -257,8 +257,19 @@ func FuzzParseSchedule(f *testing.F) {
 			}
 			return
 		}
-		_ = Verify(s)
+		valid := Verify(s) == nil
 		_ = Measure(s)
+		// The steady-state analysis every report runs: a repetend it
+		// names in a valid schedule passes the verifier's check.
+		if valid && s.Repetend == nil {
+			if rp := FindRepetend(s); rp != nil {
+				named := *s
+				named.Repetend = rp
+				if err := Verify(&named); err != nil {
+					t.Fatalf("the repetend FindRepetend names fails verification: %v", err)
+				}
+			}
+		}
 		for _, r := range []func(*Schedule, io.Writer) error{RenderText, RenderHTML, RenderTrace} {
 			if err := r(s, io.Discard); err != nil {
 				t.Errorf("rendering: %v", err)
