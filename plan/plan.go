@@ -122,6 +122,9 @@ func (r *Report) WriteText(w io.Writer, units int) error {
 	}
 	schedule.WriteDecisionsText(w, s)
 	fmt.Fprintf(w, "search time  %.3fs (proven: %s)\n", r.SearchSeconds, textfmt.YesNo(res.Proven()))
+	if res.Stopped != "" {
+		fmt.Fprintf(w, "stopped      %s\n", res.Stopped)
+	}
 	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
 	return nil
 }

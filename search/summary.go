@@ -52,6 +52,8 @@ type Summary struct {
 	// Chosen is the devices of every block with candidates, by block id,
 	// where the search chose them (docs/placement-search.md).
 	Chosen map[string][]int `json:"chosen,omitempty"`
+
+	steady steadyOf // for WriteText
 }
 
 // SummaryLatency is the latency per micro-batch (its first block's start
@@ -67,7 +69,12 @@ type SummaryLatency struct {
 
 // LatencySummary is s's SummaryLatency; s must be verified.
 func LatencySummary(s *schedule.Schedule) SummaryLatency {
-	st := schedule.MeasureLatency(s)
+	return latencySummary(s, schedule.SteadyOf(s))
+}
+
+// latencySummary is LatencySummary with s's steady state st known.
+func latencySummary(s *schedule.Schedule, steady *schedule.SteadyState) SummaryLatency {
+	st := schedule.MeasureLatencyOf(s, steady)
 	return SummaryLatency{Max: st.Max, Mean: textfmt.Round6(st.Mean), Throughput: textfmt.Round6(st.Throughput), Budget: s.Latency}
 }
 
@@ -104,7 +111,11 @@ type SummaryStretch struct {
 // SteadySummary is s's steady state for the summary (nil when it has
 // none).
 func SteadySummary(s *schedule.Schedule) *SummarySteady {
-	st := schedule.SteadyOf(s)
+	return steadySummary(s, schedule.SteadyOf(s))
+}
+
+// steadySummary is SteadySummary with s's steady state st known.
+func steadySummary(s *schedule.Schedule, st *schedule.SteadyState) *SummarySteady {
 	if st == nil {
 		return nil
 	}
@@ -141,6 +152,12 @@ type SummarySeconds struct {
 
 // NewSummary fills what every schedule has; s must be verified.
 func NewSummary(s *schedule.Schedule, method string, proven bool) Summary {
+	return newSummary(s, schedule.SteadyOf(s), method, proven)
+}
+
+// newSummary is NewSummary with s's steady state st known; the summary
+// keeps it for the text report (steady), so that it is found once.
+func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, proven bool) Summary {
 	m := schedule.Measure(s)
 	var budgets []int
 	if !s.Placement.Uniform(s.Memory) {
@@ -157,12 +174,28 @@ func NewSummary(s *schedule.Schedule, method string, proven bool) Summary {
 		Makespan:     m.Makespan,
 		BubbleRate:   textfmt.Round6(m.BubbleRate),
 		PeakMemory:   m.PeakMemory,
-		Latency:      LatencySummary(s),
+		Latency:      latencySummary(s, st),
 		LowerBound:   SummaryBounds{Period: m.LowerBound.Period, Makespan: m.LowerBound.Makespan},
 		Valid:        schedule.Verify(s) == nil,
 		Proven:       proven,
 		Chosen:       chosen(s.Placement),
+		steady:       steadyOf{s, st},
 	}
+}
+
+// steadyOf is a schedule's steady state, found once for its reports.
+type steadyOf struct {
+	s  *schedule.Schedule
+	st *schedule.SteadyState
+}
+
+// text is schedule.SteadyText of s, from the steady state known when it
+// is s's.
+func (k steadyOf) text(s *schedule.Schedule) string {
+	if k.s == s && s != nil {
+		return schedule.SteadyTextOf(s, k.st)
+	}
+	return schedule.SteadyText(s)
 }
 
 // chosen is Summary.Chosen: nil without candidates.
@@ -187,7 +220,8 @@ func (r *Result) Summary(method repetend.Method) Summary {
 	if r.Search != nil {
 		name = string(r.Search.Method)
 	}
-	sum := NewSummary(s, name, r.Proven())
+	st := schedule.SteadyOf(s)
+	sum := newSummary(s, st, name, r.Proven())
 	if r.Assigned {
 		// Bounds over every choice of devices, not the chosen one's.
 		sum.LowerBound = SummaryBounds{Period: r.Bounds.Period, Makespan: r.Bounds.Makespan}
@@ -200,7 +234,7 @@ func (r *Result) Summary(method repetend.Method) Summary {
 	sum.Gap = ptr(r.Gap())
 	secs := textfmt.Secs
 	sum.Seconds = SummarySeconds{Total: secs(r.Times.Total), Constructions: secs(r.Times.Constructions), Repetend: secs(r.Times.Repetend), Warmup: secs(r.Times.Warmup), Cooldown: secs(r.Times.Cooldown), Refine: secs(r.Times.Refine)}
-	sum.SteadyState = SteadySummary(s)
+	sum.SteadyState = steadySummary(s, st)
 	if r.Search != nil {
 		st := r.Search.Stats
 		sum.Candidates = &SummaryOffsets{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}

@@ -74,7 +74,7 @@ func (r *Result) WriteText(w io.Writer, sum Summary, o TextOptions) error {
 	if sum.LowerBound.By != "" {
 		fmt.Fprintf(w, "lower bound  %d, by %s\n", sum.LowerBound.Makespan, sum.LowerBound.By)
 	}
-	fmt.Fprintf(w, "steady state %s\n", schedule.SteadyText(s))
+	fmt.Fprintf(w, "steady state %s\n", sum.steady.text(s))
 	fmt.Fprintf(w, "built by     %s\n", r.Provenance())
 	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(o.Memory))
 	if schedule.ShowsLatency(s) {

@@ -154,7 +154,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	defer cancel()
 	bar := newProgress(stderr)
 	t1 := time.Now()
-	res, err := search.Run(sctx, spec.Spec{Placement: p, MicroBatches: o.MicroBatches, Memory: o.Budget, Allowed: spec.Decisions{Offload: o.Decisions.Offload, Recompute: o.Decisions.Recompute}}, search.Options{MaxNR: o.NR})
+	res, err := search.Run(sctx, spec.Spec{Placement: p, MicroBatches: o.MicroBatches, Memory: o.Budget, Allowed: spec.Decisions{Offload: o.Decisions.Offload, Recompute: o.Decisions.Recompute}}, search.Options{MaxNR: o.NR, TimeLimit: o.TimeLimit})
 	bar.done()
 	sum, err := searched("plan", "budget", res, err, o.Outputs, defaultMethod, o.Decisions.Any())
 	if err != nil {
