@@ -281,13 +281,13 @@ func (opt Options) home(name string, split bool, p *placement.Placement) (*place
 func baselineRow(m baseline.Method, p *placement.Placement, opt Options) (Row, error) {
 	row := Row{Method: MethodTitle(m.Name), Placement: p.Name, MicroBatches: opt.MicroBatches}
 	on, onGiven := p, opt.Given
-	s, err := m.Build(on, opt.MicroBatches, opt.Memory)
+	s, err := m.Build(spec.Spec{Placement: on, MicroBatches: opt.MicroBatches, Memory: opt.Memory})
 	if home, ok := homePlacement(m.Name); ok && errors.Is(err, baseline.ErrNotApplicable) && home != p.Name {
 		// A split placement is compared with the split home placement.
 		if hp, hgiven, herr := opt.home(home, HasWeights(p), p); herr == nil {
 			on = hp
 			row.Placement = hp.Name
-			s, err = m.Build(on, opt.MicroBatches, opt.Memory)
+			s, err = m.Build(spec.Spec{Placement: on, MicroBatches: opt.MicroBatches, Memory: opt.Memory})
 			onGiven = hgiven
 		}
 	}

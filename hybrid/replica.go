@@ -187,12 +187,12 @@ func (rep *replica) prepare(mb int) error {
 	if rep.chunks > 1 {
 		// Interleaved 1F1B, where it applies (mb a multiple of the
 		// groups): else no upper bound.
-		if s, err := baseline.Interleaved(rep.p, mb, 0); err == nil && schedule.Verify(s) == nil {
+		if s, err := baseline.Interleaved(spec.New(rep.p, mb)); err == nil && schedule.Verify(s) == nil {
 			rep.ones = s
 		}
 		return nil
 	}
-	s, err := baseline.OneFOneB(rep.p, mb, 0)
+	s, err := baseline.OneFOneB(spec.New(rep.p, mb))
 	if err == nil {
 		rep.ones = s
 	} else if !errors.Is(err, baseline.ErrOverBudget) && !errors.Is(err, baseline.ErrNotApplicable) {
@@ -285,7 +285,7 @@ func (rep *replica) megatronLayout(mb int) *Layout {
 	if err != nil {
 		return nil
 	}
-	s, err := baseline.OneFOneB(p, mb, 0)
+	s, err := baseline.OneFOneB(spec.New(p, mb))
 	if err != nil {
 		return nil
 	}

@@ -37,7 +37,7 @@ type row struct {
 func bestBaseline(c realcost.Case) (int, string) {
 	best, name := 0, "—"
 	for _, m := range baseline.Methods() {
-		s, err := m.Build(c.Placement, c.MicroBatches, c.Memory)
+		s, err := m.Build(spec.Spec{Placement: c.Placement, MicroBatches: c.MicroBatches, Memory: c.Memory})
 		if err != nil {
 			continue
 		}
@@ -116,7 +116,7 @@ func TestZB1PRow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := baseline.ZB1P(p, c.n, 0)
+		s, err := baseline.ZB1P(spec.New(p, c.n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +214,7 @@ func TestBackwardBlocks(t *testing.T) {
 	for _, c := range []struct {
 		opt   placement.Options
 		n     int
-		build func(*placement.Placement, int, int) (*schedule.Schedule, error)
+		build func(spec.Spec) (*schedule.Schedule, error)
 		want  int
 	}{
 		{placement.Options{Devices: 4, Chunks: 2, Order: placement.V, SplitBackward: true}, 8, baseline.ZBV, 51},
@@ -225,7 +225,7 @@ func TestBackwardBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 		p = realcost.AsBackward(p)
-		s, err := c.build(p, c.n, 0)
+		s, err := c.build(spec.New(p, c.n))
 		if err != nil {
 			t.Fatalf("%s written with backward blocks: %v", p.Name, err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // LNSOptions configure LNS.
@@ -344,7 +345,7 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 		}
 		return nil, sol.Checks, fmt.Errorf("refine: %w", err)
 	}
-	out := &schedule.Schedule{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency, Instances: ins}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency}, Instances: ins}
 	if err := schedule.Verify(out); err != nil {
 		return nil, sol.Checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", p.Name, err)
 	}

@@ -86,7 +86,7 @@ func TestWorkersEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zbh1, err := baseline.ZBH1(zb, 8, 0)
+	zbh1, err := baseline.ZBH1(spec.New(zb, 8))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,13 +117,23 @@ func TestWorkersEndToEnd(t *testing.T) {
 		build func() (*schedule.Schedule, error)
 		mode  Mode
 	}{
-		{"v-shape-split/pipeoffload", func() (*schedule.Schedule, error) { return baseline.PipeOffload(vsplit, 8, 2) }, NonBlocking},
-		{"v-shape-v2-split/1f1b-recompute", func() (*schedule.Schedule, error) { return baseline.OneFOneBRecompute(vchunks, 8, 2) }, NonBlocking},
-		{"v-shape/offload+recompute", func() (*schedule.Schedule, error) { return baseline.Savings(vwhole, 8, 2, mixed) }, NonBlocking},
-		{"v-shape/offload+recompute/blocking", func() (*schedule.Schedule, error) { return baseline.Savings(vwhole, 8, 2, mixed) }, Blocking},
-		{"v-shape-split/offload+recompute", func() (*schedule.Schedule, error) { return baseline.Savings(vsplit, 8, 2, mixed) }, NonBlocking},
+		{"v-shape-split/pipeoffload", func() (*schedule.Schedule, error) {
+			return baseline.PipeOffload(spec.Spec{Placement: vsplit, MicroBatches: 8, Memory: 2})
+		}, NonBlocking},
+		{"v-shape-v2-split/1f1b-recompute", func() (*schedule.Schedule, error) {
+			return baseline.OneFOneBRecompute(spec.Spec{Placement: vchunks, MicroBatches: 8, Memory: 2})
+		}, NonBlocking},
+		{"v-shape/offload+recompute", func() (*schedule.Schedule, error) {
+			return baseline.Savings(spec.Spec{Placement: vwhole, MicroBatches: 8, Memory: 2}, mixed)
+		}, NonBlocking},
+		{"v-shape/offload+recompute/blocking", func() (*schedule.Schedule, error) {
+			return baseline.Savings(spec.Spec{Placement: vwhole, MicroBatches: 8, Memory: 2}, mixed)
+		}, Blocking},
+		{"v-shape-split/offload+recompute", func() (*schedule.Schedule, error) {
+			return baseline.Savings(spec.Spec{Placement: vsplit, MicroBatches: 8, Memory: 2}, mixed)
+		}, NonBlocking},
 		{"v-shape-v2-split/offload+recompute", func() (*schedule.Schedule, error) {
-			return baseline.Savings(vchunks, 8, 3, append(append([]placement.Action(nil), mixed...), mixed...))
+			return baseline.Savings(spec.Spec{Placement: vchunks, MicroBatches: 8, Memory: 3}, append(append([]placement.Action(nil), mixed...), mixed...))
 		}, NonBlocking},
 	} {
 		s, err := r.build()
@@ -310,7 +320,7 @@ func deferredWeights(t testing.TB, p *placement.Placement, n int) *schedule.Sche
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Instances: ins}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
 	if err := schedule.Verify(s); err != nil {
 		t.Fatal(err)
 	}

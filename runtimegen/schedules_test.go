@@ -36,7 +36,7 @@ func TestEveryProducerRunsWithoutDeadlock(t *testing.T) {
 			to := opt.Schedule
 			scheds, labels = append(scheds, to), append(labels, "time-optimal")
 			for _, m := range baseline.Methods() {
-				s, err := m.Build(p, 8, 0)
+				s, err := m.Build(spec.New(p, 8))
 				if errors.Is(err, baseline.ErrNotApplicable) {
 					continue
 				}

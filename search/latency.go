@@ -98,14 +98,9 @@ func withinLatency(sp spec.Spec, s *schedule.Schedule) *schedule.Schedule {
 	return out
 }
 
-// portfolio is the constructions of step 1: construct.PortfolioWith, or
-// construct.LatencyPortfolio under a budget.
+// portfolio is the constructions of step 1 (construct.Portfolio).
 func portfolio(ctx context.Context, sp spec.Spec) ([]construct.Candidate, error) {
-	po := construct.PortfolioOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory, Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}
-	if sp.Latency > 0 {
-		return construct.LatencyPortfolio(ctx, sp.Placement, po, sp.Latency)
-	}
-	return construct.PortfolioWith(ctx, sp.Placement, po)
+	return construct.Portfolio(ctx, sp)
 }
 
 // solveAllWithin is solveAll under a latency budget (0: none): the rule
@@ -123,7 +118,7 @@ func solveAllWithin(ctx context.Context, p *placement.Placement, n, memory, late
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d, latency budget %d: %w", p.Name, n, memory, latency, err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory, Latency: latency}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory, Latency: latency}}
 	for k, r := range refs {
 		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
 	}

@@ -84,7 +84,7 @@ func TestLatencyWithDecisions(t *testing.T) {
 			}
 			best, name := 0, ""
 			for _, m := range baseline.Methods() {
-				b, err := m.Build(p, tc.n, tc.memory)
+				b, err := m.Build(spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.memory})
 				if err != nil || !allows(b, sp.Allowed) {
 					continue
 				}
@@ -125,7 +125,7 @@ func TestBaselinesWithinLatency(t *testing.T) {
 		for _, m := range baseline.Methods() {
 			if m.Name == tc.name {
 				var err error
-				if s, err = m.Build(p, 8, 2); err != nil {
+				if s, err = m.Build(spec.Spec{Placement: p, MicroBatches: 8, Memory: 2}); err != nil {
 					t.Fatalf("%s: %v", tc.name, err)
 				}
 			}

@@ -20,7 +20,7 @@ import (
 func bestBaselineWithin(p *placement.Placement, n, memory, budget int) int {
 	best := 0
 	for _, m := range baseline.Methods() {
-		s, err := m.Build(p, n, memory)
+		s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: memory})
 		if err != nil {
 			continue
 		}

@@ -55,7 +55,7 @@ func TestSearchOnQueuedLinks(t *testing.T) {
 					return
 				}
 				for _, m := range baseline.Methods() {
-					s, err := m.Build(p, tc.n, tc.memory)
+					s, err := m.Build(spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.memory})
 					if err != nil {
 						continue
 					}

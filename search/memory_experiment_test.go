@@ -78,12 +78,16 @@ type experimentMethod struct {
 	run  func(t testing.TB, devices, n, memory int) (*schedule.Schedule, error)
 }
 
-func onStages(b func(*placement.Placement, int, int) (*schedule.Schedule, error)) func(testing.TB, int, int, int) (*schedule.Schedule, error) {
-	return func(t testing.TB, d, n, m int) (*schedule.Schedule, error) { return b(stagePlacement(t, d), n, m) }
+func onStages(b func(spec.Spec) (*schedule.Schedule, error)) func(testing.TB, int, int, int) (*schedule.Schedule, error) {
+	return func(t testing.TB, d, n, m int) (*schedule.Schedule, error) {
+		return b(spec.Spec{Placement: stagePlacement(t, d), MicroBatches: n, Memory: m})
+	}
 }
 
-func onV(b func(*placement.Placement, int, int) (*schedule.Schedule, error)) func(testing.TB, int, int, int) (*schedule.Schedule, error) {
-	return func(t testing.TB, d, n, m int) (*schedule.Schedule, error) { return b(vPlacement(t, d), n, m) }
+func onV(b func(spec.Spec) (*schedule.Schedule, error)) func(testing.TB, int, int, int) (*schedule.Schedule, error) {
+	return func(t testing.TB, d, n, m int) (*schedule.Schedule, error) {
+		return b(spec.Spec{Placement: vPlacement(t, d), MicroBatches: n, Memory: m})
+	}
 }
 
 func tesselRun(t testing.TB, d, n, m int) (*schedule.Schedule, error) {
@@ -315,7 +319,7 @@ func replaceBetween(t testing.TB, text, name, body string) string {
 // PipeOffload's.
 func TestOptPipeGainOverPipeOffload(t *testing.T) {
 	for _, mem := range []int{6, 8} {
-		po, err := baseline.PipeOffload(vPlacement(t, 8), 16, mem)
+		po, err := baseline.PipeOffload(spec.Spec{Placement: vPlacement(t, 8), MicroBatches: 16, Memory: mem})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +349,7 @@ func TestOptPipeGainBoundOneStage(t *testing.T) {
 	p = p.WithOffload(1)
 	for _, n := range []int{16, 64} {
 		for mem := 2; mem <= 16; mem++ {
-			po, err := baseline.PipeOffload(p, n, mem)
+			po, err := baseline.PipeOffload(spec.Spec{Placement: p, MicroBatches: n, Memory: mem})
 			if err != nil {
 				t.Fatalf("N=%d, memory %d: %v", n, mem, err)
 			}

@@ -82,7 +82,7 @@ func BenchmarkNeverLose(b *testing.B) {
 			}
 			best, bestRate := 0, -1.0
 			for _, m := range baseline.Methods() {
-				s, err := m.Build(p, c.n, c.memory)
+				s, err := m.Build(spec.Spec{Placement: p, MicroBatches: c.n, Memory: c.memory})
 				if err != nil {
 					continue
 				}

@@ -128,7 +128,7 @@ func Optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 		offer(Source{Kind: SourceConstruction, Name: cands[0].Name}, cands[0].Schedule)
 	}
 	for _, m := range baseline.Methods() {
-		if s, err := m.Build(p, n, memory); err == nil && allows(s, sp.Allowed) {
+		if s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}); err == nil && allows(s, sp.Allowed) {
 			offer(Source{Kind: SourceBaseline, Name: m.Name}, s)
 		}
 	}
@@ -200,7 +200,7 @@ func solveAllLinkOrder(ctx context.Context, p *placement.Placement, n, memory, l
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory, Latency: max(latency, 0)}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory, Latency: max(latency, 0)}}
 	for k, r := range refs {
 		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
 	}
@@ -223,7 +223,7 @@ func solveAll(ctx context.Context, p *placement.Placement, n, memory int, opt sm
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}}
 	for k, r := range refs {
 		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
 	}
@@ -248,7 +248,7 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 	if cerr != nil {
 		return nil, false, fmt.Errorf("re-timed on the links: %w", cerr)
 	}
-	out := &schedule.Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency, Instances: ins}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency}, Instances: ins}
 	if err := schedule.Verify(out); err != nil {
 		return nil, false, fmt.Errorf("re-timed on the links, fails verification (a bug): %w", err)
 	}

@@ -105,7 +105,7 @@ func TestSearchNeverLosesToABaseline(t *testing.T) {
 					continue // no schedule fits this budget
 				}
 				for _, m := range baseline.Methods() {
-					s, err := m.Build(p, n, memory)
+					s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: memory})
 					if err != nil {
 						continue
 					}

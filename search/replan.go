@@ -70,7 +70,7 @@ func Replan(ctx context.Context, old *schedule.Schedule, p *placement.Placement,
 	var start []Start
 	if s, err := schedule.OnCluster(old, c); err == nil {
 		out.OldOrders = ptr(schedule.Makespan(s))
-		s.Cluster, s.Source = nil, nil
+		s.Cluster, s.Given = nil, nil
 		start = append(start, Start{Name: StartOldOrders, Schedule: s})
 	}
 	rp := old.Repetend

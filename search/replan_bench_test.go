@@ -28,7 +28,7 @@ func replanCase(tb testing.TB) (old *schedule.Schedule, p *placement.Placement, 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p, err = c.Apply(old.Source)
+	p, err = c.Apply(old.Given)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func TestReplanWithinTwoPercentWithLessWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old.Schedule.Cluster, old.Schedule.Source = oc, p
+	old.Schedule.Cluster, old.Schedule.Given = oc, p
 	c, err := cluster.Load("../testdata/clusters/four-slow-link.json")
 	if err != nil {
 		t.Fatal(err)

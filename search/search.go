@@ -597,7 +597,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent) (*Resul
 			if ctx.Err() != nil && res.Schedule != nil {
 				break // a stopped search keeps what it has (but gets one)
 			}
-			s, err := m.Build(p, n, sp.Memory)
+			s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory})
 			if err != nil || !allows(s, sp.Allowed) {
 				continue // not applicable, over the budget, or taking decisions the options do not allow
 			}
@@ -892,7 +892,7 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 	}
 	for round := 0; ctx.Err() == nil && !res.Proven(); round++ {
 		if round > 0 {
-			c, err := construct.Restart(ctx, p, sp.MicroBatches, sp.Memory, round)
+			c, err := construct.Restart(ctx, spec.Spec{Placement: p, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, round)
 			if err != nil {
 				return err
 			}

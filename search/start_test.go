@@ -31,13 +31,13 @@ func TestSearchStartsFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 8
-	start, _ := baseline.GPipe(q, n, 0) // over device 0's budget: built without it
+	start, _ := baseline.GPipe(spec.New(q, n)) // over device 0's budget: built without it
 	start.Placement = q
 	_, err = Run(context.Background(), spec.Spec{Placement: q, MicroBatches: n}, Options{Start: []Start{{Name: "gpipe", Schedule: start}}})
 	if err == nil || !strings.Contains(err.Error(), `start "gpipe"`) {
 		t.Fatalf("a start over a device's budget: %v", err)
 	}
-	ok, err := baseline.OneFOneB(p, n, 0)
+	ok, err := baseline.OneFOneB(spec.New(p, n))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -422,7 +422,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			s := &schedule.Schedule{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory, Instances: sol.Instances}
+			s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, Instances: sol.Instances}
 			if err := schedule.Verify(s); err != nil {
 				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
 			}
@@ -532,12 +532,12 @@ func relaxedBounds(p *placement.Placement, n int) schedule.Bounds {
 // seedable reports whether a construction or a baseline gives q a
 // schedule under the options' budget.
 func seedable(ctx context.Context, q *placement.Placement, sp spec.Spec) bool {
-	cands, err := construct.PortfolioWith(ctx, q, construct.PortfolioOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory, Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute})
+	cands, err := construct.Portfolio(ctx, spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory, Allowed: sp.Allowed})
 	if err == nil && len(cands) > 0 {
 		return true
 	}
 	for _, m := range baseline.Methods() {
-		if s, err := m.Build(q, sp.MicroBatches, sp.Memory); err == nil && allows(s, sp.Allowed) {
+		if s, err := m.Build(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}); err == nil && allows(s, sp.Allowed) {
 			return true
 		}
 	}
@@ -621,7 +621,7 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 			if err != nil {
 				return nil, err
 			}
-			s := &schedule.Schedule{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory, Instances: sol.Instances}
+			s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, Instances: sol.Instances}
 			if err := schedule.Verify(s); err != nil {
 				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
 			}

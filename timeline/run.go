@@ -114,7 +114,7 @@ func Run(ctx context.Context, old *schedule.Schedule, t *Timeline, c *cluster.Cl
 	}
 	given := old.Placement
 	if old.Cluster != nil {
-		given = old.Source
+		given = old.Given
 	}
 	if c == nil {
 		c = old.Cluster

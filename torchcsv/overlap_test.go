@@ -39,11 +39,11 @@ func TestDualPipeVOverlap(t *testing.T) {
 		if p.Overlap, err = placement.ParseOverlapTime(c.overlapTime); err != nil {
 			t.Fatal(err)
 		}
-		plain, err := baseline.DualPipeV(p, c.n, 0)
+		plain, err := baseline.DualPipeV(spec.New(p, c.n))
 		if err != nil {
 			t.Fatal(err)
 		}
-		dpv, err := baseline.DualPipeVOverlap(p, c.n, 0)
+		dpv, err := baseline.DualPipeVOverlap(spec.New(p, c.n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +52,7 @@ func TestDualPipeVOverlap(t *testing.T) {
 			memory = max(memory, m)
 		}
 		// The same schedule under its own peak as the budget.
-		if dpv, err = baseline.DualPipeVOverlap(p, c.n, memory); err != nil {
+		if dpv, err = baseline.DualPipeVOverlap(spec.Spec{Placement: p, MicroBatches: c.n, Memory: memory}); err != nil {
 			t.Fatal(err)
 		}
 		name := p.Name + " --overlap-time " + c.overlapTime
