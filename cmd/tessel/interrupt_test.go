@@ -65,10 +65,10 @@ func TestInterruptAnswersAtOnce(t *testing.T) {
 		t.Skip("runs long commands as child processes")
 	}
 	dir := t.TempDir()
-	// A chain of 30,000 blocks, and a schedule and a timeline of 1000
+	// A chain of 10,000 blocks, and a schedule and a timeline of 1000
 	// devices joining for replan.
 	chain := filepath.Join(dir, "chain.json")
-	writeChain(t, chain, 15000, 4)
+	writeChain(t, chain, 5000, 4)
 	old := filepath.Join(dir, "old.json")
 	if code, _, errOut := runCLI(t, "search", "-n", "16", "-o", old); code != 0 {
 		t.Fatal(errOut)
