@@ -52,8 +52,7 @@ func (p *Placement) Pairs() []int {
 	for _, g := range groups {
 		g.next = append(g.next, len(g.forwards))
 	}
-	var find func(g *group, i int) int
-	find = func(g *group, i int) int {
+	find := func(g *group, i int) int {
 		for g.next[i] != i {
 			g.next[i] = g.next[g.next[i]]
 			i = g.next[i]

@@ -153,16 +153,21 @@ func withUsageErrors(cmds []*cli.Command) []*cli.Command {
 	return cmds
 }
 
-// flagLimits are the flags whose values a limit bounds, whatever the
-// command (docs/commands.md, Limits).
-var flagLimits = map[string]struct {
-	what  string
-	limit int
-}{
-	"devices":       {"devices", limits.Devices},
-	"micro-batches": {"micro-batches", limits.MicroBatches},
-	"nr":            {"N_R", limits.NR},
-	"chunks":        {"chunks", limits.Chunks},
+// flagLimit is the limit that bounds a flag's value whatever the command
+// (docs/commands.md, Limits), and what it counts; ok is false for a flag
+// without one.
+func flagLimit(name string) (what string, limit int, ok bool) {
+	switch name {
+	case "devices":
+		return "devices", limits.Devices, true
+	case "micro-batches":
+		return "micro-batches", limits.MicroBatches, true
+	case "nr":
+		return "N_R", limits.NR, true
+	case "chunks":
+		return "chunks", limits.Chunks, true
+	}
+	return "", 0, false
 }
 
 // checkFlags refuses, for every command alike, values no flag of its kind
@@ -189,8 +194,8 @@ func checkFlags(c *cli.Context) error {
 			if name == "effort" && v < -1 {
 				return usageErrorf("--effort must be -1 (no cap), 0 (the default) or a positive cap, got %d", v)
 			}
-			if l, ok := flagLimits[name]; ok {
-				if err := limits.Check(l.what, v, l.limit); err != nil {
+			if what, limit, ok := flagLimit(name); ok {
+				if err := limits.Check(what, v, limit); err != nil {
 					return usageErrorf("--%s: %v", name, err)
 				}
 			}
