@@ -201,6 +201,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		if m.Memory && !p.HasOffload() && !p.HasRecompute() {
 			continue // offload and recompute baselines need --offload-time or --recompute
 		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("compare: stopped before the comparison was complete: %w", context.Cause(ctx))
+		}
 		progress("compare: %s", MethodTitle(m.Name))
 		row, err := baselineRow(m, p, opt)
 		if err != nil {
