@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/refine"
@@ -481,15 +482,21 @@ var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 // does not within StopGrace is left to finish in the background, its
 // answer unused (stop.go). Result.Stopped then says why the search ended
 // early.
+//
+// Its errors are the search's own: a solver's that proves no schedule
+// exists is ErrInfeasible, one of a search stopped before it found
+// anything ErrStopped (errors.Is).
 func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	if opt.pinned {
-		return run(ctx, sp, opt, nil) // within a Run that watches
+		res, err := run(ctx, sp, opt, nil) // within a Run that watches
+		return res, own(err)
 	}
-	return watch(ctx, sp, opt)
+	res, err := watch(ctx, sp, opt)
+	return res, own(err)
 }
 
-// run is Run's search; inc, when set, is given the best result so far at
-// every step (for watch).
+// run is Run's search, its errors not yet the search's own; inc, when
+// set, is given the best result so far at every step (for watch).
 func run(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent) (*Result, error) {
 	p := sp.Placement
 	t0 := time.Now()
@@ -857,7 +864,7 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 			// encodes the whole schedule, so without a time limit
 			// only DecidedWindows of them are given, and none to a
 			// schedule of more than maxDecidedInstances.
-			lo.Decisions = smt.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}
+			lo.Decisions = encode.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}
 			if !opt.UseTime {
 				lo.Steps = opt.DecidedWindows
 			}
@@ -1006,7 +1013,7 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 		t1 := time.Now()
 		var hint []int
 		if res.Schedule != nil {
-			hint = startsOf(res.Schedule, smt.AllInstances(p, n))
+			hint = startsOf(res.Schedule, encode.AllInstances(p, n))
 		}
 		s, sol, err := solveAllWithin(ctx, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
 		res.Times.Warmup = time.Since(t1)
@@ -1027,8 +1034,8 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 	warm := Warmup(p, r.Offsets)
 	cool := Cooldown(p, r.Offsets, r.NR, n)
 	phase := func(refs []schedule.Ref, entry []int) (*smt.Solution, error) {
-		pr := smt.InstanceProblem(p, refs, sp.Memory, entry)
-		pr.Deadlines = smt.LatencyDeadlines(p, refs, sp.Latency)
+		pr := encode.InstanceProblem(p, refs, sp.Memory, entry)
+		pr.Deadlines = encode.LatencyDeadlines(p, refs, sp.Latency)
 		if len(refs) > maxPhaseTasks {
 			starts := smt.Greedy(pr)
 			if starts == nil {

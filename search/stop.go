@@ -97,7 +97,7 @@ func watch(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	best := inc.best
 	inc.mu.Unlock()
 	if best == nil {
-		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", sp.Placement.Name, context.Cause(ctx))
+		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", sp.Placement.Name, stopped{context.Cause(ctx)})
 	}
 	res := *best
 	res.Times.Total = time.Since(t0)
@@ -119,3 +119,10 @@ func stopReason(ctx context.Context, opt Options, took time.Duration) string {
 	}
 	return fmt.Sprintf("interrupted after %.1fs: the best verified schedule found by then", took.Seconds())
 }
+
+// stopped is why a search stopped (ctx's cause): an error that is
+// ErrStopped, whatever ended ctx (a deadline, Ctrl-C).
+type stopped struct{ error }
+
+func (e stopped) Unwrap() error        { return e.error }
+func (e stopped) Is(target error) bool { return target == ErrStopped }

@@ -23,6 +23,9 @@ import (
 	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/limits"
+
+	// The C allocator tuned for a program that makes a few Z3 contexts.
+	_ "github.com/tessel-pp/tessel/z3/tune"
 )
 
 func main() {
