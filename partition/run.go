@@ -54,7 +54,7 @@ func (o Options) Check() error {
 	case o.Chunks > 1 && o.NonContiguous:
 		return fmt.Errorf("--chunks and --non-contiguous do not go together")
 	case !(o.TimeUnit >= 0) || !(o.MemoryUnit >= 0) || math.IsInf(o.TimeUnit, 0) || math.IsInf(o.MemoryUnit, 0):
-		return fmt.Errorf("--time-unit and --memory-unit must be finite and ≥ 0")
+		return fmt.Errorf("--time-unit and --memory-unit must be ≥ 0 (and finite)")
 	case o.IPTimeLimit <= 0:
 		return fmt.Errorf("--ip-time-limit must be positive, got %v", o.IPTimeLimit)
 	}

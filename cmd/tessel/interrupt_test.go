@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tessel-pp/tessel/internal/testskip"
 )
 
 // interruptAfter runs tessel args as a child process, sends it SIGINT
@@ -61,9 +63,7 @@ const interruptBound = 5 * time.Second
 // schedule so far, saying it was interrupted, or one line saying none was
 // reached (exit 1).
 func TestInterruptAnswersAtOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs long commands as child processes")
-	}
+	testskip.Short(t, "runs long commands as child processes")
 	dir := t.TempDir()
 	// A chain of 10,000 blocks, and a schedule and a timeline of 1000
 	// devices joining for replan.

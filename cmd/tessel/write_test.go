@@ -8,15 +8,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tessel-pp/tessel/internal/testskip"
 )
 
 // kill -9 at random moments of a --force write leaves the old file or the
 // whole new one, never a part (the writes go through package atomicfile,
 // whose own test kills a writer 100 times).
 func TestKillDuringForceWrite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts child processes")
-	}
+	testskip.Short(t, "starts child processes")
 	dir := t.TempDir()
 	s := filepath.Join(dir, "s.json")
 	if code, _, errOut := runCLI(t, "search", "-p", "m-shape", "-m", "6", "-n", "256", "-o", s); code != 0 {

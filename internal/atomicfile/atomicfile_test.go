@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tessel-pp/tessel/internal/testskip"
 )
 
 // The test binary doubles as a writer to kill: with ATOMICFILE_CHILD set
@@ -45,9 +47,7 @@ var newContent = bytes.Repeat(bytes.Repeat([]byte("new data\n"), 1<<12), 64)
 // kill -9 at a random moment of a write leaves the old file or the whole
 // new one, never a part: 100 kills, spread over the writer's life.
 func TestKillLeavesOldFile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts 100 processes")
-	}
+	testskip.Short(t, "starts 100 processes")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.json")
 	old := []byte("the old file\n")
@@ -128,7 +128,7 @@ func TestFailedWriteLeavesOldFile(t *testing.T) {
 func TestDevFull(t *testing.T) {
 	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
-		t.Skip("no /dev/full")
+		testskip.Skip(t, "no /dev/full")
 	}
 	err = fill(f, func(w io.Writer) error { _, err := w.Write(make([]byte, 1<<17)); return err })
 	if !errors.Is(err, syscall.ENOSPC) {
