@@ -786,12 +786,12 @@ const beladyKept = 3
 // budget for every parameter set and returns the beladyKept shortest
 // (then by name) that verify,
 // named "order/<source>/belady h H lead L".
-func beladyCandidates(ctx context.Context, p *placement.Placement, n, memory int) []Candidate {
+func beladyCandidates(ctx context.Context, p *placement.Placement, n, memory int) []Entry {
 	return beladyAll(ctx, p, n, memory, beladyKept)
 }
 
 // beladyAll is beladyCandidates keeping keep.
-func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKeep int) []Candidate {
+func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKeep int) []Entry {
 	if !oneDeviceEach(p) {
 		return nil
 	}
@@ -805,7 +805,7 @@ func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKee
 	if t == 0 {
 		return nil
 	}
-	var out []Candidate
+	var out []Entry
 	for _, src := range beladySources(ctx, p, n) {
 		if ctx.Err() != nil {
 			break
@@ -822,11 +822,11 @@ func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKee
 	// Only the shortest are verified and compacted (compaction never
 	// lengthens a schedule, so it cannot bring a longer one ahead by
 	// more than it gains; twice as many are finished as kept).
-	order := func(a, b Candidate) int {
+	order := func(a, b Entry) int {
 		return cmp.Or(cmp.Compare(a.Makespan, b.Makespan), cmp.Compare(a.Name, b.Name))
 	}
 	slices.SortStableFunc(out, order)
-	var done []Candidate
+	var done []Entry
 	for _, c := range out {
 		if len(done) == 2*beladyKeep {
 			break
@@ -835,7 +835,7 @@ func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKee
 		if err != nil {
 			continue
 		}
-		done = append(done, Candidate{Name: c.Name, Schedule: s, Makespan: schedule.Makespan(s)})
+		done = append(done, Entry{Name: c.Name, Schedule: s, Makespan: schedule.Makespan(s)})
 	}
 	out = done
 	slices.SortStableFunc(out, order)
@@ -1093,7 +1093,7 @@ func drawnOffsets(p *placement.Placement, period, u, seed int) [][]int {
 // named "order/drawn S period P/u[ paced]/belady h H lead L life X
 // [reserve]". Draws and runs go side by side in fixed batches; the
 // result is the same on every machine.
-func beladyDraws(ctx context.Context, p *placement.Placement, n, memory, t int) []Candidate {
+func beladyDraws(ctx context.Context, p *placement.Placement, n, memory, t int) []Entry {
 	lo := 0
 	for _, l := range p.Loads() {
 		lo = max(lo, l)
@@ -1156,7 +1156,7 @@ func beladyDraws(ctx context.Context, p *placement.Placement, n, memory, t int) 
 		}
 	}
 	params := beladyParams
-	var out []Candidate
+	var out []Entry
 	for _, tr := range kept {
 		if ctx.Err() != nil {
 			break
@@ -1185,8 +1185,8 @@ type beladyJob struct {
 
 // runBelady runs the jobs side by side and returns the candidates of
 // those that finish, in the jobs' order.
-func runBelady(p *placement.Placement, n int, jobs []beladyJob) []Candidate {
-	got := make([]*Candidate, len(jobs))
+func runBelady(p *placement.Placement, n int, jobs []beladyJob) []Entry {
+	got := make([]*Entry, len(jobs))
 	var wg sync.WaitGroup
 	var pan safego.Panic
 	for k, j := range jobs {
@@ -1199,12 +1199,12 @@ func runBelady(p *placement.Placement, n int, jobs []beladyJob) []Candidate {
 			if j.opt.Reserve {
 				name += " reserve"
 			}
-			got[k] = &Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s)}
+			got[k] = &Entry{Name: name, Schedule: s, Makespan: schedule.Makespan(s)}
 		})
 	}
 	wg.Wait()
 	pan.Repanic()
-	var out []Candidate
+	var out []Entry
 	for _, c := range got {
 		if c != nil {
 			out = append(out, *c)

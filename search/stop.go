@@ -37,7 +37,7 @@ func (inc *incumbent) publish(res *Result, t0 time.Time) {
 		return
 	}
 	snap := *res
-	snap.Candidates = slices.Clone(res.Candidates)
+	snap.Contenders = slices.Clone(res.Contenders)
 	inc.mu.Lock()
 	inc.best, inc.t0 = &snap, t0
 	inc.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/schedule"
@@ -149,24 +150,90 @@ func titanMatches(sum *Summary, style string) bool {
 	return true
 }
 
-// tomlComment is s for a TOML comment: as it is, or, where it holds a
-// control character (a newline would end the comment), escaped as in a
-// TOML string.
-func tomlComment(s string) string {
-	if q := textfmt.TOMLString(s); q[1:len(q)-1] != s && strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return q[1 : len(q)-1]
+// TitanCommit is the torchtitan commit whose configuration fields the
+// bundle sets (torchtitan/config/configs.py, 2026-08-21): since February
+// 2026 torchtitan reads no TOML job file, only Python configurations
+// (--module, --config) and the frozen --section.option flags; since August
+// 2026 it counts micro-batches in parallelism.num_pp_microbatches and
+// sizes them in tokens (training.num_tokens_per_microbatch_per_dp_rank).
+const TitanCommit = "b5bcd76c66d0acb1a08b176d9639425bc55e0b2a"
+
+// TitanSettingsFile is the name of the bundle's settings in its folder.
+const TitanSettingsFile = "torchtitan_pipeline.py"
+
+// titanSetting is one field the bundle sets: its path in torchtitan's
+// Trainer.Config, its value as Python and as one shell word (flag; ""
+// where it cannot be a flag in a one-line comment).
+type titanSetting struct{ field, value, flag string }
+
+// settings are the fields the bundle sets, in order. Strings are escaped
+// for where they land (a path or a module name may hold anything): Python
+// string literals in the function, shell words in the flags.
+func (b *TitanBundle) settings(csvPath string) []titanSetting {
+	ints := func(field string, v int) titanSetting {
+		return titanSetting{field, strconv.Itoa(v), strconv.Itoa(v)}
+	}
+	strs := func(field, v string) titanSetting {
+		return titanSetting{field, textfmt.PythonString(v), shellWord(v)}
+	}
+	out := []titanSetting{
+		ints("parallelism.pipeline_parallel_degree", b.Ranks),
+		strs("parallelism.pipeline_parallel_schedule", b.Schedule),
+		strs("parallelism.pipeline_parallel_schedule_csv", csvPath),
+		ints("parallelism.num_pp_microbatches", b.MicroBatches),
+	}
+	if b.Modules != nil {
+		parts := make([]string, len(b.Modules))
+		for i, m := range b.Modules {
+			q := make([]string, len(m))
+			for j, n := range m {
+				q[j] = textfmt.PythonString(n)
+			}
+			parts[i] = "        [" + strings.Join(q, ", ") + "],\n"
+		}
+		out = append(out, titanSetting{field: "parallelism.module_fqns_per_model_part", value: "[\n" + strings.Join(parts, "") + "    ]"})
+	}
+	return out
+}
+
+// shellWord is s as one shell word: in double quotes where no character
+// of s is special to a shell (as the flags were always written), else in
+// single quotes (textfmt.ShellQuote), so that a pasted flag runs nothing;
+// "" where s holds a character that is not printable (a newline would end
+// the comment the flags are written in).
+func shellWord(s string) string {
+	switch {
+	case strings.ContainsFunc(s, func(r rune) bool { return r == utf8.RuneError || !strconv.IsPrint(r) }):
+		return ""
+	case s != "" && textfmt.ShellQuote(s) == s:
+		return `"` + s + `"`
+	}
+	return textfmt.ShellQuote(s)
+}
+
+// pythonComment is s for a Python comment: as it is, or, where it holds
+// anything a Python string would escape (a newline would end the comment,
+// a byte that is not UTF-8 would make the file unreadable), as that
+// string.
+func pythonComment(s string) string {
+	if q := textfmt.PythonString(s); q != `"`+s+`"` {
+		return q
 	}
 	return s
 }
 
-// Config is the bundle's torchtitan settings as TOML (the [parallelism]
-// table of a torchtitan job file), with csvPath the CSV's path as
-// torchtitan will open it.
+// Config is the bundle's torchtitan settings, with csvPath the CSV's path
+// as torchtitan will open it: a Python function that sets them on the
+// Trainer.Config of a torchtitan configuration (torchtitan's way of
+// configuring a run since it dropped TOML job files), and in a comment
+// the same as command-line flags.
 func (b *TitanBundle) Config(csvPath string) []byte {
 	var w bytes.Buffer
-	fmt.Fprintf(&w, "# torchtitan settings for the schedule in %s (written by tessel export --format torchtitan)\n", tomlComment(csvPath))
-	fmt.Fprintf(&w, "# %d ranks, %d stages (%d per rank, %s style), %d micro-batches: set\n", b.Ranks, b.Stages, b.StagesPerRank, b.Style, b.MicroBatches)
-	fmt.Fprintf(&w, "# training.local_batch_size / parallelism.pipeline_parallel_microbatch_size = %d.\n", b.MicroBatches)
+	fmt.Fprintf(&w, "# torchtitan settings for the schedule in %s (written by tessel export --format torchtitan)\n", pythonComment(csvPath))
+	fmt.Fprintf(&w, "# Fields of torchtitan's Trainer.Config as of torchtitan commit %s (2026-08-21):\n", TitanCommit[:7])
+	fmt.Fprintf(&w, "# return tessel_pipeline(config) from your configuration function (--module, --config).\n")
+	fmt.Fprintf(&w, "# %d ranks, %d stages (%d per rank, %s style), %d micro-batches; the micro-batch size is\n", b.Ranks, b.Stages, b.StagesPerRank, b.Style, b.MicroBatches)
+	fmt.Fprintf(&w, "# training.num_tokens_per_microbatch_per_dp_rank, the configuration's own.\n")
 	for r := range b.Ranks {
 		ids, _ := TitanStageIDs(r, b.Ranks, b.Stages, b.Style)
 		parts := make([]string, len(ids))
@@ -175,20 +242,26 @@ func (b *TitanBundle) Config(csvPath string) []byte {
 		}
 		fmt.Fprintf(&w, "# rank %d: stages %s\n", r, strings.Join(parts, ", "))
 	}
-	w.WriteString("[parallelism]\n")
-	fmt.Fprintf(&w, "pipeline_parallel_degree = %d\n", b.Ranks)
-	fmt.Fprintf(&w, "pipeline_parallel_schedule = %q # sets the %s style of the stages; the order is the CSV's\n", b.Schedule, b.Style)
-	fmt.Fprintf(&w, "pipeline_parallel_schedule_csv = %s\n", textfmt.TOMLString(csvPath))
-	if b.Modules != nil {
-		w.WriteString("module_fqns_per_model_part = [\n")
-		for _, m := range b.Modules {
-			q := make([]string, len(m))
-			for i, n := range m {
-				q[i] = textfmt.TOMLString(n)
-			}
-			fmt.Fprintf(&w, "  [%s],\n", strings.Join(q, ", "))
+	var flags, inConfig []string
+	for _, s := range b.settings(csvPath) {
+		if s.flag == "" {
+			inConfig = append(inConfig, strings.TrimPrefix(s.field, "parallelism."))
+			continue
 		}
-		w.WriteString("]\n")
+		flags = append(flags, "--"+s.field+" "+s.flag)
 	}
+	fmt.Fprintf(&w, "# The same from the command line: %s", strings.Join(flags, " "))
+	if inConfig != nil {
+		fmt.Fprintf(&w, " (%s: set it in the configuration)", strings.Join(inConfig, " and "))
+	}
+	w.WriteString("\n\n\ndef tessel_pipeline(config):\n")
+	w.WriteString("    \"\"\"Sets the pipeline of config, a torchtitan Trainer.Config, to run the schedule's CSV.\"\"\"\n")
+	for _, s := range b.settings(csvPath) {
+		if s.field == "parallelism.pipeline_parallel_schedule" {
+			fmt.Fprintf(&w, "    # The schedule's name sets the %s style of the stages; the order is the CSV's.\n", b.Style)
+		}
+		fmt.Fprintf(&w, "    config.%s = %s\n", s.field, s.value)
+	}
+	w.WriteString("    return config\n")
 	return w.Bytes()
 }

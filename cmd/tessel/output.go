@@ -13,9 +13,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/cluster"
-	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/internal/atomicfile"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/render"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -51,7 +52,7 @@ func writeOutFiles(force bool, files []outFile) error {
 
 // writeFiles writes files into dir (made when missing), all or nothing,
 // naming each on stdout.
-func writeFiles(dir string, force bool, files []compare.File, stdout io.Writer) error {
+func writeFiles(dir string, force bool, files []report.File, stdout io.Writer) error {
 	bundle := make([]atomicfile.File, len(files))
 	for k, f := range files {
 		bundle[k] = atomicfile.File{Name: f.Name, Data: f.Data}
@@ -133,8 +134,8 @@ func checkOutDir(dir string, force bool) error {
 	return nil
 }
 
-// render draws into memory, so that a failure leaves no partial file.
-func render(s *schedule.Schedule, draw func(*schedule.Schedule, io.Writer) error) ([]byte, error) {
+// drawn draws into memory, so that a failure leaves no partial file.
+func drawn(s *schedule.Schedule, draw func(*schedule.Schedule, io.Writer) error) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := draw(s, &buf); err != nil {
 		return nil, err
@@ -203,11 +204,11 @@ func (o outputs) write(s *schedule.Schedule) error {
 	for _, f := range []struct {
 		path string
 		draw func(*schedule.Schedule, io.Writer) error
-	}{{o.Out, (*schedule.Schedule).Write}, {o.SVG, schedule.RenderSVG}, {o.HTML, schedule.RenderHTML}} {
+	}{{o.Out, (*schedule.Schedule).Write}, {o.SVG, render.SVG}, {o.HTML, render.HTML}} {
 		if f.path == "" {
 			continue
 		}
-		data, err := render(s, f.draw)
+		data, err := drawn(s, f.draw)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.path, err)
 		}

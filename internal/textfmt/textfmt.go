@@ -272,35 +272,40 @@ func SafeText(s string) string {
 	return b.String()
 }
 
-// TOMLString is s as a TOML basic string, quotes included: backslash,
-// quote and every control character escaped (TOML has no \x, \a or \v,
-// which Go's %q writes).
-func TOMLString(s string) string {
+// PythonString is s as a Python str literal in double quotes, for a
+// value written into a Python file: backslash, quote and every character
+// that is not printable escaped (\n, \t, \r, \xHH, \uHHHH, \UHHHHHHHH), so
+// that no s can end the literal or the line; each byte that is not UTF-8
+// becomes the lone surrogate \udcHH, which Python's file-system encoding
+// (surrogateescape) turns back into that byte, so a path reaches open()
+// as it was given. Where s holds none of these it is Go's %q of s.
+func PythonString(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\udc%02x`, s[i])
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
 			b.WriteString(`\n`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\r':
+		case r == '\r':
 			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x100 && !strconv.IsPrint(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0x10000 && !strconv.IsPrint(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case !strconv.IsPrint(r):
+			fmt.Fprintf(&b, `\U%08x`, r)
 		default:
-			if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
-				fmt.Fprintf(&b, `\u%04X`, r)
-			} else {
-				b.WriteRune(r)
-			}
+			b.WriteRune(r)
 		}
+		i += n
 	}
 	b.WriteByte('"')
 	return b.String()

@@ -2,6 +2,7 @@ package textfmt
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,15 +79,24 @@ func TestSafeWriter(t *testing.T) {
 	}
 }
 
-func TestTOMLString(t *testing.T) {
+func TestPythonString(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"tt/schedule.csv", `"tt/schedule.csv"`},
-		{"tt\n[evil]\nx = 1\n#/schedule.csv", `"tt\n[evil]\nx = 1\n#/schedule.csv"`},
-		{`a"b\c`, `"a\"b\\c"`},
-		{"bell\a esc\x1b vt\v", `"bell\u0007 esc\u001B vt\u000B"`},
+		{"tt\n\ndef evil():\n#/schedule.csv", `"tt\n\ndef evil():\n#/schedule.csv"`},
+		{`a"b\c"""`, `"a\"b\\c\"\"\""`},
+		{"bell\a esc\x1b nul\x00 cr\r", `"bell\x07 esc\x1b nul\x00 cr\r"`},
+		{"nbsp\u00a0 ls\u2028 é ≤", `"nbsp\xa0 ls\u2028 é ≤"`},
+		{"bad \xff\xed\xa0\x80", `"bad \udcff\udced\udca0\udc80"`},
 	} {
-		if got := TOMLString(c.in); got != c.want {
-			t.Errorf("TOMLString(%q) = %s, want %s", c.in, got, c.want)
+		if got := PythonString(c.in); got != c.want {
+			t.Errorf("PythonString(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+	// Where nothing needs escaping, it is Go's quoting, which the
+	// torchtitan settings used before.
+	for _, s := range []string{"", "/tmp/tessel-titan/schedule.csv", "ZBVZeroBubble", "layers.0 ü"} {
+		if got, want := PythonString(s), strconv.Quote(s); got != want {
+			t.Errorf("PythonString(%q) = %s, want %s", s, got, want)
 		}
 	}
 }
