@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tessel-pp/tessel/torchcsv"
 )
 
 // The hostile inputs of a robustness review, each once: sizes past the
 // limits, a device as a file, names with terminal escapes, a path that
-// would inject TOML, meaningless flags. Each gives one clear line and exit
+// would inject Python, meaningless flags. Each gives one clear line and exit
 // 2 (never a panic, a hang, an exhausted memory), or, where it is an
 // answer, the answer with its text made safe.
 func TestHostileInputs(t *testing.T) {
@@ -136,32 +138,31 @@ func TestNamesPrintEscaped(t *testing.T) {
 	}
 }
 
-// A path with newlines and brackets, as the torchtitan bundle's folder,
-// stays one TOML string: the file has one table, [parallelism].
+// A path with newlines and Python code, as the torchtitan bundle's
+// folder, stays one Python string: every line of the settings file is a
+// comment, blank, the one function or inside it (torchcsv's
+// TestTitanHostileStrings runs such files through Python).
 func TestTorchtitanPathStaysInItsString(t *testing.T) {
 	dir := t.TempDir()
 	s := filepath.Join(dir, "s.json")
 	if code, _, errOut := runCLI(t, "search", "-n", "8", "-o", s); code != 0 {
 		t.Fatal(errOut)
 	}
-	out := filepath.Join(dir, "tt\n[evil]\nx = 1\n#")
+	out := filepath.Join(dir, "tt\n[evil]\nimport os; os.system('id')\n#")
 	if code, _, errOut := runCLI(t, "export", "-s", s, "-f", "torchtitan", "-o", out); code != 0 {
 		t.Fatal(errOut)
 	}
-	toml, _ := os.ReadFile(filepath.Join(out, "torchtitan.toml"))
-	var tables []string
-	for _, line := range strings.Split(string(toml), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "[") && !strings.HasPrefix(strings.TrimSpace(line), "[[") && strings.HasSuffix(strings.TrimSpace(line), "]") {
-			tables = append(tables, line)
-		}
-		if strings.HasPrefix(line, "x = ") {
-			t.Errorf("the path's text became a key: %q", line)
+	py, err := os.ReadFile(filepath.Join(out, torchcsv.TitanSettingsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(py), "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") && line != "def tessel_pipeline(config):" && !strings.HasPrefix(line, "    ") {
+			t.Errorf("a line outside the function and the comments: %q", line)
 		}
 	}
-	if len(tables) != 1 || tables[0] != "[parallelism]" {
-		t.Errorf("tables %q, want [parallelism] alone:\n%s", tables, toml)
-	}
-	if !bytes.Contains(toml, []byte(`pipeline_parallel_schedule_csv = "`+strings.ReplaceAll(filepath.Join(dir, "tt"), `\`, `\\`)+`\n[evil]\nx = 1\n#/schedule.csv"`)) {
-		t.Errorf("the CSV's path is not one escaped string:\n%s", toml)
+	want := `    config.parallelism.pipeline_parallel_schedule_csv = "` + strings.ReplaceAll(filepath.Join(dir, "tt"), `\`, `\\`) + `\n[evil]\nimport os; os.system('id')\n#/schedule.csv"` + "\n"
+	if !bytes.Contains(py, []byte(want)) {
+		t.Errorf("the CSV's path is not one escaped string:\n%s", py)
 	}
 }
