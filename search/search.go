@@ -736,7 +736,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent) (*Resul
 	}
 	if res.Repetend == nil && res.Schedule == nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, ctx.Err())
+			return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, stopCause(ctx, opt))
 		}
 		if res.Decisions && sp.Latency > 0 {
 			return nil, noneWithin(sp)
@@ -764,7 +764,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent) (*Resul
 		}
 	}
 	if res.Schedule == nil {
-		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, context.Cause(ctx))
+		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, stopCause(ctx, opt))
 	}
 
 	// 3b. Under a latency budget, the time-optimal search of all N with

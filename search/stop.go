@@ -97,7 +97,7 @@ func watch(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	best := inc.best
 	inc.mu.Unlock()
 	if best == nil {
-		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", sp.Placement.Name, stopped{context.Cause(ctx)})
+		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", sp.Placement.Name, stopCause(ctx, opt))
 	}
 	res := *best
 	res.Times.Total = time.Since(t0)
@@ -118,6 +118,16 @@ func stopReason(ctx context.Context, opt Options, took time.Duration) string {
 		return fmt.Sprintf("at the deadline, after %.1fs: the best verified schedule found by then", took.Seconds())
 	}
 	return fmt.Sprintf("interrupted after %.1fs: the best verified schedule found by then", took.Seconds())
+}
+
+// stopCause is why ctx ended, as a stopped search says it: the time
+// limit by its length where it ran out, else ctx's cause (Ctrl-C).
+func stopCause(ctx context.Context, opt Options) error {
+	err := context.Cause(ctx)
+	if errors.Is(err, context.DeadlineExceeded) && opt.TimeLimit > 0 {
+		err = fmt.Errorf("the time limit of %v ran out (%w)", opt.TimeLimit, err)
+	}
+	return stopped{err}
 }
 
 // stopped is why a search stopped (ctx's cause): an error that is
