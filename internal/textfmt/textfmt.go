@@ -272,6 +272,18 @@ func SafeText(s string) string {
 	return b.String()
 }
 
+// OneLine is s for one line of a comment: unchanged where every
+// character is printable, else with Go's escapes of a quoted string
+// (\n, \x1b, \xff for a byte that is not UTF-8, \" and \\), so that a
+// path holding a newline cannot start a line of its own.
+func OneLine(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r == utf8.RuneError || !strconv.IsPrint(r) }) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
 // PythonString is s as a Python str literal in double quotes, for a
 // value written into a Python file: backslash, quote and every character
 // that is not printable escaped (\n, \t, \r, \xHH, \uHHHH, \UHHHHHHHH), so

@@ -79,6 +79,19 @@ func TestSafeWriter(t *testing.T) {
 	}
 }
 
+func TestOneLine(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"s.json", "s.json"},
+		{`dir "a"\b ≤`, `dir "a"\b ≤`},
+		{"x\n--evil 1\n#.json", `x\n--evil 1\n#.json`},
+		{"esc\x1b \"q\" \xff", `esc\x1b \"q\" \xff`},
+	} {
+		if got := OneLine(c.in); got != c.want {
+			t.Errorf("OneLine(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 func TestPythonString(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"tt/schedule.csv", `"tt/schedule.csv"`},
