@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 )
@@ -430,7 +431,7 @@ func (p *Program) checkLimits() error {
 // a header line.
 func (p *Program) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s device %d of %d, %s, %d micro-batches\n", p.Placement, p.Device, p.Devices, p.Mode, p.MicroBatches)
+	fmt.Fprintf(&b, "# %s device %d of %d, %s, %d micro-batches\n", textfmt.OneLine(p.Placement), p.Device, p.Devices, p.Mode, p.MicroBatches)
 	for _, o := range p.Ops {
 		b.WriteString(o.String())
 		b.WriteByte('\n')
