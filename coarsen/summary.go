@@ -5,8 +5,10 @@ import (
 	"io"
 	"time"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Summary is a coarsened search's answer in the JSON form tessel search
@@ -59,7 +61,7 @@ func NewSummary(s *schedule.Schedule, r Report, total time.Duration) Summary {
 		Placement: p.Name, Devices: p.Devices, Memory: s.Memory, MicroBatches: s.MicroBatches,
 		Blocks: r.Blocks, CoarseBlocks: r.Coarse, EdgeMerges: r.EdgeMerges, PairMerges: r.PairMerges, Unit: r.Unit,
 		CoarseMakespan: r.CoarseMakespan, Expanded: r.Makespan, HEFT: r.HEFT, ByHEFT: r.ByHEFT, Makespan: m.Makespan, BubbleRate: m.BubbleRate,
-		LowerBound: schedule.LowerBounds(p, s.MicroBatches, s.Memory).Makespan, OneDevice: OneDevice(s),
+		LowerBound: bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}).Makespan, OneDevice: OneDevice(s),
 		Valid:   schedule.Verify(s) == nil,
 		Seconds: SummarySeconds{Coarsen: secs(r.Coarsen), Solve: secs(r.Solve), Expand: secs(r.Expand), Total: secs(total)},
 	}

@@ -25,6 +25,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/chart"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -232,7 +233,7 @@ func TestMemoryExperiment(t *testing.T) {
 			}
 			label := fmt.Sprintf("D=%d, N=%d, memory %d", c.devices, c.n, mem)
 			checkRow(t, label, row)
-			lb := schedule.LowerBounds(vPlacement(t, c.devices), c.n, mem).Makespan
+			lb := bound.LowerBounds(spec.Spec{Placement: vPlacement(t, c.devices), MicroBatches: c.n, Memory: mem}).Makespan
 			fmt.Fprintf(&table, "| %d | %d | %d |", c.devices, c.n, mem)
 			for k, r := range row {
 				cell := r.String()
@@ -264,7 +265,7 @@ func TestMemoryExperiment(t *testing.T) {
 				t.Errorf("N=%d: tessel %v, PipeOffload %v", n, row[k], row[0])
 			}
 		}
-		lb := schedule.LowerBounds(vPlacement(t, 8), n, 4).Makespan
+		lb := bound.LowerBounds(spec.Spec{Placement: vPlacement(t, 8), MicroBatches: n, Memory: 4}).Makespan
 		for k, r := range append(row, result{makespan: lb, fits: true}) {
 			sweepChart.Series[k].Points = append(sweepChart.Series[k].Points, chart.Point{X: float64(n), Y: float64(r.makespan) / float64(n)})
 		}
@@ -353,7 +354,7 @@ func TestOptPipeGainBoundOneStage(t *testing.T) {
 			if err != nil {
 				t.Fatalf("N=%d, memory %d: %v", n, mem, err)
 			}
-			lb := schedule.LowerBounds(p, n, mem).Makespan
+			lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: mem}).Makespan
 			if ref := schedule.Makespan(po); 5*lb <= 4*ref {
 				t.Errorf("N=%d, memory %d: lower bound %d, PipeOffload %d: 20 %% is not ruled out", n, mem, lb, ref)
 			}

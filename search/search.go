@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/overlap"
@@ -265,7 +266,7 @@ type Result struct {
 	// Candidates are the schedules the search started from, in the order
 	// it took them: given starts, constructions, baselines.
 	Candidates []Candidate
-	Bounds     schedule.Bounds
+	Bounds     bound.Bounds
 	// Refined counts the work of re-optimising the schedule's ends.
 	Refined refine.Stats
 	Times   Times
@@ -284,8 +285,8 @@ type Result struct {
 	// 0: none).
 	Latency int
 	// BoundBy names the argument that gives Bounds.Makespan
-	// (schedule.LowerBoundsLatency).
-	BoundBy schedule.MakespanBound
+	// (bound.LowerBounds).
+	BoundBy bound.MakespanBound
 	// Decided is the repetend with decisions the search found and
 	// unrolled (nil without decisions, or when none was found).
 	Decided *repetend.Decided
@@ -501,7 +502,8 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	}
 	n := sp.MicroBatches
 	res := &Result{Decisions: sp.Allowed.Offload || sp.Allowed.Recompute, Latency: sp.Latency}
-	res.Bounds, res.BoundBy = schedule.LowerBoundsLatency(p, n, sp.Memory, sp.Latency)
+	res.Bounds = bound.LowerBounds(sp)
+	res.BoundBy = res.Bounds.By
 	report := func(stage string, rp *repetend.Progress) {
 		if opt.Progress == nil {
 			return
@@ -640,7 +642,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	if res.Decisions && res.Schedule != nil {
 		// The solver's schedules keep every activation: none ends before
 		// the bound of schedules that keep every activation.
-		keptBound = schedule.LowerBounds(p.Kept(), n, sp.Memory).Makespan
+		keptBound = bound.LowerBounds(spec.Spec{Placement: p.Kept(), MicroBatches: n, Memory: sp.Memory}).Makespan
 	}
 	switch {
 	case res.Decisions && res.Schedule != nil && schedule.Makespan(res.Schedule) <= keptBound:
@@ -836,7 +838,7 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 			// encodes the whole schedule, so without a time limit
 			// only DecidedWindows of them are given, and none to a
 			// schedule of more than maxDecidedInstances.
-			lo.Decisions = encode.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}
+			lo.Decisions = spec.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}
 			if !opt.UseTime {
 				lo.Steps = opt.DecidedWindows
 			}
@@ -1035,7 +1037,7 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 	if err != nil {
 		return nil, err
 	}
-	c, err := construct.Compact(s)
+	c, err := recompact(s)
 	if err != nil || sp.Latency <= 0 {
 		return c, err
 	}

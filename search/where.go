@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/partition"
@@ -298,7 +299,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 			return err
 		}
 		if best != nil && name == "" {
-			lb := schedule.LowerBounds(q, sp.MicroBatches, sp.Memory).Makespan
+			lb := bound.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
 			if opt.Objective == ObjectivePeriod {
 				if q.MaxLoad() > bestScore.period || q.MaxLoad() == bestScore.period && lb >= bestScore.makespan {
 					return nil
@@ -319,7 +320,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		}
 		r, err := Run(ctx, onPlacement(sp, q), inner)
 		if err == nil {
-			b := schedule.LowerBounds(q, sp.MicroBatches, sp.Memory).Makespan
+			b := bound.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
 			if leastBound == 0 || b < leastBound {
 				leastBound = b
 			}
@@ -500,7 +501,7 @@ func periodSolvable(open *placement.Placement, sp spec.Spec) bool {
 // every block (its least time times its group's size, over its options)
 // spread over all devices, and the longest path with every block at its
 // least time and no transfers.
-func relaxedBounds(p *placement.Placement, n int) schedule.Bounds {
+func relaxedBounds(p *placement.Placement, n int) bound.Bounds {
 	work := 0
 	least := make([]int, p.K())
 	for i := range p.Blocks {
@@ -527,7 +528,7 @@ func relaxedBounds(p *placement.Placement, n int) schedule.Bounds {
 		cp = max(cp, head[i]+least[i])
 	}
 	ceil := func(a, b int) int { return (a + b - 1) / b }
-	return schedule.Bounds{Period: ceil(work, p.Devices), Makespan: max(cp, ceil(n*work, p.Devices))}
+	return bound.Bounds{Period: ceil(work, p.Devices), Makespan: max(cp, ceil(n*work, p.Devices))}
 }
 
 // seedable reports whether a construction or a baseline gives q a
@@ -581,7 +582,7 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 		if err != nil {
 			return
 		}
-		lb := schedule.LowerBounds(q, sp.MicroBatches, sp.Memory).Makespan
+		lb := bound.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
 		if best != nil && lb >= schedule.Makespan(best.Schedule) {
 			return
 		}
@@ -658,7 +659,7 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 		lower = ms
 		every(open, func(choice []int) bool {
 			if q, err := placement.Choose(open, choice); err == nil {
-				lower = min(lower, schedule.LowerBounds(q, sp.MicroBatches, sp.Memory).Makespan)
+				lower = min(lower, bound.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan)
 			}
 			return true
 		})
