@@ -1,19 +1,15 @@
 package search
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
-	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/encode"
-	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/refine"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
@@ -500,281 +496,17 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	if err := sp.CheckLatency(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	n := sp.MicroBatches
-	res := &Result{Decisions: sp.Allowed.Offload || sp.Allowed.Recompute, Latency: sp.Latency}
-	res.Bounds = bound.LowerBounds(sp)
-	res.BoundBy = res.Bounds.By
-	report := func(stage string, rp *repetend.Progress) {
-		if opt.Progress == nil {
-			return
-		}
-		pr := Progress{Stage: stage, Repetend: rp, LowerBound: res.Bounds.Makespan}
-		if res.Schedule != nil {
-			pr.BestMakespan = schedule.Makespan(res.Schedule)
-		}
-		if res.improved > 0 && res.improved < pr.BestMakespan {
-			pr.BestMakespan = res.improved
-		}
-		opt.Progress(pr)
-	}
-	bestKept := 0 // least makespan of a seed that keeps every activation
-	offer := func(source Source, s *schedule.Schedule) {
-		if s = withinLatency(sp, s); s == nil {
-			return // its orders meet no schedule within the latency budget
-		}
-		if ms := schedule.Makespan(s); len(s.Decisions) == 0 && (bestKept == 0 || ms < bestKept) {
-			bestKept = ms
-		}
-		if res.Schedule == nil || schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
-			res.Schedule, res.Source = s, source
-		}
-	}
-
-	// 1. Constructions and baselines, after the given starts.
-	for _, st := range opt.Start {
-		if st.Schedule == nil && st.Repetend != nil {
-			continue // re-timed after the constructions: startRepetends
-		}
-		s := st.Schedule
-		if s == nil || !s.Placement.Equal(p) || s.MicroBatches != n || s.Memory != sp.Memory {
-			return nil, fmt.Errorf("search: start %q: not a schedule of this placement, micro-batch count and budget", st.Name)
-		}
-		if err := schedule.Verify(s); err != nil {
-			return nil, fmt.Errorf("search: start %q: %w", st.Name, err)
-		}
-		if s = withinLatency(sp, s); s == nil {
-			continue // its orders meet no schedule within the latency budget
-		}
-		src := Source{Kind: SourceStart, Name: st.Name}
-		res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
-		offer(src, s)
-	}
-	var incumbent *repetend.Repetend
-	if !opt.SolverOnly {
-		report("constructions", nil)
-		cands, err := portfolio(ctx, sp)
-		if err != nil {
-			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
-		}
-		type seed struct {
-			src Source
-			s   *schedule.Schedule
-		}
-		var seeds []seed // for overlap.Pair
-		for _, c := range cands {
-			src := Source{Kind: SourceConstruction, Name: c.Name}
-			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: c.Makespan})
-			offer(src, c.Schedule)
-			if p.Overlap != nil {
-				seeds = append(seeds, seed{src, c.Schedule})
-			}
-			if c.Periodic == nil || (opt.MaxNR > 0 && fromPeriodic(c.Periodic).NR > opt.MaxNR) {
-				continue
-			}
-			if r := fromPeriodic(c.Periodic); sp.Latency > 0 && r.Latency(p) > sp.Latency {
-				continue // its steady state is over the latency budget
-			}
-			if r := fromPeriodic(c.Periodic); incumbent == nil || r.Period < incumbent.Period || (r.Period == incumbent.Period && r.NR < incumbent.NR) {
-				incumbent = r
-			}
-		}
-		for _, m := range baseline.Methods() {
-			s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory})
-			if err != nil || !allows(s, sp.Allowed) {
-				continue // not applicable, over the budget, or taking decisions the options do not allow
-			}
-			if s = withinLatency(sp, s); s == nil {
-				continue // its orders meet no schedule within the latency budget
-			}
-			src := Source{Kind: SourceBaseline, Name: m.Name}
-			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
-			offer(src, s)
-			seeds = append(seeds, seed{src, s})
-		}
-		// The best constructions and baselines with forwards and
-		// backwards paired greedily where that helps, as many as
-		// pairWork allows (a pairing costs about I² for I instances).
-		slices.SortStableFunc(seeds, func(a, b seed) int { return cmp.Compare(schedule.Makespan(a.s), schedule.Makespan(b.s)) })
-		work := 0
-		for k, c := range seeds {
-			if work += len(c.s.Instances) * len(c.s.Instances); k > 0 && work > pairWork {
-				break
-			}
-			if paired, ok := overlap.Pair(ctx, c.s); ok {
-				src := c.src
-				src.Paired = true
-				res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(paired)})
-				offer(src, paired)
-			}
-		}
-		res.Repetend = incumbent
-		res.Times.Constructions = time.Since(t0)
-		report("constructions", nil)
-	}
-	started, err := startRepetends(ctx, sp, opt, res, offer)
-	if err != nil {
-		return nil, err
-	}
-	if started != nil {
-		incumbent = started
-	}
-
-	// 2a. With decisions and time to use, the repetend whose steady
-	// state decides too, unrolled (decidedRepetend).
-	if res.Decisions && opt.UseTime && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) && len(p.Blocks) <= maxSolverBlocks {
-		report("repetend with decisions", nil)
-		t := time.Now()
-		d, err := decidedRepetend(ctx, sp, opt, res.Schedule, func(src Source, s *schedule.Schedule) {
-			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
-			offer(src, s)
-		})
-		res.Times.Repetend += time.Since(t)
-		if err != nil {
-			return nil, fmt.Errorf("placement %q: repetend with decisions: %w", p.Name, err)
-		}
-		res.Decided = d
-	}
-
-	// 2. The solver's repetend, for a shorter period than the modulo
-	// schedule's (or a start's).
-	t1 := time.Now()
-	keptBound := 0
-	if res.Decisions && res.Schedule != nil {
-		// The solver's schedules keep every activation: none ends before
-		// the bound of schedules that keep every activation.
-		keptBound = bound.LowerBounds(spec.Spec{Placement: p.Kept(), MicroBatches: n, Memory: sp.Memory}).Makespan
-	}
-	switch {
-	case res.Decisions && res.Schedule != nil && schedule.Makespan(res.Schedule) <= keptBound:
-		res.Skipped = fmt.Sprintf("a schedule that offloads or recomputes ends by %d, when no schedule that keeps every activation can end (lower bound %d)", schedule.Makespan(res.Schedule), keptBound)
-	case res.Decisions && res.Schedule != nil && len(res.Schedule.Decisions) > 0 && (bestKept == 0 || schedule.Makespan(res.Schedule) < bestKept):
-		// The solver's repetends keep every activation; where every
-		// construction and baseline that keeps them loses to one that
-		// decides, their search is left out (it is slow on large
-		// placements and rarely gains that much).
-		keptBound = schedule.Makespan(res.Schedule)
-		res.Skipped = fmt.Sprintf("a schedule that offloads or recomputes ends at %d, before every one that keeps every activation", schedule.Makespan(res.Schedule))
-	case incumbent != nil && incumbent.Period <= res.Bounds.Period:
-		res.Skipped = "the modulo schedule's period meets the lower bound"
-		if started != nil {
-			res.Skipped = "a start's period meets the lower bound"
-		}
-	case ctx.Err() != nil:
-		res.Skipped = "stopped before the solver started"
-	case len(p.Blocks) > maxSolverBlocks && res.Schedule != nil:
-		res.Skipped = fmt.Sprintf("%d blocks is more than the solver's limit of %d", len(p.Blocks), maxSolverBlocks)
-	default:
-		sr, err := solveRepetend(ctx, sp, opt, incumbent, func(pr repetend.Progress) { report("repetend", &pr) })
-		res.Times.Repetend = time.Since(t1)
-		if err != nil {
-			return nil, fmt.Errorf("placement %q: repetend search: %w", p.Name, err)
-		}
-		res.Search = sr
-		if sr.Best != nil {
-			res.Repetend = sr.Best
-		}
-	}
-	if res.Repetend == nil && res.Schedule == nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, ctx.Err())
-		}
-		if res.Decisions && sp.Latency > 0 {
-			return nil, noneWithin(sp)
-		}
-		maxNR := opt.MaxNR
-		if res.Search != nil {
-			maxNR = res.Search.MaxNR
-		}
-		return nil, fmt.Errorf("placement %q: memory %d, N_R ≤ %d: %w", p.Name, sp.Memory, maxNR, ErrNoRepetend)
-	}
-
-	// 3. The repetend's own schedule: time-optimal warmup and cooldown
-	// around it, unless the search was stopped or a construction already
-	// meets the lower bound.
-	if res.Repetend != nil && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) && (keptBound == 0 || schedule.Makespan(res.Schedule) > keptBound) {
-		report("warmup and cooldown", nil)
-		s, err := repetendSchedule(ctx, sp, res.Repetend, opt, res)
-		switch {
-		case err != nil && res.Schedule == nil && res.Decisions && sp.Latency > 0:
-			return nil, noneWithin(sp)
-		case err != nil && res.Schedule == nil:
-			return nil, err
-		case err == nil && (res.Schedule == nil || schedule.Makespan(s) <= schedule.Makespan(res.Schedule)):
-			res.Schedule, res.Source = s, Source{Kind: SourceRepetend}
-		}
-	}
-	if res.Schedule == nil {
-		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, context.Cause(ctx))
-	}
-
-	// 3b. Under a latency budget, the time-optimal search of all N with
-	// the rule of every micro-batch, where it is small enough.
-	if sp.Latency > 0 {
-		latencyOptimal(ctx, sp, opt, res)
-	}
-
-	// 4. The solver re-optimises the ends of the best schedule, unless it
-	// is already proven in the paper's sense (least period, time-optimal
-	// warmup and cooldown) or within 2% of the lower bound: there the
-	// windows rarely gain, and each costs a capped solver call.
-	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) &&
-		len(res.Schedule.Decisions) == 0 && len(res.Schedule.Pairs) == 0 { // the solver's windows pair nothing
-		report("refining", nil)
-		t3 := time.Now()
-		s, st, err := refine.Improve(ctx, res.Schedule, refine.Options{Effort: opt.RefineEffort, Seed: opt.Seed,
-			Progress: func(int) { report("refining", nil) }})
-		res.Times.Refine = time.Since(t3)
-		res.Refined = st
-		if err != nil {
-			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
-		}
-		if s = withinLatency(sp, s); s != nil && schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
-			res.Schedule = s
-			res.Source.Refined = true
-		}
-	}
-	// With time to use, the repetend search that an effort cap stopped
-	// is run again from its best repetend, without the cap, for a quarter of
-	// the time left; a shorter period's schedule joins if it ends
-	// earlier.
-	if opt.UseTime && !opt.SolverOnly {
-		researchRepetend(ctx, sp, opt, res, report)
-	}
-
-	// 5. Large-neighbourhood search over windows anywhere in the
-	// schedule: a deterministic number of windows, or, with UseTime,
-	// until ctx ends.
-	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && lnsWanted(opt, res) &&
-		(len(res.Schedule.Decisions) == 0 || (res.Decisions && (opt.UseTime || opt.DecidedWindows > 0))) && len(res.Schedule.Pairs) == 0 { // windows that decide where asked; none pair
-		report("improving", nil)
-		t4 := time.Now()
-		err := improve(ctx, sp, opt, res, func(ms int) { res.improved = ms; report("improving", nil) })
-		res.Times.Refine += time.Since(t4)
-		if err != nil {
-			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
-		}
-	}
-	// 6. Forwards and backwards of the best schedule paired where that
-	// helps (package overlap; placements that let them overlap).
-	if p.Overlap != nil && ctx.Err() == nil {
-		if paired, ok := overlap.Pair(ctx, res.Schedule); ok && schedule.Makespan(paired) <= schedule.Makespan(res.Schedule) {
-			res.Schedule = paired
-			res.Source.Paired = true
-		}
-	}
-	// A schedule built without a repetend often has one in its steady
-	// state: name it, so that renderings mark it (checked like any other).
-	if res.Schedule.Repetend == nil {
-		if rp := schedule.FindRepetend(res.Schedule); rp != nil {
-			named := *res.Schedule
-			named.Repetend = rp
-			if schedule.Verify(&named) == nil {
-				res.Schedule = &named
+	st := &state{sp: sp, opt: opt, t0: t0, res: &Result{Decisions: sp.Allowed.Any(), Latency: sp.Latency, Bounds: bound.LowerBounds(sp)}}
+	st.res.BoundBy = st.res.Bounds.By
+	for _, ph := range phases() {
+		if ph.applies(st, ctx) {
+			if err := ph.run(st, ctx); err != nil {
+				return nil, err
 			}
 		}
 	}
-	res.Times.Total = time.Since(t0)
-	return res, nil
+	st.res.Times.Total = time.Since(t0)
+	return st.res, nil
 }
 
 // researchRepetend runs the solver's repetend search again, from
