@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tessel-pp/tessel/choose"
 	"io"
 	"strconv"
 	"time"
@@ -89,7 +90,7 @@ func LatencySweep(ctx context.Context, p *placement.Placement, opt LatencyOption
 	for _, b := range opt.Budgets {
 		for _, n := range opt.MicroBatches {
 			sctx, cancel := withLimit(ctx, opt.TimeLimit)
-			res, err := search.Run(sctx, spec.Spec{Placement: p, MicroBatches: n, Latency: b}, search.Options{Seed: opt.Seed})
+			res, err := choose.Devices(sctx, spec.Spec{Placement: p, MicroBatches: n, Latency: b}, choose.Options{Search: search.Options{Seed: opt.Seed}})
 			cancel()
 			if err != nil {
 				return nil, fmt.Errorf("sweep: Tessel, %d micro-batches, latency budget %d: %w", n, b, err)

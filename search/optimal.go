@@ -24,12 +24,6 @@ type OptimalOptions struct {
 	// Progress, when set, is called after every solver call with the
 	// current bounds of the makespan.
 	Progress func(lower, upper int)
-	// Assignments and MaxAssignments are Options' for a placement with
-	// candidates: starts beside AssignmentStarts, and the most
-	// assignments searched (0: DefaultOptimalAssignments; a placement
-	// with more is refused).
-	Assignments    []Assignment
-	MaxAssignments int
 	// LinkOrder, with channels (placement's Channels), lets the solver
 	// choose the order of the transfers on each link instead of their
 	// producers' (She et al., operator-level MIP, §III eqs 14–15;
@@ -37,8 +31,6 @@ type OptimalOptions struct {
 	// chose (schedule's LinkOrder). Refused without channels and where
 	// device pairs have several links (placement's Lanes).
 	LinkOrder bool
-
-	pinned bool // search the placement's devices as they are (optimalWhere's own calls)
 }
 
 // OptimalResult is the time-optimal search's answer.
@@ -111,8 +103,8 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 	if opt.LinkOrder && len(p.Lanes) > 0 {
 		return nil, fmt.Errorf("search: placement %q: a link order is not chosen where device pairs have several links", p.Name)
 	}
-	if p.HasCandidates() && !opt.pinned {
-		return optimalWhere(ctx, sp, opt)
+	if p.Open() {
+		return nil, errOpen(p)
 	}
 	if err := sp.CheckDecisions(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -137,7 +129,7 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 		offer(Source{Kind: SourceConstruction, Name: cands[0].Name}, cands[0].Schedule)
 	}
 	for _, m := range baseline.Methods() {
-		if s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}); err == nil && allows(s, sp.Allowed) {
+		if s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}); err == nil && sp.Allowed.Permit(s.Count()) {
 			offer(Source{Kind: SourceBaseline, Name: m.Name}, s)
 		}
 	}

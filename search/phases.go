@@ -216,7 +216,7 @@ func (st *state) constructions(ctx context.Context) error {
 func (st *state) baselines(context.Context) error {
 	for _, m := range baseline.Methods() {
 		s, err := m.Build(spec.Spec{Placement: st.sp.Placement, MicroBatches: st.sp.MicroBatches, Memory: st.sp.Memory})
-		if err != nil || !allows(s, st.sp.Allowed) {
+		if err != nil || !st.sp.Allowed.Permit(s.Count()) {
 			continue // not applicable, over the budget, or taking decisions the options do not allow
 		}
 		if s = withinLatency(st.sp, s); s == nil {

@@ -76,28 +76,6 @@ type Options struct {
 	// (a previous plan's): see Start.Repetend.
 	Start    []Start
 	Progress func(Progress)
-	// Assignments are choices of devices to start from beside
-	// AssignmentStarts, for a placement whose blocks give candidates
-	// (see "Where, not only when" in where.go); ignored without
-	// candidates. A HEFT-style list scheduler adds its choice here.
-	Assignments []Assignment
-	// MaxAssignments is how many assignments the search enumerates, each
-	// searched, when a placement with candidates has no more: 0 means
-	// DefaultAssignments, a negative value the starts alone.
-	MaxAssignments int
-	// Objective is what the choice of devices minimises: the makespan
-	// (default) or the period (ObjectivePeriod).
-	Objective Objective
-
-	pinned bool // search the placement's devices as they are (runWhere's own calls)
-}
-
-// allows reports whether schedule s takes only decisions the spec
-// allows: the offload and recompute baselines join the seeds only with
-// Offload or Recompute.
-func allows(s *schedule.Schedule, d spec.Decisions) bool {
-	off, rec := s.Count()
-	return (off == 0 || d.Offload) && (rec == 0 || d.Recompute)
 }
 
 // Start is a schedule the search starts from (Options.Start), or a
@@ -286,17 +264,18 @@ type Result struct {
 	// Decided is the repetend with decisions the search found and
 	// unrolled (nil without decisions, or when none was found).
 	Decided *repetend.Decided
-	// Assigned is set when the search chose the devices of blocks with
-	// candidates (where.go): Bounds then hold for every assignment, and
-	// the solver's proofs, for the chosen one alone, prove nothing.
+	// Assigned is set when the devices of blocks with candidates were
+	// chosen (package choose): Bounds then hold for every assignment,
+	// and the solver's proofs, for the chosen one alone, prove nothing.
 	Assigned bool
 
-	// assignedPeriod is set when the repetend with assignment literals
+	// AssignedPeriod is set when the repetend with assignment literals
 	// proved that no choice of devices has a repetend (N_R ≤ MaxNR) of
-	// a shorter period than Repetend's (where.go).
-	assignedPeriod bool
-	improved       int // the large-neighbourhood search's makespan so far, for Progress
-	phaseChecks    int // solver calls of the warmup and cooldown searches
+	// a shorter period than Repetend's (package choose).
+	AssignedPeriod bool
+
+	improved    int // the large-neighbourhood search's makespan so far, for Progress
+	phaseChecks int // solver calls of the warmup and cooldown searches
 }
 
 // SolverChecks counts the solver calls of the search: the repetend
@@ -384,7 +363,7 @@ func (r *Result) PeriodProven() bool {
 		return true
 	}
 	if r.Assigned && !r.Decisions {
-		return r.assignedPeriod
+		return r.AssignedPeriod
 	}
 	if r.Decisions || r.Assigned {
 		return false
@@ -487,8 +466,8 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	if p.HasCandidates() && !opt.pinned && (p.Open() || len(opt.Start) == 0) {
-		return runWhere(ctx, sp, opt)
+	if p.Open() {
+		return nil, errOpen(p)
 	}
 	if err := sp.CheckDecisions(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)

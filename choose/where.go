@@ -1,4 +1,4 @@
-package search
+package choose
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -254,7 +255,7 @@ func (a score) less(b score, o Objective) bool {
 	return a.makespan < b.makespan
 }
 
-func periodOf(r *Result) int {
+func periodOf(r *search.Result) int {
 	if r.Repetend != nil {
 		return r.Repetend.Period
 	}
@@ -264,13 +265,13 @@ func periodOf(r *Result) int {
 	return schedule.Makespan(r.Schedule)
 }
 
-// runWhere is Run of a placement with candidates (see "Where, not only
-// when"): every start searched as a pinned placement, then every other
+// devices is Devices of a placement with candidates (see "Where, not
+// only when"): every start searched as a pinned placement, then every other
 // assignment whose lower bound may beat the best, when there are at most
 // opt.MaxAssignments (DefaultAssignments). The result's schedule is on the
 // chosen placement; its Candidates list each assignment searched with its
 // makespan, under the name "assignment <name>".
-func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
+func devices(ctx context.Context, sp spec.Spec, opt Options) (*search.Result, error) {
 	p := sp.Placement
 	t0 := time.Now()
 	open := p.Reopen()
@@ -278,16 +279,15 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	inner := opt
-	inner.Assignments, inner.pinned = nil, true
+	inner := opt.Search
 	inner.Start = nil // schedules of one choice only
-	var best *Result
+	var best *search.Result
 	var bestScore score
-	var tried []Candidate
+	var tried []search.Candidate
 	var errs []string
 	leastBound := 0 // least makespan bound of the assignments searched
 	seen := map[string]bool{}
-	results := map[string]*Result{} // each choice's search, where it gave a schedule
+	results := map[string]*search.Result{} // each choice's search, where it gave a schedule
 	try := func(name string, choice []int) error {
 		key := fmt.Sprint(choice)
 		if seen[key] {
@@ -318,7 +318,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 			}
 			return nil
 		}
-		r, err := Run(ctx, onPlacement(sp, q), inner)
+		r, err := search.Run(ctx, onPlacement(sp, q), inner)
 		if err == nil {
 			b := bound.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
 			if leastBound == 0 || b < leastBound {
@@ -334,7 +334,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		results[key] = r
 		sc := score{periodOf(r), r.Makespan()}
 		if name != "" {
-			tried = append(tried, Candidate{Source: Source{Kind: SourceStart, Name: "assignment " + name}, Makespan: sc.makespan})
+			tried = append(tried, search.Candidate{Source: search.Source{Kind: search.SourceStart, Name: "assignment " + name}, Makespan: sc.makespan})
 		}
 		if best == nil || sc.less(bestScore, opt.Objective) {
 			best, bestScore = r, sc
@@ -372,7 +372,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 				upper = bestScore.period
 			}
 			sol, err := repetend.SearchAssigned(ctx, open, repetend.AssignedOptions{Memory: sp.Memory, MicroBatches: sp.MicroBatches,
-				MaxNR: opt.MaxNR, Upper: upper, Exclude: exclude, Seed: opt.Seed, Effort: opt.Effort})
+				MaxNR: opt.Search.MaxNR, Upper: upper, Exclude: exclude, Seed: opt.Search.Seed, Effort: opt.Search.Effort})
 			if err != nil {
 				if ctx.Err() == nil {
 					return nil, err
@@ -409,7 +409,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		// each call capped: a choice and schedule better than every
 		// start's, searched again as a start of Run on that choice; or
 		// the proof that none is better.
-		effort := opt.Effort
+		effort := opt.Search.Effort
 		if effort == 0 {
 			effort = repetend.DefaultEffort
 		}
@@ -418,7 +418,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 			upper = bestScore.makespan
 		}
 		sol, err := encode.MinimizeAssigned(ctx, open, encode.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory,
-			Upper: upper, Lower: relaxedBounds(open, sp.MicroBatches).Makespan, Options: smt.Options{Seed: opt.Seed, Effort: max(effort, 0)}})
+			Upper: upper, Lower: relaxedBounds(open, sp.MicroBatches).Makespan, Options: smt.Options{Seed: opt.Search.Seed, Effort: max(effort, 0)}})
 		if err == nil && sol.Choice != nil {
 			q, err := placement.Choose(open, sol.Choice)
 			if err != nil {
@@ -429,9 +429,9 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
 			}
 			solverOpt := inner
-			solverOpt.Start = []Start{{Name: "solver with assignment literals", Schedule: s}}
-			if r, err := Run(ctx, onPlacement(sp, q), solverOpt); err == nil {
-				tried = append(tried, Candidate{Source: Source{Kind: SourceStart, Name: "assignment solver"}, Makespan: r.Makespan()})
+			solverOpt.Start = []search.Start{{Name: "solver with assignment literals", Schedule: s}}
+			if r, err := search.Run(ctx, onPlacement(sp, q), solverOpt); err == nil {
+				tried = append(tried, search.Candidate{Source: search.Source{Kind: search.SourceStart, Name: "assignment solver"}, Makespan: r.Makespan()})
 				if sc := (score{periodOf(r), r.Makespan()}); best == nil || sc.less(bestScore, opt.Objective) {
 					best, bestScore = r, sc
 				}
@@ -456,7 +456,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	}
 	best.Candidates = append(tried, best.Candidates...)
 	best.Assigned = true
-	best.assignedPeriod = periodSolved
+	best.AssignedPeriod = periodSolved
 	best.Times.Total = time.Since(t0) // every search, not the chosen one's alone
 	// The bounds hold for every assignment: the relaxation's, raised to
 	// the least bound of those searched when every one was, each of the
@@ -539,20 +539,20 @@ func seedable(ctx context.Context, q *placement.Placement, sp spec.Spec) bool {
 		return true
 	}
 	for _, m := range baseline.Methods() {
-		if s, err := m.Build(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}); err == nil && allows(s, sp.Allowed) {
+		if s, err := m.Build(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}); err == nil && sp.Allowed.Permit(s.Count()) {
 			return true
 		}
 	}
 	return false
 }
 
-// optimalWhere is Optimal of a placement with candidates: the time-optimal
+// optimalDevices is OptimalDevices of a placement with candidates: the time-optimal
 // search of every assignment (at most opt.MaxAssignments,
 // DefaultOptimalAssignments when 0), starts first, each skipped when its
 // lower bound cannot beat the best so far. Its answer is optimal over
 // assignments and schedules where every search it ran is proven; the
 // bound is the least lower bound of the assignments not beaten.
-func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalResult, error) {
+func optimalDevices(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*search.OptimalResult, error) {
 	p := sp.Placement
 	open := p.Reopen()
 	limit := opt.MaxAssignments
@@ -566,9 +566,8 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 	if err != nil {
 		return nil, err
 	}
-	inner := opt
-	inner.Assignments, inner.pinned = nil, true
-	var best *OptimalResult
+	inner := opt.Search
+	var best *search.OptimalResult
 	checks := 0 // solver calls, all searches together
 	lower := 0  // least lower bound over the assignments that may still be optimal
 	seen := map[string]bool{}
@@ -586,7 +585,7 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 		if best != nil && lb >= schedule.Makespan(best.Schedule) {
 			return
 		}
-		r, err := Optimal(ctx, onPlacement(sp, q), inner)
+		r, err := search.Optimal(ctx, onPlacement(sp, q), inner)
 		if err != nil {
 			return // no schedule of this assignment fits the budget
 		}
@@ -614,7 +613,7 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 		}
 		lb := relaxedBounds(open, sp.MicroBatches).Makespan
 		sol, err := encode.MinimizeAssigned(ctx, open, encode.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory, Upper: upper, Lower: lb,
-			Options: smt.Options{Seed: opt.Seed, Effort: opt.Effort, Progress: opt.Progress}})
+			Options: smt.Options{Seed: opt.Search.Seed, Effort: opt.Search.Effort, Progress: opt.Search.Progress}})
 		if err == nil {
 			checks += sol.Checks
 		}
@@ -627,8 +626,9 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 			if err := schedule.Verify(s); err != nil {
 				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
 			}
-			lower := boundOf(q, sp.MicroBatches, sp.Memory, sp.Latency, nil)
-			best = &OptimalResult{Schedule: s, Source: Source{Kind: SourceSolver}, Bound: lower,
+			b := bound.LowerBounds(onPlacement(sp, q))
+			lower := search.OptimalBound{Makespan: b.Makespan, By: b.By.String(), Relaxed: b.Makespan}
+			best = &search.OptimalResult{Schedule: s, Source: search.Source{Kind: search.SourceSolver}, Bound: lower,
 				Solution: &smt.Solution{Makespan: sol.Makespan, LowerBound: sol.LowerBound, Checks: sol.Checks}}
 		}
 		if err == nil && sol.Proven {
@@ -652,7 +652,7 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 	sol.Makespan, sol.Checks = ms, checks
 	switch {
 	case solved:
-		out.Bound = OptimalBound{Makespan: ms, By: "solver calls with the devices as decisions", Solver: true, Relaxed: best.Bound.Relaxed}
+		out.Bound = search.OptimalBound{Makespan: ms, By: "solver calls with the devices as decisions", Solver: true, Relaxed: best.Bound.Relaxed}
 	case ctx.Err() != nil:
 		// Assignments were left out: only the least bound of all of
 		// them holds.
@@ -663,11 +663,11 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 			}
 			return true
 		})
-		out.Bound = OptimalBound{Makespan: lower, By: "the least lower bound of every assignment (the search was stopped)", Relaxed: lower}
+		out.Bound = search.OptimalBound{Makespan: lower, By: "the least lower bound of every assignment (the search was stopped)", Relaxed: lower}
 	case lower == 0 || lower >= ms:
-		out.Bound = OptimalBound{Makespan: ms, By: "every assignment searched", Solver: true, Relaxed: best.Bound.Relaxed}
+		out.Bound = search.OptimalBound{Makespan: ms, By: "every assignment searched", Solver: true, Relaxed: best.Bound.Relaxed}
 	default:
-		out.Bound = OptimalBound{Makespan: lower, By: "every assignment searched, some not proven", Relaxed: best.Bound.Relaxed}
+		out.Bound = search.OptimalBound{Makespan: lower, By: "every assignment searched, some not proven", Relaxed: best.Bound.Relaxed}
 	}
 	sol.Proven = out.Bound.Makespan >= ms
 	sol.LowerBound = out.Bound.Makespan
