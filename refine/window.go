@@ -17,7 +17,7 @@ import (
 type LNSOptions struct {
 	// Sizes are the numbers of instances a window frees, tried in turn:
 	// when a whole sweep over the schedule at one size wins nothing, the
-	// next, larger size is tried. nil means DefaultSizes.
+	// next, larger size is tried. nil means DefaultSizes().
 	Sizes []int
 	// Effort caps every solver call (smt.Options.Effort); 0 means
 	// DefaultEffort.
@@ -43,11 +43,18 @@ type LNSOptions struct {
 	// memory counted exactly. Without it a schedule that offloads or
 	// recomputes is returned as it is.
 	Decisions spec.Decisions
+	// Links lets the windows run on a placement whose links carry one
+	// transfer at a time (Channels): the solver's window leaves the
+	// queues out, and the compaction of its answer, which keeps them
+	// (schedule.Compact), decides whether the step is kept. Without it
+	// such a schedule is returned as it is.
+	Links bool
 }
 
 // DefaultSizes are the window sizes of LNS: about as many instances as the
-// solver settles within DefaultEffort, then twice and four times as many.
-var DefaultSizes = []int{24, 48, 96}
+// solver settles within DefaultEffort, then twice and four times as many
+// (a new slice each call).
+func DefaultSizes() []int { return []int{24, 48, 96} }
 
 // DefaultSteps is the number of windows LNS gives the solver without a
 // deadline.
@@ -71,14 +78,15 @@ const DefaultSteps = 12
 // (Sizes); without a step budget, each round after the first uses the
 // next solver seed. Every schedule LNS returns has passed
 // schedule.Verify and ends no later than s. Placements whose links carry
-// one transfer at a time (Channels) are returned as they are.
+// one transfer at a time (Channels) are returned as they are, unless
+// opt.Links.
 func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.Schedule, Stats, error) {
 	var st Stats
 	if err := schedule.Verify(s); err != nil {
 		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
 	}
 	decide := opt.Decisions.Offload || opt.Decisions.Recompute
-	if s.Placement.Channels || len(s.Instances) < 2 || (len(s.Decisions) > 0 && !decide) || (decide && len(s.Pairs) > 0) {
+	if (s.Placement.Channels && (!opt.Links || decide)) || len(s.Instances) < 2 || (len(s.Decisions) > 0 && !decide) || (decide && len(s.Pairs) > 0) {
 		// Without Decisions, a schedule that offloads or recomputes is
 		// left as it is: the windows' encoding keeps every activation;
 		// the windows that decide pair nothing (placement's Overlap).
@@ -86,7 +94,7 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 	}
 	sizes := opt.Sizes
 	if sizes == nil {
-		sizes = DefaultSizes
+		sizes = DefaultSizes()
 	}
 	if opt.Effort == 0 {
 		opt.Effort = DefaultEffort

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/spec"
 )
 
@@ -121,4 +122,22 @@ func LatencyText(s *Schedule) string {
 		t += fmt.Sprintf(" (budget %d)", s.Latency)
 	}
 	return t
+}
+
+// LatencySummary is the latency per micro-batch (its first block's start
+// to its last block's end: max and mean), the throughput of the steady
+// state in micro-batches per time unit, and the latency budget (omitted
+// without one): MeasureLatency as the --json reports give it.
+type LatencySummary struct {
+	Max        int     `json:"max"`
+	Mean       float64 `json:"mean"`
+	Throughput float64 `json:"throughput"`
+	Budget     int     `json:"budget,omitempty"`
+}
+
+// SummarizeLatency is s's LatencySummary, the mean and the throughput
+// rounded to six decimals; s must be verified.
+func SummarizeLatency(s *Schedule) LatencySummary {
+	st := MeasureLatency(s)
+	return LatencySummary{Max: st.Max, Mean: textfmt.Round6(st.Mean), Throughput: textfmt.Round6(st.Throughput), Budget: s.Latency}
 }

@@ -70,7 +70,8 @@ func phases() []phase {
 		{"a schedule", always, (*state).requireSchedule},
 		{"time-optimal under the latency budget", func(st *state, _ context.Context) bool { return st.sp.Latency > 0 }, (*state).latencyOptimal},
 		{"refinement of the ends", (*state).refinable, (*state).refineEnds},
-		{"repetend, again", func(st *state, _ context.Context) bool { return st.opt.UseTime && !st.opt.SolverOnly }, (*state).researchRepetend},
+		{"repetend, again", (*state).usesTime, (*state).researchRepetend},
+		{"the whole schedule to the solver", (*state).usesTime, (*state).wholeOptimal},
 		{"windows", (*state).wantsWindows, (*state).windows},
 		{"pairing of the best", func(st *state, _ context.Context) bool { return st.sp.Placement.Overlap != nil }, (*state).pairBest},
 		{"its repetend named", always, (*state).nameRepetend},
@@ -79,9 +80,13 @@ func phases() []phase {
 
 func always(*state, context.Context) bool { return true }
 
+// usesTime reports whether the phases that use the time given run:
+// UseTime, not SolverOnly.
+func (st *state) usesTime(context.Context) bool { return st.opt.UseTime && !st.opt.SolverOnly }
+
 // start is one source of the schedules the search starts from: given
 // schedules, the constructions, the baselines. build offers each of its
-// schedules (state.candidate).
+// schedules (state.contender).
 type start struct {
 	name    string
 	applies func(*state, context.Context) bool
@@ -89,12 +94,13 @@ type start struct {
 }
 
 // starts is the registry of starts, in the order their schedules join
-// the candidates.
+// the contenders.
 func starts() []start {
 	return []start{
 		{"given schedules", always, (*state).givenStarts},
 		{"constructions", (*state).constructs, (*state).constructions},
 		{"baselines", (*state).constructs, (*state).baselines},
+		{"zb-auto, shortest setting", (*state).constructs, (*state).zbAutoShortest},
 	}
 }
 
@@ -128,9 +134,9 @@ func (st *state) offer(source Source, s *schedule.Schedule) {
 	}
 }
 
-// candidate lists s among the candidates and offers it.
-func (st *state) candidate(source Source, s *schedule.Schedule) {
-	st.res.Candidates = append(st.res.Candidates, Candidate{Source: source, Makespan: schedule.Makespan(s)})
+// contender lists s among the contenders and offers it.
+func (st *state) contender(source Source, s *schedule.Schedule) {
+	st.res.Contenders = append(st.res.Contenders, Contender{Source: source, Makespan: schedule.Makespan(s)})
 	st.offer(source, s)
 }
 
@@ -175,7 +181,7 @@ func (st *state) givenStarts(context.Context) error {
 		if s = withinLatency(st.sp, s); s == nil {
 			continue // its orders meet no schedule within the latency budget
 		}
-		st.candidate(Source{Kind: SourceStart, Name: g.Name}, s)
+		st.contender(Source{Kind: SourceStart, Name: g.Name}, s)
 	}
 	return nil
 }
@@ -192,7 +198,7 @@ func (st *state) constructions(ctx context.Context) error {
 	}
 	for _, c := range cands {
 		src := Source{Kind: SourceConstruction, Name: c.Name}
-		st.res.Candidates = append(st.res.Candidates, Candidate{Source: src, Makespan: c.Makespan})
+		st.res.Contenders = append(st.res.Contenders, Contender{Source: src, Makespan: c.Makespan})
 		st.offer(src, c.Schedule)
 		if p.Overlap != nil {
 			st.seeds = append(st.seeds, seed{src, c.Schedule})
@@ -214,7 +220,7 @@ func (st *state) constructions(ctx context.Context) error {
 // baselines offers every baseline that applies, takes only decisions the
 // spec allows and, under a latency budget, meets it once re-timed.
 func (st *state) baselines(context.Context) error {
-	for _, m := range baseline.Methods() {
+	for _, m := range baseline.All() {
 		s, err := m.Build(spec.Spec{Placement: st.sp.Placement, MicroBatches: st.sp.MicroBatches, Memory: st.sp.Memory})
 		if err != nil || !st.sp.Allowed.Permit(s.Count()) {
 			continue // not applicable, over the budget, or taking decisions the options do not allow
@@ -223,7 +229,23 @@ func (st *state) baselines(context.Context) error {
 			continue // its orders meet no schedule within the latency budget
 		}
 		src := Source{Kind: SourceBaseline, Name: m.Name}
-		st.candidate(src, s)
+		st.contender(src, s)
+		st.seeds = append(st.seeds, seed{src, s})
+	}
+	return nil
+}
+
+// zbAutoShortest offers the zero-bubble auto-scheduler's setting that
+// ends first (its authors keep the one whose longest stage is shortest)
+// where it is the best so far.
+func (st *state) zbAutoShortest(context.Context) error {
+	s, err := baseline.ZBAutoShortest(spec.Spec{Placement: st.sp.Placement, MicroBatches: st.sp.MicroBatches, Memory: st.sp.Memory})
+	if err != nil || !st.sp.Allowed.Permit(s.Count()) {
+		return nil
+	}
+	if s = withinLatency(st.sp, s); s != nil && (st.res.Schedule == nil || schedule.Makespan(s) < schedule.Makespan(st.res.Schedule)) {
+		src := Source{Kind: SourceStart, Name: "zb-auto, shortest setting"}
+		st.contender(src, s)
 		st.seeds = append(st.seeds, seed{src, s})
 	}
 	return nil
@@ -242,7 +264,7 @@ func (st *state) pairSeeds(ctx context.Context) error {
 		if paired, ok := overlap.Pair(ctx, c.s); ok {
 			src := c.src
 			src.Paired = true
-			st.candidate(src, paired)
+			st.contender(src, paired)
 		}
 	}
 	st.res.Repetend = st.incumbent
@@ -276,7 +298,7 @@ func (st *state) decidesWithTime(ctx context.Context) bool {
 func (st *state) decidedRepetend(ctx context.Context) error {
 	st.report("repetend with decisions", nil)
 	t := time.Now()
-	d, err := decidedRepetend(ctx, st.sp, st.opt, st.res.Schedule, st.candidate)
+	d, err := decidedRepetend(ctx, st.sp, st.opt, st.res.Schedule, st.contender)
 	st.res.Times.Repetend += time.Since(t)
 	if err != nil {
 		return st.fail("repetend with decisions", err)
@@ -387,7 +409,7 @@ func (st *state) latencyOptimal(ctx context.Context) error {
 // windows do neither).
 func (st *state) refinable(ctx context.Context) bool {
 	res, opt := st.res, st.opt
-	return !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) &&
+	return !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.done(opt) && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) &&
 		len(res.Schedule.Decisions) == 0 && len(res.Schedule.Pairs) == 0
 }
 
@@ -418,12 +440,24 @@ func (st *state) researchRepetend(ctx context.Context) error {
 	return nil
 }
 
-// wantsWindows reports whether step 5 runs: not proven, lnsWanted, and
-// windows that decide only where asked; none pair.
+// wholeOptimal gives the solver the whole schedule where it is small
+// enough (wholeOptimal): a proof settles the search.
+func (st *state) wholeOptimal(ctx context.Context) error {
+	st.report("improving", nil)
+	t := time.Now()
+	wholeOptimal(ctx, st.sp, st.opt, st.res)
+	st.res.Times.Refine += time.Since(t)
+	return nil
+}
+
+// wantsWindows reports whether step 5 runs: nothing left to prove
+// (Result.done), lnsWanted, windows that decide only where asked, and a
+// paired schedule only with time to use (the windows run on its orders
+// unpaired, each improvement paired again).
 func (st *state) wantsWindows(ctx context.Context) bool {
 	res, opt := st.res, st.opt
-	return !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && lnsWanted(opt, res) &&
-		(len(res.Schedule.Decisions) == 0 || (res.Decisions && (opt.UseTime || opt.DecidedWindows > 0))) && len(res.Schedule.Pairs) == 0
+	return !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.done(opt) && lnsWanted(opt, res) &&
+		(len(res.Schedule.Decisions) == 0 || (res.Decisions && (opt.UseTime || opt.DecidedWindows > 0))) && (len(res.Schedule.Pairs) == 0 || opt.UseTime)
 }
 
 // windows is step 5: the large-neighbourhood search over windows anywhere

@@ -42,16 +42,13 @@ func genDagCommand() *cli.Command {
 			&cli.IntFlag{Name: "width", Usage: "mean operators of a layer", Value: d.Width},
 			&cli.IntFlag{Name: "max-time", Usage: "operator times are drawn from 1..`T`", Value: d.MaxTime},
 			&cli.IntFlag{Name: "max-size", Usage: "tensor sizes are drawn from 1..`Z`", Value: d.MaxSize},
-			&cli.Float64Flag{Name: "latency", Usage: "latency of every link of the cluster file", Value: opgraph.DefaultLink.Latency},
-			&cli.Float64Flag{Name: "per-unit", Usage: "time per unit of tensor size of every link of the cluster file", Value: opgraph.DefaultLink.PerUnit},
+			&cli.Float64Flag{Name: "latency", Usage: "latency of every link of the cluster file", Value: opgraph.DefaultLink().Latency},
+			&cli.Float64Flag{Name: "per-unit", Usage: "time per unit of tensor size of every link of the cluster file", Value: opgraph.DefaultLink().PerUnit},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the placement to a JSON `FILE` (- : standard output)"},
 			&cli.StringFlag{Name: "cluster-out", Usage: "write the cluster to a JSON `FILE`"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite files that exist"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("gen-dag: unexpected argument %q", c.Args().First())
-			}
 			o := opgraph.Options{Nodes: c.Int("nodes"), Seed: c.Uint64("seed"), Devices: c.Int("devices"), MaxDegree: c.Int("max-degree"), Width: c.Int("width"), MaxTime: c.Int("max-time"), MaxSize: c.Int("max-size")}
 			return runGenDag(c.Context, genDagOptions{Opt: o, Out: c.String("out"), ClusterOut: c.String("cluster-out"),
 				Latency: c.Float64("latency"), PerUnit: c.Float64("per-unit"), Force: c.Bool("force")}, c.App.Writer)
