@@ -95,6 +95,3 @@ func RepetendBubbleRate(p *placement.Placement, period int) float64 {
 
 // roundRate rounds a rate to 6 decimals, as schedule files store it.
 func roundRate(x float64) float64 { return math.Round(x*1e6) / 1e6 }
-
-// ceilDiv is ⌈a / b⌉ for a ≥ 0, b ≥ 1.
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
