@@ -13,7 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tessel-pp/tessel/coarsen"
+	"github.com/tessel-pp/tessel/choose"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/spec"
 
 	"github.com/tessel-pp/tessel/baseline"
@@ -184,11 +185,14 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 			opt.Progress(fmt.Sprintf(format, args...))
 		}
 	}
+	if err := limits.CheckInstances(opt.MicroBatches, len(p.Blocks)); err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
 	if p.Open() {
 		// The devices are the search's to choose: the Tessel search
 		// chooses them, and every row runs on its choice.
 		progress("compare: choosing the devices (Tessel search)")
-		chosen, err := choose(ctx, p, opt)
+		chosen, err := chosen(ctx, p, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -203,6 +207,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		}
 		if m.Memory && !p.HasOffload() && !p.HasRecompute() {
 			continue // offload and recompute baselines need --offload-time or --recompute
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("compare: stopped before the comparison was complete: %w", context.Cause(ctx))
 		}
 		progress("compare: %s", MethodTitle(m.Name))
 		row, err := baselineRow(m, p, opt)
@@ -247,18 +254,18 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 	return cmp, nil
 }
 
-// choose is the placement with the devices the Tessel search chooses for
-// p's candidates (search's "Where, not only when").
-func choose(ctx context.Context, p *placement.Placement, opt Options) (*placement.Placement, error) {
+// chosen is the placement with the devices the Tessel search chooses for
+// p's candidates (package choose).
+func chosen(ctx context.Context, p *placement.Placement, opt Options) (*placement.Placement, error) {
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}
-	so := search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed}
+	so := choose.Options{Search: search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed}}
 	// HEFT's choice among the starts, as tessel search has it.
-	if a, ok := coarsen.HEFTAssignment(sp); ok {
+	if a, ok := choose.HEFTAssignment(sp); ok {
 		so.Assignments = append(so.Assignments, a)
 	}
-	res, err := search.Run(ctx, sp, so)
+	res, err := choose.Devices(ctx, sp, so)
 	if err != nil {
 		return nil, fmt.Errorf("compare: choosing the devices: %w", err)
 	}
@@ -329,10 +336,23 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	// On a placement in real units, the search runs on its coarse copy
-	// and its schedule is timed at the placement's own steps (exact).
-	er, err := exact.Run(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}},
-		search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
+	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}
+	so := search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, TimeLimit: opt.TimeLimit, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }}
+	var er *exact.Result
+	var err error
+	if p.HasCandidates() {
+		// choose.Devices: a placement whose blocks give candidates has
+		// its devices searched again from the choice made.
+		var res *search.Result
+		if res, err = choose.Devices(ctx, sp, choose.Options{Search: so}); err == nil {
+			er = &exact.Result{Search: res, Schedule: res.Schedule, Step: 1}
+		}
+	} else {
+		// On a placement in real units, the search runs on its coarse
+		// copy and its schedule is timed at the placement's own steps
+		// (exact).
+		er, err = exact.Run(ctx, sp, so)
+	}
 	if errors.Is(err, search.ErrNoRepetend) {
 		row.Status, row.Note = StatusNone, "no repetend fits the memory budget"
 		return row, nil
@@ -384,6 +404,9 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	if decides {
 		row.Note += fmt.Sprintf("; %d offloaded, %d recomputed", *row.Offloaded, *row.Recomputed)
 	}
+	if res.Stopped != "" {
+		row.Note += "; stopped " + res.Stopped
+	}
 	row.Proven = textfmt.Ptr(res.Proven())
 	row.Seconds = textfmt.Ptr(textfmt.Secs(res.Times.Total))
 	return row, nil
@@ -396,9 +419,9 @@ func optimalRow(ctx context.Context, p *placement.Placement, opt Options, progre
 	ctx, cancel := withLimit(ctx, opt.OptimalTimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := search.Optimal(ctx, spec.Spec{Placement: p, MicroBatches: opt.OptimalMicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.OptimalOptions{Seed: opt.Seed, Progress: func(lo, hi int) {
+	res, err := choose.OptimalDevices(ctx, spec.Spec{Placement: p, MicroBatches: opt.OptimalMicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, choose.OptimalOptions{Search: search.OptimalOptions{Seed: opt.Seed, Progress: func(lo, hi int) {
 		progress("compare: time-optimal search, makespan between %d and %d", lo, hi)
-	}})
+	}}})
 	elapsed := time.Since(t0)
 	switch {
 	case errors.Is(err, search.ErrInfeasible):

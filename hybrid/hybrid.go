@@ -44,12 +44,15 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
+	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // DefaultEffort caps each solver call of a layout's schedule search
@@ -235,13 +238,14 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 	// prune against the least upper bound, then search the rest.
 	run := func(f func(*candidate)) {
 		var wg sync.WaitGroup
+		var pan safego.Panic
 		next := make(chan *candidate)
 		for range min(opt.Jobs, max(1, len(cands))) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for x := range next {
-					f(x)
+					pan.Do(func() { f(x) })
 				}
 			}()
 		}
@@ -250,6 +254,7 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 		}
 		close(next)
 		wg.Wait()
+		pan.Repanic()
 	}
 	run(func(x *candidate) { x.prepare(ctx, m, c, unit, opt) })
 	if err := ctx.Err(); err != nil {
@@ -403,7 +408,7 @@ func (x *candidate) prepare(ctx context.Context, m *hetero.Model, c *cluster.Clu
 		// bound on the exact steps costs too much for a pruning bound.
 		free := rep.p.Clone()
 		free.Capacities = nil
-		x.lb = max(x.lb, float64(schedule.LowerBounds(free, mb, 0).Makespan)*rep.unit)
+		x.lb = max(x.lb, float64(bound.LowerBounds(spec.New(free, mb)).Makespan)*rep.unit)
 		if megatronOK {
 			if rep.megatron == nil {
 				megatronOK = false

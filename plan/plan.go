@@ -124,7 +124,9 @@ func Run(ctx context.Context, pr *partition.Report, opt Options) (*Result, error
 		// (device i: stage i's device, each holding its budget).
 		sp.Cluster, sp.Given = cl, given
 	}
-	res, err := exact.Run(ctx, sp, opt.Search)
+	so := opt.Search
+	so.TimeLimit = opt.TimeLimit // named in the report of an answer it stopped
+	res, err := exact.Run(ctx, sp, so)
 	if err != nil {
 		return nil, err
 	}

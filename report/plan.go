@@ -70,7 +70,7 @@ func NewPlan(in *plan.Result) *Plan {
 	// The time per micro-batch of the schedule's own steady state.
 	unit := pr.Converted.TimeUnit
 	var periodTime *float64 // none without a steady state
-	if st := schedule.SteadyOf(s); st != nil {
+	if st := sum.steady.of(s); st != nil {
 		t := textfmt.Round6(st.TimePerMicroBatch() * unit)
 		periodTime = &t
 	}
@@ -137,9 +137,9 @@ func (r *Plan) WriteText(w io.Writer, units int) error {
 		fmt.Fprintf(w, "\nrepetend     none fits the budget (--budget, --nr); the schedule below is a construction's\n")
 	}
 	if r.PeriodTime != nil {
-		fmt.Fprintf(w, "steady state %s; %s per micro-batch (the split's max load %s)\n", schedule.SteadyText(s), mt(*r.PeriodTime), mt(r.TimePerSample))
+		fmt.Fprintf(w, "steady state %s; %s per micro-batch (the split's max load %s)\n", r.Schedule.steady.text(s), mt(*r.PeriodTime), mt(r.TimePerSample))
 	} else {
-		fmt.Fprintf(w, "steady state %s\n", schedule.SteadyText(s))
+		fmt.Fprintf(w, "steady state %s\n", r.Schedule.steady.text(s))
 	}
 	fmt.Fprintf(w, "schedule     %d micro-batches: makespan %s, bubble rate %s (lower bound %s)\n",
 		s.MicroBatches, u.Duration(float64(sum.Makespan)), textfmt.Pct(sum.BubbleRate), u.Duration(float64(sum.LowerBound.Makespan)))
@@ -162,6 +162,9 @@ func (r *Plan) WriteText(w io.Writer, units int) error {
 		where = fmt.Sprintf(" on steps of %s", u.StepText(float64(k)))
 	}
 	fmt.Fprintf(w, "search time  %.3fs%s (proven%s: %s)\n", r.SearchSeconds, where, strings.Replace(where, " on", " at", 1), textfmt.YesNo(res.Proven()))
+	if res.Stopped != "" {
+		fmt.Fprintf(w, "stopped      %s\n", res.Stopped)
+	}
 	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
 	return nil
 }

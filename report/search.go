@@ -116,7 +116,7 @@ func SearchText(w io.Writer, r *search.Result, sum Summary, o TextOptions) error
 		}
 		fmt.Fprintf(w, "lower bound  %s, by %s\n", lb, sum.LowerBound.By)
 	}
-	fmt.Fprintf(w, "steady state %s\n", schedule.SteadyText(s))
+	fmt.Fprintf(w, "steady state %s\n", sum.steady.text(s))
 	fmt.Fprintf(w, "built by     %s\n", ProvenanceIn(r, searchTime))
 	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", u.Memories(sum.PeakMemory), s.Placement.BudgetText(o.Memory))
 	if schedule.ShowsLatency(s) {
@@ -133,6 +133,9 @@ func SearchText(w io.Writer, r *search.Result, sum Summary, o TextOptions) error
 	}
 	t := r.Times
 	fmt.Fprintf(w, "search time  %.3fs (constructions %.3fs, repetend %.3fs, warmup %.3fs, cooldown %.3fs, refining %.3fs)\n", t.Total.Seconds(), t.Constructions.Seconds(), t.Repetend.Seconds(), t.Warmup.Seconds(), t.Cooldown.Seconds(), t.Refine.Seconds())
+	if r.Stopped != "" {
+		fmt.Fprintf(w, "stopped      %s\n", r.Stopped)
+	}
 	if k > 1 {
 		fmt.Fprintf(w, "proven       at the search's steps of %s: %s\n", u.StepText(float64(k)), ProofStatusIn(r, searchTime))
 	} else {

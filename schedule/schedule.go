@@ -151,40 +151,12 @@ func retime(s *Schedule, q *placement.Placement) (*Schedule, error) {
 		// Offloads and recomputes keep their orders too; q's host links
 		// may change the offload times.
 		moved := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: s.Instances, Decisions: s.Decisions}
-		return compactDecisions(moved)
+		return decisionsUnchecked(moved)
 	}
 	// Overlapped pairs stay pairs (none: Compact).
-	ins, err := CompactPairs(q, s.MicroBatches, Orders(s), s.Pairs)
+	ins, err := compact(q, s.MicroBatches, Orders(s), s.Pairs, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins, Pairs: s.Pairs}, nil
-}
-
-// OnCluster is s run on cluster c: its placement as given (Source, or
-// Placement without a cluster) on c, every device keeping its order of
-// instances, each as early as that order and the dependency rule allow
-// (Compact), with c recorded. The orders fix memory, so it fits c only if
-// it fits every device's budget there: the result is verified, and an
-// error says why not.
-func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
-	given := s.Placement
-	if s.Cluster != nil {
-		given = s.Given
-	}
-	q, err := c.Apply(given)
-	if err != nil {
-		return nil, err
-	}
-	out, err := retime(s, q)
-	if err != nil {
-		return nil, err
-	}
-	if err := out.SetCluster(c, given); err != nil {
-		return nil, err
-	}
-	if err := Verify(out); err != nil {
-		return nil, fmt.Errorf("on the cluster: %w", err)
-	}
-	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/hetero"
@@ -86,7 +87,7 @@ func runModel(ctx context.Context, old *schedule.Schedule, t *Timeline, c *clust
 	}
 	run := &modelRun{m: first.Cost.Model, unit: first.TimeUnit, c: c, split: first.Split}
 	rep := &Report{Placement: p0.Name, Devices: p0.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old)}
-	return runSteps(t, rep, old, func(last *schedule.Schedule, step []Change) (*Step, *schedule.Schedule, error) {
+	return runSteps(ctx, t, rep, old, func(last *schedule.Schedule, step []Change) (*Step, *schedule.Schedule, error) {
 		return run.step(ctx, last, step, opt)
 	})
 }
@@ -240,7 +241,7 @@ func (r *modelRun) step(ctx context.Context, last *schedule.Schedule, changes []
 	}
 	lb := res.Bounds.Makespan
 	if er.Coarse() {
-		lb = schedule.LowerBounds(s.Placement, s.MicroBatches, s.Memory).Makespan // the copy's is in its steps
+		lb = bound.LowerBounds(spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory}).Makespan // the copy's is in its steps
 	}
 	st.Makespan, st.LowerBound, st.Seconds, st.Source, st.Valid = schedule.Makespan(s), lb, seconds(took), res.Source.String(), true
 	if opt.Fresh {
