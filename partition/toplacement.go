@@ -106,6 +106,14 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 	if search <= 0 {
 		search = AutoTimeUnit(ts)
 	}
+	for _, t := range ts {
+		// The search's copy times every block in steps of search: a
+		// time unit that makes them too many is refused, as the
+		// placement's own steps are.
+		if t/search > limits.Time {
+			return nil, limits.Over(fmt.Sprintf("time steps of a block (load %g, time unit %g: a larger --time-unit)", t, search), t/search, limits.Time)
+		}
+	}
 	unit := opt.Step
 	if unit <= 0 {
 		others := slices.Clone(opt.Transfers)
