@@ -45,6 +45,8 @@ fuzz: deps-search
 	$(GO) test -run '^$$' -fuzz FuzzParseSchedule -fuzztime 200000x ./schedule
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./torchcsv
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./partition
+	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime 200000x ./profile
+	$(GO) test -run '^$$' -fuzz FuzzParseTrace -fuzztime 200000x ./measure
 
 # Re-run the command behind every checked block of README.md and docs/*.md
 # (docs/README.md says how blocks are written); docs-update rewrites the

@@ -8,8 +8,15 @@ import (
 // ReadStages reads the stages of a split from the JSON summary of tessel
 // partition --json (Report): the names of every stage's layers (a layer
 // profile's names, which may be the model's module names) and its device,
-// in pipeline order.
+// in pipeline order. The JSON of tessel plan --json, which holds that
+// summary as "partition", is read too.
 func ReadStages(data []byte) (names [][]string, devices []int, err error) {
+	var plan struct {
+		Partition json.RawMessage `json:"partition"`
+	}
+	if json.Unmarshal(data, &plan) == nil && len(plan.Partition) > 0 {
+		data = plan.Partition
+	}
 	var r struct {
 		Contiguous *bool `json:"contiguous"`
 		Stages     []struct {

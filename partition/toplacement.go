@@ -210,10 +210,12 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		keys = append(keys, ws...)
 	}
 	loadOf := func(k blockKey) float64 {
+		// Every block is one action of the runtime: it pays the
+		// calibrated overhead once.
 		if k.kind == placement.Weight {
-			return weight[blockKey{k.stage, k.phase, placement.Input}]
+			return weight[blockKey{k.stage, k.phase, placement.Input}] + g.ActionOverhead
 		}
-		return load[k]
+		return load[k] + g.ActionOverhead
 	}
 	unit := opt.TimeUnit
 	if unit <= 0 {

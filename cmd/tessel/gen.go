@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
@@ -24,13 +25,16 @@ type genOptions struct {
 	Blocking bool
 	Force    bool
 	Cluster  clusterSpec
+	Model    string // a model file of tessel profile: the workers run its decoder
+	Split    string // the JSON of tessel partition --json or plan --json: which layers each block runs
 }
 
 func genCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "gen",
-		Usage:     "write per-device programs and PyTorch workers that run a schedule",
-		UsageText: "tessel gen --schedule FILE --out DIR [--backend gloo|nccl] [--blocking] [--cluster FILE] [--force]",
+		Name:  "gen",
+		Usage: "write per-device programs and PyTorch workers that run a schedule",
+		UsageText: "tessel gen --schedule FILE --out DIR [--backend gloo|nccl] [--blocking] [--cluster FILE] [--force]\n" +
+			"   tessel gen --schedule FILE --out DIR --model model.json [--split split.json]",
 		Description: "Writes into DIR one program per device (rank0.json, …: compute, collective, send,\n" +
 			"recv and wait operations in an order that cannot deadlock), worker.py (runs a\n" +
 			"program on torch.distributed), blocks.py (an example model, a small MLP split\n" +
@@ -41,6 +45,11 @@ func genCommand() *cli.Command {
 			"launch.sh runs $PYTHON if set, else the first of python3 and /usr/bin/python3 that\n" +
 			"imports torch. Input and weight blocks (a split backward) run as the gradient of\n" +
 			"the inputs only, then, later, of the weights.\n\n" +
+			"With --model (a model file of tessel profile, of its built-in decoder) the workers run that\n" +
+			"decoder instead of the example, each forward block the layers of its stage in --split (the JSON\n" +
+			"of tessel partition --json or tessel plan --json), or, without it, the layers spread evenly; in\n" +
+			"the config's dtype. launch.sh --warmup W --iterations K --trace then records every op's start\n" +
+			"and end for tessel measure.\n\n" +
 			"With --cluster (or --device-speed, --transfer-time) the schedule runs on that cluster:\n" +
 			"every device keeps its order, each block as early as its times there allow, and the\n" +
 			"programs carry the blocks' times on it (see tessel simulate).",
@@ -51,6 +60,8 @@ func genCommand() *cli.Command {
 			&cli.BoolFlag{Name: "blocking", Usage: "blocking send and receive (default: non-blocking, overlapping computation)"},
 			&cli.BoolFlag{Name: "force", Usage: "write into a DIR that is not empty, replacing files of the same names"},
 			clusterFlag("cluster"), clusterFlag("device-speed"), clusterFlag("transfer-time"), clusterFlag("channels"),
+			&cli.StringFlag{Name: "model", Usage: "run the decoder of a model `FILE` that tessel profile wrote instead of the example MLP"},
+			&cli.StringFlag{Name: "split", Usage: "with --model: the JSON `FILE` of tessel partition --json or plan --json, the layers of each stage"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -59,6 +70,7 @@ func genCommand() *cli.Command {
 			return runGen(c.Context, genOptions{
 				Schedule: c.String("schedule"), Out: c.String("out"), Backend: c.String("backend"),
 				Blocking: c.Bool("blocking"), Force: c.Bool("force"), Cluster: clusterSpecFrom(c),
+				Model: c.String("model"), Split: c.String("split"),
 			}, c.App.Writer)
 		},
 	}
@@ -73,6 +85,8 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 		return usageErrorf("gen: --out DIR is required")
 	case !slices.Contains(runtimegen.Backends(), opts.Backend):
 		return usageErrorf("--backend must be one of %s, got %q", joinNames(runtimegen.Backends()), opts.Backend)
+	case opts.Split != "" && opts.Model == "":
+		return usageErrorf("gen: --split goes with --model")
 	}
 	if err := checkOutDir(opts.Out, opts.Force); err != nil {
 		return err
@@ -110,8 +124,16 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 		}
 		return err
 	}
-	files, err := runtimegen.Files(progs, opts.Backend)
-	if err != nil {
+	var files map[string][]byte
+	var dec *runtimegen.Decoder
+	if opts.Model != "" {
+		if dec, err = genDecoder(opts, s.Placement); err != nil {
+			return err
+		}
+		if files, err = runtimegen.DecoderFiles(progs, opts.Backend, dec); err != nil {
+			return err
+		}
+	} else if files, err = runtimegen.Files(progs, opts.Backend); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
@@ -121,6 +143,9 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 		return fmt.Errorf("gen: %w", err)
 	}
 	_, err = io.WriteString(stdout, runtimegen.WroteText(opts.Out, progs, mode))
+	if err == nil && dec != nil {
+		_, err = io.WriteString(stdout, dec.Text(opts.Out, opts.Model, s.Placement))
+	}
 	if err == nil && onNote != "" {
 		_, err = io.WriteString(stdout, onNote)
 	}
@@ -148,4 +173,32 @@ func checkOutDir(dir string, force bool) error {
 		return usageErrorf("%s is not empty (use --force to write into it)", dir)
 	}
 	return nil
+}
+
+// genDecoder reads the decoder of --model and cuts it into the forward
+// blocks of p (the stages of --split, or evenly).
+func genDecoder(opts genOptions, p *placement.Placement) (*runtimegen.Decoder, error) {
+	g, err := partition.Load(opts.Model)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	if g.Profile == nil || g.Profile.Config == nil {
+		return nil, usageErrorf("%s: no decoder config: --model takes a model file that tessel profile wrote of its built-in decoder", opts.Model)
+	}
+	var names [][]string
+	var devices []int
+	if opts.Split != "" {
+		data, err := os.ReadFile(opts.Split)
+		if err == nil {
+			names, devices, err = partition.ReadStages(data)
+		}
+		if err != nil {
+			return nil, usageErrorf("%s: %v", opts.Split, err)
+		}
+	}
+	dec, err := runtimegen.NewDecoder(p, *g.Profile.Config, names, devices)
+	if err != nil {
+		return nil, usageErrorf("%s: the decoder of %s cannot run this placement: %v", opts.Schedule, opts.Model, err)
+	}
+	return dec, nil
 }

@@ -78,6 +78,8 @@ func commands() []*cli.Command {
 		importCommand(),
 		partitionCommand(),
 		planCommand(),
+		profileCommand(),
+		measureCommand(),
 		genDagCommand(),
 	}
 }

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Bad input to profile, measure and gen --model is one line on stderr and
+// exit code 2, before anything runs.
+func TestMeasuredBadInput(t *testing.T) {
+	dir := t.TempDir()
+	exists := filepath.Join(dir, "exists.json")
+	if err := os.WriteFile(exists, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badCfg := filepath.Join(dir, "bad-config.json")
+	if err := os.WriteFile(badCfg, []byte(`{"layers": 2, "hidden": 9, "heads": 2, "ffn": 16, "seq": 4, "batch": 1, "vocab": 8}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	handModel := "../../testdata/models/gpt-like.json"
+	decoderModel := "../../testdata/models/decoder-cpu.json"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"profile"}, "--out FILE is required"},
+		{[]string{"profile", "--out", exists}, "exists (use --force"},
+		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--config", badCfg}, "hidden 9 is not a multiple of heads 2"},
+		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--config", badCfg, "--user-model", "x.py"}, "not both"},
+		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--device", "tpu"}, "--device must be one of cpu, cuda"},
+		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--repeats", "0"}, "--repeats"},
+		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--against", handModel}, "has no spread"},
+		{[]string{"measure", "--model", decoderModel}, "--programs DIR is required"},
+		{[]string{"measure", "--programs", dir, "--model", decoderModel}, "1 --programs but 0 --trace"},
+		{[]string{"measure", "--programs", dir, "--trace", dir}, "--model FILE is required"},
+		{[]string{"measure", "--programs", dir, "--trace", dir, "--model", filepath.Join(dir, "none.json")}, "no such file"},
+		{[]string{"measure", "--programs", dir, "--trace", dir, "--model", decoderModel}, "rank0.json"},
+		{[]string{"measure", "--programs", dir, "--trace", dir, "--model", decoderModel, "--calibrate", exists}, "exists (use --force"},
+		{[]string{"gen", "--schedule", "x.json", "--out", dir, "--split", "s.json"}, "--split goes with --model"},
+		{[]string{"gen", "--schedule", "../../schedule/testdata/schedules/v-shape-1f1b.json", "--out", filepath.Join(dir, "g"), "--model", handModel}, "no decoder config"},
+		{[]string{"gen", "--schedule", "../../schedule/testdata/schedules/v-shape-1f1b.json", "--out", filepath.Join(dir, "g2"), "--model", decoderModel, "--split", exists}, "no \"stages\""},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"tessel"}, tc.args...), &stdout, &stderr)
+		msg := stderr.String()
+		if code != 2 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tc.want) {
+			t.Errorf("tessel %s: exit %d, stderr %q; want 2 and one line saying %q", strings.Join(tc.args, " "), code, msg, tc.want)
+		}
+	}
+}
+
+// gen --model writes the decoder's workers: the layers of each stage of
+// the plan's split on its forward block, and says how to measure a run.
+func TestGenDecoder(t *testing.T) {
+	dir := t.TempDir()
+	split := filepath.Join(dir, "split.json")
+	var stdout, stderr bytes.Buffer
+	model := "../../testdata/models/decoder-cpu.json"
+	if code := run(context.Background(), []string{"tessel", "partition", "--model", model, "--devices", "4", "--json"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("partition: %s", stderr.String())
+	}
+	if err := os.WriteFile(split, stdout.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	out := filepath.Join(dir, "run")
+	if code := run(context.Background(), []string{"tessel", "gen", "--schedule", "../../schedule/testdata/schedules/v-shape-1f1b.json",
+		"--out", out, "--model", model, "--split", split}, &stdout, &stderr); code != 0 {
+		t.Fatalf("gen: %s", stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "model: the decoder of "+model+" (float32)") || !strings.Contains(stdout.String(), "tessel measure --programs "+out) {
+		t.Errorf("stdout:\n%s", stdout.String())
+	}
+	for _, name := range []string{"decoder.py", "stages.json", "blocks.py"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	stages, err := os.ReadFile(filepath.Join(out, "stages.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(stages), `"embedding"`) || !strings.Contains(string(stages), `"head"`) {
+		t.Errorf("stages.json:\n%s", stages)
+	}
+}

@@ -1,0 +1,38 @@
+package measure
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/runtimegen"
+)
+
+// Load reads one run: the programs (and stages.json) that tessel gen
+// --model wrote into programs, the traces in traces, and the costs of
+// the model file g (ModelCosts).
+func Load(programs, traces string, g *partition.Graph) (*Run, error) {
+	progs, err := runtimegen.LoadPrograms(programs)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(programs, runtimegen.StagesFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v (the programs of tessel gen --model have it)", path, err)
+	}
+	dec, err := runtimegen.ReadStages(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	costs, err := ModelCosts(g, dec, progs[0].Blocks)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", programs, err)
+	}
+	ts, err := LoadTraces(traces, progs)
+	if err != nil {
+		return nil, err
+	}
+	return &Run{Name: filepath.Base(filepath.Clean(programs)), Progs: progs, Traces: ts, Costs: costs, Decoder: dec}, nil
+}
