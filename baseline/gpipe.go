@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // GPipe runs all forwards of all micro-batches, then all backwards (GPipe,
@@ -18,7 +18,8 @@ import (
 // micro-batches. Every device keeps that one global order, so blocks on a
 // group of devices meet in the same order everywhere. Its peak memory is N
 // activations on every device holding forwards.
-func GPipe(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func GPipe(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "gpipe"
 	if err := checkArgs(name, p, n, memory); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // newReplica builds replica groups' pipeline: the model as the groups run
@@ -186,12 +187,12 @@ func (rep *replica) prepare(mb int) error {
 	if rep.chunks > 1 {
 		// Interleaved 1F1B, where it applies (mb a multiple of the
 		// groups): else no upper bound.
-		if s, err := baseline.Interleaved(rep.p, mb, 0); err == nil && schedule.Verify(s) == nil {
+		if s, err := baseline.Interleaved(spec.New(rep.p, mb)); err == nil && schedule.Verify(s) == nil {
 			rep.ones = s
 		}
 		return nil
 	}
-	s, err := baseline.OneFOneB(rep.p, mb, 0)
+	s, err := baseline.OneFOneB(spec.New(rep.p, mb))
 	if err == nil {
 		rep.ones = s
 	} else if !errors.Is(err, baseline.ErrOverBudget) && !errors.Is(err, baseline.ErrNotApplicable) {
@@ -284,7 +285,7 @@ func (rep *replica) megatronLayout(mb int) *Layout {
 	if err != nil {
 		return nil
 	}
-	s, err := baseline.OneFOneB(p, mb, 0)
+	s, err := baseline.OneFOneB(spec.New(p, mb))
 	if err != nil {
 		return nil
 	}
@@ -321,8 +322,7 @@ func (x *candidate) evaluate(ctx context.Context, unit float64, opt Options) {
 			how = "1f1b-interleaved"
 		}
 		e := opt.Effort
-		res, err := search.Run(ctx, rep.p, search.Options{MicroBatches: mb, Jobs: 1, Effort: e, PhaseEffort: e, RefineEffort: e,
-			RefineGreedyOnly: true, LNSSteps: -1})
+		res, err := search.Run(ctx, spec.Spec{Placement: rep.p, MicroBatches: mb}, search.Options{Jobs: 1, Effort: e, PhaseEffort: e, RefineEffort: e, RefineGreedyOnly: true, LNSSteps: -1})
 		if err == nil && schedule.Verify(res.Schedule) == nil {
 			if t, b := rep.time(res.Schedule, mb); t < best {
 				best, br, how, sched = t, b, "search", res.Schedule
