@@ -18,6 +18,7 @@ import (
 	"github.com/tessel-pp/tessel/profile"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // checkConfig is the gradient check's decoder: float64, small enough to
@@ -61,14 +62,14 @@ func TestDecoderWorkersEndToEnd(t *testing.T) {
 	mixed := []placement.Action{placement.Offload, placement.Recompute, placement.Offload, placement.Recompute}
 	launches := [][]run{
 		{
-			{"2 ranks/zb-h1", must(baseline.ZBH1(builtin(2, true), 6, 0)), runtimegen.NonBlocking},
-			{"2 ranks/1f1b", must(baseline.OneFOneB(builtin(2, false), 6, 0)), runtimegen.NonBlocking},
+			{"2 ranks/zb-h1", must(baseline.ZBH1(spec.New(builtin(2, true), 6))), runtimegen.NonBlocking},
+			{"2 ranks/1f1b", must(baseline.OneFOneB(spec.New(builtin(2, false), 6))), runtimegen.NonBlocking},
 		},
 		{
-			{"4 ranks/zb-h1", must(baseline.ZBH1(builtin(4, true), 8, 0)), runtimegen.NonBlocking},
-			{"4 ranks/pipeoffload", must(baseline.PipeOffload(vsplit, 8, 2)), runtimegen.NonBlocking},
-			{"4 ranks/split offload+recompute", must(baseline.Savings(vsplit, 8, 2, mixed)), runtimegen.NonBlocking},
-			{"4 ranks/offload+recompute/blocking", must(baseline.Savings(vwhole, 8, 2, mixed)), runtimegen.Blocking},
+			{"4 ranks/zb-h1", must(baseline.ZBH1(spec.New(builtin(4, true), 8))), runtimegen.NonBlocking},
+			{"4 ranks/pipeoffload", must(baseline.PipeOffload(spec.Spec{Placement: vsplit, MicroBatches: 8, Memory: 2})), runtimegen.NonBlocking},
+			{"4 ranks/split offload+recompute", must(baseline.Savings(spec.Spec{Placement: vsplit, MicroBatches: 8, Memory: 2}, mixed)), runtimegen.NonBlocking},
+			{"4 ranks/offload+recompute/blocking", must(baseline.Savings(spec.Spec{Placement: vwhole, MicroBatches: 8, Memory: 2}, mixed)), runtimegen.Blocking},
 		},
 	}
 	model := modelFileOf(t, checkConfig, [][3]float64{{0.1, 0.01, 0.1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0.5, 0.5, 0.5}})

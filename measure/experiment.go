@@ -20,6 +20,7 @@ import (
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // ExperimentOptions size the end-to-end experiment (docs/measured.md).
@@ -348,7 +349,7 @@ func withoutImplied(p *placement.Placement) *placement.Placement {
 // tessel's search (no memory budget: the CPU's memory holds them all).
 func build(ctx context.Context, p *placement.Placement, method string, n int) (*schedule.Schedule, error) {
 	if method == "tessel" {
-		res, err := search.Run(ctx, p, search.Options{MicroBatches: n})
+		res, err := search.Run(ctx, spec.New(p, n), search.Options{})
 		if err != nil {
 			return nil, err
 		}
@@ -358,7 +359,7 @@ func build(ctx context.Context, p *placement.Placement, method string, n int) (*
 	if !ok {
 		return nil, fmt.Errorf("no baseline %q", method)
 	}
-	return m.Build(p, n, 0)
+	return m.Build(spec.New(p, n))
 }
 
 func sameOrders(a, b *schedule.Schedule) bool {

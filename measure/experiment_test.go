@@ -2,6 +2,7 @@ package measure
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"testing"
@@ -10,14 +11,22 @@ import (
 	"github.com/tessel-pp/tessel/profile"
 )
 
+var measured = flag.Bool("measured", false, "run BenchmarkExperiment, the end-to-end experiment at a reduced size (minutes)")
+
 // BenchmarkExperiment runs the end-to-end experiment of docs/measured.md
 // at a reduced size (a 2-layer decoder, N = 4 and 8, 2 iterations after 1
 // warm-up) and reports, per schedule and N, the measured and the
 // calibrated predicted time per iteration, and the largest calibrated
-// error. The page's full experiment: scripts/docs/measured-experiment.sh.
+// error. It runs for minutes, so only with -measured (make bench runs
+// every benchmark: without the flag this one returns at once). The page's
+// full experiment: scripts/docs/measured-experiment.sh.
 //
-//	go test ./measure -run '^$' -bench Experiment -benchtime 1x
+//	go test ./measure -run '^$' -bench Experiment -benchtime 1x -measured
 func BenchmarkExperiment(b *testing.B) {
+	if !*measured {
+		b.Log("the end-to-end experiment runs with -measured")
+		return
+	}
 	if _, err := profile.FindPython(""); err != nil {
 		testskip.Skip(b, "the experiment needs PyTorch: "+err.Error())
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tessel-pp/tessel/profile"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // smallConfig is a decoder of 2 layers: embedding, decoder.0, decoder.1,
@@ -54,7 +55,7 @@ func zbh1(t testing.TB, n int) ([]*runtimegen.Program, *runtimegen.Decoder) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := baseline.ZBH1(p, n, 0)
+	s, err := baseline.ZBH1(spec.New(p, n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func TestPredictModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := baseline.ZBH1(p, 4, 0)
+	s, err := baseline.ZBH1(spec.New(p, 4))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +88,45 @@ func TestGenDecoder(t *testing.T) {
 	}
 	if !strings.Contains(string(stages), `"embedding"`) || !strings.Contains(string(stages), `"head"`) {
 		t.Errorf("stages.json:\n%s", stages)
+	}
+}
+
+// measure reads the run kept in testdata: the report, and a calibration
+// whose model file plan reads and whose prediction of the run is within
+// 10% of the measurement.
+func TestMeasureTestdata(t *testing.T) {
+	dir := t.TempDir()
+	cal := filepath.Join(dir, "calibrated.json")
+	trace := filepath.Join(dir, "trace.json")
+	kept := "../../testdata/measured/plan-n4"
+	var stdout, stderr bytes.Buffer
+	args := []string{"tessel", "measure", "--programs", kept, "--trace", kept + "/results", "--model", "../../testdata/models/decoder-cpu.json",
+		"--calibrate", cal, "--perfetto", trace}
+	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("measure: %s", stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"decoder-8x128 (plan-n4): 2 devices, 4 micro-batches", "outside the measured spread", "off by ",
+		"calibration: forward ×", "wrote " + cal + " (tessel plan --model " + cal + ")", "wrote " + trace} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	var after, before, measured float64
+	line := out[strings.Index(out, "  plan-n4: predicted"):]
+	if _, err := fmt.Sscanf(line, "  plan-n4: predicted %f ms calibrated (%f before), measured %f ms", &after, &before, &measured); err != nil {
+		t.Fatalf("%v: %q", err, line)
+	}
+	if math.Abs(after-measured) > 0.1*measured || math.Abs(before-measured) < 0.1*measured {
+		t.Errorf("predicted %v before and %v after calibration, measured %v", before, after, measured)
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"tessel", "plan", "--model", cal, "--devices", "2", "-n", "4"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("plan from the calibrated file: %s", stderr.String())
+	}
+	// The same bytes again.
+	var again bytes.Buffer
+	if code := run(context.Background(), append(args, "--force"), &again, &stderr); code != 0 || again.String() != out {
+		t.Errorf("a second measure printed otherwise (exit %d)", code)
 	}
 }

@@ -5,7 +5,7 @@
 // plan again. It prints the table, and writes it, the chart and the
 // results' JSON where asked:
 //
-//	go run ./internal/cmd/measuredexp -dir /tmp/exp -md table.md -svg chart.svg
+//	go run ./cmd/measuredexp -dir /tmp/exp -md table.md -svg chart.svg
 //
 // The defaults are the page's full experiment; -n, -iterations and the
 // decoder's sizes make it smaller.
