@@ -165,3 +165,30 @@ type Summary struct {
 	Reports    []*Report   `json:"reports"`
 	Calibrated *Calibrated `json:"calibrated,omitempty"`
 }
+
+// WriteText prints every report and, with a calibration, what it is, the
+// file it went to (calibrated) and every run predicted again; then the
+// Perfetto file written, if any.
+func (s Summary) WriteText(w io.Writer, calibrated, perfetto string) error {
+	var b bytes.Buffer
+	for k, rep := range s.Reports {
+		if k > 0 {
+			b.WriteByte('\n')
+		}
+		if err := rep.WriteText(&b); err != nil {
+			return err
+		}
+	}
+	if cal := s.Calibrated; cal != nil {
+		fmt.Fprintf(&b, "\ncalibration: %s\nwrote %s (tessel plan --model %s)\n", Text(cal.Calibration), calibrated, calibrated)
+		for k, rep := range s.Reports {
+			fmt.Fprintf(&b, "  %s: predicted %.1f ms calibrated (%.1f before), measured %.1f ms: %+.1f%%\n", rep.Name, cal.Predicted[k],
+				rep.Predicted.Iteration, rep.Measured.Iteration, 100*(cal.Predicted[k]-rep.Measured.Iteration)/rep.Measured.Iteration)
+		}
+	}
+	if perfetto != "" {
+		fmt.Fprintf(&b, "wrote %s (open it in ui.perfetto.dev)\n", perfetto)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}

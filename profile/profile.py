@@ -8,7 +8,9 @@ autograd recording, as a pipeline stage runs it), the input gradient
 graph kept) and the weight gradient (torch.autograd.backward with the
 parameters as inputs), exactly as the workers of `tessel gen` split a
 backward. The first --warmup rounds are dropped; of the others, each time's
-median and its 10th and 90th percentiles are reported. On CPU the clock is
+median and its 10th and 90th percentiles are reported. On CPU with one
+thread the clock is the thread's CPU time (time.thread_time_ns), which
+other work on a busy machine does not lengthen; with more threads,
 time.perf_counter_ns; on CUDA, CUDA events on the current stream, the
 device synchronised after each pass.
 
@@ -56,17 +58,22 @@ def stats(xs):
 
 
 class Clock:
-    """Milliseconds between marks: perf_counter on CPU, CUDA events on CUDA."""
+    """Milliseconds between marks: on CUDA, CUDA events; on CPU with one
+    thread, the thread's CPU time (time.thread_time_ns: torch computes in
+    the calling thread, and the time other work on a busy machine takes
+    the core away does not count); with more threads, perf_counter."""
 
-    def __init__(self, device):
+    def __init__(self, device, threads):
         self.cuda = device.type == "cuda"
+        self.now = time.thread_time_ns if threads == 1 else time.perf_counter_ns
+        self.name = "cuda events" if self.cuda else "time." + self.now.__name__
 
     def mark(self):
         if self.cuda:
             ev = torch.cuda.Event(enable_timing=True)
             ev.record()
             return ev
-        return time.perf_counter_ns()
+        return self.now()
 
     def ms(self, a, b):
         if self.cuda:
@@ -259,7 +266,7 @@ def main():
         for i, (name, m) in enumerate(mods):
             layers.append(Layer(name, m, x, i == len(mods) - 1, loss))
             x = m(x)
-    clock = Clock(device)
+    clock = Clock(device, args.threads)
     rounds = args.warmup + args.repeats
     t0 = time.perf_counter()
     for r in range(rounds):
@@ -276,7 +283,7 @@ def main():
         "threads": args.threads,
         "warmup": args.warmup,
         "repeats": args.repeats,
-        "clock": "cuda events" if device.type == "cuda" else "time.perf_counter_ns",
+        "clock": clock.name,
         "layers": [],
     }
     for layer in layers:

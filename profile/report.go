@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -60,6 +61,18 @@ func Bytes(n int64) string {
 type Agreement struct {
 	Within, Total int
 	Outside       []string
+}
+
+// WriteText prints the agreement with the profile in file against, and
+// every time outside its spread.
+func (a Agreement) WriteText(w io.Writer, against string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "against %s: %d of %d times within its spread\n", against, a.Within, a.Total)
+	for _, s := range a.Outside {
+		fmt.Fprintf(&b, "  outside: %s\n", s)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // Slack is how far (ms) a median may lie from an earlier one and still

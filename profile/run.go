@@ -36,9 +36,10 @@ type Options struct {
 	UserModel string
 	// Device is "cpu" (default) or "cuda".
 	Device string
-	// Warmup rounds are dropped (default 2); of Repeats rounds (default
-	// 10) each time's median and spread are kept. Threads is the CPU
-	// threads torch may use (default 1).
+	// Warmup rounds are dropped (0: none; tessel profile's default is
+	// DefaultWarmup); of Repeats rounds (0: DefaultRepeats) each time's
+	// median and spread are kept. Threads is the CPU threads torch may
+	// use (0: 1).
 	Warmup, Repeats, Threads int
 	// Python is the interpreter; "" tries $PYTHON, then python3 and
 	// /usr/bin/python3, the first that imports torch.
@@ -99,6 +100,10 @@ type raw struct {
 	} `json:"layers"`
 }
 
+// DefaultWarmup and DefaultRepeats are tessel profile's rounds: dropped,
+// and measured.
+const DefaultWarmup, DefaultRepeats = 2, 10
+
 // Method is how a profile's times are taken, in words (Meta.Method).
 const Method = "each layer alone, in rounds (every layer once per round): the forward with autograd recording, " +
 	"then torch.autograd.grad of its output for its input (the graph kept), then torch.autograd.backward for its weights, " +
@@ -117,11 +122,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if !slices.Contains(Devices(), opts.Device) {
 		return nil, fmt.Errorf("profile: device %q: want one of %v", opts.Device, Devices())
 	}
-	if opts.Warmup == 0 {
-		opts.Warmup = 2
-	}
 	if opts.Repeats == 0 {
-		opts.Repeats = 10
+		opts.Repeats = DefaultRepeats
 	}
 	if opts.Threads == 0 {
 		opts.Threads = 1

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -112,28 +111,9 @@ func runMeasure(_ context.Context, o measureOptions, stdout io.Writer) error {
 			return err
 		}
 	}
+	sum := measure.Summary{Reports: reps, Calibrated: cal}
 	if o.JSON {
-		return printJSON(stdout, measure.Summary{Reports: reps, Calibrated: cal})
+		return printJSON(stdout, sum)
 	}
-	var b bytes.Buffer
-	for k, rep := range reps {
-		if k > 0 {
-			b.WriteByte('\n')
-		}
-		if err := rep.WriteText(&b); err != nil {
-			return err
-		}
-	}
-	if cal != nil {
-		fmt.Fprintf(&b, "\ncalibration: %s\nwrote %s (tessel plan --model %s)\n", measure.Text(cal.Calibration), o.Calibrate, o.Calibrate)
-		for k, rep := range reps {
-			fmt.Fprintf(&b, "  %s: predicted %.1f ms calibrated (%.1f before), measured %.1f ms: %+.1f%%\n", rep.Name, cal.Predicted[k],
-				rep.Predicted.Iteration, rep.Measured.Iteration, 100*(cal.Predicted[k]-rep.Measured.Iteration)/rep.Measured.Iteration)
-		}
-	}
-	if o.Perfetto != "" {
-		fmt.Fprintf(&b, "wrote %s (open it in ui.perfetto.dev)\n", o.Perfetto)
-	}
-	_, err = stdout.Write(b.Bytes())
-	return err
+	return sum.WriteText(stdout, o.Calibrate, o.Perfetto)
 }

@@ -42,8 +42,8 @@ func profileCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the model file to `FILE`"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
 			&cli.StringFlag{Name: "device", Usage: "cpu or cuda", Value: "cpu"},
-			&cli.IntFlag{Name: "warmup", Usage: "rounds run first and dropped", Value: 2},
-			&cli.IntFlag{Name: "repeats", Usage: "rounds measured: each time is their median", Value: 10},
+			&cli.IntFlag{Name: "warmup", Usage: "rounds run first and dropped", Value: profile.DefaultWarmup},
+			&cli.IntFlag{Name: "repeats", Usage: "rounds measured: each time is their median", Value: profile.DefaultRepeats},
 			&cli.IntFlag{Name: "threads", Usage: "CPU threads torch may use", Value: 1},
 			&cli.StringFlag{Name: "against", Usage: "an earlier model `FILE` of this model: report how many times fall within its spread"},
 		},
@@ -124,17 +124,14 @@ func runProfile(ctx context.Context, o profileOptions, stdout, stderr io.Writer)
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s (tessel plan --model %s)\n", o.Out, o.Out)
-	if old != nil {
-		a, err := res.Agree(old)
-		if err != nil {
-			return usageErrorf("%s: %v", o.Against, err)
-		}
-		fmt.Fprintf(stdout, "against %s: %d of %d times within its spread\n", o.Against, a.Within, a.Total)
-		for _, s := range a.Outside {
-			fmt.Fprintf(stdout, "  outside: %s\n", s)
-		}
+	if old == nil {
+		return nil
 	}
-	return nil
+	a, err := res.Agree(old)
+	if err != nil {
+		return usageErrorf("%s: %v", o.Against, err)
+	}
+	return a.WriteText(stdout, o.Against)
 }
 
 // lineFunc is an io.Writer that hands each line written to f.
