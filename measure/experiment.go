@@ -55,8 +55,10 @@ type Row struct {
 	Spread            [2]float64 `json:"spread_ms"`
 	PredictedBubbles  float64    `json:"predicted_bubble_rate"`
 	MeasuredBubbles   float64    `json:"measured_bubble_rate"`
-	Replanned         bool       `json:"replanned,omitempty"` // tessel's schedule planned again from the calibrated file
-	ReplannedMakespan int        `json:"-"`
+	// Replanned marks the runs after calibration: tessel's schedule
+	// planned again from the calibrated file, and the first one run
+	// again beside it (both predicted from the calibrated file only).
+	Replanned bool `json:"replanned,omitempty"`
 }
 
 // ExperimentResult is the experiment's outcome.
@@ -125,41 +127,40 @@ func Experiment(ctx context.Context, opts ExperimentOptions) (*ExperimentResult,
 	}
 	var jobs []job
 	var runs []*Run
+	// Every schedule at every N, in one launch, their iterations taking
+	// turns: a change of the machine's load touches every one alike.
 	for _, n := range opts.N {
-		var batch []job
 		for _, m := range Methods {
 			s, err := build(ctx, pl.p, m, n)
 			if err != nil {
 				return nil, fmt.Errorf("experiment: %s, N = %d: %w", m, n, err)
 			}
-			batch = append(batch, job{n, m, filepath.Join(opts.Dir, fmt.Sprintf("n%d", n), m), s})
-		}
-		for _, j := range batch {
+			j := job{n, m, filepath.Join(opts.Dir, fmt.Sprintf("n%d", n), m), s}
 			if err := writeRuntime(j.s, pl.dec, j.dir); err != nil {
 				return nil, err
 			}
+			jobs = append(jobs, j)
 		}
-		say("N = %d: running %s (%d iterations after %d warm-up)", n, strings.Join(Methods, ", "), opts.Iterations, opts.Warmup)
-		var dirs []string
-		for _, j := range batch {
-			dirs = append(dirs, j.dir)
-		}
-		if err := launch(ctx, python, dirs, opts.Warmup, opts.Iterations); err != nil {
-			return nil, err
-		}
-		g, err := partition.Parse(res.Model)
+	}
+	say("running %s at N = %v, interleaved (%d iterations after %d warm-up)", strings.Join(Methods, ", "), opts.N, opts.Iterations, opts.Warmup)
+	var dirs []string
+	for _, j := range jobs {
+		dirs = append(dirs, j.dir)
+	}
+	if err := launch(ctx, python, dirs, opts.Warmup, opts.Iterations); err != nil {
+		return nil, err
+	}
+	g, err := partition.Parse(res.Model)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		r, err := Load(j.dir, filepath.Join(j.dir, "results"), g)
 		if err != nil {
 			return nil, err
 		}
-		for _, j := range batch {
-			r, err := Load(j.dir, filepath.Join(j.dir, "results"), g)
-			if err != nil {
-				return nil, err
-			}
-			r.Name = fmt.Sprintf("%s N=%d", j.method, j.n)
-			runs = append(runs, r)
-		}
-		jobs = append(jobs, batch...)
+		r.Name = fmt.Sprintf("%s N=%d", j.method, j.n)
+		runs = append(runs, r)
 	}
 	var fit []*Run
 	for k, j := range jobs {
@@ -204,6 +205,8 @@ func Experiment(ctx context.Context, opts ExperimentOptions) (*ExperimentResult,
 	if !slices.Equal(flat(plc.stages), flat(pl.stages)) || len(plc.stages) != len(pl.stages) {
 		say("the calibrated file splits the model otherwise: %v", plc.stages)
 	}
+	// Where the plan changed, run the new schedule beside the old one
+	// (interleaved, where both cut the model alike), and measure both.
 	var again []job
 	for _, n := range opts.N {
 		s, err := build(ctx, plc.p, "tessel", n)
@@ -214,24 +217,38 @@ func Experiment(ctx context.Context, opts ExperimentOptions) (*ExperimentResult,
 		if sameOrders(s, old.s) && plc.sameSplit(pl) {
 			continue
 		}
-		j := job{n, "tessel (re-planned)", filepath.Join(opts.Dir, fmt.Sprintf("n%d", n), "tessel-replanned"), s}
+		j := job{n, "tessel re-planned", filepath.Join(opts.Dir, fmt.Sprintf("n%d", n), "tessel-replanned"), s}
 		if err := writeRuntime(s, plc.dec, j.dir); err != nil {
 			return nil, err
 		}
 		again = append(again, j)
-	}
-	if len(again) > 0 {
-		say("running tessel's schedules planned again from the calibrated file (N = %v)", func() []int {
-			var ns []int
-			for _, j := range again {
-				ns = append(ns, j.n)
-			}
-			return ns
-		}())
-		for _, j := range again {
-			if err := launch(ctx, python, []string{j.dir}, opts.Warmup, opts.Iterations); err != nil {
+		if plc.sameSplit(pl) {
+			k := job{n, "tessel again", filepath.Join(opts.Dir, fmt.Sprintf("n%d", n), "tessel-again"), old.s}
+			if err := writeRuntime(k.s, pl.dec, k.dir); err != nil {
 				return nil, err
 			}
+			again = append(again, k)
+		}
+	}
+	if len(again) > 0 {
+		say("running tessel's schedules planned again from the calibrated file beside the first ones")
+		var together, alone []string
+		for _, j := range again {
+			if plc.sameSplit(pl) {
+				together = append(together, j.dir)
+			} else {
+				alone = append(alone, j.dir)
+			}
+		}
+		for _, dirs := range [][]string{together, alone} {
+			if len(dirs) == 0 {
+				continue
+			}
+			if err := launch(ctx, python, dirs, opts.Warmup, opts.Iterations); err != nil {
+				return nil, err
+			}
+		}
+		for _, j := range again {
 			r, err := Load(j.dir, filepath.Join(j.dir, "results"), gc)
 			if err != nil {
 				return nil, err

@@ -17,11 +17,15 @@ import (
 // prediction is the order by measurement, and tessel's margin.
 func (res *ExperimentResult) Markdown(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("| N | schedule | predicted | measured [least–largest] | error | calibrated | error | bubbles predicted / measured |\n")
+	b.WriteString("| N | schedule | predicted | error | measured [least–largest] | calibrated | error | bubbles predicted / measured |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res.Rows {
-		fmt.Fprintf(&b, "| %d | %s | %.0f ms | %.0f ms [%.0f–%.0f] | %+.1f%% | %.0f ms | %+.1f%% | %.1f%% / %.1f%% |\n",
-			r.N, r.Method, r.Predicted, r.Measured, r.Spread[0], r.Spread[1], pct(r.Predicted, r.Measured),
+		before := fmt.Sprintf("%.0f ms | %+.1f%%", r.Predicted, pct(r.Predicted, r.Measured))
+		if r.Replanned {
+			before = "– | –" // planned and predicted from the calibrated file only
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %.0f ms [%.0f–%.0f] | %.0f ms | %+.1f%% | %.1f%% / %.1f%% |\n",
+			r.N, r.Method, before, r.Measured, r.Spread[0], r.Spread[1],
 			r.Calibrated, pct(r.Calibrated, r.Measured), 100*r.PredictedBubbles, 100*r.MeasuredBubbles)
 	}
 	b.WriteString("\n")
