@@ -47,14 +47,14 @@ var Methods = []string{"1f1b", "gpipe", "zb-h1", "tessel"}
 // measured (the median iteration and the least and largest), and the
 // bubble rates.
 type Row struct {
-	N                 int        `json:"n"`
-	Method            string     `json:"method"`
-	Predicted         float64    `json:"predicted_ms"`
-	Calibrated        float64    `json:"calibrated_ms"`
-	Measured          float64    `json:"measured_ms"`
-	Spread            [2]float64 `json:"spread_ms"`
-	PredictedBubbles  float64    `json:"predicted_bubble_rate"`
-	MeasuredBubbles   float64    `json:"measured_bubble_rate"`
+	N                int        `json:"n"`
+	Method           string     `json:"method"`
+	Predicted        float64    `json:"predicted_ms"`
+	Calibrated       float64    `json:"calibrated_ms"`
+	Measured         float64    `json:"measured_ms"`
+	Spread           [2]float64 `json:"spread_ms"`
+	PredictedBubbles float64    `json:"predicted_bubble_rate"`
+	MeasuredBubbles  float64    `json:"measured_bubble_rate"`
 	// Replanned marks the runs after calibration: tessel's schedule
 	// planned again from the calibrated file, and the first one run
 	// again beside it (both predicted from the calibrated file only).

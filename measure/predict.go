@@ -7,7 +7,10 @@ import (
 )
 
 // Span is an action's start and end, in ms after the iteration's start.
-type Span struct{ Start, End float64 }
+type Span struct {
+	Start float64 `json:"start_ms"`
+	End   float64 `json:"end_ms"`
+}
 
 // Timeline is one iteration of every device: per device, a span per op
 // of its program, in order.
