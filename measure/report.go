@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"text/tabwriter"
 )
 
@@ -139,18 +138,18 @@ func Perfetto(w io.Writer, runs []*Run, reps []*Report) error {
 			}
 		}
 	}
-	var b strings.Builder
+	var b bytes.Buffer
 	b.WriteString("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n")
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // "f0->f1" as written
 	for i, e := range evs {
-		j, err := json.Marshal(e)
-		if err != nil {
+		if err := enc.Encode(e); err != nil { // one event and a newline
 			return err
 		}
-		b.Write(j)
 		if i < len(evs)-1 {
-			b.WriteByte(',')
+			b.Truncate(b.Len() - 1)
+			b.WriteString(",\n")
 		}
-		b.WriteByte('\n')
 	}
 	b.WriteString("]}\n")
 	_, err := io.WriteString(w, b.String())
