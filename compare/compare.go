@@ -24,7 +24,6 @@ import (
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
-	"github.com/tessel-pp/tessel/smt"
 )
 
 // Options configure Run.
@@ -379,10 +378,10 @@ func optimalRow(ctx context.Context, p *placement.Placement, opt Options, progre
 	}})
 	elapsed := time.Since(t0)
 	switch {
-	case errors.Is(err, smt.ErrInfeasible):
+	case errors.Is(err, search.ErrInfeasible):
 		row.Status, row.Note = StatusNone, "no schedule fits the memory budget"
 		return row, nil
-	case errors.Is(err, smt.ErrInterrupted) || errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, search.ErrStopped):
 		row.Status, row.Note = StatusNone, "no schedule within the time limit"
 		row.Seconds = textfmt.Ptr(textfmt.Secs(elapsed))
 		return row, nil

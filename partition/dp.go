@@ -435,6 +435,13 @@ type DPOptions struct {
 	// search is a heuristic: the DP is exact for one stage per device.
 	StageDevices []int
 	DeviceMemory float64
+	// EmptyStages, with Stages and StageDevices, lets a stage hold no
+	// unit (Megatron-Core's layouts allow it): where the graph has fewer
+	// units than Stages the DP cuts as many stages as there are units and
+	// puts the others, empty, where they lower the largest device load
+	// most; the cuts are then moved as above, a stage becoming empty where
+	// that lowers it.
+	EmptyStages bool
 	// Workers is the number of goroutines that fill the DP's table
 	// (0: GOMAXPROCS). The answer does not depend on it.
 	Workers int
@@ -496,6 +503,10 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 		if opt.MemoryPerStage > 0 {
 			M = opt.MemoryPerStage
 		}
+	}
+	empty := opt.Stages > 0 && opt.EmptyStages && len(opt.StageDevices) == opt.Stages
+	if empty && u.n < K {
+		K = u.n // the others stay empty
 	}
 	t := newTables(g, u, ideals)
 	nI := len(ideals)
@@ -606,13 +617,19 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 		for p := len(pieces) - 1; p >= 0; p-- {
 			chain = append(chain, pieces[p].hi)
 		}
-		if err := t.balance(ctx, chain, opt.StageDevices, opt.DeviceMemory); err != nil {
+		for len(chain) < opt.Stages+1 {
+			if chain = t.insertEmpty(chain, opt.StageDevices, opt.DeviceMemory); chain == nil {
+				return nil, fmt.Errorf("%d units cannot make %d stages, even with empty stages: the first and the last stage hold some", u.n, opt.Stages)
+			}
+		}
+		if err := t.balance(ctx, chain, opt.StageDevices, opt.DeviceMemory, empty); err != nil {
 			return nil, err
 		}
-		for p := range pieces {
-			k := len(pieces) - 1 - p
-			pieces[p] = piece{chain[k], chain[k+1], false}
+		pieces = pieces[:0]
+		for k := len(chain) - 2; k >= 0; k-- {
+			pieces = append(pieces, piece{chain[k], chain[k+1], false})
 		}
+		K = opt.Stages
 	}
 	dev := make([]int, len(g.Nodes))
 	unitDev := make([]int, u.n)
@@ -643,7 +660,14 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 		c.Accelerators, c.CPUs, c.Memory = K, 0, M
 		gg = &c
 	}
-	s, err := NewSplit(gg, dev)
+	var keep map[int]bool // the devices of empty stages
+	if empty {
+		keep = map[int]bool{}
+		for _, d := range res.Order {
+			keep[d] = true
+		}
+	}
+	s, err := newSplit(gg, dev, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -808,41 +832,32 @@ func (t *tables) acc(i, j int, M float64) float64 {
 
 // balance moves the cuts of a chain of ideals (chain[0] empty, the last
 // the whole graph; stage j is chain[j+1] \ chain[j] on device dev[j]) while
-// that lowers the largest device load, then the sum of squared loads.
-func (t *tables) balance(ctx context.Context, chain, dev []int, mem float64) error {
+// that lowers the largest device load, then the sum of squared loads; a
+// stage may become empty where allowEmpty.
+func (t *tables) balance(ctx context.Context, chain, dev []int, mem float64, allowEmpty bool) error {
 	nd := 0
 	for _, d := range dev {
 		nd = max(nd, d+1)
 	}
-	score := func() (float64, float64) {
-		load := make([]float64, nd)
-		used := make([]float64, nd)
-		for j := range dev {
-			load[dev[j]] += t.acc(chain[j+1], chain[j], 0)
-			used[dev[j]] += t.ps[chain[j+1]] - t.ps[chain[j]]
-		}
-		worst, sq := 0.0, 0.0
-		for d := range nd {
-			if mem > 0 && used[d] > mem*(1+1e-12) {
-				return math.Inf(1), math.Inf(1)
-			}
-			worst = math.Max(worst, load[d])
-			sq += load[d] * load[d]
-		}
-		return worst, sq
-	}
+	score := func() (float64, float64) { return t.score(chain, dev, nd, mem) }
 	bw, bs := score()
+	// above says whether ideal k may follow ideal lo in the chain: it is
+	// larger, or (an empty stage, j of the stage between) equal where
+	// stages may be empty, the first and the last stage excepted.
+	above := func(k, lo, j int) bool {
+		return t.size[k] > t.size[lo] || allowEmpty && t.size[k] == t.size[lo] && j > 0 && j < len(chain)-2
+	}
 	for round := 0; round < 100; round++ {
 		improved := false
 		for j := 1; j < len(chain)-1; j++ {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			lo, hi := chain[j-1], chain[j+1]
+			lower, hi := chain[j-1], chain[j+1]
 			keep := chain[j]
 			for k := range t.ideals {
-				if k == keep || t.size[k] <= t.size[lo] || t.size[k] >= t.size[hi] ||
-					!subset(t.ideals[lo], t.ideals[k]) || !subset(t.ideals[k], t.ideals[hi]) {
+				if k == keep || !above(k, lower, j-1) || !above(hi, k, j) ||
+					!subset(t.ideals[lower], t.ideals[k]) || !subset(t.ideals[k], t.ideals[hi]) {
 					continue
 				}
 				chain[j] = k
@@ -858,6 +873,51 @@ func (t *tables) balance(ctx context.Context, chain, dev []int, mem float64) err
 		}
 	}
 	return nil
+}
+
+// insertEmpty is chain with one more, empty, stage: a cut doubled where
+// the devices' loads (score) are least, the first such place on a tie
+// (the chain's first and last stages stay where they are).
+func (t *tables) insertEmpty(chain, dev []int, mem float64) []int {
+	nd := 0
+	for _, d := range dev {
+		nd = max(nd, d+1)
+	}
+	var best []int
+	bw, bs := math.Inf(1), math.Inf(1)
+	for j := 2; j < len(chain); j++ { // stage j−1 empty, neither the first nor the last
+		c := append(append(append([]int(nil), chain[:j]...), chain[j-1]), chain[j:]...)
+		// Scored as the whole pipeline, the stages still to insert empty
+		// at its end.
+		full := append([]int(nil), c...)
+		for len(full) < len(dev)+1 {
+			full = append(full, c[len(c)-1])
+		}
+		if w, q := t.score(full, dev, nd, mem); best == nil || w < bw-1e-12 || w <= bw+1e-12 && q < bs-1e-9 {
+			best, bw, bs = c, w, q
+		}
+	}
+	return best
+}
+
+// score is the largest device load of a chain of ideals and the sum of
+// the squared loads (+Inf where a device's memory exceeds mem > 0).
+func (t *tables) score(chain, dev []int, nd int, mem float64) (float64, float64) {
+	load := make([]float64, nd)
+	used := make([]float64, nd)
+	for j := range dev {
+		load[dev[j]] += t.acc(chain[j+1], chain[j], 0)
+		used[dev[j]] += t.ps[chain[j+1]] - t.ps[chain[j]]
+	}
+	worst, sq := 0.0, 0.0
+	for d := range nd {
+		if mem > 0 && used[d] > mem*(1+1e-12) {
+			return math.Inf(1), math.Inf(1)
+		}
+		worst = math.Max(worst, load[d])
+		sq += load[d] * load[d]
+	}
+	return worst, sq
 }
 
 // dpRun is the DP's table and what its rows read.

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // IPOptions tune the non-contiguous integer program.
@@ -120,16 +120,16 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 	K, L := g.Accelerators, g.CPUs
 	nd := K + L
 
-	x := smt.NewContext()
+	x := z3.NewContext()
 	defer x.Close()
-	sv, err := x.NewSolver(smt.SolverOptions{Seed: opt.Seed})
+	sv, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed})
 	if err != nil {
 		return nil, err
 	}
 	defer sv.Close()
-	on := make([][]smt.Bool, ng)
+	on := make([][]z3.Bool, ng)
 	for gi := range ng {
-		on[gi] = make([]smt.Bool, nd)
+		on[gi] = make([]z3.Bool, nd)
 		ones := make([]int, nd)
 		for d := range nd {
 			on[gi][d] = x.BoolVar(fmt.Sprintf("x_%d_%d", gi, d))
@@ -146,7 +146,7 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 	// split the program accepts fits.
 	if g.Memory > 0 {
 		for d := range K {
-			var bs []smt.Bool
+			var bs []z3.Bool
 			var cs []int
 			for gi := range ng {
 				if size[gi] > 0 {
@@ -159,9 +159,9 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 	}
 	// CommIn/CommOut (18, 19): cut[v][d] holds when v's group and a
 	// successor's group are not all on d or all off it.
-	cut := make([][]smt.Bool, len(xs))
+	cut := make([][]z3.Bool, len(xs))
 	for i, c := range xs {
-		cut[i] = make([]smt.Bool, K)
+		cut[i] = make([]z3.Bool, K)
 		for d := range K {
 			cut[i][d] = x.BoolVar(fmt.Sprintf("cut_%d_%d", i, d))
 			a := on[c.sets[0]][d]
@@ -172,10 +172,10 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 		}
 	}
 	// load(d) ≤ T, one scope per T: (20) and (21).
-	loadLe := func(T int) []smt.Bool {
-		var out []smt.Bool
+	loadLe := func(T int) []z3.Bool {
+		var out []z3.Bool
 		for d := range nd {
-			var bs []smt.Bool
+			var bs []z3.Bool
 			var cs []int
 			for gi := range ng {
 				t := acc[gi]
@@ -211,7 +211,7 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 		lo:    max(scale(lb)-len(g.Nodes), 0),
 		hi:    scale(best.MaxLoad), // a split of max load ≤ hi·grid is known
 		bound: func(T int) { sv.Assert(loadLe(T)...) },
-		keep: func(m *smt.Model) (int, error) {
+		keep: func(m *z3.Model) (int, error) {
 			dev := make([]int, n)
 			for v := range n {
 				for d := range nd {

@@ -7,7 +7,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // LatencyIPOptions tune MinLatency.
@@ -124,22 +124,22 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 		}
 	}
 
-	x := smt.NewContext()
+	x := z3.NewContext()
 	defer x.Close()
-	sv, err := x.NewSolver(smt.SolverOptions{Seed: opt.Seed})
+	sv, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed})
 	if err != nil {
 		return nil, err
 	}
 	defer sv.Close()
 	// on[v][j]: node v in slot j (0: the CPUs; 1..S: accelerator (j−1)/q,
 	// its ((j−1) mod q)-th subgraph).
-	on := make([][]smt.Bool, n)
+	on := make([][]z3.Bool, n)
 	ones := make([]int, S+1)
 	for j := range ones {
 		ones[j] = 1
 	}
 	for v := range n {
-		on[v] = make([]smt.Bool, S+1)
+		on[v] = make([]z3.Bool, S+1)
 		for j := range S + 1 {
 			on[v][j] = x.BoolVar(fmt.Sprintf("x_%d_%d", v, j))
 			d := (j - 1) / q
@@ -156,7 +156,7 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 		}
 		sv.Assert(x.Or(on[v]...), x.PbLe(on[v], ones, 1)) // (1)
 	}
-	devOn := func(v, d int) smt.Bool { return x.Or(on[v][1+d*q : 1+(d+1)*q]...) }
+	devOn := func(v, d int) z3.Bool { return x.Or(on[v][1+d*q : 1+(d+1)*q]...) }
 	// More symmetry: the accelerators in use are the first ones, and an
 	// accelerator's subgraphs in use are its first ones.
 	for j := 2; j <= S; j++ {
@@ -164,14 +164,14 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 		if (j-1)%q == 0 {
 			p = j - q // the previous accelerator's first
 		}
-		var now, before []smt.Bool
+		var now, before []z3.Bool
 		for v := range n {
 			now = append(now, on[v][j])
 			before = append(before, on[v][p])
 		}
 		sv.Assert(x.Implies(x.Or(now...), x.Or(before...)))
 	}
-	iff := func(a, b smt.Bool) smt.Bool { return x.And(x.Implies(a, b), x.Implies(b, a)) }
+	iff := func(a, b z3.Bool) z3.Bool { return x.And(x.Implies(a, b), x.Implies(b, a)) }
 	// Colour classes on one device (§4.1: per accelerator, not per
 	// subgraph).
 	classFirst := map[int]int{}
@@ -197,7 +197,7 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 	// split the program accepts fits.
 	if g.Memory > 0 {
 		for d := range K {
-			var bs []smt.Bool
+			var bs []z3.Bool
 			var cs []int
 			for v, nd := range g.Nodes {
 				if nd.Size <= 0 {
@@ -213,21 +213,21 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 		}
 	}
 	// Contiguity (11)–(13) and CommIn/CommOut (4), (5), per slot.
-	in := make([][]smt.Bool, n)
-	outc := make([][]smt.Bool, n)
+	in := make([][]z3.Bool, n)
+	outc := make([][]z3.Bool, n)
 	for v := range n {
 		if len(succ[v]) == 0 {
 			continue
 		}
-		in[v] = make([]smt.Bool, S+1)
-		outc[v] = make([]smt.Bool, S+1)
+		in[v] = make([]z3.Bool, S+1)
+		outc[v] = make([]z3.Bool, S+1)
 		for j := 1; j <= S; j++ {
 			in[v][j] = x.BoolVar(fmt.Sprintf("in_%d_%d", v, j))
 			outc[v][j] = x.BoolVar(fmt.Sprintf("out_%d_%d", v, j))
 		}
 	}
 	for j := 1; j <= S; j++ {
-		z := make([]smt.Bool, n)
+		z := make([]z3.Bool, n)
 		for v := range n {
 			z[v] = x.BoolVar(fmt.Sprintf("z_%d_%d", v, j))
 			sv.Assert(x.Implies(on[v][j], z[v])) // (11)
@@ -245,18 +245,18 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 	}
 	// Times: lat[v] is when v's output is in host memory.
 	zero := x.IntVal(0)
-	lat := make([]smt.Int, n)
+	lat := make([]z3.Int, n)
 	for v := range n {
 		lat[v] = x.IntVar(fmt.Sprintf("lat_%d", v))
 		sv.Assert(x.Ge(lat[v], zero))
 	}
-	start := make([]smt.Int, S+1)
-	fin := make([]smt.Int, S+1)
+	start := make([]z3.Int, S+1)
+	fin := make([]z3.Int, S+1)
 	for j := 1; j <= S; j++ {
 		start[j] = x.IntVar(fmt.Sprintf("start_%d", j))
 		fin[j] = x.IntVar(fmt.Sprintf("finish_%d", j))
 		sv.Assert(x.Ge(start[j], zero))
-		terms := []smt.Int{start[j]}
+		terms := []z3.Int{start[j]}
 		for v, nd := range g.Nodes {
 			if a := nd.Acc; !math.IsInf(a, 1) {
 				if w := scale(a); w > 0 {
@@ -317,7 +317,7 @@ func MinLatency(ctx context.Context, g *Graph, opt LatencyIPOptions) (*LatencyIP
 				}
 			}
 		},
-		keep: func(m *smt.Model) (int, error) {
+		keep: func(m *z3.Model) (int, error) {
 			dev := make([]int, n)
 			pieces := make([]int, n)
 			for v := range n {

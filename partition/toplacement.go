@@ -115,8 +115,8 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 			}
 		}
 	}
-	kindOf := func(v int) placement.Kind {
-		if !g.Nodes[v].Backward {
+	kindOf := func(v int) placement.Kind { // v < 0: an empty stage's gradient
+		if v >= 0 && !g.Nodes[v].Backward {
 			return placement.Forward
 		}
 		if split {
@@ -177,6 +177,20 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 					load[key(w)] += c
 				}
 			}
+		}
+	}
+	// An empty stage (Megatron-Core's layouts allow them) only passes its
+	// input on: a forward and a backward (input and weight) block of no
+	// load, through which the edges that cross it run.
+	var empties []int
+	for i, st := range s.Stages {
+		if len(st.Nodes) == 0 {
+			if i == 0 || i == len(s.Stages)-1 {
+				return nil, fmt.Errorf("stage %d is empty: the first and the last stage hold layers", i)
+			}
+			empties = append(empties, i)
+			load[blockKey{i, 0, placement.Forward}] = 0
+			load[blockKey{i, 0, kindOf(-1)}] = 0
 		}
 	}
 	keys := make([]blockKey, 0, len(load))
@@ -246,7 +260,7 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		devLoad[devices[k.stage]] += float64(steps) * unit
 		devExact[devices[k.stage]] += t
 		mem := 0
-		if training {
+		if training && len(s.Stages[k.stage].Nodes) > 0 {
 			m := 1
 			if memUnit > 0 {
 				m = int(math.Ceil(act[blockKey{k.stage, k.phase, placement.Forward}]/memUnit - 1e-9))
@@ -299,7 +313,25 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 	}
 	for v, ws := range succ {
 		for _, w := range ws {
-			addDep(index[key(v)], index[key(w)])
+			a, b := key(v), key(w)
+			// Through the empty stages between the two: forwards in
+			// pipeline order, gradients back.
+			from := index[a]
+			for _, e := range empties {
+				switch {
+				case a.kind == placement.Forward && b.kind == placement.Forward && a.stage < e && e < b.stage:
+					addDep(from, index[blockKey{e, 0, placement.Forward}])
+					from = index[blockKey{e, 0, placement.Forward}]
+				}
+			}
+			for i := len(empties) - 1; i >= 0; i-- {
+				e := empties[i]
+				if a.kind != placement.Forward && b.kind != placement.Forward && b.stage < e && e < a.stage {
+					addDep(from, index[blockKey{e, 0, kindOf(-1)}])
+					from = index[blockKey{e, 0, kindOf(-1)}]
+				}
+			}
+			addDep(from, index[b])
 		}
 	}
 	if split {

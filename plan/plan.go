@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/torchcsv"
 )
 
 // Parts are what a plan's report is made of.
@@ -47,8 +48,21 @@ type Report struct {
 	// capacity): what its stages hold for good and the budget left for
 	// the schedule.
 	Memory *partition.MemoryReport `json:"memory,omitempty"`
+	// MergedBackward is what running every input gradient and its weight
+	// gradient as one full backward costs (a runtime that cannot split
+	// the backward: torchtitan under FlexAttention; tessel export
+	// --merge-bw); nil where the schedule splits none, or offloads or
+	// recomputes.
+	MergedBackward *MergedCost `json:"merged_backward,omitempty"`
 
 	parts Parts
+}
+
+// MergedCost is the schedule with its backwards merged
+// (torchcsv.MergeBackward): its makespan, in steps and in model time.
+type MergedCost struct {
+	Makespan     int     `json:"makespan"`
+	MakespanTime float64 `json:"makespan_time"`
 }
 
 // New is the report of the parts. The caller sets the times and files.
@@ -72,6 +86,10 @@ func New(in Parts) *Report {
 		if b.Method == "even" {
 			r.EvenPerSample = b.MaxLoad
 		}
+	}
+	if m, err := torchcsv.MergeBackward(in.Result.Schedule); err == nil && m != in.Result.Schedule {
+		span := schedule.Makespan(m)
+		r.MergedBackward = &MergedCost{Makespan: span, MakespanTime: textfmt.Round6(float64(span) * unit)}
 	}
 	return r
 }
@@ -116,6 +134,10 @@ func (r *Report) WriteText(w io.Writer, units int) error {
 	}
 	fmt.Fprintf(w, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
 		s.MicroBatches, sum.Makespan, r.MakespanTime, textfmt.Pct(sum.BubbleRate), sum.LowerBound.Makespan)
+	if mb := r.MergedBackward; mb != nil {
+		fmt.Fprintf(w, "merged B     %d steps = %.2f (+%s) with every I and its W run as one B (export --merge-bw, for runtimes that cannot split the backward)\n",
+			mb.Makespan, mb.MakespanTime, textfmt.Pct(float64(mb.Makespan-sum.Makespan)/float64(sum.Makespan)))
+	}
 	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(in.Budget))
 	if in.Decisions {
 		fmt.Fprintf(w, "decisions    %s\n", s.DecisionsText())

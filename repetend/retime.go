@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // PeriodOptions are what the period of a repetend of given offsets
@@ -59,7 +59,7 @@ func Retime(ctx context.Context, p *placement.Placement, c Candidate, opt Period
 		return nil, err
 	}
 	r, _, err := ps.search(ctx, Candidate{NR: nr, Offsets: offsets}, lo, hi)
-	if errors.Is(err, smt.ErrEffort) || interrupted(err) {
+	if errors.Is(err, z3.ErrEffort) || interrupted(err) {
 		return r, nil
 	}
 	return r, err

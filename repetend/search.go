@@ -8,9 +8,11 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // Method is how the search explores offsets.
@@ -54,7 +56,7 @@ type Options struct {
 	Method       Method // default MethodJoint
 	Jobs         int    // workers of the enumeration; 0: one per core
 	Seed         int
-	// Effort caps every solver call (smt.SolverOptions.Effort): 0 means
+	// Effort caps every solver call (z3.SolverOptions.Effort): 0 means
 	// DefaultEffort, a negative value no cap. A call that runs out proves
 	// nothing: the search goes on and its result is not proven. Unlike a
 	// time limit, the cap gives the same answer on every run.
@@ -190,13 +192,13 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 // makespan of it. It needs no solver, so a search stopped early still has
 // an answer. nil when the placement has a cycle. With channels the list
 // schedule is the one micro-batch's instance problem, whose transfers
-// queue on their links by the rule (smt.InstanceProblem): no iteration
+// queue on their links by the rule (encode.InstanceProblem): no iteration
 // starts before the last one's tensors have arrived, so the rule keeps
 // them as they are.
 func Sequential(p *placement.Placement) *Repetend {
 	pr := problem(p, nil, 1, 0, 0)
 	if p.Channels {
-		pr = smt.InstanceProblem(p, smt.AllInstances(p, 1), 0, nil)
+		pr = encode.InstanceProblem(p, encode.AllInstances(p, 1), 0, nil)
 		pr.Memory, pr.Entry = 0, nil
 	}
 	starts := smt.Greedy(pr)
@@ -231,7 +233,7 @@ func fitsMemory(p *placement.Placement, r *Repetend, memory int) bool {
 }
 
 func interrupted(err error) bool {
-	return errors.Is(err, smt.ErrInterrupted) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, z3.ErrInterrupted) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // job is a candidate and its place in the enumeration order.
@@ -327,7 +329,7 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 					continue
 				}
 				r, checks, err := ps.solveCandidate(ctx, p, jb.cand, opt.Memory, opt.MicroBatches, jb.bound, hi)
-				capped := errors.Is(err, smt.ErrEffort)
+				capped := errors.Is(err, z3.ErrEffort)
 				if capped {
 					err = nil
 				}
@@ -473,7 +475,7 @@ func upperPeriod(p *placement.Placement) int {
 }
 
 // nrEffort caps each check that tries a smaller N_R at a period already
-// reached (smt.SolverOptions.Effort).
+// reached (z3.SolverOptions.Effort).
 const nrEffort = 2_000_000
 
 // searchJoint checks P = lower bound, lower bound + 1, … with the offsets
@@ -487,7 +489,7 @@ func searchJoint(ctx context.Context, p *placement.Placement, opt Options) (*Res
 	refuted := true // every period below the current one is impossible
 	for P := lb; P <= upperPeriod(p); P++ {
 		r, err := jointAt(ctx, p, P, opt, res)
-		if errors.Is(err, smt.ErrEffort) {
+		if errors.Is(err, z3.ErrEffort) {
 			refuted = false
 			continue
 		}
@@ -521,7 +523,7 @@ func searchJointDown(ctx context.Context, p *placement.Placement, opt Options, r
 	found := false
 	for P := opt.Incumbent.Period - 1; P >= res.LowerBound; P-- {
 		r, err := jointAtNR(ctx, p, P, opt, res, false)
-		if errors.Is(err, smt.ErrEffort) {
+		if errors.Is(err, z3.ErrEffort) {
 			break
 		}
 		if err != nil {
@@ -547,7 +549,7 @@ func searchJointDown(ctx context.Context, p *placement.Placement, opt Options, r
 		// jointAt.
 		if r, err := jointAtNR(ctx, p, res.Best.Period, opt, res, true); err == nil && r != nil && r.NR <= res.Best.NR {
 			res.Best = r
-		} else if err != nil && !interrupted(err) && !errors.Is(err, smt.ErrEffort) {
+		} else if err != nil && !interrupted(err) && !errors.Is(err, z3.ErrEffort) {
 			return res, err
 		}
 	}
@@ -576,7 +578,7 @@ func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, 
 		}
 		res.Stats.Checks++
 		st, offs, starts, err := j.next(ctx, opt.MaxNR)
-		if errors.Is(err, smt.ErrEffort) && res.Stats.Rejected > 0 {
+		if errors.Is(err, z3.ErrEffort) && res.Stats.Rejected > 0 {
 			// Offsets were excluded at this period: what is left is
 			// unknown, not refuted.
 			return nil, err
@@ -584,7 +586,7 @@ func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, 
 		if err != nil {
 			return nil, err
 		}
-		if st != smt.Sat {
+		if st != z3.Sat {
 			return nil, nil
 		}
 		res.Stats.Seen++
@@ -596,13 +598,13 @@ func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, 
 		for leastNR && nr > 1 {
 			res.Stats.Checks++
 			st2, offs2, starts2, err := j.next(ctx, nr-1)
-			if errors.Is(err, smt.ErrEffort) {
+			if errors.Is(err, z3.ErrEffort) {
 				break
 			}
 			if err != nil {
 				return nil, err
 			}
-			if st2 != smt.Sat {
+			if st2 != z3.Sat {
 				break
 			}
 			offs, starts = offs2, starts2

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
@@ -84,8 +85,8 @@ func Feasible(ctx context.Context, p *placement.Placement, c repetend.Candidate,
 	nr, offsets, memory := c.NR, c.Offsets, opt.Memory
 	n := max(opt.MicroBatches, nr)
 	for _, pr := range []*smt.Problem{
-		smt.InstanceProblem(p, Warmup(p, offsets), memory, nil),
-		smt.InstanceProblem(p, Cooldown(p, offsets, nr, n), memory, cooldownEntry(p, offsets, nr, n)),
+		encode.InstanceProblem(p, Warmup(p, offsets), memory, nil),
+		encode.InstanceProblem(p, Cooldown(p, offsets, nr, n), memory, cooldownEntry(p, offsets, nr, n)),
 	} {
 		ok, err := smt.Satisfiable(ctx, pr)
 		if err != nil || !ok {

@@ -272,7 +272,7 @@ func TestPropertyRandomPlacements(t *testing.T) {
 
 // A cap of a single resource unit on every solver call (Options.Effort,
 // PhaseEffort) still answers: Z3 runs out before its search proper and
-// says "unknown", which under a cap is the cap's (smt.ErrEffort), so the
+// says "unknown", which under a cap is the cap's (z3.ErrEffort), so the
 // constructions' schedule stands instead of an error.
 func TestSearchTinyEffort(t *testing.T) {
 	for _, name := range []string{"m-shape", "x-shape", "v-shape"} {

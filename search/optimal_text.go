@@ -7,7 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // WriteText writes the time-optimal search's report as tessel optimal
@@ -51,6 +51,6 @@ func (r *OptimalResult) WriteText(w io.Writer, sum Summary, o TextOptions, elaps
 	if r.Source.Kind != SourceSolver {
 		fmt.Fprintf(w, "built by     %s (the solver found nothing shorter)\n", r.Source)
 	}
-	fmt.Fprintf(w, "search time  %v (%d solver calls, Z3 %s)\n", elapsed.Round(time.Microsecond), sol.Checks, smt.Version())
+	fmt.Fprintf(w, "search time  %v (%d solver calls, Z3 %s)\n", elapsed.Round(time.Microsecond), sol.Checks, z3.Version())
 	return nil
 }

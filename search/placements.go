@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
@@ -49,8 +50,8 @@ func WriteBuiltins(w io.Writer, o placement.Options) error {
 // placement, its independent branches side by side. The schedule is
 // verified.
 func OneMicroBatch(p *placement.Placement) (*schedule.Schedule, error) {
-	refs := smt.AllInstances(p, 1)
-	starts := smt.Greedy(smt.InstanceProblem(p, refs, 0, nil))
+	refs := encode.AllInstances(p, 1)
+	starts := smt.Greedy(encode.InstanceProblem(p, refs, 0, nil))
 	if starts == nil {
 		return nil, fmt.Errorf("placement %q: no list schedule of one micro-batch", p.Name)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/refine"
 	"github.com/tessel-pp/tessel/repetend"
@@ -470,7 +471,17 @@ var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 // makespan wins; on a tie, the repetend's.
 // When ctx ends, Run returns at once with the best verified schedule
 // so far.
+//
+// Its errors are the search's own: a solver's that proves no schedule
+// exists is ErrInfeasible, one of a search stopped before it found
+// anything ErrStopped (errors.Is).
 func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
+	res, err := run(ctx, sp, opt)
+	return res, own(err)
+}
+
+// run is Run, its errors not yet the search's own.
+func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	p := sp.Placement
 	t0 := time.Now()
 	if sp.MicroBatches < 1 {
@@ -825,7 +836,7 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 			// encodes the whole schedule, so without a time limit
 			// only DecidedWindows of them are given, and none to a
 			// schedule of more than maxDecidedInstances.
-			lo.Decisions = smt.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}
+			lo.Decisions = encode.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}
 			if !opt.UseTime {
 				lo.Steps = opt.DecidedWindows
 			}
@@ -974,7 +985,7 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 		t1 := time.Now()
 		var hint []int
 		if res.Schedule != nil {
-			hint = startsOf(res.Schedule, smt.AllInstances(p, n))
+			hint = startsOf(res.Schedule, encode.AllInstances(p, n))
 		}
 		s, sol, err := solveAllWithin(ctx, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
 		res.Times.Warmup = time.Since(t1)
@@ -995,8 +1006,8 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 	warm := Warmup(p, r.Offsets)
 	cool := Cooldown(p, r.Offsets, r.NR, n)
 	phase := func(refs []schedule.Ref, entry []int) (*smt.Solution, error) {
-		pr := smt.InstanceProblem(p, refs, sp.Memory, entry)
-		pr.Deadlines = smt.LatencyDeadlines(p, refs, sp.Latency)
+		pr := encode.InstanceProblem(p, refs, sp.Memory, entry)
+		pr.Deadlines = encode.LatencyDeadlines(p, refs, sp.Latency)
 		if len(refs) > maxPhaseTasks {
 			starts := smt.Greedy(pr)
 			if starts == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
@@ -97,8 +98,8 @@ func startRepetend(ctx context.Context, sp spec.Spec, rp *schedule.Repetend, opt
 		return r, nil, nil
 	}
 	warm, cool := Warmup(p, r.Offsets), Cooldown(p, r.Offsets, r.NR, n)
-	ws := smt.Greedy(smt.InstanceProblem(p, warm, sp.Memory, nil))
-	cs := smt.Greedy(smt.InstanceProblem(p, cool, sp.Memory, cooldownEntry(p, r.Offsets, r.NR, n)))
+	ws := smt.Greedy(encode.InstanceProblem(p, warm, sp.Memory, nil))
+	cs := smt.Greedy(encode.InstanceProblem(p, cool, sp.Memory, cooldownEntry(p, r.Offsets, r.NR, n)))
 	if ws == nil || cs == nil {
 		return r, nil, nil
 	}

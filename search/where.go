@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
@@ -77,7 +78,7 @@ const DefaultAssignments = 64
 
 // MaxAssignedInstances is the most instances (blocks times micro-batches)
 // for which Run gives the solver with assignment literals
-// (smt.MinimizeAssigned) a try.
+// (encode.MinimizeAssigned) a try.
 const MaxAssignedInstances = 96
 
 // DefaultOptimalAssignments is how many Optimal enumerates
@@ -403,7 +404,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	}
 	if opt.Objective == ObjectiveMakespan && !open.Channels && !sp.Allowed.Offload && !sp.Allowed.Recompute &&
 		open.K()*sp.MicroBatches <= MaxAssignedInstances && ctx.Err() == nil {
-		// The solver with assignment literals (smt.MinimizeAssigned),
+		// The solver with assignment literals (encode.MinimizeAssigned),
 		// each call capped: a choice and schedule better than every
 		// start's, searched again as a start of Run on that choice; or
 		// the proof that none is better.
@@ -415,7 +416,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		if best != nil {
 			upper = bestScore.makespan
 		}
-		sol, err := smt.MinimizeAssigned(ctx, open, smt.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory,
+		sol, err := encode.MinimizeAssigned(ctx, open, encode.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory,
 			Upper: upper, Lower: relaxedBounds(open, sp.MicroBatches).Makespan, Options: smt.Options{Seed: opt.Seed, Effort: max(effort, 0)}})
 		if err == nil && sol.Choice != nil {
 			q, err := placement.Choose(open, sol.Choice)
@@ -603,7 +604,7 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 	}
 	solved := false
 	if !open.Channels && !sp.Allowed.Offload && !sp.Allowed.Recompute && ctx.Err() == nil {
-		// The solver with assignment literals (smt.MinimizeAssigned):
+		// The solver with assignment literals (encode.MinimizeAssigned):
 		// a better choice and schedule than every start, or the proof
 		// that none exists.
 		upper := 0
@@ -611,7 +612,7 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 			upper = schedule.Makespan(best.Schedule)
 		}
 		lb := relaxedBounds(open, sp.MicroBatches).Makespan
-		sol, err := smt.MinimizeAssigned(ctx, open, smt.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory, Upper: upper, Lower: lb,
+		sol, err := encode.MinimizeAssigned(ctx, open, encode.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory, Upper: upper, Lower: lb,
 			Options: smt.Options{Seed: opt.Seed, Effort: opt.Effort, Progress: opt.Progress}})
 		if err == nil {
 			checks += sol.Checks

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
@@ -116,7 +117,7 @@ func TestWhereOptimal(t *testing.T) {
 			}
 			// The solver with assignment literals alone, from no
 			// incumbent.
-			direct, err := smt.MinimizeAssigned(ctx, p, smt.AssignedOptions{MicroBatches: tt.n, Memory: tt.memory})
+			direct, err := encode.MinimizeAssigned(ctx, p, encode.AssignedOptions{MicroBatches: tt.n, Memory: tt.memory})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -63,8 +63,9 @@ type Reading struct {
 //   - compute_only and compute_comms (any SEND_F, RECV_F, SEND_B, RECV_B
 //     cell): the sends and receives are checked (each transfer PyTorch's
 //     runtime needs has its SEND on the sender's rank and its RECV on the
-//     receiver's, no other, in an order that does not deadlock, simulated
-//     as PyTorch's _simulate_comms_compute does) and set aside;
+//     receiver's, no other, in an order that does not deadlock as PyTorch's
+//     runtime runs it: receives posted early or deferred, a compute
+//     waiting for its input's send; checkOrder) and set aside;
 //   - UNSHARD, RESHARD and REDUCE_GRAD are checked for their rank and
 //     ignored;
 //   - (…;…)OVERLAP_F_B becomes its two actions back to back;
@@ -74,21 +75,11 @@ type Reading struct {
 //
 // Each of these that applies adds a note. The table passes Validate.
 func Read(data []byte, opt ReadOptions) (*Reading, error) {
-	var rows [][]Cell
-	for n, line := range splitCells(data) {
-		row := []Cell{}
-		for c, cell := range line {
-			if cell == "" {
-				continue
-			}
-			x, err := ParseCell(cell)
-			if err != nil {
-				return nil, fmt.Errorf("line %d (rank %d), cell %d: %w", n+1, n, c+1, err)
-			}
-			row = append(row, x)
-		}
-		rows = append(rows, row)
+	ct, err := ParseComms(data)
+	if err != nil {
+		return nil, err
 	}
+	rows := ct.Rows
 	rd := &Reading{Format: FormatComputeOnly}
 	has := map[string]bool{}
 	var firstW, firstBW string
@@ -274,7 +265,7 @@ func transfers(sum *Summary) map[commKey]int {
 
 // checkComms checks the sends and receives of a compute_comms file: each
 // one needed, once, on its rank (transfers), none missing, and the ranks'
-// orders free of deadlock (simulate).
+// orders free of deadlock as PyTorch's runtime runs them (checkOrder).
 func checkComms(rows [][]Cell, sum *Summary, kindOfOp map[string]placement.Kind) error {
 	need := transfers(sum)
 	seen := map[commKey]bool{}
@@ -313,92 +304,5 @@ func checkComms(rows [][]Cell, sum *Summary, kindOfOp map[string]placement.Kind)
 		return fmt.Errorf("rank %d has no %s: a compute_comms file holds every send and receive between stages on different ranks (%d missing)",
 			need[k], Cell{Stage: k.stage, Op: k.op, Micro: k.micro}, len(missing))
 	}
-	return simulate(rows, sum, kindOfOp)
-}
-
-// simulate runs every rank's cells in lockstep as PyTorch's
-// _simulate_comms_compute does: a rank runs its next cell when it is ready
-// (a forward after its input arrived — the receive, or the previous
-// stage's forward on the same rank —, a full backward or input gradient
-// after its gradient arrived likewise, a SEND after its compute, a RECV
-// after the peer's SEND, a weight gradient at once, an OVERLAP_F_B when
-// both of its actions are). UNSHARD, RESHARD and REDUCE_GRAD are skipped.
-// No rank able to run while some have cells left is a deadlock.
-func simulate(rows [][]Cell, sum *Summary, kindOfOp map[string]placement.Kind) error {
-	queue := make([][]Cell, len(rows))
-	pos := make([][]int, len(rows)) // the cell's position in its row, for messages
-	for r, row := range rows {
-		for i, c := range row {
-			if opKinds[c.Op] != "other" {
-				queue[r] = append(queue[r], c)
-				pos[r] = append(pos[r], i+1)
-			}
-		}
-	}
-	done := make([]map[commKey]bool, len(rows))
-	for r := range done {
-		done[r] = map[commKey]bool{}
-	}
-	key := func(c Cell) commKey {
-		if k, ok := kindOfOp[c.Op]; ok {
-			return commKey{string(k), c.Stage, c.Micro}
-		}
-		return commKey{c.Op, c.Stage, c.Micro}
-	}
-	last := sum.Stages - 1
-	var ready func(r int, c Cell) bool
-	ready = func(r int, c Cell) bool {
-		s, m := c.Stage, c.Micro
-		switch c.Op {
-		case OpOverlapFB:
-			return ready(r, c.Sub[0]) && ready(r, c.Sub[1])
-		case OpSendF:
-			return done[r][commKey{string(placement.Forward), s, m}]
-		case OpSendB:
-			return done[r][commKey{string(placement.Input), s, m}] || done[r][commKey{string(placement.Backward), s, m}]
-		case OpRecvF:
-			return done[sum.StageRank[s-1]][commKey{OpSendF, s - 1, m}]
-		case OpRecvB:
-			return done[sum.StageRank[s+1]][commKey{OpSendB, s + 1, m}]
-		}
-		switch kindOfOp[c.Op] {
-		case placement.Forward:
-			return s == 0 || done[r][commKey{OpRecvF, s, m}] || done[r][commKey{string(placement.Forward), s - 1, m}]
-		case placement.Input, placement.Backward:
-			return s == last || done[r][commKey{OpRecvB, s, m}] ||
-				done[r][commKey{string(placement.Input), s + 1, m}] || done[r][commKey{string(placement.Backward), s + 1, m}]
-		}
-		return true // W
-	}
-	for {
-		progress, left := false, false
-		for r := range queue {
-			if len(queue[r]) == 0 {
-				continue
-			}
-			c := queue[r][0]
-			if !ready(r, c) {
-				left = true
-				continue
-			}
-			for _, x := range append([]Cell{c}, c.Sub...) {
-				done[r][key(x)] = true
-			}
-			queue[r], pos[r] = queue[r][1:], pos[r][1:]
-			progress = true
-			left = left || len(queue[r]) > 0
-		}
-		if !left {
-			return nil
-		}
-		if !progress {
-			var stuck []string
-			for r := range queue {
-				if len(queue[r]) > 0 {
-					stuck = append(stuck, fmt.Sprintf("rank %d at action %d (%s)", r, pos[r][0], queue[r][0]))
-				}
-			}
-			return fmt.Errorf("the sends and receives deadlock (PyTorch would wait forever): %s", strings.Join(stuck, ", "))
-		}
-	}
+	return checkOrder(rows, sum, kindOfOp)
 }

@@ -17,6 +17,9 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	// The C allocator tuned for a program that makes a few Z3 contexts.
+	_ "github.com/tessel-pp/tessel/z3/tune"
 )
 
 func main() {

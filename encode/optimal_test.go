@@ -1,4 +1,4 @@
-package smt
+package encode
 
 import (
 	"context"
@@ -11,16 +11,19 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/internal/smttest"
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // bestGreedy is the makespan of the best list schedule the search starts
 // from, or -1 when none is found.
-func bestGreedy(p *Problem) int {
+func bestGreedy(p *smt.Problem) int {
 	best := -1
-	for _, g := range greedyAll(p) {
+	for _, g := range smt.GreedyAll(p) {
 		if m := p.Makespan(g); best < 0 || m < best {
 			best = m
 		}
@@ -29,17 +32,17 @@ func bestGreedy(p *Problem) int {
 }
 
 // checkOptimal asserts that sol is a proven optimum of makespan want.
-func checkOptimal(t *testing.T, what string, p *Problem, sol *Solution, want int) {
+func checkOptimal(t *testing.T, what string, p *smt.Problem, sol *smt.Solution, want int) {
 	t.Helper()
-	if err := checkStarts(p, sol.Starts); err != nil {
-		t.Fatalf("%s: infeasible schedule %v: %v\n%s", what, sol.Starts, err, problemString(p))
+	if err := smttest.CheckStarts(p, sol.Starts); err != nil {
+		t.Fatalf("%s: infeasible schedule %v: %v\n%s", what, sol.Starts, err, smttest.String(p))
 	}
 	if got := p.Makespan(sol.Starts); got != sol.Makespan {
 		t.Fatalf("%s: Makespan %d, the starts give %d", what, sol.Makespan, got)
 	}
 	if sol.Makespan != want || !sol.Proven || sol.LowerBound != want {
 		t.Fatalf("%s: makespan %d (lower bound %d, proven %v), brute force %d\n%s",
-			what, sol.Makespan, sol.LowerBound, sol.Proven, want, problemString(p))
+			what, sol.Makespan, sol.LowerBound, sol.Proven, want, smttest.String(p))
 	}
 }
 
@@ -55,8 +58,8 @@ func TestMinimizeMakespanMatchesBruteForce(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	var infeasible, beyondGreedy, greedyWorse, boundLoose, easy, solved int
 	for k := 0; solved < want; k++ {
-		p := randomProblem(r, genOptions{before: k%2 == 0, lags: k%3 == 0, release: k%4 == 0, entry: k%5 == 0})
-		opt := bruteForce(p)
+		p := smttest.RandomProblem(r, smttest.GenOptions{Before: k%2 == 0, Lags: k%3 == 0, Release: k%4 == 0, Entry: k%5 == 0})
+		opt := smttest.BruteForce(p)
 		g := bestGreedy(p)
 		lb := p.LowerBound()
 		switch {
@@ -79,15 +82,15 @@ func TestMinimizeMakespanMatchesBruteForce(t *testing.T) {
 		}
 		solved++
 		what := fmt.Sprintf("problem %d", k)
-		sol, err := MinimizeMakespan(context.Background(), p, Options{Seed: k})
+		sol, err := smt.MinimizeMakespan(context.Background(), p, smt.Options{Seed: k})
 		if opt == nil {
-			if !errors.Is(err, ErrInfeasible) {
-				t.Fatalf("%s: infeasible, got %+v, %v\n%s", what, sol, err, problemString(p))
+			if !errors.Is(err, smt.ErrInfeasible) {
+				t.Fatalf("%s: infeasible, got %+v, %v\n%s", what, sol, err, smttest.String(p))
 			}
 			continue
 		}
 		if err != nil {
-			t.Fatalf("%s: %v\n%s", what, err, problemString(p))
+			t.Fatalf("%s: %v\n%s", what, err, smttest.String(p))
 		}
 		checkOptimal(t, what, p, sol, p.Makespan(opt))
 	}
@@ -180,7 +183,7 @@ func TestSymmetryBreakingKeepsOptimum(t *testing.T) {
 			with := InstanceProblem(pl, refs, memory, nil)
 			without := *with
 			without.Before = nil
-			optWith, optWithout := bruteForce(with), bruteForce(&without)
+			optWith, optWithout := smttest.BruteForce(with), smttest.BruteForce(&without)
 			if (optWith == nil) != (optWithout == nil) {
 				t.Fatalf("%s: feasible with the orders %v, without %v", what, optWith != nil, optWithout != nil)
 			}
@@ -195,7 +198,7 @@ func TestSymmetryBreakingKeepsOptimum(t *testing.T) {
 				continue // the solver on a third of the subsets is enough
 			}
 			searched++
-			sol, err := MinimizeMakespan(context.Background(), with, Options{})
+			sol, err := smt.MinimizeMakespan(context.Background(), with, smt.Options{})
 			if err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}
@@ -206,12 +209,12 @@ func TestSymmetryBreakingKeepsOptimum(t *testing.T) {
 }
 
 // findProblem draws random problems until one satisfies ok.
-func findProblem(t *testing.T, seed uint64, ok func(p *Problem, opt []int) bool) (*Problem, []int) {
+func findProblem(t *testing.T, seed uint64, ok func(p *smt.Problem, opt []int) bool) (*smt.Problem, []int) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, seed))
 	for k := 0; k < 10000; k++ {
-		p := randomProblem(r, genOptions{})
-		if opt := bruteForce(p); ok(p, opt) {
+		p := smttest.RandomProblem(r, smttest.GenOptions{})
+		if opt := smttest.BruteForce(p); ok(p, opt) {
 			return p, opt
 		}
 	}
@@ -223,7 +226,7 @@ func findProblem(t *testing.T, seed uint64, ok func(p *Problem, opt []int) bool)
 // hint and the greedy schedules; a bad hint is ignored.
 func TestHintIsUsed(t *testing.T) {
 	// Greedy is beaten by the optimum, and the bound does not prove it.
-	p, opt := findProblem(t, 11, func(p *Problem, opt []int) bool {
+	p, opt := findProblem(t, 11, func(p *smt.Problem, opt []int) bool {
 		g := bestGreedy(p)
 		return opt != nil && g > p.Makespan(opt) && p.LowerBound() < p.Makespan(opt)
 	})
@@ -243,14 +246,14 @@ func TestHintIsUsed(t *testing.T) {
 		{"short hint", opt[1:], g},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			sol, err := MinimizeMakespan(cancelled, p, Options{Hint: c.hint})
+			sol, err := smt.MinimizeMakespan(cancelled, p, smt.Options{Hint: c.hint})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if sol.Makespan != c.want || sol.Proven {
-				t.Fatalf("makespan %d proven %v, want %d unproven\n%s", sol.Makespan, sol.Proven, c.want, problemString(p))
+				t.Fatalf("makespan %d proven %v, want %d unproven\n%s", sol.Makespan, sol.Proven, c.want, smttest.String(p))
 			}
-			if err := checkStarts(p, sol.Starts); err != nil {
+			if err := smttest.CheckStarts(p, sol.Starts); err != nil {
 				t.Fatal(err)
 			}
 			if sol.LowerBound != p.LowerBound() {
@@ -259,7 +262,7 @@ func TestHintIsUsed(t *testing.T) {
 		})
 	}
 	// With time, the hint ends in a proven optimum.
-	sol, err := MinimizeMakespan(context.Background(), p, Options{Hint: opt})
+	sol, err := smt.MinimizeMakespan(context.Background(), p, smt.Options{Hint: opt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,11 +270,11 @@ func TestHintIsUsed(t *testing.T) {
 }
 
 func TestProgress(t *testing.T) {
-	p, opt := findProblem(t, 12, func(p *Problem, opt []int) bool {
+	p, opt := findProblem(t, 12, func(p *smt.Problem, opt []int) bool {
 		return opt != nil && bestGreedy(p) > p.Makespan(opt) && p.LowerBound() < p.Makespan(opt)
 	})
 	var calls [][2]int
-	sol, err := MinimizeMakespan(context.Background(), p, Options{Progress: func(lo, hi int) {
+	sol, err := smt.MinimizeMakespan(context.Background(), p, smt.Options{Progress: func(lo, hi int) {
 		calls = append(calls, [2]int{lo, hi})
 	}})
 	if err != nil {
@@ -301,21 +304,21 @@ func TestProgress(t *testing.T) {
 // precedence with a positive lag is beyond them) an interrupted search has
 // nothing to return and says why.
 func TestCancelledWithNothingFound(t *testing.T) {
-	p := &Problem{Devices: 2, Tasks: []Task{
+	p := &smt.Problem{Devices: 2, Tasks: []smt.Task{
 		{Devices: []int{0}, Time: 3}, {Devices: []int{1}, Time: 2}, {Devices: []int{0, 1}, Time: 1},
-	}, Precs: []Prec{{From: 0, To: 1, Lag: 2}, {From: 1, To: 2}}}
-	if Greedy(p) != nil {
+	}, Precs: []smt.Prec{{From: 0, To: 1, Lag: 2}, {From: 1, To: 2}}}
+	if smt.Greedy(p) != nil {
 		t.Fatal("Greedy handles positive lags now: pick another problem")
 	}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	sol, err := MinimizeMakespan(cancelled, p, Options{})
-	if sol != nil || !errors.Is(err, ErrInterrupted) || !errors.Is(err, context.Canceled) {
+	sol, err := smt.MinimizeMakespan(cancelled, p, smt.Options{})
+	if sol != nil || !errors.Is(err, z3.ErrInterrupted) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %+v, %v; want no solution and an interruption", sol, err)
 	}
 	// With time: task 1 may start 2 before task 0 ends, at 1; the group
 	// task then runs at 3, after both.
-	sol, err = MinimizeMakespan(context.Background(), p, Options{})
+	sol, err = smt.MinimizeMakespan(context.Background(), p, smt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +338,7 @@ func hardPlacement(t testing.TB) *placement.Placement {
 }
 
 // hardProblem is the instance problem of that search.
-func hardProblem(t testing.TB) *Problem {
+func hardProblem(t testing.TB) *smt.Problem {
 	pl := hardPlacement(t)
 	return InstanceProblem(pl, AllInstances(pl, hardN), hardMemory, nil)
 }
@@ -347,7 +350,7 @@ func TestDeadlineReturnsBest(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
-	s, sol, err := Optimal(ctx, pl, hardN, hardMemory, Options{})
+	s, sol, err := Optimal(ctx, pl, hardN, hardMemory, smt.Options{})
 	took := time.Since(t0)
 	if err != nil {
 		t.Fatal(err)
@@ -370,13 +373,13 @@ func TestDeadlineReturnsBest(t *testing.T) {
 // same point on every run, unlike one capped by time.
 func TestEffortSearchIsDeterministic(t *testing.T) {
 	p := hardProblem(t)
-	var sols []*Solution
+	var sols []*smt.Solution
 	for i := 0; i < 2; i++ {
-		sol, err := MinimizeMakespan(context.Background(), p, Options{Effort: 100000})
+		sol, err := smt.MinimizeMakespan(context.Background(), p, smt.Options{Effort: 100000})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := checkStarts(p, sol.Starts); err != nil {
+		if err := smttest.CheckStarts(p, sol.Starts); err != nil {
 			t.Fatal(err)
 		}
 		sols = append(sols, sol)

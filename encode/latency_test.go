@@ -1,10 +1,11 @@
-package smt
+package encode
 
 import (
 	"context"
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // TestMinimizeMakespanDeadlines: the time-optimal encoding (the Tessel
@@ -24,7 +25,7 @@ func TestMinimizeMakespanDeadlines(t *testing.T) {
 	}{{0, 6}, {3, 6}} {
 		pr := InstanceProblem(p, refs, 0, nil)
 		pr.Deadlines = LatencyDeadlines(p, refs, tc.budget)
-		sol, err := MinimizeMakespan(context.Background(), pr, Options{})
+		sol, err := smt.MinimizeMakespan(context.Background(), pr, smt.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package smt
+package encode
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // OptPipe's model (Qi et al., "OptPipe", Appendix C) decides per instance
@@ -26,11 +27,11 @@ func TestOptimalDecisions(t *testing.T) {
 		{"recompute", base.WithRecompute(), Decisions{Recompute: true}, 12},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, keep, err := Optimal(context.Background(), tc.p, 3, 1, Options{})
+			_, keep, err := Optimal(context.Background(), tc.p, 3, 1, smt.Options{})
 			if err != nil || !keep.Proven {
 				t.Fatalf("without decisions: %v, %+v", err, keep)
 			}
-			s, sol, err := OptimalDecisions(context.Background(), tc.p, 3, 1, tc.d, Options{}, nil)
+			s, sol, err := OptimalDecisions(context.Background(), tc.p, 3, 1, tc.d, smt.Options{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +70,7 @@ func TestDecisionBoundBelowOptimum(t *testing.T) {
 		if tc.d.Recompute {
 			p = p.WithRecompute()
 		}
-		s, sol, err := OptimalDecisions(context.Background(), p, tc.n, tc.m, tc.d, Options{}, nil)
+		s, sol, err := OptimalDecisions(context.Background(), p, tc.n, tc.m, tc.d, smt.Options{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package smt
+package encode
 
 import (
 	"context"
@@ -8,18 +8,19 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
 )
 
 // solveLinks is the time-optimal schedule of all instances of p, with the
 // transfers of a link in their producers' order or, with free, in the
 // order the solver chooses (recorded in the schedule's LinkOrder).
-func solveLinks(t *testing.T, p *placement.Placement, n int, free bool) (*schedule.Schedule, *Solution) {
+func solveLinks(t *testing.T, p *placement.Placement, n int, free bool) (*schedule.Schedule, *smt.Solution) {
 	t.Helper()
 	refs := AllInstances(p, n)
 	pr := InstanceProblem(p, refs, 0, nil)
 	pr.FreeLinkOrder = free
-	sol, err := MinimizeMakespan(context.Background(), pr, Options{})
+	sol, err := smt.MinimizeMakespan(context.Background(), pr, smt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

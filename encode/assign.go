@@ -1,4 +1,4 @@
-package smt
+package encode
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // The time-optimal encoding with the devices as decisions (She et al.,
@@ -46,7 +48,7 @@ type AssignedOptions struct {
 	// Lower is a known lower bound of the makespan over every choice (0:
 	// none); the binary search starts there.
 	Lower int
-	Options
+	smt.Options
 }
 
 // Assigned is MinimizeAssigned's answer.
@@ -79,9 +81,9 @@ func MinimizeAssigned(ctx context.Context, p *placement.Placement, opt AssignedO
 	if n < 1 {
 		return nil, fmt.Errorf("smt: %d micro-batches", n)
 	}
-	x := NewContext()
+	x := z3.NewContext()
 	defer x.Close()
-	s, err := x.NewSolver(SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
+	s, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
 	if err != nil {
 		return nil, err
 	}
@@ -91,9 +93,9 @@ func MinimizeAssigned(ctx context.Context, p *placement.Placement, opt AssignedO
 		return nil, err
 	}
 	out := &Assigned{LowerBound: opt.Lower}
-	probe := func(bound int) (Status, error) {
+	probe := func(bound int) (z3.Status, error) {
 		assertBound := func(b int) { s.Assert(x.Le(e.makespan, x.IntVal(b))) }
-		return probeMakespan(ctx, s, &out.Checks, bound, assertBound, func(m *Model) error {
+		return smt.ProbeMakespan(ctx, s, &out.Checks, bound, assertBound, func(m *z3.Model) error {
 			choice, ins, ms, err := e.read(m)
 			if err != nil {
 				return err
@@ -119,15 +121,15 @@ func MinimizeAssigned(ctx context.Context, p *placement.Placement, opt AssignedO
 		}
 		st, err := probe(mid)
 		switch {
-		case errors.Is(err, ErrInterrupted), errors.Is(err, ErrEffort):
+		case errors.Is(err, z3.ErrInterrupted), errors.Is(err, z3.ErrEffort):
 			out.LowerBound = lo
 			return out, nil
 		case err != nil:
 			return nil, err
-		case st == Sat:
+		case st == z3.Sat:
 			hi = out.Makespan
 		case mid < 0:
-			return nil, ErrInfeasible
+			return nil, smt.ErrInfeasible
 		default:
 			lo = mid + 1
 		}
@@ -141,17 +143,17 @@ func MinimizeAssigned(ctx context.Context, p *placement.Placement, opt AssignedO
 type assignedEncoding struct {
 	p        *placement.Placement
 	n        int
-	x        *Context
-	choose   [][]Bool // choose[i][o]: block i runs on option o
-	start    [][]Int  // start[n][i]
-	makespan Int
+	x        *z3.Context
+	choose   [][]z3.Bool // choose[i][o]: block i runs on option o
+	start    [][]z3.Int  // start[n][i]
+	makespan z3.Int
 }
 
-func encodeAssigned(x *Context, s *Solver, p *placement.Placement, n, memory int) *assignedEncoding {
+func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memory int) *assignedEncoding {
 	k := p.K()
 	e := &assignedEncoding{p: p, n: n, x: x, makespan: x.IntVar("C")}
 	// x_{i,o}: exactly one option per block (eq 6).
-	e.choose = make([][]Bool, k)
+	e.choose = make([][]z3.Bool, k)
 	for i := range k {
 		opts := p.Options(i)
 		ones := make([]int, len(opts))
@@ -161,9 +163,9 @@ func encodeAssigned(x *Context, s *Solver, p *placement.Placement, n, memory int
 		}
 		s.Assert(x.Or(e.choose[i]...), x.PbLe(e.choose[i], ones, 1))
 	}
-	e.start = make([][]Int, n)
+	e.start = make([][]z3.Int, n)
 	for m := range n {
-		e.start[m] = make([]Int, k)
+		e.start[m] = make([]z3.Int, k)
 		for i := range k {
 			e.start[m][i] = x.IntVar(fmt.Sprintf("s%d_%d", i, m))
 			s.Assert(x.Ge(e.start[m][i], x.IntVal(0)))
@@ -208,8 +210,8 @@ func encodeAssigned(x *Context, s *Solver, p *placement.Placement, n, memory int
 	}
 	// Exclusivity (eq 7): an order literal per pair of instances that
 	// may share a device and whose order is not known.
-	order := map[[4]int]Bool{}
-	lit := func(i, m, j, l int) Bool { // (i, m) before (j, l), not known
+	order := map[[4]int]z3.Bool{}
+	lit := func(i, m, j, l int) z3.Bool { // (i, m) before (j, l), not known
 		if key := [4]int{i, m, j, l}; i < j || i == j && m < l {
 			if o, ok := order[key]; ok {
 				return o
@@ -261,8 +263,8 @@ func encodeAssigned(x *Context, s *Solver, p *placement.Placement, n, memory int
 	}
 	// Memory (eq 10): right after every instance that allocates on a
 	// device, the instances on it so far fit its budget.
-	on := func(i, d int) Bool {
-		var lits []Bool
+	on := func(i, d int) z3.Bool {
+		var lits []z3.Bool
 		for o, g := range p.Options(i) {
 			for _, x := range g {
 				if x == d {
@@ -290,7 +292,7 @@ func encodeAssigned(x *Context, s *Solver, p *placement.Placement, n, memory int
 				continue
 			}
 			for l := range n {
-				var terms []Int
+				var terms []z3.Int
 				for i := range k {
 					mi := p.Blocks[i].Memory
 					if mi == 0 {
@@ -301,7 +303,7 @@ func encodeAssigned(x *Context, s *Solver, p *placement.Placement, n, memory int
 							continue
 						}
 						known, val := before(i, m, j, l)
-						var first Bool
+						var first z3.Bool
 						switch {
 						case known && !val:
 							continue
@@ -363,7 +365,7 @@ func reachability(p *placement.Placement) [][]bool {
 }
 
 // read is the choice, the instances and the makespan of a model.
-func (e *assignedEncoding) read(m *Model) ([]int, []schedule.Instance, int, error) {
+func (e *assignedEncoding) read(m *z3.Model) ([]int, []schedule.Instance, int, error) {
 	p := e.p
 	choice := make([]int, p.K())
 	for i := range choice {

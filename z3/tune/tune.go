@@ -1,7 +1,9 @@
-package main
-
-// The C allocator, set up for a process that makes a few Z3 contexts and
-// exits. Every Z3 context allocates and fills an 8 MB table when it is
+// Package tune sets up the C allocator for a program that makes a few Z3
+// contexts and exits: a program imports it for its side effect
+// (import _ ".../z3/tune"), a library never does. It is part of the
+// binding (package z3), the only other place that imports "C".
+//
+// Every Z3 context allocates and fills an 8 MB table when it is
 // made; on this project's virtual machines faulting in its pages cost
 // 40–80 ms per context, most of a small search's time (k-shape makes 2).
 // So, for this program only (a library must not change process-wide
@@ -18,6 +20,7 @@ package main
 //
 // It runs as a C constructor, before the Go runtime starts its threads:
 // a thread that has already allocated keeps its own arena.
+package tune
 
 /*
 #include <stdint.h>

@@ -1,4 +1,4 @@
-package smt
+package encode
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // Property: the memory bound of schedule.LowerBounds never exceeds the
@@ -39,7 +40,7 @@ func TestMemoryBoundBelowOptimum(t *testing.T) {
 			peak += max(b.Memory, 0)
 		}
 		memory := peak * (1 + rng.IntN(2))
-		s, sol, err := Optimal(t.Context(), p, n, memory, Options{})
+		s, sol, err := Optimal(t.Context(), p, n, memory, smt.Options{})
 		if err != nil {
 			continue // infeasible budgets prove nothing here
 		}

@@ -1,4 +1,4 @@
-package smt
+package encode
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // Window parts of WindowDecisions: an instance of the schedule is kept
@@ -34,7 +36,7 @@ const (
 // below each answer's, until a check fails or runs out of opt.Effort, and
 // returns the best verified schedule found (nil when none ends earlier)
 // and the number of checks.
-func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d Decisions, opt Options) (*schedule.Schedule, int, error) {
+func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d Decisions, opt smt.Options) (*schedule.Schedule, int, error) {
 	p := s.Placement
 	n := len(s.Instances)
 	if len(part) != n {
@@ -70,7 +72,7 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d De
 				continue
 			}
 			if prev >= 0 {
-				prob.Precs = append(prob.Precs, Prec{From: prev, To: k})
+				prob.Precs = append(prob.Precs, smt.Prec{From: prev, To: k})
 			}
 			prev = k
 		}
@@ -79,10 +81,10 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d De
 				continue
 			}
 			if lastFixed >= 0 {
-				prob.Precs = append(prob.Precs, Prec{From: lastFixed, To: k})
+				prob.Precs = append(prob.Precs, smt.Prec{From: lastFixed, To: k})
 			}
 			if firstLater >= 0 {
-				prob.Precs = append(prob.Precs, Prec{From: k, To: firstLater})
+				prob.Precs = append(prob.Precs, smt.Prec{From: k, To: firstLater})
 			}
 		}
 	}
@@ -91,14 +93,14 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d De
 			prob.Tasks[k].Release = in.Start
 		}
 	}
-	x := NewContext()
+	x := z3.NewContext()
 	defer x.Close()
-	sv, err := x.NewSolver(SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
+	sv, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
 	if err != nil {
 		return nil, 0, err
 	}
 	defer sv.Close()
-	e, err := Encode(x, sv, prob, nil)
+	e, err := smt.Encode(x, sv, prob, nil)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -178,7 +180,7 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d De
 			e.BoundMakespan(bound)
 			st, err := sv.Check(ctx)
 			checks++
-			if st != Sat {
+			if st != z3.Sat {
 				return nil, err
 			}
 			m, err := sv.Model()
@@ -188,7 +190,7 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d De
 			defer m.Close()
 			return decodeSaves(e, m, p, refs, s.MicroBatches, s.Memory, saves)
 		}()
-		if errors.Is(err, ErrEffort) || (err == nil && got == nil) {
+		if errors.Is(err, z3.ErrEffort) || (err == nil && got == nil) {
 			break
 		}
 		if err != nil {

@@ -1,4 +1,4 @@
-package smt
+package encode
 
 import (
 	"context"
@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/internal/smttest"
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // optimalCase is one time-optimal (TO) search with its pinned optimum.
@@ -27,10 +29,10 @@ func (c optimalCase) String() string {
 
 // runOptimal searches the case and checks what holds for every TO result:
 // proven, verified by package schedule, makespan as pinned.
-func runOptimal(t *testing.T, c optimalCase) (*placement.Placement, *schedule.Schedule, *Solution) {
+func runOptimal(t *testing.T, c optimalCase) (*placement.Placement, *schedule.Schedule, *smt.Solution) {
 	t.Helper()
 	pl := placementtest.Builtin(t, c.shape, placement.Options{Devices: 4, ForwardTime: c.fwd, BackwardTime: c.bwd})
-	s, sol, err := Optimal(context.Background(), pl, c.n, c.memory, Options{})
+	s, sol, err := Optimal(context.Background(), pl, c.n, c.memory, smt.Options{})
 	if err != nil {
 		t.Fatalf("%v: %v", c, err)
 	}
@@ -118,12 +120,12 @@ func TestPaperTightMemoryTO(t *testing.T) {
 			p := InstanceProblem(pl, AllInstances(pl, c.n), c.memory, nil)
 			free := *p
 			free.Before = nil
-			probs := []*Problem{p}
+			probs := []*smt.Problem{p}
 			if c.n <= 2 || !testing.Short() {
 				probs = append(probs, &free)
 			}
 			for _, q := range probs {
-				opt := bruteForce(q)
+				opt := smttest.BruteForce(q)
 				if opt == nil || q.Makespan(opt) != c.makespan {
 					t.Fatalf("brute force (%d orders): %v, want makespan %d", len(q.Before), opt, c.makespan)
 				}
@@ -194,7 +196,7 @@ func TestIssue9MShapeAndNNShapeBounds(t *testing.T) {
 		if got := p.LowerBound(); got != c.want {
 			t.Errorf("%s: lower bound %d, want %d", c.shape, got, c.want)
 		}
-		if got, _ := p.pathAndJackson(); got >= c.want {
+		if got, _ := p.PathAndJackson(); got >= c.want {
 			t.Errorf("%s: the bound without the barrier relaxation is already %d", c.shape, got)
 		}
 	}

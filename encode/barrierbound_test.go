@@ -1,4 +1,4 @@
-package smt
+package encode
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // Property: the bound of schedule.LowerBounds with the blocks on all
@@ -45,7 +46,7 @@ func TestScheduleBarrierBoundBelowOptimum(t *testing.T) {
 			}
 		}
 		n := 3
-		_, sol, err := Optimal(t.Context(), p, n, 0, Options{})
+		_, sol, err := Optimal(t.Context(), p, n, 0, smt.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

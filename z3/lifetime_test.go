@@ -1,4 +1,4 @@
-package smt
+package z3
 
 import (
 	"context"

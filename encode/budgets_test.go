@@ -1,4 +1,4 @@
-package smt
+package encode
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // Per-device budgets reduce exactly to the Problem's one budget with
@@ -19,7 +20,7 @@ func TestPerDeviceBudgets(t *testing.T) {
 	base := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 3})
 	optimal := func(p *placement.Placement, memory int) int {
 		t.Helper()
-		s, sol, err := Optimal(context.Background(), p, n, memory, Options{})
+		s, sol, err := Optimal(context.Background(), p, n, memory, smt.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package smt
+package encode
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // InstanceProblem turns the placement's rule into precedences: Lag is
@@ -19,7 +20,7 @@ func TestInstanceProblemTransfers(t *testing.T) {
 	// f0 → f1 crosses devices, f1 → b1 stays on device 1, b1 → b0 crosses.
 	p.Transfers = map[placement.Dep]int{{From: 0, To: 1}: 2, {From: 2, To: 3}: 5}
 	pr := InstanceProblem(p, AllInstances(p, 1), 0, nil)
-	want := []Prec{{From: 0, To: 1, Lag: -2}, {From: 1, To: 2}, {From: 2, To: 3, Lag: -5}}
+	want := []smt.Prec{{From: 0, To: 1, Lag: -2}, {From: 1, To: 2}, {From: 2, To: 3, Lag: -5}}
 	if fmt.Sprint(pr.Precs) != fmt.Sprint(want) {
 		t.Errorf("precedences %v, want %v", pr.Precs, want)
 	}
@@ -37,7 +38,7 @@ func TestOptimalWithTransfers(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.Transfers = map[placement.Dep]int{{From: 0, To: 1}: c, {From: 2, To: 3}: c}
-			s, sol, err := Optimal(context.Background(), p, n, 2, Options{})
+			s, sol, err := Optimal(context.Background(), p, n, 2, smt.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

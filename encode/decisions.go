@@ -1,4 +1,4 @@
-package smt
+package encode
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // Decisions are what OptimalDecisions may decide per forward instance
@@ -28,8 +30,8 @@ type save struct {
 	devices   []int
 	time      int // the forward's time (a recompute's)
 
-	off, rec   Bool // the decisions
-	o, r, g    Int  // offload start, reload start, recompute start
+	off, rec   z3.Bool // the decisions
+	o, r, g    z3.Int  // offload start, reload start, recompute start
 	hasO, hasR bool
 }
 
@@ -48,7 +50,7 @@ type save struct {
 // seed, when given, is a verified schedule of the same problem whose
 // makespan is the first upper bound. The schedule returned is the best
 // found, with its decisions; callers verify it (schedule.Verify).
-func OptimalDecisions(ctx context.Context, p *placement.Placement, n, memory int, d Decisions, opt Options, seed *schedule.Schedule) (*schedule.Schedule, *Solution, error) {
+func OptimalDecisions(ctx context.Context, p *placement.Placement, n, memory int, d Decisions, opt smt.Options, seed *schedule.Schedule) (*schedule.Schedule, *smt.Solution, error) {
 	return OptimalDecisionsWithin(ctx, p, n, memory, 0, d, opt, seed)
 }
 
@@ -57,7 +59,7 @@ func OptimalDecisions(ctx context.Context, p *placement.Placement, n, memory int
 // rule of every micro-batch in the encoding (LatencyDeadlines: a
 // micro-batch's latency counts its blocks, between which its decisions
 // lie), the budget recorded in the schedule. A seed must meet it.
-func OptimalDecisionsWithin(ctx context.Context, p *placement.Placement, n, memory, latency int, d Decisions, opt Options, seed *schedule.Schedule) (*schedule.Schedule, *Solution, error) {
+func OptimalDecisionsWithin(ctx context.Context, p *placement.Placement, n, memory, latency int, d Decisions, opt smt.Options, seed *schedule.Schedule) (*schedule.Schedule, *smt.Solution, error) {
 	refs := AllInstances(p, n)
 	prob := InstanceProblem(p, refs, 0, nil)
 	// Memory is encoded below, with the decisions; micro-batches are not
@@ -66,7 +68,7 @@ func OptimalDecisionsWithin(ctx context.Context, p *placement.Placement, n, memo
 	if latency > 0 {
 		prob.Deadlines = LatencyDeadlines(p, refs, latency)
 	}
-	sol := &Solution{LowerBound: max(prob.LowerBound(), schedule.LowerBounds(p, n, memory).Makespan)}
+	sol := &smt.Solution{LowerBound: max(prob.LowerBound(), schedule.LowerBounds(p, n, memory).Makespan)}
 	var best *schedule.Schedule
 	if seed != nil && seed.Latency == max(latency, 0) && schedule.Verify(seed) == nil {
 		best = seed
@@ -75,14 +77,14 @@ func OptimalDecisionsWithin(ctx context.Context, p *placement.Placement, n, memo
 		sol.Makespan, sol.Proven = schedule.Makespan(best), true
 		return best, sol, nil
 	}
-	x := NewContext()
+	x := z3.NewContext()
 	defer x.Close()
-	s, err := x.NewSolver(SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
+	s, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer s.Close()
-	e, err := Encode(x, s, prob, nil)
+	e, err := smt.Encode(x, s, prob, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -90,8 +92,8 @@ func OptimalDecisionsWithin(ctx context.Context, p *placement.Placement, n, memo
 	if err := x.Err(); err != nil {
 		return nil, nil, err
 	}
-	probe := func(bound int) (Status, error) {
-		return probeMakespan(ctx, s, &sol.Checks, bound, e.BoundMakespan, func(m *Model) error {
+	probe := func(bound int) (z3.Status, error) {
+		return smt.ProbeMakespan(ctx, s, &sol.Checks, bound, e.BoundMakespan, func(m *z3.Model) error {
 			got, err := decodeSaves(e, m, p, refs, n, memory, saves)
 			if err != nil {
 				return err
@@ -111,13 +113,13 @@ func OptimalDecisionsWithin(ctx context.Context, p *placement.Placement, n, memo
 		switch {
 		case err != nil:
 			return nil, nil, err
-		case st == Unsat:
-			return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, ErrInfeasible)
+		case st == z3.Unsat:
+			return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, smt.ErrInfeasible)
 		case best == nil:
-			return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, ErrInterrupted)
+			return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, z3.ErrInterrupted)
 		}
 	}
-	lo, hi, err := bisectMakespan(sol.LowerBound, schedule.Makespan(best), opt.Progress, probe, func() int { return schedule.Makespan(best) })
+	lo, hi, err := smt.BisectMakespan(sol.LowerBound, schedule.Makespan(best), opt.Progress, probe, func() int { return schedule.Makespan(best) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -134,7 +136,7 @@ func OptimalDecisionsWithin(ctx context.Context, p *placement.Placement, n, memo
 // pin, when set, may hold a save's decision before its variables are made
 // (WindowDecisions): it returns true when it has set the save's off, rec,
 // hasO, hasR and, where they are held too, its o, r and g itself.
-func encodeSaves(e *Encoder, p *placement.Placement, refs []schedule.Ref, memory int, d Decisions, pin func(*save) bool) []*save {
+func encodeSaves(e *smt.Encoder, p *placement.Placement, refs []schedule.Ref, memory int, d Decisions, pin func(*save) bool) []*save {
 	x, s := e.X, e.S
 	consumers := p.Consumers()
 	idx := map[schedule.Ref]int{}
@@ -164,7 +166,7 @@ func encodeSaves(e *Encoder, p *placement.Placement, refs []schedule.Ref, memory
 			saves = append(saves, sv)
 		}
 	}
-	end := func(t int) Int { return x.Plus(e.Start[t], e.P.Tasks[t].Time) }
+	end := func(t int) z3.Int { return x.Plus(e.Start[t], e.P.Tasks[t].Time) }
 	for k, sv := range saves {
 		sv.off, sv.rec = x.False(), x.False()
 		if pin != nil && pin(sv) {
@@ -191,7 +193,7 @@ func encodeSaves(e *Encoder, p *placement.Placement, refs []schedule.Ref, memory
 			}
 			// A recompute is a block on the forward's devices.
 			for t := range e.P.Tasks {
-				if t == sv.task || !e.P.Tasks[t].sharesAny(sv.devices) {
+				if t == sv.task || !e.P.Tasks[t].SharesAny(sv.devices) {
 					continue
 				}
 				s.Assert(x.Implies(sv.rec, x.Or(x.Le(x.Plus(sv.g, sv.time), e.Start[t]), x.Le(end(t), sv.g))))
@@ -205,8 +207,8 @@ func encodeSaves(e *Encoder, p *placement.Placement, refs []schedule.Ref, memory
 			}
 			if u.hasO && v.hasO && sharesDevice(u.channels, v.channels) {
 				both := x.And(u.off, v.off)
-				for _, mu := range []Int{u.o, u.r} {
-					for _, mv := range []Int{v.o, v.r} {
+				for _, mu := range []z3.Int{u.o, u.r} {
+					for _, mv := range []z3.Int{v.o, v.r} {
 						s.Assert(x.Implies(both, x.Or(x.Le(x.Plus(mu, u.move), mv), x.Le(x.Plus(mv, v.move), mu))))
 					}
 				}
@@ -227,11 +229,11 @@ func encodeSaves(e *Encoder, p *placement.Placement, refs []schedule.Ref, memory
 // returns before it) and a reload or recompute start (counting the block
 // starts at or before its time, the frees at or before it, and the
 // returns before it or at its time and earlier in the verifier's order).
-func encodeDeviceMemory(e *Encoder, dev, budget int, saves []*save) {
+func encodeDeviceMemory(e *smt.Encoder, dev, budget int, saves []*save) {
 	x, s, pr := e.X, e.S, e.P
 	var on []int
 	for t := range pr.Tasks {
-		if pr.Tasks[t].on(dev) && pr.Tasks[t].Memory != 0 {
+		if pr.Tasks[t].On(dev) && pr.Tasks[t].Memory != 0 {
 			on = append(on, t)
 		}
 	}
@@ -243,13 +245,13 @@ func encodeDeviceMemory(e *Encoder, dev, budget int, saves []*save) {
 	}
 	zero := x.IntVal(0)
 	// frees and returns as of a point: the terms of every save.
-	decisionTerms := func(at Int, at0 func(*save) Bool, self *save, selfBefore bool) []Int {
-		var terms []Int
+	decisionTerms := func(at z3.Int, at0 func(*save) z3.Bool, self *save, selfBefore bool) []z3.Int {
+		var terms []z3.Int
 		for k, sv := range mine {
 			if sv.hasO {
 				freed := x.And(sv.off, x.Le(x.Plus(sv.o, sv.move), at))
 				terms = append(terms, x.Ite(freed, x.IntVal(-sv.amountOff), zero))
-				var back Bool
+				var back z3.Bool
 				switch {
 				case sv == self:
 					back = x.True()
@@ -262,7 +264,7 @@ func encodeDeviceMemory(e *Encoder, dev, budget int, saves []*save) {
 			}
 			if sv.hasR {
 				terms = append(terms, x.Ite(x.And(sv.rec, at0(sv)), x.IntVal(-sv.amountRec), zero))
-				var back Bool
+				var back z3.Bool
 				switch {
 				case sv == self:
 					back = x.True()
@@ -282,12 +284,12 @@ func encodeDeviceMemory(e *Encoder, dev, budget int, saves []*save) {
 		if mj <= 0 {
 			continue
 		}
-		terms := []Int{x.IntVal(mj)}
+		terms := []z3.Int{x.IntVal(mj)}
 		for _, i := range on {
 			if i == j {
 				continue
 			}
-			lit, known, val := e.before(i, j)
+			lit, known, val := e.OrderOf(i, j)
 			switch {
 			case known && val:
 				terms = append(terms, x.IntVal(pr.Tasks[i].Memory))
@@ -296,7 +298,7 @@ func encodeDeviceMemory(e *Encoder, dev, budget int, saves []*save) {
 				terms = append(terms, x.Ite(lit, x.IntVal(pr.Tasks[i].Memory), zero))
 			}
 		}
-		recFreed := func(sv *save) Bool { // the forward ended by j's start
+		recFreed := func(sv *save) z3.Bool { // the forward ended by j's start
 			if sv.task == j {
 				return x.False()
 			}
@@ -308,8 +310,8 @@ func encodeDeviceMemory(e *Encoder, dev, budget int, saves []*save) {
 	// At every reload and recompute start.
 	for _, self := range mine {
 		for _, kind := range []bool{true, false} { // offload's reload, recompute
-			var at Int
-			var active Bool
+			var at z3.Int
+			var active z3.Bool
 			switch {
 			case kind && self.hasO:
 				at, active = self.r, self.off
@@ -318,11 +320,11 @@ func encodeDeviceMemory(e *Encoder, dev, budget int, saves []*save) {
 			default:
 				continue
 			}
-			var terms []Int
+			var terms []z3.Int
 			for _, i := range on {
 				terms = append(terms, x.Ite(x.Le(e.Start[i], at), x.IntVal(pr.Tasks[i].Memory), zero))
 			}
-			recFreed := func(sv *save) Bool {
+			recFreed := func(sv *save) z3.Bool {
 				return x.Le(x.Plus(e.Start[sv.task], sv.time), at)
 			}
 			// The other kind of the same save is inactive (never both).
@@ -341,16 +343,6 @@ func indexOf(list []*save, sv *save) int {
 	return -1
 }
 
-// sharesAny reports whether the task occupies one of devs.
-func (t *Task) sharesAny(devs []int) bool {
-	for _, d := range devs {
-		if t.on(d) {
-			return true
-		}
-	}
-	return false
-}
-
 func sharesDevice(a, b []int) bool {
 	for _, x := range a {
 		for _, y := range b {
@@ -363,7 +355,7 @@ func sharesDevice(a, b []int) bool {
 }
 
 // decodeSaves reads a schedule with its decisions from a model.
-func decodeSaves(e *Encoder, m *Model, p *placement.Placement, refs []schedule.Ref, n, memory int, saves []*save) (*schedule.Schedule, error) {
+func decodeSaves(e *smt.Encoder, m *z3.Model, p *placement.Placement, refs []schedule.Ref, n, memory int, saves []*save) (*schedule.Schedule, error) {
 	starts, err := e.Starts(m)
 	if err != nil {
 		return nil, err

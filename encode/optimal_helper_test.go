@@ -1,4 +1,4 @@
-package smt
+package encode
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
 )
 
@@ -13,10 +14,10 @@ import (
 // per-device memory budget (0: unlimited), with the load cuts on: the
 // encoder's whole problem, for the tests of this package. Library users
 // call search.Optimal, which starts from the constructions and verifies.
-func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt Options) (*schedule.Schedule, *Solution, error) {
+func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
 	opt.LoadCuts = true
 	refs := AllInstances(p, n)
-	sol, err := MinimizeMakespan(ctx, InstanceProblem(p, refs, memory, nil), opt)
+	sol, err := smt.MinimizeMakespan(ctx, InstanceProblem(p, refs, memory, nil), opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
 	}

@@ -1,4 +1,4 @@
-package smt
+package encode
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/smt"
 )
 
 // InstanceProblem turns instances of a placement into a Problem: one task
@@ -38,14 +39,14 @@ import (
 // memory is the search's budget; with the placement's capacities it gives
 // every device its budget (placement's Budget), expressed in the
 // Problem's one Memory by BudgetShift.
-func InstanceProblem(p *placement.Placement, refs []schedule.Ref, memory int, entry []int) *Problem {
+func InstanceProblem(p *placement.Placement, refs []schedule.Ref, memory int, entry []int) *smt.Problem {
 	idx := make(map[schedule.Ref]int, len(refs))
 	budget, shift := BudgetShift(p, memory)
-	pr := &Problem{Devices: p.Devices, Memory: budget, Entry: ShiftEntry(entry, shift)}
+	pr := &smt.Problem{Devices: p.Devices, Memory: budget, Entry: smt.ShiftEntry(entry, shift)}
 	for k, r := range refs {
 		idx[r] = k
 		b := p.Blocks[r.Block]
-		pr.Tasks = append(pr.Tasks, Task{
+		pr.Tasks = append(pr.Tasks, smt.Task{
 			Name:    fmt.Sprintf("%s^%d", b.ID, r.Micro),
 			Devices: b.Devices, Time: b.Time, Memory: b.Memory,
 		})
@@ -84,8 +85,8 @@ func InstanceProblem(p *placement.Placement, refs []schedule.Ref, memory int, en
 // d.To), with periods·P of slack in a periodic problem: the placement's
 // rule s_from + Delay(d) ≤ s_to + periods·P, so Lag = t_from − Delay(d),
 // minus the transfer time.
-func depPrec(p *placement.Placement, d placement.Dep, from, to, periods int) Prec {
-	return Prec{From: from, To: to, Lag: p.Blocks[d.From].Time - p.Delay(d), Periods: periods}
+func depPrec(p *placement.Placement, d placement.Dep, from, to, periods int) smt.Prec {
+	return smt.Prec{From: from, To: to, Lag: p.Blocks[d.From].Time - p.Delay(d), Periods: periods}
 }
 
 // DepTransfers is what dependency d of p adds, with channels, between task
@@ -94,16 +95,16 @@ func depPrec(p *placement.Placement, d placement.Dep, from, to, periods int) Pre
 // none without channels, when the tensor crosses no link, or where it
 // crosses a pair of several links (placement's Lanes). Links are
 // labelled From·Devices + To.
-func DepTransfers(p *placement.Placement, d placement.Dep, from, to int) []Transfer {
+func DepTransfers(p *placement.Placement, d placement.Dep, from, to int) []smt.Transfer {
 	if !p.Channels || p.Lanes[d] != nil {
 		// A pair of several links (placement's Lanes): the encodings see
 		// no queue there (a relaxation); a schedule they give is re-timed
 		// under the rule (placement's LinkQueue).
 		return nil
 	}
-	var out []Transfer
+	var out []smt.Transfer
 	for _, l := range p.Links(d) {
-		out = append(out, Transfer{From: from, To: to, Link: l.From*p.Devices + l.To, Time: p.Transfer(d)})
+		out = append(out, smt.Transfer{From: from, To: to, Link: l.From*p.Devices + l.To, Time: p.Transfer(d)})
 	}
 	return out
 }
@@ -126,7 +127,7 @@ func AllInstances(p *placement.Placement, n int) []schedule.Ref {
 // instance of the schedule (a transfer with an end outside refs takes no
 // link in the Problem). A placement whose pairs have several links
 // (Lanes) is refused: those transfers are not in the Problem.
-func LinkOrders(p *placement.Placement, refs []schedule.Ref, pr *Problem, xs []int) ([]placement.LinkOrder, error) {
+func LinkOrders(p *placement.Placement, refs []schedule.Ref, pr *smt.Problem, xs []int) ([]placement.LinkOrder, error) {
 	if len(p.Lanes) > 0 {
 		return nil, errors.New("smt: a link order is not recorded where device pairs have several links")
 	}

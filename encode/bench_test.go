@@ -1,4 +1,4 @@
-package smt
+package encode
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // benchOptimal times the whole time-optimal search (encoding, greedy
@@ -16,10 +18,10 @@ func benchOptimal(b *testing.B, shape string, fwd, bwd, memory int, ns []int) {
 	pl := placementtest.Builtin(b, shape, placement.Options{Devices: 4, ForwardTime: fwd, BackwardTime: bwd})
 	for _, n := range ns {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			var sol *Solution
+			var sol *smt.Solution
 			for b.Loop() {
 				var err error
-				_, sol, err = Optimal(context.Background(), pl, n, memory, Options{})
+				_, sol, err = Optimal(context.Background(), pl, n, memory, smt.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -58,16 +60,16 @@ func BenchmarkOptimalMShape(b *testing.B) {
 func BenchmarkEncode(b *testing.B) {
 	pl := placementtest.Builtin(b, "m-shape", placement.Options{Devices: 4})
 	prob := InstanceProblem(pl, AllInstances(pl, 4), 16, nil)
-	x := NewContext()
+	x := z3.NewContext()
 	defer x.Close()
-	s, err := x.NewSolver(SolverOptions{})
+	s, err := x.NewSolver(z3.SolverOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
 	for b.Loop() {
 		s.Push()
-		if _, err := Encode(x, s, prob, nil); err != nil {
+		if _, err := smt.Encode(x, s, prob, nil); err != nil {
 			b.Fatal(err)
 		}
 		s.Pop()

@@ -1,15 +1,13 @@
-// Package smt is tessel's bridge to the Z3 SMT solver: a thin cgo binding
-// to the system's libz3 (integer and Boolean terms, a solver with
-// push/pop, models, interruption through context.Context) and, on top of
-// it, the encoder of scheduling problems — tasks with times, devices and
-// memory, precedences, exclusive devices, a per-device memory budget —
-// and the least makespan of such a problem by binary search
-// (MinimizeMakespan). The time-optimal schedule of a placement is
-// search.Optimal's, which starts from the constructions and verifies.
+// Package z3 is tessel's cgo binding to the Z3 SMT solver, and nothing
+// more: integer and Boolean terms, a solver with push/pop, models, and
+// interruption through context.Context, over the system's libz3. It is
+// the only package of the module that imports "C". Package smt builds
+// scheduling problems on it; package encode turns placements into those
+// problems.
 //
-// It knows nothing of placements or micro-batches: package repetend and
-// package search translate those into Problems. Nothing it returns is
-// trusted; package schedule verifies every schedule independently.
+// Its errors keep the prefix "smt:" they had when the binding lived in
+// package smt: they reach people through the search's messages, which
+// stay as they were.
 //
 // A Context is not safe for concurrent use: each goroutine owns its own.
 // Contexts hold C memory and must be closed.
@@ -42,9 +40,9 @@
 // and a cleanup costs more than the term it frees.
 //
 // A Context is not cheap to make: Z3 allocates and fills an 8 MB table
-// for each (see cmd/tessel/alloc.go), so a long search keeps its Context
+// for each (see package z3/tune), so a long search keeps its Context
 // and works in scopes.
-package smt
+package z3
 
 /*
 #cgo pkg-config: z3
