@@ -112,6 +112,9 @@ func NewDecoder(p *placement.Placement, cfg profile.Config, split [][]string, de
 		if devices != nil && devices[k] != b.Devices[0] {
 			return nil, fmt.Errorf("stage %d of the split is on device %d, forward block %q on %d: not this placement's split", k, devices[k], b.ID, b.Devices[0])
 		}
+		if len(split[k]) == 0 {
+			return nil, fmt.Errorf("stage %d of the split has no layers: every forward block of the decoder runs one at least", k)
+		}
 		d.Blocks[b.ID] = slices.Clone(split[k])
 		all = append(all, split[k]...)
 	}

@@ -71,6 +71,7 @@ func TestNewDecoder(t *testing.T) {
 		{"split of other layers", v2, [][]string{{"embedding"}, {"decoder.0", "head"}}, nil, "are not the decoder's"},
 		{"split of three stages", v2, [][]string{{"embedding"}, {"decoder.0"}, {"decoder.1", "decoder.2", "head"}}, nil, "a split of 3 stages"},
 		{"split on other devices", v2, split, []int{1, 0}, "stage 0 of the split is on device 1"},
+		{"empty stage", v2, [][]string{{}, {"embedding", "decoder.0", "decoder.1", "decoder.2", "head"}}, nil, "stage 0 of the split has no layers"},
 	} {
 		_, err := NewDecoder(tc.p, decoderConfig, tc.split, tc.devices)
 		if err == nil || !strings.Contains(err.Error(), tc.err) {
