@@ -43,6 +43,7 @@ lint: deps-search
 fuzz: deps-search
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./placement
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSchedule$$' -fuzztime 200000x ./schedule
+	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime 200000x ./render
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./torchcsv
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 200000x ./torchcsv
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./partition

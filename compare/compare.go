@@ -92,9 +92,9 @@ type Row struct {
 	Seconds            *float64 `json:"seconds,omitempty"`
 	Offloaded          *int     `json:"offloaded,omitempty"`  // with Offload or Recompute
 	Recomputed         *int     `json:"recomputed,omitempty"` // with Offload or Recompute
-	// Latency is the schedule's latency figures (search.LatencySummary).
-	Latency *search.SummaryLatency `json:"latency,omitempty"`
-	Note    string                 `json:"note,omitempty"`
+	// Latency is the schedule's latency figures (schedule.SummarizeLatency).
+	Latency *schedule.LatencySummary `json:"latency,omitempty"`
+	Note    string                   `json:"note,omitempty"`
 
 	// Schedule is the row's verified schedule; nil when there is none.
 	Schedule *schedule.Schedule `json:"-"`
@@ -189,7 +189,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 	cmp := &Comparison{Placement: p.Name, Devices: p.Devices, Memory: opt.Memory, MicroBatches: opt.MicroBatches,
 		LatencyBudget: opt.Latency, ShowLatency: opt.Latency > 0 || p.Inference()}
 	split := HasWeights(p)
-	for _, m := range baseline.Methods() {
+	for _, m := range baseline.All() {
 		if m.Split && !split {
 			continue // the zero-bubble family needs input and weight blocks
 		}
@@ -207,7 +207,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		cmp.Rows = append(cmp.Rows, row)
 	}
 	if opt.Inference != nil && p.Inference() {
-		for _, m := range inference.Methods() {
+		for _, m := range inference.Baselines() {
 			if m.Name == "gpipe" {
 				continue // the GPipe row above
 			}
@@ -245,7 +245,7 @@ func choose(ctx context.Context, p *placement.Placement, opt Options) (*placemen
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}
-	so := search.Options{MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed}
+	so := search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed}
 	// HEFT's choice among the starts, as tessel search has it.
 	if a, ok := coarsen.HEFTAssignment(sp); ok {
 		so.Assignments = append(so.Assignments, a)
@@ -273,7 +273,7 @@ func (opt Options) home(name string, split bool, p *placement.Placement) (*place
 
 // baselineRow runs one baseline on p, or on its home placement when it
 // does not apply to p.
-func baselineRow(m baseline.Method, p *placement.Placement, opt Options) (Row, error) {
+func baselineRow(m baseline.Baseline, p *placement.Placement, opt Options) (Row, error) {
 	row := Row{Method: MethodTitle(m.Name), Placement: p.Name, MicroBatches: opt.MicroBatches}
 	on, onGiven := p, opt.Given
 	s, err := m.Build(spec.Spec{Placement: on, MicroBatches: opt.MicroBatches, Memory: opt.Memory})
@@ -318,7 +318,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := search.Run(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.Options{MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
+	res, err := search.Run(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
 	if errors.Is(err, search.ErrNoRepetend) {
 		row.Status, row.Note = StatusNone, "no repetend fits the memory budget"
 		return row, nil
@@ -418,7 +418,7 @@ func (r *Row) fill(s *schedule.Schedule, p *placement.Placement, memory int) {
 		ok = ok && (b <= 0 || v <= b)
 	}
 	r.BudgetRespected = textfmt.Ptr(ok)
-	r.Latency = textfmt.Ptr(search.LatencySummary(s))
+	r.Latency = textfmt.Ptr(schedule.SummarizeLatency(s))
 }
 
 // latencyNote says in the note that a baseline's schedule is over the

@@ -1,9 +1,7 @@
 package compare
 
 import (
-	"bytes"
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
@@ -51,10 +49,5 @@ func TestRun(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("rows missing: %v", want)
-	}
-	var out bytes.Buffer
-	cmp.MaskTimes = true
-	if err := cmp.Write(&out, "csv"); err != nil || !strings.Contains(out.String(), TimePlaceholder) {
-		t.Errorf("csv with masked times: %v\n%s", err, out.String())
 	}
 }

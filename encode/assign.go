@@ -155,7 +155,7 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 	// x_{i,o}: exactly one option per block (eq 6).
 	e.choose = make([][]z3.Bool, k)
 	for i := range k {
-		opts := p.Options(i)
+		opts := p.DeviceOptions(i)
 		ones := make([]int, len(opts))
 		for o := range opts {
 			e.choose[i] = append(e.choose[i], x.BoolVar(fmt.Sprintf("x%d_%d", i, o)))
@@ -169,15 +169,15 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 		for i := range k {
 			e.start[m][i] = x.IntVar(fmt.Sprintf("s%d_%d", i, m))
 			s.Assert(x.Ge(e.start[m][i], x.IntVal(0)))
-			for o := range p.Options(i) {
+			for o := range p.DeviceOptions(i) {
 				s.Assert(x.Implies(e.choose[i][o], x.Le(x.Plus(e.start[m][i], p.OptionTime(i, o)), e.makespan)))
 			}
 		}
 	}
 	// Dependencies with the transfer of the chosen groups (eqs 8–9).
 	for _, d := range p.Deps {
-		for a := range p.Options(d.From) {
-			for b := range p.Options(d.To) {
+		for a := range p.DeviceOptions(d.From) {
+			for b := range p.DeviceOptions(d.To) {
 				lag := p.OptionTime(d.From, a) + p.OptionTransfer(d, a, b)
 				cond := x.And(e.choose[d.From][a], e.choose[d.To][b])
 				for m := range n {
@@ -188,7 +188,7 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 	}
 	// Instances of one block in micro-batch order.
 	for i := range k {
-		for o := range p.Options(i) {
+		for o := range p.DeviceOptions(i) {
 			for m := 1; m < n; m++ {
 				s.Assert(x.Implies(e.choose[i][o], x.Le(x.Plus(e.start[m-1][i], p.OptionTime(i, o)), e.start[m][i])))
 			}
@@ -234,8 +234,8 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 	}
 	for i := range k {
 		for j := i + 1; j < k; j++ {
-			for a, ga := range p.Options(i) {
-				for b, gb := range p.Options(j) {
+			for a, ga := range p.DeviceOptions(i) {
+				for b, gb := range p.DeviceOptions(j) {
 					if !overlap(ga, gb) {
 						continue
 					}
@@ -265,7 +265,7 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 	// device, the instances on it so far fit its budget.
 	on := func(i, d int) z3.Bool {
 		var lits []z3.Bool
-		for o, g := range p.Options(i) {
+		for o, g := range p.DeviceOptions(i) {
 			for _, x := range g {
 				if x == d {
 					lits = append(lits, e.choose[i][o])
@@ -331,7 +331,7 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 // canShare reports whether blocks i and j may both run on device d.
 func canShare(p *placement.Placement, i, j, d int) bool {
 	has := func(b int) bool {
-		for _, g := range p.Options(b) {
+		for _, g := range p.DeviceOptions(b) {
 			for _, x := range g {
 				if x == d {
 					return true

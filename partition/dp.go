@@ -512,14 +512,14 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	nI := len(ideals)
 	inf := math.Inf(1)
 	cells := (K + 1) * (L + 1)
-	r := &dpRun{u: u, t: t, ideals: ideals, K: K, L: L, M: M, cells: cells,
+	r := &dpRun{u: u, t: t, lat: lat, ideals: ideals, K: K, L: L, M: M, cells: cells, empty: empty,
 		dp: make([]float64, nI*cells), from: make([]int32, nI*cells), onCPU: make([]bool, nI*cells)}
 	for i := range r.dp {
 		r.dp[i] = inf
 		r.from[i] = -1
 	}
 	r.dp[0] = 0 // the empty ideal with no device
-	dp, from, onCPU := r.dp, r.from, r.onCPU
+	dp := r.dp
 	res := &DPResult{Ideals: nI, Units: u.n}
 	full := nI - 1
 	final := func(c int) bool { return opt.Stages == 0 || c == K*(L+1) } // chunks: exactly Stages stages
@@ -530,21 +530,44 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	ub := t.chainBound(lat, u, K, L, M, final)
 	r.cut = ub + 1e-9*math.Max(1, math.Abs(ub))
 	r.useful = t.usefulCells(u, K, L, ub)
-	// Rows of ideals of one size depend only on smaller ideals: the
-	// workers share each size, and each row's value is the same whoever
-	// computes it.
-	workers := opt.Workers
+	if err := r.fill(ctx, opt.Workers, res); err != nil {
+		return nil, err
+	}
+	best, bc := inf, -1
+	for c := range cells {
+		if !final(c) {
+			continue
+		}
+		if dp[full*cells+c] < best {
+			best, bc = dp[full*cells+c], c
+		}
+	}
+	if bc < 0 {
+		return nil, fmt.Errorf("no contiguous split fits: some stage exceeds the memory cap %v on every split onto %d accelerators and %d CPUs", M, K, L)
+	}
+	pieces, err := r.walkBack(ctx, full, bc, opt)
+	if err != nil {
+		return nil, err
+	}
+	return r.split(g, opt, pieces, res)
+}
+
+// fill computes every row of the table. Rows of ideals of one size depend
+// only on smaller ideals: the workers share each size, and each row's
+// value is the same whoever computes it.
+func (r *dpRun) fill(ctx context.Context, workers int, res *DPResult) error {
+	u, t, nI := r.u, r.t, len(r.ideals)
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	walkers := make([]*walker, workers)
 	stats := make([]dpStats, workers)
 	for n := range walkers {
-		walkers[n] = &walker{u: u, lat: lat, need: make([]int32, u.n), bufs: make([][]int32, u.n+2)}
+		walkers[n] = &walker{u: u, lat: r.lat, need: make([]int32, u.n), bufs: make([][]int32, u.n+2)}
 	}
 	for lo := 1; lo < nI; {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		hi := lo + 1
 		for hi < nI && t.size[hi] == t.size[lo] {
@@ -576,38 +599,35 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 		lo = hi
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	for _, st := range stats {
 		res.Pairs += st.pairs
 		res.Visited += st.visited
 	}
-	best, bc := inf, -1
-	for c := range cells {
-		if !final(c) {
-			continue
-		}
-		if dp[full*cells+c] < best {
-			best, bc = dp[full*cells+c], c
-		}
-	}
-	if bc < 0 {
-		return nil, fmt.Errorf("no contiguous split fits: some stage exceeds the memory cap %v on every split onto %d accelerators and %d CPUs", M, K, L)
-	}
-	// Walk back from the full ideal; the stages come out last first.
-	type piece struct {
-		lo, hi int
-		cpu    bool
-	}
-	var pieces []piece
+	return nil
+}
+
+// dpPiece is one stage of the split found: the ideals it lies between,
+// and whether it is on a CPU.
+type dpPiece struct {
+	lo, hi int
+	cpu    bool
+}
+
+// walkBack walks back from the full ideal in cell bc: the stages come
+// out last first. With the chunks' stage devices it improves the cuts for
+// the devices' sums.
+func (r *dpRun) walkBack(ctx context.Context, full, bc int, opt DPOptions) ([]dpPiece, error) {
+	var pieces []dpPiece
 	for i, c := full, bc; i != 0; {
-		j := int(from[i*cells+c])
-		cpu := onCPU[i*cells+c]
-		pieces = append(pieces, piece{j, i, cpu})
+		j := int(r.from[i*r.cells+c])
+		cpu := r.onCPU[i*r.cells+c]
+		pieces = append(pieces, dpPiece{j, i, cpu})
 		if cpu {
 			c--
 		} else {
-			c -= L + 1
+			c -= r.L + 1
 		}
 		i = j
 	}
@@ -618,19 +638,26 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 			chain = append(chain, pieces[p].hi)
 		}
 		for len(chain) < opt.Stages+1 {
-			if chain = t.insertEmpty(chain, opt.StageDevices, opt.DeviceMemory); chain == nil {
-				return nil, fmt.Errorf("%d units cannot make %d stages, even with empty stages: the first and the last stage hold some", u.n, opt.Stages)
+			if chain = r.t.insertEmpty(chain, opt.StageDevices, opt.DeviceMemory); chain == nil {
+				return nil, fmt.Errorf("%d units cannot make %d stages, even with empty stages: the first and the last stage hold some", r.u.n, opt.Stages)
 			}
 		}
-		if err := t.balance(ctx, chain, opt.StageDevices, opt.DeviceMemory, empty); err != nil {
+		if err := r.t.balance(ctx, chain, opt.StageDevices, opt.DeviceMemory, r.empty); err != nil {
 			return nil, err
 		}
 		pieces = pieces[:0]
 		for k := len(chain) - 2; k >= 0; k-- {
-			pieces = append(pieces, piece{chain[k], chain[k+1], false})
+			pieces = append(pieces, dpPiece{chain[k], chain[k+1], false})
 		}
-		K = opt.Stages
+		r.K = opt.Stages
 	}
+	return pieces, nil
+}
+
+// split is the split of the pieces (last first), its stages in the DP's
+// order.
+func (r *dpRun) split(g *Graph, opt DPOptions, pieces []dpPiece, res *DPResult) (*DPResult, error) {
+	u, ideals, K := r.u, r.ideals, r.K
 	dev := make([]int, len(g.Nodes))
 	unitDev := make([]int, u.n)
 	na, ncpu := 0, 0
@@ -657,11 +684,11 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	if opt.Stages > 0 {
 		// The split's devices are the stages.
 		c := *g
-		c.Accelerators, c.CPUs, c.Memory = K, 0, M
+		c.Accelerators, c.CPUs, c.Memory = K, 0, r.M
 		gg = &c
 	}
 	var keep map[int]bool // the devices of empty stages
-	if empty {
+	if r.empty {
 		keep = map[int]bool{}
 		for _, d := range res.Order {
 			keep[d] = true
@@ -924,10 +951,13 @@ func (t *tables) score(chain, dev []int, nd int, mem float64) (float64, float64)
 type dpRun struct {
 	u      *units
 	t      *tables
+	lat    *lattice
 	ideals [][]uint64
 	K, L   int
 	M      float64
 	cells  int
+	// empty says the chunks' stages may be empty (DPOptions.EmptyStages).
+	empty  bool
 	cut    float64
 	useful []bool
 	dp     []float64

@@ -10,7 +10,7 @@ import (
 )
 
 // objectiveSearch is the search on an integer objective (a max load or a
-// latency, in grid steps) that NonContiguous and MinLatency share: each
+// latency, in grid steps) that NonContiguous and MinSampleLatency share: each
 // step one satisfiability check of "objective ≤ T". lo is proven (every T
 // below it was refuted) and hi is achieved (a split of objective ≤ hi is
 // known; math.MaxInt: none yet).

@@ -42,6 +42,12 @@ type LNSOptions struct {
 	// memory counted exactly. Without it a schedule that offloads or
 	// recomputes is returned as it is.
 	Decisions encode.Decisions
+	// Links lets the windows run on a placement whose links carry one
+	// transfer at a time (Channels): the solver's window leaves the
+	// queues out, and the compaction of its answer, which keeps them
+	// (schedule.Compact), decides whether the step is kept. Without it
+	// such a schedule is returned as it is.
+	Links bool
 }
 
 // DefaultSizes are the window sizes of LNS: about as many instances as the
@@ -71,14 +77,15 @@ const DefaultSteps = 12
 // (Sizes); without a step budget, each round after the first uses the
 // next solver seed. Every schedule LNS returns has passed
 // schedule.Verify and ends no later than s. Placements whose links carry
-// one transfer at a time (Channels) are returned as they are.
+// one transfer at a time (Channels) are returned as they are, unless
+// opt.Links.
 func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.Schedule, Stats, error) {
 	var st Stats
 	if err := schedule.Verify(s); err != nil {
 		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
 	}
 	decide := opt.Decisions.Offload || opt.Decisions.Recompute
-	if s.Placement.Channels || len(s.Instances) < 2 || (len(s.Decisions) > 0 && !decide) || (decide && len(s.Pairs) > 0) {
+	if (s.Placement.Channels && (!opt.Links || decide)) || len(s.Instances) < 2 || (len(s.Decisions) > 0 && !decide) || (decide && len(s.Pairs) > 0) {
 		// Without Decisions, a schedule that offloads or recomputes is
 		// left as it is: the windows' encoding keeps every activation;
 		// the windows that decide pair nothing (placement's Overlap).

@@ -157,7 +157,7 @@ func assignedPeriodBounds(p *placement.Placement) (lo, hi int) {
 	work := 0
 	for i := range p.Blocks {
 		w, t, long := 0, 0, 0
-		for o, g := range p.Options(i) {
+		for o, g := range p.DeviceOptions(i) {
 			ti := p.OptionTime(i, o)
 			if o == 0 || ti*len(g) < w {
 				w = ti * len(g)
@@ -174,8 +174,8 @@ func assignedPeriodBounds(p *placement.Placement) (lo, hi int) {
 	lo = max(lo, (work+p.Devices-1)/p.Devices)
 	for _, d := range p.Deps {
 		c := 0
-		for a := range p.Options(d.From) {
-			for b := range p.Options(d.To) {
+		for a := range p.DeviceOptions(d.From) {
+			for b := range p.DeviceOptions(d.To) {
 				c = max(c, p.OptionTransfer(d, a, b))
 			}
 		}
@@ -200,7 +200,7 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 	offset := make([]z3.Int, k)
 	var zero []z3.Bool
 	for i := range k {
-		opts := p.Options(i)
+		opts := p.DeviceOptions(i)
 		ones := make([]int, len(opts))
 		for o := range opts {
 			choose[i] = append(choose[i], x.BoolVar(fmt.Sprintf("x%d_%d", i, o)))
@@ -234,8 +234,8 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 		delta := x.Sub(offset[d.From], offset[d.To])
 		s.Assert(x.Ge(delta, x.IntVal(0))) // property 4.2
 		slack := x.Add(start[d.To], x.Scale(P, delta))
-		for a := range p.Options(d.From) {
-			for b := range p.Options(d.To) {
+		for a := range p.DeviceOptions(d.From) {
+			for b := range p.DeviceOptions(d.To) {
 				lag := p.OptionTime(d.From, a) + p.OptionTransfer(d, a, b)
 				s.Assert(x.Implies(x.And(choose[d.From][a], choose[d.To][b]), x.Le(x.Plus(start[d.From], lag), slack)))
 			}
@@ -245,7 +245,7 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 	for d := range p.Devices {
 		w := x.IntVar(fmt.Sprintf("w%d", d))
 		for i := range k {
-			for o, g := range p.Options(i) {
+			for o, g := range p.DeviceOptions(i) {
 				if !contains(g, d) {
 					continue
 				}
@@ -272,8 +272,8 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 	}
 	for i := range k {
 		for j := i + 1; j < k; j++ {
-			for a, ga := range p.Options(i) {
-				for b, gb := range p.Options(j) {
+			for a, ga := range p.DeviceOptions(i) {
+				for b, gb := range p.DeviceOptions(j) {
 					if !overlaps(ga, gb) {
 						continue
 					}
@@ -289,7 +289,7 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 	// highest (iterationEntry).
 	on := func(i, d int) z3.Bool {
 		var lits []z3.Bool
-		for o, g := range p.Options(i) {
+		for o, g := range p.DeviceOptions(i) {
 			if contains(g, d) {
 				lits = append(lits, choose[i][o])
 			}
@@ -414,7 +414,7 @@ func overlaps(g, h []int) bool {
 
 // canHold reports whether some option of block i holds device d.
 func canHold(p *placement.Placement, i, d int) bool {
-	for _, g := range p.Options(i) {
+	for _, g := range p.DeviceOptions(i) {
 		if contains(g, d) {
 			return true
 		}

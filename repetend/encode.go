@@ -292,7 +292,7 @@ func normalise(starts []int) []int {
 // MinimizePeriod finds the least period in [lo, hi] of the candidate's
 // repetend under the memory budget by binary search; r is nil when no
 // period ≤ hi exists.
-func MinimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, lo, hi int, opt PeriodOptions) (r *Repetend, checks int, err error) {
+func MinimizePeriod(ctx context.Context, p *placement.Placement, c Assignment, lo, hi int, opt PeriodOptions) (r *Repetend, checks int, err error) {
 	if lo > hi {
 		return nil, 0, nil
 	}
@@ -320,7 +320,7 @@ func newWorkerSolver(p *placement.Placement, seed, effort int) (*periodSolver, e
 
 // solveCandidate is MinimizePeriod on a worker's shared encoding: the
 // candidate's dependencies and memory live in one scope.
-func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placement, c Candidate, memory, microBatches, lo, hi int) (*Repetend, int, error) {
+func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placement, c Assignment, memory, microBatches, lo, hi int) (*Repetend, int, error) {
 	if lo > hi {
 		return nil, 0, nil
 	}
@@ -345,7 +345,7 @@ func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placeme
 
 // search finds the least period in [lo, hi] by binary search, the first
 // probe at hi.
-func (ps *periodSolver) search(ctx context.Context, c Candidate, lo, hi int) (*Repetend, int, error) {
+func (ps *periodSolver) search(ctx context.Context, c Assignment, lo, hi int) (*Repetend, int, error) {
 	checks0 := ps.checks
 	var best *Repetend
 	for lo <= hi {
@@ -372,7 +372,7 @@ func (ps *periodSolver) search(ctx context.Context, c Candidate, lo, hi int) (*R
 // SolveFixed schedules a candidate's repetend at exactly the given period,
 // in a fresh solver: the same inputs always give the same starts, whatever
 // search found the period.
-func SolveFixed(ctx context.Context, p *placement.Placement, c Candidate, period int, opt PeriodOptions) (*Repetend, error) {
+func SolveFixed(ctx context.Context, p *placement.Placement, c Assignment, period int, opt PeriodOptions) (*Repetend, error) {
 	nr, offsets := c.NR, c.Offsets
 	ps, err := newPeriodSolver(p, offsets, nr, opt.Memory, opt.MicroBatches, opt.Seed, opt.Effort)
 	if err != nil {

@@ -15,29 +15,30 @@ import (
 	"github.com/tessel-pp/tessel/z3"
 )
 
-// Method is how the search explores offsets.
-type Method string
+// Strategy is how the search explores offsets.
+type Strategy string
 
 const (
-	// MethodEnumerate solves candidates one by one (the paper's Algorithm 1).
-	MethodEnumerate Method = "enumerate"
-	// MethodJoint makes the offsets solver variables, one check per period.
-	MethodJoint Method = "joint"
-	// MethodRace runs both and takes the first proven answer.
-	MethodRace Method = "race"
+	// StrategyEnumerate solves candidates one by one (the paper's Algorithm 1).
+	StrategyEnumerate Strategy = "enumerate"
+	// StrategyJoint makes the offsets solver variables, one check per period.
+	StrategyJoint Strategy = "joint"
+	// StrategyRace runs both and takes the first proven answer.
+	StrategyRace Strategy = "race"
 )
 
-// Methods lists the valid methods (a new slice each call).
-func Methods() []Method { return []Method{MethodEnumerate, MethodJoint, MethodRace} }
+// Strategies lists the valid strategies (a new slice each call); the
+// command line names them with --method.
+func Strategies() []Strategy { return []Strategy{StrategyEnumerate, StrategyJoint, StrategyRace} }
 
-// Workers reports whether the method uses Options.Jobs: the enumeration
+// Workers reports whether the strategy uses Options.Jobs: the enumeration
 // solves candidates on that many workers (race too, through it); the
 // joint search runs one solver and ignores it.
-func (m Method) Workers() bool { return m == MethodEnumerate || m == MethodRace }
+func (m Strategy) Workers() bool { return m == StrategyEnumerate || m == StrategyRace }
 
-// ParseMethod checks a method name.
-func ParseMethod(s string) (Method, error) {
-	for _, m := range Methods() {
+// ParseStrategy checks a strategy's name (tessel's --method).
+func ParseStrategy(s string) (Strategy, error) {
+	for _, m := range Strategies() {
 		if string(m) == s {
 			return m, nil
 		}
@@ -52,9 +53,9 @@ type Options struct {
 	// It matters only where one micro-batch leaves memory behind on a
 	// device: later iterations then start with more.
 	MicroBatches int
-	MaxNR        int    // largest N_R tried; 0: from the memory budget, at most DefaultNRLimit(p)
-	Method       Method // default MethodJoint
-	Jobs         int    // workers of the enumeration; 0: one per core
+	MaxNR        int      // largest N_R tried; 0: from the memory budget, at most DefaultNRLimit(p)
+	Strategy     Strategy // default StrategyJoint
+	Jobs         int      // workers of the enumeration; 0: one per core
 	Seed         int
 	// Effort caps every solver call (z3.SolverOptions.Effort): 0 means
 	// DefaultEffort, a negative value no cap. A call that runs out proves
@@ -82,7 +83,7 @@ type Options struct {
 
 // Progress is a snapshot of a running search.
 type Progress struct {
-	Method     Method
+	Method     Strategy
 	NR         int
 	Stats      Stats
 	Total      int // candidates of the enumeration up to MaxNR; 0 when unknown (joint, or too many to count)
@@ -107,10 +108,10 @@ type Result struct {
 	// period (the search ran to its end or reached the lower bound).
 	// With channels, among repetends whose transfers never wait for
 	// their links (see steady in encode.go).
-	Proven bool
-	MaxNR  int
-	Method Method // the method that produced Best (race: the winner)
-	Stats  Stats
+	Proven   bool
+	MaxNR    int
+	Strategy Strategy // the strategy that produced Best (race: the winner)
+	Stats    Stats
 }
 
 // DefaultEffort is the cap of one solver call of the repetend search:
@@ -139,8 +140,8 @@ func DefaultNRLimit(p *placement.Placement) int { return max(2*p.Devices, 2) }
 // Search finds the repetend of least period under the memory budget. When
 // ctx ends first it returns the best repetend found with Proven false.
 func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
-	if opt.Method == "" {
-		opt.Method = MethodJoint
+	if opt.Strategy == "" {
+		opt.Strategy = StrategyJoint
 	}
 	if opt.Jobs <= 0 {
 		opt.Jobs = runtime.NumCPU()
@@ -155,15 +156,15 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 		r   *Result
 		err error
 	)
-	switch opt.Method {
-	case MethodEnumerate:
+	switch opt.Strategy {
+	case StrategyEnumerate:
 		r, err = searchEnumerate(ctx, p, opt)
-	case MethodJoint:
+	case StrategyJoint:
 		r, err = searchJoint(ctx, p, opt)
-	case MethodRace:
+	case StrategyRace:
 		r, err = searchRace(ctx, p, opt)
 	default:
-		return nil, fmt.Errorf("repetend: unknown method %q", opt.Method)
+		return nil, fmt.Errorf("repetend: unknown method %q", opt.Strategy)
 	}
 	if err != nil || r.Best != nil || r.Proven {
 		return r, err
@@ -239,7 +240,7 @@ func interrupted(err error) bool {
 // job is a candidate and its place in the enumeration order.
 type job struct {
 	index int
-	cand  Candidate
+	cand  Assignment
 	bound int
 }
 
@@ -252,7 +253,7 @@ type job struct {
 // result is then marked not proven.)
 func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
 	lb := periodLowerBound(p)
-	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Method: MethodEnumerate}
+	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Strategy: StrategyEnumerate}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -280,7 +281,7 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 			if best != nil {
 				bp = best.Period
 			}
-			opt.Progress(Progress{Method: MethodEnumerate, NR: nr, Stats: res.Stats, Total: total, BestPeriod: bp, LowerBound: lb})
+			opt.Progress(Progress{Method: StrategyEnumerate, NR: nr, Stats: res.Stats, Total: total, BestPeriod: bp, LowerBound: lb})
 		}
 	}
 
@@ -364,7 +365,7 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 	exhausted := true
 dispatch:
 	for nr := 1; nr <= opt.MaxNR; nr++ {
-		stopped := !Enumerate(ctx, p, nr, func(c Candidate) bool {
+		stopped := !Enumerate(ctx, p, nr, func(c Assignment) bool {
 			index++
 			mu.Lock()
 			res.Stats.Seen++
@@ -421,7 +422,7 @@ dispatch:
 		}
 		// The starts of the winner must not depend on the path the search
 		// took (workers, bounds met on the way): solve it once more alone.
-		fixed, err := SolveFixed(ctx, p, Candidate{NR: best.NR, Offsets: best.Offsets}, best.Period,
+		fixed, err := SolveFixed(ctx, p, Assignment{NR: best.NR, Offsets: best.Offsets}, best.Period,
 			PeriodOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches, Seed: opt.Seed, Latency: opt.Latency})
 		if err != nil {
 			if interrupted(err) {
@@ -443,7 +444,7 @@ const maxCounted = 1_000_000
 func countCandidates(ctx context.Context, p *placement.Placement, maxNR int) int {
 	n := 0
 	for nr := 1; nr <= maxNR; nr++ {
-		if !Enumerate(ctx, p, nr, func(Candidate) bool { n++; return n <= maxCounted }) {
+		if !Enumerate(ctx, p, nr, func(Assignment) bool { n++; return n <= maxCounted }) {
 			return 0
 		}
 	}
@@ -482,7 +483,7 @@ const nrEffort = 2_000_000
 // as variables, and for the first P that works, the least N_R.
 func searchJoint(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
 	lb := periodLowerBound(p)
-	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Method: MethodJoint}
+	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Strategy: StrategyJoint}
 	if opt.Incumbent != nil {
 		return searchJointDown(ctx, p, opt, res)
 	}
@@ -541,7 +542,7 @@ func searchJointDown(ctx context.Context, p *placement.Placement, opt Options, r
 			res.Proven = true
 		}
 		if opt.Progress != nil {
-			opt.Progress(Progress{Method: MethodJoint, NR: opt.MaxNR, Stats: res.Stats, BestPeriod: P, LowerBound: res.LowerBound})
+			opt.Progress(Progress{Method: StrategyJoint, NR: opt.MaxNR, Stats: res.Stats, BestPeriod: P, LowerBound: res.LowerBound})
 		}
 	}
 	if found && ctx.Err() == nil {
@@ -574,7 +575,7 @@ func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, 
 	}
 	for {
 		if opt.Progress != nil {
-			opt.Progress(Progress{Method: MethodJoint, NR: opt.MaxNR, Stats: res.Stats, LowerBound: res.LowerBound})
+			opt.Progress(Progress{Method: StrategyJoint, NR: opt.MaxNR, Stats: res.Stats, LowerBound: res.LowerBound})
 		}
 		res.Stats.Checks++
 		st, offs, starts, err := j.next(ctx, opt.MaxNR)

@@ -81,7 +81,7 @@ func maxOf(xs []int) int {
 // answers most cases; the solver settles the rest (opt.Seed and
 // opt.Effort are not used). The cooldown depends on the micro-batch count
 // only where a micro-batch leaves memory behind on a device.
-func Feasible(ctx context.Context, p *placement.Placement, c repetend.Candidate, opt repetend.PeriodOptions) (bool, error) {
+func Feasible(ctx context.Context, p *placement.Placement, c repetend.Assignment, opt repetend.PeriodOptions) (bool, error) {
 	nr, offsets, memory := c.NR, c.Offsets, opt.Memory
 	n := max(opt.MicroBatches, nr)
 	for _, pr := range []*smt.Problem{

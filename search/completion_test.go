@@ -239,8 +239,8 @@ func TestPropertyRandomPlacements(t *testing.T) {
 		}
 		memory := []int{0, 2, 3}[rng.Intn(3)]
 		n := []int{1, 3, 6}[rng.Intn(3)]
-		method := []repetend.Method{repetend.MethodJoint, repetend.MethodEnumerate}[rng.Intn(2)]
-		res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Options{MaxNR: 3, Method: method, Jobs: 2})
+		method := []repetend.Strategy{repetend.StrategyJoint, repetend.StrategyEnumerate}[rng.Intn(2)]
+		res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Options{MaxNR: 3, Strategy: method, Jobs: 2})
 		seq := sequentialFits(p, n, memory)
 		if seq {
 			fitting++

@@ -100,7 +100,7 @@ func withinLatency(sp spec.Spec, s *schedule.Schedule) *schedule.Schedule {
 }
 
 // portfolio is the constructions of step 1 (construct.Portfolio).
-func portfolio(ctx context.Context, sp spec.Spec) ([]construct.Candidate, error) {
+func portfolio(ctx context.Context, sp spec.Spec) ([]construct.Entry, error) {
 	return construct.Portfolio(ctx, sp)
 }
 

@@ -134,7 +134,7 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 	if cands, err := portfolio(ctx, sp); err == nil && len(cands) > 0 {
 		offer(Source{Kind: SourceConstruction, Name: cands[0].Name}, cands[0].Schedule)
 	}
-	for _, m := range baseline.Methods() {
+	for _, m := range baseline.All() {
 		if s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}); err == nil && allows(s, sp.Allowed) {
 			offer(Source{Kind: SourceBaseline, Name: m.Name}, s)
 		}

@@ -51,7 +51,7 @@ func startRepetends(ctx context.Context, sp spec.Spec, opt Options, res *Result,
 		}
 		if s != nil {
 			src := Source{Kind: SourceStart, Name: st.Name}
-			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+			res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
 			offer(src, s)
 		}
 		if r == nil || (opt.MaxNR > 0 && r.NR > opt.MaxNR) {
@@ -86,12 +86,12 @@ func startRepetend(ctx context.Context, sp spec.Spec, rp *schedule.Repetend, opt
 		effort = 0
 	}
 	n := sp.MicroBatches
-	r, err := repetend.Retime(ctx, p, repetend.Candidate{NR: rp.NR, Offsets: rp.Offsets},
+	r, err := repetend.Retime(ctx, p, repetend.Assignment{NR: rp.NR, Offsets: rp.Offsets},
 		repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: n, Seed: opt.Seed, Effort: effort})
 	if err != nil || r == nil {
 		return nil, nil, err
 	}
-	if ok, err := Feasible(ctx, p, repetend.Candidate{NR: r.NR, Offsets: r.Offsets}, repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: n}); err != nil || !ok {
+	if ok, err := Feasible(ctx, p, repetend.Assignment{NR: r.NR, Offsets: r.Offsets}, repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: n}); err != nil || !ok {
 		return nil, nil, err
 	}
 	if n < r.NR {

@@ -81,6 +81,52 @@ func Read(data []byte, opt ReadOptions) (*Reading, error) {
 	}
 	rows := ct.Rows
 	rd := &Reading{Format: FormatComputeOnly}
+	naming, err := rd.naming(rows, opt.Naming)
+	if err != nil {
+		return nil, err
+	}
+	kindOfOp := map[string]placement.Kind{OpForward: placement.Forward, OpWeight: placement.Weight,
+		OpBackward: placement.Backward, OpInput: placement.Input}
+	if naming == NamingOld {
+		kindOfOp[OpBackward], kindOfOp[OpBackwardBW] = placement.Input, placement.Backward
+	}
+	t, n, err := computeTable(rows, kindOfOp, opt.KeepOverlaps)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := Validate(t)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSetAside(rows, sum); err != nil {
+		return nil, err
+	}
+	if n.comms > 0 {
+		rd.Format = FormatComputeComms
+		if err := checkComms(rows, sum, kindOfOp); err != nil {
+			return nil, err
+		}
+		rd.Notes = append(rd.Notes, fmt.Sprintf("compute_comms format: %d sends and receives checked (each SEND with its RECV on the peer rank, no deadlock) and set aside", n.comms))
+	}
+	if n.others > 0 {
+		rd.Notes = append(rd.Notes, fmt.Sprintf("%d UNSHARD, RESHARD or REDUCE_GRAD action(s) (FSDP and gradient reduction) ignored", n.others))
+	}
+	switch {
+	case n.overlaps > 0 && opt.KeepOverlaps:
+		rd.Notes = append(rd.Notes, fmt.Sprintf("%d OVERLAP_F_B action(s) imported as overlapped pairs, each taking the overlap time", n.overlaps))
+	case n.overlaps > 0:
+		rd.Notes = append(rd.Notes, fmt.Sprintf("%d OVERLAP_F_B action(s) imported as their two actions back to back (each runs for its own time; give --overlap-time to import them as overlapped pairs)", n.overlaps))
+	}
+	if err := rd.splitMixed(t, sum); err != nil {
+		return nil, err
+	}
+	rd.Table = t
+	return rd, nil
+}
+
+// naming is the naming the rows are read with: naming itself, or with
+// NamingAuto the one their actions show (a note says why where old).
+func (rd *Reading) naming(rows [][]Cell, naming Naming) (Naming, error) {
 	has := map[string]bool{}
 	var firstW, firstBW string
 	for _, row := range rows {
@@ -96,12 +142,11 @@ func Read(data []byte, opt ReadOptions) (*Reading, error) {
 			}
 		}
 	}
-	naming := opt.Naming
 	switch naming {
 	case NamingAuto:
 		switch {
 		case has[OpBackwardBW] && has[OpInput]:
-			return nil, fmt.Errorf("the file has both BW (%s, PyTorch's older name of a full backward) and I (the current name of an input gradient): one file uses one naming", firstBW)
+			return "", fmt.Errorf("the file has both BW (%s, PyTorch's older name of a full backward) and I (the current name of an input gradient): one file uses one naming", firstBW)
 		case has[OpBackwardBW]:
 			naming = NamingOld
 			rd.Notes = append(rd.Notes, fmt.Sprintf("read with PyTorch's older naming (B input gradient, BW full backward), as the file has BW (%s); --torch-naming current reads B as a full backward", firstBW))
@@ -113,92 +158,87 @@ func Read(data []byte, opt ReadOptions) (*Reading, error) {
 		}
 	case NamingCurrent:
 		if has[OpBackwardBW] {
-			return nil, fmt.Errorf("%s: BW is PyTorch's older name of a full backward, but --torch-naming is current (B full backward, I input gradient)", firstBW)
+			return "", fmt.Errorf("%s: BW is PyTorch's older name of a full backward, but --torch-naming is current (B full backward, I input gradient)", firstBW)
 		}
 	case NamingOld:
 		if has[OpInput] {
-			return nil, fmt.Errorf("the file has I, the current name of an input gradient, but --torch-naming is old (B input gradient, BW full backward)")
+			return "", fmt.Errorf("the file has I, the current name of an input gradient, but --torch-naming is old (B input gradient, BW full backward)")
 		}
 	default:
-		return nil, fmt.Errorf("naming %q: want one of %s", naming, strings.Join(Namings(), ", "))
+		return "", fmt.Errorf("naming %q: want one of %s", naming, strings.Join(Namings(), ", "))
 	}
-	kindOfOp := map[string]placement.Kind{OpForward: placement.Forward, OpWeight: placement.Weight,
-		OpBackward: placement.Backward, OpInput: placement.Input}
-	if naming == NamingOld {
-		kindOfOp[OpBackward], kindOfOp[OpBackwardBW] = placement.Input, placement.Backward
-	}
-	action := func(c Cell) Action { return Action{Stage: c.Stage, Kind: kindOfOp[c.Op], Micro: c.Micro} }
+	return naming, nil
+}
 
+// actionCounts count the actions a reading sets aside or folds.
+type actionCounts struct{ overlaps, others, comms int }
+
+// computeTable is the compute actions of the rows, an OVERLAP_F_B kept as
+// a pair (keep) or as its two actions back to back; sends, receives and
+// FSDP's actions counted and set aside.
+func computeTable(rows [][]Cell, kindOfOp map[string]placement.Kind, keep bool) (*Table, actionCounts, error) {
+	action := func(c Cell) Action { return Action{Stage: c.Stage, Kind: kindOfOp[c.Op], Micro: c.Micro} }
 	t := &Table{}
-	overlaps, others, comms := 0, 0, 0
+	var n actionCounts
 	for r, row := range rows {
 		out := []Action{}
 		for _, c := range row {
 			switch {
-			case c.Op == OpOverlapFB && opt.KeepOverlaps:
-				overlaps++
+			case c.Op == OpOverlapFB && keep:
+				n.overlaps++
 				f, b := action(c.Sub[0]), action(c.Sub[1])
 				if f.Kind != placement.Forward {
 					f, b = b, f
 				}
 				if f.Kind != placement.Forward || b.Kind != placement.Backward {
-					return nil, fmt.Errorf("rank %d: %s: an overlapped pair is a forward and a full backward (B in the current naming)", r, c)
+					return nil, n, fmt.Errorf("rank %d: %s: an overlapped pair is a forward and a full backward (B in the current naming)", r, c)
 				}
 				t.Overlaps = append(t.Overlaps, Overlap{Rank: r, At: len(out), Len: 1})
 				out = append(out, f, b)
 			case c.Op == OpOverlapFB:
-				overlaps++
+				n.overlaps++
 				for _, x := range c.Sub {
 					out = append(out, action(x))
 				}
 			case c.IsComm():
-				comms++
+				n.comms++
 			case opKinds[c.Op] == "other":
-				others++
+				n.others++
 			default:
 				out = append(out, action(c))
 			}
 		}
 		t.Rows = append(t.Rows, out)
 	}
-	sum, err := Validate(t)
-	if err != nil {
-		return nil, err
-	}
-	// Every cell's stage is on its rank (PyTorch's validator maps every
-	// action's stage), the set-aside ones included.
+	return t, n, nil
+}
+
+// checkSetAside checks that every cell's stage is on its rank (PyTorch's
+// validator maps every action's stage), the set-aside ones included.
+func checkSetAside(rows [][]Cell, sum *Summary) error {
 	for r, row := range rows {
 		for i, c := range row {
 			if c.Op == OpOverlapFB || opKinds[c.Op] == "compute" {
 				continue
 			}
 			if c.Stage >= sum.Stages {
-				return nil, fmt.Errorf("rank %d, action %d (%s): no stage %d (stages are 0..%d)", r, i+1, c, c.Stage, sum.Stages-1)
+				return fmt.Errorf("rank %d, action %d (%s): no stage %d (stages are 0..%d)", r, i+1, c, c.Stage, sum.Stages-1)
 			}
 			if c.Micro >= sum.MicroBatches {
-				return nil, fmt.Errorf("rank %d, action %d (%s): no micro-batch %d (micro-batches are 0..%d)", r, i+1, c, c.Micro, sum.MicroBatches-1)
+				return fmt.Errorf("rank %d, action %d (%s): no micro-batch %d (micro-batches are 0..%d)", r, i+1, c, c.Micro, sum.MicroBatches-1)
 			}
 			if got := sum.StageRank[c.Stage]; got != r {
-				return nil, fmt.Errorf("rank %d, action %d (%s): stage %d is on rank %d: each stage runs on one rank", r, i+1, c, c.Stage, got)
+				return fmt.Errorf("rank %d, action %d (%s): stage %d is on rank %d: each stage runs on one rank", r, i+1, c, c.Stage, got)
 			}
 		}
 	}
-	if comms > 0 {
-		rd.Format = FormatComputeComms
-		if err := checkComms(rows, sum, kindOfOp); err != nil {
-			return nil, err
-		}
-		rd.Notes = append(rd.Notes, fmt.Sprintf("compute_comms format: %d sends and receives checked (each SEND with its RECV on the peer rank, no deadlock) and set aside", comms))
-	}
-	if others > 0 {
-		rd.Notes = append(rd.Notes, fmt.Sprintf("%d UNSHARD, RESHARD or REDUCE_GRAD action(s) (FSDP and gradient reduction) ignored", others))
-	}
-	switch {
-	case overlaps > 0 && opt.KeepOverlaps:
-		rd.Notes = append(rd.Notes, fmt.Sprintf("%d OVERLAP_F_B action(s) imported as overlapped pairs, each taking the overlap time", overlaps))
-	case overlaps > 0:
-		rd.Notes = append(rd.Notes, fmt.Sprintf("%d OVERLAP_F_B action(s) imported as their two actions back to back (each runs for its own time; give --overlap-time to import them as overlapped pairs)", overlaps))
-	}
+	return nil
+}
+
+// splitMixed turns every full backward of a stage that also runs input
+// and weight gradients (DualPipeV) into its I and W back to back, with a
+// note.
+func (rd *Reading) splitMixed(t *Table, sum *Summary) error {
 	var mixed []string
 	for s, m := range sum.Mixed {
 		if m {
@@ -226,7 +266,7 @@ func Read(data []byte, opt ReadOptions) (*Reading, error) {
 			t.Rows[r] = out
 		}
 		if _, err := Validate(t); err != nil {
-			return nil, fmt.Errorf("full backwards as I and W: %w", err) // cannot happen: W right after its I
+			return fmt.Errorf("full backwards as I and W: %w", err) // cannot happen: W right after its I
 		}
 		which := "stage " + mixed[0] + " runs"
 		if len(mixed) > 1 {
@@ -234,8 +274,7 @@ func Read(data []byte, opt ReadOptions) (*Reading, error) {
 		}
 		rd.Notes = append(rd.Notes, which+" full backwards (B) for some micro-batches and input and weight gradients (I, W) for others: each of their full backwards imported as its I and W back to back")
 	}
-	rd.Table = t
-	return rd, nil
+	return nil
 }
 
 // commKey is a communication or compute action without its rank.

@@ -79,7 +79,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			s     *schedule.Schedule
 		}
 		var scheds []labelled
-		for _, m := range baseline.Methods() {
+		for _, m := range baseline.All() {
 			s, err := m.Build(spec.New(p, 8))
 			if errors.Is(err, baseline.ErrNotApplicable) {
 				continue

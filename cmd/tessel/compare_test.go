@@ -16,7 +16,7 @@ import (
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -204,7 +204,7 @@ func TestCompareOptimalIsTesselOptimal(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("optimal: exit %d: %s", code, errOut)
 			}
-			var sum search.Summary
+			var sum report.Summary
 			if err := json.Unmarshal([]byte(out), &sum); err != nil {
 				t.Fatal(err)
 			}

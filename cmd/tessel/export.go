@@ -82,9 +82,6 @@ func exportCommand() *cli.Command {
 			&cli.IntFlag{Name: "comm-time", Usage: "--recv auto: the time of a transfer where the schedule has no cluster", Value: 1},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("export: unexpected argument %q", c.Args().First())
-			}
 			if c.IsSet("recv") && c.String("format") != "torch-csv-comms" {
 				return usageErrorf("export: --recv applies to --format torch-csv-comms")
 			}

@@ -92,9 +92,6 @@ func importCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out and --placement-out files that exist"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("import: unexpected argument %q", c.Args().First())
-			}
 			return runImport(c.Context, importOptions{
 				TorchCSV: c.String("torch-csv"),
 				Name:     c.String("name"),
@@ -179,7 +176,7 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 		}
 	}
 	if opts.PlacementOut != "" {
-		pj, err := render(s, func(s *schedule.Schedule, w io.Writer) error { return s.Placement.Write(w) })
+		pj, err := drawn(s, func(s *schedule.Schedule, w io.Writer) error { return s.Placement.Write(w) })
 		if err != nil {
 			return err
 		}

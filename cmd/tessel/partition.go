@@ -109,9 +109,6 @@ func partitionCommand() *cli.Command {
 			&cli.Float64Flag{Name: "comm-scale", Usage: "with --objective latency: multiply every transfer cost by this factor (1000 reproduces Tarnawski et al.'s Table 4, see docs/partition.md)", Value: 1},
 		),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("partition: unexpected argument %q", c.Args().First())
-			}
 			o := partitionOptionsFrom(c)
 			o.Out, o.Format = c.String("out"), c.String("format")
 			o.Cluster, o.ClusterOut = c.String("cluster"), c.String("cluster-out")
@@ -284,7 +281,7 @@ func runPartition(ctx context.Context, o partitionOptions, stdout, stderr io.Wri
 }
 
 // runLatency is tessel partition --objective latency: the split of least
-// single-sample latency (partition.RunLatency) and Table 4's baselines.
+// single-sample latency (partition.RunSampleLatency) and Table 4's baselines.
 func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Writer) error {
 	if o.TimeLimit <= 0 {
 		return usageErrorf("--time-limit must be positive, got %v", o.TimeLimit)
@@ -303,7 +300,7 @@ func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Write
 		return usageErrorf("%s: --objective latency is for inference graphs: this one has backward nodes", o.Model)
 	}
 	if o.PaperMemory {
-		if err := g.UsePaperLatencySetting(); err != nil {
+		if err := g.UsePaperSampleLatencySetting(); err != nil {
 			return usageErrorf("%s: %v", o.Model, err)
 		}
 	}
@@ -320,7 +317,7 @@ func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Write
 	}
 	t0 := time.Now()
 	bar := newProgress(stderr)
-	res, err := partition.RunLatency(ctx, g, partition.LatencyOptions{Subgraphs: q, TimeLimit: o.TimeLimit, Expert: expert,
+	res, err := partition.RunSampleLatency(ctx, g, partition.SampleLatencyOptions{Subgraphs: q, TimeLimit: o.TimeLimit, Expert: expert,
 		Progress: func(best, lb float64) {
 			bar.show("partition (latency IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
 		}})

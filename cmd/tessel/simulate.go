@@ -67,9 +67,6 @@ func simulateCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON object instead of text"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("simulate: unexpected argument %q", c.Args().First())
-			}
 			return runSimulate(c.Context, simulateOptions{
 				Schedule: c.String("schedule"), Programs: c.String("programs"), CommTime: c.Int("comm-time"), commSet: c.IsSet("comm-time"),
 				Cluster: clusterSpec{File: c.String("cluster"), DeviceSpeed: c.String("device-speed"), TransferTime: c.Int("transfer-time")}, Channels: c.Bool("channels"),
