@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/runtimegen"
@@ -25,6 +26,13 @@ func Load(programs, traces string, g *partition.Graph) (*Run, error) {
 	dec, err := runtimegen.ReadStages(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if g.Profile != nil && g.Profile.Config != nil {
+		// Layer names alone do not tell two decoders apart: the times
+		// of another config would be charged without a word.
+		if diff := dec.Config.Differences(*g.Profile.Config); diff != nil {
+			return nil, fmt.Errorf("%s: the programs run another decoder than the model file profiled (%s)", programs, strings.Join(diff, "; "))
+		}
 	}
 	costs, err := ModelCosts(g, dec, progs[0].Blocks)
 	if err != nil {

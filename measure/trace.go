@@ -8,7 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 
+	"github.com/tessel-pp/tessel/internal/strictjson"
 	"github.com/tessel-pp/tessel/runtimegen"
 )
 
@@ -48,6 +51,7 @@ func TraceName(r int) string { return fmt.Sprintf("trace%d.json", r) }
 // micro-batches, one span per op with 0 ≤ start ≤ end, spans in program
 // order, and the same iterations on every rank.
 func LoadTraces(dir string, progs []*runtimegen.Program) ([]*RankTrace, error) {
+	dir = filepath.Clean(dir)
 	ts := make([]*RankTrace, len(progs))
 	for r, prog := range progs {
 		path := filepath.Join(dir, TraceName(r))
@@ -78,22 +82,28 @@ func LoadTraces(dir string, progs []*runtimegen.Program) ([]*RankTrace, error) {
 }
 
 // ParseTrace reads one trace file: no unknown fields, at least one
-// iteration, every span ordered and after the one before.
+// iteration, every span ordered and after the one before, the optimizer
+// step after the last op. Every error is one line naming what is wrong.
 func ParseTrace(data []byte) (*RankTrace, error) {
-	var t RankTrace
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&t); err != nil {
+	raw, err := strictjson.Top(data, "trace object")
+	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
-	if dec.More() {
-		return nil, errors.New("trace: data after the trace object")
+	var t RankTrace
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&t); err != nil {
+		return nil, fmt.Errorf("trace: %w", decodeError(err))
 	}
-	if len(t.Iterations) == 0 {
+	switch {
+	case len(t.Iterations) == 0:
 		return nil, errors.New("trace: no iterations")
-	}
-	if t.Ops < 0 || t.MicroBatches < 1 || t.Rank < 0 {
-		return nil, fmt.Errorf("trace: rank %d, %d ops, %d micro-batches", t.Rank, t.Ops, t.MicroBatches)
+	case t.Rank < 0:
+		return nil, fmt.Errorf("trace: rank %d: want ≥ 0", t.Rank)
+	case t.MicroBatches < 1:
+		return nil, fmt.Errorf("trace: micro_batches %d: want ≥ 1", t.MicroBatches)
+	case t.Ops < 0:
+		return nil, fmt.Errorf("trace: ops %d: want ≥ 0", t.Ops)
 	}
 	for k, it := range t.Iterations {
 		if len(it.Ops) != t.Ops {
@@ -106,6 +116,31 @@ func ParseTrace(data []byte) (*RankTrace, error) {
 			}
 			last = s[1]
 		}
+		if it.Step[0] < last || it.Step[1] < it.Step[0] {
+			return nil, fmt.Errorf("trace: iteration %d: the optimizer step spans [%d, %d] after %d: want it ordered, after the last op", k, it.Step[0], it.Step[1], last)
+		}
 	}
 	return &t, nil
+}
+
+// decodeError says in one line, without Go's type names, what
+// encoding/json refused in a trace that is valid JSON.
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		want := "an integer"
+		switch te.Type.Kind() {
+		case reflect.String:
+			want = "a string"
+		case reflect.Slice, reflect.Array:
+			want = "an array"
+		case reflect.Struct:
+			want = "an object"
+		}
+		return fmt.Errorf("field %q: want %s, got a JSON %s", te.Field, want, strictjson.Shorten(te.Value))
+	}
+	if msg, ok := strings.CutPrefix(err.Error(), "json: "); ok {
+		return errors.New(msg)
+	}
+	return err
 }

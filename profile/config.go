@@ -120,6 +120,25 @@ func decodeConfig(raw json.RawMessage) (Config, error) {
 	return c, nil
 }
 
+// Differences lists, in the order of the struct, every field whose value
+// differs between c and d, as "hidden 128, not 256" (c's value first);
+// nil where they are equal.
+func (c Config) Differences(d Config) []string {
+	f := func(v any) string { return fmt.Sprint(v) }
+	var out []string
+	for _, x := range []struct {
+		name string
+		a, b any
+	}{{"layers", c.Layers, d.Layers}, {"hidden", c.Hidden, d.Hidden}, {"heads", c.Heads, d.Heads}, {"ffn", c.FFN, d.FFN},
+		{"seq", c.Seq, d.Seq}, {"batch", c.Batch, d.Batch}, {"vocab", c.Vocab, d.Vocab}, {"dtype", c.DType, d.DType},
+		{"optimizer", c.Optimizer, d.Optimizer}, {"lr", c.LR, d.LR}} {
+		if x.a != x.b {
+			out = append(out, fmt.Sprintf("%s %s, not %s", x.name, f(x.a), f(x.b)))
+		}
+	}
+	return out
+}
+
 // JSON is the config as one line of JSON, every field written, in the
 // order of the struct.
 func (c Config) JSON() []byte {

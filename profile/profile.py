@@ -169,30 +169,84 @@ class Layer:
         return r
 
 
+# The exit status of bad input (tessel profile then exits 2); not 2,
+# which argparse takes for its own errors, nor 1, an uncaught exception.
+BAD_INPUT = 3
+
+
+def bad_input(msg):
+    """Ends the profiler on input it cannot measure, in one line."""
+    print(msg, file=sys.stderr, flush=True)
+    sys.exit(BAD_INPUT)
+
+
+def describe(e):
+    """An exception in one line: its type and its message's first line."""
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
+
+
 def load_user(path):
     spec = importlib.util.spec_from_file_location("tessel_user_model", path)
     if spec is None:
-        sys.exit(f"profile: {path}: not a Python file")
+        bad_input(f"profile: {path}: not a Python file")
     mod = importlib.util.module_from_spec(spec)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    spec.loader.exec_module(mod)
-    if not hasattr(mod, "model"):
-        sys.exit(f"profile: {path}: no function model() returning (layers, sample)")
-    got = mod.model()
+    try:
+        spec.loader.exec_module(mod)
+    except Exception as e:  # the user's file: whatever it raises is bad input
+        bad_input(f"profile: {path}: importing it raised {describe(e)}")
+    if not callable(getattr(mod, "model", None)):
+        bad_input(f"profile: {path}: no function model() returning (layers, sample)")
+    try:
+        got = mod.model()
+    except Exception as e:
+        bad_input(f"profile: {path}: model() raised {describe(e)}")
     if not (isinstance(got, tuple) and len(got) == 2):
-        sys.exit(f"profile: {path}: model() must return (layers, sample), got {type(got).__name__}")
+        bad_input(f"profile: {path}: model() must return (layers, sample), got {type(got).__name__}")
     layers, sample = got
-    named = []
-    for i, item in enumerate(layers):
+    named, seen = [], {}
+    try:
+        items = list(layers)
+    except TypeError:
+        bad_input(f"profile: {path}: model()'s layers must be a list of (name, torch.nn.Module) pairs, got {type(layers).__name__}")
+    for i, item in enumerate(items):
         if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], torch.nn.Module)):
-            sys.exit(f"profile: {path}: layers[{i}]: want a (name, torch.nn.Module) pair")
+            bad_input(f"profile: {path}: layers[{i}]: want a (name, torch.nn.Module) pair")
+        if not item[0]:
+            bad_input(f"profile: {path}: layers[{i}]: an empty name")
+        if item[0] in seen:
+            bad_input(f"profile: {path}: layers[{i}]: name {item[0]!r} already used by layers[{seen[item[0]]}]")
+        seen[item[0]] = i
         named.append(item)
     if not named:
-        sys.exit(f"profile: {path}: model() returned no layers")
+        bad_input(f"profile: {path}: model() returned no layers")
     if not isinstance(sample, torch.Tensor):
-        sys.exit(f"profile: {path}: the sample input must be a tensor, got {type(sample).__name__}")
+        bad_input(f"profile: {path}: the sample input must be a tensor, got {type(sample).__name__}")
     loss = getattr(mod, "loss", None) or (lambda y: (y.float() ** 2).mean())
     return named, sample, loss
+
+
+def chain(path, mods, sample, loss):
+    """Each layer's input (the previous layer's output on the sample),
+    every layer run once; a user model that cannot run is bad input."""
+    inputs, x = [], sample
+    with torch.no_grad():
+        for i, (name, m) in enumerate(mods):
+            inputs.append(x)
+            try:
+                x = m(x)
+            except Exception as e:
+                bad_input(f"profile: {path}: layers[{i}] ({name}) fails on its input: {describe(e)}")
+            if not isinstance(x, torch.Tensor):
+                bad_input(f"profile: {path}: layers[{i}] ({name}) returns {type(x).__name__}, not a tensor")
+        try:
+            out = loss(x)
+        except Exception as e:
+            bad_input(f"profile: {path}: loss() of the last layer's output raised {describe(e)}")
+    if not (isinstance(out, torch.Tensor) and out.numel() == 1):
+        bad_input(f"profile: {path}: loss() must return a tensor of one element")
+    return inputs
 
 
 def device_memory(device):
@@ -238,7 +292,7 @@ def main():
     if (args.config is None) == (args.user_model is None):
         sys.exit("profile: give --config or --user-model")
     if args.device == "cuda" and not torch.cuda.is_available():
-        sys.exit("profile: --device cuda, but torch sees no CUDA device")
+        bad_input("profile: --device cuda, but torch sees no CUDA device")
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     cfg = None
@@ -247,9 +301,9 @@ def main():
             try:
                 cfg = decoder.Config(json.load(f))
             except ValueError as e:
-                sys.exit(f"profile: {args.config}: {e}")
+                bad_input(f"profile: {args.config}: {e}")
         if not decoder.supports(cfg.dtype, device):
-            sys.exit(f"profile: {cfg.dtype_name} is not supported on {device}")
+            bad_input(f"profile: {cfg.dtype_name} is not supported on {device}")
         mods = [(n, decoder.build(cfg, n, device)) for n in decoder.layer_names(cfg)]
         sample = decoder.tokens(cfg, 0, device)
         loss = lambda y: decoder.loss(cfg, y, 0)  # noqa: E731
@@ -260,12 +314,8 @@ def main():
         sample = sample.to(device)
         ps = [p for _, m in mods for p in m.parameters()]
         dtype = str(ps[0].dtype if ps else sample.dtype).replace("torch.", "")
-    # Each layer's input: the previous layer's output on the sample.
-    layers, x = [], sample
-    with torch.no_grad():
-        for i, (name, m) in enumerate(mods):
-            layers.append(Layer(name, m, x, i == len(mods) - 1, loss))
-            x = m(x)
+    inputs = chain(args.user_model or args.config, mods, sample, loss)
+    layers = [Layer(name, m, inputs[i], i == len(mods) - 1, loss) for i, (name, m) in enumerate(mods)]
     clock = Clock(device, args.threads)
     rounds = args.warmup + args.repeats
     t0 = time.perf_counter()

@@ -1,28 +1,29 @@
 package profile_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/internal/fuzzcorpus"
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/profile"
 )
 
+// Good configs parse and round-trip (bad ones: TestBadConfigs).
 func TestParseConfig(t *testing.T) {
 	for _, tc := range []struct {
 		in, err string
 	}{
 		{`{"layers": 2, "hidden": 8, "heads": 2, "ffn": 16, "seq": 4, "batch": 1, "vocab": 8}`, ""},
 		{`{"layers": 2, "hidden": 8, "heads": 2, "ffn": 16, "seq": 4, "batch": 1, "vocab": 8, "dtype": "bfloat16", "optimizer": "adam", "lr": 0.1}`, ""},
-		{`{"layers": 2, "hidden": 8, "heads": 2, "ffn": 16, "seq": 4, "batch": 1}`, `missing field "vocab"`},
-		{`{"layers": 0, "hidden": 8, "heads": 2, "ffn": 16, "seq": 4, "batch": 1, "vocab": 8}`, `"layers" 0: want an integer in 1..`},
-		{`{"layers": 2, "hidden": 9, "heads": 2, "ffn": 16, "seq": 4, "batch": 1, "vocab": 8}`, "hidden 9 is not a multiple of heads 2"},
-		{`{"layers": 2, "hidden": 8, "heads": 2, "ffn": 16, "seq": 4, "batch": 1, "vocab": 8, "dtype": "half"}`, `dtype "half"`},
-		{`{"layers": 2, "hidden": 8, "heads": 2, "ffn": 16, "seq": 4, "batch": 1, "vocab": 8, "optimizer": "lion"}`, `optimizer "lion"`},
-		{`{"layers": 2, "hidden": 8, "heads": 2, "ffn": 16, "seq": 4, "batch": 1, "vocab": 8, "dropout": 0.1}`, `unknown field "dropout"`},
-		{`{"layers": 2.5, "hidden": 8, "heads": 2, "ffn": 16, "seq": 4, "batch": 1, "vocab": 8}`, `field "layers"`},
 	} {
 		c, err := profile.ParseConfig([]byte(tc.in))
 		if tc.err == "" {
@@ -42,6 +43,111 @@ func TestParseConfig(t *testing.T) {
 	}
 	if got := strings.Join(profile.DefaultConfig().LayerNames(), " "); !strings.HasPrefix(got, "embedding decoder.0 ") || !strings.HasSuffix(got, "decoder.7 head") {
 		t.Errorf("layer names %q", got)
+	}
+}
+
+// Every bad config in testdata/bad-configs fails to load with one line
+// that starts with its path and says what is wrong.
+func TestBadConfigs(t *testing.T) {
+	want := map[string]string{
+		"empty.json":             "empty input: want a decoder config object",
+		"malformed.json":         "malformed JSON: unexpected end of input",
+		"not-object.json":        "decoder config: want an object, got an array",
+		"trailing.json":          "trailing data after the decoder config object at line 1, column 85",
+		"missing-vocab.json":     `decoder config: missing field "vocab"`,
+		"unknown-field.json":     `decoder config: unknown field "hiden"`,
+		"field-twice.json":       `decoder config: field "layers" given twice`,
+		"null-dtype.json":        `decoder config: field "dtype": want a string, got null`,
+		"string-size.json":       `decoder config: field "hidden": want an integer, got a string`,
+		"fractional-layers.json": `decoder config: field "layers": want an integer, got 2.5`,
+		"zero-layers.json":       `decoder config: "layers" 0: want an integer in 1..1048576`,
+		"vocab-too-big.json":     `decoder config: "vocab" 2097152: want an integer in 1..1048576`,
+		"heads-not-divisor.json": "decoder config: hidden 9 is not a multiple of heads 2",
+		"unknown-dtype.json":     `decoder config: dtype "float16": want one of [float32 float64 bfloat16]`,
+		"unknown-optimizer.json": `decoder config: optimizer "lamb": want one of [sgd adam]`,
+		"negative-lr.json":       "decoder config: lr -0.1: want a number in (0, 1e6)",
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "bad-configs", "*.json"))
+	if err != nil || len(files) != len(want) {
+		t.Fatalf("%d bad configs, %d expected messages (%v)", len(files), len(want), err)
+	}
+	for _, f := range files {
+		_, err := profile.LoadConfig(f)
+		w, ok := want[filepath.Base(f)]
+		switch {
+		case !ok:
+			t.Errorf("%s: no expected message (got %v)", f, err)
+		case err == nil:
+			t.Errorf("%s: loaded", f)
+		case err.Error() != f+": "+w:
+			t.Errorf("%s: error %q, want %q", f, err, f+": "+w)
+		}
+	}
+}
+
+// Every bad user model in testdata/bad-user-models is refused before it
+// is measured, in one line that says what is wrong, with the profiler's
+// exit status for bad input (which tessel profile turns into 2). One
+// Python process checks them all, through profile.py's own functions;
+// TestUserModel runs one of them through Run.
+func TestBadUserModels(t *testing.T) {
+	testskip.Short(t, "runs PyTorch")
+	python, err := profile.FindPython("")
+	if err != nil {
+		testskip.Skip(t, err.Error())
+	}
+	want := map[string]string{
+		"no-model.py":          "no function model() returning (layers, sample)",
+		"import-raises.py":     "importing it raised ModuleNotFoundError: No module named 'torch_that_does_not_exist'",
+		"model-raises.py":      "model() raised ValueError: no weights here",
+		"not-a-pair.py":        "model() must return (layers, sample), got list",
+		"layer-not-module.py":  "layers[1]: want a (name, torch.nn.Module) pair",
+		"no-layers.py":         "model() returned no layers",
+		"duplicate-name.py":    "layers[1]: name 'block' already used by layers[0]",
+		"sample-not-tensor.py": "the sample input must be a tensor, got list",
+		"shapes-differ.py":     "layers[1] (down) fails on its input: RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x8 and 4x2)",
+		"output-not-tensor.py": "layers[1] (split) returns tuple, not a tensor",
+		"loss-not-scalar.py":   "loss() must return a tensor of one element",
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "bad-user-models", "*.py"))
+	if err != nil || len(files) != len(want) {
+		t.Fatalf("%d bad user models, %d expected messages (%v)", len(files), len(want), err)
+	}
+	// For each file, a JSON line: the path, the exit status bad_input
+	// gave and what it wrote.
+	driver := `
+import contextlib, importlib.util, io, json, sys
+spec = importlib.util.spec_from_file_location("tessel_profiler", "profile.py")
+p = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(p)
+for path in sys.argv[1:]:
+    err, status = io.StringIO(), None
+    with contextlib.redirect_stderr(err):
+        try:
+            mods, sample, loss = p.load_user(path)
+            p.chain(path, mods, sample, loss)
+        except SystemExit as e:
+            status = e.code
+    print(json.dumps({"path": path, "status": status, "stderr": err.getvalue()}))
+`
+	out, err := exec.Command(python, append([]string{"-c", driver}, files...)...).Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for range files {
+		var r struct {
+			Path   string
+			Status *int
+			Stderr string
+		}
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+		w := "profile: " + r.Path + ": " + want[filepath.Base(r.Path)] + "\n"
+		if r.Status == nil || *r.Status != 3 || r.Stderr != w {
+			t.Errorf("%s: exit %v, stderr %q; want 3 and %q", filepath.Base(r.Path), r.Status, r.Stderr, w)
+		}
 	}
 }
 
@@ -187,8 +293,14 @@ func TestUserModel(t *testing.T) {
 	if g.Name != "user_model" || g.Profile.UserModel != "testdata/user_model.py" {
 		t.Errorf("model %q from %q", g.Name, g.Profile.UserModel)
 	}
-	if _, err := profile.Run(context.Background(), profile.Options{UserModel: "testdata/missing.py"}); err == nil {
-		t.Error("profiled a file that does not exist")
+	var in *profile.InputError
+	if _, err := profile.Run(context.Background(), profile.Options{UserModel: "testdata/missing.py"}); !errors.As(err, &in) {
+		t.Errorf("a file that does not exist: %v, want an InputError", err)
+	}
+	bad := "testdata/bad-user-models/shapes-differ.py"
+	_, err = profile.Run(context.Background(), profile.Options{UserModel: bad, Warmup: 1, Repeats: 2})
+	if !errors.As(err, &in) || !strings.HasPrefix(err.Error(), "profile: "+bad+": layers[1] (down) fails on its input: ") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("%s: %v, want an InputError of one line naming the file as given", bad, err)
 	}
 }
 
@@ -210,4 +322,12 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("parsed a config that does not validate: %v", err)
 		}
 	})
+}
+
+var update = flag.Bool("update", false, "rewrite the fuzz seed corpus")
+
+// TestFuzzCorpus checks that FuzzParseConfig's seed corpus holds every
+// file of testdata/bad-configs; -update rewrites it.
+func TestFuzzCorpus(t *testing.T) {
+	fuzzcorpus.Check(t, filepath.Join("testdata", "fuzz", "FuzzParseConfig"), []string{filepath.Join("testdata", "bad-configs")}, *update, "./profile")
 }

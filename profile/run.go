@@ -48,6 +48,18 @@ type Options struct {
 	Progress io.Writer
 }
 
+// badInputStatus is profile.py's exit status on bad input (BAD_INPUT).
+const badInputStatus = 3
+
+// InputError is a profile refused for what it was asked to measure: a
+// decoder config or a user model the profiler cannot run, a device or
+// dtype this machine lacks, no Python that imports torch. Its message is
+// one line; tessel profile exits 2 on it.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
 // Pass is one pass's times over the repeated rounds, in ms.
 type Pass struct {
 	Median float64 `json:"median"`
@@ -133,12 +145,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if opts.Config != nil {
 		if err := opts.Config.Validate(); err != nil {
-			return nil, err
+			return nil, &InputError{err}
 		}
 	}
 	python, err := FindPython(opts.Python)
 	if err != nil {
-		return nil, err
+		return nil, &InputError{err}
 	}
 	dir, err := os.MkdirTemp("", "tessel-profile-")
 	if err != nil {
@@ -152,6 +164,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	out := filepath.Join(dir, "out.json")
+	var userAbs string
 	args := []string{filepath.Join(dir, "profile.py"), "--out", out, "--device", opts.Device,
 		"--warmup", strconv.Itoa(opts.Warmup), "--repeats", strconv.Itoa(opts.Repeats), "--threads", strconv.Itoa(opts.Threads)}
 	meta := Meta{Tool: "tessel profile", Device: opts.Device, Threads: opts.Threads, Warmup: opts.Warmup, Repeats: opts.Repeats,
@@ -166,11 +179,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		meta.Model, meta.Config = "decoder", &c
 	} else {
 		abs, err := filepath.Abs(opts.UserModel)
+		userAbs = abs
 		if err != nil {
 			return nil, err
 		}
 		if _, err := os.Stat(abs); err != nil {
-			return nil, fmt.Errorf("profile: user model: %w", err)
+			return nil, &InputError{fmt.Errorf("profile: user model: %w", err)}
 		}
 		args = append(args, "--user-model", abs)
 		meta.Model, meta.UserModel = "user", opts.UserModel
@@ -198,6 +212,16 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := cmd.Wait(); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("profile: %w", ctx.Err())
+		}
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == badInputStatus {
+			// profile.py's bad_input: its last line says what, naming
+			// the user's file as the user did.
+			msg := strings.TrimSpace(last)
+			if opts.UserModel != "" {
+				msg = strings.ReplaceAll(msg, userAbs, opts.UserModel)
+			}
+			return nil, &InputError{errors.New(msg)}
 		}
 		return nil, fmt.Errorf("profile: the profiler failed (%v): %s", err, strings.TrimSpace(last))
 	}

@@ -19,39 +19,70 @@ func TestMeasuredBadInput(t *testing.T) {
 	if err := os.WriteFile(exists, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	badCfg := filepath.Join(dir, "bad-config.json")
-	if err := os.WriteFile(badCfg, []byte(`{"layers": 2, "hidden": 9, "heads": 2, "ffn": 16, "seq": 4, "batch": 1, "vocab": 8}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	badCfg := "../../profile/testdata/bad-configs/heads-not-divisor.json"
 	handModel := "../../testdata/models/gpt-like.json"
 	decoderModel := "../../testdata/models/decoder-cpu.json"
-	for _, tc := range []struct {
+	kept := "../../testdata/measured/plan-n4"
+	// The model file of the kept run's decoder, but wider and in float64.
+	otherDecoder := filepath.Join(dir, "other-decoder.json")
+	data, err := os.ReadFile(decoderModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := strings.Replace(strings.Replace(string(data), `"hidden":128,`, `"hidden":256,`, 1), `"dtype":"float32","optimizer"`, `"dtype":"float64","optimizer"`, 1)
+	if err := os.WriteFile(otherDecoder, []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type tc struct {
 		args []string
 		want string
-	}{
-		{[]string{"profile"}, "--out FILE is required"},
-		{[]string{"profile", "--out", exists}, "exists (use --force"},
-		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--config", badCfg}, "hidden 9 is not a multiple of heads 2"},
-		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--config", badCfg, "--user-model", "x.py"}, "not both"},
-		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--device", "tpu"}, "--device must be one of cpu, cuda"},
-		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--repeats", "0"}, "--repeats"},
-		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--against", handModel}, "has no spread"},
-		{[]string{"measure", "--model", decoderModel}, "--programs DIR is required"},
-		{[]string{"measure", "--programs", dir, "--model", decoderModel}, "1 --programs but 0 --trace"},
-		{[]string{"measure", "--programs", dir, "--trace", dir}, "--model FILE is required"},
-		{[]string{"measure", "--programs", dir, "--trace", dir, "--model", filepath.Join(dir, "none.json")}, "no such file"},
-		{[]string{"measure", "--programs", dir, "--trace", dir, "--model", decoderModel}, "rank0.json"},
-		{[]string{"measure", "--programs", dir, "--trace", dir, "--model", decoderModel, "--calibrate", exists}, "exists (use --force"},
-		{[]string{"gen", "--schedule", "x.json", "--out", dir, "--split", "s.json"}, "--split goes with --model"},
-		{[]string{"gen", "--schedule", "../../schedule/testdata/schedules/v-shape-1f1b.json", "--out", filepath.Join(dir, "g"), "--model", handModel}, "no decoder config"},
-		{[]string{"gen", "--schedule", "../../schedule/testdata/schedules/v-shape-1f1b.json", "--out", filepath.Join(dir, "g2"), "--model", decoderModel, "--split", exists}, "no \"stages\""},
-	} {
+		once string // said exactly once, where set
+	}
+	cases := []tc{
+		{[]string{"profile"}, "--out FILE is required", ""},
+		{[]string{"profile", "--out", exists}, "exists (use --force", ""},
+		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--config", badCfg}, "hidden 9 is not a multiple of heads 2", ""},
+		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--config", badCfg, "--user-model", "x.py"}, "not both", ""},
+		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--device", "tpu"}, "--device must be one of cpu, cuda", ""},
+		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--repeats", "0"}, "--repeats", ""},
+		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--against", handModel}, "has no spread", ""},
+		{[]string{"measure", "--model", decoderModel}, "--programs DIR is required", ""},
+		{[]string{"measure", "--programs", dir, "--model", decoderModel}, "1 --programs but 0 --trace", ""},
+		{[]string{"measure", "--programs", dir, "--trace", dir}, "--model FILE is required", ""},
+		{[]string{"measure", "--programs", dir, "--trace", dir, "--model", filepath.Join(dir, "none.json")}, "no such file", ""},
+		{[]string{"measure", "--programs", dir, "--trace", dir, "--model", decoderModel}, "rank0.json", ""},
+		{[]string{"measure", "--programs", dir, "--trace", dir, "--model", decoderModel, "--calibrate", exists}, "exists (use --force", ""},
+		{[]string{"gen", "--schedule", "x.json", "--out", dir, "--split", "s.json"}, "--split goes with --model", ""},
+		{[]string{"gen", "--schedule", "../../schedule/testdata/schedules/v-shape-1f1b.json", "--out", filepath.Join(dir, "g"), "--model", handModel}, "no decoder config", ""},
+		{[]string{"gen", "--schedule", "../../schedule/testdata/schedules/v-shape-1f1b.json", "--out", filepath.Join(dir, "g2"), "--model", decoderModel, "--split", exists}, "no \"stages\"", ""},
+		{[]string{"measure", "--programs", kept, "--trace", kept + "/results", "--model", otherDecoder},
+			"the programs run another decoder than the model file profiled (hidden 128, not 256; dtype float32, not float64)", ""},
+	}
+	// Every bad decoder config (their messages: profile's TestBadConfigs),
+	// named once, nothing written.
+	never := filepath.Join(dir, "never.json")
+	configs, _ := filepath.Glob("../../profile/testdata/bad-configs/*.json")
+	for _, f := range configs {
+		cases = append(cases, tc{[]string{"profile", "--out", never, "--config", f}, "tessel: " + f + ": ", f})
+	}
+	// Every bad trace directory (their messages: measure's TestBadTraces).
+	traces, _ := filepath.Glob("../../testdata/measured/bad-traces/*")
+	for _, d := range traces {
+		cases = append(cases, tc{[]string{"measure", "--programs", kept, "--trace", d, "--model", decoderModel}, "tessel: " + d + "/trace", ""})
+	}
+	if len(configs) == 0 || len(traces) == 0 {
+		t.Fatalf("%d bad configs, %d bad trace directories", len(configs), len(traces))
+	}
+	for _, tc := range cases {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"tessel"}, tc.args...), &stdout, &stderr)
 		msg := stderr.String()
-		if code != 2 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tc.want) {
+		if code != 2 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tc.want) || tc.once != "" && strings.Count(msg, tc.once) != 1 {
 			t.Errorf("tessel %s: exit %d, stderr %q; want 2 and one line saying %q", strings.Join(tc.args, " "), code, msg, tc.want)
 		}
+	}
+	if _, err := os.Stat(never); err == nil {
+		t.Errorf("a bad config wrote %s", never)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -98,7 +99,7 @@ func runProfile(ctx context.Context, o profileOptions, stdout, stderr io.Writer)
 		if o.Config != "" {
 			var err error
 			if cfg, err = profile.LoadConfig(o.Config); err != nil {
-				return usageErrorf("%s: %v", o.Config, err)
+				return usageErrorf("%v", err) // LoadConfig names the file
 			}
 		}
 		opts.Config = &cfg
@@ -108,7 +109,8 @@ func runProfile(ctx context.Context, o profileOptions, stdout, stderr io.Writer)
 	res, err := profile.Run(ctx, opts)
 	bar.done()
 	if err != nil {
-		if strings.Contains(err.Error(), "cannot import torch") || strings.Contains(err.Error(), "user model") {
+		var in *profile.InputError
+		if errors.As(err, &in) {
 			return &usageError{err}
 		}
 		return err
