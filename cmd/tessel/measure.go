@@ -47,9 +47,6 @@ func measureCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --calibrate and --perfetto if they exist"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("measure: unexpected argument %q", c.Args().First())
-			}
 			return runMeasure(c.Context, measureOptions{Programs: c.StringSlice("programs"), Traces: c.StringSlice("trace"),
 				Model: c.String("model"), Calibrate: c.String("calibrate"), Perfetto: c.String("perfetto"), Top: c.Int("top"),
 				JSON: c.Bool("json"), Force: c.Bool("force")}, c.App.Writer)

@@ -49,9 +49,6 @@ func profileCommand() *cli.Command {
 			&cli.StringFlag{Name: "against", Usage: "an earlier model `FILE` of this model: report how many times fall within its spread"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("profile: unexpected argument %q", c.Args().First())
-			}
 			return runProfile(c.Context, profileOptions{Config: c.String("config"), UserModel: c.String("user-model"),
 				Device: c.String("device"), Out: c.String("out"), Against: c.String("against"), Warmup: c.Int("warmup"),
 				Repeats: c.Int("repeats"), Threads: c.Int("threads"), Force: c.Bool("force")}, c.App.Writer, c.App.ErrWriter)
