@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -147,6 +148,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if err := opts.Config.Validate(); err != nil {
 			return nil, &InputError{err}
 		}
+	} else if _, err := os.Stat(opts.UserModel); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &InputError{fmt.Errorf("profile: user model %s: %w", opts.UserModel, err)}
 	}
 	python, err := FindPython(opts.Python)
 	if err != nil {
@@ -182,9 +189,6 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		userAbs = abs
 		if err != nil {
 			return nil, err
-		}
-		if _, err := os.Stat(abs); err != nil {
-			return nil, &InputError{fmt.Errorf("profile: user model: %w", err)}
 		}
 		args = append(args, "--user-model", abs)
 		meta.Model, meta.UserModel = "user", opts.UserModel

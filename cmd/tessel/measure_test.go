@@ -43,6 +43,7 @@ func TestMeasuredBadInput(t *testing.T) {
 		{[]string{"profile", "--out", exists}, "exists (use --force", ""},
 		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--config", badCfg}, "hidden 9 is not a multiple of heads 2", ""},
 		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--config", badCfg, "--user-model", "x.py"}, "not both", ""},
+		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--user-model", "no-such-model.py"}, "tessel: profile: user model no-such-model.py: no such file or directory", ""},
 		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--device", "tpu"}, "--device must be one of cpu, cuda", ""},
 		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--repeats", "0"}, "--repeats", ""},
 		{[]string{"profile", "--out", filepath.Join(dir, "m.json"), "--against", handModel}, "has no spread", ""},
