@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/profile"
 )
 
@@ -132,6 +133,12 @@ func (g *Graph) Validate() error {
 	}
 	if g.Accelerators+g.CPUs == 0 {
 		return fmt.Errorf("no devices: want at least one accelerator or CPU")
+	}
+	if err := limits.Check("accelerators", g.Accelerators, limits.Devices); err != nil {
+		return err
+	}
+	if err := limits.Check("CPUs", g.CPUs, limits.Devices); err != nil {
+		return err
 	}
 	if g.Memory < 0 || math.IsNaN(g.Memory) || math.IsInf(g.Memory, 0) {
 		return fmt.Errorf("memory cap %v: want a finite number ≥ 0", g.Memory)
