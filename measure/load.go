@@ -2,10 +2,10 @@ package measure
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/runtimegen"
 )
@@ -19,9 +19,9 @@ func Load(programs, traces string, g *partition.Graph) (*Run, error) {
 		return nil, err
 	}
 	path := filepath.Join(programs, runtimegen.StagesFile)
-	data, err := os.ReadFile(path)
+	data, err := limits.ReadFile(path, limits.FileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v (the programs of tessel gen --model have it)", path, err)
+		return nil, fmt.Errorf("%w (the programs of tessel gen --model have it)", err)
 	}
 	dec, err := runtimegen.ReadStages(data)
 	if err != nil {

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 
 	"github.com/tessel-pp/tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/runtimegen"
 )
 
@@ -55,7 +55,7 @@ func LoadTraces(dir string, progs []*runtimegen.Program) ([]*RankTrace, error) {
 	ts := make([]*RankTrace, len(progs))
 	for r, prog := range progs {
 		path := filepath.Join(dir, TraceName(r))
-		data, err := os.ReadFile(path)
+		data, err := limits.ReadFile(path, limits.FileBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: no trace of rank %d (run launch.sh with --trace and --out %s)", path, r, dir)
 		}

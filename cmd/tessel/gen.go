@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/runtimegen"
@@ -151,11 +151,11 @@ func genDecoder(opts genOptions, p *placement.Placement) (*runtimegen.Decoder, e
 	var names [][]string
 	var devices []int
 	if opts.Split != "" {
-		data, err := os.ReadFile(opts.Split)
-		if err == nil {
-			names, devices, err = partition.ReadStages(data)
-		}
+		data, err := limits.ReadFile(opts.Split, limits.FileBytes)
 		if err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+		if names, devices, err = partition.ReadStages(data); err != nil {
 			return nil, usageErrorf("%s: %v", opts.Split, err)
 		}
 	}

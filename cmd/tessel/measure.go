@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/measure"
 	"github.com/tessel-pp/tessel/partition"
 )
@@ -73,7 +74,7 @@ func runMeasure(_ context.Context, o measureOptions, stdout io.Writer) error {
 			}
 		}
 	}
-	data, err := os.ReadFile(o.Model)
+	data, err := limits.ReadFile(o.Model, limits.FileBytes)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}

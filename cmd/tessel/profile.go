@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/profile"
 )
@@ -80,11 +81,12 @@ func runProfile(ctx context.Context, o profileOptions, stdout, stderr io.Writer)
 	}
 	var old []profile.Layer
 	if o.Against != "" {
-		data, err := os.ReadFile(o.Against)
-		if err == nil {
-			if _, err = partition.Parse(data); err == nil {
-				old, err = profile.ReadLayers(data)
-			}
+		data, err := limits.ReadFile(o.Against, limits.FileBytes)
+		if err != nil {
+			return usageErrorf("%v", err)
+		}
+		if _, err = partition.Parse(data); err == nil {
+			old, err = profile.ReadLayers(data)
 		}
 		if err != nil {
 			return usageErrorf("%s: %v", o.Against, err)
