@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tessel-pp/tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/limits"
 )
 
 // Config is the built-in decoder-only transformer: Layers decoder layers
@@ -47,9 +48,13 @@ func (c Config) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"layers", c.Layers}, {"hidden", c.Hidden}, {"heads", c.Heads}, {"ffn", c.FFN}, {"seq", c.Seq}, {"batch", c.Batch}, {"vocab", c.Vocab}} {
-		if f.v < 1 || f.v > 1<<20 {
-			return fmt.Errorf("decoder config: %q %d: want an integer in 1..%d", f.name, f.v, 1<<20)
+		max  int
+	}{{"layers", c.Layers, limits.Layers - 2}, {"hidden", c.Hidden, 1 << 20}, {"heads", c.Heads, 1 << 20}, {"ffn", c.FFN, 1 << 20},
+		{"seq", c.Seq, 1 << 20}, {"batch", c.Batch, 1 << 20}, {"vocab", c.Vocab, 1 << 20}} {
+		// Layers: with the embedding and the head, the model file's
+		// layers stay within what partition reads.
+		if f.v < 1 || f.v > f.max {
+			return fmt.Errorf("decoder config: %q %d: want an integer in 1..%d", f.name, f.v, f.max)
 		}
 	}
 	if c.Hidden%c.Heads != 0 {

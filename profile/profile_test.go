@@ -60,7 +60,7 @@ func TestBadConfigs(t *testing.T) {
 		"null-dtype.json":        `decoder config: field "dtype": want a string, got null`,
 		"string-size.json":       `decoder config: field "hidden": want an integer, got a string`,
 		"fractional-layers.json": `decoder config: field "layers": want an integer, got 2.5`,
-		"zero-layers.json":       `decoder config: "layers" 0: want an integer in 1..1048576`,
+		"zero-layers.json":       `decoder config: "layers" 0: want an integer in 1..16382`,
 		"vocab-too-big.json":     `decoder config: "vocab" 2097152: want an integer in 1..1048576`,
 		"heads-not-divisor.json": "decoder config: hidden 9 is not a multiple of heads 2",
 		"unknown-dtype.json":     `decoder config: dtype "float16": want one of [float32 float64 bfloat16]`,
