@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tessel-pp/tessel/coarsen"
+	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/spec"
 
@@ -184,7 +184,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		// The devices are the search's to choose: the Tessel search
 		// chooses them, and every row runs on its choice.
 		progress("compare: choosing the devices (Tessel search)")
-		chosen, err := choose(ctx, p, opt)
+		chosen, err := chosen(ctx, p, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -246,18 +246,18 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 	return cmp, nil
 }
 
-// choose is the placement with the devices the Tessel search chooses for
-// p's candidates (search's "Where, not only when").
-func choose(ctx context.Context, p *placement.Placement, opt Options) (*placement.Placement, error) {
+// chosen is the placement with the devices the Tessel search chooses for
+// p's candidates (package choose).
+func chosen(ctx context.Context, p *placement.Placement, opt Options) (*placement.Placement, error) {
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}
-	so := search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed}
+	so := choose.Options{Search: search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed}}
 	// HEFT's choice among the starts, as tessel search has it.
-	if a, ok := coarsen.HEFTAssignment(sp); ok {
+	if a, ok := choose.HEFTAssignment(sp); ok {
 		so.Assignments = append(so.Assignments, a)
 	}
-	res, err := search.Run(ctx, sp, so)
+	res, err := choose.Devices(ctx, sp, so)
 	if err != nil {
 		return nil, fmt.Errorf("compare: choosing the devices: %w", err)
 	}
@@ -325,7 +325,10 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := search.Run(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, TimeLimit: opt.TimeLimit, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
+	// choose.Devices: a placement whose blocks give candidates has its
+	// devices searched again from the choice made.
+	res, err := choose.Devices(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}},
+		choose.Options{Search: search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, TimeLimit: opt.TimeLimit, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }}})
 	if errors.Is(err, search.ErrNoRepetend) {
 		row.Status, row.Note = StatusNone, "no repetend fits the memory budget"
 		return row, nil
@@ -383,9 +386,9 @@ func optimalRow(ctx context.Context, p *placement.Placement, opt Options, progre
 	ctx, cancel := withLimit(ctx, opt.OptimalTimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := search.Optimal(ctx, spec.Spec{Placement: p, MicroBatches: opt.OptimalMicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.OptimalOptions{Seed: opt.Seed, Progress: func(lo, hi int) {
+	res, err := choose.OptimalDevices(ctx, spec.Spec{Placement: p, MicroBatches: opt.OptimalMicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, choose.OptimalOptions{Search: search.OptimalOptions{Seed: opt.Seed, Progress: func(lo, hi int) {
 		progress("compare: time-optimal search, makespan between %d and %d", lo, hi)
-	}})
+	}}})
 	elapsed := time.Since(t0)
 	switch {
 	case errors.Is(err, search.ErrInfeasible):

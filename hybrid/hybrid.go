@@ -44,6 +44,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
 	"github.com/tessel-pp/tessel/internal/safego"
@@ -51,6 +52,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // DefaultEffort caps each solver call of a layout's schedule search
@@ -391,7 +393,7 @@ func (x *candidate) prepare(ctx context.Context, m *hetero.Model, c *cluster.Clu
 		}
 		t, _ := rep.time(rep.ones, mb)
 		x.ub = max(x.ub, t)
-		x.lb = max(x.lb, float64(schedule.LowerBounds(rep.p, mb, 0).Makespan)*rep.unit)
+		x.lb = max(x.lb, float64(bound.LowerBounds(spec.New(rep.p, mb)).Makespan)*rep.unit)
 		if megatronOK {
 			if rep.megatron == nil {
 				megatronOK = false
