@@ -198,6 +198,10 @@ func SteadyBubbleRate(m Method, p *placement.Placement) (rate, period float64, e
 	if p == nil || p.Devices < 1 {
 		return 0, 0, fmt.Errorf("%s: no placement", m.Name)
 	}
+	if p.Capacities != nil {
+		p = p.Clone() // unlimited memory: the devices' capacities too
+		p.Capacities = nil
+	}
 	n1, n2 := 8*p.Devices, 16*p.Devices
 	s1, err := m.Build(p, n1, 0)
 	if err != nil {

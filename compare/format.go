@@ -80,7 +80,11 @@ func (c *Comparison) Write(w io.Writer, format string) error {
 
 // Title is the comparison's heading.
 func (c *Comparison) Title() string {
-	t := fmt.Sprintf("tessel compare: %s, %d devices, memory %s, %d micro-batches", c.Placement, c.Devices, textfmt.Budget(c.Memory), c.MicroBatches)
+	memory := textfmt.Budget(c.Memory)
+	if c.Budgets != nil {
+		memory = textfmt.Ints(c.Budgets)
+	}
+	t := fmt.Sprintf("tessel compare: %s, %d devices, memory %s, %d micro-batches", c.Placement, c.Devices, memory, c.MicroBatches)
 	if c.LatencyBudget > 0 {
 		t += fmt.Sprintf(", latency budget %d", c.LatencyBudget)
 	}
@@ -126,8 +130,9 @@ func (c *Comparison) cells(r Row) []string {
 			t = TimePlaceholder
 		}
 	}
-	if r.Status == StatusNone {
-		return []string{r.Method, r.Placement, strconv.Itoa(r.MicroBatches), "none", "-", "-", "-", "-", t, r.Note}
+	switch r.Status {
+	case StatusNone, StatusNoFit, StatusFailed:
+		return []string{r.Method, r.Placement, strconv.Itoa(r.MicroBatches), r.Status, "-", "-", "-", "-", t, r.Note}
 	}
 	rate := "-"
 	if r.RepetendBubbleRate != nil {

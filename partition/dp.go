@@ -638,9 +638,12 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	}
 	gg := g
 	if opt.Stages > 0 {
-		// The split's devices are the stages.
+		// The split's devices are the stages; the graph's memory stays
+		// a device's (a device holds several stages, and its capacity
+		// is what the memory model budgets; MemoryPerStage only bounds
+		// the DP's stages).
 		c := *g
-		c.Accelerators, c.CPUs, c.Memory = K, 0, M
+		c.Accelerators, c.CPUs = K, 0
 		gg = &c
 	}
 	s, err := NewSplit(gg, dev)

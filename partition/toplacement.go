@@ -115,6 +115,14 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 			}
 		}
 	}
+	forwardOf := map[int]int{} // a profile layer's forward node
+	for v, x := range g.Nodes {
+		if !x.Backward && x.Layer >= 0 {
+			if _, ok := forwardOf[x.Layer]; !ok {
+				forwardOf[x.Layer] = v
+			}
+		}
+	}
 	kindOf := func(v int) placement.Kind {
 		if !g.Nodes[v].Backward {
 			return placement.Forward
@@ -231,6 +239,23 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		}
 		memUnit = AutoMemoryUnit(largest)
 	}
+	// The forward block whose activation a gradient block frees: the
+	// block of the forward nodes of its layers (a non-contiguous split
+	// numbers the two passes' phases apart), else its own phase's.
+	freed := func(k blockKey) blockKey {
+		f := blockKey{k.stage, k.phase, placement.Forward}
+		if k.kind == placement.Weight {
+			k.kind = placement.Input
+		}
+		for v := range n {
+			if l := g.Nodes[v].Layer; l >= 0 && g.Nodes[v].Backward && key(v) == k {
+				if fv, ok := forwardOf[l]; ok {
+					return key(fv)
+				}
+			}
+		}
+		return f
+	}
 	c := &Converted{TimeUnit: unit, StageBlocks: make([][]int, len(s.Stages)), MemoryUnit: memUnit, Static: static}
 	p := &placement.Placement{Name: opt.Name, Devices: nd}
 	index := map[blockKey]int{}
@@ -247,7 +272,7 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		if training {
 			m := 1
 			if memUnit > 0 {
-				m = int(math.Ceil(act[blockKey{k.stage, k.phase, placement.Forward}]/memUnit - 1e-9))
+				m = int(math.Ceil(act[freed(k)]/memUnit - 1e-9))
 			}
 			switch k.kind {
 			case placement.Forward:

@@ -508,6 +508,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	if err := opt.checkLatency(p); err != nil {
 		return nil, err
 	}
+	if e := noFit(p, opt.Memory, opt.Offload, opt.Recompute, true); e != nil {
+		return nil, e // proven: no schedule fits, whatever N_R
+	}
 	n := opt.MicroBatches
 	res := &Result{Decisions: opt.Offload || opt.Recompute, Latency: opt.Latency}
 	res.Bounds, res.BoundBy = schedule.LowerBoundsLatency(p, n, opt.Memory, opt.Latency)
@@ -691,6 +694,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		maxNR := opt.MaxNR
 		if res.Search != nil {
 			maxNR = res.Search.MaxNR
+		}
+		if e := noFit(p, opt.Memory, opt.Offload, opt.Recompute, false); e != nil {
+			return nil, e
 		}
 		return nil, fmt.Errorf("placement %q: memory %d, N_R ≤ %d: %w", p.Name, opt.Memory, maxNR, ErrNoRepetend)
 	}

@@ -52,16 +52,20 @@ func compareCommand() *cli.Command {
 			"baseline its steady state as N grows, what the paper's Table II reports), the makespan and\n" +
 			"bubble rate of N micro-batches, the peak memory of every device, whether the memory budget\n" +
 			"holds, and the search time of the searched methods.\n\n" +
-			"Placements: 1F1B and Chimera-direct run on the placement given when they apply to it, and\n" +
-			"otherwise on their own (v-shape, x-shape with the same devices and times), as in Table II;\n" +
-			"every other method runs on the placement given. The placement column says which.\n" +
-			"× marks a baseline with no straightforward adaptation to the placement. The zero-bubble\n" +
+			"Every method runs on the placement given: its stages, devices, times, memories and links.\n" +
+			"Its shape (a chain, loop or V chunks, a split backward) is read from the graph, so a\n" +
+			"dependency that others already imply changes nothing. × marks a baseline with no\n" +
+			"straightforward adaptation to the placement; on chunks, 1F1B is interleaved 1F1B. The paper's\n" +
+			"view across placements (each baseline on its own, bubble rates) is --table-ii. The zero-bubble\n" +
 			"family (ZB-H1, ZB-H2 on the split v-shape; ZB-V, DualPipeV on the V placement; DualPipe on\n" +
 			"dualpipe) is listed only for placements whose backward is split. PyTorch's\n" +
 			"ScheduleLoopedBFS and ScheduleInterleavedZeroBubble (loop placement), V-Half and V-Min\n" +
 			"(V placement, split) and the zero-bubble auto-scheduler's greedy (split v-shape) are\n" +
 			"listed only where they apply. Baselines do not\n" +
-			"adapt to the memory budget: when one exceeds it, its row says so.\n\n" +
+			"adapt to the memory budget: when one exceeds it, its row says so, and where no schedule fits\n" +
+			"at all, what one micro-batch needs. A baseline that cannot be built is a row, never an end.\n" +
+			"On an inference placement under --latency-budget, tensor parallelism over all devices and the\n" +
+			"1F1B chain of its blocks are added (as --tp-efficiency 1 would).\n\n" +
 			"--optimal adds the time-optimal search (the paper's TO) of --optimal-micro-batches only:\n" +
 			"its time grows quickly with N.\n" +
 			"--table-ii prints the paper's Table II (GPT m-shape, mT5 nn-shape, Flava k-shape on 4\n" +
@@ -160,14 +164,6 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 		Optimal: opts.Optimal, OptimalMicroBatches: opts.OptimalN, OptimalTimeLimit: opts.OptimalLimit,
 		Cluster: cl, Given: given, Progress: progress,
 		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency, Inference: inf,
-		Home: func(name string, split bool) (*placement.Placement, *placement.Placement, error) {
-			spec := opts.Placement
-			spec.Name, spec.File = name, ""
-			spec.SplitBackward = spec.SplitBackward || split
-			spec.Chunks, spec.Order = 1, string(placement.Loop)
-			hp, hgiven, _, err := spec.loadOn()
-			return hp, hgiven, err
-		},
 	})
 	if err != nil {
 		return err

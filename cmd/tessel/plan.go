@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -49,6 +50,7 @@ func planCommand() *cli.Command {
 			"passed the verifier.",
 		Flags: append(append(partitionFlags(),
 			&cli.StringFlag{Name: "placement-out", Usage: "also write the placement to a JSON `FILE`"},
+			&cli.StringFlag{Name: "cluster-out", Usage: "with --cluster: also write the cluster as the placement of --placement-out runs on it (device i: stage i's device), each device's memory its schedule budget in placement units, to a JSON `FILE` (for tessel compare --placement-file P --cluster C)"},
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N of the schedule", Value: 64},
 			&cli.IntFlag{Name: "budget", Usage: "per-device memory budget of the schedule search, in placement memory units (0: unlimited)"},
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as the budget allows, at most 2·devices)"},
@@ -69,6 +71,7 @@ func planCommand() *cli.Command {
 			}
 			po := partitionOptionsFrom(c)
 			po.Out = c.String("placement-out")
+			po.ClusterOut = c.String("cluster-out")
 			return runPlan(c.Context, planOptions{
 				Partition: po, PlacementOut: po.Out, MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
 				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c), Cluster: c.String("cluster"),
@@ -98,6 +101,17 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	}
 	if o.Jobs != 0 || o.Effort != 0 || o.Top != 10 || o.DP != 0 || o.TP != 0 || o.PP != 0 || o.Sizes != "1" {
 		return usageErrorf("--jobs, --effort, --top, --dp, --tp, --pp and --micro-batch-sizes go with --parallel auto")
+	}
+	// The cluster is written below, with the budgets.
+	clusterOut := o.Partition.ClusterOut
+	o.Partition.ClusterOut = ""
+	if clusterOut != "" && o.Cluster == "" {
+		return usageErrorf("--cluster-out needs --cluster")
+	}
+	if clusterOut != "" && !o.Outputs.Force {
+		if _, err := os.Stat(clusterOut); err == nil {
+			return usageErrorf("%s exists (use --force to overwrite it)", clusterOut)
+		}
 	}
 	t0 := time.Now()
 	var cl *cluster.Cluster
@@ -143,6 +157,17 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	}
 	if mem != nil {
 		p.Capacities = partition.Budgets(mem)
+	}
+	if clusterOut != "" {
+		out := cl.Clone()
+		for d := range out.Devices {
+			if mem != nil {
+				out.Devices[d].Memory = mem[d].Budget
+			}
+		}
+		if err := writeDrawn(clusterOut, o.Outputs.Force, out.Write); err != nil {
+			return err
+		}
 	}
 	if o.Decisions != (placement.Decisions{}) {
 		if p, err = declare(p, o.Decisions); err != nil {

@@ -1,0 +1,245 @@
+package schedule
+
+import (
+	"fmt"
+
+	"github.com/tessel-pp/tessel/placement"
+)
+
+// Need is the least memory one device needs under any schedule of a
+// placement: what one micro-batch's blocks hold there at their peak.
+type Need struct {
+	Device int
+	Memory int // in the placement's memory units
+	// Proven says Memory is a lower bound on every schedule's peak there
+	// (LeastMemory); Exact that it is also the least budget under which a
+	// schedule exists (one micro-batch at a time reaches it).
+	Proven, Exact bool
+	// Block is the block at whose start the peak falls (its index; -1
+	// for none).
+	Block int
+}
+
+// LeastMemory is, for every device, the least memory any schedule of p
+// needs there (Need), with the activations kept, or, with offload or
+// recompute allowed, each allowed one dropped to what it keeps (nothing
+// offloaded, its checkpoint recomputed) from its forward's end until its
+// consumer's start.
+//
+// One micro-batch's blocks on a device start in some order that the
+// dependencies allow; at every step it holds what its started blocks
+// allocated and did not free (a forward dropped until its consumer
+// starts, and back in full just before). The least, over those orders,
+// of the largest such holding is a lower bound on every schedule's peak
+// there: when the first micro-batch reaches its largest holding, every
+// other holds what it started, never less than nothing where no set of
+// started blocks holds less (else the device is not Proven and needs its
+// largest block). It is found over the sets of blocks that may have
+// started (a dynamic program over them, up to maxIdeals per device).
+// Where, with the activations kept and each micro-batch freeing all it
+// allocates, one micro-batch after another in p's topological order
+// (placement's Topo) reaches it, the bound is Exact. A device with
+// nothing to hold needs 0.
+func LeastMemory(p *placement.Placement, offload, recompute bool) []Need {
+	order, ok := p.Topo()
+	out := make([]Need, p.Devices)
+	for d := range out {
+		out[d] = Need{Device: d, Block: -1}
+	}
+	if !ok {
+		return out
+	}
+	reach := reachability(p, order)
+	consumers := p.Consumers()
+	// kept is what a forward's activation may be dropped to; back[c]
+	// the forward whose activation consumer c needs back in full.
+	kept := make([]int, p.K())
+	back := make([]int, p.K())
+	for i := range back {
+		back[i] = -1
+	}
+	for i, b := range p.Blocks {
+		kept[i] = b.Memory
+		if offload && p.Allows(i, placement.Offload, consumers) {
+			kept[i] = 0
+		}
+		if recompute && p.Allows(i, placement.Recompute, consumers) {
+			kept[i] = min(kept[i], b.Checkpoint)
+		}
+		if kept[i] < b.Memory {
+			back[consumers[i]] = i
+		}
+	}
+	for d := range out {
+		var mine []int
+		for _, i := range order {
+			if p.OnDevice(i, d) {
+				mine = append(mine, i)
+			}
+		}
+		out[d] = leastOnDevice(p, d, mine, reach, consumers, kept, back)
+		if out[d].Exact {
+			out[d].Exact = !offload && !recompute
+		}
+	}
+	return out
+}
+
+// maxIdeals bounds the sets of started blocks LeastMemory walks on one
+// device; beyond it the device needs its largest block, unproven.
+const maxIdeals = 1 << 16
+
+// leastOnDevice is LeastMemory's Need of device d, whose blocks are mine
+// in a topological order.
+func leastOnDevice(p *placement.Placement, d int, mine []int, reach [][]bool, consumers, kept, back []int) Need {
+	x := Need{Device: d, Block: -1}
+	// In mine's order (every micro-batch one after another in one
+	// topological order), the device holds at most seq.
+	largest, total, seq := 0, 0, 0
+	for _, i := range mine {
+		if m := p.Blocks[i].Memory; m > largest {
+			largest, x.Block = m, i
+		}
+		total += p.Blocks[i].Memory
+		seq = max(seq, total)
+	}
+	x.Memory = largest
+	if len(mine) == 0 || len(mine) > 64 {
+		return x
+	}
+	// pred[k]: the blocks of mine that block k depends on, as a set.
+	pos := map[int]int{}
+	for k, i := range mine {
+		pos[i] = k
+	}
+	pred := make([]uint64, len(mine))
+	for k, i := range mine {
+		for j, a := range mine[:k] {
+			if reach[a][i] {
+				pred[k] |= 1 << j
+			}
+		}
+	}
+	holding := func(set uint64) int {
+		h := 0
+		for k, i := range mine {
+			if set&(1<<k) == 0 {
+				continue
+			}
+			c := consumers[i]
+			if c >= 0 && back[c] == i {
+				if kc, ok := pos[c]; !ok || set&(1<<kc) == 0 {
+					h += kept[i] // dropped until its consumer starts
+					continue
+				}
+			}
+			h += p.Blocks[i].Memory
+		}
+		return h
+	}
+	// best[set]: the least largest holding of an order that starts
+	// exactly set; at[set] the block where that largest holding falls.
+	best := map[uint64]int{0: 0}
+	at := map[uint64]int{0: -1}
+	layer := []uint64{0}
+	for range mine {
+		var next []uint64
+		for _, set := range layer {
+			h := holding(set)
+			if h < 0 {
+				return x // a set of started blocks holds less than nothing
+			}
+			for k, i := range mine {
+				if set&(1<<k) != 0 || pred[k]&^set != 0 {
+					continue
+				}
+				peak, where := best[set], at[set]
+				if f := back[i]; f >= 0 {
+					if kf, ok := pos[f]; ok && set&(1<<kf) != 0 {
+						// The forward comes back in full before i starts.
+						if v := h + p.Blocks[f].Memory - kept[f]; v > peak {
+							peak, where = v, i
+						}
+					}
+				}
+				grown := set | 1<<k
+				if v := holding(grown); v > peak {
+					peak, where = v, i
+				}
+				if old, seen := best[grown]; !seen || peak < old {
+					if !seen {
+						next = append(next, grown)
+						if len(best) >= maxIdeals {
+							return x
+						}
+					}
+					best[grown], at[grown] = peak, where
+				}
+			}
+		}
+		layer = next
+	}
+	all := ^uint64(0) >> (64 - len(mine))
+	if holding(all) < 0 {
+		return x
+	}
+	x.Memory, x.Block, x.Proven = best[all], at[all], true
+	x.Exact = total == 0 && seq == x.Memory
+	return x
+}
+
+// reachability is, for every block, whether each other block depends on
+// it through a path of dependencies.
+func reachability(p *placement.Placement, order []int) [][]bool {
+	k := p.K()
+	reach := make([][]bool, k)
+	succs := p.Succs()
+	for x := k - 1; x >= 0; x-- {
+		i := order[x]
+		r := make([]bool, k)
+		for _, s := range succs[i] {
+			r[s] = true
+			for j, ok := range reach[s] {
+				r[j] = r[j] || ok
+			}
+		}
+		reach[i] = r
+	}
+	return reach
+}
+
+// Short is the device whose budget under memory (placement's Budget) is
+// below its least need (LeastMemory), the one short by most, among the
+// Proven needs alone where proven is set; ok is false when every
+// device's budget covers its need.
+func Short(p *placement.Placement, memory int, needs []Need, proven bool) (need Need, budget int, ok bool) {
+	gap := 0
+	for _, x := range needs {
+		b := p.Budget(x.Device, memory)
+		if (proven && !x.Proven) || b <= 0 {
+			continue
+		}
+		if x.Memory > b && x.Memory-b > gap {
+			need, budget, ok, gap = x, b, true, x.Memory-b
+		}
+	}
+	return need, budget, ok
+}
+
+// NeedText says what a device needs and has: "device 5 needs 43 per
+// micro-batch (at the start of f5), 20 left", amounts written by amount
+// (nil: the placement's units).
+func NeedText(p *placement.Placement, need Need, budget int, amount func(units int) string) string {
+	if amount == nil {
+		amount = func(x int) string { return fmt.Sprint(x) }
+	}
+	at := ""
+	if need.Block >= 0 {
+		at = fmt.Sprintf(" (at the start of %s)", p.Blocks[need.Block].ID)
+	}
+	least := "needs"
+	if !need.Exact {
+		least = "needs at least"
+	}
+	return fmt.Sprintf("device %d %s %s per micro-batch%s, %s left", need.Device, least, amount(need.Memory), at, amount(budget))
+}
