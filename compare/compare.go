@@ -300,8 +300,7 @@ func baselineRow(m baseline.Method, p *placement.Placement, opt Options, short s
 	case errors.Is(err, baseline.ErrNotApplicable):
 		row.Status, row.Note = StatusNotApplicable, "no straightforward adaptation to "+p.Name
 		return row
-	case over && s == nil:
-		// The rule found no schedule under the budget.
+	case errors.Is(err, baseline.ErrNoSchedule):
 		row.Status, row.Note = StatusNoFit, "does not fit: its rule finds no schedule under the budget"
 		if need != "" {
 			row.Note = "does not fit: " + need

@@ -74,8 +74,21 @@ func (c *Comparison) Write(w io.Writer, format string) error {
 			fmt.Fprintln(w, "latency: a micro-batch's first block's start to its last block's end (max / mean); throughput: micro-batches per time unit in the steady state.")
 		}
 		fmt.Fprintln(w, "× = no straightforward adaptation of the baseline to the placement. Every schedule shown passed the verifier.")
+		if c.has(StatusNoFit) || c.has(StatusFailed) {
+			fmt.Fprintln(w, "does not fit = the baseline's rule finds no schedule under the budget (the note says what one micro-batch needs); failed = it could not be built (the note says why).")
+		}
 	}
 	return nil
+}
+
+// has reports whether some row has the status.
+func (c *Comparison) has(status string) bool {
+	for _, r := range c.Rows {
+		if r.Status == status {
+			return true
+		}
+	}
+	return false
 }
 
 // Title is the comparison's heading.
