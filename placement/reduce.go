@@ -8,32 +8,16 @@ package placement
 // chain already gives (f_i → b_i beside f_i → … → b_i) has the shape of
 // one that does not. nil when p has a cycle.
 func (p *Placement) ReducedDeps() []Dep {
-	order, ok := p.Topo()
-	if !ok {
+	reach := p.Reach()
+	if reach == nil {
 		return nil
 	}
-	k := len(p.Blocks)
-	words := (k + 63) / 64
-	// below[i]: the blocks reachable from i by a path of one or more
-	// dependencies, as a bit set.
-	below := make([][]uint64, k)
 	succs := p.Succs()
-	for x := k - 1; x >= 0; x-- {
-		i := order[x]
-		set := make([]uint64, words)
-		for _, s := range succs[i] {
-			set[s/64] |= 1 << (s % 64)
-			for w, v := range below[s] {
-				set[w] |= v
-			}
-		}
-		below[i] = set
-	}
 	out := make([]Dep, 0, len(p.Deps))
 	for _, d := range p.Deps {
 		implied := false
 		for _, s := range succs[d.From] {
-			if s != d.To && below[s][d.To/64]&(1<<(d.To%64)) != 0 {
+			if s != d.To && reach.Has(s, d.To) {
 				implied = true
 				break
 			}
@@ -43,6 +27,37 @@ func (p *Placement) ReducedDeps() []Dep {
 		}
 	}
 	return out
+}
+
+// Reach says which blocks depend on which through a path of one or more
+// dependencies, as a bit set per block.
+type Reach [][]uint64
+
+// Has reports whether block to depends on block from through a path.
+func (r Reach) Has(from, to int) bool { return r[from][to/64]&(1<<(to%64)) != 0 }
+
+// Reach is p's Reach; nil when p has a cycle.
+func (p *Placement) Reach() Reach {
+	order, ok := p.Topo()
+	if !ok {
+		return nil
+	}
+	k := len(p.Blocks)
+	words := (k + 63) / 64
+	reach := make(Reach, k)
+	succs := p.Succs()
+	for x := k - 1; x >= 0; x-- {
+		i := order[x]
+		set := make([]uint64, words)
+		for _, s := range succs[i] {
+			set[s/64] |= 1 << (s % 64)
+			for w, v := range reach[s] {
+				set[w] |= v
+			}
+		}
+		reach[i] = set
+	}
+	return reach
 }
 
 // Skeleton is p with the dependencies of ReducedDeps alone (sharing

@@ -49,7 +49,7 @@ func LeastMemory(p *placement.Placement, offload, recompute bool) []Need {
 	if !ok {
 		return out
 	}
-	reach := reachability(p, order)
+	reach := p.Reach()
 	consumers := p.Consumers()
 	// kept is what a forward's activation may be dropped to; back[c]
 	// the forward whose activation consumer c needs back in full.
@@ -91,7 +91,7 @@ const maxIdeals = 1 << 16
 
 // leastOnDevice is LeastMemory's Need of device d, whose blocks are mine
 // in a topological order.
-func leastOnDevice(p *placement.Placement, d int, mine []int, reach [][]bool, consumers, kept, back []int) Need {
+func leastOnDevice(p *placement.Placement, d int, mine []int, reach placement.Reach, consumers, kept, back []int) Need {
 	x := Need{Device: d, Block: -1}
 	// In mine's order (every micro-batch one after another in one
 	// topological order), the device holds at most seq.
@@ -115,7 +115,7 @@ func leastOnDevice(p *placement.Placement, d int, mine []int, reach [][]bool, co
 	pred := make([]uint64, len(mine))
 	for k, i := range mine {
 		for j, a := range mine[:k] {
-			if reach[a][i] {
+			if reach.Has(a, i) {
 				pred[k] |= 1 << j
 			}
 		}
@@ -186,26 +186,6 @@ func leastOnDevice(p *placement.Placement, d int, mine []int, reach [][]bool, co
 	x.Memory, x.Block, x.Proven = best[all], at[all], true
 	x.Exact = total == 0 && seq == x.Memory
 	return x
-}
-
-// reachability is, for every block, whether each other block depends on
-// it through a path of dependencies.
-func reachability(p *placement.Placement, order []int) [][]bool {
-	k := p.K()
-	reach := make([][]bool, k)
-	succs := p.Succs()
-	for x := k - 1; x >= 0; x-- {
-		i := order[x]
-		r := make([]bool, k)
-		for _, s := range succs[i] {
-			r[s] = true
-			for j, ok := range reach[s] {
-				r[j] = r[j] || ok
-			}
-		}
-		reach[i] = r
-	}
-	return reach
 }
 
 // Short is the device whose budget under memory (placement's Budget) is
