@@ -50,7 +50,7 @@ fuzz: deps-search
 # (docs/README.md says how blocks are written); docs-update rewrites the
 # blocks whose output changed. go test ./... checks the README's alone.
 docs-check: deps-search
-	$(GO) run ./internal/cmd/docscheck
+	$(GO) run ./cmd/docscheck
 
 docs-update: deps-search
-	$(GO) run ./internal/cmd/docscheck -update
+	$(GO) run ./cmd/docscheck -update

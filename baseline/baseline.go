@@ -33,6 +33,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // ErrNotApplicable is wrapped by every error that says a baseline has no
@@ -68,7 +69,7 @@ type Method struct {
 	// Build schedules n ≥ 1 micro-batches of p under a per-device memory
 	// budget (0: unlimited). See the package comment for ErrNotApplicable
 	// and ErrOverBudget.
-	Build func(p *placement.Placement, n, memory int) (*schedule.Schedule, error)
+	Build func(sp spec.Spec) (*schedule.Schedule, error)
 }
 
 // Methods returns every baseline in a stable order: gpipe, 1f1b,
@@ -150,7 +151,7 @@ func finishPairs(method string, p *placement.Placement, n, memory int, orders []
 		b := p.Budget(d, memory)
 		over = over || (b > 0 && m > b)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory, Instances: ins, Pairs: pairs}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: ins, Pairs: pairs}
 	if over {
 		// Shown anyway, as over the budget: verified without one.
 		s.Memory = 0
@@ -211,11 +212,11 @@ func SteadyBubbleRate(m Method, p *placement.Placement) (rate, period float64, e
 		p.Capacities = nil
 	}
 	n1, n2 := 8*p.Devices, 16*p.Devices
-	s1, err := m.Build(p, n1, 0)
+	s1, err := m.Build(spec.New(p, n1))
 	if err != nil {
 		return 0, 0, err
 	}
-	s2, err := m.Build(p, n2, 0)
+	s2, err := m.Build(spec.New(p, n2))
 	if err != nil {
 		return 0, 0, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 func builtin(t *testing.T, name string, d int, infer bool) *placement.Placement {
@@ -107,7 +108,7 @@ func TestBuiltinsVerify(t *testing.T) {
 							want = false // no backward to split
 						}
 						t.Run(fmt.Sprintf("%s/D%d/infer=%v/%s/N%d", p.Name, d, infer, m.Name, n), func(t *testing.T) {
-							s, err := m.Build(p, n, 0)
+							s, err := m.Build(spec.New(p, n))
 							if !want {
 								if !errors.Is(err, ErrNotApplicable) {
 									t.Fatalf("want not applicable, got %v", err)
@@ -162,7 +163,7 @@ func TestInterleaved(t *testing.T) {
 	for _, c := range []struct{ d, v int }{{2, 2}, {4, 2}, {4, 3}, {3, 2}} {
 		p := interleavedChain(c.d, c.v)
 		for n := 1; n <= 13; n++ {
-			s, err := Interleaved(p, n, 0)
+			s, err := Interleaved(spec.New(p, n))
 			if n%c.d != 0 {
 				if !errors.Is(err, ErrNotApplicable) {
 					t.Errorf("%s N=%d: want not applicable, got %v", p.Name, n, err)
@@ -177,7 +178,7 @@ func TestInterleaved(t *testing.T) {
 			}
 		}
 		// 1F1B proper does not apply: a device holds several stages.
-		if _, err := OneFOneB(p, 4, 0); !errors.Is(err, ErrNotApplicable) {
+		if _, err := OneFOneB(spec.New(p, 4)); !errors.Is(err, ErrNotApplicable) {
 			t.Errorf("%s: 1f1b: want not applicable, got %v", p.Name, err)
 		}
 	}
@@ -193,7 +194,7 @@ func TestInterleaved(t *testing.T) {
 // with D−s forwards, then alternates backward and forward.
 func TestOneFOneBOrder(t *testing.T) {
 	p := builtin(t, "v-shape", 4, false)
-	s, err := OneFOneB(p, 6, 0)
+	s, err := OneFOneB(spec.New(p, 6))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestOverBudget(t *testing.T) {
 		{Method{Name: "1f1b", Build: OneFOneB}, 3, true, 0},
 	}
 	for _, c := range cases {
-		s, err := c.method.Build(p, 8, c.memory)
+		s, err := c.method.Build(spec.Spec{Placement: p, MicroBatches: 8, Memory: c.memory})
 		if got := errors.Is(err, ErrOverBudget); got != c.overBudget {
 			t.Errorf("%s memory %d: err %v, over budget %v want %v", c.method.Name, c.memory, err, got, c.overBudget)
 		}
@@ -263,7 +264,7 @@ func TestBadArguments(t *testing.T) {
 			p         *placement.Placement
 			n, memory int
 		}{{nil, 4, 0}, {p, 0, 0}, {p, 4, -1}} {
-			if s, err := m.Build(c.p, c.n, c.memory); err == nil || errors.Is(err, ErrNotApplicable) || s != nil {
+			if s, err := m.Build(spec.Spec{Placement: c.p, MicroBatches: c.n, Memory: c.memory}); err == nil || errors.Is(err, ErrNotApplicable) || s != nil {
 				t.Errorf("%s(%v, %d, %d): want an argument error, got %v", m.Name, c.p != nil, c.n, c.memory, err)
 			}
 		}
@@ -293,7 +294,7 @@ func TestShapeByStructure(t *testing.T) {
 	if err1 != nil || err2 != nil || r1 != r2 {
 		t.Errorf("1f1b-plus: %v (%v) on m-shape, %v (%v) renamed and reordered", r1, err1, r2, err2)
 	}
-	if _, err := OneFOneB(q, 4, 0); !errors.Is(err, ErrNotApplicable) {
+	if _, err := OneFOneB(spec.New(q, 4)); !errors.Is(err, ErrNotApplicable) {
 		t.Errorf("1f1b on m-shape: want not applicable, got %v", err)
 	}
 }
@@ -301,8 +302,8 @@ func TestShapeByStructure(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	for _, p := range variants(t, 4, false) {
 		for _, m := range Methods() {
-			a, errA := m.Build(p, 9, 0)
-			b, errB := m.Build(p, 9, 0)
+			a, errA := m.Build(spec.New(p, 9))
+			b, errB := m.Build(spec.New(p, 9))
 			if fmt.Sprint(errA) != fmt.Sprint(errB) || !reflect.DeepEqual(a, b) {
 				t.Errorf("%s %s: two builds differ", p.Name, m.Name)
 			}
@@ -339,8 +340,8 @@ func TestZeroBubbleByStructure(t *testing.T) {
 			q.Deps = append(q.Deps, placement.Dep{From: k - 1 - d.From, To: k - 1 - d.To})
 		}
 		m, _ := Lookup(c.method)
-		a, errA := m.Build(p, 8, 0)
-		b, errB := m.Build(q, 8, 0)
+		a, errA := m.Build(spec.New(p, 8))
+		b, errB := m.Build(spec.New(q, 8))
 		if errA != nil || errB != nil || schedule.Makespan(a) != schedule.Makespan(b) {
 			t.Errorf("%s on %s: %v (%v), renamed and reordered %v (%v)", c.method, p.Name, a, errA, b, errB)
 		}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // ChimeraDirect is Chimera (Li and Hoefler, SC'21) applied directly to an
@@ -19,7 +19,8 @@ import (
 // concatenated directly, Chimera's plain way to scale to many micro-batches:
 // a device starts unit k+1 only after its part of unit k. With a split
 // backward, every weight block runs right after its input block.
-func ChimeraDirect(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func ChimeraDirect(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "chimera-direct"
 	if err := checkArgs(name, p, n, memory); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // V-Half and V-Min: Qi et al., "Pipeline Parallelism with Controllable
@@ -50,13 +51,15 @@ func vHalfBlock(L, i int) [4]int {
 
 // VHalf is V-Half (Qi et al., "Pipeline Parallelism with Controllable
 // Memory", §4.2): see the comment above.
-func VHalf(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func VHalf(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	return controllable("v-half", vHalfBlock, p, n, memory)
 }
 
 // VMin is V-Min (Qi et al., "Pipeline Parallelism with Controllable
 // Memory", §4.2): see the comment above.
-func VMin(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func VMin(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	return controllable("v-min", vMinBlock, p, n, memory)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // TestControllableOrders pins V-Min and V-Half (Qi et al., "Pipeline
@@ -68,10 +69,10 @@ func TestControllableMemory(t *testing.T) {
 		p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: L, Chunks: 2, Order: placement.V, SplitBackward: true})
 		n := 4 * L
 		for _, c := range []struct {
-			build func(*placement.Placement, int, int) (*schedule.Schedule, error)
+			build func(spec.Spec) (*schedule.Schedule, error)
 			most  int
 		}{{VHalf, L + 2}, {VMin, 2*L/3 + 3}} {
-			s, err := c.build(p, n, 0)
+			s, err := c.build(spec.New(p, n))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // GPipe runs all forwards of all micro-batches, then all backwards (GPipe,
@@ -18,7 +19,8 @@ import (
 // micro-batches. Every device keeps that one global order, so blocks on a
 // group of devices meet in the same order everywhere. Its peak memory is N
 // activations on every device holding forwards.
-func GPipe(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func GPipe(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "gpipe"
 	if err := checkArgs(name, p, n, memory); err != nil {
 		return nil, err
@@ -77,7 +79,8 @@ func gpipeOrders(p *placement.Placement, n, rounds int) [][]schedule.Ref {
 // its own: a fallback for callers that need some schedule under a
 // budget (package hybrid). Where even k = 1 is over the budget it
 // returns that schedule with ErrOverBudget.
-func GPipeRounds(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func GPipeRounds(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "gpipe-rounds"
 	if err := checkArgs(name, p, n, memory); err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The baselines that trade time for memory — PipeOffload, AdaOffload and
@@ -60,7 +61,8 @@ type memoryPolicy struct {
 // stage) keeps its activation: offloading it would free nothing. It needs
 // a pipeline whose forward blocks may be offloaded (--offload-time, or a
 // placement file's "offload").
-func PipeOffload(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func PipeOffload(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "pipeoffload"
 	q, err := memoryPipeline(name, p, n, memory)
 	if err != nil {
@@ -81,7 +83,8 @@ func PipeOffload(p *placement.Placement, n, memory int) (*schedule.Schedule, err
 // a time, from PipeOffload's, while the makespan shortens and the
 // schedule fits; the shortest is kept (PipeOffload's when nothing more
 // fits).
-func AdaOffload(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func AdaOffload(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "adaoffload"
 	q, err := memoryPipeline(name, p, n, memory)
 	if err != nil {
@@ -126,7 +129,8 @@ func AdaOffload(p *placement.Placement, n, memory int) (*schedule.Schedule, erro
 // checkpoint and runs again just before its backward. It needs a pipeline
 // whose forward blocks may be recomputed (--recompute, or a placement
 // file's "recompute").
-func OneFOneBRecompute(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func OneFOneBRecompute(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "1f1b-recompute"
 	q, err := memoryPipeline(name, p, n, memory)
 	if err != nil {
@@ -149,7 +153,8 @@ func OneFOneBRecompute(p *placement.Placement, n, memory int) (*schedule.Schedul
 // stage, in pipeline order), by the list scheduling of PipeOffload: a
 // building block for mixed schedules (tests, the runtime's end-to-end
 // run), not a method of its own.
-func Savings(p *placement.Placement, n, memory int, actions []placement.Action) (*schedule.Schedule, error) {
+func Savings(sp spec.Spec, actions []placement.Action) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "savings"
 	q, err := memoryPipeline(name, p, n, memory)
 	if err != nil {
@@ -468,7 +473,7 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 		}
 		return a.Micro - b.Micro
 	})
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory, Instances: out, Decisions: dec}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: out, Decisions: dec}
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("%s: placement %q: schedule fails verification: %w", pol.name, p.Name, err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // vPlacement is the V placement of the zero-bubble papers (2 stages per
@@ -35,10 +36,10 @@ func savingPlacement(t *testing.T, devices int, v bool, offload int) *placement.
 func TestMemoryBaselinesFitTheLeastBudget(t *testing.T) {
 	p := savingPlacement(t, 4, true, 1)
 	const n = 16
-	if _, err := ZBV(p, n, 1); !errors.Is(err, ErrOverBudget) {
+	if _, err := ZBV(spec.Spec{Placement: p, MicroBatches: n, Memory: 1}); !errors.Is(err, ErrOverBudget) {
 		t.Fatalf("ZB-V at memory 1: %v, want over the budget", err)
 	}
-	po, err := PipeOffload(p, n, 1)
+	po, err := PipeOffload(spec.Spec{Placement: p, MicroBatches: n, Memory: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,14 +47,14 @@ func TestMemoryBaselinesFitTheLeastBudget(t *testing.T) {
 	if want := n * (2*4 - 1); off != want || rec != 0 {
 		t.Errorf("PipeOffload offloads %d and recomputes %d, want %d and 0", off, rec, want)
 	}
-	ada, err := AdaOffload(p, n, 1)
+	ada, err := AdaOffload(spec.Spec{Placement: p, MicroBatches: n, Memory: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if schedule.Makespan(ada) > schedule.Makespan(po) {
 		t.Errorf("AdaOffload %d slower than PipeOffload %d", schedule.Makespan(ada), schedule.Makespan(po))
 	}
-	re, err := OneFOneBRecompute(p, n, 1)
+	re, err := OneFOneBRecompute(spec.Spec{Placement: p, MicroBatches: n, Memory: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,11 +82,11 @@ func TestAdaOffloadDenserFill(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := p0.WithOffload(1)
-	po, err := PipeOffload(p, 16, 1)
+	po, err := PipeOffload(spec.Spec{Placement: p, MicroBatches: 16, Memory: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ada, err := AdaOffload(p, 16, 1)
+	ada, err := AdaOffload(spec.Spec{Placement: p, MicroBatches: 16, Memory: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,20 +102,20 @@ func TestMemoryBaselinesApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []func(*placement.Placement, int, int) (*schedule.Schedule, error){PipeOffload, AdaOffload, OneFOneBRecompute} {
-		if _, err := m(plain, 8, 0); !errors.Is(err, ErrNotApplicable) {
+	for _, m := range []func(spec.Spec) (*schedule.Schedule, error){PipeOffload, AdaOffload, OneFOneBRecompute} {
+		if _, err := m(spec.New(plain, 8)); !errors.Is(err, ErrNotApplicable) {
 			t.Errorf("on a placement without offload or recompute: %v, want not applicable", err)
 		}
 	}
 	p := savingPlacement(t, 4, false, 2)
-	s, err := Savings(p, 8, 2, []placement.Action{placement.Offload, placement.Recompute, placement.Offload, placement.Keep})
+	s, err := Savings(spec.Spec{Placement: p, MicroBatches: 8, Memory: 2}, []placement.Action{placement.Offload, placement.Recompute, placement.Offload, placement.Keep})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if off, rec := s.Count(); off != 16 || rec != 8 {
 		t.Errorf("offloads %d, recomputes %d, want 16 and 8", off, rec)
 	}
-	if _, err := Savings(plain, 8, 0, []placement.Action{placement.Offload, placement.Keep, placement.Keep, placement.Keep}); err == nil {
+	if _, err := Savings(spec.New(plain, 8), []placement.Action{placement.Offload, placement.Keep, placement.Keep, placement.Keep}); err == nil {
 		t.Error("Savings offloads a block that does not allow it")
 	}
 }
@@ -122,9 +123,9 @@ func TestMemoryBaselinesApply(t *testing.T) {
 // Same input, same schedule.
 func TestMemoryBaselinesDeterministic(t *testing.T) {
 	p := savingPlacement(t, 4, true, 2)
-	for _, m := range []func(*placement.Placement, int, int) (*schedule.Schedule, error){PipeOffload, AdaOffload, OneFOneBRecompute} {
-		a, errA := m(p, 12, 2)
-		b, errB := m(p, 12, 2)
+	for _, m := range []func(spec.Spec) (*schedule.Schedule, error){PipeOffload, AdaOffload, OneFOneBRecompute} {
+		a, errA := m(spec.Spec{Placement: p, MicroBatches: 12, Memory: 2})
+		b, errB := m(spec.Spec{Placement: p, MicroBatches: 12, Memory: 2})
 		if errA != nil || errB != nil {
 			t.Fatal(errA, errB)
 		}
@@ -149,8 +150,8 @@ func TestMemoryBaselinesBelowOneActivation(t *testing.T) {
 	for i := range p.Blocks {
 		p.Blocks[i].Memory *= 3 // every activation 3 units
 	}
-	for _, build := range []func(*placement.Placement, int, int) (*schedule.Schedule, error){PipeOffload, AdaOffload, OneFOneBRecompute} {
-		s, err := build(p, 8, 2)
+	for _, build := range []func(spec.Spec) (*schedule.Schedule, error){PipeOffload, AdaOffload, OneFOneBRecompute} {
+		s, err := build(spec.Spec{Placement: p, MicroBatches: 8, Memory: 2})
 		if s != nil || !errors.Is(err, ErrNoSchedule) || errors.Is(err, ErrOverBudget) {
 			t.Errorf("memory 2: schedule %v, error %v; want none and ErrNoSchedule", s != nil, err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // OneFOneB is 1F1B (PipeDream-flush, Narayanan et al. 2021) on a v-shape
@@ -16,7 +17,8 @@ import (
 // alternates one backward and one forward, then drains the backwards. Its
 // peak memory is S−s on stage s. With a split backward, every weight
 // block runs right after its input block (1F1B knows no split).
-func OneFOneB(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func OneFOneB(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "1f1b"
 	if err := checkArgs(name, p, n, memory); err != nil {
 		return nil, err
@@ -79,7 +81,8 @@ func oneFOneBOrders(devices int, q pipeline, n int) [][]schedule.Ref {
 // every device warming up with the largest count. As
 // in Megatron-LM, N must be a multiple of L. With a split backward every
 // weight block runs right after its input block.
-func Interleaved(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func Interleaved(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "1f1b-interleaved"
 	if err := checkArgs(name, p, n, memory); err != nil {
 		return nil, err
@@ -172,7 +175,8 @@ func Interleaved(p *placement.Placement, n, memory int) (*schedule.Schedule, err
 // branches) have no straightforward adaptation. With a split backward it is
 // timed without the weight blocks, and each runs right after its input
 // block.
-func OneFOneBPlus(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func OneFOneBPlus(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "1f1b-plus"
 	if err := checkArgs(name, p, n, memory); err != nil {
 		return nil, err

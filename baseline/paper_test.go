@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // TestTableII pins the steady-state bubble rates of the baselines on the
@@ -74,7 +75,7 @@ func TestSteadyRateStable(t *testing.T) {
 		m, _ := Lookup(c.method)
 		var periods []int
 		for _, n := range []int{32, 64, 128} {
-			s, err := m.Build(p, n, 0)
+			s, err := m.Build(spec.New(p, n))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,14 +142,14 @@ func TestZeroBubbleHandcrafted(t *testing.T) {
 		p := zbPlacement(t, "v-shape", placement.Options{Devices: c.p, ForwardTime: c.f, SplitBackward: true, InputTime: c.i, WeightTime: c.w})
 		for _, m := range []struct {
 			name       string
-			build      func(*placement.Placement, int, int) (*schedule.Schedule, error)
+			build      func(spec.Spec) (*schedule.Schedule, error)
 			want, peak int
 		}{
 			{"1f1b", OneFOneB, c.oneF1B, c.p},
 			{"zb-h1", ZBH1, c.h1, c.p},
 			{"zb-h2", ZBH2, c.h2, 2*c.p - 1},
 		} {
-			s, err := m.build(p, c.n, 0)
+			s, err := m.build(spec.New(p, c.n))
 			if err != nil {
 				t.Fatalf("%s, p=%d: %v", m.name, c.p, err)
 			}
@@ -183,7 +184,7 @@ func TestZeroBubbleV(t *testing.T) {
 		p := zbPlacement(t, "v-shape", placement.Options{Devices: d, SplitBackward: true, Chunks: 2, Order: placement.V})
 		for _, m := range []struct {
 			name   string
-			build  func(*placement.Placement, int, int) (*schedule.Schedule, error)
+			build  func(spec.Spec) (*schedule.Schedule, error)
 			bubble int
 			peak   int
 		}{
@@ -191,7 +192,7 @@ func TestZeroBubbleV(t *testing.T) {
 			{"dualpipe-v", DualPipeV, d - 1, 2*d + 1},
 		} {
 			for _, n := range []int{2 * d, 4 * d} {
-				s, err := m.build(p, n, 0)
+				s, err := m.build(spec.New(p, n))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -239,7 +240,7 @@ func TestPaperDualPipeBubble(t *testing.T) {
 	for _, c := range []struct{ pp, pairs int }{{4, 5}, {8, 10}} {
 		p := zbPlacement(t, "dualpipe", placement.Options{Devices: c.pp})
 		memory := c.pp + 1
-		s, err := DualPipe(p, c.pairs, memory)
+		s, err := DualPipe(spec.Spec{Placement: p, MicroBatches: c.pairs, Memory: memory})
 		if err != nil {
 			t.Fatalf("PP=%d: %v", c.pp, err)
 		}
@@ -318,7 +319,7 @@ func timeSendAfter(t *testing.T, p *placement.Placement, n int, orders [][]sched
 			}
 		}
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}}
 	for r, st := range start {
 		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: st})
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // PyTorch's schedules for several stages per rank (torch.distributed.
@@ -39,7 +40,8 @@ func loopPipeline(name string, p *placement.Placement, n, memory int) (q pipelin
 // order (as PyTorch writes it). It keeps every activation of the rank
 // (GPipe's memory); with a split backward each weight block runs right after its input block
 // (PyTorch's full backward).
-func LoopedBFS(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func LoopedBFS(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "looped-bfs"
 	q, v, L, err := loopPipeline(name, p, n, memory)
 	if err != nil {
@@ -79,7 +81,8 @@ func LoopedBFS(p *placement.Placement, n, memory int) (*schedule.Schedule, error
 // input block on, each step also runs the weight block of the oldest input
 // block that has none yet; the cooldown runs the remaining input blocks
 // the same way, and the weight blocks left come last.
-func ZB1P(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func ZB1P(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "zb1p"
 	q, v, L, err := loopPipeline(name, p, n, memory)
 	if err != nil {

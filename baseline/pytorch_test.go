@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // TestZB1PTimed pins PyTorch's ScheduleInterleavedZeroBubble order (Qi et
@@ -17,7 +18,7 @@ import (
 func TestZB1PTimed(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 8, Chunks: 2, Order: placement.Loop, SplitBackward: true, ForwardTime: 3, InputTime: 4, WeightTime: 2})
 	for _, c := range []struct{ n, want int }{{16, 323}, {8, 179}, {32, 611}} {
-		s, err := ZB1P(p, c.n, 0)
+		s, err := ZB1P(spec.New(p, c.n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,7 +28,7 @@ func TestZB1PTimed(t *testing.T) {
 	}
 	// 4 ranks, N = 8, F:I:W = 1:2:1: 70.
 	p = placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4, Chunks: 2, Order: placement.Loop, SplitBackward: true, ForwardTime: 1, InputTime: 2, WeightTime: 1})
-	if s, err := ZB1P(p, 8, 0); err != nil || schedule.Makespan(s) != 70 {
+	if s, err := ZB1P(spec.New(p, 8)); err != nil || schedule.Makespan(s) != 70 {
 		t.Errorf("4 ranks, N = 8, F:I:W = 1:2:1: %v, want makespan 70", err)
 	}
 }
@@ -38,7 +39,7 @@ func TestZB1PTimed(t *testing.T) {
 // stages 1 and 3.
 func TestLoopedBFSOrder(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2, Chunks: 2, Order: placement.Loop})
-	s, err := LoopedBFS(p, 2, 0)
+	s, err := LoopedBFS(spec.New(p, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestZB1POrders(t *testing.T) {
 			t.Fatalf("%q: %v", head, err)
 		}
 		p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: ranks, Chunks: v, Order: placement.Loop, SplitBackward: true})
-		s, err := ZB1P(p, n, 0)
+		s, err := ZB1P(spec.New(p, n))
 		if err != nil {
 			t.Fatalf("%s: %v", head, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Every applicable baseline stays valid when dependencies between devices
@@ -21,7 +22,7 @@ func TestBaselinesWithTransfers(t *testing.T) {
 					p := placementtest.WithTransfers(builtin(t, name, 4, false), c, false)
 					m, _ := Lookup(method)
 					n := 8
-					s, err := m.Build(p, n, 0)
+					s, err := m.Build(spec.New(p, n))
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // ZBAuto is the zero-bubble auto-scheduler's cost-aware greedy (Qi et al.,
@@ -34,7 +35,8 @@ import (
 // forward to its last weight gradient, is shortest; each device's order
 // is its actions by end time. Where no setting fits the budget it returns
 // the schedule without one, over the budget (ErrOverBudget).
-func ZBAuto(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func ZBAuto(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "zb-auto"
 	q, err := splitVPipeline(name, p, n, memory)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The zero-bubble family: schedules for a backward split into an input
@@ -22,7 +23,8 @@ import (
 // bubbles. Peak memory stays 1F1B's largest, S activations, on every
 // stage; with F = I = W the bubble shrinks from 1F1B's (S−1)(F+I+W) to
 // (S−1)(F+I−W).
-func ZBH1(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func ZBH1(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "zb-h1"
 	q, err := splitVPipeline(name, p, n, memory)
 	if err != nil {
@@ -36,7 +38,8 @@ func ZBH1(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
 // but stage s warms up with 2(S−s)−1 forwards and delays its weight blocks
 // by 2s input blocks, so that every stage holds 2S−1 activations at its
 // peak (about twice 1F1B's) and the steady state has no bubble.
-func ZBH2(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func ZBH2(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "zb-h2"
 	q, err := splitVPipeline(name, p, n, memory)
 	if err != nil {
@@ -256,7 +259,8 @@ func (a *actions) done(stages ...stage) error {
 // 2L−1 micro-batches and skips the actions of micro-batches that do not
 // exist. With F = I = W its steady state has no bubble, at 1F1B's peak
 // memory (2L activations of one stage).
-func ZBV(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func ZBV(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "zb-v"
 	v, err := splitV(name, p, n, memory)
 	if err != nil {
@@ -386,7 +390,8 @@ func dualPipeOrder(a *actions, L, r, n int, c0, c1 stage) {
 // micro-batches in each direction (n ≥ D here); its bubble is
 // (D/2−1)(F&B + B − 3W), F&B counted as F + B when, as here, they do not
 // overlap: 2(D/2−1) with F = I = W = 1. Peak memory: D+1 activations.
-func DualPipe(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func DualPipe(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "dualpipe"
 	orders, _, err := dualPipeOrders(p, n, memory)
 	if err != nil {
@@ -466,7 +471,8 @@ func dualPipeOrders(p *placement.Placement, n, memory int) ([][]schedule.Ref, []
 // backward: position r of L holds stages r (c0) and 2L−1−r (c1) of one
 // pipeline, and runs dualPipeOrder with that L and r. It needs at least
 // 2L micro-batches.
-func DualPipeV(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func DualPipeV(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "dualpipe-v"
 	orders, _, err := dualPipeVOrders(name, p, n, memory)
 	if err != nil {
@@ -481,7 +487,8 @@ func DualPipeV(p *placement.Placement, n, memory int) (*schedule.Schedule, error
 // pairs DualPipeV runs one after the other) is one overlapped action, for
 // the pair's time. A pair the placement gives no time runs as in
 // DualPipeV.
-func DualPipeVOverlap(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func DualPipeVOverlap(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	const name = "dualpipe-v-overlap"
 	if err := checkArgs(name, p, n, memory); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // A placement file on a cluster file — one device at half speed — and
@@ -26,7 +27,7 @@ func ExampleCluster_Apply() {
 	if err != nil {
 		panic(err)
 	}
-	res, err := search.Run(context.Background(), p, search.Options{Memory: 4, MicroBatches: 8})
+	res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Memory: 4}, search.Options{})
 	if err != nil {
 		panic(err)
 	}

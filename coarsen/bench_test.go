@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/heft"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // She et al. §V-B: the seeded 200-operator DAG on 2 chips, transfers as
@@ -37,7 +38,7 @@ func BenchmarkDAG200(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var r *coarsen.SearchResult
 			for b.Loop() {
-				if r, err = coarsen.Search(context.Background(), p, tc.target, search.Options{MicroBatches: 1}); err != nil {
+				if r, err = coarsen.Search(context.Background(), spec.New(p, 1), tc.target, search.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

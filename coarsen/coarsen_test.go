@@ -17,7 +17,7 @@ func dag(t testing.TB, nodes, devices int) *placement.Placement {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := opgraph.Cluster(devices, opgraph.DefaultLink).Apply(p)
+	q, err := opgraph.Cluster(devices, opgraph.DefaultLink()).Apply(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/heft"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Choice is the option of every block of p (its index in p's Options)
@@ -69,7 +70,7 @@ func (c *Coarse) Expand(p *placement.Placement, s *schedule.Schedule) (*schedule
 		}
 		orders = append(orders, out)
 	}
-	byOrder, errA := heft.Timed(p, choice, n, s.Memory, orders)
+	byOrder, errA := heft.Timed(spec.Spec{Placement: p, MicroBatches: n, Memory: s.Memory}, choice, orders)
 	start := map[schedule.Ref]int{}
 	for _, in := range s.Instances {
 		start[in.Ref()] = in.Start
@@ -85,7 +86,7 @@ func (c *Coarse) Expand(p *placement.Placement, s *schedule.Schedule) (*schedule
 		return cmp.Or(cmp.Compare(start[key(a)], start[key(b)]), cmp.Compare(c.Of[a.Block], c.Of[b.Block]),
 			cmp.Compare(a.Micro, b.Micro), cmp.Compare(pos[a.Block], pos[b.Block]))
 	})
-	byGaps, errB := heft.Insert(p, choice, n, s.Memory, seq)
+	byGaps, errB := heft.Insert(spec.Spec{Placement: p, MicroBatches: n, Memory: s.Memory}, choice, seq)
 	switch {
 	case errA != nil && errB != nil:
 		return nil, fmt.Errorf("coarsen: expand: %w", errA)

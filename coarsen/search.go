@@ -9,25 +9,26 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
-// HEFTAssignment is HEFT's choice of devices for p (heft.Run) as a start
-// of the search over assignments (search.Options.Assignments), named
-// "heft"; ok is false where HEFT finds no schedule (a memory budget it
-// breaks).
-func HEFTAssignment(p *placement.Placement, n, memory int) (a search.Assignment, ok bool) {
-	r, err := heft.Run(p, heft.Options{MicroBatches: n, Memory: memory})
+// HEFTAssignment is HEFT's choice of devices for sp's placement
+// (heft.Run) as a start of the search over assignments
+// (search.Options.Assignments), named "heft"; ok is false where HEFT finds
+// no schedule (a memory budget it breaks).
+func HEFTAssignment(sp spec.Spec) (a search.Assignment, ok bool) {
+	r, err := heft.Run(sp.Placement, heft.Options{MicroBatches: sp.MicroBatches, Memory: sp.Memory})
 	if err != nil {
 		return search.Assignment{}, false
 	}
 	return search.Assignment{Name: "heft", Choice: r.Choice}, true
 }
 
-// withHEFTAssignment is given with HEFT's assignment of q added after
-// it, when HEFT schedules q (a new slice: given is not changed).
-func withHEFTAssignment(q *placement.Placement, n, memory int, given []search.Assignment) []search.Assignment {
+// withHEFTAssignment is given with HEFT's assignment of sp added after
+// it, when HEFT schedules sp (a new slice: given is not changed).
+func withHEFTAssignment(sp spec.Spec, given []search.Assignment) []search.Assignment {
 	out := append([]search.Assignment(nil), given...)
-	if a, ok := HEFTAssignment(q, n, memory); ok {
+	if a, ok := HEFTAssignment(sp); ok {
 		out = append(out, a)
 	}
 	return out
@@ -61,11 +62,14 @@ type SearchResult struct {
 // (Plan), and HEFT's schedule of p itself kept instead where it is
 // shorter (Report.ByHEFT); otherwise p is searched as it is. Either way
 // the schedule is verified.
-func Search(ctx context.Context, p *placement.Placement, target int, opt search.Options) (*SearchResult, error) {
+func Search(ctx context.Context, sp spec.Spec, target int, opt search.Options) (*SearchResult, error) {
 	t0 := time.Now()
+	p := sp.Placement
 	r, s, rep, err := solveMaybeCoarse(ctx, p, target, func(ctx context.Context, q *placement.Placement, coarse bool) (*search.Result, *schedule.Schedule, error) {
 		o := opt
-		o.Assignments = withHEFTAssignment(q, opt.MicroBatches, opt.Memory, opt.Assignments)
+		sq := sp
+		sq.Placement = q
+		o.Assignments = withHEFTAssignment(sq, opt.Assignments)
 		// The coarse schedule is a plan of devices and orders, re-timed
 		// on expansion: re-optimising its ends is not worth the time
 		// unless asked for.
@@ -75,14 +79,14 @@ func Search(ctx context.Context, p *placement.Placement, target int, opt search.
 		if coarse && o.LNSSteps == 0 {
 			o.LNSSteps = -1
 		}
-		r, err := search.Run(ctx, q, o)
+		r, err := search.Run(ctx, sq, o)
 		if err != nil {
 			return nil, nil, err
 		}
 		// HEFT's own schedule, not only its assignment searched again:
 		// the search's constructions on that assignment may end later.
 		if !coarse {
-			if h, err := heft.Run(p, heft.Options{MicroBatches: opt.MicroBatches, Memory: opt.Memory}); err == nil && schedule.Makespan(h.Schedule) < r.Makespan() {
+			if h, err := heft.Run(p, heft.Options{MicroBatches: sp.MicroBatches, Memory: sp.Memory}); err == nil && schedule.Makespan(h.Schedule) < r.Makespan() {
 				r.Candidates = append([]search.Candidate{{Source: r.Source, Makespan: r.Makespan()}}, r.Candidates...)
 				r.Schedule, r.Source = h.Schedule, search.Source{Kind: search.SourceStart, Name: "heft"}
 			}
@@ -100,7 +104,7 @@ func Search(ctx context.Context, p *placement.Placement, target int, opt search.
 	}
 	// HEFT's schedule of p itself is a start too: the answer is never
 	// worse than it.
-	if h, err := heft.Run(p, heft.Options{MicroBatches: opt.MicroBatches, Memory: opt.Memory}); err == nil {
+	if h, err := heft.Run(p, heft.Options{MicroBatches: sp.MicroBatches, Memory: sp.Memory}); err == nil {
 		rep.HEFT = schedule.Makespan(h.Schedule)
 		if rep.HEFT < rep.Makespan {
 			s, rep.ByHEFT = h.Schedule, true
@@ -182,12 +186,15 @@ type OptimalResult struct {
 // solves, which must have few enough assignments
 // (search.DefaultOptimalAssignments): coarsen to a target that keeps it
 // so (2 devices: 12 blocks).
-func Optimal(ctx context.Context, p *placement.Placement, target int, opt search.OptimalOptions) (*OptimalResult, error) {
+func Optimal(ctx context.Context, sp spec.Spec, target int, opt search.OptimalOptions) (*OptimalResult, error) {
 	t0 := time.Now()
+	p := sp.Placement
 	r, s, rep, err := solveMaybeCoarse(ctx, p, target, func(ctx context.Context, q *placement.Placement, _ bool) (*search.OptimalResult, *schedule.Schedule, error) {
 		o := opt
-		o.Assignments = withHEFTAssignment(q, opt.MicroBatches, opt.Memory, opt.Assignments)
-		r, err := search.Optimal(ctx, q, o)
+		sq := sp
+		sq.Placement = q
+		o.Assignments = withHEFTAssignment(sq, opt.Assignments)
+		r, err := search.Optimal(ctx, sq, o)
 		if err != nil {
 			return nil, nil, err
 		}

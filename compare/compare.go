@@ -9,10 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tessel-pp/tessel/coarsen"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tessel-pp/tessel/coarsen"
+	"github.com/tessel-pp/tessel/spec"
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/cluster"
@@ -249,13 +251,13 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 func choose(ctx context.Context, p *placement.Placement, opt Options) (*placement.Placement, error) {
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
-	so := search.Options{Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches,
-		Method: repetend.MethodJoint, Seed: opt.Seed, Offload: opt.Offload, Recompute: opt.Recompute}
+	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}
+	so := search.Options{MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed}
 	// HEFT's choice among the starts, as tessel search has it.
-	if a, ok := coarsen.HEFTAssignment(p, opt.MicroBatches, opt.Memory); ok {
+	if a, ok := coarsen.HEFTAssignment(sp); ok {
 		so.Assignments = append(so.Assignments, a)
 	}
-	res, err := search.Run(ctx, p, so)
+	res, err := search.Run(ctx, sp, so)
 	if err != nil {
 		return nil, fmt.Errorf("compare: choosing the devices: %w", err)
 	}
@@ -290,7 +292,7 @@ func (opt Options) shortfall(p *placement.Placement) shortfall {
 // says so.
 func baselineRow(m baseline.Method, p *placement.Placement, opt Options, short shortfall) Row {
 	row := Row{Method: MethodTitle(m.Name), Placement: p.Name, MicroBatches: opt.MicroBatches}
-	s, err := m.Build(p, opt.MicroBatches, opt.Memory)
+	s, err := m.Build(spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory})
 	over := errors.Is(err, baseline.ErrOverBudget)
 	need := short.keep
 	if m.Memory {
@@ -337,12 +339,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := search.Run(ctx, p, search.Options{
-		Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches,
-		Method: repetend.MethodJoint, Seed: opt.Seed,
-		Offload: opt.Offload, Recompute: opt.Recompute, Latency: opt.Latency,
-		Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) },
-	})
+	res, err := search.Run(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.Options{MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
 	var nf *search.NoFitError
 	switch {
 	case errors.As(err, &nf):
@@ -402,13 +399,9 @@ func optimalRow(ctx context.Context, p *placement.Placement, opt Options, progre
 	ctx, cancel := withLimit(ctx, opt.OptimalTimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := search.Optimal(ctx, p, search.OptimalOptions{
-		MicroBatches: opt.OptimalMicroBatches, Memory: opt.Memory, Seed: opt.Seed,
-		Offload: opt.Offload, Recompute: opt.Recompute, Latency: opt.Latency,
-		Progress: func(lo, hi int) {
-			progress("compare: time-optimal search, makespan between %d and %d", lo, hi)
-		},
-	})
+	res, err := search.Optimal(ctx, spec.Spec{Placement: p, MicroBatches: opt.OptimalMicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.OptimalOptions{Seed: opt.Seed, Progress: func(lo, hi int) {
+		progress("compare: time-optimal search, makespan between %d and %d", lo, hi)
+	}})
 	elapsed := time.Since(t0)
 	switch {
 	case errors.Is(err, smt.ErrInfeasible):

@@ -14,6 +14,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // LatencyOptions configure LatencySweep.
@@ -88,7 +89,7 @@ func LatencySweep(ctx context.Context, p *placement.Placement, opt LatencyOption
 	for _, b := range opt.Budgets {
 		for _, n := range opt.MicroBatches {
 			sctx, cancel := withLimit(ctx, opt.TimeLimit)
-			res, err := search.Run(sctx, p, search.Options{MicroBatches: n, Latency: b, Seed: opt.Seed})
+			res, err := search.Run(sctx, spec.Spec{Placement: p, MicroBatches: n, Latency: b}, search.Options{Seed: opt.Seed})
 			cancel()
 			if err != nil {
 				return nil, fmt.Errorf("sweep: Tessel, %d micro-batches, latency budget %d: %w", n, b, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // SweepOptions configure Sweep.
@@ -141,7 +142,7 @@ func Sweep(ctx context.Context, ps []*placement.Placement, opt SweepOptions) (*S
 		if err != nil || !opt.Offload && !opt.Recompute {
 			return pt, err
 		}
-		return withDecisions(ctx, pt, p, m, opt.Latency, opt.Offload, opt.Recompute)
+		return withDecisions(ctx, pt, spec.Spec{Placement: p, Memory: m, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}})
 	})
 	if err != nil {
 		return nil, err
@@ -157,9 +158,10 @@ const decisionMicroBatches = 128
 // constructions that offload or recompute (search.SteadyPeriod), when
 // theirs is shorter than the repetend's; such a point is marked with the
 // decisions and is not proven. Under a latency budget (0: none) the
-// constructions are re-timed under it (search.SteadyPeriodWithin).
-func withDecisions(ctx context.Context, pt Point, p *placement.Placement, memory, latency int, offload, recompute bool) (Point, error) {
-	period, ok, err := search.SteadyPeriodWithin(ctx, p, decisionMicroBatches, memory, latency, offload, recompute)
+// constructions are re-timed under it.
+func withDecisions(ctx context.Context, pt Point, sp spec.Spec) (Point, error) {
+	p, memory := sp.Placement, sp.Memory
+	period, ok, err := search.SteadyPeriod(ctx, sp.WithMicroBatches(decisionMicroBatches))
 	if err != nil {
 		return pt, fmt.Errorf("sweep: %s, memory %s: %w", p.Name, textfmt.Budget(memory), err)
 	}

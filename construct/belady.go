@@ -10,6 +10,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // # Fixed orders timed by Belady's rule
@@ -668,7 +669,7 @@ func (b *bsim) reload(c, x, t int) {
 // raw is the schedule the simulation ran, with its decisions.
 func (b *bsim) raw() *schedule.Schedule {
 	p := b.p
-	s := &schedule.Schedule{Placement: p, MicroBatches: b.n, Memory: b.opt.Memory}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: b.n, Memory: b.opt.Memory}}
 	s.Instances = make([]schedule.Instance, 0, len(b.start))
 	for x, t := range b.start {
 		s.Instances = append(s.Instances, schedule.Instance{Block: x % b.k, Micro: x / b.k, Start: t})

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // vBelady is the V placement (Qi et al., "Pipeline Parallelism with
@@ -174,7 +175,7 @@ func TestBeladyCandidates(t *testing.T) {
 // portfolio, whose best (a modulo schedule that decides) is no later.
 func TestPortfolioBelady(t *testing.T) {
 	p := vBelady(t, 8)
-	pipe, err := baseline.PipeOffload(p, 16, 4)
+	pipe, err := baseline.PipeOffload(spec.Spec{Placement: p, MicroBatches: 16, Memory: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestPortfolioBelady(t *testing.T) {
 	if ms := schedule.Makespan(pipe); 1000*best.Makespan > 805*ms {
 		t.Errorf("%d against PipeOffload's %d: more than 80.5 %%", best.Makespan, ms)
 	}
-	cs, err := PortfolioWith(context.Background(), p, PortfolioOptions{MicroBatches: 16, Memory: 4, Offload: true})
+	cs, err := Portfolio(context.Background(), spec.Spec{Placement: p, MicroBatches: 16, Memory: 4, Allowed: spec.Decisions{Offload: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

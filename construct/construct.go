@@ -18,6 +18,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // checkArgs rejects inputs no construction can schedule.
@@ -46,7 +47,7 @@ func checkArgs(p *placement.Placement, n, memory int) error {
 // stay).
 func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Repetend) (*schedule.Schedule, error) {
 	k := len(p.Blocks)
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}}
 	s.Instances = make([]schedule.Instance, 0, n*k)
 	lo := 0
 	if len(starts) > 0 {
@@ -135,7 +136,7 @@ func Compact(s *schedule.Schedule) (*schedule.Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("construct: %w", err)
 	}
-	out := &schedule.Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins}
 	if s.Repetend != nil {
 		rp := *s.Repetend
 		rp.Offsets = append([]int(nil), rp.Offsets...)

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Every rule, with and without a window and a budget, gives a valid
@@ -63,11 +64,11 @@ func TestPortfolioVShapeMeets1F1B(t *testing.T) {
 	for _, d := range []int{4, 16, 64} {
 		p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: d})
 		n := 4 * d
-		cands, err := Portfolio(context.Background(), p, n, d)
+		cands, err := Portfolio(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Memory: d})
 		if err != nil || len(cands) == 0 {
 			t.Fatalf("%d devices: %v", d, err)
 		}
-		ref, err := baseline.OneFOneB(p, n, d)
+		ref, err := baseline.OneFOneB(spec.Spec{Placement: p, MicroBatches: n, Memory: d})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +113,7 @@ func TestModuloIsARepetend(t *testing.T) {
 					t.Errorf("%s: offsets span %d..%d, N_R %d", name, lo, hi, nr)
 				}
 				n := max(nr, 16)
-				s, err := ps.Schedule(p, n, mem)
+				s, err := ps.Schedule(spec.Spec{Placement: p, MicroBatches: n, Memory: mem})
 				if err != nil {
 					t.Errorf("%s %d memory %d: %v", name, d, mem, err)
 					continue
@@ -147,7 +148,7 @@ func TestPortfolioZeroBubbleReachesTheBound(t *testing.T) {
 					continue
 				}
 				p := zeroBubbleChain(t, d, order)
-				cands, err := Portfolio(context.Background(), p, n, 2*d)
+				cands, err := Portfolio(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Memory: 2 * d})
 				if err != nil || len(cands) == 0 {
 					t.Fatalf("%s %d devices: %v", order, d, err)
 				}
@@ -182,7 +183,7 @@ func TestCompactKeepsOrDropsRepetend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ps.Schedule(p, 16, 4)
+	s, err := ps.Schedule(spec.Spec{Placement: p, MicroBatches: 16, Memory: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func BenchmarkPortfolio(b *testing.B) {
 		p := placementtest.Builtin(b, c.name, placement.Options{Devices: c.d})
 		b.Run(fmt.Sprintf("%s-%dd", c.name, c.d), func(b *testing.B) {
 			for b.Loop() {
-				cands, err := Portfolio(context.Background(), p, 4*c.d, c.d)
+				cands, err := Portfolio(context.Background(), spec.Spec{Placement: p, MicroBatches: 4 * c.d, Memory: c.d})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -266,7 +267,7 @@ func TestFindRepetend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ps.Schedule(p, 32, 6)
+	s, err := ps.Schedule(spec.Spec{Placement: p, MicroBatches: 32, Memory: 6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,14 +291,14 @@ func TestRestartDeterministic(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for r := 1; r <= 4; r++ {
-		a, err := Restart(context.Background(), p, 16, 8, r)
+		a, err := Restart(context.Background(), spec.Spec{Placement: p, MicroBatches: 16, Memory: 8}, r)
 		if err != nil || a == nil {
 			t.Fatalf("restart %d: %v %v", r, a, err)
 		}
 		if err := schedule.Verify(a.Schedule); err != nil {
 			t.Fatalf("restart %d: %v", r, err)
 		}
-		b, _ := Restart(context.Background(), p, 16, 8, r)
+		b, _ := Restart(context.Background(), spec.Spec{Placement: p, MicroBatches: 16, Memory: 8}, r)
 		if fmt.Sprint(a.Schedule.Instances) != fmt.Sprint(b.Schedule.Instances) || a.Name != b.Name {
 			t.Errorf("restart %d: two runs differ", r)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // LatencyList is a list schedule of n micro-batches of p under a latency
@@ -23,7 +24,8 @@ import (
 // With links that carry one transfer at a time (placement's Channels)
 // the links are booked too (latencyListLinks). The result is compacted
 // under the budget (schedule.CompactLatency) and verified.
-func LatencyList(p *placement.Placement, n, memory, budget int) (*schedule.Schedule, error) {
+func LatencyList(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory, budget := sp.Placement, sp.MicroBatches, sp.Memory, sp.Latency
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
 	}
@@ -81,7 +83,7 @@ func LatencyList(p *placement.Placement, n, memory, budget int) (*schedule.Sched
 // latencyListed is the schedule of LatencyList's instances, compacted
 // under the budget where that ends no later, and verified.
 func latencyListed(p *placement.Placement, n, memory, budget int, ins []schedule.Instance) (*schedule.Schedule, error) {
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory, Latency: budget, Instances: ins}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory, Latency: budget}, Instances: ins}
 	compact, err := schedule.CompactLatency(p, n, schedule.Orders(s), budget)
 	if err == nil {
 		c := *s
@@ -132,24 +134,25 @@ func WithLatency(s *schedule.Schedule, budget int) (out *schedule.Schedule, ok b
 	return &t, true
 }
 
-// LatencyPortfolio is PortfolioWith under a latency budget (> 0): every
+// latencyPortfolio is Portfolio under a latency budget (> 0): every
 // candidate of the portfolio re-timed under the budget (WithLatency) where
 // its orders allow, and the latency list schedule (LatencyList, named
 // "list/latency"), best first as the portfolio orders them. With links
 // that carry one transfer at a time both time the transfers by the queue
 // (schedule.CompactLatency); the list schedules that offload or recompute
-// (o.Offload, o.Recompute) are re-timed with their decisions, and left
-// out where they meet no schedule within the budget.
-func LatencyPortfolio(ctx context.Context, p *placement.Placement, o PortfolioOptions, budget int) ([]Candidate, error) {
+// (the spec's Allowed) are re-timed with their decisions, and left out
+// where they meet no schedule within the budget.
+func latencyPortfolio(ctx context.Context, sp spec.Spec) ([]Candidate, error) {
+	p, budget := sp.Placement, sp.Latency
 	if err := p.CheckLatency(budget); err != nil {
 		return nil, fmt.Errorf("construct: %w", err)
 	}
-	cands, err := PortfolioWith(ctx, p, o)
+	cands, err := portfolio(ctx, p, sp.MicroBatches, sp.Memory, sp.Allowed)
 	if err != nil {
 		return nil, err
 	}
 	var out []Candidate
-	if s, err := LatencyList(p, o.MicroBatches, o.Memory, budget); err == nil {
+	if s, err := LatencyList(sp); err == nil {
 		out = append(out, Candidate{Name: "list/latency", Schedule: s, Makespan: schedule.Makespan(s)})
 	}
 	for _, c := range cands {

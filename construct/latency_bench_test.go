@@ -5,6 +5,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // BenchmarkLatencyList: the list schedule under a latency budget, nn-shape
@@ -15,7 +16,7 @@ func BenchmarkLatencyList(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := LatencyList(p, 128, 0, p.CriticalPath()+1); err != nil {
+		if _, err := LatencyList(spec.Spec{Placement: p, MicroBatches: 128, Latency: p.CriticalPath() + 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -30,7 +31,7 @@ func BenchmarkCompactLatency(b *testing.B) {
 		b.Fatal(err)
 	}
 	budget := p.CriticalPath() + 1
-	s, err := LatencyList(p, 128, 0, budget)
+	s, err := LatencyList(spec.Spec{Placement: p, MicroBatches: 128, Latency: budget})
 	if err != nil {
 		b.Fatal(err)
 	}

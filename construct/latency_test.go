@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // TestLatencyList: the list schedule that delays a micro-batch's first
@@ -21,7 +22,7 @@ func TestLatencyList(t *testing.T) {
 		}
 		cp := p.CriticalPath()
 		for _, budget := range []int{cp, cp + 1, cp + 3} {
-			s, err := LatencyList(p, 16, 0, budget)
+			s, err := LatencyList(spec.Spec{Placement: p, MicroBatches: 16, Latency: budget})
 			if err != nil {
 				t.Errorf("%s, budget %d: %v", shape, budget, err)
 				continue
@@ -30,10 +31,10 @@ func TestLatencyList(t *testing.T) {
 				t.Errorf("%s, budget %d: budget %d recorded, verify %v", shape, budget, s.Latency, schedule.Verify(s))
 			}
 		}
-		if _, err := LatencyList(p, 4, 0, cp-1); err == nil {
+		if _, err := LatencyList(spec.Spec{Placement: p, MicroBatches: 4, Latency: cp - 1}); err == nil {
 			t.Errorf("%s: budget below the critical path accepted", shape)
 		}
-		cands, err := LatencyPortfolio(context.Background(), p, PortfolioOptions{MicroBatches: 8}, cp+1)
+		cands, err := Portfolio(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Latency: cp + 1})
 		if err != nil || len(cands) == 0 {
 			t.Fatalf("%s: portfolio: %v", shape, err)
 		}
@@ -65,7 +66,7 @@ func TestLatencyListChannels(t *testing.T) {
 			p.Channels = true
 			cp := p.CriticalPath()
 			for _, budget := range []int{cp, cp + 1, cp + 3} {
-				s, err := LatencyList(p, 16, 0, budget)
+				s, err := LatencyList(spec.Spec{Placement: p, MicroBatches: 16, Latency: budget})
 				if err != nil {
 					t.Errorf("%s, transfers %d, budget %d: %v", shape, c, budget, err)
 					continue
@@ -74,7 +75,7 @@ func TestLatencyListChannels(t *testing.T) {
 					t.Errorf("%s, transfers %d, budget %d: budget %d recorded, verify %v", shape, c, budget, s.Latency, schedule.Verify(s))
 				}
 			}
-			cands, err := LatencyPortfolio(context.Background(), p, PortfolioOptions{MicroBatches: 8}, cp+1)
+			cands, err := Portfolio(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Latency: cp + 1})
 			if err != nil || len(cands) == 0 {
 				t.Fatalf("%s, transfers %d: portfolio: %v", shape, c, err)
 			}
@@ -110,7 +111,7 @@ func TestLatencyListLanes(t *testing.T) {
 		}
 		cp := p.CriticalPath()
 		for _, budget := range []int{cp, cp + 2, cp + 5} {
-			s, err := LatencyList(p, 12, 0, budget)
+			s, err := LatencyList(spec.Spec{Placement: p, MicroBatches: 12, Latency: budget})
 			if err != nil {
 				t.Errorf("%s, budget %d: %v", shape, budget, err)
 				continue

@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Modulo schedules reserve links as they reserve devices. On v-shape with
@@ -23,7 +24,7 @@ func TestModuloOnLinks(t *testing.T) {
 	if ps.Period != 8 {
 		t.Errorf("period %d, want 8 (the link's load)", ps.Period)
 	}
-	s, err := ps.Schedule(p, 32, 8)
+	s, err := ps.Schedule(spec.Spec{Placement: p, MicroBatches: 32, Memory: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestListOnLinks(t *testing.T) {
 				t.Errorf("%s %v: %v", name, rule, err)
 			}
 		}
-		cands, err := Portfolio(context.Background(), p, 12, 8)
+		cands, err := Portfolio(context.Background(), spec.Spec{Placement: p, MicroBatches: 12, Memory: 8})
 		if err != nil || len(cands) == 0 {
 			t.Errorf("%s: portfolio: %d candidates, %v", name, len(cands), err)
 		}

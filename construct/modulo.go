@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Periodic is a modulo schedule (software pipelining, with the period as
@@ -51,7 +52,8 @@ func (ps *Periodic) RepetendStarts() []int {
 // verifies the result under the memory budget. When n ≥ N_R the schedule
 // records its repetend if compaction left the iterations exactly
 // periodic.
-func (ps *Periodic) Schedule(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func (ps *Periodic) Schedule(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
 	}

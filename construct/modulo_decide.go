@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Decided is a modulo schedule that offloads: Unroll micro-batches form
@@ -607,7 +608,8 @@ func (st *decideState) peak(P int, ops, starts, cand, off, rel []int, budget int
 // Schedule unrolls n micro-batches of the modulo schedule with its
 // decisions, compacts them where the verifier's rules allow
 // (schedule.CompactDecisions) and verifies the result under the budget.
-func (dp *Decided) Schedule(p *placement.Placement, n, memory int) (*schedule.Schedule, error) {
+func (dp *Decided) Schedule(sp spec.Spec) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
 	}
@@ -615,7 +617,7 @@ func (dp *Decided) Schedule(p *placement.Placement, n, memory int) (*schedule.Sc
 	if len(dp.Starts) != dp.Unroll*k || dp.Period < 1 {
 		return nil, fmt.Errorf("construct: modulo schedule of %d operations for placement %q of %d blocks", len(dp.Starts), p.Name, k)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}}
 	for m := range n {
 		c, j := m%dp.Unroll, m/dp.Unroll
 		for i := range k {
@@ -950,7 +952,7 @@ func decideFollow(ctx context.Context, p *placement.Placement, n, memory int, po
 		fit, best := st.anneal(ctx, P, starts, memory, sh.annealing)
 		name := fmt.Sprintf("modulo/decide u=%d period %d", sh.Unroll, P)
 		if fit != nil {
-			if s, err := fit.Schedule(p, n, memory); err == nil {
+			if s, err := fit.Schedule(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}); err == nil {
 				out = append(out, Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s)})
 			}
 		}

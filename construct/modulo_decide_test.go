@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // vOffload is the memory experiment's setting (docs/memory-experiment.md):
@@ -36,7 +37,7 @@ func TestModuloDecide(t *testing.T) {
 		if dp.Unroll != tc.unroll || len(dp.Starts) != tc.unroll*len(p.Blocks) {
 			t.Fatalf("memory %d u=%d: got u=%d with %d starts", tc.memory, tc.unroll, dp.Unroll, len(dp.Starts))
 		}
-		s, err := dp.Schedule(p, tc.n, tc.memory)
+		s, err := dp.Schedule(spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.memory})
 		if err != nil {
 			t.Fatalf("memory %d u=%d: %v", tc.memory, tc.unroll, err)
 		}
@@ -108,13 +109,13 @@ func TestPermutationsSubsets(t *testing.T) {
 func TestDecideGain(t *testing.T) {
 	p := vOffload(t, 8)
 	const n, memory = 16, 4
-	ref, err := baseline.PipeOffload(p, n, memory)
+	ref, err := baseline.PipeOffload(spec.Spec{Placement: p, MicroBatches: n, Memory: memory})
 	if err != nil {
 		t.Fatal(err)
 	}
 	limit := schedule.Makespan(ref) * 8 / 10
 	best := 0
-	for _, c := range decideFollow(context.Background(), p, n, memory, PortfolioOptions{Offload: true}.policies()) {
+	for _, c := range decideFollow(context.Background(), p, n, memory, policies(spec.Decisions{Offload: true})) {
 		if err := schedule.Verify(c.Schedule); err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
@@ -130,7 +131,7 @@ func TestDecideGain(t *testing.T) {
 
 func BenchmarkDecideFollow(b *testing.B) {
 	p := vOffload(b, 8)
-	pols := PortfolioOptions{Offload: true}.policies()
+	pols := policies(spec.Decisions{Offload: true})
 	for b.Loop() {
 		decideFollow(context.Background(), p, 64, 4, pols)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Candidate is one construction's verified schedule.
@@ -21,29 +22,28 @@ type Candidate struct {
 	Periodic *Periodic
 }
 
-// Portfolio runs every construction on n micro-batches of p under the
+// Portfolio runs every construction on the spec's micro-batches under its
 // memory budget — modulo schedules of the least periods that fit and list
 // schedules for every rule and a range of windows — and returns those
 // that fit, best first: least makespan, then those that repeat a
 // repetend, then least peak memory, then name. It stops early, with what
 // it has, when ctx ends or a schedule meets the makespan's lower bound.
-func Portfolio(ctx context.Context, p *placement.Placement, n, memory int) ([]Candidate, error) {
-	return PortfolioWith(ctx, p, PortfolioOptions{MicroBatches: n, Memory: memory})
-}
-
-// PortfolioOptions configure PortfolioWith.
-type PortfolioOptions struct {
-	MicroBatches int
-	Memory       int
-	// Offload and Recompute let the list schedules offload or recompute
-	// activations where the budget binds (and, as further candidates,
-	// wherever the placement allows); the schedules that keep every
-	// activation stay candidates too.
-	Offload, Recompute bool
+//
+// Where the spec allows offload or recompute, list schedules that take
+// those decisions where the budget binds (and, as further candidates,
+// wherever the placement allows) join the candidates, named
+// "list/<rule>/<savings>[/window w]"; the schedules that keep every
+// activation stay candidates too. Under a latency budget the candidates
+// are re-timed under it (latencyPortfolio).
+func Portfolio(ctx context.Context, sp spec.Spec) ([]Candidate, error) {
+	if sp.Latency > 0 {
+		return latencyPortfolio(ctx, sp)
+	}
+	return portfolio(ctx, sp.Placement, sp.MicroBatches, sp.Memory, sp.Allowed)
 }
 
 // policies are the savings the portfolio tries besides keeping.
-func (o PortfolioOptions) policies() []Savings {
+func policies(o spec.Decisions) []Savings {
 	if !o.Offload && !o.Recompute {
 		return nil
 	}
@@ -58,11 +58,8 @@ func (o PortfolioOptions) policies() []Savings {
 	return out
 }
 
-// PortfolioWith is Portfolio with options: with Offload or Recompute,
-// list schedules that take those decisions join the candidates (named
-// "list/<rule>/<savings>[/window w]").
-func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptions) ([]Candidate, error) {
-	n, memory := o.MicroBatches, o.Memory
+// portfolio is Portfolio without a latency budget.
+func portfolio(ctx context.Context, p *placement.Placement, n, memory int, o spec.Decisions) ([]Candidate, error) {
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
 	}
@@ -81,7 +78,7 @@ func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptio
 			break
 		}
 		minPeriod = ps.Period + 1
-		if s, err := ps.Schedule(p, n, memory); err == nil {
+		if s, err := ps.Schedule(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}); err == nil {
 			name := "modulo"
 			if k > 0 {
 				name = fmt.Sprintf("modulo/period %d", ps.Period)
@@ -92,7 +89,7 @@ func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptio
 	// With decisions: modulo schedules under looser budgets, followed
 	// in their order by list schedules that offload or recompute where
 	// the actual budget binds.
-	if pols := o.policies(); len(pols) > 0 && memory > 0 {
+	if pols := policies(o); len(pols) > 0 && memory > 0 {
 		for _, c := range followModulo(ctx, p, n, memory, pols) {
 			add(c.Name, c.Schedule, nil)
 		}
@@ -101,7 +98,7 @@ func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptio
 	// (modulo_decide.go), and list schedules that follow them; fixed
 	// orders timed by Belady's rule (belady.go).
 	if o.Offload && memory > 0 {
-		for _, c := range decideFollow(ctx, p, n, memory, o.policies()) {
+		for _, c := range decideFollow(ctx, p, n, memory, policies(o)) {
 			add(c.Name, c.Schedule, nil)
 		}
 		for _, c := range beladyCandidates(ctx, p, n, memory) {
@@ -117,7 +114,7 @@ func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptio
 		savings Savings
 	}
 	var jobs []job
-	for _, sv := range append([]Savings{{}}, o.policies()...) {
+	for _, sv := range append([]Savings{{}}, policies(o)...) {
 		for _, rule := range Rules() {
 			for _, w := range windows(p.Devices, n) {
 				jobs = append(jobs, job{rule, w, sv})
@@ -185,7 +182,8 @@ func PortfolioWith(ctx context.Context, p *placement.Placement, o PortfolioOptio
 // "list/<rule>/window <w>/restart <r>"; nil when none fits the budget.
 // The same r gives the same schedule on every run. A search with time
 // to spend restarts its constructions this way.
-func Restart(ctx context.Context, p *placement.Placement, n, memory, r int) (*Candidate, error) {
+func Restart(ctx context.Context, sp spec.Spec, r int) (*Candidate, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
 	}
@@ -262,7 +260,7 @@ func followModulo(ctx context.Context, p *placement.Placement, n, memory int, po
 			continue
 		}
 		seen[ps.Period] = true
-		ref, err := ps.Schedule(p, n, m)
+		ref, err := ps.Schedule(spec.Spec{Placement: p, MicroBatches: n, Memory: m})
 		if err != nil {
 			continue
 		}

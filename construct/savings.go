@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Savings lets a list schedule offload or recompute activations where its
@@ -445,7 +446,7 @@ func (sv *saver) stuck(l *lister) error {
 // schedule gave them (compaction does not know the host channels).
 func (sv *saver) finish(l *lister) (*schedule.Schedule, error) {
 	p := l.p
-	s := &schedule.Schedule{Placement: p, MicroBatches: l.n, Memory: l.opt.Memory}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: l.n, Memory: l.opt.Memory}}
 	s.Instances = make([]schedule.Instance, 0, l.n*l.k)
 	for x, t := range l.starts {
 		s.Instances = append(s.Instances, schedule.Instance{Block: x % l.k, Micro: x / l.k, Start: t})

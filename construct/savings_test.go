@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // On the V placement one micro-batch holds two activations on device 0:
@@ -19,7 +20,7 @@ func TestListSavings(t *testing.T) {
 		t.Fatalf("a list schedule that keeps every activation fits memory 1")
 	}
 	lb := schedule.LowerBounds(v2, 8, 1).Makespan
-	for _, sv := range (PortfolioOptions{Offload: true, Recompute: true}).policies() {
+	for _, sv := range policies(spec.Decisions{Offload: true, Recompute: true}) {
 		for _, rule := range Rules() {
 			s, err := List(v2, 8, ListOptions{Rule: rule, Memory: 1, Savings: sv})
 			if err != nil {
@@ -47,11 +48,11 @@ func TestListSavings(t *testing.T) {
 // activations at a tight budget, and its candidates are sorted.
 func TestPortfolioWithOffload(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4, SplitBackward: true}).WithOffload(1)
-	keep, err := Portfolio(context.Background(), p, 16, 2)
+	keep, err := Portfolio(context.Background(), spec.Spec{Placement: p, MicroBatches: 16, Memory: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	with, err := PortfolioWith(context.Background(), p, PortfolioOptions{MicroBatches: 16, Memory: 2, Offload: true})
+	with, err := Portfolio(context.Background(), spec.Spec{Placement: p, MicroBatches: 16, Memory: 2, Allowed: spec.Decisions{Offload: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

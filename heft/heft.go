@@ -18,6 +18,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Options configure Run.
@@ -125,20 +126,21 @@ func Run(p *placement.Placement, o Options) (*Result, error) {
 			busy[dv] = insert(busy[dv], interval{bestStart, bestEnd, schedule.Ref{Block: t.block, Micro: t.micro}})
 		}
 	}
-	s, err := Timed(p, choice, n, o.Memory, orders(busy))
+	s, err := Timed(spec.Spec{Placement: p, MicroBatches: n, Memory: o.Memory}, choice, orders(busy))
 	if err != nil {
 		return nil, fmt.Errorf("heft: %w", err)
 	}
 	return &Result{Choice: choice, Schedule: s}, nil
 }
 
-// Timed is the schedule of n micro-batches of p with block i on its option
-// choice[i] (placement's Choose), each device running its instances in
+// Timed is the schedule of the spec's micro-batches of its placement p
+// with block i on its option choice[i] (placement's Choose), each device running its instances in
 // the order orders gives, each as early as that order and the
 // dependencies (with the chosen transfer times, and link queues with
 // channels) allow (schedule.Compact). It is verified; an error says why
 // not.
-func Timed(p *placement.Placement, choice []int, n, memory int, orders [][]schedule.Ref) (*schedule.Schedule, error) {
+func Timed(sp spec.Spec, choice []int, orders [][]schedule.Ref) (*schedule.Schedule, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	q, err := placement.Choose(p, choice)
 	if err != nil {
 		return nil, err
@@ -147,19 +149,20 @@ func Timed(p *placement.Placement, choice []int, n, memory int, orders [][]sched
 	if err != nil {
 		return nil, err
 	}
-	s := &schedule.Schedule{Placement: q, MicroBatches: n, Memory: memory, Instances: ins}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n, Memory: memory}, Instances: ins}
 	if err := schedule.Verify(s); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// Insert is the schedule of n micro-batches of p with block i on its
-// option choice[i], the instances taken in the order seq gives (which
+// Insert is the schedule of the spec's micro-batches of its placement p
+// with block i on its option choice[i], the instances taken in the order seq gives (which
 // must put every instance after those it depends on), each into the
 // earliest gap of its devices that its inputs allow, then timed exactly
 // (Timed) and verified.
-func Insert(p *placement.Placement, choice []int, n, memory int, seq []schedule.Ref) (*schedule.Schedule, error) {
+func Insert(sp spec.Spec, choice []int, seq []schedule.Ref) (*schedule.Schedule, error) {
+	p, n := sp.Placement, sp.MicroBatches
 	if len(choice) != len(p.Blocks) {
 		return nil, fmt.Errorf("choice of %d blocks for %d", len(choice), len(p.Blocks))
 	}
@@ -186,7 +189,7 @@ func Insert(p *placement.Placement, choice []int, n, memory int, seq []schedule.
 			busy[dv] = insert(busy[dv], interval{s, s + w, r})
 		}
 	}
-	return Timed(p, choice, n, memory, orders(busy))
+	return Timed(sp, choice, orders(busy))
 }
 
 // orders is the per-device orders of busy intervals.

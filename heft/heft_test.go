@@ -16,7 +16,7 @@ func dag(t *testing.T, devices int, channels bool) *placement.Placement {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := opgraph.Cluster(devices, opgraph.DefaultLink)
+	c := opgraph.Cluster(devices, opgraph.DefaultLink())
 	c.Channels = channels
 	q, err := c.Apply(p)
 	if err != nil {

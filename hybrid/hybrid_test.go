@@ -196,7 +196,9 @@ func fmtInts(xs []int) string { return ints(xs) }
 // pipeline whose stages span both nodes is strictly slower on a slow link
 // than on a free one.
 func TestInterNodeLinkCharged(t *testing.T) {
-	g, c := load(t, "../testdata/models/llama7b.json", "../testdata/clusters/llama-8x80.json")
+	// Four fast GPUs in node 0, four slow ones in node 1; the link
+	// between the nodes is the cluster's default.
+	g, c := load(t, "../testdata/models/llama7b.json", "../testdata/clusters/llama-mixed.json")
 	across := func(dp, tp, pp int) bool { return dp == 1 && tp == 1 && pp == 8 } // stages on both nodes
 	var prev float64
 	var flat [2]float64 // across both nodes: free link, 2e-6
@@ -207,6 +209,7 @@ func TestInterNodeLinkCharged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("inter-node link %g per unit: best dp %d tp %d pp %d, %.2f", perUnit, res.Best.DP, res.Best.TP, res.Best.PP, res.Best.Time)
 		if res.Best.Time < prev {
 			t.Errorf("inter-node link %g per unit: best %+v takes %v, less than %v on a faster link", perUnit, res.Best, res.Best.Time, prev)
 		}
@@ -225,6 +228,7 @@ func TestInterNodeLinkCharged(t *testing.T) {
 		if len(nodes) != 2 {
 			t.Fatalf("pp 8: stages on nodes %v, want both", nodes)
 		}
+		t.Logf("inter-node link %g per unit: pp 8 across the nodes, %.2f", perUnit, one.Best.Time)
 		flat[min(1, int(perUnit*1e6))] = one.Best.Time
 	}
 	if flat[1] <= flat[0] {

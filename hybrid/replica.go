@@ -13,6 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // newReplica builds replica groups' pipeline: the model as the groups run
@@ -189,7 +190,7 @@ func (rep *replica) prepare(mb int) error {
 	if rep.chunks > 1 {
 		build, name = baseline.Interleaved, "1f1b-interleaved"
 	}
-	s, err := build(rep.p, mb, 0)
+	s, err := build(spec.New(rep.p, mb))
 	switch {
 	case err == nil:
 		rep.ones, rep.onesName = s, name
@@ -197,7 +198,7 @@ func (rep *replica) prepare(mb int) error {
 	case !errors.Is(err, baseline.ErrOverBudget) && !errors.Is(err, baseline.ErrNotApplicable):
 		return err
 	}
-	if s, err := baseline.GPipeRounds(rep.p, mb, 0); err == nil {
+	if s, err := baseline.GPipeRounds(spec.New(rep.p, mb)); err == nil {
 		rep.ones, rep.onesName = s, "gpipe-rounds"
 	}
 	return nil
@@ -287,7 +288,7 @@ func (rep *replica) megatronLayout(mb int) *Layout {
 	if err != nil {
 		return nil
 	}
-	s, err := baseline.OneFOneB(p, mb, 0)
+	s, err := baseline.OneFOneB(spec.New(p, mb))
 	if err != nil {
 		return nil
 	}
@@ -321,8 +322,7 @@ func (x *candidate) evaluate(ctx context.Context, unit float64, opt Options) {
 		best, br := rep.time(rep.ones, mb)
 		how, sched := rep.onesName, rep.ones
 		e := opt.Effort
-		res, err := search.Run(ctx, rep.p, search.Options{MicroBatches: mb, Jobs: 1, Effort: e, PhaseEffort: e, RefineEffort: e,
-			RefineGreedyOnly: true, LNSSteps: -1})
+		res, err := search.Run(ctx, spec.Spec{Placement: rep.p, MicroBatches: mb}, search.Options{Jobs: 1, Effort: e, PhaseEffort: e, RefineEffort: e, RefineGreedyOnly: true, LNSSteps: -1})
 		if err == nil && schedule.Verify(res.Schedule) == nil {
 			if t, b := rep.time(res.Schedule, mb); t < best {
 				best, br, how, sched = t, b, "search", res.Schedule

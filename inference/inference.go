@@ -35,6 +35,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Options configure the baselines.
@@ -243,7 +244,7 @@ func GPipe(p *placement.Placement, n int, opt Options) (*schedule.Schedule, erro
 	if err := check(p, n, opt); err != nil {
 		return nil, err
 	}
-	return baseline.GPipe(p, n, 0)
+	return baseline.GPipe(spec.New(p, n))
 }
 
 func finish(q *placement.Placement, n int, orders [][]schedule.Ref) (*schedule.Schedule, error) {
@@ -251,7 +252,7 @@ func finish(q *placement.Placement, n int, orders [][]schedule.Ref) (*schedule.S
 	if err != nil {
 		return nil, fmt.Errorf("inference: %w", err)
 	}
-	s := &schedule.Schedule{Placement: q, MicroBatches: n, Instances: ins}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n}, Instances: ins}
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("inference: placement %q: %w", q.Name, err)
 	}

@@ -209,7 +209,7 @@ func (g *Graph) Sum() int {
 // DefaultLink is the link of the cluster Cluster builds: a tensor of size
 // z takes ⌈z⌉, so that a transfer of the default sizes (1..9) takes as
 // long as an operator of the default times (1..9) on average.
-var DefaultLink = cluster.Link{Latency: 0, PerUnit: 1}
+func DefaultLink() cluster.Link { return cluster.Link{Latency: 0, PerUnit: 1} }
 
 // Cluster is the cluster of §V-B's experiment for n devices: devices of
 // speed 1 without a memory limit (the paper plans without memory

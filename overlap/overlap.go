@@ -19,6 +19,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Passes is how many sweeps over every device Pair makes at most (each
@@ -69,8 +70,7 @@ func Pair(ctx context.Context, s *schedule.Schedule) (*schedule.Schedule, bool) 
 				if err != nil {
 					continue
 				}
-				c := &schedule.Schedule{Placement: p, Cluster: s.Cluster, Source: s.Source, MicroBatches: s.MicroBatches, Memory: s.Memory,
-					Instances: ins, Pairs: next}
+				c := &schedule.Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins, Pairs: next}
 				ms := schedule.Makespan(c)
 				if ms > bestMs || (ms == bestMs && t >= sum) {
 					continue

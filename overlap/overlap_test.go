@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // TestPair: greedy pairing shortens 1F1B's steady phase, where each
@@ -30,7 +31,7 @@ func TestPair(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := baseline.OneFOneB(p, 16, 0)
+		s, err := baseline.OneFOneB(spec.New(p, 16))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +42,7 @@ func TestPair(t *testing.T) {
 		if p.Overlap, err = placement.ParseOverlapTime(c.time); err != nil {
 			t.Fatal(err)
 		}
-		s, err = baseline.OneFOneB(p, 16, 4)
+		s, err = baseline.OneFOneB(spec.Spec{Placement: p, MicroBatches: 16, Memory: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +65,7 @@ func TestDualPipeVOverlapNotApplicable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := baseline.DualPipeVOverlap(p, 8, 0); !errors.Is(err, baseline.ErrNotApplicable) {
+	if _, err := baseline.DualPipeVOverlap(spec.New(p, 8)); !errors.Is(err, baseline.ErrNotApplicable) {
 		t.Errorf("without --overlap-time: %v", err)
 	}
 }
@@ -86,7 +87,7 @@ func TestBoundsHold(t *testing.T) {
 				}
 				for _, n := range []int{1, 6} {
 					for _, m := range []int{0, 6} {
-						cands, err := construct.PortfolioWith(context.Background(), p, construct.PortfolioOptions{MicroBatches: n, Memory: m})
+						cands, err := construct.Portfolio(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Memory: m})
 						if err != nil {
 							t.Fatal(err)
 						}

@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // From a model to a schedule: a layer profile cut into the stages of
@@ -24,7 +25,7 @@ func ExampleRun() {
 	}
 	fmt.Printf("max load %.2f per sample over %d stages\n", rep.MaxLoad, len(rep.Stages))
 	p := rep.Converted.Placement
-	res, err := search.Run(context.Background(), p, search.Options{MicroBatches: 16})
+	res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 16}, search.Options{})
 	if err != nil {
 		panic(err)
 	}

@@ -42,8 +42,8 @@ const (
 	Recompute Action = "recompute"
 )
 
-// Actions lists every Action, in a stable order.
-var Actions = []Action{Keep, Offload, Recompute}
+// Actions lists every Action, in a stable order (a new slice each call).
+func Actions() []Action { return []Action{Keep, Offload, Recompute} }
 
 // Memory phases order the changes of a device's memory that happen at the
 // same time: a decision's frees (an offload's end, a recomputed forward's

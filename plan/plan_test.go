@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // A plan of the GPT-like profile on 4 devices: the split (Tarnawski et
@@ -26,7 +27,7 @@ func TestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := pr.Converted.Placement
-	res, err := search.Run(context.Background(), p, search.Options{Memory: 6, MicroBatches: 8})
+	res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Memory: 6}, search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,8 @@ const (
 	V Layout = "v"
 )
 
-// Layouts lists every layout.
-var Layouts = []Layout{One, Loop, V}
+// Layouts lists every layout (a new slice each call).
+func Layouts() []Layout { return []Layout{One, Loop, V} }
 
 // Ratio is F:I:W, the times of a stage's forward, input gradient and
 // weight gradient before the stage's own factors and noise.
@@ -40,8 +40,8 @@ type Ratio struct{ F, I, W int }
 
 func (r Ratio) String() string { return fmt.Sprintf("%d:%d:%d", r.F, r.I, r.W) }
 
-// Ratios are the benchmark's F:I:W.
-var Ratios = []Ratio{{1, 1, 1}, {2, 2, 1}, {1, 2, 1}, {3, 4, 2}}
+// Ratios are the benchmark's F:I:W (a new slice each call).
+func Ratios() []Ratio { return []Ratio{{1, 1, 1}, {2, 2, 1}, {1, 2, 1}, {3, 4, 2}} }
 
 // Unit is the time of one part of a ratio: 1:1:1 is 4, 4, 4 before the
 // stage factors and noise, so that ±10 % moves a time.
@@ -139,9 +139,9 @@ func Specs() []Spec {
 	micros := []int{2, 3, 4}
 	var out []Spec
 	k := 0
-	for _, l := range Layouts {
+	for _, l := range Layouts() {
 		for _, d := range []int{4, 8, 16} {
-			for _, r := range Ratios {
+			for _, r := range Ratios() {
 				for range 2 {
 					out = append(out, Spec{Layout: l, Devices: d, Ratio: r,
 						Transfer: transfers[k%len(transfers)], BudgetFactor: budgets[k%len(budgets)], MicroFactor: micros[k%len(micros)],

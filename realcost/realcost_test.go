@@ -18,6 +18,7 @@ import (
 	"github.com/tessel-pp/tessel/realcost"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 var table = flag.String("realcost.table", "", "write the benchmark's rows as a markdown table to this `file`")
@@ -36,7 +37,7 @@ type row struct {
 func bestBaseline(c realcost.Case) (int, string) {
 	best, name := 0, "—"
 	for _, m := range baseline.Methods() {
-		s, err := m.Build(c.Placement, c.MicroBatches, c.Memory)
+		s, err := m.Build(spec.Spec{Placement: c.Placement, MicroBatches: c.MicroBatches, Memory: c.Memory})
 		if err != nil {
 			continue
 		}
@@ -58,9 +59,9 @@ func run(t testing.TB, c realcost.Case, opt search.Options, renamed bool) row {
 	t.Helper()
 	r := row{c: c}
 	r.best, r.bestName = bestBaseline(c)
-	opt.Memory, opt.MicroBatches = c.Memory, c.MicroBatches
+	sp := spec.Spec{Placement: c.Placement, MicroBatches: c.MicroBatches, Memory: c.Memory}
 	t0 := time.Now()
-	res, err := search.Run(context.Background(), c.Placement, opt)
+	res, err := search.Run(context.Background(), sp, opt)
 	if err != nil {
 		t.Fatalf("%s: %v", c.Name, err)
 	}
@@ -74,7 +75,7 @@ func run(t testing.TB, c realcost.Case, opt search.Options, renamed bool) row {
 		t.Errorf("%s: written with backward blocks, the roles differ", c.Name)
 	}
 	if renamed {
-		res2, err := search.Run(context.Background(), q, opt)
+		res2, err := search.Run(context.Background(), spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, opt)
 		if err != nil {
 			t.Fatalf("%s, backward blocks: %v", c.Name, err)
 		}
@@ -115,7 +116,7 @@ func TestZB1PRow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := baseline.ZB1P(p, c.n, 0)
+		s, err := baseline.ZB1P(spec.New(p, c.n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,9 +124,7 @@ func TestZB1PRow(t *testing.T) {
 			t.Fatalf("%s: ZB1P makespan %d, want %d", p.Name, got, c.want)
 		}
 		peak := slices.Max(schedule.Measure(s).PeakMemory)
-		opt := quick
-		opt.Memory, opt.MicroBatches = peak, c.n
-		res, err := search.Run(context.Background(), p, opt)
+		res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: c.n, Memory: peak}, quick)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +214,7 @@ func TestBackwardBlocks(t *testing.T) {
 	for _, c := range []struct {
 		opt   placement.Options
 		n     int
-		build func(*placement.Placement, int, int) (*schedule.Schedule, error)
+		build func(spec.Spec) (*schedule.Schedule, error)
 		want  int
 	}{
 		{placement.Options{Devices: 4, Chunks: 2, Order: placement.V, SplitBackward: true}, 8, baseline.ZBV, 51},
@@ -226,7 +225,7 @@ func TestBackwardBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 		p = realcost.AsBackward(p)
-		s, err := c.build(p, c.n, 0)
+		s, err := c.build(spec.New(p, c.n))
 		if err != nil {
 			t.Fatalf("%s written with backward blocks: %v", p.Name, err)
 		}
@@ -234,7 +233,7 @@ func TestBackwardBlocks(t *testing.T) {
 			t.Errorf("%s: baseline makespan %d, want %d", p.Name, got, c.want)
 		}
 		peak := slices.Max(schedule.Measure(s).PeakMemory)
-		res, err := search.Run(context.Background(), p, search.Options{Memory: peak, MicroBatches: c.n})
+		res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: c.n, Memory: peak}, search.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Windows that decide (Qi et al., "OptPipe: Memory- and
@@ -24,7 +25,7 @@ func TestLNSDecides(t *testing.T) {
 		name               string
 		offload, recompute bool
 		memory, n          int
-		base               func(*placement.Placement, int, int) (*schedule.Schedule, error)
+		base               func(spec.Spec) (*schedule.Schedule, error)
 	}{
 		{"1F1B+recompute", false, true, 2, 8, baseline.OneFOneBRecompute},
 		{"PipeOffload", true, false, 2, 8, baseline.PipeOffload},
@@ -41,7 +42,7 @@ func TestLNSDecides(t *testing.T) {
 			if c.recompute {
 				p = p.WithRecompute()
 			}
-			s, err := c.base(p, c.n, c.memory)
+			s, err := c.base(spec.Spec{Placement: p, MicroBatches: c.n, Memory: c.memory})
 			if err != nil {
 				t.Fatal(err)
 			}

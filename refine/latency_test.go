@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Under a latency budget (the Tessel paper's §VI-D, Fig. 15: inference
@@ -25,7 +26,7 @@ func TestLNSLatency(t *testing.T) {
 		cp := p.CriticalPath()
 		for _, tc := range []struct{ n, slack int }{{6, 0}, {8, 1}, {8, 2}, {10, 3}} {
 			budget := cp + tc.slack
-			s, err := construct.LatencyList(p, tc.n, 0, budget)
+			s, err := construct.LatencyList(spec.Spec{Placement: p, MicroBatches: tc.n, Latency: budget})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Options configure Improve.
@@ -316,7 +317,7 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 	if sol == nil {
 		return nil, checks, err
 	}
-	out := &schedule.Schedule{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}}
 	out.Instances = append([]schedule.Instance(nil), s.Instances...)
 	for k, x := range free {
 		t := sol.Starts[k]

@@ -8,13 +8,14 @@ import (
 
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // LNSOptions configure LNS.
 type LNSOptions struct {
 	// Sizes are the numbers of instances a window frees, tried in turn:
 	// when a whole sweep over the schedule at one size wins nothing, the
-	// next, larger size is tried. nil means DefaultSizes.
+	// next, larger size is tried. nil means DefaultSizes().
 	Sizes []int
 	// Effort caps every solver call (smt.Options.Effort); 0 means
 	// DefaultEffort.
@@ -43,8 +44,9 @@ type LNSOptions struct {
 }
 
 // DefaultSizes are the window sizes of LNS: about as many instances as the
-// solver settles within DefaultEffort, then twice and four times as many.
-var DefaultSizes = []int{24, 48, 96}
+// solver settles within DefaultEffort, then twice and four times as many
+// (a new slice each call).
+func DefaultSizes() []int { return []int{24, 48, 96} }
 
 // DefaultSteps is the number of windows LNS gives the solver without a
 // deadline.
@@ -83,7 +85,7 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 	}
 	sizes := opt.Sizes
 	if sizes == nil {
-		sizes = DefaultSizes
+		sizes = DefaultSizes()
 	}
 	if opt.Effort == 0 {
 		opt.Effort = DefaultEffort
@@ -343,7 +345,7 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 		}
 		return nil, sol.Checks, fmt.Errorf("refine: %w", err)
 	}
-	out := &schedule.Schedule{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency, Instances: ins}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency}, Instances: ins}
 	if err := schedule.Verify(out); err != nil {
 		return nil, sol.Checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", p.Name, err)
 	}

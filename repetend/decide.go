@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Decided is a repetend whose forward blocks may offload or recompute
@@ -420,10 +421,11 @@ func decidedMemory(e *smt.Encoder, p *placement.Placement, P, d, budget int, w s
 // verifies when the encoding is right: the test of the encoding against
 // the verifier. It is long (the warmup and cooldown are whole
 // iterations); the caller compacts it.
-func (r *Decided) Unroll(p *placement.Placement, n, memory int) *schedule.Schedule {
+func (r *Decided) Unroll(sp spec.Spec) *schedule.Schedule {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	P := r.Period
 	consumers := p.Consumers()
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}}
 	lo := 0
 	first := true
 	note := func(t int) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // A decided repetend (Qi et al., "OptPipe", Appendix C: keep, offload
@@ -47,7 +48,7 @@ func TestDecidedRepetendVerifies(t *testing.T) {
 			if decided == 0 {
 				t.Errorf("period %d keeps every activation at memory %d", d.Period, tc.memory)
 			}
-			s := d.Unroll(p, 12, tc.memory)
+			s := d.Unroll(spec.Spec{Placement: p, MicroBatches: 12, Memory: tc.memory})
 			if err := schedule.Verify(s); err != nil {
 				t.Fatalf("period %d, actions %v: the unrolled repetend fails the verifier: %v", d.Period, d.Actions, err)
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // onCluster is 1F1B of v-shape on 4 devices, every transfer taking c, one
@@ -25,7 +26,7 @@ func onCluster(t *testing.T, c float64, n int) *schedule.Schedule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := baseline.OneFOneB(q, n, 0)
+	s, err := baseline.OneFOneB(spec.New(q, n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestSimulateChannelsLate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &schedule.Schedule{Placement: q, MicroBatches: 1, Instances: []schedule.Instance{
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: 1}, Instances: []schedule.Instance{
 		{Block: 0, Micro: 0, Start: 0}, {Block: 1, Micro: 0, Start: 3}, {Block: 2, Micro: 0, Start: 4}}}
 	progs, err := Generate(s, NonBlocking)
 	if err != nil {

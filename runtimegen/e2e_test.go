@@ -21,6 +21,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // python is the interpreter of Debian's python3-torch.
@@ -85,13 +86,12 @@ func TestWorkersEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zbh1, err := baseline.ZBH1(zb, 8, 0)
+	zbh1, err := baseline.ZBH1(spec.New(zb, 8))
 	if err != nil {
 		t.Fatal(err)
 	}
 	runs = append(runs, run{"v-shape-split/zb-h1", zbh1, NonBlocking, nil})
-	res, err := search.Run(context.Background(), loadPlacement(t, "v-chunks.json"),
-		search.Options{Memory: 8, MicroBatches: 8})
+	res, err := search.Run(context.Background(), spec.Spec{Placement: loadPlacement(t, "v-chunks.json"), MicroBatches: 8, Memory: 8}, search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,13 +117,23 @@ func TestWorkersEndToEnd(t *testing.T) {
 		build func() (*schedule.Schedule, error)
 		mode  Mode
 	}{
-		{"v-shape-split/pipeoffload", func() (*schedule.Schedule, error) { return baseline.PipeOffload(vsplit, 8, 2) }, NonBlocking},
-		{"v-shape-v2-split/1f1b-recompute", func() (*schedule.Schedule, error) { return baseline.OneFOneBRecompute(vchunks, 8, 2) }, NonBlocking},
-		{"v-shape/offload+recompute", func() (*schedule.Schedule, error) { return baseline.Savings(vwhole, 8, 2, mixed) }, NonBlocking},
-		{"v-shape/offload+recompute/blocking", func() (*schedule.Schedule, error) { return baseline.Savings(vwhole, 8, 2, mixed) }, Blocking},
-		{"v-shape-split/offload+recompute", func() (*schedule.Schedule, error) { return baseline.Savings(vsplit, 8, 2, mixed) }, NonBlocking},
+		{"v-shape-split/pipeoffload", func() (*schedule.Schedule, error) {
+			return baseline.PipeOffload(spec.Spec{Placement: vsplit, MicroBatches: 8, Memory: 2})
+		}, NonBlocking},
+		{"v-shape-v2-split/1f1b-recompute", func() (*schedule.Schedule, error) {
+			return baseline.OneFOneBRecompute(spec.Spec{Placement: vchunks, MicroBatches: 8, Memory: 2})
+		}, NonBlocking},
+		{"v-shape/offload+recompute", func() (*schedule.Schedule, error) {
+			return baseline.Savings(spec.Spec{Placement: vwhole, MicroBatches: 8, Memory: 2}, mixed)
+		}, NonBlocking},
+		{"v-shape/offload+recompute/blocking", func() (*schedule.Schedule, error) {
+			return baseline.Savings(spec.Spec{Placement: vwhole, MicroBatches: 8, Memory: 2}, mixed)
+		}, Blocking},
+		{"v-shape-split/offload+recompute", func() (*schedule.Schedule, error) {
+			return baseline.Savings(spec.Spec{Placement: vsplit, MicroBatches: 8, Memory: 2}, mixed)
+		}, NonBlocking},
 		{"v-shape-v2-split/offload+recompute", func() (*schedule.Schedule, error) {
-			return baseline.Savings(vchunks, 8, 3, append(append([]placement.Action(nil), mixed...), mixed...))
+			return baseline.Savings(spec.Spec{Placement: vchunks, MicroBatches: 8, Memory: 3}, append(append([]placement.Action(nil), mixed...), mixed...))
 		}, NonBlocking},
 	} {
 		s, err := r.build()
@@ -310,7 +320,7 @@ func deferredWeights(t testing.TB, p *placement.Placement, n int) *schedule.Sche
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Instances: ins}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
 	if err := schedule.Verify(s); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // On the built-in shapes, the backward block named b… (bd…, bu…, bs…, bx…)
@@ -186,7 +187,7 @@ func TestGenerateRejects(t *testing.T) {
 	if _, err := Generate(s, "eager"); err == nil || !strings.Contains(err.Error(), "unknown mode") {
 		t.Errorf("unknown mode: %v", err)
 	}
-	bad := &schedule.Schedule{Placement: p, MicroBatches: 2, Instances: slices.Clone(s.Instances)}
+	bad := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 2}, Instances: slices.Clone(s.Instances)}
 	bad.Instances[1].Start = bad.Instances[0].Start // overlaps or breaks a dependency
 	if _, err := Generate(bad, NonBlocking); err == nil || !strings.Contains(err.Error(), "schedule") {
 		t.Errorf("invalid schedule: %v", err)

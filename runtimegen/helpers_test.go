@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // greedy is a list scheduler for tests: it repeatedly starts the ready
@@ -53,7 +54,7 @@ func greedy(t testing.TB, p *placement.Placement, n int) *schedule.Schedule {
 		end[best] = bestStart + b.Time
 		ins = append(ins, schedule.Instance{Block: best.Block, Micro: best.Micro, Start: bestStart})
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Instances: ins}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
 	if err := schedule.Verify(s); err != nil {
 		t.Fatalf("greedy schedule of %s, N=%d: %v", p.Name, n, err)
 	}

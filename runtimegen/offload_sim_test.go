@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // offloadSchedule is PipeOffload's schedule (Wan et al., "PipeOffload:
@@ -19,7 +20,7 @@ func offloadSchedule(t *testing.T, move int) *schedule.Schedule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := baseline.PipeOffload(p.WithOffload(move), 8, 0)
+	s, err := baseline.PipeOffload(spec.New(p.WithOffload(move), 8))
 	if err != nil {
 		t.Fatal(err)
 	}

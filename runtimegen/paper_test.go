@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Tests that pin claims of the paper's §IV-D (runtime), each citing its
@@ -66,7 +67,7 @@ func TestFig7Overlap(t *testing.T) {
 		{ID: "b", Kind: placement.Forward, Devices: []int{0}, Time: 3, Memory: 0},
 		{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1, Memory: 0},
 	}, Deps: []placement.Dep{{From: 0, To: 3}, {From: 0, To: 2}, {From: 1, To: 3}}}
-	s := &schedule.Schedule{Placement: p, MicroBatches: 1, Instances: []schedule.Instance{
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: []schedule.Instance{
 		{Block: 1, Micro: 0, Start: 0}, {Block: 0, Micro: 0, Start: 1},
 		{Block: 2, Micro: 0, Start: 2}, {Block: 3, Micro: 0, Start: 3}}}
 	// x comes first in the global order. Blocking: device 0 runs a at 0

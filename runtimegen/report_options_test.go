@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // GenerateModes gives the programs of both modes, non-blocking first, or
@@ -44,7 +45,7 @@ func TestScheduleSimOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off, err := baseline.PipeOffload(p.WithOffload(2), 8, 0)
+	off, err := baseline.PipeOffload(spec.New(p.WithOffload(2), 8))
 	if err != nil {
 		t.Fatal(err)
 	}

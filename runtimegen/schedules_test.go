@@ -17,6 +17,7 @@ import (
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 func TestEveryProducerRunsWithoutDeadlock(t *testing.T) {
@@ -28,14 +29,14 @@ func TestEveryProducerRunsWithoutDeadlock(t *testing.T) {
 			}
 			var scheds []*schedule.Schedule
 			var labels []string
-			opt, err := search.Optimal(context.Background(), p, search.OptimalOptions{MicroBatches: 3})
+			opt, err := search.Optimal(context.Background(), spec.Spec{Placement: p, MicroBatches: 3}, search.OptimalOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			to := opt.Schedule
 			scheds, labels = append(scheds, to), append(labels, "time-optimal")
 			for _, m := range baseline.Methods() {
-				s, err := m.Build(p, 8, 0)
+				s, err := m.Build(spec.New(p, 8))
 				if errors.Is(err, baseline.ErrNotApplicable) {
 					continue
 				}

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // With no communication time, non-blocking programs run every block as
@@ -162,7 +163,7 @@ func TestSimulateCollective(t *testing.T) {
 		{ID: "g", Kind: placement.Forward, Devices: []int{0, 1}, Time: 2, Memory: 0},
 		{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1, Memory: 0},
 	}, Deps: []placement.Dep{{From: 0, To: 1}, {From: 1, To: 2}}}
-	s := &schedule.Schedule{Placement: p, MicroBatches: 1, Instances: []schedule.Instance{
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: []schedule.Instance{
 		{Block: 0, Micro: 0, Start: 0}, {Block: 1, Micro: 0, Start: 3}, {Block: 2, Micro: 0, Start: 5}}}
 	for _, tc := range []struct {
 		mode       Mode
@@ -235,7 +236,7 @@ func TestSimulateScheduleFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := schedule.Makespan(&schedule.Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches, Instances: compact})
+			want := schedule.Makespan(&schedule.Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches}, Instances: compact})
 			if len(s.Decisions) > 0 {
 				// Recomputes take device time, and the programs keep no
 				// host channel or memory order: at most the file's.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // onCluster is v2's 1F1B order compacted on a cluster where every
@@ -24,7 +25,7 @@ func onCluster(t *testing.T) (*Schedule, *cluster.Cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins}
+	out := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins}
 	if err := out.SetCluster(c, s.Placement); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestFileRecordsCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Cluster.Equal(c) || !r.Placement.Equal(s.Placement) || !r.Source.Equal(s.Source) {
+	if !r.Cluster.Equal(c) || !r.Placement.Equal(s.Placement) || !r.Given.Equal(s.Given) {
 		t.Error("parse after write lost the cluster")
 	}
 	if r.Placement.Blocks[block(t, r.Placement, "b1")].Time != 6 {
@@ -82,7 +83,7 @@ func TestFileRecordsCluster(t *testing.T) {
 		t.Errorf("mismatched cluster: %v", err)
 	}
 	// Without a cluster, transfer times cannot be written.
-	s.Cluster, s.Source = nil, nil
+	s.Cluster, s.Given = nil, nil
 	if err := s.Write(&bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "no cluster to record them") {
 		t.Errorf("transfers without a cluster: %v", err)
 	}

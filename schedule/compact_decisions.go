@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // CompactDecisions is Compact for a schedule that offloads or recomputes
@@ -39,7 +40,7 @@ func CompactDecisions(s *Schedule) (*Schedule, error) {
 // its placement (OnCluster: the orders of a schedule on another cluster).
 func compactDecisions(s *Schedule) (*Schedule, error) {
 	p := s.Placement
-	out := &Schedule{Placement: p, Cluster: s.Cluster, Source: s.Source, MicroBatches: s.MicroBatches, Memory: s.Memory}
+	out := &Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory}}
 	if len(s.Decisions) == 0 {
 		ins, err := Compact(p, s.MicroBatches, Orders(s))
 		if err != nil {

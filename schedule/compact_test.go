@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 func TestCompactErrors(t *testing.T) {
@@ -100,7 +101,7 @@ func TestCompactOrdersProperty(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
-		c := &Schedule{Placement: p, MicroBatches: n, Memory: s.Memory, Instances: ins}
+		c := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: s.Memory}, Instances: ins}
 		if err := Verify(c); err != nil {
 			t.Fatalf("trial %d: compacted schedule invalid: %v", trial, err)
 		}
@@ -153,7 +154,7 @@ func TestCompactTight(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := &Schedule{Placement: p, MicroBatches: n, Instances: ins}
+			c := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
 			if err := Verify(c); err != nil {
 				t.Fatalf("compacted schedule: %v", err)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // split2 is v-shape on 2 devices with the backward split (f0 f1 i1 w1 i0
@@ -19,7 +20,7 @@ import (
 func split2(t *testing.T, starts map[string][]int) *Schedule {
 	t.Helper()
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2, SplitBackward: true}).WithOffload(1).WithRecompute()
-	s := &Schedule{Placement: p}
+	s := &Schedule{Spec: spec.Spec{Placement: p}}
 	for id, ss := range starts {
 		s.MicroBatches = len(ss)
 		for m, st := range ss {

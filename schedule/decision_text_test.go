@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 func TestRanges(t *testing.T) {
@@ -24,7 +25,7 @@ func TestRanges(t *testing.T) {
 }
 
 func TestWriteDecisionsText(t *testing.T) {
-	s := &Schedule{Placement: chainOnOne("f0", "f1"), MicroBatches: 4, Decisions: []Decision{
+	s := &Schedule{Spec: spec.Spec{Placement: chainOnOne("f0", "f1"), MicroBatches: 4}, Decisions: []Decision{
 		{Block: 1, Micro: 2, Action: placement.Recompute}, {Block: 0, Micro: 1, Action: placement.Offload},
 		{Block: 0, Micro: 0, Action: placement.Offload}, {Block: 1, Micro: 0, Action: placement.Offload},
 	}}
@@ -37,14 +38,14 @@ func TestWriteDecisionsText(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 	b.Reset()
-	WriteDecisionsText(&b, &Schedule{Placement: chainOnOne("a")})
+	WriteDecisionsText(&b, &Schedule{Spec: spec.Spec{Placement: chainOnOne("a")}})
 	if b.Len() != 0 {
 		t.Errorf("no decisions: got %q, want nothing", b.String())
 	}
 }
 
 func TestDecisionsText(t *testing.T) {
-	s := &Schedule{Placement: chainOnOne("f0", "f1"), MicroBatches: 2, Decisions: []Decision{
+	s := &Schedule{Spec: spec.Spec{Placement: chainOnOne("f0", "f1"), MicroBatches: 2}, Decisions: []Decision{
 		{Block: 0, Micro: 0, Action: placement.Offload}, {Block: 0, Micro: 1, Action: placement.Offload}, {Block: 1, Micro: 0, Action: placement.Recompute},
 	}}
 	if got, want := s.DecisionsText(), "2 activations offloaded, 1 recomputed"; got != want {

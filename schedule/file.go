@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/internal/strictjson"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The schedule file (docs/formats.md, "Schedule file") is strict like the
@@ -20,7 +21,7 @@ import (
 // "placement", "micro_batches", "memory" and "instances" are required and
 // alone define the schedule. "cluster" (optional) is the cluster it runs
 // on: the placement is then the placement as given, and the schedule's is
-// that placement on the cluster (Schedule.Source, Schedule.Cluster).
+// that placement on the cluster (Schedule.Given, Schedule.Cluster).
 // "budgets" (optional) is every device's budget where one differs from
 // "memory": with a cluster it must be what the cluster's memories give,
 // without one it sets the devices' capacities. "repetend" and "metrics"
@@ -55,10 +56,10 @@ func (s *Schedule) marshal() ([]byte, error) {
 	// without a cluster, transfer times would be lost.
 	given := p
 	if s.Cluster != nil {
-		if err := (&Schedule{Placement: p}).SetCluster(s.Cluster, s.Source); err != nil {
+		if err := (&Schedule{Spec: spec.Spec{Placement: p}}).SetCluster(s.Cluster, s.Given); err != nil {
 			return nil, fmt.Errorf("write schedule: %w", err)
 		}
-		given = s.Source
+		given = s.Given
 	} else if len(p.Transfers) > 0 {
 		for _, d := range p.Deps {
 			if p.Transfer(d) != 0 {
@@ -286,7 +287,7 @@ func Parse(data []byte) (*Schedule, error) {
 		if err != nil {
 			return nil, fmt.Errorf("field \"cluster\": %w", err)
 		}
-		s.Cluster, s.Source, s.Placement = c, s.Placement, q
+		s.Cluster, s.Given, s.Placement = c, s.Placement, q
 	}
 	if budgets != nil {
 		if err := decodeBudgets(s, budgets); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // goldenSchedules are the schedules whose files live in testdata; the
@@ -225,10 +226,10 @@ func TestLoad(t *testing.T) {
 func TestWriteErrors(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2})
 	for _, s := range []*Schedule{
-		{MicroBatches: 1},
-		{Placement: p, MicroBatches: 1, Instances: []Instance{{Block: 9}}},
-		{Placement: p, MicroBatches: 1, Repetend: &Repetend{Offsets: []int{0}}},
-		{Placement: &placement.Placement{Name: "empty", Devices: 1}, MicroBatches: 1},
+		{Spec: spec.Spec{MicroBatches: 1}},
+		{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: []Instance{{Block: 9}}},
+		{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Repetend: &Repetend{Offsets: []int{0}}},
+		{Spec: spec.Spec{Placement: &placement.Placement{Name: "empty", Devices: 1}, MicroBatches: 1}},
 	} {
 		if err := s.Write(&bytes.Buffer{}); err == nil {
 			t.Errorf("Write(%+v) succeeded", s)

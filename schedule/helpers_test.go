@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -52,7 +53,7 @@ func oneF1B(t testing.TB, p *placement.Placement, n, memory int) *Schedule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Schedule{Placement: p, MicroBatches: n, Memory: memory, Instances: ins}
+	return &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: ins}
 }
 
 // oneF1BRepetend describes the steady phase of compacted 1F1B on a
@@ -122,7 +123,7 @@ func listSchedule(p *placement.Placement, n int, rng *rand.Rand, delay int) *Sch
 		}
 		return t
 	}
-	s := &Schedule{Placement: p, MicroBatches: n}
+	s := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}}
 	for len(ready) > 0 {
 		pick := 0
 		if rng != nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Latency of a schedule: the latency of micro-batch n is the time from
@@ -91,7 +92,7 @@ func (v *verifier) latency(r *report) {
 	if s.Latency <= 0 {
 		return
 	}
-	ok := &Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches}
+	ok := &Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches}}
 	for x, in := range s.Instances {
 		if v.ok[x] && v.first[in.Ref()] == x {
 			ok.Instances = append(ok.Instances, in)
@@ -305,7 +306,7 @@ func CompactDecisionsLatency(s *Schedule, budget int) (*Schedule, error) {
 		return nil, fmt.Errorf("compact: %w", err)
 	}
 	p := s.Placement
-	out := &Schedule{Placement: p, Cluster: s.Cluster, Source: s.Source, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: budget}
+	out := &Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: budget}}
 	if len(s.Decisions) == 0 {
 		ins, err := CompactLatency(p, s.MicroBatches, Orders(s), budget)
 		if err != nil {

@@ -10,12 +10,13 @@ import (
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // queuedChain is three micro-batches of inference2 (f0 → f1, transfer 3)
 // with f1^m at the given starts, f0^m at m.
 func queuedChain(p *placement.Placement, budget int, f1 ...int) *Schedule {
-	s := &Schedule{Placement: p, MicroBatches: len(f1), Latency: budget}
+	s := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: len(f1), Latency: budget}}
 	for m, at := range f1 {
 		s.Instances = append(s.Instances, Instance{Block: 0, Micro: m, Start: m}, Instance{Block: 1, Micro: m, Start: at})
 	}
@@ -79,7 +80,7 @@ func TestCompactLatencyChannels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Schedule{Placement: p, MicroBatches: 3, Latency: 5, Instances: ins}
+	s := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 3, Latency: 5}, Instances: ins}
 	if err := Verify(s); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestCompactLatencyChannelsProperty(t *testing.T) {
 				continue
 			}
 			met++
-			s := &Schedule{Placement: q, MicroBatches: n, Latency: budget, Instances: ins}
+			s := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, Instances: ins}
 			if err := Verify(s); err != nil {
 				t.Fatalf("%s trial %d: %v", p.Name, trial, err)
 			}
@@ -185,7 +186,7 @@ func TestCompactLatencyChannelsProperty(t *testing.T) {
 				continue
 			}
 			met++
-			if err := Verify(&Schedule{Placement: q, MicroBatches: n, Latency: budget, Instances: ins}); err != nil {
+			if err := Verify(&Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, Instances: ins}); err != nil {
 				t.Fatalf("%s with lanes, trial %d: %v", p.Name, trial, err)
 			}
 		}

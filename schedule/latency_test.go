@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // chain4 is a forward-only chain of 4 stages, time 1 each (an inference
@@ -25,7 +26,7 @@ func chain4(t testing.TB) *placement.Placement {
 // gpipeStarts runs micro-batch m's stage i at m + i, or, with stall,
 // its first stage at once and the rest after all first stages.
 func chainSchedule(p *placement.Placement, n int, stall bool) *Schedule {
-	s := &Schedule{Placement: p, MicroBatches: n}
+	s := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}}
 	for m := range n {
 		for i := range 4 {
 			start := m + i
@@ -95,7 +96,7 @@ func TestCompactLatency(t *testing.T) {
 		if err != nil {
 			t.Fatalf("budget %d: %v", budget, err)
 		}
-		s := &Schedule{Placement: p, MicroBatches: 4, Latency: budget, Instances: ins}
+		s := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 4, Latency: budget}, Instances: ins}
 		if err := Verify(s); err != nil {
 			t.Errorf("budget %d: %v", budget, err)
 		}
@@ -107,7 +108,7 @@ func TestCompactLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ms := Makespan(&Schedule{Placement: p, MicroBatches: 4, Instances: ins}); ms != 7 {
+	if ms := Makespan(&Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 4}, Instances: ins}); ms != 7 {
 		t.Errorf("makespan %d, want 7", ms)
 	}
 	// Two blocks on one device of one micro-batch ordered far apart: no

@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // LeastMemory is a lower bound on every schedule's peak (each baseline
@@ -43,7 +44,7 @@ func TestLeastMemory(t *testing.T) {
 		}
 		for _, m := range baseline.Methods() {
 			for _, n := range []int{1, 4, 8} {
-				s, err := m.Build(p, n, 0)
+				s, err := m.Build(spec.New(p, n))
 				if err != nil {
 					continue
 				}
@@ -76,14 +77,14 @@ func TestLeastMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := schedule.Verify(&schedule.Schedule{Placement: p, MicroBatches: 8, Memory: least, Instances: ins}); err != nil {
+		if err := schedule.Verify(&schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 8, Memory: least}, Instances: ins}); err != nil {
 			t.Errorf("%s: no schedule under the least budget %d: %v", p.Name, least, err)
 		}
 		if tc.name == "v-shape" {
-			if _, err := baseline.GPipeRounds(p, 8, least-1); least > 1 && !errors.Is(err, baseline.ErrOverBudget) {
+			if _, err := baseline.GPipeRounds(spec.Spec{Placement: p, MicroBatches: 8, Memory: least - 1}); least > 1 && !errors.Is(err, baseline.ErrOverBudget) {
 				t.Errorf("%s: a schedule under %d, below the least budget %d", p.Name, least-1, least)
 			}
-			if s, err := baseline.GPipeRounds(p, 8, least); err != nil || schedule.Verify(s) != nil {
+			if s, err := baseline.GPipeRounds(spec.Spec{Placement: p, MicroBatches: 8, Memory: least}); err != nil || schedule.Verify(s) != nil {
 				t.Errorf("%s: GPipe in rounds under the least budget %d: %v", p.Name, least, err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // swapped is f0 → f1 on two devices whose one link carries one transfer
@@ -29,7 +30,7 @@ func swapped(t *testing.T) *Schedule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Schedule{Placement: q, MicroBatches: 2}
+	s := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: 2}}
 	if err := s.SetCluster(c, src); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestLinkOrderRecorded(t *testing.T) {
 	}
 	// The recorded order is the producer-start one: the same as none.
 	s.LinkOrder = []placement.LinkOrder{{Link: placement.Link{From: 0, To: 1}, Transfers: []placement.LinkTransfer{f0f1(0), f0f1(1)}}}
-	if err, err0 := Verify(s), Verify(&Schedule{Placement: s.Placement, Cluster: s.Cluster, Source: s.Source, MicroBatches: 2, Instances: s.Instances}); err == nil || err0 == nil || err.Error() != err0.Error() {
+	if err, err0 := Verify(s), Verify(&Schedule{Spec: spec.Spec{Placement: s.Placement, Cluster: s.Cluster, Given: s.Given, MicroBatches: 2}, Instances: s.Instances}); err == nil || err0 == nil || err.Error() != err0.Error() {
 		t.Errorf("producer-start order recorded: %v, want as without: %v", err, err0)
 	}
 }
@@ -163,8 +164,7 @@ func TestLinkOrderViolations(t *testing.T) {
 		})
 	}
 	// Without channels a recorded order is an error.
-	s := &Schedule{Placement: inference2(t, 3, false), MicroBatches: 2,
-		Instances: []Instance{{Block: 0, Micro: 0, Start: 0}, {Block: 0, Micro: 1, Start: 1}, {Block: 1, Micro: 0, Start: 4}, {Block: 1, Micro: 1, Start: 5}}}
+	s := &Schedule{Spec: spec.Spec{Placement: inference2(t, 3, false), MicroBatches: 2}, Instances: []Instance{{Block: 0, Micro: 0, Start: 0}, {Block: 0, Micro: 1, Start: 1}, {Block: 1, Micro: 0, Start: 4}, {Block: 1, Micro: 1, Start: 5}}}
 	if err := Verify(s); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestLinkOrderBeatsProducerStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rule := &Schedule{Placement: p, MicroBatches: 1, Instances: ins}
+	rule := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: ins}
 	if err := Verify(rule); err != nil {
 		t.Fatal(err)
 	}
@@ -207,18 +207,15 @@ func TestLinkOrderBeatsProducerStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rule2 := &Schedule{Placement: p, MicroBatches: 1, Instances: ins}
+	rule2 := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: ins}
 	if err := Verify(rule2); err != nil {
 		t.Fatal(err)
 	}
 	if m := min(Makespan(rule), Makespan(rule2)); m != 11 {
 		t.Errorf("producer-start order: makespan %d, want 11", m)
 	}
-	chosen := &Schedule{Placement: p, MicroBatches: 1,
-		Instances: []Instance{{Block: 0, Start: 0}, {Block: 1, Start: 1}, {Block: 3, Start: 3}, {Block: 2, Start: 8}},
-		LinkOrder: []placement.LinkOrder{{Link: placement.Link{From: 0, To: 1}, Transfers: []placement.LinkTransfer{
-			{Dep: placement.Dep{From: 1, To: 3}}, {Dep: placement.Dep{From: 0, To: 2}}}}},
-	}
+	chosen := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: []Instance{{Block: 0, Start: 0}, {Block: 1, Start: 1}, {Block: 3, Start: 3}, {Block: 2, Start: 8}}, LinkOrder: []placement.LinkOrder{{Link: placement.Link{From: 0, To: 1}, Transfers: []placement.LinkTransfer{
+		{Dep: placement.Dep{From: 1, To: 3}}, {Dep: placement.Dep{From: 0, To: 2}}}}}}
 	if err := Verify(chosen); err != nil {
 		t.Fatalf("chosen order: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // inference2 is the forward chain f0 → f1 on two devices with every
@@ -29,7 +30,7 @@ func TestVerifyChannels(t *testing.T) {
 		t.Fatal(err)
 	}
 	// f1^m starts at m + 4: each tensor arrives 3 after its producer ends.
-	s := &Schedule{Placement: free, MicroBatches: n, Instances: ins}
+	s := &Schedule{Spec: spec.Spec{Placement: free, MicroBatches: n}, Instances: ins}
 	if err := Verify(s); err != nil {
 		t.Fatalf("without channels: %v", err)
 	}
@@ -58,7 +59,7 @@ func TestVerifyChannels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixed := &Schedule{Placement: queued.Placement, MicroBatches: n, Instances: ins}
+	fixed := &Schedule{Spec: spec.Spec{Placement: queued.Placement, MicroBatches: n}, Instances: ins}
 	if err := Verify(fixed); err != nil {
 		t.Fatalf("compacted with channels: %v", err)
 	}
@@ -97,7 +98,7 @@ func TestChannelsProperty(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if Makespan(&Schedule{Placement: q, Instances: zero}) != Makespan(&Schedule{Placement: p, Instances: plain}) {
+			if Makespan(&Schedule{Spec: spec.Spec{Placement: q}, Instances: zero}) != Makespan(&Schedule{Spec: spec.Spec{Placement: p}, Instances: plain}) {
 				t.Fatalf("%s trial %d: channels without transfers changed the compacted schedule", p.Name, trial)
 			}
 			setTransfers(q, func(int) int { return rng.IntN(4) })
@@ -105,7 +106,7 @@ func TestChannelsProperty(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := &Schedule{Placement: q, MicroBatches: n, Instances: ins}
+			out := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n}, Instances: ins}
 			if err := Verify(out); err != nil {
 				t.Fatalf("%s trial %d: compacted under channels: %v", p.Name, trial, err)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // 1F1B on a v-shape of D devices, forward f and backward b, N
@@ -132,7 +133,7 @@ func TestRepetendBubbleRate(t *testing.T) {
 
 func TestMeasureEmpty(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2})
-	m := Measure(&Schedule{Placement: p, MicroBatches: 1})
+	m := Measure(&Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}})
 	if m.Makespan != 0 || m.BubbleRate != 0 || !slices.Equal(m.PeakMemory, []int{0, 0}) {
 		t.Errorf("Measure of no instances = %+v", m)
 	}

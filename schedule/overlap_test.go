@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // moe is placement/testdata/overlap.json: two stages, a forward and a
@@ -39,7 +40,7 @@ func moePaired(t *testing.T) *Schedule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Schedule{Placement: p, MicroBatches: 2, Instances: ins, Pairs: pairs}
+	return &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 2}, Instances: ins, Pairs: pairs}
 }
 
 func TestCompactPairs(t *testing.T) {
@@ -64,7 +65,7 @@ func TestCompactPairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ms := Makespan(&Schedule{Placement: s.Placement, MicroBatches: 2, Instances: plain}); ms != 18 {
+	if ms := Makespan(&Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: 2}, Instances: plain}); ms != 18 {
 		t.Errorf("unpaired makespan %d, want 18", ms)
 	}
 	// A pair whose instances are not next to each other cannot start together.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // element is one XML start element met while walking a document.
@@ -309,7 +310,7 @@ func TestRenderGolden(t *testing.T) {
 }
 
 func TestRenderErrors(t *testing.T) {
-	bad := &Schedule{Placement: &placement.Placement{Name: "bad", Devices: 1}, MicroBatches: 1}
+	bad := &Schedule{Spec: spec.Spec{Placement: &placement.Placement{Name: "bad", Devices: 1}, MicroBatches: 1}}
 	for _, r := range []func(*Schedule, io.Writer) error{RenderText, RenderSVG, RenderHTML, RenderTrace} {
 		if err := r(nil, io.Discard); err == nil {
 			t.Error("rendering nil succeeded")

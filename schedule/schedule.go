@@ -13,6 +13,7 @@ import (
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Instance is B_i^n started at Start: block index Block of micro-batch Micro.
@@ -47,21 +48,16 @@ type Repetend struct {
 // and each device's capacity where the placement has one (placement's
 // Budget).
 type Schedule struct {
-	Placement *placement.Placement
-	// Cluster, when set, is the cluster the schedule runs on and Source
-	// the placement as given: Placement is then Cluster.Apply(Source)
-	// (block times on their devices, transfer times, capacities). The
-	// schedule file records both, so that Verify re-checks with the same
-	// times (SetCluster). Both nil without a cluster.
-	Cluster      *cluster.Cluster
-	Source       *placement.Placement
-	MicroBatches int
-	Memory       int
-	// Latency is the latency budget (placement's "Latency"): every
-	// micro-batch's first block start to last block end at most Latency;
-	// 0: none. The schedule file records it ("latency_budget") so that
-	// Verify re-checks it.
-	Latency   int
+	// Spec is the problem the schedule is for: its placement (as timed on
+	// its cluster), micro-batches, memory budget and latency budget.
+	// With a cluster, Cluster and Given are set and Placement is
+	// Cluster.Apply(Given) (block times on their devices, transfer times,
+	// capacities): the schedule file records both, so that Verify
+	// re-checks with the same times (SetCluster). The latency budget
+	// (placement's "Latency": every micro-batch's first block start to
+	// last block end at most Latency; 0: none) is recorded in the file
+	// too ("latency_budget"), so that Verify re-checks it.
+	spec.Spec
 	Instances []Instance
 	// Decisions are the forward instances whose activation is offloaded
 	// or recomputed (none: every activation is kept, as before).
@@ -97,7 +93,7 @@ type Claimed struct {
 // placement as given that a search chose devices for can be recorded.
 func (s *Schedule) SetCluster(c *cluster.Cluster, source *placement.Placement) error {
 	if c == nil {
-		s.Cluster, s.Source = nil, nil
+		s.Cluster, s.Given = nil, nil
 		return nil
 	}
 	if source.HasCandidates() && s.Placement != nil && s.Placement.HasCandidates() && len(source.Blocks) == len(s.Placement.Blocks) {
@@ -114,7 +110,7 @@ func (s *Schedule) SetCluster(c *cluster.Cluster, source *placement.Placement) e
 	if !q.Equal(s.Placement) {
 		return fmt.Errorf("placement %q on the cluster is not the schedule's placement", source.Name)
 	}
-	s.Cluster, s.Source = c, source
+	s.Cluster, s.Given = c, source
 	return nil
 }
 
@@ -131,7 +127,7 @@ func (s *Schedule) Budgets() []int { return s.Placement.Budgets(s.Memory) }
 func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
 	given := s.Placement
 	if s.Cluster != nil {
-		given = s.Source
+		given = s.Given
 	}
 	q, err := c.Apply(given)
 	if err != nil {
@@ -141,7 +137,7 @@ func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
 	if len(s.Decisions) > 0 {
 		// Offloads and recomputes keep their orders too; the host links
 		// of c may change the offload times.
-		moved := &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: s.Instances, Decisions: s.Decisions}
+		moved := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: s.Instances, Decisions: s.Decisions}
 		if out, err = compactDecisions(moved); err != nil {
 			return nil, err
 		}
@@ -151,7 +147,7 @@ func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = &Schedule{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory, Instances: ins, Pairs: s.Pairs}
+		out = &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins, Pairs: s.Pairs}
 	}
 	if err := out.SetCluster(c, given); err != nil {
 		return nil, err

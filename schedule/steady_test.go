@@ -5,6 +5,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // chainOnOne is a chain of blocks a → b → … on device 0, each of time 1.
@@ -23,13 +24,13 @@ func TestSteady(t *testing.T) {
 	const n = 12
 	// One block, micro-batches in pairs: 0 1 . 3 4 . 6 7 …: period 3 for
 	// 2 micro-batches, a third idle.
-	pairs := &Schedule{Placement: chainOnOne("a"), MicroBatches: n}
+	pairs := &Schedule{Spec: spec.Spec{Placement: chainOnOne("a"), MicroBatches: n}}
 	for m := range n {
 		pairs.Instances = append(pairs.Instances, Instance{Block: 0, Micro: m, Start: m/2*3 + m%2})
 	}
 	// Two blocks: every a first, then every b: two stretches of period 1
 	// one after another, 2 per micro-batch, no idle time.
-	phases := &Schedule{Placement: chainOnOne("a", "b"), MicroBatches: n}
+	phases := &Schedule{Spec: spec.Spec{Placement: chainOnOne("a", "b"), MicroBatches: n}}
 	for m := range n {
 		phases.Instances = append(phases.Instances, Instance{Block: 0, Micro: m, Start: m}, Instance{Block: 1, Micro: m, Start: n + m})
 	}

@@ -3,19 +3,21 @@ package schedule
 import (
 	"strings"
 	"testing"
+
+	"github.com/tessel-pp/tessel/spec"
 )
 
 func TestSteadyText(t *testing.T) {
 	const n = 12
-	pairs := &Schedule{Placement: chainOnOne("a"), MicroBatches: n}
+	pairs := &Schedule{Spec: spec.Spec{Placement: chainOnOne("a"), MicroBatches: n}}
 	for m := range n {
 		pairs.Instances = append(pairs.Instances, Instance{Block: 0, Micro: m, Start: m/2*3 + m%2})
 	}
-	phases := &Schedule{Placement: chainOnOne("a", "b"), MicroBatches: n}
+	phases := &Schedule{Spec: spec.Spec{Placement: chainOnOne("a", "b"), MicroBatches: n}}
 	for m := range n {
 		phases.Instances = append(phases.Instances, Instance{Block: 0, Micro: m, Start: m}, Instance{Block: 1, Micro: m, Start: n + m})
 	}
-	one := &Schedule{Placement: chainOnOne("a"), MicroBatches: 1, Instances: []Instance{{Block: 0, Micro: 0, Start: 0}}}
+	one := &Schedule{Spec: spec.Spec{Placement: chainOnOne("a"), MicroBatches: 1}, Instances: []Instance{{Block: 0, Micro: 0, Start: 0}}}
 	for _, c := range []struct {
 		name string
 		s    *Schedule

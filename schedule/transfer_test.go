@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // setTransfers gives the n-th dependency of p between blocks on different
@@ -89,7 +90,7 @@ func TestCompactTransfers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &Schedule{Placement: p, MicroBatches: n, Instances: ins}
+		s := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
 		if err := Verify(s); err != nil {
 			t.Fatalf("transfer %d: compacted 1F1B: %v", c, err)
 		}

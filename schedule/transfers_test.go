@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // chosenFork is a -> b, a -> c, every block choosing between devices 0
@@ -29,7 +30,7 @@ func chosenFork(t *testing.T, channels bool) *Schedule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Schedule{Placement: q, MicroBatches: 2, Instances: ins}
+	s := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: 2}, Instances: ins}
 	if err := Verify(s); err != nil {
 		t.Fatal(err)
 	}

@@ -210,11 +210,11 @@ func Verify(s *Schedule) error {
 		return r.err()
 	}
 	if s.Cluster != nil {
-		if s.Source == nil {
+		if s.Given == nil {
 			r.add(Input, -1, nil, "a cluster without the placement it was applied to")
 			return r.err()
 		}
-		q, err := s.Cluster.Apply(s.Source)
+		q, err := s.Cluster.Apply(s.Given)
 		if err != nil {
 			r.add(Input, -1, nil, "placement on the cluster: %v", err)
 			return r.err()

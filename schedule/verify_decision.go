@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // decisions checks the schedule's decisions (placement's "Memory as a
@@ -108,7 +109,7 @@ func why(p *placement.Placement, i int, a placement.Action, consumers []int) str
 // one.
 func (v *verifier) channels(r *report) {
 	s := v.s
-	sub := &Schedule{Placement: s.Placement}
+	sub := &Schedule{Spec: spec.Spec{Placement: s.Placement}}
 	for k, dc := range s.Decisions {
 		if v.okDec[k] {
 			sub.Decisions = append(sub.Decisions, dc)

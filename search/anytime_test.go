@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The search is never worse than the time-optimal search where that one
@@ -21,7 +22,7 @@ func TestSearchMatchesTheTimeOptimalNNShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), p, Options{Memory: 6, MicroBatches: 6})
+	res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 6, Memory: 6}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestSearchUseTimeAnswersWithinASecond(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var stopped time.Time
 		timer := time.AfterFunc(after, func() { stopped = time.Now(); cancel() })
-		res, err := Run(ctx, p, Options{Memory: 8, MicroBatches: 16, UseTime: true})
+		res, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: 16, Memory: 8}, Options{UseTime: true})
 		timer.Stop()
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // benchCase is one row of the README's speed table: the paper's settings
@@ -51,12 +52,12 @@ func BenchmarkSearch(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				opt := Options{Memory: c.memory, MaxNR: c.nr, MicroBatches: 128, Method: m, SolverOnly: true}
+				opt := Options{MaxNR: c.nr, Method: m, SolverOnly: true}
 				if m == "default" {
 					opt.Method, opt.SolverOnly = "", false
 				}
 				for b.Loop() {
-					res, err := Run(context.Background(), p, opt)
+					res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 128, Memory: c.memory}, opt)
 					if err != nil {
 						b.Fatal(err)
 					}

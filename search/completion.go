@@ -22,6 +22,7 @@ import (
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Warmup is the set of instances that run before the first iteration
@@ -188,7 +189,7 @@ func Assemble(p *placement.Placement, parts Parts) (*schedule.Schedule, error) {
 	for _, s := range start {
 		lo = min(lo, s)
 	}
-	sch := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	sch := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}}
 	for ref, s := range start {
 		sch.Instances = append(sch.Instances, schedule.Instance{Block: ref.Block, Micro: ref.Micro, Start: s - lo})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Reference: eq. 5 and 6 — warmup, N − N_R + 1 iterations and cooldown
@@ -96,7 +97,7 @@ func runPaperCases(t *testing.T, cases []paperCase) {
 			}
 			p := placementtest.Builtin(t, c.name, placement.Options{Inference: c.inference})
 			n := 128
-			res, err := Run(context.Background(), p, Options{Memory: c.memory, MaxNR: c.nr, MicroBatches: n})
+			res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Memory: c.memory}, Options{MaxNR: c.nr})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,14 +151,14 @@ func TestHandWrittenPlacementsAgainstTimeOptimal(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, n := range []int{c.nr, c.nr + 1} {
-			res, err := Run(context.Background(), p, Options{Memory: c.memory, MaxNR: c.nr, MicroBatches: n})
+			res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Memory: c.memory}, Options{MaxNR: c.nr})
 			if err != nil {
 				t.Fatalf("%s N=%d: %v", c.file, n, err)
 			}
 			if err := schedule.Verify(res.Schedule); err != nil {
 				t.Fatalf("%s N=%d: %v", c.file, n, err)
 			}
-			opt, err := Optimal(context.Background(), p, OptimalOptions{MicroBatches: n, Memory: c.memory})
+			opt, err := Optimal(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Memory: c.memory}, OptimalOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,7 +240,7 @@ func TestPropertyRandomPlacements(t *testing.T) {
 		memory := []int{0, 2, 3}[rng.Intn(3)]
 		n := []int{1, 3, 6}[rng.Intn(3)]
 		method := []repetend.Method{repetend.MethodJoint, repetend.MethodEnumerate}[rng.Intn(2)]
-		res, err := Run(context.Background(), p, Options{Memory: memory, MaxNR: 3, MicroBatches: n, Method: method, Jobs: 2})
+		res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Options{MaxNR: 3, Method: method, Jobs: 2})
 		seq := sequentialFits(p, n, memory)
 		if seq {
 			fitting++
@@ -280,7 +281,7 @@ func TestSearchTinyEffort(t *testing.T) {
 		if p.Shares(p.Deps[1].From, p.Deps[1].To) {
 			t.Fatalf("%s: dependency 1 is on one device", name)
 		}
-		res, err := Run(context.Background(), p, Options{Memory: 6, MicroBatches: 32, Effort: 1, PhaseEffort: 1, RefineEffort: -1})
+		res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 32, Memory: 6}, Options{Effort: 1, PhaseEffort: 1, RefineEffort: -1})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

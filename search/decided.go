@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/construct"
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // decidedEffort caps each solver call of the decided repetend's search
@@ -24,9 +24,10 @@ const decidedEffort = 2_000_000
 // reloads asked for as the rule's list schedules do and early.
 // Each verified schedule is offered; the repetend is returned (nil when
 // none was found or the encoding does not apply).
-func decidedRepetend(ctx context.Context, p *placement.Placement, opt Options, best *schedule.Schedule, offer func(Source, *schedule.Schedule)) (*repetend.Decided, error) {
-	n := opt.MicroBatches
-	do := repetend.DecideOptions{Memory: opt.Memory, MaxNR: opt.MaxNR, Offload: opt.Offload, Recompute: opt.Recompute,
+func decidedRepetend(ctx context.Context, sp spec.Spec, opt Options, best *schedule.Schedule, offer func(Source, *schedule.Schedule)) (*repetend.Decided, error) {
+	p := sp.Placement
+	n := sp.MicroBatches
+	do := repetend.DecideOptions{Memory: sp.Memory, MaxNR: opt.MaxNR, Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute,
 		Seed: opt.Seed, Effort: opt.Effort}
 	if do.Effort == 0 {
 		do.Effort = decidedEffort
@@ -48,12 +49,12 @@ func decidedRepetend(ctx context.Context, p *placement.Placement, opt Options, b
 			prio[m*k+i] = d.Starts[i] + (m-d.Offsets[i])*d.Period
 		}
 	}
-	if s, err := schedule.CompactDecisions(d.Unroll(p, n, opt.Memory)); err == nil {
+	if s, err := schedule.CompactDecisions(d.Unroll(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory})); err == nil {
 		offer(Source{Kind: SourceConstruction, Name: fmt.Sprintf("repetend with decisions/unrolled/period %d", d.Period)}, s)
 	}
 	for _, early := range []bool{false, true} {
-		sv := construct.Savings{Offload: opt.Offload, Recompute: opt.Recompute, Blocks: d.Actions, Early: early}
-		s, err := construct.List(p, n, construct.ListOptions{Memory: opt.Memory, Priority: prio, Savings: sv})
+		sv := construct.Savings{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute, Blocks: d.Actions, Early: early}
+		s, err := construct.List(p, n, construct.ListOptions{Memory: sp.Memory, Priority: prio, Savings: sv})
 		if err != nil {
 			continue // stuck under the budget in its warmup or cooldown
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -18,7 +19,7 @@ func ExampleRun() {
 	if err != nil {
 		panic(err)
 	}
-	res, err := search.Run(context.Background(), p, search.Options{Memory: 4, MicroBatches: 8})
+	res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Memory: 4}, search.Options{})
 	if err != nil {
 		panic(err)
 	}
@@ -51,7 +52,7 @@ func ExampleOptimal() {
 	if err != nil {
 		panic(err)
 	}
-	res, err := search.Optimal(context.Background(), p, search.OptimalOptions{MicroBatches: 2, Memory: 6})
+	res, err := search.Optimal(context.Background(), spec.Spec{Placement: p, MicroBatches: 2, Memory: 6}, search.OptimalOptions{})
 	if err != nil {
 		panic(err)
 	}

@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The search under a latency budget (Options.Latency; placement's
@@ -58,30 +58,14 @@ import (
 // Every schedule the search returns records the budget (schedule's
 // Latency), which the verifier checks.
 
-// ErrLatency wraps the error of a latency budget no schedule meets.
-var ErrLatency = errors.New("latency budget out of reach")
-
-// latencyError is an error that is ErrLatency.
-type latencyError struct{ error }
-
-func (e latencyError) Is(target error) bool { return target == ErrLatency }
-func (e latencyError) Unwrap() error        { return e.error }
-
-// checkLatency rejects a budget below the critical path.
-func (o Options) checkLatency(p *placement.Placement) error {
-	if err := p.CheckLatency(o.Latency); err != nil {
-		return latencyError{fmt.Errorf("search: %w", err)}
-	}
-	return nil
-}
+// ErrLatency wraps the error of a latency budget no schedule meets
+// (spec.ErrLatency).
+var ErrLatency = spec.ErrLatency
 
 // CheckLatency rejects a latency budget (0: none) that no schedule of p
 // meets, as the search does (an error that is ErrLatency).
 func CheckLatency(p *placement.Placement, budget int) error {
-	if err := p.CheckLatency(budget); err != nil {
-		return latencyError{err}
-	}
-	return nil
+	return spec.Spec{Placement: p, Latency: budget}.CheckLatency()
 }
 
 // noneWithin is the error of a search with offload or recompute under a
@@ -89,38 +73,34 @@ func CheckLatency(p *placement.Placement, budget int) error {
 // construction and baseline, re-timed under the latency budget with its
 // decisions, was over one of them, and so was the repetend's schedule
 // (which keeps every activation) or there was none.
-func (o Options) noneWithin(p *placement.Placement) error {
+func noneWithin(sp spec.Spec) error {
 	what := "offload or recompute"
 	switch {
-	case !o.Recompute:
+	case !sp.Allowed.Recompute:
 		what = "offload"
-	case !o.Offload:
+	case !sp.Allowed.Offload:
 		what = "recompute"
 	}
-	return latencyError{fmt.Errorf("placement %q: no schedule found within latency budget %d and memory %d, with or without %s", p.Name, o.Latency, o.Memory, what)}
+	return spec.LatencyError(fmt.Errorf("placement %q: no schedule found within latency budget %d and memory %d, with or without %s", sp.Placement.Name, sp.Latency, sp.Memory, what))
 }
 
-// withinLatency is s re-timed under the budget (construct.WithLatency), s
-// itself without a budget, and nil where its orders meet none.
-func (o Options) withinLatency(s *schedule.Schedule) *schedule.Schedule {
-	if o.Latency <= 0 || s == nil {
+// withinLatency is s re-timed under the spec's latency budget
+// (construct.WithLatency), s itself without a budget, and nil where its
+// orders meet none.
+func withinLatency(sp spec.Spec, s *schedule.Schedule) *schedule.Schedule {
+	if sp.Latency <= 0 || s == nil {
 		return s
 	}
-	out, ok := construct.WithLatency(s, o.Latency)
+	out, ok := construct.WithLatency(s, sp.Latency)
 	if !ok {
 		return nil
 	}
 	return out
 }
 
-// portfolio is the constructions of step 1: construct.PortfolioWith, or
-// construct.LatencyPortfolio under a budget.
-func (o Options) portfolio(ctx context.Context, p *placement.Placement) ([]construct.Candidate, error) {
-	po := construct.PortfolioOptions{MicroBatches: o.MicroBatches, Memory: o.Memory, Offload: o.Offload, Recompute: o.Recompute}
-	if o.Latency > 0 {
-		return construct.LatencyPortfolio(ctx, p, po, o.Latency)
-	}
-	return construct.PortfolioWith(ctx, p, po)
+// portfolio is the constructions of step 1 (construct.Portfolio).
+func portfolio(ctx context.Context, sp spec.Spec) ([]construct.Candidate, error) {
+	return construct.Portfolio(ctx, sp)
 }
 
 // solveAllWithin is solveAll under a latency budget (0: none): the rule
@@ -138,7 +118,7 @@ func solveAllWithin(ctx context.Context, p *placement.Placement, n, memory, late
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d, latency budget %d: %w", p.Name, n, memory, latency, err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory, Latency: latency}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory, Latency: latency}}
 	for k, r := range refs {
 		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
 	}
@@ -152,8 +132,9 @@ func solveAllWithin(ctx context.Context, p *placement.Placement, n, memory, late
 // the lower bound; its schedule replaces res.Schedule where it ends
 // earlier, and its proof proves the result (Result.Proven). Errors leave
 // res as it is.
-func latencyOptimal(ctx context.Context, p *placement.Placement, opt Options, res *Result) {
-	n := opt.MicroBatches
+func latencyOptimal(ctx context.Context, sp spec.Spec, opt Options, res *Result) {
+	p := sp.Placement
+	n := sp.MicroBatches
 	if opt.SolverOnly || ctx.Err() != nil || res.Schedule == nil || res.Gap() <= 0 || n*len(p.Blocks) > maxPhaseTasks || res.Fallback {
 		return
 	}
@@ -165,7 +146,7 @@ func latencyOptimal(ctx context.Context, p *placement.Placement, opt Options, re
 		effort = 0
 	}
 	t0 := time.Now()
-	s, sol, err := solveAllWithin(ctx, p, n, opt.Memory, opt.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: startsOf(res.Schedule, smt.AllInstances(p, n))})
+	s, sol, err := solveAllWithin(ctx, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: startsOf(res.Schedule, smt.AllInstances(p, n))})
 	res.Times.Warmup += time.Since(t0)
 	if err != nil {
 		return

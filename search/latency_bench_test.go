@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Benchmarks of the search under a latency budget (the Tessel paper's
@@ -14,7 +15,7 @@ import (
 func benchLatency(b *testing.B, p *placement.Placement, n, budget int) {
 	b.Helper()
 	for b.Loop() {
-		res, err := Run(context.Background(), p, Options{MicroBatches: n, Latency: budget})
+		res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Latency: budget}, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The latency budget's lower bound (schedule.LowerBoundsLatency; the
@@ -89,7 +90,7 @@ func TestOptimalNamesLatencyBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Optimal(context.Background(), p, OptimalOptions{MicroBatches: 4, Latency: 7})
+	res, err := Optimal(context.Background(), spec.Spec{Placement: p, MicroBatches: 4, Latency: 7}, OptimalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

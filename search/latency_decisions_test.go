@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // A latency budget with offload or recompute (Lin et al., Tessel, §VI-D's
@@ -44,12 +45,13 @@ func TestLatencyWithDecisions(t *testing.T) {
 			if tc.recompute {
 				p = p.WithRecompute()
 			}
-			opt := Options{MicroBatches: tc.n, Memory: tc.memory, Latency: tc.latency, Offload: tc.offload, Recompute: tc.recompute, DecidedWindows: tc.windows, Jobs: 1}
+			sp := spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.memory, Latency: tc.latency, Allowed: spec.Decisions{Offload: tc.offload, Recompute: tc.recompute}}
+			opt := Options{DecidedWindows: tc.windows, Jobs: 1}
 			var out [2]string
 			var res *Result
 			for k := range out {
 				var err error
-				res, err = Run(context.Background(), p, opt)
+				res, err = Run(context.Background(), sp, opt)
 				if tc.want != "" {
 					if !errors.Is(err, ErrLatency) || err.Error() != tc.want {
 						t.Fatalf("got %v, want %q", err, tc.want)
@@ -82,8 +84,8 @@ func TestLatencyWithDecisions(t *testing.T) {
 			}
 			best, name := 0, ""
 			for _, m := range baseline.Methods() {
-				b, err := m.Build(p, tc.n, tc.memory)
-				if err != nil || !allows(b, tc.offload, tc.recompute) {
+				b, err := m.Build(spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.memory})
+				if err != nil || !allows(b, sp.Allowed) {
 					continue
 				}
 				if b, ok := construct.WithLatency(b, tc.latency); ok && (best == 0 || schedule.Makespan(b) < best) {
@@ -123,7 +125,7 @@ func TestBaselinesWithinLatency(t *testing.T) {
 		for _, m := range baseline.Methods() {
 			if m.Name == tc.name {
 				var err error
-				if s, err = m.Build(p, 8, 2); err != nil {
+				if s, err = m.Build(spec.Spec{Placement: p, MicroBatches: 8, Memory: 2}); err != nil {
 					t.Fatalf("%s: %v", tc.name, err)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // bestBaselineWithin is the least makespan of a baseline that meets the
@@ -19,7 +20,7 @@ import (
 func bestBaselineWithin(p *placement.Placement, n, memory, budget int) int {
 	best := 0
 	for _, m := range baseline.Methods() {
-		s, err := m.Build(p, n, memory)
+		s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: memory})
 		if err != nil {
 			continue
 		}
@@ -58,7 +59,7 @@ func TestLatencyOnQueuedLinks(t *testing.T) {
 			var res *Result
 			for k := range out {
 				var err error
-				res, err = Run(context.Background(), p, Options{MicroBatches: tc.n, Latency: tc.latency, Jobs: 1})
+				res, err = Run(context.Background(), spec.Spec{Placement: p, MicroBatches: tc.n, Latency: tc.latency}, Options{Jobs: 1})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -90,7 +91,7 @@ func TestLatencyOnQueuedLinks(t *testing.T) {
 				t.Errorf("makespan %d (proven %v), want %d proven", res.Makespan(), res.Proven(), tc.want)
 			}
 			q := placementtest.WithTransfers(placementtest.Builtin(t, tc.shape, placement.Options{Devices: 4, Inference: true}), tc.c, false)
-			free, err := Run(context.Background(), q, Options{MicroBatches: tc.n, Latency: tc.latency, Jobs: 1})
+			free, err := Run(context.Background(), spec.Spec{Placement: q, MicroBatches: tc.n, Latency: tc.latency}, Options{Jobs: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +108,7 @@ func TestLatencyOnQueuedLinks(t *testing.T) {
 func TestOptimalLatencyOnQueuedLinks(t *testing.T) {
 	p := placementtest.WithTransfers(placementtest.Builtin(t, "m-shape", placement.Options{Devices: 4, Inference: true}), 2, true)
 	for _, linkOrder := range []bool{false, true} {
-		to, err := Optimal(context.Background(), p, OptimalOptions{MicroBatches: 6, Latency: 12, LinkOrder: linkOrder})
+		to, err := Optimal(context.Background(), spec.Spec{Placement: p, MicroBatches: 6, Latency: 12}, OptimalOptions{LinkOrder: linkOrder})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The Tessel paper (Lin et al., §VI-D) serves inference under a latency
@@ -33,7 +34,7 @@ func TestLatencyChainCriticalPath(t *testing.T) {
 		t.Fatalf("critical path %d, want 4", cp)
 	}
 	ctx := context.Background()
-	res, err := Run(ctx, p, Options{MicroBatches: 8, Latency: cp})
+	res, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: 8, Latency: cp}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestLatencyChainCriticalPath(t *testing.T) {
 			t.Errorf("micro-batch %d: latency %d, want %d", l.Micro, l.Latency, cp)
 		}
 	}
-	to, err := Optimal(ctx, p, OptimalOptions{MicroBatches: 8, Latency: cp})
+	to, err := Optimal(ctx, spec.Spec{Placement: p, MicroBatches: 8, Latency: cp}, OptimalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestLatencyChainCriticalPath(t *testing.T) {
 		t.Errorf("time-optimal schedule does not record or meet the budget")
 	}
 	// Without a budget: the same makespan as before budgets existed, and no budget recorded.
-	free, err := Run(ctx, p, Options{MicroBatches: 8})
+	free, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: 8}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +75,11 @@ func TestLatencyChainCriticalPath(t *testing.T) {
 // TestLatencyBudgetBelowCriticalPath: one clear error.
 func TestLatencyBudgetBelowCriticalPath(t *testing.T) {
 	p := chainInfer(t)
-	_, err := Run(context.Background(), p, Options{MicroBatches: 8, Latency: 3})
+	_, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Latency: 3}, Options{})
 	if !errors.Is(err, ErrLatency) {
 		t.Fatalf("got %v, want ErrLatency", err)
 	}
-	_, err = Optimal(context.Background(), p, OptimalOptions{MicroBatches: 8, Latency: 3})
+	_, err = Optimal(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Latency: 3}, OptimalOptions{})
 	if !errors.Is(err, ErrLatency) {
 		t.Fatalf("optimal: got %v, want ErrLatency", err)
 	}
@@ -102,7 +103,7 @@ func TestLatencyMatchesOptimal(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx := context.Background()
-		res, err := Run(ctx, p, Options{MicroBatches: 6, Latency: tc.latency})
+		res, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: 6, Latency: tc.latency}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +113,7 @@ func TestLatencyMatchesOptimal(t *testing.T) {
 		if m := schedule.MeasureLatency(res.Schedule).Max; m > tc.latency {
 			t.Errorf("%s, budget %d: max latency %d", tc.shape, tc.latency, m)
 		}
-		to, err := Optimal(ctx, p, OptimalOptions{MicroBatches: 6, Latency: tc.latency})
+		to, err := Optimal(ctx, spec.Spec{Placement: p, MicroBatches: 6, Latency: tc.latency}, OptimalOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

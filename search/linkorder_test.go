@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // With LinkOrder the time-optimal search chooses the order of the
@@ -32,7 +33,7 @@ func TestOptimalLinkOrder(t *testing.T) {
 		order bool
 		want  int
 	}{{false, 11}, {true, 9}} {
-		r, err := Optimal(context.Background(), p, OptimalOptions{MicroBatches: 1, LinkOrder: tc.order})
+		r, err := Optimal(context.Background(), spec.Spec{Placement: p, MicroBatches: 1}, OptimalOptions{LinkOrder: tc.order})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +49,7 @@ func TestOptimalLinkOrder(t *testing.T) {
 	}
 	q := *p
 	q.Channels = false
-	if _, err := Optimal(context.Background(), &q, OptimalOptions{MicroBatches: 1, LinkOrder: true}); err == nil || !strings.Contains(err.Error(), "channels") {
+	if _, err := Optimal(context.Background(), spec.Spec{Placement: &q, MicroBatches: 1}, OptimalOptions{LinkOrder: true}); err == nil || !strings.Contains(err.Error(), "channels") {
 		t.Errorf("without channels: %v", err)
 	}
 }

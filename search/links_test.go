@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Links as a resource (docs/design.md, "Links"): with transfers that queue on
@@ -33,7 +34,7 @@ func TestSearchOnQueuedLinks(t *testing.T) {
 		for _, solverOnly := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/N=%d/solver-only=%v", tc.name, tc.n, solverOnly), func(t *testing.T) {
 				p := placementtest.WithTransfers(placementtest.Builtin(t, tc.name, placement.Options{Devices: 4}), 3, true)
-				res, err := Run(context.Background(), p, Options{Memory: tc.memory, MaxNR: 4, MicroBatches: tc.n, Jobs: 1, SolverOnly: solverOnly})
+				res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.memory}, Options{MaxNR: 4, Jobs: 1, SolverOnly: solverOnly})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -54,7 +55,7 @@ func TestSearchOnQueuedLinks(t *testing.T) {
 					return
 				}
 				for _, m := range baseline.Methods() {
-					s, err := m.Build(p, tc.n, tc.memory)
+					s, err := m.Build(spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.memory})
 					if err != nil {
 						continue
 					}

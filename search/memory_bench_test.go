@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // memoryCase is one search of the offload and recompute cases (docs/memory.md).
@@ -66,9 +67,10 @@ func BenchmarkMemorySearch(b *testing.B) {
 			if c.recompute {
 				p = p.WithRecompute()
 			}
-			opt := Options{Memory: c.memory, MicroBatches: c.n, Offload: c.offload, Recompute: c.recompute, DecidedWindows: 4}
+			sp := spec.Spec{Placement: p, MicroBatches: c.n, Memory: c.memory, Allowed: spec.Decisions{Offload: c.offload, Recompute: c.recompute}}
+			opt := Options{DecidedWindows: 4}
 			for b.Loop() {
-				res, err := Run(context.Background(), p, opt)
+				res, err := Run(context.Background(), sp, opt)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -95,7 +97,7 @@ func TestMemorySearchDeterministic(t *testing.T) {
 	p = p.WithOffload(1).WithRecompute()
 	var files []string
 	for range 2 {
-		res, err := Run(context.Background(), p, Options{Memory: c.memory, MicroBatches: c.n, Offload: true, Recompute: true})
+		res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: c.n, Memory: c.memory, Allowed: spec.Decisions{Offload: true, Recompute: true}}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +118,7 @@ func TestDecidedWindowsImproveSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	p = p.WithRecompute()
-	res, err := Run(context.Background(), p, Options{Memory: 2, MicroBatches: 16, Recompute: true, DecidedWindows: 4})
+	res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 16, Memory: 2, Allowed: spec.Decisions{Recompute: true}}, Options{DecidedWindows: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 var memoryExperiment = flag.Bool("memory-experiment", false, "run OptPipe's experiment in full and rewrite docs/memory-experiment.md's tables and charts")
@@ -44,7 +45,7 @@ const experimentOffload = 2
 
 // The search's effort: deterministic caps on every solver call, so the
 // table is the same on every machine.
-var experimentSearch = search.Options{Offload: true, Recompute: true, Effort: 20_000, PhaseEffort: 20_000, RefineEffort: -1, MaxNR: 2}
+var experimentSearch = search.Options{Effort: 20_000, PhaseEffort: 20_000, RefineEffort: -1, MaxNR: 2}
 
 // vPlacement is the V placement (ZB-V's, PipeOffload's and OptPipe's):
 // 2D chunks down the devices and back up, backward split.
@@ -77,12 +78,16 @@ type experimentMethod struct {
 	run  func(t testing.TB, devices, n, memory int) (*schedule.Schedule, error)
 }
 
-func onStages(b func(*placement.Placement, int, int) (*schedule.Schedule, error)) func(testing.TB, int, int, int) (*schedule.Schedule, error) {
-	return func(t testing.TB, d, n, m int) (*schedule.Schedule, error) { return b(stagePlacement(t, d), n, m) }
+func onStages(b func(spec.Spec) (*schedule.Schedule, error)) func(testing.TB, int, int, int) (*schedule.Schedule, error) {
+	return func(t testing.TB, d, n, m int) (*schedule.Schedule, error) {
+		return b(spec.Spec{Placement: stagePlacement(t, d), MicroBatches: n, Memory: m})
+	}
 }
 
-func onV(b func(*placement.Placement, int, int) (*schedule.Schedule, error)) func(testing.TB, int, int, int) (*schedule.Schedule, error) {
-	return func(t testing.TB, d, n, m int) (*schedule.Schedule, error) { return b(vPlacement(t, d), n, m) }
+func onV(b func(spec.Spec) (*schedule.Schedule, error)) func(testing.TB, int, int, int) (*schedule.Schedule, error) {
+	return func(t testing.TB, d, n, m int) (*schedule.Schedule, error) {
+		return b(spec.Spec{Placement: vPlacement(t, d), MicroBatches: n, Memory: m})
+	}
 }
 
 func tesselRun(t testing.TB, d, n, m int) (*schedule.Schedule, error) {
@@ -94,9 +99,8 @@ func tesselOffloadRun(t testing.TB, d, n, m int) (*schedule.Schedule, error) {
 }
 
 func tesselWith(t testing.TB, d, n, m int, recompute bool) (*schedule.Schedule, error) {
-	o := experimentSearch
-	o.Memory, o.MicroBatches, o.Recompute = m, n, recompute
-	res, err := search.Run(context.Background(), vPlacement(t, d), o)
+	sp := spec.Spec{Placement: vPlacement(t, d), MicroBatches: n, Memory: m, Allowed: spec.Decisions{Offload: true, Recompute: recompute}}
+	res, err := search.Run(context.Background(), sp, experimentSearch)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +319,7 @@ func replaceBetween(t testing.TB, text, name, body string) string {
 // PipeOffload's.
 func TestOptPipeGainOverPipeOffload(t *testing.T) {
 	for _, mem := range []int{6, 8} {
-		po, err := baseline.PipeOffload(vPlacement(t, 8), 16, mem)
+		po, err := baseline.PipeOffload(spec.Spec{Placement: vPlacement(t, 8), MicroBatches: 16, Memory: mem})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +349,7 @@ func TestOptPipeGainBoundOneStage(t *testing.T) {
 	p = p.WithOffload(1)
 	for _, n := range []int{16, 64} {
 		for mem := 2; mem <= 16; mem++ {
-			po, err := baseline.PipeOffload(p, n, mem)
+			po, err := baseline.PipeOffload(spec.Spec{Placement: p, MicroBatches: n, Memory: mem})
 			if err != nil {
 				t.Fatalf("N=%d, memory %d: %v", n, mem, err)
 			}

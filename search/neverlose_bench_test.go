@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // neverLoseCase is one row of the README's "never lose" table (docs/never-lose.md):
@@ -81,7 +82,7 @@ func BenchmarkNeverLose(b *testing.B) {
 			}
 			best, bestRate := 0, -1.0
 			for _, m := range baseline.Methods() {
-				s, err := m.Build(p, c.n, c.memory)
+				s, err := m.Build(spec.Spec{Placement: p, MicroBatches: c.n, Memory: c.memory})
 				if err != nil {
 					continue
 				}
@@ -93,7 +94,7 @@ func BenchmarkNeverLose(b *testing.B) {
 				}
 			}
 			for b.Loop() {
-				res, err := Run(context.Background(), p, Options{Memory: c.memory, MicroBatches: c.n})
+				res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: c.n, Memory: c.memory}, Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

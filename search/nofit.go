@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // ErrNoFit means that no schedule at all fits the memory budget: some
@@ -51,11 +51,12 @@ func (e *NoFitError) Error() string {
 
 func (e *NoFitError) Unwrap() error { return ErrNoFit }
 
-// noFit is the NoFitError of p under memory when some device's budget is
-// below its need (with offload and recompute where allowed), among the
-// needs LeastMemory proves where proven is set; nil otherwise.
-func noFit(p *placement.Placement, memory int, offload, recompute, proven bool) *NoFitError {
-	needs := schedule.LeastMemory(p, offload, recompute)
+// noFit is the NoFitError of sp when some device's budget is below its
+// need (with offload and recompute where allowed), among the needs
+// LeastMemory proves where proven is set; nil otherwise.
+func noFit(sp spec.Spec, proven bool) *NoFitError {
+	p, memory := sp.Placement, sp.Memory
+	needs := schedule.LeastMemory(p, sp.Allowed.Offload, sp.Allowed.Recompute)
 	need, budget, ok := schedule.Short(p, memory, needs, proven)
 	if !ok {
 		return nil

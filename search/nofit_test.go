@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // A budget under what one micro-batch needs is refused at once, naming
@@ -17,7 +18,7 @@ func TestNoFitNamesTheLeastBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Run(context.Background(), p, Options{MicroBatches: 8, Memory: 1})
+	_, err = Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Memory: 1}, Options{})
 	var nf *NoFitError
 	if !errors.As(err, &nf) || errors.Is(err, ErrNoRepetend) {
 		t.Fatalf("memory 1: %v, want a NoFitError", err)
@@ -30,7 +31,7 @@ func TestNoFitNamesTheLeastBudget(t *testing.T) {
 			t.Errorf("%q does not say %q", err, want)
 		}
 	}
-	if e := noFit(p, 2, false, false, true); e != nil {
+	if e := noFit(spec.Spec{Placement: p, MicroBatches: 8, Memory: 2}, true); e != nil {
 		t.Errorf("memory 2 refused: %v", e)
 	}
 }

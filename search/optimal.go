@@ -5,17 +5,16 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/baseline"
-	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
-// OptimalOptions configure Optimal.
+// OptimalOptions are the effort of Optimal; the problem is its spec.Spec
+// (every one of its micro-batches in the encoding).
 type OptimalOptions struct {
-	MicroBatches int // N, every one of them in the encoding
-	Memory       int // per-device budget; 0 means unlimited
-	Seed         int // random seed of the solver
+	Seed int // random seed of the solver
 	// Effort caps each solver call (smt.Options.Effort; 0: no cap): when
 	// one runs out the search stops with the best schedule so far, not
 	// proven.
@@ -23,14 +22,6 @@ type OptimalOptions struct {
 	// Progress, when set, is called after every solver call with the
 	// current bounds of the makespan.
 	Progress func(lower, upper int)
-	// Offload and Recompute let the search offload or recompute
-	// activations (Options.Offload): the constructions that start it
-	// decide, and so does the solver's encoding (smt.OptimalDecisions).
-	Offload, Recompute bool
-	// Latency is the latency budget (Options.Latency; 0: none): the
-	// encoding holds the rule of every micro-batch, and the seeds are
-	// re-timed under it.
-	Latency int
 	// Assignments and MaxAssignments are Options' for a placement with
 	// candidates: starts beside AssignmentStarts, and the most
 	// assignments searched (0: DefaultOptimalAssignments; a placement
@@ -99,8 +90,9 @@ func boundOf(p *placement.Placement, n, memory, latency int, sol *smt.Solution) 
 // anything, the best construction or baseline is the answer, not proven;
 // without one, the error is the solver's (smt.ErrInfeasible: no schedule
 // fits the budget).
-func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*OptimalResult, error) {
-	n, memory := opt.MicroBatches, opt.Memory
+func Optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalResult, error) {
+	p := sp.Placement
+	n, memory := sp.MicroBatches, sp.Memory
 	if n < 1 {
 		return nil, fmt.Errorf("search: %d micro-batches, want at least 1", n)
 	}
@@ -111,15 +103,13 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 		return nil, fmt.Errorf("search: placement %q: a link order is not chosen where device pairs have several links", p.Name)
 	}
 	if p.HasCandidates() && !opt.pinned {
-		return optimalWhere(ctx, p, opt)
+		return optimalWhere(ctx, sp, opt)
 	}
-	if err := (Options{Offload: opt.Offload, Recompute: opt.Recompute}).checkDecisions(p); err != nil {
-		return nil, err
+	if err := sp.CheckDecisions(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
-	lat := Options{Latency: opt.Latency, Offload: opt.Offload, Recompute: opt.Recompute, MicroBatches: n, Memory: memory}
-	if err := lat.checkLatency(p); err != nil {
-		return nil, err
-
+	if err := sp.CheckLatency(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
 	if p.Overlap != nil {
 		return nil, fmt.Errorf("search: placement %q: the time-optimal search does not pair forwards and backwards into overlapped actions: run the search (tessel search), which does", p.Name)
@@ -127,24 +117,24 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 	var start *schedule.Schedule
 	var source Source
 	offer := func(src Source, s *schedule.Schedule) {
-		if s = lat.withinLatency(s); s == nil {
+		if s = withinLatency(sp, s); s == nil {
 			return
 		}
 		if start == nil || schedule.Makespan(s) < schedule.Makespan(start) {
 			start, source = s, src
 		}
 	}
-	if cands, err := lat.portfolio(ctx, p); err == nil && len(cands) > 0 {
+	if cands, err := portfolio(ctx, sp); err == nil && len(cands) > 0 {
 		offer(Source{Kind: SourceConstruction, Name: cands[0].Name}, cands[0].Schedule)
 	}
 	for _, m := range baseline.Methods() {
-		if s, err := m.Build(p, n, memory); err == nil && allows(s, opt.Offload, opt.Recompute) {
+		if s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}); err == nil && allows(s, sp.Allowed) {
 			offer(Source{Kind: SourceBaseline, Name: m.Name}, s)
 		}
 	}
 	sopt := smt.Options{Seed: opt.Seed, Effort: opt.Effort, Progress: opt.Progress}
-	if (opt.Offload || opt.Recompute) && !p.Channels {
-		return optimalDecisions(ctx, p, opt, sopt, start, source)
+	if (sp.Allowed.Offload || sp.Allowed.Recompute) && !p.Channels {
+		return optimalDecisions(ctx, sp, opt, sopt, start, source)
 	}
 	refs := smt.AllInstances(p, n)
 	if start != nil && len(start.Decisions) == 0 {
@@ -154,29 +144,29 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 	if opt.LinkOrder {
 		solve = solveAllLinkOrder
 	}
-	s, sol, err := solve(ctx, p, n, memory, opt.Latency, sopt)
+	s, sol, err := solve(ctx, p, n, memory, sp.Latency, sopt)
 	if err != nil {
 		if start == nil {
 			return nil, err
 		}
 		// The solver found nothing before it stopped: the start stands.
-		sol = &smt.Solution{Starts: startsOf(start, refs), Makespan: schedule.Makespan(start), LowerBound: boundOf(p, n, memory, opt.Latency, nil).Makespan}
+		sol = &smt.Solution{Starts: startsOf(start, refs), Makespan: schedule.Makespan(start), LowerBound: boundOf(p, n, memory, sp.Latency, nil).Makespan}
 		sol.Proven = sol.Makespan <= sol.LowerBound
-		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, opt.Latency, nil)}, nil
+		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, sp.Latency, nil)}, nil
 	}
-	if lb := boundOf(p, n, memory, opt.Latency, nil).Makespan; lb > sol.LowerBound {
+	if lb := boundOf(p, n, memory, sp.Latency, nil).Makespan; lb > sol.LowerBound {
 		// The latency budget's bound (schedule.LowerBoundsLatency), which
 		// the solver's relaxations do not know.
 		sol.LowerBound = lb
 		sol.Proven = sol.Proven || sol.Makespan <= lb
 	}
 	s, retimed, err := onLinks(s)
-	if err != nil && opt.Latency > 0 && start != nil {
+	if err != nil && sp.Latency > 0 && start != nil {
 		// Re-timed on the links, the solver's device orders meet no
 		// schedule within the latency budget: the start stands.
 		sol.Makespan = schedule.Makespan(start)
 		sol.Proven = sol.Makespan <= sol.LowerBound
-		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, opt.Latency, sol)}, nil
+		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, sp.Latency, sol)}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("time-optimal schedule: %w", err)
@@ -190,9 +180,9 @@ func Optimal(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*
 		// start aside; it is still the better answer.
 		sol.Makespan = schedule.Makespan(start)
 		sol.Proven = sol.Makespan <= sol.LowerBound
-		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, opt.Latency, sol)}, nil
+		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, sp.Latency, sol)}, nil
 	}
-	return &OptimalResult{Schedule: s, Solution: sol, Source: Source{Kind: SourceSolver}, Bound: boundOf(p, n, memory, opt.Latency, sol)}, nil
+	return &OptimalResult{Schedule: s, Solution: sol, Source: Source{Kind: SourceSolver}, Bound: boundOf(p, n, memory, sp.Latency, sol)}, nil
 }
 
 // solveAllLinkOrder is solveAllWithin with the order of the transfers on
@@ -210,7 +200,7 @@ func solveAllLinkOrder(ctx context.Context, p *placement.Placement, n, memory, l
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory, Latency: max(latency, 0)}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory, Latency: max(latency, 0)}}
 	for k, r := range refs {
 		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
 	}
@@ -233,7 +223,7 @@ func solveAll(ctx context.Context, p *placement.Placement, n, memory int, opt sm
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}}
 	for k, r := range refs {
 		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
 	}
@@ -258,7 +248,7 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 	if cerr != nil {
 		return nil, false, fmt.Errorf("re-timed on the links: %w", cerr)
 	}
-	out := &schedule.Schedule{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency, Instances: ins}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency}, Instances: ins}
 	if err := schedule.Verify(out); err != nil {
 		return nil, false, fmt.Errorf("re-timed on the links, fails verification (a bug): %w", err)
 	}
@@ -268,20 +258,21 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 // optimalDecisions is the time-optimal search whose encoding decides
 // offloads and recomputes too (smt.OptimalDecisionsWithin, under the
 // latency budget where there is one), from the best seed.
-func optimalDecisions(ctx context.Context, p *placement.Placement, o OptimalOptions, sopt smt.Options, seed *schedule.Schedule, source Source) (*OptimalResult, error) {
-	s, sol, err := smt.OptimalDecisionsWithin(ctx, p, o.MicroBatches, o.Memory, o.Latency, smt.Decisions{Offload: o.Offload, Recompute: o.Recompute}, sopt, seed)
+func optimalDecisions(ctx context.Context, sp spec.Spec, _ OptimalOptions, sopt smt.Options, seed *schedule.Schedule, source Source) (*OptimalResult, error) {
+	p := sp.Placement
+	s, sol, err := smt.OptimalDecisionsWithin(ctx, p, sp.MicroBatches, sp.Memory, sp.Latency, smt.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}, sopt, seed)
 	if err != nil {
 		if seed == nil {
 			return nil, err
 		}
-		lb := schedule.LowerBounds(p, o.MicroBatches, o.Memory).Makespan
-		if o.Latency > 0 {
-			lb = max(lb, boundOf(p, o.MicroBatches, o.Memory, o.Latency, nil).Makespan)
+		lb := schedule.LowerBounds(p, sp.MicroBatches, sp.Memory).Makespan
+		if sp.Latency > 0 {
+			lb = max(lb, boundOf(p, sp.MicroBatches, sp.Memory, sp.Latency, nil).Makespan)
 		}
 		sol = &smt.Solution{Makespan: schedule.Makespan(seed), LowerBound: lb, Proven: schedule.Makespan(seed) <= lb}
 		return &OptimalResult{Schedule: seed, Solution: sol, Source: source}, nil
 	}
-	if lb := boundOf(p, o.MicroBatches, o.Memory, o.Latency, nil).Makespan; o.Latency > 0 && lb > sol.LowerBound {
+	if lb := boundOf(p, sp.MicroBatches, sp.Memory, sp.Latency, nil).Makespan; sp.Latency > 0 && lb > sol.LowerBound {
 		// The latency budget's bound, which the solver's relaxations do
 		// not know.
 		sol.LowerBound = lb
@@ -294,31 +285,20 @@ func optimalDecisions(ctx context.Context, p *placement.Placement, o OptimalOpti
 }
 
 // SteadyPeriod is the least period that a construction which offloads or
-// recomputes activations (Options.Offload, Options.Recompute) repeats in
-// the steady state of n micro-batches under the budget: the period of the
+// recomputes activations (the spec's Allowed) repeats in the steady state
+// of the spec's micro-batches under its budgets: the period of the
 // repetend schedule.FindRepetend names in each candidate that took a
 // decision. ok is false when none repeats. The solver's repetends keep
-// every activation; this is the steady state the decisions reach.
-func SteadyPeriod(ctx context.Context, p *placement.Placement, n, memory int, offload, recompute bool) (period int, ok bool, err error) {
-	return SteadyPeriodWithin(ctx, p, n, memory, 0, offload, recompute)
-}
-
-// SteadyPeriodWithin is SteadyPeriod under a latency budget (0: none,
-// then it is SteadyPeriod): the constructions re-timed under the budget
-// with their decisions (construct.LatencyPortfolio), those whose orders
-// meet none left out. Every micro-batch of such a schedule meets the
-// budget, and so does the steady state it repeats.
-func SteadyPeriodWithin(ctx context.Context, p *placement.Placement, n, memory, latency int, offload, recompute bool) (period int, ok bool, err error) {
-	if err := (Options{Offload: offload, Recompute: recompute}).checkDecisions(p); err != nil {
-		return 0, false, err
+// every activation; this is the steady state the decisions reach. Under a
+// latency budget the constructions are re-timed under it with their
+// decisions (construct.LatencyPortfolio), those whose orders meet none
+// left out: every micro-batch of such a schedule meets the budget, and so
+// does the steady state it repeats.
+func SteadyPeriod(ctx context.Context, sp spec.Spec) (period int, ok bool, err error) {
+	if err := sp.CheckDecisions(); err != nil {
+		return 0, false, fmt.Errorf("search: %w", err)
 	}
-	po := construct.PortfolioOptions{MicroBatches: n, Memory: memory, Offload: offload, Recompute: recompute}
-	var cands []construct.Candidate
-	if latency > 0 {
-		cands, err = construct.LatencyPortfolio(ctx, p, po, latency)
-	} else {
-		cands, err = construct.PortfolioWith(ctx, p, po)
-	}
+	cands, err := portfolio(ctx, sp)
 	if err != nil {
 		return 0, false, err
 	}

@@ -9,13 +9,14 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // WriteText is tessel optimal's report (its bytes pinned by cmd/tessel's
 // tests); here its parts.
 func TestOptimalWriteText(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4})
-	res, err := Optimal(context.Background(), p, OptimalOptions{MicroBatches: 3, Memory: 4})
+	res, err := Optimal(context.Background(), spec.Spec{Placement: p, MicroBatches: 3, Memory: 4}, OptimalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Reference: She et al., Automatic Operator-level Parallelism Planning
@@ -27,7 +28,7 @@ func TestPaperMIPHalvesDualPipeBubble(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, memory := range []int{c.pp + 1, 2 * (c.pp + 1)} {
-			res, err := Run(context.Background(), p, Options{Memory: memory, MicroBatches: c.pairs})
+			res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: c.pairs, Memory: memory}, Options{})
 			if err != nil {
 				t.Fatalf("PP=%d memory %d: %v", c.pp, memory, err)
 			}
@@ -62,7 +63,7 @@ func TestSearchStoppedAnswersWithTheBestConstruction(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := Run(ctx, p, Options{Memory: 8, MicroBatches: 32})
+	res, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: 32, Memory: 8}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,13 +99,13 @@ func TestSearchNeverLosesToABaseline(t *testing.T) {
 				// claim holds wherever the search is stopped: a short
 				// limit keeps the test quick.
 				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-				res, err := Run(ctx, p, Options{Memory: memory, MicroBatches: n})
+				res, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Options{})
 				cancel()
 				if err != nil {
 					continue // no schedule fits this budget
 				}
 				for _, m := range baseline.Methods() {
-					s, err := m.Build(p, n, memory)
+					s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: memory})
 					if err != nil {
 						continue
 					}

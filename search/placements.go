@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // WriteBuiltins writes every built-in placement under o, as tessel
@@ -53,7 +54,7 @@ func OneMicroBatch(p *placement.Placement) (*schedule.Schedule, error) {
 	if starts == nil {
 		return nil, fmt.Errorf("placement %q: no list schedule of one micro-batch", p.Name)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: 1}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}}
 	for k, r := range refs {
 		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: starts[k]})
 	}

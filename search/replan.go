@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // ReplanEffort caps every solver call of a replan by default (Options'
@@ -69,7 +70,7 @@ func Replan(ctx context.Context, old *schedule.Schedule, p *placement.Placement,
 	var start []Start
 	if s, err := schedule.OnCluster(old, c); err == nil {
 		out.OldOrders = ptr(schedule.Makespan(s))
-		s.Cluster, s.Source = nil, nil
+		s.Cluster, s.Given = nil, nil
 		start = append(start, Start{Name: StartOldOrders, Schedule: s})
 	}
 	rp := old.Repetend
@@ -79,7 +80,7 @@ func Replan(ctx context.Context, old *schedule.Schedule, p *placement.Placement,
 	if rp != nil {
 		start = append(start, Start{Name: StartOldRepetend, Repetend: rp})
 	}
-	res, err := ReplanStarts(ctx, p, old.Memory, old.MicroBatches, start, opt)
+	res, err := ReplanStarts(ctx, spec.Spec{Placement: p, MicroBatches: old.MicroBatches, Memory: old.Memory}, start, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -94,12 +95,11 @@ func Replan(ctx context.Context, old *schedule.Schedule, p *placement.Placement,
 	return out, nil
 }
 
-// ReplanStarts searches a schedule of n micro-batches of p under memory as
-// Replan does — every solver call capped at opt.Effort (0: ReplanEffort),
+// ReplanStarts searches a schedule of sp as Replan does — every solver call capped at opt.Effort (0: ReplanEffort),
 // only greedy ends refined unless opt.Refine — from the given starts
 // (none: a search with a replan's effort, for a placement that has no
 // old schedule, such as one repartitioned after a device left).
-func ReplanStarts(ctx context.Context, p *placement.Placement, memory, n int, start []Start, opt ReplanOptions) (*Result, error) {
+func ReplanStarts(ctx context.Context, sp spec.Spec, start []Start, opt ReplanOptions) (*Result, error) {
 	effort := opt.Effort
 	if effort == 0 {
 		effort = ReplanEffort
@@ -107,8 +107,8 @@ func ReplanStarts(ctx context.Context, p *placement.Placement, memory, n int, st
 	// A negative effort means no cap to the repetend and phase searches
 	// (their convention) and the refinement's default cap (its own: a
 	// negative RefineEffort would leave the refinement out).
-	return Run(ctx, p, Options{
-		Memory: memory, MaxNR: opt.MaxNR, MicroBatches: n, Method: repetend.MethodJoint, Seed: opt.Seed,
+	return Run(ctx, sp, Options{
+		MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed,
 		Start: start, Effort: effort, PhaseEffort: effort, RefineEffort: max(effort, 0), RefineGreedyOnly: !opt.Refine,
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The replan case of Wu et al., "Rethinking Dynamic Networks and
@@ -27,7 +28,7 @@ func replanCase(tb testing.TB) (old *schedule.Schedule, p *placement.Placement, 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p, err = c.Apply(old.Source)
+	p, err = c.Apply(old.Given)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func BenchmarkFreshSlowLink(b *testing.B) {
 	old, p, _ := replanCase(b)
 	b.ResetTimer()
 	for range b.N {
-		res, err := Run(context.Background(), p, Options{Memory: old.Memory, MicroBatches: old.MicroBatches, Method: repetend.MethodJoint})
+		res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: old.MicroBatches, Memory: old.Memory}, Options{Method: repetend.MethodJoint})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // NewReplanReport is the report of res, the replan of old onto p (old's
@@ -35,7 +36,7 @@ func Fresh(ctx context.Context, p *placement.Placement, old *schedule.Schedule, 
 		ctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
-	return Run(ctx, p, Options{Memory: old.Memory, MaxNR: opt.MaxNR, MicroBatches: old.MicroBatches, Method: repetend.MethodJoint, Seed: opt.Seed})
+	return Run(ctx, spec.Spec{Placement: p, MicroBatches: old.MicroBatches, Memory: old.Memory}, Options{MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed})
 }
 
 // ReplanReport is what tessel replan reports: the old schedule's makespans

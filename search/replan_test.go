@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Replan on a cluster with one slow link: the old orders and the old
@@ -17,7 +18,7 @@ import (
 func TestReplan(t *testing.T) {
 	ctx := context.Background()
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4})
-	old, err := Run(ctx, p, Options{Memory: 4, MicroBatches: 8})
+	old, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: 8, Memory: 4}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,11 +80,11 @@ func TestReplanWithinTwoPercentWithLessWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	const memory, n = 6, 16
-	old, err := Run(ctx, op, Options{Memory: memory, MicroBatches: n, Method: repetend.MethodJoint})
+	old, err := Run(ctx, spec.Spec{Placement: op, MicroBatches: n, Memory: memory}, Options{Method: repetend.MethodJoint})
 	if err != nil {
 		t.Fatal(err)
 	}
-	old.Schedule.Cluster, old.Schedule.Source = oc, p
+	old.Schedule.Cluster, old.Schedule.Given = oc, p
 	c, err := cluster.Load("../testdata/clusters/four-slow-link.json")
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func TestReplanWithinTwoPercentWithLessWork(t *testing.T) {
 	if err := schedule.Verify(re.Schedule); err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := Run(ctx, q, Options{Memory: memory, MicroBatches: n, Method: repetend.MethodJoint})
+	fresh, err := Run(ctx, spec.Spec{Placement: q, MicroBatches: n, Memory: memory}, Options{Method: repetend.MethodJoint})
 	if err != nil {
 		t.Fatal(err)
 	}

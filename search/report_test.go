@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The runner-up is the best other candidate by makespan, not the first listed:
@@ -15,7 +16,7 @@ import (
 // al., Zero Bubble Pipeline Parallelism, §3) also reaches 27.
 func TestRunnerUpIsTheBestOtherCandidate(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4, SplitBackward: true})
-	res, err := Run(context.Background(), p, Options{Memory: 4, MicroBatches: 8})
+	res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Memory: 4}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestOptimalNamesItsBound(t *testing.T) {
 		{3, 32, 28, true, "solver calls that found no shorter schedule"},
 		{0, 28, 28, false, "a device's load"},
 	} {
-		res, err := Optimal(context.Background(), p, OptimalOptions{MicroBatches: 4, Memory: c.memory})
+		res, err := Optimal(context.Background(), spec.Spec{Placement: p, MicroBatches: 4, Memory: c.memory}, OptimalOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,22 +12,22 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/overlap"
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/refine"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
-// Options configure Run.
+// Options are the effort of Run: what it tries, for how long, with which
+// seeds and starts. The problem itself (placement, micro-batches, budgets,
+// decisions) is Run's spec.Spec.
 type Options struct {
-	Memory       int // per-device budget; 0 means unlimited
-	MaxNR        int // largest N_R tried; 0: from the budget
-	MicroBatches int // N of the full schedule
-	Method       repetend.Method
-	Jobs         int
-	Seed         int
-	Effort       int // repetend.Options.Effort
+	MaxNR  int // largest N_R tried; 0: from the budget
+	Method repetend.Method
+	Jobs   int
+	Seed   int
+	Effort int // repetend.Options.Effort
 	// PhaseEffort caps each solver call of the warmup and cooldown
 	// searches (smt.Options.Effort); 0 means DefaultPhaseEffort, and a
 	// negative value means no cap. A capped phase keeps the best schedule
@@ -78,16 +78,6 @@ type Options struct {
 	// (a previous plan's): see Start.Repetend.
 	Start    []Start
 	Progress func(Progress)
-	// Offload and Recompute let the search offload or recompute
-	// activations where the placement allows it (placement's "Memory as
-	// a decision"): the constructions take those decisions where the
-	// budget binds, and compete with the solver's schedules, which keep
-	// every activation. Off by default: the search is then what it was.
-	Offload, Recompute bool
-	// Latency is the latency budget (placement's "Latency"; 0: none):
-	// every micro-batch of the schedule finishes within it, in every
-	// layer of the search (see latency.go).
-	Latency int
 	// Assignments are choices of devices to start from beside
 	// AssignmentStarts, for a placement whose blocks give candidates
 	// (see "Where, not only when" in where.go); ignored without
@@ -104,23 +94,12 @@ type Options struct {
 	pinned bool // search the placement's devices as they are (runWhere's own calls)
 }
 
-// allows reports whether schedule s takes only decisions the options
-// allow: the offload and recompute baselines join the seeds only with
+// allows reports whether schedule s takes only decisions the spec
+// allows: the offload and recompute baselines join the seeds only with
 // Offload or Recompute.
-func allows(s *schedule.Schedule, offload, recompute bool) bool {
+func allows(s *schedule.Schedule, d spec.Decisions) bool {
 	off, rec := s.Count()
-	return (off == 0 || offload) && (rec == 0 || recompute)
-}
-
-// checkDecisions rejects decisions the placement gives nothing to take.
-func (o Options) checkDecisions(p *placement.Placement) error {
-	switch {
-	case o.Offload && !p.HasOffload():
-		return fmt.Errorf("search: placement %q: offload asked for, but no block may be offloaded (no offload time: declare one, or give the devices host links for the activation sizes)", p.Name)
-	case o.Recompute && !p.HasRecompute():
-		return fmt.Errorf("search: placement %q: recompute asked for, but no block may be recomputed", p.Name)
-	}
-	return nil
+	return (off == 0 || d.Offload) && (rec == 0 || d.Recompute)
 }
 
 // Start is a schedule the search starts from (Options.Start), or a
@@ -491,29 +470,30 @@ var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 // makespan wins; on a tie, the repetend's.
 // When ctx ends, Run returns at once with the best verified schedule
 // so far.
-func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
+func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
+	p := sp.Placement
 	t0 := time.Now()
-	if opt.MicroBatches < 1 {
-		return nil, fmt.Errorf("search: %d micro-batches, want at least 1", opt.MicroBatches)
+	if sp.MicroBatches < 1 {
+		return nil, fmt.Errorf("search: %d micro-batches, want at least 1", sp.MicroBatches)
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	if p.HasCandidates() && !opt.pinned && (p.Open() || len(opt.Start) == 0) {
-		return runWhere(ctx, p, opt)
+		return runWhere(ctx, sp, opt)
 	}
-	if err := opt.checkDecisions(p); err != nil {
-		return nil, err
+	if err := sp.CheckDecisions(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
-	if err := opt.checkLatency(p); err != nil {
-		return nil, err
+	if err := sp.CheckLatency(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
-	if e := noFit(p, opt.Memory, opt.Offload, opt.Recompute, true); e != nil {
+	if e := noFit(sp, true); e != nil {
 		return nil, e // proven: no schedule fits, whatever N_R
 	}
-	n := opt.MicroBatches
-	res := &Result{Decisions: opt.Offload || opt.Recompute, Latency: opt.Latency}
-	res.Bounds, res.BoundBy = schedule.LowerBoundsLatency(p, n, opt.Memory, opt.Latency)
+	n := sp.MicroBatches
+	res := &Result{Decisions: sp.Allowed.Offload || sp.Allowed.Recompute, Latency: sp.Latency}
+	res.Bounds, res.BoundBy = schedule.LowerBoundsLatency(p, n, sp.Memory, sp.Latency)
 	report := func(stage string, rp *repetend.Progress) {
 		if opt.Progress == nil {
 			return
@@ -529,7 +509,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	}
 	bestKept := 0 // least makespan of a seed that keeps every activation
 	offer := func(source Source, s *schedule.Schedule) {
-		if s = opt.withinLatency(s); s == nil {
+		if s = withinLatency(sp, s); s == nil {
 			return // its orders meet no schedule within the latency budget
 		}
 		if ms := schedule.Makespan(s); len(s.Decisions) == 0 && (bestKept == 0 || ms < bestKept) {
@@ -546,13 +526,13 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			continue // re-timed after the constructions: startRepetends
 		}
 		s := st.Schedule
-		if s == nil || !s.Placement.Equal(p) || s.MicroBatches != n || s.Memory != opt.Memory {
+		if s == nil || !s.Placement.Equal(p) || s.MicroBatches != n || s.Memory != sp.Memory {
 			return nil, fmt.Errorf("search: start %q: not a schedule of this placement, micro-batch count and budget", st.Name)
 		}
 		if err := schedule.Verify(s); err != nil {
 			return nil, fmt.Errorf("search: start %q: %w", st.Name, err)
 		}
-		if s = opt.withinLatency(s); s == nil {
+		if s = withinLatency(sp, s); s == nil {
 			continue // its orders meet no schedule within the latency budget
 		}
 		src := Source{Kind: SourceStart, Name: st.Name}
@@ -562,7 +542,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	var incumbent *repetend.Repetend
 	if !opt.SolverOnly {
 		report("constructions", nil)
-		cands, err := opt.portfolio(ctx, p)
+		cands, err := portfolio(ctx, sp)
 		if err != nil {
 			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
 		}
@@ -581,7 +561,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			if c.Periodic == nil || (opt.MaxNR > 0 && fromPeriodic(c.Periodic).NR > opt.MaxNR) {
 				continue
 			}
-			if r := fromPeriodic(c.Periodic); opt.Latency > 0 && r.Latency(p) > opt.Latency {
+			if r := fromPeriodic(c.Periodic); sp.Latency > 0 && r.Latency(p) > sp.Latency {
 				continue // its steady state is over the latency budget
 			}
 			if r := fromPeriodic(c.Periodic); incumbent == nil || r.Period < incumbent.Period || (r.Period == incumbent.Period && r.NR < incumbent.NR) {
@@ -589,11 +569,11 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 			}
 		}
 		for _, m := range baseline.Methods() {
-			s, err := m.Build(p, n, opt.Memory)
-			if err != nil || !allows(s, opt.Offload, opt.Recompute) {
+			s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory})
+			if err != nil || !allows(s, sp.Allowed) {
 				continue // not applicable, over the budget, or taking decisions the options do not allow
 			}
-			if s = opt.withinLatency(s); s == nil {
+			if s = withinLatency(sp, s); s == nil {
 				continue // its orders meet no schedule within the latency budget
 			}
 			src := Source{Kind: SourceBaseline, Name: m.Name}
@@ -621,7 +601,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		res.Times.Constructions = time.Since(t0)
 		report("constructions", nil)
 	}
-	started, err := startRepetends(ctx, p, opt, res, offer)
+	started, err := startRepetends(ctx, sp, opt, res, offer)
 	if err != nil {
 		return nil, err
 	}
@@ -634,7 +614,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	if res.Decisions && opt.UseTime && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) && len(p.Blocks) <= maxSolverBlocks {
 		report("repetend with decisions", nil)
 		t := time.Now()
-		d, err := decidedRepetend(ctx, p, opt, res.Schedule, func(src Source, s *schedule.Schedule) {
+		d, err := decidedRepetend(ctx, sp, opt, res.Schedule, func(src Source, s *schedule.Schedule) {
 			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
 			offer(src, s)
 		})
@@ -652,7 +632,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	if res.Decisions && res.Schedule != nil {
 		// The solver's schedules keep every activation: none ends before
 		// the bound of schedules that keep every activation.
-		keptBound = schedule.LowerBounds(p.Kept(), n, opt.Memory).Makespan
+		keptBound = schedule.LowerBounds(p.Kept(), n, sp.Memory).Makespan
 	}
 	switch {
 	case res.Decisions && res.Schedule != nil && schedule.Makespan(res.Schedule) <= keptBound:
@@ -674,7 +654,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	case len(p.Blocks) > maxSolverBlocks && res.Schedule != nil:
 		res.Skipped = fmt.Sprintf("%d blocks is more than the solver's limit of %d", len(p.Blocks), maxSolverBlocks)
 	default:
-		sr, err := solveRepetend(ctx, p, opt, incumbent, func(pr repetend.Progress) { report("repetend", &pr) })
+		sr, err := solveRepetend(ctx, sp, opt, incumbent, func(pr repetend.Progress) { report("repetend", &pr) })
 		res.Times.Repetend = time.Since(t1)
 		if err != nil {
 			return nil, fmt.Errorf("placement %q: repetend search: %w", p.Name, err)
@@ -688,17 +668,17 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, ctx.Err())
 		}
-		if res.Decisions && opt.Latency > 0 {
-			return nil, opt.noneWithin(p)
+		if res.Decisions && sp.Latency > 0 {
+			return nil, noneWithin(sp)
 		}
 		maxNR := opt.MaxNR
 		if res.Search != nil {
 			maxNR = res.Search.MaxNR
 		}
-		if e := noFit(p, opt.Memory, opt.Offload, opt.Recompute, false); e != nil {
+		if e := noFit(sp, false); e != nil {
 			return nil, e
 		}
-		return nil, fmt.Errorf("placement %q: memory %d, N_R ≤ %d: %w", p.Name, opt.Memory, maxNR, ErrNoRepetend)
+		return nil, fmt.Errorf("placement %q: memory %d, N_R ≤ %d: %w", p.Name, sp.Memory, maxNR, ErrNoRepetend)
 	}
 
 	// 3. The repetend's own schedule: time-optimal warmup and cooldown
@@ -706,10 +686,10 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// meets the lower bound.
 	if res.Repetend != nil && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) && (keptBound == 0 || schedule.Makespan(res.Schedule) > keptBound) {
 		report("warmup and cooldown", nil)
-		s, err := repetendSchedule(ctx, p, res.Repetend, opt, res)
+		s, err := repetendSchedule(ctx, sp, res.Repetend, opt, res)
 		switch {
-		case err != nil && res.Schedule == nil && res.Decisions && opt.Latency > 0:
-			return nil, opt.noneWithin(p)
+		case err != nil && res.Schedule == nil && res.Decisions && sp.Latency > 0:
+			return nil, noneWithin(sp)
 		case err != nil && res.Schedule == nil:
 			return nil, err
 		case err == nil && (res.Schedule == nil || schedule.Makespan(s) <= schedule.Makespan(res.Schedule)):
@@ -722,8 +702,8 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 
 	// 3b. Under a latency budget, the time-optimal search of all N with
 	// the rule of every micro-batch, where it is small enough.
-	if opt.Latency > 0 {
-		latencyOptimal(ctx, p, opt, res)
+	if sp.Latency > 0 {
+		latencyOptimal(ctx, sp, opt, res)
 	}
 
 	// 4. The solver re-optimises the ends of the best schedule, unless it
@@ -741,7 +721,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		if err != nil {
 			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
 		}
-		if s = opt.withinLatency(s); s != nil && schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
+		if s = withinLatency(sp, s); s != nil && schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 			res.Schedule = s
 			res.Source.Refined = true
 		}
@@ -751,7 +731,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 	// the time left; a shorter period's schedule joins if it ends
 	// earlier.
 	if opt.UseTime && !opt.SolverOnly {
-		researchRepetend(ctx, p, opt, res, report)
+		researchRepetend(ctx, sp, opt, res, report)
 	}
 
 	// 5. Large-neighbourhood search over windows anywhere in the
@@ -761,7 +741,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 		(len(res.Schedule.Decisions) == 0 || (res.Decisions && (opt.UseTime || opt.DecidedWindows > 0))) && len(res.Schedule.Pairs) == 0 { // windows that decide where asked; none pair
 		report("improving", nil)
 		t4 := time.Now()
-		err := improve(ctx, p, opt, res, func(ms int) { res.improved = ms; report("improving", nil) })
+		err := improve(ctx, sp, opt, res, func(ms int) { res.improved = ms; report("improving", nil) })
 		res.Times.Refine += time.Since(t4)
 		if err != nil {
 			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
@@ -797,7 +777,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Result, err
 // (time-optimal warmup and cooldown within the phase effort) replaces
 // res.Schedule where it ends earlier. Errors leave res as it is: this
 // is extra time, and the answer so far stands.
-func researchRepetend(ctx context.Context, p *placement.Placement, opt Options, res *Result, report func(string, *repetend.Progress)) {
+func researchRepetend(ctx context.Context, sp spec.Spec, opt Options, res *Result, report func(string, *repetend.Progress)) {
 	deadline, ok := ctx.Deadline()
 	if !ok || ctx.Err() != nil || res.Search == nil || res.PeriodProven() || res.Repetend == nil {
 		return
@@ -807,7 +787,7 @@ func researchRepetend(ctx context.Context, p *placement.Placement, opt Options, 
 	again := opt
 	again.Effort = -1
 	t0 := time.Now()
-	sr, err := solveRepetend(half, p, again, res.Repetend, func(pr repetend.Progress) { report("repetend, again", &pr) })
+	sr, err := solveRepetend(half, sp, again, res.Repetend, func(pr repetend.Progress) { report("repetend, again", &pr) })
 	res.Times.Repetend += time.Since(t0)
 	if err != nil || sr.Best == nil || sr.Best.Period > res.Repetend.Period {
 		return
@@ -824,7 +804,7 @@ func researchRepetend(ctx context.Context, p *placement.Placement, opt Options, 
 	}
 	report("warmup and cooldown", nil)
 	trial := *res
-	s, err := repetendSchedule(ctx, p, sr.Best, opt, &trial)
+	s, err := repetendSchedule(ctx, sp, sr.Best, opt, &trial)
 	if err == nil && schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 		*res = trial
 		res.Schedule, res.Source = s, Source{Kind: SourceRepetend}
@@ -841,7 +821,8 @@ func researchRepetend(ctx context.Context, p *placement.Placement, opt Options, 
 // stopped (refine.LNSOptions.Resume). Round 0 begins with the same windows as the
 // default effort, so a time limit long enough to finish them never ends
 // later than the default.
-func improve(ctx context.Context, p *placement.Placement, opt Options, res *Result, progress func(int)) error {
+func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progress func(int)) error {
+	p := sp.Placement
 	next := 0 // where the sweeps over res.Schedule go on
 	lns := func(s *schedule.Schedule, seed, steps, resume int, progress func(int)) (*schedule.Schedule, error) {
 		lo := refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Resume: resume, Progress: progress}
@@ -850,7 +831,7 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 			// encodes the whole schedule, so without a time limit
 			// only DecidedWindows of them are given, and none to a
 			// schedule of more than maxDecidedInstances.
-			lo.Decisions = smt.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}
+			lo.Decisions = smt.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}
 			if !opt.UseTime {
 				lo.Steps = opt.DecidedWindows
 			}
@@ -865,7 +846,7 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 		return out, err
 	}
 	keep := func(s *schedule.Schedule, source Source) {
-		if s = opt.withinLatency(s); s == nil {
+		if s = withinLatency(sp, s); s == nil {
 			return
 		}
 		if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
@@ -885,7 +866,7 @@ func improve(ctx context.Context, p *placement.Placement, opt Options, res *Resu
 	}
 	for round := 0; ctx.Err() == nil && !res.Proven(); round++ {
 		if round > 0 {
-			c, err := construct.Restart(ctx, p, opt.MicroBatches, opt.Memory, round)
+			c, err := construct.Restart(ctx, spec.Spec{Placement: p, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, round)
 			if err != nil {
 				return err
 			}
@@ -950,7 +931,8 @@ func fromPeriodic(ps *construct.Periodic) *repetend.Repetend {
 
 // solveRepetend runs the solver's repetend search with the lazy
 // completion check, from the incumbent when there is one.
-func solveRepetend(ctx context.Context, p *placement.Placement, opt Options, incumbent *repetend.Repetend, progress func(repetend.Progress)) (*repetend.Result, error) {
+func solveRepetend(ctx context.Context, sp spec.Spec, opt Options, incumbent *repetend.Repetend, progress func(repetend.Progress)) (*repetend.Result, error) {
+	p := sp.Placement
 	var mu sync.Mutex
 	cache := map[string]bool{}
 	accept := func(ctx context.Context, nr int, offsets []int) (bool, error) {
@@ -961,7 +943,7 @@ func solveRepetend(ctx context.Context, p *placement.Placement, opt Options, inc
 		if seen {
 			return ok, nil
 		}
-		ok, err := Feasible(ctx, p, repetend.Candidate{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches})
+		ok, err := Feasible(ctx, p, repetend.Candidate{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: sp.MicroBatches})
 		if err != nil {
 			return false, err
 		}
@@ -971,8 +953,8 @@ func solveRepetend(ctx context.Context, p *placement.Placement, opt Options, inc
 		return ok, nil
 	}
 	return repetend.Search(ctx, p, repetend.Options{
-		Memory: opt.Memory, MaxNR: opt.MaxNR, MicroBatches: opt.MicroBatches, Method: opt.Method, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
-		Accept: accept, Progress: progress, Incumbent: incumbent, Latency: opt.Latency,
+		Memory: sp.Memory, MaxNR: opt.MaxNR, MicroBatches: sp.MicroBatches, Method: opt.Method, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
+		Accept: accept, Progress: progress, Incumbent: incumbent, Latency: sp.Latency,
 	})
 }
 
@@ -981,7 +963,8 @@ func solveRepetend(ctx context.Context, p *placement.Placement, opt Options, inc
 // schedule where a phase is too large for it), the iterations, compacted.
 // With fewer micro-batches than N_R it is the time-optimal schedule of
 // all of them, where that is small enough for the solver.
-func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.Repetend, opt Options, res *Result) (*schedule.Schedule, error) {
+func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, opt Options, res *Result) (*schedule.Schedule, error) {
+	p := sp.Placement
 	effort := opt.PhaseEffort
 	switch {
 	case effort == 0:
@@ -989,7 +972,7 @@ func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.R
 	case effort < 0:
 		effort = 0
 	}
-	n := opt.MicroBatches
+	n := sp.MicroBatches
 	if n < r.NR {
 		if n*len(p.Blocks) > maxPhaseTasks {
 			return nil, fmt.Errorf("placement %q: %d micro-batches, fewer than N_R %d, and too many instances for the time-optimal search", p.Name, n, r.NR)
@@ -999,7 +982,7 @@ func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.R
 		if res.Schedule != nil {
 			hint = startsOf(res.Schedule, smt.AllInstances(p, n))
 		}
-		s, sol, err := solveAllWithin(ctx, p, n, opt.Memory, opt.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
+		s, sol, err := solveAllWithin(ctx, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
 		res.Times.Warmup = time.Since(t1)
 		if err != nil {
 			return nil, err
@@ -1018,8 +1001,8 @@ func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.R
 	warm := Warmup(p, r.Offsets)
 	cool := Cooldown(p, r.Offsets, r.NR, n)
 	phase := func(refs []schedule.Ref, entry []int) (*smt.Solution, error) {
-		pr := smt.InstanceProblem(p, refs, opt.Memory, entry)
-		pr.Deadlines = smt.LatencyDeadlines(p, refs, opt.Latency)
+		pr := smt.InstanceProblem(p, refs, sp.Memory, entry)
+		pr.Deadlines = smt.LatencyDeadlines(p, refs, sp.Latency)
 		if len(refs) > maxPhaseTasks {
 			starts := smt.Greedy(pr)
 			if starts == nil {
@@ -1043,16 +1026,16 @@ func repetendSchedule(ctx context.Context, p *placement.Placement, r *repetend.R
 	}
 	res.WarmupProven, res.CooldownProven = ws.Proven, cs.Proven
 	res.phaseChecks += ws.Checks + cs.Checks
-	s, err := Assemble(p, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws.Starts, CooldownStarts: cs.Starts, MicroBatches: n, Memory: opt.Memory})
+	s, err := Assemble(p, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws.Starts, CooldownStarts: cs.Starts, MicroBatches: n, Memory: sp.Memory})
 	if err != nil {
 		return nil, err
 	}
 	c, err := construct.Compact(s)
-	if err != nil || opt.Latency <= 0 {
+	if err != nil || sp.Latency <= 0 {
 		return c, err
 	}
-	if c = opt.withinLatency(c); c == nil {
-		return nil, fmt.Errorf("placement %q: the repetend's schedule meets no latency budget %d", p.Name, opt.Latency)
+	if c = withinLatency(sp, c); c == nil {
+		return nil, fmt.Errorf("placement %q: the repetend's schedule meets no latency budget %d", p.Name, sp.Latency)
 	}
 	return c, nil
 }

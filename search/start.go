@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/construct"
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // startRepetends re-times the repetends of opt.Start (Start.Repetend)
@@ -21,7 +21,8 @@ import (
 // schedule joins the candidates; the re-timed repetend of shortest period
 // (then least N_R, then first given) that beats res.Repetend replaces it
 // and is returned, nil if none does. Its time counts in Times.Total only.
-func startRepetends(ctx context.Context, p *placement.Placement, opt Options, res *Result, offer func(Source, *schedule.Schedule)) (*repetend.Repetend, error) {
+func startRepetends(ctx context.Context, sp spec.Spec, opt Options, res *Result, offer func(Source, *schedule.Schedule)) (*repetend.Repetend, error) {
+	p := sp.Placement
 	inc := res.Repetend
 	if (inc != nil && inc.Period <= res.Bounds.Period) || len(p.Blocks) > maxSolverBlocks {
 		return nil, nil
@@ -43,7 +44,7 @@ func startRepetends(ctx context.Context, p *placement.Placement, opt Options, re
 				continue // its period cannot be shorter than the incumbent's: no solver call
 			}
 		}
-		r, s, err := startRepetend(ctx, p, rp, opt)
+		r, s, err := startRepetend(ctx, sp, rp, opt)
 		if err != nil {
 			return nil, fmt.Errorf("search: start %q: %w", st.Name, err)
 		}
@@ -74,7 +75,8 @@ func startRepetends(ctx context.Context, p *placement.Placement, opt Options, re
 // schedule alone is nil where a phase has no list schedule under the
 // budget, there are fewer micro-batches than N_R, or it fails to
 // assemble.
-func startRepetend(ctx context.Context, p *placement.Placement, rp *schedule.Repetend, opt Options) (*repetend.Repetend, *schedule.Schedule, error) {
+func startRepetend(ctx context.Context, sp spec.Spec, rp *schedule.Repetend, opt Options) (*repetend.Repetend, *schedule.Schedule, error) {
+	p := sp.Placement
 	effort := opt.Effort // as the repetend search's (repetend.Options.Effort)
 	switch {
 	case effort == 0:
@@ -82,27 +84,27 @@ func startRepetend(ctx context.Context, p *placement.Placement, rp *schedule.Rep
 	case effort < 0:
 		effort = 0
 	}
-	n := opt.MicroBatches
+	n := sp.MicroBatches
 	r, err := repetend.Retime(ctx, p, repetend.Candidate{NR: rp.NR, Offsets: rp.Offsets},
-		repetend.PeriodOptions{Memory: opt.Memory, MicroBatches: n, Seed: opt.Seed, Effort: effort})
+		repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: n, Seed: opt.Seed, Effort: effort})
 	if err != nil || r == nil {
 		return nil, nil, err
 	}
-	if ok, err := Feasible(ctx, p, repetend.Candidate{NR: r.NR, Offsets: r.Offsets}, repetend.PeriodOptions{Memory: opt.Memory, MicroBatches: n}); err != nil || !ok {
+	if ok, err := Feasible(ctx, p, repetend.Candidate{NR: r.NR, Offsets: r.Offsets}, repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: n}); err != nil || !ok {
 		return nil, nil, err
 	}
 	if n < r.NR {
 		return r, nil, nil
 	}
 	warm, cool := Warmup(p, r.Offsets), Cooldown(p, r.Offsets, r.NR, n)
-	ws := smt.Greedy(smt.InstanceProblem(p, warm, opt.Memory, nil))
-	cs := smt.Greedy(smt.InstanceProblem(p, cool, opt.Memory, cooldownEntry(p, r.Offsets, r.NR, n)))
+	ws := smt.Greedy(smt.InstanceProblem(p, warm, sp.Memory, nil))
+	cs := smt.Greedy(smt.InstanceProblem(p, cool, sp.Memory, cooldownEntry(p, r.Offsets, r.NR, n)))
 	if ws == nil || cs == nil {
 		return r, nil, nil
 	}
 	// A candidate is optional: one that fails to assemble or verify is left
 	// out, and the repetend still serves as the solver's incumbent.
-	s, err := Assemble(p, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws, CooldownStarts: cs, MicroBatches: n, Memory: opt.Memory})
+	s, err := Assemble(p, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws, CooldownStarts: cs, MicroBatches: n, Memory: sp.Memory})
 	if err != nil {
 		return r, nil, nil
 	}

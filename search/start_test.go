@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Options.Start: a given schedule joins the candidates under its name, the
@@ -30,20 +31,20 @@ func TestSearchStartsFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 8
-	start, _ := baseline.GPipe(q, n, 0) // over device 0's budget: built without it
+	start, _ := baseline.GPipe(spec.New(q, n)) // over device 0's budget: built without it
 	start.Placement = q
-	_, err = Run(context.Background(), q, Options{MicroBatches: n, Start: []Start{{Name: "gpipe", Schedule: start}}})
+	_, err = Run(context.Background(), spec.Spec{Placement: q, MicroBatches: n}, Options{Start: []Start{{Name: "gpipe", Schedule: start}}})
 	if err == nil || !strings.Contains(err.Error(), `start "gpipe"`) {
 		t.Fatalf("a start over a device's budget: %v", err)
 	}
-	ok, err := baseline.OneFOneB(p, n, 0)
+	ok, err := baseline.OneFOneB(spec.New(p, n))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), q, Options{MicroBatches: n, Start: []Start{{Name: "other", Schedule: ok}}}); err == nil {
+	if _, err := Run(context.Background(), spec.Spec{Placement: q, MicroBatches: n}, Options{Start: []Start{{Name: "other", Schedule: ok}}}); err == nil {
 		t.Fatal("a start of another placement was taken")
 	}
-	res, err := Run(context.Background(), q, Options{MicroBatches: n, RefineEffort: -1})
+	res, err := Run(context.Background(), spec.Spec{Placement: q, MicroBatches: n}, Options{RefineEffort: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestSearchStartsFrom(t *testing.T) {
 	if peak := schedule.Measure(res.Schedule).PeakMemory[0]; peak > 3 {
 		t.Errorf("device 0 peaks at %d over its capacity 3", peak)
 	}
-	again, err := Run(context.Background(), q, Options{MicroBatches: n, RefineEffort: -1, Start: []Start{{Name: "previous", Schedule: res.Schedule}}})
+	again, err := Run(context.Background(), spec.Spec{Placement: q, MicroBatches: n}, Options{RefineEffort: -1, Start: []Start{{Name: "previous", Schedule: res.Schedule}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 			}
 			return q
 		}
-		old, err = Run(ctx, on(0), Options{Memory: memory, MicroBatches: n, RefineEffort: -1})
+		old, err = Run(ctx, spec.Spec{Placement: on(0), MicroBatches: n, Memory: memory}, Options{RefineEffort: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +123,7 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 	old, q := setting("m-shape", memory, n, 10)
 	rp := old.Schedule.Repetend
 	start := []Start{{Name: "old", Repetend: rp}}
-	alone, err := Run(ctx, q, Options{Memory: memory, MicroBatches: n, SolverOnly: true, Start: start})
+	alone, err := Run(ctx, spec.Spec{Placement: q, MicroBatches: n, Memory: memory}, Options{SolverOnly: true, Start: start})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,13 +135,12 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 	if !ok || alone.Search == nil || alone.Repetend.Period > retimed.Period || alone.Makespan() > ms {
 		t.Errorf("from the old repetend (period %d, makespan %d): period %d, makespan %d, search %v, candidates %v", retimed.Period, ms, alone.Repetend.Period, alone.Makespan(), alone.Search, alone.Candidates)
 	}
-	fresh, err := Run(ctx, q, Options{Memory: memory, MicroBatches: n})
+	fresh, err := Run(ctx, spec.Spec{Placement: q, MicroBatches: n, Memory: memory}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opt := quickly(start)
-	opt.Memory, opt.MicroBatches = memory, n
-	quick, err := Run(ctx, q, opt)
+	quick, err := Run(ctx, spec.Spec{Placement: q, MicroBatches: n, Memory: memory}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,8 +163,7 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 	old, q = setting("x-shape", 4, 16, 2)
 	rp = old.Schedule.Repetend
 	opt = quickly([]Start{{Name: "old", Repetend: rp}})
-	opt.Memory, opt.MicroBatches = 4, 16
-	kept, err := Run(ctx, q, opt)
+	kept, err := Run(ctx, spec.Spec{Placement: q, MicroBatches: 16, Memory: 4}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,14 @@ import (
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // quick is a search whose solver calls are capped at one resource unit
 // and whose refinement is left out: the constructions' and baselines'
 // answers, in milliseconds, for tests of what is reported about them.
-func quick(memory, n int) Options {
-	return Options{Memory: memory, MicroBatches: n, Effort: 1, PhaseEffort: 1, RefineEffort: -1}
+func quick() Options {
+	return Options{Effort: 1, PhaseEffort: 1, RefineEffort: -1}
 }
 
 // The steady state reported is the schedule's own. On the m-shape, 8
@@ -26,7 +27,7 @@ func quick(memory, n int) Options {
 // 8, 25% bubbles) is not what it returns.
 func TestSteadyStateIsTheSchedules(t *testing.T) {
 	p := placementtest.Builtin(t, "m-shape", placement.Options{Devices: 8})
-	res, err := Run(context.Background(), p, quick(8, 128))
+	res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 128, Memory: 8}, quick())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestSteadyPeriodIsTheMakespansGrowth(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s/d=%d/m=%d", c.shape, c.devices, c.memory), func(t *testing.T) {
 			p := placementtest.Builtin(t, c.shape, placement.Options{Devices: c.devices})
-			res, err := Run(context.Background(), p, quick(c.memory, n))
+			res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Memory: c.memory}, quick())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +71,7 @@ func TestSteadyPeriodIsTheMakespansGrowth(t *testing.T) {
 			if st == nil {
 				t.Fatalf("%s: steady state %+v", res.Source, st)
 			}
-			more, err := Run(context.Background(), p, quick(c.memory, n+st.PerPeriod))
+			more, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: n + st.PerPeriod, Memory: c.memory}, quick())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // WriteText is tessel search's report: the question, the repetend, the
@@ -16,7 +17,7 @@ import (
 // files; here its parts and what the options change).
 func TestWriteText(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4})
-	res, err := Run(context.Background(), p, Options{Memory: 4, MicroBatches: 8})
+	res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Memory: 4}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The paper's search with transfer times (SolverOnly, so that the solver
@@ -35,7 +36,7 @@ func TestSearchWithTransfers(t *testing.T) {
 			for _, m := range []repetend.Method{repetend.MethodJoint, repetend.MethodEnumerate} {
 				t.Run(fmt.Sprintf("%s/N=%d/transfer=%d/%s", tc.name, tc.n, c, m), func(t *testing.T) {
 					p := placementtest.WithTransfers(placementtest.Builtin(t, tc.name, placement.Options{Devices: 4}), c, false)
-					res, err := Run(context.Background(), p, Options{Memory: tc.memory, MaxNR: tc.nr, MicroBatches: tc.n, Method: m, Jobs: 1, SolverOnly: m == repetend.MethodEnumerate})
+					res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.memory}, Options{MaxNR: tc.nr, Method: m, Jobs: 1, SolverOnly: m == repetend.MethodEnumerate})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -16,6 +16,7 @@ import (
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // # Where, not only when
@@ -267,7 +268,8 @@ func periodOf(r *Result) int {
 // opt.MaxAssignments (DefaultAssignments). The result's schedule is on the
 // chosen placement; its Candidates list each assignment searched with its
 // makespan, under the name "assignment <name>".
-func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
+func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
+	p := sp.Placement
 	t0 := time.Now()
 	open := p.Reopen()
 	starts, err := assignmentsOf(ctx, p, opt.Assignments)
@@ -295,7 +297,7 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 			return err
 		}
 		if best != nil && name == "" {
-			lb := schedule.LowerBounds(q, opt.MicroBatches, opt.Memory).Makespan
+			lb := schedule.LowerBounds(q, sp.MicroBatches, sp.Memory).Makespan
 			if opt.Objective == ObjectivePeriod {
 				if q.MaxLoad() > bestScore.period || q.MaxLoad() == bestScore.period && lb >= bestScore.makespan {
 					return nil
@@ -304,7 +306,7 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 				return nil
 			}
 		}
-		if !seedable(ctx, q, opt) {
+		if !seedable(ctx, q, sp) {
 			// No construction or baseline fits the budget: the search
 			// would only look for a repetend, which can take long to
 			// find none; the solver with assignment literals still
@@ -314,9 +316,9 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 			}
 			return nil
 		}
-		r, err := Run(ctx, q, inner)
+		r, err := Run(ctx, onPlacement(sp, q), inner)
 		if err == nil {
-			b := schedule.LowerBounds(q, opt.MicroBatches, opt.Memory).Makespan
+			b := schedule.LowerBounds(q, sp.MicroBatches, sp.Memory).Makespan
 			if leastBound == 0 || b < leastBound {
 				leastBound = b
 			}
@@ -353,8 +355,8 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 	// For the makespan it is one more start, worth its solver calls only
 	// where a steady state can matter (more than one micro-batch) and no
 	// start already meets the bound over every assignment.
-	asStart := opt.MicroBatches > 1 && (best == nil || bestScore.makespan > relaxedBounds(open, opt.MicroBatches).Makespan)
-	if periodSolvable(open, opt) && (opt.Objective == ObjectivePeriod || asStart) && ctx.Err() == nil {
+	asStart := sp.MicroBatches > 1 && (best == nil || bestScore.makespan > relaxedBounds(open, sp.MicroBatches).Makespan)
+	if periodSolvable(open, sp) && (opt.Objective == ObjectivePeriod || asStart) && ctx.Err() == nil {
 		// The repetend with assignment literals (repetend.SearchAssigned):
 		// the choice whose steady state has the least period, found by
 		// the solver, searched as a pinned placement. For the period it
@@ -367,7 +369,7 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 			if opt.Objective == ObjectivePeriod && best != nil {
 				upper = bestScore.period
 			}
-			sol, err := repetend.SearchAssigned(ctx, open, repetend.AssignedOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches,
+			sol, err := repetend.SearchAssigned(ctx, open, repetend.AssignedOptions{Memory: sp.Memory, MicroBatches: sp.MicroBatches,
 				MaxNR: opt.MaxNR, Upper: upper, Exclude: exclude, Seed: opt.Seed, Effort: opt.Effort})
 			if err != nil {
 				if ctx.Err() == nil {
@@ -399,8 +401,8 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 			exclude = append(exclude, sol.Choice)
 		}
 	}
-	if opt.Objective == ObjectiveMakespan && !open.Channels && !opt.Offload && !opt.Recompute &&
-		open.K()*opt.MicroBatches <= MaxAssignedInstances && ctx.Err() == nil {
+	if opt.Objective == ObjectiveMakespan && !open.Channels && !sp.Allowed.Offload && !sp.Allowed.Recompute &&
+		open.K()*sp.MicroBatches <= MaxAssignedInstances && ctx.Err() == nil {
 		// The solver with assignment literals (smt.MinimizeAssigned),
 		// each call capped: a choice and schedule better than every
 		// start's, searched again as a start of Run on that choice; or
@@ -413,20 +415,20 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 		if best != nil {
 			upper = bestScore.makespan
 		}
-		sol, err := smt.MinimizeAssigned(ctx, open, smt.AssignedOptions{MicroBatches: opt.MicroBatches, Memory: opt.Memory,
-			Upper: upper, Lower: relaxedBounds(open, opt.MicroBatches).Makespan, Options: smt.Options{Seed: opt.Seed, Effort: max(effort, 0)}})
+		sol, err := smt.MinimizeAssigned(ctx, open, smt.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory,
+			Upper: upper, Lower: relaxedBounds(open, sp.MicroBatches).Makespan, Options: smt.Options{Seed: opt.Seed, Effort: max(effort, 0)}})
 		if err == nil && sol.Choice != nil {
 			q, err := placement.Choose(open, sol.Choice)
 			if err != nil {
 				return nil, err
 			}
-			s := &schedule.Schedule{Placement: q, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Instances: sol.Instances}
+			s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, Instances: sol.Instances}
 			if err := schedule.Verify(s); err != nil {
 				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
 			}
 			solverOpt := inner
 			solverOpt.Start = []Start{{Name: "solver with assignment literals", Schedule: s}}
-			if r, err := Run(ctx, q, solverOpt); err == nil {
+			if r, err := Run(ctx, onPlacement(sp, q), solverOpt); err == nil {
 				tried = append(tried, Candidate{Source: Source{Kind: SourceStart, Name: "assignment solver"}, Makespan: r.Makespan()})
 				if sc := (score{periodOf(r), r.Makespan()}); best == nil || sc.less(bestScore, opt.Objective) {
 					best, bestScore = r, sc
@@ -457,11 +459,17 @@ func runWhere(ctx context.Context, p *placement.Placement, opt Options) (*Result
 	// The bounds hold for every assignment: the relaxation's, raised to
 	// the least bound of those searched when every one was, each of the
 	// others bounded by the best makespan (it was skipped for that).
-	best.Bounds = relaxedBounds(open, opt.MicroBatches)
+	best.Bounds = relaxedBounds(open, sp.MicroBatches)
 	if enumerated && ctx.Err() == nil {
 		best.Bounds.Makespan = max(best.Bounds.Makespan, min(leastBound, best.Makespan()))
 	}
 	return best, nil
+}
+
+// onPlacement is sp on placement q (a choice of devices of sp's).
+func onPlacement(sp spec.Spec, q *placement.Placement) spec.Spec {
+	sp.Placement = q
+	return sp
 }
 
 // periodSolverName is the name of the start the repetend with assignment
@@ -481,8 +489,8 @@ const MaxPeriodAssignedBlocks = 48
 // literals a try: a placement with candidates of at most
 // MaxPeriodAssignedBlocks blocks, without links as resources, latency
 // budget, offload or recompute (the encoding has none of them).
-func periodSolvable(open *placement.Placement, opt Options) bool {
-	return open.HasCandidates() && !open.Channels && opt.Latency == 0 && !opt.Offload && !opt.Recompute &&
+func periodSolvable(open *placement.Placement, sp spec.Spec) bool {
+	return open.HasCandidates() && !open.Channels && sp.Latency == 0 && !sp.Allowed.Offload && !sp.Allowed.Recompute &&
 		open.K() <= MaxPeriodAssignedBlocks
 }
 
@@ -523,13 +531,13 @@ func relaxedBounds(p *placement.Placement, n int) schedule.Bounds {
 
 // seedable reports whether a construction or a baseline gives q a
 // schedule under the options' budget.
-func seedable(ctx context.Context, q *placement.Placement, opt Options) bool {
-	cands, err := construct.PortfolioWith(ctx, q, construct.PortfolioOptions{MicroBatches: opt.MicroBatches, Memory: opt.Memory, Offload: opt.Offload, Recompute: opt.Recompute})
+func seedable(ctx context.Context, q *placement.Placement, sp spec.Spec) bool {
+	cands, err := construct.Portfolio(ctx, spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory, Allowed: sp.Allowed})
 	if err == nil && len(cands) > 0 {
 		return true
 	}
 	for _, m := range baseline.Methods() {
-		if s, err := m.Build(q, opt.MicroBatches, opt.Memory); err == nil && allows(s, opt.Offload, opt.Recompute) {
+		if s, err := m.Build(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}); err == nil && allows(s, sp.Allowed) {
 			return true
 		}
 	}
@@ -542,7 +550,8 @@ func seedable(ctx context.Context, q *placement.Placement, opt Options) bool {
 // lower bound cannot beat the best so far. Its answer is optimal over
 // assignments and schedules where every search it ran is proven; the
 // bound is the least lower bound of the assignments not beaten.
-func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOptions) (*OptimalResult, error) {
+func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalResult, error) {
+	p := sp.Placement
 	open := p.Reopen()
 	limit := opt.MaxAssignments
 	if limit == 0 {
@@ -571,11 +580,11 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 		if err != nil {
 			return
 		}
-		lb := schedule.LowerBounds(q, opt.MicroBatches, opt.Memory).Makespan
+		lb := schedule.LowerBounds(q, sp.MicroBatches, sp.Memory).Makespan
 		if best != nil && lb >= schedule.Makespan(best.Schedule) {
 			return
 		}
-		r, err := Optimal(ctx, q, inner)
+		r, err := Optimal(ctx, onPlacement(sp, q), inner)
 		if err != nil {
 			return // no schedule of this assignment fits the budget
 		}
@@ -593,7 +602,7 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 		try(a.Choice)
 	}
 	solved := false
-	if !open.Channels && !opt.Offload && !opt.Recompute && ctx.Err() == nil {
+	if !open.Channels && !sp.Allowed.Offload && !sp.Allowed.Recompute && ctx.Err() == nil {
 		// The solver with assignment literals (smt.MinimizeAssigned):
 		// a better choice and schedule than every start, or the proof
 		// that none exists.
@@ -601,8 +610,8 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 		if best != nil {
 			upper = schedule.Makespan(best.Schedule)
 		}
-		lb := relaxedBounds(open, opt.MicroBatches).Makespan
-		sol, err := smt.MinimizeAssigned(ctx, open, smt.AssignedOptions{MicroBatches: opt.MicroBatches, Memory: opt.Memory, Upper: upper, Lower: lb,
+		lb := relaxedBounds(open, sp.MicroBatches).Makespan
+		sol, err := smt.MinimizeAssigned(ctx, open, smt.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory, Upper: upper, Lower: lb,
 			Options: smt.Options{Seed: opt.Seed, Effort: opt.Effort, Progress: opt.Progress}})
 		if err == nil {
 			checks += sol.Checks
@@ -612,11 +621,11 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 			if err != nil {
 				return nil, err
 			}
-			s := &schedule.Schedule{Placement: q, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Instances: sol.Instances}
+			s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, Instances: sol.Instances}
 			if err := schedule.Verify(s); err != nil {
 				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
 			}
-			lower := boundOf(q, opt.MicroBatches, opt.Memory, opt.Latency, nil)
+			lower := boundOf(q, sp.MicroBatches, sp.Memory, sp.Latency, nil)
 			best = &OptimalResult{Schedule: s, Source: Source{Kind: SourceSolver}, Bound: lower,
 				Solution: &smt.Solution{Makespan: sol.Makespan, LowerBound: sol.LowerBound, Checks: sol.Checks}}
 		}
@@ -633,7 +642,7 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 		})
 	}
 	if best == nil {
-		return nil, fmt.Errorf("search: no assignment of placement %q gives a schedule under memory %d", p.Name, opt.Memory)
+		return nil, fmt.Errorf("search: no assignment of placement %q gives a schedule under memory %d", p.Name, sp.Memory)
 	}
 	ms := schedule.Makespan(best.Schedule)
 	out := *best
@@ -648,7 +657,7 @@ func optimalWhere(ctx context.Context, p *placement.Placement, opt OptimalOption
 		lower = ms
 		every(open, func(choice []int) bool {
 			if q, err := placement.Choose(open, choice); err == nil {
-				lower = min(lower, schedule.LowerBounds(q, opt.MicroBatches, opt.Memory).Makespan)
+				lower = min(lower, schedule.LowerBounds(q, sp.MicroBatches, sp.Memory).Makespan)
 			}
 			return true
 		})

@@ -13,6 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // randomOpen is a random layered DAG of k forward blocks on d devices,
@@ -95,7 +96,7 @@ func TestWhereOptimal(t *testing.T) {
 				for i := range q.Blocks {
 					q.Blocks[i].Candidates = nil // a plain pinned placement
 				}
-				r, err := Optimal(ctx, q, OptimalOptions{MicroBatches: tt.n, Memory: tt.memory})
+				r, err := Optimal(ctx, spec.Spec{Placement: q, MicroBatches: tt.n, Memory: tt.memory}, OptimalOptions{})
 				if errors.Is(err, smt.ErrInfeasible) {
 					return true // this choice fits no schedule in the budget
 				}
@@ -122,7 +123,7 @@ func TestWhereOptimal(t *testing.T) {
 			if !direct.Proven || direct.Makespan != brute {
 				t.Errorf("MinimizeAssigned: makespan %d (proven %v), brute force %d", direct.Makespan, direct.Proven, brute)
 			}
-			got, err := Optimal(ctx, p, OptimalOptions{MicroBatches: tt.n, Memory: tt.memory})
+			got, err := Optimal(ctx, spec.Spec{Placement: p, MicroBatches: tt.n, Memory: tt.memory}, OptimalOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +138,7 @@ func TestWhereOptimal(t *testing.T) {
 				t.Errorf("makespan %d (proven %v, bound %d), brute force %d", ms, got.Solution.Proven, got.Bound.Makespan, brute)
 			}
 			// Run never does worse than any of its starts.
-			res, err := Run(ctx, p, Options{MicroBatches: tt.n, Memory: tt.memory})
+			res, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: tt.n, Memory: tt.memory}, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +200,7 @@ func TestAssignmentStarts(t *testing.T) {
 func TestWherePeriod(t *testing.T) {
 	ctx := context.Background()
 	p := randomOpen(t, 3, 6, 2, 1, true)
-	res, err := Run(ctx, p, Options{MicroBatches: 6, Objective: ObjectivePeriod, MaxAssignments: -1})
+	res, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: 6}, Options{Objective: ObjectivePeriod, MaxAssignments: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestWherePeriod(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Run(ctx, q, Options{MicroBatches: 6, pinned: true})
+		r, err := Run(ctx, spec.Spec{Placement: q, MicroBatches: 6}, Options{pinned: true})
 		if err != nil {
 			continue
 		}
@@ -245,7 +246,7 @@ func TestWherePeriodSolver(t *testing.T) {
 		seed := tc.seed
 		p := randomOpen(t, seed, 3, 2, 2, true)
 		const nr, memory = 3, 4
-		res, err := Run(ctx, p, Options{MicroBatches: 6, MaxNR: nr, Memory: memory, Objective: ObjectivePeriod, MaxAssignments: -1})
+		res, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: 6, Memory: memory}, Options{MaxNR: nr, Objective: ObjectivePeriod, MaxAssignments: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Decisions are what OptimalDecisions may decide per forward instance
@@ -367,7 +368,7 @@ func decodeSaves(e *Encoder, m *Model, p *placement.Placement, refs []schedule.R
 	if err != nil {
 		return nil, err
 	}
-	out := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}}
 	for k, r := range refs {
 		out.Instances = append(out.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: starts[k]})
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // solveLinks is the time-optimal schedule of all instances of p, with the
@@ -22,7 +23,7 @@ func solveLinks(t *testing.T, p *placement.Placement, n int, free bool) (*schedu
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}}
 	for k, r := range refs {
 		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
 	}

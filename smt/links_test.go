@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The link rule these tests pin (docs/design.md, "Links": with --channels
@@ -107,7 +108,7 @@ func bruteOptimal(p *placement.Placement, n, memory int) int {
 		if err != nil {
 			return
 		}
-		s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory, Instances: ins}
+		s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: ins}
 		if schedule.Verify(s) != nil {
 			return
 		}
@@ -211,7 +212,7 @@ func TestFeasibleAgreesWithVerifyOnLinks(t *testing.T) {
 			if err != nil {
 				return
 			}
-			s := &schedule.Schedule{Placement: p, MicroBatches: n, Instances: ins}
+			s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
 			starts := make([]int, len(refs))
 			at := map[schedule.Ref]int{}
 			for _, in := range ins {
@@ -255,7 +256,7 @@ func TestGreedyMeetsLinks(t *testing.T) {
 			t.Fatalf("blocks %v, deps %v, transfers %v, n %d: lower bound %d above the optimum %d", p.Blocks, p.Deps, p.Transfers, n, lb, opt)
 		}
 		for rule, starts := range greedyAll(pr) {
-			s := &schedule.Schedule{Placement: p, MicroBatches: n}
+			s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}}
 			for k, ref := range refs {
 				s.Instances = append(s.Instances, schedule.Instance{Block: ref.Block, Micro: ref.Micro, Start: starts[k]})
 			}
@@ -357,7 +358,7 @@ func TestOptimalChannelsBuiltin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := schedule.Makespan(&schedule.Schedule{Placement: p, MicroBatches: 4, Instances: ins}); c != mk {
+		if c := schedule.Makespan(&schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 4}, Instances: ins}); c != mk {
 			t.Errorf("%s: compaction takes the optimum %d to %d", shape, mk, c)
 		}
 		if fm := schedule.Makespan(free); mk <= fm {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Optimal is the time-optimal (TO) schedule of n micro-batches under a
@@ -19,7 +20,7 @@ func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt Opt
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: n, Memory: memory}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}}
 	for k, r := range refs {
 		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
 	}

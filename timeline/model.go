@@ -14,6 +14,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // WarmBoundaries is the warm start of a step with a model where devices
@@ -219,7 +220,7 @@ func (r *modelRun) step(ctx context.Context, last *schedule.Schedule, changes []
 			start = append(start, search.Start{Name: WarmRetimed, Schedule: s})
 		}
 	}
-	res, err = search.ReplanStarts(sctx, p, last.Memory, last.MicroBatches, start, opt.Replan)
+	res, err = search.ReplanStarts(sctx, spec.Spec{Placement: p, MicroBatches: last.MicroBatches, Memory: last.Memory}, start, opt.Replan)
 	if err != nil {
 		cancel()
 		return nil, nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // modelSchedule is tessel partition --model chain-12 --cluster
@@ -33,7 +34,7 @@ func modelSchedule(t *testing.T) (*partition.Graph, *cluster.Cluster, *hetero.Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := search.Run(context.Background(), p, search.Options{MicroBatches: 16, Effort: search.ReplanEffort, PhaseEffort: search.ReplanEffort, RefineEffort: search.ReplanEffort})
+	res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 16}, search.Options{Effort: search.ReplanEffort, PhaseEffort: search.ReplanEffort, RefineEffort: search.ReplanEffort})
 	if err != nil {
 		t.Fatal(err)
 	}

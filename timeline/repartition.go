@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // builtinVariants are the options of the built-in shapes that Repartition
@@ -201,7 +202,7 @@ func MovedOrders(old *schedule.Schedule, q *placement.Placement, memory int) *sc
 	if err != nil {
 		return nil
 	}
-	s := &schedule.Schedule{Placement: q, MicroBatches: old.MicroBatches, Memory: memory, Instances: out}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: old.MicroBatches, Memory: memory}, Instances: out}
 	if schedule.Verify(s) == nil {
 		return s
 	}

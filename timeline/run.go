@@ -13,6 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // ChangeError is a step whose changes do not fit the cluster or the
@@ -109,7 +110,7 @@ func Run(ctx context.Context, old *schedule.Schedule, t *Timeline, c *cluster.Cl
 	}
 	given := old.Placement
 	if old.Cluster != nil {
-		given = old.Source
+		given = old.Given
 	}
 	if c == nil {
 		c = old.Cluster
@@ -212,7 +213,7 @@ func runStep(ctx context.Context, last *schedule.Schedule, first, given *placeme
 			st.Warm = WarmMoved
 			start = append(start, search.Start{Name: WarmMoved, Schedule: onOld})
 		}
-		res, err = search.ReplanStarts(sctx, p, last.Memory, last.MicroBatches, start, opt.Replan)
+		res, err = search.ReplanStarts(sctx, spec.Spec{Placement: p, MicroBatches: last.MicroBatches, Memory: last.Memory}, start, opt.Replan)
 		if err != nil {
 			cancel()
 			return nil, nil, nil, nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // A built-in shape is rebuilt on the devices left (Wu et al., S3: a node
@@ -107,7 +108,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := search.Run(ctx, q, search.Options{Memory: 6, MicroBatches: 8, Method: repetend.MethodJoint})
+	old, err := search.Run(ctx, spec.Spec{Placement: q, MicroBatches: 8, Memory: 6}, search.Options{Method: repetend.MethodJoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestRun(t *testing.T) {
 	if last := rep.Steps[4]; last.Devices != 4 || last.Repartition != "stages 0, 1, 2, 3 on devices 0..3" {
 		t.Errorf("step 5: %+v", last)
 	}
-	if rep.Final.Placement.Devices != 4 || rep.Final.Cluster == nil || !rep.Final.Source.Equal(p) || schedule.Verify(rep.Final) != nil {
+	if rep.Final.Placement.Devices != 4 || rep.Final.Cluster == nil || !rep.Final.Given.Equal(p) || schedule.Verify(rep.Final) != nil {
 		t.Errorf("final schedule on %d devices, cluster %v", rep.Final.Placement.Devices, rep.Final.Cluster)
 	}
 	if _, again := run(); !bytes.Equal(b, again) {

@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Stage is one stage of a chain: one model part on one device, its
@@ -367,7 +368,7 @@ func Import(t *Table, opt ImportOptions) (*schedule.Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the ranks' orders cannot run (PyTorch would wait forever): %w", err)
 	}
-	s := &schedule.Schedule{Placement: p, MicroBatches: sum.MicroBatches, Memory: opt.Memory, Instances: ins, Pairs: pairs}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: sum.MicroBatches, Memory: opt.Memory}, Instances: ins, Pairs: pairs}
 	if err := schedule.Verify(s); err != nil {
 		return nil, err
 	}

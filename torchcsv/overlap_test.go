@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -38,11 +39,11 @@ func TestDualPipeVOverlap(t *testing.T) {
 		if p.Overlap, err = placement.ParseOverlapTime(c.overlapTime); err != nil {
 			t.Fatal(err)
 		}
-		plain, err := baseline.DualPipeV(p, c.n, 0)
+		plain, err := baseline.DualPipeV(spec.New(p, c.n))
 		if err != nil {
 			t.Fatal(err)
 		}
-		dpv, err := baseline.DualPipeVOverlap(p, c.n, 0)
+		dpv, err := baseline.DualPipeVOverlap(spec.New(p, c.n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,14 +52,14 @@ func TestDualPipeVOverlap(t *testing.T) {
 			memory = max(memory, m)
 		}
 		// The same schedule under its own peak as the budget.
-		if dpv, err = baseline.DualPipeVOverlap(p, c.n, memory); err != nil {
+		if dpv, err = baseline.DualPipeVOverlap(spec.Spec{Placement: p, MicroBatches: c.n, Memory: memory}); err != nil {
 			t.Fatal(err)
 		}
 		name := p.Name + " --overlap-time " + c.overlapTime
 		if len(dpv.Pairs) == 0 || schedule.Makespan(dpv) >= schedule.Makespan(plain) {
 			t.Errorf("%s: DualPipeV with overlap: %d pairs, makespan %d; without: %d", name, len(dpv.Pairs), schedule.Makespan(dpv), schedule.Makespan(plain))
 		}
-		res, err := search.Run(context.Background(), p, search.Options{MicroBatches: c.n, Memory: memory})
+		res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: c.n, Memory: memory}, search.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

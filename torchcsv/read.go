@@ -20,8 +20,8 @@ const (
 	NamingOld     Naming = "old"     // B input gradient, BW full backward
 )
 
-// Namings are the values of a Naming flag.
-var Namings = []string{"auto", string(NamingCurrent), string(NamingOld)}
+// Namings are the values of a Naming flag (a new slice each call).
+func Namings() []string { return []string{"auto", string(NamingCurrent), string(NamingOld)} }
 
 // ParseNaming reads a Naming flag: "auto" (or empty), "current", "old".
 func ParseNaming(s string) (Naming, error) {
@@ -31,7 +31,7 @@ func ParseNaming(s string) (Naming, error) {
 	case string(NamingCurrent), string(NamingOld):
 		return Naming(s), nil
 	}
-	return "", fmt.Errorf("must be one of %s, got %q", strings.Join(Namings, ", "), s)
+	return "", fmt.Errorf("must be one of %s, got %q", strings.Join(Namings(), ", "), s)
 }
 
 // ReadOptions say how to read what a file leaves open.
@@ -129,7 +129,7 @@ func Read(data []byte, opt ReadOptions) (*Reading, error) {
 			return nil, fmt.Errorf("the file has I, the current name of an input gradient, but --torch-naming is old (B input gradient, BW full backward)")
 		}
 	default:
-		return nil, fmt.Errorf("naming %q: want one of %s", naming, strings.Join(Namings, ", "))
+		return nil, fmt.Errorf("naming %q: want one of %s", naming, strings.Join(Namings(), ", "))
 	}
 	kindOfOp := map[string]placement.Kind{OpForward: placement.Forward, OpWeight: placement.Weight,
 		OpBackward: placement.Backward, OpInput: placement.Input}

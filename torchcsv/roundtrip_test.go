@@ -17,6 +17,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -79,7 +80,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		}
 		var scheds []labelled
 		for _, m := range baseline.Methods() {
-			s, err := m.Build(p, 8, 0)
+			s, err := m.Build(spec.New(p, 8))
 			if errors.Is(err, baseline.ErrNotApplicable) {
 				continue
 			}
@@ -88,7 +89,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			}
 			scheds = append(scheds, labelled{m.Name, s})
 		}
-		res, err := search.Run(context.Background(), p, search.Options{Memory: 2 * p.Devices, MicroBatches: 12})
+		res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 12, Memory: 2 * p.Devices}, search.Options{})
 		if err != nil {
 			t.Fatalf("%s: search: %v", p.Name, err)
 		}
@@ -248,11 +249,11 @@ func TestExportRefusesOffloadAndRecompute(t *testing.T) {
 		t.Fatal(err)
 	}
 	p = p.WithOffload(1).WithRecompute()
-	po, err := baseline.PipeOffload(p, 8, 2)
+	po, err := baseline.PipeOffload(spec.Spec{Placement: p, MicroBatches: 8, Memory: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	re, err := baseline.OneFOneBRecompute(p, 8, 2)
+	re, err := baseline.OneFOneBRecompute(spec.Spec{Placement: p, MicroBatches: 8, Memory: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestExportRefusesOffloadAndRecompute(t *testing.T) {
 		}
 	}
 	// The same placement without decisions exports.
-	plain, err := baseline.OneFOneB(p, 8, 0)
+	plain, err := baseline.OneFOneB(spec.New(p, 8))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -29,7 +30,7 @@ func TestTitanStageMap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := search.Run(context.Background(), p, search.Options{Memory: 2 * p.Devices, MicroBatches: 8})
+		res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Memory: 2 * p.Devices}, search.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +71,7 @@ func TestTitanRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := search.Run(context.Background(), x, search.Options{Memory: 8, MicroBatches: 4})
+	res, err := search.Run(context.Background(), spec.Spec{Placement: x, MicroBatches: 4, Memory: 8}, search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

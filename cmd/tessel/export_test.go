@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -47,7 +48,7 @@ func TestExportCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := baseline.GPipe(m, 4, 0)
+	ms, err := baseline.GPipe(spec.New(m, 4))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 func TestGenWrites(t *testing.T) {
@@ -94,7 +95,7 @@ func TestGenUsageErrors(t *testing.T) {
 		{ID: "f0", Kind: placement.Forward, Devices: []int{0}, Time: 1, Memory: 1},
 		{ID: "b1", Kind: placement.Backward, Devices: []int{1}, Time: 1, Memory: -1},
 	}, Deps: []placement.Dep{{From: 0, To: 1}}}
-	s := &schedule.Schedule{Placement: p, MicroBatches: 1, Instances: []schedule.Instance{{Block: 0}, {Block: 1, Start: 1}}}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: []schedule.Instance{{Block: 0}, {Block: 1, Start: 1}}}
 	odd := writeScheduleFile(t, filepath.Join(dir, "odd.json"), s)
 	// An input block without its weight block: no worker computes f0's
 	// weights' gradient.
@@ -103,7 +104,7 @@ func TestGenUsageErrors(t *testing.T) {
 		{ID: "i0", Kind: placement.Input, Devices: []int{0}, Time: 1, Memory: -1},
 	}, Deps: []placement.Dep{{From: 0, To: 1}}}
 	halfFile := writeScheduleFile(t, filepath.Join(dir, "half.json"),
-		&schedule.Schedule{Placement: half, MicroBatches: 1, Instances: []schedule.Instance{{Block: 0}, {Block: 1, Start: 1}}})
+		&schedule.Schedule{Spec: spec.Spec{Placement: half, MicroBatches: 1}, Instances: []schedule.Instance{{Block: 0}, {Block: 1, Start: 1}}})
 	out := filepath.Join(dir, "out")
 	for _, tc := range []struct {
 		name string

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 type optimalOptions struct {
@@ -100,23 +101,23 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	defer cancel()
 	bar := newProgress(stderr)
 	t0 := time.Now()
+	sp := spec.Spec{Placement: p, MicroBatches: opts.MicroBatches, Memory: opts.Memory, Latency: opts.Latency,
+		Allowed: spec.Decisions{Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute}}
 	oopt := search.OptimalOptions{
-		MicroBatches: opts.MicroBatches, Memory: opts.Memory, Seed: opts.Seed,
-		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency,
-		LinkOrder: opts.LinkOrder,
+		Seed: opts.Seed, LinkOrder: opts.LinkOrder,
 		Progress: func(lo, hi int) {
 			bar.show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))
 		},
 	}
 	if target > 0 && len(p.Blocks) > target {
-		cr, err := coarsen.Optimal(ctx, p, target, oopt)
+		cr, err := coarsen.Optimal(ctx, sp, target, oopt)
 		bar.done()
 		if err != nil {
 			return err
 		}
 		return writeCoarsened(cr.Schedule, *cr.Coarsened, cr.Total, "optimal", opts.Outputs, stdout)
 	}
-	res, err := search.Optimal(ctx, p, oopt)
+	res, err := search.Optimal(ctx, sp, oopt)
 	bar.done()
 	elapsed := time.Since(t0)
 	if err != nil {

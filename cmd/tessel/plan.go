@@ -15,6 +15,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/plan"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 type planOptions struct {
@@ -178,8 +179,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	defer cancel()
 	bar := newProgress(stderr)
 	t1 := time.Now()
-	res, err := search.Run(sctx, p, search.Options{Memory: o.Budget, MaxNR: o.NR, MicroBatches: o.MicroBatches,
-		Offload: o.Decisions.Offload, Recompute: o.Decisions.Recompute})
+	res, err := search.Run(sctx, spec.Spec{Placement: p, MicroBatches: o.MicroBatches, Memory: o.Budget, Allowed: spec.Decisions{Offload: o.Decisions.Offload, Recompute: o.Decisions.Recompute}}, search.Options{MaxNR: o.NR})
 	bar.done()
 	sum, err := searched("plan", "budget", res, err, o.Outputs, defaultMethod, o.Decisions.Any())
 	if err != nil {

@@ -106,7 +106,7 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	}
 	given := old.Placement
 	if old.Cluster != nil {
-		given = old.Source
+		given = old.Given
 	}
 	p, err := cl.Apply(given)
 	if err != nil {

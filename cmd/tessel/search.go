@@ -13,6 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 type searchOptions struct {
@@ -157,17 +158,18 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	defer cancel()
 	bar := newProgress(stderr)
 	t0 := time.Now()
+	sp := spec.Spec{Placement: p, MicroBatches: opts.MicroBatches, Memory: opts.Memory, Latency: opts.Latency,
+		Allowed: spec.Decisions{Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute}}
 	sopt := search.Options{
-		Memory: opts.Memory, MaxNR: opts.NR, MicroBatches: opts.MicroBatches,
-		Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
-		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency, Objective: objective,
-		Progress: func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
+		MaxNR: opts.NR, Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
+		Objective: objective,
+		Progress:  func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
 	}
 	var res *search.Result
 	if p.HasCandidates() {
 		// HEFT's assignment among the starts, and coarsening where asked.
 		var cr *coarsen.SearchResult
-		if cr, err = coarsen.Search(ctx, p, target, sopt); err == nil {
+		if cr, err = coarsen.Search(ctx, sp, target, sopt); err == nil {
 			if cr.Coarsened != nil {
 				bar.done()
 				return writeCoarsened(cr.Schedule, *cr.Coarsened, cr.Total, "search", opts.Outputs, stdout)
@@ -175,7 +177,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 			res = cr.Result
 		}
 	} else {
-		res, err = search.Run(ctx, p, sopt)
+		res, err = search.Run(ctx, sp, sopt)
 	}
 	bar.done()
 	sum, err := searched("search", "memory", res, err, opts.Outputs, method, opts.Decisions.Any())

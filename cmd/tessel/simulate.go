@@ -89,7 +89,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		}
 		given := s.Placement
 		if s.Cluster != nil {
-			given, timing = s.Source, s.Placement
+			given, timing = s.Given, s.Placement
 		}
 		on, c, err := opts.Cluster.on(given)
 		if err != nil {

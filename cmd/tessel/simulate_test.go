@@ -14,6 +14,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 const mShapeSchedule = "../../schedule/testdata/schedules/m-shape-greedy.json"
@@ -82,7 +83,7 @@ func crossSchedule(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	start := map[string]int{"fd0": 0, "fu0": 0, "fd1": 1, "fu1": 1, "bd1": 2, "bu1": 2, "bd0": 5, "bu0": 5}
-	s := &schedule.Schedule{Placement: p, MicroBatches: 1}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}}
 	for i, b := range p.Blocks {
 		s.Instances = append(s.Instances, schedule.Instance{Block: i, Start: start[b.ID]})
 	}

@@ -5,7 +5,7 @@
 // -check DIR, fails where the charts in DIR differ from what it draws.
 // Every search is effort-based, so the output is the same on every run.
 //
-//	go run ./internal/cmd/heterofigs -check docs/img
+//	go run ./cmd/heterofigs -check docs/img
 package main
 
 import (

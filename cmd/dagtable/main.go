@@ -5,7 +5,7 @@
 // assignments, and the same coarsened to 40 blocks. Times are wall-clock
 // and depend on the machine.
 //
-//	go run ./internal/cmd/dagtable [-devices 1,2,4]
+//	go run ./cmd/dagtable [-devices 1,2,4]
 package main
 
 import (
@@ -22,6 +22,7 @@ import (
 	"github.com/tessel-pp/tessel/opgraph"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 func main() {
@@ -45,7 +46,7 @@ func run(devs string) error {
 		if err != nil {
 			return err
 		}
-		p, err := opgraph.Cluster(d, opgraph.DefaultLink).Apply(p0)
+		p, err := opgraph.Cluster(d, opgraph.DefaultLink()).Apply(p0)
 		if err != nil {
 			return err
 		}
@@ -57,9 +58,9 @@ func run(devs string) error {
 		if err != nil {
 			return err
 		}
-		opt := search.Options{MicroBatches: 1}
+		opt := search.Options{}
 		t0 := time.Now()
-		full, err := coarsen.Search(context.Background(), p, 0, opt)
+		full, err := coarsen.Search(context.Background(), spec.New(p, 1), 0, opt)
 		if err != nil {
 			return err
 		}
@@ -71,7 +72,7 @@ func run(devs string) error {
 			}
 		}
 		t0 = time.Now()
-		co, err := coarsen.Search(context.Background(), p, coarsen.DefaultTarget, opt)
+		co, err := coarsen.Search(context.Background(), spec.New(p, 1), coarsen.DefaultTarget, opt)
 		if err != nil {
 			return err
 		}

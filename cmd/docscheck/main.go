@@ -4,7 +4,7 @@
 // (`make docs-update`). It builds tessel from the checkout first. See
 // package docscheck for the block syntax.
 //
-//	go run ./internal/cmd/docscheck [-update] [FILE.md ...]
+//	go run ./cmd/docscheck [-update] [FILE.md ...]
 //
 // Without files it checks README.md and every docs/*.md.
 package main
