@@ -91,7 +91,7 @@ const maxIdeals = 1 << 16
 
 // leastOnDevice is LeastMemory's Need of device d, whose blocks are mine
 // in a topological order.
-func leastOnDevice(p *placement.Placement, d int, mine []int, reach placement.Reach, consumers, kept, back []int) Need {
+func leastOnDevice(p *placement.Placement, d int, mine []int, reach placement.Reach, consumers, kept, backs []int) Need {
 	x := Need{Device: d, Block: -1}
 	// In mine's order (every micro-batch one after another in one
 	// topological order), the device holds at most seq.
@@ -112,6 +112,15 @@ func leastOnDevice(p *placement.Placement, d int, mine []int, reach placement.Re
 	for k, i := range mine {
 		pos[i] = k
 	}
+	backOf := make([]int, len(mine))
+	for k, i := range mine {
+		backOf[k] = -1
+		if f := backs[i]; f >= 0 {
+			if kf, ok := pos[f]; ok {
+				backOf[k] = kf
+			}
+		}
+	}
 	pred := make([]uint64, len(mine))
 	for k, i := range mine {
 		for j, a := range mine[:k] {
@@ -120,58 +129,53 @@ func leastOnDevice(p *placement.Placement, d int, mine []int, reach placement.Re
 			}
 		}
 	}
-	holding := func(set uint64) int {
-		h := 0
-		for k, i := range mine {
-			if set&(1<<k) == 0 {
-				continue
-			}
-			c := consumers[i]
-			if c >= 0 && back[c] == i {
-				if kc, ok := pos[c]; !ok || set&(1<<kc) == 0 {
-					h += kept[i] // dropped until its consumer starts
-					continue
-				}
-			}
-			h += p.Blocks[i].Memory
+	// add is what starting block k adds to what a set of started blocks
+	// holds: a consumer first brings its forward back in full (back);
+	// then the block takes its memory (start), and keeps it, or what it
+	// is dropped to from its end until its consumer starts (after).
+	add := func(k int, set uint64) (back, start, after int) {
+		i := mine[k]
+		if f := backOf[k]; f >= 0 && set&(1<<f) != 0 {
+			back = p.Blocks[mine[f]].Memory - kept[mine[f]]
 		}
-		return h
+		start = back + p.Blocks[i].Memory
+		after = start
+		if c := consumers[i]; c >= 0 && backs[c] == i {
+			after = back + kept[i]
+		}
+		return back, start, after
 	}
 	// best[set]: the least largest holding of an order that starts
-	// exactly set; at[set] the block where that largest holding falls.
+	// exactly set; held[set] what set holds; at[set] the block where the
+	// largest holding falls.
 	best := map[uint64]int{0: 0}
+	held := map[uint64]int{0: 0}
 	at := map[uint64]int{0: -1}
 	layer := []uint64{0}
 	for range mine {
 		var next []uint64
 		for _, set := range layer {
-			h := holding(set)
+			h := held[set]
 			if h < 0 {
 				return x // a set of started blocks holds less than nothing
 			}
-			for k, i := range mine {
+			for k := range mine {
 				if set&(1<<k) != 0 || pred[k]&^set != 0 {
 					continue
 				}
+				back, start, after := add(k, set)
 				peak, where := best[set], at[set]
-				if f := back[i]; f >= 0 {
-					if kf, ok := pos[f]; ok && set&(1<<kf) != 0 {
-						// The forward comes back in full before i starts.
-						if v := h + p.Blocks[f].Memory - kept[f]; v > peak {
-							peak, where = v, i
-						}
-					}
+				if v := h + max(back, start); v > peak {
+					peak, where = v, mine[k]
 				}
 				grown := set | 1<<k
-				if v := holding(grown); v > peak {
-					peak, where = v, i
-				}
 				if old, seen := best[grown]; !seen || peak < old {
 					if !seen {
-						next = append(next, grown)
 						if len(best) >= maxIdeals {
 							return x
 						}
+						next = append(next, grown)
+						held[grown] = h + after
 					}
 					best[grown], at[grown] = peak, where
 				}
@@ -180,7 +184,7 @@ func leastOnDevice(p *placement.Placement, d int, mine []int, reach placement.Re
 		layer = next
 	}
 	all := ^uint64(0) >> (64 - len(mine))
-	if holding(all) < 0 {
+	if held[all] < 0 {
 		return x
 	}
 	x.Memory, x.Block, x.Proven = best[all], at[all], true
