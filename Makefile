@@ -41,10 +41,16 @@ lint: deps-search
 	$(GO) run $(STATICCHECK) ./...
 
 fuzz: deps-search
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./placement
-	$(GO) test -run '^$$' -fuzz FuzzParseSchedule -fuzztime 200000x ./schedule
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./torchcsv
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./partition
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./placement
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSchedule$$' -fuzztime 200000x ./schedule
+	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime 200000x ./render
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./torchcsv
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 200000x ./torchcsv
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./partition
+	$(GO) test -run '^$$' -fuzz '^FuzzParseMegatronLayout$$' -fuzztime 200000x ./partition
+	$(GO) test -run '^$$' -fuzz '^FuzzReadStages$$' -fuzztime 200000x ./partition
+	$(GO) test -run '^$$' -fuzz '^FuzzParseLayout$$' -fuzztime 200000x ./megatron
+	$(GO) test -run '^$$' -fuzz '^FuzzParseArgs$$' -fuzztime 200000x ./megatron
 
 # Re-run the command behind every checked block of README.md and docs/*.md
 # (docs/README.md says how blocks are written); docs-update rewrites the

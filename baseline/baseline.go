@@ -50,8 +50,8 @@ var ErrOverBudget = errors.New("memory budget not respected")
 // without a schedule.
 var ErrNoSchedule = errors.New("no schedule under the budget")
 
-// Method is one baseline schedule.
-type Method struct {
+// Baseline is one baseline schedule.
+type Baseline struct {
 	Name    string // stable, lower-case: the name the CLI accepts
 	Summary string // one line for people
 	// Split says the method needs a backward split into input and weight
@@ -72,14 +72,14 @@ type Method struct {
 	Build func(sp spec.Spec) (*schedule.Schedule, error)
 }
 
-// Methods returns every baseline in a stable order: gpipe, 1f1b,
+// All returns every baseline in a stable order: gpipe, 1f1b,
 // 1f1b-interleaved, chimera-direct, 1f1b-plus, then the zero-bubble
 // family: zb-h1, zb-h2, zb-v, dualpipe, dualpipe-v, dualpipe-v-overlap; then the schedules
 // users already have from PyTorch and the zero-bubble authors: looped-bfs,
 // zb1p, v-half, v-min, zb-auto; then the baselines that trade time for
 // memory: pipeoffload, adaoffload, 1f1b-recompute.
-func Methods() []Method {
-	return []Method{
+func All() []Baseline {
+	return []Baseline{
 		{Name: "gpipe", Summary: "all forwards of all micro-batches, then all backwards (any placement)", Build: GPipe},
 		{Name: "1f1b", Summary: "one forward one backward on a v-shape pipeline: stage s warms up with S−s forwards", Build: OneFOneB},
 		{Name: "1f1b-interleaved", Summary: "1F1B with virtual stages: several stages of one chain on every device (Megatron-LM)", Build: Interleaved},
@@ -102,14 +102,14 @@ func Methods() []Method {
 	}
 }
 
-// Lookup returns the method with the given name.
-func Lookup(name string) (Method, bool) {
-	for _, m := range Methods() {
+// Lookup returns the baseline with the given name.
+func Lookup(name string) (Baseline, bool) {
+	for _, m := range All() {
 		if m.Name == name {
 			return m, true
 		}
 	}
-	return Method{}, false
+	return Baseline{}, false
 }
 
 // notApplicable builds the error of a baseline that does not fit p.
@@ -203,7 +203,7 @@ func project(p *placement.Placement, seq []schedule.Ref) [][]schedule.Ref {
 // micro-batch between N1 = 8·D and N2 = 16·D micro-batches is the steady
 // period P (time per micro-batch, a multiple of every baseline's unit of
 // micro-batches), and the rate is (D·P − Σ_d load_d)/(D·P).
-func SteadyBubbleRate(m Method, p *placement.Placement) (rate, period float64, err error) {
+func SteadyBubbleRate(m Baseline, p *placement.Placement) (rate, period float64, err error) {
 	if p == nil || p.Devices < 1 {
 		return 0, 0, fmt.Errorf("%s: no placement", m.Name)
 	}

@@ -101,7 +101,7 @@ func TestBuiltinsVerify(t *testing.T) {
 				if _, ok := applicable[shape]; !ok {
 					t.Fatalf("no applicable baselines listed for %s", shape)
 				}
-				for _, m := range Methods() {
+				for _, m := range All() {
 					for _, n := range []int{1, 4, 8, 16, 32} {
 						want := contains(applicable[shape], m.Name) && fits(m.Name, d, n, infer)
 						if infer && (m.Split || strings.HasPrefix(m.Name, "zb-") || strings.HasPrefix(m.Name, "dualpipe")) {
@@ -184,7 +184,7 @@ func TestInterleaved(t *testing.T) {
 	}
 	// Interleaving beats plain 1F1B's warmup: with more micro-batches than
 	// stages the steady state has no bubble either.
-	rate, _, err := SteadyBubbleRate(Method{Name: "1f1b-interleaved", Build: Interleaved}, interleavedChain(4, 2))
+	rate, _, err := SteadyBubbleRate(Baseline{Name: "1f1b-interleaved", Build: Interleaved}, interleavedChain(4, 2))
 	if err != nil || rate != 0 {
 		t.Errorf("interleaved steady bubble rate %v, %v; want 0", rate, err)
 	}
@@ -230,15 +230,15 @@ func TestOneFOneBOrder(t *testing.T) {
 func TestOverBudget(t *testing.T) {
 	p := builtin(t, "v-shape", 4, false)
 	cases := []struct {
-		method     Method
+		method     Baseline
 		memory     int
 		overBudget bool
 		wantMemory int
 	}{
-		{Method{Name: "gpipe", Build: GPipe}, 8, false, 8},
-		{Method{Name: "gpipe", Build: GPipe}, 7, true, 0},
-		{Method{Name: "1f1b", Build: OneFOneB}, 4, false, 4},
-		{Method{Name: "1f1b", Build: OneFOneB}, 3, true, 0},
+		{Baseline{Name: "gpipe", Build: GPipe}, 8, false, 8},
+		{Baseline{Name: "gpipe", Build: GPipe}, 7, true, 0},
+		{Baseline{Name: "1f1b", Build: OneFOneB}, 4, false, 4},
+		{Baseline{Name: "1f1b", Build: OneFOneB}, 3, true, 0},
 	}
 	for _, c := range cases {
 		s, err := c.method.Build(spec.Spec{Placement: p, MicroBatches: 8, Memory: c.memory})
@@ -259,7 +259,7 @@ func TestOverBudget(t *testing.T) {
 
 func TestBadArguments(t *testing.T) {
 	p := builtin(t, "v-shape", 4, false)
-	for _, m := range Methods() {
+	for _, m := range All() {
 		for _, c := range []struct {
 			p         *placement.Placement
 			n, memory int
@@ -289,8 +289,8 @@ func TestShapeByStructure(t *testing.T) {
 	for _, d := range p.Deps {
 		q.Deps = append(q.Deps, placement.Dep{From: perm[d.From], To: perm[d.To]})
 	}
-	r1, _, err1 := SteadyBubbleRate(Method{Name: "1f1b-plus", Build: OneFOneBPlus}, p)
-	r2, _, err2 := SteadyBubbleRate(Method{Name: "1f1b-plus", Build: OneFOneBPlus}, q)
+	r1, _, err1 := SteadyBubbleRate(Baseline{Name: "1f1b-plus", Build: OneFOneBPlus}, p)
+	r2, _, err2 := SteadyBubbleRate(Baseline{Name: "1f1b-plus", Build: OneFOneBPlus}, q)
 	if err1 != nil || err2 != nil || r1 != r2 {
 		t.Errorf("1f1b-plus: %v (%v) on m-shape, %v (%v) renamed and reordered", r1, err1, r2, err2)
 	}
@@ -301,7 +301,7 @@ func TestShapeByStructure(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	for _, p := range variants(t, 4, false) {
-		for _, m := range Methods() {
+		for _, m := range All() {
 			a, errA := m.Build(spec.New(p, 9))
 			b, errB := m.Build(spec.New(p, 9))
 			if fmt.Sprint(errA) != fmt.Sprint(errB) || !reflect.DeepEqual(a, b) {
@@ -350,7 +350,7 @@ func TestZeroBubbleByStructure(t *testing.T) {
 
 func TestMethodsStable(t *testing.T) {
 	var names []string
-	for _, m := range Methods() {
+	for _, m := range All() {
 		names = append(names, m.Name)
 		if got, ok := Lookup(m.Name); !ok || got.Name != m.Name {
 			t.Errorf("Lookup(%q) = %v, %v", m.Name, got.Name, ok)
@@ -359,7 +359,7 @@ func TestMethodsStable(t *testing.T) {
 	want := []string{"gpipe", "1f1b", "1f1b-interleaved", "chimera-direct", "1f1b-plus", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipe-v", "dualpipe-v-overlap",
 		"looped-bfs", "zb1p", "v-half", "v-min", "zb-auto", "pipeoffload", "adaoffload", "1f1b-recompute"}
 	if !reflect.DeepEqual(names, want) {
-		t.Errorf("Methods() = %v, want %v", names, want)
+		t.Errorf("All() = %v, want %v", names, want)
 	}
 	if _, ok := Lookup("pipedream"); ok {
 		t.Error("Lookup found an unknown method")

@@ -59,7 +59,7 @@ func TestTableII(t *testing.T) {
 		}
 	}
 	// ×: no straightforward adaptation of 1F1B to k-shape's two branches.
-	if _, _, err := SteadyBubbleRate(Method{Name: "1f1b-plus", Build: OneFOneBPlus}, builtin(t, "k-shape", 4, false)); !errors.Is(err, ErrNotApplicable) {
+	if _, _, err := SteadyBubbleRate(Baseline{Name: "1f1b-plus", Build: OneFOneBPlus}, builtin(t, "k-shape", 4, false)); !errors.Is(err, ErrNotApplicable) {
 		t.Errorf("1f1b-plus on k-shape: want not applicable, got %v", err)
 	}
 }
@@ -203,7 +203,7 @@ func TestZeroBubbleV(t *testing.T) {
 					t.Errorf("%s, %d devices: peak memory %d, want %d", m.name, d, peak, m.peak)
 				}
 			}
-			rate, _, err := SteadyBubbleRate(Method{Name: m.name, Build: m.build}, p)
+			rate, _, err := SteadyBubbleRate(Baseline{Name: m.name, Build: m.build}, p)
 			if err != nil || rate != 0 {
 				t.Errorf("%s, %d devices: steady bubble rate %v (%v), want 0", m.name, d, rate, err)
 			}

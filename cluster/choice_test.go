@@ -30,7 +30,7 @@ func TestApplyOpen(t *testing.T) {
 	for x := range n {
 		choice := make([]int, p.K())
 		for i, r := 0, x; i < p.K(); i++ {
-			k := len(p.Options(i))
+			k := len(p.DeviceOptions(i))
 			choice[i], r = r%k, r/k
 		}
 		a, err := placement.Choose(open, choice)

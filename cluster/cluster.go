@@ -363,7 +363,7 @@ func (c *Cluster) applyOpen(p *placement.Placement) (*placement.Placement, error
 		if len(b.Candidates) > 0 && b.Activation > 0 {
 			return nil, fmt.Errorf("placement %q: block %q: an activation size with candidates is not supported (give \"offload\")", p.Name, b.ID)
 		}
-		for _, g := range q.Options(i) {
+		for _, g := range q.DeviceOptions(i) {
 			t := c.BlockTime(b.Time, g)
 			if t > placement.MaxTime {
 				return nil, fmt.Errorf("placement %q: block %q: time %d on devices %v of the cluster is more than %d", p.Name, b.ID, t, g, placement.MaxTime)
@@ -376,7 +376,7 @@ func (c *Cluster) applyOpen(p *placement.Placement) (*placement.Placement, error
 	}
 	q.Transfers = nil
 	for _, d := range q.Deps {
-		from, to := q.Options(d.From), q.Options(d.To)
+		from, to := q.DeviceOptions(d.From), q.DeviceOptions(d.To)
 		m := make([][]int, len(from))
 		any := false
 		for a, fg := range from {

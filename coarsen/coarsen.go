@@ -25,6 +25,7 @@ import (
 	"strconv"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
 // Options configure Coarsen.
@@ -179,7 +180,7 @@ func newGraph(p *placement.Placement, topo []int) *graph {
 	for i := range p.Blocks {
 		g.alive[i] = true
 		g.mem[i] = []int{i}
-		g.opts[i] = p.Options(i)
+		g.opts[i] = p.DeviceOptions(i)
 		t := 0.0
 		for o := range g.opts[i] {
 			t += float64(p.OptionTime(i, o))
@@ -393,7 +394,7 @@ func (g *graph) meanTime(a int) float64 {
 	s := 0.0
 	for _, opt := range g.opts[a] {
 		for _, i := range g.mem[a] {
-			s += float64(g.p.OptionTime(i, optionIndex(g.p.Options(i), opt)))
+			s += float64(g.p.OptionTime(i, optionIndex(g.p.DeviceOptions(i), opt)))
 		}
 	}
 	return s / float64(len(g.opts[a]))
@@ -439,7 +440,7 @@ func (g *graph) build(p *placement.Placement, c *Coarse, unit int) error {
 		times := make([]int, len(g.opts[a]))
 		for o, opt := range g.opts[a] {
 			for _, i := range g.mem[a] {
-				times[o] += p.OptionTime(i, optionIndex(p.Options(i), opt))
+				times[o] += p.OptionTime(i, optionIndex(p.DeviceOptions(i), opt))
 			}
 		}
 		for _, i := range g.mem[a] {
@@ -480,7 +481,7 @@ func (g *graph) build(p *placement.Placement, c *Coarse, unit int) error {
 		sizes[cd] += p.Size(d)
 		for a, fa := range fo {
 			for b, tb := range to {
-				x := p.OptionTransfer(d, optionIndex(p.Options(d.From), fa), optionIndex(p.Options(d.To), tb))
+				x := p.OptionTransfer(d, optionIndex(p.DeviceOptions(d.From), fa), optionIndex(p.DeviceOptions(d.To), tb))
 				m[a][b] = max(m[a][b], x)
 			}
 		}
@@ -514,4 +515,14 @@ func cloneGroups(g [][]int) [][]int {
 		out[n] = slices.Clone(x)
 	}
 	return out
+}
+
+// OneDevice is the time s's micro-batches take on one device alone: the
+// sum of every instance's time (the chosen placement's times).
+func OneDevice(s *schedule.Schedule) int {
+	t := 0
+	for _, b := range s.Placement.Blocks {
+		t += b.Time
+	}
+	return t * s.MicroBatches
 }

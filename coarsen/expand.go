@@ -21,11 +21,11 @@ func (c *Coarse) Choice(p *placement.Placement, cchoice []int) ([]int, error) {
 	out := make([]int, len(p.Blocks))
 	for i := range p.Blocks {
 		cb := c.Of[i]
-		opts := c.Placement.Options(cb)
+		opts := c.Placement.DeviceOptions(cb)
 		if cchoice[cb] < 0 || cchoice[cb] >= len(opts) {
 			return nil, fmt.Errorf("coarsen: coarse block %s: choice %d out of range 0..%d", c.Placement.Blocks[cb].ID, cchoice[cb], len(opts)-1)
 		}
-		o := optionIndex(p.Options(i), opts[cchoice[cb]])
+		o := optionIndex(p.DeviceOptions(i), opts[cchoice[cb]])
 		if o < 0 {
 			return nil, fmt.Errorf("coarsen: block %s: devices %v are not among its options", p.Blocks[i].ID, opts[cchoice[cb]])
 		}

@@ -87,7 +87,7 @@ func Search(ctx context.Context, sp spec.Spec, target int, opt search.Options) (
 		// the search's constructions on that assignment may end later.
 		if !coarse {
 			if h, err := heft.Run(p, heft.Options{MicroBatches: sp.MicroBatches, Memory: sp.Memory}); err == nil && schedule.Makespan(h.Schedule) < r.Makespan() {
-				r.Candidates = append([]search.Candidate{{Source: r.Source, Makespan: r.Makespan()}}, r.Candidates...)
+				r.Contenders = append([]search.Contender{{Source: r.Source, Makespan: r.Makespan()}}, r.Contenders...)
 				r.Schedule, r.Source = h.Schedule, search.Source{Kind: search.SourceStart, Name: "heft"}
 			}
 		}

@@ -24,7 +24,6 @@ import (
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
-	"github.com/tessel-pp/tessel/smt"
 )
 
 // Options configure Run.
@@ -96,9 +95,9 @@ type Row struct {
 	Seconds            *float64 `json:"seconds,omitempty"`
 	Offloaded          *int     `json:"offloaded,omitempty"`  // with Offload or Recompute
 	Recomputed         *int     `json:"recomputed,omitempty"` // with Offload or Recompute
-	// Latency is the schedule's latency figures (search.LatencySummary).
-	Latency *search.SummaryLatency `json:"latency,omitempty"`
-	Note    string                 `json:"note,omitempty"`
+	// Latency is the schedule's latency figures (schedule.SummarizeLatency).
+	Latency *schedule.LatencySummary `json:"latency,omitempty"`
+	Note    string                   `json:"note,omitempty"`
 
 	// Schedule is the row's verified schedule; nil when there is none.
 	Schedule *schedule.Schedule `json:"-"`
@@ -195,7 +194,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 	}
 	split := HasWeights(p)
 	short := opt.shortfall(p)
-	for _, m := range baseline.Methods() {
+	for _, m := range baseline.All() {
 		if m.Split && !split {
 			continue // the zero-bubble family needs input and weight blocks
 		}
@@ -214,7 +213,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		inf = &inference.Options{} // as search's starts: ideal tensor parallelism
 	}
 	if inf != nil && p.Inference() {
-		for _, m := range inference.Methods() {
+		for _, m := range inference.Baselines() {
 			if m.Name == "gpipe" {
 				continue // the GPipe row above
 			}
@@ -252,7 +251,7 @@ func choose(ctx context.Context, p *placement.Placement, opt Options) (*placemen
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}
-	so := search.Options{MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed}
+	so := search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed}
 	// HEFT's choice among the starts, as tessel search has it.
 	if a, ok := coarsen.HEFTAssignment(sp); ok {
 		so.Assignments = append(so.Assignments, a)
@@ -290,7 +289,7 @@ func (opt Options) shortfall(p *placement.Placement) shortfall {
 // baselineRow runs one baseline on p. Nothing it does ends the table: a
 // baseline that cannot be built, or fails the verifier, is a row that
 // says so.
-func baselineRow(m baseline.Method, p *placement.Placement, opt Options, short shortfall) Row {
+func baselineRow(m baseline.Baseline, p *placement.Placement, opt Options, short shortfall) Row {
 	row := Row{Method: MethodTitle(m.Name), Placement: p.Name, MicroBatches: opt.MicroBatches}
 	s, err := m.Build(spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory})
 	over := errors.Is(err, baseline.ErrOverBudget)
@@ -339,7 +338,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := search.Run(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.Options{MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
+	res, err := search.Run(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
 	var nf *search.NoFitError
 	switch {
 	case errors.As(err, &nf):
@@ -404,10 +403,10 @@ func optimalRow(ctx context.Context, p *placement.Placement, opt Options, progre
 	}})
 	elapsed := time.Since(t0)
 	switch {
-	case errors.Is(err, smt.ErrInfeasible):
+	case errors.Is(err, search.ErrInfeasible):
 		row.Status, row.Note = StatusNone, "no schedule fits the memory budget"
 		return row, nil
-	case errors.Is(err, smt.ErrInterrupted) || errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, search.ErrStopped):
 		row.Status, row.Note = StatusNone, "no schedule within the time limit"
 		row.Seconds = textfmt.Ptr(textfmt.Secs(elapsed))
 		return row, nil
@@ -444,7 +443,7 @@ func (r *Row) fill(s *schedule.Schedule, p *placement.Placement, memory int) {
 		ok = ok && (b <= 0 || v <= b)
 	}
 	r.BudgetRespected = textfmt.Ptr(ok)
-	r.Latency = textfmt.Ptr(search.LatencySummary(s))
+	r.Latency = textfmt.Ptr(schedule.SummarizeLatency(s))
 }
 
 // latencyNote says in the note that a baseline's schedule is over the

@@ -2,7 +2,6 @@ package compare
 
 import (
 	"context"
-	"io"
 	"path/filepath"
 	"testing"
 
@@ -29,10 +28,6 @@ func TestFlavaFig15(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Files: the table and the charts of --latency --out-dir.
-	if files, err := res.Files("markdown"); err != nil || len(files) < 2 || files[0].Name != "latency.md" || files[1].Name != "latency.svg" {
-		t.Errorf("files %v, %v; want latency.md, latency.svg…", files, err)
-	}
 	by := map[string]map[int]LatencyPoint{}
 	for _, pt := range res.Points {
 		if by[pt.Method] == nil {
@@ -41,16 +36,6 @@ func TestFlavaFig15(t *testing.T) {
 		by[pt.Method][pt.MicroBatches] = pt
 		if err := schedule.Verify(pt.Schedule); err != nil {
 			t.Errorf("%s, N %d: %v", pt.Method, pt.MicroBatches, err)
-		}
-	}
-	for _, c := range []interface{ WriteSVG(io.Writer) error }{res.Chart(), res.LatencyChart()} {
-		if err := c.WriteSVG(io.Discard); err != nil {
-			t.Errorf("chart: %v", err)
-		}
-	}
-	for _, f := range []string{"table", "csv", "json", "markdown"} {
-		if err := res.Write(io.Discard, f); err != nil {
-			t.Errorf("%s: %v", f, err)
 		}
 	}
 	for _, n := range flavaNs {

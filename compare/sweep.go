@@ -3,14 +3,10 @@ package compare
 import (
 	"context"
 	"fmt"
-	"io"
-	"math"
 	"runtime"
-	"strconv"
 	"sync"
 	"time"
 
-	"github.com/tessel-pp/tessel/chart"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -78,6 +74,12 @@ type SweepResult struct {
 	Fig11   Figure `json:"fig11"`
 	Fig12   Figure `json:"fig12"`
 }
+
+// Placements are the figure's placements in the order asked (its rows).
+func (f *Figure) Placements() []string { return f.placements }
+
+// Devices is the placements' device count.
+func (f *Figure) Devices() int { return f.devices }
 
 // Sweep measures the paper's ablation figures (§VI-C) on placements of
 // the same device count: Fig. 11, for every N_R in opt.NRs, the repetend
@@ -268,136 +270,4 @@ func leastRateNR(pts []Point) int {
 		return pts[len(pts)-1].X
 	}
 	return pts[best].X
-}
-
-// Write renders both figures in a format: "table", "markdown", "csv" (one
-// header) or "json".
-func (o *SweepResult) Write(w io.Writer, format string) error {
-	if format == "json" {
-		return textfmt.JSON(w, o)
-	}
-	if err := o.Fig11.Write(w, format, false); err != nil {
-		return err
-	}
-	if format != "csv" {
-		fmt.Fprintln(w)
-	}
-	return o.Fig12.Write(w, format, format == "csv")
-}
-
-// Write prints one figure's grid: a table with a row per placement and a
-// column per x, or CSV rows (header unless noHeader), or JSON.
-func (f *Figure) Write(w io.Writer, format string, noHeader bool) error {
-	switch format {
-	case "json":
-		return textfmt.JSON(w, f)
-	case "csv":
-		var rows [][]string
-		if !noHeader {
-			rows = append(rows, []string{"figure", "placement", "nr", "memory", "bubble_rate", "period", "repetend_nr", "proven"})
-		}
-		for _, pt := range f.Points {
-			nr, mem := strconv.Itoa(pt.X), "0"
-			if f.X == "memory" {
-				nr, mem = strconv.Itoa(f.NR[pt.Placement]), strconv.Itoa(pt.X)
-			}
-			rows = append(rows, []string{f.Figure, pt.Placement, nr, mem, textfmt.OptFloat(pt.BubbleRate, 6), textfmt.OptInt(nonzero(pt.Period)), textfmt.OptInt(nonzero(pt.NR)), strconv.FormatBool(pt.Proven)})
-		}
-		return textfmt.CSV(w, rows)
-	}
-	header := []string{"placement"}
-	if f.X == "memory" {
-		header = append(header, "N_R")
-	}
-	for _, x := range f.Xs {
-		if f.X == "memory" {
-			header = append(header, "M="+strconv.Itoa(x))
-		} else {
-			header = append(header, "N_R≤"+strconv.Itoa(x))
-		}
-	}
-	var rows [][]string
-	stopped, decided := false, false
-	for k, name := range f.placements {
-		row := []string{name}
-		if f.X == "memory" {
-			row = append(row, strconv.Itoa(f.NR[name]))
-		}
-		for _, pt := range f.Points[k*len(f.Xs) : (k+1)*len(f.Xs)] {
-			cell := "none"
-			if pt.BubbleRate != nil {
-				cell = textfmt.Pct(*pt.BubbleRate)
-			}
-			switch {
-			case pt.Decisions:
-				cell += "†"
-				decided = true
-			case !pt.Proven:
-				cell += "*"
-				stopped = true
-			}
-			row = append(row, cell)
-		}
-		rows = append(rows, row)
-	}
-	if format == "table" {
-		fmt.Fprintln(w, f.title())
-		fmt.Fprintln(w)
-	}
-	if err := textfmt.Table(w, format, header, rows); err != nil {
-		return err
-	}
-	if stopped && format == "table" {
-		fmt.Fprintln(w, "\n* stopped by the time limit: an upper bound, the better of what the search found and of the point to its left")
-	}
-	if decided && format == "table" {
-		fmt.Fprintln(w, "\n† the steady state of a construction that offloads or recomputes activations (--offload, --recompute), not proven")
-	}
-	return nil
-}
-
-func (f *Figure) title() string {
-	if f.X == "memory" {
-		return fmt.Sprintf("Fig. 12: repetend bubble rate against the memory budget M, N_R fixed, %d devices%s", f.devices, f.latencyText())
-	}
-	return fmt.Sprintf("Fig. 11: repetend bubble rate against N_R, memory unlimited, %d devices%s", f.devices, f.latencyText())
-}
-
-// latencyText is ", latency budget L" under a budget, else "".
-func (f *Figure) latencyText() string {
-	if f.LatencyBudget <= 0 {
-		return ""
-	}
-	return fmt.Sprintf(", latency budget %d", f.LatencyBudget)
-}
-
-// Chart draws the figure: one line per placement, rates in percent.
-func (f *Figure) Chart() *chart.Line {
-	c := &chart.Line{Title: fmt.Sprintf("Fig. 11: bubble rate against N_R (memory unlimited, %d devices%s)", f.devices, f.latencyText()), YLabel: "bubble rate", YSuffix: "%", IntegerX: true, XLabel: "N_R (most micro-batches in the repetend)"}
-	if f.X == "memory" {
-		c.XLabel = "memory budget M (per device)"
-		c.Title = fmt.Sprintf("Fig. 12: bubble rate against the memory budget (N_R fixed, %d devices%s)", f.devices, f.latencyText())
-	}
-	for k, name := range f.placements {
-		s := chart.Series{Name: name}
-		if f.X == "memory" {
-			s.Name = fmt.Sprintf("%s (N_R %d)", name, f.NR[name])
-		}
-		for _, pt := range f.Points[k*len(f.Xs) : (k+1)*len(f.Xs)] {
-			y := math.NaN()
-			if pt.BubbleRate != nil {
-				y = 100 * *pt.BubbleRate
-			}
-			s.Points = append(s.Points, chart.Point{X: float64(pt.X), Y: y})
-		}
-		c.Series = append(c.Series, s)
-	}
-	return c
-}
-
-func nonzero(v int) *int {
-	if v == 0 {
-		return nil
-	}
-	return &v
 }

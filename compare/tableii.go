@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
-	"strings"
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/internal/textfmt"
@@ -33,12 +31,13 @@ func PaperTableII() []PaperModel {
 	}
 }
 
-// tableIIMethod is one of Table II's columns: a baseline name and the
+// TableIIMethod is one of Table II's columns: a baseline name and the
 // placement it runs on ("" = the model's own), or "tessel".
-type tableIIMethod struct{ Name, Title, Placement string }
+type TableIIMethod struct{ Name, Title, Placement string }
 
-func tableIIMethods() []tableIIMethod {
-	return []tableIIMethod{
+// TableIIMethods are Table II's columns, in order.
+func TableIIMethods() []TableIIMethod {
+	return []TableIIMethod{
 		{"1f1b", "1F1B", "v-shape"},
 		{"chimera-direct", "Chimera-direct", "x-shape"},
 		{"1f1b-plus", "1F1B+", ""},
@@ -90,7 +89,7 @@ func TableII(ctx context.Context, opt TableIIOptions) (*TableIIResult, error) {
 			return nil, err
 		}
 		row := TableIIRow{Model: model.Model, Placement: model.Placement}
-		for k, m := range tableIIMethods() {
+		for k, m := range TableIIMethods() {
 			on := p
 			if m.Placement != "" {
 				if on, err = opt.Load(m.Placement); err != nil {
@@ -133,56 +132,4 @@ func TableII(ctx context.Context, opt TableIIOptions) (*TableIIResult, error) {
 		out.Rows = append(out.Rows, row)
 	}
 	return out, nil
-}
-
-// Write renders the table in a format: "table", "markdown", "csv" or
-// "json".
-func (t *TableIIResult) Write(w io.Writer, format string) error {
-	switch format {
-	case "json":
-		return textfmt.JSON(w, t)
-	case "csv":
-		rows := [][]string{{"model", "placement", "method", "method_placement", "bubble_rate", "paper", "note"}}
-		for _, r := range t.Rows {
-			for _, c := range r.Cells {
-				rows = append(rows, []string{r.Model, r.Placement, c.Method, c.Placement, textfmt.OptFloat(c.BubbleRate, 6), c.Paper, c.Note})
-			}
-		}
-		return textfmt.CSV(w, rows)
-	}
-	header := []string{"model"}
-	for _, m := range tableIIMethods() {
-		title := m.Title
-		if m.Placement != "" {
-			title += " (" + m.Placement + ")"
-		}
-		header = append(header, title)
-	}
-	var rows [][]string
-	for _, r := range t.Rows {
-		line := []string{r.Model + " (" + r.Placement + ")"}
-		for _, c := range r.Cells {
-			ours := "×"
-			if c.BubbleRate != nil {
-				ours = textfmt.Pct(*c.BubbleRate)
-			}
-			line = append(line, ours+" (paper "+c.Paper+")")
-		}
-		rows = append(rows, line)
-	}
-	if format == "table" {
-		fmt.Fprintf(w, "Table II: bubble rate as the number of micro-batches grows, %d devices (ours, the paper's in brackets)\n\n", t.Devices)
-	}
-	if err := textfmt.Table(w, format, header, rows); err != nil {
-		return err
-	}
-	if format == "table" {
-		var settings []string
-		for _, m := range PaperTableII() {
-			settings = append(settings, fmt.Sprintf("%s memory %d, N_R ≤ %d", m.Placement, m.Memory, m.NR))
-		}
-		fmt.Fprintf(w, "\nTessel: the repetend of least period whose warmup and cooldown exist (%s).\n", strings.Join(settings, "; "))
-		fmt.Fprintln(w, "Baselines: steady state of the schedule as N grows, unlimited memory. × = no straightforward adaptation.")
-	}
-	return nil
 }

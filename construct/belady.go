@@ -785,12 +785,12 @@ const beladyKept = 3
 // budget for every parameter set and returns the beladyKept shortest
 // (then by name) that verify,
 // named "order/<source>/belady h H lead L".
-func beladyCandidates(ctx context.Context, p *placement.Placement, n, memory int) []Candidate {
+func beladyCandidates(ctx context.Context, p *placement.Placement, n, memory int) []Entry {
 	return beladyAll(ctx, p, n, memory, beladyKept)
 }
 
 // beladyAll is beladyCandidates keeping keep.
-func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKeep int) []Candidate {
+func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKeep int) []Entry {
 	if !oneDeviceEach(p) {
 		return nil
 	}
@@ -804,7 +804,7 @@ func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKee
 	if t == 0 {
 		return nil
 	}
-	var out []Candidate
+	var out []Entry
 	for _, src := range beladySources(ctx, p, n) {
 		if ctx.Err() != nil {
 			break
@@ -821,11 +821,11 @@ func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKee
 	// Only the shortest are verified and compacted (compaction never
 	// lengthens a schedule, so it cannot bring a longer one ahead by
 	// more than it gains; twice as many are finished as kept).
-	order := func(a, b Candidate) int {
+	order := func(a, b Entry) int {
 		return cmp.Or(cmp.Compare(a.Makespan, b.Makespan), cmp.Compare(a.Name, b.Name))
 	}
 	slices.SortStableFunc(out, order)
-	var done []Candidate
+	var done []Entry
 	for _, c := range out {
 		if len(done) == 2*beladyKeep {
 			break
@@ -834,7 +834,7 @@ func beladyAll(ctx context.Context, p *placement.Placement, n, memory, beladyKee
 		if err != nil {
 			continue
 		}
-		done = append(done, Candidate{Name: c.Name, Schedule: s, Makespan: schedule.Makespan(s)})
+		done = append(done, Entry{Name: c.Name, Schedule: s, Makespan: schedule.Makespan(s)})
 	}
 	out = done
 	slices.SortStableFunc(out, order)
@@ -1092,7 +1092,7 @@ func drawnOffsets(p *placement.Placement, period, u, seed int) [][]int {
 // named "order/drawn S period P/u[ paced]/belady h H lead L life X
 // [reserve]". Draws and runs go side by side in fixed batches; the
 // result is the same on every machine.
-func beladyDraws(ctx context.Context, p *placement.Placement, n, memory, t int) []Candidate {
+func beladyDraws(ctx context.Context, p *placement.Placement, n, memory, t int) []Entry {
 	lo := 0
 	for _, l := range p.Loads() {
 		lo = max(lo, l)
@@ -1155,7 +1155,7 @@ func beladyDraws(ctx context.Context, p *placement.Placement, n, memory, t int) 
 		}
 	}
 	params := beladyParams
-	var out []Candidate
+	var out []Entry
 	for _, tr := range kept {
 		if ctx.Err() != nil {
 			break
@@ -1184,8 +1184,8 @@ type beladyJob struct {
 
 // runBelady runs the jobs side by side and returns the candidates of
 // those that finish, in the jobs' order.
-func runBelady(p *placement.Placement, n int, jobs []beladyJob) []Candidate {
-	got := make([]*Candidate, len(jobs))
+func runBelady(p *placement.Placement, n int, jobs []beladyJob) []Entry {
+	got := make([]*Entry, len(jobs))
 	var wg sync.WaitGroup
 	for k, j := range jobs {
 		wg.Add(1)
@@ -1199,11 +1199,11 @@ func runBelady(p *placement.Placement, n int, jobs []beladyJob) []Candidate {
 			if j.opt.Reserve {
 				name += " reserve"
 			}
-			got[k] = &Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s)}
+			got[k] = &Entry{Name: name, Schedule: s, Makespan: schedule.Makespan(s)}
 		}()
 	}
 	wg.Wait()
-	var out []Candidate
+	var out []Entry
 	for _, c := range got {
 		if c != nil {
 			out = append(out, *c)

@@ -142,7 +142,7 @@ func WithLatency(s *schedule.Schedule, budget int) (out *schedule.Schedule, ok b
 // (schedule.CompactLatency); the list schedules that offload or recompute
 // (the spec's Allowed) are re-timed with their decisions, and left out
 // where they meet no schedule within the budget.
-func latencyPortfolio(ctx context.Context, sp spec.Spec) ([]Candidate, error) {
+func latencyPortfolio(ctx context.Context, sp spec.Spec) ([]Entry, error) {
 	p, budget := sp.Placement, sp.Latency
 	if err := p.CheckLatency(budget); err != nil {
 		return nil, fmt.Errorf("construct: %w", err)
@@ -151,9 +151,9 @@ func latencyPortfolio(ctx context.Context, sp spec.Spec) ([]Candidate, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Candidate
+	var out []Entry
 	if s, err := LatencyList(sp); err == nil {
-		out = append(out, Candidate{Name: "list/latency", Schedule: s, Makespan: schedule.Makespan(s)})
+		out = append(out, Entry{Name: "list/latency", Schedule: s, Makespan: schedule.Makespan(s)})
 	}
 	for _, c := range cands {
 		s, ok := WithLatency(c.Schedule, budget)

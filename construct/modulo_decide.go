@@ -933,12 +933,12 @@ var decideAnneal = annealing{5000, 64, 0, 5000, 1}
 // of pols and lifePolicies, which take their own decisions where the
 // budget binds ("modulo/decide u=U period P/<savings>"). Those that
 // verify are returned.
-func decideFollow(ctx context.Context, p *placement.Placement, n, memory int, pols []Savings) []Candidate {
+func decideFollow(ctx context.Context, p *placement.Placement, n, memory int, pols []Savings) []Entry {
 	if memory <= 0 || len(pols) == 0 || !decideOK(p) {
 		return nil
 	}
 	k := len(p.Blocks)
-	var out []Candidate
+	var out []Entry
 	for _, sh := range decideShapes {
 		if ctx.Err() != nil {
 			break
@@ -953,7 +953,7 @@ func decideFollow(ctx context.Context, p *placement.Placement, n, memory int, po
 		name := fmt.Sprintf("modulo/decide u=%d period %d", sh.Unroll, P)
 		if fit != nil {
 			if s, err := fit.Schedule(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}); err == nil {
-				out = append(out, Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s)})
+				out = append(out, Entry{Name: name, Schedule: s, Makespan: schedule.Makespan(s)})
 			}
 		}
 		if best == nil {
@@ -971,7 +971,7 @@ func decideFollow(ctx context.Context, p *placement.Placement, n, memory int, po
 			if err != nil {
 				continue
 			}
-			out = append(out, Candidate{Name: name + "/" + sv.String(), Schedule: s, Makespan: schedule.Makespan(s)})
+			out = append(out, Entry{Name: name + "/" + sv.String(), Schedule: s, Makespan: schedule.Makespan(s)})
 		}
 	}
 	return out

@@ -12,8 +12,8 @@ import (
 	"github.com/tessel-pp/tessel/spec"
 )
 
-// Candidate is one construction's verified schedule.
-type Candidate struct {
+// Entry is one construction's verified schedule.
+type Entry struct {
 	Name     string // e.g. "modulo", "list/gradient-first/window 4"
 	Schedule *schedule.Schedule
 	Makespan int
@@ -35,7 +35,7 @@ type Candidate struct {
 // "list/<rule>/<savings>[/window w]"; the schedules that keep every
 // activation stay candidates too. Under a latency budget the candidates
 // are re-timed under it (latencyPortfolio).
-func Portfolio(ctx context.Context, sp spec.Spec) ([]Candidate, error) {
+func Portfolio(ctx context.Context, sp spec.Spec) ([]Entry, error) {
 	if sp.Latency > 0 {
 		return latencyPortfolio(ctx, sp)
 	}
@@ -59,13 +59,13 @@ func policies(o spec.Decisions) []Savings {
 }
 
 // portfolio is Portfolio without a latency budget.
-func portfolio(ctx context.Context, p *placement.Placement, n, memory int, o spec.Decisions) ([]Candidate, error) {
+func portfolio(ctx context.Context, p *placement.Placement, n, memory int, o spec.Decisions) ([]Entry, error) {
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
 	}
-	var out []Candidate
+	var out []Entry
 	add := func(name string, s *schedule.Schedule, ps *Periodic) {
-		out = append(out, Candidate{Name: name, Schedule: s, Makespan: schedule.Makespan(s), Periodic: ps})
+		out = append(out, Entry{Name: name, Schedule: s, Makespan: schedule.Makespan(s), Periodic: ps})
 	}
 	lb := schedule.LowerBounds(p, n, memory).Makespan
 	reached := func() bool { return len(out) > 0 && out[len(out)-1].Makespan <= lb }
@@ -182,12 +182,12 @@ func portfolio(ctx context.Context, p *placement.Placement, n, memory int, o spe
 // "list/<rule>/window <w>/restart <r>"; nil when none fits the budget.
 // The same r gives the same schedule on every run. A search with time
 // to spend restarts its constructions this way.
-func Restart(ctx context.Context, sp spec.Spec, r int) (*Candidate, error) {
+func Restart(ctx context.Context, sp spec.Spec, r int) (*Entry, error) {
 	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
 	}
-	var best *Candidate
+	var best *Entry
 	for _, rule := range Rules() {
 		for _, w := range windows(p.Devices, n) {
 			if ctx.Err() != nil {
@@ -202,7 +202,7 @@ func Restart(ctx context.Context, sp spec.Spec, r int) (*Candidate, error) {
 				if w > 0 {
 					name += fmt.Sprintf("/window %d", w)
 				}
-				best = &Candidate{Name: fmt.Sprintf("%s/restart %d", name, r), Schedule: s, Makespan: ms}
+				best = &Entry{Name: fmt.Sprintf("%s/restart %d", name, r), Schedule: s, Makespan: ms}
 			}
 		}
 	}
@@ -243,8 +243,8 @@ const followLooser = 4
 // (ListOptions.Priority) under the budget, taking decisions where it
 // binds. Those that fit are returned, named "modulo/<savings>/follow
 // period P at memory M" (M 0: unlimited).
-func followModulo(ctx context.Context, p *placement.Placement, n, memory int, pols []Savings) []Candidate {
-	var out []Candidate
+func followModulo(ctx context.Context, p *placement.Placement, n, memory int, pols []Savings) []Entry {
+	var out []Entry
 	seen := map[int]bool{}
 	budgets := []int{}
 	for m := memory + 1; m <= memory+followLooser; m++ {
@@ -274,7 +274,7 @@ func followModulo(ctx context.Context, p *placement.Placement, n, memory int, po
 			if err != nil {
 				continue
 			}
-			out = append(out, Candidate{Name: fmt.Sprintf("modulo/%s/follow period %d at memory %d", sv, ps.Period, m), Schedule: s, Makespan: schedule.Makespan(s)})
+			out = append(out, Entry{Name: fmt.Sprintf("modulo/%s/follow period %d at memory %d", sv, ps.Period, m), Schedule: s, Makespan: schedule.Makespan(s)})
 		}
 	}
 	return out

@@ -56,7 +56,7 @@ func Run(p *placement.Placement, o Options) (*Result, error) {
 	opts := make([][][]int, k)
 	avg := make([]float64, k)
 	for i := range p.Blocks {
-		opts[i] = p.Options(i)
+		opts[i] = p.DeviceOptions(i)
 		for g := range opts[i] {
 			avg[i] += float64(p.OptionTime(i, g))
 		}
@@ -181,7 +181,7 @@ func Insert(sp spec.Spec, choice []int, seq []schedule.Ref) (*schedule.Schedule,
 			}
 			ready = max(ready, finish[d.From*n+r.Micro]+p.OptionTransfer(d, choice[d.From], choice[r.Block]))
 		}
-		devs := p.Options(r.Block)[choice[r.Block]]
+		devs := p.DeviceOptions(r.Block)[choice[r.Block]]
 		w := p.OptionTime(r.Block, choice[r.Block])
 		s := earliest(busy, devs, ready, w)
 		finish[r.Block*n+r.Micro], done[r.Block*n+r.Micro] = s+w, true

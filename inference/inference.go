@@ -60,17 +60,17 @@ func (o Options) Check() error {
 	return nil
 }
 
-// Method is one inference baseline.
-type Method struct {
+// Baseline is one inference baseline.
+type Baseline struct {
 	Name    string // "tp", "1f1b", "gpipe"
 	Title   string // as reports name it
 	Summary string
 	Build   func(p *placement.Placement, n int, opt Options) (*schedule.Schedule, error)
 }
 
-// Methods lists the baselines: tp, 1f1b, gpipe.
-func Methods() []Method {
-	return []Method{
+// Baselines lists the baselines: tp, 1f1b, gpipe.
+func Baselines() []Baseline {
+	return []Baseline{
 		{Name: "tp", Title: "TP", Summary: "tensor parallelism: every block on all devices, one micro-batch after another", Build: TensorParallel},
 		{Name: "1f1b", Title: "1F1B (chain)", Summary: "the blocks as a chain of stages, one device each, micro-batches in order (1F1B without backward)", Build: OneFOneB},
 		{Name: "gpipe", Title: "GPipe", Summary: "GPipe on the inference placement: every device runs all micro-batches of a block before its next", Build: GPipe},
@@ -260,19 +260,19 @@ func finish(q *placement.Placement, n int, orders [][]schedule.Ref) (*schedule.S
 }
 
 // Lookup is the method of the given name.
-func Lookup(name string) (Method, bool) {
-	for _, m := range Methods() {
+func Lookup(name string) (Baseline, bool) {
+	for _, m := range Baselines() {
 		if m.Name == name {
 			return m, true
 		}
 	}
-	return Method{}, false
+	return Baseline{}, false
 }
 
 // Names lists the methods' names, comma-separated.
 func Names() string {
 	var out []string
-	for _, m := range Methods() {
+	for _, m := range Baselines() {
 		out = append(out, m.Name)
 	}
 	return strings.Join(out, ", ")

@@ -75,22 +75,22 @@ func BenchmarkContiguous(b *testing.B) {
 	}
 }
 
-// BenchmarkMinLatency times the latency integer program (Tarnawski et al.
+// BenchmarkMinSampleLatency times the latency integer program (Tarnawski et al.
 // §4, Table 4's "IP" column): on BERT-24 at the §7 setting with the
 // transfer costs Table 4 implies, where the path relaxation proves the
 // greedy fill optimal (paper: 14 s to a gap under 1%); the same without
 // the path relaxation for 5 s (its gap is reported); and the proven optimum of
 // small random graphs, contiguous and with two subgraphs per accelerator.
-func BenchmarkMinLatency(b *testing.B) {
+func BenchmarkMinSampleLatency(b *testing.B) {
 	bert := paperSetting(b, "layer/bert24_inference.json", 1000)
 	start, err := GreedyFill(bert)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("bert24", func(b *testing.B) {
-		var r *LatencyIPResult
+		var r *MinSampleLatencyResult
 		for range b.N {
-			if r, err = MinLatency(context.Background(), bert, LatencyIPOptions{Start: start}); err != nil {
+			if r, err = MinSampleLatency(context.Background(), bert, MinSampleLatencyOptions{Start: start}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -98,10 +98,10 @@ func BenchmarkMinLatency(b *testing.B) {
 		b.ReportMetric(100*r.Gap, "gap%")
 	})
 	b.Run("bert24-solver-only-5s", func(b *testing.B) {
-		var r *LatencyIPResult
+		var r *MinSampleLatencyResult
 		for range b.N {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			r, err = MinLatency(ctx, bert, LatencyIPOptions{Start: start, SolverOnly: true})
+			r, err = MinSampleLatency(ctx, bert, MinSampleLatencyOptions{Start: start, SolverOnly: true})
 			cancel()
 			if err != nil {
 				b.Fatal(err)
@@ -121,7 +121,7 @@ func BenchmarkMinLatency(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				for _, g := range graphs {
-					r, err := MinLatency(context.Background(), g, LatencyIPOptions{Subgraphs: q, SolverOnly: true})
+					r, err := MinSampleLatency(context.Background(), g, MinSampleLatencyOptions{Subgraphs: q, SolverOnly: true})
 					if err != nil || !r.Proven {
 						b.Fatalf("%v, proven %v", err, r != nil && r.Proven)
 					}

@@ -435,6 +435,13 @@ type DPOptions struct {
 	// search is a heuristic: the DP is exact for one stage per device.
 	StageDevices []int
 	DeviceMemory float64
+	// EmptyStages, with Stages and StageDevices, lets a stage hold no
+	// unit (Megatron-Core's layouts allow it): where the graph has fewer
+	// units than Stages the DP cuts as many stages as there are units and
+	// puts the others, empty, where they lower the largest device load
+	// most; the cuts are then moved as above, a stage becoming empty where
+	// that lowers it.
+	EmptyStages bool
 	// Workers is the number of goroutines that fill the DP's table
 	// (0: GOMAXPROCS). The answer does not depend on it.
 	Workers int
@@ -497,18 +504,22 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 			M = opt.MemoryPerStage
 		}
 	}
+	empty := opt.Stages > 0 && opt.EmptyStages && len(opt.StageDevices) == opt.Stages
+	if empty && u.n < K {
+		K = u.n // the others stay empty
+	}
 	t := newTables(g, u, ideals)
 	nI := len(ideals)
 	inf := math.Inf(1)
 	cells := (K + 1) * (L + 1)
-	r := &dpRun{u: u, t: t, ideals: ideals, K: K, L: L, M: M, cells: cells,
+	r := &dpRun{u: u, t: t, lat: lat, ideals: ideals, K: K, L: L, M: M, cells: cells, empty: empty,
 		dp: make([]float64, nI*cells), from: make([]int32, nI*cells), onCPU: make([]bool, nI*cells)}
 	for i := range r.dp {
 		r.dp[i] = inf
 		r.from[i] = -1
 	}
 	r.dp[0] = 0 // the empty ideal with no device
-	dp, from, onCPU := r.dp, r.from, r.onCPU
+	dp := r.dp
 	res := &DPResult{Ideals: nI, Units: u.n}
 	full := nI - 1
 	final := func(c int) bool { return opt.Stages == 0 || c == K*(L+1) } // chunks: exactly Stages stages
@@ -519,21 +530,44 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	ub := t.chainBound(lat, u, K, L, M, final)
 	r.cut = ub + 1e-9*math.Max(1, math.Abs(ub))
 	r.useful = t.usefulCells(u, K, L, ub)
-	// Rows of ideals of one size depend only on smaller ideals: the
-	// workers share each size, and each row's value is the same whoever
-	// computes it.
-	workers := opt.Workers
+	if err := r.fill(ctx, opt.Workers, res); err != nil {
+		return nil, err
+	}
+	best, bc := inf, -1
+	for c := range cells {
+		if !final(c) {
+			continue
+		}
+		if dp[full*cells+c] < best {
+			best, bc = dp[full*cells+c], c
+		}
+	}
+	if bc < 0 {
+		return nil, fmt.Errorf("no contiguous split fits: some stage exceeds the memory cap %v on every split onto %d accelerators and %d CPUs", M, K, L)
+	}
+	pieces, err := r.walkBack(ctx, full, bc, opt)
+	if err != nil {
+		return nil, err
+	}
+	return r.split(g, opt, pieces, res)
+}
+
+// fill computes every row of the table. Rows of ideals of one size depend
+// only on smaller ideals: the workers share each size, and each row's
+// value is the same whoever computes it.
+func (r *dpRun) fill(ctx context.Context, workers int, res *DPResult) error {
+	u, t, nI := r.u, r.t, len(r.ideals)
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	walkers := make([]*walker, workers)
 	stats := make([]dpStats, workers)
 	for n := range walkers {
-		walkers[n] = &walker{u: u, lat: lat, need: make([]int32, u.n), bufs: make([][]int32, u.n+2)}
+		walkers[n] = &walker{u: u, lat: r.lat, need: make([]int32, u.n), bufs: make([][]int32, u.n+2)}
 	}
 	for lo := 1; lo < nI; {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		hi := lo + 1
 		for hi < nI && t.size[hi] == t.size[lo] {
@@ -565,38 +599,35 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 		lo = hi
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	for _, st := range stats {
 		res.Pairs += st.pairs
 		res.Visited += st.visited
 	}
-	best, bc := inf, -1
-	for c := range cells {
-		if !final(c) {
-			continue
-		}
-		if dp[full*cells+c] < best {
-			best, bc = dp[full*cells+c], c
-		}
-	}
-	if bc < 0 {
-		return nil, fmt.Errorf("no contiguous split fits: some stage exceeds the memory cap %v on every split onto %d accelerators and %d CPUs", M, K, L)
-	}
-	// Walk back from the full ideal; the stages come out last first.
-	type piece struct {
-		lo, hi int
-		cpu    bool
-	}
-	var pieces []piece
+	return nil
+}
+
+// dpPiece is one stage of the split found: the ideals it lies between,
+// and whether it is on a CPU.
+type dpPiece struct {
+	lo, hi int
+	cpu    bool
+}
+
+// walkBack walks back from the full ideal in cell bc: the stages come
+// out last first. With the chunks' stage devices it improves the cuts for
+// the devices' sums.
+func (r *dpRun) walkBack(ctx context.Context, full, bc int, opt DPOptions) ([]dpPiece, error) {
+	var pieces []dpPiece
 	for i, c := full, bc; i != 0; {
-		j := int(from[i*cells+c])
-		cpu := onCPU[i*cells+c]
-		pieces = append(pieces, piece{j, i, cpu})
+		j := int(r.from[i*r.cells+c])
+		cpu := r.onCPU[i*r.cells+c]
+		pieces = append(pieces, dpPiece{j, i, cpu})
 		if cpu {
 			c--
 		} else {
-			c -= L + 1
+			c -= r.L + 1
 		}
 		i = j
 	}
@@ -606,14 +637,27 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 		for p := len(pieces) - 1; p >= 0; p-- {
 			chain = append(chain, pieces[p].hi)
 		}
-		if err := t.balance(ctx, chain, opt.StageDevices, opt.DeviceMemory); err != nil {
+		for len(chain) < opt.Stages+1 {
+			if chain = r.t.insertEmpty(chain, opt.StageDevices, opt.DeviceMemory); chain == nil {
+				return nil, fmt.Errorf("%d units cannot make %d stages, even with empty stages: the first and the last stage hold some", r.u.n, opt.Stages)
+			}
+		}
+		if err := r.t.balance(ctx, chain, opt.StageDevices, opt.DeviceMemory, r.empty); err != nil {
 			return nil, err
 		}
-		for p := range pieces {
-			k := len(pieces) - 1 - p
-			pieces[p] = piece{chain[k], chain[k+1], false}
+		pieces = pieces[:0]
+		for k := len(chain) - 2; k >= 0; k-- {
+			pieces = append(pieces, dpPiece{chain[k], chain[k+1], false})
 		}
+		r.K = opt.Stages
 	}
+	return pieces, nil
+}
+
+// split is the split of the pieces (last first), its stages in the DP's
+// order.
+func (r *dpRun) split(g *Graph, opt DPOptions, pieces []dpPiece, res *DPResult) (*DPResult, error) {
+	u, ideals, K := r.u, r.ideals, r.K
 	dev := make([]int, len(g.Nodes))
 	unitDev := make([]int, u.n)
 	na, ncpu := 0, 0
@@ -646,7 +690,14 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 		c.Accelerators, c.CPUs = K, 0
 		gg = &c
 	}
-	s, err := NewSplit(gg, dev)
+	var keep map[int]bool // the devices of empty stages
+	if r.empty {
+		keep = map[int]bool{}
+		for _, d := range res.Order {
+			keep[d] = true
+		}
+	}
+	s, err := newSplit(gg, dev, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -811,41 +862,32 @@ func (t *tables) acc(i, j int, M float64) float64 {
 
 // balance moves the cuts of a chain of ideals (chain[0] empty, the last
 // the whole graph; stage j is chain[j+1] \ chain[j] on device dev[j]) while
-// that lowers the largest device load, then the sum of squared loads.
-func (t *tables) balance(ctx context.Context, chain, dev []int, mem float64) error {
+// that lowers the largest device load, then the sum of squared loads; a
+// stage may become empty where allowEmpty.
+func (t *tables) balance(ctx context.Context, chain, dev []int, mem float64, allowEmpty bool) error {
 	nd := 0
 	for _, d := range dev {
 		nd = max(nd, d+1)
 	}
-	score := func() (float64, float64) {
-		load := make([]float64, nd)
-		used := make([]float64, nd)
-		for j := range dev {
-			load[dev[j]] += t.acc(chain[j+1], chain[j], 0)
-			used[dev[j]] += t.ps[chain[j+1]] - t.ps[chain[j]]
-		}
-		worst, sq := 0.0, 0.0
-		for d := range nd {
-			if mem > 0 && used[d] > mem*(1+1e-12) {
-				return math.Inf(1), math.Inf(1)
-			}
-			worst = math.Max(worst, load[d])
-			sq += load[d] * load[d]
-		}
-		return worst, sq
-	}
+	score := func() (float64, float64) { return t.score(chain, dev, nd, mem) }
 	bw, bs := score()
+	// above says whether ideal k may follow ideal lo in the chain: it is
+	// larger, or (an empty stage, j of the stage between) equal where
+	// stages may be empty, the first and the last stage excepted.
+	above := func(k, lo, j int) bool {
+		return t.size[k] > t.size[lo] || allowEmpty && t.size[k] == t.size[lo] && j > 0 && j < len(chain)-2
+	}
 	for round := 0; round < 100; round++ {
 		improved := false
 		for j := 1; j < len(chain)-1; j++ {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			lo, hi := chain[j-1], chain[j+1]
+			lower, hi := chain[j-1], chain[j+1]
 			keep := chain[j]
 			for k := range t.ideals {
-				if k == keep || t.size[k] <= t.size[lo] || t.size[k] >= t.size[hi] ||
-					!subset(t.ideals[lo], t.ideals[k]) || !subset(t.ideals[k], t.ideals[hi]) {
+				if k == keep || !above(k, lower, j-1) || !above(hi, k, j) ||
+					!subset(t.ideals[lower], t.ideals[k]) || !subset(t.ideals[k], t.ideals[hi]) {
 					continue
 				}
 				chain[j] = k
@@ -863,14 +905,62 @@ func (t *tables) balance(ctx context.Context, chain, dev []int, mem float64) err
 	return nil
 }
 
+// insertEmpty is chain with one more, empty, stage: a cut doubled where
+// the devices' loads (score) are least, the first such place on a tie
+// (the chain's first and last stages stay where they are).
+func (t *tables) insertEmpty(chain, dev []int, mem float64) []int {
+	nd := 0
+	for _, d := range dev {
+		nd = max(nd, d+1)
+	}
+	var best []int
+	bw, bs := math.Inf(1), math.Inf(1)
+	for j := 2; j < len(chain); j++ { // stage j−1 empty, neither the first nor the last
+		c := append(append(append([]int(nil), chain[:j]...), chain[j-1]), chain[j:]...)
+		// Scored as the whole pipeline, the stages still to insert empty
+		// at its end.
+		full := append([]int(nil), c...)
+		for len(full) < len(dev)+1 {
+			full = append(full, c[len(c)-1])
+		}
+		if w, q := t.score(full, dev, nd, mem); best == nil || w < bw-1e-12 || w <= bw+1e-12 && q < bs-1e-9 {
+			best, bw, bs = c, w, q
+		}
+	}
+	return best
+}
+
+// score is the largest device load of a chain of ideals and the sum of
+// the squared loads (+Inf where a device's memory exceeds mem > 0).
+func (t *tables) score(chain, dev []int, nd int, mem float64) (float64, float64) {
+	load := make([]float64, nd)
+	used := make([]float64, nd)
+	for j := range dev {
+		load[dev[j]] += t.acc(chain[j+1], chain[j], 0)
+		used[dev[j]] += t.ps[chain[j+1]] - t.ps[chain[j]]
+	}
+	worst, sq := 0.0, 0.0
+	for d := range nd {
+		if mem > 0 && used[d] > mem*(1+1e-12) {
+			return math.Inf(1), math.Inf(1)
+		}
+		worst = math.Max(worst, load[d])
+		sq += load[d] * load[d]
+	}
+	return worst, sq
+}
+
 // dpRun is the DP's table and what its rows read.
 type dpRun struct {
 	u      *units
 	t      *tables
+	lat    *lattice
 	ideals [][]uint64
 	K, L   int
 	M      float64
 	cells  int
+	// empty says the chunks' stages may be empty (DPOptions.EmptyStages).
+	empty  bool
 	cut    float64
 	useful []bool
 	dp     []float64

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // IPOptions tune the non-contiguous integer program.
@@ -60,167 +60,28 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 			return nil, err
 		}
 	}
-	// Groups: one per colour class (both passes), classless nodes alone.
-	n := len(g.Nodes)
-	group := make([]int, n)
-	byClass := map[int]int{}
-	ng := 0
-	for v, x := range g.Nodes {
-		if x.Class >= 0 {
-			if c, ok := byClass[x.Class]; ok {
-				group[v] = c
-				continue
-			}
-			byClass[x.Class] = ng
-		}
-		group[v] = ng
-		ng++
-	}
-	acc := make([]float64, ng)
-	cpu := make([]float64, ng)
-	size := make([]float64, ng)
-	noAcc := make([]bool, ng)
-	total := 0.0
-	for v, x := range g.Nodes {
-		if math.IsInf(x.Acc, 1) {
-			noAcc[group[v]] = true
-		} else {
-			acc[group[v]] += x.Acc
-			total += x.Acc
-		}
-		cpu[group[v]] += x.CPU
-		size[group[v]] += x.Size
-	}
-	type cross struct {
-		c    float64
-		sets []int
-	}
-	var xs []cross
-	for v, ws := range g.succ() {
-		if g.Nodes[v].Comm == 0 || len(ws) == 0 {
-			continue
-		}
-		set := []int{group[v]}
-		for _, w := range ws {
-			if !containsInt(set, group[w]) {
-				set = append(set, group[w])
-			}
-		}
-		if len(set) > 1 {
-			xs = append(xs, cross{g.Nodes[v].Comm, set})
-			total += g.Nodes[v].Comm
-		}
-	}
-	for _, c := range cpu {
-		total = math.Max(total, c)
-	}
-	// Grid: Σ of all coefficients stays within Z3's 32-bit bound.
-	grid := math.Max(total/1e9, 1e-9)
-	scale := func(t float64) int { return int(math.Round(t / grid)) }
-	K, L := g.Accelerators, g.CPUs
-	nd := K + L
-
-	x := smt.NewContext()
-	defer x.Close()
-	sv, err := x.NewSolver(smt.SolverOptions{Seed: opt.Seed})
+	ip := newLoadIP(g)
+	ip.x = z3.NewContext()
+	defer ip.x.Close()
+	sv, err := ip.x.NewSolver(z3.SolverOptions{Seed: opt.Seed})
 	if err != nil {
 		return nil, err
 	}
 	defer sv.Close()
-	on := make([][]smt.Bool, ng)
-	for gi := range ng {
-		on[gi] = make([]smt.Bool, nd)
-		ones := make([]int, nd)
-		for d := range nd {
-			on[gi][d] = x.BoolVar(fmt.Sprintf("x_%d_%d", gi, d))
-			ones[d] = 1
-			// Accelerators are alike: group gi uses one of the first gi+1
-			// (symmetry breaking), and never one it cannot run on.
-			if d < K && (noAcc[gi] || d > gi) {
-				sv.Assert(x.Not(on[gi][d]))
-			}
-		}
-		sv.Assert(x.Or(on[gi]...), x.PbLe(on[gi], ones, 1)) // constraint (15)
-	}
-	// Memory (17), scaled so that the cap is 10⁶ and sizes round up: a
-	// split the program accepts fits.
-	if g.Memory > 0 {
-		for d := range K {
-			var bs []smt.Bool
-			var cs []int
-			for gi := range ng {
-				if size[gi] > 0 {
-					bs = append(bs, on[gi][d])
-					cs = append(cs, int(math.Ceil(size[gi]*1e6/g.Memory)))
-				}
-			}
-			sv.Assert(x.PbLe(bs, cs, 1_000_000))
-		}
-	}
-	// CommIn/CommOut (18, 19): cut[v][d] holds when v's group and a
-	// successor's group are not all on d or all off it.
-	cut := make([][]smt.Bool, len(xs))
-	for i, c := range xs {
-		cut[i] = make([]smt.Bool, K)
-		for d := range K {
-			cut[i][d] = x.BoolVar(fmt.Sprintf("cut_%d_%d", i, d))
-			a := on[c.sets[0]][d]
-			for _, o := range c.sets[1:] {
-				b := on[o][d]
-				sv.Assert(x.Implies(x.And(a, x.Not(b)), cut[i][d]), x.Implies(x.And(b, x.Not(a)), cut[i][d]))
-			}
-		}
-	}
-	// load(d) ≤ T, one scope per T: (20) and (21).
-	loadLe := func(T int) []smt.Bool {
-		var out []smt.Bool
-		for d := range nd {
-			var bs []smt.Bool
-			var cs []int
-			for gi := range ng {
-				t := acc[gi]
-				if d >= K {
-					t = cpu[gi]
-				} else if noAcc[gi] {
-					continue
-				}
-				if w := scale(t); w > 0 {
-					bs = append(bs, on[gi][d])
-					cs = append(cs, w)
-				}
-			}
-			if d < K {
-				for i, c := range xs {
-					if w := scale(c.c); w > 0 {
-						bs = append(bs, cut[i][d])
-						cs = append(cs, w)
-					}
-				}
-			}
-			out = append(out, x.PbLe(bs, cs, T))
-		}
-		return out
-	}
+	ip.sv = sv
+	ip.encode()
 	// Lower bound: the fractional relaxation, transfers left out (they
 	// only add): work may be split freely, the CPUs taking the groups
 	// whose CPU time costs least accelerator time first.
-	lb := fractionalBound(acc, cpu, noAcc, K, L)
-	res := &IPResult{Split: best, Grid: grid}
+	lb := fractionalBound(ip.acc, ip.cpu, ip.noAcc, ip.K, ip.L)
+	res := &IPResult{Split: best, Grid: ip.grid}
 	o := &objectiveSearch{
 		sv:    sv,
-		lo:    max(scale(lb)-len(g.Nodes), 0),
-		hi:    scale(best.MaxLoad), // a split of max load ≤ hi·grid is known
-		bound: func(T int) { sv.Assert(loadLe(T)...) },
-		keep: func(m *smt.Model) (int, error) {
-			dev := make([]int, n)
-			for v := range n {
-				for d := range nd {
-					if b, _ := m.Bool(on[group[v]][d]); b {
-						dev[v] = d
-					}
-				}
-			}
-			s, err := NewSplit(g, dev)
+		lo:    max(ip.scale(lb)-len(g.Nodes), 0),
+		hi:    ip.scale(best.MaxLoad), // a split of max load ≤ hi·grid is known
+		bound: func(T int) { sv.Assert(ip.loadLe(T)...) },
+		keep: func(m *z3.Model) (int, error) {
+			s, err := NewSplit(g, ip.devices(m))
 			if err != nil {
 				return 0, err
 			}
@@ -230,11 +91,11 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 			if s.MaxLoad < res.Split.MaxLoad {
 				res.Split, res.Improved = s, true
 			}
-			return scale(s.MaxLoad), nil
+			return ip.scale(s.MaxLoad), nil
 		},
 	}
 	if opt.Progress != nil {
-		o.progress = func() { opt.Progress(res.Split.MaxLoad, float64(o.lo)*grid) }
+		o.progress = func() { opt.Progress(res.Split.MaxLoad, float64(o.lo)*ip.grid) }
 	}
 	err = o.run(ctx)
 	res.Checks = o.checks
@@ -243,7 +104,7 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 	}
 	lo, hi := o.lo, o.hi
 	// The grid rounds each node by at most half a step.
-	res.LowerBound = math.Max(0, float64(lo)*grid-float64(len(g.Nodes))*grid/2)
+	res.LowerBound = math.Max(0, float64(lo)*ip.grid-float64(len(g.Nodes))*ip.grid/2)
 	res.LowerBound = math.Min(res.LowerBound, res.Split.MaxLoad)
 	res.Proven = lo >= hi
 	if res.Split.MaxLoad > 0 {
@@ -251,6 +112,191 @@ func NonContiguous(ctx context.Context, g *Graph, opt IPOptions) (*IPResult, err
 	}
 	res.Elapsed = time.Since(t0)
 	return res, nil
+}
+
+// loadIP is NonContiguous's program: the nodes in groups (one per colour
+// class, classless nodes alone), what each group costs, the transfers
+// that cross groups, the grid, and the variables.
+type loadIP struct {
+	g *Graph
+	// group[v] is node v's group; ng groups.
+	group []int
+	ng    int
+	// Per group: accelerator time, CPU time, size, and whether some node
+	// cannot run on an accelerator.
+	acc, cpu, size []float64
+	noAcc          []bool
+	xs             []groupCrossing
+	grid           float64
+	// K accelerators and L CPU cores.
+	K, L int
+
+	x  *z3.Context
+	sv *z3.Solver
+	// on[gi][d]: group gi on device d (accelerators 0..K−1, then the
+	// CPUs); cut[i][d]: groupCrossing i is cut at accelerator d.
+	on, cut [][]z3.Bool
+}
+
+// groupCrossing is a node's output that reaches other groups: its transfer
+// time and the groups involved, its own first.
+type groupCrossing struct {
+	c    float64
+	sets []int
+}
+
+// newLoadIP is g's groups, their costs and the grid; encode adds the
+// variables.
+func newLoadIP(g *Graph) *loadIP {
+	n := len(g.Nodes)
+	ip := &loadIP{g: g, group: make([]int, n), K: g.Accelerators, L: g.CPUs}
+	// Groups: one per colour class (both passes), classless nodes alone.
+	byClass := map[int]int{}
+	for v, x := range g.Nodes {
+		if x.Class >= 0 {
+			if c, ok := byClass[x.Class]; ok {
+				ip.group[v] = c
+				continue
+			}
+			byClass[x.Class] = ip.ng
+		}
+		ip.group[v] = ip.ng
+		ip.ng++
+	}
+	ip.acc = make([]float64, ip.ng)
+	ip.cpu = make([]float64, ip.ng)
+	ip.size = make([]float64, ip.ng)
+	ip.noAcc = make([]bool, ip.ng)
+	total := 0.0
+	for v, x := range g.Nodes {
+		if math.IsInf(x.Acc, 1) {
+			ip.noAcc[ip.group[v]] = true
+		} else {
+			ip.acc[ip.group[v]] += x.Acc
+			total += x.Acc
+		}
+		ip.cpu[ip.group[v]] += x.CPU
+		ip.size[ip.group[v]] += x.Size
+	}
+	for v, ws := range g.succ() {
+		if g.Nodes[v].Comm == 0 || len(ws) == 0 {
+			continue
+		}
+		set := []int{ip.group[v]}
+		for _, w := range ws {
+			if !containsInt(set, ip.group[w]) {
+				set = append(set, ip.group[w])
+			}
+		}
+		if len(set) > 1 {
+			ip.xs = append(ip.xs, groupCrossing{g.Nodes[v].Comm, set})
+			total += g.Nodes[v].Comm
+		}
+	}
+	for _, c := range ip.cpu {
+		total = math.Max(total, c)
+	}
+	// Grid: Σ of all coefficients stays within Z3's 32-bit bound.
+	ip.grid = math.Max(total/1e9, 1e-9)
+	return ip
+}
+
+// scale is t in grid steps.
+func (ip *loadIP) scale(t float64) int { return int(math.Round(t / ip.grid)) }
+
+// encode asserts the program's constraints besides the load (15, 17–19)
+// on ip.sv, in the order the solver has always been given them.
+func (ip *loadIP) encode() {
+	x, sv, K, nd := ip.x, ip.sv, ip.K, ip.K+ip.L
+	ip.on = make([][]z3.Bool, ip.ng)
+	for gi := range ip.ng {
+		ip.on[gi] = make([]z3.Bool, nd)
+		ones := make([]int, nd)
+		for d := range nd {
+			ip.on[gi][d] = x.BoolVar(fmt.Sprintf("x_%d_%d", gi, d))
+			ones[d] = 1
+			// Accelerators are alike: group gi uses one of the first gi+1
+			// (symmetry breaking), and never one it cannot run on.
+			if d < K && (ip.noAcc[gi] || d > gi) {
+				sv.Assert(x.Not(ip.on[gi][d]))
+			}
+		}
+		sv.Assert(x.Or(ip.on[gi]...), x.PbLe(ip.on[gi], ones, 1)) // constraint (15)
+	}
+	// Memory (17), scaled so that the cap is 10⁶ and sizes round up: a
+	// split the program accepts fits.
+	if ip.g.Memory > 0 {
+		for d := range K {
+			var bs []z3.Bool
+			var cs []int
+			for gi := range ip.ng {
+				if ip.size[gi] > 0 {
+					bs = append(bs, ip.on[gi][d])
+					cs = append(cs, int(math.Ceil(ip.size[gi]*1e6/ip.g.Memory)))
+				}
+			}
+			sv.Assert(x.PbLe(bs, cs, 1_000_000))
+		}
+	}
+	// CommIn/CommOut (18, 19): cut[v][d] holds when v's group and a
+	// successor's group are not all on d or all off it.
+	ip.cut = make([][]z3.Bool, len(ip.xs))
+	for i, c := range ip.xs {
+		ip.cut[i] = make([]z3.Bool, K)
+		for d := range K {
+			ip.cut[i][d] = x.BoolVar(fmt.Sprintf("cut_%d_%d", i, d))
+			a := ip.on[c.sets[0]][d]
+			for _, o := range c.sets[1:] {
+				b := ip.on[o][d]
+				sv.Assert(x.Implies(x.And(a, x.Not(b)), ip.cut[i][d]), x.Implies(x.And(b, x.Not(a)), ip.cut[i][d]))
+			}
+		}
+	}
+}
+
+// loadLe is load(d) ≤ T for every device, asserted in one scope per T:
+// (20) and (21).
+func (ip *loadIP) loadLe(T int) []z3.Bool {
+	var out []z3.Bool
+	for d := range ip.K + ip.L {
+		var bs []z3.Bool
+		var cs []int
+		for gi := range ip.ng {
+			t := ip.acc[gi]
+			if d >= ip.K {
+				t = ip.cpu[gi]
+			} else if ip.noAcc[gi] {
+				continue
+			}
+			if w := ip.scale(t); w > 0 {
+				bs = append(bs, ip.on[gi][d])
+				cs = append(cs, w)
+			}
+		}
+		if d < ip.K {
+			for i, c := range ip.xs {
+				if w := ip.scale(c.c); w > 0 {
+					bs = append(bs, ip.cut[i][d])
+					cs = append(cs, w)
+				}
+			}
+		}
+		out = append(out, ip.x.PbLe(bs, cs, T))
+	}
+	return out
+}
+
+// devices reads a model's device of every node.
+func (ip *loadIP) devices(m *z3.Model) []int {
+	dev := make([]int, len(ip.g.Nodes))
+	for v := range dev {
+		for d := range ip.K + ip.L {
+			if b, _ := m.Bool(ip.on[ip.group[v]][d]); b {
+				dev[v] = d
+			}
+		}
+	}
+	return dev
 }
 
 // fractionalBound is the least T such that the groups' work fits on K

@@ -98,15 +98,16 @@ func Megatron(names [][]string, devices []int, ranks int) (*MegatronLayout, erro
 	}
 	parts := make([]string, len(ml.Stages))
 	for i, s := range ml.Stages {
-		parts[i] = compressRuns(s)
+		parts[i] = CompressRuns(s)
 	}
 	ml.Layout = strings.Join(parts, "|")
 	ml.simple()
 	return ml, nil
 }
 
-// compressRuns writes runs of one symbol as X*N: "Ettt" → "Et*3".
-func compressRuns(s string) string {
+// CompressRuns writes runs of one symbol of a layout stage as X*N:
+// "Ettt" → "Et*3".
+func CompressRuns(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		j := i

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tessel-pp/tessel/placement"
 )
@@ -170,4 +171,84 @@ func FuzzReadStages(f *testing.F) {
 			t.Fatalf("%d stages, %d devices", len(names), len(devices))
 		}
 	})
+}
+
+// Seven layers on four ranks of two virtual stages: eight stages, so one
+// must be empty. Without EmptyStages that is refused, saying so; with it
+// the split puts the empty stage where the devices' loads are least, its
+// placement is a chain through the empty stage's blocks (time 1, no
+// memory), and its Megatron-Core layout has the empty stage.
+func TestEmptyStages(t *testing.T) {
+	g, err := Parse([]byte(`{"name": "seven", "devices": 4, "memory": 0, "layers": [
+		{"name": "embedding", "forward": 1, "backward": 2, "activations": 1},
+		{"name": "decoder.0", "forward": 3, "backward": 6, "activations": 1},
+		{"name": "decoder.1", "forward": 3, "backward": 6, "activations": 1},
+		{"name": "decoder.2", "forward": 3, "backward": 6, "activations": 1},
+		{"name": "decoder.3", "forward": 3, "backward": 6, "activations": 1},
+		{"name": "decoder.4", "forward": 3, "backward": 6, "activations": 1},
+		{"name": "loss", "forward": 1, "backward": 2, "activations": 1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), g, Options{Chunks: 2, Order: placement.Loop, IPTimeLimit: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "7 layers cannot make 8 stages (2 chunks on 4 devices): every stage holds a layer unless --empty-stages") {
+		t.Fatalf("got %v", err)
+	}
+	rep, err := Run(context.Background(), g, Options{Chunks: 2, Order: placement.Loop, EmptyStages: true, IPTimeLimit: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Stages) != 8 {
+		t.Fatalf("%d stages", len(rep.Stages))
+	}
+	empty := -1
+	for i, st := range rep.Stages {
+		if st.Device != i%4 {
+			t.Errorf("stage %d on device %d", i, st.Device)
+		}
+		if len(st.Nodes) == 0 {
+			if empty >= 0 {
+				t.Errorf("stages %d and %d are empty", empty, i)
+			}
+			empty = i
+		}
+	}
+	if empty <= 0 || empty == 7 {
+		t.Fatalf("empty stage %d", empty)
+	}
+	p := rep.Converted.Placement
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	blocks := rep.Converted.StageBlocks[empty]
+	if len(blocks) != 2 {
+		t.Fatalf("empty stage: blocks %v", blocks)
+	}
+	for _, b := range blocks {
+		if p.Blocks[b].Time != 1 || p.Blocks[b].Memory != 0 || p.Blocks[b].Devices[0] != empty%4 {
+			t.Errorf("empty stage's block %+v", p.Blocks[b])
+		}
+	}
+	// The forward chain passes through it.
+	f := rep.Converted.StageBlocks[empty][0]
+	in, out := 0, 0
+	for _, d := range p.Deps {
+		if d.To == f {
+			in++
+		}
+		if d.From == f {
+			out++
+		}
+	}
+	if in != 1 || out != 1 {
+		t.Errorf("empty forward: %d in, %d out", in, out)
+	}
+	ml, err := rep.Megatron()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stages, err := ParseMegatronLayout(ml.Layout)
+	if err != nil || len(stages) != 8 || stages[empty] != "" {
+		t.Errorf("layout %q: %q, %v", ml.Layout, stages, err)
+	}
 }

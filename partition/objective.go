@@ -6,16 +6,16 @@ import (
 	"math"
 	"time"
 
-	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // objectiveSearch is the search on an integer objective (a max load or a
-// latency, in grid steps) that NonContiguous and MinLatency share: each
+// latency, in grid steps) that NonContiguous and MinSampleLatency share: each
 // step one satisfiability check of "objective ≤ T". lo is proven (every T
 // below it was refuted) and hi is achieved (a split of objective ≤ hi is
 // known; math.MaxInt: none yet).
 type objectiveSearch struct {
-	sv     *smt.Solver
+	sv     *z3.Solver
 	lo, hi int
 	checks int
 	// bound asserts, in the check's scope, that the objective is ≤ T.
@@ -23,7 +23,7 @@ type objectiveSearch struct {
 	// keep reads the model of a sat check of bound T (check closes it
 	// after), keeps its split if it is the best, and returns the objective
 	// that bounds hi (in grid steps); hi becomes the least of it and T.
-	keep func(m *smt.Model) (int, error)
+	keep func(m *z3.Model) (int, error)
 	// progress, when set, is called after every check that ended (sat,
 	// unsat, or cut short).
 	progress func()
@@ -39,7 +39,7 @@ var errNoSolution = errors.New("no solution")
 // check asks for a split of objective ≤ T within half the time left:
 // sat improves the best split (keep), unsat raises lo, and a check cut
 // short says neither.
-func (o *objectiveSearch) check(ctx context.Context, T int) (smt.Status, error) {
+func (o *objectiveSearch) check(ctx context.Context, T int) (z3.Status, error) {
 	sub, cancel := ctx, context.CancelFunc(func() {})
 	if dl, ok := ctx.Deadline(); ok {
 		sub, cancel = context.WithTimeout(ctx, time.Duration(float64(time.Until(dl))*0.5))
@@ -51,23 +51,23 @@ func (o *objectiveSearch) check(ctx context.Context, T int) (smt.Status, error) 
 	st, err := o.sv.Check(sub)
 	o.checks++
 	if err != nil {
-		if errors.Is(err, smt.ErrInterrupted) {
-			return smt.Unknown, nil
+		if errors.Is(err, z3.ErrInterrupted) {
+			return z3.Unknown, nil
 		}
-		return smt.Unknown, err
+		return z3.Unknown, err
 	}
 	switch st {
-	case smt.Unsat:
+	case z3.Unsat:
 		o.lo = max(o.lo, T+1)
-	case smt.Sat:
+	case z3.Sat:
 		m, err := o.sv.Model()
 		if err != nil {
-			return smt.Unknown, err
+			return z3.Unknown, err
 		}
 		best, err := o.keep(m)
 		m.Close()
 		if err != nil {
-			return smt.Unknown, err
+			return z3.Unknown, err
 		}
 		o.hi = min(T, best)
 	}
@@ -98,10 +98,10 @@ func (o *objectiveSearch) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if st == smt.Unknown {
+		if st == z3.Unknown {
 			break
 		}
-		if st == smt.Unsat && T == math.MaxInt {
+		if st == z3.Unsat && T == math.MaxInt {
 			return errNoSolution
 		}
 	}
@@ -114,7 +114,7 @@ func (o *objectiveSearch) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if st == smt.Unknown {
+		if st == z3.Unknown {
 			if probe <= o.lo {
 				break
 			}

@@ -94,73 +94,15 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g.Accelerators < 0 {
-		return nil, fmt.Errorf("field \"devices\": want ≥ 0, got %d", g.Accelerators)
-	}
-	if g.Memory < 0 {
-		return nil, fmt.Errorf("field \"memory\": want ≥ 0, got %v", g.Memory)
-	}
-	if g.Bytes {
-		if !(deviceBytes > 0) || math.IsInf(deviceBytes, 0) {
-			return nil, fmt.Errorf("field \"device_bytes\": want a finite number > 0, got %v", deviceBytes)
-		}
-		if hasMemory {
-			return nil, fmt.Errorf("field \"memory\": give \"device_bytes\" or \"memory\", not both")
-		}
-		g.Memory = deviceBytes
-	}
-	if g.HostBandwidth != 0 && (!g.Bytes || !(g.HostBandwidth > 0) || math.IsInf(g.HostBandwidth, 0)) {
-		if !g.Bytes {
-			return nil, fmt.Errorf("field \"host_bandwidth\": needs \"device_bytes\" (activations in bytes)")
-		}
-		return nil, fmt.Errorf("field \"host_bandwidth\": want a finite number > 0, got %v", g.HostBandwidth)
+	if err := g.checkProfileHeader(hasMemory, deviceBytes); err != nil {
+		return nil, err
 	}
 	if len(layers) == 0 {
 		return nil, fmt.Errorf("field \"layers\": no layers")
 	}
-	ls := make([]profileLayer, len(layers))
-	index := map[string]int{}
-	for i, v := range layers {
-		l := &ls[i]
-		err := strictjson.Object(v, []strictjson.Field{
-			{Name: "name", Required: true, Decode: func(x json.RawMessage) error { return strictjson.String(x, &l.name) }},
-			{Name: "forward", Required: true, Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.forward) }},
-			{Name: "backward", Decode: func(x json.RawMessage) error { l.hasBackward = true; return strictjson.Float(x, &l.backward) }},
-			{Name: "input", Decode: func(x json.RawMessage) error { l.hasInput = true; return strictjson.Float(x, &l.input) }},
-			{Name: "weight", Decode: func(x json.RawMessage) error { l.hasWeight = true; return strictjson.Float(x, &l.weight) }},
-			{Name: "params", Decode: func(x json.RawMessage) error { l.hasUnits = true; return strictjson.Float(x, &l.params) }},
-			{Name: "activations", Decode: func(x json.RawMessage) error { l.hasUnits = true; return strictjson.Float(x, &l.activations) }},
-			{Name: "comm", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.comm) }},
-			l.byteField("param_bytes", &l.paramBytes),
-			l.byteField("optimizer_bytes", &l.optimizerBytes),
-			l.byteField("activation_bytes", &l.activationBytes),
-			l.byteField("checkpoint_bytes", &l.checkpointBytes),
-			{Name: "flops", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.flops) }},
-			{Name: "memory_access", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.memAccess) }},
-			{Name: "backward_flops", Decode: func(x json.RawMessage) error { l.hasBwdFLOPs = true; return strictjson.Float(x, &l.bwdFLOPs) }},
-			{Name: "backward_memory_access", Decode: func(x json.RawMessage) error {
-				l.hasBwdMemAccess = true
-				return strictjson.Float(x, &l.bwdMemAccess)
-			}},
-			{Name: "device_times", Decode: l.decodeDeviceTimes},
-			{Name: "output_size", Decode: func(x json.RawMessage) error { l.hasOutputSize = true; return strictjson.Float(x, &l.outputSize) }},
-			{Name: "grad_size", Decode: func(x json.RawMessage) error { l.hasGradSize = true; return strictjson.Float(x, &l.gradSize) }},
-		})
-		if err == nil {
-			err = l.check(g.Bytes)
-		}
-		if err != nil {
-			var peek struct{ Name string }
-			_ = json.Unmarshal(v, &peek)
-			if peek.Name != "" {
-				return nil, fmt.Errorf("layers[%d] (%q): %w", i, peek.Name, err)
-			}
-			return nil, fmt.Errorf("layers[%d]: %w", i, err)
-		}
-		if j, dup := index[l.name]; dup {
-			return nil, fmt.Errorf("layers[%d]: name %q already used by layers[%d]", i, l.name, j)
-		}
-		index[l.name] = i
+	ls, index, err := decodeLayers(layers, g.Bytes)
+	if err != nil {
+		return nil, err
 	}
 	training := ls[0].hasBackward || ls[0].hasInput
 	for i, l := range ls {
@@ -172,37 +114,143 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 			return nil, fmt.Errorf("layers[%d] (%q) %s layers[0] (%q)", i, l.name, what, ls[0].name)
 		}
 	}
+	deps, err := profileDeps(len(ls), hasEdges, edges, index)
+	if err != nil {
+		return nil, err
+	}
+	g.addLayers(ls, deps, training)
+	devices := g.Accelerators
+	if devices == 0 {
+		g.Accelerators = 1 // validated with one device; the caller sets the count
+	}
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	g.Accelerators = devices
+	return g, nil
+}
+
+// checkProfileHeader checks the profile's fields besides its layers and
+// edges, and sets the memory cap in bytes where the profile is in bytes.
+func (g *Graph) checkProfileHeader(hasMemory bool, deviceBytes float64) error {
+	if g.Accelerators < 0 {
+		return fmt.Errorf("field \"devices\": want ≥ 0, got %d", g.Accelerators)
+	}
+	if g.Memory < 0 {
+		return fmt.Errorf("field \"memory\": want ≥ 0, got %v", g.Memory)
+	}
+	if g.Bytes {
+		if !(deviceBytes > 0) || math.IsInf(deviceBytes, 0) {
+			return fmt.Errorf("field \"device_bytes\": want a finite number > 0, got %v", deviceBytes)
+		}
+		if hasMemory {
+			return fmt.Errorf("field \"memory\": give \"device_bytes\" or \"memory\", not both")
+		}
+		g.Memory = deviceBytes
+	}
+	if g.HostBandwidth != 0 && (!g.Bytes || !(g.HostBandwidth > 0) || math.IsInf(g.HostBandwidth, 0)) {
+		if !g.Bytes {
+			return fmt.Errorf("field \"host_bandwidth\": needs \"device_bytes\" (activations in bytes)")
+		}
+		return fmt.Errorf("field \"host_bandwidth\": want a finite number > 0, got %v", g.HostBandwidth)
+	}
+	return nil
+}
+
+// decodeLayers decodes and checks the profile's layers; index maps a
+// layer's name to its position.
+func decodeLayers(layers []json.RawMessage, bytes bool) (ls []profileLayer, index map[string]int, err error) {
+	ls = make([]profileLayer, len(layers))
+	index = map[string]int{}
+	for i, v := range layers {
+		l := &ls[i]
+		err := strictjson.Object(v, l.fields())
+		if err == nil {
+			err = l.check(bytes)
+		}
+		if err != nil {
+			var peek struct{ Name string }
+			_ = json.Unmarshal(v, &peek)
+			if peek.Name != "" {
+				return nil, nil, fmt.Errorf("layers[%d] (%q): %w", i, peek.Name, err)
+			}
+			return nil, nil, fmt.Errorf("layers[%d]: %w", i, err)
+		}
+		if j, dup := index[l.name]; dup {
+			return nil, nil, fmt.Errorf("layers[%d]: name %q already used by layers[%d]", i, l.name, j)
+		}
+		index[l.name] = i
+	}
+	return ls, index, nil
+}
+
+// fields are the fields of a layer, decoded into l.
+func (l *profileLayer) fields() []strictjson.Field {
+	return []strictjson.Field{
+		{Name: "name", Required: true, Decode: func(x json.RawMessage) error { return strictjson.String(x, &l.name) }},
+		{Name: "forward", Required: true, Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.forward) }},
+		{Name: "backward", Decode: func(x json.RawMessage) error { l.hasBackward = true; return strictjson.Float(x, &l.backward) }},
+		{Name: "input", Decode: func(x json.RawMessage) error { l.hasInput = true; return strictjson.Float(x, &l.input) }},
+		{Name: "weight", Decode: func(x json.RawMessage) error { l.hasWeight = true; return strictjson.Float(x, &l.weight) }},
+		{Name: "params", Decode: func(x json.RawMessage) error { l.hasUnits = true; return strictjson.Float(x, &l.params) }},
+		{Name: "activations", Decode: func(x json.RawMessage) error { l.hasUnits = true; return strictjson.Float(x, &l.activations) }},
+		{Name: "comm", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.comm) }},
+		l.byteField("param_bytes", &l.paramBytes),
+		l.byteField("optimizer_bytes", &l.optimizerBytes),
+		l.byteField("activation_bytes", &l.activationBytes),
+		l.byteField("checkpoint_bytes", &l.checkpointBytes),
+		{Name: "flops", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.flops) }},
+		{Name: "memory_access", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.memAccess) }},
+		{Name: "backward_flops", Decode: func(x json.RawMessage) error { l.hasBwdFLOPs = true; return strictjson.Float(x, &l.bwdFLOPs) }},
+		{Name: "backward_memory_access", Decode: func(x json.RawMessage) error {
+			l.hasBwdMemAccess = true
+			return strictjson.Float(x, &l.bwdMemAccess)
+		}},
+		{Name: "device_times", Decode: l.decodeDeviceTimes},
+		{Name: "output_size", Decode: func(x json.RawMessage) error { l.hasOutputSize = true; return strictjson.Float(x, &l.outputSize) }},
+		{Name: "grad_size", Decode: func(x json.RawMessage) error { l.hasGradSize = true; return strictjson.Float(x, &l.gradSize) }},
+	}
+}
+
+// profileDeps are the dependencies between layers: the edges given, or a
+// chain in file order without "edges".
+func profileDeps(n int, hasEdges bool, edges []json.RawMessage, index map[string]int) ([][2]int, error) {
 	var deps [][2]int
 	if !hasEdges {
-		for i := 1; i < len(ls); i++ {
+		for i := 1; i < n; i++ {
 			deps = append(deps, [2]int{i - 1, i})
 		}
 	}
-	for n, v := range edges {
+	for k, v := range edges {
 		var ends []json.RawMessage
 		if err := strictjson.Array(v, &ends); err != nil {
-			return nil, fmt.Errorf("edges[%d]: %w", n, err)
+			return nil, fmt.Errorf("edges[%d]: %w", k, err)
 		}
 		if len(ends) != 2 {
-			return nil, fmt.Errorf("edges[%d]: want [from, to], got %d names", n, len(ends))
+			return nil, fmt.Errorf("edges[%d]: want [from, to], got %d names", k, len(ends))
 		}
 		var d [2]int
 		for e, ev := range ends {
 			var name string
 			if err := strictjson.String(ev, &name); err != nil {
-				return nil, fmt.Errorf("edges[%d][%d]: %w", n, e, err)
+				return nil, fmt.Errorf("edges[%d][%d]: %w", k, e, err)
 			}
 			i, ok := index[name]
 			if !ok {
-				return nil, fmt.Errorf("edges[%d]: unknown layer %q", n, name)
+				return nil, fmt.Errorf("edges[%d]: unknown layer %q", k, name)
 			}
 			d[e] = i
 		}
 		deps = append(deps, d)
 	}
-	// One forward node per layer (0..n-1) and, for training, one backward
-	// node (n..2n-1) of the same colour class, with the edges mirrored and
-	// each forward feeding its own backward (the stashed activations).
+	return deps, nil
+}
+
+// addLayers adds one forward node per layer (0..n-1) and, for training,
+// one backward node (n..2n-1) of the same colour class, with the edges
+// mirrored and each forward feeding its own backward (the stashed
+// activations).
+func (g *Graph) addLayers(ls []profileLayer, deps [][2]int, training bool) {
 	n := len(ls)
 	for i, l := range ls {
 		static, act := l.params, l.activations
@@ -256,15 +304,6 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 			g.Edges = append(g.Edges, [2]int{i, n + i})
 		}
 	}
-	devices := g.Accelerators
-	if devices == 0 {
-		g.Accelerators = 1 // validated with one device; the caller sets the count
-	}
-	if err := g.Validate(); err != nil {
-		return nil, err
-	}
-	g.Accelerators = devices
-	return g, nil
 }
 
 // byteField decodes one of a layer's byte fields.
@@ -359,7 +398,7 @@ func Parse(data []byte) (*Graph, error) {
 	case layers && !nodes:
 		return decodeProfile(raw)
 	case nodes && !layers:
-		return decodeSeed(raw)
+		return decodeTarnawski(raw)
 	}
 	return nil, fmt.Errorf("want a layer profile (with \"layers\") or a graph of Tarnawski et al. (with \"nodes\")")
 }

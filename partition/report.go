@@ -10,6 +10,9 @@ import (
 
 // names shortens a stage's node list for the terminal.
 func names(ns []string) string {
+	if len(ns) == 0 {
+		return "(empty stage)"
+	}
 	if len(ns) <= 4 {
 		return strings.Join(ns, " ")
 	}

@@ -34,6 +34,10 @@ type Options struct {
 	// Capacities are the devices' memories in the model's unit (a
 	// cluster's "memory_bytes"); nil: the model's cap on every device.
 	Capacities []float64
+	// EmptyStages lets chunked stages hold no layer, as Megatron-Core's
+	// layouts allow (DPOptions.EmptyStages); without it there must be at
+	// least as many layers as stages.
+	EmptyStages bool
 }
 
 // Check says what is wrong with the options, in the words of tessel
@@ -50,6 +54,8 @@ func (o Options) Check() error {
 		return fmt.Errorf("--order v takes --chunks 2, got %d", o.Chunks)
 	case o.Chunks > 1 && o.NonContiguous:
 		return fmt.Errorf("--chunks and --non-contiguous do not go together")
+	case o.EmptyStages && o.Chunks < 2:
+		return fmt.Errorf("--empty-stages goes with --chunks (stages per device) of 2 or more")
 	case o.TimeUnit < 0 || o.MemoryUnit < 0:
 		return fmt.Errorf("--time-unit and --memory-unit must be ≥ 0")
 	case o.IPTimeLimit <= 0:
@@ -183,8 +189,20 @@ func Run(ctx context.Context, g *Graph, opt Options) (*Report, error) {
 		// Each device holds C stages: a stage gets a C-th of the cap.
 		dpOpt.MemoryPerStage = g.Memory / float64(chunks)
 		dpOpt.DeviceMemory = g.Memory
+		dpOpt.EmptyStages = opt.EmptyStages
 		for i := range dpOpt.Stages {
 			dpOpt.StageDevices = append(dpOpt.StageDevices, ChunkDevice(opt.Order, i, g.Accelerators))
+		}
+		if err := g.Validate(); err != nil {
+			return nil, err
+		}
+		u, err := contract(g)
+		if err != nil {
+			return nil, err
+		}
+		if u.n < dpOpt.Stages && !opt.EmptyStages {
+			return nil, unsplittable{fmt.Errorf("%d layers cannot make %d stages (%d chunks on %d devices): every stage holds a layer unless --empty-stages lets some hold none, as Megatron-Core's layouts do",
+				u.n, dpOpt.Stages, chunks, g.Accelerators)}
 		}
 	}
 	dp, err := Contiguous(ctx, g, dpOpt)

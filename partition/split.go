@@ -47,7 +47,11 @@ type Split struct {
 // NewSplit computes the loads of the split that puts node v on dev[v]
 // (0..k-1 accelerators, k..k+ℓ-1 CPU cores). A node that cannot run on an
 // accelerator but is put on one gives an infinite load.
-func NewSplit(g *Graph, dev []int) (*Split, error) {
+func NewSplit(g *Graph, dev []int) (*Split, error) { return newSplit(g, dev, nil) }
+
+// newSplit is NewSplit keeping the devices of keep as stages even where
+// they hold no node (empty stages); they come last, in device order.
+func newSplit(g *Graph, dev []int, keep map[int]bool) (*Split, error) {
 	if len(dev) != len(g.Nodes) {
 		return nil, fmt.Errorf("split has %d devices for %d nodes", len(dev), len(g.Nodes))
 	}
@@ -149,9 +153,14 @@ func NewSplit(g *Graph, dev []int) (*Split, error) {
 		}
 	}
 	for d := range st {
-		if len(st[d].Nodes) > 0 {
+		if len(st[d].Nodes) > 0 || keep[d] {
 			s.Stages = append(s.Stages, st[d])
 			s.MaxLoad = math.Max(s.MaxLoad, st[d].Load)
+		}
+	}
+	for d := range first {
+		if first[d] < 0 {
+			first[d] = 2*len(g.Nodes) + d
 		}
 	}
 	sort.SliceStable(s.Stages, func(i, j int) bool { return first[s.Stages[i].Device] < first[s.Stages[j].Device] })

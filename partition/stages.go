@@ -8,7 +8,7 @@ import (
 // ReadStages reads the stages of a split from the JSON summary of tessel
 // partition --json (Report): the names of every stage's layers (a layer
 // profile's names, which may be the model's module names) and its device,
-// in pipeline order.
+// in pipeline order. A stage between others may be empty (no layers).
 func ReadStages(data []byte) (names [][]string, devices []int, err error) {
 	var r struct {
 		Contiguous *bool `json:"contiguous"`
@@ -36,8 +36,8 @@ func ReadStages(data []byte) (names [][]string, devices []int, err error) {
 			return nil, nil, fmt.Errorf("stages[%d]: no device", i)
 		case s.CPU:
 			return nil, nil, fmt.Errorf("stages[%d] runs on a CPU core: a pipeline stage runs on an accelerator", i)
-		case len(s.Nodes) == 0:
-			return nil, nil, fmt.Errorf("stages[%d]: no layers", i)
+		case len(s.Nodes) == 0 && (i == 0 || i == len(r.Stages)-1):
+			return nil, nil, fmt.Errorf("stages[%d]: no layers (only a stage between others may be empty)", i)
 		}
 		names = append(names, s.Nodes)
 		devices = append(devices, *s.Device)

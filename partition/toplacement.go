@@ -70,101 +70,186 @@ type blockKey struct {
 // they are cut into phases, as the paper cuts a device into virtual
 // sub-devices, so that the blocks stay acyclic.
 func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
+	cv, err := newConverter(s, opt.Devices)
+	if err != nil {
+		return nil, err
+	}
+	cv.loads()
+	if err := cv.emptyStages(); err != nil {
+		return nil, err
+	}
+	keys := cv.blockKeys()
+	unit := opt.TimeUnit
+	if unit <= 0 {
+		var ts []float64
+		for _, k := range keys {
+			ts = append(ts, cv.loadOf(k))
+		}
+		unit = AutoTimeUnit(ts)
+	}
+	memUnit := opt.MemoryUnit
+	if memUnit <= 0 && cv.g.Bytes {
+		largest := 0.0
+		for _, a := range cv.act {
+			largest = math.Max(largest, a)
+		}
+		memUnit = AutoMemoryUnit(largest)
+	}
+	c := &Converted{TimeUnit: unit, StageBlocks: make([][]int, len(s.Stages)), MemoryUnit: memUnit, Static: cv.static}
+	p := &placement.Placement{Name: opt.Name, Devices: cv.nd}
+	index := cv.blocks(c, p, keys)
+	cv.deps(p, index)
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("placement of the split: %w", err)
+	}
+	c.Placement = p
+	return c, nil
+}
+
+// converter is ToPlacement's work on one split: where each node's block
+// is, and what each block costs.
+type converter struct {
+	s *Split
+	g *Graph
+	// stageOf maps a split device to its stage (−1: none); devices maps a
+	// stage to its placement device, of nd.
+	stageOf, devices []int
+	nd               int
+	// split says the profile splits backward into input and weight.
+	split bool
+	succ  [][]int
+	// phase of every node (0 for a contiguous split).
+	phase []int
+	// Per block: its load (processing and the transfers it pays), the
+	// weight gradient's part of it, the activations and checkpoints of
+	// its nodes; per stage, its static memory.
+	load, weight, act, ckpt map[blockKey]float64
+	static                  []float64
+	// empties are the stages that hold no node, in pipeline order.
+	empties []int
+	// forwardOf is a profile layer's forward node.
+	forwardOf map[int]int
+}
+
+func newConverter(s *Split, devices []int) (*converter, error) {
 	g := s.Graph
 	n := len(g.Nodes)
-	stageOf := make([]int, g.Accelerators+g.CPUs)
-	for i := range stageOf {
-		stageOf[i] = -1
+	cv := &converter{s: s, g: g, stageOf: make([]int, g.Accelerators+g.CPUs), devices: devices}
+	for i := range cv.stageOf {
+		cv.stageOf[i] = -1
 	}
 	for i, st := range s.Stages {
-		stageOf[st.Device] = i
+		cv.stageOf[st.Device] = i
 	}
-	devices := opt.Devices
-	if devices == nil {
+	if cv.devices == nil {
 		for i := range s.Stages {
-			devices = append(devices, i)
+			cv.devices = append(cv.devices, i)
 		}
 	}
-	if len(devices) != len(s.Stages) {
-		return nil, fmt.Errorf("%d devices for %d stages", len(devices), len(s.Stages))
+	if len(cv.devices) != len(s.Stages) {
+		return nil, fmt.Errorf("%d devices for %d stages", len(cv.devices), len(s.Stages))
 	}
-	nd := 0
-	for _, d := range devices {
-		nd = max(nd, d+1)
+	for _, d := range cv.devices {
+		cv.nd = max(cv.nd, d+1)
 	}
-	split := false // does the profile split backward into input and weight?
 	for _, v := range g.Nodes {
 		if v.Backward && v.Input+v.Weight > 0 {
-			split = true
+			cv.split = true
 		}
 	}
-	succ := g.succ()
-	order := topo(n, succ)
+	cv.forwardOf = map[int]int{}
+	for v, x := range g.Nodes {
+		if !x.Backward && x.Layer >= 0 {
+			if _, ok := cv.forwardOf[x.Layer]; !ok {
+				cv.forwardOf[x.Layer] = v
+			}
+		}
+	}
+	cv.succ = g.succ()
+	order := topo(n, cv.succ)
 	// Phases: along an edge between stages, or between passes, the phase
 	// grows by one; the blocks (stage, phase, pass) are then acyclic. For
 	// a contiguous split every stage keeps one phase per pass.
-	phase := make([]int, n)
+	cv.phase = make([]int, n)
 	if !s.Contiguous {
 		for _, v := range order {
-			for _, w := range succ[v] {
+			for _, w := range cv.succ[v] {
 				step := 0
 				if s.Device[v] != s.Device[w] || g.Nodes[v].Backward != g.Nodes[w].Backward {
 					step = 1
 				}
-				phase[w] = max(phase[w], phase[v]+step)
+				cv.phase[w] = max(cv.phase[w], cv.phase[v]+step)
 			}
 		}
 	}
-	forwardOf := map[int]int{} // a profile layer's forward node
-	for v, x := range g.Nodes {
-		if !x.Backward && x.Layer >= 0 {
-			if _, ok := forwardOf[x.Layer]; !ok {
-				forwardOf[x.Layer] = v
+	return cv, nil
+}
+
+// kindOf is node v's block kind; v < 0: an empty stage's gradient.
+func (cv *converter) kindOf(v int) placement.Kind {
+	if v >= 0 && !cv.g.Nodes[v].Backward {
+		return placement.Forward
+	}
+	if cv.split {
+		return placement.Input
+	}
+	return placement.Backward
+}
+
+func (cv *converter) key(v int) blockKey {
+	return blockKey{cv.stageOf[cv.s.Device[v]], cv.phase[v], cv.kindOf(v)}
+}
+
+// freed is the forward block whose activation gradient block k frees:
+// the block of the forward nodes of its layers (a non-contiguous split
+// numbers the two passes' phases apart), else its own phase's.
+func (cv *converter) freed(k blockKey) blockKey {
+	f := blockKey{k.stage, k.phase, placement.Forward}
+	if k.kind == placement.Weight {
+		k.kind = placement.Input
+	}
+	for v, x := range cv.g.Nodes {
+		if x.Layer >= 0 && x.Backward && cv.key(v) == k {
+			if fv, ok := cv.forwardOf[x.Layer]; ok {
+				return cv.key(fv)
 			}
 		}
 	}
-	kindOf := func(v int) placement.Kind {
-		if !g.Nodes[v].Backward {
-			return placement.Forward
-		}
-		if split {
-			return placement.Input
-		}
-		return placement.Backward
-	}
-	key := func(v int) blockKey {
-		return blockKey{stageOf[s.Device[v]], phase[v], kindOf(v)}
-	}
-	// Block loads: processing plus the transfers this device pays, each
-	// counted toward the block of the node that sends or receives it.
-	load := map[blockKey]float64{}
-	weight := map[blockKey]float64{}
-	act := map[blockKey]float64{}
-	ckpt := map[blockKey]float64{}
-	static := make([]float64, len(s.Stages))
-	cpu := func(v int) bool { return s.Device[v] >= g.Accelerators }
-	for v := range n {
-		k := key(v)
+	return f
+}
+
+func (cv *converter) cpu(v int) bool { return cv.s.Device[v] >= cv.g.Accelerators }
+
+// loads sums the blocks' loads: processing plus the transfers this
+// device pays, each counted toward the block of the node that sends or
+// receives it.
+func (cv *converter) loads() {
+	g, s := cv.g, cv.s
+	cv.load, cv.weight = map[blockKey]float64{}, map[blockKey]float64{}
+	cv.act, cv.ckpt = map[blockKey]float64{}, map[blockKey]float64{}
+	cv.static = make([]float64, len(s.Stages))
+	for v := range g.Nodes {
+		k := cv.key(v)
 		t := g.Nodes[v].Acc
-		if cpu(v) {
+		if cv.cpu(v) {
 			t = g.Nodes[v].CPU
 		}
-		if split && g.Nodes[v].Backward {
+		if cv.split && g.Nodes[v].Backward {
 			t -= g.Nodes[v].Weight
-			weight[k] += g.Nodes[v].Weight
+			cv.weight[k] += g.Nodes[v].Weight
 		}
-		load[k] += t
+		cv.load[k] += t
 		if g.Activations != nil {
-			act[k] += g.Activations[v]
+			cv.act[k] += g.Activations[v]
 		}
 		if g.Checkpoints != nil {
-			ckpt[k] += g.Checkpoints[v]
+			cv.ckpt[k] += g.Checkpoints[v]
 		}
 		if g.Static != nil && k.stage >= 0 {
-			static[k.stage] += g.Static[v]
+			cv.static[k.stage] += g.Static[v]
 		}
 	}
-	for v, ws := range succ {
+	for v, ws := range cv.succ {
 		c := g.Nodes[v].Comm
 		if c == 0 {
 			continue
@@ -173,22 +258,46 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		for _, w := range ws {
 			if s.Device[w] != s.Device[v] && !paid[s.Device[v]] {
 				paid[s.Device[v]] = true
-				if !cpu(v) {
-					load[key(v)] += c
+				if !cv.cpu(v) {
+					cv.load[cv.key(v)] += c
 				}
 			}
 		}
 		for _, w := range ws {
 			if s.Device[w] != s.Device[v] && !paid[s.Device[w]] {
 				paid[s.Device[w]] = true
-				if !cpu(w) {
-					load[key(w)] += c
+				if !cv.cpu(w) {
+					cv.load[cv.key(w)] += c
 				}
 			}
 		}
 	}
-	keys := make([]blockKey, 0, len(load))
-	for k := range load {
+}
+
+// emptyStages gives every empty stage (Megatron-Core's layouts allow
+// them) a forward and a backward (input and weight) block of no load:
+// it only passes its input on, and the edges that cross it run through
+// them. The first and the last stage may not be empty.
+func (cv *converter) emptyStages() error {
+	for i, st := range cv.s.Stages {
+		if len(st.Nodes) == 0 {
+			if i == 0 || i == len(cv.s.Stages)-1 {
+				return fmt.Errorf("stage %d is empty: the first and the last stage hold layers", i)
+			}
+			cv.empties = append(cv.empties, i)
+			cv.load[blockKey{i, 0, placement.Forward}] = 0
+			cv.load[blockKey{i, 0, cv.kindOf(-1)}] = 0
+		}
+	}
+	return nil
+}
+
+// blockKeys is the placement's blocks in order: forwards by stage and
+// phase, then backwards (or input blocks) in reverse, then the weight
+// blocks of a split backward.
+func (cv *converter) blockKeys() []blockKey {
+	keys := make([]blockKey, 0, len(cv.load))
+	for k := range cv.load {
 		keys = append(keys, k)
 	}
 	rank := map[placement.Kind]int{placement.Forward: 0, placement.Backward: 1, placement.Input: 1, placement.Weight: 2}
@@ -208,7 +317,7 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		}
 		return a.phase > b.phase
 	})
-	if split {
+	if cv.split {
 		var ws []blockKey
 		for _, k := range keys {
 			if k.kind == placement.Input {
@@ -217,62 +326,35 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		}
 		keys = append(keys, ws...)
 	}
-	loadOf := func(k blockKey) float64 {
-		if k.kind == placement.Weight {
-			return weight[blockKey{k.stage, k.phase, placement.Input}]
-		}
-		return load[k]
+	return keys
+}
+
+func (cv *converter) loadOf(k blockKey) float64 {
+	if k.kind == placement.Weight {
+		return cv.weight[blockKey{k.stage, k.phase, placement.Input}]
 	}
-	unit := opt.TimeUnit
-	if unit <= 0 {
-		var ts []float64
-		for _, k := range keys {
-			ts = append(ts, loadOf(k))
-		}
-		unit = AutoTimeUnit(ts)
-	}
-	memUnit := opt.MemoryUnit
-	if memUnit <= 0 && g.Bytes {
-		largest := 0.0
-		for _, a := range act {
-			largest = math.Max(largest, a)
-		}
-		memUnit = AutoMemoryUnit(largest)
-	}
-	// The forward block whose activation a gradient block frees: the
-	// block of the forward nodes of its layers (a non-contiguous split
-	// numbers the two passes' phases apart), else its own phase's.
-	freed := func(k blockKey) blockKey {
-		f := blockKey{k.stage, k.phase, placement.Forward}
-		if k.kind == placement.Weight {
-			k.kind = placement.Input
-		}
-		for v := range n {
-			if l := g.Nodes[v].Layer; l >= 0 && g.Nodes[v].Backward && key(v) == k {
-				if fv, ok := forwardOf[l]; ok {
-					return key(fv)
-				}
-			}
-		}
-		return f
-	}
-	c := &Converted{TimeUnit: unit, StageBlocks: make([][]int, len(s.Stages)), MemoryUnit: memUnit, Static: static}
-	p := &placement.Placement{Name: opt.Name, Devices: nd}
+	return cv.load[k]
+}
+
+// blocks adds a block to p for every key, in c's units, records what
+// rounding cost in c, and returns every key's block index.
+func (cv *converter) blocks(c *Converted, p *placement.Placement, keys []blockKey) map[blockKey]int {
+	g, unit, memUnit := cv.g, c.TimeUnit, c.MemoryUnit
 	index := map[blockKey]int{}
 	training := g.Training()
-	devLoad := make([]float64, nd)
-	devExact := make([]float64, nd)
+	devLoad := make([]float64, cv.nd)
+	devExact := make([]float64, cv.nd)
 	for _, k := range keys {
-		t := loadOf(k)
+		t := cv.loadOf(k)
 		steps := max(1, int(math.Round(t/unit)))
 		c.RoundingError = math.Max(c.RoundingError, math.Abs(float64(steps)*unit-t))
-		devLoad[devices[k.stage]] += float64(steps) * unit
-		devExact[devices[k.stage]] += t
+		devLoad[cv.devices[k.stage]] += float64(steps) * unit
+		devExact[cv.devices[k.stage]] += t
 		mem := 0
-		if training {
+		if training && len(cv.s.Stages[k.stage].Nodes) > 0 {
 			m := 1
 			if memUnit > 0 {
-				m = int(math.Ceil(act[freed(k)]/memUnit - 1e-9))
+				m = int(math.Ceil(cv.act[cv.freed(k)]/memUnit - 1e-9))
 			}
 			switch k.kind {
 			case placement.Forward:
@@ -282,17 +364,17 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 			}
 		}
 		id := fmt.Sprintf("%c%d", letter(k.kind), k.stage)
-		if !s.Contiguous {
+		if !cv.s.Contiguous {
 			id = fmt.Sprintf("%c%d.%d", letter(k.kind), k.stage, k.phase)
 		}
 		a, cp := 0.0, 0.0
 		if k.kind == placement.Forward && training {
-			a, cp = act[k], ckpt[k]
+			a, cp = cv.act[k], cv.ckpt[k]
 		}
 		c.Activation, c.Checkpoint = append(c.Activation, a), append(c.Checkpoint, cp)
 		index[k] = len(p.Blocks)
 		c.StageBlocks[k.stage] = append(c.StageBlocks[k.stage], len(p.Blocks))
-		b := placement.Block{ID: id, Kind: k.kind, Devices: []int{devices[k.stage]}, Time: steps, Memory: mem}
+		b := placement.Block{ID: id, Kind: k.kind, Devices: []int{cv.devices[k.stage]}, Time: steps, Memory: mem}
 		if g.Bytes && training && k.kind == placement.Forward && mem > 0 {
 			// The memory model's decisions (OptPipe's offload, activation
 			// checkpointing), declared for --offload and --recompute.
@@ -306,13 +388,19 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		p.Blocks = append(p.Blocks, b)
 	}
 	maxR, maxE := 0.0, 0.0
-	for d := range nd {
+	for d := range cv.nd {
 		maxR, maxE = math.Max(maxR, devLoad[d]), math.Max(maxE, devExact[d])
 	}
 	if maxE > 0 {
 		c.MaxLoadError = math.Abs(maxR-maxE) / maxE
 		c.RoundingError /= maxE
 	}
+	return index
+}
+
+// deps adds p's dependencies: one per edge between blocks, and from each
+// input block to its weight block, sorted.
+func (cv *converter) deps(p *placement.Placement, index map[blockKey]int) {
 	seen := map[[2]int]bool{}
 	addDep := func(a, b int) {
 		if a != b && !seen[[2]int{a, b}] {
@@ -320,12 +408,30 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 			p.Deps = append(p.Deps, placement.Dep{From: a, To: b})
 		}
 	}
-	for v, ws := range succ {
+	for v, ws := range cv.succ {
 		for _, w := range ws {
-			addDep(index[key(v)], index[key(w)])
+			a, b := cv.key(v), cv.key(w)
+			// Through the empty stages between the two: forwards in
+			// pipeline order, gradients back.
+			from := index[a]
+			for _, e := range cv.empties {
+				switch {
+				case a.kind == placement.Forward && b.kind == placement.Forward && a.stage < e && e < b.stage:
+					addDep(from, index[blockKey{e, 0, placement.Forward}])
+					from = index[blockKey{e, 0, placement.Forward}]
+				}
+			}
+			for i := len(cv.empties) - 1; i >= 0; i-- {
+				e := cv.empties[i]
+				if a.kind != placement.Forward && b.kind != placement.Forward && b.stage < e && e < a.stage {
+					addDep(from, index[blockKey{e, 0, cv.kindOf(-1)}])
+					from = index[blockKey{e, 0, cv.kindOf(-1)}]
+				}
+			}
+			addDep(from, index[b])
 		}
 	}
-	if split {
+	if cv.split {
 		for k, i := range index {
 			if k.kind == placement.Input {
 				addDep(i, index[blockKey{k.stage, k.phase, placement.Weight}])
@@ -338,11 +444,6 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 		}
 		return p.Deps[i].To < p.Deps[j].To
 	})
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("placement of the split: %w", err)
-	}
-	c.Placement = p
-	return c, nil
 }
 
 func letter(k placement.Kind) byte {

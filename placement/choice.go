@@ -83,9 +83,9 @@ func (p *Placement) HasCandidates() bool {
 	return false
 }
 
-// Options is the device groups block i may run on: its Candidates, or
+// DeviceOptions is the device groups block i may run on: its Candidates, or
 // its Devices alone.
-func (p *Placement) Options(i int) [][]int {
+func (p *Placement) DeviceOptions(i int) [][]int {
 	if b := p.Blocks[i]; len(b.Candidates) > 0 {
 		return b.Candidates
 	}
@@ -105,7 +105,7 @@ func (p *Placement) OptionTime(i, o int) int {
 // without Costs). A block without candidates has option 0 only, with its
 // own transfer time (Transfer) when neither end has candidates.
 func (p *Placement) OptionTransfer(d Dep, a, b int) int {
-	from, to := p.Options(d.From)[a], p.Options(d.To)[b]
+	from, to := p.DeviceOptions(d.From)[a], p.DeviceOptions(d.To)[b]
 	for _, x := range from {
 		if slices.Contains(to, x) {
 			return 0
@@ -167,14 +167,14 @@ func Choose(p *Placement, choice []int) (*Placement, error) {
 		return nil, p.wrap(fmt.Errorf("choice of %d blocks for %d", len(choice), len(p.Blocks)))
 	}
 	for i, o := range choice {
-		if n := len(p.Options(i)); o < 0 || o >= n {
+		if n := len(p.DeviceOptions(i)); o < 0 || o >= n {
 			return nil, p.wrap(fmt.Errorf("%s: choice %d out of range 0..%d", blockName(i, p.Blocks[i].ID), o, n-1))
 		}
 	}
 	q := p.Clone()
 	for i, o := range choice {
 		b := &q.Blocks[i]
-		b.Devices = slices.Clone(p.Options(i)[o])
+		b.Devices = slices.Clone(p.DeviceOptions(i)[o])
 		b.Time = p.OptionTime(i, o)
 	}
 	q.Transfers = nil
@@ -198,7 +198,7 @@ func Choose(p *Placement, choice []int) (*Placement, error) {
 func (p *Placement) Assignments(limit int) int {
 	n := 1
 	for i := range p.Blocks {
-		n *= len(p.Options(i))
+		n *= len(p.DeviceOptions(i))
 		if n > limit {
 			return limit + 1
 		}
@@ -253,8 +253,8 @@ func (p *Placement) validateCosts() error {
 		return fmt.Errorf("costs: times of %d blocks for %d", len(c.Times), len(p.Blocks))
 	}
 	for i, ts := range c.Times {
-		if len(ts) != len(p.Options(i)) {
-			return fmt.Errorf("costs: %s: %d times for %d options", blockName(i, p.Blocks[i].ID), len(ts), len(p.Options(i)))
+		if len(ts) != len(p.DeviceOptions(i)) {
+			return fmt.Errorf("costs: %s: %d times for %d options", blockName(i, p.Blocks[i].ID), len(ts), len(p.DeviceOptions(i)))
 		}
 		for _, t := range ts {
 			if t < 1 || t > MaxTime {
@@ -270,12 +270,12 @@ func (p *Placement) validateCosts() error {
 		if !deps[d] {
 			return fmt.Errorf("costs: transfer %d -> %d: no such dependency", d.From, d.To)
 		}
-		if len(m) != len(p.Options(d.From)) {
-			return fmt.Errorf("costs: transfer %s -> %s: %d rows for %d options", p.Blocks[d.From].ID, p.Blocks[d.To].ID, len(m), len(p.Options(d.From)))
+		if len(m) != len(p.DeviceOptions(d.From)) {
+			return fmt.Errorf("costs: transfer %s -> %s: %d rows for %d options", p.Blocks[d.From].ID, p.Blocks[d.To].ID, len(m), len(p.DeviceOptions(d.From)))
 		}
 		for _, row := range m {
-			if len(row) != len(p.Options(d.To)) {
-				return fmt.Errorf("costs: transfer %s -> %s: %d columns for %d options", p.Blocks[d.From].ID, p.Blocks[d.To].ID, len(row), len(p.Options(d.To)))
+			if len(row) != len(p.DeviceOptions(d.To)) {
+				return fmt.Errorf("costs: transfer %s -> %s: %d columns for %d options", p.Blocks[d.From].ID, p.Blocks[d.To].ID, len(row), len(p.DeviceOptions(d.To)))
 			}
 			for _, x := range row {
 				if x < 0 || x > MaxTime {

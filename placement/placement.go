@@ -56,18 +56,13 @@ type KindInfo struct {
 	// WeightGradient is true for the kinds that compute the weights'
 	// gradient (backward and weight).
 	WeightGradient bool
-	// Class and Colour draw the kind in charts (the CSS class of its bars
-	// and their fill): forward blue and backward orange after the Tessel
-	// paper's figures, input green and weight purple after the zero-bubble
-	// papers' three-colour charts.
-	Class, Colour string
 }
 
 var kindInfos = []KindInfo{
-	{Kind: Forward, Letter: 'f', Class: "fwd", Colour: "#4e79a7"},
-	{Kind: Backward, Letter: 'b', Gradient: true, InputGradient: true, WeightGradient: true, Class: "bwd", Colour: "#f28e2b"},
-	{Kind: Input, Letter: 'i', Gradient: true, InputGradient: true, Class: "inp", Colour: "#59a14f"},
-	{Kind: Weight, Letter: 'w', Gradient: true, WeightGradient: true, Class: "wgt", Colour: "#b07aa1"},
+	{Kind: Forward, Letter: 'f'},
+	{Kind: Backward, Letter: 'b', Gradient: true, InputGradient: true, WeightGradient: true},
+	{Kind: Input, Letter: 'i', Gradient: true, InputGradient: true},
+	{Kind: Weight, Letter: 'w', Gradient: true, WeightGradient: true},
 }
 
 // Info returns the properties of k; ok is false for a kind outside Kinds.

@@ -67,11 +67,16 @@ func (r Role) Waited() bool { return r == RoleBackward || r == RoleInput }
 //   - Among gradients (on the dependencies no path implies,
 //     ReducedDeps), a block is deferrable (RoleWeight) when no block
 //     depends on it, it allocates nothing, and every block it depends on
-//     is a gradient on exactly its devices that frees nothing: it finishes
-//     a gradient its device began (and frees what that one kept), and
-//     nothing waits for it. Whatever its kind says. The last backward of a
-//     chain on one device is not one: the gradient before it freed its own
-//     memory, so it is a stage of the chain, not the rest of a gradient.
+//     is a gradient on exactly its devices that frees nothing or that the
+//     backward pass goes on from elsewhere too: it finishes a gradient its
+//     device began (and frees what that one kept), and nothing waits for
+//     it. Whatever its kind says. The last backward of a chain on one
+//     device is not one: the gradient before it freed its own memory and
+//     leads nowhere else, so it is a stage of the chain, not the rest of a
+//     gradient — unless the placement's other leaves show a split whose
+//     input gradients free part of the activation (F +2, I −1, W −1, the
+//     zero-bubble repository's accounting), where it is the first stage's
+//     weight gradient.
 //   - A gradient with a deferrable block after it on its devices is
 //     RoleInput, any other gradient RoleBackward.
 //
@@ -118,18 +123,44 @@ func (p *Placement) Roles() []Role {
 			roles[i] = RoleBackward
 		}
 	}
+	// A leaf after a gradient that frees memory is deferrable where that
+	// gradient goes on elsewhere too (it branches: the input gradient of
+	// a split whose activation is freed in two parts, F +2, I −1, W −1);
+	// at the end of the chain (no branch) only where some other leaf is
+	// deferrable that way: the first stage's weight gradient of such a
+	// split, not the last backward of a chain of layers.
+	var ends []int
+	freeingSplit := false
 	for i, b := range p.Blocks {
 		if !grad[i] || len(succs[i]) > 0 || len(preds[i]) == 0 || b.Memory > 0 {
 			continue
 		}
-		deferrable := true
+		deferrable, end, branch := true, false, false
 		for _, j := range preds[i] {
-			if !grad[j] || p.Blocks[j].Memory < 0 || !sameDevices(p.Blocks[j].Devices, b.Devices) {
+			if !grad[j] || !sameDevices(p.Blocks[j].Devices, b.Devices) {
 				deferrable = false
 				break
 			}
+			if p.Blocks[j].Memory >= 0 {
+				continue
+			}
+			if branches(j, i, succs[j], grad) {
+				branch = true
+			} else {
+				end = true
+			}
 		}
-		if deferrable {
+		switch {
+		case !deferrable:
+		case end:
+			ends = append(ends, i)
+		default:
+			roles[i] = RoleWeight
+			freeingSplit = freeingSplit || branch
+		}
+	}
+	if freeingSplit {
+		for _, i := range ends {
 			roles[i] = RoleWeight
 		}
 	}
@@ -152,6 +183,17 @@ func (p *Placement) Roles() []Role {
 func (p *Placement) HasDeferrable() bool {
 	for _, r := range p.Roles() {
 		if r == RoleWeight {
+			return true
+		}
+	}
+	return false
+}
+
+// branches reports whether gradient j, a predecessor of leaf i, has a
+// gradient successor other than i: the backward pass goes on from j.
+func branches(j, i int, succs []int, grad []bool) bool {
+	for _, k := range succs {
+		if k != i && grad[k] {
 			return true
 		}
 	}

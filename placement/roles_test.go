@@ -77,3 +77,36 @@ func TestRolesDeferrable(t *testing.T) {
 		t.Error("the unsplit v-shape has a deferrable block")
 	}
 }
+
+// TestRolesFreeingInput: the zero-bubble repository's memory model frees
+// a forward's activation in two parts (forward +2, input gradient −1,
+// weight gradient −1). Its weight gradients are deferrable all the same,
+// the first stage's too (its input gradient ends the chain); in a chain
+// of layers on one device, whose last backward follows one that frees
+// and leads nowhere else, nothing is.
+func TestRolesFreeingInput(t *testing.T) {
+	for _, opt := range []Options{{Devices: 4, SplitBackward: true}, {Devices: 4, SplitBackward: true, Chunks: 2, Order: V}} {
+		p, err := Builtin("v-shape", opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range p.Blocks {
+			p.Blocks[i].Memory = map[Kind]int{Forward: 2, Input: -1, Weight: -1}[p.Blocks[i].Kind]
+		}
+		roles := p.Roles()
+		for i, b := range p.Blocks {
+			if roles[i] != kindRole[b.Kind] {
+				t.Errorf("%s, input gradients freeing: block %s (%s) has role %s", p.Name, b.ID, b.Kind, roles[i])
+			}
+		}
+	}
+	chain := &Placement{Name: "layers", Devices: 1, Blocks: []Block{
+		{ID: "f0", Kind: Forward, Devices: []int{0}, Time: 1, Memory: 1},
+		{ID: "f1", Kind: Forward, Devices: []int{0}, Time: 1, Memory: 1},
+		{ID: "b1", Kind: Backward, Devices: []int{0}, Time: 2, Memory: -1},
+		{ID: "b0", Kind: Backward, Devices: []int{0}, Time: 2, Memory: -1},
+	}, Deps: []Dep{{From: 0, To: 1}, {From: 1, To: 2}, {From: 2, To: 3}}}
+	if chain.HasDeferrable() {
+		t.Errorf("a chain of layers on one device has a deferrable block: %v", chain.Roles())
+	}
+}

@@ -1,127 +1,137 @@
-// Package plan is the report of tessel plan: a model cut into stages
-// (package partition) and the schedule of its placement (package search),
-// in placement steps and in the model's time.
+// Package plan is tessel plan after the split: a model's split (package
+// partition) turned into the schedule of its placement, on its cluster,
+// under each device's memory left by the model, with the decisions
+// allowed, and reported in placement steps and in the model's time
+// (package report's Plan).
 package plan
 
 import (
+	"context"
 	"fmt"
-	"io"
+	"time"
 
-	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
-// Parts are what a plan's report is made of.
-type Parts struct {
+// Options are what a plan asks beyond the split.
+type Options struct {
+	MicroBatches int
+	// Budget is the search's per-device memory budget, in placement
+	// memory units; 0: none.
+	Budget int
+	// Cluster is the cluster the split's placement runs on (device i:
+	// stage i's device), nil for none; it must have a device per stage.
+	Cluster *cluster.Cluster
+	// Capacities are the devices' memories in the model's unit (a
+	// cluster's "memory_bytes"); nil: the model's cap on every device.
+	Capacities []float64
+	// Decisions are declared on the placement on its cluster and allowed
+	// to the search.
+	Decisions placement.Decisions
+	// Search is the search's effort (MaxNR, seeds, …); TimeLimit stops it,
+	// which keeps the best schedule found (0: none).
+	Search    search.Options
+	TimeLimit time.Duration
+}
+
+// InputError is an error of what was asked rather than of the work: the
+// placement does not fit its cluster (Cluster) or the decisions cannot be
+// declared on it.
+type InputError struct {
+	Err     error
+	Cluster bool
+}
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Result is a plan: the split, the placement searched and its schedule.
+type Result struct {
 	Partition *partition.Report
-	Result    *search.Result       // the search on the split's placement; its schedule verified
-	Summary   search.Summary       // Result.Summary, WithDecisions where decisions were allowed
-	Placement *placement.Placement // the placement searched (on its cluster, with its capacities)
-	// Memory is each device's memory under the model (Conversion.Memory);
-	// nil without a memory model.
-	Memory    []partition.DeviceMemory
-	Budget    int  // the search's per-device budget asked, 0 for none
-	Decisions bool // offload or recompute were allowed
+	// Placement is the placement searched: the split's on its cluster,
+	// with its capacities and decisions.
+	Placement *placement.Placement
+	// Cluster is Options.Cluster (nil: none).
+	Cluster *cluster.Cluster
+	// Memory is each device's memory under the model
+	// (partition.Converted.Memory); nil without a memory model.
+	Memory []partition.DeviceMemory
+	// Search is the search's result; its schedule is verified.
+	Search *search.Result
+	// Strategy is the repetend search's; Budget and Decisions are what
+	// the search was asked.
+	Strategy   repetend.Strategy
+	Budget     int
+	Decisions  bool
+	SearchTime time.Duration
 }
 
-// Report is tessel plan's report; its JSON is tessel plan --json.
-type Report struct {
-	Partition *partition.Report `json:"partition"`
-	Schedule  search.Summary    `json:"schedule"`
-	// Model-time figures: the schedule's makespan and its time per
-	// micro-batch in the steady state (period × time unit; omitted where
-	// the schedule has none), beside the split's max load.
-	MakespanTime   float64  `json:"makespan_time"`
-	PeriodTime     *float64 `json:"period_time,omitempty"`
-	TimePerSample  float64  `json:"time_per_sample"`
-	EvenPerSample  float64  `json:"even_time_per_sample,omitempty"`
-	SearchSeconds  float64  `json:"search_seconds"`
-	TotalSeconds   float64  `json:"seconds"`
-	ScheduleFile   string   `json:"schedule_file,omitempty"`
-	PlacementFile  string   `json:"placement_file,omitempty"`
-	ScheduleProven bool     `json:"schedule_proven"`
-	// Memory is each device's memory under the model (a profile with a
-	// capacity): what its stages hold for good and the budget left for
-	// the schedule.
-	Memory *partition.MemoryReport `json:"memory,omitempty"`
-
-	parts Parts
-}
-
-// New is the report of the parts. The caller sets the times and files.
-func New(in Parts) *Report {
-	pr, sum := in.Partition, in.Summary
-	// The time per micro-batch of the schedule's own steady state.
-	unit := pr.Converted.TimeUnit
-	var periodTime *float64 // none without a steady state
-	if st := schedule.SteadyOf(in.Result.Schedule); st != nil {
-		t := textfmt.Round6(st.TimePerMicroBatch() * unit)
-		periodTime = &t
-	}
-	r := &Report{
-		Partition: pr, Schedule: sum,
-		MakespanTime: textfmt.Round6(float64(sum.Makespan) * unit), PeriodTime: periodTime,
-		TimePerSample: pr.MaxLoad, ScheduleProven: in.Result.Proven(),
-		Memory: partition.NewMemoryReport(in.Memory, pr.Graph.Bytes, pr.Converted.MemoryUnit),
-		parts:  in,
-	}
-	for _, b := range pr.Baselines {
-		if b.Method == "even" {
-			r.EvenPerSample = b.MaxLoad
+// Run searches the schedule of pr's split: the split's placement on
+// opt.Cluster, each device's budget what its stages leave of its memory (a
+// profile in bytes), the decisions declared, then search.Run for
+// opt.MicroBatches under opt.Budget. The schedule is verified.
+func Run(ctx context.Context, pr *partition.Report, opt Options) (*Result, error) {
+	p := pr.Converted.Placement
+	var err error
+	if opt.Cluster != nil {
+		if p, err = opt.Cluster.Apply(p); err != nil {
+			return nil, &InputError{Err: err, Cluster: true}
 		}
 	}
-	return r
+	mem, err := pr.Converted.Memory(pr.Split, opt.Capacities)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %s: %w", pr.Model, err)
+	}
+	if mem != nil {
+		p.Capacities = partition.Budgets(mem)
+	}
+	if opt.Decisions != (placement.Decisions{}) {
+		if p, err = placement.Declare(p, opt.Decisions); err != nil {
+			return nil, &InputError{Err: err}
+		}
+	}
+	if opt.TimeLimit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opt.TimeLimit)
+		defer cancel()
+	}
+	t0 := time.Now()
+	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Budget,
+		Allowed: spec.Decisions{Offload: opt.Decisions.Offload, Recompute: opt.Decisions.Recompute}}
+	res, err := search.Run(ctx, sp, opt.Search)
+	if err != nil {
+		return nil, err
+	}
+	if err := schedule.Verify(res.Schedule); err != nil {
+		return nil, fmt.Errorf("plan: the schedule fails verification (a bug): %w", err)
+	}
+	strategy := opt.Search.Strategy
+	if strategy == "" {
+		strategy = repetend.StrategyJoint
+	}
+	return &Result{Partition: pr, Placement: p, Cluster: opt.Cluster, Memory: mem, Search: res, Strategy: strategy,
+		Budget: opt.Budget, Decisions: opt.Decisions.Any(), SearchTime: time.Since(t0)}, nil
 }
 
-// WriteText writes the report as tessel plan prints it: the partition,
-// the time per sample beside the even split's, each device's memory, the
-// schedule's picture (its warmup and two iterations of the repetend, at
-// most units time units) and its figures in steps and in model time.
-func (r *Report) WriteText(w io.Writer, units int) error {
-	in := r.parts
-	pr, res, sum, p := r.Partition, in.Result, r.Schedule, in.Placement
-	s, rep := res.Schedule, res.Repetend
-	pr.WriteText(w)
-	fmt.Fprintln(w)
-	if r.EvenPerSample > 0 {
-		fmt.Fprintf(w, "time per sample  %.2f (the even split by layer count: %.2f, %.2f× slower)\n", r.TimePerSample, r.EvenPerSample, r.EvenPerSample/r.TimePerSample)
+// BudgetCluster is the cluster as the placement runs on it, each
+// device's memory its schedule budget in placement units (what its
+// stages leave of its capacity): what tessel compare needs to run the
+// baselines on the same budgets. nil without a cluster.
+func (r *Result) BudgetCluster() *cluster.Cluster {
+	if r.Cluster == nil {
+		return nil
 	}
-	if in.Memory != nil {
-		partition.WriteMemoryText(w, in.Memory, pr.Graph.Bytes)
+	out := r.Cluster.Clone()
+	for d := range out.Devices {
+		if r.Memory != nil {
+			out.Devices[d].Memory = r.Memory[d].Budget
+		}
 	}
-	if s.Repetend != nil {
-		units = min(units, s.Repetend.Start+2*s.Repetend.Period+1)
-	}
-	if err := schedule.RenderTextUpTo(s, w, units); err != nil {
-		return err
-	}
-	switch {
-	case rep != nil && res.RepetendUsed():
-		fmt.Fprintf(w, "\nrepetend     N_R %d, period %d steps = %.2f per micro-batch (the split's max load %.2f), repetend bubble rate %s\n",
-			schedule.SteadyOf(s).NR, rep.Period, *r.PeriodTime, pr.MaxLoad, textfmt.Pct(schedule.RepetendBubbleRate(p, rep.Period)))
-	case rep != nil:
-		fmt.Fprintf(w, "\nrepetend     found, not used: N_R %d, period %d steps (repetend bubble rate %s); the schedule is a construction's\n",
-			rep.NR, rep.Period, textfmt.Pct(schedule.RepetendBubbleRate(p, rep.Period)))
-	default:
-		fmt.Fprintf(w, "\nrepetend     none fits the budget (--budget, --nr); the schedule below is a construction's\n")
-	}
-	switch {
-	case (rep == nil || !res.RepetendUsed()) && r.PeriodTime != nil:
-		fmt.Fprintf(w, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", schedule.SteadyText(s), *r.PeriodTime, pr.MaxLoad)
-	case rep == nil || !res.RepetendUsed():
-		fmt.Fprintf(w, "steady state %s\n", schedule.SteadyText(s))
-	}
-	fmt.Fprintf(w, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
-		s.MicroBatches, sum.Makespan, r.MakespanTime, textfmt.Pct(sum.BubbleRate), sum.LowerBound.Makespan)
-	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(in.Budget))
-	if in.Decisions {
-		fmt.Fprintf(w, "decisions    %s\n", s.DecisionsText())
-	}
-	schedule.WriteDecisionsText(w, s)
-	fmt.Fprintf(w, "search time  %.3fs (proven: %s)\n", r.SearchSeconds, textfmt.YesNo(res.Proven()))
-	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
-	return nil
+	return out
 }

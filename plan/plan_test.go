@@ -1,22 +1,18 @@
 package plan
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"strings"
+	"errors"
 	"testing"
 
+	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/partition"
-	"github.com/tessel-pp/tessel/repetend"
-	"github.com/tessel-pp/tessel/search"
-	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 )
 
-// A plan of the GPT-like profile on 4 devices: the split (Tarnawski et
-// al., Efficient Algorithms for Device Placement of DNN Graph Operators,
-// §5.1.1), the schedule of its placement, and both in the model's time.
-func TestReport(t *testing.T) {
+func gptSplit(t *testing.T) *partition.Report {
+	t.Helper()
 	g, err := partition.Load("../testdata/models/gpt-like.json")
 	if err != nil {
 		t.Fatal(err)
@@ -26,36 +22,37 @@ func TestReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := pr.Converted.Placement
-	res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Memory: 6}, search.Options{})
+	return pr
+}
+
+// The plan's schedule is of the split's placement, verified, for the
+// micro-batches and budget asked; a cluster the placement does not fit
+// and a decision it cannot take are errors of the input.
+func TestRun(t *testing.T) {
+	pr := gptSplit(t)
+	res, err := Run(context.Background(), pr, Options{MicroBatches: 8, Budget: 6})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := res.Summary(repetend.MethodJoint)
-	r := New(Parts{Partition: pr, Result: res, Summary: sum, Placement: p, Budget: 6})
-	if r.TimePerSample != pr.MaxLoad || r.EvenPerSample < r.TimePerSample || r.MakespanTime <= 0 || r.Memory != nil {
-		t.Errorf("report %+v", r)
+	s := res.Search.Schedule
+	if err := schedule.Verify(s); err != nil || s.MicroBatches != 8 || s.Memory != 6 || res.Placement.Name != pr.Converted.Placement.Name {
+		t.Errorf("schedule: %v, %d micro-batches, memory %d, placement %s", err, s.MicroBatches, s.Memory, res.Placement.Name)
 	}
-	if want := float64(sum.Makespan) * pr.Converted.TimeUnit; r.MakespanTime < want-1e-6 || r.MakespanTime > want+1e-6 {
-		t.Errorf("makespan time %v, want %v", r.MakespanTime, want)
+	// The model's memory: each device's budget is what its stages leave.
+	if res.Budget != 6 || res.Decisions || len(res.Memory) != 4 {
+		t.Fatalf("result %+v", res)
 	}
-	data, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(string(data), `{"partition":{`) || strings.Contains(string(data), "parts") || strings.Contains(string(data), `"memory":{`) {
-		t.Errorf("JSON %s", data)
-	}
-	var b bytes.Buffer
-	if err := r.WriteText(&b, 48); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"time per sample  ", "\nrepetend     ", "\nschedule     8 micro-batches: makespan ", " (budget 6)\n", "\nsearch time  0.000s (proven: ", "\nverified     yes\n"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("no %q in\n%s", want, b.String())
+	for d, m := range res.Memory {
+		if got := res.Placement.Budget(d, 6); got != min(6, m.Budget) {
+			t.Errorf("device %d: budget %d, want the least of 6 and its memory's %d", d, got, m.Budget)
 		}
 	}
-	if strings.Contains(b.String(), "decisions") || strings.Contains(b.String(), "held for good") {
-		t.Errorf("decisions or memory without a memory model or decisions:\n%s", b.String())
+	two := cluster.Uniform(2)
+	var ie *InputError
+	if _, err := Run(context.Background(), pr, Options{MicroBatches: 8, Cluster: two}); !errors.As(err, &ie) || !ie.Cluster {
+		t.Errorf("a cluster of 2 devices for 4 stages: %v", err)
+	}
+	if _, err := Run(context.Background(), pr, Options{MicroBatches: 8, Decisions: placement.Decisions{Offload: true}}); !errors.As(err, &ie) || ie.Cluster {
+		t.Errorf("offload without an offload time: %v", err)
 	}
 }

@@ -7,7 +7,14 @@
 // table of docs/never-lose.md ("real costs"): the search must never lose to
 // a baseline that fits the budget on any of them.
 //
-// It builds placements only; it does not schedule them.
+// Its second family (AutoSpecs, BuildAuto) is the zero-bubble
+// auto-scheduler's setting: one stage per device at a transformer's
+// per-stage costs, each device's budget the scheduler's own peak, and
+// the scheduler's schedule with it, which the search must never lose to
+// (docs/never-lose.md, "Against the zero-bubble auto-scheduler").
+//
+// It builds placements, and runs that scheduler for the second family's
+// budgets; it does not search.
 package realcost
 
 import (

@@ -36,7 +36,7 @@ type row struct {
 // fits the budget (0 and "—" when none does).
 func bestBaseline(c realcost.Case) (int, string) {
 	best, name := 0, "—"
-	for _, m := range baseline.Methods() {
+	for _, m := range baseline.All() {
 		s, err := m.Build(spec.Spec{Placement: c.Placement, MicroBatches: c.MicroBatches, Memory: c.Memory})
 		if err != nil {
 			continue
@@ -176,6 +176,10 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			code = 1
 		}
+	}
+	if err := writeAutoTable(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
 	}
 	os.Exit(code)
 }

@@ -20,10 +20,12 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // Options configure Improve.
@@ -68,7 +70,7 @@ func (st *Stats) take(ctx context.Context, cur **schedule.Schedule, next *schedu
 	st.Steps++
 	st.Checks += checks
 	if err != nil {
-		if errors.Is(err, smt.ErrInterrupted) || ctx.Err() != nil {
+		if errors.Is(err, z3.ErrInterrupted) || ctx.Err() != nil {
 			return false, true, nil
 		}
 		return false, true, err
@@ -142,7 +144,7 @@ func solveWindow(ctx context.Context, p *placement.Placement, pr *smt.Problem, h
 		return nil, 0, fmt.Errorf("refine: placement %q: the current schedule does not fit its own window (a bug)", p.Name)
 	}
 	sol, err := smt.MinimizeMakespan(ctx, pr, smt.Options{Seed: seed, Effort: effort, Hint: hint})
-	if err != nil && !errors.Is(err, smt.ErrEffort) {
+	if err != nil && !errors.Is(err, z3.ErrEffort) {
 		return nil, 0, err
 	}
 	if sol == nil || sol.Makespan >= pr.Makespan(hint) {
@@ -203,8 +205,8 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 	}
 
 	// Per-device budgets as one budget with shifted entries
-	// (smt.BudgetShift); the entries below add to the shift.
-	budget, shift := smt.BudgetShift(p, s.Memory)
+	// (encode.BudgetShift); the entries below add to the shift.
+	budget, shift := encode.BudgetShift(p, s.Memory)
 	pr := &smt.Problem{Devices: p.Devices, Memory: budget, Entry: smt.ShiftEntry(make([]int, p.Devices), shift)}
 	avail := make([]int, p.Devices) // when the fixed instances leave each device
 	for _, in := range s.Instances {
@@ -293,7 +295,7 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 				// dependency's consumer, which runs first.
 				pr.Precs = append(pr.Precs, smt.Prec{From: j, To: k, Lag: -p.Transfer(d)})
 				if links != nil {
-					trs := smt.DepTransfers(p, d, j, k)
+					trs := encode.DepTransfers(p, d, j, k)
 					for x, l := range p.Links(d) { // DepTransfers' order
 						if x < len(trs) { // none for a pair of several links
 							trs[x].Release = links.Free(l)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -106,7 +107,7 @@ func TestImproveStopsWhenCancelled(t *testing.T) {
 }
 
 // With channels, a tail window that frees every instance is the whole
-// time-optimal problem with its links (smt.InstanceProblem's transfers),
+// time-optimal problem with its links (encode.InstanceProblem's transfers),
 // so Improve reaches smt.Optimal's proven makespan from a list schedule.
 // Partial windows keep their fixed part's transfers exact (or step's own
 // check that the current schedule fits its window fails), and never make
@@ -122,7 +123,7 @@ func TestImproveWithChannels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sol, err := smt.MinimizeMakespan(context.Background(), smt.InstanceProblem(p, smt.AllInstances(p, tc.n), 6, nil), smt.Options{LoadCuts: true})
+		sol, err := smt.MinimizeMakespan(context.Background(), encode.InstanceProblem(p, encode.AllInstances(p, tc.n), 6, nil), smt.Options{LoadCuts: true})
 		if err != nil || !sol.Proven {
 			t.Fatalf("%s: optimum %v (proven %v)", tc.shape, err, sol != nil && sol.Proven)
 		}

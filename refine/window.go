@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -37,10 +38,16 @@ type LNSOptions struct {
 	Progress func(makespan int)
 	// Decisions, when set, frees the decisions of every window's
 	// instances too (keep, offload or recompute, as the placement allows):
-	// each window is solved by smt.WindowDecisions, with host channels and
+	// each window is solved by encode.WindowDecisions, with host channels and
 	// memory counted exactly. Without it a schedule that offloads or
 	// recomputes is returned as it is.
-	Decisions smt.Decisions
+	Decisions encode.Decisions
+	// Links lets the windows run on a placement whose links carry one
+	// transfer at a time (Channels): the solver's window leaves the
+	// queues out, and the compaction of its answer, which keeps them
+	// (schedule.Compact), decides whether the step is kept. Without it
+	// such a schedule is returned as it is.
+	Links bool
 }
 
 // DefaultSizes are the window sizes of LNS: about as many instances as the
@@ -70,14 +77,15 @@ const DefaultSteps = 12
 // (Sizes); without a step budget, each round after the first uses the
 // next solver seed. Every schedule LNS returns has passed
 // schedule.Verify and ends no later than s. Placements whose links carry
-// one transfer at a time (Channels) are returned as they are.
+// one transfer at a time (Channels) are returned as they are, unless
+// opt.Links.
 func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.Schedule, Stats, error) {
 	var st Stats
 	if err := schedule.Verify(s); err != nil {
 		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
 	}
 	decide := opt.Decisions.Offload || opt.Decisions.Recompute
-	if s.Placement.Channels || len(s.Instances) < 2 || (len(s.Decisions) > 0 && !decide) || (decide && len(s.Pairs) > 0) {
+	if (s.Placement.Channels && (!opt.Links || decide)) || len(s.Instances) < 2 || (len(s.Decisions) > 0 && !decide) || (decide && len(s.Pairs) > 0) {
 		// Without Decisions, a schedule that offloads or recomputes is
 		// left as it is: the windows' encoding keeps every activation;
 		// the windows that decide pair nothing (placement's Overlap).
@@ -159,19 +167,19 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 }
 
 // decidedWindow is window with the decisions of the freed instances free
-// (smt.WindowDecisions): the instances at positions [from, to) of s in
+// (encode.WindowDecisions): the instances at positions [from, to) of s in
 // start order (widened so that both cuts are times) are freed, the ones
 // before keep their starts and decisions, the later ones their devices'
 // orders and their actions. It returns the compacted, verified schedule,
 // or nil when it does not end earlier. Under a latency budget (s's
 // Latency) the compaction is under the budget, and an answer whose orders
 // meet none is nil too.
-func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, seed int, d smt.Decisions) (*schedule.Schedule, int, error) {
+func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, seed int, d encode.Decisions) (*schedule.Schedule, int, error) {
 	_, part, _, _, ok := windowCut(s, from, to)
 	if !ok {
 		return nil, 0, nil
 	}
-	got, checks, err := smt.WindowDecisions(ctx, s, part, d, smt.Options{Seed: seed, Effort: effort})
+	got, checks, err := encode.WindowDecisions(ctx, s, part, d, smt.Options{Seed: seed, Effort: effort})
 	if err != nil || got == nil {
 		return nil, checks, err
 	}
@@ -237,19 +245,19 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 			nextOn[d] = x
 		}
 		for _, dep := range succs[in.Block] {
-			if y, ok := byRef[schedule.Ref{Block: dep.To, Micro: in.Micro}]; ok && part[y] == smt.Later {
+			if y, ok := byRef[schedule.Ref{Block: dep.To, Micro: in.Micro}]; ok && part[y] == encode.Later {
 				t = max(t, p.Delay(dep)+tail[y])
 			}
 		}
 		tail[x] = t
 	}
 
-	budget, shift := smt.BudgetShift(p, s.Memory)
+	budget, shift := encode.BudgetShift(p, s.Memory)
 	pr := &smt.Problem{Devices: p.Devices + 1, Memory: budget}
 	entry := smt.ShiftEntry(make([]int, p.Devices), shift)
 	avail := make([]int, p.Devices)
 	for x, in := range s.Instances {
-		if part[x] != smt.Fixed {
+		if part[x] != encode.Fixed {
 			continue
 		}
 		b := p.Blocks[in.Block]
@@ -273,7 +281,7 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 		}
 		for _, dep := range preds[in.Block] {
 			y := byRef[schedule.Ref{Block: dep.From, Micro: in.Micro}]
-			if part[y] == smt.Fixed {
+			if part[y] == encode.Fixed {
 				t.Release = max(t.Release, s.Instances[y].Start+p.Delay(dep))
 			}
 		}
@@ -296,9 +304,9 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 		for _, dep := range succs[in.Block] {
 			y := byRef[schedule.Ref{Block: dep.To, Micro: in.Micro}]
 			switch part[y] {
-			case smt.Free:
+			case encode.Free:
 				pr.Precs = append(pr.Precs, smt.Prec{From: k, To: task[y], Lag: -p.Transfer(dep)})
-			case smt.Later:
+			case encode.Later:
 				q = max(q, p.Transfer(dep)+tail[y])
 			}
 		}
@@ -357,8 +365,8 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 
 // windowCut orders s's instances by start (stably) and widens the window
 // [from, to) of that order until both cuts fall between different start
-// times. It returns the order, each instance's part (smt.Fixed before the
-// window, smt.Free in it, smt.Later after it), the widened cut, and
+// times. It returns the order, each instance's part (encode.Fixed before the
+// window, encode.Free in it, encode.Later after it), the widened cut, and
 // false when fewer than two instances are freed.
 func windowCut(s *schedule.Schedule, from, to int) (idx, part []int, wFrom, wTo int, ok bool) {
 	n := len(s.Instances)
@@ -381,11 +389,11 @@ func windowCut(s *schedule.Schedule, from, to int) (idx, part []int, wFrom, wTo 
 	for k, x := range idx {
 		switch {
 		case k < from:
-			part[x] = smt.Fixed
+			part[x] = encode.Fixed
 		case k < to:
-			part[x] = smt.Free
+			part[x] = encode.Free
 		default:
-			part[x] = smt.Later
+			part[x] = encode.Later
 		}
 	}
 	return idx, part, from, to, true

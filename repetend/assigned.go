@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // The repetend with the devices as decisions (She et al., "Automatic
@@ -114,7 +114,7 @@ func SearchAssigned(ctx context.Context, p *placement.Placement, opt AssignedOpt
 		out.Checks++
 		r, choice, err := assignedAt(ctx, p, P, opt, effort)
 		switch {
-		case errors.Is(err, smt.ErrEffort):
+		case errors.Is(err, z3.ErrEffort):
 			capped = true
 			if first {
 				out.LowerBound = lo
@@ -157,7 +157,7 @@ func assignedPeriodBounds(p *placement.Placement) (lo, hi int) {
 	work := 0
 	for i := range p.Blocks {
 		w, t, long := 0, 0, 0
-		for o, g := range p.Options(i) {
+		for o, g := range p.DeviceOptions(i) {
 			ti := p.OptionTime(i, o)
 			if o == 0 || ti*len(g) < w {
 				w = ti * len(g)
@@ -174,8 +174,8 @@ func assignedPeriodBounds(p *placement.Placement) (lo, hi int) {
 	lo = max(lo, (work+p.Devices-1)/p.Devices)
 	for _, d := range p.Deps {
 		c := 0
-		for a := range p.Options(d.From) {
-			for b := range p.Options(d.To) {
+		for a := range p.DeviceOptions(d.From) {
+			for b := range p.DeviceOptions(d.To) {
 				c = max(c, p.OptionTransfer(d, a, b))
 			}
 		}
@@ -187,20 +187,20 @@ func assignedPeriodBounds(p *placement.Placement) (lo, hi int) {
 // assignedAt looks for a choice and a repetend of period P: nil, nil when
 // none exists.
 func assignedAt(ctx context.Context, p *placement.Placement, P int, opt AssignedOptions, effort int) (*Repetend, []int, error) {
-	x := smt.NewContext()
+	x := z3.NewContext()
 	defer x.Close()
-	s, err := x.NewSolver(smt.SolverOptions{Seed: opt.Seed, Effort: effort})
+	s, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: effort})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer s.Close()
 	k := p.K()
-	choose := make([][]smt.Bool, k)
-	start := make([]smt.Int, k)
-	offset := make([]smt.Int, k)
-	var zero []smt.Bool
+	choose := make([][]z3.Bool, k)
+	start := make([]z3.Int, k)
+	offset := make([]z3.Int, k)
+	var zero []z3.Bool
 	for i := range k {
-		opts := p.Options(i)
+		opts := p.DeviceOptions(i)
 		ones := make([]int, len(opts))
 		for o := range opts {
 			choose[i] = append(choose[i], x.BoolVar(fmt.Sprintf("x%d_%d", i, o)))
@@ -217,7 +217,7 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 	}
 	s.Assert(x.Or(zero...)) // a shift of all offsets is the same repetend
 	for _, c := range opt.Exclude {
-		var diff []smt.Bool
+		var diff []z3.Bool
 		for i, o := range c {
 			if i < k && o >= 0 && o < len(choose[i]) {
 				diff = append(diff, x.Not(choose[i][o]))
@@ -234,8 +234,8 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 		delta := x.Sub(offset[d.From], offset[d.To])
 		s.Assert(x.Ge(delta, x.IntVal(0))) // property 4.2
 		slack := x.Add(start[d.To], x.Scale(P, delta))
-		for a := range p.Options(d.From) {
-			for b := range p.Options(d.To) {
+		for a := range p.DeviceOptions(d.From) {
+			for b := range p.DeviceOptions(d.To) {
 				lag := p.OptionTime(d.From, a) + p.OptionTransfer(d, a, b)
 				s.Assert(x.Implies(x.And(choose[d.From][a], choose[d.To][b]), x.Le(x.Plus(start[d.From], lag), slack)))
 			}
@@ -245,7 +245,7 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 	for d := range p.Devices {
 		w := x.IntVar(fmt.Sprintf("w%d", d))
 		for i := range k {
-			for o, g := range p.Options(i) {
+			for o, g := range p.DeviceOptions(i) {
 				if !contains(g, d) {
 					continue
 				}
@@ -254,8 +254,8 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 		}
 	}
 	// Exclusivity (eq 7).
-	order := map[[2]int]smt.Bool{}
-	lit := func(i, j int) smt.Bool { // i < j: i before j
+	order := map[[2]int]z3.Bool{}
+	lit := func(i, j int) z3.Bool { // i < j: i before j
 		key := [2]int{i, j}
 		if o, ok := order[key]; ok {
 			return o
@@ -264,7 +264,7 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 		order[key] = o
 		return o
 	}
-	before := func(i, j int) smt.Bool { // i before j, i ≠ j
+	before := func(i, j int) z3.Bool { // i before j, i ≠ j
 		if i > j {
 			return x.Not(lit(j, i))
 		}
@@ -272,8 +272,8 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 	}
 	for i := range k {
 		for j := i + 1; j < k; j++ {
-			for a, ga := range p.Options(i) {
-				for b, gb := range p.Options(j) {
+			for a, ga := range p.DeviceOptions(i) {
+				for b, gb := range p.DeviceOptions(j) {
 					if !overlaps(ga, gb) {
 						continue
 					}
@@ -287,9 +287,9 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 	}
 	// Memory (eq 10) from the entry memory of the iteration that starts
 	// highest (iterationEntry).
-	on := func(i, d int) smt.Bool {
-		var lits []smt.Bool
-		for o, g := range p.Options(i) {
+	on := func(i, d int) z3.Bool {
+		var lits []z3.Bool
+		for o, g := range p.DeviceOptions(i) {
 			if contains(g, d) {
 				lits = append(lits, choose[i][o])
 			}
@@ -301,7 +301,7 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 	}
 	if p.Limited(opt.Memory) {
 		top := x.IntVar("top") // N_R − 1
-		var isTop []smt.Bool
+		var isTop []z3.Bool
 		for _, n := range offset {
 			s.Assert(x.Ge(top, n))
 			isTop = append(isTop, x.Eq(top, n))
@@ -313,7 +313,7 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 				continue
 			}
 			zeroInt := x.IntVal(0)
-			var entry, net []smt.Int
+			var entry, net []z3.Int
 			for i, b := range p.Blocks {
 				if b.Memory == 0 || !canHold(p, i, d) {
 					continue
@@ -338,7 +338,7 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 					s.Assert(x.Not(on(j, d)))
 					continue
 				}
-				terms := append([]smt.Int(nil), entry...)
+				terms := append([]z3.Int(nil), entry...)
 				for i, bi := range p.Blocks {
 					if i == j || bi.Memory == 0 || !canHold(p, i, d) {
 						continue
@@ -359,7 +359,7 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 	if err != nil {
 		return nil, nil, err
 	}
-	if st != smt.Sat {
+	if st != z3.Sat {
 		return nil, nil, nil
 	}
 	m, err := s.Model()
@@ -414,7 +414,7 @@ func overlaps(g, h []int) bool {
 
 // canHold reports whether some option of block i holds device d.
 func canHold(p *placement.Placement, i, d int) bool {
-	for _, g := range p.Options(i) {
+	for _, g := range p.DeviceOptions(i) {
 		if contains(g, d) {
 			return true
 		}

@@ -91,7 +91,7 @@ func TestSearchAssignedBruteForce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r, err := Search(ctx, q, Options{Memory: tc.memory, MicroBatches: tc.micro, MaxNR: tc.nr, Method: MethodJoint, Effort: -1})
+				r, err := Search(ctx, q, Options{Memory: tc.memory, MicroBatches: tc.micro, MaxNR: tc.nr, Strategy: StrategyJoint, Effort: -1})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -105,7 +105,7 @@ func TestSearchAssignedBruteForce(t *testing.T) {
 				}
 				i := 0
 				for ; i < p.K(); i++ {
-					if choice[i]++; choice[i] < len(p.Options(i)) {
+					if choice[i]++; choice[i] < len(p.DeviceOptions(i)) {
 						break
 					}
 					choice[i] = 0

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // Decided is a repetend whose forward blocks may offload or recompute
@@ -34,7 +35,7 @@ type DecideOptions struct {
 	MaxNR              int // largest N_R; 0: DefaultNRLimit
 	Offload, Recompute bool
 	Seed               int
-	// Effort caps each solver call (smt.SolverOptions.Effort); 0:
+	// Effort caps each solver call (z3.SolverOptions.Effort); 0:
 	// DefaultEffort, negative: no cap. A call that runs out moves on to
 	// the next period.
 	Effort int
@@ -83,7 +84,7 @@ func SearchDecided(ctx context.Context, p *placement.Placement, opt DecideOption
 		}
 		r, err := decidedAt(ctx, p, P, opt, effort)
 		switch {
-		case errors.Is(err, smt.ErrEffort) || (err != nil && interrupted(err)):
+		case errors.Is(err, z3.ErrEffort) || (err != nil && interrupted(err)):
 			return best, nil
 		case err != nil:
 			return nil, err
@@ -101,15 +102,15 @@ type decidedBlock struct {
 	move        int // offload time; 0: not offloadable
 	chans       []int
 	recompute   bool
-	off, rec    smt.Bool
-	o, r, g     smt.Int
+	off, rec    z3.Bool
+	o, r, g     z3.Int
 }
 
 // decidedAt is one check of SearchDecided at period P.
 func decidedAt(ctx context.Context, p *placement.Placement, P int, opt DecideOptions, effort int) (_ *Decided, err error) {
-	x := smt.NewContext()
+	x := z3.NewContext()
 	defer x.Close()
-	s, err := x.NewSolver(smt.SolverOptions{Seed: opt.Seed, Effort: effort})
+	s, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: effort})
 	if err != nil {
 		return nil, err
 	}
@@ -120,8 +121,8 @@ func decidedAt(ctx context.Context, p *placement.Placement, P int, opt DecideOpt
 		return nil, err
 	}
 	period := x.IntVal(P)
-	offsets := make([]smt.Int, len(p.Blocks))
-	var zero []smt.Bool
+	offsets := make([]z3.Int, len(p.Blocks))
+	var zero []z3.Bool
 	for i := range p.Blocks {
 		n := x.IntVar(fmt.Sprintf("n%d", i))
 		offsets[i] = n
@@ -144,7 +145,7 @@ func decidedAt(ctx context.Context, p *placement.Placement, P int, opt DecideOpt
 	if err != nil {
 		return nil, err
 	}
-	if status != smt.Sat {
+	if status != z3.Sat {
 		return nil, nil
 	}
 	m, err := s.Model()
@@ -227,7 +228,7 @@ func decidedAt(ctx context.Context, p *placement.Placement, P int, opt DecideOpt
 //     micro-batches away at t number ⌊(t − o − T)/P⌋ − ⌊(t − r)/P⌋ + Δ
 //     (frees count before block starts, returns after them, as in the
 //     verifier's phases).
-func encodeDecided(e *smt.Encoder, p *placement.Placement, P int, offsets []smt.Int, windows []*smt.Int, opt DecideOptions) []*decidedBlock {
+func encodeDecided(e *smt.Encoder, p *placement.Placement, P int, offsets []z3.Int, windows []*z3.Int, opt DecideOptions) []*decidedBlock {
 	x, s := e.X, e.S
 	consumers := p.Consumers()
 	var blocks []*decidedBlock
@@ -243,8 +244,8 @@ func encodeDecided(e *smt.Encoder, p *placement.Placement, P int, offsets []smt.
 		}
 		blocks = append(blocks, b)
 	}
-	end := func(i int) smt.Int { return x.Plus(e.Start[i], p.Blocks[i].Time) }
-	shift := func(b *decidedBlock) smt.Int { // Δ·P
+	end := func(i int) z3.Int { return x.Plus(e.Start[i], p.Blocks[i].Time) }
+	shift := func(b *decidedBlock) z3.Int { // Δ·P
 		return x.Scale(P, x.Sub(offsets[b.i], offsets[b.consumer]))
 	}
 	for k, b := range blocks {
@@ -289,8 +290,8 @@ func encodeDecided(e *smt.Encoder, p *placement.Placement, P int, offsets []smt.
 	}
 	// Host channels: one window of length P per channel, moves apart.
 	type move struct {
-		at smt.Int
-		on smt.Bool
+		at z3.Int
+		on z3.Bool
 		t  int
 	}
 	byChan := map[int][]move{}
@@ -339,7 +340,7 @@ func sharesDevice(p *placement.Placement, i, j int) bool {
 // r = r̂ + β·P with â, r̂ in the window and α, β integers, so that every
 // ⌊(t − u)/P⌋ of two points in the window is 0 or −1 (an Ite) and the
 // count of micro-batches away is Ite terms and α, β, Δ — no division.
-func decidedMemory(e *smt.Encoder, p *placement.Placement, P, d, budget int, w smt.Int, offsets []smt.Int, blocks []*decidedBlock) {
+func decidedMemory(e *smt.Encoder, p *placement.Placement, P, d, budget int, w z3.Int, offsets []z3.Int, blocks []*decidedBlock) {
 	x, s := e.X, e.S
 	var on []int
 	for j, b := range p.Blocks {
@@ -350,26 +351,26 @@ func decidedMemory(e *smt.Encoder, p *placement.Placement, P, d, budget int, w s
 	zero, minus := x.IntVal(0), x.IntVal(-1)
 	// fl is ⌊(t − u)/P⌋ for t, u in the window: u ≤ t, or with strict,
 	// u < t (a return at t comes after the block that starts at t).
-	fl := func(t, u smt.Int, strict bool) smt.Int {
+	fl := func(t, u z3.Int, strict bool) z3.Int {
 		c := x.Le(u, t)
 		if strict {
 			c = x.Lt(u, t)
 		}
 		return x.Ite(c, zero, minus)
 	}
-	inWindow := func(name string, v smt.Int) (hat, k smt.Int) {
+	inWindow := func(name string, v z3.Int) (hat, k z3.Int) {
 		hat, k = x.IntVar(name+"h"), x.IntVar(name+"k")
 		s.Assert(x.Eq(v, x.Add(hat, x.Scale(P, k))), x.Le(w, hat), x.Lt(hat, x.Plus(w, P)))
 		return hat, k
 	}
 	type away struct {
-		on     smt.Bool
+		on     z3.Bool
 		amount int
-		from   smt.Int // in the window: when the memory leaves
-		fromK  smt.Int // periods to add to from
-		back   smt.Int // in the window: when it returns
-		backK  smt.Int
-		delta  smt.Int
+		from   z3.Int // in the window: when the memory leaves
+		fromK  z3.Int // periods to add to from
+		back   z3.Int // in the window: when it returns
+		backK  z3.Int
+		delta  z3.Int
 	}
 	var aways []away
 	for k, b := range blocks {
@@ -388,8 +389,8 @@ func decidedMemory(e *smt.Encoder, p *placement.Placement, P, d, budget int, w s
 				back: b.g, backK: zero, delta: delta})
 		}
 	}
-	memoryAt := func(t smt.Int, returns bool) smt.Int {
-		var terms []smt.Int
+	memoryAt := func(t z3.Int, returns bool) z3.Int {
+		var terms []z3.Int
 		for _, j := range on {
 			// m_j · (⌊(t − s_j)/P⌋ + n_j + 1)
 			terms = append(terms, x.Scale(p.Blocks[j].Memory, x.Add(fl(t, e.Start[j], false), offsets[j], x.IntVal(1))))

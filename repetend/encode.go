@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // Repetend is a solved repetend: iteration k runs B_i^{Offsets[i]+k} at
@@ -61,7 +63,7 @@ func steadyLinks(p *placement.Placement) steady {
 			at, _, _ := q.Arrival(d, 0)
 			st.delay[d] = at
 			if p.Lanes[d] != nil {
-				continue // a pair of several links: no queue in the encoding (smt.DepTransfers)
+				continue // a pair of several links: no queue in the encoding (encode.DepTransfers)
 			}
 			for _, l := range p.Links(d) {
 				st.spans = append(st.spans, linkSpan{block: i, link: l, from: q.Free(l) - p.Transfer(d), to: q.Free(l)})
@@ -83,7 +85,7 @@ func (st steady) prec(p *placement.Placement, d placement.Dep, periods int) smt.
 // in the order of their blocks on the link's first device (Encoder's
 // Before), the order in which the rule takes them. Nothing without
 // channels.
-func assertLinkWindows(e *smt.Encoder, st steady, period smt.Int) error {
+func assertLinkWindows(e *smt.Encoder, st steady, period z3.Int) error {
 	x := e.X
 	var links []placement.Link
 	on := map[placement.Link][]linkSpan{}
@@ -126,8 +128,8 @@ func problem(p *placement.Placement, offsets []int, nr, memory, microBatches int
 	pr := &smt.Problem{Devices: p.Devices}
 	if offsets != nil {
 		// Per-device budgets as the one budget and shifted entries
-		// (smt.BudgetShift).
-		budget, shift := smt.BudgetShift(p, memory)
+		// (encode.BudgetShift).
+		budget, shift := encode.BudgetShift(p, memory)
 		pr.Memory = budget
 		pr.Entry = smt.ShiftEntry(iterationEntry(p, offsets, nr, microBatches), shift)
 	}
@@ -153,23 +155,23 @@ func problem(p *placement.Placement, offsets []int, nr, memory, microBatches int
 // earliest block, and device 0's window starts at 0 (every start may be
 // shifted by the same amount). They make the joint search's checks
 // several times faster.
-func assertWindows(e *smt.Encoder, p *placement.Placement, period smt.Int) {
+func assertWindows(e *smt.Encoder, p *placement.Placement, period z3.Int) {
 	deviceWindows(e, p, period)
 }
 
 // deviceWindows asserts assertWindows' rule and returns every device's
 // window start (nil for a device without blocks): the recomputes of a
 // decided repetend go into them.
-func deviceWindows(e *smt.Encoder, p *placement.Placement, period smt.Int) []*smt.Int {
+func deviceWindows(e *smt.Encoder, p *placement.Placement, period z3.Int) []*z3.Int {
 	x := e.X
-	out := make([]*smt.Int, p.Devices)
+	out := make([]*z3.Int, p.Devices)
 	first := true
 	for d, on := range p.DeviceBlocks() {
 		if len(on) == 0 {
 			continue
 		}
 		w := x.IntVar(fmt.Sprintf("w%d", d))
-		var eq []smt.Bool
+		var eq []z3.Bool
 		for _, i := range on {
 			e.S.Assert(x.Le(w, e.Start[i]))
 			e.S.Assert(x.Le(x.Plus(e.Start[i], p.Blocks[i].Time), x.Add(w, period)))
@@ -188,10 +190,10 @@ func deviceWindows(e *smt.Encoder, p *placement.Placement, period smt.Int) []*sm
 // periodSolver holds one candidate's encoding with P a variable, so that
 // the binary search on P is incremental.
 type periodSolver struct {
-	x      *smt.Context
-	s      *smt.Solver
+	x      *z3.Context
+	s      *z3.Solver
 	e      *smt.Encoder
-	period smt.Int
+	period z3.Int
 	checks int
 	// latency is the latency budget asserted with each candidate's
 	// offsets (0: none; see latency.go).
@@ -219,14 +221,14 @@ func newPeriodSolver(p *placement.Placement, offsets []int, nr, memory, microBat
 // encodePeriodic encodes pr, a placement's repetend problem, with the
 // period P a variable and every device's window asserted.
 func encodePeriodic(p *placement.Placement, pr *smt.Problem, seed, effort int) (_ *periodSolver, err error) {
-	x := smt.NewContext()
+	x := z3.NewContext()
 	// Closing the context frees the solver too (see newJointSolver).
 	defer func() {
 		if err != nil {
 			x.Close()
 		}
 	}()
-	s, err := x.NewSolver(smt.SolverOptions{Seed: seed, Effort: effort})
+	s, err := x.NewSolver(z3.SolverOptions{Seed: seed, Effort: effort})
 	if err != nil {
 		return nil, err
 	}
@@ -249,30 +251,30 @@ func (ps *periodSolver) close() { ps.x.Close() }
 
 // probe checks whether period ≤ bound is possible; on Sat it returns the
 // period and starts of the model.
-func (ps *periodSolver) probe(ctx context.Context, bound int) (smt.Status, int, []int, error) {
+func (ps *periodSolver) probe(ctx context.Context, bound int) (z3.Status, int, []int, error) {
 	ps.s.Push()
 	defer ps.s.Pop()
 	x := ps.x
 	ps.s.Assert(x.Le(ps.period, x.IntVal(bound)))
 	ps.checks++
 	st, err := ps.s.Check(ctx)
-	if st != smt.Sat {
+	if st != z3.Sat {
 		return st, 0, nil, err
 	}
 	m, err := ps.s.Model()
 	if err != nil {
-		return smt.Unknown, 0, nil, err
+		return z3.Unknown, 0, nil, err
 	}
 	defer m.Close()
 	P, err := m.Int(ps.period)
 	if err != nil {
-		return smt.Unknown, 0, nil, err
+		return z3.Unknown, 0, nil, err
 	}
 	starts, err := ps.e.Starts(m)
 	if err != nil {
-		return smt.Unknown, 0, nil, err
+		return z3.Unknown, 0, nil, err
 	}
-	return smt.Sat, P, normalise(starts), nil
+	return z3.Sat, P, normalise(starts), nil
 }
 
 func normalise(starts []int) []int {
@@ -290,7 +292,7 @@ func normalise(starts []int) []int {
 // MinimizePeriod finds the least period in [lo, hi] of the candidate's
 // repetend under the memory budget by binary search; r is nil when no
 // period ≤ hi exists.
-func MinimizePeriod(ctx context.Context, p *placement.Placement, c Candidate, lo, hi int, opt PeriodOptions) (r *Repetend, checks int, err error) {
+func MinimizePeriod(ctx context.Context, p *placement.Placement, c Assignment, lo, hi int, opt PeriodOptions) (r *Repetend, checks int, err error) {
 	if lo > hi {
 		return nil, 0, nil
 	}
@@ -318,7 +320,7 @@ func newWorkerSolver(p *placement.Placement, seed, effort int) (*periodSolver, e
 
 // solveCandidate is MinimizePeriod on a worker's shared encoding: the
 // candidate's dependencies and memory live in one scope.
-func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placement, c Candidate, memory, microBatches, lo, hi int) (*Repetend, int, error) {
+func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placement, c Assignment, memory, microBatches, lo, hi int) (*Repetend, int, error) {
 	if lo > hi {
 		return nil, 0, nil
 	}
@@ -332,7 +334,7 @@ func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placeme
 	if err := ps.e.AssertPrecedences(precs); err != nil {
 		return nil, 0, err
 	}
-	if budget, shift := smt.BudgetShift(p, memory); budget > 0 {
+	if budget, shift := encode.BudgetShift(p, memory); budget > 0 {
 		ps.e.AssertMemoryBudget(budget, smt.ShiftEntry(iterationEntry(p, c.Offsets, c.NR, microBatches), shift))
 	}
 	if err := ps.assertLatency(p, c.Offsets); err != nil {
@@ -343,7 +345,7 @@ func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placeme
 
 // search finds the least period in [lo, hi] by binary search, the first
 // probe at hi.
-func (ps *periodSolver) search(ctx context.Context, c Candidate, lo, hi int) (*Repetend, int, error) {
+func (ps *periodSolver) search(ctx context.Context, c Assignment, lo, hi int) (*Repetend, int, error) {
 	checks0 := ps.checks
 	var best *Repetend
 	for lo <= hi {
@@ -355,7 +357,7 @@ func (ps *periodSolver) search(ctx context.Context, c Candidate, lo, hi int) (*R
 		if err != nil {
 			return best, ps.checks - checks0, err
 		}
-		if st == smt.Sat {
+		if st == z3.Sat {
 			best = &Repetend{NR: c.NR, Offsets: append([]int(nil), c.Offsets...), Period: P, Starts: starts}
 			hi = P - 1
 		} else if best == nil {
@@ -370,7 +372,7 @@ func (ps *periodSolver) search(ctx context.Context, c Candidate, lo, hi int) (*R
 // SolveFixed schedules a candidate's repetend at exactly the given period,
 // in a fresh solver: the same inputs always give the same starts, whatever
 // search found the period.
-func SolveFixed(ctx context.Context, p *placement.Placement, c Candidate, period int, opt PeriodOptions) (*Repetend, error) {
+func SolveFixed(ctx context.Context, p *placement.Placement, c Assignment, period int, opt PeriodOptions) (*Repetend, error) {
 	nr, offsets := c.NR, c.Offsets
 	ps, err := newPeriodSolver(p, offsets, nr, opt.Memory, opt.MicroBatches, opt.Seed, opt.Effort)
 	if err != nil {
@@ -386,7 +388,7 @@ func SolveFixed(ctx context.Context, p *placement.Placement, c Candidate, period
 	if err != nil {
 		return nil, err
 	}
-	if st != smt.Sat {
+	if st != z3.Sat {
 		return nil, errors.New("repetend: no schedule at the period found before (solver disagrees with itself)")
 	}
 	return &Repetend{NR: nr, Offsets: append([]int(nil), offsets...), Period: P, Starts: starts}, nil

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // jointSolver is the joint problem of one period P: the offsets n_i are
@@ -14,15 +16,15 @@ import (
 // Σ_i n_i·m_i stay linear, so one satisfiability check per P replaces the
 // enumeration of candidates.
 type jointSolver struct {
-	x       *smt.Context
-	s       *smt.Solver
+	x       *z3.Context
+	s       *z3.Solver
 	e       *smt.Encoder
-	offsets []smt.Int
+	offsets []z3.Int
 	p       *placement.Placement
 }
 
 func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches, seed, effort int) (_ *jointSolver, err error) {
-	x := smt.NewContext()
+	x := z3.NewContext()
 	// Closing the context frees the solver too: every failure below,
 	// however far the building got, leaves nothing behind.
 	defer func() {
@@ -30,7 +32,7 @@ func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches,
 			x.Close()
 		}
 	}()
-	s, err := x.NewSolver(smt.SolverOptions{Seed: seed, Effort: effort})
+	s, err := x.NewSolver(z3.SolverOptions{Seed: seed, Effort: effort})
 	if err != nil {
 		return nil, err
 	}
@@ -44,8 +46,8 @@ func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches,
 	}
 	j := &jointSolver{x: x, s: s, e: e, p: p}
 	P := x.IntVal(period)
-	j.offsets = make([]smt.Int, len(p.Blocks))
-	var zero []smt.Bool
+	j.offsets = make([]z3.Int, len(p.Blocks))
+	var zero []z3.Bool
 	for i := range p.Blocks {
 		n := x.IntVar(fmt.Sprintf("n%d", i))
 		j.offsets[i] = n
@@ -65,21 +67,21 @@ func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches,
 	if err := assertLinkWindows(e, st, P); err != nil {
 		return nil, err
 	}
-	if budget, shift := smt.BudgetShift(p, memory); budget > 0 {
+	if budget, shift := encode.BudgetShift(p, memory); budget > 0 {
 		e.P.Memory = budget
 		// top = N_R − 1 of the offsets found: later iterations start with
 		// (N − N_R)·net more memory where a micro-batch leaves some behind.
 		top := x.IntVar("top")
-		var isTop []smt.Bool
+		var isTop []z3.Bool
 		for _, n := range j.offsets {
 			s.Assert(x.Ge(top, n))
 			isTop = append(isTop, x.Eq(top, n))
 		}
 		s.Assert(x.Or(isTop...))
 		net := NetMemory(p)
-		entry := make([]smt.Int, p.Devices)
+		entry := make([]z3.Int, p.Devices)
 		for d := range entry {
-			var terms []smt.Int
+			var terms []z3.Int
 			for i, b := range p.Blocks {
 				if b.Memory != 0 && p.OnDevice(i, d) {
 					terms = append(terms, x.Scale(b.Memory, j.offsets[i]))
@@ -106,7 +108,7 @@ func (j *jointSolver) close() { j.x.Close() }
 
 // next finds offsets with at most nr micro-batches, different from every
 // offset vector excluded so far.
-func (j *jointSolver) next(ctx context.Context, nr int) (smt.Status, []int, []int, error) {
+func (j *jointSolver) next(ctx context.Context, nr int) (z3.Status, []int, []int, error) {
 	x := j.x
 	j.s.Push()
 	defer j.s.Pop()
@@ -114,32 +116,32 @@ func (j *jointSolver) next(ctx context.Context, nr int) (smt.Status, []int, []in
 		j.s.Assert(x.Le(n, x.IntVal(nr-1)))
 	}
 	st, err := j.s.Check(ctx)
-	if st != smt.Sat {
+	if st != z3.Sat {
 		return st, nil, nil, err
 	}
 	m, err := j.s.Model()
 	if err != nil {
-		return smt.Unknown, nil, nil, err
+		return z3.Unknown, nil, nil, err
 	}
 	defer m.Close()
 	offs := make([]int, len(j.offsets))
 	for i, n := range j.offsets {
 		if offs[i], err = m.Int(n); err != nil {
-			return smt.Unknown, nil, nil, err
+			return z3.Unknown, nil, nil, err
 		}
 	}
 	starts, err := j.e.Starts(m)
 	if err != nil {
-		return smt.Unknown, nil, nil, err
+		return z3.Unknown, nil, nil, err
 	}
-	return smt.Sat, offs, normalise(starts), nil
+	return z3.Sat, offs, normalise(starts), nil
 }
 
 // exclude forbids one offset vector from now on (a candidate whose warmup
 // or cooldown cannot be scheduled).
 func (j *jointSolver) exclude(offs []int) {
 	x := j.x
-	diff := make([]smt.Bool, len(offs))
+	diff := make([]z3.Bool, len(offs))
 	for i, n := range j.offsets {
 		diff[i] = x.Not(x.Eq(n, x.IntVal(offs[i])))
 	}

@@ -16,15 +16,15 @@ func TestSearchLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	free, err := Search(context.Background(), p, Options{MaxNR: 4, Method: MethodJoint})
+	free, err := Search(context.Background(), p, Options{MaxNR: 4, Strategy: StrategyJoint})
 	if err != nil || free.Best == nil {
 		t.Fatal(err)
 	}
 	if free.Best.Latency(p) <= 6 {
 		t.Fatalf("without a budget the steady latency is %d: the test needs one over 6", free.Best.Latency(p))
 	}
-	for _, m := range []Method{MethodJoint, MethodEnumerate} {
-		r, err := Search(context.Background(), p, Options{MaxNR: 4, Method: m, Jobs: 1, Latency: 6})
+	for _, m := range []Strategy{StrategyJoint, StrategyEnumerate} {
+		r, err := Search(context.Background(), p, Options{MaxNR: 4, Strategy: m, Jobs: 1, Latency: 6})
 		if err != nil || r.Best == nil {
 			t.Fatalf("%s: %v", m, err)
 		}

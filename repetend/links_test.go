@@ -113,9 +113,9 @@ func TestRepetendLinksSteadyState(t *testing.T) {
 		}
 		p.Channels = true
 		var periods []int
-		for _, m := range []Method{MethodEnumerate, MethodJoint} {
+		for _, m := range []Strategy{StrategyEnumerate, StrategyJoint} {
 			what := fmt.Sprintf("%s %s", tc.name, m)
-			r, err := Search(context.Background(), p, Options{Memory: tc.memory, MaxNR: tc.maxNR, Method: m, Jobs: 1})
+			r, err := Search(context.Background(), p, Options{Memory: tc.memory, MaxNR: tc.maxNR, Strategy: m, Jobs: 1})
 			if err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}
@@ -194,7 +194,7 @@ func TestPeriodBoundWithChannels(t *testing.T) {
 		free := p.Clone()
 		free.Channels = false
 		for nr := 1; nr <= tc.nr; nr++ {
-			Enumerate(context.Background(), p, nr, func(cd Candidate) bool {
+			Enumerate(context.Background(), p, nr, func(cd Assignment) bool {
 				bound := PeriodBound(p, cd.Offsets)
 				if bound > PeriodBound(free, cd.Offsets) {
 					raised++

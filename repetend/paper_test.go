@@ -56,7 +56,7 @@ func TestPaperProperty42EnumerationIsExactlyThePrunedSpace(t *testing.T) {
 		}
 		rec(0)
 		got := map[string]bool{}
-		Enumerate(context.Background(), p, c.nr, func(cd Candidate) bool {
+		Enumerate(context.Background(), p, c.nr, func(cd Assignment) bool {
 			k := fmt.Sprint(cd.Offsets)
 			if got[k] {
 				t.Errorf("%s: candidate %s enumerated twice", c.name, k)
@@ -123,7 +123,7 @@ func TestPaperFig11ZeroBubbleNR(t *testing.T) {
 	}{{"v-shape", 4}, {"m-shape", 6}, {"nn-shape", 6}} {
 		p := placementtest.Builtin(t, c.name, placement.Options{})
 		for _, nr := range []int{c.zero - 1, c.zero} {
-			r, err := Search(context.Background(), p, Options{MaxNR: nr, Method: MethodJoint})
+			r, err := Search(context.Background(), p, Options{MaxNR: nr, Strategy: StrategyJoint})
 			if err != nil || r.Best == nil {
 				t.Fatalf("%s N_R ≤ %d: %v", c.name, nr, err)
 			}
@@ -147,7 +147,7 @@ func TestPaperFig11ZeroBubbleNR(t *testing.T) {
 // search at once.
 func TestPaperLowerBoundEndsTheSearch(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{})
-	r, err := Search(context.Background(), p, Options{MaxNR: 6, Method: MethodEnumerate, Jobs: 1})
+	r, err := Search(context.Background(), p, Options{MaxNR: 6, Strategy: StrategyEnumerate, Jobs: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

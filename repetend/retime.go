@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // PeriodOptions are what the period of a repetend of given offsets
@@ -32,7 +32,7 @@ type PeriodOptions struct {
 // not fit the budget at any period, or when a solver call reaches
 // opt.Effort before any period is found; a cap met later keeps the least
 // period found so far.
-func Retime(ctx context.Context, p *placement.Placement, c Candidate, opt PeriodOptions) (*Repetend, error) {
+func Retime(ctx context.Context, p *placement.Placement, c Assignment, opt PeriodOptions) (*Repetend, error) {
 	nr, offsets, memory, microBatches := c.NR, c.Offsets, opt.Memory, opt.MicroBatches
 	if len(offsets) != len(p.Blocks) {
 		return nil, fmt.Errorf("repetend: %d offsets for %d blocks", len(offsets), len(p.Blocks))
@@ -58,8 +58,8 @@ func Retime(ctx context.Context, p *placement.Placement, c Candidate, opt Period
 	if err := ps.assertLatency(p, offsets); err != nil {
 		return nil, err
 	}
-	r, _, err := ps.search(ctx, Candidate{NR: nr, Offsets: offsets}, lo, hi)
-	if errors.Is(err, smt.ErrEffort) || interrupted(err) {
+	r, _, err := ps.search(ctx, Assignment{NR: nr, Offsets: offsets}, lo, hi)
+	if errors.Is(err, z3.ErrEffort) || interrupted(err) {
 		return r, nil
 	}
 	return r, err

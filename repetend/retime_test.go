@@ -21,27 +21,27 @@ func TestRetime(t *testing.T) {
 		t.Fatalf("search: %v %v", found, err)
 	}
 	b := found.Best
-	same, err := Retime(ctx, p, Candidate{NR: b.NR, Offsets: b.Offsets}, PeriodOptions{Memory: 4})
+	same, err := Retime(ctx, p, Assignment{NR: b.NR, Offsets: b.Offsets}, PeriodOptions{Memory: 4})
 	if err != nil || same == nil || same.Period != b.Period {
 		t.Fatalf("re-timed on its own placement: %+v %v, want period %d", same, err, b.Period)
 	}
 	slow := setTransfers(placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4}), 5)
-	r, err := Retime(ctx, slow, Candidate{NR: b.NR, Offsets: b.Offsets}, PeriodOptions{Memory: 4})
+	r, err := Retime(ctx, slow, Assignment{NR: b.NR, Offsets: b.Offsets}, PeriodOptions{Memory: 4})
 	if err != nil || r == nil {
 		t.Fatalf("re-timed with slower transfers: %v %v", r, err)
 	}
 	checkRule(t, "re-timed", slow, r)
-	want, _, err := MinimizePeriod(ctx, slow, Candidate{NR: b.NR, Offsets: b.Offsets}, PeriodBound(slow, b.Offsets), upperPeriod(slow), PeriodOptions{Memory: 4})
+	want, _, err := MinimizePeriod(ctx, slow, Assignment{NR: b.NR, Offsets: b.Offsets}, PeriodBound(slow, b.Offsets), upperPeriod(slow), PeriodOptions{Memory: 4})
 	if err != nil || want == nil || r.Period != want.Period || r.Period < b.Period {
 		t.Errorf("re-timed period %d, MinimizePeriod %v (%v), old %d", r.Period, want, err, b.Period)
 	}
-	if _, err := Retime(ctx, p, Candidate{NR: b.NR, Offsets: b.Offsets[1:]}, PeriodOptions{Memory: 4}); err == nil {
+	if _, err := Retime(ctx, p, Assignment{NR: b.NR, Offsets: b.Offsets[1:]}, PeriodOptions{Memory: 4}); err == nil {
 		t.Error("offsets of another placement were taken")
 	}
-	if _, err := Retime(ctx, p, Candidate{NR: 1, Offsets: b.Offsets}, PeriodOptions{Memory: 4}); err == nil && maxOffset(b.Offsets) > 0 {
+	if _, err := Retime(ctx, p, Assignment{NR: 1, Offsets: b.Offsets}, PeriodOptions{Memory: 4}); err == nil && maxOffset(b.Offsets) > 0 {
 		t.Error("offsets beyond N_R were taken")
 	}
-	if r, err := Retime(ctx, p, Candidate{NR: b.NR, Offsets: b.Offsets}, PeriodOptions{Memory: 1}); err != nil || r != nil {
+	if r, err := Retime(ctx, p, Assignment{NR: b.NR, Offsets: b.Offsets}, PeriodOptions{Memory: 1}); err != nil || r != nil {
 		t.Errorf("over a budget of 1: %+v %v, want nil", r, err)
 	}
 }
@@ -86,7 +86,7 @@ func TestAdapt(t *testing.T) {
 			t.Fatalf("no block %q", id)
 		}
 	}
-	if r, err := Retime(ctx, p, Candidate{NR: 4, Offsets: offsets}, PeriodOptions{Memory: 4, MicroBatches: 32}); err != nil || r == nil || r.Period != 8 {
+	if r, err := Retime(ctx, p, Assignment{NR: 4, Offsets: offsets}, PeriodOptions{Memory: 4, MicroBatches: 32}); err != nil || r == nil || r.Period != 8 {
 		t.Fatalf("the old repetend on its own cluster: %+v %v, want period 8", r, err)
 	}
 	slow := slowLink(x(), 1, 2, 10)
@@ -95,11 +95,11 @@ func TestAdapt(t *testing.T) {
 	if before, after := PeriodBound(slow, offsets), PeriodBound(slow, adapted); before != 16 || after >= before {
 		t.Errorf("bound %d after Adapt, %d before (want 16)", after, before)
 	}
-	was, err := Retime(ctx, slow, Candidate{NR: 4, Offsets: offsets}, PeriodOptions{Memory: 4, MicroBatches: 32})
+	was, err := Retime(ctx, slow, Assignment{NR: 4, Offsets: offsets}, PeriodOptions{Memory: 4, MicroBatches: 32})
 	if err != nil {
 		t.Fatal(err)
 	}
-	now, err := Retime(ctx, slow, Candidate{NR: 4, Offsets: adapted}, PeriodOptions{Memory: 4, MicroBatches: 32})
+	now, err := Retime(ctx, slow, Assignment{NR: 4, Offsets: adapted}, PeriodOptions{Memory: 4, MicroBatches: 32})
 	if err != nil || now == nil {
 		t.Fatalf("re-timing the adapted offsets: %v %v", now, err)
 	}
@@ -113,7 +113,7 @@ func TestAdapt(t *testing.T) {
 	for _, name := range []string{"m-shape", "nn-shape"} {
 		p := slowLink(placementtest.Builtin(t, name, placement.Options{Devices: 4}), 1, 2, 10)
 		n := 0
-		Enumerate(ctx, p, 3, func(c Candidate) bool {
+		Enumerate(ctx, p, 3, func(c Assignment) bool {
 			a := Adapt(p, c.NR, c.Offsets)
 			checkOffsets(t, p, c.NR, a)
 			if PeriodBound(p, a) > PeriodBound(p, c.Offsets) {

@@ -8,34 +8,37 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
-// Method is how the search explores offsets.
-type Method string
+// Strategy is how the search explores offsets.
+type Strategy string
 
 const (
-	// MethodEnumerate solves candidates one by one (the paper's Algorithm 1).
-	MethodEnumerate Method = "enumerate"
-	// MethodJoint makes the offsets solver variables, one check per period.
-	MethodJoint Method = "joint"
-	// MethodRace runs both and takes the first proven answer.
-	MethodRace Method = "race"
+	// StrategyEnumerate solves candidates one by one (the paper's Algorithm 1).
+	StrategyEnumerate Strategy = "enumerate"
+	// StrategyJoint makes the offsets solver variables, one check per period.
+	StrategyJoint Strategy = "joint"
+	// StrategyRace runs both and takes the first proven answer.
+	StrategyRace Strategy = "race"
 )
 
-// Methods lists the valid methods (a new slice each call).
-func Methods() []Method { return []Method{MethodEnumerate, MethodJoint, MethodRace} }
+// Strategies lists the valid strategies (a new slice each call); the
+// command line names them with --method.
+func Strategies() []Strategy { return []Strategy{StrategyEnumerate, StrategyJoint, StrategyRace} }
 
-// Workers reports whether the method uses Options.Jobs: the enumeration
+// Workers reports whether the strategy uses Options.Jobs: the enumeration
 // solves candidates on that many workers (race too, through it); the
 // joint search runs one solver and ignores it.
-func (m Method) Workers() bool { return m == MethodEnumerate || m == MethodRace }
+func (m Strategy) Workers() bool { return m == StrategyEnumerate || m == StrategyRace }
 
-// ParseMethod checks a method name.
-func ParseMethod(s string) (Method, error) {
-	for _, m := range Methods() {
+// ParseStrategy checks a strategy's name (tessel's --method).
+func ParseStrategy(s string) (Strategy, error) {
+	for _, m := range Strategies() {
 		if string(m) == s {
 			return m, nil
 		}
@@ -50,11 +53,11 @@ type Options struct {
 	// It matters only where one micro-batch leaves memory behind on a
 	// device: later iterations then start with more.
 	MicroBatches int
-	MaxNR        int    // largest N_R tried; 0: from the memory budget, at most DefaultNRLimit(p)
-	Method       Method // default MethodJoint
-	Jobs         int    // workers of the enumeration; 0: one per core
+	MaxNR        int      // largest N_R tried; 0: from the memory budget, at most DefaultNRLimit(p)
+	Strategy     Strategy // default StrategyJoint
+	Jobs         int      // workers of the enumeration; 0: one per core
 	Seed         int
-	// Effort caps every solver call (smt.SolverOptions.Effort): 0 means
+	// Effort caps every solver call (z3.SolverOptions.Effort): 0 means
 	// DefaultEffort, a negative value no cap. A call that runs out proves
 	// nothing: the search goes on and its result is not proven. Unlike a
 	// time limit, the cap gives the same answer on every run.
@@ -80,7 +83,7 @@ type Options struct {
 
 // Progress is a snapshot of a running search.
 type Progress struct {
-	Method     Method
+	Method     Strategy
 	NR         int
 	Stats      Stats
 	Total      int // candidates of the enumeration up to MaxNR; 0 when unknown (joint, or too many to count)
@@ -105,10 +108,10 @@ type Result struct {
 	// period (the search ran to its end or reached the lower bound).
 	// With channels, among repetends whose transfers never wait for
 	// their links (see steady in encode.go).
-	Proven bool
-	MaxNR  int
-	Method Method // the method that produced Best (race: the winner)
-	Stats  Stats
+	Proven   bool
+	MaxNR    int
+	Strategy Strategy // the strategy that produced Best (race: the winner)
+	Stats    Stats
 }
 
 // DefaultEffort is the cap of one solver call of the repetend search:
@@ -137,8 +140,8 @@ func DefaultNRLimit(p *placement.Placement) int { return max(2*p.Devices, 2) }
 // Search finds the repetend of least period under the memory budget. When
 // ctx ends first it returns the best repetend found with Proven false.
 func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
-	if opt.Method == "" {
-		opt.Method = MethodJoint
+	if opt.Strategy == "" {
+		opt.Strategy = StrategyJoint
 	}
 	if opt.Jobs <= 0 {
 		opt.Jobs = runtime.NumCPU()
@@ -153,15 +156,15 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 		r   *Result
 		err error
 	)
-	switch opt.Method {
-	case MethodEnumerate:
+	switch opt.Strategy {
+	case StrategyEnumerate:
 		r, err = searchEnumerate(ctx, p, opt)
-	case MethodJoint:
+	case StrategyJoint:
 		r, err = searchJoint(ctx, p, opt)
-	case MethodRace:
+	case StrategyRace:
 		r, err = searchRace(ctx, p, opt)
 	default:
-		return nil, fmt.Errorf("repetend: unknown method %q", opt.Method)
+		return nil, fmt.Errorf("repetend: unknown method %q", opt.Strategy)
 	}
 	if err != nil || r.Best != nil || r.Proven {
 		return r, err
@@ -190,13 +193,13 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 // makespan of it. It needs no solver, so a search stopped early still has
 // an answer. nil when the placement has a cycle. With channels the list
 // schedule is the one micro-batch's instance problem, whose transfers
-// queue on their links by the rule (smt.InstanceProblem): no iteration
+// queue on their links by the rule (encode.InstanceProblem): no iteration
 // starts before the last one's tensors have arrived, so the rule keeps
 // them as they are.
 func Sequential(p *placement.Placement) *Repetend {
 	pr := problem(p, nil, 1, 0, 0)
 	if p.Channels {
-		pr = smt.InstanceProblem(p, smt.AllInstances(p, 1), 0, nil)
+		pr = encode.InstanceProblem(p, encode.AllInstances(p, 1), 0, nil)
 		pr.Memory, pr.Entry = 0, nil
 	}
 	starts := smt.Greedy(pr)
@@ -231,13 +234,13 @@ func fitsMemory(p *placement.Placement, r *Repetend, memory int) bool {
 }
 
 func interrupted(err error) bool {
-	return errors.Is(err, smt.ErrInterrupted) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, z3.ErrInterrupted) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // job is a candidate and its place in the enumeration order.
 type job struct {
 	index int
-	cand  Candidate
+	cand  Assignment
 	bound int
 }
 
@@ -250,7 +253,7 @@ type job struct {
 // result is then marked not proven.)
 func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
 	lb := periodLowerBound(p)
-	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Method: MethodEnumerate}
+	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Strategy: StrategyEnumerate}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -278,7 +281,7 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 			if best != nil {
 				bp = best.Period
 			}
-			opt.Progress(Progress{Method: MethodEnumerate, NR: nr, Stats: res.Stats, Total: total, BestPeriod: bp, LowerBound: lb})
+			opt.Progress(Progress{Method: StrategyEnumerate, NR: nr, Stats: res.Stats, Total: total, BestPeriod: bp, LowerBound: lb})
 		}
 	}
 
@@ -327,7 +330,7 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 					continue
 				}
 				r, checks, err := ps.solveCandidate(ctx, p, jb.cand, opt.Memory, opt.MicroBatches, jb.bound, hi)
-				capped := errors.Is(err, smt.ErrEffort)
+				capped := errors.Is(err, z3.ErrEffort)
 				if capped {
 					err = nil
 				}
@@ -362,7 +365,7 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 	exhausted := true
 dispatch:
 	for nr := 1; nr <= opt.MaxNR; nr++ {
-		stopped := !Enumerate(ctx, p, nr, func(c Candidate) bool {
+		stopped := !Enumerate(ctx, p, nr, func(c Assignment) bool {
 			index++
 			mu.Lock()
 			res.Stats.Seen++
@@ -419,7 +422,7 @@ dispatch:
 		}
 		// The starts of the winner must not depend on the path the search
 		// took (workers, bounds met on the way): solve it once more alone.
-		fixed, err := SolveFixed(ctx, p, Candidate{NR: best.NR, Offsets: best.Offsets}, best.Period,
+		fixed, err := SolveFixed(ctx, p, Assignment{NR: best.NR, Offsets: best.Offsets}, best.Period,
 			PeriodOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches, Seed: opt.Seed, Latency: opt.Latency})
 		if err != nil {
 			if interrupted(err) {
@@ -441,7 +444,7 @@ const maxCounted = 1_000_000
 func countCandidates(ctx context.Context, p *placement.Placement, maxNR int) int {
 	n := 0
 	for nr := 1; nr <= maxNR; nr++ {
-		if !Enumerate(ctx, p, nr, func(Candidate) bool { n++; return n <= maxCounted }) {
+		if !Enumerate(ctx, p, nr, func(Assignment) bool { n++; return n <= maxCounted }) {
 			return 0
 		}
 	}
@@ -473,21 +476,21 @@ func upperPeriod(p *placement.Placement) int {
 }
 
 // nrEffort caps each check that tries a smaller N_R at a period already
-// reached (smt.SolverOptions.Effort).
+// reached (z3.SolverOptions.Effort).
 const nrEffort = 2_000_000
 
 // searchJoint checks P = lower bound, lower bound + 1, … with the offsets
 // as variables, and for the first P that works, the least N_R.
 func searchJoint(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
 	lb := periodLowerBound(p)
-	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Method: MethodJoint}
+	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Strategy: StrategyJoint}
 	if opt.Incumbent != nil {
 		return searchJointDown(ctx, p, opt, res)
 	}
 	refuted := true // every period below the current one is impossible
 	for P := lb; P <= upperPeriod(p); P++ {
 		r, err := jointAt(ctx, p, P, opt, res)
-		if errors.Is(err, smt.ErrEffort) {
+		if errors.Is(err, z3.ErrEffort) {
 			refuted = false
 			continue
 		}
@@ -521,7 +524,7 @@ func searchJointDown(ctx context.Context, p *placement.Placement, opt Options, r
 	found := false
 	for P := opt.Incumbent.Period - 1; P >= res.LowerBound; P-- {
 		r, err := jointAtNR(ctx, p, P, opt, res, false)
-		if errors.Is(err, smt.ErrEffort) {
+		if errors.Is(err, z3.ErrEffort) {
 			break
 		}
 		if err != nil {
@@ -539,7 +542,7 @@ func searchJointDown(ctx context.Context, p *placement.Placement, opt Options, r
 			res.Proven = true
 		}
 		if opt.Progress != nil {
-			opt.Progress(Progress{Method: MethodJoint, NR: opt.MaxNR, Stats: res.Stats, BestPeriod: P, LowerBound: res.LowerBound})
+			opt.Progress(Progress{Method: StrategyJoint, NR: opt.MaxNR, Stats: res.Stats, BestPeriod: P, LowerBound: res.LowerBound})
 		}
 	}
 	if found && ctx.Err() == nil {
@@ -547,7 +550,7 @@ func searchJointDown(ctx context.Context, p *placement.Placement, opt Options, r
 		// jointAt.
 		if r, err := jointAtNR(ctx, p, res.Best.Period, opt, res, true); err == nil && r != nil && r.NR <= res.Best.NR {
 			res.Best = r
-		} else if err != nil && !interrupted(err) && !errors.Is(err, smt.ErrEffort) {
+		} else if err != nil && !interrupted(err) && !errors.Is(err, z3.ErrEffort) {
 			return res, err
 		}
 	}
@@ -572,11 +575,11 @@ func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, 
 	}
 	for {
 		if opt.Progress != nil {
-			opt.Progress(Progress{Method: MethodJoint, NR: opt.MaxNR, Stats: res.Stats, LowerBound: res.LowerBound})
+			opt.Progress(Progress{Method: StrategyJoint, NR: opt.MaxNR, Stats: res.Stats, LowerBound: res.LowerBound})
 		}
 		res.Stats.Checks++
 		st, offs, starts, err := j.next(ctx, opt.MaxNR)
-		if errors.Is(err, smt.ErrEffort) && res.Stats.Rejected > 0 {
+		if errors.Is(err, z3.ErrEffort) && res.Stats.Rejected > 0 {
 			// Offsets were excluded at this period: what is left is
 			// unknown, not refuted.
 			return nil, err
@@ -584,7 +587,7 @@ func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, 
 		if err != nil {
 			return nil, err
 		}
-		if st != smt.Sat {
+		if st != z3.Sat {
 			return nil, nil
 		}
 		res.Stats.Seen++
@@ -596,13 +599,13 @@ func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, 
 		for leastNR && nr > 1 {
 			res.Stats.Checks++
 			st2, offs2, starts2, err := j.next(ctx, nr-1)
-			if errors.Is(err, smt.ErrEffort) {
+			if errors.Is(err, z3.ErrEffort) {
 				break
 			}
 			if err != nil {
 				return nil, err
 			}
-			if st2 != smt.Sat {
+			if st2 != z3.Sat {
 				break
 			}
 			offs, starts = offs2, starts2

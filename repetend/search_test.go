@@ -48,8 +48,8 @@ func smallCases(t *testing.T) []struct {
 func TestMethodsAgreeOnThePeriod(t *testing.T) {
 	for _, c := range smallCases(t) {
 		var periods []int
-		for _, m := range []Method{MethodEnumerate, MethodJoint, MethodRace} {
-			r, err := Search(context.Background(), c.p, Options{Memory: c.memory, MaxNR: c.nr, Method: m, Jobs: 2})
+		for _, m := range []Strategy{StrategyEnumerate, StrategyJoint, StrategyRace} {
+			r, err := Search(context.Background(), c.p, Options{Memory: c.memory, MaxNR: c.nr, Strategy: m, Jobs: 2})
 			if err != nil {
 				t.Fatalf("%s memory %d %s: %v", c.p.Name, c.memory, m, err)
 			}
@@ -77,7 +77,7 @@ func TestEnumerationIsIndependentOfWorkers(t *testing.T) {
 	for _, c := range smallCases(t)[:5] {
 		var first *Repetend
 		for _, jobs := range []int{1, 2, 5} {
-			r, err := Search(context.Background(), c.p, Options{Memory: c.memory, MaxNR: c.nr, Method: MethodEnumerate, Jobs: jobs})
+			r, err := Search(context.Background(), c.p, Options{Memory: c.memory, MaxNR: c.nr, Strategy: StrategyEnumerate, Jobs: jobs})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func TestEnumerationIsIndependentOfWorkers(t *testing.T) {
 func TestPeriodBoundIsSound(t *testing.T) {
 	for _, c := range smallCases(t)[:4] {
 		for nr := 1; nr <= c.nr; nr++ {
-			Enumerate(context.Background(), c.p, nr, func(cd Candidate) bool {
+			Enumerate(context.Background(), c.p, nr, func(cd Assignment) bool {
 				bound := PeriodBound(c.p, cd.Offsets)
 				r, _, err := MinimizePeriod(context.Background(), c.p, cd, 1, upperPeriod(c.p)*nr+1, PeriodOptions{})
 				if err != nil {
@@ -140,7 +140,7 @@ func TestTimeLimitIsNotProven(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 8})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	r, err := Search(ctx, p, Options{MaxNR: 8, Method: MethodEnumerate, Jobs: 2})
+	r, err := Search(ctx, p, Options{MaxNR: 8, Strategy: StrategyEnumerate, Jobs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,12 +150,12 @@ func TestTimeLimitIsNotProven(t *testing.T) {
 }
 
 func TestParseMethod(t *testing.T) {
-	for _, m := range Methods() {
-		if got, err := ParseMethod(string(m)); err != nil || got != m {
+	for _, m := range Strategies() {
+		if got, err := ParseStrategy(string(m)); err != nil || got != m {
 			t.Errorf("ParseMethod(%q) = %q, %v", m, got, err)
 		}
 	}
-	if _, err := ParseMethod("fast"); err == nil {
+	if _, err := ParseStrategy("fast"); err == nil {
 		t.Error("ParseMethod(fast) accepted")
 	}
 }
@@ -172,9 +172,9 @@ func TestAcceptRejections(t *testing.T) {
 		}
 		return !reflect.DeepEqual(offs, rejected), nil
 	}
-	for _, m := range []Method{MethodJoint, MethodEnumerate} {
+	for _, m := range []Strategy{StrategyJoint, StrategyEnumerate} {
 		rejected = nil
-		r, err := Search(context.Background(), p, Options{MaxNR: 4, Method: m, Jobs: 1, Accept: accept})
+		r, err := Search(context.Background(), p, Options{MaxNR: 4, Strategy: m, Jobs: 1, Accept: accept})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func TestAcceptRejections(t *testing.T) {
 		}
 	}
 	boom := errors.New("boom")
-	_, err := Search(context.Background(), p, Options{MaxNR: 3, Method: MethodJoint, Accept: func(context.Context, int, []int) (bool, error) { return false, boom }})
+	_, err := Search(context.Background(), p, Options{MaxNR: 3, Strategy: StrategyJoint, Accept: func(context.Context, int, []int) (bool, error) { return false, boom }})
 	if !errors.Is(err, boom) {
 		t.Errorf("error from Accept lost: %v", err)
 	}
@@ -195,8 +195,8 @@ func TestStoppedSearchFallsBackToSequential(t *testing.T) {
 	p := placementtest.Builtin(t, "nn-shape", placement.Options{Devices: 4})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, m := range Methods() {
-		r, err := Search(ctx, p, Options{Memory: 6, MaxNR: 6, Method: m})
+	for _, m := range Strategies() {
+		r, err := Search(ctx, p, Options{Memory: 6, MaxNR: 6, Strategy: m})
 		if err != nil {
 			t.Fatalf("%s: %v", m, err)
 		}
@@ -220,10 +220,10 @@ func TestProgressTotal(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 3})
 	want := 0
 	for nr := 1; nr <= 3; nr++ {
-		Enumerate(context.Background(), p, nr, func(Candidate) bool { want++; return true })
+		Enumerate(context.Background(), p, nr, func(Assignment) bool { want++; return true })
 	}
 	var last Progress
-	_, err := Search(context.Background(), p, Options{MaxNR: 3, Method: MethodEnumerate, Jobs: 1, Progress: func(pr Progress) { last = pr }})
+	_, err := Search(context.Background(), p, Options{MaxNR: 3, Strategy: StrategyEnumerate, Jobs: 1, Progress: func(pr Progress) { last = pr }})
 	if err != nil {
 		t.Fatal(err)
 	}

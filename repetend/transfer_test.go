@@ -67,9 +67,9 @@ func TestMethodsAgreeWithTransfers(t *testing.T) {
 		for _, c := range []int{1, 2} {
 			p := setTransfers(placementtest.Builtin(t, tc.name, placement.Options{Devices: 2}), c)
 			var periods []int
-			for _, m := range []Method{MethodEnumerate, MethodJoint} {
+			for _, m := range []Strategy{StrategyEnumerate, StrategyJoint} {
 				what := fmt.Sprintf("%s transfer %d %s", tc.name, c, m)
-				r, err := Search(context.Background(), p, Options{Memory: tc.memory, MaxNR: tc.nr, Method: m, Jobs: 1})
+				r, err := Search(context.Background(), p, Options{Memory: tc.memory, MaxNR: tc.nr, Strategy: m, Jobs: 1})
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}

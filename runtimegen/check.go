@@ -18,6 +18,33 @@ import (
 // and recompute follows the rules of memState. Whether the programs can
 // deadlock is Simulate's question.
 func Check(progs []*Program) error {
+	if err := checkHeaders(progs); err != nil {
+		return err
+	}
+	p0 := progs[0]
+	g, err := newGraph(p0)
+	if err != nil {
+		return err
+	}
+	c := &checker{g: g, p0: p0, sends: map[int]end{}, recvs: map[int]end{}}
+	for d, p := range progs {
+		dc := &deviceCheck{checker: c, d: d, ran: map[instRef]bool{}, has: map[string]bool{},
+			posted: map[int]OpKind{}, waited: map[int]bool{}, done: map[string]bool{}, mem: newMemState(g, p0)}
+		for k, o := range p.Ops {
+			if err := dc.op(k, o); err != nil {
+				return err
+			}
+		}
+		if err := dc.finish(); err != nil {
+			return err
+		}
+	}
+	return c.ends()
+}
+
+// checkHeaders: one program per device, all of one placement, mode,
+// micro-batches, groups and blocks, of a known mode.
+func checkHeaders(progs []*Program) error {
 	if len(progs) == 0 {
 		return fmt.Errorf("no programs")
 	}
@@ -43,158 +70,203 @@ func Check(progs []*Program) error {
 	if !slices.Contains(Modes(), p0.Mode) {
 		return fmt.Errorf("unknown mode %q", p0.Mode)
 	}
-	g, err := newGraph(p0)
-	if err != nil {
+	return nil
+}
+
+// end is one end of a transfer: the device, the op's index and the op.
+type end struct {
+	dev, op int
+	o       Op
+}
+
+// checker is Check's state across devices: every send and receive by tag.
+type checker struct {
+	g            *graph
+	p0           *Program
+	sends, recvs map[int]end
+}
+
+// deviceCheck is Check's state on one device.
+type deviceCheck struct {
+	*checker
+	d      int
+	ran    map[instRef]bool // instances run here
+	has    map[string]bool  // tensors this device can send or use
+	posted map[int]OpKind   // transfer tags posted here, not yet waited for
+	waited map[int]bool     // tags waited for
+	done   map[string]bool  // received tensors usable here
+	mem    *memState
+}
+
+// op checks the device's k-th op.
+func (dc *deviceCheck) op(k int, o Op) error {
+	where := func() string { return fmt.Sprintf("device %d, op %d (%s)", dc.d, k, o) }
+	b, ok := dc.g.index[o.Block]
+	if !ok {
+		return fmt.Errorf("%s: unknown block %q", where(), o.Block)
+	}
+	if o.Micro < 0 || o.Micro >= dc.p0.MicroBatches {
+		return fmt.Errorf("%s: micro-batch %d out of range 0..%d", where(), o.Micro, dc.p0.MicroBatches-1)
+	}
+	switch o.Kind {
+	case Compute, Collective:
+		return dc.compute(b, o, where)
+	case Offload, Reload, Recompute:
+		if err := dc.mem.op(dc.d, b, o, dc.ran); err != nil {
+			return fmt.Errorf("%s: %w", where(), err)
+		}
+		return nil
+	case Send, Recv:
+		return dc.transfer(k, o, where)
+	case Wait:
+		return dc.wait(o, where)
+	}
+	return fmt.Errorf("%s: unknown op %q", where(), o.Kind)
+}
+
+// compute checks that block b of o's micro-batch runs here once, as the
+// right kind of op, with its inputs at hand.
+func (dc *deviceCheck) compute(b int, o Op, where func() string) error {
+	p0, d := dc.p0, dc.d
+	info := p0.Blocks[b]
+	if !slices.Contains(info.Devices, d) {
+		return fmt.Errorf("%s: block %q does not run on device %d", where(), o.Block, d)
+	}
+	if want := kindOf(info); o.Kind != want {
+		return fmt.Errorf("%s: block %q on devices %v is a %s", where(), o.Block, info.Devices, want)
+	}
+	r := instRef{b, o.Micro}
+	if dc.ran[r] {
+		return fmt.Errorf("%s: %s@%d runs twice", where(), o.Block, o.Micro)
+	}
+	if err := dc.mem.gradient(info, o.Micro); err != nil {
+		return fmt.Errorf("%s: %w", where(), err)
+	}
+	for _, in := range info.Inputs {
+		from := dc.g.index[in.Block]
+		name := TensorName(in.Block, info.ID, o.Micro)
+		if slices.Contains(p0.Blocks[from].Devices, d) {
+			if !dc.ran[instRef{from, o.Micro}] {
+				return fmt.Errorf("%s: runs before its input %s@%d", where(), in.Block, o.Micro)
+			}
+		} else if !dc.done[name] {
+			return fmt.Errorf("%s: input %s has not been received", where(), name)
+		}
+	}
+	dc.ran[r] = true
+	for _, out := range info.Outputs {
+		dc.has[TensorName(info.ID, out.Block, o.Micro)] = true
+	}
+	return nil
+}
+
+// transfer checks a send or receive, the k-th op: a dependency's tensor,
+// between the devices it joins, its tag used once each way.
+func (dc *deviceCheck) transfer(k int, o Op, where func() string) error {
+	p0, d := dc.p0, dc.d
+	from, to, m, err := SplitTensorName(o.Tensor)
+	fi, okf := dc.g.index[from]
+	ti, okt := dc.g.index[to]
+	if err != nil || !okf || !okt || !dc.g.dep[[2]int{fi, ti}] || m != o.Micro {
+		return fmt.Errorf("%s: tensor %q is no dependency of micro-batch %d", where(), o.Tensor, o.Micro)
+	}
+	if o.Peer < 0 || o.Peer >= p0.Devices || o.Peer == d {
+		return fmt.Errorf("%s: peer %d is not another device", where(), o.Peer)
+	}
+	if o.Kind == Send {
+		if o.Block != from || !dc.has[o.Tensor] {
+			return fmt.Errorf("%s: sends a tensor this device does not hold", where())
+		}
+		if !slices.Contains(p0.Blocks[ti].Devices, o.Peer) {
+			return fmt.Errorf("%s: block %q does not run on device %d", where(), to, o.Peer)
+		}
+		if e, dup := dc.sends[o.Tag]; dup {
+			return fmt.Errorf("%s: tag %d already sent by device %d, op %d", where(), o.Tag, e.dev, e.op)
+		}
+		dc.sends[o.Tag] = end{d, k, o}
+	} else {
+		if o.Block != to || !slices.Contains(p0.Blocks[ti].Devices, d) {
+			return fmt.Errorf("%s: block %q does not run on device %d", where(), to, d)
+		}
+		if slices.Contains(p0.Blocks[fi].Devices, d) {
+			return fmt.Errorf("%s: receives a tensor produced on this device", where())
+		}
+		if e, dup := dc.recvs[o.Tag]; dup {
+			return fmt.Errorf("%s: tag %d already received by device %d, op %d", where(), o.Tag, e.dev, e.op)
+		}
+		dc.recvs[o.Tag] = end{d, k, o}
+	}
+	if p0.Mode == NonBlocking {
+		dc.posted[o.Tag] = o.Kind
+	} else if o.Kind == Recv {
+		dc.done[o.Tensor] = true
+		dc.has[o.Tensor] = true
+	}
+	return nil
+}
+
+// wait checks a wait: non-blocking programs only, for a transfer posted
+// here and not waited for yet, naming it as it was posted.
+func (dc *deviceCheck) wait(o Op, where func() string) error {
+	if dc.p0.Mode == Blocking {
+		return fmt.Errorf("%s: a blocking program has no waits", where())
+	}
+	kind, ok := dc.posted[o.Tag]
+	if !ok {
+		if dc.waited[o.Tag] {
+			return fmt.Errorf("%s: tag %d waited for twice", where(), o.Tag)
+		}
+		return fmt.Errorf("%s: tag %d is not posted on this device before", where(), o.Tag)
+	}
+	e := dc.sends[o.Tag]
+	if kind == Recv {
+		e = dc.recvs[o.Tag]
+	}
+	if e.o.Tensor != o.Tensor || e.o.Peer != o.Peer || e.o.Block != o.Block {
+		return fmt.Errorf("%s: does not match op %d (%s)", where(), e.op, e.o)
+	}
+	delete(dc.posted, o.Tag)
+	dc.waited[o.Tag] = true
+	if kind == Recv {
+		dc.done[o.Tensor] = true
+		dc.has[o.Tensor] = true
+	}
+	return nil
+}
+
+// finish checks the device's end: every instance of its blocks ran, its
+// memory is back, and every transfer it posted was waited for.
+func (dc *deviceCheck) finish() error {
+	p0, d := dc.p0, dc.d
+	for b, info := range p0.Blocks {
+		if !slices.Contains(info.Devices, d) {
+			continue
+		}
+		for m := range p0.MicroBatches {
+			if !dc.ran[instRef{b, m}] {
+				return fmt.Errorf("device %d: %s@%d never runs", d, info.ID, m)
+			}
+		}
+	}
+	if err := dc.mem.finish(d); err != nil {
 		return err
 	}
-	type end struct {
-		dev, op int
-		o       Op
+	if len(dc.posted) > 0 {
+		tags := make([]int, 0, len(dc.posted))
+		for t := range dc.posted {
+			tags = append(tags, t)
+		}
+		slices.Sort(tags)
+		return fmt.Errorf("device %d: transfer %d is posted but never waited for", d, tags[0])
 	}
-	sends := map[int]end{}
-	recvs := map[int]end{}
-	for d, p := range progs {
-		ran := map[instRef]bool{}    // instances run here
-		has := map[string]bool{}     // tensors this device can send or use
-		posted := map[int]OpKind{}   // transfer tags posted here, not yet waited for
-		waited := map[int]bool{}     // tags waited for
-		var done = map[string]bool{} // received tensors usable here
-		mem := newMemState(g, p0)
-		for k, o := range p.Ops {
-			where := func() string { return fmt.Sprintf("device %d, op %d (%s)", d, k, o) }
-			b, ok := g.index[o.Block]
-			if !ok {
-				return fmt.Errorf("%s: unknown block %q", where(), o.Block)
-			}
-			if o.Micro < 0 || o.Micro >= p0.MicroBatches {
-				return fmt.Errorf("%s: micro-batch %d out of range 0..%d", where(), o.Micro, p0.MicroBatches-1)
-			}
-			info := p0.Blocks[b]
-			switch o.Kind {
-			case Compute, Collective:
-				if !slices.Contains(info.Devices, d) {
-					return fmt.Errorf("%s: block %q does not run on device %d", where(), o.Block, d)
-				}
-				if want := kindOf(info); o.Kind != want {
-					return fmt.Errorf("%s: block %q on devices %v is a %s", where(), o.Block, info.Devices, want)
-				}
-				r := instRef{b, o.Micro}
-				if ran[r] {
-					return fmt.Errorf("%s: %s@%d runs twice", where(), o.Block, o.Micro)
-				}
-				if err := mem.gradient(info, o.Micro); err != nil {
-					return fmt.Errorf("%s: %w", where(), err)
-				}
-				for _, in := range info.Inputs {
-					from := g.index[in.Block]
-					name := TensorName(in.Block, info.ID, o.Micro)
-					if slices.Contains(p0.Blocks[from].Devices, d) {
-						if !ran[instRef{from, o.Micro}] {
-							return fmt.Errorf("%s: runs before its input %s@%d", where(), in.Block, o.Micro)
-						}
-					} else if !done[name] {
-						return fmt.Errorf("%s: input %s has not been received", where(), name)
-					}
-				}
-				ran[r] = true
-				for _, out := range info.Outputs {
-					has[TensorName(info.ID, out.Block, o.Micro)] = true
-				}
-			case Offload, Reload, Recompute:
-				if err := mem.op(d, b, o, ran); err != nil {
-					return fmt.Errorf("%s: %w", where(), err)
-				}
-			case Send, Recv:
-				from, to, m, err := SplitTensorName(o.Tensor)
-				fi, okf := g.index[from]
-				ti, okt := g.index[to]
-				if err != nil || !okf || !okt || !g.dep[[2]int{fi, ti}] || m != o.Micro {
-					return fmt.Errorf("%s: tensor %q is no dependency of micro-batch %d", where(), o.Tensor, o.Micro)
-				}
-				if o.Peer < 0 || o.Peer >= p0.Devices || o.Peer == d {
-					return fmt.Errorf("%s: peer %d is not another device", where(), o.Peer)
-				}
-				if o.Kind == Send {
-					if o.Block != from || !has[o.Tensor] {
-						return fmt.Errorf("%s: sends a tensor this device does not hold", where())
-					}
-					if !slices.Contains(p0.Blocks[ti].Devices, o.Peer) {
-						return fmt.Errorf("%s: block %q does not run on device %d", where(), to, o.Peer)
-					}
-					if e, dup := sends[o.Tag]; dup {
-						return fmt.Errorf("%s: tag %d already sent by device %d, op %d", where(), o.Tag, e.dev, e.op)
-					}
-					sends[o.Tag] = end{d, k, o}
-				} else {
-					if o.Block != to || !slices.Contains(p0.Blocks[ti].Devices, d) {
-						return fmt.Errorf("%s: block %q does not run on device %d", where(), to, d)
-					}
-					if slices.Contains(p0.Blocks[fi].Devices, d) {
-						return fmt.Errorf("%s: receives a tensor produced on this device", where())
-					}
-					if e, dup := recvs[o.Tag]; dup {
-						return fmt.Errorf("%s: tag %d already received by device %d, op %d", where(), o.Tag, e.dev, e.op)
-					}
-					recvs[o.Tag] = end{d, k, o}
-				}
-				if p0.Mode == NonBlocking {
-					posted[o.Tag] = o.Kind
-				} else if o.Kind == Recv {
-					done[o.Tensor] = true
-					has[o.Tensor] = true
-				}
-			case Wait:
-				if p0.Mode == Blocking {
-					return fmt.Errorf("%s: a blocking program has no waits", where())
-				}
-				kind, ok := posted[o.Tag]
-				if !ok {
-					if waited[o.Tag] {
-						return fmt.Errorf("%s: tag %d waited for twice", where(), o.Tag)
-					}
-					return fmt.Errorf("%s: tag %d is not posted on this device before", where(), o.Tag)
-				}
-				e := sends[o.Tag]
-				if kind == Recv {
-					e = recvs[o.Tag]
-				}
-				if e.o.Tensor != o.Tensor || e.o.Peer != o.Peer || e.o.Block != o.Block {
-					return fmt.Errorf("%s: does not match op %d (%s)", where(), e.op, e.o)
-				}
-				delete(posted, o.Tag)
-				waited[o.Tag] = true
-				if kind == Recv {
-					done[o.Tensor] = true
-					has[o.Tensor] = true
-				}
-			default:
-				return fmt.Errorf("%s: unknown op %q", where(), o.Kind)
-			}
-		}
-		for b, info := range p0.Blocks {
-			if !slices.Contains(info.Devices, d) {
-				continue
-			}
-			for m := range p0.MicroBatches {
-				if !ran[instRef{b, m}] {
-					return fmt.Errorf("device %d: %s@%d never runs", d, info.ID, m)
-				}
-			}
-		}
-		if err := mem.finish(d); err != nil {
-			return err
-		}
-		if len(posted) > 0 {
-			tags := make([]int, 0, len(posted))
-			for t := range posted {
-				tags = append(tags, t)
-			}
-			slices.Sort(tags)
-			return fmt.Errorf("device %d: transfer %d is posted but never waited for", d, tags[0])
-		}
-	}
-	for tag, s := range sends {
-		r, ok := recvs[tag]
+	return nil
+}
+
+// ends checks that every tag has one send and one receive, the two ends
+// of one transfer.
+func (c *checker) ends() error {
+	for tag, s := range c.sends {
+		r, ok := c.recvs[tag]
 		if !ok {
 			return fmt.Errorf("device %d, op %d (%s): no device receives it", s.dev, s.op, s.o)
 		}
@@ -203,8 +275,8 @@ func Check(progs []*Program) error {
 				s.dev, s.op, s.o, r.dev, r.op, r.o, tag)
 		}
 	}
-	for tag, r := range recvs {
-		if _, ok := sends[tag]; !ok {
+	for tag, r := range c.recvs {
+		if _, ok := c.sends[tag]; !ok {
 			return fmt.Errorf("device %d, op %d (%s): no device sends it", r.dev, r.op, r.o)
 		}
 	}

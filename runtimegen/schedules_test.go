@@ -35,7 +35,7 @@ func TestEveryProducerRunsWithoutDeadlock(t *testing.T) {
 			}
 			to := opt.Schedule
 			scheds, labels = append(scheds, to), append(labels, "time-optimal")
-			for _, m := range baseline.Methods() {
+			for _, m := range baseline.All() {
 				s, err := m.Build(spec.New(p, 8))
 				if errors.Is(err, baseline.ErrNotApplicable) {
 					continue

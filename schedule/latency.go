@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -337,4 +338,22 @@ func CompactDecisionsLatency(s *Schedule, budget int) (*Schedule, error) {
 		return nil, fmt.Errorf("compact: the compacted schedule fails verification (a bug): %w", err)
 	}
 	return out, nil
+}
+
+// LatencySummary is the latency per micro-batch (its first block's start
+// to its last block's end: max and mean), the throughput of the steady
+// state in micro-batches per time unit, and the latency budget (omitted
+// without one): MeasureLatency as the --json reports give it.
+type LatencySummary struct {
+	Max        int     `json:"max"`
+	Mean       float64 `json:"mean"`
+	Throughput float64 `json:"throughput"`
+	Budget     int     `json:"budget,omitempty"`
+}
+
+// SummarizeLatency is s's LatencySummary, the mean and the throughput
+// rounded to six decimals; s must be verified.
+func SummarizeLatency(s *Schedule) LatencySummary {
+	st := MeasureLatency(s)
+	return LatencySummary{Max: st.Max, Mean: textfmt.Round6(st.Mean), Throughput: textfmt.Round6(st.Throughput), Budget: s.Latency}
 }

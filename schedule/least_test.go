@@ -42,7 +42,7 @@ func TestLeastMemory(t *testing.T) {
 				t.Errorf("%s: device %d needs %+v, want %d", p.Name, d, x, tc.want[d])
 			}
 		}
-		for _, m := range baseline.Methods() {
+		for _, m := range baseline.All() {
 			for _, n := range []int{1, 4, 8} {
 				s, err := m.Build(spec.New(p, n))
 				if err != nil {

@@ -235,6 +235,35 @@ func overlapBounds(p *placement.Placement, n, memory int) (Bounds, MakespanBound
 	return Bounds{Period: up(b.Period), Makespan: up(b.Makespan)}, by
 }
 
+// Occupancy is how the valid pairs of a schedule occupy its devices, as
+// the renderings draw them: an instance paired behind another runs inside
+// its lead's action, which lasts the pair's time.
+type Occupancy struct {
+	pg      *pairing
+	partner map[Ref]Ref
+}
+
+// OccupancyOf indexes the valid pairs of s.
+func OccupancyOf(s *Schedule) Occupancy {
+	return Occupancy{pg: newPairing(s, nil), partner: pairPartners(s)}
+}
+
+// Paired reports whether s has a valid pair.
+func (o Occupancy) Paired() bool { return !o.pg.empty() }
+
+// Follower reports whether r runs inside another instance's pair.
+func (o Occupancy) Follower(r Ref) bool { return o.pg.follower(r) }
+
+// Duration is how long r occupies its devices: its pair's time where it
+// leads a pair, else its block's time on p.
+func (o Occupancy) Duration(p *placement.Placement, r Ref) int { return o.pg.dur(p, r) }
+
+// Partner is the backward paired with the forward r.
+func (o Occupancy) Partner(r Ref) (Ref, bool) {
+	g, ok := o.partner[r]
+	return g, ok
+}
+
 // pairPartners maps the forward of every valid pair to its backward.
 func pairPartners(s *Schedule) map[Ref]Ref {
 	pg := newPairing(s, nil)

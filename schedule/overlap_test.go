@@ -186,26 +186,3 @@ func TestOverlapBounds(t *testing.T) {
 		t.Errorf("bound %d above the paired schedule's makespan %d", b.Makespan, Makespan(s))
 	}
 }
-
-func TestRenderPairs(t *testing.T) {
-	s := moePaired(t)
-	var text, svg, trace bytes.Buffer
-	if err := RenderText(s, &text); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(text.String(), "f1+b0 ") || !strings.Contains(text.String(), "f3+b1 forward of micro-batch 3 overlapped") {
-		t.Errorf("text without the pair:\n%s", text.String())
-	}
-	if err := RenderSVG(s, &svg); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(svg.String(), "f1^1+b1^0 overlapped [4,9)") {
-		t.Error("SVG without the pair")
-	}
-	if err := RenderTrace(s, &trace); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(trace.String(), `"name":"f1^1+b1^0","cat":"overlapped"`) {
-		t.Errorf("trace without the pair:\n%s", trace.String())
-	}
-}

@@ -86,3 +86,52 @@ func TestRepetendSpan(t *testing.T) {
 		}
 	}
 }
+
+// TestResize: a schedule whose steady state repeats (1F1B on the v-shape)
+// resized to more and to fewer micro-batches is that schedule of more
+// or fewer micro-batches: valid, and longer or shorter by the period
+// for each micro-batch.
+func TestResize(t *testing.T) {
+	p, err := placement.Builtin("v-shape", placement.Options{Devices: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var orders [][]Ref
+	n := 16
+	for d := range 4 {
+		var o []Ref
+		f, b := d, 7-d
+		warm := min(4-d, n)
+		for m := range warm {
+			o = append(o, Ref{Block: f, Micro: m})
+		}
+		for m := range n {
+			o = append(o, Ref{Block: b, Micro: m})
+			if warm+m < n {
+				o = append(o, Ref{Block: f, Micro: warm + m})
+			}
+		}
+		orders = append(orders, o)
+	}
+	ins, err := Compact(p, n, orders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Schedule{Spec: spec.New(p, n), Instances: ins}
+	r := FindRepetend(s)
+	if r == nil {
+		t.Fatal("no repetend")
+	}
+	for _, m := range []int{n + 10, n - 5, r.Iterations} {
+		got, err := Resize(s, r, m)
+		if err != nil {
+			t.Fatalf("%d micro-batches: %v", m, err)
+		}
+		if want := Makespan(s) + (m-n)*r.Period; Makespan(got) != want {
+			t.Errorf("%d micro-batches: makespan %d, want %d", m, Makespan(got), want)
+		}
+	}
+	if _, err := Resize(s, r, n-r.Iterations+1); err == nil {
+		t.Error("resized below two iterations")
+	}
+}

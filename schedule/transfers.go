@@ -2,7 +2,6 @@ package schedule
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
 	"github.com/tessel-pp/tessel/placement"
@@ -73,28 +72,4 @@ func Transfers(s *Schedule) []TransferSpan {
 		}
 	}
 	return out
-}
-
-// linkRows is the links the renderings draw a row for, in order (from
-// device, then to device), and each transfer's row: only for a placement
-// whose blocks chose their devices (placement's HasCandidates), where
-// transfers take time; none otherwise, so that the renderings of pinned
-// placements stay as they were.
-func linkRows(s *Schedule) (links []placement.Link, spans []TransferSpan) {
-	if !s.Placement.HasCandidates() {
-		return nil, nil
-	}
-	spans = Transfers(s)
-	for _, t := range spans {
-		if !slices.Contains(links, t.Link) {
-			links = append(links, t.Link)
-		}
-	}
-	slices.SortFunc(links, func(a, b placement.Link) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To)) })
-	return links, spans
-}
-
-// transferName is how the renderings name a transfer: "op3→op7^0".
-func transferName(p *placement.Placement, t TransferSpan) string {
-	return fmt.Sprintf("%s→%s^%d", p.Blocks[t.Dep.From].ID, p.Blocks[t.Dep.To].ID, t.Micro)
 }

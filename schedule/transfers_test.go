@@ -1,8 +1,6 @@
 package schedule
 
 import (
-	"bytes"
-	"strings"
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
@@ -57,38 +55,5 @@ func TestTransfers(t *testing.T) {
 				t.Fatalf("channels %v: %v, want %v", tc.channels, got, tc.want)
 			}
 		}
-		var tr, svg bytes.Buffer
-		if err := RenderTrace(s, &tr); err != nil {
-			t.Fatal(err)
-		}
-		if err := RenderSVG(s, &svg); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(tr.String(), `"name":"link 0→1"`) || strings.Count(tr.String(), `"cat":"transfer"`) != 2 {
-			t.Fatalf("trace without the link row:\n%s", tr.String())
-		}
-		if strings.Count(svg.String(), `<rect class="transfer"`) != 2 || !strings.Contains(svg.String(), "link 0&gt;1") {
-			t.Fatalf("SVG without the link row:\n%s", svg.String())
-		}
-	}
-}
-
-// A pinned placement draws no link rows, transfers or not: its renderings
-// stay as they were.
-func TestNoLinkRowsPinned(t *testing.T) {
-	s := chosenFork(t, false)
-	for i := range s.Placement.Blocks {
-		s.Placement.Blocks[i].Candidates = nil
-	}
-	s.Placement.Costs = nil
-	var tr, svg bytes.Buffer
-	if err := RenderTrace(s, &tr); err != nil {
-		t.Fatal(err)
-	}
-	if err := RenderSVG(s, &svg); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(tr.String(), "transfer") || strings.Contains(svg.String(), "transfer") {
-		t.Fatal("a pinned placement got link rows")
 	}
 }

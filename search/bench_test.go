@@ -43,8 +43,8 @@ var benchCases = []benchCase{
 // out: its candidate space is too large to finish.
 func BenchmarkSearch(b *testing.B) {
 	for _, c := range benchCases {
-		for _, m := range []repetend.Method{"default", repetend.MethodJoint, repetend.MethodEnumerate, repetend.MethodRace} {
-			if c.devices > 4 && m != repetend.MethodJoint && m != "default" {
+		for _, m := range []repetend.Strategy{"default", repetend.StrategyJoint, repetend.StrategyEnumerate, repetend.StrategyRace} {
+			if c.devices > 4 && m != repetend.StrategyJoint && m != "default" {
 				continue
 			}
 			b.Run(fmt.Sprintf("%s-%dd-m%d/%s", c.name, c.devices, c.memory, m), func(b *testing.B) {
@@ -52,9 +52,9 @@ func BenchmarkSearch(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				opt := Options{MaxNR: c.nr, Method: m, SolverOnly: true}
+				opt := Options{MaxNR: c.nr, Strategy: m, SolverOnly: true}
 				if m == "default" {
-					opt.Method, opt.SolverOnly = "", false
+					opt.Strategy, opt.SolverOnly = "", false
 				}
 				for b.Loop() {
 					res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 128, Memory: c.memory}, opt)

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
@@ -80,12 +81,12 @@ func maxOf(xs []int) int {
 // answers most cases; the solver settles the rest (opt.Seed and
 // opt.Effort are not used). The cooldown depends on the micro-batch count
 // only where a micro-batch leaves memory behind on a device.
-func Feasible(ctx context.Context, p *placement.Placement, c repetend.Candidate, opt repetend.PeriodOptions) (bool, error) {
+func Feasible(ctx context.Context, p *placement.Placement, c repetend.Assignment, opt repetend.PeriodOptions) (bool, error) {
 	nr, offsets, memory := c.NR, c.Offsets, opt.Memory
 	n := max(opt.MicroBatches, nr)
 	for _, pr := range []*smt.Problem{
-		smt.InstanceProblem(p, Warmup(p, offsets), memory, nil),
-		smt.InstanceProblem(p, Cooldown(p, offsets, nr, n), memory, cooldownEntry(p, offsets, nr, n)),
+		encode.InstanceProblem(p, Warmup(p, offsets), memory, nil),
+		encode.InstanceProblem(p, Cooldown(p, offsets, nr, n), memory, cooldownEntry(p, offsets, nr, n)),
 	} {
 		ok, err := smt.Satisfiable(ctx, pr)
 		if err != nil || !ok {

@@ -239,8 +239,8 @@ func TestPropertyRandomPlacements(t *testing.T) {
 		}
 		memory := []int{0, 2, 3}[rng.Intn(3)]
 		n := []int{1, 3, 6}[rng.Intn(3)]
-		method := []repetend.Method{repetend.MethodJoint, repetend.MethodEnumerate}[rng.Intn(2)]
-		res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Options{MaxNR: 3, Method: method, Jobs: 2})
+		method := []repetend.Strategy{repetend.StrategyJoint, repetend.StrategyEnumerate}[rng.Intn(2)]
+		res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Options{MaxNR: 3, Strategy: method, Jobs: 2})
 		seq := sequentialFits(p, n, memory)
 		if seq {
 			fitting++
@@ -272,7 +272,7 @@ func TestPropertyRandomPlacements(t *testing.T) {
 
 // A cap of a single resource unit on every solver call (Options.Effort,
 // PhaseEffort) still answers: Z3 runs out before its search proper and
-// says "unknown", which under a cap is the cap's (smt.ErrEffort), so the
+// says "unknown", which under a cap is the cap's (z3.ErrEffort), so the
 // constructions' schedule stands instead of an error.
 func TestSearchTinyEffort(t *testing.T) {
 	for _, name := range []string{"m-shape", "x-shape", "v-shape"} {

@@ -39,7 +39,7 @@ func TestSearchTwoLinksPerPair(t *testing.T) {
 		if (len(q.Lanes) > 0) != (c == two) {
 			t.Fatalf("lanes %v", q.Lanes)
 		}
-		res, err := Run(ctx, spec.Spec{Placement: q, MicroBatches: 16, Memory: 8}, Options{Method: repetend.MethodJoint, Effort: 50_000, PhaseEffort: 50_000, RefineEffort: 50_000})
+		res, err := Run(ctx, spec.Spec{Placement: q, MicroBatches: 16, Memory: 8}, Options{Strategy: repetend.StrategyJoint, Effort: 50_000, PhaseEffort: 50_000, RefineEffort: 50_000})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
@@ -26,7 +27,7 @@ import (
 //     whose steady state meets the budget; a modulo schedule's repetend is
 //     the incumbent only where its steady state meets it;
 //   - the warmup and cooldown: the rule among their own micro-batches in
-//     the time-optimal encoding (smt.LatencyDeadlines), and the assembled
+//     the time-optimal encoding (encode.LatencyDeadlines), and the assembled
 //     schedule re-timed under the budget (the micro-batches that cross
 //     into the iterations);
 //   - the time-optimal search of all N (Optimal, and Run with N < N_R):
@@ -52,7 +53,7 @@ import (
 // with recompute, the windows that decide) is re-timed under the budget
 // with its decisions (schedule.CompactDecisionsLatency) or left out, the
 // time-optimal search that decides holds the rule
-// (smt.OptimalDecisionsWithin), and where nothing meets both budgets the
+// (encode.OptimalDecisionsWithin), and where nothing meets both budgets the
 // error is one line (noneWithin, ErrLatency).
 //
 // Every schedule the search returns records the budget (schedule's
@@ -99,7 +100,7 @@ func withinLatency(sp spec.Spec, s *schedule.Schedule) *schedule.Schedule {
 }
 
 // portfolio is the constructions of step 1 (construct.Portfolio).
-func portfolio(ctx context.Context, sp spec.Spec) ([]construct.Candidate, error) {
+func portfolio(ctx context.Context, sp spec.Spec) ([]construct.Entry, error) {
 	return construct.Portfolio(ctx, sp)
 }
 
@@ -111,9 +112,9 @@ func solveAllWithin(ctx context.Context, p *placement.Placement, n, memory, late
 		return solveAll(ctx, p, n, memory, opt)
 	}
 	opt.LoadCuts = true
-	refs := smt.AllInstances(p, n)
-	pr := smt.InstanceProblem(p, refs, memory, nil)
-	pr.Deadlines = smt.LatencyDeadlines(p, refs, latency)
+	refs := encode.AllInstances(p, n)
+	pr := encode.InstanceProblem(p, refs, memory, nil)
+	pr.Deadlines = encode.LatencyDeadlines(p, refs, latency)
 	sol, err := smt.MinimizeMakespan(ctx, pr, opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d, latency budget %d: %w", p.Name, n, memory, latency, err)
@@ -146,7 +147,7 @@ func latencyOptimal(ctx context.Context, sp spec.Spec, opt Options, res *Result)
 		effort = 0
 	}
 	t0 := time.Now()
-	s, sol, err := solveAllWithin(ctx, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: startsOf(res.Schedule, smt.AllInstances(p, n))})
+	s, sol, err := solveAllWithin(ctx, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: startsOf(res.Schedule, encode.AllInstances(p, n))})
 	res.Times.Warmup += time.Since(t0)
 	if err != nil {
 		return

@@ -83,7 +83,7 @@ func TestLatencyWithDecisions(t *testing.T) {
 				t.Errorf("%d offloaded, %d recomputed", off, rec)
 			}
 			best, name := 0, ""
-			for _, m := range baseline.Methods() {
+			for _, m := range baseline.All() {
 				b, err := m.Build(spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.memory})
 				if err != nil || !allows(b, sp.Allowed) {
 					continue
@@ -122,7 +122,7 @@ func TestBaselinesWithinLatency(t *testing.T) {
 		{"1f1b-recompute", 19, 0},
 	} {
 		var s *schedule.Schedule
-		for _, m := range baseline.Methods() {
+		for _, m := range baseline.All() {
 			if m.Name == tc.name {
 				var err error
 				if s, err = m.Build(spec.Spec{Placement: p, MicroBatches: 8, Memory: 2}); err != nil {

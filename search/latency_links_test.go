@@ -19,7 +19,7 @@ import (
 // 0 when none does.
 func bestBaselineWithin(p *placement.Placement, n, memory, budget int) int {
 	best := 0
-	for _, m := range baseline.Methods() {
+	for _, m := range baseline.All() {
 		s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: memory})
 		if err != nil {
 			continue

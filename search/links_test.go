@@ -54,7 +54,7 @@ func TestSearchOnQueuedLinks(t *testing.T) {
 				if solverOnly {
 					return
 				}
-				for _, m := range baseline.Methods() {
+				for _, m := range baseline.All() {
 					s, err := m.Build(spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.memory})
 					if err != nil {
 						continue

@@ -126,7 +126,7 @@ func TestDecidedWindowsImproveSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	best := 0
-	for _, c := range res.Candidates {
+	for _, c := range res.Contenders {
 		if best == 0 || c.Makespan < best {
 			best = c.Makespan
 		}

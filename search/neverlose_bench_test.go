@@ -81,7 +81,7 @@ func BenchmarkNeverLose(b *testing.B) {
 				b.Fatal(err)
 			}
 			best, bestRate := 0, -1.0
-			for _, m := range baseline.Methods() {
+			for _, m := range baseline.All() {
 				s, err := m.Build(spec.Spec{Placement: p, MicroBatches: c.n, Memory: c.memory})
 				if err != nil {
 					continue

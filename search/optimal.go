@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
@@ -88,9 +89,15 @@ func boundOf(p *placement.Placement, n, memory, latency int, sol *smt.Solution) 
 // meets the proven lower bound needs no solver at all. The schedule it
 // returns has passed the verifier. When ctx ends before the solver found
 // anything, the best construction or baseline is the answer, not proven;
-// without one, the error is the solver's (smt.ErrInfeasible: no schedule
-// fits the budget).
+// without one, the error is ErrInfeasible where no schedule fits the
+// budget, ErrStopped where the search was stopped first (errors.Is).
 func Optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalResult, error) {
+	res, err := optimal(ctx, sp, opt)
+	return res, own(err)
+}
+
+// optimal is Optimal, its errors not yet the search's own.
+func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalResult, error) {
 	p := sp.Placement
 	n, memory := sp.MicroBatches, sp.Memory
 	if n < 1 {
@@ -127,7 +134,7 @@ func Optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 	if cands, err := portfolio(ctx, sp); err == nil && len(cands) > 0 {
 		offer(Source{Kind: SourceConstruction, Name: cands[0].Name}, cands[0].Schedule)
 	}
-	for _, m := range baseline.Methods() {
+	for _, m := range baseline.All() {
 		if s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}); err == nil && allows(s, sp.Allowed) {
 			offer(Source{Kind: SourceBaseline, Name: m.Name}, s)
 		}
@@ -136,7 +143,7 @@ func Optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 	if (sp.Allowed.Offload || sp.Allowed.Recompute) && !p.Channels {
 		return optimalDecisions(ctx, sp, opt, sopt, start, source)
 	}
-	refs := smt.AllInstances(p, n)
+	refs := encode.AllInstances(p, n)
 	if start != nil && len(start.Decisions) == 0 {
 		sopt.Hint = startsOf(start, refs)
 	}
@@ -190,11 +197,11 @@ func Optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 // recorded in the schedule (LinkOrder). The schedule is not yet verified.
 func solveAllLinkOrder(ctx context.Context, p *placement.Placement, n, memory, latency int, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
 	opt.LoadCuts = true
-	refs := smt.AllInstances(p, n)
-	pr := smt.InstanceProblem(p, refs, memory, nil)
+	refs := encode.AllInstances(p, n)
+	pr := encode.InstanceProblem(p, refs, memory, nil)
 	pr.FreeLinkOrder = true
 	if latency > 0 {
-		pr.Deadlines = smt.LatencyDeadlines(p, refs, latency)
+		pr.Deadlines = encode.LatencyDeadlines(p, refs, latency)
 	}
 	sol, err := smt.MinimizeMakespan(ctx, pr, opt)
 	if err != nil {
@@ -205,7 +212,7 @@ func solveAllLinkOrder(ctx context.Context, p *placement.Placement, n, memory, l
 		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: sol.Starts[k]})
 	}
 	if len(pr.Transfers) > 0 {
-		if s.LinkOrder, err = smt.LinkOrders(p, refs, pr, sol.TransferStarts); err != nil {
+		if s.LinkOrder, err = encode.LinkOrders(p, refs, pr, sol.TransferStarts); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -218,8 +225,8 @@ func solveAllLinkOrder(ctx context.Context, p *placement.Placement, n, memory, l
 // meet the link rule. The schedule is not yet verified.
 func solveAll(ctx context.Context, p *placement.Placement, n, memory int, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
 	opt.LoadCuts = true
-	refs := smt.AllInstances(p, n)
-	sol, err := smt.MinimizeMakespan(ctx, smt.InstanceProblem(p, refs, memory, nil), opt)
+	refs := encode.AllInstances(p, n)
+	sol, err := smt.MinimizeMakespan(ctx, encode.InstanceProblem(p, refs, memory, nil), opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
 	}
@@ -256,11 +263,11 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 }
 
 // optimalDecisions is the time-optimal search whose encoding decides
-// offloads and recomputes too (smt.OptimalDecisionsWithin, under the
+// offloads and recomputes too (encode.OptimalDecisionsWithin, under the
 // latency budget where there is one), from the best seed.
 func optimalDecisions(ctx context.Context, sp spec.Spec, _ OptimalOptions, sopt smt.Options, seed *schedule.Schedule, source Source) (*OptimalResult, error) {
 	p := sp.Placement
-	s, sol, err := smt.OptimalDecisionsWithin(ctx, p, sp.MicroBatches, sp.Memory, sp.Latency, smt.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}, sopt, seed)
+	s, sol, err := encode.OptimalDecisionsWithin(ctx, p, sp.MicroBatches, sp.Memory, sp.Latency, encode.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}, sopt, seed)
 	if err != nil {
 		if seed == nil {
 			return nil, err

@@ -104,7 +104,7 @@ func TestSearchNeverLosesToABaseline(t *testing.T) {
 				if err != nil {
 					continue // no schedule fits this budget
 				}
-				for _, m := range baseline.Methods() {
+				for _, m := range baseline.All() {
 					s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: memory})
 					if err != nil {
 						continue

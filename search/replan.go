@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/placement"
@@ -85,7 +86,7 @@ func Replan(ctx context.Context, old *schedule.Schedule, p *placement.Placement,
 		return nil, err
 	}
 	out.Result = res
-	for _, cd := range res.Candidates {
+	for _, cd := range res.Contenders {
 		if cd.Source == (Source{Kind: SourceStart, Name: StartOldRepetend}) {
 			out.OldRepetend = ptr(cd.Makespan)
 		}
@@ -108,9 +109,22 @@ func ReplanStarts(ctx context.Context, sp spec.Spec, start []Start, opt ReplanOp
 	// (their convention) and the refinement's default cap (its own: a
 	// negative RefineEffort would leave the refinement out).
 	return Run(ctx, sp, Options{
-		MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed,
+		MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed,
 		Start: start, Effort: effort, PhaseEffort: effort, RefineEffort: max(effort, 0), RefineGreedyOnly: !opt.Refine,
 	})
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Fresh is a fresh search of p for old's micro-batches and budget, as
+// tessel search runs it (the joint method) with opt's MaxNR and Seed,
+// within limit (0: none): what a replan is compared with. Callers verify
+// its schedule.
+func Fresh(ctx context.Context, p *placement.Placement, old *schedule.Schedule, opt ReplanOptions, limit time.Duration) (*Result, error) {
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	return Run(ctx, spec.Spec{Placement: p, MicroBatches: old.MicroBatches, Memory: old.Memory}, Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed})
+}

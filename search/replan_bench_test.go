@@ -53,7 +53,7 @@ func BenchmarkFreshSlowLink(b *testing.B) {
 	old, p, _ := replanCase(b)
 	b.ResetTimer()
 	for range b.N {
-		res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: old.MicroBatches, Memory: old.Memory}, Options{Method: repetend.MethodJoint})
+		res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: old.MicroBatches, Memory: old.Memory}, Options{Strategy: repetend.StrategyJoint})
 		if err != nil {
 			b.Fatal(err)
 		}

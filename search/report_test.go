@@ -27,21 +27,21 @@ func TestRunnerUpIsTheBestOtherCandidate(t *testing.T) {
 	if got.Source != (Source{Kind: SourceBaseline, Name: "zb-h1"}) || got.Makespan != 27 {
 		t.Errorf("runner-up %+v, want baseline zb-h1 at 27 (winner %s at %d)", got, res.Source, res.Makespan())
 	}
-	for _, c := range res.Candidates {
+	for _, c := range res.Contenders {
 		if c.Source != res.Source.Unrefined() && c.Makespan < got.Makespan {
 			t.Errorf("candidate %+v ends before the runner-up %+v", c, got)
 		}
 	}
 	// Without other candidates there is no runner-up.
 	modulo := Source{Kind: SourceConstruction, Name: "modulo"}
-	if _, ok := (&Result{Source: modulo, Candidates: []Candidate{{Source: modulo, Makespan: 3}}}).RunnerUp(); ok {
+	if _, ok := (&Result{Source: modulo, Contenders: []Contender{{Source: modulo, Makespan: 3}}}).RunnerUp(); ok {
 		t.Error("a lone winning seed has a runner-up")
 	}
 	// A refined winner is its candidate: the runner-up is another.
 	refined := modulo
 	refined.Refined = true
 	listX := Source{Kind: SourceConstruction, Name: "list/x"}
-	r := &Result{Source: refined, Candidates: []Candidate{{Source: modulo, Makespan: 3}, {Source: listX, Makespan: 5}}}
+	r := &Result{Source: refined, Contenders: []Contender{{Source: modulo, Makespan: 3}, {Source: listX, Makespan: 5}}}
 	if got, _ := r.RunnerUp(); got.Source != listX {
 		t.Errorf("refined winner: runner-up %+v", got)
 	}

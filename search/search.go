@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/refine"
 	"github.com/tessel-pp/tessel/repetend"
@@ -23,11 +24,11 @@ import (
 // seeds and starts. The problem itself (placement, micro-batches, budgets,
 // decisions) is Run's spec.Spec.
 type Options struct {
-	MaxNR  int // largest N_R tried; 0: from the budget
-	Method repetend.Method
-	Jobs   int
-	Seed   int
-	Effort int // repetend.Options.Effort
+	MaxNR    int // largest N_R tried; 0: from the budget
+	Strategy repetend.Strategy
+	Jobs     int
+	Seed     int
+	Effort   int // repetend.Options.Effort
 	// PhaseEffort caps each solver call of the warmup and cooldown
 	// searches (smt.Options.Effort); 0 means DefaultPhaseEffort, and a
 	// negative value means no cap. A capped phase keeps the best schedule
@@ -156,8 +157,13 @@ const DefaultLNSSteps = refine.DefaultSteps
 // device; a phase's, per pair of instances.
 const (
 	maxSolverBlocks = 256
-	maxPhaseTasks   = 320
+	maxPhaseTasks   = MaxPhaseInstances
 )
+
+// MaxPhaseInstances is the most instances (N·K) the solver takes whole:
+// the time-optimal search of all micro-batches under a latency budget
+// runs only up to it, and a report says so.
+const MaxPhaseInstances = 320
 
 // Times split the search time as the paper's Fig. 10 does, with the
 // constructions first.
@@ -165,9 +171,9 @@ type Times struct {
 	Total, Constructions, Repetend, Warmup, Cooldown, Refine time.Duration
 }
 
-// Candidate is one schedule the search started from — a given start, a
+// Contender is one schedule the search started from — a given start, a
 // construction or a baseline — verified and within the budget.
-type Candidate struct {
+type Contender struct {
 	Source   Source
 	Makespan int
 }
@@ -261,9 +267,9 @@ type Result struct {
 	Search *repetend.Result
 	// Skipped says why the solver's repetend search did not run.
 	Skipped string
-	// Candidates are the schedules the search started from, in the order
+	// Contenders are the schedules the search started from, in the order
 	// it took them: given starts, constructions, baselines.
-	Candidates []Candidate
+	Contenders []Contender
 	Bounds     schedule.Bounds
 	// Refined counts the work of re-optimising the schedule's ends.
 	Refined refine.Stats
@@ -323,9 +329,9 @@ func (r *Result) Gap() int { return r.Makespan() - r.Bounds.Makespan }
 // the least makespan among the constructions, baselines and starts the
 // search began with, the earliest listed on a tie. ok is false when there
 // is no other candidate (a solver-only search, or a single one that won).
-func (r *Result) RunnerUp() (best Candidate, ok bool) {
+func (r *Result) RunnerUp() (best Contender, ok bool) {
 	winner := r.Source.Unrefined()
-	for _, c := range r.Candidates {
+	for _, c := range r.Contenders {
 		if c.Source == winner {
 			continue
 		}
@@ -438,6 +444,25 @@ func (r *Result) Proven() bool {
 	return r.Source == Source{Kind: SourceRepetend} && r.PeriodProven() && r.WarmupProven && r.CooldownProven
 }
 
+// settled reports whether the schedule is proven optimal among all
+// schedules: its makespan meets the lower bound, or the time-optimal
+// search of all N micro-batches proved it. The paper's proof — a
+// least-period repetend with time-optimal warmup and cooldown — is about
+// schedules that repeat that repetend only: with time to use
+// (Options.UseTime) the search goes on past it, not past this.
+func (r *Result) settled() bool {
+	return r.Gap() <= 0 || (r.Proven() && r.TO != nil)
+}
+
+// done reports whether the search has nothing left to prove: settled
+// with time to use, Proven at the default effort.
+func (r *Result) done(opt Options) bool {
+	if opt.UseTime {
+		return r.settled()
+	}
+	return r.Proven()
+}
+
 // pairWork bounds the constructions and baselines the search pairs
 // greedily (package overlap) where the placement lets forwards and
 // backwards overlap: the best of them, while the sum of their squared
@@ -470,7 +495,17 @@ var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 // makespan wins; on a tie, the repetend's.
 // When ctx ends, Run returns at once with the best verified schedule
 // so far.
+//
+// Its errors are the search's own: a solver's that proves no schedule
+// exists is ErrInfeasible, one of a search stopped before it found
+// anything ErrStopped (errors.Is).
 func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
+	res, err := run(ctx, sp, opt)
+	return res, own(err)
+}
+
+// run is Run, its errors not yet the search's own.
+func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	p := sp.Placement
 	t0 := time.Now()
 	if sp.MicroBatches < 1 {
@@ -536,7 +571,7 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 			continue // its orders meet no schedule within the latency budget
 		}
 		src := Source{Kind: SourceStart, Name: st.Name}
-		res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+		res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
 		offer(src, s)
 	}
 	var incumbent *repetend.Repetend
@@ -553,7 +588,7 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		var seeds []seed // for overlap.Pair
 		for _, c := range cands {
 			src := Source{Kind: SourceConstruction, Name: c.Name}
-			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: c.Makespan})
+			res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: c.Makespan})
 			offer(src, c.Schedule)
 			if p.Overlap != nil {
 				seeds = append(seeds, seed{src, c.Schedule})
@@ -568,7 +603,7 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 				incumbent = r
 			}
 		}
-		for _, m := range baseline.Methods() {
+		for _, m := range baseline.All() {
 			s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory})
 			if err != nil || !allows(s, sp.Allowed) {
 				continue // not applicable, over the budget, or taking decisions the options do not allow
@@ -577,9 +612,20 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 				continue // its orders meet no schedule within the latency budget
 			}
 			src := Source{Kind: SourceBaseline, Name: m.Name}
-			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+			res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
 			offer(src, s)
 			seeds = append(seeds, seed{src, s})
+		}
+		// The zero-bubble auto-scheduler's setting that ends first
+		// (its authors keep the one whose longest stage is shortest):
+		// a start where it is the best so far.
+		if s, err := baseline.ZBAutoShortest(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory}); err == nil && allows(s, sp.Allowed) {
+			if s = withinLatency(sp, s); s != nil && (res.Schedule == nil || schedule.Makespan(s) < schedule.Makespan(res.Schedule)) {
+				src := Source{Kind: SourceStart, Name: "zb-auto, shortest setting"}
+				res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
+				offer(src, s)
+				seeds = append(seeds, seed{src, s})
+			}
 		}
 		// The best constructions and baselines with forwards and
 		// backwards paired greedily where that helps, as many as
@@ -593,7 +639,7 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 			if paired, ok := overlap.Pair(ctx, c.s); ok {
 				src := c.src
 				src.Paired = true
-				res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(paired)})
+				res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(paired)})
 				offer(src, paired)
 			}
 		}
@@ -615,7 +661,7 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		report("repetend with decisions", nil)
 		t := time.Now()
 		d, err := decidedRepetend(ctx, sp, opt, res.Schedule, func(src Source, s *schedule.Schedule) {
-			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+			res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
 			offer(src, s)
 		})
 		res.Times.Repetend += time.Since(t)
@@ -710,7 +756,7 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	// is already proven in the paper's sense (least period, time-optimal
 	// warmup and cooldown) or within 2% of the lower bound: there the
 	// windows rarely gain, and each costs a capped solver call.
-	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) &&
+	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.done(opt) && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) &&
 		len(res.Schedule.Decisions) == 0 && len(res.Schedule.Pairs) == 0 { // the solver's windows pair nothing
 		report("refining", nil)
 		t3 := time.Now()
@@ -734,11 +780,21 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		researchRepetend(ctx, sp, opt, res, report)
 	}
 
+	// With time to use, the whole schedule to the solver where it is
+	// small enough: a proof settles the search.
+	if opt.UseTime && !opt.SolverOnly {
+		report("improving", nil)
+		t4 := time.Now()
+		wholeOptimal(ctx, sp, opt, res)
+		res.Times.Refine += time.Since(t4)
+	}
+
 	// 5. Large-neighbourhood search over windows anywhere in the
 	// schedule: a deterministic number of windows, or, with UseTime,
-	// until ctx ends.
-	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.Proven() && lnsWanted(opt, res) &&
-		(len(res.Schedule.Decisions) == 0 || (res.Decisions && (opt.UseTime || opt.DecidedWindows > 0))) && len(res.Schedule.Pairs) == 0 { // windows that decide where asked; none pair
+	// until ctx ends (on the schedule's orders unpaired where its
+	// forwards and backwards are paired, each improvement paired again).
+	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.done(opt) && lnsWanted(opt, res) &&
+		(len(res.Schedule.Decisions) == 0 || (res.Decisions && (opt.UseTime || opt.DecidedWindows > 0))) && (len(res.Schedule.Pairs) == 0 || opt.UseTime) { // windows that decide where asked; none pair
 		report("improving", nil)
 		t4 := time.Now()
 		err := improve(ctx, sp, opt, res, func(ms int) { res.improved = ms; report("improving", nil) })
@@ -818,26 +874,42 @@ func researchRepetend(ctx context.Context, sp spec.Spec, opt Options, res *Resul
 // gives the best of them DefaultLNSSteps windows and keeps it where it
 // ends earlier, then gives the best schedule lnsRoundSteps more windows
 // with solver seed Seed + r, its sweep going on where the last round's
-// stopped (refine.LNSOptions.Resume). Round 0 begins with the same windows as the
-// default effort, so a time limit long enough to finish them never ends
-// later than the default.
+// stopped (refine.LNSOptions.Resume); after those, where the schedule
+// repeats a repetend, windows on a short copy of it (short, below).
+// Round 0 begins with the same windows as the default effort, so a time
+// limit long enough to finish them never ends later than the default.
 func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progress func(int)) error {
 	p := sp.Placement
-	next := 0 // where the sweeps over res.Schedule go on
+	next := 0 // where the sweeps over base go on
+	// base is the schedule the windows improve: res.Schedule, or its
+	// orders unpaired where its forwards and backwards are paired (the
+	// windows pair nothing; with UseTime alone).
+	base, baseSource := res.Schedule, res.Source
+	if len(base.Pairs) > 0 {
+		u, err := unpaired(base)
+		if err != nil {
+			return nil // its orders unpaired are no schedule: it stays as it is
+		}
+		base, baseSource = u, res.Source
+		baseSource.Paired = false
+	}
 	lns := func(s *schedule.Schedule, seed, steps, resume int, progress func(int)) (*schedule.Schedule, error) {
-		lo := refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Resume: resume, Progress: progress}
+		// With time to use, windows run on links that queue too: the
+		// solver's window leaves the queues out, and the compaction of
+		// its answer, which keeps them, decides.
+		lo := refine.LNSOptions{Effort: opt.RefineEffort, Seed: seed, Steps: steps, Resume: resume, Progress: progress, Links: opt.UseTime}
 		if len(s.Decisions) > 0 && (opt.UseTime || (opt.DecidedWindows > 0 && len(s.Instances) <= maxDecidedInstances)) {
 			// A schedule that decides: its windows decide too. Each
 			// encodes the whole schedule, so without a time limit
 			// only DecidedWindows of them are given, and none to a
 			// schedule of more than maxDecidedInstances.
-			lo.Decisions = smt.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}
+			lo.Decisions = encode.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}
 			if !opt.UseTime {
 				lo.Steps = opt.DecidedWindows
 			}
 		}
 		out, st, err := refine.LNS(ctx, s, lo)
-		if s == res.Schedule {
+		if s == base {
 			next = st.Next
 		}
 		res.Refined.Steps += st.Steps
@@ -849,22 +921,69 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 		if s = withinLatency(sp, s); s == nil {
 			return
 		}
+		if schedule.Makespan(s) < schedule.Makespan(base) {
+			base, baseSource = s, source
+		}
+		if opt.UseTime && p.Overlap != nil {
+			// Paired here: step 6 of Run finds ctx over.
+			if paired, ok := overlap.Pair(ctx, s); ok && schedule.Makespan(paired) < schedule.Makespan(s) {
+				s, source.Paired = paired, true
+			}
+		}
 		if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 			res.Schedule, res.Source = s, source
 			progress(schedule.Makespan(s))
 		}
 	}
 	if !opt.UseTime {
-		s, err := lns(res.Schedule, opt.Seed, opt.LNSSteps, 0, progress)
+		s, err := lns(base, opt.Seed, opt.LNSSteps, 0, progress)
 		if err != nil {
 			return err
 		}
-		source := res.Source
+		source := baseSource
 		source.Windows = true
 		keep(s, source)
 		return nil
 	}
-	for round := 0; ctx.Err() == nil && !res.Proven(); round++ {
+	// short improves the ends of base on a copy of it that keeps
+	// shortIterations of its repetend's iterations (schedule.Resize): a
+	// sweep of the copy's windows takes a fraction of the long
+	// schedule's, and the ends are where a long schedule's makespan is
+	// lost. The copy, improved, is resized back through its own repetend
+	// and joins where it ends earlier.
+	var baseRep *schedule.Repetend
+	var repOf *schedule.Schedule
+	short := func(round int) error {
+		if repOf != base {
+			repOf, baseRep = base, base.Repetend
+			if baseRep == nil {
+				baseRep = schedule.FindRepetend(base)
+			}
+		}
+		r := baseRep
+		if r == nil || r.Iterations <= shortIterations {
+			return nil
+		}
+		small, err := schedule.Resize(base, r, base.MicroBatches-(r.Iterations-shortIterations))
+		if err != nil {
+			return nil // not exactly periodic (decisions, pairs): the long one's windows only
+		}
+		s, err := lns(small, opt.Seed+round, lnsRoundSteps, 0, nil)
+		if err != nil || schedule.Makespan(s) >= schedule.Makespan(small) {
+			return err
+		}
+		r2 := schedule.FindRepetend(s)
+		if r2 == nil {
+			return nil
+		}
+		if long, err := schedule.Resize(s, r2, base.MicroBatches); err == nil {
+			source := baseSource
+			source.Windows = true
+			keep(long, source)
+		}
+		return nil
+	}
+	for round := 0; ctx.Err() == nil && !res.settled(); round++ {
 		if round > 0 {
 			c, err := construct.Restart(ctx, spec.Spec{Placement: p, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, round)
 			if err != nil {
@@ -876,24 +995,44 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 					return err
 				}
 				source := Source{Kind: SourceConstruction, Name: c.Name, Windows: schedule.Makespan(s) < c.Makespan}
-				if schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
+				if schedule.Makespan(s) < schedule.Makespan(base) {
 					next = 0 // a new schedule: its sweeps start at its end
 				}
 				keep(s, source)
 			}
 		}
-		if ctx.Err() != nil || res.Proven() {
+		if ctx.Err() != nil || res.settled() {
 			break
 		}
-		source := res.Source
+		source := baseSource
 		source.Windows = true
-		s, err := lns(res.Schedule, opt.Seed+round, lnsRoundSteps, next, progress)
+		s, err := lns(base, opt.Seed+round, lnsRoundSteps, next, progress)
 		if err != nil {
 			return err
 		}
 		keep(s, source)
+		if ctx.Err() != nil || res.settled() {
+			break
+		}
+		if err := short(round); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// unpaired is s with its forwards and backwards run one after the other
+// in its devices' orders (no Pairs), compacted and verified.
+func unpaired(s *schedule.Schedule) (*schedule.Schedule, error) {
+	ins, err := schedule.CompactLatency(s.Placement, s.MicroBatches, schedule.Orders(s), s.Latency)
+	if err != nil {
+		return nil, fmt.Errorf("unpairing the schedule: %w", err)
+	}
+	u := &schedule.Schedule{Spec: s.Spec, Instances: ins, Decisions: s.Decisions}
+	if err := schedule.Verify(u); err != nil {
+		return nil, fmt.Errorf("unpairing the schedule: %w", err)
+	}
+	return u, nil
 }
 
 // maxDecidedInstances is the most instances a schedule that decides may
@@ -901,6 +1040,11 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 // encodes the whole schedule (8 devices, 16 chunks, 64 micro-batches:
 // 3,072 instances, 4 windows about 40 s on 2 shared cores, 2026-11-24).
 const maxDecidedInstances = 1024
+
+// shortIterations is how many iterations of its repetend the short copy
+// of improve keeps: enough for the windows at its ends to leave the
+// iterations between them as they were.
+const shortIterations = 4
 
 // lnsRoundSteps is the number of windows of one round of improve with
 // UseTime.
@@ -943,7 +1087,7 @@ func solveRepetend(ctx context.Context, sp spec.Spec, opt Options, incumbent *re
 		if seen {
 			return ok, nil
 		}
-		ok, err := Feasible(ctx, p, repetend.Candidate{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: sp.MicroBatches})
+		ok, err := Feasible(ctx, p, repetend.Assignment{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: sp.MicroBatches})
 		if err != nil {
 			return false, err
 		}
@@ -953,7 +1097,7 @@ func solveRepetend(ctx context.Context, sp spec.Spec, opt Options, incumbent *re
 		return ok, nil
 	}
 	return repetend.Search(ctx, p, repetend.Options{
-		Memory: sp.Memory, MaxNR: opt.MaxNR, MicroBatches: sp.MicroBatches, Method: opt.Method, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
+		Memory: sp.Memory, MaxNR: opt.MaxNR, MicroBatches: sp.MicroBatches, Strategy: opt.Strategy, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
 		Accept: accept, Progress: progress, Incumbent: incumbent, Latency: sp.Latency,
 	})
 }
@@ -980,7 +1124,7 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 		t1 := time.Now()
 		var hint []int
 		if res.Schedule != nil {
-			hint = startsOf(res.Schedule, smt.AllInstances(p, n))
+			hint = startsOf(res.Schedule, encode.AllInstances(p, n))
 		}
 		s, sol, err := solveAllWithin(ctx, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
 		res.Times.Warmup = time.Since(t1)
@@ -1001,8 +1145,8 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 	warm := Warmup(p, r.Offsets)
 	cool := Cooldown(p, r.Offsets, r.NR, n)
 	phase := func(refs []schedule.Ref, entry []int) (*smt.Solution, error) {
-		pr := smt.InstanceProblem(p, refs, sp.Memory, entry)
-		pr.Deadlines = smt.LatencyDeadlines(p, refs, sp.Latency)
+		pr := encode.InstanceProblem(p, refs, sp.Memory, entry)
+		pr.Deadlines = encode.LatencyDeadlines(p, refs, sp.Latency)
 		if len(refs) > maxPhaseTasks {
 			starts := smt.Greedy(pr)
 			if starts == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
@@ -50,7 +51,7 @@ func startRepetends(ctx context.Context, sp spec.Spec, opt Options, res *Result,
 		}
 		if s != nil {
 			src := Source{Kind: SourceStart, Name: st.Name}
-			res.Candidates = append(res.Candidates, Candidate{Source: src, Makespan: schedule.Makespan(s)})
+			res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
 			offer(src, s)
 		}
 		if r == nil || (opt.MaxNR > 0 && r.NR > opt.MaxNR) {
@@ -85,20 +86,20 @@ func startRepetend(ctx context.Context, sp spec.Spec, rp *schedule.Repetend, opt
 		effort = 0
 	}
 	n := sp.MicroBatches
-	r, err := repetend.Retime(ctx, p, repetend.Candidate{NR: rp.NR, Offsets: rp.Offsets},
+	r, err := repetend.Retime(ctx, p, repetend.Assignment{NR: rp.NR, Offsets: rp.Offsets},
 		repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: n, Seed: opt.Seed, Effort: effort})
 	if err != nil || r == nil {
 		return nil, nil, err
 	}
-	if ok, err := Feasible(ctx, p, repetend.Candidate{NR: r.NR, Offsets: r.Offsets}, repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: n}); err != nil || !ok {
+	if ok, err := Feasible(ctx, p, repetend.Assignment{NR: r.NR, Offsets: r.Offsets}, repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: n}); err != nil || !ok {
 		return nil, nil, err
 	}
 	if n < r.NR {
 		return r, nil, nil
 	}
 	warm, cool := Warmup(p, r.Offsets), Cooldown(p, r.Offsets, r.NR, n)
-	ws := smt.Greedy(smt.InstanceProblem(p, warm, sp.Memory, nil))
-	cs := smt.Greedy(smt.InstanceProblem(p, cool, sp.Memory, cooldownEntry(p, r.Offsets, r.NR, n)))
+	ws := smt.Greedy(encode.InstanceProblem(p, warm, sp.Memory, nil))
+	cs := smt.Greedy(encode.InstanceProblem(p, cool, sp.Memory, cooldownEntry(p, r.Offsets, r.NR, n)))
 	if ws == nil || cs == nil {
 		return r, nil, nil
 	}

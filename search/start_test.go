@@ -58,8 +58,8 @@ func TestSearchStartsFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Makespan() > res.Makespan() || again.Candidates[0].Source.Name != "previous" {
-		t.Errorf("from a start of %d: %d, candidates %v", res.Makespan(), again.Makespan(), again.Candidates)
+	if again.Makespan() > res.Makespan() || again.Contenders[0].Source.Name != "previous" {
+		t.Errorf("from a start of %d: %d, candidates %v", res.Makespan(), again.Makespan(), again.Contenders)
 	}
 }
 
@@ -108,7 +108,7 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 		return old, on(slow)
 	}
 	started := func(res *Result) (int, bool) {
-		for _, s := range res.Candidates {
+		for _, s := range res.Contenders {
 			if s.Source.Name == "old" {
 				return s.Makespan, true
 			}
@@ -127,13 +127,13 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	retimed, err := repetend.Retime(ctx, q, repetend.Candidate{NR: rp.NR, Offsets: rp.Offsets}, repetend.PeriodOptions{Memory: memory, MicroBatches: n})
+	retimed, err := repetend.Retime(ctx, q, repetend.Assignment{NR: rp.NR, Offsets: rp.Offsets}, repetend.PeriodOptions{Memory: memory, MicroBatches: n})
 	if err != nil || retimed == nil {
 		t.Fatalf("retime: %v %v", retimed, err)
 	}
 	ms, ok := started(alone)
 	if !ok || alone.Search == nil || alone.Repetend.Period > retimed.Period || alone.Makespan() > ms {
-		t.Errorf("from the old repetend (period %d, makespan %d): period %d, makespan %d, search %v, candidates %v", retimed.Period, ms, alone.Repetend.Period, alone.Makespan(), alone.Search, alone.Candidates)
+		t.Errorf("from the old repetend (period %d, makespan %d): period %d, makespan %d, search %v, candidates %v", retimed.Period, ms, alone.Repetend.Period, alone.Makespan(), alone.Search, alone.Contenders)
 	}
 	fresh, err := Run(ctx, spec.Spec{Placement: q, MicroBatches: n, Memory: memory}, Options{})
 	if err != nil {
@@ -148,7 +148,7 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, ok := started(quick); ok {
-		t.Errorf("the old repetend, whose bound %d is above the modulo schedule's period, was re-timed: %v", repetend.PeriodBound(q, rp.Offsets), quick.Candidates)
+		t.Errorf("the old repetend, whose bound %d is above the modulo schedule's period, was re-timed: %v", repetend.PeriodBound(q, rp.Offsets), quick.Contenders)
 	}
 	if quick.Makespan()*100 > fresh.Makespan()*102 {
 		t.Errorf("quick search from the old repetend: %d, fresh search: %d", quick.Makespan(), fresh.Makespan())
@@ -168,6 +168,6 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, ok := started(kept); !ok || kept.Source != (Source{Kind: SourceRepetend}) || kept.Repetend.NR != rp.NR || fmt.Sprint(kept.Repetend.Offsets) != fmt.Sprint(rp.Offsets) {
-		t.Errorf("x-shape: built by %s from %+v, candidates %v; want the old repetend's offsets %v", kept.Source, kept.Repetend, kept.Candidates, rp.Offsets)
+		t.Errorf("x-shape: built by %s from %+v, candidates %v; want the old repetend's offsets %v", kept.Source, kept.Repetend, kept.Contenders, rp.Offsets)
 	}
 }

@@ -33,9 +33,9 @@ type SteadyOptions struct {
 // search ran to its end.
 func SteadyRepetend(ctx context.Context, p *placement.Placement, opt SteadyOptions) (*repetend.Result, error) {
 	return repetend.Search(ctx, p, repetend.Options{
-		Memory: opt.Memory, MaxNR: opt.MaxNR, Method: repetend.MethodJoint, Seed: opt.Seed, Jobs: opt.Jobs, Latency: opt.Latency,
+		Memory: opt.Memory, MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, Jobs: opt.Jobs, Latency: opt.Latency,
 		Accept: func(ctx context.Context, nr int, offsets []int) (bool, error) {
-			return Feasible(ctx, p, repetend.Candidate{NR: nr, Offsets: offsets},
+			return Feasible(ctx, p, repetend.Assignment{NR: nr, Offsets: offsets},
 				repetend.PeriodOptions{Memory: opt.Memory, MicroBatches: SteadyMicroBatches})
 		},
 	})

@@ -33,10 +33,10 @@ func TestSearchWithTransfers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		for _, c := range []int{1, 3} {
-			for _, m := range []repetend.Method{repetend.MethodJoint, repetend.MethodEnumerate} {
+			for _, m := range []repetend.Strategy{repetend.StrategyJoint, repetend.StrategyEnumerate} {
 				t.Run(fmt.Sprintf("%s/N=%d/transfer=%d/%s", tc.name, tc.n, c, m), func(t *testing.T) {
 					p := placementtest.WithTransfers(placementtest.Builtin(t, tc.name, placement.Options{Devices: 4}), c, false)
-					res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.memory}, Options{MaxNR: tc.nr, Method: m, Jobs: 1, SolverOnly: m == repetend.MethodEnumerate})
+					res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.memory}, Options{MaxNR: tc.nr, Strategy: m, Jobs: 1, SolverOnly: m == repetend.StrategyEnumerate})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/construct"
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
@@ -77,7 +78,7 @@ const DefaultAssignments = 64
 
 // MaxAssignedInstances is the most instances (blocks times micro-batches)
 // for which Run gives the solver with assignment literals
-// (smt.MinimizeAssigned) a try.
+// (encode.MinimizeAssigned) a try.
 const MaxAssignedInstances = 96
 
 // DefaultOptimalAssignments is how many Optimal enumerates
@@ -128,7 +129,7 @@ func AssignmentStarts(ctx context.Context, p *placement.Placement) []Assignment 
 func onDevices(p *placement.Placement, dev []int) []int {
 	choice := make([]int, p.K())
 	for i := range choice {
-		opts := p.Options(i)
+		opts := p.DeviceOptions(i)
 		if o := slices.IndexFunc(opts, func(g []int) bool { return len(g) == 1 && g[0] == dev[i] }); o >= 0 {
 			choice[i] = o
 		} else if o := slices.IndexFunc(opts, func(g []int) bool { return slices.Contains(g, dev[i]) }); o >= 0 {
@@ -230,7 +231,7 @@ func every(p *placement.Placement, f func(choice []int) bool) {
 		i := 0
 		for ; i < p.K(); i++ {
 			choice[i]++
-			if choice[i] < len(p.Options(i)) {
+			if choice[i] < len(p.DeviceOptions(i)) {
 				break
 			}
 			choice[i] = 0
@@ -266,7 +267,7 @@ func periodOf(r *Result) int {
 // when"): every start searched as a pinned placement, then every other
 // assignment whose lower bound may beat the best, when there are at most
 // opt.MaxAssignments (DefaultAssignments). The result's schedule is on the
-// chosen placement; its Candidates list each assignment searched with its
+// chosen placement; its Contenders list each assignment searched with its
 // makespan, under the name "assignment <name>".
 func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	p := sp.Placement
@@ -279,9 +280,13 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	inner := opt
 	inner.Assignments, inner.pinned = nil, true
 	inner.Start = nil // schedules of one choice only
+	// Each choice is searched at the default effort; the time left goes
+	// to the best one at the end (a choice searched with the time would
+	// keep it all).
+	inner.UseTime = false
 	var best *Result
 	var bestScore score
-	var tried []Candidate
+	var tried []Contender
 	var errs []string
 	leastBound := 0 // least makespan bound of the assignments searched
 	seen := map[string]bool{}
@@ -332,7 +337,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		results[key] = r
 		sc := score{periodOf(r), r.Makespan()}
 		if name != "" {
-			tried = append(tried, Candidate{Source: Source{Kind: SourceStart, Name: "assignment " + name}, Makespan: sc.makespan})
+			tried = append(tried, Contender{Source: Source{Kind: SourceStart, Name: "assignment " + name}, Makespan: sc.makespan})
 		}
 		if best == nil || sc.less(bestScore, opt.Objective) {
 			best, bestScore = r, sc
@@ -403,7 +408,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	}
 	if opt.Objective == ObjectiveMakespan && !open.Channels && !sp.Allowed.Offload && !sp.Allowed.Recompute &&
 		open.K()*sp.MicroBatches <= MaxAssignedInstances && ctx.Err() == nil {
-		// The solver with assignment literals (smt.MinimizeAssigned),
+		// The solver with assignment literals (encode.MinimizeAssigned),
 		// each call capped: a choice and schedule better than every
 		// start's, searched again as a start of Run on that choice; or
 		// the proof that none is better.
@@ -415,7 +420,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		if best != nil {
 			upper = bestScore.makespan
 		}
-		sol, err := smt.MinimizeAssigned(ctx, open, smt.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory,
+		sol, err := encode.MinimizeAssigned(ctx, open, encode.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory,
 			Upper: upper, Lower: relaxedBounds(open, sp.MicroBatches).Makespan, Options: smt.Options{Seed: opt.Seed, Effort: max(effort, 0)}})
 		if err == nil && sol.Choice != nil {
 			q, err := placement.Choose(open, sol.Choice)
@@ -429,7 +434,7 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 			solverOpt := inner
 			solverOpt.Start = []Start{{Name: "solver with assignment literals", Schedule: s}}
 			if r, err := Run(ctx, onPlacement(sp, q), solverOpt); err == nil {
-				tried = append(tried, Candidate{Source: Source{Kind: SourceStart, Name: "assignment solver"}, Makespan: r.Makespan()})
+				tried = append(tried, Contender{Source: Source{Kind: SourceStart, Name: "assignment solver"}, Makespan: r.Makespan()})
 				if sc := (score{periodOf(r), r.Makespan()}); best == nil || sc.less(bestScore, opt.Objective) {
 					best, bestScore = r, sc
 				}
@@ -452,7 +457,15 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	if best == nil {
 		return nil, fmt.Errorf("search: no assignment of placement %q gives a schedule: %s", p.Name, strings.Join(errs, "; "))
 	}
-	best.Candidates = append(tried, best.Candidates...)
+	if opt.UseTime && ctx.Err() == nil && !best.settled() {
+		more := inner
+		more.UseTime = true
+		more.Start = []Start{{Name: "the best choice of devices", Schedule: best.Schedule}}
+		if r, err := Run(ctx, best.Schedule.Spec, more); err == nil && r.Makespan() < best.Makespan() {
+			best.Schedule, best.Source, best.Refined = r.Schedule, r.Source, r.Refined
+		}
+	}
+	best.Contenders = append(tried, best.Contenders...)
 	best.Assigned = true
 	best.assignedPeriod = periodSolved
 	best.Times.Total = time.Since(t0) // every search, not the chosen one's alone
@@ -504,7 +517,7 @@ func relaxedBounds(p *placement.Placement, n int) schedule.Bounds {
 	least := make([]int, p.K())
 	for i := range p.Blocks {
 		w := 0
-		for o, g := range p.Options(i) {
+		for o, g := range p.DeviceOptions(i) {
 			t := p.OptionTime(i, o)
 			if o == 0 || t < least[i] {
 				least[i] = t
@@ -536,7 +549,7 @@ func seedable(ctx context.Context, q *placement.Placement, sp spec.Spec) bool {
 	if err == nil && len(cands) > 0 {
 		return true
 	}
-	for _, m := range baseline.Methods() {
+	for _, m := range baseline.All() {
 		if s, err := m.Build(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}); err == nil && allows(s, sp.Allowed) {
 			return true
 		}
@@ -603,7 +616,7 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 	}
 	solved := false
 	if !open.Channels && !sp.Allowed.Offload && !sp.Allowed.Recompute && ctx.Err() == nil {
-		// The solver with assignment literals (smt.MinimizeAssigned):
+		// The solver with assignment literals (encode.MinimizeAssigned):
 		// a better choice and schedule than every start, or the proof
 		// that none exists.
 		upper := 0
@@ -611,7 +624,7 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 			upper = schedule.Makespan(best.Schedule)
 		}
 		lb := relaxedBounds(open, sp.MicroBatches).Makespan
-		sol, err := smt.MinimizeAssigned(ctx, open, smt.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory, Upper: upper, Lower: lb,
+		sol, err := encode.MinimizeAssigned(ctx, open, encode.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory, Upper: upper, Lower: lb,
 			Options: smt.Options{Seed: opt.Seed, Effort: opt.Effort, Progress: opt.Progress}})
 		if err == nil {
 			checks += sol.Checks

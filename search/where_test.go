@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
@@ -116,7 +117,7 @@ func TestWhereOptimal(t *testing.T) {
 			}
 			// The solver with assignment literals alone, from no
 			// incumbent.
-			direct, err := smt.MinimizeAssigned(ctx, p, smt.AssignedOptions{MicroBatches: tt.n, Memory: tt.memory})
+			direct, err := encode.MinimizeAssigned(ctx, p, encode.AssignedOptions{MicroBatches: tt.n, Memory: tt.memory})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +149,7 @@ func TestWhereOptimal(t *testing.T) {
 			if res.Makespan() < brute {
 				t.Errorf("Run's makespan %d below the optimum %d", res.Makespan(), brute)
 			}
-			for _, c := range res.Candidates {
+			for _, c := range res.Contenders {
 				if res.Makespan() > c.Makespan {
 					t.Errorf("Run's makespan %d worse than %s's %d", res.Makespan(), c.Source, c.Makespan)
 				}
@@ -263,7 +264,7 @@ func TestWherePeriodSolver(t *testing.T) {
 				t.Fatal(err)
 			}
 			r, err := repetend.Search(ctx, q, repetend.Options{MaxNR: nr, MicroBatches: 6, Memory: memory, Effort: -1, Accept: func(ctx context.Context, nr int, offsets []int) (bool, error) {
-				return Feasible(ctx, q, repetend.Candidate{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: memory, MicroBatches: 6})
+				return Feasible(ctx, q, repetend.Assignment{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: memory, MicroBatches: 6})
 			}})
 			if err != nil || !r.Proven {
 				t.Fatalf("choice %v: %v", choice, err)

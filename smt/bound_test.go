@@ -1,9 +1,13 @@
-package smt
+package smt_test
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tessel-pp/tessel/internal/smttest"
+	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // Jackson's preemptive bound sees what the earliest-start + load + tail
@@ -12,23 +16,23 @@ import (
 func TestLowerBoundJackson(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		p    Problem
+		p    smt.Problem
 		want int
 	}{
-		{"release gap", Problem{Devices: 1, Tasks: []Task{
+		{"release gap", smt.Problem{Devices: 1, Tasks: []smt.Task{
 			{Name: "a", Devices: []int{0}, Time: 1},
 			{Name: "b", Devices: []int{0}, Time: 1, Release: 5},
 		}}, 6},
-		{"tail first", Problem{Devices: 2, Tasks: []Task{
+		{"tail first", smt.Problem{Devices: 2, Tasks: []smt.Task{
 			{Name: "a", Devices: []int{0}, Time: 2},
 			{Name: "b", Devices: []int{0}, Time: 2},
 			{Name: "c", Devices: []int{1}, Time: 4},
-		}, Precs: []Prec{{From: 1, To: 2}}}, 6},
+		}, Precs: []smt.Prec{{From: 1, To: 2}}}, 6},
 	} {
 		if got := c.p.LowerBound(); got != c.want {
 			t.Errorf("%s: lower bound %d, want %d", c.name, got, c.want)
 		}
-		sol, err := MinimizeMakespan(t.Context(), &c.p, Options{})
+		sol, err := smt.MinimizeMakespan(t.Context(), &c.p, smt.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,14 +47,14 @@ func TestLowerBoundJackson(t *testing.T) {
 // of precedences (some with an extra delay, Lag −1), some late releases,
 // Before pairs, and no memory budget unless memory is set (the bounds
 // ignore memory, which only raises the optimum).
-func barrierProblem(r *rand.Rand, memory bool) *Problem {
-	p := &Problem{Devices: 2 + r.IntN(2)}
+func barrierProblem(r *rand.Rand, memory bool) *smt.Problem {
+	p := &smt.Problem{Devices: 2 + r.IntN(2)}
 	if memory {
 		p.Memory = 1 + r.IntN(2)
 	}
 	n := 5 + r.IntN(4)
 	for i := 0; i < n; i++ {
-		t := Task{Name: fmt.Sprintf("t%d", i), Time: 1 + r.IntN(3), Memory: []int{-1, 0, 1}[r.IntN(3)]}
+		t := smt.Task{Name: fmt.Sprintf("t%d", i), Time: 1 + r.IntN(3), Memory: []int{-1, 0, 1}[r.IntN(3)]}
 		if r.IntN(3) == 0 {
 			t.Devices = r.Perm(p.Devices)
 		} else {
@@ -66,7 +70,7 @@ func barrierProblem(r *rand.Rand, memory bool) *Problem {
 		for b := a + 1; b < n; b++ {
 			switch k := r.IntN(10); {
 			case k < 3:
-				pr := Prec{From: order[a], To: order[b]}
+				pr := smt.Prec{From: order[a], To: order[b]}
 				if r.IntN(4) == 0 {
 					pr.Lag = -1
 				}
@@ -92,16 +96,16 @@ func TestBarrierBoundBelowOptimum(t *testing.T) {
 	bites, tight, feasible := 0, 0, 0
 	for k := range cases {
 		p := barrierProblem(r, k%4 == 0)
-		opt := bruteForce(p)
+		opt := smttest.BruteForce(p)
 		if opt == nil {
 			continue
 		}
 		feasible++
 		m, lb := p.Makespan(opt), p.LowerBound()
 		if lb > m {
-			t.Fatalf("problem %d: LowerBound %d above the optimum %d (%v)\n%s", k, lb, m, opt, problemString(p))
+			t.Fatalf("problem %d: LowerBound %d above the optimum %d (%v)\n%s", k, lb, m, opt, smttest.String(p))
 		}
-		if pj, _ := p.pathAndJackson(); lb > pj {
+		if pj, _ := p.PathAndJackson(); lb > pj {
 			bites++
 			if lb == m {
 				tight++
@@ -125,13 +129,13 @@ func TestLoadCutsKeepOptimum(t *testing.T) {
 	}
 	checked := 0
 	for k := 0; checked < cases; k++ {
-		var p *Problem
+		var p *smt.Problem
 		if k%2 == 0 {
 			p = barrierProblem(r, k%4 == 0)
 		} else {
-			p = randomProblem(r, genOptions{before: true, lags: k%3 == 0, release: k%5 == 0, entry: k%7 == 0})
+			p = smttest.RandomProblem(r, smttest.GenOptions{Before: true, Lags: k%3 == 0, Release: k%5 == 0, Entry: k%7 == 0})
 		}
-		opt := bruteForce(p)
+		opt := smttest.BruteForce(p)
 		if opt == nil {
 			continue
 		}
@@ -139,14 +143,14 @@ func TestLoadCutsKeepOptimum(t *testing.T) {
 		m := p.Makespan(opt)
 		for _, c := range []struct {
 			bound int
-			want  Status
-		}{{m, Sat}, {m - 1, Unsat}} {
-			x := NewContext()
-			s, err := x.NewSolver(SolverOptions{})
+			want  z3.Status
+		}{{m, z3.Sat}, {m - 1, z3.Unsat}} {
+			x := z3.NewContext()
+			s, err := x.NewSolver(z3.SolverOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := Encode(x, s, p, nil)
+			e, err := smt.Encode(x, s, p, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +162,7 @@ func TestLoadCutsKeepOptimum(t *testing.T) {
 				t.Fatal(err)
 			}
 			if st != c.want {
-				t.Fatalf("problem %d: makespan ≤ %d is %v with the cuts, want %v (optimum %d)\n%s", k, c.bound, st, c.want, m, problemString(p))
+				t.Fatalf("problem %d: makespan ≤ %d is %v with the cuts, want %v (optimum %d)\n%s", k, c.bound, st, c.want, m, smttest.String(p))
 			}
 			s.Close()
 			x.Close()

@@ -3,8 +3,7 @@ package smt
 import (
 	"errors"
 
-	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // Deadline is one pair of the latency rule (placement's "Latency"): task
@@ -29,41 +28,9 @@ type Deadline struct {
 // Origin as a Deadline's From is time 0: s_To + t_To ≤ Max.
 const Origin = -1
 
-// LatencyDeadlines is the latency rule of budget (0: none) over the
-// instances refs of an InstanceProblem of p (task k is refs[k]): one
-// Deadline per source and sink (placement's LatencyPairs) of every
-// micro-batch with both in refs.
-func LatencyDeadlines(p *placement.Placement, refs []schedule.Ref, budget int) []Deadline {
-	if budget <= 0 {
-		return nil
-	}
-	idx := make(map[schedule.Ref]int, len(refs))
-	var micros []int
-	seen := map[int]bool{}
-	for k, r := range refs {
-		idx[r] = k
-		if !seen[r.Micro] {
-			seen[r.Micro] = true
-			micros = append(micros, r.Micro)
-		}
-	}
-	var out []Deadline
-	pairs := p.LatencyPairs()
-	for _, m := range micros {
-		for _, lp := range pairs {
-			a, ok := idx[schedule.Ref{Block: lp.Source, Micro: m}]
-			b, ok2 := idx[schedule.Ref{Block: lp.Sink, Micro: m}]
-			if ok && ok2 {
-				out = append(out, Deadline{From: a, To: b, Max: budget})
-			}
-		}
-	}
-	return out
-}
-
 // assertDeadlines asserts the problem's deadlines; period is the term P
 // of a periodic problem (nil otherwise).
-func (e *Encoder) assertDeadlines(period *Int) error {
+func (e *Encoder) assertDeadlines(period *z3.Int) error {
 	x := e.X
 	for _, dl := range e.P.Deadlines {
 		if dl.From == Origin {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // Solution is a schedule of a Problem's tasks.
@@ -96,7 +98,7 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 	sol.LowerBound, sol.Bound = p.LowerBoundBy()
 	sol.Relaxed = sol.LowerBound
 	var best []int
-	for _, cand := range append(greedyAll(p), opt.Hint) {
+	for _, cand := range append(GreedyAll(p), opt.Hint) {
 		if cand != nil && p.Feasible(cand) && (best == nil || p.Makespan(cand) < p.Makespan(best)) {
 			best = cand
 		}
@@ -112,9 +114,9 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 		sol.Starts, sol.Makespan, sol.Proven, sol.TransferStarts = best, p.Makespan(best), true, bestX
 		return sol, nil
 	}
-	x := NewContext()
+	x := z3.NewContext()
 	defer x.Close()
-	s, err := x.NewSolver(SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
+	s, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
 	if err != nil {
 		return nil, err
 	}
@@ -126,8 +128,8 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 	if opt.LoadCuts {
 		e.LoadCuts()
 	}
-	probe := func(bound int) (Status, error) {
-		return probeMakespan(ctx, s, &sol.Checks, bound, e.BoundMakespan, func(m *Model) error {
+	probe := func(bound int) (z3.Status, error) {
+		return ProbeMakespan(ctx, s, &sol.Checks, bound, e.BoundMakespan, func(m *z3.Model) error {
 			starts, err := e.Starts(m)
 			if err != nil {
 				return err
@@ -154,13 +156,13 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 		switch {
 		case err != nil:
 			return nil, err
-		case st == Unsat:
+		case st == z3.Unsat:
 			return nil, ErrInfeasible
 		}
 	}
-	// lo is proven (every bound below it was refuted); bisectMakespan also
+	// lo is proven (every bound below it was refuted); BisectMakespan also
 	// skips bounds whose check ran out of effort, which proves nothing.
-	lo, hi, err := bisectMakespan(sol.LowerBound, p.Makespan(best), opt.Progress, probe, func() int { return p.Makespan(best) })
+	lo, hi, err := BisectMakespan(sol.LowerBound, p.Makespan(best), opt.Progress, probe, func() int { return p.Makespan(best) })
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +223,7 @@ func (p *Problem) feasible(starts, xs []int) bool {
 	for d := 0; d < p.Devices; d++ {
 		var on []int
 		for i := range p.Tasks {
-			if p.Tasks[i].on(d) {
+			if p.Tasks[i].On(d) {
 				on = append(on, i)
 			}
 		}
@@ -262,7 +264,9 @@ const (
 	numRules
 )
 
-func greedyAll(p *Problem) [][]int {
+// GreedyAll is the list schedule of every priority rule that finds one: the
+// schedules the makespan search starts from.
+func GreedyAll(p *Problem) [][]int {
 	var out [][]int
 	for rule := 0; rule < numRules; rule++ {
 		if g := greedy(p, rule); g != nil {
@@ -434,9 +438,9 @@ func Satisfiable(ctx context.Context, p *Problem) (bool, error) {
 	if Greedy(p) != nil {
 		return true, nil
 	}
-	x := NewContext()
+	x := z3.NewContext()
 	defer x.Close()
-	s, err := x.NewSolver(SolverOptions{})
+	s, err := x.NewSolver(z3.SolverOptions{})
 	if err != nil {
 		return false, err
 	}
@@ -448,5 +452,5 @@ func Satisfiable(ctx context.Context, p *Problem) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return st == Sat, nil
+	return st == z3.Sat, nil
 }

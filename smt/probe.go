@@ -3,16 +3,18 @@ package smt
 import (
 	"context"
 	"errors"
+
+	"github.com/tessel-pp/tessel/z3"
 )
 
-// probeMakespan is one step of the makespan searches (MinimizeMakespan,
+// ProbeMakespan is one step of the makespan searches (MinimizeMakespan,
 // OptimalDecisions, MinimizeAssigned): in a scope of its own it asserts
 // the makespan at most bound (through assertBound; bound < 0 asserts
 // nothing), checks, counts the check in *checks and, when sat, hands the
 // model to keep, which keeps the schedule if it is the best so far. The
 // model is closed after keep. Anything but sat returns the solver's status
 // and error; an error of keep (or of reading the model) returns Unknown.
-func probeMakespan(ctx context.Context, s *Solver, checks *int, bound int, assertBound func(int), keep func(*Model) error) (Status, error) {
+func ProbeMakespan(ctx context.Context, s *z3.Solver, checks *int, bound int, assertBound func(int), keep func(*z3.Model) error) (z3.Status, error) {
 	s.Push()
 	defer s.Pop()
 	if bound >= 0 {
@@ -20,21 +22,21 @@ func probeMakespan(ctx context.Context, s *Solver, checks *int, bound int, asser
 	}
 	st, err := s.Check(ctx)
 	*checks++
-	if st != Sat {
+	if st != z3.Sat {
 		return st, err
 	}
 	m, err := s.Model()
 	if err != nil {
-		return Unknown, err
+		return z3.Unknown, err
 	}
 	defer m.Close()
 	if err := keep(m); err != nil {
-		return Unknown, err
+		return z3.Unknown, err
 	}
-	return Sat, nil
+	return z3.Sat, nil
 }
 
-// bisectMakespan is the binary search of MinimizeMakespan and
+// BisectMakespan is the binary search of MinimizeMakespan and
 // OptimalDecisions between the proven lower bound lo and the makespan hi
 // of the best schedule known: it probes the middle of [probeLo, hi) until
 // they meet. A refuted bound raises lo while no probe has run out of
@@ -43,7 +45,7 @@ func probeMakespan(ctx context.Context, s *Solver, checks *int, bound int, asser
 // After a sat probe hi is best(), the makespan of the best schedule kept.
 // progress, when set, is told (lo, hi) before every probe. It returns the
 // final lo (proven) and hi (achieved), or the first other error.
-func bisectMakespan(lo, hi int, progress func(lo, hi int), probe func(bound int) (Status, error), best func() int) (int, int, error) {
+func BisectMakespan(lo, hi int, progress func(lo, hi int), probe func(bound int) (z3.Status, error), best func() int) (int, int, error) {
 	probeLo := lo
 	for probeLo < hi {
 		if progress != nil {
@@ -52,13 +54,13 @@ func bisectMakespan(lo, hi int, progress func(lo, hi int), probe func(bound int)
 		mid := probeLo + (hi-probeLo)/2
 		st, err := probe(mid)
 		switch {
-		case errors.Is(err, ErrInterrupted):
+		case errors.Is(err, z3.ErrInterrupted):
 			probeLo = hi
-		case errors.Is(err, ErrEffort):
+		case errors.Is(err, z3.ErrEffort):
 			probeLo = mid + 1
 		case err != nil:
 			return lo, hi, err
-		case st == Sat:
+		case st == z3.Sat:
 			hi = best()
 		default:
 			if probeLo == lo {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/tessel-pp/tessel/z3"
 )
 
 // Task is one thing to place in time: it occupies every device of Devices
@@ -299,11 +301,11 @@ func (p *Problem) headsTails() (head, tail []int) {
 // LowerBound is a proven lower bound on the makespan of any schedule of
 // the problem, the larger of two:
 //
-//   - pathAndJackson of the problem itself: the longest path through
+//   - PathAndJackson of the problem itself: the longest path through
 //     releases and precedences, and for every device the optimum of its
 //     preemptive one-machine relaxation;
 //   - when some tasks span every device (barriers: the blocks sharded over
-//     all devices), pathAndJackson of the problem with the barriers shrunk
+//     all devices), PathAndJackson of the problem with the barriers shrunk
 //     to time 0, plus the total time of the barriers (see withoutBarriers
 //     for why this is sound). It sees what the first misses: while a
 //     barrier runs no device does anything else, so the idle time a device
@@ -317,16 +319,16 @@ func (p *Problem) LowerBound() int {
 // LowerBoundBy is LowerBound and the relaxation that gives it (the first
 // of path, device, link and barriers to reach it).
 func (p *Problem) LowerBoundBy() (int, Bound) {
-	lb, by := p.pathAndJackson()
+	lb, by := p.PathAndJackson()
 	if q, _, barriers := p.withoutBarriers(); q != nil {
-		if b, _ := q.pathAndJackson(); b+barriers > lb {
+		if b, _ := q.PathAndJackson(); b+barriers > lb {
 			lb, by = b+barriers, BoundBarriers
 		}
 	}
 	return lb, by
 }
 
-// pathAndJackson is the longest path through releases and precedences,
+// PathAndJackson is the longest path through releases and precedences,
 // and for every device the optimum of its preemptive one-machine
 // relaxation — its tasks alone, each released at its head, followed by
 // its tail, allowed to be interrupted — which Jackson's rule (run the
@@ -334,7 +336,7 @@ func (p *Problem) LowerBoundBy() (int, Bound) {
 // group counts on every device of the group. Tasks of time 0 (only in the
 // relaxation of withoutBarriers) count on paths only. It also says which
 // of the three (path, device, link) gives the bound.
-func (p *Problem) pathAndJackson() (int, Bound) {
+func (p *Problem) PathAndJackson() (int, Bound) {
 	head, tail := p.headsTails()
 	lb, by := 0, BoundPath
 	for i, t := range p.Tasks {
@@ -343,7 +345,7 @@ func (p *Problem) pathAndJackson() (int, Bound) {
 	for d := 0; d < p.Devices; d++ {
 		var on []int
 		for i := range p.Tasks {
-			if p.Tasks[i].Time > 0 && p.Tasks[i].on(d) {
+			if p.Tasks[i].Time > 0 && p.Tasks[i].On(d) {
 				on = append(on, i)
 			}
 		}
@@ -409,7 +411,7 @@ func (p *Problem) isBarrier(i int) bool {
 // c(s) ≥ r − total, Before pairs and the devices' exclusivity as they
 // were. So c maps every schedule to a schedule of the relaxation, whose
 // makespan is c(makespan) = makespan − total. Memory and periodic
-// precedences play no part in pathAndJackson, so they are dropped.
+// precedences play no part in PathAndJackson, so they are dropped.
 func (p *Problem) withoutBarriers() (q *Problem, barrier []bool, total int) {
 	q = &Problem{Devices: p.Devices, Tasks: make([]Task, len(p.Tasks))}
 	barrier = make([]bool, len(p.Tasks))
@@ -495,7 +497,8 @@ func jacksonOf(tasks []int, head, length, tail []int) int {
 	return best
 }
 
-func (t *Task) on(d int) bool {
+// On reports whether the task occupies device d.
+func (t *Task) On(d int) bool {
 	for _, x := range t.Devices {
 		if x == d {
 			return true
@@ -504,9 +507,19 @@ func (t *Task) on(d int) bool {
 	return false
 }
 
+// SharesAny reports whether the task occupies one of devs.
+func (t *Task) SharesAny(devs []int) bool {
+	for _, d := range devs {
+		if t.On(d) {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *Problem) shares(a, b int) bool {
 	for _, d := range p.Tasks[a].Devices {
-		if p.Tasks[b].on(d) {
+		if p.Tasks[b].On(d) {
 			return true
 		}
 	}
@@ -520,17 +533,17 @@ func (p *Problem) shares(a, b int) bool {
 // assertTransfers). Callers add objective bounds (and, for periodic
 // problems, their own constraints) on top.
 type Encoder struct {
-	X        *Context
-	S        *Solver
+	X        *z3.Context
+	S        *z3.Solver
 	P        *Problem
-	Start    []Int
-	Transfer []Int // start of every transfer; nil without transfers
-	Period   Int   // P of a periodic problem; zero value otherwise
+	Start    []z3.Int
+	Transfer []z3.Int // start of every transfer; nil without transfers
+	Period   z3.Int   // P of a periodic problem; zero value otherwise
 
-	after []bitset        // after[a].has(b): a surely ends before b starts
-	order map[[2]int]Bool // (a, b), a < b: true when a runs before b
-	Head  []int           // earliest starts
-	Tail  []int           // least time after each task's end
+	after []bitset           // after[a].has(b): a surely ends before b starts
+	order map[[2]int]z3.Bool // (a, b), a < b: true when a runs before b
+	Head  []int              // earliest starts
+	Tail  []int              // least time after each task's end
 
 	// Set by LoadCuts: barrier[i] when task i spans every device, and
 	// the heads and tails of the relaxation of withoutBarriers, in which
@@ -541,7 +554,7 @@ type Encoder struct {
 
 // Encode asserts the problem into the solver. period is the term P of a
 // periodic problem (nil when no precedence has Periods ≠ 0).
-func Encode(x *Context, s *Solver, p *Problem, period *Int) (*Encoder, error) {
+func Encode(x *z3.Context, s *z3.Solver, p *Problem, period *z3.Int) (*Encoder, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -549,18 +562,18 @@ func Encode(x *Context, s *Solver, p *Problem, period *Int) (*Encoder, error) {
 	if !ok {
 		return nil, errors.New("smt: precedences and orders form a cycle")
 	}
-	e := &Encoder{X: x, S: s, P: p, after: after, order: map[[2]int]Bool{}}
+	e := &Encoder{X: x, S: s, P: p, after: after, order: map[[2]int]z3.Bool{}}
 	if period != nil {
 		e.Period = *period
 	}
 	e.Head, e.Tail = p.headsTails()
 	n := len(p.Tasks)
-	e.Start = make([]Int, n)
+	e.Start = make([]z3.Int, n)
 	for i := range p.Tasks {
 		e.Start[i] = x.IntVar(fmt.Sprintf("s%d", i))
 		s.Assert(x.Ge(e.Start[i], x.IntVal(e.Head[i])))
 	}
-	end := func(i int) Int { return x.Plus(e.Start[i], p.Tasks[i].Time) }
+	end := func(i int) z3.Int { return x.Plus(e.Start[i], p.Tasks[i].Time) }
 	for _, pr := range p.Precs {
 		rhs := x.Plus(e.Start[pr.To], pr.Lag)
 		if pr.Periods != 0 {
@@ -617,7 +630,7 @@ func Encode(x *Context, s *Solver, p *Problem, period *Int) (*Encoder, error) {
 // consumers' starts satisfy them for some x iff they satisfy the rule.
 func (e *Encoder) assertTransfers() {
 	x, p, s := e.X, e.P, e.S
-	e.Transfer = make([]Int, len(p.Transfers))
+	e.Transfer = make([]z3.Int, len(p.Transfers))
 	for k, tr := range p.Transfers {
 		e.Transfer[k] = x.IntVar(fmt.Sprintf("x%d", k))
 		s.Assert(x.Ge(e.Transfer[k], x.Plus(e.Start[tr.From], p.Tasks[tr.From].Time)))
@@ -626,7 +639,7 @@ func (e *Encoder) assertTransfers() {
 		}
 		s.Assert(x.Le(x.Plus(e.Transfer[k], tr.Time), e.Start[tr.To]))
 	}
-	first := func(k, l int) Bool { // transfer k ends before l starts
+	first := func(k, l int) z3.Bool { // transfer k ends before l starts
 		return x.Le(x.Plus(e.Transfer[k], p.Transfers[k].Time), e.Transfer[l])
 	}
 	for _, ks := range p.links() {
@@ -642,7 +655,7 @@ func (e *Encoder) assertTransfers() {
 					s.Assert(first(k, l))
 					continue
 				}
-				lit, known, val := e.before(a, b)
+				lit, known, val := e.OrderOf(a, b)
 				switch {
 				case known && val:
 					s.Assert(first(k, l))
@@ -656,14 +669,14 @@ func (e *Encoder) assertTransfers() {
 	}
 }
 
-// before returns the literal "a runs before b" for two tasks sharing a
-// device: a constant when the order is known.
-func (e *Encoder) before(a, b int) (lit Bool, known, value bool) {
+// OrderOf returns the literal "a runs before b" for two tasks sharing a
+// device, or, where the order is known, known and its value.
+func (e *Encoder) OrderOf(a, b int) (lit z3.Bool, known, value bool) {
 	if e.after[a].has(b) {
-		return Bool{}, true, true
+		return z3.Bool{}, true, true
 	}
 	if e.after[b].has(a) {
-		return Bool{}, true, false
+		return z3.Bool{}, true, false
 	}
 	if a < b {
 		return e.order[[2]int{a, b}], false, false
@@ -675,11 +688,11 @@ func (e *Encoder) before(a, b int) (lit Bool, known, value bool) {
 // tasks that share a device, as the encoding decides it: the order
 // Boolean of the pair, or a constant when the order is known. It lets
 // callers tie constraints of their own to the devices' orders.
-func (e *Encoder) Before(a, b int) (Bool, error) {
+func (e *Encoder) Before(a, b int) (z3.Bool, error) {
 	if a < 0 || a >= len(e.Start) || b < 0 || b >= len(e.Start) || a == b || !e.P.shares(a, b) {
-		return Bool{}, fmt.Errorf("smt: tasks %d and %d share no device", a, b)
+		return z3.Bool{}, fmt.Errorf("smt: tasks %d and %d share no device", a, b)
 	}
-	lit, known, val := e.before(a, b)
+	lit, known, val := e.OrderOf(a, b)
 	switch {
 	case known && val:
 		return e.X.True(), nil
@@ -693,11 +706,11 @@ func (e *Encoder) Before(a, b int) (Bool, error) {
 // that allocates: entry + Σ_{i before j} m_i + m_j ≤ M. The running sum
 // peaks right after an allocation, so those points suffice. entry, when
 // not nil, is a term replacing the constant entry memory of the device.
-func (e *Encoder) assertMemory(d, budget, constEntry int, entry *Int) {
+func (e *Encoder) assertMemory(d, budget, constEntry int, entry *z3.Int) {
 	x, p := e.X, e.P
 	var onD []int
 	for i := range p.Tasks {
-		if p.Tasks[i].on(d) && p.Tasks[i].Memory != 0 {
+		if p.Tasks[i].On(d) && p.Tasks[i].Memory != 0 {
 			onD = append(onD, i)
 		}
 	}
@@ -707,14 +720,14 @@ func (e *Encoder) assertMemory(d, budget, constEntry int, entry *Int) {
 			continue
 		}
 		bound := budget - mj
-		var lits []Bool
+		var lits []z3.Bool
 		var coeffs []int
-		var terms []Int
+		var terms []z3.Int
 		for _, i := range onD {
 			if i == j {
 				continue
 			}
-			lit, known, val := e.before(i, j)
+			lit, known, val := e.OrderOf(i, j)
 			switch {
 			case known && val:
 				bound -= p.Tasks[i].Memory
@@ -768,7 +781,7 @@ func (e *Encoder) AssertMemoryBudget(budget int, entry []int) {
 // AssertMemoryFrom bounds memory on every device with the entry memory
 // given as terms (for the joint repetend search, where the entry depends
 // on offset variables). The Problem's Memory must be set and its Entry nil.
-func (e *Encoder) AssertMemoryFrom(entry []Int) {
+func (e *Encoder) AssertMemoryFrom(entry []z3.Int) {
 	for d := range entry {
 		e.assertMemory(d, e.P.Memory, 0, &entry[d])
 		e.S.Assert(e.X.Le(entry[d], e.X.IntVal(e.P.Memory)))
@@ -834,12 +847,12 @@ func (e *Encoder) assertLoadCuts(c int) {
 	for d := 0; d < p.Devices; d++ {
 		var on []int // tasks on d that are not barriers
 		for i := range p.Tasks {
-			if p.Tasks[i].on(d) && !e.barrier[i] {
+			if p.Tasks[i].On(d) && !e.barrier[i] {
 				on = append(on, i)
 			}
 		}
 		for j := range p.Tasks {
-			if !p.Tasks[j].on(d) {
+			if !p.Tasks[j].On(d) {
 				continue
 			}
 			key := e.cHead
@@ -856,11 +869,11 @@ func (e *Encoder) assertLoadCuts(c int) {
 			levels = slices.Compact(levels)
 			for _, h := range levels {
 				sum := h
-				var terms []Int
+				var terms []z3.Int
 				count := func(i int) {
-					lit, known, val := e.before(i, j)
+					lit, known, val := e.OrderOf(i, j)
 					if c >= 0 {
-						lit, known, val = e.before(j, i)
+						lit, known, val = e.OrderOf(j, i)
 					}
 					switch {
 					case known && val:
@@ -897,7 +910,7 @@ func (e *Encoder) assertLoadCuts(c int) {
 }
 
 // Starts reads the start of every task from a model.
-func (e *Encoder) Starts(m *Model) ([]int, error) {
+func (e *Encoder) Starts(m *z3.Model) ([]int, error) {
 	out := make([]int, len(e.Start))
 	for i, s := range e.Start {
 		v, err := m.Int(s)
@@ -911,7 +924,7 @@ func (e *Encoder) Starts(m *Model) ([]int, error) {
 
 // TransferStarts reads every transfer's start from a model (nil without
 // transfers).
-func (e *Encoder) TransferStarts(m *Model) ([]int, error) {
+func (e *Encoder) TransferStarts(m *z3.Model) ([]int, error) {
 	if e.Transfer == nil {
 		return nil, nil
 	}

@@ -108,7 +108,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := search.Run(ctx, spec.Spec{Placement: q, MicroBatches: 8, Memory: 6}, search.Options{Method: repetend.MethodJoint})
+	old, err := search.Run(ctx, spec.Spec{Placement: q, MicroBatches: 8, Memory: 6}, search.Options{Strategy: repetend.StrategyJoint})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -159,6 +159,28 @@ type CommsTable struct {
 	Rows [][]Cell
 }
 
+// ParseComms reads a CSV of either of PyTorch's forms cell by cell
+// (ParseCell), one row per line, empty cells dropped: the syntax only
+// (Read checks the schedule). Errors name the line and the cell.
+func ParseComms(data []byte) (*CommsTable, error) {
+	t := &CommsTable{}
+	for n, line := range splitCells(data) {
+		row := []Cell{}
+		for c, cell := range line {
+			if cell == "" {
+				continue
+			}
+			x, err := ParseCell(cell)
+			if err != nil {
+				return nil, fmt.Errorf("line %d (rank %d), cell %d: %w", n+1, n, c+1, err)
+			}
+			row = append(row, x)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, nil
+}
+
 // Marshal writes the table as CSV, one line per rank (as Table.Marshal).
 func (t *CommsTable) Marshal() []byte {
 	var b strings.Builder

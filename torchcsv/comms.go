@@ -3,6 +3,7 @@ package torchcsv
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -106,8 +107,9 @@ func AddSendRecv(t *Table) (*CommsTable, error) {
 
 // ValidateComms checks a compute_comms table as Read does: its compute
 // actions by PyTorch's validator's rules (Validate), every send and
-// receive needed once on its rank, and no deadlock in PyTorch's
-// simulation (_simulate_comms_compute). Cells are in the current naming.
+// receive needed once on its rank, and no deadlock as PyTorch's runtime
+// runs the rows (checkOrder: receives posted without waiting, a compute
+// waiting for the send of its input). Cells are in the current naming.
 func ValidateComms(t *CommsTable) (*Summary, error) {
 	compute := &Table{}
 	for _, row := range t.Rows {
@@ -133,20 +135,47 @@ func ValidateComms(t *CommsTable) (*Summary, error) {
 
 // ExportComms writes a verified schedule of a chain of stages in the
 // compute_comms form: Export's table lowered by AddSendRecv, checked by
-// ValidateComms.
+// ValidateComms (receives early: ExportCommsWith's default).
 func ExportComms(s *schedule.Schedule) (*CommsTable, error) {
-	t, err := Export(s)
+	ct, _, err := ExportCommsWith(s, CommsOptions{})
+	return ct, err
+}
+
+// CommsOptions say how ExportCommsWith lowers a schedule.
+type CommsOptions struct {
+	// Recv is where the receives go: RecvEarly (also ""), as PyTorch's
+	// _add_send_recv puts them; RecvDeferred, moved by DeferRecv; RecvAuto,
+	// the one of the two whose run ends first where every rank's sends and
+	// receives go one at a time (CompareRecv), early on a tie.
+	Recv RecvOrder
+	// CommTime is the transfer time RecvAuto times the orders with where
+	// the schedule's placement has none (no cluster).
+	CommTime int
+}
+
+// ExportCommsWith writes a verified schedule of a chain of stages in the
+// compute_comms form with its receives where opt says, checked by
+// ValidateComms; it returns the order used (early or deferred).
+func ExportCommsWith(s *schedule.Schedule, opt CommsOptions) (*CommsTable, RecvOrder, error) {
+	order := opt.Recv
+	switch order {
+	case "":
+		order = RecvEarly
+	case RecvAuto:
+		c, err := CompareRecv(s, opt.CommTime)
+		if err != nil {
+			return nil, "", err
+		}
+		order = c.Shorter
+	case RecvEarly, RecvDeferred:
+	default:
+		return nil, "", fmt.Errorf("receive order %q: want one of %s", order, strings.Join(RecvOrders(), ", "))
+	}
+	ct, err := lower(s, order)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	ct, err := AddSendRecv(t)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := ValidateComms(ct); err != nil {
-		return nil, fmt.Errorf("the lowered table fails the checks of its sends and receives: %w", err)
-	}
-	return ct, nil
+	return ct, order, nil
 }
 
 // unit is what AddSendRecv appends at once: one compute action, or an
@@ -178,15 +207,33 @@ func units(t *Table, r int) []unit {
 // compute-only table too, the file's bytes and the form's name as tessel
 // export reports it ("compute only" or "compute_comms").
 func ExportCSV(s *schedule.Schedule, comms bool) (tab *Table, data []byte, form string, err error) {
+	return ExportCSVWith(s, CSVOptions{Comms: comms})
+}
+
+// CSVOptions say which CSV ExportCSVWith writes.
+type CSVOptions struct {
+	// Comms writes the compute_comms form, lowered as Lowering says.
+	Comms    bool
+	Lowering CommsOptions
+}
+
+// ExportCSVWith is ExportCSV with its options; the compute_comms form's
+// name says where its receives are when they are deferred
+// ("compute_comms, receives deferred").
+func ExportCSVWith(s *schedule.Schedule, opt CSVOptions) (tab *Table, data []byte, form string, err error) {
 	if tab, err = Export(s); err != nil {
 		return nil, nil, "", err
 	}
-	if !comms {
+	if !opt.Comms {
 		return tab, tab.Marshal(), "compute only", nil
 	}
-	ct, err := ExportComms(s)
+	ct, order, err := ExportCommsWith(s, opt.Lowering)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	return tab, ct.Marshal(), "compute_comms", nil
+	form = "compute_comms"
+	if order == RecvDeferred {
+		form += ", receives deferred"
+	}
+	return tab, ct.Marshal(), form, nil
 }

@@ -58,8 +58,8 @@ func FuzzParse(f *testing.F) {
 
 // FuzzRead: no input panics; what Read accepts is a valid table that
 // reads back to itself; where PyTorch's lowering orders it, the
-// compute_comms form passes ValidateComms and reads back to the same
-// table. Seeds: every CSV of testdata.
+// compute_comms form, receives early and deferred, passes ValidateComms
+// and reads back to the same table. Seeds: every CSV of testdata.
 func FuzzRead(f *testing.F) {
 	for _, pattern := range []string{"testdata/*.csv", "testdata/bad/*.csv", "testdata/read/*.csv", "testdata/bad-read/*.csv"} {
 		files, err := filepath.Glob(pattern)
@@ -94,12 +94,23 @@ func FuzzRead(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, err := ValidateComms(ct); err != nil {
+		sum, err := ValidateComms(ct)
+		if err != nil {
 			t.Fatalf("lowered table fails ValidateComms: %v\n%q", err, ct.Marshal())
 		}
 		back, err := Read(ct.Marshal(), ReadOptions{Naming: NamingCurrent})
 		if err != nil || string(back.Table.Marshal()) != string(out) {
 			t.Fatalf("Read of the compute_comms form: %v\n%q", err, ct.Marshal())
+		}
+		// Deferred receives (PyTorch's _defer_recv_ops) pass the same
+		// checks and read back to the same table.
+		dt, err := DeferRecv(ct, sum.StageRank)
+		if err != nil {
+			t.Fatalf("DeferRecv of a lowered table: %v\n%q", err, ct.Marshal())
+		}
+		back, err = Read(dt.Marshal(), ReadOptions{Naming: NamingCurrent})
+		if err != nil || string(back.Table.Marshal()) != string(out) {
+			t.Fatalf("Read of the deferred form: %v\n%q", err, dt.Marshal())
 		}
 	})
 }

@@ -32,6 +32,11 @@ func TestRead(t *testing.T) {
 		{"current-comms.csv", FormatComputeComms, NamingAuto,
 			[]string{"compute_comms format: 8 sends and receives"},
 			"0F0,0F1,0B0,0B1\n1F0,1I0,1F1,1I1,1W0,1W1\n"},
+		// A receive posted before the send it waits for: PyTorch posts it
+		// without waiting, and the compute waits for the data.
+		{"recv-before-send.csv", FormatComputeComms, NamingAuto,
+			[]string{"compute_comms format: 4 sends and receives"},
+			"0F0,0B0\n1F0,1B0\n"},
 		{"../split-idle-cells.csv", FormatComputeOnly, NamingAuto, nil, ""},
 		{"../1f1b.csv", FormatComputeOnly, NamingAuto, nil, ""},
 	} {
@@ -98,8 +103,9 @@ func TestReadBad(t *testing.T) {
 		{"comm-last-stage.csv", NamingAuto, "rank 1, action 3 (1SEND_F0): no transfer needs it"},
 		{"comm-wrong-rank.csv", NamingAuto, "rank 0, action 4 (1SEND_B0): stage 1 is on rank 1"},
 		{"comm-twice.csv", NamingAuto, "rank 0, action 3 (0SEND_F0): appears twice"},
-		{"comm-deadlock.csv", NamingAuto, "the sends and receives deadlock (PyTorch would wait forever): rank 0 at action 2 (0RECV_B0), rank 1 at action 1 (1RECV_F0)"},
-		{"recv-after-compute.csv", NamingAuto, "deadlock (PyTorch would wait forever): rank 0 at action 3 (0RECV_B0), rank 1 at action 1 (1F0)"},
+		{"comm-deadlock.csv", NamingAuto, "the sends and receives deadlock (PyTorch would wait forever): rank 0 at action 3 (0B0) waits for 1SEND_B0, rank 1's action 4; rank 1 at action 2 (1F0) waits for 0SEND_F0, rank 0's action 4"},
+		{"recv-after-compute.csv", NamingAuto, "rank 1, action 1 (1F0): runs before its receive 1RECV_F0 (action 2)"},
+		{"send-before-compute.csv", NamingAuto, "rank 0, action 1 (0SEND_F0): sends the output of 0F0 (action 2) before computing it"},
 		{"comm-no-stage.csv", NamingAuto, "(5SEND_B0): no stage 5"},
 		{"comm-no-micro-batch.csv", NamingAuto, "(1SEND_B7): no micro-batch 7"},
 		{"unshard-wrong-rank.csv", NamingAuto, "(1UNSHARD): stage 1 is on rank 1"},

@@ -79,7 +79,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			s     *schedule.Schedule
 		}
 		var scheds []labelled
-		for _, m := range baseline.Methods() {
+		for _, m := range baseline.All() {
 			s, err := m.Build(spec.New(p, 8))
 			if errors.Is(err, baseline.ErrNotApplicable) {
 				continue
@@ -152,6 +152,35 @@ func roundTrip(t *testing.T, label string, s *schedule.Schedule) {
 	}
 	if got := deviceActions(t, imp2); !slices.EqualFunc(want, got, slices.Equal) {
 		t.Errorf("%s: per-device orders differ after the compute_comms round trip:\nwant %v\ngot  %v", label, want, got)
+	}
+	// Receives deferred (PyTorch's _defer_recv_ops): the same checks, the
+	// same orders; on links that overlap transfers freely the two forms
+	// run alike, and each serial run ends no earlier than the free one.
+	dt, _, err := torchcsv.ExportCommsWith(s, torchcsv.CommsOptions{Recv: torchcsv.RecvDeferred})
+	if err != nil {
+		t.Fatalf("%s: compute_comms export with deferred receives: %v", label, err)
+	}
+	rd, err = torchcsv.Read(dt.Marshal(), torchcsv.ReadOptions{})
+	if err != nil {
+		t.Fatalf("%s: read of the deferred export: %v\n%s", label, err, dt.Marshal())
+	}
+	imp3, err := torchcsv.Import(rd.Table, torchcsv.DefaultImportOptions())
+	if err != nil {
+		t.Fatalf("%s: import of the deferred export: %v", label, err)
+	}
+	if got := deviceActions(t, imp3); !slices.EqualFunc(want, got, slices.Equal) {
+		t.Errorf("%s: per-device orders differ after the deferred round trip", label)
+	}
+	c, err := torchcsv.CompareRecv(s, 1)
+	if err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	free, err := torchcsv.SimulateComms(s, dt, torchcsv.CommsRunOptions{CommTime: 1})
+	if err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	if free.Makespan != c.FreeLinks.Makespan || c.Early.Makespan < free.Makespan || c.Deferred.Makespan < free.Makespan {
+		t.Errorf("%s: makespans free %d/%d, serial early %d, deferred %d", label, free.Makespan, c.FreeLinks.Makespan, c.Early.Makespan, c.Deferred.Makespan)
 	}
 }
 

@@ -148,14 +148,55 @@ func titanMatches(sum *Summary, style string) bool {
 	return true
 }
 
-// Config is the bundle's torchtitan settings as TOML (the [parallelism]
-// table of a torchtitan job file), with csvPath the CSV's path as
-// torchtitan will open it.
+// TitanCommit is the torchtitan commit whose configuration fields the
+// bundle sets (torchtitan/config/configs.py, 2026-08-21): since February
+// 2026 torchtitan reads no TOML job file, only Python configurations
+// (--module, --config) and the frozen --section.option flags; since August
+// 2026 it counts micro-batches in parallelism.num_pp_microbatches and
+// sizes them in tokens (training.num_tokens_per_microbatch_per_dp_rank).
+const TitanCommit = "b5bcd76c66d0acb1a08b176d9639425bc55e0b2a"
+
+// TitanSettingsFile is the name of the bundle's settings in its folder.
+const TitanSettingsFile = "torchtitan_pipeline.py"
+
+// titanSetting is one field the bundle sets: its path in torchtitan's
+// Trainer.Config and its value as Python.
+type titanSetting struct{ field, value string }
+
+// settings are the fields the bundle sets, in order.
+func (b *TitanBundle) settings(csvPath string) []titanSetting {
+	out := []titanSetting{
+		{"parallelism.pipeline_parallel_degree", strconv.Itoa(b.Ranks)},
+		{"parallelism.pipeline_parallel_schedule", strconv.Quote(b.Schedule)},
+		{"parallelism.pipeline_parallel_schedule_csv", strconv.Quote(csvPath)},
+		{"parallelism.num_pp_microbatches", strconv.Itoa(b.MicroBatches)},
+	}
+	if b.Modules != nil {
+		parts := make([]string, len(b.Modules))
+		for i, m := range b.Modules {
+			q := make([]string, len(m))
+			for j, n := range m {
+				q[j] = strconv.Quote(n)
+			}
+			parts[i] = "        [" + strings.Join(q, ", ") + "],\n"
+		}
+		out = append(out, titanSetting{"parallelism.module_fqns_per_model_part", "[\n" + strings.Join(parts, "") + "    ]"})
+	}
+	return out
+}
+
+// Config is the bundle's torchtitan settings, with csvPath the CSV's path
+// as torchtitan will open it: a Python function that sets them on the
+// Trainer.Config of a torchtitan configuration (torchtitan's way of
+// configuring a run since it dropped TOML job files), and in a comment
+// the same as command-line flags. Go's quoting of strings is Python's.
 func (b *TitanBundle) Config(csvPath string) []byte {
 	var w bytes.Buffer
 	fmt.Fprintf(&w, "# torchtitan settings for the schedule in %s (written by tessel export --format torchtitan)\n", csvPath)
-	fmt.Fprintf(&w, "# %d ranks, %d stages (%d per rank, %s style), %d micro-batches: set\n", b.Ranks, b.Stages, b.StagesPerRank, b.Style, b.MicroBatches)
-	fmt.Fprintf(&w, "# training.local_batch_size / parallelism.pipeline_parallel_microbatch_size = %d.\n", b.MicroBatches)
+	fmt.Fprintf(&w, "# Fields of torchtitan's Trainer.Config as of torchtitan commit %s (2026-08-21):\n", TitanCommit[:7])
+	fmt.Fprintf(&w, "# return tessel_pipeline(config) from your configuration function (--module, --config).\n")
+	fmt.Fprintf(&w, "# %d ranks, %d stages (%d per rank, %s style), %d micro-batches; the micro-batch size is\n", b.Ranks, b.Stages, b.StagesPerRank, b.Style, b.MicroBatches)
+	fmt.Fprintf(&w, "# training.num_tokens_per_microbatch_per_dp_rank, the configuration's own.\n")
 	for r := range b.Ranks {
 		ids, _ := TitanStageIDs(r, b.Ranks, b.Stages, b.Style)
 		parts := make([]string, len(ids))
@@ -164,20 +205,24 @@ func (b *TitanBundle) Config(csvPath string) []byte {
 		}
 		fmt.Fprintf(&w, "# rank %d: stages %s\n", r, strings.Join(parts, ", "))
 	}
-	w.WriteString("[parallelism]\n")
-	fmt.Fprintf(&w, "pipeline_parallel_degree = %d\n", b.Ranks)
-	fmt.Fprintf(&w, "pipeline_parallel_schedule = %q # sets the %s style of the stages; the order is the CSV's\n", b.Schedule, b.Style)
-	fmt.Fprintf(&w, "pipeline_parallel_schedule_csv = %q\n", csvPath)
-	if b.Modules != nil {
-		w.WriteString("module_fqns_per_model_part = [\n")
-		for _, m := range b.Modules {
-			q := make([]string, len(m))
-			for i, n := range m {
-				q[i] = strconv.Quote(n)
-			}
-			fmt.Fprintf(&w, "  [%s],\n", strings.Join(q, ", "))
+	var flags []string
+	for _, s := range b.settings(csvPath) {
+		if s.field != "parallelism.module_fqns_per_model_part" {
+			flags = append(flags, "--"+s.field+" "+s.value)
 		}
-		w.WriteString("]\n")
 	}
+	fmt.Fprintf(&w, "# The same from the command line: %s", strings.Join(flags, " "))
+	if b.Modules != nil {
+		w.WriteString(" (module_fqns_per_model_part: set it in the configuration)")
+	}
+	w.WriteString("\n\n\ndef tessel_pipeline(config):\n")
+	w.WriteString("    \"\"\"Sets the pipeline of config, a torchtitan Trainer.Config, to run the schedule's CSV.\"\"\"\n")
+	for _, s := range b.settings(csvPath) {
+		if s.field == "parallelism.pipeline_parallel_schedule" {
+			fmt.Fprintf(&w, "    # The schedule's name sets the %s style of the stages; the order is the CSV's.\n", b.Style)
+		}
+		fmt.Fprintf(&w, "    config.%s = %s\n", s.field, s.value)
+	}
+	w.WriteString("    return config\n")
 	return w.Bytes()
 }

@@ -2,9 +2,13 @@ package torchcsv_test
 
 import (
 	"context"
+	"fmt"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
@@ -92,5 +96,92 @@ func TestTitanRefuses(t *testing.T) {
 	}
 	if _, err := torchcsv.Titan(res.Schedule, torchcsv.TitanOptions{}); err == nil || !strings.Contains(err.Error(), "the forward blocks form 2 chains") {
 		t.Errorf("x-shape: got %v", err)
+	}
+}
+
+// The fields of torchtitan's TrainingConfig and ParallelismConfig
+// (torchtitan/config/configs.py at torchcsv.TitanCommit, 2026-08-21), as
+// written there: the bundle sets only fields of this list, which is
+// torchtitan's today. Both classes are dataclasses with slots, so an
+// assignment to any other name fails in torchtitan.
+var titanFields = map[string][]string{
+	"training": {"num_tokens_per_microbatch_per_dp_rank", "num_tokens_per_train_step", "max_context_length", "max_norm",
+		"steps", "enable_cpu_offload", "disable_cuda_graphs", "dtype", "mixed_precision_param", "mixed_precision_reduce",
+		"gc_freq", "gc_debug"},
+	"parallelism": {"data_parallel_replicate_degree", "data_parallel_shard_degree", "fsdp_reshard_after_forward",
+		"enable_fsdp_symm_mem", "tensor_parallel_degree", "enable_sequence_parallel", "spmd_backend",
+		"pipeline_parallel_degree", "module_fqns_per_model_part", "pipeline_parallel_first_stage_less_layers",
+		"pipeline_parallel_last_stage_less_layers", "pipeline_parallel_layers_per_stage", "pipeline_parallel_schedule",
+		"pipeline_parallel_schedule_csv", "num_pp_microbatches", "context_parallel_degree",
+		"context_parallel_load_balancer", "context_parallel_ptrr_mask_key", "expert_parallel_degree"},
+}
+
+// The bundle's settings name today's fields only (not the removed
+// training.local_batch_size and parallelism.pipeline_parallel_microbatch_size),
+// and, where Python is installed, run: tessel_pipeline sets them on a
+// stand-in of torchtitan's configuration whose classes have exactly those
+// slots, and the values read back.
+func TestTitanKeys(t *testing.T) {
+	if torchcsv.TitanCommit != "b5bcd76c66d0acb1a08b176d9639425bc55e0b2a" {
+		t.Fatalf("the field list above is of torchtitan %s: check it against configs.py at %s", "b5bcd76c66d0acb1a08b176d9639425bc55e0b2a", torchcsv.TitanCommit)
+	}
+	p, err := placement.Builtin("v-shape", placement.Options{Devices: 4, Chunks: 2, Order: placement.V})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Memory: 8}, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := torchcsv.Titan(res.Schedule, torchcsv.TitanOptions{Modules: [][]string{{"tok_embeddings", "layers.0"}, {"layers.1"}, {"layers.2"}, {"layers.3"},
+		{"layers.4"}, {"layers.5"}, {"layers.6"}, {"layers.7", "norm", `out"put`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	py := string(b.Config(`/data/run "7"/schedule.csv`))
+	known := map[string]bool{}
+	for section, fields := range titanFields {
+		for _, f := range fields {
+			known[section+"."+f] = true
+		}
+	}
+	set := 0
+	for _, line := range strings.Split(py, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "config.") {
+			continue
+		}
+		field, _, _ := strings.Cut(strings.TrimPrefix(line, "config."), " =")
+		if !known[field] {
+			t.Errorf("sets %s, no field of torchtitan's configuration", field)
+		}
+		set++
+	}
+	if set != 5 || strings.Contains(py, "local_batch_size") || strings.Contains(py, "pipeline_parallel_microbatch_size") {
+		t.Errorf("%d settings:\n%s", set, py)
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		testskip.Skip(t, "no python3: the settings were checked by name only")
+	}
+	var stub strings.Builder
+	for section, fields := range titanFields {
+		quoted := make([]string, len(fields))
+		for i, f := range fields {
+			quoted[i] = strconv.Quote(f)
+		}
+		fmt.Fprintf(&stub, "class %s:\n    __slots__ = (%s,)\n", section, strings.Join(quoted, ", "))
+	}
+	stub.WriteString("class Config:\n    __slots__ = ('training', 'parallelism')\n" +
+		"config = Config()\nconfig.training = training()\nconfig.parallelism = parallelism()\n" +
+		py + "\nout = tessel_pipeline(config).parallelism\n" +
+		"print(out.pipeline_parallel_degree, out.pipeline_parallel_schedule, out.pipeline_parallel_schedule_csv, out.num_pp_microbatches, out.module_fqns_per_model_part[7])\n")
+	cmd := exec.Command(python, "-c", stub.String())
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3: %v\n%s", err, got)
+	}
+	if want := `4 ZBVZeroBubble /data/run "7"/schedule.csv 8 ['layers.7', 'norm', 'out"put']` + "\n"; string(got) != want {
+		t.Errorf("python3 read back %q, want %q", got, want)
 	}
 }

@@ -66,7 +66,7 @@ func run(devs string) error {
 		}
 		tFull := time.Since(t0)
 		part := "–"
-		for _, c := range full.Candidates {
+		for _, c := range full.Contenders {
 			if c.Source.Name == "assignment partition" {
 				part = strconv.Itoa(c.Makespan)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -36,7 +37,7 @@ func writeCoarsened(s *schedule.Schedule, r coarsen.Report, total time.Duration,
 	if err := out.write(s); err != nil {
 		return err
 	}
-	sum := coarsen.NewSummary(s, r, total)
+	sum := report.NewCoarsenSummary(s, r, total)
 	if out.JSON {
 		return printJSON(stdout, sum)
 	}

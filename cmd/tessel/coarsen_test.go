@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessel-pp/tessel/coarsen"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -60,7 +60,7 @@ func TestSearchCoarsen(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var sum coarsen.Summary
+	var sum report.CoarsenSummary
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
 		t.Fatal(err)
 	}

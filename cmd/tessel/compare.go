@@ -16,6 +16,7 @@ import (
 	"github.com/tessel-pp/tessel/inference"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -48,28 +49,15 @@ func compareCommand() *cli.Command {
 		Usage: "compare Tessel with the baseline schedules (GPipe, 1F1B, Chimera-direct, 1F1B+, the zero-bubble family) on one placement",
 		UsageText: "tessel compare --placement m-shape [--devices 4] [--memory 6] [--micro-batches 128] [--optimal] [--format table|csv|json|markdown]\n" +
 			"   tessel compare --table-ii [--format markdown]",
-		Description: "One row per method, each verified: the repetend bubble rate (Tessel's repetend; for a\n" +
-			"baseline its steady state as N grows, what the paper's Table II reports), the makespan and\n" +
-			"bubble rate of N micro-batches, the peak memory of every device, whether the memory budget\n" +
-			"holds, and the search time of the searched methods.\n\n" +
-			"Every method runs on the placement given: its stages, devices, times, memories and links.\n" +
-			"Its shape (a chain, loop or V chunks, a split backward) is read from the graph, so a\n" +
-			"dependency that others already imply changes nothing. × marks a baseline with no\n" +
-			"straightforward adaptation to the placement; on chunks, 1F1B is interleaved 1F1B. The paper's\n" +
-			"view across placements (each baseline on its own, bubble rates) is --table-ii. The zero-bubble\n" +
-			"family (ZB-H1, ZB-H2 on the split v-shape; ZB-V, DualPipeV on the V placement; DualPipe on\n" +
-			"dualpipe) is listed only for placements whose backward is split. PyTorch's\n" +
-			"ScheduleLoopedBFS and ScheduleInterleavedZeroBubble (loop placement), V-Half and V-Min\n" +
-			"(V placement, split) and the zero-bubble auto-scheduler's greedy (split v-shape) are\n" +
-			"listed only where they apply. Baselines do not\n" +
-			"adapt to the memory budget: when one exceeds it, its row says so, and where no schedule fits\n" +
-			"at all, what one micro-batch needs. A baseline that cannot be built is a row, never an end.\n" +
-			"On an inference placement under --latency-budget, tensor parallelism over all devices and the\n" +
-			"1F1B chain of its blocks are added (as --tp-efficiency 1 would).\n\n" +
-			"--optimal adds the time-optimal search (the paper's TO) of --optimal-micro-batches only:\n" +
-			"its time grows quickly with N.\n" +
-			"--table-ii prints the paper's Table II (GPT m-shape, mT5 nn-shape, Flava k-shape on 4\n" +
-			"devices) with our figures beside the paper's.",
+		Description: "One row per method, each verified: the repetend bubble rate (as N grows, what the paper's\n" +
+			"Table II reports), the makespan and bubble rate of N micro-batches, the peak memory per device,\n" +
+			"whether the budget holds, and the search time. Every method runs on the placement given (its\n" +
+			"stages, devices, times, memories and links; on chunks, 1F1B is interleaved 1F1B); × marks a\n" +
+			"baseline with no straightforward adaptation; the zero-bubble family and PyTorch's schedules are\n" +
+			"listed where they apply. Baselines do not adapt to the budget: a row says when one exceeds it,\n" +
+			"and where none fits, what one micro-batch needs. --optimal adds the time-optimal search of\n" +
+			"--optimal-micro-batches; --table-ii prints the paper's Table II (each baseline on its own\n" +
+			"placement, bubble rates) with our figures beside the paper's (docs/commands.md#tessel-compare).",
 		Flags: append(append(placementFlags(),
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N", Value: 128},
 			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
@@ -89,9 +77,6 @@ func compareCommand() *cli.Command {
 			&cli.Float64Flag{Name: "tp-efficiency", Usage: "on an inference placement, add tensor parallelism over all devices and the 1F1B chain of its blocks; the share of the ideal speed-up tensor parallelism keeps per doubling of its devices, in (0, 1]"},
 		), savingsFlags()...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("compare: unexpected argument %q", c.Args().First())
-			}
 			spec := placementSpecFrom(c)
 			spec.Choose = true
 			return runCompare(c.Context, compareOptions{
@@ -127,7 +112,7 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 			return err
 		}
 		bar.done()
-		return t.Write(stdout, opts.Format)
+		return report.WriteTableII(stdout, t, opts.Format)
 	}
 	for _, f := range []struct {
 		name   string
@@ -173,13 +158,13 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	if err := writeCompareFiles(cmp, opts); err != nil {
 		return err
 	}
-	return cmp.Write(stdout, opts.Format)
+	return report.WriteComparison(stdout, cmp, opts.Format)
 }
 
 // writeCompareFiles writes what --svg, --html and --schedules ask for:
 // every row's schedule, each already verified.
 func writeCompareFiles(cmp *compare.Comparison, opts compareOptions) error {
-	charts, err := cmp.Charts()
+	charts, err := report.ComparisonCharts(cmp)
 	if err != nil {
 		return err
 	}
@@ -188,7 +173,7 @@ func writeCompareFiles(cmp *compare.Comparison, opts compareOptions) error {
 			return usageErrorf("compare: %v", err)
 		}
 		for _, ch := range charts {
-			data, err := render(ch.Schedule, (*schedule.Schedule).Write)
+			data, err := drawn(ch.Schedule, (*schedule.Schedule).Write)
 			if err != nil {
 				return err
 			}
@@ -200,7 +185,7 @@ func writeCompareFiles(cmp *compare.Comparison, opts compareOptions) error {
 	for _, f := range []struct {
 		path string
 		data func() []byte
-	}{{opts.SVG, func() []byte { return compare.StackedSVG(charts) }}, {opts.HTML, func() []byte { return cmp.HTML(charts) }}} {
+	}{{opts.SVG, func() []byte { return report.StackedSVG(charts) }}, {opts.HTML, func() []byte { return report.ComparisonHTML(cmp, charts) }}} {
 		if f.path == "" {
 			continue
 		}

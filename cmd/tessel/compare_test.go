@@ -16,7 +16,7 @@ import (
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -81,7 +81,7 @@ func TestCompareRows(t *testing.T) {
 		placement, status string
 		budget            bool
 	}{
-		"GPipe":          {"k-shape", compare.StatusOK, false}, // 8 forwards in flight on every device
+		"GPipe":          {"k-shape", compare.StatusOK, false},            // 8 forwards in flight on every device
 		"1F1B":           {"k-shape", compare.StatusNotApplicable, false}, // every row on the placement compared
 		"Chimera-direct": {"k-shape", compare.StatusNotApplicable, false},
 		"1F1B+":          {"k-shape", compare.StatusNotApplicable, false},
@@ -205,7 +205,7 @@ func TestCompareOptimalIsTesselOptimal(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("optimal: exit %d: %s", code, errOut)
 			}
-			var sum search.Summary
+			var sum report.Summary
 			if err := json.Unmarshal([]byte(out), &sum); err != nil {
 				t.Fatal(err)
 			}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/megatron"
 	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -21,16 +23,22 @@ type exportOptions struct {
 	Out      string
 	Force    bool
 	Split    string // torchtitan: the JSON of tessel partition --json
+	MergeBW  bool   // I and W merged into B (PyTorch's _merge_bw)
+	Recv     string // torch-csv-comms: early, deferred or auto
+	Layout   string // megatron: the plan's layout (or Split)
+	MoE      string // megatron: --moe-layer-freq
+	CommTime int    // --recv auto: transfer time without a cluster
 }
 
 // exportFormats are the formats tessel export writes.
-var exportFormats = []string{"torch-csv", "torch-csv-comms", "torchtitan"}
+var exportFormats = []string{"torch-csv", "torch-csv-comms", "torchtitan", "megatron"}
 
 func exportCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "export",
-		Usage:     "write a schedule as PyTorch's pipelining CSV (compute only, or with sends and receives) or a torchtitan bundle",
-		UsageText: "tessel export --schedule FILE [--format torch-csv|torch-csv-comms|torchtitan] [--out FILE] [--force]",
+		Name:  "export",
+		Usage: "write a schedule as PyTorch's pipelining CSV (compute only, or with sends and receives), a torchtitan bundle or Megatron-Core's arguments",
+		UsageText: "tessel export --schedule FILE [--format torch-csv|torch-csv-comms|torchtitan] [--recv early|deferred|auto] [--merge-bw] [--out FILE] [--force]\n" +
+			"   tessel export --schedule FILE --format megatron (--split FILE | --megatron-layout LAYOUT) [--moe-layer-freq F] [--merge-bw] [--out FILE]",
 		Description: "Writes the schedule as torch.distributed.pipelining reads it (PyTorch ≥ 2.6,\n" +
 			"_PipelineScheduleRuntime._load_csv(f, format=\"compute_only\"); torchtitan's\n" +
 			"--parallelism.pipeline_parallel_schedule_csv): no header, row r = rank r's actions\n" +
@@ -43,22 +51,49 @@ func exportCommand() *cli.Command {
 			"validator's rules, checked here.\n\n" +
 			"torch-csv-comms writes the compute_comms form (_load_csv(f, format=\"compute_comms\")):\n" +
 			"the sends and receives added by the rules of PyTorch's _add_send_recv, checked for\n" +
-			"pairs and deadlock as its _simulate_comms_compute does. torchtitan writes a folder\n" +
-			"--out with schedule.csv and torchtitan.toml, the settings that make torchtitan build\n" +
-			"the stages the CSV runs (loop or V style; with --split, module_fqns_per_model_part).",
+			"pairs and deadlock as its runtime runs them (receives posted without waiting, a\n" +
+			"compute waiting for its input). --recv deferred moves each receive to just before\n" +
+			"its consumer by PyTorch's _defer_recv_ops (the lower rank of a pair posts its receives\n" +
+			"before its sends); auto takes the order whose run ends first where every rank's sends\n" +
+			"and receives go one at a time (tessel simulate --torch-recv). torchtitan writes a folder\n" +
+			"--out with schedule.csv and torchtitan_pipeline.py, a function that sets torchtitan's\n" +
+			"configuration (fields as of torchtitan " + torchcsv.TitanCommit[:7] + ", August 2026) so that it builds the\n" +
+			"stages the CSV runs (loop or V style; with --split, module_fqns_per_model_part).\n" +
+			"--merge-bw merges every I with its W into one B at the I's place first, for runtimes\n" +
+			"that cannot split the backward (the schedule is compacted again and verified).\n\n" +
+			"megatron writes the Megatron-Core arguments of the plan, one per line (comments say what they\n" +
+			"cannot): pipeline size, layout (from --split, the JSON of tessel partition --json, or\n" +
+			"--megatron-layout; the virtual size is the layout's), layer counts, the micro-batch group size\n" +
+			"(the one whose Megatron-Core order is the schedule's, else the one that ends first), the\n" +
+			"all-to-all overlap for overlapped F&B pairs, --delay-wgrad-compute for a split backward, and the\n" +
+			"recompute method and layers. It refuses what Megatron-Core rejects or hangs on, naming the stage:\n" +
+			"a split backward without the overlap; with the overlap, a stage without transformer layers\n" +
+			"(Megatron-LM issue 1852) or with an odd number of MoE layers (issue 1810, --moe-layer-freq).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output format: " + joinNames(exportFormats), Value: "torch-csv"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
-			&cli.StringFlag{Name: "split", Usage: "torchtitan: the JSON `FILE` of tessel partition --json, whose layer names are module names"},
+			&cli.StringFlag{Name: "split", Usage: "torchtitan, megatron: the JSON `FILE` of tessel partition --json, whose layer names are module names (megatron: Megatron-Core kinds)"},
+			&cli.StringFlag{Name: "megatron-layout", Usage: "megatron: the plan's `LAYOUT` (Megatron-Core's --pipeline-model-parallel-layout), instead of --split"},
+			&cli.StringFlag{Name: "moe-layer-freq", Usage: "megatron: which transformer layers are MoE, as Megatron-Core's --moe-layer-freq: N or [1,0,…]", Value: "1"},
+			&cli.BoolFlag{Name: "merge-bw", Usage: "write every input gradient and its weight gradient merged into one full backward B, at the I's place (PyTorch's _merge_bw; for torchtitan where attention cannot split the backward)"},
+			&cli.StringFlag{Name: "recv", Usage: "torch-csv-comms: where the receives go, " + joinNames(torchcsv.RecvOrders()) + " (PyTorch's _add_send_recv; its _defer_recv_ops; the shorter on serial links)", Value: "early"},
+			&cli.IntFlag{Name: "comm-time", Usage: "--recv auto: the time of a transfer where the schedule has no cluster", Value: 1},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("export: unexpected argument %q", c.Args().First())
+			if c.IsSet("recv") && c.String("format") != "torch-csv-comms" {
+				return usageErrorf("export: --recv applies to --format torch-csv-comms")
+			}
+			if c.IsSet("comm-time") && c.String("recv") != string(torchcsv.RecvAuto) {
+				return usageErrorf("export: --comm-time applies to --recv auto")
+			}
+			if (c.IsSet("megatron-layout") || c.IsSet("moe-layer-freq")) && c.String("format") != "megatron" {
+				return usageErrorf("export: --megatron-layout and --moe-layer-freq apply to --format megatron")
 			}
 			return runExport(c.Context, exportOptions{Schedule: c.String("schedule"), Format: c.String("format"),
-				Out: c.String("out"), Force: c.Bool("force"), Split: c.String("split")}, c.App.Writer)
+				Layout: c.String("megatron-layout"), MoE: c.String("moe-layer-freq"),
+				Out: c.String("out"), Force: c.Bool("force"), Split: c.String("split"), MergeBW: c.Bool("merge-bw"), Recv: c.String("recv"), CommTime: c.Int("comm-time")}, c.App.Writer)
 		},
 	}
 }
@@ -73,22 +108,30 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 		return usageErrorf("export: --format must be one of %s, got %q", joinNames(exportFormats), opts.Format)
 	case opts.Format == "torchtitan" && opts.Out == "":
 		return usageErrorf("export: --format torchtitan writes a folder: give --out DIR")
-	case opts.Split != "" && opts.Format != "torchtitan":
-		return usageErrorf("export: --split applies to --format torchtitan")
+	case opts.Split != "" && opts.Format != "torchtitan" && opts.Format != "megatron":
+		return usageErrorf("export: --split applies to --format torchtitan and megatron")
+	case opts.Format == "megatron" && (opts.Split == "") == (opts.Layout == ""):
+		return usageErrorf("export: --format megatron takes the plan's split: give one of --split FILE and --megatron-layout LAYOUT")
 	}
-	if opts.Format == "torchtitan" {
+	switch opts.Format {
+	case "torchtitan":
 		return exportTitan(opts, stdout)
+	case "megatron":
+		return exportMegatron(opts, stdout)
 	}
-	if opts.Out != "" && !opts.Force {
-		if err := (outputs{Out: opts.Out}).check(); err != nil {
-			return err
-		}
-	}
-	s, err := loadVerified(opts.Schedule)
+	s, merged, err := loadForExport(opts, opts.Out)
 	if err != nil {
 		return err
 	}
-	tab, data, form, err := torchcsv.ExportCSV(s, opts.Format == "torch-csv-comms")
+	recv, err := torchcsv.ParseRecvOrder(opts.Recv)
+	if err != nil {
+		return usageErrorf("--recv %v", err)
+	}
+	if opts.CommTime < 0 {
+		return usageErrorf("--comm-time must be at least 0, got %d", opts.CommTime)
+	}
+	tab, data, form, err := torchcsv.ExportCSVWith(s, torchcsv.CSVOptions{Comms: opts.Format == "torch-csv-comms",
+		Lowering: torchcsv.CommsOptions{Recv: recv, CommTime: opts.CommTime}})
 	if err != nil {
 		return usageErrorf("%s: cannot export to PyTorch's CSV: %v", opts.Schedule, err)
 	}
@@ -99,23 +142,41 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 	if err := writeNew(opts.Out, opts.Force, data); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "wrote %s: %d ranks, %d stages, %d micro-batches (PyTorch pipelining CSV, %s)\n",
-		opts.Out, len(tab.Rows), tab.Stages(), s.MicroBatches, form)
+	_, err = fmt.Fprintf(stdout, "wrote %s: %d ranks, %d stages, %d micro-batches (PyTorch pipelining CSV, %s)%s\n",
+		opts.Out, len(tab.Rows), tab.Stages(), s.MicroBatches, form, merged)
 	return err
 }
 
-// exportTitan writes the torchtitan bundle: the folder opts.Out with
-// schedule.csv and torchtitan.toml.
-func exportTitan(opts exportOptions, stdout io.Writer) error {
-	csvPath, tomlPath := filepath.Join(opts.Out, "schedule.csv"), filepath.Join(opts.Out, "torchtitan.toml")
-	if !opts.Force {
-		for _, p := range []string{csvPath, tomlPath} {
-			if err := (outputs{Out: p}).check(); err != nil {
-				return err
+// loadForExport checks that the files to write (outs; "" for stdout)
+// may be written, reads and verifies the schedule to export and, with
+// --merge-bw, merges its backwards; merged is what the "wrote" line adds
+// then ("; I and W merged into B: makespan M instead of S").
+func loadForExport(opts exportOptions, outs ...string) (s *schedule.Schedule, merged string, err error) {
+	for _, out := range outs {
+		if out != "" && !opts.Force {
+			if err := (outputs{Out: out}).check(); err != nil {
+				return nil, "", err
 			}
 		}
 	}
-	s, err := loadVerified(opts.Schedule)
+	if s, err = loadVerified(opts.Schedule); err != nil || !opts.MergeBW {
+		return s, "", err
+	}
+	m, err := torchcsv.MergeBackward(s)
+	if err != nil {
+		return nil, "", usageErrorf("%s: --merge-bw: %v", opts.Schedule, err)
+	}
+	if m != s {
+		merged = fmt.Sprintf("; I and W merged into B: makespan %d instead of %d", schedule.Makespan(m), schedule.Makespan(s))
+	}
+	return m, merged, nil
+}
+
+// exportTitan writes the torchtitan bundle: the folder opts.Out with
+// schedule.csv and the settings (torchcsv.TitanSettingsFile).
+func exportTitan(opts exportOptions, stdout io.Writer) error {
+	csvPath, pyPath := filepath.Join(opts.Out, "schedule.csv"), filepath.Join(opts.Out, torchcsv.TitanSettingsFile)
+	s, merged, err := loadForExport(opts, csvPath, pyPath)
 	if err != nil {
 		return err
 	}
@@ -139,10 +200,51 @@ func exportTitan(opts exportOptions, stdout io.Writer) error {
 	if err := writeNew(csvPath, opts.Force, b.Table.Marshal()); err != nil {
 		return err
 	}
-	if err := writeNew(tomlPath, opts.Force, b.Config(csvPath)); err != nil {
+	if err := writeNew(pyPath, opts.Force, b.Config(csvPath)); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "wrote %s and %s: %d ranks, %d stages (%s style, %d per rank), %d micro-batches\n",
-		csvPath, tomlPath, b.Ranks, b.Stages, b.Style, b.StagesPerRank, b.MicroBatches)
+	_, err = fmt.Fprintf(stdout, "wrote %s and %s: %d ranks, %d stages (%s style, %d per rank), %d micro-batches%s\n",
+		csvPath, pyPath, b.Ranks, b.Stages, b.Style, b.StagesPerRank, b.MicroBatches, merged)
+	return err
+}
+
+// exportMegatron writes the Megatron-Core arguments of the plan.
+func exportMegatron(opts exportOptions, stdout io.Writer) error {
+	s, merged, err := loadForExport(opts, opts.Out)
+	if err != nil {
+		return err
+	}
+	var l *megatron.Layout
+	if opts.Split != "" {
+		data, err := os.ReadFile(opts.Split)
+		var names [][]string
+		if err == nil {
+			names, _, err = partition.ReadStages(data)
+		}
+		if err == nil {
+			l, err = megatron.LayoutOfSplit(names, s.Placement.Devices)
+		}
+		if err != nil {
+			return usageErrorf("%s: %v", opts.Split, err)
+		}
+	} else if l, err = megatron.ParseLayout(opts.Layout, megatron.LayoutOptions{PP: s.Placement.Devices}); err != nil {
+		return usageErrorf("--megatron-layout: %v", err)
+	}
+	moe, err := megatron.ParseMoELayerFreq(opts.MoE, l.Layers)
+	if err != nil {
+		return usageErrorf("--moe-layer-freq: %v", err)
+	}
+	a, err := megatron.Arguments(s, megatron.ArgsOptions{Layout: l, MoE: moe, Source: opts.Schedule})
+	if err != nil {
+		return usageErrorf("%s: cannot export to Megatron-Core: %v", opts.Schedule, err)
+	}
+	if opts.Out == "" {
+		_, err := stdout.Write(a.Text())
+		return err
+	}
+	if err := writeNew(opts.Out, opts.Force, a.Text()); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "wrote %s: Megatron-Core arguments, %d ranks, %d stages (%d per rank)%s\n", opts.Out, l.PP, len(l.Stages), l.VPP, merged)
 	return err
 }

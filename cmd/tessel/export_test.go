@@ -59,7 +59,7 @@ func TestExportCommand(t *testing.T) {
 	}{
 		{[]string{"export", "-s", goldenSchedule, "--out", path}, "exists (use --force to overwrite it)"},
 		{[]string{"export"}, "--schedule FILE is required"},
-		{[]string{"export", "-s", goldenSchedule, "--format", "json"}, `--format must be one of torch-csv, torch-csv-comms, torchtitan, got "json"`},
+		{[]string{"export", "-s", goldenSchedule, "--format", "json"}, `--format must be one of torch-csv, torch-csv-comms, torchtitan, megatron, got "json"`},
 		{[]string{"export", "-s", mpath}, `cannot export to PyTorch's CSV: block "fs" runs on devices [0 1 2 3], a group`},
 		{[]string{"export", "-s", "no-such.json"}, "no-such.json"},
 	} {
@@ -158,9 +158,9 @@ func TestExportImportForms(t *testing.T) {
 		!strings.Contains(out, "4 ranks, 4 stages (loop style, 1 per rank)") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	toml, err := os.ReadFile(filepath.Join(titan, "torchtitan.toml"))
-	if err != nil || !strings.Contains(string(toml), `pipeline_parallel_schedule_csv = "`+filepath.Join(titan, "schedule.csv")+`"`) {
-		t.Fatalf("torchtitan.toml: %v\n%s", err, toml)
+	py, err := os.ReadFile(filepath.Join(titan, "torchtitan_pipeline.py"))
+	if err != nil || !strings.Contains(string(py), `config.parallelism.pipeline_parallel_schedule_csv = "`+filepath.Join(titan, "schedule.csv")+`"`) {
+		t.Fatalf("torchtitan_pipeline.py: %v\n%s", err, py)
 	}
 	read := filepath.Join("..", "..", "torchcsv", "testdata", "read")
 	for _, f := range []string{"overlap-mixed.csv", "older-naming.csv", "older-naming-comms.csv", "current-comms.csv"} {
@@ -221,9 +221,9 @@ func TestExportTorchtitanModules(t *testing.T) {
 		!strings.Contains(out, "8 stages (loop style, 2 per rank)") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	toml, _ := os.ReadFile(filepath.Join(titan, "torchtitan.toml"))
-	if !strings.Contains(string(toml), "module_fqns_per_model_part = [\n  [\"embedding\"],\n") || !strings.Contains(string(toml), "\"decoder.13\", \"loss\"],\n]\n") {
-		t.Errorf("torchtitan.toml:\n%s", toml)
+	py, _ := os.ReadFile(filepath.Join(titan, "torchtitan_pipeline.py"))
+	if !strings.Contains(string(py), "config.parallelism.module_fqns_per_model_part = [\n        [\"embedding\"],\n") || !strings.Contains(string(py), "\"decoder.13\", \"loss\"],\n    ]\n") {
+		t.Errorf("torchtitan_pipeline.py:\n%s", py)
 	}
 	code, out, errOut = runCLI(t, "export", "-s", goldenSchedule, "--format", "torchtitan", "--split", split, "--out", filepath.Join(dir, "t2"))
 	if code != 2 || out != "" || !strings.Contains(errOut, "module names of 8 stages for a schedule of 4 stages") {

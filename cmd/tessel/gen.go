@@ -31,19 +31,13 @@ func genCommand() *cli.Command {
 		Name:      "gen",
 		Usage:     "write per-device programs and PyTorch workers that run a schedule",
 		UsageText: "tessel gen --schedule FILE --out DIR [--backend gloo|nccl] [--blocking] [--cluster FILE] [--force]",
-		Description: "Writes into DIR one program per device (rank0.json, …: compute, collective, send,\n" +
-			"recv and wait operations in an order that cannot deadlock), worker.py (runs a\n" +
-			"program on torch.distributed), blocks.py (an example model, a small MLP split\n" +
-			"along the placement: replace it with yours) and launch.sh (starts every rank with\n" +
-			"torch.distributed.run). Then:\n\n" +
+		Description: "Writes into DIR one program per device (rank0.json, …: compute, collective, send, recv\n" +
+			"and wait operations in an order that cannot deadlock), worker.py (runs a program on\n" +
+			"torch.distributed), blocks.py (an example model, a small MLP split along the placement: replace\n" +
+			"it with yours) and launch.sh (runs every rank with torch.distributed.run, with $PYTHON if set):\n\n" +
 			"  sh DIR/launch.sh --out results --iterations 3   train the example on every rank\n" +
 			"  sh DIR/launch.sh check --out results            compare with one process\n\n" +
-			"launch.sh runs $PYTHON if set, else the first of python3 and /usr/bin/python3 that\n" +
-			"imports torch. Input and weight blocks (a split backward) run as the gradient of\n" +
-			"the inputs only, then, later, of the weights.\n\n" +
-			"With --cluster (or --device-speed, --transfer-time) the schedule runs on that cluster:\n" +
-			"every device keeps its order, each block as early as its times there allow, and the\n" +
-			"programs carry the blocks' times on it (see tessel simulate).",
+			"With --cluster (or --device-speed, --transfer-time) the programs carry the blocks' times there.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "`DIR` to write into: new or empty, unless --force"},
@@ -53,9 +47,6 @@ func genCommand() *cli.Command {
 			clusterFlag("cluster"), clusterFlag("device-speed"), clusterFlag("transfer-time"), clusterFlag("channels"),
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("gen: unexpected argument %q", c.Args().First())
-			}
 			return runGen(c.Context, genOptions{
 				Schedule: c.String("schedule"), Out: c.String("out"), Backend: c.String("backend"),
 				Blocking: c.Bool("blocking"), Force: c.Bool("force"), Cluster: clusterSpecFrom(c),

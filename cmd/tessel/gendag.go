@@ -49,9 +49,6 @@ func genDagCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "overwrite files that exist"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("gen-dag: unexpected argument %q", c.Args().First())
-			}
 			o := opgraph.Options{Nodes: c.Int("nodes"), Seed: c.Uint64("seed"), Devices: c.Int("devices"), MaxDegree: c.Int("max-degree"), Width: c.Int("width"), MaxTime: c.Int("max-time"), MaxSize: c.Int("max-size")}
 			return runGenDag(c.Context, genDagOptions{Opt: o, Out: c.String("out"), ClusterOut: c.String("cluster-out"),
 				Latency: c.Float64("latency"), PerUnit: c.Float64("per-unit"), Force: c.Bool("force")}, c.App.Writer)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,8 +13,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/megatron"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
 
@@ -27,14 +30,22 @@ type importOptions struct {
 	PlacementOut string // placement file
 	Force        bool
 	OverlapTime  string // --overlap-time: keep OVERLAP_F_B as pairs
+	// A Megatron-Core layout instead of a CSV: the layout, the layer
+	// count, the pipeline and virtual sizes, a split backward, and the
+	// micro-batches and group size of Megatron-Core's order for --out.
+	Megatron            string
+	Layers, PP, VPP     int
+	SplitBackward       bool
+	MicroBatches, Group int
 }
 
 func importCommand() *cli.Command {
 	d := torchcsv.DefaultImportOptions()
 	return &cli.Command{
-		Name:      "import",
-		Usage:     "read any PyTorch pipelining CSV (both formats, OVERLAP_F_B, BW) into a schedule tessel can verify, render and simulate",
-		UsageText: "tessel import --torch-csv FILE [--forward-time T] [--backward-time T] [--input-time T] [--weight-time T] [--memory M] [--out FILE] [--placement-out FILE]",
+		Name:  "import",
+		Usage: "read any PyTorch pipelining CSV (both formats, OVERLAP_F_B, BW) into a schedule tessel can verify, render and simulate",
+		UsageText: "tessel import --torch-csv FILE [--forward-time T] [--backward-time T] [--input-time T] [--weight-time T] [--memory M] [--out FILE] [--placement-out FILE]\n" +
+			"   tessel import --megatron-layout LAYOUT --num-layers N --pp P [--vpp V] [--split-backward] [--placement-out FILE] [--out FILE --micro-batches N [--group G]]",
 		Description: "Reads a compute-only CSV of torch.distributed.pipelining (a user's own, or one\n" +
 			"dumped from PyTorch's built-in schedules: row r = rank r, cells <stage><F|B|I|W><micro>,\n" +
 			"empty cells idle), checks it by PyTorch's validator's rules, and builds:\n\n" +
@@ -47,9 +58,23 @@ func importCommand() *cli.Command {
 			"                 and the dependencies allow (only the order comes from the file)\n\n" +
 			"The result is verified (dependencies, devices, --memory); --out writes it for tessel\n" +
 			"verify, render, simulate and gen, --placement-out the placement alone for tessel\n" +
-			"search and compare --placement-file.",
+			"search and compare --placement-file.\n\n" +
+			"--megatron-layout reads a Megatron-Core --pipeline-model-parallel-layout instead (E embedding,\n" +
+			"t transformer layer, m MTP layer, L loss, \"|\" between stages, X*N and (…)*N repeats), checked\n" +
+			"as Megatron-Core checks it against --num-layers and --pp (and --vpp, else the layout's), and\n" +
+			"prints the stages as Megatron-Core unrolls them, empty stages included. Its placement has one\n" +
+			"device per rank, layout stage i on rank i mod P; the time and memory flags are per layer (E, t,\n" +
+			"m, L each one), an empty stage takes time 1 and no memory. --out writes Megatron-Core's own\n" +
+			"order of --micro-batches on it (interleaved 1F1B, micro-batch groups of --group, default P).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "torch-csv", Usage: "the CSV `FILE` to read (compute_only or compute_comms)"},
+			&cli.StringFlag{Name: "megatron-layout", Usage: "read Megatron-Core's pipeline `LAYOUT` (--pipeline-model-parallel-layout) instead"},
+			&cli.IntFlag{Name: "num-layers", Usage: "--megatron-layout: the transformer layers it must hold (Megatron-Core's --num-layers)"},
+			&cli.IntFlag{Name: "pp", Usage: "--megatron-layout: the pipeline size (--pipeline-model-parallel-size)"},
+			&cli.IntFlag{Name: "vpp", Usage: "--megatron-layout: the virtual stages per rank it must give (0: the layout's)"},
+			&cli.BoolFlag{Name: "split-backward", Usage: "--megatron-layout: train each stage with input and weight gradients"},
+			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "--megatron-layout with --out: micro-batches of Megatron-Core's order"},
+			&cli.IntFlag{Name: "group", Usage: "--megatron-layout with --out: Megatron-Core's micro-batch group size (0: the pipeline size)"},
 			&cli.StringFlag{Name: "torch-naming", Usage: "what B means: " + joinNames(torchcsv.Namings()) + " (old: B input gradient, BW full backward)", Value: "auto"},
 			&cli.StringFlag{Name: "overlap-time", Usage: "keep every OVERLAP_F_B as an overlapped pair taking `T`, or a factor of F + B such as 0.7x (without it: its two actions back to back)"},
 			&cli.IntFlag{Name: "forward-time", Usage: "time of every forward (F)", Value: d.ForwardTime},
@@ -67,9 +92,6 @@ func importCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out and --placement-out files that exist"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("import: unexpected argument %q", c.Args().First())
-			}
 			return runImport(c.Context, importOptions{
 				TorchCSV: c.String("torch-csv"),
 				Name:     c.String("name"),
@@ -83,6 +105,8 @@ func importCommand() *cli.Command {
 				},
 				Out: c.String("out"), PlacementOut: c.String("placement-out"), Force: c.Bool("force"),
 				OverlapTime: c.String("overlap-time"),
+				Megatron:    c.String("megatron-layout"), Layers: c.Int("num-layers"), PP: c.Int("pp"), VPP: c.Int("vpp"),
+				SplitBackward: c.Bool("split-backward"), MicroBatches: c.Int("micro-batches"), Group: c.Int("group"),
 			}, c.App.Writer)
 		},
 	}
@@ -92,8 +116,17 @@ func importCommand() *cli.Command {
 // line about it and writes the files asked for. Everything wrong with the
 // file or the flags is a usage error (exit 2).
 func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
+	if opts.Megatron != "" {
+		if opts.TorchCSV != "" {
+			return usageErrorf("import: give one of --torch-csv and --megatron-layout")
+		}
+		return runImportMegatron(opts, stdout)
+	}
+	if opts.Layers != 0 || opts.PP != 0 || opts.VPP != 0 || opts.SplitBackward || opts.MicroBatches != 0 || opts.Group != 0 {
+		return usageErrorf("import: --num-layers, --pp, --vpp, --split-backward, --micro-batches and --group go with --megatron-layout")
+	}
 	if opts.TorchCSV == "" {
-		return usageErrorf("import: --torch-csv FILE is required")
+		return usageErrorf("import: --torch-csv FILE is required (or --megatron-layout LAYOUT)")
 	}
 	o := &opts.Opt
 	if err := o.Check(); err != nil {
@@ -143,7 +176,7 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 		}
 	}
 	if opts.PlacementOut != "" {
-		pj, err := render(s, func(s *schedule.Schedule, w io.Writer) error { return s.Placement.Write(w) })
+		pj, err := drawn(s, func(s *schedule.Schedule, w io.Writer) error { return s.Placement.Write(w) })
 		if err != nil {
 			return err
 		}
@@ -157,5 +190,65 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 		}
 	}
 	_, err = io.WriteString(stdout, torchcsv.ImportText(opts.TorchCSV, s))
+	return err
+}
+
+// runImportMegatron reads a Megatron-Core layout: it prints its stages,
+// writes its placement and, with --out, Megatron-Core's order on it.
+func runImportMegatron(opts importOptions, stdout io.Writer) error {
+	o := &opts.Opt
+	switch {
+	case opts.PP < 1:
+		return usageErrorf("import: --megatron-layout needs --pp, the pipeline size")
+	case opts.Layers < 0 || opts.VPP < 0 || opts.MicroBatches < 0 || opts.Group < 0:
+		return usageErrorf("import: --num-layers, --vpp, --micro-batches and --group must be at least 0")
+	case opts.Out != "" && opts.MicroBatches == 0:
+		return usageErrorf("import: --out writes Megatron-Core's order: give --micro-batches")
+	case opts.Out == "" && (opts.MicroBatches != 0 || opts.Group != 0):
+		return usageErrorf("import: --micro-batches and --group go with --out")
+	case opts.OverlapTime != "" || opts.Naming != "auto":
+		return usageErrorf("import: --overlap-time and --torch-naming go with --torch-csv")
+	}
+	if err := o.Check(); err != nil {
+		return &usageError{err}
+	}
+	if err := (outputs{Out: opts.Out, SVG: opts.PlacementOut, Force: opts.Force}).check(); err != nil {
+		return err
+	}
+	l, err := megatron.ParseLayout(opts.Megatron, megatron.LayoutOptions{Layers: opts.Layers, PP: opts.PP, VPP: opts.VPP})
+	if err != nil {
+		return &usageError{err}
+	}
+	p, err := l.Placement(megatron.PlacementOptions{Name: opts.Name, ForwardTime: o.ForwardTime, BackwardTime: o.BackwardTime,
+		InputTime: o.InputTime, WeightTime: o.WeightTime, ForwardMemory: o.ForwardMemory, BackwardMemory: o.BackwardMemory,
+		InputMemory: o.InputMemory, WeightMemory: o.WeightMemory, SplitBackward: opts.SplitBackward})
+	if err != nil {
+		return &usageError{err}
+	}
+	var s *schedule.Schedule
+	if opts.Out != "" {
+		if s, err = megatron.Order(spec.Spec{Placement: p, MicroBatches: opts.MicroBatches, Memory: o.Memory}, megatron.OrderOptions{Group: opts.Group}); err != nil {
+			return &usageError{err}
+		}
+		if err := (outputs{Out: opts.Out, Force: opts.Force}).write(s); err != nil {
+			return err
+		}
+	}
+	if opts.PlacementOut != "" {
+		var b bytes.Buffer
+		if err := p.Write(&b); err != nil {
+			return err
+		}
+		if err := writeNew(opts.PlacementOut, opts.Force, b.Bytes()); err != nil {
+			return err
+		}
+	}
+	var b strings.Builder
+	l.WriteText(&b)
+	b.WriteString(l.Summary(p))
+	if s != nil {
+		b.WriteString(megatron.OrderText(s, opts.Group))
+	}
+	_, err = io.WriteString(stdout, b.String())
 	return err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/inference"
+	"github.com/tessel-pp/tessel/report"
 )
 
 // latencyBudgetFlag is --latency-budget of search, optimal, compare and
@@ -98,9 +99,9 @@ func runLatencySweep(ctx context.Context, opts sweepOptions, stdout, stderr io.W
 	}
 	bar.done()
 	if opts.OutDir == "" {
-		return res.Write(stdout, opts.Format)
+		return report.WriteLatencySweep(stdout, res, opts.Format)
 	}
-	files, err := res.Files(opts.Format)
+	files, err := report.LatencyFiles(res, opts.Format)
 	if err != nil {
 		return err
 	}

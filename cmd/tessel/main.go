@@ -17,6 +17,9 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	// The C allocator tuned for a program that makes a few Z3 contexts.
+	_ "github.com/tessel-pp/tessel/z3/tune"
 )
 
 func main() {
@@ -82,13 +85,24 @@ func commands() []*cli.Command {
 	}
 }
 
-// withUsageErrors makes a bad flag of any command a one-line usage error
-// (exit 2) instead of a page of help.
+// withUsageErrors makes a bad flag of any command, or an argument where
+// every command takes flags only, a one-line usage error (exit 2) instead
+// of a page of help.
 func withUsageErrors(cmds []*cli.Command) []*cli.Command {
 	for _, c := range cmds {
-		name := c.Name
+		name, action := c.Name, c.Action
 		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
 			return usageErrorf("%s: %v (see tessel %s --help)", name, err, name)
+		}
+		hint := ""
+		if name == "render" || name == "verify" {
+			hint = " (use --schedule FILE)"
+		}
+		c.Action = func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("%s: unexpected argument %q%s", name, c.Args().First(), hint)
+			}
+			return action(c)
 		}
 	}
 	return cmds

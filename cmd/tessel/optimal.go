@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -47,9 +48,6 @@ func optimalCommand() *cli.Command {
 			&cli.BoolFlag{Name: "link-order", Usage: "with --channels, the solver chooses the order of the transfers on each link instead of their producers' order; the schedule records it (\"link_order\")"},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("optimal: unexpected argument %q", c.Args().First())
-			}
 			spec := placementSpecFrom(c)
 			spec.Choose = true
 			return runOptimal(c.Context, optimalOptions{
@@ -123,21 +121,14 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	s, sol := res.Schedule, res.Solution
+	s := res.Schedule
 	if err := opts.Outputs.writeVerified("optimal", s); err != nil {
 		return err
 	}
-	sum := search.NewSummary(s, "time-optimal", sol.Proven)
-	if opts.Decisions.Any() {
-		sum.WithDecisions(s)
-	}
-	sum.Seconds = search.SummarySeconds{Total: secs(elapsed)}
-	// The stronger of the schedule package's bound and the solver's, and
-	// what proves it (search.OptimalBound).
-	sum.LowerBound.Makespan, sum.LowerBound.By = res.Bound.Makespan, res.Bound.By
+	sum := report.OptimalSummary(res, elapsed, opts.Decisions.Any())
 	if opts.Outputs.JSON {
 		return printJSON(stdout, sum)
 	}
-	return res.WriteText(stdout, sum, search.TextOptions{Placement: p, Memory: opts.Memory, MicroBatches: opts.MicroBatches,
+	return report.OptimalText(stdout, res, sum, report.TextOptions{Placement: p, Memory: opts.Memory, MicroBatches: opts.MicroBatches,
 		Decisions: opts.Decisions.Any(), Units: 2 * textUnits}, elapsed)
 }

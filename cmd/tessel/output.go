@@ -12,8 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/cluster"
-	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/render"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -50,7 +51,7 @@ func writeDrawn(path string, force bool, write func(io.Writer) error) error {
 
 // writeFiles writes files into dir (made when missing) with writeNew,
 // naming each on stdout.
-func writeFiles(dir string, force bool, files []compare.File, stdout io.Writer) error {
+func writeFiles(dir string, force bool, files []report.File, stdout io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usageErrorf("%v", err)
 	}
@@ -64,8 +65,8 @@ func writeFiles(dir string, force bool, files []compare.File, stdout io.Writer) 
 	return nil
 }
 
-// render draws into memory, so that a failure leaves no partial file.
-func render(s *schedule.Schedule, draw func(*schedule.Schedule, io.Writer) error) ([]byte, error) {
+// drawn draws into memory, so that a failure leaves no partial file.
+func drawn(s *schedule.Schedule, draw func(*schedule.Schedule, io.Writer) error) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := draw(s, &buf); err != nil {
 		return nil, err
@@ -140,11 +141,11 @@ func (o outputs) write(s *schedule.Schedule) error {
 	for _, f := range []struct {
 		path string
 		draw func(*schedule.Schedule, io.Writer) error
-	}{{o.Out, (*schedule.Schedule).Write}, {o.SVG, schedule.RenderSVG}, {o.HTML, schedule.RenderHTML}} {
+	}{{o.Out, (*schedule.Schedule).Write}, {o.SVG, render.SVG}, {o.HTML, render.HTML}} {
 		if f.path == "" {
 			continue
 		}
-		data, err := render(s, f.draw)
+		data, err := drawn(s, f.draw)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.path, err)
 		}

@@ -25,6 +25,7 @@ type partitionOptions struct {
 	Memory        *float64 // nil: the model's
 	Order         string
 	Chunks        int
+	EmptyStages   bool
 	NonContiguous bool
 	IPTimeLimit   time.Duration
 	Expert        string
@@ -57,6 +58,7 @@ func partitionFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "memory", Aliases: []string{"m"}, Usage: "memory cap of one accelerator, in the model's unit (0: none)", DefaultText: "the model's"},
 		&cli.StringFlag{Name: "order", Usage: "with --chunks: stage s on device s mod D (loop) or down and back up (v, 2 chunks)", Value: "loop"},
 		&cli.IntFlag{Name: "chunks", Usage: "stages per device C (interleaved placements: C·D stages; with plan --parallel auto: every count from 1 to C tried)", Value: 1},
+		&cli.BoolFlag{Name: "empty-stages", Usage: "with --chunks: let stages hold no layer where that balances the devices best, or where there are fewer layers than stages (Megatron-Core's layouts allow empty stages)"},
 		&cli.BoolFlag{Name: "non-contiguous", Usage: "the max-load integer program (Z3) instead of the DP: stages need not be contiguous"},
 		&cli.DurationFlag{Name: "ip-time-limit", Usage: "time limit of --non-contiguous; the best split found and its gap are reported", Value: 60 * time.Second},
 		&cli.StringFlag{Name: "expert", Usage: "also evaluate a given split, a JSON `FILE` in Tarnawski et al.'s expert format (node ids per accelerator)"},
@@ -68,7 +70,7 @@ func partitionFlags() []cli.Flag {
 func partitionOptionsFrom(c *cli.Context) partitionOptions {
 	o := partitionOptions{
 		Model: c.String("model"), Devices: c.Int("devices"), CPUs: c.Int("cpus"), Order: c.String("order"), Chunks: c.Int("chunks"),
-		NonContiguous: c.Bool("non-contiguous"), IPTimeLimit: c.Duration("ip-time-limit"), Expert: c.String("expert"),
+		EmptyStages: c.Bool("empty-stages"), NonContiguous: c.Bool("non-contiguous"), IPTimeLimit: c.Duration("ip-time-limit"), Expert: c.String("expert"),
 		TimeUnit: c.Float64("time-unit"), MemoryUnit: c.Float64("memory-unit"), Force: c.Bool("force"), JSON: c.Bool("json"),
 	}
 	if c.IsSet("memory") {
@@ -107,9 +109,6 @@ func partitionCommand() *cli.Command {
 			&cli.Float64Flag{Name: "comm-scale", Usage: "with --objective latency: multiply every transfer cost by this factor (1000 reproduces Tarnawski et al.'s Table 4, see docs/partition.md)", Value: 1},
 		),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("partition: unexpected argument %q", c.Args().First())
-			}
 			o := partitionOptionsFrom(c)
 			o.Out, o.Format = c.String("out"), c.String("format")
 			o.Cluster, o.ClusterOut = c.String("cluster"), c.String("cluster-out")
@@ -161,7 +160,7 @@ func (o partitionOptions) loadModel() (*partition.Graph, error) {
 
 // runOptions are the options of partition.Run the flags give.
 func (o partitionOptions) runOptions() partition.Options {
-	return partition.Options{Chunks: o.Chunks, Order: placement.Order(o.Order), NonContiguous: o.NonContiguous,
+	return partition.Options{Chunks: o.Chunks, Order: placement.Order(o.Order), EmptyStages: o.EmptyStages, NonContiguous: o.NonContiguous,
 		IPTimeLimit: o.IPTimeLimit, TimeUnit: o.TimeUnit, MemoryUnit: o.MemoryUnit, Capacities: o.Capacities}
 }
 
@@ -282,7 +281,7 @@ func runPartition(ctx context.Context, o partitionOptions, stdout, stderr io.Wri
 }
 
 // runLatency is tessel partition --objective latency: the split of least
-// single-sample latency (partition.RunLatency) and Table 4's baselines.
+// single-sample latency (partition.RunSampleLatency) and Table 4's baselines.
 func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Writer) error {
 	if o.TimeLimit <= 0 {
 		return usageErrorf("--time-limit must be positive, got %v", o.TimeLimit)
@@ -301,7 +300,7 @@ func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Write
 		return usageErrorf("%s: --objective latency is for inference graphs: this one has backward nodes", o.Model)
 	}
 	if o.PaperMemory {
-		if err := g.UsePaperLatencySetting(); err != nil {
+		if err := g.UsePaperSampleLatencySetting(); err != nil {
 			return usageErrorf("%s: %v", o.Model, err)
 		}
 	}
@@ -318,7 +317,7 @@ func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Write
 	}
 	t0 := time.Now()
 	bar := newProgress(stderr)
-	res, err := partition.RunLatency(ctx, g, partition.LatencyOptions{Subgraphs: q, TimeLimit: o.TimeLimit, Expert: expert,
+	res, err := partition.RunSampleLatency(ctx, g, partition.SampleLatencyOptions{Subgraphs: q, TimeLimit: o.TimeLimit, Expert: expert,
 		Progress: func(best, lb float64) {
 			bar.show("partition (latency IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
 		}})

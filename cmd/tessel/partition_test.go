@@ -376,7 +376,7 @@ func TestPartitionLatencyBERT24(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var res partition.LatencyReport
+	var res partition.SampleLatencyReport
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestPartitionLatencyNonContiguousExpert(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var res partition.LatencyReport
+	var res partition.SampleLatencyReport
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}

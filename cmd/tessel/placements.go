@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/report"
 )
 
 type placementsOptions struct {
@@ -38,9 +38,6 @@ func placementsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "infer", Usage: "inference variants (no backward blocks)"},
 		}, zeroBubbleFlags()...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("placements: unexpected argument %q", c.Args().First())
-			}
 			spec := placementSpec{
 				SplitBackward: c.Bool("split-backward"), InputTime: c.Int("input-time"), WeightTime: c.Int("weight-time"),
 				Chunks: c.Int("chunks"), Order: c.String("order"),
@@ -78,7 +75,7 @@ func runPlacements(_ context.Context, opts placementsOptions, w io.Writer) error
 	if spec.Order == "" {
 		spec.Order = string(placement.Loop)
 	}
-	return search.WriteBuiltins(w, spec.options())
+	return report.Builtins(w, spec.options())
 }
 
 // checkTimes rejects device counts and times a built-in cannot have.

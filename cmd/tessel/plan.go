@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,8 +15,8 @@ import (
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/plan"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/search"
-	"github.com/tessel-pp/tessel/spec"
 )
 
 type planOptions struct {
@@ -67,9 +68,6 @@ func planCommand() *cli.Command {
 			&cli.StringFlag{Name: "micro-batch-sizes", Usage: "with --parallel auto: micro-batch sizes tried, in samples, `B,...` (--micro-batches is then the samples per iteration)", Value: "1"},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("plan: unexpected argument %q", c.Args().First())
-			}
 			po := partitionOptionsFrom(c)
 			po.Out = c.String("placement-out")
 			po.ClusterOut = c.String("cluster-out")
@@ -137,7 +135,6 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	var err error
 	p := pr.Converted.Placement
 	if cl != nil {
 		if len(cl.Devices) != p.Devices {
@@ -146,47 +143,33 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		if o.Partition.Capacities != nil && !pr.Graph.Bytes {
 			return usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
 		}
-		if p, err = cl.Apply(p); err != nil {
-			return &usageError{fmt.Errorf("%s: %w", o.Cluster, err)}
-		}
 	}
-	// The model's memory: each device's budget is what its stages leave
-	// of its capacity.
-	mem, err := pr.Converted.Memory(pr.Split, o.Partition.Capacities)
-	if err != nil {
-		return fmt.Errorf("plan: %s: %w", pr.Model, err)
-	}
-	if mem != nil {
-		p.Capacities = partition.Budgets(mem)
-	}
-	if clusterOut != "" {
-		out := cl.Clone()
-		for d := range out.Devices {
-			if mem != nil {
-				out.Devices[d].Memory = mem[d].Budget
-			}
-		}
-		if err := writeDrawn(clusterOut, o.Outputs.Force, out.Write); err != nil {
-			return err
-		}
-	}
-	if o.Decisions != (placement.Decisions{}) {
-		if p, err = declare(p, o.Decisions); err != nil {
-			return err
-		}
-	}
-	sctx, cancel := withLimit(ctx, o.TimeLimit)
-	defer cancel()
-	bar := newProgress(stderr)
-	t1 := time.Now()
-	res, err := search.Run(sctx, spec.Spec{Placement: p, MicroBatches: o.MicroBatches, Memory: o.Budget, Allowed: spec.Decisions{Offload: o.Decisions.Offload, Recompute: o.Decisions.Recompute}}, search.Options{MaxNR: o.NR})
-	bar.done()
-	sum, err := searched("plan", "budget", res, err, o.Outputs, defaultMethod, o.Decisions.Any())
-	if err != nil {
+	if err := checkDecisions(o.Decisions); err != nil {
 		return err
 	}
-	out := plan.New(plan.Parts{Partition: pr, Result: res, Summary: sum, Placement: p, Memory: mem, Budget: o.Budget, Decisions: o.Decisions.Any()})
-	out.SearchSeconds, out.TotalSeconds = secs(time.Since(t1)), secs(time.Since(t0))
+	res, err := plan.Run(ctx, pr, plan.Options{MicroBatches: o.MicroBatches, Budget: o.Budget, Cluster: cl, Capacities: o.Partition.Capacities,
+		Decisions: o.Decisions, Search: search.Options{MaxNR: o.NR}, TimeLimit: o.TimeLimit})
+	var ie *plan.InputError
+	switch {
+	case errors.As(err, &ie) && ie.Cluster:
+		return &usageError{fmt.Errorf("%s: %w", o.Cluster, ie.Err)}
+	case errors.As(err, &ie):
+		return usageErrorf("%v", ie.Err)
+	case errors.Is(err, search.ErrNoRepetend):
+		return fmt.Errorf("%w (raise --budget or --nr)", err)
+	case err != nil:
+		return err
+	}
+	if clusterOut != "" {
+		if err := writeDrawn(clusterOut, o.Outputs.Force, res.BudgetCluster().Write); err != nil {
+			return err
+		}
+	}
+	if err := o.Outputs.write(res.Search.Schedule); err != nil {
+		return err
+	}
+	out := report.NewPlan(res)
+	out.TotalSeconds = secs(time.Since(t0))
 	out.ScheduleFile, out.PlacementFile = o.Outputs.Out, o.PlacementOut
 	if o.Outputs.JSON {
 		return printJSON(stdout, out)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -20,10 +21,10 @@ type renderFormat struct {
 // renderFormats lists the formats in the order the help shows them.
 func renderFormats() []renderFormat {
 	return []renderFormat{
-		{"text", schedule.RenderText},
-		{"svg", schedule.RenderSVG},
-		{"html", schedule.RenderHTML},
-		{"trace", schedule.RenderTrace},
+		{"text", render.Text},
+		{"svg", render.SVG},
+		{"html", render.HTML},
+		{"trace", render.Trace},
 	}
 }
 
@@ -60,9 +61,6 @@ func renderCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "overwrite the --out file if it exists"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("render: unexpected argument %q (use --schedule FILE)", c.Args().First())
-			}
 			return runRender(c.Context, renderOptions{
 				Schedule: c.String("schedule"), Format: c.String("format"), Out: c.String("out"), Force: c.Bool("force"),
 			}, c.App.Writer)
@@ -93,7 +91,7 @@ func runRender(_ context.Context, opts renderOptions, stdout io.Writer) error {
 	if err != nil {
 		return &usageError{err}
 	}
-	data, err := render(s, draw)
+	data, err := drawn(s, draw)
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.Schedule, err)
 	}

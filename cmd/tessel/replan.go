@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
 	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/timeline"
@@ -37,22 +38,14 @@ func replanCommand() *cli.Command {
 		Name:      "replan",
 		Usage:     "a new schedule after the cluster changed, or after each change of a timeline (--timeline), warm-started from the last",
 		UsageText: "tessel replan --schedule s.json --cluster new.json [--out new-s.json] [--json]",
-		Description: "For a schedule file (with or without a cluster) and a new cluster — a link slowed down,\n" +
-			"a device replaced — searches the schedule of the same placement, micro-batches and budget\n" +
-			"on the new cluster, starting from the old schedule: its per-device orders compacted under\n" +
-			"the new times, one more start beside the constructions and baselines of tessel search; and,\n" +
-			"where the solver is to search for a shorter period than the modulo schedules' (theirs is\n" +
-			"above the lower bound), its repetend (the file's, or the one its steady state repeats),\n" +
-			"its offsets adapted to the new cluster without the solver (behind a slower link a stage\n" +
-			"keeps one more micro-batch in flight) and re-timed there: its schedule is a start too, and\n" +
-			"its period, if shorter, is where the solver starts.\n" +
-			"It reports the makespan and time beside a fresh search's (--no-fresh leaves that out).\n" +
-			"A replan is meant to be quick: it wants a good schedule now, not a proof, so every solver\n" +
-			"call is capped at 50000 resource units (--effort; tessel search: 5000000 per repetend check,\n" +
-			"1000000 per warmup or cooldown, 300000 per refinement) and a proof that runs out is given\n" +
-			"up, deterministically. The solver re-optimises the ends of the new schedule (the last step\n" +
-			"of tessel search) only where they are greedy — a construction's or a baseline's — not the\n" +
-			"repetend's, whose warmup and cooldown it solved, nor the old orders; --refine lifts that.",
+		Description: "For a schedule file and a new cluster (a link slowed down, a device replaced), searches the\n" +
+			"schedule of the same placement, micro-batches and budget there, starting from the old one: its\n" +
+			"per-device orders compacted under the new times, and its repetend with offsets adapted and\n" +
+			"re-timed, beside tessel search's constructions and baselines. A replan wants a good schedule\n" +
+			"now, not a proof: every solver call is capped (--effort), and only greedy ends are re-optimised\n" +
+			"(--refine: all). It reports the makespan and time beside a fresh search's (--no-fresh: not);\n" +
+			"--timeline replans through a file of changes, each step from the last (docs/clusters.md,\n" +
+			"docs/dynamic.md).",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "the old schedule `FILE`"},
 			clusterFlag("cluster"), clusterFlag("device-speed"), clusterFlag("transfer-time"), clusterFlag("channels"),
@@ -66,9 +59,6 @@ func replanCommand() *cli.Command {
 			&cli.StringFlag{Name: "timeline", Usage: "replan step by step through a timeline `FILE` of changes (links, speeds, devices leaving or joining; docs/dynamic.md), each step from the last; --cluster is then the cluster the schedule ran on (default: its own)"},
 		}, outputFlags()...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("replan: unexpected argument %q", c.Args().First())
-			}
 			return runReplan(c.Context, replanOptions{
 				Schedule: c.String("schedule"), Cluster: clusterSpecFrom(c), NR: c.Int("nr"), Seed: c.Int("seed"),
 				TimeLimit: c.Duration("time-limit"), Effort: c.Int("effort"), NoFresh: c.Bool("no-fresh"), Refine: c.Bool("refine"), Timeline: c.String("timeline"), Model: c.String("model"), Outputs: outputsFrom(c),
@@ -125,7 +115,7 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if err := schedule.Verify(s); err != nil {
 		return fmt.Errorf("replan: the schedule fails verification (a bug): %w", err)
 	}
-	rep := search.NewReplanReport(old, p, res, took)
+	rep := report.NewReplanReport(old, p, res, took)
 	if !opts.NoFresh {
 		t1 := time.Now()
 		fresh, err := search.Fresh(ctx, p, old, ropt, opts.TimeLimit) // as tessel search

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/report"
 )
 
 // tessel replan after the cluster changed — one link's latency tenfold,
@@ -58,7 +58,7 @@ func TestReplan(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("replan: exit %d: %s", code, errOut)
 			}
-			var rep search.ReplanReport
+			var rep report.ReplanReport
 			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 				t.Fatal(err)
 			}

@@ -21,14 +21,22 @@ func savingsFrom(c *cli.Context) placement.Decisions {
 	return placement.Decisions{Offload: c.Bool("offload"), OffloadTime: c.Int("offload-time"), Recompute: c.Bool("recompute")}
 }
 
+// checkDecisions rejects the decision flags that cannot go together.
+func checkDecisions(o placement.Decisions) error {
+	if o.OffloadTime < 0 {
+		return usageErrorf("--offload-time must be at least 1, got %d", o.OffloadTime)
+	}
+	if o.OffloadTime > 0 && !o.Offload {
+		return usageErrorf("--offload-time needs --offload")
+	}
+	return nil
+}
+
 // declare applies the decisions' declarations to the placement as given
 // (before its cluster); failures are usage errors.
 func declare(given *placement.Placement, o placement.Decisions) (*placement.Placement, error) {
-	if o.OffloadTime < 0 {
-		return nil, usageErrorf("--offload-time must be at least 1, got %d", o.OffloadTime)
-	}
-	if o.OffloadTime > 0 && !o.Offload {
-		return nil, usageErrorf("--offload-time needs --offload")
+	if err := checkDecisions(o); err != nil {
+		return nil, err
 	}
 	q, err := placement.Declare(given, o)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -39,7 +40,7 @@ type searchOptions struct {
 const textUnits = 48
 
 // defaultMethod is the faster method in the README's benchmark table.
-const defaultMethod = repetend.MethodJoint
+const defaultMethod = repetend.StrategyJoint
 
 func searchCommand() *cli.Command {
 	return &cli.Command{
@@ -49,25 +50,15 @@ func searchCommand() *cli.Command {
 			"   tessel search --placement-file my.json --memory 8 --out s.json --svg s.svg",
 		Description: "Finds the schedule of --micro-batches with the shortest makespan it can under the memory\n" +
 			"budget, never one that ends later than a baseline or a solver-free construction:\n" +
-			"  1. constructions (modulo schedules, list schedules under the budget) and every baseline\n" +
-			"     that applies, in milliseconds; the best is the incumbent;\n" +
-			"  2. a repetend — every block once, block i from micro-batch offset n_i < N_R — of shorter\n" +
-			"     period than the best modulo schedule's, searched with Z3 top-down from it, with the lazy\n" +
-			"     check that its warmup and cooldown exist;\n" +
-			"  3. the time-optimal warmup and cooldown of that repetend, around its exact iterations;\n" +
-			"  4. Z3 re-optimises the first and last instances of the best schedule where it is not proven,\n" +
-			"     then windows anywhere in it (large-neighbourhood search), a fixed number of them.\n" +
-			"The repetend bubble rate is the bubble rate of the whole schedule as N grows.\n\n" +
-			"Methods of step 2: joint (default) makes the offsets solver variables and checks one period\n" +
-			"at a time; enumerate solves candidate offsets one by one on --jobs workers (the paper's\n" +
-			"Algorithm 1); race runs both and keeps the first proven answer. --solver-only runs steps 2\n" +
-			"and 3 alone, the paper's search.\n" +
-			"With --time-limit the search uses the time: the repetend search again from its best repetend\n" +
-			"without --effort's cap (a quarter of what is left), then windows of growing size swept over\n" +
-			"the whole schedule with a new solver seed each round, until the limit or a proof; the status\n" +
-			"line shows each improvement. The limit or Ctrl-C returns the best verified schedule found at\n" +
-			"once, marked as not proven; so does a solver call that reaches --effort (the same answer on\n" +
-			"every run; with a time limit the answer depends on the time given).",
+			"  1. constructions (modulo and list schedules) and every baseline that applies;\n" +
+			"  2. a repetend (every block once, block i from micro-batch offset n_i < N_R) of shorter period\n" +
+			"     than the best modulo schedule's, searched with Z3 by --method: joint (default: offsets are\n" +
+			"     solver variables), enumerate (offsets one by one on --jobs workers, the paper's Algorithm 1)\n" +
+			"     or race (both, the first proven answer); --solver-only runs steps 2 and 3 alone;\n" +
+			"  3. the repetend's time-optimal warmup and cooldown;\n" +
+			"  4. Z3 re-optimises the ends, then windows anywhere, of the best schedule where not proven.\n" +
+			"--time-limit uses the time given; it, Ctrl-C or a call that reaches --effort returns the best\n" +
+			"verified schedule found, marked not proven (docs/commands.md#tessel-search, docs/anytime.md).",
 		Flags: append(append(placementFlags(),
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N of the full schedule", Value: 128},
 			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
@@ -83,9 +74,6 @@ func searchCommand() *cli.Command {
 			&cli.StringFlag{Name: "objective", Usage: "what the choice of devices of blocks with candidates minimises: makespan (of N micro-batches) or period (the steady state's, throughput)", Value: "makespan"},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("search: unexpected argument %q", c.Args().First())
-			}
 			spec := placementSpecFrom(c)
 			spec.Choose = true
 			return runSearch(c.Context, searchOptions{
@@ -105,17 +93,17 @@ func searchCommand() *cli.Command {
 // (memoryFlag and --nr); the schedule is verified and written
 // (writeVerified), and its summary made, with the decisions counted where
 // the search could decide.
-func searched(command, memoryFlag string, res *search.Result, err error, out outputs, method repetend.Method, decisions bool) (search.Summary, error) {
+func searched(command, memoryFlag string, res *search.Result, err error, out outputs, method repetend.Strategy, decisions bool) (report.Summary, error) {
 	if err != nil {
 		if errors.Is(err, search.ErrNoRepetend) {
-			return search.Summary{}, fmt.Errorf("%w (raise --%s or --nr)", err, memoryFlag)
+			return report.Summary{}, fmt.Errorf("%w (raise --%s or --nr)", err, memoryFlag)
 		}
-		return search.Summary{}, err
+		return report.Summary{}, err
 	}
 	if err := out.writeVerified(command, res.Schedule); err != nil {
-		return search.Summary{}, err
+		return report.Summary{}, err
 	}
-	sum := res.Summary(method)
+	sum := report.SearchSummary(res, method)
 	if decisions {
 		sum.WithDecisions(res.Schedule)
 	}
@@ -131,7 +119,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 			return err
 		}
 	}
-	method, err := repetend.ParseMethod(opts.Method)
+	method, err := repetend.ParseStrategy(opts.Method)
 	if err != nil {
 		return usageErrorf("search: %v", err)
 	}
@@ -161,7 +149,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	sp := spec.Spec{Placement: p, MicroBatches: opts.MicroBatches, Memory: opts.Memory, Latency: opts.Latency,
 		Allowed: spec.Decisions{Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute}}
 	sopt := search.Options{
-		MaxNR: opts.NR, Method: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
+		MaxNR: opts.NR, Strategy: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
 		Objective: objective,
 		Progress:  func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
 	}
@@ -187,6 +175,6 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if opts.Outputs.JSON {
 		return printJSON(stdout, sum)
 	}
-	return res.WriteText(stdout, sum, search.TextOptions{Placement: p, Memory: opts.Memory, NR: opts.NR, MicroBatches: opts.MicroBatches,
-		Method: method, Decisions: opts.Decisions.Any(), Units: textUnits})
+	return report.SearchText(stdout, res, sum, report.TextOptions{Placement: p, Memory: opts.Memory, NR: opts.NR, MicroBatches: opts.MicroBatches,
+		Strategy: method, Decisions: opts.Decisions.Any(), Units: textUnits})
 }

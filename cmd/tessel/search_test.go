@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/internal/testskip"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/search"
 )
 
 // runCLI runs tessel with args and returns its exit code and outputs.
@@ -121,7 +121,7 @@ func TestOptimalJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var sum search.Summary
+	var sum report.Summary
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestSearchReportsTheSchedulesSteadyState(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var sum search.Summary
+	var sum report.Summary
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/torchcsv"
 )
 
 // simulateOptions are the flags of tessel simulate.
@@ -21,14 +22,17 @@ type simulateOptions struct {
 	Cluster  clusterSpec
 	Channels bool
 	Blocking bool // only the blocking programs
-	JSON     bool
+	// TorchRecv also runs the schedule as PyTorch's runtime runs its
+	// compute_comms CSV, receives early and deferred, on serial links.
+	TorchRecv bool
+	JSON      bool
 }
 
 func simulateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "simulate",
 		Usage:     "run a schedule's per-device programs in a simulator: makespan, idle time, deadlocks",
-		UsageText: "tessel simulate --schedule FILE [--comm-time 1 | --cluster FILE | --transfer-time T --device-speed D=S] [--channels] [--blocking] [--json]\ntessel simulate --programs DIR [--comm-time 1] [--json]",
+		UsageText: "tessel simulate --schedule FILE [--comm-time 1 | --cluster FILE | --transfer-time T --device-speed D=S] [--channels] [--blocking] [--torch-recv] [--json]\ntessel simulate --programs DIR [--comm-time 1] [--json]",
 		Description: "Turns a schedule into one program per device (every tensor that crosses devices\n" +
 			"sent right after its producer, in one global order) and runs the programs event by\n" +
 			"event: blocks take their time, every transfer takes --comm-time. Reports the\n" +
@@ -45,7 +49,13 @@ func simulateCommand() *cli.Command {
 			"schedule searched with channels is simulated with them, and ends at its makespan too.\n" +
 			"A schedule that offloads runs its offloads and reloads on the host channels, one at a\n" +
 			"time each, for the offload time of its placement; a gradient block waits for its reload\n" +
-			"(the report says how long in total).",
+			"(the report says how long in total).\n" +
+			"With --torch-recv, the schedule (a chain of stages) also runs as PyTorch's runtime runs its\n" +
+			"compute_comms CSV, with every rank's sends and receives one at a time in the order posted\n" +
+			"(one p2p stream per rank): once with the receives where PyTorch's _add_send_recv puts\n" +
+			"them, early, once deferred (its _defer_recv_ops). It reports each run's makespan, when\n" +
+			"each stage's first compute starts in either and how much a front-loaded receive delays\n" +
+			"it, and which order ends first (tessel export --recv auto writes that one).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "programs", Usage: "simulate the programs rank0.json, rank1.json, … in `DIR` instead"},
@@ -53,16 +63,14 @@ func simulateCommand() *cli.Command {
 			&cli.BoolFlag{Name: "blocking", Usage: "simulate blocking programs only (default: both modes and the gain)"},
 			clusterFlag("cluster"), clusterFlag("device-speed"), clusterFlag("transfer-time"),
 			&cli.BoolFlag{Name: "channels", Usage: "transfers between two devices run one at a time, in the order the programs issue them (the default for a schedule searched with channels)"},
+			&cli.BoolFlag{Name: "torch-recv", Usage: "also run the schedule as PyTorch's runtime with receives early and deferred, each rank's sends and receives one at a time"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON object instead of text"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("simulate: unexpected argument %q", c.Args().First())
-			}
 			return runSimulate(c.Context, simulateOptions{
 				Schedule: c.String("schedule"), Programs: c.String("programs"), CommTime: c.Int("comm-time"), commSet: c.IsSet("comm-time"),
 				Cluster: clusterSpec{File: c.String("cluster"), DeviceSpeed: c.String("device-speed"), TransferTime: c.Int("transfer-time")}, Channels: c.Bool("channels"),
-				Blocking: c.Bool("blocking"), JSON: c.Bool("json"),
+				Blocking: c.Bool("blocking"), TorchRecv: c.Bool("torch-recv"), JSON: c.Bool("json"),
 			}, c.App.Writer)
 		},
 	}
@@ -78,8 +86,12 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 	if opts.CommTime < 0 {
 		return usageErrorf("--comm-time must be at least 0, got %d", opts.CommTime)
 	}
+	if opts.TorchRecv && opts.Schedule == "" {
+		return usageErrorf("simulate: --torch-recv applies to --schedule")
+	}
 	var sets [][]*runtimegen.Program
 	var scheduleMakespan *int
+	var torch *torchcsv.RecvComparison
 	var timing *placement.Placement // times of blocks and transfers; nil: the programs' and CommTime
 	sim := runtimegen.SimOptions{CommTime: opts.CommTime, Channels: opts.Channels}
 	if opts.Schedule != "" {
@@ -109,6 +121,15 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		}
 		scheduleMakespan = ptr(schedule.Makespan(s))
 		sim = runtimegen.ScheduleSimOptions(s, timing, opts.Channels, opts.CommTime)
+		if opts.TorchRecv {
+			timed := *s
+			if timing != nil {
+				timed.Placement = timing
+			}
+			if torch, err = torchcsv.CompareRecv(&timed, opts.CommTime); err != nil {
+				return usageErrorf("%s: --torch-recv: %v", opts.Schedule, err)
+			}
+		}
 	} else {
 		if opts.Blocking {
 			return usageErrorf("simulate: --blocking applies to --schedule (programs have their own mode)")
@@ -131,11 +152,20 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 	}
 	out.ScheduleMakespan = scheduleMakespan
 	if opts.JSON {
+		if torch != nil {
+			return printJSON(stdout, struct {
+				*runtimegen.Report
+				TorchRecv *torchcsv.RecvComparison `json:"torch_recv"`
+			}{out, torch})
+		}
 		return printJSON(stdout, out)
 	}
 	text, err := out.Text()
 	if err != nil {
 		return err
+	}
+	if torch != nil {
+		text += "\n" + torch.Text()
 	}
 	_, err = io.WriteString(stdout, text)
 	return err

@@ -15,6 +15,7 @@ import (
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/report"
 )
 
 type sweepOptions struct {
@@ -76,9 +77,6 @@ func sweepCommand() *cli.Command {
 			&cli.Float64Flag{Name: "tp-efficiency", Usage: "with --latency: share of the ideal speed-up tensor parallelism keeps per doubling of its devices, in (0, 1]", Value: 1},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("sweep: unexpected argument %q", c.Args().First())
-			}
 			return runSweep(c.Context, sweepOptions{
 				Placements: splitList(c.String("placement")), Devices: c.Int("devices"),
 				ForwardTime: c.Int("forward-time"), BackwardTime: c.Int("backward-time"),
@@ -137,7 +135,7 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 		ps = append(ps, p)
 	}
 	if opts.OutDir != "" && !opts.Force {
-		for _, f := range compare.SweepFileNames(opts.Format) {
+		for _, f := range report.SweepFileNames(opts.Format) {
 			path := filepath.Join(opts.OutDir, f)
 			if _, err := os.Stat(path); err == nil {
 				return usageErrorf("%s exists (use --force to overwrite it)", path)
@@ -153,9 +151,9 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	}
 	bar.done()
 	if opts.OutDir == "" {
-		return out.Write(stdout, opts.Format)
+		return report.WriteSweep(stdout, out, opts.Format)
 	}
-	files, err := out.Files(opts.Format)
+	files, err := report.SweepFiles(out, opts.Format)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -30,9 +31,6 @@ func verifyCommand() *cli.Command {
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("verify: unexpected argument %q (use --schedule FILE)", c.Args().First())
-			}
 			return runVerify(c.Context, verifyOptions{Schedule: c.String("schedule")}, c.App.Writer)
 		},
 	}
@@ -49,17 +47,10 @@ func runVerify(_ context.Context, opts verifyOptions, stdout io.Writer) error {
 	if err != nil {
 		return &usageError{err}
 	}
-	err = schedule.Verify(s)
+	err = report.Verify(stdout, s)
 	var ve *schedule.VerifyError
 	if errors.As(err, &ve) {
-		if _, werr := io.WriteString(stdout, ve.List()); werr != nil {
-			return werr
-		}
 		return fmt.Errorf("%s: invalid schedule: %s", opts.Schedule, ve.CountText())
 	}
-	if err != nil {
-		return err
-	}
-	_, err = io.WriteString(stdout, schedule.ValidText(s))
 	return err
 }

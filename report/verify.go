@@ -1,0 +1,29 @@
+package report
+
+import (
+	"errors"
+	"io"
+
+	"github.com/tessel-pp/tessel/schedule"
+)
+
+// Verify writes tessel verify's report of s, checked by schedule.Verify
+// from its required fields only: one line when it is valid
+// (schedule.ValidText), else every violation, one a line. It returns the
+// verifier's error (a *schedule.VerifyError for violations) or the
+// writer's.
+func Verify(w io.Writer, s *schedule.Schedule) error {
+	err := schedule.Verify(s)
+	var ve *schedule.VerifyError
+	if errors.As(err, &ve) {
+		if _, werr := io.WriteString(w, ve.List()); werr != nil {
+			return werr
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, schedule.ValidText(s))
+	return err
+}
