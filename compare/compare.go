@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -192,22 +193,7 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 	} else if b := p.Budget(0, opt.Memory); b != opt.Memory {
 		cmp.Memory = b // the devices' one capacity
 	}
-	split := HasWeights(p)
-	short := opt.shortfall(p)
-	for _, m := range baseline.All() {
-		if m.Split && !split {
-			continue // the zero-bubble family needs input and weight blocks
-		}
-		if m.Memory && !p.HasOffload() && !p.HasRecompute() {
-			continue // offload and recompute baselines need --offload-time or --recompute
-		}
-		progress("compare: %s", MethodTitle(m.Name))
-		row := baselineRow(m, p, opt, short)
-		if m.Quiet && row.Status == StatusNotApplicable {
-			continue // listed only where it applies
-		}
-		cmp.Rows = append(cmp.Rows, row)
-	}
+	cmp.Rows = Baselines(p, opt, nil)
 	inf := opt.Inference
 	if inf == nil && opt.Latency > 0 {
 		inf = &inference.Options{} // as search's starts: ideal tensor parallelism
@@ -243,6 +229,38 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		cmp.Rows = append(cmp.Rows, row)
 	}
 	return cmp, nil
+}
+
+// Baselines runs the baselines on p as Run does, one row each in
+// baseline.All's order, every schedule verified: those that apply (the
+// zero-bubble family only where p splits its backward, the offload and
+// recompute baselines only where p declares them, a Quiet baseline only
+// where it applies); names, when not nil, keeps only the baselines
+// named. Nothing a baseline does ends the list: a row says it.
+func Baselines(p *placement.Placement, opt Options, names []string) []Row {
+	split := HasWeights(p)
+	short := opt.shortfall(p)
+	var rows []Row
+	for _, m := range baseline.All() {
+		if names != nil && !slices.Contains(names, m.Name) {
+			continue
+		}
+		if m.Split && !split {
+			continue // the zero-bubble family needs input and weight blocks
+		}
+		if m.Memory && !p.HasOffload() && !p.HasRecompute() {
+			continue // offload and recompute baselines need --offload-time or --recompute
+		}
+		if opt.Progress != nil {
+			opt.Progress(fmt.Sprintf("compare: %s", MethodTitle(m.Name)))
+		}
+		row := baselineRow(m, p, opt, short)
+		if m.Quiet && row.Status == StatusNotApplicable {
+			continue // listed only where it applies
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 // choose is the placement with the devices the Tessel search chooses for

@@ -40,6 +40,9 @@ type Plan struct {
 	// --merge-bw); nil where the schedule splits none, or offloads or
 	// recomputes.
 	MergedBackward *MergedCost `json:"merged_backward,omitempty"`
+	// Versus is the plan against the baselines and its levers (SetVersus);
+	// nil where not asked.
+	Versus *Versus `json:"versus,omitempty"`
 
 	plan *plan.Result
 }
@@ -136,5 +139,5 @@ func (r *Plan) WriteText(w io.Writer, units int) error {
 	schedule.WriteDecisionsText(w, s)
 	fmt.Fprintf(w, "search time  %.3fs (proven: %s)\n", r.SearchSeconds, textfmt.YesNo(res.Proven()))
 	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
-	return nil
+	return r.WriteVersusText(w)
 }

@@ -20,6 +20,7 @@ import (
 )
 
 type planOptions struct {
+	Report       string // tessel plan --report: the HTML page, "" for none
 	Cluster      string // a cluster file, "" for none
 	Partition    partitionOptions
 	PlacementOut string
@@ -52,6 +53,7 @@ func planCommand() *cli.Command {
 			"passed the verifier.",
 		Flags: append(append(partitionFlags(),
 			&cli.StringFlag{Name: "placement-out", Usage: "also write the placement to a JSON `FILE`"},
+			&cli.StringFlag{Name: "report", Usage: "also write one HTML page: the plan against the baselines, the Gantt chart, each device's memory, to `FILE.html`"},
 			&cli.StringFlag{Name: "cluster-out", Usage: "with --cluster: also write the cluster as the placement of --placement-out runs on it (device i: stage i's device), each device's memory its schedule budget in placement units, to a JSON `FILE` (for tessel compare --placement-file P --cluster C)"},
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N of the schedule", Value: 64},
 			&cli.IntFlag{Name: "budget", Usage: "per-device memory budget of the schedule search, in placement memory units (0: unlimited)"},
@@ -72,7 +74,7 @@ func planCommand() *cli.Command {
 			po.Out = c.String("placement-out")
 			po.ClusterOut = c.String("cluster-out")
 			return runPlan(c.Context, planOptions{
-				Partition: po, PlacementOut: po.Out, MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
+				Partition: po, PlacementOut: po.Out, Report: c.String("report"), MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
 				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c), Cluster: c.String("cluster"),
 				Parallel: c.String("parallel"), Jobs: c.Int("jobs"), Effort: c.Int("effort"), Top: c.Int("top"),
 				DP: c.Int("dp"), TP: c.Int("tp"), PP: c.Int("pp"), Sizes: c.String("micro-batch-sizes"),
@@ -96,6 +98,9 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	if o.Parallel != "" {
+		if o.Report != "" {
+			return usageErrorf("--report goes without --parallel (a plan of one layout)")
+		}
 		return runHybrid(ctx, o, stdout)
 	}
 	if o.Jobs != 0 || o.Effort != 0 || o.Top != 10 || o.DP != 0 || o.TP != 0 || o.PP != 0 || o.Sizes != "1" {
@@ -106,6 +111,11 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	o.Partition.ClusterOut = ""
 	if clusterOut != "" && o.Cluster == "" {
 		return usageErrorf("--cluster-out needs --cluster")
+	}
+	if o.Report != "" && !o.Outputs.Force {
+		if _, err := os.Stat(o.Report); err == nil {
+			return usageErrorf("%s exists (use --force to overwrite it)", o.Report)
+		}
 	}
 	if clusterOut != "" && !o.Outputs.Force {
 		if _, err := os.Stat(clusterOut); err == nil {
@@ -147,8 +157,9 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := checkDecisions(o.Decisions); err != nil {
 		return err
 	}
-	res, err := plan.Run(ctx, pr, plan.Options{MicroBatches: o.MicroBatches, Budget: o.Budget, Cluster: cl, Capacities: o.Partition.Capacities,
-		Decisions: o.Decisions, Search: search.Options{MaxNR: o.NR}, TimeLimit: o.TimeLimit})
+	popt := plan.Options{MicroBatches: o.MicroBatches, Budget: o.Budget, Cluster: cl, Capacities: o.Partition.Capacities,
+		Decisions: o.Decisions, Search: search.Options{MaxNR: o.NR}, TimeLimit: o.TimeLimit}
+	res, err := plan.Run(ctx, pr, popt)
 	var ie *plan.InputError
 	switch {
 	case errors.As(err, &ie) && ie.Cluster:
@@ -169,6 +180,16 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	out := report.NewPlan(res)
+	levers, err := plan.Levers(ctx, pr, popt, res)
+	if err != nil {
+		return err
+	}
+	out.SetVersus(plan.Versus(res), levers)
+	if o.Report != "" {
+		if err := writeDrawn(o.Report, o.Outputs.Force, out.WriteHTML); err != nil {
+			return err
+		}
+	}
 	out.TotalSeconds = secs(time.Since(t0))
 	out.ScheduleFile, out.PlacementFile = o.Outputs.Out, o.PlacementOut
 	if o.Outputs.JSON {
