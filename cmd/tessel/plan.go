@@ -50,7 +50,11 @@ func planCommand() *cli.Command {
 			"--budget, the per-device memory budget of the placement (its units: see --memory-unit).\n" +
 			"Reports the split's time per sample beside the even split's and the greedy fill's, and the\n" +
 			"schedule's makespan and bubble rate, in placement steps and in model time. The schedule has\n" +
-			"passed the verifier.",
+			"passed the verifier. Then the schedules a user would otherwise run (1F1B or interleaved 1F1B,\n" +
+			"ZB-H1/H2, ZB-V, DualPipeV, 1F1B + full recompute, PipeOffload, where they apply) on the same\n" +
+			"stages, devices and budgets: time per iteration, peak memory, the winner and its margin; where\n" +
+			"the budget binds, the plan again with --recompute and with --offload. --report FILE.html writes\n" +
+			"all of it as one page (docs/commands.md#tessel-partition-tessel-plan).",
 		Flags: append(append(partitionFlags(),
 			&cli.StringFlag{Name: "placement-out", Usage: "also write the placement to a JSON `FILE`"},
 			&cli.StringFlag{Name: "report", Usage: "also write one HTML page: the plan against the baselines, the Gantt chart, each device's memory, to `FILE.html`"},
