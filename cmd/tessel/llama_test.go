@@ -60,6 +60,16 @@ func TestLlamaPlanThenCompare(t *testing.T) {
 			if rc := run(context.Background(), args, &stdout, &stderr); rc != 0 {
 				t.Fatalf("plan: exit %d: %s", rc, stderr.String())
 			}
+			// plan answers against the baselines on the same stages, and
+			// at 24 GB, where the budget binds, measures the levers.
+			for _, want := range []string{"\nagainst the baselines", "\nwinner       "} {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("plan: no %q in\n%s", want, stdout.String())
+				}
+			}
+			if tc.name == "8x24" && !strings.Contains(stdout.String(), "\nlevers       the budget binds; with --recompute: ") {
+				t.Errorf("plan at 24 GB: no levers in\n%s", stdout.String())
+			}
 			dirS := filepath.Join(dir, "s")
 			stdout.Reset()
 			args = []string{"tessel", "compare", "--placement-file", p, "--cluster", c, "-n", "16", "--format", "json", "--schedules", dirS, "--time-limit", "5s"}
