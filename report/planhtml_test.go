@@ -16,9 +16,8 @@ import (
 	"github.com/tessel-pp/tessel/plan"
 )
 
-// gptPlan is the plan of the GPT-like profile on 4 devices, against the
-// baselines.
-func gptPlan(t *testing.T) *Plan {
+// gptSplit is the split of the GPT-like profile on 4 devices.
+func gptSplit(t *testing.T) *partition.Report {
 	t.Helper()
 	g, err := partition.Load("../testdata/models/gpt-like.json")
 	if err != nil {
@@ -29,6 +28,13 @@ func gptPlan(t *testing.T) *Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pr
+}
+
+// gptPlan is the plan of gptSplit, against the baselines.
+func gptPlan(t *testing.T) *Plan {
+	t.Helper()
+	pr := gptSplit(t)
 	res, err := plan.Run(context.Background(), pr, plan.Options{MicroBatches: 8})
 	if err != nil {
 		t.Fatal(err)
