@@ -44,8 +44,8 @@ func gptPlan(t *testing.T) *Plan {
 	return r
 }
 
-// The plan's text ends with the baselines, each in the model's time, and
-// the winner with its margin; the levers line appears only where the
+// The comparison's text (after the plan's) is the baselines, each in the
+// model's time, and the winner with its margin; the levers line appears only where the
 // budget binds, with each lever's time and speed-up.
 func TestPlanVersusText(t *testing.T) {
 	r := gptPlan(t)
@@ -62,7 +62,7 @@ func TestPlanVersusText(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := r.WriteText(&b, 48); err != nil {
+	if err := r.WriteVersusText(&b); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"\nagainst the baselines, each on the same stages, devices and budgets", "\nTessel ", "\nwinner       Tessel, "} {

@@ -120,9 +120,9 @@ func (r *Plan) peakText(row VersusRow) string {
 	return fmt.Sprintf("%s (device %d)", partition.FormatMemory(row.Memory[d], r.Partition.Graph.Bytes), d)
 }
 
-// WriteVersusText writes the comparison as tessel plan prints it: a
-// table of time per iteration and peak memory, the winner and its
-// margin, and the levers.
+// WriteVersusText writes the comparison as tessel plan prints it after
+// the plan (WriteText): a table of time per iteration and peak memory,
+// the winner and its margin, and the levers; nothing without SetVersus.
 func (r *Plan) WriteVersusText(w io.Writer) error {
 	v := r.Versus
 	if v == nil {

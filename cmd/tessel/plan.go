@@ -15,6 +15,7 @@ import (
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/plan"
+	"github.com/tessel-pp/tessel/recompute"
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -50,11 +51,15 @@ func planCommand() *cli.Command {
 			"--budget, the per-device memory budget of the placement (its units: see --memory-unit).\n" +
 			"Reports the split's time per sample beside the even split's and the greedy fill's, and the\n" +
 			"schedule's makespan and bubble rate, in placement steps and in model time. The schedule has\n" +
-			"passed the verifier. Then the schedules a user would otherwise run (1F1B or interleaved 1F1B,\n" +
-			"ZB-H1/H2, ZB-V, DualPipeV, 1F1B + full recompute, PipeOffload, where they apply) on the same\n" +
-			"stages, devices and budgets: time per iteration, peak memory, the winner and its margin; where\n" +
-			"the budget binds, the plan again with --recompute and with --offload. --report FILE.html writes\n" +
-			"all of it as one page (docs/commands.md#tessel-partition-tessel-plan).",
+			"passed the verifier. With --recompute it also plans the per-stage policy frameworks apply (each\n" +
+			"stage recomputes its first k layers in every micro-batch, k the least that fits; Megatron-Core's\n" +
+			"--recompute-num-layers, torchtitan's checkpointing), keeps the faster of that and the per-instance\n" +
+			"decisions, and says what the other costs (docs/recompute-policy.md). Then the schedules a user\n" +
+			"would otherwise run (1F1B or interleaved 1F1B, ZB-H1/H2, ZB-V, DualPipeV, 1F1B + full recompute,\n" +
+			"PipeOffload, where they apply) on the same stages, devices and budgets: time per iteration, peak\n" +
+			"memory, the winner and its margin; where the budget binds, the plan again with --recompute and\n" +
+			"with --offload. --report FILE.html writes all of it as one page\n" +
+			"(docs/commands.md#tessel-partition-tessel-plan).",
 		Flags: append(append(partitionFlags(),
 			&cli.StringFlag{Name: "placement-out", Usage: "also write the placement to a JSON `FILE`"},
 			&cli.StringFlag{Name: "report", Usage: "also write one HTML page: the plan against the baselines, the Gantt chart, each device's memory, to `FILE.html`"},
@@ -163,7 +168,18 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	}
 	popt := plan.Options{MicroBatches: o.MicroBatches, Budget: o.Budget, Cluster: cl, Capacities: o.Partition.Capacities,
 		Decisions: o.Decisions, Search: search.Options{MaxNR: o.NR}, TimeLimit: o.TimeLimit}
-	res, err := plan.Run(ctx, pr, popt)
+	var res *plan.Result
+	var cmp *recompute.Comparison
+	var err error
+	if o.Decisions.Recompute {
+		// Per-instance decisions beside the per-stage policy frameworks
+		// apply; the faster is the plan (docs/recompute-policy.md).
+		if cmp, err = recompute.Compare(ctx, pr, popt); err == nil {
+			res = cmp.Chosen()
+		}
+	} else {
+		res, err = plan.Run(ctx, pr, popt)
+	}
 	var ie *plan.InputError
 	switch {
 	case errors.As(err, &ie) && ie.Cluster:
@@ -183,6 +199,13 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := o.Outputs.write(res.Search.Schedule); err != nil {
 		return err
 	}
+	if cmp != nil && cmp.PolicyChosen && o.PlacementOut != "" {
+		// The placement searched is the split's under the policy: the
+		// file partition wrote above becomes that one.
+		if err := writeDrawn(o.PlacementOut, true, res.Partition.Converted.Placement.Write); err != nil {
+			return err
+		}
+	}
 	out := report.NewPlan(res)
 	levers, err := plan.Levers(ctx, pr, popt, res)
 	if err != nil {
@@ -196,8 +219,17 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	}
 	out.TotalSeconds = secs(time.Since(t0))
 	out.ScheduleFile, out.PlacementFile = o.Outputs.Out, o.PlacementOut
+	if cmp != nil {
+		out.Recompute = cmp.Summary()
+	}
 	if o.Outputs.JSON {
 		return printJSON(stdout, out)
 	}
-	return out.WriteText(stdout, textUnits)
+	if err := out.WriteText(stdout, textUnits); err != nil {
+		return err
+	}
+	if cmp != nil {
+		cmp.WriteText(stdout)
+	}
+	return out.WriteVersusText(stdout)
 }
