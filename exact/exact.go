@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -131,12 +132,13 @@ func ReplanStarts(ctx context.Context, sp spec.Spec, start []search.Start, opt s
 	})
 }
 
-// Fresh is search.Fresh (a fresh search with the old schedule's budget
-// and micro-batches) on p's coarse copy, its answer timed on p.
+// Fresh is choose.Fresh (a fresh search with the old schedule's budget
+// and micro-batches, the devices chosen as tessel search does) on p's
+// coarse copy, its answer timed on p.
 func Fresh(ctx context.Context, p *placement.Placement, old *schedule.Schedule, opt search.ReplanOptions, limit time.Duration) (*Result, error) {
 	sp := spec.Spec{Placement: p, MicroBatches: old.MicroBatches, Memory: old.Memory}
 	return onCopy(sp, nil, func(q spec.Spec, _ []search.Start) (*search.Result, error) {
-		return search.Fresh(ctx, q.Placement, old, opt, limit)
+		return choose.Fresh(ctx, q.Placement, old, opt, limit)
 	})
 }
 

@@ -28,6 +28,7 @@ import (
 	"strconv"
 
 	"github.com/tessel-pp/tessel/limits"
+	"github.com/tessel-pp/tessel/profile"
 	"github.com/tessel-pp/tessel/quantity"
 )
 
@@ -107,6 +108,18 @@ type Graph struct {
 	// (the profile's "memory_unit": B, kB, MB, GB, KiB, MiB, GiB, …), ""
 	// where the profile states none; a profile in bytes states none.
 	MemoryUnit string
+	// Profile says how a measured profile's times were taken (its
+	// "profile" object; nil otherwise), Calibration what a measured run
+	// corrected in them (already applied to the nodes' times and comms),
+	// and Spreads, per layer, the spread of each pass's time as measured
+	// (nil where none is given).
+	Profile     *profile.Meta
+	Calibration *profile.Calibration
+	Spreads     []profile.Spread
+	// ActionOverhead is the time every block of a placement made from
+	// the graph takes beside its layers' (the calibration's time per
+	// action of the runtime; 0 without one).
+	ActionOverhead float64
 }
 
 // FormatTime writes x, a time in the graph's unit: "69.00 ms" (package

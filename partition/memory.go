@@ -89,12 +89,9 @@ func (c *Converted) Memory(s *Split, capacities []float64) ([]DeviceMemory, erro
 	if g.Activations == nil || g.Static == nil || !g.Training() {
 		return nil, nil
 	}
-	// A device's memory: the model's cap, not a chunked split's cap per
-	// stage (a device holds all of its stages).
+	// A device's memory: the model's cap (a chunked split's graph keeps
+	// it; a device holds all of its stages).
 	devCap := g.Memory
-	if c.DeviceCap > 0 {
-		devCap = c.DeviceCap
-	}
 	if capacities == nil {
 		if devCap <= 0 {
 			return nil, nil

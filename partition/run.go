@@ -319,7 +319,6 @@ func Run(ctx context.Context, g *Graph, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	conv.DeviceCap = g.Memory
 	res.Converted = conv
 	if g.Bytes {
 		// The memory model: a device that cannot run its stages under

@@ -67,10 +67,6 @@ type Converted struct {
 	// Static is, per stage in pipeline order, the memory its device holds
 	// for good (parameters, gradients, optimizer state).
 	Static []float64
-	// DeviceCap is each device's memory where Memory is given no
-	// capacities: the model's cap (Run sets it; a chunked split's graph
-	// caps each stage at a part of it). 0: the split's graph's cap.
-	DeviceCap float64
 }
 
 // blockKey is one block of a placement made from a split: the nodes of one
@@ -173,6 +169,8 @@ type converter struct {
 	static                  []float64
 	// empties are the stages that hold no node, in pipeline order.
 	empties []int
+	// forwardOf is a profile layer's forward node.
+	forwardOf map[int]int
 }
 
 func newConverter(s *Split, devices []int) (*converter, error) {
@@ -199,6 +197,14 @@ func newConverter(s *Split, devices []int) (*converter, error) {
 	for _, v := range g.Nodes {
 		if v.Backward && v.Input+v.Weight > 0 {
 			cv.split = true
+		}
+	}
+	cv.forwardOf = map[int]int{}
+	for v, x := range g.Nodes {
+		if !x.Backward && x.Layer >= 0 {
+			if _, ok := cv.forwardOf[x.Layer]; !ok {
+				cv.forwardOf[x.Layer] = v
+			}
 		}
 	}
 	cv.succ = g.succ()
@@ -234,6 +240,24 @@ func (cv *converter) kindOf(v int) placement.Kind {
 
 func (cv *converter) key(v int) blockKey {
 	return blockKey{cv.stageOf[cv.s.Device[v]], cv.phase[v], cv.kindOf(v)}
+}
+
+// freed is the forward block whose activation gradient block k frees:
+// the block of the forward nodes of its layers (a non-contiguous split
+// numbers the two passes' phases apart), else its own phase's.
+func (cv *converter) freed(k blockKey) blockKey {
+	f := blockKey{k.stage, k.phase, placement.Forward}
+	if k.kind == placement.Weight {
+		k.kind = placement.Input
+	}
+	for v, x := range cv.g.Nodes {
+		if x.Layer >= 0 && x.Backward && cv.key(v) == k {
+			if fv, ok := cv.forwardOf[x.Layer]; ok {
+				return cv.key(fv)
+			}
+		}
+	}
+	return f
 }
 
 func (cv *converter) cpu(v int) bool { return cv.s.Device[v] >= cv.g.Accelerators }
@@ -347,11 +371,13 @@ func (cv *converter) blockKeys() []blockKey {
 	return keys
 }
 
+// loadOf is a block's time. Every block is one action of the runtime:
+// it pays the calibrated overhead once.
 func (cv *converter) loadOf(k blockKey) float64 {
 	if k.kind == placement.Weight {
-		return cv.weight[blockKey{k.stage, k.phase, placement.Input}]
+		return cv.weight[blockKey{k.stage, k.phase, placement.Input}] + cv.g.ActionOverhead
 	}
-	return cv.load[k]
+	return cv.load[k] + cv.g.ActionOverhead
 }
 
 // blocks adds a block to p for every key, in c's units, records what
@@ -376,7 +402,7 @@ func (cv *converter) blocks(c *Converted, p *placement.Placement, keys []blockKe
 		if training && len(cv.s.Stages[k.stage].Nodes) > 0 {
 			m := 1
 			if memUnit > 0 {
-				a := cv.act[blockKey{k.stage, k.phase, placement.Forward}] / memUnit
+				a := cv.act[cv.freed(k)] / memUnit
 				if a > limits.Memory {
 					return nil, limits.Over(fmt.Sprintf("memory units of the activations of stage %d (memory unit %g: a larger --memory-unit)", k.stage, memUnit), a, limits.Memory)
 				}

@@ -54,11 +54,11 @@ func TestUnitWarnings(t *testing.T) {
 	}
 }
 
-// --chunks never changes a device's capacity: a chunked split caps each
-// stage at a part of it, but the memory model gives each device the
+// --chunks never changes a device's capacity: a chunked split bounds
+// each stage by a part of it, but the memory model gives each device the
 // whole of it, and the chunked split's budgets are no smaller than the
 // unchunked split's.
-func TestChunksKeepCapacity(t *testing.T) {
+func TestChunksKeepBudgets(t *testing.T) {
 	g, err := Load("../testdata/models/llama7b.json")
 	if err != nil {
 		t.Fatal(err)

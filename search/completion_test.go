@@ -250,7 +250,7 @@ func TestPropertyRandomPlacements(t *testing.T) {
 			// A budget may admit no schedule at all; that must be the
 			// reported reason, and running the micro-batches one after
 			// another (checked by brute force) must not fit either.
-			if memory > 0 && errors.Is(err, ErrNoRepetend) && !seq {
+			if memory > 0 && (errors.Is(err, ErrNoRepetend) || errors.Is(err, ErrNoFit)) && !seq {
 				refused++
 				continue
 			}

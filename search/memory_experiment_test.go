@@ -156,7 +156,7 @@ func runCell(t testing.TB, m experimentMethod, devices, n, memory int) result {
 	t.Helper()
 	s, err := m.run(t, devices, n, memory)
 	if err != nil {
-		if errors.Is(err, baseline.ErrOverBudget) || errors.Is(err, search.ErrNoRepetend) {
+		if errors.Is(err, baseline.ErrOverBudget) || errors.Is(err, baseline.ErrNoSchedule) || errors.Is(err, search.ErrNoRepetend) || errors.Is(err, search.ErrNoFit) {
 			return result{}
 		}
 		t.Fatalf("%s, D=%d, N=%d, memory %d: %v", m.name, devices, n, memory, err)

@@ -518,6 +518,9 @@ func run(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent) (*Resul
 	if err := sp.CheckLatency(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
+	if e := noFit(sp, true); e != nil {
+		return nil, e // proven: no schedule fits, whatever N_R
+	}
 	st := &state{sp: sp, opt: opt, t0: t0, inc: inc, res: &Result{Decisions: sp.Allowed.Any(), Latency: sp.Latency, Bounds: bound.LowerBounds(sp)}}
 	st.res.BoundBy = st.res.Bounds.By
 	for _, ph := range phases() {
