@@ -222,6 +222,16 @@ func memoryPeriod(p *placement.Placement, memory, lower int) int {
 	if len(holds) == 0 {
 		return lower
 	}
+	if B == 0 {
+		// Nothing is blocked: each path's least span is its length
+		// whatever P is, so the first P is found at once rather than
+		// one step at a time (a placement in real units has fine steps).
+		P := lower
+		for _, h := range holds {
+			P = max(P, (minHold(p, h.blocks, h.lags, barrier, lower, 0)+h.c-1)/h.c)
+		}
+		return P
+	}
 	for P := lower; ; P++ {
 		if B >= P {
 			continue // no room for anything else: no repetend

@@ -341,8 +341,8 @@ func TestProfileAndCalibration(t *testing.T) {
 	if h.ActionOverhead != 3 {
 		t.Fatalf("action overhead %v, want 3", h.ActionOverhead)
 	}
-	// The overhead lands on every block: with a time unit of 1, each
-	// block is 3 steps longer than without (the loads are the same).
+	// The overhead lands on every block: with steps of 1 (the search's
+	// and the placement's), each block is 3 steps longer than without (the loads are the same).
 	for _, gr := range []*Graph{g, h} {
 		gr.Accelerators = 2
 	}
@@ -350,12 +350,12 @@ func TestProfileAndCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := ToPlacement(split.Split, PlacementOptions{TimeUnit: 1})
+	plain, err := ToPlacement(split.Split, PlacementOptions{TimeUnit: 1, Step: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.ActionOverhead = 3
-	over, err := ToPlacement(split.Split, PlacementOptions{TimeUnit: 1})
+	over, err := ToPlacement(split.Split, PlacementOptions{TimeUnit: 1, Step: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
