@@ -262,6 +262,13 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 	chanFree := map[int]int{}
 	nextF := make([]int, S)    // next micro-batch each stage forwards
 	consumed := make([]int, S) // backwards started per stage
+	// Cursors keep each time step's scans to the micro-batches in flight
+	// (a whole-N scan per step made the policy quadratic in N): every
+	// micro-batch below a cursor can no longer match its scan.
+	offFree := make([]int, S) // offloads that ended before t
+	recFree := make([]int, S) // recomputed forwards that ended before t
+	offNext := make([]int, S) // offloads started
+	wgtNext := make([]int, S) // weight blocks started
 	left := n * p.K()
 	total := 0
 	for _, b := range p.Blocks {
@@ -299,13 +306,26 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 		// 1. Frees.
 		for s := range S {
 			d := q.dev[s]
-			for m := range n {
-				sv := &saves[s][m]
-				if sv.action == placement.Offload && sv.offEnd == t {
-					mem[d] -= fmem(s)
+			switch pol.action[s] {
+			case placement.Offload:
+				// Offloads start only on forwards that ran (m < nextF).
+				for offFree[s] < nextF[s] && saves[s][offFree[s]].offStart >= 0 && saves[s][offFree[s]].offEnd < t {
+					offFree[s]++
 				}
-				if sv.action == placement.Recompute && ins[q.fwd[s]][m].started && ins[q.fwd[s]][m].end == t {
-					mem[d] -= p.Freed(q.fwd[s], placement.Recompute)
+				for m := offFree[s]; m < nextF[s]; m++ {
+					if saves[s][m].offEnd == t {
+						mem[d] -= fmem(s)
+					}
+				}
+			case placement.Recompute:
+				f := ins[q.fwd[s]]
+				for recFree[s] < nextF[s] && f[recFree[s]].end < t {
+					recFree[s]++
+				}
+				for m := recFree[s]; m < nextF[s]; m++ {
+					if f[m].end == t {
+						mem[d] -= p.Freed(q.fwd[s], placement.Recompute)
+					}
 				}
 			}
 		}
@@ -339,9 +359,13 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 				}
 				// Weight blocks right after their input blocks.
 				if q.split() {
-					for m := range n {
-						w := q.wgt[s]
-						if !ins[w][m].started && ins[q.bwd[s]][m].started && ready(w, m, t) {
+					w := q.wgt[s]
+					for wgtNext[s] < n && ins[w][wgtNext[s]].started {
+						wgtNext[s]++
+					}
+					// Backwards start in micro-batch order: m < consumed.
+					for m := wgtNext[s]; m < consumed[s]; m++ {
+						if !ins[w][m].started && ready(w, m, t) {
 							consider(cand{w, m, s, 0, false})
 							break
 						}
@@ -431,10 +455,16 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 			if chanFree[c] > t {
 				continue
 			}
-			for m := range n {
+			if pol.action[s] != placement.Offload {
+				continue
+			}
+			for offNext[s] < n && saves[s][offNext[s]].offStart >= 0 {
+				offNext[s]++
+			}
+			for m := offNext[s]; m < nextF[s]; m++ {
 				sv := &saves[s][m]
 				f := ins[q.fwd[s]][m]
-				if sv.action == placement.Offload && sv.offStart < 0 && f.started && f.end <= t {
+				if sv.offStart < 0 && f.end <= t {
 					T := p.OffloadTime(q.fwd[s])
 					sv.offStart, sv.offEnd = t, t+T
 					chanFree[c] = t + T
