@@ -298,8 +298,12 @@ func (d *detector) aligned(in []Instance, c Stretch) Stretch {
 		return c
 	}
 	best := c
-	for _, x := range in {
-		if x.Start <= c.Start || x.Start >= c.Start+c.Period || x.Start == best.Start {
+	j := sort.Search(len(in), func(j int) bool { return in[j].Start > c.Start })
+	for _, x := range in[j:] {
+		if x.Start >= c.Start+c.Period {
+			break
+		}
+		if x.Start == best.Start {
 			continue
 		}
 		if w := d.window(in, x.Start, c.Period, c.PerPeriod, c.Iterations-1); w.NR < best.NR {
@@ -316,9 +320,12 @@ func (d *detector) window(in []Instance, T, P, q, iters int) Stretch {
 	c := Stretch{Start: T, Period: P, PerPeriod: q, Iterations: iters}
 	lo, hi := d.n, -1
 	blocks := map[int]bool{}
-	for _, x := range in {
-		if x.Start < T || x.Start >= T+P {
-			continue
+	// in is sorted by start: only the window's instances are visited (a
+	// scan of all of them made Steady quadratic in N).
+	j := sort.Search(len(in), func(j int) bool { return in[j].Start >= T })
+	for _, x := range in[j:] {
+		if x.Start >= T+P {
+			break
 		}
 		lo, hi = min(lo, x.Micro), max(hi, x.Micro)
 		blocks[x.Block] = true
