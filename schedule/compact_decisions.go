@@ -205,6 +205,10 @@ func newCompactor(s *Schedule) *compactor {
 // (Bellman–Ford from 0); the schedule given is a solution, so it
 // converges unless the orders contradict each other.
 func (c *compactor) solve() error {
+	if start, ok := c.topological(); ok {
+		c.orig = start
+		return nil
+	}
 	start := make([]int, c.vars)
 	for round := 0; ; round++ {
 		changed := false
@@ -226,6 +230,58 @@ func (c *compactor) solve() error {
 	}
 	c.orig = start
 	return nil
+}
+
+// topological is solve's least solution in one pass over a topological
+// order of the constraints, where they form no cycle (the usual case):
+// relaxation rounds alone take as many rounds as the longest chain of
+// constraints listed against its order, which grows with N. ok is false
+// where they form a cycle; solve then relaxes.
+func (c *compactor) topological() (start []int, ok bool) {
+	indeg := make([]int, c.vars)
+	first := make([]int, c.vars+1) // constraints by y: out[first[y]:first[y+1]]
+	start = make([]int, c.vars)
+	for _, k := range c.cons {
+		switch {
+		case k.y < 0:
+			start[k.x] = max(start[k.x], k.w)
+		case k.y == k.x:
+			if k.w > 0 {
+				return nil, false
+			}
+		default:
+			indeg[k.x]++
+			first[k.y+1]++
+		}
+	}
+	for y := range c.vars {
+		first[y+1] += first[y]
+	}
+	out := make([]int, first[c.vars])
+	fill := slices.Clone(first[:c.vars])
+	for i, k := range c.cons {
+		if k.y >= 0 && k.y != k.x {
+			out[fill[k.y]] = i
+			fill[k.y]++
+		}
+	}
+	queue := make([]int, 0, c.vars)
+	for v, d := range indeg {
+		if d == 0 {
+			queue = append(queue, v)
+		}
+	}
+	for h := 0; h < len(queue); h++ {
+		y := queue[h]
+		for _, i := range out[first[y]:first[y+1]] {
+			k := c.cons[i]
+			start[k.x] = max(start[k.x], start[y]+k.w)
+			if indeg[k.x]--; indeg[k.x] == 0 {
+				queue = append(queue, k.x)
+			}
+		}
+	}
+	return start, len(queue) == c.vars
 }
 
 // result is the instances and decisions at the solved starts.
