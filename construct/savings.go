@@ -299,7 +299,7 @@ func (sv *saver) request(l *lister, y, now int) {
 		r := l.n*l.k + y
 		sv.rerunAt[y] = max(sv.rerunAt[y], now)
 		for _, d := range l.p.Blocks[x%l.k].Devices {
-			heap.Push(l.queue[d], r)
+			l.queue[d].push(r, l.queueClass(r))
 		}
 		heap.Push(&l.events, sv.rerunAt[y])
 	}
