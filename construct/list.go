@@ -143,9 +143,9 @@ type lister struct {
 	entry              []int // blocks with no predecessor
 	free               []int // per device: when it is free
 	mem                []int
-	queue              []*devQueue  // per device: released instances
-	events             intHeap      // times at which something may change
-	ends               endHeap      // running instances by end time
+	queue              []*devQueue // per device: released instances
+	events             intHeap     // times at which something may change
+	ends               endHeap     // running instances by end time
 	// links times the transfers: instances start in time order, so the
 	// queue books them in the order the rule asks (placement's LinkQueue).
 	links *placement.LinkQueue
