@@ -457,14 +457,15 @@ func (sv *saver) finish(l *lister) (*schedule.Schedule, error) {
 			s.Decisions = append(s.Decisions, dc)
 		}
 	}
-	if err := schedule.Verify(s); err != nil {
-		return nil, fmt.Errorf("construct: placement %q: schedule fails verification: %w", p.Name, err)
-	}
 	if p.Channels {
+		if err := schedule.Verify(s); err != nil {
+			return nil, fmt.Errorf("construct: placement %q: schedule fails verification: %w", p.Name, err)
+		}
 		return s, nil
 	}
 	// The reservations are conservative: compaction may start things
-	// earlier, never later, with the same memory.
+	// earlier, never later, with the same memory. It verifies s first
+	// (a second check here cost a third of a list schedule's time).
 	return schedule.CompactDecisions(s)
 }
 
