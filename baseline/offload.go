@@ -94,7 +94,9 @@ func AdaOffload(sp spec.Spec) (*schedule.Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	best, firstErr := runMemoryPolicy(p, q, n, memory, pol)
+	// The fills are compared unverified; the one kept is verified (a
+	// check of every fill tried cost more than the fills).
+	best, firstErr := simulateMemoryPolicy(p, q, n, memory, pol)
 	if firstErr != nil && best == nil {
 		return nil, firstErr
 	}
@@ -110,7 +112,7 @@ func AdaOffload(sp spec.Spec) (*schedule.Schedule, error) {
 			break
 		}
 		prev = more.fill
-		s, err := runMemoryPolicy(p, q, n, memory, more)
+		s, err := simulateMemoryPolicy(p, q, n, memory, more)
 		switch {
 		case err != nil:
 			worse++
@@ -120,7 +122,10 @@ func AdaOffload(sp spec.Spec) (*schedule.Schedule, error) {
 			worse++
 		}
 	}
-	return best, firstErr
+	if best == nil {
+		return nil, firstErr
+	}
+	return verifiedPolicy(best, pol)
 }
 
 // OneFOneBRecompute is 1F1B with full activation recomputation (Megatron-
@@ -229,7 +234,9 @@ type memSave struct {
 	rerun, rerunEnd  int
 }
 
-func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memoryPolicy) (*schedule.Schedule, error) {
+// simulateMemoryPolicy list-schedules the pipeline q under pol, time
+// step by time step; the schedule is not verified yet.
+func simulateMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memoryPolicy) (*schedule.Schedule, error) {
 	S := q.stages()
 	preds := p.PredDeps()
 	budget := p.Budgets(memory)
@@ -496,9 +503,22 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 		}
 		return a.Micro - b.Micro
 	})
-	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: out, Decisions: dec}
+	return &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: out, Decisions: dec}, nil
+}
+
+// runMemoryPolicy is simulateMemoryPolicy's schedule, verified.
+func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memoryPolicy) (*schedule.Schedule, error) {
+	s, err := simulateMemoryPolicy(p, q, n, memory, pol)
+	if err != nil {
+		return nil, err
+	}
+	return verifiedPolicy(s, pol)
+}
+
+// verifiedPolicy is s, the schedule of pol, once it passes the verifier.
+func verifiedPolicy(s *schedule.Schedule, pol memoryPolicy) (*schedule.Schedule, error) {
 	if err := schedule.Verify(s); err != nil {
-		return nil, fmt.Errorf("%s: placement %q: schedule fails verification: %w", pol.name, p.Name, err)
+		return nil, fmt.Errorf("%s: placement %q: schedule fails verification: %w", pol.name, s.Placement.Name, err)
 	}
 	return s, nil
 }
