@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -93,14 +94,17 @@ func Arguments(s *schedule.Schedule, opt ArgsOptions) (*Args, error) {
 	split := slices.ContainsFunc(stages, func(st torchcsv.Stage) bool { return st.Input >= 0 })
 	overlap := len(s.Pairs) > 0
 	off, rec := s.Count()
+	policy := torchcsv.RecomputedLayers(p, stages)
 	switch {
+	case policy != nil && rec > 0:
+		return nil, fmt.Errorf("the schedule recomputes %d activations and also layers of every micro-batch: Megatron-Core takes one of the two", rec)
 	case off > 0:
 		return nil, fmt.Errorf("the schedule offloads %d activations: Megatron-Core's pipeline offloads none of them (search without --offload)", off)
 	case split && !overlap:
 		return nil, fmt.Errorf("the schedule splits the backward (input and weight gradients): Megatron-Core delays weight gradients (--delay-wgrad-compute) only with --overlap-moe-expert-parallel-comm, which this schedule's order has no overlapped pairs for; export it with --merge-bw")
 	}
 	if overlap {
-		if err := l.checkOverlap(rec, opt.MoE); err != nil {
+		if err := l.checkOverlap(rec+len(policy), opt.MoE); err != nil {
 			return nil, err
 		}
 	}
@@ -141,6 +145,13 @@ func Arguments(s *schedule.Schedule, opt ArgsOptions) (*Args, error) {
 		a.Notes = append(a.Notes, fmt.Sprintf("the schedule's order is Megatron-Core's %s: makespan %d", what, a.Plan))
 	} else {
 		a.Notes = append(a.Notes, fmt.Sprintf("Megatron-Core runs its own order, not the schedule's: its %s ends at %d on this placement, the schedule at %d", what, a.Makespan, a.Plan))
+	}
+	if policy != nil {
+		k, notes := l.policy(policy)
+		add("--recompute-granularity", "full")
+		add("--recompute-method", "block")
+		add("--recompute-num-layers", strconv.Itoa(k))
+		a.Notes = append(a.Notes, notes...)
 	}
 	if rec > 0 {
 		k, why := l.recompute(s, stages)
@@ -189,6 +200,35 @@ func (l *Layout) checkOverlap(recomputed int, moe []bool) error {
 		}
 	}
 	return nil
+}
+
+// policy is Megatron-Core's block recompute of a per-stage policy (ks:
+// the layers every stage recomputes in every micro-batch): K, the most of
+// any stage, for every stage, as Megatron-Core takes one
+// --recompute-num-layers; notes say where a stage then recomputes more
+// than the policy (more time, less memory than planned), and where the
+// policy recomputes more than the stage's transformer layers, the only
+// ones Megatron-Core recomputes.
+func (l *Layout) policy(ks []int) (int, []string) {
+	k := slices.Max(ks)
+	notes := []string{fmt.Sprintf("the plan's per-stage recompute policy: %s layers recomputed in every micro-batch, stage by stage (Megatron-Core's block method recomputes a stage's first layers)", textfmt.Ints(ks))}
+	var more, fewer []string
+	for i, st := range l.Stages {
+		t := strings.Count(st, "t")
+		switch {
+		case ks[i] > t:
+			fewer = append(fewer, fmt.Sprintf("stage %d (its %d transformer layers; the policy: %d layers)", i, t, ks[i]))
+		case min(k, t) > ks[i]:
+			more = append(more, fmt.Sprintf("stage %d (%d instead of %d)", i, min(k, t), ks[i]))
+		}
+	}
+	if len(more) > 0 {
+		notes = append(notes, fmt.Sprintf("Megatron-Core takes one --recompute-num-layers for every stage: it recomputes more than the policy on %s, which costs time (tessel plan --recompute times this form beside the policy)", strings.Join(more, ", ")))
+	}
+	if len(fewer) > 0 {
+		notes = append(notes, fmt.Sprintf("Megatron-Core recomputes transformer layers only: fewer than the policy on %s, which needs memory the plan did not count", strings.Join(fewer, ", ")))
+	}
+	return k, notes
 }
 
 // recompute is Megatron-Core's block recompute of what s recomputes: K

@@ -269,3 +269,56 @@ func TestArgumentsRefuse(t *testing.T) {
 		t.Errorf("split backward without the overlap: %v", err)
 	}
 }
+
+// A schedule under a per-stage recompute policy (recomputed layers
+// recorded on its forward blocks) gets Megatron-Core's block recompute of
+// the most layers any stage recomputes, with notes where Megatron-Core's
+// one number recomputes more than the policy, or fewer (a stage whose
+// policy counts more layers than its transformer layers).
+func TestArgumentsPolicy(t *testing.T) {
+	l, err := ParseLayout("Ettt|tttt|tttt|tttL", LayoutOptions{Layers: 14, PP: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := l.Placement(PlacementOptions{ForwardTime: 2, BackwardTime: 4, ForwardMemory: 1, BackwardMemory: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ks   []int
+		k    string
+		note string
+	}{
+		{[]int{2, 2, 2, 2}, "2", ""},
+		{[]int{3, 2, 0, 0}, "3", "stage 1 (3 instead of 2), stage 2 (3 instead of 0), stage 3 (3 instead of 0)"},
+		{[]int{0, 0, 0, 4}, "4", "stage 3 (its 3 transformer layers; the policy: 4 layers)"},
+	} {
+		q := p.Clone()
+		f := 0
+		for i := range q.Blocks {
+			if q.Blocks[i].Kind == placement.Forward {
+				q.Blocks[i].RecomputedLayers = tc.ks[f]
+				f++
+			}
+		}
+		s, err := Order(spec.New(q, 8), OrderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := Arguments(s, ArgsOptions{Layout: l})
+		if err != nil {
+			t.Fatalf("%v: %v", tc.ks, err)
+		}
+		got, err := ParseArgs(a.Text())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got["--recompute-granularity"] != "full" || got["--recompute-method"] != "block" || got["--recompute-num-layers"] != tc.k {
+			t.Errorf("%v: %v", tc.ks, got)
+		}
+		text := string(a.Text())
+		if !strings.Contains(text, "per-stage recompute policy") || tc.note != "" && !strings.Contains(text, tc.note) || tc.note == "" && strings.Contains(text, "instead of") {
+			t.Errorf("%v: notes\n%s", tc.ks, text)
+		}
+	}
+}

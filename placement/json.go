@@ -151,6 +151,11 @@ func (p *Placement) appendJSON(b []byte, pretty bool) []byte {
 			b = key(b, 0, "checkpoint")
 			b = strconv.AppendInt(b, int64(bl.Checkpoint), 10)
 		}
+		if bl.RecomputedLayers != 0 {
+			b = append(b, sep...)
+			b = key(b, 0, "recomputed_layers")
+			b = strconv.AppendInt(b, int64(bl.RecomputedLayers), 10)
+		}
 		b = append(b, '}')
 		if i < len(p.Blocks)-1 {
 			b = append(b, ',')
@@ -317,6 +322,7 @@ func decodeBlock(raw json.RawMessage, b *Block) error {
 		{Name: "activation", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &b.Activation) }},
 		{Name: "recompute", Decode: func(v json.RawMessage) error { return strictjson.Bool(v, &b.Recompute) }},
 		{Name: "checkpoint", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &b.Checkpoint) }},
+		{Name: "recomputed_layers", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &b.RecomputedLayers) }},
 	})
 	if err != nil {
 		return err

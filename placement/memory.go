@@ -252,6 +252,12 @@ func (p *Placement) WithRecompute() *Placement {
 func (p *Placement) validateSavings() error {
 	var consumers []int
 	for i, b := range p.Blocks {
+		switch {
+		case b.RecomputedLayers < 0:
+			return fmt.Errorf("%s: %d recomputed layers, want ≥ 0", blockName(i, b.ID), b.RecomputedLayers)
+		case b.RecomputedLayers > 0 && b.Kind != Forward:
+			return fmt.Errorf("%s: only a forward block's layers are recomputed, not a %s block's", blockName(i, b.ID), b.Kind)
+		}
 		if b.Offload == 0 && b.Activation == 0 && !b.Recompute && b.Checkpoint == 0 {
 			continue
 		}

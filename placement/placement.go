@@ -101,6 +101,14 @@ type Block struct {
 	Activation float64 `json:"activation,omitempty"`
 	Recompute  bool    `json:"recompute,omitempty"`
 	Checkpoint int     `json:"checkpoint,omitempty"`
+
+	// RecomputedLayers, on a forward block, is how many of its layers
+	// every micro-batch recomputes under a per-stage policy (package
+	// recompute): the block's Memory is already what it keeps, and its
+	// gradient block's Time already holds the second run. The schedule
+	// takes no decision about it; exports turn it into a framework's
+	// setting. File: "recomputed_layers", optional.
+	RecomputedLayers int `json:"recomputed_layers,omitempty"`
 }
 
 // Dep is a data dependency B_From → B_To between block indices of the same

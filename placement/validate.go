@@ -324,7 +324,7 @@ func (p *Placement) Equal(q *Placement) bool {
 	for i, a := range p.Blocks {
 		b := q.Blocks[i]
 		if a.ID != b.ID || a.Kind != b.Kind || a.Time != b.Time || a.Memory != b.Memory || len(a.Devices) != len(b.Devices) || !equalGroups(a.Candidates, b.Candidates) ||
-			a.Offload != b.Offload || a.Activation != b.Activation || a.Recompute != b.Recompute || a.Checkpoint != b.Checkpoint {
+			a.Offload != b.Offload || a.Activation != b.Activation || a.Recompute != b.Recompute || a.Checkpoint != b.Checkpoint || a.RecomputedLayers != b.RecomputedLayers {
 			return false
 		}
 		for n := range a.Devices {

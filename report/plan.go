@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/plan"
+	"github.com/tessel-pp/tessel/recompute"
 	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/torchcsv"
@@ -40,6 +41,9 @@ type Plan struct {
 	// --merge-bw); nil where the schedule splits none, or offloads or
 	// recomputes.
 	MergedBackward *MergedCost `json:"merged_backward,omitempty"`
+	// Recompute is, with --recompute, the per-instance decisions beside
+	// the per-stage policy (package recompute), set by the caller.
+	Recompute *recompute.Summary `json:"recompute,omitempty"`
 
 	plan *plan.Result
 }

@@ -402,3 +402,19 @@ func (t *Table) Stages() int {
 	}
 	return stages
 }
+
+// RecomputedLayers is, per stage of p in chain order, the layers its
+// forward block recomputes in every micro-batch under a per-stage policy
+// (placement.Block.RecomputedLayers); nil where no stage recomputes any.
+func RecomputedLayers(p *placement.Placement, stages []Stage) []int {
+	ks := make([]int, len(stages))
+	anyK := false
+	for i, st := range stages {
+		ks[i] = p.Blocks[st.Forward].RecomputedLayers
+		anyK = anyK || ks[i] > 0
+	}
+	if !anyK {
+		return nil
+	}
+	return ks
+}

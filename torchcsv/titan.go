@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -74,6 +75,12 @@ type TitanBundle struct {
 	MicroBatches int
 	StageRank    []int // the rank of every stage, equal to torchtitan's for Style
 	Modules      [][]string
+	// Recomputed are the transformer blocks (module names) that a
+	// per-stage recompute policy recomputes in every micro-batch: every
+	// stage's first RecomputedLayers transformer layers (names that
+	// partition.MegatronSymbol reads as t, torchtitan's "layers.N"); nil
+	// where the schedule has no policy.
+	Recomputed []string
 }
 
 // Titan makes the torchtitan bundle of a verified schedule of a chain of
@@ -128,7 +135,41 @@ func Titan(s *schedule.Schedule, opt TitanOptions) (*TitanBundle, error) {
 		}
 		b.Modules = opt.Modules
 	}
+	if err := b.recomputed(s); err != nil {
+		return nil, err
+	}
 	return b, nil
+}
+
+// recomputed sets b.Recomputed from the schedule's per-stage policy: the
+// first k transformer blocks of every stage that recomputes k layers.
+// torchtitan checkpoints transformer blocks only, so a stage with fewer
+// than k, or a policy without module names, is an error.
+func (b *TitanBundle) recomputed(s *schedule.Schedule) error {
+	stages, err := Chain(s.Placement)
+	if err != nil {
+		return err
+	}
+	ks := RecomputedLayers(s.Placement, stages)
+	if ks == nil {
+		return nil
+	}
+	if b.Modules == nil {
+		return fmt.Errorf("the schedule recomputes layers of every micro-batch, stage by stage (%v): give the split (--split) so that the settings name the transformer blocks to recompute", ks)
+	}
+	for i, k := range ks {
+		var names []string
+		for _, n := range b.Modules[i] {
+			if c, ok := partition.MegatronSymbol(n); ok && c == 't' && len(names) < k {
+				names = append(names, n)
+			}
+		}
+		if len(names) < k {
+			return fmt.Errorf("stage %d recomputes %d layers, but holds %d transformer blocks (torchtitan checkpoints those only)", i, k, len(names))
+		}
+		b.Recomputed = append(b.Recomputed, names...)
+	}
+	return nil
 }
 
 // titanMatches says whether every rank holds the stages torchtitan gives
@@ -212,8 +253,14 @@ func (b *TitanBundle) Config(csvPath string) []byte {
 		}
 	}
 	fmt.Fprintf(&w, "# The same from the command line: %s", strings.Join(flags, " "))
-	if b.Modules != nil {
+	switch {
+	case b.Recomputed != nil:
+		w.WriteString(" (module_fqns_per_model_part and activation_checkpoint: set them in the configuration)")
+	case b.Modules != nil:
 		w.WriteString(" (module_fqns_per_model_part: set it in the configuration)")
+	}
+	if b.Recomputed != nil {
+		b.writeRecompute(&w)
 	}
 	w.WriteString("\n\n\ndef tessel_pipeline(config):\n")
 	w.WriteString("    \"\"\"Sets the pipeline of config, a torchtitan Trainer.Config, to run the schedule's CSV.\"\"\"\n")
@@ -223,6 +270,33 @@ func (b *TitanBundle) Config(csvPath string) []byte {
 		}
 		fmt.Fprintf(&w, "    config.%s = %s\n", s.field, s.value)
 	}
+	if b.Recomputed != nil {
+		w.WriteString("    # The plan's per-stage recompute policy (TesselRecompute above).\n")
+		w.WriteString("    config.activation_checkpoint = TesselRecompute.Config()\n")
+	}
 	w.WriteString("    return config\n")
 	return w.Bytes()
+}
+
+// writeRecompute writes the activation-checkpointing policy of a per-stage
+// recompute policy: a subclass of torchtitan's FullAC (its extension
+// point since torchtitan dropped layer-selective checkpointing) that
+// checkpoints the blocks named and leaves the others, the same class on
+// every rank, as each rank wraps only the blocks it holds.
+func (b *TitanBundle) writeRecompute(w *bytes.Buffer) {
+	names := make([]string, len(b.Recomputed))
+	for i, n := range b.Recomputed {
+		names[i] = "            " + strconv.Quote(n) + ",\n"
+	}
+	w.WriteString("\n\n\nfrom dataclasses import dataclass\n\n")
+	w.WriteString("from torchtitan.distributed.activation_checkpoint import FullAC\n\n\n")
+	w.WriteString("class TesselRecompute(FullAC):\n")
+	w.WriteString("    \"\"\"Recomputes, in every micro-batch, the transformer blocks of the plan's per-stage\n")
+	w.WriteString("    policy (each stage's first layers, as planned) and keeps the others' activations.\"\"\"\n\n")
+	w.WriteString("    RECOMPUTED = frozenset(\n        {\n" + strings.Join(names, "") + "        }\n    )\n\n")
+	w.WriteString("    @dataclass(kw_only=True, slots=True)\n    class Config(FullAC.Config):\n        pass\n\n")
+	w.WriteString("    def _wrap_block(self, module, *, base_fqn=None):\n")
+	w.WriteString("        if base_fqn in self.RECOMPUTED:\n")
+	w.WriteString("            return FullAC._wrap_block(self, module, base_fqn=base_fqn)\n")
+	w.WriteString("        return module")
 }

@@ -58,7 +58,9 @@ func exportCommand() *cli.Command {
 			"and receives go one at a time (tessel simulate --torch-recv). torchtitan writes a folder\n" +
 			"--out with schedule.csv and torchtitan_pipeline.py, a function that sets torchtitan's\n" +
 			"configuration (fields as of torchtitan " + torchcsv.TitanCommit[:7] + ", August 2026) so that it builds the\n" +
-			"stages the CSV runs (loop or V style; with --split, module_fqns_per_model_part).\n" +
+			"stages the CSV runs (loop or V style; with --split, module_fqns_per_model_part), and for a\n" +
+			"schedule under a per-stage recompute policy (plan --recompute) a FullAC subclass that recomputes\n" +
+			"each stage's first transformer blocks, as planned (needs --split; docs/recompute-policy.md).\n" +
 			"--merge-bw merges every I with its W into one B at the I's place first, for runtimes\n" +
 			"that cannot split the backward (the schedule is compacted again and verified).\n\n" +
 			"megatron writes the Megatron-Core arguments of the plan, one per line (comments say what they\n" +
@@ -66,7 +68,8 @@ func exportCommand() *cli.Command {
 			"--megatron-layout; the virtual size is the layout's), layer counts, the micro-batch group size\n" +
 			"(the one whose Megatron-Core order is the schedule's, else the one that ends first), the\n" +
 			"all-to-all overlap for overlapped F&B pairs, --delay-wgrad-compute for a split backward, and the\n" +
-			"recompute method and layers. It refuses what Megatron-Core rejects or hangs on, naming the stage:\n" +
+			"recompute method and layers (a per-stage policy: the most layers of any stage, on every stage,\n" +
+			"a comment saying where that is more than planned). It refuses what Megatron-Core rejects or hangs on, naming the stage:\n" +
 			"a split backward without the overlap; with the overlap, a stage without transformer layers\n" +
 			"(Megatron-LM issue 1852) or with an odd number of MoE layers (issue 1810, --moe-layer-freq).",
 		Flags: []cli.Flag{

@@ -14,6 +14,7 @@ import (
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/plan"
+	"github.com/tessel-pp/tessel/recompute"
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/search"
 )
@@ -48,7 +49,10 @@ func planCommand() *cli.Command {
 			"--budget, the per-device memory budget of the placement (its units: see --memory-unit).\n" +
 			"Reports the split's time per sample beside the even split's and the greedy fill's, and the\n" +
 			"schedule's makespan and bubble rate, in placement steps and in model time. The schedule has\n" +
-			"passed the verifier.",
+			"passed the verifier. With --recompute it also plans the per-stage policy frameworks apply (each\n" +
+			"stage recomputes its first k layers in every micro-batch, k the least that fits; Megatron-Core's\n" +
+			"--recompute-num-layers, torchtitan's checkpointing), keeps the faster of that and the per-instance\n" +
+			"decisions, and says what the other costs (docs/recompute-policy.md).",
 		Flags: append(append(partitionFlags(),
 			&cli.StringFlag{Name: "placement-out", Usage: "also write the placement to a JSON `FILE`"},
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N of the schedule", Value: 64},
@@ -133,8 +137,20 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := checkDecisions(o.Decisions); err != nil {
 		return err
 	}
-	res, err := plan.Run(ctx, pr, plan.Options{MicroBatches: o.MicroBatches, Budget: o.Budget, Cluster: cl, Capacities: o.Partition.Capacities,
-		Decisions: o.Decisions, Search: search.Options{MaxNR: o.NR}, TimeLimit: o.TimeLimit})
+	popt := plan.Options{MicroBatches: o.MicroBatches, Budget: o.Budget, Cluster: cl, Capacities: o.Partition.Capacities,
+		Decisions: o.Decisions, Search: search.Options{MaxNR: o.NR}, TimeLimit: o.TimeLimit}
+	var res *plan.Result
+	var cmp *recompute.Comparison
+	var err error
+	if o.Decisions.Recompute {
+		// Per-instance decisions beside the per-stage policy frameworks
+		// apply; the faster is the plan (docs/recompute-policy.md).
+		if cmp, err = recompute.Compare(ctx, pr, popt); err == nil {
+			res = cmp.Chosen()
+		}
+	} else {
+		res, err = plan.Run(ctx, pr, popt)
+	}
 	var ie *plan.InputError
 	switch {
 	case errors.As(err, &ie) && ie.Cluster:
@@ -149,11 +165,25 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err := o.Outputs.write(res.Search.Schedule); err != nil {
 		return err
 	}
+	if cmp != nil && cmp.PolicyChosen && o.PlacementOut != "" {
+		// The placement searched is the split's under the policy: the
+		// file partition wrote above becomes that one.
+		if err := writeDrawn(o.PlacementOut, true, res.Partition.Converted.Placement.Write); err != nil {
+			return err
+		}
+	}
 	out := report.NewPlan(res)
 	out.TotalSeconds = secs(time.Since(t0))
 	out.ScheduleFile, out.PlacementFile = o.Outputs.Out, o.PlacementOut
+	if cmp != nil {
+		out.Recompute = cmp.Summary()
+	}
 	if o.Outputs.JSON {
 		return printJSON(stdout, out)
 	}
-	return out.WriteText(stdout, textUnits)
+	if err := out.WriteText(stdout, textUnits); err != nil || cmp == nil {
+		return err
+	}
+	cmp.WriteText(stdout)
+	return nil
 }
