@@ -95,7 +95,8 @@ type ListOptions struct {
 // starts the first instance, in the rule's order, whose predecessors have
 // ended, whose devices are all free and whose memory fits. It needs no
 // solver and takes O(n·K·log(n·K)) time for K blocks, plus the scans of
-// instances that wait for memory.
+// instances released but not ready yet (a block that waits for its
+// devices or memory is passed over at once, whatever its micro-batches).
 //
 // It returns an error when the schedule gets stuck: every device idle,
 // nothing running, and no waiting instance fits the memory budget. The

@@ -201,14 +201,25 @@ func newCompactor(s *Schedule) *compactor {
 	return c
 }
 
-// solve finds the least solution ≥ 0 of the constraints by relaxation
-// (Bellman–Ford from 0); the schedule given is a solution, so it
-// converges unless the orders contradict each other.
+// solve finds the least solution ≥ 0 of the constraints: in one
+// topological pass where they form no cycle, else by relaxation; the
+// schedule given is a solution, so it converges unless the orders
+// contradict each other.
 func (c *compactor) solve() error {
-	if start, ok := c.topological(); ok {
-		c.orig = start
-		return nil
+	start, ok := c.topological()
+	if !ok {
+		var err error
+		if start, err = c.relax(); err != nil {
+			return err
+		}
 	}
+	c.orig = start
+	return nil
+}
+
+// relax is the least solution by relaxation rounds (Bellman–Ford from
+// 0), for constraints with cycles.
+func (c *compactor) relax() ([]int, error) {
 	start := make([]int, c.vars)
 	for round := 0; ; round++ {
 		changed := false
@@ -222,14 +233,12 @@ func (c *compactor) solve() error {
 			}
 		}
 		if !changed {
-			break
+			return start, nil
 		}
 		if round > c.vars+1 {
-			return fmt.Errorf("compact: the orders of the schedule contradict each other")
+			return nil, fmt.Errorf("compact: the orders of the schedule contradict each other")
 		}
 	}
-	c.orig = start
-	return nil
 }
 
 // topological is solve's least solution in one pass over a topological
