@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/coarsen"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/spec"
 
 	"github.com/tessel-pp/tessel/baseline"
@@ -176,6 +177,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 			opt.Progress(fmt.Sprintf(format, args...))
 		}
 	}
+	if err := limits.CheckInstances(opt.MicroBatches, len(p.Blocks)); err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
 	if p.Open() {
 		// The devices are the search's to choose: the Tessel search
 		// chooses them, and every row runs on its choice.
@@ -195,6 +199,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		}
 		if m.Memory && !p.HasOffload() && !p.HasRecompute() {
 			continue // offload and recompute baselines need --offload-time or --recompute
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("compare: stopped before the comparison was complete: %w", context.Cause(ctx))
 		}
 		progress("compare: %s", MethodTitle(m.Name))
 		row, err := baselineRow(m, p, opt)
@@ -318,7 +325,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := search.Run(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
+	res, err := search.Run(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, TimeLimit: opt.TimeLimit, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
 	if errors.Is(err, search.ErrNoRepetend) {
 		row.Status, row.Note = StatusNone, "no repetend fits the memory budget"
 		return row, nil
@@ -360,6 +367,9 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	}
 	if decides {
 		row.Note += fmt.Sprintf("; %d offloaded, %d recomputed", *row.Offloaded, *row.Recomputed)
+	}
+	if res.Stopped != "" {
+		row.Note += "; stopped " + res.Stopped
 	}
 	row.Proven = textfmt.Ptr(res.Proven())
 	row.Seconds = textfmt.Ptr(textfmt.Secs(res.Times.Total))

@@ -13,9 +13,11 @@
 package construct
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -36,7 +38,7 @@ func checkArgs(p *placement.Placement, n, memory int) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("construct: %w", err)
 	}
-	return nil
+	return limits.CheckInstances(n, len(p.Blocks))
 }
 
 // finish turns start times (instance x is block x%K of micro-batch x/K)
@@ -45,7 +47,7 @@ func checkArgs(p *placement.Placement, n, memory int) error {
 // A repetend, when given, is kept if the compacted schedule still repeats
 // exactly, or if compaction gains nothing (the start times as given then
 // stay).
-func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Repetend) (*schedule.Schedule, error) {
+func finish(ctx context.Context, p *placement.Placement, n, memory int, starts []int, rp *schedule.Repetend) (*schedule.Schedule, error) {
 	k := len(p.Blocks)
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}}
 	s.Instances = make([]schedule.Instance, 0, n*k)
@@ -60,6 +62,9 @@ func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Re
 		s.Instances = append(s.Instances, schedule.Instance{Block: x % k, Micro: x / k, Start: t - lo})
 	}
 	s.Sort()
+	if err := ctx.Err(); err != nil {
+		return nil, err // each step below takes time in n·K
+	}
 	given := s.Instances
 	ins, err := schedule.Compact(p, n, schedule.Orders(s))
 	if err != nil {
@@ -76,6 +81,9 @@ func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Re
 				s.Instances, s.Repetend = ins, nil
 			}
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("construct: placement %q: schedule fails verification: %w", p.Name, err)

@@ -53,6 +53,11 @@ func (ps *Periodic) RepetendStarts() []int {
 // records its repetend if compaction left the iterations exactly
 // periodic.
 func (ps *Periodic) Schedule(sp spec.Spec) (*schedule.Schedule, error) {
+	return ps.schedule(context.Background(), sp)
+}
+
+// schedule is Schedule, stopping with ctx's error when ctx ends.
+func (ps *Periodic) schedule(ctx context.Context, sp spec.Spec) (*schedule.Schedule, error) {
 	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
@@ -71,7 +76,7 @@ func (ps *Periodic) Schedule(sp spec.Spec) (*schedule.Schedule, error) {
 	if offsets, nr := ps.Offsets(); nr <= n {
 		rp = &schedule.Repetend{NR: nr, Period: ps.Period, Offsets: offsets, Iterations: n - nr + 1}
 	}
-	return finish(p, n, memory, starts, rp)
+	return finish(ctx, p, n, memory, starts, rp)
 }
 
 // linearPeriods is how many periods above the load bound Modulo tries one

@@ -46,6 +46,7 @@ import (
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
+	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -224,13 +225,14 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 	// prune against the least upper bound, then search the rest.
 	run := func(f func(*candidate)) {
 		var wg sync.WaitGroup
+		var pan safego.Panic
 		next := make(chan *candidate)
 		for range min(opt.Jobs, max(1, len(cands))) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for x := range next {
-					f(x)
+					pan.Do(func() { f(x) })
 				}
 			}()
 		}
@@ -239,6 +241,7 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 		}
 		close(next)
 		wg.Wait()
+		pan.Repanic()
 	}
 	run(func(x *candidate) { x.prepare(ctx, m, c, unit, opt) })
 	if err := ctx.Err(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/tessel-pp/tessel/encode"
+	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
@@ -287,10 +288,16 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 
 	jobs := make(chan job)
 	var wg sync.WaitGroup
+	var pan safego.Panic
 	for w := 0; w < opt.Jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				for range jobs { // a worker that panicked leaves the rest to the others
+				}
+			}()
+			defer pan.Recover()
 			ps, err := newWorkerSolver(p, opt.Seed, opt.effort())
 			if err == nil {
 				ps.latency = opt.Latency
@@ -405,6 +412,7 @@ dispatch:
 	}
 	close(jobs)
 	wg.Wait()
+	pan.Repanic()
 	if firstErr != nil {
 		return res, firstErr
 	}
@@ -644,9 +652,13 @@ func searchRace(ctx context.Context, p *placement.Placement, opt Options) (*Resu
 		err error
 	}
 	ch := make(chan out, 2)
+	var pan safego.Panic
+	defer pan.Repanic()
 	run := func(f func(context.Context, *placement.Placement, Options) (*Result, error)) {
-		r, err := f(ctx, p, opt)
-		ch <- out{r, err}
+		var o out
+		defer func() { ch <- o }() // after a panic too: the waiting loop gets two answers
+		defer pan.Recover()
+		o.r, o.err = f(ctx, p, opt)
 	}
 	go run(searchEnumerate)
 	go run(searchJoint)

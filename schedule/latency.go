@@ -68,22 +68,28 @@ type LatencyStats struct {
 
 // MeasureLatency is s's LatencyStats; s must be verified.
 func MeasureLatency(s *Schedule) LatencyStats {
+	return MeasureLatencyOf(s, SteadyOf(s))
+}
+
+// MeasureLatencyOf is MeasureLatency with s's steady state st
+// (SteadyOf(s)) already known: a report that shows both finds it once.
+func MeasureLatencyOf(s *Schedule, st *SteadyState) LatencyStats {
 	ls := Latencies(s)
-	var st LatencyStats
+	var out LatencyStats
 	sum := 0
 	for _, l := range ls {
-		st.Max = max(st.Max, l.Latency)
+		out.Max = max(out.Max, l.Latency)
 		sum += l.Latency
 	}
 	if len(ls) > 0 {
-		st.Mean = float64(sum) / float64(len(ls))
+		out.Mean = float64(sum) / float64(len(ls))
 	}
-	if ss := SteadyOf(s); ss != nil && ss.Period > 0 {
-		st.Throughput = float64(ss.PerPeriod) / float64(ss.Period)
+	if st != nil && st.Period > 0 {
+		out.Throughput = float64(st.PerPeriod) / float64(st.Period)
 	} else if ms := Makespan(s); ms > 0 {
-		st.Throughput = float64(s.MicroBatches) / float64(ms)
+		out.Throughput = float64(s.MicroBatches) / float64(ms)
 	}
-	return st
+	return out
 }
 
 // latency reports every micro-batch whose latency exceeds the budget,
@@ -354,6 +360,12 @@ type LatencySummary struct {
 // SummarizeLatency is s's LatencySummary, the mean and the throughput
 // rounded to six decimals; s must be verified.
 func SummarizeLatency(s *Schedule) LatencySummary {
-	st := MeasureLatency(s)
+	return SummarizeLatencyOf(s, SteadyOf(s))
+}
+
+// SummarizeLatencyOf is SummarizeLatency with s's steady state steady
+// (SteadyOf(s)) already known: a report that shows both finds it once.
+func SummarizeLatencyOf(s *Schedule, steady *SteadyState) LatencySummary {
+	st := MeasureLatencyOf(s, steady)
 	return LatencySummary{Max: st.Max, Mean: textfmt.Round6(st.Mean), Throughput: textfmt.Round6(st.Throughput), Budget: s.Latency}
 }

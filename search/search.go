@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/encode"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/refine"
 	"github.com/tessel-pp/tessel/repetend"
@@ -71,6 +72,9 @@ type Options struct {
 	// of stopping after LNSSteps windows, and runs whatever the gap. The
 	// result then depends on the time given, not only on the input.
 	UseTime bool
+	// TimeLimit is the time limit ctx was given (0: none), named in the
+	// report of an answer found under it (Result.Stopped).
+	TimeLimit time.Duration
 	// Start lists schedules of the same placement, micro-batch count and
 	// budget to start from beside the constructions and the baselines
 	// (tessel replan: a previous plan's orders on a new cluster). Each
@@ -298,6 +302,10 @@ type Result struct {
 	// candidates (where.go): Bounds then hold for every assignment, and
 	// the solver's proofs, for the chosen one alone, prove nothing.
 	Assigned bool
+	// Stopped says why the search ended before its own end, "" when it
+	// ran to it: the time limit (an answer that depends on the time
+	// given, Options.TimeLimit named), or ctx cancelled (Ctrl-C).
+	Stopped string
 
 	// assignedPeriod is set when the repetend with assignment literals
 	// proved that no choice of devices has a repetend (N_R ≤ MaxNR) of
@@ -494,24 +502,38 @@ var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 // constructions, may be the incumbent of step 2. The schedule of least
 // makespan wins; on a tie, the repetend's.
 // When ctx ends, Run returns at once with the best verified schedule
-// so far.
+// so far: a step that checks ctx stops at its next check, and a step that
+// does not within StopGrace is left to finish in the background, its
+// answer unused (stop.go). Result.Stopped then says why the search ended
+// early.
 //
 // Its errors are the search's own: a solver's that proves no schedule
 // exists is ErrInfeasible, one of a search stopped before it found
 // anything ErrStopped (errors.Is).
 func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
-	res, err := run(ctx, sp, opt)
+	if opt.pinned {
+		res, err := run(ctx, sp, opt, nil) // within a Run that watches
+		return res, own(err)
+	}
+	res, err := watch(ctx, sp, opt)
 	return res, own(err)
 }
 
-// run is Run, its errors not yet the search's own.
-func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
+// run is Run's search, its errors not yet the search's own; inc, when
+// set, is given the best result so far at every step (for watch).
+func run(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent) (*Result, error) {
 	p := sp.Placement
 	t0 := time.Now()
 	if sp.MicroBatches < 1 {
 		return nil, fmt.Errorf("search: %d micro-batches, want at least 1", sp.MicroBatches)
 	}
 	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	if err := limits.CheckInstances(sp.MicroBatches, len(p.Blocks)); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	if err := limits.Check("N_R", opt.MaxNR, limits.NR); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	if p.HasCandidates() && !opt.pinned && (p.Open() || len(opt.Start) == 0) {
@@ -527,6 +549,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	res := &Result{Decisions: sp.Allowed.Offload || sp.Allowed.Recompute, Latency: sp.Latency}
 	res.Bounds, res.BoundBy = schedule.LowerBoundsLatency(p, n, sp.Memory, sp.Latency)
 	report := func(stage string, rp *repetend.Progress) {
+		inc.publish(res, t0)
 		if opt.Progress == nil {
 			return
 		}
@@ -549,6 +572,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		}
 		if res.Schedule == nil || schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
 			res.Schedule, res.Source = s, source
+			inc.publish(res, t0)
 		}
 	}
 
@@ -601,6 +625,9 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 			}
 		}
 		for _, m := range baseline.All() {
+			if ctx.Err() != nil && res.Schedule != nil {
+				break // a stopped search keeps what it has (but gets one)
+			}
 			s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory})
 			if err != nil || !allows(s, sp.Allowed) {
 				continue // not applicable, over the budget, or taking decisions the options do not allow
@@ -630,7 +657,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		slices.SortStableFunc(seeds, func(a, b seed) int { return cmp.Compare(schedule.Makespan(a.s), schedule.Makespan(b.s)) })
 		work := 0
 		for k, c := range seeds {
-			if work += len(c.s.Instances) * len(c.s.Instances); k > 0 && work > pairWork {
+			if work += len(c.s.Instances) * len(c.s.Instances); (k > 0 && work > pairWork) || ctx.Err() != nil {
 				break
 			}
 			if paired, ok := overlap.Pair(ctx, c.s); ok {
@@ -709,7 +736,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	}
 	if res.Repetend == nil && res.Schedule == nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, ctx.Err())
+			return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, stopCause(ctx, opt))
 		}
 		if res.Decisions && sp.Latency > 0 {
 			return nil, noneWithin(sp)
@@ -737,7 +764,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		}
 	}
 	if res.Schedule == nil {
-		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, context.Cause(ctx))
+		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, stopCause(ctx, opt))
 	}
 
 	// 3b. Under a latency budget, the time-optimal search of all N with
@@ -817,6 +844,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 		}
 	}
 	res.Times.Total = time.Since(t0)
+	res.Stopped = stopReason(ctx, opt, res.Times.Total)
 	return res, nil
 }
 

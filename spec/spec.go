@@ -19,6 +19,7 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -88,7 +89,8 @@ func (s Spec) WithMicroBatches(n int) Spec {
 }
 
 // Check rejects a spec no schedule can be asked for: fewer than one
-// micro-batch, an invalid placement, a decision the placement gives
+// micro-batch, an invalid placement, more micro-batches or block
+// instances than tessel's limits (package limits), a decision the placement gives
 // nothing to take, a latency budget below the critical path (an error
 // that is ErrLatency). Its messages carry no package prefix: the caller
 // adds its own.
@@ -98,6 +100,9 @@ func (s Spec) Check() error {
 	}
 	if err := s.Placement.Validate(); err != nil {
 		return err
+	}
+	if err := limits.CheckInstances(s.MicroBatches, len(s.Placement.Blocks)); err != nil {
+		return err // a schedule of more instances than tessel's limit
 	}
 	if err := s.CheckDecisions(); err != nil {
 		return err

@@ -149,7 +149,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	sp := spec.Spec{Placement: p, MicroBatches: opts.MicroBatches, Memory: opts.Memory, Latency: opts.Latency,
 		Allowed: spec.Decisions{Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute}}
 	sopt := search.Options{
-		MaxNR: opts.NR, Strategy: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
+		MaxNR: opts.NR, Strategy: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0, TimeLimit: opts.TimeLimit,
 		Objective: objective,
 		Progress:  func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
 	}
