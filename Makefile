@@ -1,6 +1,6 @@
 # tessel — make targets. `make run` and `make test` are the README's two
 # set-up commands; both install missing system packages first, each only
-# what it needs (the search: Z3; the tests: Z3 and PyTorch).
+# what it needs (the search: Z3; the tests: Z3, PyTorch and chromium).
 
 GO ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2

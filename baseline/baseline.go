@@ -19,7 +19,9 @@
 // rule. When a schedule's peak memory exceeds the budget, Build still returns
 // it (verified without a budget, Memory 0) together with an error wrapping
 // ErrOverBudget, so that a caller can report both its bubble rate and that
-// the budget was not respected.
+// the budget was not respected. The baselines that trade time for memory
+// decide as they go; where their rule gets stuck under the budget they
+// return no schedule and an error wrapping ErrNoSchedule.
 //
 // The package does not search: for searched schedules see packages repetend
 // and search.
@@ -41,6 +43,12 @@ var ErrNotApplicable = errors.New("not applicable")
 // ErrOverBudget is wrapped by the error Build returns, beside a valid
 // schedule, when the baseline's peak memory exceeds the budget.
 var ErrOverBudget = errors.New("memory budget not respected")
+
+// ErrNoSchedule is wrapped by the error of a baseline whose rule finds no
+// schedule under the budget: the time-for-memory baselines, which decide
+// as they go (PipeOffload, AdaOffload, 1F1B with recompute). It comes
+// without a schedule.
+var ErrNoSchedule = errors.New("no schedule under the budget")
 
 // Baseline is one baseline schedule.
 type Baseline struct {
@@ -131,12 +139,13 @@ func finish(method string, p *placement.Placement, n, memory int, orders [][]sch
 	return finishPairs(method, p, n, memory, orders, nil)
 }
 
-// finishPairs is finish with overlapped pairs (schedule.CompactPairs).
+// finishPairs is finish with overlapped pairs (schedule.Compact).
 func finishPairs(method string, p *placement.Placement, n, memory int, orders [][]schedule.Ref, pairs []schedule.Pair) (*schedule.Schedule, error) {
-	ins, err := schedule.CompactPairs(p, n, orders, pairs)
+	cs, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: orders, Pairs: pairs})
 	if err != nil {
 		return nil, fmt.Errorf("%s: placement %q: %w", method, p.Name, err)
 	}
+	ins := cs.Instances
 	peak := peakMemory(p, orders)
 	over := false
 	for d, m := range peak {
@@ -198,6 +207,10 @@ func project(p *placement.Placement, seq []schedule.Ref) [][]schedule.Ref {
 func SteadyBubbleRate(m Baseline, p *placement.Placement) (rate, period float64, err error) {
 	if p == nil || p.Devices < 1 {
 		return 0, 0, fmt.Errorf("%s: no placement", m.Name)
+	}
+	if p.Capacities != nil {
+		p = p.Clone() // unlimited memory: the devices' capacities too
+		p.Capacities = nil
 	}
 	n1, n2 := 8*p.Devices, 16*p.Devices
 	s1, err := m.Build(spec.New(p, n1))

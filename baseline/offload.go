@@ -305,10 +305,17 @@ func simulateMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol
 		return true
 	}
 	fmem := func(s int) int { return p.Blocks[q.fwd[s]].Memory }
+	for s := range S {
+		// A forward needs its whole activation while it runs.
+		if b := budget[q.dev[s]]; b > 0 && fmem(s) > b {
+			return nil, fmt.Errorf("%s: placement %q: forward %s takes %d, over the budget %d of device %d: %w",
+				pol.name, p.Name, p.Blocks[q.fwd[s]].ID, fmem(s), b, q.dev[s], ErrNoSchedule)
+		}
+	}
 	for t := 0; left > 0; t++ {
 		if t > limit {
 			return nil, fmt.Errorf("%s: placement %q: stuck at time %d with %d instances left: the policy does not fit the budget %s: %w",
-				pol.name, p.Name, t, left, BudgetText(p, memory), ErrOverBudget)
+				pol.name, p.Name, t, left, BudgetText(p, memory), ErrNoSchedule)
 		}
 		// 1. Frees.
 		for s := range S {

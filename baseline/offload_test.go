@@ -141,3 +141,19 @@ func TestMemoryBaselinesDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// Below one activation no time-for-memory baseline has a schedule: each
+// says so with ErrNoSchedule and no schedule (never a schedule-less
+// ErrOverBudget, which callers read as "shown over the budget").
+func TestMemoryBaselinesBelowOneActivation(t *testing.T) {
+	p := savingPlacement(t, 4, false, 1)
+	for i := range p.Blocks {
+		p.Blocks[i].Memory *= 3 // every activation 3 units
+	}
+	for _, build := range []func(spec.Spec) (*schedule.Schedule, error){PipeOffload, AdaOffload, OneFOneBRecompute} {
+		s, err := build(spec.Spec{Placement: p, MicroBatches: 8, Memory: 2})
+		if s != nil || !errors.Is(err, ErrNoSchedule) || errors.Is(err, ErrOverBudget) {
+			t.Errorf("memory 2: schedule %v, error %v; want none and ErrNoSchedule", s != nil, err)
+		}
+	}
+}

@@ -67,14 +67,19 @@ func oneFOneBOrders(devices int, q pipeline, n int) [][]schedule.Ref {
 }
 
 // Interleaved is 1F1B with virtual stages (Megatron-LM, Narayanan et al.
-// 2021): the chain visits the same cycle of L devices v ≥ 2 times, so each
-// device holds v stages ("chunks"). Micro-batches go in groups of L; within
-// a group every chunk runs the whole group before the next chunk starts,
-// forwards in chunk order and backwards in reverse chunk order. The device
-// at position r of the cycle warms up with 2(L−r−1) + (v−1)L forwards, then
-// alternates one forward and one backward, then drains the backwards. As
-// in Megatron-LM, N must be a multiple of L. It runs on the loop
-// placement (v-shape --chunks C --order loop); with a split backward every
+// 2021): the chain is v ≥ 2 chunks of L stages, each chunk visiting each
+// of the same L devices once, so each device holds v stages. Micro-batches
+// go in groups of L; within a group every chunk runs the whole group
+// before the next chunk starts, forwards in chunk order and backwards in
+// reverse chunk order. A device at position r of the last chunk warms up
+// with (v−1)L + 2(L−r−1) forwards, or as many as the device after it in
+// some chunk if that is more, then alternates one forward and one
+// backward, then drains the backwards. On the loop placement (v-shape
+// --chunks C --order loop: chunk c's stage r on device r) that is
+// Megatron-LM's schedule; on the V placement (--order v), whose chunks
+// run down the devices and back up, it is the same rule on its chunks,
+// every device warming up with the largest count. As
+// in Megatron-LM, N must be a multiple of L. With a split backward every
 // weight block runs right after its input block.
 func Interleaved(sp spec.Spec) (*schedule.Schedule, error) {
 	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
@@ -86,9 +91,10 @@ func Interleaved(sp spec.Spec) (*schedule.Schedule, error) {
 	if err != nil {
 		return nil, notApplicable(name, p, "not a pipeline: %v", err)
 	}
-	v, ok := q.stagesPerDevice()
+	at, ok := q.chunkStages()
+	v := len(at)
 	if !ok || v < 2 {
-		return nil, notApplicable(name, p, "needs each device to hold several stages of the chain in the same device cycle")
+		return nil, notApplicable(name, p, "needs each device to hold several stages, each chunk of the chain on every device once")
 	}
 	L := q.stages() / v
 	if n%L != 0 {
@@ -96,7 +102,7 @@ func Interleaved(sp spec.Spec) (*schedule.Schedule, error) {
 		// no longer match the chunk order and the orders can deadlock.
 		return nil, notApplicable(name, p, "%d micro-batches are not whole groups of the %d devices of the cycle", n, L)
 	}
-	// The op sequences of chunk indices c (stage c·L + r) and micro-batches.
+	// The op sequences of chunk indices c and micro-batches.
 	type op struct{ chunk, micro int }
 	var fwd, bwd []op
 	for g := 0; g < n; g += L {
@@ -107,17 +113,37 @@ func Interleaved(sp spec.Spec) (*schedule.Schedule, error) {
 			}
 		}
 	}
+	// Device d's warmup: (v−1)L + 2(L−r−1) at position r of the last
+	// chunk, raised until no device warms up with fewer forwards than the
+	// next one in any chunk (a device never runs ahead of the one that
+	// feeds it). On the loop placement the counts already fall along
+	// every chunk; where chunks run both ways (V), all become the largest.
+	warm := map[int]int{}
+	for d, j := range at[v-1] {
+		warm[d] = 2*(L-(j-(v-1)*L)-1) + (v-1)*L
+	}
+	for changed := true; changed; {
+		changed = false
+		for j := range q.stages() - 1 {
+			if (j+1)%L == 0 {
+				continue // the next stage begins another chunk
+			}
+			if a, b := q.dev[j], q.dev[j+1]; warm[a] < warm[b] {
+				warm[a], changed = warm[b], true
+			}
+		}
+	}
 	orders := make([][]schedule.Ref, p.Devices)
-	for r := range L {
-		f := func(o op) schedule.Ref { return schedule.Ref{Block: q.fwd[o.chunk*L+r], Micro: o.micro} }
-		b := func(o op) schedule.Ref { return schedule.Ref{Block: q.bwd[o.chunk*L+r], Micro: o.micro} }
+	for d := range at[0] {
+		f := func(o op) schedule.Ref { return schedule.Ref{Block: q.fwd[at[o.chunk][d]], Micro: o.micro} }
+		b := func(o op) schedule.Ref { return schedule.Ref{Block: q.bwd[at[o.chunk][d]], Micro: o.micro} }
 		var order []schedule.Ref
 		if len(q.bwd) == 0 {
 			for _, o := range fwd {
 				order = append(order, f(o))
 			}
 		} else {
-			w := min(2*(L-r-1)+(v-1)*L, len(fwd))
+			w := min(warm[d], len(fwd))
 			for _, o := range fwd[:w] {
 				order = append(order, f(o))
 			}
@@ -131,7 +157,7 @@ func Interleaved(sp spec.Spec) (*schedule.Schedule, error) {
 		if q.split() {
 			order = withWeights(p, order)
 		}
-		orders[q.dev[r]] = order
+		orders[d] = order
 	}
 	return finish(name, p, n, memory, orders)
 }
@@ -251,10 +277,11 @@ func timed1F1B(p *placement.Placement, q pipeline, n, base int) ([]schedule.Ref,
 	for s := range q.bwd {
 		subQ.bwd = append(subQ.bwd, len(blocks)-1-s)
 	}
-	ins, err := schedule.Compact(sub, n, oneFOneBOrders(p.Devices, subQ, n))
+	cs, err := schedule.Compact(spec.New(sub, n), schedule.Keep{Orders: oneFOneBOrders(p.Devices, subQ, n)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("timing the 1F1B pipeline: %w", err)
 	}
+	ins := cs.Instances
 	slices.SortFunc(ins, func(a, b schedule.Instance) int {
 		return cmp.Or(cmp.Compare(a.Start, b.Start),
 			cmp.Compare(sub.Blocks[a.Block].Devices[0], sub.Blocks[b.Block].Devices[0]),

@@ -12,7 +12,10 @@ import (
 // of dependencies, which device each block runs on, whether a block spans
 // all devices, and each block's role (placement's Roles: forward, a
 // gradient the chain waits for, a deferrable one), which is read from the
-// graph too. Block ids and kinds are never read.
+// graph too. Block ids and kinds are never read, and neither is a
+// dependency that a path already implies (placement's ReducedDeps): the
+// shape is read from the skeleton, the schedule timed on the placement
+// itself.
 
 // pipeline is a chain of S stages: stage j runs forward block fwd[j] and,
 // in training, backward block bwd[j], both on device dev[j]. Forwards run
@@ -43,7 +46,8 @@ func (q pipeline) unsplit() pipeline {
 // may depend on a weight block. wgt maps an input block to its weight
 // block.
 func weights(p *placement.Placement, set []int) (rest []int, wgt map[int]int, err error) {
-	preds, succs := p.Preds(), p.Succs()
+	g := p.Skeleton()
+	preds, succs := g.Preds(), g.Succs()
 	roles := p.Roles()
 	wgt = map[int]int{}
 	for _, i := range set {
@@ -122,6 +126,32 @@ func (q pipeline) stagesPerDevice() (v int, ok bool) {
 	return S / L, true
 }
 
+// chunkStages reads the pipeline as v ≥ 1 chunks of L stages on the same
+// L devices, each chunk visiting every device once (the loop and the V
+// placements both): at[c][d] is the stage of chunk c on device d. ok is
+// false otherwise.
+func (q pipeline) chunkStages() (at []map[int]int, ok bool) {
+	seen := map[int]bool{}
+	for _, d := range q.dev {
+		seen[d] = true
+	}
+	S, L := q.stages(), len(seen)
+	if L == 0 || S%L != 0 {
+		return nil, false
+	}
+	for c := range S / L {
+		m := map[int]int{}
+		for j := c * L; j < (c+1)*L; j++ {
+			if _, dup := m[q.dev[j]]; dup {
+				return nil, false
+			}
+			m[q.dev[j]] = j
+		}
+		at = append(at, m)
+	}
+	return at, true
+}
+
 // isShard reports whether block i spans all devices of a placement with
 // more than one device (the paper's distributed operators).
 func isShard(p *placement.Placement, i int) bool {
@@ -139,7 +169,7 @@ func chainOf(p *placement.Placement, set []int) ([]int, bool) {
 	}
 	pred := map[int][]int{}
 	succ := map[int][]int{}
-	for _, d := range p.Deps {
+	for _, d := range p.Skeleton().Deps {
 		if !in[d.From] || !in[d.To] {
 			continue
 		}

@@ -9,11 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/tessel-pp/tessel/coarsen"
+	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/spec"
 
@@ -41,14 +42,6 @@ type Options struct {
 	Optimal             bool
 	OptimalMicroBatches int
 	OptimalTimeLimit    time.Duration
-	// Home loads the built-in placement name on which a baseline runs
-	// when it does not apply to the placement compared (the paper's
-	// Table II runs 1F1B on v-shape, Chimera-direct on x-shape), its
-	// backward split where split: the placement on the cluster and as
-	// given. nil: placement.Builtin with the compared placement's device
-	// count and default times, on no cluster. An error leaves the
-	// baseline not applicable.
-	Home func(name string, split bool) (p, given *placement.Placement, err error)
 	// Cluster and Given, when set, are recorded in every row's schedule:
 	// the placement runs on Cluster, Given before it.
 	Cluster *cluster.Cluster
@@ -65,8 +58,13 @@ type Options struct {
 	Latency int
 	// Inference, when set on an inference placement, adds the inference
 	// baselines other than GPipe (package inference: tensor parallelism,
-	// the 1F1B chain) after the baselines.
+	// the 1F1B chain) after the baselines; under a latency budget they
+	// are added with ideal tensor parallelism where it is nil.
 	Inference *inference.Options
+	// MemoryText writes a memory of the placement's units as the model
+	// has it ("2.89 GB") in the notes that say what a schedule needs;
+	// nil: the plain number.
+	MemoryText func(units int) string
 }
 
 // Status of a row.
@@ -74,6 +72,12 @@ const (
 	StatusOK            = "ok"
 	StatusNotApplicable = "not applicable" // the paper's ×
 	StatusNone          = "none"           // no schedule under the budget, or none in time
+	// StatusNoFit: the baseline's rule finds no schedule under the
+	// budget (its note says what it would need).
+	StatusNoFit = "does not fit"
+	// StatusFailed: the baseline could not be built (its note says why);
+	// the other rows stand.
+	StatusFailed = "failed"
 )
 
 // Row is one method's line of the comparison; it is also the JSON form.
@@ -108,6 +112,9 @@ type Comparison struct {
 	Memory       int    `json:"memory"`
 	MicroBatches int    `json:"micro_batches"`
 	Rows         []Row  `json:"rows"`
+	// Budgets is every device's budget where they differ (the devices'
+	// capacities under Memory; omitted where one number says it).
+	Budgets []int `json:"budgets,omitempty"`
 	// LatencyBudget is Options.Latency (omitted without one).
 	LatencyBudget int `json:"latency_budget,omitempty"`
 	// ShowLatency adds the latency columns to the tables: the placement
@@ -153,24 +160,17 @@ func MethodTitle(name string) string {
 	return name
 }
 
-// homePlacement is the placement the paper runs a baseline on when it does
-// not apply to the model's own (Table II).
-func homePlacement(name string) (string, bool) {
-	switch name {
-	case "1f1b":
-		return "v-shape", true
-	case "chimera-direct":
-		return "x-shape", true
-	}
-	return "", false
-}
-
 // Run compares every baseline that applies (the zero-bubble family only
 // where p splits its backward; a Quiet baseline only where it applies, not
 // as ×), the Tessel search (search.Run) and, with
 // Optimal, the time-optimal search on p: one row each, every schedule
-// verified. A baseline over the budget is shown with its row saying so;
-// a search that finds nothing under the budget has status StatusNone.
+// verified, every one on p itself — its stages, devices, times,
+// memories and links (the paper's Table II, each baseline on a
+// placement of its own, is TableII). A baseline that does not apply is
+// ×; one over the budget is shown with its row saying so, and where no
+// schedule fits at all, what it would need; one that cannot be built
+// is a row that says why. A search that finds nothing under the budget
+// has status StatusNone.
 func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison, error) {
 	progress := func(format string, args ...any) {
 		if opt.Progress != nil {
@@ -184,42 +184,34 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		// The devices are the search's to choose: the Tessel search
 		// chooses them, and every row runs on its choice.
 		progress("compare: choosing the devices (Tessel search)")
-		chosen, err := choose(ctx, p, opt)
+		q, err := chosen(ctx, p, opt)
 		if err != nil {
 			return nil, err
 		}
-		p = chosen
+		p = q
 	}
 	cmp := &Comparison{Placement: p.Name, Devices: p.Devices, Memory: opt.Memory, MicroBatches: opt.MicroBatches,
 		LatencyBudget: opt.Latency, ShowLatency: opt.Latency > 0 || p.Inference()}
-	split := HasWeights(p)
-	for _, m := range baseline.All() {
-		if m.Split && !split {
-			continue // the zero-bubble family needs input and weight blocks
-		}
-		if m.Memory && !p.HasOffload() && !p.HasRecompute() {
-			continue // offload and recompute baselines need --offload-time or --recompute
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("compare: stopped before the comparison was complete: %w", context.Cause(ctx))
-		}
-		progress("compare: %s", MethodTitle(m.Name))
-		row, err := baselineRow(m, p, opt)
-		if err != nil {
-			return nil, err
-		}
-		if m.Quiet && row.Status == StatusNotApplicable {
-			continue // listed only where it applies
-		}
-		cmp.Rows = append(cmp.Rows, row)
+	if !p.Uniform(opt.Memory) {
+		cmp.Budgets = p.Budgets(opt.Memory)
+	} else if b := p.Budget(0, opt.Memory); b != opt.Memory {
+		cmp.Memory = b // the devices' one capacity
 	}
-	if opt.Inference != nil && p.Inference() {
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("compare: stopped before the comparison was complete: %w", context.Cause(ctx))
+	}
+	cmp.Rows = Baselines(p, opt, nil)
+	inf := opt.Inference
+	if inf == nil && opt.Latency > 0 {
+		inf = &inference.Options{} // as search's starts: ideal tensor parallelism
+	}
+	if inf != nil && p.Inference() {
 		for _, m := range inference.Baselines() {
 			if m.Name == "gpipe" {
 				continue // the GPipe row above
 			}
 			progress("compare: %s", m.Title)
-			s, err := m.Build(p, opt.MicroBatches, *opt.Inference)
+			s, err := m.Build(p, opt.MicroBatches, *inf)
 			if err != nil {
 				return nil, fmt.Errorf("compare: %w", err)
 			}
@@ -246,18 +238,50 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 	return cmp, nil
 }
 
-// choose is the placement with the devices the Tessel search chooses for
-// p's candidates (search's "Where, not only when").
-func choose(ctx context.Context, p *placement.Placement, opt Options) (*placement.Placement, error) {
+// Baselines runs the baselines on p as Run does, one row each in
+// baseline.All's order, every schedule verified: those that apply (the
+// zero-bubble family only where p splits its backward, the offload and
+// recompute baselines only where p declares them, a Quiet baseline only
+// where it applies); names, when not nil, keeps only the baselines
+// named. Nothing a baseline does ends the list: a row says it.
+func Baselines(p *placement.Placement, opt Options, names []string) []Row {
+	split := HasWeights(p)
+	short := opt.shortfall(p)
+	var rows []Row
+	for _, m := range baseline.All() {
+		if names != nil && !slices.Contains(names, m.Name) {
+			continue
+		}
+		if m.Split && !split {
+			continue // the zero-bubble family needs input and weight blocks
+		}
+		if m.Memory && !p.HasOffload() && !p.HasRecompute() {
+			continue // offload and recompute baselines need --offload-time or --recompute
+		}
+		if opt.Progress != nil {
+			opt.Progress(fmt.Sprintf("compare: %s", MethodTitle(m.Name)))
+		}
+		row := baselineRow(m, p, opt, short)
+		if m.Quiet && row.Status == StatusNotApplicable {
+			continue // listed only where it applies
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// chosen is the placement with the devices the Tessel search chooses for
+// p's candidates (package choose).
+func chosen(ctx context.Context, p *placement.Placement, opt Options) (*placement.Placement, error) {
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}
-	so := search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed}
+	so := choose.Options{Search: search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed}}
 	// HEFT's choice among the starts, as tessel search has it.
-	if a, ok := coarsen.HEFTAssignment(sp); ok {
+	if a, ok := choose.HEFTAssignment(sp); ok {
 		so.Assignments = append(so.Assignments, a)
 	}
-	res, err := search.Run(ctx, sp, so)
+	res, err := choose.Devices(ctx, sp, so)
 	if err != nil {
 		return nil, fmt.Errorf("compare: choosing the devices: %w", err)
 	}
@@ -269,54 +293,68 @@ func choose(ctx context.Context, p *placement.Placement, opt Options) (*placemen
 // the kinds are called.
 func HasWeights(p *placement.Placement) bool { return p.HasDeferrable() }
 
-// home loads a baseline's home placement (Options.Home).
-func (opt Options) home(name string, split bool, p *placement.Placement) (*placement.Placement, *placement.Placement, error) {
-	if opt.Home != nil {
-		return opt.Home(name, split)
+// shortfall says, for the activations kept (keep) and with offload and
+// recompute wherever p allows them (decide), what the device short by
+// most needs per micro-batch and has ("device 5 needs 43 per micro-batch
+// …, 20 left", schedule.LeastMemory); "" where every device's budget
+// covers its need.
+type shortfall struct{ keep, decide string }
+
+func (opt Options) shortfall(p *placement.Placement) shortfall {
+	text := func(offload, recompute bool) string {
+		needs := schedule.LeastMemory(p, offload, recompute)
+		if need, budget, ok := schedule.Short(p, opt.Memory, needs, false); ok {
+			return schedule.NeedText(p, need, budget, opt.MemoryText)
+		}
+		return ""
 	}
-	hp, err := placement.Builtin(name, placement.Options{Devices: p.Devices, SplitBackward: split})
-	return hp, hp, err
+	return shortfall{keep: text(false, false), decide: text(p.HasOffload(), p.HasRecompute())}
 }
 
-// baselineRow runs one baseline on p, or on its home placement when it
-// does not apply to p.
-func baselineRow(m baseline.Baseline, p *placement.Placement, opt Options) (Row, error) {
+// baselineRow runs one baseline on p. Nothing it does ends the table: a
+// baseline that cannot be built, or fails the verifier, is a row that
+// says so.
+func baselineRow(m baseline.Baseline, p *placement.Placement, opt Options, short shortfall) Row {
 	row := Row{Method: MethodTitle(m.Name), Placement: p.Name, MicroBatches: opt.MicroBatches}
-	on, onGiven := p, opt.Given
-	s, err := m.Build(spec.Spec{Placement: on, MicroBatches: opt.MicroBatches, Memory: opt.Memory})
-	if home, ok := homePlacement(m.Name); ok && errors.Is(err, baseline.ErrNotApplicable) && home != p.Name {
-		// A split placement is compared with the split home placement.
-		if hp, hgiven, herr := opt.home(home, HasWeights(p), p); herr == nil {
-			on = hp
-			row.Placement = hp.Name
-			s, err = m.Build(spec.Spec{Placement: on, MicroBatches: opt.MicroBatches, Memory: opt.Memory})
-			onGiven = hgiven
-		}
-	}
+	s, err := m.Build(spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory})
 	over := errors.Is(err, baseline.ErrOverBudget)
+	need := short.keep
+	if m.Memory {
+		need = short.decide
+	}
 	switch {
 	case errors.Is(err, baseline.ErrNotApplicable):
 		row.Status, row.Note = StatusNotApplicable, "no straightforward adaptation to "+p.Name
-		return row, nil
+		return row
+	case errors.Is(err, baseline.ErrNoSchedule):
+		row.Status, row.Note = StatusNoFit, "does not fit: its rule finds no schedule under the budget"
+		if need != "" {
+			row.Note = "does not fit: " + need
+		}
+		return row
 	case err != nil && !over:
-		return row, fmt.Errorf("compare: %w", err)
+		row.Status, row.Note = StatusFailed, "could not be built: "+err.Error()
+		return row
 	}
 	if err := schedule.Verify(s); err != nil {
-		return row, fmt.Errorf("compare: %s on %s fails verification (a bug): %w", m.Name, on.Name, err)
+		row.Status, row.Note = StatusFailed, "fails verification (a bug): "+err.Error()
+		return row
 	}
-	steady, period, err := baseline.SteadyBubbleRate(m, on)
-	if err != nil {
-		return row, fmt.Errorf("compare: %w", err)
+	row.fill(s, p, opt.Memory)
+	recordCluster(s, opt.Cluster, opt.Given)
+	if steady, period, err := baseline.SteadyBubbleRate(m, p); err == nil {
+		row.RepetendBubbleRate = textfmt.Ptr(textfmt.Round6(steady))
+		row.Note = "steady period " + strconv.FormatFloat(period, 'f', -1, 64)
 	}
-	row.fill(s, on, opt.Memory)
-	recordCluster(s, opt.Cluster, onGiven)
-	row.RepetendBubbleRate = textfmt.Ptr(textfmt.Round6(steady))
-	row.Note = "steady period " + strconv.FormatFloat(period, 'f', -1, 64)
-	if over {
+	switch {
+	case over && need != "":
+		row.Note += "; does not fit: " + need
+	case over:
 		row.Note += "; does not adapt to the budget"
 	}
+	row.Note = strings.TrimPrefix(row.Note, "; ")
 	row.latencyNote(opt.Latency)
-	return row, nil
+	return row
 }
 
 // tesselRow runs the Tessel search on p.
@@ -325,8 +363,16 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := search.Run(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, TimeLimit: opt.TimeLimit, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
-	if errors.Is(err, search.ErrNoRepetend) {
+	// choose.Devices: a placement whose blocks give candidates has its
+	// devices searched again from the choice made.
+	res, err := choose.Devices(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}},
+		choose.Options{Search: search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, TimeLimit: opt.TimeLimit, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }}})
+	var nf *search.NoFitError
+	switch {
+	case errors.As(err, &nf):
+		row.Status, row.Note = StatusNone, "no schedule fits: "+schedule.NeedText(p, nf.Need, nf.Budget, opt.MemoryText)
+		return row, nil
+	case errors.Is(err, search.ErrNoRepetend):
 		row.Status, row.Note = StatusNone, "no repetend fits the memory budget"
 		return row, nil
 	}
@@ -383,9 +429,9 @@ func optimalRow(ctx context.Context, p *placement.Placement, opt Options, progre
 	ctx, cancel := withLimit(ctx, opt.OptimalTimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := search.Optimal(ctx, spec.Spec{Placement: p, MicroBatches: opt.OptimalMicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.OptimalOptions{Seed: opt.Seed, Progress: func(lo, hi int) {
+	res, err := choose.OptimalDevices(ctx, spec.Spec{Placement: p, MicroBatches: opt.OptimalMicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, choose.OptimalOptions{Search: search.OptimalOptions{Seed: opt.Seed, Progress: func(lo, hi int) {
 		progress("compare: time-optimal search, makespan between %d and %d", lo, hi)
-	}})
+	}}})
 	elapsed := time.Since(t0)
 	switch {
 	case errors.Is(err, search.ErrInfeasible):

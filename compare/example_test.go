@@ -30,9 +30,9 @@ func ExampleRun() {
 	// | method           | placement | N  | repetend bubble rate | makespan | bubble rate | peak memory   | budget respected | search time | note                                          |
 	// |:-----------------|:----------|:---|:---------------------|:---------|:------------|:--------------|:-----------------|:------------|:----------------------------------------------|
 	// | GPipe            | m-shape   | 32 | 0.00%                | 204      | 5.88%       | [32 32 32 32] | no               | -           | steady period 6; does not adapt to the budget |
-	// | 1F1B             | v-shape   | 32 | 0.00%                | 140      | 8.57%       | [4 3 2 1]     | yes              | -           | steady period 4                               |
+	// | 1F1B             | m-shape   | 32 | ×                    | ×        | ×           | ×             | ×                | -           | no straightforward adaptation to m-shape      |
 	// | 1F1B interleaved | m-shape   | 32 | ×                    | ×        | ×           | ×             | ×                | -           | no straightforward adaptation to m-shape      |
-	// | Chimera-direct   | x-shape   | 32 | 30.43%               | 368      | 30.43%      | [3 4 4 3]     | yes              | -           | steady period 11.5                            |
+	// | Chimera-direct   | m-shape   | 32 | ×                    | ×        | ×           | ×             | ×                | -           | no straightforward adaptation to m-shape      |
 	// | 1F1B+            | m-shape   | 32 | 25.00%               | 262      | 26.72%      | [4 3 2 1]     | yes              | -           | steady period 8                               |
 	// | Tessel           | m-shape   | 32 | 0.00%                | 204      | 5.88%       | [5 4 2 1]     | yes              | <time>      | N_R 6, period 6; schedule from modulo         |
 }

@@ -31,7 +31,7 @@ type SweepOptions struct {
 	Progress func(done, total int)
 	// Offload and Recompute improve each Fig. 12 point by the steady
 	// state of the constructions that offload or recompute
-	// (search.SteadyPeriodWithin, under Latency where there is one) where
+	// (search.SteadyPeriod, under Latency where there is one) where
 	// it is shorter; such a point is marked (Point.Decisions).
 	Offload, Recompute bool
 	// Latency is a latency budget (placement's "Latency"; 0: none): every

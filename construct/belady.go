@@ -689,7 +689,7 @@ func finishBelady(s *schedule.Schedule) (*schedule.Schedule, error) {
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("construct: placement %q: Belady schedule fails verification: %w", s.Placement.Name, err)
 	}
-	if c, err := schedule.CompactDecisions(s); err == nil {
+	if c, err := schedule.Compact(s.Spec, schedule.Keep{From: s}); err == nil {
 		return c, nil
 	}
 	return s, nil

@@ -8,7 +8,7 @@
 // The search (package search) starts from the best of them and the
 // baselines, and lets the solver improve from there: a search never
 // returns a schedule worse than its best construction. Nothing here proves
-// optimality; schedule.LowerBounds says how far a construction may be from
+// optimality; bound.LowerBounds says how far a construction may be from
 // it.
 package construct
 
@@ -66,18 +66,19 @@ func finish(ctx context.Context, p *placement.Placement, n, memory int, starts [
 		return nil, err // each step below takes time in n·K
 	}
 	given := s.Instances
-	ins, err := schedule.Compact(p, n, schedule.Orders(s))
+	cs, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: schedule.Orders(s)})
 	if err != nil {
 		return nil, fmt.Errorf("construct: placement %q: %w", p.Name, err)
 	}
+	ins := cs.Instances
 	s.Instances = ins
 	if rp != nil {
 		s.Repetend = rp
-		if !repeats(s) {
+		if !Repeats(s) {
 			// The unrolled starts repeat by construction; they are kept
 			// when compaction gained nothing and they are valid.
 			s.Instances = given
-			if !repeats(s) || schedule.Makespan(s) > makespanOf(p, ins) || schedule.Verify(s) != nil {
+			if !Repeats(s) || schedule.Makespan(s) > makespanOf(p, ins) || schedule.Verify(s) != nil {
 				s.Instances, s.Repetend = ins, nil
 			}
 		}
@@ -91,9 +92,9 @@ func finish(ctx context.Context, p *placement.Placement, n, memory int, starts [
 	return s, nil
 }
 
-// repeats reports whether s's instances run its repetend exactly, and
+// Repeats reports whether s's instances run its repetend exactly, and
 // sets the repetend's Start to its first iteration's.
-func repeats(s *schedule.Schedule) bool {
+func Repeats(s *schedule.Schedule) bool {
 	rp := s.Repetend
 	k := len(s.Placement.Blocks)
 	at := make(map[schedule.Ref]int, len(s.Instances))
@@ -133,31 +134,4 @@ func makespanOf(p *placement.Placement, ins []schedule.Instance) int {
 		ms = max(ms, in.Start+p.Blocks[in.Block].Time)
 	}
 	return ms
-}
-
-// Compact moves every instance of a valid schedule as early as its
-// per-device orders and dependencies allow (never later, same memory) and
-// verifies the result. The repetend is kept when the iterations still
-// repeat exactly; otherwise it is dropped.
-func Compact(s *schedule.Schedule) (*schedule.Schedule, error) {
-	ins, err := schedule.Compact(s.Placement, s.MicroBatches, schedule.Orders(s))
-	if err != nil {
-		return nil, fmt.Errorf("construct: %w", err)
-	}
-	out := &schedule.Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins}
-	if s.Repetend != nil {
-		rp := *s.Repetend
-		rp.Offsets = append([]int(nil), rp.Offsets...)
-		out.Repetend = &rp
-		if !repeats(out) {
-			out.Repetend = nil
-			if schedule.Makespan(s) <= schedule.Makespan(out) && schedule.Verify(s) == nil {
-				return s, nil // as short, and it repeats
-			}
-		}
-	}
-	if err := schedule.Verify(out); err != nil {
-		return nil, fmt.Errorf("construct: compacted schedule fails verification: %w", err)
-	}
-	return out, nil
 }

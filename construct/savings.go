@@ -464,9 +464,9 @@ func (sv *saver) finish(l *lister) (*schedule.Schedule, error) {
 		return s, nil
 	}
 	// The reservations are conservative: compaction may start things
-	// earlier, never later, with the same memory. It verifies s first
-	// (a second check here cost a third of a list schedule's time).
-	return schedule.CompactDecisions(s)
+	// earlier, never later, with the same memory. Compact verifies s
+	// first (a second check here cost a third of a list schedule's time).
+	return schedule.Compact(s.Spec, schedule.Keep{From: s})
 }
 
 type freeAt struct{ at, device, amount int }

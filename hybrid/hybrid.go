@@ -44,6 +44,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
 	"github.com/tessel-pp/tessel/internal/safego"
@@ -51,6 +52,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // DefaultEffort caps each solver call of a layout's schedule search
@@ -110,7 +112,9 @@ type Layout struct {
 	Pipeline  float64   `json:"pipeline"`
 	Breakdown Breakdown `json:"breakdown"`
 	// Schedule says what made the pipeline's schedule: "search" (tessel's
-	// search on the placement), "1f1b" or "1f1b-interleaved".
+	// search on the placement), "1f1b", "1f1b-interleaved" or, where
+	// those do not fit the memory, "gpipe-rounds" (GPipe in rounds as
+	// large as the memory holds).
 	Schedule string `json:"schedule"`
 	// Stages are replica 0's layers per stage and Groups the devices of
 	// each stage's group.
@@ -255,7 +259,7 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 	}
 	for _, x := range cands {
 		if x.pruned == nil && x.lb > ub*(1+1e-9) {
-			x.pruned = &Pruned{Reason: "bound", Detail: fmt.Sprintf("lower bound %.4g above the least 1F1B time %.4g", x.lb, ub)}
+			x.pruned = &Pruned{Reason: "bound", Detail: fmt.Sprintf("lower bound %.4g above the least upper bound %.4g (1F1B's time, or GPipe in rounds where 1F1B does not fit)", x.lb, ub)}
 		}
 	}
 	run(func(x *candidate) {
@@ -340,7 +344,8 @@ type replica struct {
 	tpComm   []float64 // per layer and group: tensor-parallel all-reduces
 	arGrad   []float64 // per stage (pipeline order): gradient all-reduce time
 	nGroups  int
-	ones     *schedule.Schedule // 1F1B on p (interleaved 1F1B with chunks)
+	ones     *schedule.Schedule // 1F1B on p (interleaved 1F1B with chunks; GPipe in rounds where those do not fit)
+	onesName string             // the Layout.Schedule of ones
 	chunks   int                // stages per group
 	megatron *Layout
 }
@@ -391,7 +396,7 @@ func (x *candidate) prepare(ctx context.Context, m *hetero.Model, c *cluster.Clu
 		}
 		t, _ := rep.time(rep.ones, mb)
 		x.ub = max(x.ub, t)
-		x.lb = max(x.lb, float64(schedule.LowerBounds(rep.p, mb, 0).Makespan)*rep.unit)
+		x.lb = max(x.lb, float64(bound.LowerBounds(spec.New(rep.p, mb)).Makespan)*rep.unit)
 		if megatronOK {
 			if rep.megatron == nil {
 				megatronOK = false

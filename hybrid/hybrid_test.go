@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/tessel-pp/tessel/cluster"
@@ -188,3 +189,73 @@ func TestPlanEnumeratesStagesPerDevice(t *testing.T) {
 }
 
 func fmtInts(xs []int) string { return ints(xs) }
+
+// Pipeline traffic is charged on the links that carry it: as the link
+// between the two nodes slows (its time per unit of the activations and
+// gradients between stages), the best layout's time never falls, and a
+// pipeline whose stages span both nodes is strictly slower on a slow link
+// than on a free one.
+func TestInterNodeLinkCharged(t *testing.T) {
+	// Four fast GPUs in node 0, four slow ones in node 1; the link
+	// between the nodes is the cluster's default.
+	g, c := load(t, "../testdata/models/llama7b.json", "../testdata/clusters/llama-mixed.json")
+	across := func(dp, tp, pp int) bool { return dp == 1 && tp == 1 && pp == 8 } // stages on both nodes
+	var prev float64
+	var flat [2]float64 // across both nodes: free link, 2e-6
+	for _, perUnit := range []float64{0, 8e-8, 2e-6, 1e-5} {
+		cc := c.Clone()
+		cc.Default.Latency, cc.Default.PerUnit = 0, perUnit
+		res, err := Plan(context.Background(), g, cc, Options{MicroBatches: 32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("inter-node link %g per unit: best dp %d tp %d pp %d, %.2f", perUnit, res.Best.DP, res.Best.TP, res.Best.PP, res.Best.Time)
+		if res.Best.Time < prev {
+			t.Errorf("inter-node link %g per unit: best %+v takes %v, less than %v on a faster link", perUnit, res.Best, res.Best.Time, prev)
+		}
+		prev = res.Best.Time
+		if perUnit != 0 && perUnit != 2e-6 {
+			continue
+		}
+		one, err := Plan(context.Background(), g, cc, Options{MicroBatches: 32, Degrees: across})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes := map[int]bool{}
+		for _, grp := range one.Best.Groups {
+			nodes[cc.Devices[grp[0]].Node] = true
+		}
+		if len(nodes) != 2 {
+			t.Fatalf("pp 8: stages on nodes %v, want both", nodes)
+		}
+		t.Logf("inter-node link %g per unit: pp 8 across the nodes, %.2f", perUnit, one.Best.Time)
+		flat[min(1, int(perUnit*1e6))] = one.Best.Time
+	}
+	if flat[1] <= flat[0] {
+		t.Errorf("stages across both nodes: %v with a free link, %v at 2e-6 per unit; want strictly slower", flat[0], flat[1])
+	}
+}
+
+// Stages per device share the device's memory, never split it: on 24 GB
+// devices, where the layouts with one stage per device leave room for a
+// few micro-batches, two stages per device are pruned by memory only
+// where no schedule fits, and a layout with chunks is evaluated.
+func TestChunksKeepCapacity(t *testing.T) {
+	g, c := load(t, "../testdata/models/llama7b.json", "../testdata/clusters/llama-8x24.json")
+	res, err := Plan(context.Background(), g, c, Options{MicroBatches: 16, Chunks: []int{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunked := false
+	for _, p := range res.Plans {
+		chunked = chunked || p.Chunks == 2
+	}
+	for _, p := range res.Pruned {
+		if p.Chunks == 2 && p.Reason == "memory" && !strings.Contains(p.Detail, "split") {
+			t.Errorf("pruned by memory with a split that fits: %+v", p)
+		}
+	}
+	if !chunked {
+		t.Errorf("no layout with 2 stages per device evaluated: %+v", res.Pruned)
+	}
+}

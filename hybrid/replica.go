@@ -181,22 +181,25 @@ func (rep *replica) place(split *hetero.Split) (*placement.Placement, error) {
 	return p, nil
 }
 
-// prepare builds 1F1B's schedule of mb micro-batches, the layout's upper
-// bound (nil where 1F1B does not fit the budgets).
+// prepare builds 1F1B's schedule of mb micro-batches (interleaved 1F1B
+// with chunks), the layout's upper bound; where that does not fit the
+// budgets, GPipe in rounds as large as they hold, so that a layout that
+// fits keeps an upper bound (nil where not even that fits).
 func (rep *replica) prepare(mb int) error {
+	build, name := baseline.OneFOneB, "1f1b"
 	if rep.chunks > 1 {
-		// Interleaved 1F1B, where it applies (mb a multiple of the
-		// groups): else no upper bound.
-		if s, err := baseline.Interleaved(spec.New(rep.p, mb)); err == nil && schedule.Verify(s) == nil {
-			rep.ones = s
-		}
-		return nil
+		build, name = baseline.Interleaved, "1f1b-interleaved"
 	}
-	s, err := baseline.OneFOneB(spec.New(rep.p, mb))
-	if err == nil {
-		rep.ones = s
-	} else if !errors.Is(err, baseline.ErrOverBudget) && !errors.Is(err, baseline.ErrNotApplicable) {
+	s, err := build(spec.New(rep.p, mb))
+	switch {
+	case err == nil:
+		rep.ones, rep.onesName = s, name
+		return nil
+	case !errors.Is(err, baseline.ErrOverBudget) && !errors.Is(err, baseline.ErrNotApplicable):
 		return err
+	}
+	if s, err := baseline.GPipeRounds(spec.New(rep.p, mb)); err == nil {
+		rep.ones, rep.onesName = s, "gpipe-rounds"
 	}
 	return nil
 }
@@ -317,10 +320,7 @@ func (x *candidate) evaluate(ctx context.Context, unit float64, opt Options) {
 	first := true
 	for _, rep := range x.replicas {
 		best, br := rep.time(rep.ones, mb)
-		how, sched := "1f1b", rep.ones
-		if rep.chunks > 1 {
-			how = "1f1b-interleaved"
-		}
+		how, sched := rep.onesName, rep.ones
 		e := opt.Effort
 		res, err := search.Run(ctx, spec.Spec{Placement: rep.p, MicroBatches: mb}, search.Options{Jobs: 1, Effort: e, PhaseEffort: e, RefineEffort: e, RefineGreedyOnly: true, LNSSteps: -1})
 		if err == nil && schedule.Verify(res.Schedule) == nil {

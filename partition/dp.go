@@ -703,9 +703,12 @@ func (r *dpRun) split(g *Graph, opt DPOptions, pieces []dpPiece, res *DPResult) 
 	}
 	gg := g
 	if opt.Stages > 0 {
-		// The split's devices are the stages.
+		// The split's devices are the stages; the graph's memory stays
+		// a device's (a device holds several stages, and its capacity
+		// is what the memory model budgets; MemoryPerStage only bounds
+		// the DP's stages).
 		c := *g
-		c.Accelerators, c.CPUs, c.Memory = K, 0, r.M
+		c.Accelerators, c.CPUs = K, 0
 		gg = &c
 	}
 	var keep map[int]bool // the devices of empty stages

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tessel-pp/tessel/placement"
 )
 
 func dpPlacement(t *testing.T, g *Graph) (*Split, *Converted) {
@@ -141,5 +143,38 @@ func TestBudgets(t *testing.T) {
 	got := Budgets([]DeviceMemory{{Device: 0, Budget: 3}, {Device: 1, Budget: 0}, {Device: 2, Budget: 7}})
 	if !reflect.DeepEqual(got, []int{3, 0, 7}) {
 		t.Errorf("Budgets = %v, want [3 0 7]", got)
+	}
+}
+
+// Chunks share a device's memory and never divide it: with 2 and 4
+// stages per device every device keeps its whole capacity, holds all of
+// its stages' parameters for good, and a backward frees what its own
+// forward took, whichever phase of the split each falls in.
+func TestChunksKeepCapacity(t *testing.T) {
+	g := loadModel(t, "llama7b.json")
+	g.Accelerators = 8
+	for _, tc := range []struct {
+		chunks int
+		order  placement.Order
+	}{{2, placement.Loop}, {2, placement.V}, {4, placement.Loop}} {
+		r, err := Run(context.Background(), g, Options{Chunks: tc.chunks, Order: tc.order})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem, err := r.Converted.Memory(r.Split, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mem {
+			if m.Capacity != g.Memory {
+				t.Errorf("%d chunks, %s: device %d has capacity %v, want the device's %v", tc.chunks, tc.order, m.Device, m.Capacity, g.Memory)
+			}
+		}
+		p := r.Converted.Placement
+		for i, b := range p.Blocks {
+			if b.Kind == placement.Backward && b.Memory >= 0 {
+				t.Errorf("%d chunks: backward %s frees %d", tc.chunks, p.Blocks[i].ID, b.Memory)
+			}
+		}
 	}
 }

@@ -131,6 +131,8 @@ type converter struct {
 	static                  []float64
 	// empties are the stages that hold no node, in pipeline order.
 	empties []int
+	// forwardOf is a profile layer's forward node.
+	forwardOf map[int]int
 }
 
 func newConverter(s *Split, devices []int) (*converter, error) {
@@ -157,6 +159,14 @@ func newConverter(s *Split, devices []int) (*converter, error) {
 	for _, v := range g.Nodes {
 		if v.Backward && v.Input+v.Weight > 0 {
 			cv.split = true
+		}
+	}
+	cv.forwardOf = map[int]int{}
+	for v, x := range g.Nodes {
+		if !x.Backward && x.Layer >= 0 {
+			if _, ok := cv.forwardOf[x.Layer]; !ok {
+				cv.forwardOf[x.Layer] = v
+			}
 		}
 	}
 	cv.succ = g.succ()
@@ -192,6 +202,24 @@ func (cv *converter) kindOf(v int) placement.Kind {
 
 func (cv *converter) key(v int) blockKey {
 	return blockKey{cv.stageOf[cv.s.Device[v]], cv.phase[v], cv.kindOf(v)}
+}
+
+// freed is the forward block whose activation gradient block k frees:
+// the block of the forward nodes of its layers (a non-contiguous split
+// numbers the two passes' phases apart), else its own phase's.
+func (cv *converter) freed(k blockKey) blockKey {
+	f := blockKey{k.stage, k.phase, placement.Forward}
+	if k.kind == placement.Weight {
+		k.kind = placement.Input
+	}
+	for v, x := range cv.g.Nodes {
+		if x.Layer >= 0 && x.Backward && cv.key(v) == k {
+			if fv, ok := cv.forwardOf[x.Layer]; ok {
+				return cv.key(fv)
+			}
+		}
+	}
+	return f
 }
 
 func (cv *converter) cpu(v int) bool { return cv.s.Device[v] >= cv.g.Accelerators }
@@ -334,7 +362,7 @@ func (cv *converter) blocks(c *Converted, p *placement.Placement, keys []blockKe
 		if training && len(cv.s.Stages[k.stage].Nodes) > 0 {
 			m := 1
 			if memUnit > 0 {
-				a := cv.act[blockKey{k.stage, k.phase, placement.Forward}] / memUnit
+				a := cv.act[cv.freed(k)] / memUnit
 				if a > limits.Memory {
 					return nil, limits.Over(fmt.Sprintf("memory units of the activations of stage %d (memory unit %g: a larger --memory-unit)", k.stage, memUnit), a, limits.Memory)
 				}

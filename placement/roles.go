@@ -64,7 +64,8 @@ func (r Role) Waited() bool { return r == RoleBackward || r == RoleInput }
 //     gradient of a split, a shard's backward) and in a placement without
 //     memory (inference), the graph cannot tell a forward from a gradient,
 //     and the kind decides.
-//   - Among gradients, a block is deferrable (RoleWeight) when no block
+//   - Among gradients (on the dependencies no path implies,
+//     ReducedDeps), a block is deferrable (RoleWeight) when no block
 //     depends on it, it allocates nothing, and every block it depends on
 //     is a gradient on exactly its devices that frees nothing or that the
 //     backward pass goes on from elsewhere too: it finishes a gradient its
@@ -84,7 +85,10 @@ func (r Role) Waited() bool { return r == RoleBackward || r == RoleInput }
 func (p *Placement) Roles() []Role {
 	k := len(p.Blocks)
 	order, _ := p.Topo()
-	preds, succs := p.Preds(), p.Succs()
+	// A dependency that a path already implies says nothing about a role
+	// (a forward listed before its own input gradient's weight block).
+	g := p.Skeleton()
+	preds, succs := g.Preds(), g.Succs()
 	// allocBelow[i]: some block at or after i allocates; freeAbove[i]: some
 	// block at or before i frees.
 	allocBelow := make([]bool, k)

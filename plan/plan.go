@@ -57,6 +57,8 @@ type Result struct {
 	// Placement is the placement searched: the split's on its cluster,
 	// with its capacities and decisions.
 	Placement *placement.Placement
+	// Cluster is Options.Cluster (nil: none).
+	Cluster *cluster.Cluster
 	// Memory is each device's memory under the model
 	// (partition.Converted.Memory); nil without a memory model.
 	Memory []partition.DeviceMemory
@@ -115,6 +117,23 @@ func Run(ctx context.Context, pr *partition.Report, opt Options) (*Result, error
 	if strategy == "" {
 		strategy = repetend.StrategyJoint
 	}
-	return &Result{Partition: pr, Placement: p, Memory: mem, Search: res, Strategy: strategy,
+	return &Result{Partition: pr, Placement: p, Cluster: opt.Cluster, Memory: mem, Search: res, Strategy: strategy,
 		Budget: opt.Budget, Decisions: opt.Decisions.Any(), SearchTime: time.Since(t0)}, nil
+}
+
+// BudgetCluster is the cluster as the placement runs on it, each
+// device's memory its schedule budget in placement units (what its
+// stages leave of its capacity): what tessel compare needs to run the
+// baselines on the same budgets. nil without a cluster.
+func (r *Result) BudgetCluster() *cluster.Cluster {
+	if r.Cluster == nil {
+		return nil
+	}
+	out := r.Cluster.Clone()
+	for d := range out.Devices {
+		if r.Memory != nil {
+			out.Devices[d].Memory = r.Memory[d].Budget
+		}
+	}
+	return out
 }

@@ -8,11 +8,12 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/z3"
 )
 
@@ -460,12 +461,12 @@ func countCandidates(ctx context.Context, p *placement.Placement, maxNR int) int
 }
 
 // periodLowerBound is max_d load_d and, with channels, the busiest link's
-// load per micro-batch (schedule.LowerBounds).
+// load per micro-batch (bound.LowerBounds).
 func periodLowerBound(p *placement.Placement) int {
 	if !p.Channels {
 		return p.MaxLoad()
 	}
-	return schedule.LowerBounds(p, 0, 0).Period
+	return bound.LowerBounds(spec.New(p, 0)).Period
 }
 
 // upperPeriod is a period every placement reaches with one micro-batch at

@@ -77,13 +77,30 @@ func WriteComparison(w io.Writer, c *compare.Comparison, format string) error {
 			fmt.Fprintln(w, "latency: a micro-batch's first block's start to its last block's end (max / mean); throughput: micro-batches per time unit in the steady state.")
 		}
 		fmt.Fprintln(w, "× = no straightforward adaptation of the baseline to the placement. Every schedule shown passed the verifier.")
+		if hasStatus(c, compare.StatusNoFit) || hasStatus(c, compare.StatusFailed) {
+			fmt.Fprintln(w, "does not fit = the baseline's rule finds no schedule under the budget (the note says what one micro-batch needs); failed = it could not be built (the note says why).")
+		}
 	}
 	return nil
 }
 
+// hasStatus reports whether some row of c has the status.
+func hasStatus(c *compare.Comparison, status string) bool {
+	for _, r := range c.Rows {
+		if r.Status == status {
+			return true
+		}
+	}
+	return false
+}
+
 // ComparisonTitle is the comparison's heading.
 func ComparisonTitle(c *compare.Comparison) string {
-	t := fmt.Sprintf("tessel compare: %s, %d devices, memory %s, %d micro-batches", c.Placement, c.Devices, textfmt.Budget(c.Memory), c.MicroBatches)
+	memory := textfmt.Budget(c.Memory)
+	if c.Budgets != nil {
+		memory = textfmt.Ints(c.Budgets)
+	}
+	t := fmt.Sprintf("tessel compare: %s, %d devices, memory %s, %d micro-batches", c.Placement, c.Devices, memory, c.MicroBatches)
 	if c.LatencyBudget > 0 {
 		t += fmt.Sprintf(", latency budget %d", c.LatencyBudget)
 	}
@@ -129,8 +146,9 @@ func comparisonCells(c *compare.Comparison, r compare.Row) []string {
 			t = compare.TimePlaceholder
 		}
 	}
-	if r.Status == compare.StatusNone {
-		return []string{r.Method, r.Placement, strconv.Itoa(r.MicroBatches), "none", "-", "-", "-", "-", t, r.Note}
+	switch r.Status {
+	case compare.StatusNone, compare.StatusNoFit, compare.StatusFailed:
+		return []string{r.Method, r.Placement, strconv.Itoa(r.MicroBatches), r.Status, "-", "-", "-", "-", t, r.Note}
 	}
 	rate := "-"
 	if r.RepetendBubbleRate != nil {

@@ -111,3 +111,19 @@ func TestSweepFiles(t *testing.T) {
 		t.Errorf("the tables do not name the budget:\n%s", out.String())
 	}
 }
+
+// A row whose baseline does not fit shows its status and note, and the
+// table's legend says what the status means; per-device budgets head it.
+func TestWriteComparisonNoFit(t *testing.T) {
+	c := &compare.Comparison{Placement: "p", Devices: 2, Memory: 2, MicroBatches: 4, Budgets: []int{2, 3},
+		Rows: []compare.Row{{Method: "PipeOffload", Placement: "p", MicroBatches: 4, Status: compare.StatusNoFit, Note: "does not fit: device 0 needs 3 per micro-batch, 2 left"}}}
+	var out bytes.Buffer
+	if err := WriteComparison(&out, c, "table"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"memory [2 3]", "│ does not fit ", "device 0 needs 3 per micro-batch", "does not fit = the baseline's rule finds no schedule"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
+}

@@ -41,6 +41,9 @@ type Plan struct {
 	// --merge-bw); nil where the schedule splits none, or offloads or
 	// recomputes.
 	MergedBackward *MergedCost `json:"merged_backward,omitempty"`
+	// Versus is the plan against the baselines and its levers (SetVersus);
+	// nil where not asked.
+	Versus *Versus `json:"versus,omitempty"`
 	// Recompute is, with --recompute, the per-instance decisions beside
 	// the per-stage policy (package recompute), set by the caller.
 	Recompute *recompute.Summary `json:"recompute,omitempty"`

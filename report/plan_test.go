@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/plan"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/search"
@@ -18,15 +17,7 @@ import (
 // al., Efficient Algorithms for Device Placement of DNN Graph Operators,
 // §5.1.1), the schedule of its placement, and both in the model's time.
 func TestPlan(t *testing.T) {
-	g, err := partition.Load("../testdata/models/gpt-like.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Accelerators = 4
-	pr, err := partition.Run(context.Background(), g, partition.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pr := gptSplit(t)
 	// The split's placement searched as it is, no memory model (plan.Run
 	// would give each device what the model leaves).
 	p := pr.Converted.Placement

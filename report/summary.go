@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
@@ -213,7 +214,7 @@ func SearchSummary(r *search.Result, method repetend.Strategy) Summary {
 		// Bounds over every choice of devices, not the chosen one's.
 		sum.LowerBound = SummaryBounds{Period: r.Bounds.Period, Makespan: r.Bounds.Makespan}
 	}
-	if r.BoundBy == schedule.BoundLatency && !r.Assigned {
+	if r.BoundBy == bound.BoundLatency && !r.Assigned {
 		sum.LowerBound.By = r.BoundBy.String()
 	}
 	sum.Source = r.Source.String()

@@ -60,6 +60,12 @@ type Decisions struct {
 // Any reports whether some decision is allowed.
 func (d Decisions) Any() bool { return d.Offload || d.Recompute }
 
+// Permit reports whether a schedule that offloads and recomputes that
+// many activations takes only decisions d allows.
+func (d Decisions) Permit(offloads, recomputes int) bool {
+	return (offloads == 0 || d.Offload) && (recomputes == 0 || d.Recompute)
+}
+
 // New is the spec of n micro-batches of placement p, with no budget, no
 // latency budget and no decisions: set the fields for more.
 func New(p *placement.Placement, microBatches int) Spec {

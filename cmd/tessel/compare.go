@@ -50,12 +50,13 @@ func compareCommand() *cli.Command {
 			"   tessel compare --table-ii [--format markdown]",
 		Description: "One row per method, each verified: the repetend bubble rate (as N grows, what the paper's\n" +
 			"Table II reports), the makespan and bubble rate of N micro-batches, the peak memory per device,\n" +
-			"whether the budget holds, and the search time. 1F1B and Chimera-direct run on their own\n" +
-			"placements (v-shape, x-shape) where they do not apply to the one given, as in Table II; × marks\n" +
-			"a baseline with no straightforward adaptation; the zero-bubble family and PyTorch's schedules\n" +
-			"are listed where they apply. Baselines do not adapt to the budget: a row says when one exceeds it.\n" +
-			"--optimal adds the time-optimal search of --optimal-micro-batches; --table-ii prints the paper's\n" +
-			"Table II with our figures beside the paper's (docs/commands.md#tessel-compare).",
+			"whether the budget holds, and the search time. Every method runs on the placement given (its\n" +
+			"stages, devices, times, memories and links; on chunks, 1F1B is interleaved 1F1B); × marks a\n" +
+			"baseline with no straightforward adaptation; the zero-bubble family and PyTorch's schedules are\n" +
+			"listed where they apply. Baselines do not adapt to the budget: a row says when one exceeds it,\n" +
+			"and where none fits, what one micro-batch needs. --optimal adds the time-optimal search of\n" +
+			"--optimal-micro-batches; --table-ii prints the paper's Table II (each baseline on its own\n" +
+			"placement, bubble rates) with our figures beside the paper's (docs/commands.md#tessel-compare).",
 		Flags: append(append(placementFlags(),
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N", Value: 128},
 			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
@@ -152,14 +153,6 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 		Optimal: opts.Optimal, OptimalMicroBatches: opts.OptimalN, OptimalTimeLimit: opts.OptimalLimit,
 		Cluster: cl, Given: given, Progress: progress,
 		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency, Inference: inf,
-		Home: func(name string, split bool) (*placement.Placement, *placement.Placement, error) {
-			spec := opts.Placement
-			spec.Name, spec.File = name, ""
-			spec.SplitBackward = spec.SplitBackward || split
-			spec.Chunks, spec.Order = 1, string(placement.Loop)
-			hp, hgiven, _, err := spec.loadOn()
-			return hp, hgiven, err
-		},
 	})
 	if err != nil {
 		return err

@@ -81,9 +81,9 @@ func TestCompareRows(t *testing.T) {
 		placement, status string
 		budget            bool
 	}{
-		"GPipe":          {"k-shape", compare.StatusOK, false}, // 8 forwards in flight on every device
-		"1F1B":           {"v-shape", compare.StatusOK, true},  // moved to its own placement
-		"Chimera-direct": {"x-shape", compare.StatusOK, true},
+		"GPipe":          {"k-shape", compare.StatusOK, false},            // 8 forwards in flight on every device
+		"1F1B":           {"k-shape", compare.StatusNotApplicable, false}, // every row on the placement compared
+		"Chimera-direct": {"k-shape", compare.StatusNotApplicable, false},
 		"1F1B+":          {"k-shape", compare.StatusNotApplicable, false},
 		"Tessel":         {"k-shape", compare.StatusOK, true},
 		"time-optimal":   {"k-shape", compare.StatusOK, true},
@@ -116,7 +116,8 @@ func TestCompareRows(t *testing.T) {
 }
 
 // TestCompareNoRepetend: a budget nothing fits shows "none" for the
-// searches, not a failure of the whole table.
+// searches, not a failure of the whole table, and says what one
+// micro-batch needs.
 func TestCompareNoRepetend(t *testing.T) {
 	opts := smallCompare("table")
 	opts.Memory = 1
@@ -124,7 +125,7 @@ func TestCompareNoRepetend(t *testing.T) {
 	if err := runCompare(context.Background(), opts, &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"no repetend fits the memory budget", "no schedule fits the memory budget", "does not adapt to the budget"} {
+	for _, want := range []string{"no schedule fits: device 0 needs 2 per micro-batch", "no schedule fits the memory budget", "does not fit: device 0 needs 2 per micro-batch"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -31,12 +31,14 @@ func memorySummary(t *testing.T, args ...string) map[string]any {
 var vPlacement = []string{"--placement", "v-shape", "--devices", "4", "--chunks", "2", "--order", "v", "--split-backward", "-n", "16"}
 
 // On the V placement one micro-batch holds 2 activations on device 0, so
-// at memory 1 nothing fits without offload or recompute: one clear line,
-// exit 1 (Qi et al., "OptPipe", §1: only offloading trains where every
-// other schedule runs out of memory).
+// at memory 1 nothing fits without offload or recompute: one clear line
+// naming the least budget (not N_R, which cannot help), exit 1 (Qi et
+// al., "OptPipe", §1: only offloading trains where every other schedule
+// runs out of memory).
 func TestMemoryOneNeedsDecisions(t *testing.T) {
 	code, stdout, errOut := runCLI(t, append([]string{"search", "--memory", "1"}, vPlacement...)...)
-	if code != 1 || stdout != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "no repetend fits the memory budget") {
+	if code != 1 || stdout != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "no schedule fits the memory budget") ||
+		!strings.Contains(errOut, "the least budget any schedule needs is 2") || strings.Contains(errOut, "--nr") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and one line", code, stdout, errOut)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -20,6 +21,7 @@ import (
 )
 
 type planOptions struct {
+	Report       string // tessel plan --report: the HTML page, "" for none
 	Cluster      string // a cluster file, "" for none
 	Partition    partitionOptions
 	PlacementOut string
@@ -52,9 +54,16 @@ func planCommand() *cli.Command {
 			"passed the verifier. With --recompute it also plans the per-stage policy frameworks apply (each\n" +
 			"stage recomputes its first k layers in every micro-batch, k the least that fits; Megatron-Core's\n" +
 			"--recompute-num-layers, torchtitan's checkpointing), keeps the faster of that and the per-instance\n" +
-			"decisions, and says what the other costs (docs/recompute-policy.md).",
+			"decisions, and says what the other costs (docs/recompute-policy.md). Then the schedules a user\n" +
+			"would otherwise run (1F1B or interleaved 1F1B, ZB-H1/H2, ZB-V, DualPipeV, 1F1B + full recompute,\n" +
+			"PipeOffload, where they apply) on the same stages, devices and budgets: time per iteration, peak\n" +
+			"memory, the winner and its margin; where the budget binds, the plan again with --recompute and\n" +
+			"with --offload. --report FILE.html writes all of it as one page\n" +
+			"(docs/commands.md#tessel-partition-tessel-plan).",
 		Flags: append(append(partitionFlags(),
 			&cli.StringFlag{Name: "placement-out", Usage: "also write the placement to a JSON `FILE`"},
+			&cli.StringFlag{Name: "report", Usage: "also write one HTML page: the plan against the baselines, the Gantt chart, each device's memory, to `FILE.html`"},
+			&cli.StringFlag{Name: "cluster-out", Usage: "with --cluster: also write the cluster as the placement of --placement-out runs on it (device i: stage i's device), each device's memory its schedule budget in placement units, to a JSON `FILE` (for tessel compare --placement-file P --cluster C)"},
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N of the schedule", Value: 64},
 			&cli.IntFlag{Name: "budget", Usage: "per-device memory budget of the schedule search, in placement memory units (0: unlimited)"},
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as the budget allows, at most 2·devices)"},
@@ -72,8 +81,9 @@ func planCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			po := partitionOptionsFrom(c)
 			po.Out = c.String("placement-out")
+			po.ClusterOut = c.String("cluster-out")
 			return runPlan(c.Context, planOptions{
-				Partition: po, PlacementOut: po.Out, MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
+				Partition: po, PlacementOut: po.Out, Report: c.String("report"), MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
 				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c), Cluster: c.String("cluster"),
 				Parallel: c.String("parallel"), Jobs: c.Int("jobs"), Effort: c.Int("effort"), Top: c.Int("top"),
 				DP: c.Int("dp"), TP: c.Int("tp"), PP: c.Int("pp"), Sizes: c.String("micro-batch-sizes"),
@@ -97,10 +107,29 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	if o.Parallel != "" {
+		if o.Report != "" {
+			return usageErrorf("--report goes without --parallel (a plan of one layout)")
+		}
 		return runHybrid(ctx, o, stdout)
 	}
 	if o.Jobs != 0 || o.Effort != 0 || o.Top != 10 || o.DP != 0 || o.TP != 0 || o.PP != 0 || o.Sizes != "1" {
 		return usageErrorf("--jobs, --effort, --top, --dp, --tp, --pp and --micro-batch-sizes go with --parallel auto")
+	}
+	// The cluster is written below, with the budgets.
+	clusterOut := o.Partition.ClusterOut
+	o.Partition.ClusterOut = ""
+	if clusterOut != "" && o.Cluster == "" {
+		return usageErrorf("--cluster-out needs --cluster")
+	}
+	if o.Report != "" && !o.Outputs.Force {
+		if _, err := os.Stat(o.Report); err == nil {
+			return usageErrorf("%s exists (use --force to overwrite it)", o.Report)
+		}
+	}
+	if clusterOut != "" && !o.Outputs.Force {
+		if _, err := os.Stat(clusterOut); err == nil {
+			return usageErrorf("%s exists (use --force to overwrite it)", clusterOut)
+		}
 	}
 	t0 := time.Now()
 	var cl *cluster.Cluster
@@ -162,6 +191,11 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	case err != nil:
 		return err
 	}
+	if clusterOut != "" {
+		if err := writeDrawn(clusterOut, o.Outputs.Force, res.BudgetCluster().Write); err != nil {
+			return err
+		}
+	}
 	if err := o.Outputs.write(res.Search.Schedule); err != nil {
 		return err
 	}
@@ -173,6 +207,16 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		}
 	}
 	out := report.NewPlan(res)
+	levers, err := plan.Levers(ctx, pr, popt, res)
+	if err != nil {
+		return err
+	}
+	out.SetVersus(plan.Versus(res), levers)
+	if o.Report != "" {
+		if err := writeDrawn(o.Report, o.Outputs.Force, out.WriteHTML); err != nil {
+			return err
+		}
+	}
 	out.TotalSeconds = secs(time.Since(t0))
 	out.ScheduleFile, out.PlacementFile = o.Outputs.Out, o.PlacementOut
 	if cmp != nil {
@@ -181,9 +225,11 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if o.Outputs.JSON {
 		return printJSON(stdout, out)
 	}
-	if err := out.WriteText(stdout, textUnits); err != nil || cmp == nil {
+	if err := out.WriteText(stdout, textUnits); err != nil {
 		return err
 	}
-	cmp.WriteText(stdout)
-	return nil
+	if cmp != nil {
+		cmp.WriteText(stdout)
+	}
+	return out.WriteVersusText(stdout)
 }

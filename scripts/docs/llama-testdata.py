@@ -87,6 +87,16 @@ def pairs(devices, link):
     return out
 
 dump_model("testdata/models/llama7b.json", model)
+# The same model with every backward split into the gradient for the
+# inputs and the one for the weights (the zero-bubble schedules' blocks),
+# half of it each: for a transformer layer the two take about the same
+# time (Qi et al., "Zero Bubble Pipeline Parallelism", §2).
+def split(layer):
+    layer = dict(layer)
+    b = layer.pop("backward")
+    return {**{k: v for k, v in layer.items() if k in ("name", "forward")}, "input": b / 2, "weight": b / 2,
+            **{k: v for k, v in layer.items() if k not in ("name", "forward")}}
+dump_model("testdata/models/llama7b-split.json", {**model, "name": "llama7b-split", "layers": [split(l) for l in layers]})
 for path, memory in (("testdata/clusters/llama-8x80.json", 80_000_000_000), ("testdata/clusters/llama-8x24.json", 24_000_000_000)):
     dump_cluster(path, {"devices": gpus(8, memory), "links": {"default": NVLINK}})
 # Four fast GPUs on NVLink in node 0, four at half speed and half the
