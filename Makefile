@@ -42,17 +42,16 @@ lint: deps-search
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
+# Every Fuzz function of every package, one after another (go test fuzzes
+# one function per run), FUZZTIME each: FUZZTIME=30s make fuzz for time.
+FUZZTIME ?= 200000x
 fuzz: deps-search
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./placement
-	$(GO) test -run '^$$' -fuzz '^FuzzParseSchedule$$' -fuzztime 200000x ./schedule
-	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime 200000x ./render
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./torchcsv
-	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 200000x ./torchcsv
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./partition
-	$(GO) test -run '^$$' -fuzz '^FuzzParseMegatronLayout$$' -fuzztime 200000x ./partition
-	$(GO) test -run '^$$' -fuzz '^FuzzReadStages$$' -fuzztime 200000x ./partition
-	$(GO) test -run '^$$' -fuzz '^FuzzParseLayout$$' -fuzztime 200000x ./megatron
-	$(GO) test -run '^$$' -fuzz '^FuzzParseArgs$$' -fuzztime 200000x ./megatron
+	@for file in $$(grep -rlE '^func Fuzz' --include='*_test.go' .); do \
+	  for fn in $$(grep -oE '^func Fuzz[A-Za-z0-9_]*' $$file | cut -d' ' -f2); do \
+	    echo "fuzz ./$$(dirname $$file) $$fn ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) ./$$(dirname $$file) || exit 1; \
+	  done; \
+	done
 
 # Re-run the command behind every checked block of README.md and docs/*.md
 # (docs/README.md says how blocks are written); docs-update rewrites the

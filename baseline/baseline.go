@@ -139,12 +139,13 @@ func finish(method string, p *placement.Placement, n, memory int, orders [][]sch
 	return finishPairs(method, p, n, memory, orders, nil)
 }
 
-// finishPairs is finish with overlapped pairs (schedule.CompactPairs).
+// finishPairs is finish with overlapped pairs (schedule.Compact).
 func finishPairs(method string, p *placement.Placement, n, memory int, orders [][]schedule.Ref, pairs []schedule.Pair) (*schedule.Schedule, error) {
-	ins, err := schedule.CompactPairs(p, n, orders, pairs)
+	cs, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: orders, Pairs: pairs})
 	if err != nil {
 		return nil, fmt.Errorf("%s: placement %q: %w", method, p.Name, err)
 	}
+	ins := cs.Instances
 	peak := peakMemory(p, orders)
 	over := false
 	for d, m := range peak {

@@ -277,10 +277,11 @@ func timed1F1B(p *placement.Placement, q pipeline, n, base int) ([]schedule.Ref,
 	for s := range q.bwd {
 		subQ.bwd = append(subQ.bwd, len(blocks)-1-s)
 	}
-	ins, err := schedule.Compact(sub, n, oneFOneBOrders(p.Devices, subQ, n))
+	cs, err := schedule.Compact(spec.New(sub, n), schedule.Keep{Orders: oneFOneBOrders(p.Devices, subQ, n)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("timing the 1F1B pipeline: %w", err)
 	}
+	ins := cs.Instances
 	slices.SortFunc(ins, func(a, b schedule.Instance) int {
 		return cmp.Or(cmp.Compare(a.Start, b.Start),
 			cmp.Compare(sub.Blocks[a.Block].Devices[0], sub.Blocks[b.Block].Devices[0]),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -29,7 +30,7 @@ func TestBaselinesWithTransfers(t *testing.T) {
 					if err := schedule.Verify(s); err != nil {
 						t.Fatal(err)
 					}
-					if mk, lb := schedule.Makespan(s), schedule.LowerBounds(p, n, 0).Makespan; mk < lb {
+					if mk, lb := schedule.Makespan(s), bound.LowerBounds(spec.New(p, n)).Makespan; mk < lb {
 						t.Errorf("makespan %d below the lower bound %d", mk, lb)
 					}
 				})

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -145,6 +146,9 @@ func (c *Cluster) Validate() error {
 		return fmt.Errorf("cluster: devices: want 1..%d devices, got %d", placement.MaxDevices, len(c.Devices))
 	}
 	for d, dev := range c.Devices {
+		if err := limits.CheckName("device name", dev.Name); err != nil {
+			return fmt.Errorf("cluster: device %d: %w", d, err)
+		}
 		if !(dev.Speed >= MinSpeed && dev.Speed <= MaxSpeed) {
 			return fmt.Errorf("cluster: %s: speed must be in %g..%g, got %g", deviceName(d, dev.Name), MinSpeed, MaxSpeed, dev.Speed)
 		}
@@ -260,8 +264,13 @@ func (c *Cluster) BlockTime(t int, devices []int) int {
 	return max(1, ceil(float64(t)/slow))
 }
 
-// ceil rounds x up, forgiving floating-point error below eps; never below 0.
+// ceil rounds x up, forgiving floating-point error below eps; never below
+// 0, and at most 1<<40 (past every limit, so that the callers' range
+// checks refuse it, where converting a larger float would overflow).
 func ceil(x float64) int {
+	if !(x < 1<<40) {
+		return 1 << 40
+	}
 	return max(0, int(math.Ceil(x-eps)))
 }
 

@@ -221,10 +221,27 @@ func FuzzParse(f *testing.F) {
 		if err := d.Write(&again); err != nil || !bytes.Equal(again.Bytes(), buf.Bytes()) {
 			t.Fatalf("second write differs (%v)", err)
 		}
-		p, err := placement.Builtin("v-shape", placement.Options{Devices: len(c.Devices)})
-		if err == nil {
-			if _, err := c.Apply(p); err != nil && strings.Contains(err.Error(), "\n") {
-				t.Fatalf("apply error spans lines: %q", err)
+		// Timing on the cluster: what Apply returns validates, and no
+		// block takes less than on a device of the fastest speed.
+		for _, opt := range []placement.Options{{Devices: len(c.Devices)}, {Devices: len(c.Devices), SplitBackward: true, Chunks: 2}} {
+			p, err := placement.Builtin("v-shape", opt)
+			if err != nil {
+				continue
+			}
+			q, err := c.Apply(p)
+			if err != nil {
+				if strings.Contains(err.Error(), "\n") {
+					t.Fatalf("apply error spans lines: %q", err)
+				}
+				continue
+			}
+			if err := q.Validate(); err != nil {
+				t.Fatalf("the placement on the cluster is invalid: %v", err)
+			}
+			for i, b := range q.Blocks {
+				if b.Time < 1 || float64(b.Time) < float64(p.Blocks[i].Time)/MaxSpeed {
+					t.Fatalf("block %s takes %d on the cluster, %d as given", b.ID, b.Time, p.Blocks[i].Time)
+				}
 			}
 		}
 	})

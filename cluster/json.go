@@ -2,13 +2,12 @@ package cluster
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/tessel-pp/tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/limits"
 )
 
 // The cluster file (docs/formats.md, "Cluster file") is strict like the
@@ -142,13 +141,9 @@ func decodeLink(raw json.RawMessage, l *Link, more []strictjson.Field) error {
 // Load reads and validates the cluster file at path; errors start with the
 // path.
 func Load(path string) (*Cluster, error) {
-	data, err := os.ReadFile(path)
+	data, err := limits.ReadFile(path, limits.FileBytes)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	c, err := Parse(data)
 	if err != nil {

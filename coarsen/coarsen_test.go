@@ -6,23 +6,10 @@ import (
 
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/heft"
-	"github.com/tessel-pp/tessel/opgraph"
+	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
-
-func dag(t testing.TB, nodes, devices int) *placement.Placement {
-	t.Helper()
-	p, err := opgraph.Generate(opgraph.Options{Seed: 1, Nodes: nodes, Devices: devices})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := opgraph.Cluster(devices, opgraph.DefaultLink()).Apply(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q
-}
 
 // She et al. §IV, Algorithm 1: the 200-operator graph of §V-B coarsened
 // to the target; every block in exactly one coarse block, the coarse graph
@@ -33,7 +20,7 @@ func TestCoarsen(t *testing.T) {
 	}{
 		{200, 2, 40}, {200, 2, 100}, {200, 4, 10}, {30, 2, 40}, {60, 3, 1},
 	} {
-		p := dag(t, tc.nodes, tc.devices)
+		p := placementtest.DAG(t, tc.nodes, tc.devices)
 		c, err := coarsen.Coarsen(p, coarsen.Options{Target: tc.target, Unit: -1})
 		if err != nil {
 			t.Fatal(err)
@@ -65,7 +52,7 @@ func TestCoarsen(t *testing.T) {
 			}
 		}
 	}
-	if _, err := coarsen.Coarsen(dag(t, 10, 2), coarsen.Options{}); err == nil {
+	if _, err := coarsen.Coarsen(placementtest.DAG(t, 10, 2), coarsen.Options{}); err == nil {
 		t.Fatal("target 0: no error")
 	}
 }
@@ -74,7 +61,7 @@ func TestCoarsen(t *testing.T) {
 // solver-free planner), expand and re-time: a verified schedule of the 200
 // operators within 0.6 of the one-chip time.
 func TestPlanExpands(t *testing.T) {
-	p := dag(t, 200, 2)
+	p := placementtest.DAG(t, 200, 2)
 	s, r, err := coarsen.Plan(context.Background(), p, coarsen.Options{Target: coarsen.DefaultTarget}, func(_ context.Context, cp *placement.Placement) (*schedule.Schedule, error) {
 		h, err := heft.Run(cp, heft.Options{})
 		if err != nil {
@@ -100,32 +87,5 @@ func TestPlanExpands(t *testing.T) {
 	}
 	if len(s.Placement.Blocks) != 200 || s.Placement.Open() {
 		t.Fatal("the expanded schedule is not of the chosen original placement")
-	}
-}
-
-// CheckedTarget: the automatic target for a graph of more than AutoBlocks
-// operators with candidates (She et al. solve graphs "typically fewer
-// than 100 nodes"), a given count, and the values --coarsen refuses.
-func TestCheckedTarget(t *testing.T) {
-	big := dag(t, 200, 2)
-	for _, c := range []struct {
-		flag, want int
-	}{{-1, coarsen.DefaultTarget}, {0, 0}, {30, 30}} {
-		if got, err := coarsen.CheckedTarget(big, c.flag); err != nil || got != c.want {
-			t.Errorf("--coarsen %d: %d, %v; want %d", c.flag, got, err, c.want)
-		}
-	}
-	if _, err := coarsen.CheckedTarget(big, -2); err == nil {
-		t.Error("--coarsen -2: no error")
-	}
-	pinned, err := placement.Builtin("v-shape", placement.Options{Devices: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := coarsen.CheckedTarget(pinned, 10); err == nil {
-		t.Error("--coarsen 10 on a pinned placement: no error")
-	}
-	if got, err := coarsen.CheckedTarget(pinned, -1); err != nil || got != 0 {
-		t.Errorf("--coarsen -1 on a pinned placement: %d, %v; want 0", got, err)
 	}
 }

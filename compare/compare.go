@@ -14,7 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tessel-pp/tessel/coarsen"
+	"github.com/tessel-pp/tessel/choose"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/spec"
 
 	"github.com/tessel-pp/tessel/baseline"
@@ -176,11 +177,14 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 			opt.Progress(fmt.Sprintf(format, args...))
 		}
 	}
+	if err := limits.CheckInstances(opt.MicroBatches, len(p.Blocks)); err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
 	if p.Open() {
 		// The devices are the search's to choose: the Tessel search
 		// chooses them, and every row runs on its choice.
 		progress("compare: choosing the devices (Tessel search)")
-		chosen, err := choose(ctx, p, opt)
+		chosen, err := chosen(ctx, p, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -193,7 +197,11 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 	} else if b := p.Budget(0, opt.Memory); b != opt.Memory {
 		cmp.Memory = b // the devices' one capacity
 	}
-	cmp.Rows = Baselines(p, opt, nil)
+	rows, err := Baselines(ctx, p, opt, nil)
+	if err != nil {
+		return nil, err
+	}
+	cmp.Rows = rows
 	inf := opt.Inference
 	if inf == nil && opt.Latency > 0 {
 		inf = &inference.Options{} // as search's starts: ideal tensor parallelism
@@ -236,8 +244,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 // zero-bubble family only where p splits its backward, the offload and
 // recompute baselines only where p declares them, a Quiet baseline only
 // where it applies); names, when not nil, keeps only the baselines
-// named. Nothing a baseline does ends the list: a row says it.
-func Baselines(p *placement.Placement, opt Options, names []string) []Row {
+// named. Nothing a baseline does ends the list: a row says it; only a
+// cancelled ctx does.
+func Baselines(ctx context.Context, p *placement.Placement, opt Options, names []string) ([]Row, error) {
 	split := HasWeights(p)
 	short := opt.shortfall(p)
 	var rows []Row
@@ -251,6 +260,9 @@ func Baselines(p *placement.Placement, opt Options, names []string) []Row {
 		if m.Memory && !p.HasOffload() && !p.HasRecompute() {
 			continue // offload and recompute baselines need --offload-time or --recompute
 		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("compare: stopped before the comparison was complete: %w", context.Cause(ctx))
+		}
 		if opt.Progress != nil {
 			opt.Progress(fmt.Sprintf("compare: %s", MethodTitle(m.Name)))
 		}
@@ -260,21 +272,21 @@ func Baselines(p *placement.Placement, opt Options, names []string) []Row {
 		}
 		rows = append(rows, row)
 	}
-	return rows
+	return rows, nil
 }
 
-// choose is the placement with the devices the Tessel search chooses for
-// p's candidates (search's "Where, not only when").
-func choose(ctx context.Context, p *placement.Placement, opt Options) (*placement.Placement, error) {
+// chosen is the placement with the devices the Tessel search chooses for
+// p's candidates (package choose).
+func chosen(ctx context.Context, p *placement.Placement, opt Options) (*placement.Placement, error) {
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}
-	so := search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed}
+	so := choose.Options{Search: search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed}}
 	// HEFT's choice among the starts, as tessel search has it.
-	if a, ok := coarsen.HEFTAssignment(sp); ok {
+	if a, ok := choose.HEFTAssignment(sp); ok {
 		so.Assignments = append(so.Assignments, a)
 	}
-	res, err := search.Run(ctx, sp, so)
+	res, err := choose.Devices(ctx, sp, so)
 	if err != nil {
 		return nil, fmt.Errorf("compare: choosing the devices: %w", err)
 	}
@@ -356,7 +368,10 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	ctx, cancel := withLimit(ctx, opt.TimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := search.Run(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }})
+	// choose.Devices: a placement whose blocks give candidates has its
+	// devices searched again from the choice made.
+	res, err := choose.Devices(ctx, spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}},
+		choose.Options{Search: search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, TimeLimit: opt.TimeLimit, Progress: func(pr search.Progress) { progress("compare: Tessel %s", pr.Status(time.Since(t0))) }}})
 	var nf *search.NoFitError
 	switch {
 	case errors.As(err, &nf):
@@ -404,6 +419,9 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	if decides {
 		row.Note += fmt.Sprintf("; %d offloaded, %d recomputed", *row.Offloaded, *row.Recomputed)
 	}
+	if res.Stopped != "" {
+		row.Note += "; stopped " + res.Stopped
+	}
 	row.Proven = textfmt.Ptr(res.Proven())
 	row.Seconds = textfmt.Ptr(textfmt.Secs(res.Times.Total))
 	return row, nil
@@ -416,9 +434,9 @@ func optimalRow(ctx context.Context, p *placement.Placement, opt Options, progre
 	ctx, cancel := withLimit(ctx, opt.OptimalTimeLimit)
 	defer cancel()
 	t0 := time.Now()
-	res, err := search.Optimal(ctx, spec.Spec{Placement: p, MicroBatches: opt.OptimalMicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, search.OptimalOptions{Seed: opt.Seed, Progress: func(lo, hi int) {
+	res, err := choose.OptimalDevices(ctx, spec.Spec{Placement: p, MicroBatches: opt.OptimalMicroBatches, Memory: opt.Memory, Latency: opt.Latency, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}, choose.OptimalOptions{Search: search.OptimalOptions{Seed: opt.Seed, Progress: func(lo, hi int) {
 		progress("compare: time-optimal search, makespan between %d and %d", lo, hi)
-	}})
+	}}})
 	elapsed := time.Since(t0)
 	switch {
 	case errors.Is(err, search.ErrInfeasible):

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/inference"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
@@ -86,7 +87,7 @@ func LatencySweep(ctx context.Context, p *placement.Placement, opt LatencyOption
 	for _, b := range opt.Budgets {
 		for _, n := range opt.MicroBatches {
 			sctx, cancel := withLimit(ctx, opt.TimeLimit)
-			res, err := search.Run(sctx, spec.Spec{Placement: p, MicroBatches: n, Latency: b}, search.Options{Seed: opt.Seed})
+			res, err := choose.Devices(sctx, spec.Spec{Placement: p, MicroBatches: n, Latency: b}, choose.Options{Search: search.Options{Seed: opt.Seed}})
 			cancel()
 			if err != nil {
 				return nil, fmt.Errorf("sweep: Tessel, %d micro-batches, latency budget %d: %w", n, b, err)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -30,7 +31,7 @@ type SweepOptions struct {
 	Progress func(done, total int)
 	// Offload and Recompute improve each Fig. 12 point by the steady
 	// state of the constructions that offload or recompute
-	// (search.SteadyPeriodWithin, under Latency where there is one) where
+	// (search.SteadyPeriod, under Latency where there is one) where
 	// it is shorter; such a point is marked (Point.Decisions).
 	Offload, Recompute bool
 	// Latency is a latency budget (placement's "Latency"; 0: none): every
@@ -203,17 +204,20 @@ func grid(ctx context.Context, ps []*placement.Placement, xs []int, jobs int,
 	errs := make([]error, len(out))
 	next := make(chan int)
 	var wg sync.WaitGroup
+	var pan safego.Panic
 	for range min(jobs, len(out)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for k := range next {
-				pt, err := point(ctx, ps[k/len(xs)], xs[k%len(xs)])
-				pt.X = xs[k%len(xs)]
-				out[k], errs[k] = pt, err
-				if err != nil {
-					cancel()
-				}
+				pan.Do(func() {
+					pt, err := point(ctx, ps[k/len(xs)], xs[k%len(xs)])
+					pt.X = xs[k%len(xs)]
+					out[k], errs[k] = pt, err
+					if err != nil {
+						cancel()
+					}
+				})
 			}
 		}()
 	}
@@ -227,6 +231,7 @@ feed:
 	}
 	close(next)
 	wg.Wait()
+	pan.Repanic()
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -688,7 +689,7 @@ func finishBelady(s *schedule.Schedule) (*schedule.Schedule, error) {
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("construct: placement %q: Belady schedule fails verification: %w", s.Placement.Name, err)
 	}
-	if c, err := schedule.CompactDecisions(s); err == nil {
+	if c, err := schedule.Compact(s.Spec, schedule.Keep{From: s}); err == nil {
 		return c, nil
 	}
 	return s, nil
@@ -1110,14 +1111,13 @@ func beladyDraws(ctx context.Context, p *placement.Placement, n, memory, t int) 
 			}
 			got := make([][]trial, listBatch)
 			var wg sync.WaitGroup
+			var pan safego.Panic
 			for b := range listBatch {
 				seed := start + b
 				if seed > beladyDrawn {
 					break
 				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				pan.Go(&wg, func() {
 					off := drawnOffsets(p, pu[0], pu[1], seed)
 					if off == nil {
 						return
@@ -1129,9 +1129,10 @@ func beladyDraws(ctx context.Context, p *placement.Placement, n, memory, t int) 
 							got[b] = append(got[b], trial{pu[0], pu[1], seed, k, schedule.Makespan(s), off})
 						}
 					}
-				}()
+				})
 			}
 			wg.Wait()
+			pan.Repanic()
 			for _, g := range got {
 				trials = append(trials, g...)
 			}
@@ -1187,10 +1188,9 @@ type beladyJob struct {
 func runBelady(p *placement.Placement, n int, jobs []beladyJob) []Entry {
 	got := make([]*Entry, len(jobs))
 	var wg sync.WaitGroup
+	var pan safego.Panic
 	for k, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		pan.Go(&wg, func() {
 			s, err := simulate(p, n, j.orders, j.opt)
 			if err != nil {
 				return
@@ -1200,9 +1200,10 @@ func runBelady(p *placement.Placement, n int, jobs []beladyJob) []Entry {
 				name += " reserve"
 			}
 			got[k] = &Entry{Name: name, Schedule: s, Makespan: schedule.Makespan(s)}
-		}()
+		})
 	}
 	wg.Wait()
+	pan.Repanic()
 	var out []Entry
 	for _, c := range got {
 		if c != nil {

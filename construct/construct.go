@@ -8,14 +8,16 @@
 // The search (package search) starts from the best of them and the
 // baselines, and lets the solver improve from there: a search never
 // returns a schedule worse than its best construction. Nothing here proves
-// optimality; schedule.LowerBounds says how far a construction may be from
+// optimality; bound.LowerBounds says how far a construction may be from
 // it.
 package construct
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -36,7 +38,7 @@ func checkArgs(p *placement.Placement, n, memory int) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("construct: %w", err)
 	}
-	return nil
+	return limits.CheckInstances(n, len(p.Blocks))
 }
 
 // finish turns start times (instance x is block x%K of micro-batch x/K)
@@ -45,7 +47,7 @@ func checkArgs(p *placement.Placement, n, memory int) error {
 // A repetend, when given, is kept if the compacted schedule still repeats
 // exactly, or if compaction gains nothing (the start times as given then
 // stay).
-func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Repetend) (*schedule.Schedule, error) {
+func finish(ctx context.Context, p *placement.Placement, n, memory int, starts []int, rp *schedule.Repetend) (*schedule.Schedule, error) {
 	k := len(p.Blocks)
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}}
 	s.Instances = make([]schedule.Instance, 0, n*k)
@@ -60,22 +62,29 @@ func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Re
 		s.Instances = append(s.Instances, schedule.Instance{Block: x % k, Micro: x / k, Start: t - lo})
 	}
 	s.Sort()
+	if err := ctx.Err(); err != nil {
+		return nil, err // each step below takes time in n·K
+	}
 	given := s.Instances
-	ins, err := schedule.Compact(p, n, schedule.Orders(s))
+	cs, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: schedule.Orders(s)})
 	if err != nil {
 		return nil, fmt.Errorf("construct: placement %q: %w", p.Name, err)
 	}
+	ins := cs.Instances
 	s.Instances = ins
 	if rp != nil {
 		s.Repetend = rp
-		if !repeats(s) {
+		if !Repeats(s) {
 			// The unrolled starts repeat by construction; they are kept
 			// when compaction gained nothing and they are valid.
 			s.Instances = given
-			if !repeats(s) || schedule.Makespan(s) > makespanOf(p, ins) || schedule.Verify(s) != nil {
+			if !Repeats(s) || schedule.Makespan(s) > makespanOf(p, ins) || schedule.Verify(s) != nil {
 				s.Instances, s.Repetend = ins, nil
 			}
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("construct: placement %q: schedule fails verification: %w", p.Name, err)
@@ -83,9 +92,9 @@ func finish(p *placement.Placement, n, memory int, starts []int, rp *schedule.Re
 	return s, nil
 }
 
-// repeats reports whether s's instances run its repetend exactly, and
+// Repeats reports whether s's instances run its repetend exactly, and
 // sets the repetend's Start to its first iteration's.
-func repeats(s *schedule.Schedule) bool {
+func Repeats(s *schedule.Schedule) bool {
 	rp := s.Repetend
 	k := len(s.Placement.Blocks)
 	at := make(map[schedule.Ref]int, len(s.Instances))
@@ -125,31 +134,4 @@ func makespanOf(p *placement.Placement, ins []schedule.Instance) int {
 		ms = max(ms, in.Start+p.Blocks[in.Block].Time)
 	}
 	return ms
-}
-
-// Compact moves every instance of a valid schedule as early as its
-// per-device orders and dependencies allow (never later, same memory) and
-// verifies the result. The repetend is kept when the iterations still
-// repeat exactly; otherwise it is dropped.
-func Compact(s *schedule.Schedule) (*schedule.Schedule, error) {
-	ins, err := schedule.Compact(s.Placement, s.MicroBatches, schedule.Orders(s))
-	if err != nil {
-		return nil, fmt.Errorf("construct: %w", err)
-	}
-	out := &schedule.Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins}
-	if s.Repetend != nil {
-		rp := *s.Repetend
-		rp.Offsets = append([]int(nil), rp.Offsets...)
-		out.Repetend = &rp
-		if !repeats(out) {
-			out.Repetend = nil
-			if schedule.Makespan(s) <= schedule.Makespan(out) && schedule.Verify(s) == nil {
-				return s, nil // as short, and it repeats
-			}
-		}
-	}
-	if err := schedule.Verify(out); err != nil {
-		return nil, fmt.Errorf("construct: compacted schedule fails verification: %w", err)
-	}
-	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -73,8 +74,8 @@ func TestPortfolioVShapeMeets1F1B(t *testing.T) {
 			t.Fatal(err)
 		}
 		best := cands[0]
-		if best.Makespan != schedule.Makespan(ref) || best.Makespan != schedule.LowerBounds(p, n, d).Makespan {
-			t.Errorf("%d devices: makespan %d (%s), 1F1B %d, lower bound %d", d, best.Makespan, best.Name, schedule.Makespan(ref), schedule.LowerBounds(p, n, d).Makespan)
+		if best.Makespan != schedule.Makespan(ref) || best.Makespan != bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: d}).Makespan {
+			t.Errorf("%d devices: makespan %d (%s), 1F1B %d, lower bound %d", d, best.Makespan, best.Name, schedule.Makespan(ref), bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: d}).Makespan)
 		}
 		if best.Periodic == nil || best.Periodic.Period != p.MaxLoad() {
 			t.Errorf("%d devices: best %s, want the modulo schedule at the load bound", d, best.Name)
@@ -156,7 +157,7 @@ func TestPortfolioZeroBubbleReachesTheBound(t *testing.T) {
 				if order == "one" {
 					hand = n*p.MaxLoad() + 2*(d-1)
 				}
-				lb := schedule.LowerBounds(p, n, 2*d).Makespan
+				lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: 2 * d}).Makespan
 				if got := cands[0].Makespan; got != lb || got > hand {
 					t.Errorf("%s, %d devices, N %d: makespan %d (%s), lower bound %d, hand-written %d", order, d, n, got, cands[0].Name, lb, hand)
 				}
@@ -173,47 +174,6 @@ func zeroBubbleChain(t testing.TB, d int, order string) *placement.Placement {
 		opt.Chunks, opt.Order = 2, placement.Order(order)
 	}
 	return placementtest.Builtin(t, "v-shape", opt)
-}
-
-// Compact keeps a repetend that still repeats and drops one that does
-// not; it never lengthens a schedule.
-func TestCompactKeepsOrDropsRepetend(t *testing.T) {
-	p := placementtest.Builtin(t, "v-shape", placement.Options{})
-	ps, err := Modulo(context.Background(), p, ModuloOptions{Memory: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ps.Schedule(spec.Spec{Placement: p, MicroBatches: 16, Memory: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Compact(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Repetend == nil || schedule.Makespan(c) != schedule.Makespan(s) {
-		t.Errorf("compacting a compact schedule: repetend %v, makespan %d → %d", c.Repetend, schedule.Makespan(s), schedule.Makespan(c))
-	}
-	// Delay one instance in the middle: the schedule is still valid but
-	// no longer periodic; compaction restores it.
-	late := *s
-	late.Instances = append([]schedule.Instance(nil), s.Instances...)
-	late.Repetend = nil
-	for x, in := range late.Instances {
-		if in.Micro == 15 && p.Blocks[in.Block].ID == "b0" {
-			late.Instances[x].Start += 5
-		}
-	}
-	if err := schedule.Verify(&late); err != nil {
-		t.Fatal(err)
-	}
-	c, err = Compact(&late)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if schedule.Makespan(c) != schedule.Makespan(s) {
-		t.Errorf("compaction: makespan %d, want %d", schedule.Makespan(c), schedule.Makespan(s))
-	}
 }
 
 func BenchmarkPortfolio(b *testing.B) {

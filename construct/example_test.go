@@ -3,6 +3,7 @@ package construct_test
 import (
 	"context"
 	"fmt"
+	"github.com/tessel-pp/tessel/bound"
 
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/placement"
@@ -28,7 +29,7 @@ func ExamplePortfolio() {
 		}
 		fmt.Printf("%-28s makespan %d, repeats a period: %v\n", e.Name, e.Makespan, e.Periodic != nil)
 	}
-	b := schedule.LowerBounds(p, 32, 6)
+	b := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: 32, Memory: 6})
 	fmt.Println("lower bound", b.Makespan)
 	// Output:
 	// modulo                       makespan 204, repeats a period: true

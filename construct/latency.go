@@ -23,7 +23,7 @@ import (
 // an error when it is over it): inference placements hold no memory.
 // With links that carry one transfer at a time (placement's Channels)
 // the links are booked too (latencyListLinks). The result is compacted
-// under the budget (schedule.CompactLatency) and verified.
+// under the budget (compact.Compact) and verified.
 func LatencyList(sp spec.Spec) (*schedule.Schedule, error) {
 	p, n, memory, budget := sp.Placement, sp.MicroBatches, sp.Memory, sp.Latency
 	if err := checkArgs(p, n, memory); err != nil {
@@ -84,10 +84,10 @@ func LatencyList(sp spec.Spec) (*schedule.Schedule, error) {
 // under the budget where that ends no later, and verified.
 func latencyListed(p *placement.Placement, n, memory, budget int, ins []schedule.Instance) (*schedule.Schedule, error) {
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory, Latency: budget}, Instances: ins}
-	compact, err := schedule.CompactLatency(p, n, schedule.Orders(s), budget)
+	cs, err := schedule.Compact(s.Spec, schedule.Keep{Orders: schedule.Orders(s)})
 	if err == nil {
 		c := *s
-		c.Instances = compact
+		c.Instances = cs.Instances
 		if schedule.Verify(&c) == nil && schedule.Makespan(&c) <= schedule.Makespan(s) {
 			s = &c
 		}
@@ -99,10 +99,10 @@ func latencyListed(p *placement.Placement, n, memory, budget int, ins []schedule
 }
 
 // WithLatency is s re-timed under a latency budget: its device orders
-// compacted under the budget (schedule.CompactLatency), verified with the
+// compacted under the budget (compact.Compact), verified with the
 // budget recorded. ok is false when its orders meet no schedule within
 // the budget. A schedule that offloads or recomputes keeps its decisions
-// and every order CompactDecisions keeps (schedule.CompactDecisionsLatency);
+// and every order a compaction with decisions keeps (schedule.Keep.From);
 // offloads and recomputes lie inside their micro-batch, and re-timing may
 // lengthen it no further than the budget, or the schedule is dropped.
 func WithLatency(s *schedule.Schedule, budget int) (out *schedule.Schedule, ok bool) {
@@ -116,17 +116,18 @@ func WithLatency(s *schedule.Schedule, budget int) (out *schedule.Schedule, ok b
 		return &t, true
 	}
 	if len(s.Decisions) > 0 {
-		c, err := schedule.CompactDecisionsLatency(&t, budget)
+		c, err := schedule.Compact(t.Spec, schedule.Keep{From: &t})
 		if err != nil || schedule.Verify(c) != nil {
 			return nil, false
 		}
 		c.Repetend, c.Claimed = nil, nil
 		return c, true
 	}
-	ins, err := schedule.CompactLatency(s.Placement, s.MicroBatches, schedule.Orders(s), budget)
+	cs, err := schedule.Compact(spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Latency: budget}, schedule.Keep{Orders: schedule.Orders(s)})
 	if err != nil {
 		return nil, false
 	}
+	ins := cs.Instances
 	t.Instances, t.Repetend = ins, nil
 	if schedule.Verify(&t) != nil {
 		return nil, false
@@ -139,7 +140,7 @@ func WithLatency(s *schedule.Schedule, budget int) (out *schedule.Schedule, ok b
 // its orders allow, and the latency list schedule (LatencyList, named
 // "list/latency"), best first as the portfolio orders them. With links
 // that carry one transfer at a time both time the transfers by the queue
-// (schedule.CompactLatency); the list schedules that offload or recompute
+// (compact.Compact); the list schedules that offload or recompute
 // (the spec's Allowed) are re-timed with their decisions, and left out
 // where they meet no schedule within the budget.
 func latencyPortfolio(ctx context.Context, sp spec.Spec) ([]Entry, error) {

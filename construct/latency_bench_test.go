@@ -24,7 +24,7 @@ func BenchmarkLatencyList(b *testing.B) {
 
 // BenchmarkCompactLatency: the device orders of the latency list schedule
 // of m-shape inference, 128 micro-batches, compacted under its budget
-// (one above the critical path) by schedule.CompactLatency.
+// (one above the critical path) by schedule.Compact.
 func BenchmarkCompactLatency(b *testing.B) {
 	p, err := placement.Builtin("m-shape", placement.Options{Devices: 4, Inference: true})
 	if err != nil {
@@ -37,7 +37,7 @@ func BenchmarkCompactLatency(b *testing.B) {
 	}
 	orders := schedule.Orders(s)
 	for b.Loop() {
-		if _, err := schedule.CompactLatency(p, 128, orders, budget); err != nil {
+		if _, err := schedule.Compact(spec.Spec{Placement: p, MicroBatches: 128, Latency: budget}, schedule.Keep{Orders: orders}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -28,7 +29,7 @@ func TestModuloOnLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, lb := schedule.Makespan(s), schedule.LowerBounds(p, 32, 8).Makespan; got != 312 || lb != 312 {
+	if got, lb := schedule.Makespan(s), bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: 32, Memory: 8}).Makespan; got != 312 || lb != 312 {
 		t.Errorf("makespan %d and lower bound %d, want both 312", got, lb)
 	}
 }

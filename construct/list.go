@@ -2,6 +2,7 @@ package construct
 
 import (
 	"container/heap"
+	"context"
 	"fmt"
 	"sort"
 
@@ -101,6 +102,12 @@ type ListOptions struct {
 // nothing running, and no waiting instance fits the memory budget. The
 // schedule is verified.
 func List(p *placement.Placement, n int, opt ListOptions) (*schedule.Schedule, error) {
+	return list(context.Background(), p, n, opt)
+}
+
+// list is List, stopping with ctx's error when ctx ends (its time grows
+// with n·K: it checks ctx as it goes).
+func list(ctx context.Context, p *placement.Placement, n int, opt ListOptions) (*schedule.Schedule, error) {
 	if err := checkArgs(p, n, opt.Memory); err != nil {
 		return nil, err
 	}
@@ -108,13 +115,14 @@ func List(p *placement.Placement, n int, opt ListOptions) (*schedule.Schedule, e
 		return nil, fmt.Errorf("construct: %d priorities for %d instances", len(opt.Priority), n*len(p.Blocks))
 	}
 	l := newLister(p, n, opt)
+	l.ctx = ctx
 	if err := l.run(); err != nil {
 		return nil, err
 	}
 	if l.sv != nil {
 		return l.sv.finish(l)
 	}
-	return finish(p, n, opt.Memory, l.starts, nil)
+	return finish(ctx, p, n, opt.Memory, l.starts, nil)
 }
 
 // lister is the state of one list schedule. Instance x is block x%K of
@@ -153,6 +161,7 @@ type lister struct {
 	// Savings).
 	sv  *saver
 	now int // the time of the event being handled
+	ctx context.Context
 }
 
 func newLister(p *placement.Placement, n int, opt ListOptions) *lister {
@@ -305,9 +314,12 @@ func (l *lister) run() error {
 	done := 0
 	l.admit()
 	heap.Push(&l.events, 0)
-	for done < total {
+	for step := 0; done < total; step++ {
 		if l.events.Len() == 0 {
 			return l.stuck()
+		}
+		if step%4096 == 0 && l.ctx != nil && l.ctx.Err() != nil {
+			return l.ctx.Err()
 		}
 		now := heap.Pop(&l.events).(int)
 		l.now = now

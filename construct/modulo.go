@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -53,6 +54,11 @@ func (ps *Periodic) RepetendStarts() []int {
 // records its repetend if compaction left the iterations exactly
 // periodic.
 func (ps *Periodic) Schedule(sp spec.Spec) (*schedule.Schedule, error) {
+	return ps.schedule(context.Background(), sp)
+}
+
+// schedule is Schedule, stopping with ctx's error when ctx ends.
+func (ps *Periodic) schedule(ctx context.Context, sp spec.Spec) (*schedule.Schedule, error) {
 	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	if err := checkArgs(p, n, memory); err != nil {
 		return nil, err
@@ -71,7 +77,7 @@ func (ps *Periodic) Schedule(sp spec.Spec) (*schedule.Schedule, error) {
 	if offsets, nr := ps.Offsets(); nr <= n {
 		rp = &schedule.Repetend{NR: nr, Period: ps.Period, Offsets: offsets, Iterations: n - nr + 1}
 	}
-	return finish(p, n, memory, starts, rp)
+	return finish(ctx, p, n, memory, starts, rp)
 }
 
 // linearPeriods is how many periods above the load bound Modulo tries one
@@ -166,7 +172,7 @@ func Modulo(ctx context.Context, p *placement.Placement, opt ModuloOptions) (*Pe
 	// Periods one by one near the load bound, where most placements find
 	// theirs; beyond, steps that double (memory, not the devices, then
 	// sets the period) and a bisection back between the last two.
-	lo := max(1, schedule.LowerBounds(p, 0, 0).Period, opt.MinPeriod) // device and, with channels, link loads
+	lo := max(1, bound.LowerBounds(spec.New(p, 0)).Period, opt.MinPeriod) // device and, with channels, link loads
 	failed := lo - 1
 	for P, step := lo, 1; P <= hi; P += step {
 		if err := ctx.Err(); err != nil {

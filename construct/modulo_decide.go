@@ -607,7 +607,7 @@ func (st *decideState) peak(P int, ops, starts, cand, off, rel []int, budget int
 
 // Schedule unrolls n micro-batches of the modulo schedule with its
 // decisions, compacts them where the verifier's rules allow
-// (schedule.CompactDecisions) and verifies the result under the budget.
+// (schedule.Compact) and verifies the result under the budget.
 func (dp *Decided) Schedule(sp spec.Spec) (*schedule.Schedule, error) {
 	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	if err := checkArgs(p, n, memory); err != nil {
@@ -633,7 +633,7 @@ func (dp *Decided) Schedule(sp spec.Spec) (*schedule.Schedule, error) {
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("construct: placement %q: modulo schedule with decisions fails verification: %w", p.Name, err)
 	}
-	if c, err := schedule.CompactDecisions(s); err == nil && schedule.Makespan(c) < schedule.Makespan(s) {
+	if c, err := schedule.Compact(s.Spec, schedule.Keep{From: s}); err == nil && schedule.Makespan(c) < schedule.Makespan(s) {
 		return c, nil
 	}
 	return s, nil

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/tessel-pp/tessel/bound"
+	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -67,7 +69,7 @@ func portfolio(ctx context.Context, p *placement.Placement, n, memory int, o spe
 	add := func(name string, s *schedule.Schedule, ps *Periodic) {
 		out = append(out, Entry{Name: name, Schedule: s, Makespan: schedule.Makespan(s), Periodic: ps})
 	}
-	lb := schedule.LowerBounds(p, n, memory).Makespan
+	lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}).Makespan
 	reached := func() bool { return len(out) > 0 && out[len(out)-1].Makespan <= lb }
 	// The least period first; a longer one can end sooner at small N,
 	// where the time one micro-batch takes weighs more.
@@ -78,7 +80,7 @@ func portfolio(ctx context.Context, p *placement.Placement, n, memory int, o spe
 			break
 		}
 		minPeriod = ps.Period + 1
-		if s, err := ps.Schedule(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}); err == nil {
+		if s, err := ps.schedule(firstOne(ctx, out), spec.Spec{Placement: p, MicroBatches: n, Memory: memory}); err == nil {
 			name := "modulo"
 			if k > 0 {
 				name = fmt.Sprintf("modulo/period %d", ps.Period)
@@ -128,17 +130,18 @@ func portfolio(ctx context.Context, p *placement.Placement, n, memory int, o spe
 		}
 		batch := jobs[start:min(start+listBatch, len(jobs))]
 		got := make([]*schedule.Schedule, len(batch))
+		lctx := firstOne(ctx, out)
 		var wg sync.WaitGroup
+		var pan safego.Panic
 		for k, j := range batch {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if s, err := List(p, n, ListOptions{Rule: j.rule, Window: j.window, Memory: memory, Savings: j.savings}); err == nil {
+			pan.Go(&wg, func() {
+				if s, err := list(lctx, p, n, ListOptions{Rule: j.rule, Window: j.window, Memory: memory, Savings: j.savings}); err == nil {
 					got[k] = s
 				}
-			}()
+			})
 		}
 		wg.Wait()
+		pan.Repanic()
 		for k, j := range batch {
 			if got[k] == nil {
 				continue
@@ -193,7 +196,7 @@ func Restart(ctx context.Context, sp spec.Spec, r int) (*Entry, error) {
 			if ctx.Err() != nil {
 				return best, nil
 			}
-			s, err := List(p, n, ListOptions{Rule: rule, Window: w, Memory: memory, Perturb: r})
+			s, err := list(ctx, p, n, ListOptions{Rule: rule, Window: w, Memory: memory, Perturb: r})
 			if err != nil {
 				continue
 			}
@@ -207,6 +210,16 @@ func Restart(ctx context.Context, sp spec.Spec, r int) (*Entry, error) {
 		}
 	}
 	return best, nil
+}
+
+// firstOne is ctx, or, while out is empty, ctx without its end: a stopped
+// search still gets one schedule (search.Run does not wait for it past
+// its grace).
+func firstOne(ctx context.Context, out []Entry) context.Context {
+	if len(out) == 0 {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 // listBatch is how many list schedules run side by side.

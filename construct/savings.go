@@ -465,7 +465,7 @@ func (sv *saver) finish(l *lister) (*schedule.Schedule, error) {
 	}
 	// The reservations are conservative: compaction may start things
 	// earlier, never later, with the same memory.
-	return schedule.CompactDecisions(s)
+	return schedule.Compact(s.Spec, schedule.Keep{From: s})
 }
 
 type freeAt struct{ at, device, amount int }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -19,7 +20,7 @@ func TestListSavings(t *testing.T) {
 	if _, err := List(v2, 8, ListOptions{Rule: GradientFirst, Memory: 1}); err == nil {
 		t.Fatalf("a list schedule that keeps every activation fits memory 1")
 	}
-	lb := schedule.LowerBounds(v2, 8, 1).Makespan
+	lb := bound.LowerBounds(spec.Spec{Placement: v2, MicroBatches: 8, Memory: 1}).Makespan
 	for _, sv := range policies(spec.Decisions{Offload: true, Recompute: true}) {
 		for _, rule := range Rules() {
 			s, err := List(v2, 8, ListOptions{Rule: rule, Memory: 1, Savings: sv})

@@ -4,18 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/z3"
 )
-
-// Decisions are what OptimalDecisions may decide per forward instance
-// (placement's "Memory as a decision").
-type Decisions struct {
-	Offload, Recompute bool
-}
 
 // save is one forward instance whose activation the encoding may offload
 // or recompute.
@@ -35,8 +30,9 @@ type save struct {
 	hasO, hasR bool
 }
 
-// OptimalDecisions is Optimal where every forward instance that its block
-// allows may also be offloaded or recomputed (Qi et al., "OptPipe",
+// OptimalDecisions is the time-optimal schedule of the spec's
+// micro-batches where every forward instance that its block allows may
+// also be offloaded or recomputed, as the spec's Allowed says (Qi et al., "OptPipe",
 // Appendix C, eqs 9–19, with the memory of schedule.Verify): a Boolean
 // per instance and decision, the offload, reload and recompute starts as
 // integers, one transfer at a time on each host channel, a recompute
@@ -50,16 +46,13 @@ type save struct {
 // seed, when given, is a verified schedule of the same problem whose
 // makespan is the first upper bound. The schedule returned is the best
 // found, with its decisions; callers verify it (schedule.Verify).
-func OptimalDecisions(ctx context.Context, p *placement.Placement, n, memory int, d Decisions, opt smt.Options, seed *schedule.Schedule) (*schedule.Schedule, *smt.Solution, error) {
-	return OptimalDecisionsWithin(ctx, p, n, memory, 0, d, opt, seed)
-}
-
-// OptimalDecisionsWithin is OptimalDecisions under a latency budget
-// (placement's "Latency"; 0: none, and then it is OptimalDecisions): the
-// rule of every micro-batch in the encoding (LatencyDeadlines: a
-// micro-batch's latency counts its blocks, between which its decisions
-// lie), the budget recorded in the schedule. A seed must meet it.
-func OptimalDecisionsWithin(ctx context.Context, p *placement.Placement, n, memory, latency int, d Decisions, opt smt.Options, seed *schedule.Schedule) (*schedule.Schedule, *smt.Solution, error) {
+//
+// Under the spec's latency budget (0: none) the rule of every micro-batch
+// is in the encoding (LatencyDeadlines: a micro-batch's latency counts its
+// blocks, between which its decisions lie), the budget recorded in the
+// schedule; a seed must meet it.
+func OptimalDecisions(ctx context.Context, sp spec.Spec, seed *schedule.Schedule, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
+	p, n, memory, latency, d := sp.Placement, sp.MicroBatches, sp.Memory, sp.Latency, sp.Allowed
 	refs := AllInstances(p, n)
 	prob := InstanceProblem(p, refs, 0, nil)
 	// Memory is encoded below, with the decisions; micro-batches are not
@@ -68,7 +61,7 @@ func OptimalDecisionsWithin(ctx context.Context, p *placement.Placement, n, memo
 	if latency > 0 {
 		prob.Deadlines = LatencyDeadlines(p, refs, latency)
 	}
-	sol := &smt.Solution{LowerBound: max(prob.LowerBound(), schedule.LowerBounds(p, n, memory).Makespan)}
+	sol := &smt.Solution{LowerBound: max(prob.LowerBound(), bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}).Makespan)}
 	var best *schedule.Schedule
 	if seed != nil && seed.Latency == max(latency, 0) && schedule.Verify(seed) == nil {
 		best = seed
@@ -136,7 +129,7 @@ func OptimalDecisionsWithin(ctx context.Context, p *placement.Placement, n, memo
 // pin, when set, may hold a save's decision before its variables are made
 // (WindowDecisions): it returns true when it has set the save's off, rec,
 // hasO, hasR and, where they are held too, its o, r and g itself.
-func encodeSaves(e *smt.Encoder, p *placement.Placement, refs []schedule.Ref, memory int, d Decisions, pin func(*save) bool) []*save {
+func encodeSaves(e *smt.Encoder, p *placement.Placement, refs []schedule.Ref, memory int, d spec.Decisions, pin func(*save) bool) []*save {
 	x, s := e.X, e.S
 	consumers := p.Consumers()
 	idx := map[schedule.Ref]int{}

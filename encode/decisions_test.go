@@ -4,11 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // OptPipe's model (Qi et al., "OptPipe", Appendix C) decides per instance
@@ -20,18 +22,18 @@ func TestOptimalDecisions(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		p    *placement.Placement
-		d    Decisions
+		d    spec.Decisions
 		want int
 	}{
-		{"offload", base.WithOffload(1), Decisions{Offload: true}, 13},
-		{"recompute", base.WithRecompute(), Decisions{Recompute: true}, 12},
+		{"offload", base.WithOffload(1), spec.Decisions{Offload: true}, 13},
+		{"recompute", base.WithRecompute(), spec.Decisions{Recompute: true}, 12},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, keep, err := Optimal(context.Background(), tc.p, 3, 1, smt.Options{})
 			if err != nil || !keep.Proven {
 				t.Fatalf("without decisions: %v, %+v", err, keep)
 			}
-			s, sol, err := OptimalDecisions(context.Background(), tc.p, 3, 1, tc.d, smt.Options{}, nil)
+			s, sol, err := OptimalDecisions(context.Background(), spec.Spec{Placement: tc.p, MicroBatches: 3, Memory: 1, Allowed: tc.d}, nil, smt.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,7 +48,7 @@ func TestOptimalDecisions(t *testing.T) {
 	}
 }
 
-// The lower bound with decisions (schedule.LowerBounds: memory-time, the
+// The lower bound with decisions (bound.LowerBounds: memory-time, the
 // host channel's load, the recomputes' device time) never exceeds a
 // proven optimum.
 func TestDecisionBoundBelowOptimum(t *testing.T) {
@@ -54,14 +56,14 @@ func TestDecisionBoundBelowOptimum(t *testing.T) {
 	for _, tc := range []struct {
 		opt     placement.Options
 		n, m, T int
-		d       Decisions
+		d       spec.Decisions
 	}{
-		{placement.Options{Devices: 2, SplitBackward: true}, 3, 1, 1, Decisions{Offload: true}},
-		{placement.Options{Devices: 2, SplitBackward: true}, 3, 1, 2, Decisions{Offload: true}},
-		{placement.Options{Devices: 2, SplitBackward: true}, 4, 2, 1, Decisions{Offload: true, Recompute: true}},
-		{placement.Options{Devices: 2}, 3, 1, 1, Decisions{Offload: true}},
-		{placement.Options{Devices: 2}, 3, 1, 0, Decisions{Recompute: true}},
-		{placement.Options{Devices: 3, SplitBackward: true}, 2, 1, 1, Decisions{Offload: true, Recompute: true}},
+		{placement.Options{Devices: 2, SplitBackward: true}, 3, 1, 1, spec.Decisions{Offload: true}},
+		{placement.Options{Devices: 2, SplitBackward: true}, 3, 1, 2, spec.Decisions{Offload: true}},
+		{placement.Options{Devices: 2, SplitBackward: true}, 4, 2, 1, spec.Decisions{Offload: true, Recompute: true}},
+		{placement.Options{Devices: 2}, 3, 1, 1, spec.Decisions{Offload: true}},
+		{placement.Options{Devices: 2}, 3, 1, 0, spec.Decisions{Recompute: true}},
+		{placement.Options{Devices: 3, SplitBackward: true}, 2, 1, 1, spec.Decisions{Offload: true, Recompute: true}},
 	} {
 		p := placementtest.Builtin(t, "v-shape", tc.opt)
 		if tc.d.Offload {
@@ -70,11 +72,11 @@ func TestDecisionBoundBelowOptimum(t *testing.T) {
 		if tc.d.Recompute {
 			p = p.WithRecompute()
 		}
-		s, sol, err := OptimalDecisions(context.Background(), p, tc.n, tc.m, tc.d, smt.Options{}, nil)
+		s, sol, err := OptimalDecisions(context.Background(), spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.m, Allowed: tc.d}, nil, smt.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		lb := schedule.LowerBounds(p, tc.n, tc.m).Makespan
+		lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.m}).Makespan
 		if !sol.Proven || lb > schedule.Makespan(s) {
 			t.Errorf("%s, n %d, memory %d, offload time %d, %+v: optimum %d (proven %v), lower bound %d",
 				p.Name, tc.n, tc.m, tc.T, tc.d, schedule.Makespan(s), sol.Proven, lb)

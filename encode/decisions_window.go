@@ -7,9 +7,11 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/z3"
 )
 
@@ -36,7 +38,7 @@ const (
 // below each answer's, until a check fails or runs out of opt.Effort, and
 // returns the best verified schedule found (nil when none ends earlier)
 // and the number of checks.
-func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d Decisions, opt smt.Options) (*schedule.Schedule, int, error) {
+func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d spec.Decisions, opt smt.Options) (*schedule.Schedule, int, error) {
 	p := s.Placement
 	n := len(s.Instances)
 	if len(part) != n {
@@ -171,13 +173,13 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d De
 	}
 	var best *schedule.Schedule
 	checks := 0
-	bound := schedule.Makespan(s) - 1
-	lb := schedule.LowerBounds(p, s.MicroBatches, s.Memory).Makespan
-	for bound >= lb {
+	limit := schedule.Makespan(s) - 1
+	lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}).Makespan
+	for limit >= lb {
 		got, err := func() (*schedule.Schedule, error) {
 			sv.Push()
 			defer sv.Pop()
-			e.BoundMakespan(bound)
+			e.BoundMakespan(limit)
 			st, err := sv.Check(ctx)
 			checks++
 			if st != z3.Sat {
@@ -200,7 +202,7 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d De
 			return nil, checks, fmt.Errorf("smt: window with decisions fails verification (encoder bug): %w", err)
 		}
 		best = got
-		bound = schedule.Makespan(got) - 1
+		limit = schedule.Makespan(got) - 1
 	}
 	return best, checks, nil
 }

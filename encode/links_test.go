@@ -105,10 +105,11 @@ func orderCount(p *placement.Placement, n int) int {
 func bruteOptimal(p *placement.Placement, n, memory int) int {
 	best := -1
 	eachOrder(p, n, func(orders [][]schedule.Ref) {
-		ins, err := schedule.Compact(p, n, orders)
+		cs, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: orders})
 		if err != nil {
 			return
 		}
+		ins := cs.Instances
 		s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: ins}
 		if schedule.Verify(s) != nil {
 			return
@@ -209,10 +210,11 @@ func TestFeasibleAgreesWithVerifyOnLinks(t *testing.T) {
 		pr := InstanceProblem(p, refs, 0, nil)
 		pr.Before = nil
 		eachOrder(p, n, func(orders [][]schedule.Ref) {
-			ins, err := schedule.Compact(free, n, orders)
+			cs, err := schedule.Compact(spec.New(free, n), schedule.Keep{Orders: orders})
 			if err != nil {
 				return
 			}
+			ins := cs.Instances
 			s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
 			starts := make([]int, len(refs))
 			at := map[schedule.Ref]int{}
@@ -355,10 +357,11 @@ func TestOptimalChannelsBuiltin(t *testing.T) {
 		if !sol.Proven || mk != sol.Makespan {
 			t.Errorf("%s: makespan %d, claimed %d, proven %v", shape, mk, sol.Makespan, sol.Proven)
 		}
-		ins, err := schedule.Compact(p, 4, schedule.Orders(s))
+		cs, err := schedule.Compact(spec.New(p, 4), schedule.Keep{Orders: schedule.Orders(s)})
 		if err != nil {
 			t.Fatal(err)
 		}
+		ins := cs.Instances
 		if c := schedule.Makespan(&schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 4}, Instances: ins}); c != mk {
 			t.Errorf("%s: compaction takes the optimum %d to %d", shape, mk, c)
 		}

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/internal/smttest"
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // optimalCase is one time-optimal (TO) search with its pinned optimum.
@@ -48,7 +50,7 @@ func runOptimal(t *testing.T, c optimalCase) (*placement.Placement, *schedule.Sc
 	if sol.Makespan != c.makespan {
 		t.Fatalf("%v: optimal makespan %d, pinned %d", c, sol.Makespan, c.makespan)
 	}
-	if lb := schedule.LowerBounds(pl, c.n, 0).Makespan; sol.Makespan < lb {
+	if lb := bound.LowerBounds(spec.New(pl, c.n)).Makespan; sol.Makespan < lb {
 		t.Fatalf("%v: makespan %d below the verifier's lower bound %d", c, sol.Makespan, lb)
 	}
 	return pl, s, sol

@@ -145,10 +145,11 @@ func Timed(sp spec.Spec, choice []int, orders [][]schedule.Ref) (*schedule.Sched
 	if err != nil {
 		return nil, err
 	}
-	ins, err := schedule.Compact(q, n, orders)
+	cs, err := schedule.Compact(spec.New(q, n), schedule.Keep{Orders: orders})
 	if err != nil {
 		return nil, err
 	}
+	ins := cs.Instances
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n, Memory: memory}, Instances: ins}
 	if err := schedule.Verify(s); err != nil {
 		return nil, err

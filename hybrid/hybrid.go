@@ -44,12 +44,15 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
+	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // DefaultEffort caps each solver call of a layout's schedule search
@@ -226,13 +229,14 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 	// prune against the least upper bound, then search the rest.
 	run := func(f func(*candidate)) {
 		var wg sync.WaitGroup
+		var pan safego.Panic
 		next := make(chan *candidate)
 		for range min(opt.Jobs, max(1, len(cands))) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for x := range next {
-					f(x)
+					pan.Do(func() { f(x) })
 				}
 			}()
 		}
@@ -241,6 +245,7 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 		}
 		close(next)
 		wg.Wait()
+		pan.Repanic()
 	}
 	run(func(x *candidate) { x.prepare(ctx, m, c, unit, opt) })
 	if err := ctx.Err(); err != nil {
@@ -391,7 +396,7 @@ func (x *candidate) prepare(ctx context.Context, m *hetero.Model, c *cluster.Clu
 		}
 		t, _ := rep.time(rep.ones, mb)
 		x.ub = max(x.ub, t)
-		x.lb = max(x.lb, float64(schedule.LowerBounds(rep.p, mb, 0).Makespan)*rep.unit)
+		x.lb = max(x.lb, float64(bound.LowerBounds(spec.New(rep.p, mb)).Makespan)*rep.unit)
 		if megatronOK {
 			if rep.megatron == nil {
 				megatronOK = false

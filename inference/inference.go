@@ -248,10 +248,11 @@ func GPipe(p *placement.Placement, n int, opt Options) (*schedule.Schedule, erro
 }
 
 func finish(q *placement.Placement, n int, orders [][]schedule.Ref) (*schedule.Schedule, error) {
-	ins, err := schedule.Compact(q, n, orders)
+	cs, err := schedule.Compact(spec.New(q, n), schedule.Keep{Orders: orders})
 	if err != nil {
 		return nil, fmt.Errorf("inference: %w", err)
 	}
+	ins := cs.Instances
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n}, Instances: ins}
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("inference: placement %q: %w", q.Name, err)

@@ -320,7 +320,7 @@ func (a *Args) order(s *schedule.Schedule, opt ArgsOptions, overlap bool) error 
 func (a *Args) Text() []byte {
 	var b bytes.Buffer
 	for _, n := range a.Notes {
-		b.WriteString("# " + n + "\n")
+		b.WriteString("# " + textfmt.OneLine(n) + "\n") // a path in a note stays in its comment
 	}
 	for _, f := range a.Flags {
 		b.WriteString(f.Name)

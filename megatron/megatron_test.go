@@ -322,3 +322,21 @@ func TestArgumentsPolicy(t *testing.T) {
 		}
 	}
 }
+
+// A schedule path holding newlines stays in its comment: the arguments
+// read back hold no flag of its text.
+func TestArgumentsNotesStayComments(t *testing.T) {
+	a := &Args{Notes: []string{"Megatron-Core arguments for x\n--evil-flag 1\n#.json: 8 micro-batches"},
+		Flags: []Flag{{"--pipeline-model-parallel-size", "4"}}}
+	text := string(a.Text())
+	if strings.Count(text, "\n") != 2 {
+		t.Errorf("a note of one line became several:\n%s", text)
+	}
+	got, err := ParseArgs(a.Text())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got["--evil-flag"]; ok || len(got) != 1 {
+		t.Errorf("the note's text became a flag: %v\n%s", got, text)
+	}
+}

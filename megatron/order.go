@@ -148,11 +148,11 @@ func Order(sp spec.Spec, opt OrderOptions) (*schedule.Schedule, error) {
 		}
 		orders[r] = order
 	}
-	ins, err := schedule.CompactPairs(p, n, orders, pairs)
+	c, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: orders, Pairs: pairs})
 	if err != nil {
 		return nil, fmt.Errorf("Megatron-Core's order: %w", err)
 	}
-	s := &schedule.Schedule{Spec: sp, Instances: ins, Pairs: pairs}
+	s := &schedule.Schedule{Spec: sp, Instances: c.Instances, Pairs: pairs}
 	if err := schedule.Verify(s); err != nil {
 		return nil, fmt.Errorf("Megatron-Core's order: %w", err)
 	}

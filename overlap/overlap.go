@@ -7,7 +7,7 @@
 // ends the schedule earlier, or as early while saving device time. The
 // per-device orders stay as they are (a backward run just before a
 // forward may move behind it), every result is compacted
-// (schedule.CompactPairs) and verified, so it never breaks the budget.
+// (schedule.Compact) and verified, so it never breaks the budget.
 //
 // It works on schedules only, with no solver: the search gives it its
 // constructions, the baselines and its best schedule.
@@ -66,10 +66,11 @@ func Pair(ctx context.Context, s *schedule.Schedule) (*schedule.Schedule, bool) 
 					sum += p.Blocks[r.Block].Time
 				}
 				next := append(slices.Clone(pairs), q)
-				ins, err := schedule.CompactPairs(p, s.MicroBatches, trial, next)
+				cs, err := schedule.Compact(spec.New(p, s.MicroBatches), schedule.Keep{Orders: trial, Pairs: next})
 				if err != nil {
 					continue
 				}
+				ins := cs.Instances
 				c := &schedule.Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins, Pairs: next}
 				ms := schedule.Makespan(c)
 				if ms > bestMs || (ms == bestMs && t >= sum) {

@@ -9,7 +9,15 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/tessel-pp/tessel/internal/safego"
+	"github.com/tessel-pp/tessel/limits"
 )
+
+// MaxTableCells caps the cells of the DP's table (ideals × device counts
+// × CPU counts; about 13 bytes each): within it the table takes at most
+// about 440 MB.
+const MaxTableCells = 1 << 25
 
 // MaxIdeals caps the number of ideals the DP enumerates: the DP's time
 // grows with the number of nested pairs, up to their square (§5.1.1), and
@@ -498,21 +506,31 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	}
 	ideals := lat.sets
 	K, L, M := g.Accelerators, g.CPUs, g.Memory
+	givenK, givenL := K, L
 	if opt.Stages > 0 {
 		K, L = opt.Stages, 0
+		givenK, givenL = K, L
 		if opt.MemoryPerStage > 0 {
 			M = opt.MemoryPerStage
 		}
+	} else {
+		// Every stage holds a unit at least: devices beyond the units
+		// stay empty, and the table need not count them (the answer is
+		// the same; 2^62 devices no longer ask for a table of 2^62 rows).
+		K, L = min(K, u.n), min(L, u.n)
 	}
 	empty := opt.Stages > 0 && opt.EmptyStages && len(opt.StageDevices) == opt.Stages
 	if empty && u.n < K {
 		K = u.n // the others stay empty
 	}
-	t := newTables(g, u, ideals)
 	nI := len(ideals)
-	inf := math.Inf(1)
 	cells := (K + 1) * (L + 1)
-	r := &dpRun{u: u, t: t, lat: lat, ideals: ideals, K: K, L: L, M: M, cells: cells, empty: empty,
+	if nI > MaxTableCells/cells {
+		return nil, limits.Over(fmt.Sprintf("cells of the DP's table (%d ideals × %d device counts; fewer layers or devices)", nI, cells), float64(nI)*float64(cells), MaxTableCells)
+	}
+	t := newTables(g, u, ideals)
+	inf := math.Inf(1)
+	r := &dpRun{u: u, t: t, lat: lat, ideals: ideals, K: K, L: L, M: M, cells: cells, empty: empty, givenK: givenK,
 		dp: make([]float64, nI*cells), from: make([]int32, nI*cells), onCPU: make([]bool, nI*cells)}
 	for i := range r.dp {
 		r.dp[i] = inf
@@ -527,7 +545,10 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	// on an optimal chain: the stages I \ J of the ideals under I are
 	// enumerated from the top down and a branch stops where its compute
 	// time (a lower bound of every larger stage's load) exceeds it.
-	ub := t.chainBound(lat, u, K, L, M, final)
+	ub, err := t.chainBound(ctx, lat, u, K, L, M, final)
+	if err != nil {
+		return nil, err
+	}
 	r.cut = ub + 1e-9*math.Max(1, math.Abs(ub))
 	r.useful = t.usefulCells(u, K, L, ub)
 	if err := r.fill(ctx, opt.Workers, res); err != nil {
@@ -543,7 +564,7 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 		}
 	}
 	if bc < 0 {
-		return nil, fmt.Errorf("no contiguous split fits: some stage exceeds the memory cap %v on every split onto %d accelerators and %d CPUs", M, K, L)
+		return nil, fmt.Errorf("no contiguous split fits: some stage exceeds the memory cap %v on every split onto %d accelerators and %d CPUs", M, givenK, givenL)
 	}
 	pieces, err := r.walkBack(ctx, full, bc, opt)
 	if err != nil {
@@ -581,10 +602,9 @@ func (r *dpRun) fill(ctx context.Context, workers int, res *DPResult) error {
 			var next atomic.Int64
 			next.Store(int64(lo))
 			var wg sync.WaitGroup
+			var pan safego.Panic
 			for n := range workers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				pan.Go(&wg, func() {
 					for {
 						i := int(next.Add(1) - 1)
 						if i >= hi || ctx.Err() != nil {
@@ -592,9 +612,10 @@ func (r *dpRun) fill(ctx context.Context, workers int, res *DPResult) error {
 						}
 						r.row(walkers[n], i, &stats[n])
 					}
-				}()
+				})
 			}
 			wg.Wait()
+			pan.Repanic()
 		}
 		lo = hi
 	}
@@ -664,7 +685,7 @@ func (r *dpRun) split(g *Graph, opt DPOptions, pieces []dpPiece, res *DPResult) 
 	for p := len(pieces) - 1; p >= 0; p-- {
 		d := 0
 		if pieces[p].cpu {
-			d = K + ncpu
+			d = r.givenK + ncpu // CPUs come after every accelerator, used or not
 			ncpu++
 		} else {
 			d = na
@@ -960,7 +981,10 @@ type dpRun struct {
 	M      float64
 	cells  int
 	// empty says the chunks' stages may be empty (DPOptions.EmptyStages).
-	empty  bool
+	empty bool
+	// givenK is the accelerators given: CPUs are numbered after every
+	// one, used or not.
+	givenK int
 	cut    float64
 	useful []bool
 	dp     []float64

@@ -25,6 +25,8 @@ package partition
 import (
 	"fmt"
 	"math"
+
+	"github.com/tessel-pp/tessel/limits"
 )
 
 // Node is one operator or layer of the graph (the paper's v ∈ V).
@@ -118,6 +120,12 @@ func (g *Graph) Validate() error {
 	}
 	if g.Accelerators+g.CPUs == 0 {
 		return fmt.Errorf("no devices: want at least one accelerator or CPU")
+	}
+	if err := limits.Check("accelerators", g.Accelerators, limits.Devices); err != nil {
+		return err
+	}
+	if err := limits.Check("CPUs", g.CPUs, limits.Devices); err != nil {
+		return err
 	}
 	if g.Memory < 0 || math.IsNaN(g.Memory) || math.IsInf(g.Memory, 0) {
 		return fmt.Errorf("memory cap %v: want a finite number ≥ 0", g.Memory)

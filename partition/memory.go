@@ -3,6 +3,8 @@ package partition
 import (
 	"fmt"
 	"math"
+
+	"github.com/tessel-pp/tessel/limits"
 )
 
 // One memory model from the profile to the schedule: a device holds its
@@ -125,7 +127,7 @@ func (c *Converted) Memory(s *Split, capacities []float64) ([]DeviceMemory, erro
 			return nil, &NoFitError{DeviceMemory: *m, Bytes: g.Bytes}
 		}
 		if m.Unit > 0 {
-			m.Budget = int(math.Floor(m.Free/m.Unit + 1e-9))
+			m.Budget = int(math.Floor(min(m.Free/m.Unit, limits.Memory) + 1e-9)) // more is no tighter
 		}
 	}
 	return out, nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/limits"
 )
 
 // The layer profile is tessel's own model file, for users (README, "Layer
@@ -154,17 +155,26 @@ func (g *Graph) checkProfileHeader(hasMemory bool, deviceBytes float64) error {
 		}
 		return fmt.Errorf("field \"host_bandwidth\": want a finite number > 0, got %v", g.HostBandwidth)
 	}
+	if err := limits.CheckName("model name", g.Name); err != nil {
+		return fmt.Errorf("field \"name\": %w", err)
+	}
 	return nil
 }
 
 // decodeLayers decodes and checks the profile's layers; index maps a
 // layer's name to its position.
 func decodeLayers(layers []json.RawMessage, bytes bool) (ls []profileLayer, index map[string]int, err error) {
+	if err := limits.Check("layers", len(layers), limits.Layers); err != nil {
+		return nil, nil, fmt.Errorf("field \"layers\": %w", err)
+	}
 	ls = make([]profileLayer, len(layers))
 	index = map[string]int{}
 	for i, v := range layers {
 		l := &ls[i]
 		err := strictjson.Object(v, l.fields())
+		if err == nil {
+			err = limits.CheckName("name", l.name)
+		}
 		if err == nil {
 			err = l.check(bytes)
 		}
@@ -443,6 +453,12 @@ func LoadWith(path string, o Overrides) (*Graph, error) {
 	}
 	if o.CPUs >= 0 {
 		g.CPUs = o.CPUs
+	}
+	if err := limits.Check("accelerators", g.Accelerators, limits.Devices); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := limits.Check("CPUs", g.CPUs, limits.Devices); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if o.Memory != nil {
 		if *o.Memory < 0 || math.IsNaN(*o.Memory) || math.IsInf(*o.Memory, 0) {

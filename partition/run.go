@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -48,6 +49,8 @@ func (o Options) Check() error {
 	switch {
 	case o.Chunks < 1:
 		return fmt.Errorf("--chunks must be at least 1, got %d", o.Chunks)
+	case o.Chunks > limits.Chunks:
+		return fmt.Errorf("--chunks: %w", limits.Check("chunks", o.Chunks, limits.Chunks))
 	case o.Order != placement.Loop && o.Order != placement.V:
 		return fmt.Errorf("--order must be loop or v, got %q", o.Order)
 	case o.Order == placement.V && o.Chunks != 2:
@@ -56,8 +59,8 @@ func (o Options) Check() error {
 		return fmt.Errorf("--chunks and --non-contiguous do not go together")
 	case o.EmptyStages && o.Chunks < 2:
 		return fmt.Errorf("--empty-stages goes with --chunks (stages per device) of 2 or more")
-	case o.TimeUnit < 0 || o.MemoryUnit < 0:
-		return fmt.Errorf("--time-unit and --memory-unit must be ≥ 0")
+	case !(o.TimeUnit >= 0) || !(o.MemoryUnit >= 0) || math.IsInf(o.TimeUnit, 0) || math.IsInf(o.MemoryUnit, 0):
+		return fmt.Errorf("--time-unit and --memory-unit must be ≥ 0 (and finite)")
 	case o.IPTimeLimit <= 0:
 		return fmt.Errorf("--ip-time-limit must be positive, got %v", o.IPTimeLimit)
 	}

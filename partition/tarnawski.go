@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"sort"
 
 	"github.com/tessel-pp/tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/limits"
 )
 
 // The graph file of Tarnawski et al. (testdata/dnn-partitioning/README.md): one
@@ -38,6 +38,9 @@ func decodeTarnawski(raw json.RawMessage) (*Graph, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if err := limits.Check("nodes", len(nodes), limits.Layers); err != nil {
+		return nil, fmt.Errorf("field \"nodes\": %w", err)
 	}
 	var ok bool
 	if g.Accelerators, ok = wholeCount(k); !ok {
@@ -290,7 +293,7 @@ func flag01(raw json.RawMessage, x *float64) error {
 // cannot be read returns the os error (it names the path); a bad file or
 // a split g cannot take, an error "path: reason".
 func LoadAssignment(path string, g *Graph) (*Split, error) {
-	data, err := os.ReadFile(path)
+	data, err := limits.ReadFile(path, limits.FileBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -97,7 +98,10 @@ func ToPlacement(s *Split, opt PlacementOptions) (*Converted, error) {
 	}
 	c := &Converted{TimeUnit: unit, StageBlocks: make([][]int, len(s.Stages)), MemoryUnit: memUnit, Static: cv.static}
 	p := &placement.Placement{Name: opt.Name, Devices: cv.nd}
-	index := cv.blocks(c, p, keys)
+	index, err := cv.blocks(c, p, keys)
+	if err != nil {
+		return nil, err
+	}
 	cv.deps(p, index)
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("placement of the split: %w", err)
@@ -337,8 +341,9 @@ func (cv *converter) loadOf(k blockKey) float64 {
 }
 
 // blocks adds a block to p for every key, in c's units, records what
-// rounding cost in c, and returns every key's block index.
-func (cv *converter) blocks(c *Converted, p *placement.Placement, keys []blockKey) map[blockKey]int {
+// rounding cost in c, and returns every key's block index. It fails
+// where a time or a memory in c's units is past its limit.
+func (cv *converter) blocks(c *Converted, p *placement.Placement, keys []blockKey) (map[blockKey]int, error) {
 	g, unit, memUnit := cv.g, c.TimeUnit, c.MemoryUnit
 	index := map[blockKey]int{}
 	training := g.Training()
@@ -346,6 +351,9 @@ func (cv *converter) blocks(c *Converted, p *placement.Placement, keys []blockKe
 	devExact := make([]float64, cv.nd)
 	for _, k := range keys {
 		t := cv.loadOf(k)
+		if t/unit > limits.Time {
+			return nil, limits.Over(fmt.Sprintf("time steps of a block of stage %d (load %g, time unit %g: a larger --time-unit)", k.stage, t, unit), t/unit, limits.Time)
+		}
 		steps := max(1, int(math.Round(t/unit)))
 		c.RoundingError = math.Max(c.RoundingError, math.Abs(float64(steps)*unit-t))
 		devLoad[cv.devices[k.stage]] += float64(steps) * unit
@@ -354,7 +362,11 @@ func (cv *converter) blocks(c *Converted, p *placement.Placement, keys []blockKe
 		if training && len(cv.s.Stages[k.stage].Nodes) > 0 {
 			m := 1
 			if memUnit > 0 {
-				m = int(math.Ceil(cv.act[cv.freed(k)]/memUnit - 1e-9))
+				a := cv.act[cv.freed(k)] / memUnit
+				if a > limits.Memory {
+					return nil, limits.Over(fmt.Sprintf("memory units of the activations of stage %d (memory unit %g: a larger --memory-unit)", k.stage, memUnit), a, limits.Memory)
+				}
+				m = int(math.Ceil(a - 1e-9))
 			}
 			switch k.kind {
 			case placement.Forward:
@@ -382,6 +394,9 @@ func (cv *converter) blocks(c *Converted, p *placement.Placement, keys []blockKe
 				b.Recompute, b.Checkpoint = true, ck
 			}
 			if g.HostBandwidth > 0 {
+				if o := a / g.HostBandwidth / unit; o > limits.Time {
+					return nil, limits.Over(fmt.Sprintf("time steps of an offload of stage %d (time unit %g: a larger --time-unit)", k.stage, unit), o, limits.Time)
+				}
 				b.Offload = max(1, int(math.Round(a/g.HostBandwidth/unit)))
 			}
 		}
@@ -395,7 +410,7 @@ func (cv *converter) blocks(c *Converted, p *placement.Placement, keys []blockKe
 		c.MaxLoadError = math.Abs(maxR-maxE) / maxE
 		c.RoundingError /= maxE
 	}
-	return index
+	return index, nil
 }
 
 // deps adds p's dependencies: one per edge between blocks, and from each

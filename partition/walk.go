@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"context"
 	"math"
 	"sort"
 )
@@ -77,8 +78,9 @@ func (w *walker) rec(depth, j int, cand []int32) {
 // chainBound is the least max load over the contiguous splits whose
 // stages are intervals of one topological order of the units (a DP over
 // its prefixes, which are ideals): a split the full DP also considers,
-// so an upper bound of its answer. +Inf where none fits.
-func (t *tables) chainBound(lat *lattice, u *units, K, L int, M float64, final func(int) bool) float64 {
+// so an upper bound of its answer. +Inf where none fits. Its time is
+// quadratic in the units: it checks ctx between prefixes.
+func (t *tables) chainBound(ctx context.Context, lat *lattice, u *units, K, L int, M float64, final func(int) bool) (float64, error) {
 	n := u.n
 	order := topo(n, u.succ)
 	prefix := make([]int, n+1)
@@ -94,6 +96,9 @@ func (t *tables) chainBound(lat *lattice, u *units, K, L int, M float64, final f
 	}
 	d[0] = 0
 	for p := 1; p <= n; p++ {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
 		row := d[p*cells : (p+1)*cells]
 		for q := 0; q < p; q++ {
 			i, j := prefix[p], prefix[q]
@@ -118,7 +123,7 @@ func (t *tables) chainBound(lat *lattice, u *units, K, L int, M float64, final f
 			best = math.Min(best, d[n*cells+c])
 		}
 	}
-	return best
+	return best, nil
 }
 
 // usefulCells marks the cells (ideal I, k accelerators, l CPUs) that can

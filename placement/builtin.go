@@ -3,6 +3,8 @@ package placement
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tessel-pp/tessel/limits"
 )
 
 // Options parameterise a built-in shape. Zero values mean the defaults of
@@ -60,7 +62,7 @@ const (
 	DefaultInputTime    = 1
 	DefaultWeightTime   = 1
 	// MaxChunks bounds Options.Chunks.
-	MaxChunks = 16
+	MaxChunks = limits.Chunks
 )
 
 // shape is one built-in placement.

@@ -2,7 +2,9 @@ package placement
 
 import (
 	"bytes"
+	"math/rand"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,6 +49,48 @@ func FuzzParse(f *testing.F) {
 		_ = p.CriticalPath()
 		_ = p.Tails()
 		_ = p.MaxLoad()
+		// The analyses the search starts from: the pairing of gradients
+		// with their forwards (against the ancestor matrix it replaced),
+		// the roles, and the kept placement.
+		if got, want := p.Pairs(), pairsMatrix(p); !slices.Equal(got, want) {
+			t.Fatalf("Pairs %v, the matrix's %v", got, want)
+		}
+		_ = p.Roles()
+		_ = p.Loads()
+		if err := p.Kept().Validate(); err != nil {
+			t.Fatalf("the kept placement of a valid one: %v", err)
+		}
+	})
+}
+
+// FuzzPairs draws placements of up to 40 blocks of every kind, on shared
+// and grouped devices, from the fuzz input, and checks Pairs against the
+// block × block ancestor matrix it replaced, with the roles and the
+// loads that follow from it.
+func FuzzPairs(f *testing.F) {
+	for _, s := range []string{"", "\x07\x03\x01\x02", "\x28\x04\x13\x27\x05\x31\x00\x02\x09\x11\x42\x07\x01\x03"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rng := rand.New(rand.NewSource(int64(len(data))))
+		for i, b := range data {
+			rng.Seed(rng.Int63() ^ int64(b)<<(i%56))
+		}
+		k, d := 1, 1
+		if len(data) > 0 {
+			k = 1 + int(data[0])%40
+		}
+		if len(data) > 1 {
+			d = 1 + int(data[1])%4
+		}
+		p := randomDAG(rng, k, d)
+		if p.Validate() != nil {
+			return
+		}
+		if got, want := p.Pairs(), pairsMatrix(p); !slices.Equal(got, want) {
+			t.Fatalf("Pairs %v, the matrix's %v", got, want)
+		}
+		_ = p.Roles()
 	})
 }
 

@@ -24,16 +24,60 @@ func (p *Placement) Pairs() []int {
 		rank[i] = r
 	}
 	preds := p.Preds()
-	anc := make([][]bool, len(p.Blocks)) // anc[i][j]: j runs before i
-	for _, i := range order {
-		anc[i] = make([]bool, len(p.Blocks))
-		for _, j := range preds[i] {
-			anc[i][j] = true
-			for k, a := range anc[j] {
-				anc[i][k] = anc[i][k] || a
+	// The forward blocks of each device set, latest (in topological
+	// order) first: the candidates of a gradient block on that set.
+	type group struct {
+		forwards []int
+		next     []int // union-find over positions: the next not fully paired
+	}
+	groups := map[string]*group{}
+	fwd := make([]int, len(p.Blocks)) // a forward block's bit in the ancestor sets
+	pos := make([]int, len(p.Blocks)) // and its position in its group
+	nf := 0
+	for k := len(order) - 1; k >= 0; k-- {
+		if f := order[k]; !kindInfo(p.Blocks[f].Kind).Gradient {
+			key := devicesKey(p.Blocks[f].Devices)
+			g := groups[key]
+			if g == nil {
+				g = &group{}
+				groups[key] = g
 			}
+			g.next = append(g.next, len(g.forwards))
+			pos[f] = len(g.forwards)
+			g.forwards = append(g.forwards, f)
+			fwd[f] = nf
+			nf++
 		}
 	}
+	for _, g := range groups {
+		g.next = append(g.next, len(g.forwards))
+	}
+	find := func(g *group, i int) int {
+		for g.next[i] != i {
+			g.next[i] = g.next[g.next[i]]
+			i = g.next[i]
+		}
+		return i
+	}
+	// Ancestry: each block's set of forward ancestors as a bit set, built
+	// in topological order and dropped once its last successor has it, so
+	// that memory follows the width of the graph, not its blocks squared.
+	words := (nf + 63) / 64
+	var pool [][]uint64
+	get := func() []uint64 {
+		if n := len(pool); n > 0 {
+			a := pool[n-1]
+			pool = pool[:n-1]
+			clear(a)
+			return a
+		}
+		return make([]uint64, words)
+	}
+	left := make([]int, len(p.Blocks)) // successors yet to take the set
+	for _, d := range p.Deps {
+		left[d.From]++
+	}
+	anc := make([][]uint64, len(p.Blocks))
 	pair := make([]int, len(p.Blocks))
 	for i := range pair {
 		pair[i] = -1
@@ -44,6 +88,33 @@ func (p *Placement) Pairs() []int {
 		return !(k.InputGradient && usedInput[f]) && !(k.WeightGradient && usedWeight[f])
 	}
 	for _, b := range order {
+		var a []uint64
+		for _, j := range preds[b] {
+			if left[j]--; left[j] == 0 && a == nil && anc[j] != nil {
+				a, anc[j] = anc[j], nil // b is the last to need it
+			}
+		}
+		if a == nil {
+			a = get()
+		}
+		for _, j := range preds[b] {
+			if aj := anc[j]; aj != nil {
+				for w := range aj {
+					a[w] |= aj[w]
+				}
+				if left[j] == 0 {
+					pool, anc[j] = append(pool, aj), nil
+				}
+			}
+			if !kindInfo(p.Blocks[j].Kind).Gradient {
+				a[fwd[j]/64] |= 1 << (fwd[j] % 64)
+			}
+		}
+		if left[b] > 0 {
+			anc[b] = a
+		} else {
+			pool = append(pool, a)
+		}
 		k := kindInfo(p.Blocks[b].Kind)
 		if !k.Gradient {
 			continue
@@ -59,11 +130,15 @@ func (p *Placement) Pairs() []int {
 				}
 			}
 		}
-		if best < 0 {
-			for f, fb := range p.Blocks {
-				if !kindInfo(fb.Kind).Gradient && free(f, k) && anc[b][f] && slices.Equal(fb.Devices, p.Blocks[b].Devices) &&
-					(best < 0 || rank[f] > rank[best]) {
+		if g := groups[devicesKey(p.Blocks[b].Devices)]; best < 0 && g != nil {
+			// The latest forward of the group that runs before b and is
+			// free: skip those after b (a search) and those paired both
+			// ways (find).
+			at, _ := slices.BinarySearchFunc(g.forwards, rank[b], func(f, r int) int { return r - rank[f] })
+			for at = find(g, at); at < len(g.forwards); at = find(g, at+1) {
+				if f := g.forwards[at]; a[fwd[f]/64]&(1<<(fwd[f]%64)) != 0 && free(f, k) {
 					best = f
+					break
 				}
 			}
 		}
@@ -71,6 +146,9 @@ func (p *Placement) Pairs() []int {
 			pair[b] = best
 			usedInput[best] = usedInput[best] || k.InputGradient
 			usedWeight[best] = usedWeight[best] || k.WeightGradient
+			if usedInput[best] && usedWeight[best] {
+				groups[devicesKey(p.Blocks[best].Devices)].next[pos[best]] = pos[best] + 1
+			}
 		}
 	}
 	return pair
@@ -81,4 +159,13 @@ func (p *Placement) Pairs() []int {
 func kindInfo(k Kind) KindInfo {
 	in, _ := k.Info()
 	return in
+}
+
+// devicesKey is a map key of a device list.
+func devicesKey(devs []int) string {
+	b := make([]byte, 0, 4*len(devs))
+	for _, d := range devs {
+		b = append(b, byte(d), byte(d>>8), byte(d>>16), byte(d>>24))
+	}
+	return string(b)
 }

@@ -22,6 +22,7 @@
 package placement
 
 import (
+	"container/heap"
 	"maps"
 	"slices"
 )
@@ -339,25 +340,40 @@ func (p *Placement) Topo() (order []int, ok bool) {
 		indeg[d.To]++
 	}
 	succs := p.Succs()
-	done := make([]bool, len(p.Blocks))
-	for len(order) < len(p.Blocks) {
-		next := -1
-		for i := range p.Blocks {
-			if !done[i] && indeg[i] == 0 {
-				next = i
-				break
-			}
-		}
-		if next < 0 {
-			return order, false
-		}
-		done[next] = true
-		order = append(order, next)
-		for _, s := range succs[next] {
-			indeg[s]--
+	// The ready blocks in a min-heap: the same order as picking the lowest
+	// ready index each time, in O(K log K) rather than O(K²).
+	var ready intHeap
+	for i, n := range indeg {
+		if n == 0 {
+			ready = append(ready, i)
 		}
 	}
-	return order, true
+	heap.Init(&ready)
+	order = make([]int, 0, len(p.Blocks))
+	for ready.Len() > 0 {
+		next := heap.Pop(&ready).(int)
+		order = append(order, next)
+		for _, s := range succs[next] {
+			if indeg[s]--; indeg[s] == 0 {
+				heap.Push(&ready, s)
+			}
+		}
+	}
+	return order, len(order) == len(p.Blocks)
+}
+
+// intHeap is a min-heap of ints (container/heap).
+type intHeap []int
+
+func (h intHeap) Len() int           { return len(h) }
+func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *intHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // OnDevice reports whether block i occupies device d.

@@ -6,15 +6,18 @@ import (
 	"slices"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tessel-pp/tessel/limits"
 )
 
 // Limits that keep every sum over a placement (loads, critical paths,
 // memory) far from overflow and every per-device slice small. They are far
-// beyond what a solver can schedule.
+// beyond what a solver can schedule; package limits states them all.
 const (
-	MaxDevices = 4096
-	MaxTime    = 1_000_000
-	MaxMemory  = 1_000_000_000 // bound on |memory| of one block
+	MaxDevices = limits.Devices
+	MaxBlocks  = limits.Blocks
+	MaxTime    = limits.Time
+	MaxMemory  = limits.Memory // bound on |memory| of one block
 	MaxSize    = 1e12          // bound on the size of a dependency's tensor
 )
 
@@ -46,11 +49,17 @@ func (p *Placement) validate() error {
 	if !utf8.ValidString(p.Name) {
 		return fmt.Errorf("name %q is not valid UTF-8", p.Name)
 	}
+	if err := limits.CheckName("placement name", p.Name); err != nil {
+		return err
+	}
 	if p.Devices < 1 || p.Devices > MaxDevices {
 		return fmt.Errorf("devices must be in 1..%d, got %d", MaxDevices, p.Devices)
 	}
 	if len(p.Blocks) == 0 {
 		return fmt.Errorf("no blocks")
+	}
+	if err := limits.Check("blocks", len(p.Blocks), MaxBlocks); err != nil {
+		return err
 	}
 	seen := make(map[string]int, len(p.Blocks))
 	for i, b := range p.Blocks {
@@ -213,6 +222,9 @@ func (p *Placement) validateBlock(b Block) error {
 	// line and readable.
 	if !utf8.ValidString(b.ID) {
 		return fmt.Errorf("id is not valid UTF-8")
+	}
+	if err := limits.CheckName("id", b.ID); err != nil {
+		return err
 	}
 	for _, r := range b.ID {
 		if unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError {

@@ -104,7 +104,9 @@ func Run(ctx context.Context, pr *partition.Report, opt Options) (*Result, error
 	t0 := time.Now()
 	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Budget,
 		Allowed: spec.Decisions{Offload: opt.Decisions.Offload, Recompute: opt.Decisions.Recompute}}
-	res, err := search.Run(ctx, sp, opt.Search)
+	so := opt.Search
+	so.TimeLimit = opt.TimeLimit // named in the report of an answer it stopped
+	res, err := search.Run(ctx, sp, so)
 	if err != nil {
 		return nil, err
 	}

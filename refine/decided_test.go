@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/baseline"
-	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -46,7 +45,7 @@ func TestLNSDecides(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opt := LNSOptions{Steps: 4, Decisions: encode.Decisions{Offload: c.offload, Recompute: c.recompute}}
+			opt := LNSOptions{Steps: 4, Decisions: spec.Decisions{Offload: c.offload, Recompute: c.recompute}}
 			var outs []string
 			var got *schedule.Schedule
 			for range 2 {

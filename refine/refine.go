@@ -20,6 +20,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -106,7 +107,7 @@ func Improve(ctx context.Context, s *schedule.Schedule, opt Options) (*schedule.
 	if opt.Effort == 0 {
 		opt.Effort = DefaultEffort
 	}
-	lb := schedule.LowerBounds(s.Placement, s.MicroBatches, s.Memory).Makespan
+	lb := bound.LowerBounds(spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory}).Makespan
 	cur := s
 	for _, w := range windows {
 		stale := 0 // ends tried in a row without a gain
@@ -335,10 +336,11 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 	for x := range out.Instances {
 		out.Instances[x].Start -= lo
 	}
-	ins, err := schedule.Compact(p, out.MicroBatches, schedule.Orders(out))
+	cs, err := schedule.Compact(spec.New(p, out.MicroBatches), schedule.Keep{Orders: schedule.Orders(out)})
 	if err != nil {
 		return nil, sol.Checks, fmt.Errorf("refine: %w", err)
 	}
+	ins := cs.Instances
 	out.Instances = ins
 	if err := schedule.Verify(out); err != nil {
 		return nil, sol.Checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", p.Name, err)

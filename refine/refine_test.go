@@ -6,12 +6,14 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // zeroBubbleV is the V placement of ZB-V with the backward split: stages
@@ -40,7 +42,7 @@ func TestImproveReachesTheBoundOnZBV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb := schedule.LowerBounds(p, 8, 8).Makespan
+	lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: 8, Memory: 8}).Makespan
 	if schedule.Makespan(got) != lb {
 		t.Errorf("makespan %d → %d, want the lower bound %d (%+v)", before, schedule.Makespan(got), lb, st)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
@@ -41,7 +42,7 @@ type LNSOptions struct {
 	// each window is solved by encode.WindowDecisions, with host channels and
 	// memory counted exactly. Without it a schedule that offloads or
 	// recomputes is returned as it is.
-	Decisions encode.Decisions
+	Decisions spec.Decisions
 	// Links lets the windows run on a placement whose links carry one
 	// transfer at a time (Channels): the solver's window leaves the
 	// queues out, and the compaction of its answer, which keeps them
@@ -102,7 +103,7 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 	if budget == 0 {
 		budget = DefaultSteps
 	}
-	bounds, _ := schedule.LowerBoundsLatency(s.Placement, s.MicroBatches, s.Memory, s.Latency)
+	bounds := bound.LowerBounds(s.Spec)
 	lb := bounds.Makespan
 	cur := s
 	seed := opt.Seed
@@ -174,7 +175,7 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 // or nil when it does not end earlier. Under a latency budget (s's
 // Latency) the compaction is under the budget, and an answer whose orders
 // meet none is nil too.
-func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, seed int, d encode.Decisions) (*schedule.Schedule, int, error) {
+func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, seed int, d spec.Decisions) (*schedule.Schedule, int, error) {
 	_, part, _, _, ok := windowCut(s, from, to)
 	if !ok {
 		return nil, 0, nil
@@ -186,16 +187,18 @@ func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, 
 	if s.Latency > 0 {
 		// The windows that decide do not hold the latency rule: the
 		// answer is re-timed under the budget with its decisions
-		// (schedule.CompactDecisionsLatency), and left out where its
-		// orders meet none.
+		// (compact.Compact with From), and left out where its orders meet
+		// none.
 		if schedule.Verify(got) == nil {
-			c, err := schedule.CompactDecisionsLatency(got, s.Latency)
+			sp := got.Spec
+			sp.Latency = s.Latency
+			c, err := schedule.Compact(sp, schedule.Keep{From: got})
 			if err != nil {
 				return nil, checks, nil
 			}
 			got = c
 		}
-	} else if c, err := schedule.CompactDecisions(got); err == nil && schedule.Verify(c) == nil && schedule.Makespan(c) <= schedule.Makespan(got) {
+	} else if c, err := schedule.Compact(withoutLatency(got.Spec), schedule.Keep{From: got}); err == nil && schedule.Verify(c) == nil && schedule.Makespan(c) <= schedule.Makespan(got) {
 		got = c
 	}
 	if err := schedule.Verify(got); err != nil {
@@ -346,13 +349,14 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 			}
 		}
 	}
-	ins, err := schedule.CompactLatency(p, s.MicroBatches, orders, s.Latency)
+	cs, err := schedule.Compact(spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Latency: s.Latency}, schedule.Keep{Orders: orders})
 	if err != nil {
 		if s.Latency > 0 {
 			return nil, sol.Checks, nil // its orders meet no schedule within the budget
 		}
 		return nil, sol.Checks, fmt.Errorf("refine: %w", err)
 	}
+	ins := cs.Instances
 	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency}, Instances: ins}
 	if err := schedule.Verify(out); err != nil {
 		return nil, sol.Checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", p.Name, err)
@@ -397,4 +401,10 @@ func windowCut(s *schedule.Schedule, from, to int) (idx, part []int, wFrom, wTo 
 		}
 	}
 	return idx, part, from, to, true
+}
+
+// withoutLatency is sp without a latency budget.
+func withoutLatency(sp spec.Spec) spec.Spec {
+	sp.Latency = 0
+	return sp
 }

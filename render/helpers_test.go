@@ -61,11 +61,11 @@ func golden(t *testing.T, name string, got []byte) {
 // compact is the schedule of orders on p, compacted, and verified.
 func compact(t *testing.T, p *placement.Placement, n int, orders [][]schedule.Ref) *schedule.Schedule {
 	t.Helper()
-	ins, err := schedule.Compact(p, n, orders)
+	c, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: orders})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: c.Instances}
 	if err := schedule.Verify(s); err != nil {
 		t.Fatal(err)
 	}
@@ -101,11 +101,11 @@ func moePaired(t *testing.T) *schedule.Schedule {
 		{{Block: 1, Micro: 0}, {Block: 1, Micro: 1}, {Block: 2, Micro: 0}, {Block: 2, Micro: 1}},
 	}
 	pairs := []schedule.Pair{{Forward: schedule.Ref{Block: 1, Micro: 1}, Backward: schedule.Ref{Block: 2, Micro: 0}}}
-	ins, err := schedule.CompactPairs(p, 2, orders, pairs)
+	c, err := schedule.Compact(spec.New(p, 2), schedule.Keep{Orders: orders, Pairs: pairs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 2}, Instances: ins, Pairs: pairs}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 2}, Instances: c.Instances, Pairs: pairs}
 	if err := schedule.Verify(s); err != nil {
 		t.Fatal(err)
 	}

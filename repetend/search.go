@@ -8,10 +8,12 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/encode"
+	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/z3"
 )
 
@@ -287,10 +289,16 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 
 	jobs := make(chan job)
 	var wg sync.WaitGroup
+	var pan safego.Panic
 	for w := 0; w < opt.Jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				for range jobs { // a worker that panicked leaves the rest to the others
+				}
+			}()
+			defer pan.Recover()
 			ps, err := newWorkerSolver(p, opt.Seed, opt.effort())
 			if err == nil {
 				ps.latency = opt.Latency
@@ -405,6 +413,7 @@ dispatch:
 	}
 	close(jobs)
 	wg.Wait()
+	pan.Repanic()
 	if firstErr != nil {
 		return res, firstErr
 	}
@@ -452,12 +461,12 @@ func countCandidates(ctx context.Context, p *placement.Placement, maxNR int) int
 }
 
 // periodLowerBound is max_d load_d and, with channels, the busiest link's
-// load per micro-batch (schedule.LowerBounds).
+// load per micro-batch (bound.LowerBounds).
 func periodLowerBound(p *placement.Placement) int {
 	if !p.Channels {
 		return p.MaxLoad()
 	}
-	return schedule.LowerBounds(p, 0, 0).Period
+	return bound.LowerBounds(spec.New(p, 0)).Period
 }
 
 // upperPeriod is a period every placement reaches with one micro-batch at
@@ -644,9 +653,13 @@ func searchRace(ctx context.Context, p *placement.Placement, opt Options) (*Resu
 		err error
 	}
 	ch := make(chan out, 2)
+	var pan safego.Panic
+	defer pan.Repanic()
 	run := func(f func(context.Context, *placement.Placement, Options) (*Result, error)) {
-		r, err := f(ctx, p, opt)
-		ch <- out{r, err}
+		var o out
+		defer func() { ch <- o }() // after a panic too: the waiting loop gets two answers
+		defer pan.Recover()
+		o.r, o.err = f(ctx, p, opt)
 	}
 	go run(searchEnumerate)
 	go run(searchJoint)

@@ -5,9 +5,11 @@ import (
 	"io"
 	"time"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // CoarsenSummary is a coarsened search's answer in the JSON form tessel search
@@ -62,7 +64,7 @@ func NewCoarsenSummary(s *schedule.Schedule, r coarsen.Report, total time.Durati
 		Placement: p.Name, Devices: p.Devices, Memory: s.Memory, MicroBatches: s.MicroBatches,
 		Blocks: r.Blocks, CoarseBlocks: r.Coarse, EdgeMerges: r.EdgeMerges, PairMerges: r.PairMerges, Unit: r.Unit,
 		CoarseMakespan: r.CoarseMakespan, Expanded: r.Makespan, HEFT: r.HEFT, ByHEFT: r.ByHEFT, Makespan: m.Makespan, BubbleRate: m.BubbleRate,
-		LowerBound: schedule.LowerBounds(p, s.MicroBatches, s.Memory).Makespan, OneDevice: coarsen.OneDevice(s),
+		LowerBound: bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}).Makespan, OneDevice: coarsen.OneDevice(s),
 		Valid:   schedule.Verify(s) == nil,
 		Seconds: CoarsenSeconds{Coarsen: roundedSecs(r.Coarsen), Solve: roundedSecs(r.Solve), Expand: roundedSecs(r.Expand), Total: roundedSecs(total)},
 	}

@@ -69,7 +69,7 @@ func NewPlan(in *plan.Result) *Plan {
 	// The time per micro-batch of the schedule's own steady state.
 	unit := pr.Converted.TimeUnit
 	var periodTime *float64 // none without a steady state
-	if st := schedule.SteadyOf(in.Search.Schedule); st != nil {
+	if st := sum.steady.of(in.Search.Schedule); st != nil {
 		t := textfmt.Round6(st.TimePerMicroBatch() * unit)
 		periodTime = &t
 	}
@@ -117,7 +117,7 @@ func (r *Plan) WriteText(w io.Writer, units int) error {
 	switch {
 	case rep != nil && res.RepetendUsed():
 		fmt.Fprintf(w, "\nrepetend     N_R %d, period %d steps = %.2f per micro-batch (the split's max load %.2f), repetend bubble rate %s\n",
-			schedule.SteadyOf(s).NR, rep.Period, *r.PeriodTime, pr.MaxLoad, textfmt.Pct(schedule.RepetendBubbleRate(p, rep.Period)))
+			r.Schedule.steady.of(s).NR, rep.Period, *r.PeriodTime, pr.MaxLoad, textfmt.Pct(schedule.RepetendBubbleRate(p, rep.Period)))
 	case rep != nil:
 		fmt.Fprintf(w, "\nrepetend     found, not used: N_R %d, period %d steps (repetend bubble rate %s); the schedule is a construction's\n",
 			rep.NR, rep.Period, textfmt.Pct(schedule.RepetendBubbleRate(p, rep.Period)))
@@ -126,9 +126,9 @@ func (r *Plan) WriteText(w io.Writer, units int) error {
 	}
 	switch {
 	case (rep == nil || !res.RepetendUsed()) && r.PeriodTime != nil:
-		fmt.Fprintf(w, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", schedule.SteadyText(s), *r.PeriodTime, pr.MaxLoad)
+		fmt.Fprintf(w, "steady state %s; %.2f per micro-batch (the split's max load %.2f)\n", r.Schedule.steady.text(s), *r.PeriodTime, pr.MaxLoad)
 	case rep == nil || !res.RepetendUsed():
-		fmt.Fprintf(w, "steady state %s\n", schedule.SteadyText(s))
+		fmt.Fprintf(w, "steady state %s\n", r.Schedule.steady.text(s))
 	}
 	fmt.Fprintf(w, "schedule     %d micro-batches: makespan %d steps = %.2f, bubble rate %s (lower bound %d steps)\n",
 		s.MicroBatches, sum.Makespan, r.MakespanTime, textfmt.Pct(sum.BubbleRate), sum.LowerBound.Makespan)
@@ -142,6 +142,9 @@ func (r *Plan) WriteText(w io.Writer, units int) error {
 	}
 	schedule.WriteDecisionsText(w, s)
 	fmt.Fprintf(w, "search time  %.3fs (proven: %s)\n", r.SearchSeconds, textfmt.YesNo(res.Proven()))
+	if res.Stopped != "" {
+		fmt.Fprintf(w, "stopped      %s\n", res.Stopped)
+	}
 	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
 	return nil
 }

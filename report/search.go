@@ -76,7 +76,7 @@ func SearchText(w io.Writer, r *search.Result, sum Summary, o TextOptions) error
 	if sum.LowerBound.By != "" {
 		fmt.Fprintf(w, "lower bound  %d, by %s\n", sum.LowerBound.Makespan, sum.LowerBound.By)
 	}
-	fmt.Fprintf(w, "steady state %s\n", schedule.SteadyText(s))
+	fmt.Fprintf(w, "steady state %s\n", sum.steady.text(s))
 	fmt.Fprintf(w, "built by     %s\n", Provenance(r))
 	fmt.Fprintf(w, "peak memory  %s (budget %s)\n", textfmt.Ints(sum.PeakMemory), p.BudgetText(o.Memory))
 	if schedule.ShowsLatency(s) {
@@ -93,6 +93,9 @@ func SearchText(w io.Writer, r *search.Result, sum Summary, o TextOptions) error
 	}
 	t := r.Times
 	fmt.Fprintf(w, "search time  %.3fs (constructions %.3fs, repetend %.3fs, warmup %.3fs, cooldown %.3fs, refining %.3fs)\n", t.Total.Seconds(), t.Constructions.Seconds(), t.Repetend.Seconds(), t.Warmup.Seconds(), t.Cooldown.Seconds(), t.Refine.Seconds())
+	if r.Stopped != "" {
+		fmt.Fprintf(w, "stopped      %s\n", r.Stopped)
+	}
 	fmt.Fprintf(w, "proven       %s\n", ProofStatus(r))
 	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
 	return nil

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
@@ -47,9 +48,14 @@ type Summary struct {
 	Source       string                  `json:"source,omitempty"`
 	Enumeration  *SummaryOffsets         `json:"candidates,omitempty"`
 	Seconds      SummarySeconds          `json:"seconds"`
+	// Stopped says why the search ended early (Result.Stopped): at a
+	// time limit, the answer depends on the time given.
+	Stopped string `json:"stopped,omitempty"`
 	// Chosen is the devices of every block with candidates, by block id,
 	// where the search chose them (docs/placement-search.md).
 	Chosen map[string][]int `json:"chosen,omitempty"`
+
+	steady steadyOf // for WriteText
 }
 
 // SummaryBounds are the lower bounds of the period and the makespan.
@@ -85,7 +91,11 @@ type SummaryStretch struct {
 // SteadySummary is s's steady state for the summary (nil when it has
 // none).
 func SteadySummary(s *schedule.Schedule) *SummarySteady {
-	st := schedule.SteadyOf(s)
+	return steadySummary(s, schedule.SteadyOf(s))
+}
+
+// steadySummary is SteadySummary with s's steady state st known.
+func steadySummary(s *schedule.Schedule, st *schedule.SteadyState) *SummarySteady {
 	if st == nil {
 		return nil
 	}
@@ -122,6 +132,12 @@ type SummarySeconds struct {
 
 // NewSummary fills what every schedule has; s must be verified.
 func NewSummary(s *schedule.Schedule, method string, proven bool) Summary {
+	return newSummary(s, schedule.SteadyOf(s), method, proven)
+}
+
+// newSummary is NewSummary with s's steady state st known; the summary
+// keeps it for the text report (steady), so that it is found once.
+func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, proven bool) Summary {
 	m := schedule.Measure(s)
 	var budgets []int
 	if !s.Placement.Uniform(s.Memory) {
@@ -138,12 +154,36 @@ func NewSummary(s *schedule.Schedule, method string, proven bool) Summary {
 		Makespan:     m.Makespan,
 		BubbleRate:   textfmt.Round6(m.BubbleRate),
 		PeakMemory:   m.PeakMemory,
-		Latency:      schedule.SummarizeLatency(s),
+		Latency:      schedule.SummarizeLatencyOf(s, st),
 		LowerBound:   SummaryBounds{Period: m.LowerBound.Period, Makespan: m.LowerBound.Makespan},
 		Valid:        schedule.Verify(s) == nil,
 		Proven:       proven,
 		Chosen:       chosen(s.Placement),
+		steady:       steadyOf{s, st},
 	}
+}
+
+// steadyOf is a schedule's steady state, found once for its reports.
+type steadyOf struct {
+	s  *schedule.Schedule
+	st *schedule.SteadyState
+}
+
+// of is schedule.SteadyOf(s), the one known when it is s's.
+func (k steadyOf) of(s *schedule.Schedule) *schedule.SteadyState {
+	if k.s == s && s != nil {
+		return k.st
+	}
+	return schedule.SteadyOf(s)
+}
+
+// text is schedule.SteadyText of s, from the steady state known when it
+// is s's.
+func (k steadyOf) text(s *schedule.Schedule) string {
+	if k.s == s && s != nil {
+		return schedule.SteadyTextOf(s, k.st)
+	}
+	return schedule.SteadyText(s)
 }
 
 // chosen is Summary.Chosen: nil without candidates.
@@ -168,19 +208,21 @@ func SearchSummary(r *search.Result, method repetend.Strategy) Summary {
 	if r.Search != nil {
 		name = string(r.Search.Strategy)
 	}
-	sum := NewSummary(s, name, r.Proven())
+	st := schedule.SteadyOf(s)
+	sum := newSummary(s, st, name, r.Proven())
 	if r.Assigned {
 		// Bounds over every choice of devices, not the chosen one's.
 		sum.LowerBound = SummaryBounds{Period: r.Bounds.Period, Makespan: r.Bounds.Makespan}
 	}
-	if r.BoundBy == schedule.BoundLatency && !r.Assigned {
+	if r.BoundBy == bound.BoundLatency && !r.Assigned {
 		sum.LowerBound.By = r.BoundBy.String()
 	}
 	sum.Source = r.Source.String()
+	sum.Stopped = r.Stopped
 	sum.Gap = textfmt.Ptr(r.Gap())
 	secs := textfmt.Secs
 	sum.Seconds = SummarySeconds{Total: secs(r.Times.Total), Constructions: secs(r.Times.Constructions), Repetend: secs(r.Times.Repetend), Warmup: secs(r.Times.Warmup), Cooldown: secs(r.Times.Cooldown), Refine: secs(r.Times.Refine)}
-	sum.SteadyState = SteadySummary(s)
+	sum.SteadyState = steadySummary(s, st)
 	if r.Search != nil {
 		st := r.Search.Stats
 		sum.Enumeration = &SummaryOffsets{Seen: st.Seen, Pruned: st.Pruned, Solved: st.Solved, Rejected: st.Rejected, Checks: st.Checks}

@@ -316,10 +316,11 @@ func deferredWeights(t testing.TB, p *placement.Placement, n int) *schedule.Sche
 		}
 		orders[d] = o
 	}
-	ins, err := schedule.Compact(p, n, orders)
+	cs, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: orders})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ins := cs.Instances
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
 	if err := schedule.Verify(s); err != nil {
 		t.Fatal(err)

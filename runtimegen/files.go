@@ -1,13 +1,15 @@
 package runtimegen
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tessel-pp/tessel/internal/atomicfile"
+	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/limits"
 )
 
 // LoadPrograms reads rank0.json … rank<D-1>.json (FileName) from dir, D
@@ -15,13 +17,9 @@ import (
 func LoadPrograms(dir string) ([]*Program, error) {
 	read := func(d int) (*Program, error) {
 		path := filepath.Join(dir, FileName(d))
-		data, err := os.ReadFile(path)
+		data, err := limits.ReadFile(path, limits.FileBytes)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return nil, fmt.Errorf("%s: %v", path, err)
+			return nil, err
 		}
 		p, err := ParseProgram(data)
 		if err != nil {
@@ -44,36 +42,34 @@ func LoadPrograms(dir string) ([]*Program, error) {
 	return progs, nil
 }
 
-// WriteFiles writes files (Files' output) into dir, which must exist, in
-// name order: shell scripts executable, the rest 0644, replacing files of
-// the same names.
+// WriteFiles writes files (Files' output) into dir, made when missing:
+// shell scripts executable, the rest 0644, replacing files of the same
+// names. The files are written all or nothing (package atomicfile), and a
+// symbolic link of one of their names is replaced, never written
+// through.
 func WriteFiles(dir string, files map[string][]byte) error {
 	names := make([]string, 0, len(files))
 	for name := range files {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	for _, name := range names {
+	bundle := make([]atomicfile.File, len(names))
+	for k, name := range names {
 		perm := fs.FileMode(0o644)
 		if strings.HasSuffix(name, ".sh") {
 			perm = 0o755
 		}
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, files[name], perm); err != nil {
-			return err
-		}
-		if err := os.Chmod(path, perm); err != nil { // WriteFile keeps an existing file's mode
-			return err
-		}
+		bundle[k] = atomicfile.File{Name: name, Data: files[name], Perm: perm}
 	}
-	return nil
+	return atomicfile.WriteFiles(dir, bundle, atomicfile.Options{Replace: true})
 }
 
 // WroteText is what tessel gen prints after writing progs (in mode) and
 // the workers into dir: the files, the transfers, and the commands that
-// run and check them.
+// run and check them (the script's path quoted for the shell where it
+// needs it).
 func WroteText(dir string, progs []*Program, mode Mode) string {
-	launch := filepath.Join(dir, "launch.sh")
+	launch := textfmt.ShellQuote(filepath.Join(dir, "launch.sh"))
 	return fmt.Sprintf("wrote %s: %s … %s (%s, %d transfers), worker.py, blocks.py, launch.sh\n"+
 		"run:   sh %s --out results --iterations 3\n"+
 		"check: sh %s check --out results\n",

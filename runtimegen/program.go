@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -393,14 +395,43 @@ func ParseProgram(data []byte) (*Program, error) {
 	if p.MicroBatches < 1 {
 		return nil, fmt.Errorf("program of device %d: micro_batches must be at least 1, got %d", p.Device, p.MicroBatches)
 	}
+	if err := p.checkLimits(); err != nil {
+		return nil, fmt.Errorf("program of device %d: %w", p.Device, err)
+	}
 	return &p, nil
+}
+
+// checkLimits refuses sizes past tessel's limits (package limits): the
+// simulator's sums of times stay far from overflow.
+func (p *Program) checkLimits() error {
+	for _, c := range []struct {
+		what       string
+		got, limit int
+	}{{"devices", p.Devices, limits.Devices}, {"micro-batches", p.MicroBatches, limits.MicroBatches},
+		{"blocks", len(p.Blocks), limits.Blocks}, {"ops", len(p.Ops), 8 * limits.Instances}} {
+		if err := limits.Check(c.what, c.got, c.limit); err != nil {
+			return err
+		}
+	}
+	if err := limits.CheckName("placement name", p.Placement); err != nil {
+		return err
+	}
+	for _, b := range p.Blocks {
+		if err := limits.CheckName("block id", b.ID); err != nil {
+			return err
+		}
+		if b.Time < 1 || b.Time > limits.Time {
+			return fmt.Errorf("block %q: time must be in 1..%d, got %d", b.ID, limits.Time, b.Time)
+		}
+	}
+	return nil
 }
 
 // Text is the program in the text form of Op.String, one op per line after
 // a header line.
 func (p *Program) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s device %d of %d, %s, %d micro-batches\n", p.Placement, p.Device, p.Devices, p.Mode, p.MicroBatches)
+	fmt.Fprintf(&b, "# %s device %d of %d, %s, %d micro-batches\n", textfmt.OneLine(p.Placement), p.Device, p.Devices, p.Mode, p.MicroBatches)
 	for _, o := range p.Ops {
 		b.WriteString(o.String())
 		b.WriteByte('\n')

@@ -232,10 +232,11 @@ func TestSimulateScheduleFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			compact, err := schedule.Compact(s.Placement, s.MicroBatches, schedule.Orders(s))
+			cs, err := schedule.Compact(spec.New(s.Placement, s.MicroBatches), schedule.Keep{Orders: schedule.Orders(s)})
 			if err != nil {
 				t.Fatal(err)
 			}
+			compact := cs.Instances
 			want := schedule.Makespan(&schedule.Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches}, Instances: compact})
 			if len(s.Decisions) > 0 {
 				// Recomputes take device time, and the programs keep no

@@ -21,10 +21,11 @@ func onCluster(t *testing.T) (*Schedule, *cluster.Cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ins, err := Compact(q, s.MicroBatches, Orders(s))
+	insC, err := Compact(spec.New(q, s.MicroBatches), Keep{Orders: Orders(s)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ins := insC.Instances
 	out := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins}
 	if err := out.SetCluster(c, s.Placement); err != nil {
 		t.Fatal(err)

@@ -2,48 +2,155 @@ package schedule
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
-// Compact returns the earliest integer start times of the n micro-batches
-// of p that keep, on every device d, the order orders[d] in which d runs
-// its instances, and every dependency: the longest path from time 0 over
-// the DAG whose edges are consecutive instances of each device order
-// (weighted by the first one's time) and the dependencies of each
-// micro-batch (weighted by the placement's Delay), in O(V+E). With
-// channels (placement's Channels) a tensor also waits for the transfers
-// queued before it on its links, as the verifier times them.
-//
-// An instance on a device group must appear in the order of each member
-// device, and nowhere else. Since per-device orders alone fix memory use,
-// compaction never changes peak memory; when orders come from a valid
-// schedule (Orders), the result is valid and ends no later.
-//
-// Inconsistent orders are an error naming the instances: an instance out
-// of range, listed twice on a device, listed on a device it does not
-// occupy, missing from a device it occupies, or a cycle (for example two
-// devices ordering two group blocks differently). The instances come back
-// in file order (see Sort).
-func Compact(p *placement.Placement, n int, orders [][]Ref) ([]Instance, error) {
-	return compact(p, n, orders, nil, nil)
+// Orders returns, for every device, the instances of s that occupy it in
+// the order it runs them: by start time, then block index, then
+// micro-batch. Compact(s.Spec, Keep{Orders: Orders(s)}) of a valid
+// schedule is valid and no longer.
+func Orders(s *Schedule) [][]Ref {
+	if s == nil || s.Placement == nil {
+		return nil
+	}
+	per := deviceInstances(s, nil)
+	out := make([][]Ref, len(per))
+	for d, xs := range per {
+		out[d] = make([]Ref, len(xs))
+		for i, x := range xs {
+			out[d][i] = s.Instances[x].Ref()
+		}
+	}
+	return out
 }
 
-// CompactPairs is Compact with overlapped pairs (placement's Overlap):
-// the instances of a pair start together and occupy their devices for
-// the pair's time, so they must be consecutive in each device's order
-// (the forward first, then the whole backward). A pair the placement's
-// rule does not allow, an instance in two pairs, or pairs with channels
-// are errors.
-func CompactPairs(p *placement.Placement, n int, orders [][]Ref, pairs []Pair) ([]Instance, error) {
-	return compact(p, n, orders, pairs, nil)
+// Sort puts s.Instances in file order: by start time, then the first device
+// of the block, then block index, then micro-batch.
+func (s *Schedule) Sort() { sortInstances(s.Placement, s.Instances) }
+
+func sortInstances(p *placement.Placement, ins []Instance) {
+	var firstDev []int
+	if p != nil {
+		firstDev = make([]int, len(p.Blocks))
+		for i, b := range p.Blocks {
+			firstDev[i] = -1
+			if len(b.Devices) > 0 {
+				firstDev[i] = b.Devices[0]
+			}
+		}
+	}
+	dev := func(b int) int {
+		if b < 0 || b >= len(firstDev) {
+			return -1
+		}
+		return firstDev[b]
+	}
+	// Equal keys are equal instances, so an unstable sort is deterministic.
+	slices.SortFunc(ins, func(x, y Instance) int {
+		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(dev(x.Block), dev(y.Block)),
+			cmp.Compare(x.Block, y.Block), cmp.Compare(x.Micro, y.Micro))
+	})
 }
 
-// compact is Compact and CompactPairs; release (nil: none), indexed by
-// node (block·n + micro-batch), is the earliest start of each instance.
+// deviceList formats a device group: "device 2" or "devices [0, 1]".
+func deviceList(devs []int) string {
+	if len(devs) == 1 {
+		return fmt.Sprintf("device %d", devs[0])
+	}
+	return "devices " + intList(devs)
+}
+
+// Keep is what Compact keeps of a schedule to be.
+type Keep struct {
+	// Orders is every device's order of its instances (Orders
+	// gives a schedule's). An instance on a device group appears in the
+	// order of each member device, and nowhere else.
+	Orders [][]Ref
+	// Pairs are overlapped forwards and backwards (placement's Overlap):
+	// the instances of a pair start together and occupy their devices
+	// for the pair's time, so they are consecutive in each device's
+	// order (the forward first, then the whole backward). A pair the
+	// placement's rule does not allow, an instance in two pairs, or pairs
+	// with channels are errors.
+	Pairs []Pair
+	// From, when set, is a schedule of the spec's placement whose orders
+	// Compact keeps instead of Orders and Pairs: of its instances, of its
+	// decisions (offload, reload, recompute) on every device and host
+	// channel, and of its memory changes on every device. It must verify
+	// without a latency budget, and the result is verified.
+	From *Schedule
+}
+
+// Compact is the one re-timing every builder uses — the baselines on
+// their orders, the constructions, the search's assembled schedules, the
+// refinement's windows, a schedule moved onto another cluster (OnCluster)
+// — so that a rule of the timing model is applied the same way
+// everywhere. It returns the schedule of the spec that keeps what keep
+// says with every instance as early as the rules allow (since per-device
+// orders alone fix memory, it never changes peak memory):
+//
+//   - the dependencies (placement's Delay): the longest path from time 0
+//     over the DAG whose edges are consecutive instances of each device
+//     order (weighted by the first one's time) and the dependencies of
+//     each micro-batch, in O(V+E); with channels (placement's Channels) a
+//     tensor also waits for the transfers queued before it on its links,
+//     as the verifier times them;
+//   - overlapped pairs (Keep.Pairs);
+//   - under the spec's latency budget (placement's "Latency": the sink of
+//     micro-batch n ends at most Latency after its source starts), an
+//     edge from every sink back to every source of its micro-batch,
+//     weighted t_sink − Latency: the starts are then the longest paths of
+//     a graph with negative edges, found by relaxation; orders that admit
+//     no schedule within the budget are an error. A micro-batch is
+//     delayed only as much as its budget asks;
+//   - with Keep.From, the decisions' timing rule (placement's
+//     EarliestOffload, EarliestReload, LatestReload, EarliestRecompute,
+//     LatestRecompute) and one move at a time on each host channel, as
+//     difference constraints solved together with the rest. Placements
+//     whose links carry one transfer at a time are not compacted with
+//     decisions (an error).
+//
+// When the orders come from a valid schedule (Orders) the result
+// is valid and ends no later. Inconsistent orders are an error naming
+// the instances: an instance out of range, listed twice on a device,
+// listed on a device it does not occupy, missing from a device it
+// occupies, or a cycle (for example two devices ordering two group blocks
+// differently). The instances come back in file order (Sort).
+//
+// Without Keep.From the result is the spec's schedule of those instances
+// and pairs, not yet verified (callers verify it, under the budget they
+// mean); with it, the result is From's spec under this spec's latency
+// budget, verified.
+func Compact(sp spec.Spec, keep Keep) (*Schedule, error) {
+	if keep.From != nil {
+		return decisionsLatency(keep.From, sp.Latency)
+	}
+	if sp.Latency > 0 {
+		if len(keep.Pairs) > 0 {
+			return nil, errors.New("compact: overlapped pairs under a latency budget")
+		}
+		ins, err := latencyOrders(sp.Placement, sp.MicroBatches, keep.Orders, sp.Latency)
+		if err != nil {
+			return nil, err
+		}
+		return &Schedule{Spec: sp, Instances: ins}, nil
+	}
+	ins, err := compact(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Schedule{Spec: sp, Instances: ins, Pairs: keep.Pairs}, nil
+}
+
+// compact is the re-timing of orders (see Compact); release (nil: none),
+// indexed by node (block·n + micro-batch), is the earliest start of each
+// instance.
 func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair, release []int) ([]Instance, error) {
 	if p == nil {
 		return nil, fmt.Errorf("compact: no placement")
@@ -60,7 +167,7 @@ func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair, releas
 	k := len(p.Blocks)
 	nodes := k * n
 	node := func(r Ref) int { return r.Block*n + r.Micro }
-	ref := func(v int) Ref { return Ref{v / n, v % n} }
+	ref := func(v int) Ref { return Ref{Block: v / n, Micro: v % n} }
 	name := func(r Ref) string { return p.Blocks[r.Block].ID + fmt.Sprintf("^%d", r.Micro) }
 
 	// rep is the node that stands for a node's pair (itself when
@@ -139,7 +246,7 @@ func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair, releas
 	for _, dep := range p.Deps {
 		delay := p.Delay(dep)
 		for m := range n {
-			u, w := node(Ref{dep.From, m}), node(Ref{dep.To, m})
+			u, w := node(Ref{Block: dep.From, Micro: m}), node(Ref{Block: dep.To, Micro: m})
 			if rep[u] == rep[w] && u != w {
 				continue // one overlapped action
 			}
@@ -190,7 +297,7 @@ func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair, releas
 		if links != nil {
 			r := ref(u)
 			for _, d := range succDeps[r.Block] {
-				w := node(Ref{d.To, r.Micro})
+				w := node(Ref{Block: d.To, Micro: r.Micro})
 				at, _, _ := links.Arrival(d, start[u])
 				start[w] = max(start[w], at)
 			}
@@ -272,59 +379,4 @@ func cycleText(indeg, from, to, via []int, name func(int) string) string {
 		b.WriteString(name(to[e]))
 	}
 	return "cycle " + b.String()
-}
-
-// Orders returns, for every device, the instances of s that occupy it in
-// the order it runs them: by start time, then block index, then
-// micro-batch. Compact(p, n, Orders(s)) of a valid schedule is valid and
-// no longer.
-func Orders(s *Schedule) [][]Ref {
-	if s == nil || s.Placement == nil {
-		return nil
-	}
-	per := deviceInstances(s, nil)
-	out := make([][]Ref, len(per))
-	for d, xs := range per {
-		out[d] = make([]Ref, len(xs))
-		for i, x := range xs {
-			out[d][i] = s.Instances[x].Ref()
-		}
-	}
-	return out
-}
-
-// Sort puts s.Instances in file order: by start time, then the first device
-// of the block, then block index, then micro-batch.
-func (s *Schedule) Sort() { sortInstances(s.Placement, s.Instances) }
-
-func sortInstances(p *placement.Placement, ins []Instance) {
-	var firstDev []int
-	if p != nil {
-		firstDev = make([]int, len(p.Blocks))
-		for i, b := range p.Blocks {
-			firstDev[i] = -1
-			if len(b.Devices) > 0 {
-				firstDev[i] = b.Devices[0]
-			}
-		}
-	}
-	dev := func(b int) int {
-		if b < 0 || b >= len(firstDev) {
-			return -1
-		}
-		return firstDev[b]
-	}
-	// Equal keys are equal instances, so an unstable sort is deterministic.
-	slices.SortFunc(ins, func(x, y Instance) int {
-		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(dev(x.Block), dev(y.Block)),
-			cmp.Compare(x.Block, y.Block), cmp.Compare(x.Micro, y.Micro))
-	})
-}
-
-// deviceList formats a device group: "device 2" or "devices [0, 1]".
-func deviceList(devs []int) string {
-	if len(devs) == 1 {
-		return fmt.Sprintf("device %d", devs[0])
-	}
-	return "devices " + intList(devs)
 }

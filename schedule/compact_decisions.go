@@ -8,7 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/spec"
 )
 
-// CompactDecisions is Compact for a schedule that offloads or recomputes
+// decisions is Compact for a schedule that offloads or recomputes
 // (without decisions it is Compact of s's orders): every start as early
 // as these orders allow —
 //
@@ -28,21 +28,21 @@ import (
 // did, and ends no later. s must verify; placements whose links carry one
 // transfer at a time (Channels) are not compacted with decisions (an
 // error). The result is verified.
-func CompactDecisions(s *Schedule) (*Schedule, error) {
+func decisions(s *Schedule) (*Schedule, error) {
 	if err := Verify(s); err != nil {
 		return nil, fmt.Errorf("compact: %w", err)
 	}
-	return compactDecisions(s)
+	return decisionsUnchecked(s)
 }
 
-// compactDecisions is CompactDecisions of a schedule whose instances
+// decisionsUnchecked is decisions of a schedule whose instances
 // and decisions are complete and consistent but whose times may not fit
 // its placement (OnCluster: the orders of a schedule on another cluster).
-func compactDecisions(s *Schedule) (*Schedule, error) {
+func decisionsUnchecked(s *Schedule) (*Schedule, error) {
 	p := s.Placement
 	out := &Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory}}
 	if len(s.Decisions) == 0 {
-		ins, err := Compact(p, s.MicroBatches, Orders(s))
+		ins, err := compact(p, s.MicroBatches, Orders(s), nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -95,14 +95,14 @@ func newCompactor(s *Schedule) *compactor {
 	preds := p.PredDeps()
 	for x, in := range s.Instances {
 		for _, d := range preds[in.Block] {
-			add(x, at[Ref{d.From, in.Micro}], p.Delay(d))
+			add(x, at[Ref{Block: d.From, Micro: in.Micro}], p.Delay(d))
 		}
 	}
 	// Decisions' timing.
 	consumers := p.Consumers()
 	for k, dc := range s.Decisions {
 		f := at[dc.Ref()]
-		use := at[Ref{consumers[dc.Block], dc.Micro}]
+		use := at[Ref{Block: consumers[dc.Block], Micro: dc.Micro}]
 		st, rl := ni+2*k, ni+2*k+1
 		t := p.Blocks[dc.Block].Time
 		switch dc.Action {

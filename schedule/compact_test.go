@@ -66,7 +66,7 @@ func TestCompactErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Compact(tt.p, tt.n, tt.orders())
+			_, err := Compact(spec.New(tt.p, tt.n), Keep{Orders: tt.orders()})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Compact error %v, want %q", err, tt.want)
 			}
@@ -97,10 +97,11 @@ func TestCompactOrdersProperty(t *testing.T) {
 		if err := Verify(s); err != nil {
 			t.Fatal(err)
 		}
-		ins, err := Compact(p, n, Orders(s))
+		insC, err := Compact(spec.New(p, n), Keep{Orders: Orders(s)})
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
+		ins := insC.Instances
 		c := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: s.Memory}, Instances: ins}
 		if err := Verify(c); err != nil {
 			t.Fatalf("trial %d: compacted schedule invalid: %v", trial, err)
@@ -117,8 +118,8 @@ func TestCompactOrdersProperty(t *testing.T) {
 		if !slices.Equal(Measure(c).PeakMemory, Measure(s).PeakMemory) {
 			t.Fatalf("trial %d: compaction changed peak memory", trial)
 		}
-		again, err := Compact(p, n, Orders(c))
-		if err != nil || !slices.Equal(again, ins) {
+		again, err := Compact(spec.New(p, n), Keep{Orders: Orders(c)})
+		if err != nil || !slices.Equal(again.Instances, ins) {
 			t.Fatalf("trial %d: compaction is not idempotent (%v)", trial, err)
 		}
 	}
@@ -150,10 +151,11 @@ func TestCompactTight(t *testing.T) {
 			n := 4
 			rng := rand.New(rand.NewPCG(7, 8))
 			s := randomValid(rng, p, n, 3)
-			ins, err := Compact(p, n, Orders(s))
+			insC, err := Compact(spec.New(p, n), Keep{Orders: Orders(s)})
 			if err != nil {
 				t.Fatal(err)
 			}
+			ins := insC.Instances
 			c := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
 			if err := Verify(c); err != nil {
 				t.Fatalf("compacted schedule: %v", err)
@@ -194,7 +196,7 @@ func BenchmarkCompact(b *testing.B) {
 	p := placementtest.Builtin(b, "v-shape", placement.Options{Devices: 10})
 	orders := oneF1BOrders(b, p, 1024)
 	for b.Loop() {
-		if _, err := Compact(p, 1024, orders); err != nil {
+		if _, err := Compact(spec.New(p, 1024), Keep{Orders: orders}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -257,7 +257,7 @@ func TestParseBadDecisions(t *testing.T) {
 // no later; on another cluster the moves take its host links' times.
 func TestCompactDecisions(t *testing.T) {
 	s := decide(t, decide(t, loose(t), "f0", 0, placement.Offload, 1, 3), "f1", 1, placement.Recompute, 4, 0)
-	c, err := CompactDecisions(s)
+	c, err := Compact(s.Spec, Keep{From: s})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/internal/strictjson"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -229,7 +230,7 @@ func appendString(b []byte, s string) []byte {
 // Load reads the schedule file at path (see Parse). Errors start with the
 // path.
 func Load(path string) (*Schedule, error) {
-	return strictjson.Load(path, Parse)
+	return strictjson.LoadMax(path, limits.ScheduleFileBytes, Parse)
 }
 
 // Parse reads a schedule file. It checks the file's structure, the
@@ -271,6 +272,9 @@ func Parse(data []byte) (*Schedule, error) {
 	}
 	if s.MicroBatches < 1 || s.MicroBatches > MaxMicroBatches {
 		return nil, fmt.Errorf("field \"micro_batches\": %d out of range 1..%d", s.MicroBatches, MaxMicroBatches)
+	}
+	if err := limits.CheckInstances(s.MicroBatches, len(s.Placement.Blocks)); err != nil {
+		return nil, err
 	}
 	if s.Memory < 0 {
 		return nil, fmt.Errorf("field \"memory\": %d is negative (0 means unlimited)", s.Memory)

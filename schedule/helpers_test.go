@@ -49,10 +49,11 @@ func oneF1BOrders(t testing.TB, p *placement.Placement, n int) [][]Ref {
 // oneF1B is the 1F1B schedule of a v-shape placement, compacted.
 func oneF1B(t testing.TB, p *placement.Placement, n, memory int) *Schedule {
 	t.Helper()
-	ins, err := Compact(p, n, oneF1BOrders(t, p, n))
+	insC, err := Compact(spec.New(p, n), Keep{Orders: oneF1BOrders(t, p, n)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ins := insC.Instances
 	return &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: ins}
 }
 

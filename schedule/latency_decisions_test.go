@@ -86,7 +86,9 @@ func TestCompactDecisionsLatency(t *testing.T) {
 		{"recompute, budget 7", recompute, 7, []int{1, 5, 0}},
 		{"recompute, budget 6", recompute, 6, nil},
 	} {
-		c, err := CompactDecisionsLatency(tc.s, tc.budget)
+		sp := tc.s.Spec
+		sp.Latency = tc.budget
+		c, err := Compact(sp, Keep{From: tc.s})
 		if tc.want == nil {
 			if err == nil || !strings.Contains(err.Error(), "meet no latency budget") {
 				t.Errorf("%s: %v, want an error", tc.name, err)

@@ -76,10 +76,11 @@ func TestVerifyLatencyChannels(t *testing.T) {
 func TestCompactLatencyChannels(t *testing.T) {
 	p := inference2(t, 3, true)
 	orders := [][]Ref{{{0, 0}, {0, 1}, {0, 2}}, {{1, 0}, {1, 1}, {1, 2}}}
-	ins, err := CompactLatency(p, 3, orders, 5)
+	insC, err := Compact(spec.Spec{Placement: p, MicroBatches: 3, Latency: 5}, Keep{Orders: orders})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ins := insC.Instances
 	s := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 3, Latency: 5}, Instances: ins}
 	if err := Verify(s); err != nil {
 		t.Fatal(err)
@@ -101,10 +102,10 @@ func TestCompactLatencyChannels(t *testing.T) {
 	}, Deps: []placement.Dep{{From: 0, To: 1}, {From: 1, To: 2}}}
 	q.Transfers = map[placement.Dep]int{{From: 1, To: 2}: 2}
 	o := [][]Ref{{{0, 0}, {0, 1}, {1, 0}, {1, 1}}, {{2, 0}, {2, 1}}}
-	if _, err := CompactLatency(q, 2, o, 6); err == nil || !strings.Contains(err.Error(), "meet no latency budget 6") {
+	if _, err := Compact(spec.Spec{Placement: q, MicroBatches: 2, Latency: 6}, Keep{Orders: o}); err == nil || !strings.Contains(err.Error(), "meet no latency budget 6") {
 		t.Errorf("a0 a1 b0 b1 within latency 6: %v, want an error", err)
 	}
-	if _, err := CompactLatency(q, 2, o, 7); err != nil {
+	if _, err := Compact(spec.Spec{Placement: q, MicroBatches: 2, Latency: 7}, Keep{Orders: o}); err != nil {
 		t.Errorf("within latency 7: %v", err)
 	}
 }
@@ -129,24 +130,27 @@ func TestCompactLatencyChannelsProperty(t *testing.T) {
 			q := p.Clone()
 			q.Channels = true
 			budget := p.CriticalPath() + rng.IntN(6)
-			plain, err := CompactLatency(p, n, orders, budget)
+			plainC, err := Compact(spec.Spec{Placement: p, MicroBatches: n, Latency: budget}, Keep{Orders: orders})
 			if err != nil {
 				continue
 			}
-			zero, err := CompactLatency(q, n, orders, budget)
-			if err != nil || !slices.Equal(zero, plain) {
+			plain := plainC.Instances
+			zero, err := Compact(spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, Keep{Orders: orders})
+			if err != nil || !slices.Equal(zero.Instances, plain) {
 				t.Fatalf("%s trial %d: channels without transfers: %v, want the schedule without channels", p.Name, trial, err)
 			}
 			setTransfers(q, func(int) int { return rng.IntN(4) })
 			budget = q.CriticalPath() + rng.IntN(8)
-			early, err := Compact(q, n, orders)
+			earlyC, err := Compact(spec.New(q, n), Keep{Orders: orders})
 			if err != nil {
 				t.Fatal(err)
 			}
-			ins, err := CompactLatency(q, n, orders, budget)
+			early := earlyC.Instances
+			insC, err := Compact(spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, Keep{Orders: orders})
 			if err != nil {
 				continue
 			}
+			ins := insC.Instances
 			met++
 			s := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, Instances: ins}
 			if err := Verify(s); err != nil {
@@ -181,10 +185,11 @@ func TestCompactLatencyChannelsProperty(t *testing.T) {
 			n := 1 + rng.IntN(5)
 			orders := Orders(randomValid(rng, p, n, 2))
 			budget := q.CriticalPath() + rng.IntN(12)
-			ins, err := CompactLatency(q, n, orders, budget)
+			insC, err := Compact(spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, Keep{Orders: orders})
 			if err != nil {
 				continue
 			}
+			ins := insC.Instances
 			met++
 			if err := Verify(&Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, Instances: ins}); err != nil {
 				t.Fatalf("%s with lanes, trial %d: %v", p.Name, trial, err)

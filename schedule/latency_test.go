@@ -92,10 +92,11 @@ func TestCompactLatency(t *testing.T) {
 	stalled := chainSchedule(p, 4, true)
 	orders := Orders(stalled)
 	for _, budget := range []int{0, 4, 5, 7} {
-		ins, err := CompactLatency(p, 4, orders, budget)
+		insC, err := Compact(spec.Spec{Placement: p, MicroBatches: 4, Latency: budget}, Keep{Orders: orders})
 		if err != nil {
 			t.Fatalf("budget %d: %v", budget, err)
 		}
+		ins := insC.Instances
 		s := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 4, Latency: budget}, Instances: ins}
 		if err := Verify(s); err != nil {
 			t.Errorf("budget %d: %v", budget, err)
@@ -104,10 +105,11 @@ func TestCompactLatency(t *testing.T) {
 	// Device 0 runs every micro-batch before device 1 starts: with the
 	// budget at the critical path these orders still fit (one micro-batch
 	// after another on every device).
-	ins, err := CompactLatency(p, 4, orders, 4)
+	insC, err := Compact(spec.Spec{Placement: p, MicroBatches: 4, Latency: 4}, Keep{Orders: orders})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ins := insC.Instances
 	if ms := Makespan(&Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 4}, Instances: ins}); ms != 7 {
 		t.Errorf("makespan %d, want 7", ms)
 	}
@@ -118,10 +120,10 @@ func TestCompactLatency(t *testing.T) {
 		{ID: "b", Kind: placement.Forward, Devices: []int{0}, Time: 1},
 	}, Deps: []placement.Dep{{From: 0, To: 1}}}
 	o := [][]Ref{{{0, 0}, {0, 1}, {1, 0}, {1, 1}}}
-	if _, err := CompactLatency(q, 2, o, 2); err == nil {
+	if _, err := Compact(spec.Spec{Placement: q, MicroBatches: 2, Latency: 2}, Keep{Orders: o}); err == nil {
 		t.Errorf("a0 a1 b0 b1 within latency 2: want an error")
 	}
-	if _, err := CompactLatency(q, 2, o, 3); err != nil {
+	if _, err := Compact(spec.Spec{Placement: q, MicroBatches: 2, Latency: 3}, Keep{Orders: o}); err != nil {
 		t.Errorf("within latency 3: %v", err)
 	}
 }

@@ -73,11 +73,12 @@ func TestLeastMemory(t *testing.T) {
 				}
 			}
 		}
-		ins, err := schedule.Compact(p, 8, orders)
+		s, err := schedule.Compact(spec.Spec{Placement: p, MicroBatches: 8}, schedule.Keep{Orders: orders})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := schedule.Verify(&schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 8, Memory: least}, Instances: ins}); err != nil {
+		s.Memory = least
+		if err := schedule.Verify(s); err != nil {
 			t.Errorf("%s: no schedule under the least budget %d: %v", p.Name, least, err)
 		}
 		if tc.name == "v-shape" {

@@ -195,18 +195,20 @@ func TestLinkOrderBeatsProducerStart(t *testing.T) {
 		Transfers: map[placement.Dep]int{{From: 0, To: 2}: 4, {From: 1, To: 3}: 1},
 		Channels:  true,
 	}
-	ins, err := Compact(p, 1, [][]Ref{{{0, 0}, {1, 0}}, {{3, 0}, {2, 0}}})
+	insC, err := Compact(spec.New(p, 1), Keep{Orders: [][]Ref{{{0, 0}, {1, 0}}, {{3, 0}, {2, 0}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ins := insC.Instances
 	rule := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: ins}
 	if err := Verify(rule); err != nil {
 		t.Fatal(err)
 	}
-	ins, err = Compact(p, 1, [][]Ref{{{0, 0}, {1, 0}}, {{2, 0}, {3, 0}}})
+	insC, err = Compact(spec.New(p, 1), Keep{Orders: [][]Ref{{{0, 0}, {1, 0}}, {{2, 0}, {3, 0}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ins = insC.Instances
 	rule2 := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: ins}
 	if err := Verify(rule2); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/spec"
@@ -25,10 +26,11 @@ func inference2(t *testing.T, c int, channels bool) *placement.Placement {
 func TestVerifyChannels(t *testing.T) {
 	const n = 3
 	free := inference2(t, 3, false)
-	ins, err := Compact(free, n, [][]Ref{{{0, 0}, {0, 1}, {0, 2}}, {{1, 0}, {1, 1}, {1, 2}}})
+	insC, err := Compact(spec.New(free, n), Keep{Orders: [][]Ref{{{0, 0}, {0, 1}, {0, 2}}, {{1, 0}, {1, 1}, {1, 2}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ins := insC.Instances
 	// f1^m starts at m + 4: each tensor arrives 3 after its producer ends.
 	s := &Schedule{Spec: spec.Spec{Placement: free, MicroBatches: n}, Instances: ins}
 	if err := Verify(s); err != nil {
@@ -55,10 +57,11 @@ func TestVerifyChannels(t *testing.T) {
 		}
 	}
 	// Compaction applies the same rule: f1^m at 4, 7, 10.
-	ins, err = Compact(queued.Placement, n, Orders(s))
+	insC, err = Compact(spec.New(queued.Placement, n), Keep{Orders: Orders(s)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ins = insC.Instances
 	fixed := &Schedule{Spec: spec.Spec{Placement: queued.Placement, MicroBatches: n}, Instances: ins}
 	if err := Verify(fixed); err != nil {
 		t.Fatalf("compacted with channels: %v", err)
@@ -66,7 +69,7 @@ func TestVerifyChannels(t *testing.T) {
 	if got := Makespan(fixed); got != 11 {
 		t.Errorf("compacted with channels: makespan %d, want 11 (f1^2 at 10)", got)
 	}
-	if b := LowerBounds(queued.Placement, n, 0); b.Makespan != 11 || b.Period != 3 {
+	if b := bound.LowerBounds(spec.New(queued.Placement, n)); b.Makespan != 11 || b.Period != 3 {
 		t.Errorf("bounds with channels %+v, want makespan 11 (f0 ends at 1, three transfers of 3, f1 takes 1) and period 3", b)
 	}
 }
@@ -90,27 +93,30 @@ func TestChannelsProperty(t *testing.T) {
 			orders := Orders(s)
 			q := p.Clone()
 			q.Channels = true
-			zero, err := Compact(q, n, orders)
+			zeroC, err := Compact(spec.New(q, n), Keep{Orders: orders})
 			if err != nil {
 				t.Fatal(err)
 			}
-			plain, err := Compact(p, n, orders)
+			zero := zeroC.Instances
+			plainC, err := Compact(spec.New(p, n), Keep{Orders: orders})
 			if err != nil {
 				t.Fatal(err)
 			}
+			plain := plainC.Instances
 			if Makespan(&Schedule{Spec: spec.Spec{Placement: q}, Instances: zero}) != Makespan(&Schedule{Spec: spec.Spec{Placement: p}, Instances: plain}) {
 				t.Fatalf("%s trial %d: channels without transfers changed the compacted schedule", p.Name, trial)
 			}
 			setTransfers(q, func(int) int { return rng.IntN(4) })
-			ins, err := Compact(q, n, orders)
+			insC, err := Compact(spec.New(q, n), Keep{Orders: orders})
 			if err != nil {
 				t.Fatal(err)
 			}
+			ins := insC.Instances
 			out := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n}, Instances: ins}
 			if err := Verify(out); err != nil {
 				t.Fatalf("%s trial %d: compacted under channels: %v", p.Name, trial, err)
 			}
-			if lb := LowerBounds(q, n, 0).Makespan; Makespan(out) < lb {
+			if lb := bound.LowerBounds(spec.New(q, n)).Makespan; Makespan(out) < lb {
 				t.Fatalf("%s trial %d: makespan %d below the lower bound %d", p.Name, trial, Makespan(out), lb)
 			}
 		}

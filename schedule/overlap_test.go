@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -36,10 +37,11 @@ func moePaired(t *testing.T) *Schedule {
 	t.Helper()
 	p := moe(t)
 	pairs := []Pair{{Forward: Ref{1, 1}, Backward: Ref{2, 0}}}
-	ins, err := CompactPairs(p, 2, moeOrders(), pairs)
+	insC, err := Compact(spec.New(p, 2), Keep{Orders: moeOrders(), Pairs: pairs})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ins := insC.Instances
 	return &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 2}, Instances: ins, Pairs: pairs}
 }
 
@@ -61,19 +63,20 @@ func TestCompactPairs(t *testing.T) {
 	if m := Measure(s); m.Makespan != 17 || m.Loads[1] != 2+5+4 {
 		t.Errorf("makespan %d, loads %v; want 17 and device 1 busy 11", m.Makespan, m.Loads)
 	}
-	plain, err := Compact(s.Placement, 2, moeOrders())
+	plainC, err := Compact(spec.New(s.Placement, 2), Keep{Orders: moeOrders()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	plain := plainC.Instances
 	if ms := Makespan(&Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: 2}, Instances: plain}); ms != 18 {
 		t.Errorf("unpaired makespan %d, want 18", ms)
 	}
 	// A pair whose instances are not next to each other cannot start together.
 	apart := [][]Ref{moeOrders()[0], {{1, 0}, {1, 1}, {2, 1}, {2, 0}}}
-	if _, err := CompactPairs(s.Placement, 2, apart, s.Pairs); err == nil {
+	if _, err := Compact(spec.New(s.Placement, 2), Keep{Orders: apart, Pairs: s.Pairs}); err == nil {
 		t.Error("compacted a pair split by another instance")
 	}
-	if _, err := CompactPairs(s.Placement, 2, moeOrders(), []Pair{{Ref{1, 0}, Ref{2, 0}}}); err == nil || !strings.Contains(err.Error(), "one micro-batch") {
+	if _, err := Compact(spec.New(s.Placement, 2), Keep{Orders: moeOrders(), Pairs: []Pair{{Ref{1, 0}, Ref{2, 0}}}}); err == nil || !strings.Contains(err.Error(), "one micro-batch") {
 		t.Errorf("a pair of one micro-batch: %v", err)
 	}
 }
@@ -174,15 +177,15 @@ func TestPairsFileRoundTrip(t *testing.T) {
 func TestOverlapBounds(t *testing.T) {
 	s := moePaired(t)
 	for _, n := range []int{1, 2, 8} {
-		b := LowerBounds(s.Placement, n, 0)
+		b := bound.LowerBounds(spec.New(s.Placement, n))
 		q := s.Placement.Clone()
 		q.Overlap = nil
-		plain := LowerBounds(q, n, 0)
+		plain := bound.LowerBounds(spec.New(q, n))
 		if b.Makespan > plain.Makespan || b.Period > plain.Period {
 			t.Errorf("n=%d: bounds %+v above the ones without overlap %+v", n, b, plain)
 		}
 	}
-	if b := LowerBounds(s.Placement, 2, 0); b.Makespan > Makespan(s) {
+	if b := bound.LowerBounds(spec.New(s.Placement, 2)); b.Makespan > Makespan(s) {
 		t.Errorf("bound %d above the paired schedule's makespan %d", b.Makespan, Makespan(s))
 	}
 }

@@ -157,6 +157,9 @@ type detector struct {
 	start [][]int    // start[block][micro]
 	ins   []Instance // by start
 	pg    *pairing   // overlapped pairs: a pair's time counts once
+	seen  []bool     // window's set of blocks, cleared after each use
+	// fwd and bwd are stretch's buffers.
+	fwd, bwd []int
 }
 
 // disjoint reports whether no block runs in two of the stretches.
@@ -180,12 +183,7 @@ func (d *detector) disjoint(sts []Stretch) bool {
 // fewer micro-batches per window unless the other is longer by more than
 // one of its windows; then the earlier.
 func (d *detector) longest(lo, hi int, skip map[int]bool) (best Stretch, ok bool) {
-	var in []Instance
-	for _, x := range d.ins {
-		if x.Start >= lo && x.Start < hi {
-			in = append(in, x)
-		}
-	}
+	in := d.ins[startsFrom(d.ins, lo):startsFrom(d.ins, hi)] // d.ins is sorted by start
 	if len(in) == 0 {
 		return best, false
 	}
@@ -244,7 +242,8 @@ func (d *detector) stretch(in []Instance, lo, hi, P, q int, skip map[int]bool) (
 	// An instance breaks forwards when its image q micro-batches later
 	// does not start P later (within [lo, hi)), backwards when its
 	// preimage does not start P earlier.
-	var fwd, bwd []int // starts, sorted
+	fwd, bwd := d.fwd[:0], d.bwd[:0]           // starts, sorted
+	defer func() { d.fwd, d.bwd = fwd, bwd }() // reused by the next call
 	for _, x := range in {
 		if m := x.Micro + q; m >= d.n || d.start[x.Block][m] != x.Start+P || x.Start+P >= hi {
 			fwd = append(fwd, x.Start)
@@ -298,8 +297,11 @@ func (d *detector) aligned(in []Instance, c Stretch) Stretch {
 		return c
 	}
 	best := c
-	for _, x := range in {
-		if x.Start <= c.Start || x.Start >= c.Start+c.Period || x.Start == best.Start {
+	for _, x := range in[startsFrom(in, c.Start+1):] {
+		if x.Start >= c.Start+c.Period {
+			break // in is sorted by start
+		}
+		if x.Start == best.Start {
 			continue
 		}
 		if w := d.window(in, x.Start, c.Period, c.PerPeriod, c.Iterations-1); w.NR < best.NR {
@@ -309,27 +311,39 @@ func (d *detector) aligned(in []Instance, c Stretch) Stretch {
 	return best
 }
 
+// startsFrom is the index of the first instance of in (sorted by start)
+// that starts at t or later: the windows look at a span of starts only,
+// not at every instance (which made Steady quadratic in the instances).
+func startsFrom(in []Instance, t int) int {
+	return sort.Search(len(in), func(i int) bool { return in[i].Start >= t })
+}
+
 // window describes the stretch from T of period P, q micro-batches per
 // window and iters windows, from the instances starting in its first
 // window.
 func (d *detector) window(in []Instance, T, P, q, iters int) Stretch {
 	c := Stretch{Start: T, Period: P, PerPeriod: q, Iterations: iters}
 	lo, hi := d.n, -1
-	blocks := map[int]bool{}
-	for _, x := range in {
-		if x.Start < T || x.Start >= T+P {
-			continue
+	if d.seen == nil {
+		d.seen = make([]bool, len(d.p.Blocks))
+	}
+	for _, x := range in[startsFrom(in, T):] {
+		if x.Start >= T+P {
+			break // in is sorted by start
 		}
 		lo, hi = min(lo, x.Micro), max(hi, x.Micro)
-		blocks[x.Block] = true
+		if !d.seen[x.Block] {
+			d.seen[x.Block] = true
+			c.Blocks = append(c.Blocks, x.Block)
+		}
 		if !d.pg.follower(x.Ref()) {
 			c.Busy += d.pg.dur(d.p, x.Ref()) * len(d.p.Blocks[x.Block].Devices)
 		}
 	}
-	c.NR = hi - lo + 1
-	for i := range blocks {
-		c.Blocks = append(c.Blocks, i)
+	for _, i := range c.Blocks {
+		d.seen[i] = false
 	}
+	c.NR = hi - lo + 1
 	sort.Ints(c.Blocks)
 	return c
 }

@@ -113,11 +113,11 @@ func TestResize(t *testing.T) {
 		}
 		orders = append(orders, o)
 	}
-	ins, err := Compact(p, n, orders)
+	c, err := Compact(spec.New(p, n), Keep{Orders: orders})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Schedule{Spec: spec.New(p, n), Instances: ins}
+	s := &Schedule{Spec: spec.New(p, n), Instances: c.Instances}
 	r := FindRepetend(s)
 	if r == nil {
 		t.Fatal("no repetend")

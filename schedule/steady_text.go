@@ -10,7 +10,12 @@ import (
 // periodic stretches lie. It is the "steady state" line of tessel search
 // and tessel plan.
 func SteadyText(s *Schedule) string {
-	st := SteadyOf(s)
+	return SteadyTextOf(s, SteadyOf(s))
+}
+
+// SteadyTextOf is SteadyText with s's steady state st (SteadyOf(s))
+// already known.
+func SteadyTextOf(s *Schedule, st *SteadyState) string {
 	if st == nil {
 		return "none found: no stretches of the schedule repeat exactly with every block in one"
 	}

@@ -86,10 +86,11 @@ func TestCompactTransfers(t *testing.T) {
 		p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4})
 		setTransfers(p, func(int) int { return c })
 		n := 8
-		ins, err := Compact(p, n, oneF1BOrders(t, p, n))
+		insC, err := Compact(spec.New(p, n), Keep{Orders: oneF1BOrders(t, p, n)})
 		if err != nil {
 			t.Fatal(err)
 		}
+		ins := insC.Instances
 		s := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
 		if err := Verify(s); err != nil {
 			t.Fatalf("transfer %d: compacted 1F1B: %v", c, err)

@@ -24,10 +24,11 @@ func chosenFork(t *testing.T, channels bool) *Schedule {
 		t.Fatal(err)
 	}
 	q.Channels = channels
-	ins, err := Compact(q, 2, [][]Ref{{{0, 0}, {0, 1}, {1, 0}, {1, 1}}, {{2, 0}, {2, 1}}})
+	insC, err := Compact(spec.New(q, 2), Keep{Orders: [][]Ref{{{0, 0}, {0, 1}, {1, 0}, {1, 1}}, {{2, 0}, {2, 1}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ins := insC.Instances
 	s := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: 2}, Instances: ins}
 	if err := Verify(s); err != nil {
 		t.Fatal(err)

@@ -9,13 +9,14 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 )
 
 // Limits of a schedule the verifier accepts. They keep every end time and
 // every sum of memory far from overflow; a solver never comes near them.
 const (
-	MaxMicroBatches = 1 << 20
+	MaxMicroBatches = limits.MicroBatches
 	MaxStart        = 1 << 40
 )
 

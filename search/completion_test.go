@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
@@ -123,7 +124,7 @@ func runPaperCases(t *testing.T, cases []paperCase) {
 			if s.MicroBatches != n || len(s.Instances) != n*p.K() {
 				t.Errorf("%d micro-batches, %d instances", s.MicroBatches, len(s.Instances))
 			}
-			if lb := schedule.LowerBounds(p, n, 0).Makespan; m.Makespan < lb {
+			if lb := bound.LowerBounds(spec.New(p, n)).Makespan; m.Makespan < lb {
 				t.Errorf("makespan %d below the lower bound %d", m.Makespan, lb)
 			}
 			// The schedule of least makespan need not repeat the
@@ -258,7 +259,7 @@ func TestPropertyRandomPlacements(t *testing.T) {
 		if err := schedule.Verify(res.Schedule); err != nil {
 			t.Fatalf("%s memory %d N=%d: %v", p.Name, memory, n, err)
 		}
-		if mk, lb := schedule.Makespan(res.Schedule), schedule.LowerBounds(p, n, 0).Makespan; mk < lb {
+		if mk, lb := schedule.Makespan(res.Schedule), bound.LowerBounds(spec.New(p, n)).Makespan; mk < lb {
 			t.Fatalf("%s N=%d: makespan %d below the lower bound %d", p.Name, n, mk, lb)
 		}
 	}

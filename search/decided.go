@@ -49,7 +49,8 @@ func decidedRepetend(ctx context.Context, sp spec.Spec, opt Options, best *sched
 			prio[m*k+i] = d.Starts[i] + (m-d.Offsets[i])*d.Period
 		}
 	}
-	if s, err := schedule.CompactDecisions(d.Unroll(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory})); err == nil {
+	u := d.Unroll(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory})
+	if s, err := schedule.Compact(u.Spec, schedule.Keep{From: u}); err == nil {
 		offer(Source{Kind: SourceConstruction, Name: fmt.Sprintf("repetend with decisions/unrolled/period %d", d.Period)}, s)
 	}
 	for _, early := range []bool{false, true} {

@@ -3,7 +3,9 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/z3"
 )
@@ -42,4 +44,11 @@ func own(err error) error {
 		return nil
 	}
 	return solverError{err}
+}
+
+// errOpen is the error of a placement whose blocks give candidates and
+// none is chosen: package choose searches the choices of devices, and
+// calls the search on each.
+func errOpen(p *placement.Placement) error {
+	return fmt.Errorf("search: placement %q: its blocks give candidates and none is chosen: choose the devices first (package choose)", p.Name)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
@@ -47,5 +49,22 @@ func TestErrorsAreTheSearchs(t *testing.T) {
 	}
 	if own(nil) != nil {
 		t.Error("own(nil) is not nil")
+	}
+}
+
+// A search stopped at its time limit before any schedule says which limit
+// ran out, and is ErrStopped.
+func TestStopCauseNamesTheLimit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	<-ctx.Done()
+	err := stopCause(ctx, Options{TimeLimit: 2 * time.Second})
+	if !errors.Is(err, ErrStopped) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "the time limit of 2s ran out") {
+		t.Errorf("at the time limit: %v", err)
+	}
+	ictx, interrupt := context.WithCancelCause(context.Background())
+	interrupt(errors.New("interrupt signal received"))
+	if err := stopCause(ictx, Options{TimeLimit: 2 * time.Second}); !errors.Is(err, ErrStopped) || err.Error() != "interrupt signal received" {
+		t.Errorf("interrupted: %v", err)
 	}
 }

@@ -42,18 +42,18 @@ import (
 //     touch (refine's latency.go) and are re-timed under it;
 //   - bounds: a budget below the critical path is an error (no schedule
 //     meets it); the makespan's bound is raised by the budget's bound
-//     (schedule.LowerBoundsLatency), which Result.BoundBy names.
+//     (bound.LowerBounds), which Result.BoundBy names.
 //
 // With links that carry one transfer at a time (placement's Channels)
 // every re-timing and the latency list schedule time the transfers by the
-// links' queues (schedule.CompactLatency, construct.LatencyList), and the
+// links' queues (schedule.Compact, construct.LatencyList), and the
 // solver's encodings have the queues; a solver's schedule re-timed on the
 // links keeps the budget (onLinks). With offload or recompute, every
 // schedule that decides (the constructions, PipeOffload, AdaOffload, 1F1B
 // with recompute, the windows that decide) is re-timed under the budget
-// with its decisions (schedule.CompactDecisionsLatency) or left out, the
+// with its decisions (schedule.Compact) or left out, the
 // time-optimal search that decides holds the rule
-// (encode.OptimalDecisionsWithin), and where nothing meets both budgets the
+// (encode.OptimalDecisions), and where nothing meets both budgets the
 // error is one line (noneWithin, ErrLatency).
 //
 // Every schedule the search returns records the budget (schedule's

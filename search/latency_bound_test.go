@@ -6,13 +6,14 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
 )
 
-// The latency budget's lower bound (schedule.LowerBoundsLatency; the
+// The latency budget's lower bound (bound.LowerBounds; the
 // Tessel paper's §VI-D serves inference under a latency budget) never
 // exceeds the optimum: on small placements with blocks on all devices
 // and budgets from the critical path up, the time-optimal search under
@@ -50,7 +51,8 @@ func TestLatencyBoundValid(t *testing.T) {
 			if n*len(p.Blocks) > 30 {
 				continue
 			}
-			lb, by := schedule.LowerBoundsLatency(p, n, 0, budget)
+			b := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Latency: budget})
+			lb, by := b, b.By
 			s, sol, err := solveAllWithin(context.Background(), p, n, 0, budget, smt.Options{})
 			if errors.Is(err, smt.ErrInfeasible) {
 				continue // one micro-batch alone is over the budget (two blocks of a device in parallel)
@@ -68,7 +70,7 @@ func TestLatencyBoundValid(t *testing.T) {
 			if sol.Makespan < lb.Makespan {
 				t.Errorf("%s N=%d budget %d: bound %d (%v) above the optimum %d", p.Name, n, budget, lb.Makespan, by, sol.Makespan)
 			}
-			if by == schedule.BoundLatency {
+			if by == bound.BoundLatency {
 				raised++
 				if sol.Makespan == lb.Makespan {
 					tight++
@@ -94,8 +96,8 @@ func TestOptimalNamesLatencyBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Bound.Makespan != 12 || res.Bound.By != schedule.BoundLatency.String() || schedule.Makespan(res.Schedule) != 12 {
-		t.Errorf("bound %d by %q, makespan %d; want 12 by %q, 12", res.Bound.Makespan, res.Bound.By, schedule.Makespan(res.Schedule), schedule.BoundLatency.String())
+	if res.Bound.Makespan != 12 || res.Bound.By != bound.BoundLatency.String() || schedule.Makespan(res.Schedule) != 12 {
+		t.Errorf("bound %d by %q, makespan %d; want 12 by %q, 12", res.Bound.Makespan, res.Bound.By, schedule.Makespan(res.Schedule), bound.BoundLatency.String())
 	}
 }
 
@@ -142,7 +144,8 @@ func TestLatencyBoundValidOnQueuedLinks(t *testing.T) {
 				continue
 			}
 			budget := cp + rng.Intn(3)
-			lb, by := schedule.LowerBoundsLatency(p, n, 0, budget)
+			b := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Latency: budget})
+			lb, by := b, b.By
 			s, sol, err := solveAllWithin(context.Background(), p, n, 0, budget, smt.Options{})
 			if errors.Is(err, smt.ErrInfeasible) {
 				continue
@@ -157,7 +160,7 @@ func TestLatencyBoundValidOnQueuedLinks(t *testing.T) {
 			if sol.Makespan < lb.Makespan {
 				t.Errorf("%s N=%d budget %d: bound %d (%v) above the optimum %d", p.Name, n, budget, lb.Makespan, by, sol.Makespan)
 			}
-			if by == schedule.BoundLatency {
+			if by == bound.BoundLatency {
 				raised++
 			}
 		}

@@ -85,7 +85,7 @@ func TestLatencyWithDecisions(t *testing.T) {
 			best, name := 0, ""
 			for _, m := range baseline.All() {
 				b, err := m.Build(spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.memory})
-				if err != nil || !allows(b, sp.Allowed) {
+				if err != nil || !sp.Allowed.Permit(b.Count()) {
 					continue
 				}
 				if b, ok := construct.WithLatency(b, tc.latency); ok && (best == 0 || schedule.Makespan(b) < best) {

@@ -25,6 +25,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/chart"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -248,10 +249,10 @@ func TestMemoryExperiment(t *testing.T) {
 			checkRow(t, label, row)
 			if c.devices == 8 && c.n == 16 && mem <= 4 && row[colPipeOffload].fits && row[colOffloadOnly].fits {
 				po, off := row[colPipeOffload].makespan, row[colOffloadOnly].makespan
-				lbOff := schedule.LowerBounds(vOffloadOnly(t, c.devices), c.n, mem).Makespan
+				lbOff := bound.LowerBounds(spec.Spec{Placement: vOffloadOnly(t, c.devices), MicroBatches: c.n, Memory: mem}).Makespan
 				fmt.Fprintf(&gain, "| %d | %d | %d | %d | %.1f %% | %d |\n", mem, po, 4*po/5, off, 100*float64(po-off)/float64(po), lbOff)
 			}
-			lb := schedule.LowerBounds(vPlacement(t, c.devices), c.n, mem).Makespan
+			lb := bound.LowerBounds(spec.Spec{Placement: vPlacement(t, c.devices), MicroBatches: c.n, Memory: mem}).Makespan
 			fmt.Fprintf(&table, "| %d | %d | %d |", c.devices, c.n, mem)
 			for k, r := range row {
 				cell := r.String()
@@ -283,7 +284,7 @@ func TestMemoryExperiment(t *testing.T) {
 				t.Errorf("N=%d: tessel %v, PipeOffload %v", n, row[k], row[0])
 			}
 		}
-		lb := schedule.LowerBounds(vPlacement(t, 8), n, 4).Makespan
+		lb := bound.LowerBounds(spec.Spec{Placement: vPlacement(t, 8), MicroBatches: n, Memory: 4}).Makespan
 		for k, r := range append(row, result{makespan: lb, fits: true}) {
 			sweepChart.Series[k].Points = append(sweepChart.Series[k].Points, chart.Point{X: float64(n), Y: float64(r.makespan) / float64(n)})
 		}
@@ -373,7 +374,7 @@ func TestOptPipeGainBoundOneStage(t *testing.T) {
 			if err != nil {
 				t.Fatalf("N=%d, memory %d: %v", n, mem, err)
 			}
-			lb := schedule.LowerBounds(p, n, mem).Makespan
+			lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: mem}).Makespan
 			if ref := schedule.Makespan(po); 5*lb <= 4*ref {
 				t.Errorf("N=%d, memory %d: lower bound %d, PipeOffload %d: 20 %% is not ruled out", n, mem, lb, ref)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -23,12 +24,6 @@ type OptimalOptions struct {
 	// Progress, when set, is called after every solver call with the
 	// current bounds of the makespan.
 	Progress func(lower, upper int)
-	// Assignments and MaxAssignments are Options' for a placement with
-	// candidates: starts beside AssignmentStarts, and the most
-	// assignments searched (0: DefaultOptimalAssignments; a placement
-	// with more is refused).
-	Assignments    []Assignment
-	MaxAssignments int
 	// LinkOrder, with channels (placement's Channels), lets the solver
 	// choose the order of the transfers on each link instead of their
 	// producers' (She et al., operator-level MIP, §III eqs 14–15;
@@ -36,8 +31,6 @@ type OptimalOptions struct {
 	// chose (schedule's LinkOrder). Refused without channels and where
 	// device pairs have several links (placement's Lanes).
 	LinkOrder bool
-
-	pinned bool // search the placement's devices as they are (optimalWhere's own calls)
 }
 
 // OptimalResult is the time-optimal search's answer.
@@ -52,7 +45,7 @@ type OptimalResult struct {
 }
 
 // OptimalBound is the time-optimal search's lower bound of the makespan:
-// the larger of the schedule package's bounds (schedule.LowerBoundsBy)
+// the larger of the schedule package's bounds (bound.LowerBounds)
 // and the solver's (its relaxations, raised by every shorter makespan a
 // solver call refuted).
 type OptimalBound struct {
@@ -68,7 +61,8 @@ type OptimalBound struct {
 
 // boundOf combines the schedule package's bound with the solver's.
 func boundOf(p *placement.Placement, n, memory, latency int, sol *smt.Solution) OptimalBound {
-	b, by := schedule.LowerBoundsLatency(p, n, memory, latency)
+	b := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory, Latency: latency})
+	by := b.By
 	out := OptimalBound{Makespan: b.Makespan, By: by.String(), Relaxed: b.Makespan}
 	if sol == nil {
 		return out
@@ -109,8 +103,8 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 	if opt.LinkOrder && len(p.Lanes) > 0 {
 		return nil, fmt.Errorf("search: placement %q: a link order is not chosen where device pairs have several links", p.Name)
 	}
-	if p.HasCandidates() && !opt.pinned {
-		return optimalWhere(ctx, sp, opt)
+	if p.Open() {
+		return nil, errOpen(p)
 	}
 	if err := sp.CheckDecisions(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -135,7 +129,7 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 		offer(Source{Kind: SourceConstruction, Name: cands[0].Name}, cands[0].Schedule)
 	}
 	for _, m := range baseline.All() {
-		if s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}); err == nil && allows(s, sp.Allowed) {
+		if s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}); err == nil && sp.Allowed.Permit(s.Count()) {
 			offer(Source{Kind: SourceBaseline, Name: m.Name}, s)
 		}
 	}
@@ -162,7 +156,7 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, sp.Latency, nil)}, nil
 	}
 	if lb := boundOf(p, n, memory, sp.Latency, nil).Makespan; lb > sol.LowerBound {
-		// The latency budget's bound (schedule.LowerBoundsLatency), which
+		// The latency budget's bound (bound.LowerBounds), which
 		// the solver's relaxations do not know.
 		sol.LowerBound = lb
 		sol.Proven = sol.Proven || sol.Makespan <= lb
@@ -241,7 +235,7 @@ func solveAll(ctx context.Context, p *placement.Placement, n, memory int, opt sm
 // encoding leaves out the queues on links (placement's Channels) may
 // start a consumer before its tensor, queued behind another on a link,
 // arrives: it is then re-timed, every device keeping its order, by
-// schedule.CompactLatency under s's latency budget (Compact without one),
+// compact.Compact under s's latency budget,
 // which applies the rule (placement's LinkQueue), and retimed is true. Anything else that fails the verifier is a bug.
 func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err error) {
 	err = schedule.Verify(s)
@@ -251,11 +245,11 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 	if !s.Placement.Channels {
 		return nil, false, fmt.Errorf("fails verification (a bug): %w", err)
 	}
-	ins, cerr := schedule.CompactLatency(s.Placement, s.MicroBatches, schedule.Orders(s), s.Latency)
+	cs, cerr := schedule.Compact(spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Latency: s.Latency}, schedule.Keep{Orders: schedule.Orders(s)})
 	if cerr != nil {
 		return nil, false, fmt.Errorf("re-timed on the links: %w", cerr)
 	}
-	out := &schedule.Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency}, Instances: ins}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency}, Instances: cs.Instances}
 	if err := schedule.Verify(out); err != nil {
 		return nil, false, fmt.Errorf("re-timed on the links, fails verification (a bug): %w", err)
 	}
@@ -263,16 +257,16 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 }
 
 // optimalDecisions is the time-optimal search whose encoding decides
-// offloads and recomputes too (encode.OptimalDecisionsWithin, under the
+// offloads and recomputes too (encode.OptimalDecisions, under the
 // latency budget where there is one), from the best seed.
 func optimalDecisions(ctx context.Context, sp spec.Spec, _ OptimalOptions, sopt smt.Options, seed *schedule.Schedule, source Source) (*OptimalResult, error) {
 	p := sp.Placement
-	s, sol, err := encode.OptimalDecisionsWithin(ctx, p, sp.MicroBatches, sp.Memory, sp.Latency, encode.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}, sopt, seed)
+	s, sol, err := encode.OptimalDecisions(ctx, sp, seed, sopt)
 	if err != nil {
 		if seed == nil {
 			return nil, err
 		}
-		lb := schedule.LowerBounds(p, sp.MicroBatches, sp.Memory).Makespan
+		lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
 		if sp.Latency > 0 {
 			lb = max(lb, boundOf(p, sp.MicroBatches, sp.Memory, sp.Latency, nil).Makespan)
 		}
@@ -298,7 +292,7 @@ func optimalDecisions(ctx context.Context, sp spec.Spec, _ OptimalOptions, sopt 
 // decision. ok is false when none repeats. The solver's repetends keep
 // every activation; this is the steady state the decisions reach. Under a
 // latency budget the constructions are re-timed under it with their
-// decisions (construct.LatencyPortfolio), those whose orders meet none
+// decisions (construct.Portfolio), those whose orders meet none
 // left out: every micro-batch of such a schedule meets the budget, and so
 // does the steady state it repeats.
 func SteadyPeriod(ctx context.Context, sp spec.Spec) (period int, ok bool, err error) {

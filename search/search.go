@@ -1,17 +1,16 @@
 package search
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
-	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/encode"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/refine"
 	"github.com/tessel-pp/tessel/repetend"
@@ -71,6 +70,9 @@ type Options struct {
 	// of stopping after LNSSteps windows, and runs whatever the gap. The
 	// result then depends on the time given, not only on the input.
 	UseTime bool
+	// TimeLimit is the time limit ctx was given (0: none), named in the
+	// report of an answer found under it (Result.Stopped).
+	TimeLimit time.Duration
 	// Start lists schedules of the same placement, micro-batch count and
 	// budget to start from beside the constructions and the baselines
 	// (tessel replan: a previous plan's orders on a new cluster). Each
@@ -79,28 +81,6 @@ type Options struct {
 	// (a previous plan's): see Start.Repetend.
 	Start    []Start
 	Progress func(Progress)
-	// Assignments are choices of devices to start from beside
-	// AssignmentStarts, for a placement whose blocks give candidates
-	// (see "Where, not only when" in where.go); ignored without
-	// candidates. A HEFT-style list scheduler adds its choice here.
-	Assignments []Assignment
-	// MaxAssignments is how many assignments the search enumerates, each
-	// searched, when a placement with candidates has no more: 0 means
-	// DefaultAssignments, a negative value the starts alone.
-	MaxAssignments int
-	// Objective is what the choice of devices minimises: the makespan
-	// (default) or the period (ObjectivePeriod).
-	Objective Objective
-
-	pinned bool // search the placement's devices as they are (runWhere's own calls)
-}
-
-// allows reports whether schedule s takes only decisions the spec
-// allows: the offload and recompute baselines join the seeds only with
-// Offload or Recompute.
-func allows(s *schedule.Schedule, d spec.Decisions) bool {
-	off, rec := s.Count()
-	return (off == 0 || d.Offload) && (rec == 0 || d.Recompute)
 }
 
 // Start is a schedule the search starts from (Options.Start), or a
@@ -270,7 +250,7 @@ type Result struct {
 	// Contenders are the schedules the search started from, in the order
 	// it took them: given starts, constructions, baselines.
 	Contenders []Contender
-	Bounds     schedule.Bounds
+	Bounds     bound.Bounds
 	// Refined counts the work of re-optimising the schedule's ends.
 	Refined refine.Stats
 	Times   Times
@@ -289,22 +269,27 @@ type Result struct {
 	// 0: none).
 	Latency int
 	// BoundBy names the argument that gives Bounds.Makespan
-	// (schedule.LowerBoundsLatency).
-	BoundBy schedule.MakespanBound
+	// (bound.LowerBounds).
+	BoundBy bound.MakespanBound
 	// Decided is the repetend with decisions the search found and
 	// unrolled (nil without decisions, or when none was found).
 	Decided *repetend.Decided
-	// Assigned is set when the search chose the devices of blocks with
-	// candidates (where.go): Bounds then hold for every assignment, and
-	// the solver's proofs, for the chosen one alone, prove nothing.
+	// Assigned is set when the devices of blocks with candidates were
+	// chosen (package choose): Bounds then hold for every assignment,
+	// and the solver's proofs, for the chosen one alone, prove nothing.
 	Assigned bool
 
-	// assignedPeriod is set when the repetend with assignment literals
+	// AssignedPeriod is set when the repetend with assignment literals
 	// proved that no choice of devices has a repetend (N_R ≤ MaxNR) of
-	// a shorter period than Repetend's (where.go).
-	assignedPeriod bool
-	improved       int // the large-neighbourhood search's makespan so far, for Progress
-	phaseChecks    int // solver calls of the warmup and cooldown searches
+	// a shorter period than Repetend's (package choose).
+	AssignedPeriod bool
+	// Stopped says why the search ended before its own end, "" when it
+	// ran to it: the time limit (an answer that depends on the time
+	// given, Options.TimeLimit named), or ctx cancelled (Ctrl-C).
+	Stopped string
+
+	improved    int // the large-neighbourhood search's makespan so far, for Progress
+	phaseChecks int // solver calls of the warmup and cooldown searches
 }
 
 // SolverChecks counts the solver calls of the search: the repetend
@@ -392,7 +377,7 @@ func (r *Result) PeriodProven() bool {
 		return true
 	}
 	if r.Assigned && !r.Decisions {
-		return r.assignedPeriod
+		return r.AssignedPeriod
 	}
 	if r.Decisions || r.Assigned {
 		return false
@@ -444,13 +429,13 @@ func (r *Result) Proven() bool {
 	return r.Source == Source{Kind: SourceRepetend} && r.PeriodProven() && r.WarmupProven && r.CooldownProven
 }
 
-// settled reports whether the schedule is proven optimal among all
+// Settled reports whether the schedule is proven optimal among all
 // schedules: its makespan meets the lower bound, or the time-optimal
 // search of all N micro-batches proved it. The paper's proof — a
 // least-period repetend with time-optimal warmup and cooldown — is about
 // schedules that repeat that repetend only: with time to use
 // (Options.UseTime) the search goes on past it, not past this.
-func (r *Result) settled() bool {
+func (r *Result) Settled() bool {
 	return r.Gap() <= 0 || (r.Proven() && r.TO != nil)
 }
 
@@ -458,7 +443,7 @@ func (r *Result) settled() bool {
 // with time to use, Proven at the default effort.
 func (r *Result) done(opt Options) bool {
 	if opt.UseTime {
-		return r.settled()
+		return r.Settled()
 	}
 	return r.Proven()
 }
@@ -494,18 +479,22 @@ var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 // constructions, may be the incumbent of step 2. The schedule of least
 // makespan wins; on a tie, the repetend's.
 // When ctx ends, Run returns at once with the best verified schedule
-// so far.
+// so far: a step that checks ctx stops at its next check, and a step that
+// does not within StopGrace is left to finish in the background, its
+// answer unused (stop.go). Result.Stopped then says why the search ended
+// early.
 //
 // Its errors are the search's own: a solver's that proves no schedule
 // exists is ErrInfeasible, one of a search stopped before it found
 // anything ErrStopped (errors.Is).
 func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
-	res, err := run(ctx, sp, opt)
+	res, err := watch(ctx, sp, opt)
 	return res, own(err)
 }
 
-// run is Run, its errors not yet the search's own.
-func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
+// run is Run's search, its errors not yet the search's own; inc, when
+// set, is given the best result so far at every step (for watch).
+func run(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent) (*Result, error) {
 	p := sp.Placement
 	t0 := time.Now()
 	if sp.MicroBatches < 1 {
@@ -514,8 +503,14 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	if p.HasCandidates() && !opt.pinned && (p.Open() || len(opt.Start) == 0) {
-		return runWhere(ctx, sp, opt)
+	if err := limits.CheckInstances(sp.MicroBatches, len(p.Blocks)); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	if err := limits.Check("N_R", opt.MaxNR, limits.NR); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	if p.Open() {
+		return nil, errOpen(p)
 	}
 	if err := sp.CheckDecisions(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -526,304 +521,18 @@ func run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	if e := noFit(sp, true); e != nil {
 		return nil, e // proven: no schedule fits, whatever N_R
 	}
-	n := sp.MicroBatches
-	res := &Result{Decisions: sp.Allowed.Offload || sp.Allowed.Recompute, Latency: sp.Latency}
-	res.Bounds, res.BoundBy = schedule.LowerBoundsLatency(p, n, sp.Memory, sp.Latency)
-	report := func(stage string, rp *repetend.Progress) {
-		if opt.Progress == nil {
-			return
-		}
-		pr := Progress{Stage: stage, Repetend: rp, LowerBound: res.Bounds.Makespan}
-		if res.Schedule != nil {
-			pr.BestMakespan = schedule.Makespan(res.Schedule)
-		}
-		if res.improved > 0 && res.improved < pr.BestMakespan {
-			pr.BestMakespan = res.improved
-		}
-		opt.Progress(pr)
-	}
-	bestKept := 0 // least makespan of a seed that keeps every activation
-	offer := func(source Source, s *schedule.Schedule) {
-		if s = withinLatency(sp, s); s == nil {
-			return // its orders meet no schedule within the latency budget
-		}
-		if ms := schedule.Makespan(s); len(s.Decisions) == 0 && (bestKept == 0 || ms < bestKept) {
-			bestKept = ms
-		}
-		if res.Schedule == nil || schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
-			res.Schedule, res.Source = s, source
-		}
-	}
-
-	// 1. Constructions and baselines, after the given starts.
-	for _, st := range opt.Start {
-		if st.Schedule == nil && st.Repetend != nil {
-			continue // re-timed after the constructions: startRepetends
-		}
-		s := st.Schedule
-		if s == nil || !s.Placement.Equal(p) || s.MicroBatches != n || s.Memory != sp.Memory {
-			return nil, fmt.Errorf("search: start %q: not a schedule of this placement, micro-batch count and budget", st.Name)
-		}
-		if err := schedule.Verify(s); err != nil {
-			return nil, fmt.Errorf("search: start %q: %w", st.Name, err)
-		}
-		if s = withinLatency(sp, s); s == nil {
-			continue // its orders meet no schedule within the latency budget
-		}
-		src := Source{Kind: SourceStart, Name: st.Name}
-		res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
-		offer(src, s)
-	}
-	var incumbent *repetend.Repetend
-	if !opt.SolverOnly {
-		report("constructions", nil)
-		cands, err := portfolio(ctx, sp)
-		if err != nil {
-			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
-		}
-		type seed struct {
-			src Source
-			s   *schedule.Schedule
-		}
-		var seeds []seed // for overlap.Pair
-		for _, c := range cands {
-			src := Source{Kind: SourceConstruction, Name: c.Name}
-			res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: c.Makespan})
-			offer(src, c.Schedule)
-			if p.Overlap != nil {
-				seeds = append(seeds, seed{src, c.Schedule})
-			}
-			if c.Periodic == nil || (opt.MaxNR > 0 && fromPeriodic(c.Periodic).NR > opt.MaxNR) {
-				continue
-			}
-			if r := fromPeriodic(c.Periodic); sp.Latency > 0 && r.Latency(p) > sp.Latency {
-				continue // its steady state is over the latency budget
-			}
-			if r := fromPeriodic(c.Periodic); incumbent == nil || r.Period < incumbent.Period || (r.Period == incumbent.Period && r.NR < incumbent.NR) {
-				incumbent = r
-			}
-		}
-		for _, m := range baseline.All() {
-			s, err := m.Build(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory})
-			if err != nil || !allows(s, sp.Allowed) {
-				continue // not applicable, over the budget, or taking decisions the options do not allow
-			}
-			if s = withinLatency(sp, s); s == nil {
-				continue // its orders meet no schedule within the latency budget
-			}
-			src := Source{Kind: SourceBaseline, Name: m.Name}
-			res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
-			offer(src, s)
-			seeds = append(seeds, seed{src, s})
-		}
-		// The zero-bubble auto-scheduler's setting that ends first
-		// (its authors keep the one whose longest stage is shortest):
-		// a start where it is the best so far.
-		if s, err := baseline.ZBAutoShortest(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory}); err == nil && allows(s, sp.Allowed) {
-			if s = withinLatency(sp, s); s != nil && (res.Schedule == nil || schedule.Makespan(s) < schedule.Makespan(res.Schedule)) {
-				src := Source{Kind: SourceStart, Name: "zb-auto, shortest setting"}
-				res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
-				offer(src, s)
-				seeds = append(seeds, seed{src, s})
-			}
-		}
-		// The best constructions and baselines with forwards and
-		// backwards paired greedily where that helps, as many as
-		// pairWork allows (a pairing costs about I² for I instances).
-		slices.SortStableFunc(seeds, func(a, b seed) int { return cmp.Compare(schedule.Makespan(a.s), schedule.Makespan(b.s)) })
-		work := 0
-		for k, c := range seeds {
-			if work += len(c.s.Instances) * len(c.s.Instances); k > 0 && work > pairWork {
-				break
-			}
-			if paired, ok := overlap.Pair(ctx, c.s); ok {
-				src := c.src
-				src.Paired = true
-				res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(paired)})
-				offer(src, paired)
-			}
-		}
-		res.Repetend = incumbent
-		res.Times.Constructions = time.Since(t0)
-		report("constructions", nil)
-	}
-	started, err := startRepetends(ctx, sp, opt, res, offer)
-	if err != nil {
-		return nil, err
-	}
-	if started != nil {
-		incumbent = started
-	}
-
-	// 2a. With decisions and time to use, the repetend whose steady
-	// state decides too, unrolled (decidedRepetend).
-	if res.Decisions && opt.UseTime && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) && len(p.Blocks) <= maxSolverBlocks {
-		report("repetend with decisions", nil)
-		t := time.Now()
-		d, err := decidedRepetend(ctx, sp, opt, res.Schedule, func(src Source, s *schedule.Schedule) {
-			res.Contenders = append(res.Contenders, Contender{Source: src, Makespan: schedule.Makespan(s)})
-			offer(src, s)
-		})
-		res.Times.Repetend += time.Since(t)
-		if err != nil {
-			return nil, fmt.Errorf("placement %q: repetend with decisions: %w", p.Name, err)
-		}
-		res.Decided = d
-	}
-
-	// 2. The solver's repetend, for a shorter period than the modulo
-	// schedule's (or a start's).
-	t1 := time.Now()
-	keptBound := 0
-	if res.Decisions && res.Schedule != nil {
-		// The solver's schedules keep every activation: none ends before
-		// the bound of schedules that keep every activation.
-		keptBound = schedule.LowerBounds(p.Kept(), n, sp.Memory).Makespan
-	}
-	switch {
-	case res.Decisions && res.Schedule != nil && schedule.Makespan(res.Schedule) <= keptBound:
-		res.Skipped = fmt.Sprintf("a schedule that offloads or recomputes ends by %d, when no schedule that keeps every activation can end (lower bound %d)", schedule.Makespan(res.Schedule), keptBound)
-	case res.Decisions && res.Schedule != nil && len(res.Schedule.Decisions) > 0 && (bestKept == 0 || schedule.Makespan(res.Schedule) < bestKept):
-		// The solver's repetends keep every activation; where every
-		// construction and baseline that keeps them loses to one that
-		// decides, their search is left out (it is slow on large
-		// placements and rarely gains that much).
-		keptBound = schedule.Makespan(res.Schedule)
-		res.Skipped = fmt.Sprintf("a schedule that offloads or recomputes ends at %d, before every one that keeps every activation", schedule.Makespan(res.Schedule))
-	case incumbent != nil && incumbent.Period <= res.Bounds.Period:
-		res.Skipped = "the modulo schedule's period meets the lower bound"
-		if started != nil {
-			res.Skipped = "a start's period meets the lower bound"
-		}
-	case ctx.Err() != nil:
-		res.Skipped = "stopped before the solver started"
-	case len(p.Blocks) > maxSolverBlocks && res.Schedule != nil:
-		res.Skipped = fmt.Sprintf("%d blocks is more than the solver's limit of %d", len(p.Blocks), maxSolverBlocks)
-	default:
-		sr, err := solveRepetend(ctx, sp, opt, incumbent, func(pr repetend.Progress) { report("repetend", &pr) })
-		res.Times.Repetend = time.Since(t1)
-		if err != nil {
-			return nil, fmt.Errorf("placement %q: repetend search: %w", p.Name, err)
-		}
-		res.Search = sr
-		if sr.Best != nil {
-			res.Repetend = sr.Best
-		}
-	}
-	if res.Repetend == nil && res.Schedule == nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, ctx.Err())
-		}
-		if res.Decisions && sp.Latency > 0 {
-			return nil, noneWithin(sp)
-		}
-		maxNR := opt.MaxNR
-		if res.Search != nil {
-			maxNR = res.Search.MaxNR
-		}
-		if e := noFit(sp, false); e != nil {
-			return nil, e
-		}
-		return nil, fmt.Errorf("placement %q: memory %d, N_R ≤ %d: %w", p.Name, sp.Memory, maxNR, ErrNoRepetend)
-	}
-
-	// 3. The repetend's own schedule: time-optimal warmup and cooldown
-	// around it, unless the search was stopped or a construction already
-	// meets the lower bound.
-	if res.Repetend != nil && ctx.Err() == nil && (res.Schedule == nil || res.Gap() > 0) && (keptBound == 0 || schedule.Makespan(res.Schedule) > keptBound) {
-		report("warmup and cooldown", nil)
-		s, err := repetendSchedule(ctx, sp, res.Repetend, opt, res)
-		switch {
-		case err != nil && res.Schedule == nil && res.Decisions && sp.Latency > 0:
-			return nil, noneWithin(sp)
-		case err != nil && res.Schedule == nil:
-			return nil, err
-		case err == nil && (res.Schedule == nil || schedule.Makespan(s) <= schedule.Makespan(res.Schedule)):
-			res.Schedule, res.Source = s, Source{Kind: SourceRepetend}
-		}
-	}
-	if res.Schedule == nil {
-		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", p.Name, context.Cause(ctx))
-	}
-
-	// 3b. Under a latency budget, the time-optimal search of all N with
-	// the rule of every micro-batch, where it is small enough.
-	if sp.Latency > 0 {
-		latencyOptimal(ctx, sp, opt, res)
-	}
-
-	// 4. The solver re-optimises the ends of the best schedule, unless it
-	// is already proven in the paper's sense (least period, time-optimal
-	// warmup and cooldown) or within 2% of the lower bound: there the
-	// windows rarely gain, and each costs a capped solver call.
-	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.done(opt) && res.Gap()*refineGapRatio > res.Makespan() && refinable(opt, res.Source) &&
-		len(res.Schedule.Decisions) == 0 && len(res.Schedule.Pairs) == 0 { // the solver's windows pair nothing
-		report("refining", nil)
-		t3 := time.Now()
-		s, st, err := refine.Improve(ctx, res.Schedule, refine.Options{Effort: opt.RefineEffort, Seed: opt.Seed,
-			Progress: func(int) { report("refining", nil) }})
-		res.Times.Refine = time.Since(t3)
-		res.Refined = st
-		if err != nil {
-			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
-		}
-		if s = withinLatency(sp, s); s != nil && schedule.Makespan(s) < schedule.Makespan(res.Schedule) {
-			res.Schedule = s
-			res.Source.Refined = true
-		}
-	}
-	// With time to use, the repetend search that an effort cap stopped
-	// is run again from its best repetend, without the cap, for a quarter of
-	// the time left; a shorter period's schedule joins if it ends
-	// earlier.
-	if opt.UseTime && !opt.SolverOnly {
-		researchRepetend(ctx, sp, opt, res, report)
-	}
-
-	// With time to use, the whole schedule to the solver where it is
-	// small enough: a proof settles the search.
-	if opt.UseTime && !opt.SolverOnly {
-		report("improving", nil)
-		t4 := time.Now()
-		wholeOptimal(ctx, sp, opt, res)
-		res.Times.Refine += time.Since(t4)
-	}
-
-	// 5. Large-neighbourhood search over windows anywhere in the
-	// schedule: a deterministic number of windows, or, with UseTime,
-	// until ctx ends (on the schedule's orders unpaired where its
-	// forwards and backwards are paired, each improvement paired again).
-	if !opt.SolverOnly && opt.RefineEffort >= 0 && ctx.Err() == nil && !res.done(opt) && lnsWanted(opt, res) &&
-		(len(res.Schedule.Decisions) == 0 || (res.Decisions && (opt.UseTime || opt.DecidedWindows > 0))) && (len(res.Schedule.Pairs) == 0 || opt.UseTime) { // windows that decide where asked; none pair
-		report("improving", nil)
-		t4 := time.Now()
-		err := improve(ctx, sp, opt, res, func(ms int) { res.improved = ms; report("improving", nil) })
-		res.Times.Refine += time.Since(t4)
-		if err != nil {
-			return nil, fmt.Errorf("placement %q: %w", p.Name, err)
-		}
-	}
-	// 6. Forwards and backwards of the best schedule paired where that
-	// helps (package overlap; placements that let them overlap).
-	if p.Overlap != nil && ctx.Err() == nil {
-		if paired, ok := overlap.Pair(ctx, res.Schedule); ok && schedule.Makespan(paired) <= schedule.Makespan(res.Schedule) {
-			res.Schedule = paired
-			res.Source.Paired = true
-		}
-	}
-	// A schedule built without a repetend often has one in its steady
-	// state: name it, so that renderings mark it (checked like any other).
-	if res.Schedule.Repetend == nil {
-		if rp := schedule.FindRepetend(res.Schedule); rp != nil {
-			named := *res.Schedule
-			named.Repetend = rp
-			if schedule.Verify(&named) == nil {
-				res.Schedule = &named
+	st := &state{sp: sp, opt: opt, t0: t0, inc: inc, res: &Result{Decisions: sp.Allowed.Any(), Latency: sp.Latency, Bounds: bound.LowerBounds(sp)}}
+	st.res.BoundBy = st.res.Bounds.By
+	for _, ph := range phases() {
+		if ph.applies(st, ctx) {
+			if err := ph.run(st, ctx); err != nil {
+				return nil, err
 			}
 		}
 	}
-	res.Times.Total = time.Since(t0)
-	return res, nil
+	st.res.Times.Total = time.Since(t0)
+	st.res.Stopped = stopReason(ctx, opt, st.res.Times.Total)
+	return st.res, nil
 }
 
 // researchRepetend runs the solver's repetend search again, from
@@ -903,7 +612,7 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 			// encodes the whole schedule, so without a time limit
 			// only DecidedWindows of them are given, and none to a
 			// schedule of more than maxDecidedInstances.
-			lo.Decisions = encode.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}
+			lo.Decisions = spec.Decisions{Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute}
 			if !opt.UseTime {
 				lo.Steps = opt.DecidedWindows
 			}
@@ -983,7 +692,7 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 		}
 		return nil
 	}
-	for round := 0; ctx.Err() == nil && !res.settled(); round++ {
+	for round := 0; ctx.Err() == nil && !res.Settled(); round++ {
 		if round > 0 {
 			c, err := construct.Restart(ctx, spec.Spec{Placement: p, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, round)
 			if err != nil {
@@ -1001,7 +710,7 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 				keep(s, source)
 			}
 		}
-		if ctx.Err() != nil || res.settled() {
+		if ctx.Err() != nil || res.Settled() {
 			break
 		}
 		source := baseSource
@@ -1011,7 +720,7 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 			return err
 		}
 		keep(s, source)
-		if ctx.Err() != nil || res.settled() {
+		if ctx.Err() != nil || res.Settled() {
 			break
 		}
 		if err := short(round); err != nil {
@@ -1024,11 +733,11 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 // unpaired is s with its forwards and backwards run one after the other
 // in its devices' orders (no Pairs), compacted and verified.
 func unpaired(s *schedule.Schedule) (*schedule.Schedule, error) {
-	ins, err := schedule.CompactLatency(s.Placement, s.MicroBatches, schedule.Orders(s), s.Latency)
+	c, err := schedule.Compact(s.Spec, schedule.Keep{Orders: schedule.Orders(s)})
 	if err != nil {
 		return nil, fmt.Errorf("unpairing the schedule: %w", err)
 	}
-	u := &schedule.Schedule{Spec: s.Spec, Instances: ins, Decisions: s.Decisions}
+	u := &schedule.Schedule{Spec: s.Spec, Instances: c.Instances, Decisions: s.Decisions}
 	if err := schedule.Verify(u); err != nil {
 		return nil, fmt.Errorf("unpairing the schedule: %w", err)
 	}
@@ -1174,7 +883,7 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 	if err != nil {
 		return nil, err
 	}
-	c, err := construct.Compact(s)
+	c, err := recompact(s)
 	if err != nil || sp.Latency <= 0 {
 		return c, err
 	}

@@ -109,7 +109,7 @@ func startRepetend(ctx context.Context, sp spec.Spec, rp *schedule.Repetend, opt
 	if err != nil {
 		return r, nil, nil
 	}
-	if s, err = construct.Compact(s); err != nil {
+	if s, err = recompact(s); err != nil {
 		return r, nil, nil
 	}
 	return r, s, nil
@@ -130,4 +130,33 @@ func refinable(opt Options, source Source) bool {
 		}
 	}
 	return true
+}
+
+// recompact moves every instance of a valid schedule as early as its
+// per-device orders and dependencies allow (compact.Compact: never later,
+// same memory) and verifies the result. The repetend is kept when the
+// iterations still repeat exactly; otherwise it is dropped, and s itself
+// is the answer where it is as short and verifies.
+func recompact(s *schedule.Schedule) (*schedule.Schedule, error) {
+	cs, err := schedule.Compact(spec.New(s.Placement, s.MicroBatches), schedule.Keep{Orders: schedule.Orders(s)})
+	if err != nil {
+		return nil, fmt.Errorf("construct: %w", err)
+	}
+	ins := cs.Instances
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins}
+	if s.Repetend != nil {
+		rp := *s.Repetend
+		rp.Offsets = append([]int(nil), rp.Offsets...)
+		out.Repetend = &rp
+		if !construct.Repeats(out) {
+			out.Repetend = nil
+			if schedule.Makespan(s) <= schedule.Makespan(out) && schedule.Verify(s) == nil {
+				return s, nil // as short, and it repeats
+			}
+		}
+	}
+	if err := schedule.Verify(out); err != nil {
+		return nil, fmt.Errorf("construct: compacted schedule fails verification: %w", err)
+	}
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
@@ -46,7 +47,7 @@ func TestSearchWithTransfers(t *testing.T) {
 					if err := schedule.Verify(res.Schedule); err != nil {
 						t.Fatal(err)
 					}
-					mk, lb := schedule.Makespan(res.Schedule), schedule.LowerBounds(p, tc.n, 0).Makespan
+					mk, lb := schedule.Makespan(res.Schedule), bound.LowerBounds(spec.New(p, tc.n)).Makespan
 					if mk < lb {
 						t.Errorf("makespan %d below the lower bound %d", mk, lb)
 					}

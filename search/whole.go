@@ -33,7 +33,7 @@ const maxWholeTasks = 2 * maxPhaseTasks
 func wholeOptimal(ctx context.Context, sp spec.Spec, opt Options, res *Result) {
 	p, n := sp.Placement, sp.MicroBatches
 	deadline, ok := ctx.Deadline()
-	if !ok || ctx.Err() != nil || res.Decisions || p.Overlap != nil || res.Fallback || res.settled() || n*len(p.Blocks) > maxWholeTasks {
+	if !ok || ctx.Err() != nil || res.Decisions || p.Overlap != nil || res.Fallback || res.Settled() || n*len(p.Blocks) > maxWholeTasks {
 		return
 	}
 	half, cancel := context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/2))

@@ -19,6 +19,7 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -59,6 +60,12 @@ type Decisions struct {
 // Any reports whether some decision is allowed.
 func (d Decisions) Any() bool { return d.Offload || d.Recompute }
 
+// Permit reports whether a schedule that offloads and recomputes that
+// many activations takes only decisions d allows.
+func (d Decisions) Permit(offloads, recomputes int) bool {
+	return (offloads == 0 || d.Offload) && (recomputes == 0 || d.Recompute)
+}
+
 // New is the spec of n micro-batches of placement p, with no budget, no
 // latency budget and no decisions: set the fields for more.
 func New(p *placement.Placement, microBatches int) Spec {
@@ -88,7 +95,8 @@ func (s Spec) WithMicroBatches(n int) Spec {
 }
 
 // Check rejects a spec no schedule can be asked for: fewer than one
-// micro-batch, an invalid placement, a decision the placement gives
+// micro-batch, an invalid placement, more micro-batches or block
+// instances than tessel's limits (package limits), a decision the placement gives
 // nothing to take, a latency budget below the critical path (an error
 // that is ErrLatency). Its messages carry no package prefix: the caller
 // adds its own.
@@ -98,6 +106,9 @@ func (s Spec) Check() error {
 	}
 	if err := s.Placement.Validate(); err != nil {
 		return err
+	}
+	if err := limits.CheckInstances(s.MicroBatches, len(s.Placement.Blocks)); err != nil {
+		return err // a schedule of more instances than tessel's limit
 	}
 	if err := s.CheckDecisions(); err != nil {
 		return err

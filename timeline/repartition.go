@@ -198,10 +198,11 @@ func MovedOrders(old *schedule.Schedule, q *placement.Placement, memory int) *sc
 			orders[d] = append(orders[d], in.Ref())
 		}
 	}
-	out, err := schedule.Compact(q, old.MicroBatches, orders)
+	cs, err := schedule.Compact(spec.New(q, old.MicroBatches), schedule.Keep{Orders: orders})
 	if err != nil {
 		return nil
 	}
+	out := cs.Instances
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: old.MicroBatches, Memory: memory}, Instances: out}
 	if schedule.Verify(s) == nil {
 		return s

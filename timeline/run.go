@@ -86,6 +86,10 @@ type Report struct {
 	Steps        []Step `json:"steps"`
 	// Final is the last step's schedule, with its cluster recorded.
 	Final *schedule.Schedule `json:"-"`
+	// Stopped says where the replan stopped when its ctx ended (Ctrl-C, a
+	// deadline) before its last step: Steps are the steps done, Final the
+	// schedule of the last of them. "" when every step ran.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // Warm starts of a step (Step.Warm).
@@ -125,7 +129,7 @@ func Run(ctx context.Context, old *schedule.Schedule, t *Timeline, c *cluster.Cl
 	}
 	first := given
 	rep := &Report{Placement: given.Name, Devices: given.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old)}
-	return runSteps(t, rep, last, func(last *schedule.Schedule, step []Change) (*Step, *schedule.Schedule, error) {
+	return runSteps(ctx, t, rep, last, func(last *schedule.Schedule, step []Change) (*Step, *schedule.Schedule, error) {
 		st, s, q, qc, err := runStep(ctx, last, first, given, c, step, opt)
 		if err == nil {
 			given, c = q, qc
@@ -137,10 +141,22 @@ func Run(ctx context.Context, old *schedule.Schedule, t *Timeline, c *cluster.Cl
 // runSteps runs t's steps one after another from the schedule last, each
 // through do from the schedule of the step before, and gathers their
 // reports into rep, its Final the last step's schedule. A step's error
-// names the step and its iteration (a ChangeError learns them).
-func runSteps(t *Timeline, rep *Report, last *schedule.Schedule, do func(last *schedule.Schedule, step []Change) (*Step, *schedule.Schedule, error)) (*Report, error) {
-	for k, step := range t.Steps() {
-		st, s, err := do(last, step)
+// names the step and its iteration (a ChangeError learns them). Where
+// ctx ends after a step at least, the steps done are the report
+// (Report.Stopped says so).
+func runSteps(ctx context.Context, t *Timeline, rep *Report, last *schedule.Schedule, do func(last *schedule.Schedule, step []Change) (*Step, *schedule.Schedule, error)) (*Report, error) {
+	steps := t.Steps()
+	for k, step := range steps {
+		var st *Step
+		var s *schedule.Schedule
+		err := ctx.Err()
+		if err == nil {
+			st, s, err = do(last, step)
+		}
+		if err != nil && ctx.Err() != nil && k > 0 {
+			rep.Stopped = fmt.Sprintf("before step %d of %d (%v): the steps above are those done", k+1, len(steps), context.Cause(ctx))
+			break
+		}
 		if err != nil {
 			var ce *ChangeError
 			if errors.As(err, &ce) {
@@ -302,4 +318,7 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintln(w, b.String())
 	}
 	fmt.Fprintf(w, "\nverified      yes (every step)\n")
+	if r.Stopped != "" {
+		fmt.Fprintf(w, "stopped       %s\n", r.Stopped)
+	}
 }

@@ -364,10 +364,11 @@ func Import(t *Table, opt ImportOptions) (*schedule.Schedule, error) {
 			pairs = append(pairs, schedule.Pair{Forward: orders[o.Rank][o.At], Backward: orders[o.Rank][o.At+1]})
 		}
 	}
-	ins, err := schedule.CompactPairs(p, sum.MicroBatches, orders, pairs)
+	cs, err := schedule.Compact(spec.New(p, sum.MicroBatches), schedule.Keep{Orders: orders, Pairs: pairs})
 	if err != nil {
 		return nil, fmt.Errorf("the ranks' orders cannot run (PyTorch would wait forever): %w", err)
 	}
+	ins := cs.Instances
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: sum.MicroBatches, Memory: opt.Memory}, Instances: ins, Pairs: pairs}
 	if err := schedule.Verify(s); err != nil {
 		return nil, err

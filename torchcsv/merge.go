@@ -122,11 +122,11 @@ func MergeBackward(s *schedule.Schedule) (*schedule.Schedule, error) {
 	for _, pr := range s.Pairs {
 		pairs = append(pairs, schedule.Pair{Forward: ref(pr.Forward), Backward: ref(pr.Backward)})
 	}
-	ins, err := schedule.CompactPairs(q, s.MicroBatches, orders, pairs)
+	c, err := schedule.Compact(spec.New(q, s.MicroBatches), schedule.Keep{Orders: orders, Pairs: pairs})
 	if err != nil {
 		return nil, fmt.Errorf("the merged orders cannot run: %w", err)
 	}
-	out := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins, Pairs: pairs}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: c.Instances, Pairs: pairs}
 	if err := schedule.Verify(out); err != nil {
 		return nil, fmt.Errorf("the merged schedule: %w", err)
 	}

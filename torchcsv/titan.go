@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -201,39 +203,74 @@ const TitanCommit = "b5bcd76c66d0acb1a08b176d9639425bc55e0b2a"
 const TitanSettingsFile = "torchtitan_pipeline.py"
 
 // titanSetting is one field the bundle sets: its path in torchtitan's
-// Trainer.Config and its value as Python.
-type titanSetting struct{ field, value string }
+// Trainer.Config, its value as Python and as one shell word (flag; ""
+// where it cannot be a flag in a one-line comment).
+type titanSetting struct{ field, value, flag string }
 
-// settings are the fields the bundle sets, in order.
+// settings are the fields the bundle sets, in order. Strings are escaped
+// for where they land (a path or a module name may hold anything): Python
+// string literals in the function, shell words in the flags.
 func (b *TitanBundle) settings(csvPath string) []titanSetting {
+	ints := func(field string, v int) titanSetting {
+		return titanSetting{field, strconv.Itoa(v), strconv.Itoa(v)}
+	}
+	strs := func(field, v string) titanSetting {
+		return titanSetting{field, textfmt.PythonString(v), shellWord(v)}
+	}
 	out := []titanSetting{
-		{"parallelism.pipeline_parallel_degree", strconv.Itoa(b.Ranks)},
-		{"parallelism.pipeline_parallel_schedule", strconv.Quote(b.Schedule)},
-		{"parallelism.pipeline_parallel_schedule_csv", strconv.Quote(csvPath)},
-		{"parallelism.num_pp_microbatches", strconv.Itoa(b.MicroBatches)},
+		ints("parallelism.pipeline_parallel_degree", b.Ranks),
+		strs("parallelism.pipeline_parallel_schedule", b.Schedule),
+		strs("parallelism.pipeline_parallel_schedule_csv", csvPath),
+		ints("parallelism.num_pp_microbatches", b.MicroBatches),
 	}
 	if b.Modules != nil {
 		parts := make([]string, len(b.Modules))
 		for i, m := range b.Modules {
 			q := make([]string, len(m))
 			for j, n := range m {
-				q[j] = strconv.Quote(n)
+				q[j] = textfmt.PythonString(n)
 			}
 			parts[i] = "        [" + strings.Join(q, ", ") + "],\n"
 		}
-		out = append(out, titanSetting{"parallelism.module_fqns_per_model_part", "[\n" + strings.Join(parts, "") + "    ]"})
+		out = append(out, titanSetting{field: "parallelism.module_fqns_per_model_part", value: "[\n" + strings.Join(parts, "") + "    ]"})
 	}
 	return out
+}
+
+// shellWord is s as one shell word: in double quotes where no character
+// of s is special to a shell (as the flags were always written), else in
+// single quotes (textfmt.ShellQuote), so that a pasted flag runs nothing;
+// "" where s holds a character that is not printable (a newline would end
+// the comment the flags are written in).
+func shellWord(s string) string {
+	switch {
+	case strings.ContainsFunc(s, func(r rune) bool { return r == utf8.RuneError || !strconv.IsPrint(r) }):
+		return ""
+	case s != "" && textfmt.ShellQuote(s) == s:
+		return `"` + s + `"`
+	}
+	return textfmt.ShellQuote(s)
+}
+
+// pythonComment is s for a Python comment: as it is, or, where it holds
+// anything a Python string would escape (a newline would end the comment,
+// a byte that is not UTF-8 would make the file unreadable), as that
+// string.
+func pythonComment(s string) string {
+	if q := textfmt.PythonString(s); q != `"`+s+`"` {
+		return q
+	}
+	return s
 }
 
 // Config is the bundle's torchtitan settings, with csvPath the CSV's path
 // as torchtitan will open it: a Python function that sets them on the
 // Trainer.Config of a torchtitan configuration (torchtitan's way of
 // configuring a run since it dropped TOML job files), and in a comment
-// the same as command-line flags. Go's quoting of strings is Python's.
+// the same as command-line flags.
 func (b *TitanBundle) Config(csvPath string) []byte {
 	var w bytes.Buffer
-	fmt.Fprintf(&w, "# torchtitan settings for the schedule in %s (written by tessel export --format torchtitan)\n", csvPath)
+	fmt.Fprintf(&w, "# torchtitan settings for the schedule in %s (written by tessel export --format torchtitan)\n", pythonComment(csvPath))
 	fmt.Fprintf(&w, "# Fields of torchtitan's Trainer.Config as of torchtitan commit %s (2026-08-21):\n", TitanCommit[:7])
 	fmt.Fprintf(&w, "# return tessel_pipeline(config) from your configuration function (--module, --config).\n")
 	fmt.Fprintf(&w, "# %d ranks, %d stages (%d per rank, %s style), %d micro-batches; the micro-batch size is\n", b.Ranks, b.Stages, b.StagesPerRank, b.Style, b.MicroBatches)
@@ -246,18 +283,24 @@ func (b *TitanBundle) Config(csvPath string) []byte {
 		}
 		fmt.Fprintf(&w, "# rank %d: stages %s\n", r, strings.Join(parts, ", "))
 	}
-	var flags []string
+	var flags, inConfig []string
 	for _, s := range b.settings(csvPath) {
-		if s.field != "parallelism.module_fqns_per_model_part" {
-			flags = append(flags, "--"+s.field+" "+s.value)
+		if s.flag == "" {
+			inConfig = append(inConfig, strings.TrimPrefix(s.field, "parallelism."))
+			continue
 		}
+		flags = append(flags, "--"+s.field+" "+s.flag)
 	}
 	fmt.Fprintf(&w, "# The same from the command line: %s", strings.Join(flags, " "))
-	switch {
-	case b.Recomputed != nil:
-		w.WriteString(" (module_fqns_per_model_part and activation_checkpoint: set them in the configuration)")
-	case b.Modules != nil:
-		w.WriteString(" (module_fqns_per_model_part: set it in the configuration)")
+	if b.Recomputed != nil {
+		inConfig = append(inConfig, "activation_checkpoint")
+	}
+	if inConfig != nil {
+		them := "it"
+		if len(inConfig) > 1 {
+			them = "them"
+		}
+		fmt.Fprintf(&w, " (%s: set %s in the configuration)", strings.Join(inConfig, " and "), them)
 	}
 	if b.Recomputed != nil {
 		b.writeRecompute(&w)
@@ -286,7 +329,7 @@ func (b *TitanBundle) Config(csvPath string) []byte {
 func (b *TitanBundle) writeRecompute(w *bytes.Buffer) {
 	names := make([]string, len(b.Recomputed))
 	for i, n := range b.Recomputed {
-		names[i] = "            " + strconv.Quote(n) + ",\n"
+		names[i] = "            " + textfmt.PythonString(n) + ",\n"
 	}
 	w.WriteString("\n\n\nfrom dataclasses import dataclass\n\n")
 	w.WriteString("from torchtitan.distributed.activation_checkpoint import FullAC\n\n\n")

@@ -185,3 +185,72 @@ func TestTitanKeys(t *testing.T) {
 		t.Errorf("python3 read back %q, want %q", got, want)
 	}
 }
+
+// A hostile output path or module name cannot put code into the Python
+// file torchtitan loads: each is one Python string literal (which reads
+// back as the bytes given, under Python's surrogateescape), the comments
+// stay comments, and a pasted flag is one shell word.
+func TestTitanHostileStrings(t *testing.T) {
+	p, err := placement.Builtin("v-shape", placement.Options{Devices: 4, Chunks: 2, Order: placement.V})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := search.Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Memory: 8}, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := []string{
+		"tt\n[evil]\nx = 1\n#/schedule.csv",
+		"tt\n\nimport os; os.system('touch pwned')\n#/schedule.csv",
+		`tt"""; import os #\"/schedule.csv`,
+		"tt\r\x00\x1b\xff\u2028\x0c/schedule.csv",
+		"tt/$(touch pwned)/`id`/it's/schedule.csv",
+	}
+	python, pyErr := exec.LookPath("python3")
+	for _, path := range hostile {
+		modules := [][]string{{"tok_embeddings", "layers.0"}, {"layers.1"}, {"layers.2"}, {"layers.3"},
+			{"layers.4"}, {"layers.5"}, {"layers.6"}, {"layers.7", "norm", path}}
+		b, err := torchcsv.Titan(res.Schedule, torchcsv.TitanOptions{Modules: modules})
+		if err != nil {
+			t.Fatal(err)
+		}
+		py := string(b.Config(path))
+		// Without Python: every line is a comment, blank, the one def or
+		// inside it.
+		for _, line := range strings.Split(py, "\n") {
+			if line != "" && !strings.HasPrefix(line, "#") && line != "def tessel_pipeline(config):" && !strings.HasPrefix(line, "    ") {
+				t.Errorf("%q: a line outside the function and the comments: %q\n%s", path, line, py)
+			}
+		}
+		if strings.Contains(py, "$(touch") && !strings.Contains(py, `'tt/$(touch pwned)/`+"`id`"+`/it'\''s/schedule.csv'`) {
+			t.Errorf("%q: the flag is not one single-quoted shell word:\n%s", path, py)
+		}
+		if pyErr != nil {
+			continue
+		}
+		// With Python: the file parses to the one function, and the path
+		// and the module name read back as the bytes given.
+		stub := "import ast, os, shlex\n" +
+			"src = bytes.fromhex('" + fmt.Sprintf("%x", py) + "').decode('utf-8')\n" +
+			"tree = ast.parse(src)\n" +
+			"assert [type(n).__name__ for n in tree.body] == ['FunctionDef'], ast.dump(tree)\n" +
+			"ns = {}\nexec(compile(tree, 'torchtitan_pipeline.py', 'exec'), ns)\n" +
+			"class P: pass\nclass C: pass\nc = C(); c.parallelism = P()\n" +
+			"out = ns['tessel_pipeline'](c).parallelism\n" +
+			"want = os.fsdecode(bytes.fromhex('" + fmt.Sprintf("%x", path) + "'))\n" +
+			"assert out.pipeline_parallel_schedule_csv == want, (out.pipeline_parallel_schedule_csv, want)\n" +
+			"assert out.module_fqns_per_model_part[7][2] == want\n" +
+			"flags = [l for l in src.split('\\n') if l.startswith('# The same from the command line: ')][0]\n" +
+			"words = shlex.split(flags[len('# The same from the command line: '):].split(' (')[0])\n" +
+			"if '--parallelism.pipeline_parallel_schedule_csv' in words:\n" +
+			"    assert words[words.index('--parallelism.pipeline_parallel_schedule_csv') + 1] == want, words\n" +
+			"print('ok')\n"
+		got, err := exec.Command(python, "-c", stub).CombinedOutput()
+		if err != nil || string(got) != "ok\n" {
+			t.Errorf("%q: python3: %v\n%s\n%s", path, err, got, py)
+		}
+	}
+	if pyErr != nil {
+		testskip.Skip(t, "no python3: the settings were checked line by line only")
+	}
+}

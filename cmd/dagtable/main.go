@@ -17,11 +17,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/heft"
 	"github.com/tessel-pp/tessel/opgraph"
 	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
 )
 
@@ -58,9 +58,9 @@ func run(devs string) error {
 		if err != nil {
 			return err
 		}
-		opt := search.Options{}
+		opt := choose.Options{}
 		t0 := time.Now()
-		full, err := coarsen.Search(context.Background(), spec.New(p, 1), 0, opt)
+		full, err := choose.Run(context.Background(), spec.New(p, 1), opt)
 		if err != nil {
 			return err
 		}
@@ -72,7 +72,8 @@ func run(devs string) error {
 			}
 		}
 		t0 = time.Now()
-		co, err := coarsen.Search(context.Background(), spec.New(p, 1), coarsen.DefaultTarget, opt)
+		opt.Coarsen = coarsen.DefaultTarget
+		co, err := choose.Run(context.Background(), spec.New(p, 1), opt)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/report"
@@ -24,7 +25,7 @@ func coarsenFlag(command string) cli.Flag {
 // coarsenTarget checks --coarsen against p and returns the coarse block
 // count (0: none).
 func coarsenTarget(p *placement.Placement, flag int) (int, error) {
-	t, err := coarsen.CheckedTarget(p, flag)
+	t, err := choose.CheckedTarget(p, flag)
 	if err != nil {
 		return 0, &usageError{err}
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/inference"
+	"github.com/tessel-pp/tessel/internal/atomicfile"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/report"
@@ -125,6 +124,11 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	if err := (outputs{SVG: opts.SVG, HTML: opts.HTML, Force: opts.Force}).check(); err != nil {
 		return err
 	}
+	if opts.Schedules != "" {
+		if err := checkOutDir(opts.Schedules, true); err != nil {
+			return err
+		}
+	}
 	var inf *inference.Options
 	if opts.TPEfficiency != 0 {
 		inf = &inference.Options{Efficiency: opts.TPEfficiency}
@@ -168,30 +172,32 @@ func writeCompareFiles(cmp *compare.Comparison, opts compareOptions) error {
 	if err != nil {
 		return err
 	}
+	// Everything is drawn before anything is written; the schedules are
+	// written all or nothing.
+	var bundle []atomicfile.File
 	if opts.Schedules != "" {
-		if err := os.MkdirAll(opts.Schedules, 0o755); err != nil {
-			return usageErrorf("compare: %v", err)
-		}
 		for _, ch := range charts {
 			data, err := drawn(ch.Schedule, (*schedule.Schedule).Write)
 			if err != nil {
 				return err
 			}
-			if err := writeNew(filepath.Join(opts.Schedules, ch.Slug+".json"), opts.Force, data); err != nil {
-				return fmt.Errorf("compare: %w", err)
-			}
+			bundle = append(bundle, atomicfile.File{Name: ch.Slug + ".json", Data: data})
 		}
 	}
-	for _, f := range []struct {
-		path string
-		data func() []byte
-	}{{opts.SVG, func() []byte { return report.StackedSVG(charts) }}, {opts.HTML, func() []byte { return report.ComparisonHTML(cmp, charts) }}} {
-		if f.path == "" {
-			continue
-		}
-		if err := writeNew(f.path, opts.Force, f.data()); err != nil {
+	var files []outFile
+	if opts.SVG != "" {
+		files = append(files, outFile{opts.SVG, report.StackedSVG(charts)})
+	}
+	if opts.HTML != "" {
+		files = append(files, outFile{opts.HTML, report.ComparisonHTML(cmp, charts)})
+	}
+	if opts.Schedules != "" {
+		if err := writeError(atomicfile.WriteFiles(opts.Schedules, bundle, atomicfile.Options{Replace: opts.Force})); err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
+	}
+	if err := writeOutFiles(opts.Force, files); err != nil {
+		return fmt.Errorf("compare: %w", err)
 	}
 	return nil
 }

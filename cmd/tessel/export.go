@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/internal/atomicfile"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/megatron"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/schedule"
@@ -155,13 +156,15 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 // --merge-bw, merges its backwards; merged is what the "wrote" line adds
 // then ("; I and W merged into B: makespan M instead of S").
 func loadForExport(opts exportOptions, outs ...string) (s *schedule.Schedule, merged string, err error) {
-	for _, out := range outs {
-		if out != "" && !opts.Force {
-			if err := (outputs{Out: out}).check(); err != nil {
-				return nil, "", err
-			}
-		}
+	if err := checkOut(opts.Force, outs...); err != nil {
+		return nil, "", err
 	}
+	return loadMerged(opts)
+}
+
+// loadMerged reads and verifies the schedule to export, merging its
+// backwards with --merge-bw (loadForExport).
+func loadMerged(opts exportOptions) (s *schedule.Schedule, merged string, err error) {
 	if s, err = loadVerified(opts.Schedule); err != nil || !opts.MergeBW {
 		return s, "", err
 	}
@@ -179,17 +182,23 @@ func loadForExport(opts exportOptions, outs ...string) (s *schedule.Schedule, me
 // schedule.csv and the settings (torchcsv.TitanSettingsFile).
 func exportTitan(opts exportOptions, stdout io.Writer) error {
 	csvPath, pyPath := filepath.Join(opts.Out, "schedule.csv"), filepath.Join(opts.Out, torchcsv.TitanSettingsFile)
-	s, merged, err := loadForExport(opts, csvPath, pyPath)
+	if err := checkOutDir(opts.Out, true); err != nil {
+		return err
+	}
+	if err := checkNew(opts.Force, csvPath, pyPath); err != nil {
+		return err
+	}
+	s, merged, err := loadMerged(opts)
 	if err != nil {
 		return err
 	}
 	var to torchcsv.TitanOptions
 	if opts.Split != "" {
-		data, err := os.ReadFile(opts.Split)
-		if err == nil {
-			to.Modules, to.StageDevices, err = partition.ReadStages(data)
-		}
+		data, err := limits.ReadFile(opts.Split, limits.FileBytes)
 		if err != nil {
+			return &usageError{err}
+		}
+		if to.Modules, to.StageDevices, err = partition.ReadStages(data); err != nil {
 			return usageErrorf("%s: %v", opts.Split, err)
 		}
 	}
@@ -197,13 +206,8 @@ func exportTitan(opts exportOptions, stdout io.Writer) error {
 	if err != nil {
 		return usageErrorf("%s: cannot export to torchtitan: %v", opts.Schedule, err)
 	}
-	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-		return err
-	}
-	if err := writeNew(csvPath, opts.Force, b.Table.Marshal()); err != nil {
-		return err
-	}
-	if err := writeNew(pyPath, opts.Force, b.Config(csvPath)); err != nil {
+	bundle := []atomicfile.File{{Name: "schedule.csv", Data: b.Table.Marshal()}, {Name: torchcsv.TitanSettingsFile, Data: b.Config(csvPath)}}
+	if err := writeError(atomicfile.WriteFiles(opts.Out, bundle, atomicfile.Options{Replace: opts.Force})); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s and %s: %d ranks, %d stages (%s style, %d per rank), %d micro-batches%s\n",
@@ -219,11 +223,11 @@ func exportMegatron(opts exportOptions, stdout io.Writer) error {
 	}
 	var l *megatron.Layout
 	if opts.Split != "" {
-		data, err := os.ReadFile(opts.Split)
-		var names [][]string
-		if err == nil {
-			names, _, err = partition.ReadStages(data)
+		data, err := limits.ReadFile(opts.Split, limits.FileBytes)
+		if err != nil {
+			return &usageError{err}
 		}
+		names, _, err := partition.ReadStages(data)
 		if err == nil {
 			l, err = megatron.LayoutOfSplit(names, s.Placement.Devices)
 		}

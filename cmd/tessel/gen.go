@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"slices"
 
 	"github.com/urfave/cli/v2"
@@ -105,38 +102,12 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-		return usageErrorf("%v", err)
-	}
 	if err := runtimegen.WriteFiles(opts.Out, files); err != nil {
-		return fmt.Errorf("gen: %w", err)
+		return writeError(fmt.Errorf("gen: %w", err))
 	}
 	_, err = io.WriteString(stdout, runtimegen.WroteText(opts.Out, progs, mode))
 	if err == nil && onNote != "" {
 		_, err = io.WriteString(stdout, onNote)
 	}
 	return err
-}
-
-// checkOutDir refuses an --out that is a file, or a directory with
-// anything in it unless force.
-func checkOutDir(dir string, force bool) error {
-	fi, err := os.Stat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	if !fi.IsDir() {
-		return usageErrorf("%s exists and is not a directory", dir)
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	if len(entries) > 0 && !force {
-		return usageErrorf("%s is not empty (use --force to write into it)", dir)
-	}
-	return nil
 }

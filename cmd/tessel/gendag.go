@@ -62,6 +62,9 @@ func runGenDag(_ context.Context, opts genDagOptions, stdout io.Writer) error {
 	if opts.Out == "" {
 		return usageErrorf("gen-dag: --out FILE is required (- for standard output)")
 	}
+	if err := checkOut(opts.Force, opts.Out, opts.ClusterOut); err != nil {
+		return err
+	}
 	o := opts.Opt
 	for _, f := range []struct {
 		name string
@@ -86,16 +89,18 @@ func runGenDag(_ context.Context, opts genDagOptions, stdout io.Writer) error {
 	if err := cl.Write(&cb); err != nil {
 		return err
 	}
-	if opts.Out == "-" {
-		_, err := stdout.Write(pb.Bytes())
-		if err != nil {
-			return err
-		}
-	} else if err := writeNew(opts.Out, opts.Force, pb.Bytes()); err != nil {
-		return err
+	var files []outFile
+	if opts.Out != "-" {
+		files = append(files, outFile{opts.Out, pb.Bytes()})
 	}
 	if opts.ClusterOut != "" {
-		if err := writeNew(opts.ClusterOut, opts.Force, cb.Bytes()); err != nil {
+		files = append(files, outFile{opts.ClusterOut, cb.Bytes()})
+	}
+	if err := writeOutFiles(opts.Force, files); err != nil {
+		return err
+	}
+	if opts.Out == "-" {
+		if _, err := stdout.Write(pb.Bytes()); err != nil {
 			return err
 		}
 	}

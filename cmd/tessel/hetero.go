@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -46,15 +47,23 @@ func partitionOnCluster(ctx context.Context, o partitionOptions, cl *cluster.Clu
 	case err != nil:
 		return nil, usageErrorf("%s: %v", o.Model, err)
 	}
-	if o.Out != "" {
-		if err := writeDrawn(o.Out, o.Force, r.Converted.Placement.Write); err != nil {
+	// Both files are drawn before either is written.
+	var files []outFile
+	for _, f := range []struct {
+		path string
+		draw func(io.Writer) error
+	}{{o.Out, r.Converted.Placement.Write}, {o.ClusterOut, r.Cluster.Write}} {
+		if f.path == "" {
+			continue
+		}
+		var buf bytes.Buffer
+		if err := f.draw(&buf); err != nil {
 			return nil, err
 		}
+		files = append(files, outFile{f.path, buf.Bytes()})
 	}
-	if o.ClusterOut != "" {
-		if err := writeDrawn(o.ClusterOut, o.Force, r.Cluster.Write); err != nil {
-			return nil, err
-		}
+	if err := writeOutFiles(o.Force, files); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -3,16 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/megatron"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -141,13 +139,9 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 	if err := (outputs{Out: opts.Out, SVG: opts.PlacementOut, Force: opts.Force}).check(); err != nil {
 		return err
 	}
-	data, err := os.ReadFile(opts.TorchCSV)
+	data, err := limits.ReadFile(opts.TorchCSV, limits.FileBytes)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return usageErrorf("%s: %v", opts.TorchCSV, err)
+		return &usageError{err}
 	}
 	o.Name = opts.Name
 	if o.Name == "" {

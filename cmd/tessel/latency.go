@@ -90,6 +90,11 @@ func runLatencySweep(ctx context.Context, opts sweepOptions, stdout, stderr io.W
 			return fmt.Errorf("sweep: %w", err)
 		}
 	}
+	if opts.OutDir != "" {
+		if err := checkOutDir(opts.OutDir, true); err != nil {
+			return err
+		}
+	}
 	bar := newProgress(stderr)
 	defer bar.done()
 	res, err := compare.LatencySweep(ctx, p, compare.LatencyOptions{MicroBatches: ns, Budgets: budgets, Inference: inf, Seed: opts.Seed,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/coarsen"
+	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/search"
@@ -108,14 +108,14 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 		},
 	}
 	if target > 0 && len(p.Blocks) > target {
-		cr, err := coarsen.Optimal(ctx, sp, target, oopt)
+		cr, err := choose.Optimal(ctx, sp, choose.OptimalOptions{Search: oopt, Coarsen: target})
 		bar.done()
 		if err != nil {
 			return err
 		}
 		return writeCoarsened(cr.Schedule, *cr.Coarsened, cr.Total, "optimal", opts.Outputs, stdout)
 	}
-	res, err := search.Optimal(ctx, sp, oopt)
+	res, err := choose.OptimalDevices(ctx, sp, choose.OptimalOptions{Search: oopt})
 	bar.done()
 	elapsed := time.Since(t0)
 	if err != nil {

@@ -8,10 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/internal/atomicfile"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/report"
@@ -19,48 +21,115 @@ import (
 )
 
 // writeNew writes data to path, refusing to replace an existing file
-// unless force: nothing the user wrote is overwritten by surprise.
+// unless force: nothing the user wrote is overwritten by surprise. The
+// write is atomic (package atomicfile): a failure or a kill leaves the
+// old file, or none.
 func writeNew(path string, force bool, data []byte) error {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	f, err := os.OpenFile(path, flags, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		return usageErrorf("%s exists (use --force to overwrite it)", path)
-	}
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeError(atomicfile.WriteBytes(path, data, atomicfile.Options{Replace: force}))
 }
 
-// writeDrawn writes what write draws to path (writeNew), drawn in memory
-// first so that a failure leaves no partial file.
+// writeDrawn writes what write draws to path as writeNew does.
 func writeDrawn(path string, force bool, write func(io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return err
-	}
-	return writeNew(path, force, buf.Bytes())
+	return writeError(atomicfile.Write(path, atomicfile.Options{Replace: force}, write))
 }
 
-// writeFiles writes files into dir (made when missing) with writeNew,
-// naming each on stdout.
-func writeFiles(dir string, force bool, files []report.File, stdout io.Writer) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return usageErrorf("%v", err)
-	}
+// outFile is a file drawn in memory, waiting to be written.
+type outFile struct {
+	path string
+	data []byte
+}
+
+// writeOutFiles writes files drawn beforehand (so that a failure to draw
+// one writes none), each with writeNew.
+func writeOutFiles(force bool, files []outFile) error {
 	for _, f := range files {
-		path := filepath.Join(dir, f.Name)
-		if err := writeNew(path, force, f.Data); err != nil {
+		if err := writeNew(f.path, force, f.data); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote %s\n", path)
+	}
+	return nil
+}
+
+// writeFiles writes files into dir (made when missing), all or nothing,
+// naming each on stdout.
+func writeFiles(dir string, force bool, files []report.File, stdout io.Writer) error {
+	bundle := make([]atomicfile.File, len(files))
+	for k, f := range files {
+		bundle[k] = atomicfile.File{Name: f.Name, Data: f.Data}
+	}
+	if err := writeError(atomicfile.WriteFiles(dir, bundle, atomicfile.Options{Replace: force})); err != nil {
+		return err
+	}
+	for _, f := range files {
+		fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(dir, f.Name))
+	}
+	return nil
+}
+
+// writeError is a failed write as the user should read it: a file in the
+// way, a directory that is missing or may not be written are bad input
+// (exit 2); anything else (a full disk) is not.
+func writeError(err error) error {
+	var ee *atomicfile.ExistError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee):
+		return usageErrorf("%s exists (use --force to overwrite it)", ee.Path)
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS),
+		errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR):
+		return &usageError{err}
+	}
+	return err
+}
+
+// checkOut refuses, before any long work, output files that could not be
+// written: one that exists (without force), a directory, a directory that
+// is missing or read-only, or two flags naming one file.
+func checkOut(force bool, paths ...string) error {
+	seen := map[string]bool{}
+	for _, path := range paths {
+		if path == "" || path == "-" {
+			continue
+		}
+		if abs, err := filepath.Abs(path); err == nil {
+			if seen[abs] {
+				return usageErrorf("%s is named twice as an output", path)
+			}
+			seen[abs] = true
+		}
+		if err := writeError(atomicfile.Check(path, force)); err != nil {
+			var ue *usageError
+			if !errors.As(err, &ue) {
+				err = &usageError{err}
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// checkNew refuses, before any long work, files that exist (unless
+// force): files in a directory that may not exist yet.
+func checkNew(force bool, paths ...string) error {
+	for _, path := range paths {
+		if _, err := os.Lstat(path); err == nil && !force {
+			return usageErrorf("%s exists (use --force to overwrite it)", path)
+		}
+	}
+	return nil
+}
+
+// checkOutDir refuses, before any long work, an output directory that
+// could not take the files: a file, a directory with anything in it
+// unless force, or one that cannot be written.
+func checkOutDir(dir string, force bool) error {
+	err := atomicfile.CheckDir(dir, force)
+	if atomicfile.IsNotEmpty(err) {
+		return usageErrorf("%s is not empty (use --force to write into it)", dir)
+	}
+	if err != nil {
+		return &usageError{err}
 	}
 	return nil
 }
@@ -106,18 +175,10 @@ func outputsFrom(c *cli.Context) outputs {
 	return outputs{Out: c.String("out"), SVG: c.String("svg"), HTML: c.String("html"), Force: c.Bool("force"), JSON: c.Bool("json")}
 }
 
-// check refuses, before any long work, files that exist and may not be
-// replaced.
+// check refuses, before any long work, files that could not be written
+// (checkOut).
 func (o outputs) check() error {
-	for _, path := range []string{o.Out, o.SVG, o.HTML} {
-		if path == "" || o.Force {
-			continue
-		}
-		if _, err := os.Stat(path); err == nil {
-			return usageErrorf("%s exists (use --force to overwrite it)", path)
-		}
-	}
-	return nil
+	return checkOut(o.Force, o.Out, o.SVG, o.HTML)
 }
 
 // writeVerified verifies s, the schedule a command's search returned (a
@@ -138,6 +199,8 @@ func (o outputs) write(s *schedule.Schedule) error {
 		}
 		s = &on
 	}
+	// Everything is drawn before anything is written.
+	var files []outFile
 	for _, f := range []struct {
 		path string
 		draw func(*schedule.Schedule, io.Writer) error
@@ -149,9 +212,7 @@ func (o outputs) write(s *schedule.Schedule) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.path, err)
 		}
-		if err := writeNew(f.path, o.Force, data); err != nil {
-			return err
-		}
+		files = append(files, outFile{f.path, data})
 	}
-	return nil
+	return writeOutFiles(o.Force, files)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -168,12 +167,7 @@ func (o partitionOptions) check() error {
 	if err := o.runOptions().Check(); err != nil {
 		return &usageError{err}
 	}
-	if o.Out != "" && !o.Force {
-		if _, err := os.Stat(o.Out); err == nil {
-			return usageErrorf("%s exists (use --force to overwrite it)", o.Out)
-		}
-	}
-	return nil
+	return checkOut(o.Force, o.Out, o.ClusterOut)
 }
 
 // partitionModel runs the partition the options ask for, with the
@@ -242,10 +236,8 @@ func runPartition(ctx context.Context, o partitionOptions, stdout, stderr io.Wri
 		if o.Format == "megatron-layout" {
 			return usageErrorf("--cluster and --format megatron-layout do not go together")
 		}
-		if o.ClusterOut != "" && !o.Force {
-			if _, err := os.Stat(o.ClusterOut); err == nil {
-				return usageErrorf("%s exists (use --force to overwrite it)", o.ClusterOut)
-			}
+		if err := checkOut(o.Force, o.Out, o.ClusterOut); err != nil {
+			return err
 		}
 		cl, err := cluster.Load(o.Cluster)
 		if err != nil {

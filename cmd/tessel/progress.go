@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
+	"github.com/tessel-pp/tessel/internal/textfmt"
 )
 
 // progress shows one status line on a terminal, rewritten in place at
@@ -22,6 +23,9 @@ type progress struct {
 }
 
 func newProgress(w io.Writer) *progress {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap() // the line's own controls pass; its text is escaped (show)
+	}
 	f, ok := w.(*os.File)
 	return &progress{w: w, on: ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))}
 }
@@ -37,7 +41,7 @@ func (p *progress) show(format string, args ...any) {
 		return
 	}
 	p.last = time.Now()
-	fmt.Fprintf(p.w, "\r\x1b[K"+format, args...)
+	fmt.Fprint(p.w, "\r\x1b[K"+textfmt.SafeText(fmt.Sprintf(format, args...)))
 	p.shown = true
 }
 

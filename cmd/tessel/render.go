@@ -87,6 +87,9 @@ func runRender(_ context.Context, opts renderOptions, stdout io.Writer) error {
 	if opts.Force && opts.Out == "" {
 		return usageErrorf("render: --force needs --out FILE")
 	}
+	if err := checkOut(opts.Force, opts.Out); err != nil {
+		return err
+	}
 	s, err := schedule.Load(opts.Schedule)
 	if err != nil {
 		return &usageError{err}

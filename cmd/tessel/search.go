@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/coarsen"
+	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/report"
@@ -126,7 +126,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if opts.Jobs > 0 && !method.Workers() {
 		return usageErrorf("search: --jobs sets the workers of the enumerate and race methods; method %s runs one solver (drop --jobs, or use --method enumerate)", method)
 	}
-	objective, err := search.ParseObjective(opts.Objective)
+	objective, err := choose.ParseObjective(opts.Objective)
 	if err != nil {
 		return usageErrorf("search: --%v", err)
 	}
@@ -149,15 +149,14 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	sp := spec.Spec{Placement: p, MicroBatches: opts.MicroBatches, Memory: opts.Memory, Latency: opts.Latency,
 		Allowed: spec.Decisions{Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute}}
 	sopt := search.Options{
-		MaxNR: opts.NR, Strategy: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0,
-		Objective: objective,
-		Progress:  func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
+		MaxNR: opts.NR, Strategy: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0, TimeLimit: opts.TimeLimit,
+		Progress: func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
 	}
 	var res *search.Result
 	if p.HasCandidates() {
 		// HEFT's assignment among the starts, and coarsening where asked.
-		var cr *coarsen.SearchResult
-		if cr, err = coarsen.Search(ctx, sp, target, sopt); err == nil {
+		var cr *choose.Result
+		if cr, err = choose.Run(ctx, sp, choose.Options{Search: sopt, Objective: objective, Coarsen: target}); err == nil {
 			if cr.Coarsened != nil {
 				bar.done()
 				return writeCoarsened(cr.Schedule, *cr.Coarsened, cr.Total, "search", opts.Outputs, stdout)

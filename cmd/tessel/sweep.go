@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -134,11 +133,13 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 		}
 		ps = append(ps, p)
 	}
-	if opts.OutDir != "" && !opts.Force {
+	if opts.OutDir != "" {
+		if err := checkOutDir(opts.OutDir, true); err != nil {
+			return err
+		}
 		for _, f := range report.SweepFileNames(opts.Format) {
-			path := filepath.Join(opts.OutDir, f)
-			if _, err := os.Stat(path); err == nil {
-				return usageErrorf("%s exists (use --force to overwrite it)", path)
+			if err := checkNew(opts.Force, filepath.Join(opts.OutDir, f)); err != nil {
+				return err
 			}
 		}
 	}

@@ -8,6 +8,7 @@ package placementtest
 import (
 	"testing"
 
+	"github.com/tessel-pp/tessel/opgraph"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -53,4 +54,19 @@ func Builtin(t testing.TB, name string, opt placement.Options) *placement.Placem
 		t.Fatal(err)
 	}
 	return p
+}
+
+// DAG is She et al.'s seeded random operator graph of nodes operators on
+// devices chips (opgraph.Generate, seed 1), on its cluster.
+func DAG(t testing.TB, nodes, devices int) *placement.Placement {
+	t.Helper()
+	p, err := opgraph.Generate(opgraph.Options{Seed: 1, Nodes: nodes, Devices: devices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := opgraph.Cluster(devices, opgraph.DefaultLink()).Apply(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
 }

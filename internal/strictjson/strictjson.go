@@ -9,13 +9,15 @@
 package strictjson
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
+
+	"github.com/tessel-pp/tessel/limits"
 )
 
 // Field is one key of a strict JSON object.
@@ -199,23 +201,36 @@ func SyntaxError(data []byte, err error) error {
 	return fmt.Errorf("malformed JSON: %v", err)
 }
 
-// Load reads the file at path and parses it; errors of both start with
-// the path (`testdata/bad/cycle.json: cycle f1 -> b1 -> f1`), and a
-// missing file reads "path: no such file or directory", without the
-// operation Go's error would add.
+// Load reads the file at path, of at most limits.FileBytes, and parses
+// it; errors of both start with the path (`testdata/bad/cycle.json: cycle
+// f1 -> b1 -> f1`), and a missing file reads "path: no such file or
+// directory", without the operation Go's error would add.
 func Load[T any](path string, parse func([]byte) (T, error)) (T, error) {
-	data, err := os.ReadFile(path)
+	return LoadMax(path, limits.FileBytes, parse)
+}
+
+// LoadMax is Load for a file of at most max bytes. A file whose first
+// byte (after white space) cannot start JSON is refused before the rest
+// is read: a device of zeros is not read up to max.
+func LoadMax[T any](path string, max int64, parse func([]byte) (T, error)) (T, error) {
+	var zero T
+	f, err := limits.Open(path, max)
 	if err != nil {
-		var zero T
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return zero, fmt.Errorf("%s: %w", path, err)
+		return zero, err
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	head, _ := br.Peek(512)
+	if i := bytes.IndexFunc(head, func(r rune) bool { return !isSpace(byte(r)) }); i >= 0 && !bytes.ContainsRune([]byte(`{["-0123456789tfn`), rune(head[i])) {
+		line, col := Position(head, int64(i))
+		return zero, fmt.Errorf("%s: malformed JSON at line %d, column %d: invalid character %q looking for beginning of value", path, line, col, head[i])
+	}
+	data, err := limits.Read(path, br, max)
+	if err != nil {
+		return zero, err
 	}
 	v, err := parse(data)
 	if err != nil {
-		var zero T
 		return zero, fmt.Errorf("%s: %w", path, err)
 	}
 	return v, nil

@@ -1,23 +1,10 @@
-package schedule
+package bound
 
 import (
 	"math"
 
 	"github.com/tessel-pp/tessel/placement"
 )
-
-// LowerBoundsLatency is LowerBoundsBy under a latency budget (placement's
-// "Latency"; 0: none, and then exactly LowerBoundsBy): the makespan bound
-// is raised by latencyBarrierBound (BoundLatency) where it is larger.
-func LowerBoundsLatency(p *placement.Placement, n, memory, latency int) (Bounds, MakespanBound) {
-	b, by := LowerBoundsBy(p, n, memory)
-	if latency > 0 && n > 0 {
-		if v := latencyBarrierBound(p, n, latency); v > b.Makespan {
-			b.Makespan, by = v, BoundLatency
-		}
-	}
-	return b, by
-}
 
 // latencyBarrierBound is a makespan bound of n micro-batches under the
 // latency budget L, from the blocks that span every device (barriers):

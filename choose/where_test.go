@@ -1,4 +1,4 @@
-package search
+package choose
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -97,7 +98,7 @@ func TestWhereOptimal(t *testing.T) {
 				for i := range q.Blocks {
 					q.Blocks[i].Candidates = nil // a plain pinned placement
 				}
-				r, err := Optimal(ctx, spec.Spec{Placement: q, MicroBatches: tt.n, Memory: tt.memory}, OptimalOptions{})
+				r, err := OptimalDevices(ctx, spec.Spec{Placement: q, MicroBatches: tt.n, Memory: tt.memory}, OptimalOptions{})
 				if errors.Is(err, smt.ErrInfeasible) {
 					return true // this choice fits no schedule in the budget
 				}
@@ -124,7 +125,7 @@ func TestWhereOptimal(t *testing.T) {
 			if !direct.Proven || direct.Makespan != brute {
 				t.Errorf("MinimizeAssigned: makespan %d (proven %v), brute force %d", direct.Makespan, direct.Proven, brute)
 			}
-			got, err := Optimal(ctx, spec.Spec{Placement: p, MicroBatches: tt.n, Memory: tt.memory}, OptimalOptions{})
+			got, err := OptimalDevices(ctx, spec.Spec{Placement: p, MicroBatches: tt.n, Memory: tt.memory}, OptimalOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +140,7 @@ func TestWhereOptimal(t *testing.T) {
 				t.Errorf("makespan %d (proven %v, bound %d), brute force %d", ms, got.Solution.Proven, got.Bound.Makespan, brute)
 			}
 			// Run never does worse than any of its starts.
-			res, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: tt.n, Memory: tt.memory}, Options{})
+			res, err := Devices(ctx, spec.Spec{Placement: p, MicroBatches: tt.n, Memory: tt.memory}, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +202,7 @@ func TestAssignmentStarts(t *testing.T) {
 func TestWherePeriod(t *testing.T) {
 	ctx := context.Background()
 	p := randomOpen(t, 3, 6, 2, 1, true)
-	res, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: 6}, Options{Objective: ObjectivePeriod, MaxAssignments: -1})
+	res, err := Devices(ctx, spec.Spec{Placement: p, MicroBatches: 6}, Options{Objective: ObjectivePeriod, MaxAssignments: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestWherePeriod(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Run(ctx, spec.Spec{Placement: q, MicroBatches: 6}, Options{pinned: true})
+		r, err := search.Run(ctx, spec.Spec{Placement: q, MicroBatches: 6}, search.Options{})
 		if err != nil {
 			continue
 		}
@@ -247,7 +248,7 @@ func TestWherePeriodSolver(t *testing.T) {
 		seed := tc.seed
 		p := randomOpen(t, seed, 3, 2, 2, true)
 		const nr, memory = 3, 4
-		res, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: 6, Memory: memory}, Options{MaxNR: nr, Objective: ObjectivePeriod, MaxAssignments: -1})
+		res, err := Devices(ctx, spec.Spec{Placement: p, MicroBatches: 6, Memory: memory}, Options{Search: search.Options{MaxNR: nr}, Objective: ObjectivePeriod, MaxAssignments: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +265,7 @@ func TestWherePeriodSolver(t *testing.T) {
 				t.Fatal(err)
 			}
 			r, err := repetend.Search(ctx, q, repetend.Options{MaxNR: nr, MicroBatches: 6, Memory: memory, Effort: -1, Accept: func(ctx context.Context, nr int, offsets []int) (bool, error) {
-				return Feasible(ctx, q, repetend.Assignment{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: memory, MicroBatches: 6})
+				return search.Feasible(ctx, q, repetend.Assignment{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: memory, MicroBatches: 6})
 			}})
 			if err != nil || !r.Proven {
 				t.Fatalf("choice %v: %v", choice, err)

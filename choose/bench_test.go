@@ -1,13 +1,13 @@
-package coarsen_test
+package choose_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/tessel-pp/tessel/coarsen"
+	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/heft"
+	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
 )
 
@@ -19,9 +19,9 @@ import (
 // makespans for its loss (at most 10 %, the expanded one before HEFT's is
 // kept: "expanded" metric):
 //
-//	go test ./coarsen -run '^$' -bench DAG200 -benchtime 1x
+//	go test ./choose -run '^$' -bench DAG200 -benchtime 1x
 func BenchmarkDAG200(b *testing.B) {
-	p := dag(b, 200, 2)
+	p := placementtest.DAG(b, 200, 2)
 	sum := 0
 	for _, bl := range p.Blocks {
 		sum += bl.Time
@@ -36,9 +36,9 @@ func BenchmarkDAG200(b *testing.B) {
 		target int
 	}{{"search", 0}, {"coarsen 40", 40}} {
 		b.Run(tc.name, func(b *testing.B) {
-			var r *coarsen.SearchResult
+			var r *choose.Result
 			for b.Loop() {
-				if r, err = coarsen.Search(context.Background(), spec.New(p, 1), tc.target, search.Options{}); err != nil {
+				if r, err = choose.Run(context.Background(), spec.New(p, 1), choose.Options{Coarsen: tc.target}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,9 +1,10 @@
-package schedule
+package bound
 
 import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The latency budget's bound on the inference m-shape (the Tessel
@@ -11,7 +12,7 @@ import (
 // at budget 7: three micro-batches per window of 7, against the optima
 // the time-optimal search proves (N=4: 12, N=6: 16, N=12: 30); without a
 // budget, or with one that admits every barrier in one window, the
-// bounds are LowerBoundsBy's.
+// bounds are those without a budget.
 func TestLowerBoundsLatency(t *testing.T) {
 	p, err := placement.Builtin("m-shape", placement.Options{Devices: 4, Inference: true})
 	if err != nil {
@@ -28,13 +29,14 @@ func TestLowerBoundsLatency(t *testing.T) {
 		{32, 0, 67, BoundBarriers},
 		{32, 200, 67, BoundBarriers},
 	} {
-		b, by := LowerBoundsLatency(p, tc.n, 0, tc.budget)
+		b := LowerBounds(spec.Spec{Placement: p, MicroBatches: tc.n, Latency: tc.budget})
+		by := b.By
 		if b.Makespan != tc.want || by != tc.by {
 			t.Errorf("N=%d budget %d: bound %d by %v, want %d by %v", tc.n, tc.budget, b.Makespan, by, tc.want, tc.by)
 		}
 		if tc.budget == 0 {
-			if want, wantBy := LowerBoundsBy(p, tc.n, 0); b != want || by != wantBy {
-				t.Errorf("N=%d without a budget: %v %v, LowerBoundsBy %v %v", tc.n, b, by, want, wantBy)
+			if want := lowerBounds(p, tc.n, 0); b != want || by != want.By {
+				t.Errorf("N=%d without a budget: %v %v, lowerBounds %v %v", tc.n, b, by, want, want.By)
 			}
 		}
 	}

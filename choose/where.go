@@ -1,4 +1,4 @@
-package search
+package choose
 
 import (
 	"context"
@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -253,7 +255,7 @@ func (a score) less(b score, o Objective) bool {
 	return a.makespan < b.makespan
 }
 
-func periodOf(r *Result) int {
+func periodOf(r *search.Result) int {
 	if r.Repetend != nil {
 		return r.Repetend.Period
 	}
@@ -263,90 +265,30 @@ func periodOf(r *Result) int {
 	return schedule.Makespan(r.Schedule)
 }
 
-// runWhere is Run of a placement with candidates (see "Where, not only
-// when"): every start searched as a pinned placement, then every other
+// devices is Devices of a placement with candidates (see "Where, not
+// only when"): every start searched as a pinned placement, then the
+// solvers with assignment literals where they apply, then every other
 // assignment whose lower bound may beat the best, when there are at most
-// opt.MaxAssignments (DefaultAssignments). The result's schedule is on the
-// chosen placement; its Contenders list each assignment searched with its
+// opt.MaxAssignments (DefaultAssignments); with time to use, the best
+// choice is then given the time. The result's schedule is on the chosen
+// placement; its Contenders list each assignment searched with its
 // makespan, under the name "assignment <name>".
-func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
+func devices(ctx context.Context, sp spec.Spec, opt Options) (*search.Result, error) {
 	p := sp.Placement
 	t0 := time.Now()
-	open := p.Reopen()
 	starts, err := assignmentsOf(ctx, p, opt.Assignments)
 	if err != nil {
 		return nil, err
 	}
-	inner := opt
-	inner.Assignments, inner.pinned = nil, true
-	inner.Start = nil // schedules of one choice only
+	c := &chooser{sp: sp, opt: opt, open: p.Reopen(), inner: opt.Search, seen: map[string]bool{}, results: map[string]*search.Result{}}
+	c.inner.Start = nil // schedules of one choice only
 	// Each choice is searched at the default effort; the time left goes
 	// to the best one at the end (a choice searched with the time would
 	// keep it all).
-	inner.UseTime = false
-	var best *Result
-	var bestScore score
-	var tried []Contender
-	var errs []string
-	leastBound := 0 // least makespan bound of the assignments searched
-	seen := map[string]bool{}
-	results := map[string]*Result{} // each choice's search, where it gave a schedule
-	try := func(name string, choice []int) error {
-		key := fmt.Sprint(choice)
-		if seen[key] {
-			return nil
-		}
-		seen[key] = true
-		q, err := placement.Choose(open, choice)
-		if err != nil {
-			return err
-		}
-		if best != nil && name == "" {
-			lb := schedule.LowerBounds(q, sp.MicroBatches, sp.Memory).Makespan
-			if opt.Objective == ObjectivePeriod {
-				if q.MaxLoad() > bestScore.period || q.MaxLoad() == bestScore.period && lb >= bestScore.makespan {
-					return nil
-				}
-			} else if lb >= bestScore.makespan {
-				return nil
-			}
-		}
-		if !seedable(ctx, q, sp) {
-			// No construction or baseline fits the budget: the search
-			// would only look for a repetend, which can take long to
-			// find none; the solver with assignment literals still
-			// covers this choice.
-			if name != "" && name != periodSolverName {
-				errs = append(errs, fmt.Sprintf("assignment %q: no construction or baseline fits the budget", name))
-			}
-			return nil
-		}
-		r, err := Run(ctx, onPlacement(sp, q), inner)
-		if err == nil {
-			b := schedule.LowerBounds(q, sp.MicroBatches, sp.Memory).Makespan
-			if leastBound == 0 || b < leastBound {
-				leastBound = b
-			}
-		}
-		if err != nil {
-			if name == "" || ctx.Err() != nil {
-				return nil // an enumerated assignment that fits no budget, or the end of time
-			}
-			return fmt.Errorf("assignment %q: %w", name, err)
-		}
-		results[key] = r
-		sc := score{periodOf(r), r.Makespan()}
-		if name != "" {
-			tried = append(tried, Contender{Source: Source{Kind: SourceStart, Name: "assignment " + name}, Makespan: sc.makespan})
-		}
-		if best == nil || sc.less(bestScore, opt.Objective) {
-			best, bestScore = r, sc
-		}
-		return nil
-	}
+	c.inner.UseTime = false
 	for _, a := range starts {
-		if err := try(a.Name, a.Choice); err != nil {
-			errs = append(errs, err.Error())
+		if err := c.try(ctx, a.Name, a.Choice); err != nil {
+			c.errs = append(c.errs, err.Error())
 		}
 		if ctx.Err() != nil {
 			break
@@ -356,127 +298,225 @@ func runWhere(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	if limit == 0 {
 		limit = DefaultAssignments
 	}
-	solved, periodSolved := false, false
-	// For the makespan it is one more start, worth its solver calls only
-	// where a steady state can matter (more than one micro-batch) and no
-	// start already meets the bound over every assignment.
-	asStart := sp.MicroBatches > 1 && (best == nil || bestScore.makespan > relaxedBounds(open, sp.MicroBatches).Makespan)
-	if periodSolvable(open, sp) && (opt.Objective == ObjectivePeriod || asStart) && ctx.Err() == nil {
-		// The repetend with assignment literals (repetend.SearchAssigned):
-		// the choice whose steady state has the least period, found by
-		// the solver, searched as a pinned placement. For the period it
-		// is the answer, or the proof that no choice beats the best
-		// start's; for the makespan it is one more start.
-		var exclude [][]int
-		excludedProven := true // every excluded choice's own least period is known
-		for round := 0; round < maxPeriodRounds && ctx.Err() == nil; round++ {
-			upper := 0
-			if opt.Objective == ObjectivePeriod && best != nil {
-				upper = bestScore.period
-			}
-			sol, err := repetend.SearchAssigned(ctx, open, repetend.AssignedOptions{Memory: sp.Memory, MicroBatches: sp.MicroBatches,
-				MaxNR: opt.MaxNR, Upper: upper, Exclude: exclude, Seed: opt.Seed, Effort: opt.Effort})
-			if err != nil {
-				if ctx.Err() == nil {
-					return nil, err
-				}
-				break
-			}
-			if sol.Choice != nil {
-				if err := try(periodSolverName, sol.Choice); err != nil {
-					errs = append(errs, err.Error())
-				}
-			}
-			if opt.Objective == ObjectivePeriod && sol.Proven && excludedProven && best != nil && best.Repetend != nil && best.Repetend.Period <= sol.LowerBound {
-				// No choice has a shorter period (N_R ≤ MaxNR): the
-				// best is the answer, with no enumeration.
-				periodSolved = true
-				break
-			}
-			if sol.Choice == nil || opt.Objective != ObjectivePeriod {
-				break
-			}
-			// The search of the solver's choice did not reach its period
-			// (no warmup and cooldown under the budget for its
-			// repetends): ask again without that choice.
-			r := results[fmt.Sprint(sol.Choice)]
-			if r == nil || !r.PeriodProven() {
-				excludedProven = false
-			}
-			exclude = append(exclude, sol.Choice)
-		}
+	periodSolved, err := c.periodSolver(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if opt.Objective == ObjectiveMakespan && !open.Channels && !sp.Allowed.Offload && !sp.Allowed.Recompute &&
-		open.K()*sp.MicroBatches <= MaxAssignedInstances && ctx.Err() == nil {
-		// The solver with assignment literals (encode.MinimizeAssigned),
-		// each call capped: a choice and schedule better than every
-		// start's, searched again as a start of Run on that choice; or
-		// the proof that none is better.
-		effort := opt.Effort
-		if effort == 0 {
-			effort = repetend.DefaultEffort
-		}
-		upper := 0
-		if best != nil {
-			upper = bestScore.makespan
-		}
-		sol, err := encode.MinimizeAssigned(ctx, open, encode.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory,
-			Upper: upper, Lower: relaxedBounds(open, sp.MicroBatches).Makespan, Options: smt.Options{Seed: opt.Seed, Effort: max(effort, 0)}})
-		if err == nil && sol.Choice != nil {
-			q, err := placement.Choose(open, sol.Choice)
-			if err != nil {
-				return nil, err
-			}
-			s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, Instances: sol.Instances}
-			if err := schedule.Verify(s); err != nil {
-				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
-			}
-			solverOpt := inner
-			solverOpt.Start = []Start{{Name: "solver with assignment literals", Schedule: s}}
-			if r, err := Run(ctx, onPlacement(sp, q), solverOpt); err == nil {
-				tried = append(tried, Contender{Source: Source{Kind: SourceStart, Name: "assignment solver"}, Makespan: r.Makespan()})
-				if sc := (score{periodOf(r), r.Makespan()}); best == nil || sc.less(bestScore, opt.Objective) {
-					best, bestScore = r, sc
-				}
-				seen[fmt.Sprint(sol.Choice)] = true
-			}
-		}
-		if err == nil && sol.Proven {
-			solved = true
-			leastBound = sol.LowerBound
-		}
+	solved, err := c.assignedSolver(ctx)
+	if err != nil {
+		return nil, err
 	}
 	enumerated := solved
-	if n := open.Assignments(limit); !solved && !periodSolved && limit > 0 && n <= limit && ctx.Err() == nil {
+	if n := c.open.Assignments(limit); !solved && !periodSolved && limit > 0 && n <= limit && ctx.Err() == nil {
 		enumerated = true
-		every(open, func(choice []int) bool {
-			_ = try("", choice)
+		every(c.open, func(choice []int) bool {
+			_ = c.try(ctx, "", choice)
 			return ctx.Err() == nil
 		})
 	}
+	best := c.best
 	if best == nil {
-		return nil, fmt.Errorf("search: no assignment of placement %q gives a schedule: %s", p.Name, strings.Join(errs, "; "))
+		return nil, fmt.Errorf("search: no assignment of placement %q gives a schedule: %s", p.Name, strings.Join(c.errs, "; "))
 	}
-	if opt.UseTime && ctx.Err() == nil && !best.settled() {
-		more := inner
+	if opt.Search.UseTime && ctx.Err() == nil && !best.Settled() {
+		more := c.inner
 		more.UseTime = true
-		more.Start = []Start{{Name: "the best choice of devices", Schedule: best.Schedule}}
-		if r, err := Run(ctx, best.Schedule.Spec, more); err == nil && r.Makespan() < best.Makespan() {
+		more.Start = []search.Start{{Name: "the best choice of devices", Schedule: best.Schedule}}
+		if r, err := search.Run(ctx, best.Schedule.Spec, more); err == nil && r.Makespan() < best.Makespan() {
 			best.Schedule, best.Source, best.Refined = r.Schedule, r.Source, r.Refined
 		}
 	}
-	best.Contenders = append(tried, best.Contenders...)
+	best.Contenders = append(c.tried, best.Contenders...)
 	best.Assigned = true
-	best.assignedPeriod = periodSolved
+	best.AssignedPeriod = periodSolved
 	best.Times.Total = time.Since(t0) // every search, not the chosen one's alone
 	// The bounds hold for every assignment: the relaxation's, raised to
 	// the least bound of those searched when every one was, each of the
 	// others bounded by the best makespan (it was skipped for that).
-	best.Bounds = relaxedBounds(open, sp.MicroBatches)
+	best.Bounds = relaxedBounds(c.open, sp.MicroBatches)
 	if enumerated && ctx.Err() == nil {
-		best.Bounds.Makespan = max(best.Bounds.Makespan, min(leastBound, best.Makespan()))
+		best.Bounds.Makespan = max(best.Bounds.Makespan, min(c.leastBound, best.Makespan()))
 	}
 	return best, nil
+}
+
+// chooser is the state of devices: the problem and options, the
+// placement with every choice open, the options of each choice's
+// search, and the best choice so far.
+type chooser struct {
+	sp    spec.Spec
+	opt   Options
+	open  *placement.Placement
+	inner search.Options
+	best  *search.Result
+	score score
+	tried []search.Contender
+	errs  []string
+	// leastBound is the least makespan bound of the assignments searched.
+	leastBound int
+	seen       map[string]bool
+	results    map[string]*search.Result // each choice's search, where it gave a schedule
+}
+
+// offer makes r the best where it scores better.
+func (c *chooser) offer(r *search.Result) {
+	if sc := (score{periodOf(r), r.Makespan()}); c.best == nil || sc.less(c.score, c.opt.Objective) {
+		c.best, c.score = r, sc
+	}
+}
+
+// try searches choice (named name; "" for an enumerated one), unless it
+// was searched, its lower bound cannot beat the best, or no construction
+// or baseline fits it.
+func (c *chooser) try(ctx context.Context, name string, choice []int) error {
+	sp := c.sp
+	key := fmt.Sprint(choice)
+	if c.seen[key] {
+		return nil
+	}
+	c.seen[key] = true
+	q, err := placement.Choose(c.open, choice)
+	if err != nil {
+		return err
+	}
+	if c.best != nil && name == "" {
+		lb := bound.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
+		if c.opt.Objective == ObjectivePeriod {
+			if q.MaxLoad() > c.score.period || q.MaxLoad() == c.score.period && lb >= c.score.makespan {
+				return nil
+			}
+		} else if lb >= c.score.makespan {
+			return nil
+		}
+	}
+	if !seedable(ctx, q, sp) {
+		// No construction or baseline fits the budget: the search
+		// would only look for a repetend, which can take long to
+		// find none; the solver with assignment literals still
+		// covers this choice.
+		if name != "" && name != periodSolverName {
+			c.errs = append(c.errs, fmt.Sprintf("assignment %q: no construction or baseline fits the budget", name))
+		}
+		return nil
+	}
+	r, err := search.Run(ctx, onPlacement(sp, q), c.inner)
+	if err == nil {
+		b := bound.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
+		if c.leastBound == 0 || b < c.leastBound {
+			c.leastBound = b
+		}
+	}
+	if err != nil {
+		if name == "" || ctx.Err() != nil {
+			return nil // an enumerated assignment that fits no budget, or the end of time
+		}
+		return fmt.Errorf("assignment %q: %w", name, err)
+	}
+	c.results[key] = r
+	if name != "" {
+		c.tried = append(c.tried, search.Contender{Source: search.Source{Kind: search.SourceStart, Name: "assignment " + name}, Makespan: r.Makespan()})
+	}
+	c.offer(r)
+	return nil
+}
+
+// periodSolver is the repetend with assignment literals
+// (repetend.SearchAssigned): the choice whose steady state has the least
+// period, found by the solver, searched as a pinned placement. For the
+// period it is the answer, or the proof that no choice beats the best
+// start's (solved); for the makespan it is one more start, worth its
+// solver calls only where a steady state can matter (more than one
+// micro-batch) and no start already meets the bound over every
+// assignment.
+func (c *chooser) periodSolver(ctx context.Context) (solved bool, err error) {
+	sp, opt := c.sp, c.opt
+	asStart := sp.MicroBatches > 1 && (c.best == nil || c.score.makespan > relaxedBounds(c.open, sp.MicroBatches).Makespan)
+	if !periodSolvable(c.open, sp) || (opt.Objective != ObjectivePeriod && !asStart) || ctx.Err() != nil {
+		return false, nil
+	}
+	var exclude [][]int
+	excludedProven := true // every excluded choice's own least period is known
+	for round := 0; round < maxPeriodRounds && ctx.Err() == nil; round++ {
+		upper := 0
+		if opt.Objective == ObjectivePeriod && c.best != nil {
+			upper = c.score.period
+		}
+		sol, err := repetend.SearchAssigned(ctx, c.open, repetend.AssignedOptions{Memory: sp.Memory, MicroBatches: sp.MicroBatches,
+			MaxNR: opt.Search.MaxNR, Upper: upper, Exclude: exclude, Seed: opt.Search.Seed, Effort: opt.Search.Effort})
+		if err != nil {
+			if ctx.Err() == nil {
+				return false, err
+			}
+			break
+		}
+		if sol.Choice != nil {
+			if err := c.try(ctx, periodSolverName, sol.Choice); err != nil {
+				c.errs = append(c.errs, err.Error())
+			}
+		}
+		if opt.Objective == ObjectivePeriod && sol.Proven && excludedProven && c.best != nil && c.best.Repetend != nil && c.best.Repetend.Period <= sol.LowerBound {
+			// No choice has a shorter period (N_R ≤ MaxNR): the
+			// best is the answer, with no enumeration.
+			return true, nil
+		}
+		if sol.Choice == nil || opt.Objective != ObjectivePeriod {
+			break
+		}
+		// The search of the solver's choice did not reach its period
+		// (no warmup and cooldown under the budget for its
+		// repetends): ask again without that choice.
+		r := c.results[fmt.Sprint(sol.Choice)]
+		if r == nil || !r.PeriodProven() {
+			excludedProven = false
+		}
+		exclude = append(exclude, sol.Choice)
+	}
+	return false, nil
+}
+
+// assignedSolver is the solver with assignment literals
+// (encode.MinimizeAssigned), for the makespan, each call capped: a
+// choice and schedule better than every start's, searched again as a
+// start of the search on that choice; or the proof that none is better
+// (solved, the least bound then its lower bound).
+func (c *chooser) assignedSolver(ctx context.Context) (solved bool, err error) {
+	sp, opt, open := c.sp, c.opt, c.open
+	if opt.Objective != ObjectiveMakespan || open.Channels || sp.Allowed.Offload || sp.Allowed.Recompute ||
+		open.K()*sp.MicroBatches > MaxAssignedInstances || ctx.Err() != nil {
+		return false, nil
+	}
+	effort := opt.Search.Effort
+	if effort == 0 {
+		effort = repetend.DefaultEffort
+	}
+	upper := 0
+	if c.best != nil {
+		upper = c.score.makespan
+	}
+	sol, err := encode.MinimizeAssigned(ctx, open, encode.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory,
+		Upper: upper, Lower: relaxedBounds(open, sp.MicroBatches).Makespan, Options: smt.Options{Seed: opt.Search.Seed, Effort: max(effort, 0)}})
+	if err == nil && sol.Choice != nil {
+		q, err := placement.Choose(open, sol.Choice)
+		if err != nil {
+			return false, err
+		}
+		s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, Instances: sol.Instances}
+		if err := schedule.Verify(s); err != nil {
+			return false, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
+		}
+		solverOpt := c.inner
+		solverOpt.Start = []search.Start{{Name: "solver with assignment literals", Schedule: s}}
+		if r, err := search.Run(ctx, onPlacement(sp, q), solverOpt); err == nil {
+			c.tried = append(c.tried, search.Contender{Source: search.Source{Kind: search.SourceStart, Name: "assignment solver"}, Makespan: r.Makespan()})
+			c.offer(r)
+			c.seen[fmt.Sprint(sol.Choice)] = true
+		}
+	}
+	if err == nil && sol.Proven {
+		c.leastBound = sol.LowerBound
+		return true, nil
+	}
+	return false, nil
 }
 
 // onPlacement is sp on placement q (a choice of devices of sp's).
@@ -512,7 +552,7 @@ func periodSolvable(open *placement.Placement, sp spec.Spec) bool {
 // every block (its least time times its group's size, over its options)
 // spread over all devices, and the longest path with every block at its
 // least time and no transfers.
-func relaxedBounds(p *placement.Placement, n int) schedule.Bounds {
+func relaxedBounds(p *placement.Placement, n int) bound.Bounds {
 	work := 0
 	least := make([]int, p.K())
 	for i := range p.Blocks {
@@ -539,7 +579,7 @@ func relaxedBounds(p *placement.Placement, n int) schedule.Bounds {
 		cp = max(cp, head[i]+least[i])
 	}
 	ceil := func(a, b int) int { return (a + b - 1) / b }
-	return schedule.Bounds{Period: ceil(work, p.Devices), Makespan: max(cp, ceil(n*work, p.Devices))}
+	return bound.Bounds{Period: ceil(work, p.Devices), Makespan: max(cp, ceil(n*work, p.Devices))}
 }
 
 // seedable reports whether a construction or a baseline gives q a
@@ -550,20 +590,20 @@ func seedable(ctx context.Context, q *placement.Placement, sp spec.Spec) bool {
 		return true
 	}
 	for _, m := range baseline.All() {
-		if s, err := m.Build(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}); err == nil && allows(s, sp.Allowed) {
+		if s, err := m.Build(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}); err == nil && sp.Allowed.Permit(s.Count()) {
 			return true
 		}
 	}
 	return false
 }
 
-// optimalWhere is Optimal of a placement with candidates: the time-optimal
+// optimalDevices is OptimalDevices of a placement with candidates: the time-optimal
 // search of every assignment (at most opt.MaxAssignments,
 // DefaultOptimalAssignments when 0), starts first, each skipped when its
 // lower bound cannot beat the best so far. Its answer is optimal over
 // assignments and schedules where every search it ran is proven; the
 // bound is the least lower bound of the assignments not beaten.
-func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalResult, error) {
+func optimalDevices(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*search.OptimalResult, error) {
 	p := sp.Placement
 	open := p.Reopen()
 	limit := opt.MaxAssignments
@@ -577,9 +617,8 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 	if err != nil {
 		return nil, err
 	}
-	inner := opt
-	inner.Assignments, inner.pinned = nil, true
-	var best *OptimalResult
+	inner := opt.Search
+	var best *search.OptimalResult
 	checks := 0 // solver calls, all searches together
 	lower := 0  // least lower bound over the assignments that may still be optimal
 	seen := map[string]bool{}
@@ -593,11 +632,11 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 		if err != nil {
 			return
 		}
-		lb := schedule.LowerBounds(q, sp.MicroBatches, sp.Memory).Makespan
+		lb := bound.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
 		if best != nil && lb >= schedule.Makespan(best.Schedule) {
 			return
 		}
-		r, err := Optimal(ctx, onPlacement(sp, q), inner)
+		r, err := search.Optimal(ctx, onPlacement(sp, q), inner)
 		if err != nil {
 			return // no schedule of this assignment fits the budget
 		}
@@ -625,7 +664,7 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 		}
 		lb := relaxedBounds(open, sp.MicroBatches).Makespan
 		sol, err := encode.MinimizeAssigned(ctx, open, encode.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory, Upper: upper, Lower: lb,
-			Options: smt.Options{Seed: opt.Seed, Effort: opt.Effort, Progress: opt.Progress}})
+			Options: smt.Options{Seed: opt.Search.Seed, Effort: opt.Search.Effort, Progress: opt.Search.Progress}})
 		if err == nil {
 			checks += sol.Checks
 		}
@@ -638,8 +677,9 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 			if err := schedule.Verify(s); err != nil {
 				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
 			}
-			lower := boundOf(q, sp.MicroBatches, sp.Memory, sp.Latency, nil)
-			best = &OptimalResult{Schedule: s, Source: Source{Kind: SourceSolver}, Bound: lower,
+			b := bound.LowerBounds(onPlacement(sp, q))
+			lower := search.OptimalBound{Makespan: b.Makespan, By: b.By.String(), Relaxed: b.Makespan}
+			best = &search.OptimalResult{Schedule: s, Source: search.Source{Kind: search.SourceSolver}, Bound: lower,
 				Solution: &smt.Solution{Makespan: sol.Makespan, LowerBound: sol.LowerBound, Checks: sol.Checks}}
 		}
 		if err == nil && sol.Proven {
@@ -663,22 +703,22 @@ func optimalWhere(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*Optim
 	sol.Makespan, sol.Checks = ms, checks
 	switch {
 	case solved:
-		out.Bound = OptimalBound{Makespan: ms, By: "solver calls with the devices as decisions", Solver: true, Relaxed: best.Bound.Relaxed}
+		out.Bound = search.OptimalBound{Makespan: ms, By: "solver calls with the devices as decisions", Solver: true, Relaxed: best.Bound.Relaxed}
 	case ctx.Err() != nil:
 		// Assignments were left out: only the least bound of all of
 		// them holds.
 		lower = ms
 		every(open, func(choice []int) bool {
 			if q, err := placement.Choose(open, choice); err == nil {
-				lower = min(lower, schedule.LowerBounds(q, sp.MicroBatches, sp.Memory).Makespan)
+				lower = min(lower, bound.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan)
 			}
 			return true
 		})
-		out.Bound = OptimalBound{Makespan: lower, By: "the least lower bound of every assignment (the search was stopped)", Relaxed: lower}
+		out.Bound = search.OptimalBound{Makespan: lower, By: "the least lower bound of every assignment (the search was stopped)", Relaxed: lower}
 	case lower == 0 || lower >= ms:
-		out.Bound = OptimalBound{Makespan: ms, By: "every assignment searched", Solver: true, Relaxed: best.Bound.Relaxed}
+		out.Bound = search.OptimalBound{Makespan: ms, By: "every assignment searched", Solver: true, Relaxed: best.Bound.Relaxed}
 	default:
-		out.Bound = OptimalBound{Makespan: lower, By: "every assignment searched, some not proven", Relaxed: best.Bound.Relaxed}
+		out.Bound = search.OptimalBound{Makespan: lower, By: "every assignment searched, some not proven", Relaxed: best.Bound.Relaxed}
 	}
 	sol.Proven = out.Bound.Makespan >= ms
 	sol.LowerBound = out.Bound.Makespan

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tessel-pp/tessel/internal/testskip"
+)
+
+// interruptAfter runs tessel args as a child process, sends it SIGINT
+// after delay and returns how long it took to exit after the signal, its
+// exit code, stdout and stderr. A child still running 20 s after the
+// signal is killed and fails the test.
+func interruptAfter(t *testing.T, delay time.Duration, args ...string) (time.Duration, int, string, string) {
+	t.Helper()
+	cmd := tesselChild(args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		t.Fatalf("%v ended before the signal: %v: %s", args, err, stderr.String())
+	case <-time.After(delay):
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	t0 := time.Now()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%v: still running 20 s after SIGINT", args)
+	}
+	took := time.Since(t0)
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	}
+	return took, code, stdout.String(), stderr.String()
+}
+
+// interruptBound is the loose bound of these tests: tessel answers within
+// about StopGrace of the signal, plus its report (and, here, a machine
+// that may be busy); far less than the minutes the runs take otherwise.
+const interruptBound = 5 * time.Second
+
+// SIGINT a few seconds into long runs answers at once: the best verified
+// schedule so far, saying it was interrupted, or one line saying none was
+// reached (exit 1).
+func TestInterruptAnswersAtOnce(t *testing.T) {
+	testskip.Short(t, "runs long commands as child processes")
+	dir := t.TempDir()
+	// A chain of 10,000 blocks, and a schedule and a timeline of 1000
+	// devices joining for replan.
+	chain := filepath.Join(dir, "chain.json")
+	writeChain(t, chain, 5000, 4)
+	old := filepath.Join(dir, "old.json")
+	if code, _, errOut := runCLI(t, "search", "-n", "16", "-o", old); code != 0 {
+		t.Fatal(errOut)
+	}
+	timeline := filepath.Join(dir, "joins.json")
+	var changes []map[string]any
+	for i := range 1000 {
+		changes = append(changes, map[string]any{"at": 10 * (i + 1), "join": map[string]any{"name": fmt.Sprintf("j%d", i), "speed": 1, "memory": 0}})
+	}
+	data, _ := json.Marshal(map[string]any{"changes": changes})
+	os.WriteFile(timeline, data, 0o644)
+	for _, args := range [][]string{
+		{"search", "-p", "v-shape", "-m", "6", "-n", "1000000"},
+		{"search", "-d", "1000", "-n", "128"},
+		{"search", "--placement-file", chain, "-n", "4"},
+		{"replan", "--schedule", old, "--timeline", timeline},
+	} {
+		took, code, out, errOut := interruptAfter(t, 3*time.Second, args...)
+		t.Logf("%v: exit %d %.2fs after SIGINT", args, code, took.Seconds())
+		if took > interruptBound {
+			t.Errorf("%v: answered %.1fs after SIGINT, want within %v", args, took.Seconds(), interruptBound)
+		}
+		switch code {
+		case 0:
+			if !strings.Contains(out, "stopped ") {
+				t.Errorf("%v: an interrupted answer does not say it stopped:\n%s", args, out)
+			}
+		case 1:
+			if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "stopped before") {
+				t.Errorf("%v: exit 1 with %q, want one line saying it stopped before an answer", args, errOut)
+			}
+		default:
+			t.Errorf("%v: exit %d after SIGINT: %s", args, code, errOut)
+		}
+	}
+}
+
+// writeChain writes a chain placement of 2·half blocks on d devices.
+func writeChain(t *testing.T, path string, half, d int) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"name": "chain", "devices": %d, "blocks": [`, d)
+	for i := range half {
+		fmt.Fprintf(&b, `{"id": "f%d", "kind": "forward", "devices": [%d], "time": 1, "memory": 1},`, i, i*d/half)
+	}
+	for i := half - 1; i >= 0; i-- {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, `{"id": "b%d", "kind": "backward", "devices": [%d], "time": 2, "memory": -1}%s`, i, i*d/half, sep)
+	}
+	b.WriteString(`], "deps": [`)
+	for i := 1; i < half; i++ {
+		fmt.Fprintf(&b, `["f%d", "f%d"], `, i-1, i)
+	}
+	fmt.Fprintf(&b, `["f%d", "b%d"]`, half-1, half-1)
+	for i := half - 1; i > 0; i-- {
+		fmt.Fprintf(&b, `, ["b%d", "b%d"]`, i, i-1)
+	}
+	b.WriteString("]}\n")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,138 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tessel-pp/tessel/internal/safego"
+	"github.com/tessel-pp/tessel/spec"
+)
+
+// StopGrace is how long Run waits, once ctx has ended, for the step in
+// flight to return; after it, Run answers with the best result so far and
+// leaves the step to finish in the background. Every step checks ctx
+// where its work grows with the input, so the grace is rarely used up;
+// it bounds the answer's delay where a single step (a sort, a check of a
+// very large schedule) cannot be cut.
+const StopGrace = 100 * time.Millisecond
+
+// incumbent holds the best result a search has published, for watch. Its
+// methods are safe on a nil *incumbent (a search nobody watches).
+type incumbent struct {
+	mu   sync.Mutex
+	best *Result
+	t0   time.Time
+}
+
+// publish records a copy of res, when it has a schedule: every schedule
+// it holds is verified and never changed afterwards, so the copy can
+// outlive the search that goes on changing res.
+func (inc *incumbent) publish(res *Result, t0 time.Time) {
+	if inc == nil || res == nil || res.Schedule == nil {
+		return
+	}
+	snap := *res
+	snap.Contenders = slices.Clone(res.Contenders)
+	inc.mu.Lock()
+	inc.best, inc.t0 = &snap, t0
+	inc.mu.Unlock()
+}
+
+// watch runs the search (run) and returns its answer, or, when ctx ends
+// and the search has not returned within StopGrace, the best result it
+// published, marked as stopped. Progress reports end when watch returns.
+func watch(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
+	var inc incumbent
+	var gone atomic.Bool
+	if progress := opt.Progress; progress != nil {
+		var mu sync.Mutex
+		opt.Progress = func(pr Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !gone.Load() {
+				progress(pr)
+			}
+		}
+		defer func() {
+			mu.Lock() // a report in flight ends before watch returns
+			gone.Store(true)
+			mu.Unlock()
+		}()
+	}
+	type answer struct {
+		res *Result
+		err error
+	}
+	done := make(chan answer, 1)
+	var pan safego.Panic
+	t0 := time.Now()
+	go func() {
+		var a answer
+		defer func() { done <- a }()
+		defer pan.Recover()
+		a.res, a.err = run(ctx, sp, opt, &inc)
+	}()
+	finished := func(a answer) (*Result, error) {
+		pan.Repanic()
+		return a.res, a.err
+	}
+	select {
+	case a := <-done:
+		return finished(a)
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(StopGrace)
+	defer grace.Stop()
+	select {
+	case a := <-done:
+		return finished(a)
+	case <-grace.C:
+	}
+	inc.mu.Lock()
+	best := inc.best
+	inc.mu.Unlock()
+	if best == nil {
+		return nil, fmt.Errorf("placement %q: stopped before any schedule was found: %w", sp.Placement.Name, stopCause(ctx, opt))
+	}
+	res := *best
+	res.Times.Total = time.Since(t0)
+	res.Stopped = stopReason(ctx, opt, res.Times.Total)
+	return &res, nil
+}
+
+// stopReason is Result.Stopped for a search that took took and whose ctx
+// is as it is now: "" when ctx has not ended.
+func stopReason(ctx context.Context, opt Options, took time.Duration) string {
+	err := ctx.Err()
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, context.DeadlineExceeded) && opt.TimeLimit > 0:
+		return fmt.Sprintf("at the time limit of %v: the answer depends on the time given (a longer limit may find a shorter schedule)", opt.TimeLimit)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("at the deadline, after %.1fs: the best verified schedule found by then", took.Seconds())
+	}
+	return fmt.Sprintf("interrupted after %.1fs: the best verified schedule found by then", took.Seconds())
+}
+
+// stopCause is why ctx ended, as a stopped search says it: the time
+// limit by its length where it ran out, else ctx's cause (Ctrl-C).
+func stopCause(ctx context.Context, opt Options) error {
+	err := context.Cause(ctx)
+	if errors.Is(err, context.DeadlineExceeded) && opt.TimeLimit > 0 {
+		err = fmt.Errorf("the time limit of %v ran out (%w)", opt.TimeLimit, err)
+	}
+	return stopped{err}
+}
+
+// stopped is why a search stopped (ctx's cause): an error that is
+// ErrStopped, whatever ended ctx (a deadline, Ctrl-C).
+type stopped struct{ error }
+
+func (e stopped) Unwrap() error        { return e.error }
+func (e stopped) Is(target error) bool { return target == ErrStopped }
