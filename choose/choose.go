@@ -18,6 +18,7 @@ import (
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/heft"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
@@ -285,4 +286,19 @@ func Optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 		return nil, err
 	}
 	return &OptimalResult{OptimalResult: r, Schedule: s, Coarsened: rep, Total: time.Since(t0)}, nil
+}
+
+// Fresh is a fresh search of p for old's micro-batches and budget, as
+// tessel search runs it (the joint strategy) with opt's MaxNR and Seed,
+// within limit (0: none), the devices chosen where p's blocks give
+// candidates (Devices): what a replan is compared with. Callers verify
+// its schedule.
+func Fresh(ctx context.Context, p *placement.Placement, old *schedule.Schedule, opt search.ReplanOptions, limit time.Duration) (*search.Result, error) {
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	return Devices(ctx, spec.Spec{Placement: p, MicroBatches: old.MicroBatches, Memory: old.Memory},
+		Options{Search: search.Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed}})
 }

@@ -184,11 +184,11 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 		// The devices are the search's to choose: the Tessel search
 		// chooses them, and every row runs on its choice.
 		progress("compare: choosing the devices (Tessel search)")
-		chosen, err := chosen(ctx, p, opt)
+		q, err := chosen(ctx, p, opt)
 		if err != nil {
 			return nil, err
 		}
-		p = chosen
+		p = q
 	}
 	cmp := &Comparison{Placement: p.Name, Devices: p.Devices, Memory: opt.Memory, MicroBatches: opt.MicroBatches,
 		LatencyBudget: opt.Latency, ShowLatency: opt.Latency > 0 || p.Inference()}

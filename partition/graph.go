@@ -27,6 +27,7 @@ import (
 	"math"
 
 	"github.com/tessel-pp/tessel/limits"
+	"github.com/tessel-pp/tessel/profile"
 )
 
 // Node is one operator or layer of the graph (the paper's v ∈ V).
@@ -96,6 +97,18 @@ type Graph struct {
 	// (profiles only; "output_size", default 1, and "grad_size", default
 	// the parameters).
 	OutputSizes, GradSizes []float64
+	// Profile says how a measured profile's times were taken (its
+	// "profile" object; nil otherwise), Calibration what a measured run
+	// corrected in them (already applied to the nodes' times and comms),
+	// and Spreads, per layer, the spread of each pass's time as measured
+	// (nil where none is given).
+	Profile     *profile.Meta
+	Calibration *profile.Calibration
+	Spreads     []profile.Spread
+	// ActionOverhead is the time every block of a placement made from
+	// the graph takes beside its layers' (the calibration's time per
+	// action of the runtime; 0 without one).
+	ActionOverhead float64
 }
 
 // Training reports whether the graph has a backward pass.

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/tessel-pp/tessel/internal/strictjson"
 	"github.com/tessel-pp/tessel/limits"
+	"github.com/tessel-pp/tessel/profile"
 )
 
 // The layer profile is tessel's own model file, for users (README, "Layer
@@ -49,6 +51,15 @@ import (
 // accelerator moves to or from host memory per unit of the profile's
 // time: it gives every forward block an offload time, its activation
 // over the bandwidth (OptPipe's offload and reload).
+//
+// Measured (tessel profile, package profile): "profile" at the top says
+// how the times were measured (profile.Meta); a layer may give
+// "output_bytes" (what crosses to the next layer) and "peak_bytes" (its
+// peak memory, CUDA), both with "device_bytes", and "spread" (the 10th
+// and 90th percentile of each pass's time). "calibration" at the top
+// (profile.Calibration) corrects the times as they are read: each pass
+// scaled, every layer's "comm" longer by the transfer time, and every
+// block of a placement longer by the time per action.
 
 // ParseProfile reads a layer profile.
 func ParseProfile(data []byte) (*Graph, error) {
@@ -68,6 +79,8 @@ type profileLayer struct {
 	bytes                            []string
 	paramBytes, optimizerBytes       float64
 	activationBytes, checkpointBytes float64
+	outputBytes, peakBytes           float64
+	spread                           profile.Spread
 	// Per-device costs (docs/heterogeneous.md): the roofline's FLOPs and
 	// bytes moved per pass, times per device type, and the sizes of the
 	// output and the gradients in the cluster links' unit.
@@ -91,6 +104,8 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 		{Name: "host_bandwidth", Decode: func(v json.RawMessage) error { return strictjson.Float(v, &g.HostBandwidth) }},
 		{Name: "layers", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Array(v, &layers) }},
 		{Name: "edges", Decode: func(v json.RawMessage) error { hasEdges = true; return strictjson.Array(v, &edges) }},
+		{Name: "profile", Decode: func(v json.RawMessage) (err error) { g.Profile, err = profile.DecodeMeta(v); return err }},
+		{Name: "calibration", Decode: func(v json.RawMessage) (err error) { g.Calibration, err = profile.DecodeCalibration(v); return err }},
 	})
 	if err != nil {
 		return nil, err
@@ -104,6 +119,24 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 	ls, index, err := decodeLayers(layers, g.Bytes)
 	if err != nil {
 		return nil, err
+	}
+	if c := g.Calibration; c != nil {
+		// The measured corrections (profile.Calibration), applied as
+		// the file is read so that every split and schedule sees them.
+		for i := range ls {
+			l := &ls[i]
+			l.forward *= c.ScaleOf("forward")
+			l.backward *= c.ScaleOf("backward")
+			l.input *= c.ScaleOf("input")
+			l.weight *= c.ScaleOf("weight")
+			l.comm += c.Transfer
+		}
+		g.ActionOverhead = c.ActionOverhead
+	}
+	if slices.ContainsFunc(ls, func(l profileLayer) bool { return l.spread != nil }) {
+		for _, l := range ls {
+			g.Spreads = append(g.Spreads, l.spread)
+		}
 	}
 	training := ls[0].hasBackward || ls[0].hasInput
 	for i, l := range ls {
@@ -209,6 +242,9 @@ func (l *profileLayer) fields() []strictjson.Field {
 		l.byteField("optimizer_bytes", &l.optimizerBytes),
 		l.byteField("activation_bytes", &l.activationBytes),
 		l.byteField("checkpoint_bytes", &l.checkpointBytes),
+		l.byteField("output_bytes", &l.outputBytes),
+		l.byteField("peak_bytes", &l.peakBytes),
+		{Name: "spread", Decode: func(x json.RawMessage) (err error) { l.spread, err = profile.DecodeSpread(x); return err }},
 		{Name: "flops", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.flops) }},
 		{Name: "memory_access", Decode: func(x json.RawMessage) error { return strictjson.Float(x, &l.memAccess) }},
 		{Name: "backward_flops", Decode: func(x json.RawMessage) error { l.hasBwdFLOPs = true; return strictjson.Float(x, &l.bwdFLOPs) }},
@@ -337,7 +373,8 @@ func (l *profileLayer) check(bytes bool) error {
 	for _, x := range []struct {
 		name string
 		v    float64
-	}{{"param_bytes", l.paramBytes}, {"optimizer_bytes", l.optimizerBytes}, {"activation_bytes", l.activationBytes}, {"checkpoint_bytes", l.checkpointBytes}} {
+	}{{"param_bytes", l.paramBytes}, {"optimizer_bytes", l.optimizerBytes}, {"activation_bytes", l.activationBytes}, {"checkpoint_bytes", l.checkpointBytes},
+		{"output_bytes", l.outputBytes}, {"peak_bytes", l.peakBytes}} {
 		if !(x.v >= 0) || math.IsInf(x.v, 0) {
 			return fmt.Errorf("%s %v: want a finite number ≥ 0", x.name, x.v)
 		}
@@ -370,6 +407,11 @@ func (l *profileLayer) check(bytes bool) error {
 	}
 	if l.hasInput != l.hasWeight {
 		return fmt.Errorf("give both \"input\" and \"weight\", or \"backward\"")
+	}
+	for _, pass := range sortedKeys(l.spread) {
+		if pass == "backward" && !l.hasBackward || (pass == "input" || pass == "weight") && !l.hasInput {
+			return fmt.Errorf("spread: %q: the layer has no %s time", pass, pass)
+		}
 	}
 	if l.hasBackward && l.hasInput {
 		return fmt.Errorf("give \"backward\" or \"input\" and \"weight\", not both")

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/profile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -86,6 +88,15 @@ func TestBadModels(t *testing.T) {
 		"device-times-no-backward.json": `device_times: "v100": no backward time for a layer with one`,
 		"device-times-not-object.json":  `field "device_times": want an object of device types, got an array`,
 		"backward-flops-alone.json":     `"backward_flops" and "backward_memory_access" need "flops" or "memory_access"`,
+		// Measured profiles (tessel profile) and their calibration.
+		"profile-time-unit.json":                 `field "profile": field "time_unit": "s": want "ms"`,
+		"profile-no-config.json":                 `field "profile": field "config": a decoder's profile needs its config`,
+		"profile-bad-config.json":                `field "profile": field "config": decoder config: hidden 8 is not a multiple of heads 3`,
+		"spread-reversed.json":                   `field "spread": field "forward": [2, 1]: want 0 ≤ lo ≤ hi`,
+		"spread-wrong-pass.json":                 `spread: "input": the layer has no input time`,
+		"calibration-zero-scale.json":            `field "calibration": field "scale": field "forward": 0: want a scale in (0, 1e6]`,
+		"calibration-negative.json":              `field "calibration": field "transfer": -1: want a finite time ≥ 0`,
+		"output-bytes-without-device-bytes.json": `field "output_bytes": byte sizes need "device_bytes"`,
 	}
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "bad-models", "*.json"))
 	if err != nil {
@@ -281,5 +292,84 @@ func TestLoadWith(t *testing.T) {
 		if _, err := LoadWith(path, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want %q", c.o, err, c.want)
 		}
+	}
+}
+
+// A model file of tessel profile loads with how it was measured and each
+// layer's spread; a calibration scales each pass's times as the file is
+// read, adds its transfer time to every layer's comm, and its time per
+// action to every block of the placement.
+func TestProfileAndCalibration(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "models", "decoder-cpu.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Profile == nil || g.Profile.Config == nil || g.Profile.Config.Layers != 8 || g.Profile.TimeUnit != "ms" || g.Calibration != nil {
+		t.Fatalf("profile %+v, calibration %+v", g.Profile, g.Calibration)
+	}
+	if len(g.Spreads) != 10 || g.Spreads[1]["forward"][0] > g.Nodes[1].Acc || g.Spreads[1]["forward"][1] < g.Nodes[1].Acc {
+		t.Fatalf("spreads %v: want 10 layers, decoder.0's forward %v inside its spread", g.Spreads, g.Nodes[1].Acc)
+	}
+	cal := &profile.Calibration{Scale: map[string]float64{"forward": 2, "weight": 0.5}, Transfer: 0.25, ActionOverhead: 3}
+	data2, err := profile.SetCalibration(data, cal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Parse(data2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(g.Nodes) / 2
+	for i := range n {
+		f, b := g.Nodes[i], g.Nodes[n+i]
+		hf, hb := h.Nodes[i], h.Nodes[n+i]
+		if math.Abs(hf.Acc-2*f.Acc) > 1e-9 || math.Abs(hb.Input-b.Input) > 1e-9 || math.Abs(hb.Weight-b.Weight/2) > 1e-9 ||
+			math.Abs(hf.Comm-f.Comm-0.25) > 1e-9 {
+			t.Fatalf("layer %s: forward %v → %v, input %v → %v, weight %v → %v, comm %v → %v", f.Name, f.Acc, hf.Acc,
+				b.Input, hb.Input, b.Weight, hb.Weight, f.Comm, hf.Comm)
+		}
+	}
+	if h.ActionOverhead != 3 {
+		t.Fatalf("action overhead %v, want 3", h.ActionOverhead)
+	}
+	// The overhead lands on every block: with a time unit of 1, each
+	// block is 3 steps longer than without (the loads are the same).
+	for _, gr := range []*Graph{g, h} {
+		gr.Accelerators = 2
+	}
+	split, err := Contiguous(context.Background(), g, DPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := ToPlacement(split.Split, PlacementOptions{TimeUnit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.ActionOverhead = 3
+	over, err := ToPlacement(split.Split, PlacementOptions{TimeUnit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range plain.Placement.Blocks {
+		if d := over.Placement.Blocks[i].Time - b.Time; d != 3 {
+			t.Errorf("block %s: %d steps with the overhead, %d without", b.ID, over.Placement.Blocks[i].Time, b.Time)
+		}
+	}
+	// Setting the calibration again replaces it, every other field byte
+	// for byte.
+	data3, err := profile.SetCalibration(data2, &profile.Calibration{Transfer: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(data3), `"calibration"`) != 1 || !strings.Contains(string(data3), `"calibration": {"transfer": 1, "action_overhead": 0}`) {
+		t.Errorf("calibration not replaced:\n%s", data3)
+	}
+	back, err := profile.SetCalibration(data, &profile.Calibration{Transfer: 1})
+	if err != nil || string(back) != string(data3) {
+		t.Errorf("setting the calibration twice differs from once (%v)", err)
 	}
 }

@@ -9,7 +9,15 @@ import (
 // partition --json (Report): the names of every stage's layers (a layer
 // profile's names, which may be the model's module names) and its device,
 // in pipeline order. A stage between others may be empty (no layers).
+// The JSON of tessel plan --json, which holds that summary as
+// "partition", is read too.
 func ReadStages(data []byte) (names [][]string, devices []int, err error) {
+	var plan struct {
+		Partition json.RawMessage `json:"partition"`
+	}
+	if json.Unmarshal(data, &plan) == nil && len(plan.Partition) > 0 {
+		data = plan.Partition
+	}
 	var r struct {
 		Contiguous *bool `json:"contiguous"`
 		Stages     []struct {

@@ -333,11 +333,13 @@ func (cv *converter) blockKeys() []blockKey {
 	return keys
 }
 
+// loadOf is a block's time. Every block is one action of the runtime:
+// it pays the calibrated overhead once.
 func (cv *converter) loadOf(k blockKey) float64 {
 	if k.kind == placement.Weight {
-		return cv.weight[blockKey{k.stage, k.phase, placement.Input}]
+		return cv.weight[blockKey{k.stage, k.phase, placement.Input}] + cv.g.ActionOverhead
 	}
-	return cv.load[k]
+	return cv.load[k] + cv.g.ActionOverhead
 }
 
 // blocks adds a block to p for every key, in c's units, records what

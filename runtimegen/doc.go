@@ -7,10 +7,11 @@
 // torch.distributed.
 //
 // It takes schedules, not solvers: of tessel's packages it imports
-// placement and schedule only (and the report helpers), and it starts no
-// process; it reads and writes program directories (LoadPrograms,
-// WriteFiles) and reports simulations of a schedule's program sets
-// (SimulateAll, Report).
+// placement and schedule only (and the report helpers, and profile for the
+// built-in decoder the workers may run: Decoder, DecoderFiles), and it
+// starts no process; it reads and writes program directories
+// (LoadPrograms, WriteFiles) and reports simulations of a schedule's
+// program sets (SimulateAll, Report).
 //
 // # The order
 //

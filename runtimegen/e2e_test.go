@@ -6,18 +6,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/internal/testskip"
+	"github.com/tessel-pp/tessel/internal/torchrun"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
@@ -175,10 +174,10 @@ func TestWorkersEndToEnd(t *testing.T) {
 			env = append(env, e)
 		}
 	}
-	env = append(env, "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"), "MASTER_PORT="+strconv.Itoa(freePort(t)))
+	env = append(env, "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"), "MASTER_PORT="+strconv.Itoa(torchrun.Port(t)))
 
 	start := time.Now()
-	log := launch(t, env, 300*time.Second, filepath.Join(dirs[0], "launch.sh"), append([]string{"--iterations", "3"}, args...)...)
+	log := torchrun.Script(t, env, 300*time.Second, filepath.Join(dirs[0], "launch.sh"), append([]string{"--iterations", "3"}, args...)...)
 	for rank := range 4 {
 		if got := strings.Count(log, fmt.Sprintf("worker: rank %d: ", rank)); got != len(runs) {
 			t.Errorf("rank %d reported %d runs, want %d:\n%s", rank, got, len(runs), log)
@@ -200,7 +199,7 @@ func TestWorkersEndToEnd(t *testing.T) {
 		t.Errorf("%d rank reports of offloads and recomputes, want %d:\n%s", got, want, log)
 	}
 	t.Logf("launch: %d schedules on 4 ranks in %.1f s", len(runs), time.Since(start).Seconds())
-	check := launch(t, env, 300*time.Second, filepath.Join(dirs[0], "launch.sh"), append([]string{"check"}, args...)...)
+	check := torchrun.Script(t, env, 300*time.Second, filepath.Join(dirs[0], "launch.sh"), append([]string{"check"}, args...)...)
 	if got := strings.Count(check, "check: ok: "); got != len(runs) || strings.Contains(check, "FAILED") {
 		t.Fatalf("gradients differ from the single-process run's (%d of %d ok):\n%s", got, len(runs), check)
 	}
@@ -208,33 +207,6 @@ func TestWorkersEndToEnd(t *testing.T) {
 		t.Logf("%s: %s", runs[k].label, line)
 	}
 	t.Logf("total %.1f s", time.Since(start).Seconds())
-}
-
-// launch runs a generated launch.sh with args under env and returns its
-// output; it fails the test when the script fails or overruns limit.
-func launch(t *testing.T, env []string, limit time.Duration, script string, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", append([]string{script}, args...)...)
-	cmd.Env = env
-	// torch.distributed.run starts one process per rank: on timeout, end
-	// the whole process group, not only the launcher.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("%s %v did not finish within %v:\n%s", script, args, limit, out)
-	}
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		t.Fatalf("%s: %v", script, err)
-	}
-	if err != nil {
-		t.Fatalf("%s %v: %v\n%s", script, args, err, out)
-	}
-	return string(out)
 }
 
 // A PYTHON that cannot import torch gets one line saying what to install,
@@ -326,15 +298,4 @@ func deferredWeights(t testing.TB, p *placement.Placement, n int) *schedule.Sche
 		t.Fatal(err)
 	}
 	return s
-}
-
-// freePort returns a TCP port on localhost that nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

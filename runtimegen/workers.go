@@ -8,7 +8,7 @@ import (
 	"text/template"
 )
 
-//go:embed templates/worker.py templates/blocks.py templates/launch.sh
+//go:embed templates/worker.py templates/blocks.py templates/decoder_blocks.py templates/launch.sh
 var templates embed.FS
 
 // Backends lists the torch.distributed backends the workers support:

@@ -369,6 +369,9 @@ func (st *state) repetend(ctx context.Context) error {
 	if res.Search != nil {
 		maxNR = res.Search.MaxNR
 	}
+	if e := noFit(sp, false); e != nil {
+		return e
+	}
 	return fmt.Errorf("placement %q: memory %d, N_R ≤ %d: %w", p.Name, sp.Memory, maxNR, ErrNoRepetend)
 }
 

@@ -3,7 +3,6 @@ package search
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/placement"
@@ -115,16 +114,3 @@ func ReplanStarts(ctx context.Context, sp spec.Spec, start []Start, opt ReplanOp
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// Fresh is a fresh search of p for old's micro-batches and budget, as
-// tessel search runs it (the joint method) with opt's MaxNR and Seed,
-// within limit (0: none): what a replan is compared with. Callers verify
-// its schedule.
-func Fresh(ctx context.Context, p *placement.Placement, old *schedule.Schedule, opt ReplanOptions, limit time.Duration) (*Result, error) {
-	if limit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, limit)
-		defer cancel()
-	}
-	return Run(ctx, spec.Spec{Placement: p, MicroBatches: old.MicroBatches, Memory: old.Memory}, Options{MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed})
-}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
 	"github.com/tessel-pp/tessel/partition"
@@ -246,7 +247,7 @@ func (r *modelRun) step(ctx context.Context, last *schedule.Schedule, changes []
 		if err != nil {
 			return nil, nil, fmt.Errorf("fresh plan: %w", err)
 		}
-		fs, err := search.Fresh(ctx, fp, last, opt.Replan, opt.TimeLimit)
+		fs, err := choose.Fresh(ctx, fp, last, opt.Replan, opt.TimeLimit)
 		if err != nil {
 			return nil, nil, fmt.Errorf("fresh search: %w", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
@@ -247,7 +248,7 @@ func runStep(ctx context.Context, last *schedule.Schedule, first, given *placeme
 	st.Makespan, st.LowerBound, st.Seconds, st.Source, st.Valid = schedule.Makespan(s), res.Bounds.Makespan, seconds(took), res.Source.String(), true
 	if opt.Fresh {
 		t1 := time.Now()
-		fresh, err := search.Fresh(ctx, p, last, opt.Replan, opt.TimeLimit)
+		fresh, err := choose.Fresh(ctx, p, last, opt.Replan, opt.TimeLimit)
 		if err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("fresh search: %w", err)
 		}

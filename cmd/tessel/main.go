@@ -138,6 +138,8 @@ func commands() []*cli.Command {
 		importCommand(),
 		partitionCommand(),
 		planCommand(),
+		profileCommand(),
+		measureCommand(),
 		genDagCommand(),
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
 	"github.com/tessel-pp/tessel/partition"
@@ -118,7 +119,7 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	rep := report.NewReplanReport(old, p, res, took)
 	if !opts.NoFresh {
 		t1 := time.Now()
-		fresh, err := search.Fresh(ctx, p, old, ropt, opts.TimeLimit) // as tessel search
+		fresh, err := choose.Fresh(ctx, p, old, ropt, opts.TimeLimit) // as tessel search
 		if err != nil {
 			return err
 		}

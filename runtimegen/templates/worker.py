@@ -34,17 +34,30 @@ program op by op:
 The programs put every pair of ranks' sends and receives in the same order,
 so they cannot deadlock (see the runtimegen package of tessel).
 
-Each run trains --iterations K iterations: the program once per iteration,
-then an optimizer step (Model.optimizer) and zeroed gradients. Every rank
-reports the time per iteration after the first, which carries one-time
-costs (lazy imports, allocations).
+Each run trains --warmup W iterations, then --iterations K: the program
+once per iteration, then an optimizer step (Model.optimizer) and zeroed
+gradients. Every rank reports the time per iteration after the first,
+which carries one-time costs (lazy imports, allocations); only the K
+iterations after the warm-up are saved and traced.
 
-  python3 worker.py run --programs DIR --out DIR [--iterations K] [--backend gloo|nccl]
+With several --programs, --interleave makes their iterations take turns
+(one of each, then the next), so that a change of the machine's load
+touches every schedule alike.
+
+With --trace, every rank also writes trace<R>.json beside its results:
+for each of the K iterations, which all ranks start together (a barrier),
+the start and end of every op of its program (compute, send, recv, wait,
+offload, reload, recompute), in nanoseconds after the iteration's start,
+and the optimizer step's; on CPU from time.perf_counter_ns, on CUDA from
+CUDA events on the compute stream. `tessel measure` reads them.
+
+  python3 worker.py run --programs DIR --out DIR [--warmup W] [--iterations K] [--trace] [--backend gloo|nccl]
       (one rank; torch.distributed.run sets RANK, WORLD_SIZE, MASTER_*)
   python3 worker.py check --programs DIR --out DIR
-      runs the same model and optimizer in one process, as many iterations
-      as the ranks saved, and compares every parameter's gradient (and
-      every loss) of every iteration with theirs
+      runs the same model and optimizer in one process, the warm-up and
+      as many iterations as the ranks saved, and compares every
+      parameter's gradient (and every loss) of every saved iteration with
+      theirs (to Model.tolerance(), where the model gives one)
 
 --programs and --out may be repeated, in pairs: one launch (and one check)
 then runs several schedules of the same device count in turn, each with
@@ -55,6 +68,7 @@ import argparse
 import contextlib
 import json
 import os
+import socket
 import sys
 import time
 
@@ -129,9 +143,10 @@ class Rank:
                         name = tensor_name(p["block"], op["block"], op["micro"])
                         self.uses0[name] = self.uses0.get(name, 0) + 1
 
-    def run(self):
+    def run(self, trace=None):
         """One iteration: the program, every gradient accumulated into the
-        parameters' .grad."""
+        parameters' .grad. With trace (a Tracer), each op's start and
+        end are recorded."""
         self.tensors = {}  # name -> tensor held here
         self.uses = dict(self.uses0)  # name -> uses left here
         self.pending = {}  # tag -> (work, name, tensor)
@@ -144,7 +159,12 @@ class Rank:
         self.checkpoints = {}  # (forward block, micro) -> (inputs, random state)
         self.offloaded_bytes, self.recomputed = 0, 0  # in this iteration
         for op in self.prog["ops"]:
-            getattr(self, "op_" + op["op"])(op)
+            if trace is None:
+                getattr(self, "op_" + op["op"])(op)
+            else:
+                trace.mark()
+                getattr(self, "op_" + op["op"])(op)
+                trace.mark()
         if self.pending:
             sys.exit(f"worker: rank {self.rank}: transfers {sorted(self.pending)} were never waited for")
         if self.saved or self.kept or self.checkpoints:
@@ -445,6 +465,38 @@ class Rank:
         return out
 
 
+class Tracer:
+    """The start and end of every op of one iteration: marks in pairs, in
+    nanoseconds after start() (time.perf_counter_ns; on CUDA, events on
+    the compute stream, read once the iteration is over)."""
+
+    def __init__(self, device):
+        self.cuda = device.type == "cuda"
+
+    def start(self):
+        self.marks = []
+        if self.cuda:
+            torch.cuda.synchronize()
+            self.t0 = torch.cuda.Event(enable_timing=True)
+            self.t0.record()
+        self.host0 = time.perf_counter_ns()
+
+    def mark(self):
+        if self.cuda:
+            ev = torch.cuda.Event(enable_timing=True)
+            ev.record()
+            self.marks.append(ev)
+        else:
+            self.marks.append(time.perf_counter_ns() - self.host0)
+
+    def times(self):
+        """The marks as nanoseconds after start()."""
+        if not self.cuda:
+            return self.marks
+        torch.cuda.synchronize()
+        return [int(self.t0.elapsed_time(ev) * 1e6) for ev in self.marks]
+
+
 def pairs(args):
     """The (programs, out) directories of each schedule to run or check."""
     programs = args.programs or [os.path.dirname(os.path.abspath(__file__))]
@@ -456,6 +508,54 @@ def pairs(args):
     return list(zip(programs, outs or [""] * len(programs)))
 
 
+class Schedule:
+    """One schedule's run on this rank: its Rank, what it saves and how
+    long its iterations take."""
+
+    def __init__(self, prog, out, args):
+        torch.manual_seed(0)
+        self.prog, self.out, self.args = prog, out, args
+        self.r = Rank(prog, args.backend)
+        self.tracer = Tracer(self.r.device) if args.trace else None
+        self.results, self.times, self.traced = [], [], []
+
+    def iteration(self, kept):
+        """One training iteration: saved (and traced) when kept."""
+        t = time.perf_counter()
+        r, tracer = self.r, self.tracer if kept else None
+        if tracer is not None:
+            dist.barrier()  # every rank starts the iteration together
+            tracer.start()
+        r.run(tracer)
+        if kept:
+            self.results.append({"grads": r.grads(), "losses": r.losses})
+        if tracer is not None:
+            tracer.mark()
+            r.step()
+            tracer.mark()
+            self.traced.append((tracer.host0, tracer.times()))
+        else:
+            r.step()
+        dist.barrier()  # an iteration ends when every rank's ends
+        self.times.append(time.perf_counter() - t)
+
+    def finish(self, rank):
+        """Saves the results (and the trace) and reports."""
+        if self.out:
+            os.makedirs(self.out, exist_ok=True)
+            torch.save({"warmup": self.args.warmup, "iterations": self.results}, os.path.join(self.out, f"result{rank}.pt"))
+            if self.tracer is not None:
+                write_trace(os.path.join(self.out, f"trace{rank}.json"), self.prog, self.r, self.traced, self.args)
+        timing = "one iteration"
+        if len(self.times) > 1:
+            per = sum(self.times[1:]) / (len(self.times) - 1)
+            timing = f"{len(self.times)} iterations, {per * 1e3:.1f} ms per iteration after the first"
+        memory = ""
+        if self.r.offloaded_bytes or self.r.recomputed:
+            memory = f", {self.r.offloaded_bytes} bytes offloaded and {self.r.recomputed} forwards recomputed per iteration"
+        print(f"worker: rank {rank}: {self.prog['placement']}: {len(self.prog['ops'])} ops, {timing}{memory}", flush=True)
+
+
 def run(args):
     rank = int(os.environ["RANK"])
     world = int(os.environ["WORLD_SIZE"])
@@ -464,28 +564,51 @@ def run(args):
         if prog["devices"] != world:
             sys.exit(f"worker: the programs of {prog['placement']} are for {prog['devices']} ranks, WORLD_SIZE is {world}")
     dist.init_process_group(args.backend)
-    for prog, out in todo:
-        torch.manual_seed(0)
-        r = Rank(prog, args.backend)
-        results, marks = [], []
-        for it in range(args.iterations):
-            r.run()
-            dist.barrier()  # an iteration ends when every rank's ends
-            marks.append(time.perf_counter())
-            results.append({"grads": r.grads(), "losses": r.losses})
-            r.step()
-        if out:
-            os.makedirs(out, exist_ok=True)
-            torch.save({"iterations": results}, os.path.join(out, f"result{rank}.pt"))
-        timing = "one iteration"
-        if len(marks) > 1:
-            per = (marks[-1] - marks[0]) / (len(marks) - 1)
-            timing = f"{args.iterations} iterations, {per * 1e3:.1f} ms per iteration after the first"
-        memory = ""
-        if r.offloaded_bytes or r.recomputed:
-            memory = f", {r.offloaded_bytes} bytes offloaded and {r.recomputed} forwards recomputed per iteration"
-        print(f"worker: rank {rank}: {prog['placement']}: {len(prog['ops'])} ops, {timing}{memory}", flush=True)
+    total = args.warmup + args.iterations
+    if args.interleave:
+        # The schedules take turns, an iteration each: a change of the
+        # machine's load touches every schedule alike.
+        runs = [Schedule(prog, out, args) for prog, out in todo]
+        for it in range(total):
+            for s in runs:
+                s.iteration(it >= args.warmup)
+        for s in runs:
+            s.finish(rank)
+    else:
+        for prog, out in todo:
+            s = Schedule(prog, out, args)
+            for it in range(total):
+                s.iteration(it >= args.warmup)
+            s.finish(rank)
     dist.destroy_process_group()
+
+
+def write_trace(path, prog, r, traced, args):
+    """One rank's trace: per iteration, its start (time.perf_counter_ns,
+    which ranks on one host share) and [start, end] of every op of its
+    program in order and of the optimizer step, in ns after the start."""
+    n = len(prog["ops"])
+    its = []
+    for t0, marks in traced:
+        ops = [marks[2 * k:2 * k + 2] for k in range(n)]
+        its.append({"start": t0, "ops": ops, "step": marks[2 * n:2 * n + 2]})
+    doc = {
+        "rank": r.rank,
+        "placement": prog["placement"],
+        "micro_batches": prog["micro_batches"],
+        "ops": n,
+        "host": socket.gethostname(),
+        "device": str(r.device),
+        "backend": args.backend,
+        "dtype": str(r.model.dtype()).replace("torch.", ""),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "clock": "cuda events" if r.cuda else "time.perf_counter_ns",
+        "warmup": args.warmup,
+        "iterations": its,
+    }
+    with open(path, "w") as f:
+        json.dump(doc, f)
 
 
 def reference(prog, iterations):
@@ -540,24 +663,29 @@ def check_one(programs, out):
     prog = load_program(programs, 0)
     got = [torch.load(os.path.join(out, f"result{rank}.pt")) for rank in range(prog["devices"])]
     iterations = len(got[0]["iterations"])
-    if any(len(g["iterations"]) != iterations for g in got):
-        return [f"the ranks saved different numbers of iterations: {[len(g['iterations']) for g in got]}"], ""
+    warmup = got[0].get("warmup", 0)
+    if any(len(g["iterations"]) != iterations or g.get("warmup", 0) != warmup for g in got):
+        return [f"the ranks saved different numbers of iterations: {[(g.get('warmup', 0), len(g['iterations'])) for g in got]}"], ""
+    rtol, atol = 1e-9, 1e-12
+    model = user.Model(prog["blocks"], prog["groups"])
+    if hasattr(model, "tolerance"):
+        rtol, atol = model.tolerance()
     bad = []
-    for it, (want, want_losses) in enumerate(reference(prog, iterations)):
+    for it, (want, want_losses) in enumerate(reference(prog, warmup + iterations)[warmup:]):
         covered = {name: torch.zeros(g.shape[0], dtype=torch.bool) for name, g in want.items()}
         seen = set()
         for rank in range(prog["devices"]):
             res = got[rank]["iterations"][it]
             for name, (g, rows) in sorted(res["grads"].items()):
                 lo, hi = rows if rows is not None else (0, want[name].shape[0])
-                if not torch.allclose(g, want[name][lo:hi], rtol=1e-9, atol=1e-12):
+                if not torch.allclose(g, want[name][lo:hi], rtol=rtol, atol=atol):
                     err = (g - want[name][lo:hi]).abs().max().item()
                     bad.append(f"iteration {it}: rank {rank}: {name}[{lo}:{hi}] differs by up to {err:.3g}")
                 covered[name][lo:hi] = True
             for key, loss in res["losses"].items():
                 if key not in want_losses:
                     bad.append(f"iteration {it}: rank {rank}: loss {key} has no counterpart in the reference")
-                elif abs(loss - want_losses[key]) > 1e-9 * max(1.0, abs(loss)):
+                elif abs(loss - want_losses[key]) > rtol * max(1.0, abs(loss)):
                     bad.append(f"iteration {it}: rank {rank}: loss {key} is {loss}, reference {want_losses[key]}")
                 seen.add(key)
         bad += [f"iteration {it}: no rank holds the gradient of {n}" for n, c in sorted(covered.items()) if not c.all()]
@@ -588,11 +716,21 @@ def main():
     ap.add_argument("--out", action="append",
                     help="directory for results (result<R>.pt), one per --programs")
     ap.add_argument("--iterations", type=int, default=1,
-                    help="training iterations, an optimizer step between them (default 1)")
+                    help="training iterations saved (and traced), an optimizer step between them (default 1)")
+    ap.add_argument("--warmup", type=int, default=0,
+                    help="iterations run first, neither saved nor traced (default 0)")
+    ap.add_argument("--trace", action="store_true",
+                    help="write trace<R>.json: the start and end of every op of every saved iteration")
+    ap.add_argument("--interleave", action="store_true",
+                    help="with several --programs: their iterations take turns (all models held at once)")
     ap.add_argument("--backend", default="gloo", choices=["gloo", "nccl"])
     args = ap.parse_args()
     if args.iterations < 1:
         sys.exit(f"worker: --iterations must be at least 1, got {args.iterations}")
+    if args.warmup < 0:
+        sys.exit(f"worker: --warmup must be at least 0, got {args.warmup}")
+    if args.trace and args.command == "run" and not args.out:
+        sys.exit("worker: --trace writes beside the results: give --out")
     torch.manual_seed(0)
     if args.command == "run":
         run(args)

@@ -1,0 +1,4 @@
+"""Bad input for tessel profile --user-model: no model() at all."""
+import torch
+
+layers = [("a", torch.nn.Linear(4, 4))]
