@@ -94,7 +94,9 @@ func AdaOffload(sp spec.Spec) (*schedule.Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	best, firstErr := runMemoryPolicy(p, q, n, memory, pol)
+	// The fills are compared unverified; the one kept is verified (a
+	// check of every fill tried cost more than the fills).
+	best, firstErr := simulateMemoryPolicy(p, q, n, memory, pol)
 	if firstErr != nil && best == nil {
 		return nil, firstErr
 	}
@@ -110,7 +112,7 @@ func AdaOffload(sp spec.Spec) (*schedule.Schedule, error) {
 			break
 		}
 		prev = more.fill
-		s, err := runMemoryPolicy(p, q, n, memory, more)
+		s, err := simulateMemoryPolicy(p, q, n, memory, more)
 		switch {
 		case err != nil:
 			worse++
@@ -120,7 +122,10 @@ func AdaOffload(sp spec.Spec) (*schedule.Schedule, error) {
 			worse++
 		}
 	}
-	return best, firstErr
+	if best == nil {
+		return nil, firstErr
+	}
+	return verifiedPolicy(best, pol)
 }
 
 // OneFOneBRecompute is 1F1B with full activation recomputation (Megatron-
@@ -229,7 +234,9 @@ type memSave struct {
 	rerun, rerunEnd  int
 }
 
-func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memoryPolicy) (*schedule.Schedule, error) {
+// simulateMemoryPolicy list-schedules the pipeline q under pol, time
+// step by time step; the schedule is not verified yet.
+func simulateMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memoryPolicy) (*schedule.Schedule, error) {
 	S := q.stages()
 	preds := p.PredDeps()
 	budget := p.Budgets(memory)
@@ -262,6 +269,13 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 	chanFree := map[int]int{}
 	nextF := make([]int, S)    // next micro-batch each stage forwards
 	consumed := make([]int, S) // backwards started per stage
+	// Cursors keep each time step's scans to the micro-batches in flight
+	// (a whole-N scan per step made the policy quadratic in N): every
+	// micro-batch below a cursor can no longer match its scan.
+	offFree := make([]int, S) // offloads that ended before t
+	recFree := make([]int, S) // recomputed forwards that ended before t
+	offNext := make([]int, S) // offloads started
+	wgtNext := make([]int, S) // weight blocks started
 	left := n * p.K()
 	total := 0
 	for _, b := range p.Blocks {
@@ -306,13 +320,26 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 		// 1. Frees.
 		for s := range S {
 			d := q.dev[s]
-			for m := range n {
-				sv := &saves[s][m]
-				if sv.action == placement.Offload && sv.offEnd == t {
-					mem[d] -= fmem(s)
+			switch pol.action[s] {
+			case placement.Offload:
+				// Offloads start only on forwards that ran (m < nextF).
+				for offFree[s] < nextF[s] && saves[s][offFree[s]].offStart >= 0 && saves[s][offFree[s]].offEnd < t {
+					offFree[s]++
 				}
-				if sv.action == placement.Recompute && ins[q.fwd[s]][m].started && ins[q.fwd[s]][m].end == t {
-					mem[d] -= p.Freed(q.fwd[s], placement.Recompute)
+				for m := offFree[s]; m < nextF[s]; m++ {
+					if saves[s][m].offEnd == t {
+						mem[d] -= fmem(s)
+					}
+				}
+			case placement.Recompute:
+				f := ins[q.fwd[s]]
+				for recFree[s] < nextF[s] && f[recFree[s]].end < t {
+					recFree[s]++
+				}
+				for m := recFree[s]; m < nextF[s]; m++ {
+					if f[m].end == t {
+						mem[d] -= p.Freed(q.fwd[s], placement.Recompute)
+					}
 				}
 			}
 		}
@@ -346,9 +373,13 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 				}
 				// Weight blocks right after their input blocks.
 				if q.split() {
-					for m := range n {
-						w := q.wgt[s]
-						if !ins[w][m].started && ins[q.bwd[s]][m].started && ready(w, m, t) {
+					w := q.wgt[s]
+					for wgtNext[s] < n && ins[w][wgtNext[s]].started {
+						wgtNext[s]++
+					}
+					// Backwards start in micro-batch order: m < consumed.
+					for m := wgtNext[s]; m < consumed[s]; m++ {
+						if !ins[w][m].started && ready(w, m, t) {
 							consider(cand{w, m, s, 0, false})
 							break
 						}
@@ -438,10 +469,16 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 			if chanFree[c] > t {
 				continue
 			}
-			for m := range n {
+			if pol.action[s] != placement.Offload {
+				continue
+			}
+			for offNext[s] < n && saves[s][offNext[s]].offStart >= 0 {
+				offNext[s]++
+			}
+			for m := offNext[s]; m < nextF[s]; m++ {
 				sv := &saves[s][m]
 				f := ins[q.fwd[s]][m]
-				if sv.action == placement.Offload && sv.offStart < 0 && f.started && f.end <= t {
+				if sv.offStart < 0 && f.end <= t {
 					T := p.OffloadTime(q.fwd[s])
 					sv.offStart, sv.offEnd = t, t+T
 					chanFree[c] = t + T
@@ -473,9 +510,22 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 		}
 		return a.Micro - b.Micro
 	})
-	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: out, Decisions: dec}
+	return &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: out, Decisions: dec}, nil
+}
+
+// runMemoryPolicy is simulateMemoryPolicy's schedule, verified.
+func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memoryPolicy) (*schedule.Schedule, error) {
+	s, err := simulateMemoryPolicy(p, q, n, memory, pol)
+	if err != nil {
+		return nil, err
+	}
+	return verifiedPolicy(s, pol)
+}
+
+// verifiedPolicy is s, the schedule of pol, once it passes the verifier.
+func verifiedPolicy(s *schedule.Schedule, pol memoryPolicy) (*schedule.Schedule, error) {
 	if err := schedule.Verify(s); err != nil {
-		return nil, fmt.Errorf("%s: placement %q: schedule fails verification: %w", pol.name, p.Name, err)
+		return nil, fmt.Errorf("%s: placement %q: schedule fails verification: %w", pol.name, s.Placement.Name, err)
 	}
 	return s, nil
 }
