@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"container/heap"
 	"fmt"
 	"slices"
 
@@ -94,7 +95,9 @@ func AdaOffload(sp spec.Spec) (*schedule.Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	best, firstErr := runMemoryPolicy(p, q, n, memory, pol)
+	// The fills are compared unverified; the one kept is verified (a
+	// check of every fill tried cost more than the fills).
+	best, firstErr := simulateMemoryPolicy(p, q, n, memory, pol)
 	if firstErr != nil && best == nil {
 		return nil, firstErr
 	}
@@ -110,7 +113,7 @@ func AdaOffload(sp spec.Spec) (*schedule.Schedule, error) {
 			break
 		}
 		prev = more.fill
-		s, err := runMemoryPolicy(p, q, n, memory, more)
+		s, err := simulateMemoryPolicy(p, q, n, memory, more)
 		switch {
 		case err != nil:
 			worse++
@@ -120,7 +123,10 @@ func AdaOffload(sp spec.Spec) (*schedule.Schedule, error) {
 			worse++
 		}
 	}
-	return best, firstErr
+	if best == nil {
+		return nil, firstErr
+	}
+	return verifiedPolicy(best, pol)
 }
 
 // OneFOneBRecompute is 1F1B with full activation recomputation (Megatron-
@@ -229,7 +235,9 @@ type memSave struct {
 	rerun, rerunEnd  int
 }
 
-func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memoryPolicy) (*schedule.Schedule, error) {
+// simulateMemoryPolicy list-schedules the pipeline q under pol, time
+// step by time step; the schedule is not verified yet.
+func simulateMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memoryPolicy) (*schedule.Schedule, error) {
 	S := q.stages()
 	preds := p.PredDeps()
 	budget := p.Budgets(memory)
@@ -262,6 +270,13 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 	chanFree := map[int]int{}
 	nextF := make([]int, S)    // next micro-batch each stage forwards
 	consumed := make([]int, S) // backwards started per stage
+	// Cursors keep each time step's scans to the micro-batches in flight
+	// (a whole-N scan per step made the policy quadratic in N): every
+	// micro-batch below a cursor can no longer match its scan.
+	offFree := make([]int, S) // offloads that ended before t
+	recFree := make([]int, S) // recomputed forwards that ended before t
+	offNext := make([]int, S) // offloads started
+	wgtNext := make([]int, S) // weight blocks started
 	left := n * p.K()
 	total := 0
 	for _, b := range p.Blocks {
@@ -291,49 +306,28 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 		return true
 	}
 	fmem := func(s int) int { return p.Blocks[q.fwd[s]].Memory }
-	// A step that changes nothing is followed by the first time at which
+	// A step that changes nothing is followed by the next time at which
 	// a condition below can change — a device or host channel gets free,
-	// an instance, move or rerun ends, a tensor arrives — rather than by
-	// t+1: the same schedule, without a pass per time unit (placements in
-	// real units have fine steps).
+	// an instance, move or rerun ends, a tensor arrives (every such time
+	// is queued as it is set) — rather than by t+1: the same schedule,
+	// without a pass per time unit (placements in real units have fine
+	// steps).
 	succs := p.SuccDeps()
 	changed := false
+	var events intHeap
+	at := func(x int) { heap.Push(&events, x) }
 	step := func(t int) int {
 		if changed {
 			changed = false
 			return t + 1
 		}
-		best := limit + 1
-		see := func(x int) {
-			if x > t && x < best {
-				best = x
-			}
+		for events.Len() > 0 && events[0] <= t {
+			heap.Pop(&events)
 		}
-		for _, b := range busy {
-			see(b)
+		if events.Len() == 0 {
+			return limit + 1
 		}
-		for _, f := range chanFree {
-			see(f)
-		}
-		for i := range ins {
-			for _, x := range ins[i] {
-				if x.started {
-					see(x.start)
-					see(x.end)
-					for _, d := range succs[i] {
-						see(x.start + p.Delay(d))
-					}
-				}
-			}
-		}
-		for s := range S {
-			for _, sv := range saves[s] {
-				see(sv.offEnd)
-				see(sv.relEnd)
-				see(sv.rerunEnd)
-			}
-		}
-		return best
+		return events[0]
 	}
 	for s := range S {
 		// A forward needs its whole activation while it runs.
@@ -350,15 +344,28 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 		// 1. Frees.
 		for s := range S {
 			d := q.dev[s]
-			for m := range n {
-				sv := &saves[s][m]
-				if sv.action == placement.Offload && sv.offEnd == t {
-					mem[d] -= fmem(s)
-					changed = true
+			switch pol.action[s] {
+			case placement.Offload:
+				// Offloads start only on forwards that ran (m < nextF).
+				for offFree[s] < nextF[s] && saves[s][offFree[s]].offStart >= 0 && saves[s][offFree[s]].offEnd < t {
+					offFree[s]++
 				}
-				if sv.action == placement.Recompute && ins[q.fwd[s]][m].started && ins[q.fwd[s]][m].end == t {
-					mem[d] -= p.Freed(q.fwd[s], placement.Recompute)
-					changed = true
+				for m := offFree[s]; m < nextF[s]; m++ {
+					if saves[s][m].offEnd == t {
+						mem[d] -= fmem(s)
+						changed = true
+					}
+				}
+			case placement.Recompute:
+				f := ins[q.fwd[s]]
+				for recFree[s] < nextF[s] && f[recFree[s]].end < t {
+					recFree[s]++
+				}
+				for m := recFree[s]; m < nextF[s]; m++ {
+					if f[m].end == t {
+						mem[d] -= p.Freed(q.fwd[s], placement.Recompute)
+						changed = true
+					}
 				}
 			}
 		}
@@ -392,9 +399,13 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 				}
 				// Weight blocks right after their input blocks.
 				if q.split() {
-					for m := range n {
-						w := q.wgt[s]
-						if !ins[w][m].started && ins[q.bwd[s]][m].started && ready(w, m, t) {
+					w := q.wgt[s]
+					for wgtNext[s] < n && ins[w][wgtNext[s]].started {
+						wgtNext[s]++
+					}
+					// Backwards start in micro-batch order: m < consumed.
+					for m := wgtNext[s]; m < consumed[s]; m++ {
+						if !ins[w][m].started && ready(w, m, t) {
 							consider(cand{w, m, s, 0, false})
 							break
 						}
@@ -443,6 +454,7 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 			b := p.Blocks[best.block]
 			busy[d] = t + b.Time
 			changed = true
+			at(t + b.Time)
 			if best.rerun {
 				sv := &saves[best.stage][best.micro]
 				sv.rerun, sv.rerunEnd = t, t+b.Time
@@ -450,6 +462,9 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 				continue
 			}
 			ins[best.block][best.micro] = memInst{true, t, t + b.Time}
+			for _, dep := range succs[best.block] {
+				at(t + p.Delay(dep)) // its tensor arrives
+			}
 			mem[d] += b.Memory
 			left--
 			switch roles[best.block].kind {
@@ -475,9 +490,10 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 			if sv.action == placement.Offload && sv.offEnd >= 0 && sv.offEnd <= t && sv.relStart < 0 &&
 				othersStarted(q.bwd[s], q.fwd[s], m, t) && mem[d]+fmem(s) <= budgetOr(budget[d]) {
 				sv.relStart, sv.relEnd = t, t+T
+				changed = true
+				at(t + T)
 				mem[d] += fmem(s)
 				chanFree[c] = t + T
-				changed = true
 			}
 		}
 		for s := range S {
@@ -486,14 +502,21 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 			if chanFree[c] > t {
 				continue
 			}
-			for m := range n {
+			if pol.action[s] != placement.Offload {
+				continue
+			}
+			for offNext[s] < n && saves[s][offNext[s]].offStart >= 0 {
+				offNext[s]++
+			}
+			for m := offNext[s]; m < nextF[s]; m++ {
 				sv := &saves[s][m]
 				f := ins[q.fwd[s]][m]
-				if sv.action == placement.Offload && sv.offStart < 0 && f.started && f.end <= t {
+				if sv.offStart < 0 && f.end <= t {
 					T := p.OffloadTime(q.fwd[s])
 					sv.offStart, sv.offEnd = t, t+T
-					chanFree[c] = t + T
 					changed = true
+					at(t + T)
+					chanFree[c] = t + T
 					break
 				}
 			}
@@ -522,9 +545,22 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 		}
 		return a.Micro - b.Micro
 	})
-	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: out, Decisions: dec}
+	return &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: out, Decisions: dec}, nil
+}
+
+// runMemoryPolicy is simulateMemoryPolicy's schedule, verified.
+func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memoryPolicy) (*schedule.Schedule, error) {
+	s, err := simulateMemoryPolicy(p, q, n, memory, pol)
+	if err != nil {
+		return nil, err
+	}
+	return verifiedPolicy(s, pol)
+}
+
+// verifiedPolicy is s, the schedule of pol, once it passes the verifier.
+func verifiedPolicy(s *schedule.Schedule, pol memoryPolicy) (*schedule.Schedule, error) {
 	if err := schedule.Verify(s); err != nil {
-		return nil, fmt.Errorf("%s: placement %q: schedule fails verification: %w", pol.name, p.Name, err)
+		return nil, fmt.Errorf("%s: placement %q: schedule fails verification: %w", pol.name, s.Placement.Name, err)
 	}
 	return s, nil
 }
@@ -535,4 +571,18 @@ func budgetOr(b int) int {
 		return int(^uint(0) >> 2)
 	}
 	return b
+}
+
+// intHeap is a min-heap of times (container/heap).
+type intHeap []int
+
+func (h intHeap) Len() int           { return len(h) }
+func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *intHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }

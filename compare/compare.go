@@ -205,10 +205,11 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 	} else if b := p.Budget(0, opt.Memory); b != opt.Memory {
 		cmp.Memory = b // the devices' one capacity
 	}
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("compare: stopped before the comparison was complete: %w", context.Cause(ctx))
+	rows, err := Baselines(ctx, p, opt, nil)
+	if err != nil {
+		return nil, err
 	}
-	cmp.Rows = Baselines(p, opt, nil)
+	cmp.Rows = rows
 	inf := opt.Inference
 	if inf == nil && opt.Latency > 0 {
 		inf = &inference.Options{} // as search's starts: ideal tensor parallelism
@@ -251,8 +252,9 @@ func Run(ctx context.Context, p *placement.Placement, opt Options) (*Comparison,
 // zero-bubble family only where p splits its backward, the offload and
 // recompute baselines only where p declares them, a Quiet baseline only
 // where it applies); names, when not nil, keeps only the baselines
-// named. Nothing a baseline does ends the list: a row says it.
-func Baselines(p *placement.Placement, opt Options, names []string) []Row {
+// named. Nothing a baseline does ends the list: a row says it; only a
+// cancelled ctx does.
+func Baselines(ctx context.Context, p *placement.Placement, opt Options, names []string) ([]Row, error) {
 	split := HasWeights(p)
 	short := opt.shortfall(p)
 	var rows []Row
@@ -266,6 +268,9 @@ func Baselines(p *placement.Placement, opt Options, names []string) []Row {
 		if m.Memory && !p.HasOffload() && !p.HasRecompute() {
 			continue // offload and recompute baselines need --offload-time or --recompute
 		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("compare: stopped before the comparison was complete: %w", context.Cause(ctx))
+		}
 		if opt.Progress != nil {
 			opt.Progress(fmt.Sprintf("compare: %s", MethodTitle(m.Name)))
 		}
@@ -275,7 +280,7 @@ func Baselines(p *placement.Placement, opt Options, names []string) []Row {
 		}
 		rows = append(rows, row)
 	}
-	return rows
+	return rows, nil
 }
 
 // chosen is the placement with the devices the Tessel search chooses for

@@ -96,7 +96,8 @@ type ListOptions struct {
 // starts the first instance, in the rule's order, whose predecessors have
 // ended, whose devices are all free and whose memory fits. It needs no
 // solver and takes O(n·K·log(n·K)) time for K blocks, plus the scans of
-// instances that wait for memory.
+// instances released but not ready yet (a block that waits for its
+// devices or memory is passed over at once, whatever its micro-batches).
 //
 // It returns an error when the schedule gets stuck: every device idle,
 // nothing running, and no waiting instance fits the memory budget. The
@@ -151,9 +152,9 @@ type lister struct {
 	entry              []int // blocks with no predecessor
 	free               []int // per device: when it is free
 	mem                []int
-	queue              []*prioQueue // per device: released instances
-	events             intHeap      // times at which something may change
-	ends               endHeap      // running instances by end time
+	queue              []*devQueue // per device: released instances
+	events             intHeap     // times at which something may change
+	ends               endHeap     // running instances by end time
 	// links times the transfers: instances start in time order, so the
 	// queue books them in the order the rule asks (placement's LinkQueue).
 	links *placement.LinkQueue
@@ -171,7 +172,7 @@ func newLister(p *placement.Placement, n int, opt ListOptions) *lister {
 		starts: make([]int, n*k), waiting: make([]int, n*k), ready: make([]int, n*k),
 		started: make([]bool, n*k), left: make([]int, n),
 		free: make([]int, p.Devices), mem: make([]int, p.Devices),
-		queue: make([]*prioQueue, p.Devices), links: p.NewLinkQueue(),
+		queue: make([]*devQueue, p.Devices), links: p.NewLinkQueue(),
 	}
 	l.class = make([]int, k)
 	// The rules read each block's role from the graph (placement's
@@ -222,7 +223,7 @@ func newLister(p *placement.Placement, n int, opt ListOptions) *lister {
 		l.rank[i] = r
 	}
 	for d := range l.queue {
-		l.queue[d] = &prioQueue{less: l.before}
+		l.queue[d] = newDevQueue(2*k, l.before)
 	}
 	if opt.Savings.any() {
 		l.sv = newSaver(l)
@@ -288,7 +289,7 @@ func (l *lister) before(x, y int) bool {
 // release puts x in the queues of its devices from time l.ready[x].
 func (l *lister) release(x int) {
 	for _, d := range l.p.Blocks[x%l.k].Devices {
-		heap.Push(l.queue[d], x)
+		l.queue[d].push(x, l.queueClass(x))
 	}
 	heap.Push(&l.events, l.ready[x])
 	if l.sv != nil {
@@ -364,24 +365,27 @@ func (l *lister) run() error {
 // all its devices, or -1. Instances that are not ready yet or wait for
 // memory stay queued.
 func (l *lister) pick(d, now int) int {
-	q := l.queue[d]
-	var skipped []int
-	found := -1
-	for q.Len() > 0 {
-		x := heap.Pop(q).(int)
-		if x < len(l.started) && l.started[x] || x >= len(l.started) && l.sv.rerunOn[x-len(l.started)] {
-			continue // started from another device's queue
-		}
-		if l.canStart(x, now) {
-			found = x
-			break
-		}
-		skipped = append(skipped, x)
+	nk := len(l.started)
+	stale := func(x int) bool { // started from another device's queue
+		return x < nk && l.started[x] || x >= nk && l.sv.rerunOn[x-nk]
 	}
-	for _, x := range skipped {
-		heap.Push(q, x)
+	ready := func(x int) bool { // what canStart asks of x alone
+		if x >= nk {
+			return l.sv.rerunAt[x-nk] <= now
+		}
+		return l.ready[x] <= now
 	}
-	return found
+	return l.queue[d].pick(l.queueClass, stale, ready, func(x int) bool { return l.canStart(x, now) })
+}
+
+// queueClass is the queue class of instance x: its block, or K plus the
+// block of the forward that recompute x runs again. Two instances of a
+// class need the same devices and memory (canStart).
+func (l *lister) queueClass(x int) int {
+	if nk := l.n * l.k; x >= nk {
+		return l.k + l.sv.need[x-nk]%l.k
+	}
+	return x % l.k
 }
 
 func (l *lister) canStart(x, now int) bool {

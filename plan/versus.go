@@ -23,15 +23,20 @@ var VersusBaselines = []string{"1f1b", "1f1b-interleaved", "zb-h1", "zb-h2", "zb
 // stages leave of its memory) and res's budget. One row for each that
 // applies to the placement (compare.Baselines; on chunks 1F1B is
 // interleaved 1F1B): one that does not fit says what one micro-batch
-// needs; every schedule shown passed the verifier.
-func Versus(res *Result) []compare.Row {
+// needs; every schedule shown passed the verifier. Only a cancelled ctx
+// ends it.
+func Versus(ctx context.Context, res *Result) ([]compare.Row, error) {
+	all, err := compare.Baselines(ctx, res.Placement, compare.Options{MicroBatches: res.Search.Schedule.MicroBatches, Memory: res.Budget}, VersusBaselines)
+	if err != nil {
+		return nil, err
+	}
 	var rows []compare.Row
-	for _, r := range compare.Baselines(res.Placement, compare.Options{MicroBatches: res.Search.Schedule.MicroBatches, Memory: res.Budget}, VersusBaselines) {
+	for _, r := range all {
 		if r.Status != compare.StatusNotApplicable {
 			rows = append(rows, r)
 		}
 	}
-	return rows
+	return rows, nil
 }
 
 // Winner is the fastest row of rows whose schedule fits its budget: the

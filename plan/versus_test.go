@@ -26,7 +26,10 @@ func TestVersusAndLevers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows := Versus(res)
+		rows, err := Versus(context.Background(), res)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(rows) == 0 {
 			t.Fatalf("budget %d: no baseline", tc.budget)
 		}

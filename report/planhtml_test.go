@@ -40,7 +40,11 @@ func gptPlan(t *testing.T) *Plan {
 		t.Fatal(err)
 	}
 	r := NewPlan(res)
-	r.SetVersus(plan.Versus(res), nil)
+	rows, err := plan.Versus(context.Background(), res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetVersus(rows, nil)
 	return r
 }
 

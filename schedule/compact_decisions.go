@@ -201,10 +201,25 @@ func newCompactor(s *Schedule) *compactor {
 	return c
 }
 
-// solve finds the least solution ≥ 0 of the constraints by relaxation
-// (Bellman–Ford from 0); the schedule given is a solution, so it
-// converges unless the orders contradict each other.
+// solve finds the least solution ≥ 0 of the constraints: in one
+// topological pass where they form no cycle, else by relaxation; the
+// schedule given is a solution, so it converges unless the orders
+// contradict each other.
 func (c *compactor) solve() error {
+	start, ok := c.topological()
+	if !ok {
+		var err error
+		if start, err = c.relax(); err != nil {
+			return err
+		}
+	}
+	c.orig = start
+	return nil
+}
+
+// relax is the least solution by relaxation rounds (Bellman–Ford from
+// 0), for constraints with cycles.
+func (c *compactor) relax() ([]int, error) {
 	start := make([]int, c.vars)
 	for round := 0; ; round++ {
 		changed := false
@@ -218,14 +233,64 @@ func (c *compactor) solve() error {
 			}
 		}
 		if !changed {
-			break
+			return start, nil
 		}
 		if round > c.vars+1 {
-			return fmt.Errorf("compact: the orders of the schedule contradict each other")
+			return nil, fmt.Errorf("compact: the orders of the schedule contradict each other")
 		}
 	}
-	c.orig = start
-	return nil
+}
+
+// topological is solve's least solution in one pass over a topological
+// order of the constraints, where they form no cycle (the usual case):
+// relaxation rounds alone take as many rounds as the longest chain of
+// constraints listed against its order, which grows with N. ok is false
+// where they form a cycle; solve then relaxes.
+func (c *compactor) topological() (start []int, ok bool) {
+	indeg := make([]int, c.vars)
+	first := make([]int, c.vars+1) // constraints by y: out[first[y]:first[y+1]]
+	start = make([]int, c.vars)
+	for _, k := range c.cons {
+		switch {
+		case k.y < 0:
+			start[k.x] = max(start[k.x], k.w)
+		case k.y == k.x:
+			if k.w > 0 {
+				return nil, false
+			}
+		default:
+			indeg[k.x]++
+			first[k.y+1]++
+		}
+	}
+	for y := range c.vars {
+		first[y+1] += first[y]
+	}
+	out := make([]int, first[c.vars])
+	fill := slices.Clone(first[:c.vars])
+	for i, k := range c.cons {
+		if k.y >= 0 && k.y != k.x {
+			out[fill[k.y]] = i
+			fill[k.y]++
+		}
+	}
+	queue := make([]int, 0, c.vars)
+	for v, d := range indeg {
+		if d == 0 {
+			queue = append(queue, v)
+		}
+	}
+	for h := 0; h < len(queue); h++ {
+		y := queue[h]
+		for _, i := range out[first[y]:first[y+1]] {
+			k := c.cons[i]
+			start[k.x] = max(start[k.x], start[y]+k.w)
+			if indeg[k.x]--; indeg[k.x] == 0 {
+				queue = append(queue, k.x)
+			}
+		}
+	}
+	return start, len(queue) == c.vars
 }
 
 // result is the instances and decisions at the solved starts.

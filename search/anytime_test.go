@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,17 +49,40 @@ func TestSearchUseTimeAnswersWithinASecond(t *testing.T) {
 	}
 	for _, after := range []time.Duration{500 * time.Millisecond, 3 * time.Second} {
 		ctx, cancel := context.WithCancel(context.Background())
+		var mu sync.Mutex
 		var stopped time.Time
-		timer := time.AfterFunc(after, func() { stopped = time.Now(); cancel() })
-		res, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: 16, Memory: 8}, Options{UseTime: true})
-		timer.Stop()
+		var timer *time.Timer
+		// The clock starts at the first schedule the search reports: on
+		// a loaded machine the constructions alone may take longer than
+		// after, and a search stopped before any schedule answers with
+		// an error, not a schedule (TestStopCauseNamesTheLimit's case).
+		progress := func(pr Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if timer == nil && pr.BestMakespan > 0 {
+				timer = time.AfterFunc(after, func() {
+					mu.Lock()
+					stopped = time.Now()
+					mu.Unlock()
+					cancel()
+				})
+			}
+		}
+		res, err := Run(ctx, spec.Spec{Placement: p, MicroBatches: 16, Memory: 8}, Options{UseTime: true, Progress: progress})
+		mu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		at := stopped
+		mu.Unlock()
+		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if stopped.IsZero() {
+		if at.IsZero() {
 			t.Fatalf("stopped by itself before %v", after)
 		}
-		if wait := time.Since(stopped); wait > time.Second {
+		if wait := time.Since(at); wait > time.Second {
 			t.Errorf("cancelled after %v: answered %v later", after, wait)
 		}
 		if err := schedule.Verify(res.Schedule); err != nil {

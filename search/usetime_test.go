@@ -17,12 +17,13 @@ import (
 // the search does not return before T while its schedule is more than 1 %
 // above the lower bound and not proven, whatever the placement carries —
 // per-stage costs and transfers, links that queue, decisions, a latency
-// budget, overlapped pairs, devices to choose — and it answers after T
+// budget, overlapped pairs (devices to choose: package choose's
+// TestUseTimeChoosingDevices) — and it answers after T
 // with a verified schedule. (The bound on the answer's delay is loose
 // here, the machine being shared: a solver call under load may answer
 // its interruption late; the benchmarks measure the delay.)
 func TestUseTimeInEveryMode(t *testing.T) {
-	testskip.Short(t, "seven searches of a few seconds each")
+	testskip.Short(t, "six searches of a few seconds each")
 	must := func(p *placement.Placement, err error) *placement.Placement {
 		t.Helper()
 		if err != nil {
@@ -51,7 +52,6 @@ func TestUseTimeInEveryMode(t *testing.T) {
 			MicroBatches: 8, Memory: 1, Allowed: spec.Decisions{Offload: true}}},
 		{"latency budget", spec.Spec{Placement: must(placement.Builtin("x-shape", placement.Options{Devices: 8})), MicroBatches: 16, Latency: 60}},
 		{"overlapped pairs", spec.Spec{Placement: overlapped("v-shape", 4), MicroBatches: 16, Memory: 4}},
-		{"devices to choose", spec.New(must(placement.Load("../testdata/placements/where-branches.json")), 8)},
 		{"barriers under memory", spec.Spec{Placement: must(placement.Builtin("nn-shape", placement.Options{Devices: 8})), MicroBatches: 16, Memory: 8}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -764,8 +764,22 @@ func (s *Solver) Check(ctx context.Context) (Status, error) {
 	if s.effort > 0 && (reason == "canceled" || reason == "unknown" || strings.Contains(reason, "resource")) {
 		return Unknown, ErrEffort
 	}
-	return Unknown, fmt.Errorf("smt: solver gave up: %s", reason)
+	return Unknown, gaveUp(reason)
 }
+
+// ErrIncomplete is returned by Check when Z3 gave up on its own (a
+// reason such as "incomplete (theory arithmetic)"): like ErrEffort the
+// call decided nothing, so the error is ErrEffort too — every caller
+// that keeps its best answer when the effort runs out keeps it here,
+// never throwing the incumbent away.
+var ErrIncomplete = errors.New("smt: solver gave up")
+
+// gaveUp is ErrIncomplete with Z3's reason.
+type gaveUp string
+
+func (g gaveUp) Error() string { return "smt: solver gave up: " + string(g) }
+
+func (g gaveUp) Is(target error) bool { return target == ErrIncomplete || target == ErrEffort }
 
 // Model is a satisfying assignment. It keeps its own reference: it stays
 // valid when the solver changes or is closed, until it or its Context is

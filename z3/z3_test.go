@@ -555,3 +555,18 @@ func TestFailedModelDoesNotPoison(t *testing.T) {
 		t.Fatalf("check after a failed Model: %v, %v", st, err)
 	}
 }
+
+// A solver that gives up on its own ("incomplete (theory arithmetic)")
+// decided nothing, like one that ran out of effort: callers that keep
+// their best answer on ErrEffort keep it here too, and the message keeps
+// Z3's reason.
+func TestGaveUpIsEffort(t *testing.T) {
+	err := error(gaveUp("incomplete (theory arithmetic)"))
+	if !errors.Is(err, ErrEffort) || !errors.Is(err, ErrIncomplete) || errors.Is(err, ErrInterrupted) {
+		t.Errorf("gave up: Is(ErrEffort, ErrIncomplete, ErrInterrupted) = %v %v %v, want true true false",
+			errors.Is(err, ErrEffort), errors.Is(err, ErrIncomplete), errors.Is(err, ErrInterrupted))
+	}
+	if got, want := fmt.Errorf("repetend: %w", err).Error(), "repetend: smt: solver gave up: incomplete (theory arithmetic)"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+}

@@ -212,7 +212,11 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	out.SetVersus(plan.Versus(res), levers)
+	rows, err := plan.Versus(ctx, res)
+	if err != nil {
+		return err
+	}
+	out.SetVersus(rows, levers)
 	if o.Report != "" {
 		if err := writeDrawn(o.Report, o.Outputs.Force, out.WriteHTML); err != nil {
 			return err
