@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/hetero"
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/quantity"
@@ -58,9 +59,7 @@ func makespanMs(s *schedule.Schedule) float64 {
 // the Llama-7B-like profile, the default search step and one ten times
 // finer give the same split and makespans within 1 %.
 func TestTimeUnitMovesLittle(t *testing.T) {
-	if testing.Short() {
-		t.Skip("four searches")
-	}
+	testskip.Short(t, "four searches")
 	for _, c := range []string{"llama-8x80.json", "llama-mixed.json"} {
 		r, _, res := plan(t, c, 0, 32)
 		unit := r.Converted.SearchUnit

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/partition"
 )
 
@@ -198,9 +199,7 @@ func fmtInts(xs []int) string { return ints(xs) }
 // 2.7 ms, which a step of the search's time unit would hide; the result
 // is in the model's unit.
 func TestLayoutsChargeTheirTraffic(t *testing.T) {
-	if testing.Short() {
-		t.Skip("four plans of a 34-layer model")
-	}
+	testskip.Short(t, "four plans of a 34-layer model")
 	g, c := load(t, "../testdata/models/llama7b.json", "../testdata/clusters/llama-mixed.json")
 	last, first := 0.0, 0.0
 	for i, perUnit := range []float64{0, 8e-8, 2e-6, 1e-5} {
