@@ -20,7 +20,8 @@ import (
 
 // interruptAfter runs tessel args as a child process, sends it SIGINT
 // after delay and returns how long it took to exit after the signal, its
-// exit code, stdout and stderr. A child still running 20 s after the
+// exit code, stdout and stderr; took is negative where it answered, exit
+// 0, before the signal. A child still running 20 s after the
 // signal is killed and fails the test.
 func interruptAfter(t *testing.T, delay time.Duration, args ...string) (time.Duration, int, string, string) {
 	t.Helper()
@@ -34,7 +35,12 @@ func interruptAfter(t *testing.T, delay time.Duration, args ...string) (time.Dur
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		t.Fatalf("%v ended before the signal: %v: %s", args, err, stderr.String())
+		if err != nil {
+			t.Fatalf("%v ended before the signal: %v: %s", args, err, stderr.String())
+		}
+		// A whole answer before the signal: nothing was interrupted (a
+		// fast machine finishes some of these runs in time).
+		return -1, 0, stdout.String(), stderr.String()
 	case <-time.After(delay):
 	}
 	cmd.Process.Signal(syscall.SIGINT)
@@ -89,6 +95,10 @@ func TestInterruptAnswersAtOnce(t *testing.T) {
 		{"replan", "--schedule", old, "--timeline", timeline},
 	} {
 		took, code, out, errOut := interruptAfter(t, 3*time.Second, args...)
+		if took < 0 {
+			t.Logf("%v: answered before the signal", args)
+			continue
+		}
 		t.Logf("%v: exit %d %.2fs after SIGINT", args, code, took.Seconds())
 		if took > interruptBound {
 			t.Errorf("%v: answered %.1fs after SIGINT, want within %v", args, took.Seconds(), interruptBound)
