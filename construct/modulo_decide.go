@@ -953,25 +953,33 @@ func decideFollow(ctx context.Context, p *placement.Placement, n, memory int, po
 		name := fmt.Sprintf("modulo/decide u=%d period %d", sh.Unroll, P)
 		if fit != nil {
 			if s, err := fit.Schedule(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}); err == nil {
-				out = append(out, Entry{Name: name, Schedule: s, Makespan: schedule.Makespan(s)})
+				out = append(out, Entry{Name: name, Schedule: s, Makespan: schedule.Makespan(s), build: func(_ context.Context, n int) (*schedule.Schedule, error) {
+					return fit.Schedule(spec.Spec{Placement: p, MicroBatches: n, Memory: memory})
+				}})
 			}
 		}
 		if best == nil {
 			continue
 		}
-		prio := make([]int, n*k)
-		for m := range n {
-			c, j := m%sh.Unroll, m/sh.Unroll
-			for i := range k {
-				prio[m*k+i] = best.Starts[c*k+i] + j*P
+		prio := func(n int) []int {
+			prio := make([]int, n*k)
+			for m := range n {
+				c, j := m%sh.Unroll, m/sh.Unroll
+				for i := range k {
+					prio[m*k+i] = best.Starts[c*k+i] + j*P
+				}
 			}
+			return prio
 		}
+		pr := prio(n)
 		for _, sv := range append(slices.Clone(pols), lifePolicies(p, pols)...) {
-			s, err := List(p, n, ListOptions{Memory: memory, Priority: prio, Savings: sv})
+			s, err := List(p, n, ListOptions{Memory: memory, Priority: pr, Savings: sv})
 			if err != nil {
 				continue
 			}
-			out = append(out, Entry{Name: name + "/" + sv.String(), Schedule: s, Makespan: schedule.Makespan(s)})
+			out = append(out, Entry{Name: name + "/" + sv.String(), Schedule: s, Makespan: schedule.Makespan(s), build: func(_ context.Context, n int) (*schedule.Schedule, error) {
+				return List(p, n, ListOptions{Memory: memory, Priority: prio(n), Savings: sv})
+			}})
 		}
 	}
 	return out

@@ -22,6 +22,10 @@ type Entry struct {
 	// Periodic is the modulo schedule the candidate unrolls, nil for a
 	// list schedule.
 	Periodic *Periodic
+	// build builds the same construction for n micro-batches (nil where
+	// it cannot be rebuilt alone): windowPortfolio rebuilds the best
+	// constructions of a window this way.
+	build func(ctx context.Context, n int) (*schedule.Schedule, error)
 }
 
 // Portfolio runs every construction on the spec's micro-batches under its
@@ -35,11 +39,16 @@ type Entry struct {
 // those decisions where the budget binds (and, as further candidates,
 // wherever the placement allows) join the candidates, named
 // "list/<rule>/<savings>[/window w]"; the schedules that keep every
-// activation stay candidates too. Under a latency budget the candidates
-// are re-timed under it (latencyPortfolio).
+// activation stay candidates too; beyond decisionFrom micro-batches they
+// are built on a window of micro-batches and extended periodically
+// (windowPortfolio). Under a latency budget the candidates are re-timed
+// under it (latencyPortfolio).
 func Portfolio(ctx context.Context, sp spec.Spec) ([]Entry, error) {
 	if sp.Latency > 0 {
 		return latencyPortfolio(ctx, sp)
+	}
+	if w := decisionWindow(sp); w > 0 {
+		return windowPortfolio(ctx, sp, w)
 	}
 	return portfolio(ctx, sp.Placement, sp.MicroBatches, sp.Memory, sp.Allowed)
 }
@@ -66,8 +75,8 @@ func portfolio(ctx context.Context, p *placement.Placement, n, memory int, o spe
 		return nil, err
 	}
 	var out []Entry
-	add := func(name string, s *schedule.Schedule, ps *Periodic) {
-		out = append(out, Entry{Name: name, Schedule: s, Makespan: schedule.Makespan(s), Periodic: ps})
+	add := func(name string, s *schedule.Schedule, ps *Periodic, build func(context.Context, int) (*schedule.Schedule, error)) {
+		out = append(out, Entry{Name: name, Schedule: s, Makespan: schedule.Makespan(s), Periodic: ps, build: build})
 	}
 	lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}).Makespan
 	reached := func() bool { return len(out) > 0 && out[len(out)-1].Makespan <= lb }
@@ -85,7 +94,9 @@ func portfolio(ctx context.Context, p *placement.Placement, n, memory int, o spe
 			if k > 0 {
 				name = fmt.Sprintf("modulo/period %d", ps.Period)
 			}
-			add(name, s, ps)
+			add(name, s, ps, func(ctx context.Context, n int) (*schedule.Schedule, error) {
+				return ps.schedule(ctx, spec.Spec{Placement: p, MicroBatches: n, Memory: memory})
+			})
 		}
 	}
 	// With decisions: modulo schedules under looser budgets, followed
@@ -93,7 +104,7 @@ func portfolio(ctx context.Context, p *placement.Placement, n, memory int, o spe
 	// the actual budget binds.
 	if pols := policies(o); len(pols) > 0 && memory > 0 {
 		for _, c := range followModulo(ctx, p, n, memory, pols) {
-			add(c.Name, c.Schedule, nil)
+			add(c.Name, c.Schedule, nil, c.build)
 		}
 	}
 	// With offload: modulo schedules that decide per instance
@@ -101,10 +112,10 @@ func portfolio(ctx context.Context, p *placement.Placement, n, memory int, o spe
 	// orders timed by Belady's rule (belady.go).
 	if o.Offload && memory > 0 {
 		for _, c := range decideFollow(ctx, p, n, memory, policies(o)) {
-			add(c.Name, c.Schedule, nil)
+			add(c.Name, c.Schedule, nil, c.build)
 		}
 		for _, c := range beladyCandidates(ctx, p, n, memory) {
-			add(c.Name, c.Schedule, nil)
+			add(c.Name, c.Schedule, nil, nil)
 		}
 	}
 	// List schedules in batches of listBatch, run side by side; the batch
@@ -153,9 +164,16 @@ func portfolio(ctx context.Context, p *placement.Placement, n, memory int, o spe
 			if j.window > 0 {
 				name += fmt.Sprintf("/window %d", j.window)
 			}
-			add(name, got[k], nil)
+			lo := ListOptions{Rule: j.rule, Window: j.window, Memory: memory, Savings: j.savings}
+			add(name, got[k], nil, func(ctx context.Context, n int) (*schedule.Schedule, error) { return list(ctx, p, n, lo) })
 		}
 	}
+	sortEntries(out)
+	return out, nil
+}
+
+// sortEntries sorts the portfolio's entries best first (Portfolio's order).
+func sortEntries(out []Entry) {
 	peak := make(map[*schedule.Schedule]int, len(out))
 	for _, c := range out {
 		for _, m := range schedule.Measure(c.Schedule).PeakMemory {
@@ -176,7 +194,6 @@ func portfolio(ctx context.Context, p *placement.Placement, n, memory int, o spe
 		}
 		return out[a].Name < out[b].Name
 	})
-	return out, nil
 }
 
 // Restart runs the list schedules of the portfolio (every rule, every
@@ -273,21 +290,34 @@ func followModulo(ctx context.Context, p *placement.Placement, n, memory int, po
 			continue
 		}
 		seen[ps.Period] = true
-		ref, err := ps.Schedule(spec.Spec{Placement: p, MicroBatches: n, Memory: m})
-		if err != nil {
+		prio := func(n int) []int {
+			ref, err := ps.Schedule(spec.Spec{Placement: p, MicroBatches: n, Memory: m})
+			if err != nil {
+				return nil
+			}
+			k := len(p.Blocks)
+			prio := make([]int, n*k)
+			for _, in := range ref.Instances {
+				prio[in.Micro*k+in.Block] = in.Start
+			}
+			return prio
+		}
+		pr := prio(n)
+		if pr == nil {
 			continue
 		}
-		k := len(p.Blocks)
-		prio := make([]int, n*k)
-		for _, in := range ref.Instances {
-			prio[in.Micro*k+in.Block] = in.Start
-		}
 		for _, sv := range append(slices.Clone(pols), lifePolicies(p, pols)...) {
-			s, err := List(p, n, ListOptions{Memory: memory, Priority: prio, Savings: sv})
+			s, err := List(p, n, ListOptions{Memory: memory, Priority: pr, Savings: sv})
 			if err != nil {
 				continue
 			}
-			out = append(out, Entry{Name: fmt.Sprintf("modulo/%s/follow period %d at memory %d", sv, ps.Period, m), Schedule: s, Makespan: schedule.Makespan(s)})
+			build := func(_ context.Context, n int) (*schedule.Schedule, error) {
+				if pr := prio(n); pr != nil {
+					return List(p, n, ListOptions{Memory: memory, Priority: pr, Savings: sv})
+				}
+				return nil, fmt.Errorf("construct: no modulo schedule to follow at %d micro-batches", n)
+			}
+			out = append(out, Entry{Name: fmt.Sprintf("modulo/%s/follow period %d at memory %d", sv, ps.Period, m), Schedule: s, Makespan: schedule.Makespan(s), build: build})
 		}
 	}
 	return out
