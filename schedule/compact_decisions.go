@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -82,11 +83,15 @@ func newCompactor(s *Schedule) *compactor {
 	ni := len(s.Instances)
 	c := &compactor{s: s, decAt: ni, vars: ni + 2*len(s.Decisions)}
 	c.orig = make([]int, c.vars)
-	at := map[Ref]int{}
+	// at is the index of B_i^m at m·K+i: a slice, not a map (this runs
+	// on every list schedule that decides, at every N).
+	k := len(p.Blocks)
+	index := make([]int, s.MicroBatches*k)
 	for x, in := range s.Instances {
 		c.orig[x] = in.Start
-		at[in.Ref()] = x
+		index[in.Micro*k+in.Block] = x
 	}
+	at := func(r Ref) int { return index[r.Micro*k+r.Block] }
 	for k, dc := range s.Decisions {
 		c.orig[ni+2*k], c.orig[ni+2*k+1] = dc.Start, dc.Reload
 	}
@@ -95,14 +100,14 @@ func newCompactor(s *Schedule) *compactor {
 	preds := p.PredDeps()
 	for x, in := range s.Instances {
 		for _, d := range preds[in.Block] {
-			add(x, at[Ref{Block: d.From, Micro: in.Micro}], p.Delay(d))
+			add(x, at(Ref{Block: d.From, Micro: in.Micro}), p.Delay(d))
 		}
 	}
 	// Decisions' timing.
 	consumers := p.Consumers()
 	for k, dc := range s.Decisions {
-		f := at[dc.Ref()]
-		use := at[Ref{Block: consumers[dc.Block], Micro: dc.Micro}]
+		f := at(dc.Ref())
+		use := at(Ref{Block: consumers[dc.Block], Micro: dc.Micro})
 		st, rl := ni+2*k, ni+2*k+1
 		t := p.Blocks[dc.Block].Time
 		switch dc.Action {
@@ -134,7 +139,7 @@ func newCompactor(s *Schedule) *compactor {
 	for k, dc := range s.Decisions {
 		st, rl := ni+2*k, ni+2*k+1
 		b := p.Blocks[dc.Block]
-		f := at[dc.Ref()]
+		f := at(dc.Ref())
 		for _, d := range b.Devices {
 			switch dc.Action {
 			case placement.Offload:
@@ -221,9 +226,22 @@ func (c *compactor) solve() error {
 // 0), for constraints with cycles.
 func (c *compactor) relax() ([]int, error) {
 	start := make([]int, c.vars)
+	// The constraints by the given time of the variable they start
+	// from: the given schedule is a solution, so most of them point
+	// forward in time and one round in this order settles them; listed
+	// in any other order, the rounds grow with N. (The least solution is
+	// the same in any order.)
+	cons := slices.Clone(c.cons)
+	from := func(k constraint) int {
+		if k.y < 0 || k.y >= len(c.orig) {
+			return -1
+		}
+		return c.orig[k.y]
+	}
+	slices.SortStableFunc(cons, func(a, b constraint) int { return cmp.Compare(from(a), from(b)) })
 	for round := 0; ; round++ {
 		changed := false
-		for _, k := range c.cons {
+		for _, k := range cons {
 			base := 0
 			if k.y >= 0 {
 				base = start[k.y]
