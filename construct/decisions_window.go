@@ -31,7 +31,7 @@ const (
 	// decisionKeep is how many of the window's best schedules are
 	// carried to N (besides the modulo schedules that keep every
 	// activation).
-	decisionKeep = 3
+	decisionKeep = 2
 )
 
 // decisionWindow is the window of micro-batches the portfolio of sp is

@@ -464,9 +464,10 @@ func (sv *saver) finish(l *lister) (*schedule.Schedule, error) {
 		return s, nil
 	}
 	// The reservations are conservative: compaction may start things
-	// earlier, never later, with the same memory. Compact verifies s
-	// first (a second check here cost a third of a list schedule's time).
-	return schedule.Compact(s.Spec, schedule.Keep{From: s})
+	// earlier, never later, with the same memory. Compact verifies what
+	// it returns; verifying s first as well cost a sixth of a search at
+	// 10,000 micro-batches.
+	return schedule.Compact(s.Spec, schedule.Keep{From: s, Built: true})
 }
 
 type freeAt struct{ at, device, amount int }

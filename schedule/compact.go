@@ -85,6 +85,13 @@ type Keep struct {
 	// channel, and of its memory changes on every device. It must verify
 	// without a latency budget, and the result is verified.
 	From *Schedule
+	// Built says From was just built by the caller, whole (every
+	// instance, every decision naming one): Compact does not verify it
+	// first when it decides and the spec has no latency budget. The
+	// result is verified all the same, so a From that breaks a rule is
+	// still an error; the saving is one verification of every list
+	// schedule that decides.
+	Built bool
 }
 
 // Compact is the one re-timing every builder uses — the baselines on
@@ -129,6 +136,10 @@ type Keep struct {
 // budget, verified.
 func Compact(sp spec.Spec, keep Keep) (*Schedule, error) {
 	if keep.From != nil {
+		if keep.Built && sp.Latency <= 0 && len(keep.From.Decisions) > 0 && keep.From.Placement != nil && !keep.From.Placement.Channels {
+			// decisionsUnchecked verifies what it returns.
+			return decisionsUnchecked(keep.From)
+		}
 		return decisionsLatency(keep.From, sp.Latency)
 	}
 	if sp.Latency > 0 {

@@ -95,9 +95,16 @@ func newCompactor(s *Schedule) *compactor {
 	for k, dc := range s.Decisions {
 		c.orig[ni+2*k], c.orig[ni+2*k+1] = dc.Start, dc.Reload
 	}
+	// Presized: at 10,000 micro-batches the growing slices cost more
+	// than the constraints.
+	preds := p.PredDeps()
+	ncons := 3 * len(s.Decisions)
+	for _, in := range s.Instances {
+		ncons += len(preds[in.Block])
+	}
+	c.cons = make([]constraint, 0, ncons)
 	add := func(x, y, w int) { c.cons = append(c.cons, constraint{x, y, w}) }
 	// Dependencies.
-	preds := p.PredDeps()
 	for x, in := range s.Instances {
 		for _, d := range preds[in.Block] {
 			add(x, at(Ref{Block: d.From, Micro: in.Micro}), p.Delay(d))
@@ -129,6 +136,23 @@ func newCompactor(s *Schedule) *compactor {
 	}
 	busy := make([][]item, p.Devices)
 	mem := make([][]item, p.Devices)
+	nbusy, nmem := make([]int, p.Devices), make([]int, p.Devices)
+	for _, in := range s.Instances {
+		for _, d := range p.Blocks[in.Block].Devices {
+			nbusy[d]++
+			nmem[d]++
+		}
+	}
+	for _, dc := range s.Decisions {
+		for _, d := range p.Blocks[dc.Block].Devices {
+			nbusy[d]++
+			nmem[d] += 2
+		}
+	}
+	for d := range busy {
+		busy[d] = make([]item, 0, nbusy[d])
+		mem[d] = make([]item, 0, nmem[d])
+	}
 	for x, in := range s.Instances {
 		for _, d := range p.Blocks[in.Block].Devices {
 			busy[d] = append(busy[d], item{v: x, time: in.Start, block: in.Block, micro: in.Micro, seq: x})

@@ -139,6 +139,20 @@ func compareEvents(a, b memEvent) int {
 func memoryEvents(s *Schedule, xs [][]int, useDec []bool) [][]memEvent {
 	p := s.Placement
 	out := make([][]memEvent, p.Devices)
+	size := make([]int, p.Devices)
+	for d, list := range xs {
+		size[d] = len(list)
+	}
+	for _, dc := range s.Decisions {
+		if dc.Block >= 0 && dc.Block < len(p.Blocks) {
+			for _, d := range p.Blocks[dc.Block].Devices {
+				size[d] += 2
+			}
+		}
+	}
+	for d := range out {
+		out[d] = make([]memEvent, 0, size[d])
+	}
 	pg := newPairing(s, nil)
 	for d, list := range xs {
 		for _, x := range list {
