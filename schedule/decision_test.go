@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -289,5 +290,28 @@ func TestCompactDecisions(t *testing.T) {
 		if mv.End-mv.Start != 2 {
 			t.Errorf("move %+v takes %d on the cluster, want 2", mv, mv.End-mv.Start)
 		}
+	}
+}
+
+// Keep.Built skips the check of From, not of the result: the same
+// schedule comes back, and a From whose decisions cannot be met is still
+// an error.
+func TestCompactBuilt(t *testing.T) {
+	s := decide(t, decide(t, loose(t), "f0", 0, placement.Offload, 1, 3), "f1", 1, placement.Recompute, 4, 0)
+	want, err := Compact(s.Spec, Keep{From: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Compact(s.Spec, Keep{From: s, Built: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with Built: %+v\nwithout: %+v", got, want)
+	}
+	over := *s
+	over.Memory = 1 // under the peak the decisions leave: no re-timing fits it
+	if _, err := Compact(over.Spec, Keep{From: &over, Built: true}); err == nil {
+		t.Error("a From over its budget compacted with Built, want an error")
 	}
 }

@@ -523,6 +523,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent) (*Resul
 	}
 	st := &state{sp: sp, opt: opt, t0: t0, inc: inc, res: &Result{Decisions: sp.Allowed.Any(), Latency: sp.Latency, Bounds: bound.LowerBounds(sp)}}
 	st.res.BoundBy = st.res.Bounds.By
+	st.publishEarly(ctx)
 	for _, ph := range phases() {
 		if ph.applies(st, ctx) {
 			if err := ph.run(st, ctx); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/internal/safego"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 )
 
@@ -27,6 +28,22 @@ type incumbent struct {
 	mu   sync.Mutex
 	best *Result
 	t0   time.Time
+	// early says best is publishEarly's baseline: replaced only by a
+	// schedule that ends no later.
+	early bool
+}
+
+// publishEarly records res (not copied: the caller keeps no reference)
+// as an early answer (state.publishEarly).
+func (inc *incumbent) publishEarly(res *Result, t0 time.Time) {
+	if inc == nil || res == nil || res.Schedule == nil {
+		return
+	}
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	if inc.best == nil {
+		inc.best, inc.t0, inc.early = res, t0, true
+	}
 }
 
 // publish records a copy of res, when it has a schedule: every schedule
@@ -39,8 +56,11 @@ func (inc *incumbent) publish(res *Result, t0 time.Time) {
 	snap := *res
 	snap.Contenders = slices.Clone(res.Contenders)
 	inc.mu.Lock()
-	inc.best, inc.t0 = &snap, t0
-	inc.mu.Unlock()
+	defer inc.mu.Unlock()
+	if inc.early && schedule.Makespan(snap.Schedule) > schedule.Makespan(inc.best.Schedule) {
+		return
+	}
+	inc.best, inc.t0, inc.early = &snap, t0, false
 }
 
 // watch runs the search (run) and returns its answer, or, when ctx ends
