@@ -61,14 +61,16 @@ func TestHostChannelMemoryExperiment(t *testing.T) {
 }
 
 // TestHostChannelBelowOptimum: the bound never exceeds a proven optimum
-// (encode.OptimalDecisions, offload only) on small V placements, at
-// budgets from one activation up, moves of 1 and 2.
+// (encode.OptimalDecisions, offload only) on small V placements where it
+// is above bound.LowerBounds: one activation's budget on 2 devices (where
+// it meets the optimum), and two on 3 devices with moves of 2 and 3 (the
+// loss of a kept activation's stay).
 func TestHostChannelBelowOptimum(t *testing.T) {
 	testskip.Short(t, "time-optimal searches")
 	for _, c := range []struct {
 		devices, n, memory, move int
 	}{
-		{2, 2, 1, 1}, {2, 2, 1, 2}, {2, 3, 1, 1}, {2, 2, 2, 1}, {2, 2, 2, 2}, {2, 3, 2, 1}, {2, 3, 2, 2}, {3, 2, 2, 2},
+		{2, 2, 1, 1}, {3, 2, 2, 2}, {3, 2, 2, 3},
 	} {
 		p := vSplit(t, c.devices, c.move)
 		sp := spec.Spec{Placement: p, MicroBatches: c.n, Memory: c.memory, Allowed: spec.Decisions{Offload: true}}
