@@ -84,9 +84,9 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cl, err := opts.Cluster.cluster(s.Placement.Devices)
+	cl, err := opts.Cluster.Cluster(s.Placement.Devices)
 	if err != nil {
-		return err
+		return bad(err)
 	}
 	var onNote string
 	if cl != nil {

@@ -81,7 +81,7 @@ func TestLlamaPlanThenCompare(t *testing.T) {
 				t.Fatal(err)
 			}
 			spec := placementSpec{File: p, Cluster: clusterSpec{File: c}, Choose: true}
-			compared, _, _, err := spec.loadOn()
+			compared, _, _, err := spec.LoadOn()
 			if err != nil {
 				t.Fatal(err)
 			}

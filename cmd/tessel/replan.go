@@ -82,9 +82,9 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if err != nil {
 		return err
 	}
-	cl, err := opts.Cluster.cluster(old.Placement.Devices)
+	cl, err := opts.Cluster.Cluster(old.Placement.Devices)
 	if err != nil {
-		return err
+		return bad(err)
 	}
 	if opts.Timeline != "" {
 		return runTimeline(ctx, old, cl, opts, stdout)

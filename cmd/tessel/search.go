@@ -151,9 +151,9 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if err := opts.Outputs.check(); err != nil {
 		return err
 	}
-	p, given, cl, err := opts.Placement.loadFor(opts.Decisions)
+	p, given, cl, err := opts.Placement.LoadFor(opts.Decisions)
 	if err != nil {
-		return err
+		return bad(err)
 	}
 	target, err := coarsenTarget(p, opts.Coarsen)
 	if err != nil {

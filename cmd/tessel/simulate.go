@@ -105,9 +105,9 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		if s.Cluster != nil {
 			given, timing = s.Given, s.Placement
 		}
-		on, c, err := opts.Cluster.on(given)
+		on, c, err := opts.Cluster.On(given)
 		if err != nil {
-			return err
+			return bad(err)
 		}
 		if c != nil {
 			timing = on
