@@ -19,4 +19,3 @@ func savingsFlags() []cli.Flag {
 func savingsFrom(c *cli.Context) placement.Decisions {
 	return placement.Decisions{Offload: c.Bool("offload"), OffloadTime: c.Int("offload-time"), Recompute: c.Bool("recompute")}
 }
-
