@@ -113,7 +113,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 		if err != nil {
 			return err
 		}
-		return writeCoarsened(cr.Schedule, *cr.Coarsened, cr.Total, "optimal", opts.Outputs, stdout)
+		return writeCoarsened(cr.Schedule, report.NewCoarsenSummary(cr.Schedule, *cr.Coarsened, cr.Total), "optimal", opts.Outputs, stdout)
 	}
 	res, err := choose.OptimalDevices(ctx, sp, choose.OptimalOptions{Search: oopt})
 	bar.done()
