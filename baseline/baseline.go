@@ -136,11 +136,14 @@ func checkArgs(method string, p *placement.Placement, n, memory int) error {
 // finish compacts the per-device orders into a schedule, verifies it and
 // checks the budget.
 func finish(method string, p *placement.Placement, n, memory int, orders [][]schedule.Ref) (*schedule.Schedule, error) {
-	return finishPairs(method, p, n, memory, orders, nil)
+	return finishPairs(method, spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, schedule.Keep{Orders: orders})
 }
 
-// finishPairs is finish with overlapped pairs (schedule.Compact).
-func finishPairs(method string, p *placement.Placement, n, memory int, orders [][]schedule.Ref, pairs []schedule.Pair) (*schedule.Schedule, error) {
+// finishPairs is finish with overlapped pairs (keep's Pairs): the
+// orders and pairs compacted (schedule.Compact) without the budget, which
+// is checked on the orders' peak memory instead.
+func finishPairs(method string, sp spec.Spec, keep schedule.Keep) (*schedule.Schedule, error) {
+	p, n, memory, orders, pairs := sp.Placement, sp.MicroBatches, sp.Memory, keep.Orders, keep.Pairs
 	cs, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: orders, Pairs: pairs})
 	if err != nil {
 		return nil, fmt.Errorf("%s: placement %q: %w", method, p.Name, err)

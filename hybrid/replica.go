@@ -20,7 +20,8 @@ import (
 // newReplica builds replica groups' pipeline: the model as the groups run
 // it (a type per group), the virtual cluster of the groups, the split and
 // its placement.
-func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups [][]int, tp, dp, b, v int, unit float64) (*replica, error) {
+func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups [][]int, sh shape, unit float64) (*replica, error) {
+	tp, dp, b, v := sh.tp, sh.dp, sh.b, sh.v
 	g := m.Graph
 	G := len(groups)
 	h := *g
@@ -156,6 +157,10 @@ func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups
 	}
 	return rep, nil
 }
+
+// shape is what a layout makes of each replica: its tensor- and
+// data-parallel degrees, micro-batch size b and stages per group v.
+type shape struct{ tp, dp, b, v int }
 
 func groupType(j int) string { return fmt.Sprintf("group%d", j) }
 
