@@ -46,6 +46,7 @@ func Pair(ctx context.Context, s *schedule.Schedule) (*schedule.Schedule, bool) 
 			}
 		}
 	}
+	pg := &pairing{p: p, roles: roles, paired: paired}
 	best := s
 	bestMs := schedule.Makespan(s)
 	changed := false
@@ -56,7 +57,7 @@ func Pair(ctx context.Context, s *schedule.Schedule) (*schedule.Schedule, bool) 
 				if ctx.Err() != nil {
 					return best, changed
 				}
-				trial, q, moved, ok := candidate(p, roles, orders, d, i, paired)
+				trial, q, moved, ok := pg.candidate(orders, d, i)
 				if !ok {
 					continue
 				}
@@ -109,12 +110,21 @@ func group(p *placement.Placement, roles []placement.Role, q schedule.Pair) ([]s
 	return out, t, ""
 }
 
+// pairing is what Pair's passes share: the placement, its blocks' roles
+// and the instances already in a pair.
+type pairing struct {
+	p      *placement.Placement
+	roles  []placement.Role
+	paired map[schedule.Ref]bool
+}
+
 // candidate looks at position i of device d's order: a forward followed
 // by the whole backward of another micro-batch (as one group), or a
 // whole backward followed by a forward (the forward then moves before
 // it). It returns the orders with the group in place, the pair, and
 // whether the orders changed.
-func candidate(p *placement.Placement, roles []placement.Role, orders [][]schedule.Ref, d, i int, paired map[schedule.Ref]bool) ([][]schedule.Ref, schedule.Pair, bool, bool) {
+func (pg *pairing) candidate(orders [][]schedule.Ref, d, i int) ([][]schedule.Ref, schedule.Pair, bool, bool) {
+	p, roles, paired := pg.p, pg.roles, pg.paired
 	o := orders[d]
 	r := o[i]
 	if paired[r] || i+1 >= len(o) {
