@@ -128,9 +128,9 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 					var checks int
 					var err error
 					if decide {
-						next, checks, err = decidedWindow(ctx, cur, max(0, pos-w), pos, opt.Effort, seed, opt.Decisions)
+						next, checks, err = decidedWindow(ctx, cur, max(0, pos-w), pos, opt.Decisions, smt.Options{Seed: seed, Effort: opt.Effort})
 					} else {
-						next, checks, err = window(ctx, cur, max(0, pos-w), pos, opt.Effort, seed)
+						next, checks, err = window(ctx, cur, max(0, pos-w), pos, smt.Options{Seed: seed, Effort: opt.Effort})
 					}
 					better, stop, err := st.take(ctx, &cur, next, checks, err, opt.Progress)
 					if stop {
@@ -175,12 +175,12 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 // or nil when it does not end earlier. Under a latency budget (s's
 // Latency) the compaction is under the budget, and an answer whose orders
 // meet none is nil too.
-func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, seed int, d spec.Decisions) (*schedule.Schedule, int, error) {
+func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to int, d spec.Decisions, so smt.Options) (*schedule.Schedule, int, error) {
 	_, part, _, _, ok := windowCut(s, from, to)
 	if !ok {
 		return nil, 0, nil
 	}
-	got, checks, err := encode.WindowDecisions(ctx, s, part, d, smt.Options{Seed: seed, Effort: effort})
+	got, checks, err := encode.WindowDecisions(ctx, s, part, d, so)
 	if err != nil || got == nil {
 		return nil, checks, err
 	}
@@ -214,7 +214,7 @@ func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, 
 // (widened so that both cuts are times), solves for them with the later
 // instances as tails, and returns the compacted, verified schedule, or
 // nil when it does not end earlier.
-func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed int) (*schedule.Schedule, int, error) {
+func window(ctx context.Context, s *schedule.Schedule, from, to int, so smt.Options) (*schedule.Schedule, int, error) {
 	p := s.Placement
 	n := len(s.Instances)
 	idx, part, from, to, ok := windowCut(s, from, to)
@@ -226,34 +226,7 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 		byRef[in.Ref()] = x
 	}
 	preds, succs := p.PredDeps(), p.SuccDeps()
-
-	// Tails of the later instances: the longest path from their start to
-	// the end of the schedule over their device orders and
-	// dependencies, in decreasing start order (every edge goes forward
-	// in time).
-	tail := make([]int, n)
-	nextOn := make([]int, p.Devices) // the later instance that follows on each device
-	for d := range nextOn {
-		nextOn[d] = -1
-	}
-	for k := n - 1; k >= to; k-- {
-		x := idx[k]
-		in := s.Instances[x]
-		b := p.Blocks[in.Block]
-		t := b.Time
-		for _, d := range b.Devices {
-			if y := nextOn[d]; y >= 0 {
-				t = max(t, b.Time+tail[y])
-			}
-			nextOn[d] = x
-		}
-		for _, dep := range succs[in.Block] {
-			if y, ok := byRef[schedule.Ref{Block: dep.To, Micro: in.Micro}]; ok && part[y] == encode.Later {
-				t = max(t, p.Delay(dep)+tail[y])
-			}
-		}
-		tail[x] = t
-	}
+	tail, nextOn := laterTails(s, idx[to:], part, byRef)
 
 	budget, shift := encode.BudgetShift(p, s.Memory)
 	pr := &smt.Problem{Devices: p.Devices + 1, Memory: budget}
@@ -318,37 +291,13 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 	}
 	hint = append(hint, sink)
 	if s.Latency > 0 {
-		windowLatency(pr, s, s.Latency, part, task, byRef)
+		windowLatency(pr, s, part, task, byRef)
 	}
-	sol, checks, err := solveWindow(ctx, p, pr, hint, seed, effort)
+	sol, checks, err := solveWindow(ctx, p, pr, hint, so.Seed, so.Effort)
 	if sol == nil {
 		return nil, checks, err
 	}
-	// New device orders: the instances before the window, the freed
-	// ones by their new starts, the later ones, each as they were.
-	at := make([]int, n)
-	for x, in := range s.Instances {
-		at[x] = in.Start
-	}
-	for k, x := range free {
-		at[x] = sol.Starts[k]
-	}
-	orders := make([][]schedule.Ref, p.Devices)
-	for _, set := range [][]int{idx[:from], free, idx[to:]} {
-		set = slices.Clone(set)
-		sort.SliceStable(set, func(a, b int) bool {
-			x, y := set[a], set[b]
-			if at[x] != at[y] {
-				return at[x] < at[y]
-			}
-			return x < y
-		})
-		for _, x := range set {
-			for _, d := range p.Blocks[s.Instances[x].Block].Devices {
-				orders[d] = append(orders[d], s.Instances[x].Ref())
-			}
-		}
-	}
+	orders := windowOrders(s, [][]int{idx[:from], free, idx[to:]}, free, sol.Starts)
 	cs, err := schedule.Compact(spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Latency: s.Latency}, schedule.Keep{Orders: orders})
 	if err != nil {
 		if s.Latency > 0 {
@@ -365,6 +314,75 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 		return nil, sol.Checks, nil
 	}
 	return out, sol.Checks, nil
+}
+
+// laterTails are the tails of the later instances (later, in start
+// order), by instance, and the later instance that follows on each
+// device (-1: none) once the window's are placed.
+func laterTails(s *schedule.Schedule, later, part []int, byRef map[schedule.Ref]int) (tail, nextOn []int) {
+	// Tails of the later instances: the longest path from their start to
+	// the end of the schedule over their device orders and
+	// dependencies, in decreasing start order (every edge goes forward
+	// in time).
+	n, p := len(s.Instances), s.Placement
+	succs := p.SuccDeps()
+	tail = make([]int, n)
+	nextOn = make([]int, p.Devices) // the later instance that follows on each device
+	for d := range nextOn {
+		nextOn[d] = -1
+	}
+	for k := len(later) - 1; k >= 0; k-- {
+		x := later[k]
+		in := s.Instances[x]
+		b := p.Blocks[in.Block]
+		t := b.Time
+		for _, d := range b.Devices {
+			if y := nextOn[d]; y >= 0 {
+				t = max(t, b.Time+tail[y])
+			}
+			nextOn[d] = x
+		}
+		for _, dep := range succs[in.Block] {
+			if y, ok := byRef[schedule.Ref{Block: dep.To, Micro: in.Micro}]; ok && part[y] == encode.Later {
+				t = max(t, p.Delay(dep)+tail[y])
+			}
+		}
+		tail[x] = t
+	}
+	return tail, nextOn
+}
+
+// windowOrders are the devices' orders after a window: the instances of
+// each set in turn (before the window, the freed ones, the later ones),
+// each set by start, the freed ones (free) at their new starts.
+func windowOrders(s *schedule.Schedule, sets [][]int, free, starts []int) [][]schedule.Ref {
+	// New device orders: the instances before the window, the freed
+	// ones by their new starts, the later ones, each as they were.
+	p := s.Placement
+	at := make([]int, len(s.Instances))
+	for x, in := range s.Instances {
+		at[x] = in.Start
+	}
+	for k, x := range free {
+		at[x] = starts[k]
+	}
+	orders := make([][]schedule.Ref, p.Devices)
+	for _, set := range sets {
+		set = slices.Clone(set)
+		sort.SliceStable(set, func(a, b int) bool {
+			x, y := set[a], set[b]
+			if at[x] != at[y] {
+				return at[x] < at[y]
+			}
+			return x < y
+		})
+		for _, x := range set {
+			for _, d := range p.Blocks[s.Instances[x].Block].Devices {
+				orders[d] = append(orders[d], s.Instances[x].Ref())
+			}
+		}
+	}
+	return orders
 }
 
 // windowCut orders s's instances by start (stably) and widens the window
