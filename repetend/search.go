@@ -337,7 +337,7 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 				if skip {
 					continue
 				}
-				r, checks, err := ps.solveCandidate(ctx, p, jb.cand, opt.Memory, opt.MicroBatches, jb.bound, hi)
+				r, checks, err := ps.solveCandidate(ctx, p, jb.cand, jb.bound, hi, PeriodOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches})
 				capped := errors.Is(err, z3.ErrEffort)
 				if capped {
 					err = nil
@@ -574,7 +574,7 @@ func jointAt(ctx context.Context, p *placement.Placement, P int, opt Options, re
 // jointAtNR finds, for one period, accepted offsets; of least N_R when
 // leastNR is set.
 func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, res *Result, leastNR bool) (*Repetend, error) {
-	j, err := newJointSolver(p, P, opt.MaxNR, opt.Memory, opt.MicroBatches, opt.Seed, opt.effort())
+	j, err := newJointSolver(p, P, opt)
 	if err != nil {
 		return nil, err
 	}
