@@ -250,7 +250,7 @@ func (st *decideState) place(P, restart int) []int {
 		}
 	}
 	rng := newRand(uint64(restart))
-	order, skip := imsOrder(st.height, P, restart, decideSpread[restart%len(decideSpread)], 50, decideSkip[restart%len(decideSkip)], rng)
+	order, skip := imsOrder(st.height, P, restart, imsDraw{decideSpread[restart%len(decideSpread)], 50, decideSkip[restart%len(decideSkip)]}, rng)
 	return imsPlace(imsJob{
 		P: P, order: order, skip: skip, rng: rng, pre: st.preds, suc: st.succs,
 		resources: st.p.Devices, budget: 8 * n * max(4, st.p.Devices),
