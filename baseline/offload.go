@@ -547,14 +547,21 @@ func (sim *policySim) start(d, t int, best policyCand) {
 	}
 }
 
+// channel is stage s's device, its host channel and whether the channel
+// is free at t.
+func (sim *policySim) channel(s, t int) (d, c int, free bool) {
+	d = sim.q.dev[s]
+	c = sim.p.HostChannel(d)
+	return d, c, sim.chanFree[c] <= t
+}
+
 // reloads starts, on every free host channel, the reload of the next
 // backward's offloaded activation once its other inputs have started.
 func (sim *policySim) reloads(t int) {
 	p, q := sim.p, sim.q
 	for s := range sim.S {
-		d := q.dev[s]
-		c := p.HostChannel(d)
-		if sim.chanFree[c] > t {
+		d, c, free := sim.channel(s, t)
+		if !free {
 			continue
 		}
 		m := sim.consumed[s]
@@ -579,9 +586,8 @@ func (sim *policySim) reloads(t int) {
 func (sim *policySim) offloads(t int) {
 	p, q := sim.p, sim.q
 	for s := range sim.S {
-		d := q.dev[s]
-		c := p.HostChannel(d)
-		if sim.chanFree[c] > t {
+		_, c, free := sim.channel(s, t)
+		if !free {
 			continue
 		}
 		if sim.pol.action[s] != placement.Offload {

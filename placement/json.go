@@ -190,36 +190,30 @@ func (st jsonStyle) appendBlock(b []byte, bl Block) []byte {
 			b = appendInts(b, bl.Devices, sep)
 		}
 	}
-	b = append(b, sep...)
-	b = key(b, 0, "time")
-	b = strconv.AppendInt(b, int64(bl.Time), 10)
-	b = append(b, sep...)
-	b = key(b, 0, "memory")
-	b = strconv.AppendInt(b, int64(bl.Memory), 10)
-	if bl.Offload != 0 {
+	// Every field after the devices: its separator, key and value.
+	field := func(k string, value func([]byte) []byte) {
 		b = append(b, sep...)
-		b = key(b, 0, "offload")
-		b = strconv.AppendInt(b, int64(bl.Offload), 10)
+		b = value(key(b, 0, k))
+	}
+	integer := func(v int) func([]byte) []byte {
+		return func(b []byte) []byte { return strconv.AppendInt(b, int64(v), 10) }
+	}
+	field("time", integer(bl.Time))
+	field("memory", integer(bl.Memory))
+	if bl.Offload != 0 {
+		field("offload", integer(bl.Offload))
 	}
 	if bl.Activation != 0 {
-		b = append(b, sep...)
-		b = key(b, 0, "activation")
-		b = strconv.AppendFloat(b, bl.Activation+0, 'g', -1, 64)
+		field("activation", func(b []byte) []byte { return strconv.AppendFloat(b, bl.Activation+0, 'g', -1, 64) })
 	}
 	if bl.Recompute {
-		b = append(b, sep...)
-		b = key(b, 0, "recompute")
-		b = append(b, "true"...)
+		field("recompute", func(b []byte) []byte { return append(b, "true"...) })
 	}
 	if bl.Checkpoint != 0 {
-		b = append(b, sep...)
-		b = key(b, 0, "checkpoint")
-		b = strconv.AppendInt(b, int64(bl.Checkpoint), 10)
+		field("checkpoint", integer(bl.Checkpoint))
 	}
 	if bl.RecomputedLayers != 0 {
-		b = append(b, sep...)
-		b = key(b, 0, "recomputed_layers")
-		b = strconv.AppendInt(b, int64(bl.RecomputedLayers), 10)
+		field("recomputed_layers", integer(bl.RecomputedLayers))
 	}
 	b = append(b, '}')
 	return b
