@@ -31,9 +31,15 @@ func TestRequestInputErrors(t *testing.T) {
 			_, err := partition.RunModel(ctx, partition.Model{Path: "no-such-model.json"}, ok)
 			return err
 		}, "no-such-model.json"},
-		{"bad options", func() error { _, err := partition.RunModel(ctx, gpt, partition.Options{Chunks: 0, Order: "loop", IPTimeLimit: time.Minute}); return err },
+		{"bad options", func() error {
+			_, err := partition.RunModel(ctx, gpt, partition.Options{Chunks: 0, Order: "loop", IPTimeLimit: time.Minute})
+			return err
+		},
 			"--chunks must be at least 1, got 0"},
-		{"chunks on CPUs", func() error { _, err := partition.RunModel(ctx, bertCPUs, partition.Options{Chunks: 2, Order: "loop", IPTimeLimit: time.Minute}); return err },
+		{"chunks on CPUs", func() error {
+			_, err := partition.RunModel(ctx, bertCPUs, partition.Options{Chunks: 2, Order: "loop", IPTimeLimit: time.Minute})
+			return err
+		},
 			"--chunks places stages on accelerators only: give --cpus 0"},
 		{"latency time limit", func() error {
 			r := latency
