@@ -72,7 +72,7 @@ func TestSourceLoadOn(t *testing.T) {
 		t.Errorf("the transfers are the cluster's: given %v, timed %v", given.Transfers != nil, p.Transfers != nil)
 	}
 	src.Cluster = spec.ClusterSource{File: "../testdata/clusters/four-half-speed.json"}
-	if p, _, c, err = src.LoadOn(); err != nil || c == nil || len(c.Devices) != 4 {
+	if _, _, c, err = src.LoadOn(); err != nil || c == nil || len(c.Devices) != 4 {
 		t.Fatalf("cluster file: %v, %v", c, err)
 	}
 	choose := spec.Source{File: "../testdata/placements/where-branches.json", Choose: true}
