@@ -85,6 +85,10 @@ type Keep struct {
 	// channel, and of its memory changes on every device. It must verify
 	// without a latency budget, and the result is verified.
 	From *Schedule
+	// Release, when set, is the earliest start of some instances (a
+	// rule's wait that is no dependency: FSDP's gathered parameters).
+	// Not with From or a latency budget.
+	Release map[Ref]int
 }
 
 // Compact is the one re-timing every builder uses — the baselines on
@@ -128,6 +132,9 @@ type Keep struct {
 // mean); with it, the result is From's spec under this spec's latency
 // budget, verified.
 func Compact(sp spec.Spec, keep Keep) (*Schedule, error) {
+	if keep.Release != nil && (keep.From != nil || sp.Latency > 0) {
+		return nil, errors.New("compact: release times with decisions or a latency budget")
+	}
 	if keep.From != nil {
 		return decisionsLatency(keep.From, sp.Latency)
 	}
@@ -141,7 +148,17 @@ func Compact(sp spec.Spec, keep Keep) (*Schedule, error) {
 		}
 		return &Schedule{Spec: sp, Instances: ins}, nil
 	}
-	ins, err := compact(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs, nil)
+	var release []int
+	if keep.Release != nil && sp.Placement != nil && sp.MicroBatches > 0 {
+		release = make([]int, len(sp.Placement.Blocks)*sp.MicroBatches)
+		for r, t := range keep.Release {
+			if r.Block < 0 || r.Block >= len(sp.Placement.Blocks) || r.Micro < 0 || r.Micro >= sp.MicroBatches {
+				return nil, fmt.Errorf("compact: release time of an instance out of range (block %d, micro-batch %d)", r.Block, r.Micro)
+			}
+			release[r.Block*sp.MicroBatches+r.Micro] = max(t, 0)
+		}
+	}
+	ins, err := compact(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs, release)
 	if err != nil {
 		return nil, err
 	}
