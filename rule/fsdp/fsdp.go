@@ -38,7 +38,6 @@ import (
 	"github.com/tessel-pp/tessel/internal/strictjson"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/spec"
 )
 
 // Name is the rule's name in messages.
@@ -215,15 +214,19 @@ type rules struct {
 	weight  []bool
 }
 
-// Excludes names what the rule cannot be combined with, or nil: every
-// stage's blocks on one device, no offload or recompute decisions (their
-// memory timing is their own), no latency budget.
-func Excludes(sp spec.Spec, decisions bool) error {
-	if sp.Latency > 0 {
+// Excludes names what the rule cannot be combined with in s, or nil: no
+// offload or recompute decisions (their memory timing is their own), no
+// latency budget, no overlapped pairs (an FSDP action between the two
+// computes of a pair has no place in PyTorch's CSV). Every stage's blocks
+// on one device is Resolve's to check.
+func Excludes(s *schedule.Schedule) error {
+	switch {
+	case s.Latency > 0:
 		return errors.New("fsdp: not with a latency budget")
-	}
-	if decisions {
+	case len(s.Decisions) > 0:
 		return errors.New("fsdp: not with offload or recompute decisions")
+	case len(s.Pairs) > 0:
+		return errors.New("fsdp: not with overlapped forward and backward pairs")
 	}
 	return nil
 }
@@ -396,7 +399,7 @@ func Check(fs *Schedule) error {
 	if err := schedule.Verify(s); err != nil {
 		return err
 	}
-	if err := Excludes(s.Spec, len(s.Decisions) > 0); err != nil {
+	if err := Excludes(s); err != nil {
 		return err
 	}
 	r, err := resolve(fs.Model, s.Placement)
@@ -718,7 +721,7 @@ func upcoming(o []schedule.Ref, r *rules, n int) []int {
 // (gathers end later when computes do, and the reverse): every time only
 // grows, so it ends. The result is checked (Check).
 func Time(s *schedule.Schedule, m Model, plan Plan) (*Schedule, error) {
-	if err := Excludes(s.Spec, len(s.Decisions) > 0); err != nil {
+	if err := Excludes(s); err != nil {
 		return nil, err
 	}
 	r, err := resolve(m, s.Placement)

@@ -31,7 +31,7 @@ func prepare(s *schedule.Schedule, m Model) (*rules, error) {
 	if s == nil {
 		return nil, errors.New("fsdp: no schedule")
 	}
-	if err := Excludes(s.Spec, len(s.Decisions) > 0); err != nil {
+	if err := Excludes(s); err != nil {
 		return nil, err
 	}
 	if err := schedule.Verify(s); err != nil {
