@@ -1,6 +1,7 @@
 package torchcsv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -248,3 +249,70 @@ func intList(xs []int) string {
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }
+
+// FSDPOptions say where ExportFSDPWith puts a sharded schedule's actions.
+type FSDPOptions struct {
+	Model fsdp.Model
+	// Lookahead is "tessel" (or ""): fsdp.Search's placement, compared
+	// with PyTorch's "full" and "auto"; or PyTorch's own placement with
+	// unshard_lookahead "full", "auto" or a list of distances per rank.
+	Lookahead string
+	Lowering  CommsOptions
+}
+
+// FSDPExport is a sharded schedule exported: the compute_comms table with
+// its FSDP actions, the schedule they belong to, where its receives are,
+// and with tessel's placement the placements compared.
+type FSDPExport struct {
+	Table    *CommsTable
+	Schedule *fsdp.Schedule
+	Order    RecvOrder
+	Compared []fsdp.Placed
+}
+
+// ExportFSDPWith places the FSDP actions on the verified schedule s as
+// opt says and exports it (ExportFSDP).
+func ExportFSDPWith(ctx context.Context, s *schedule.Schedule, opt FSDPOptions) (*FSDPExport, error) {
+	out := &FSDPExport{}
+	switch opt.Lookahead {
+	case "", "tessel":
+		res, err := fsdp.Search(ctx, s, opt.Model, fsdp.Options{})
+		if err != nil {
+			return nil, err
+		}
+		out.Schedule, out.Compared = res.Best, res.Compared
+	default:
+		l, err := fsdp.ParseLookahead(opt.Lookahead)
+		if err != nil {
+			return nil, fmt.Errorf("unshard lookahead: %w (or tessel)", err)
+		}
+		if out.Schedule, err = fsdp.PyTorch(s, opt.Model, l); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if out.Table, out.Order, err = ExportFSDP(out.Schedule, opt.Lowering); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Text is FSDPText and, with tessel's placement, one line comparing it
+// with PyTorch's on the same schedule and costs.
+func (e *FSDPExport) Text() string {
+	t := FSDPText(e.Schedule)
+	if len(e.Compared) > 0 {
+		parts := make([]string, len(e.Compared))
+		for i, c := range e.Compared {
+			who := "PyTorch " + strconvQuote(c.Name)
+			if c.Name == "tessel" {
+				who = "tessel"
+			}
+			parts[i] = fmt.Sprintf("%s makespan %d, peak %d", who, c.Makespan, c.Peak)
+		}
+		t += "fsdp placements on the same costs: " + strings.Join(parts, "; ") + "\n"
+	}
+	return t
+}
+
+func strconvQuote(s string) string { return `"` + s + `"` }

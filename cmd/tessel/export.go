@@ -26,6 +26,7 @@ type exportOptions struct {
 	Split    string // torchtitan: the JSON of tessel partition --json
 	MergeBW  bool   // I and W merged into B (PyTorch's _merge_bw)
 	Recv     string // torch-csv-comms: early, deferred or auto
+	FSDP     fsdpOptions
 	Layout   string // megatron: the plan's layout (or Split)
 	MoE      string // megatron: --moe-layer-freq
 	CommTime int    // --recv auto: transfer time without a cluster
@@ -73,7 +74,7 @@ func exportCommand() *cli.Command {
 			"a comment saying where that is more than planned). It refuses what Megatron-Core rejects or hangs on, naming the stage:\n" +
 			"a split backward without the overlap; with the overlap, a stage without transformer layers\n" +
 			"(Megatron-LM issue 1852) or with an odd number of MoE layers (issue 1810, --moe-layer-freq).",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output format: " + joinNames(exportFormats), Value: "torch-csv"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
@@ -84,7 +85,7 @@ func exportCommand() *cli.Command {
 			&cli.BoolFlag{Name: "merge-bw", Usage: "write every input gradient and its weight gradient merged into one full backward B, at the I's place (PyTorch's _merge_bw; for torchtitan where attention cannot split the backward)"},
 			&cli.StringFlag{Name: "recv", Usage: "torch-csv-comms: where the receives go, " + joinNames(torchcsv.RecvOrders()) + " (PyTorch's _add_send_recv; its _defer_recv_ops; the shorter on serial links)", Value: "early"},
 			&cli.IntFlag{Name: "comm-time", Usage: "--recv auto: the time of a transfer where the schedule has no cluster", Value: 1},
-		},
+		}, fsdpFlags(true)...),
 		Action: func(c *cli.Context) error {
 			if c.IsSet("recv") && c.String("format") != "torch-csv-comms" {
 				return usageErrorf("export: --recv applies to --format torch-csv-comms")
@@ -97,14 +98,14 @@ func exportCommand() *cli.Command {
 			}
 			return runExport(c.Context, exportOptions{Schedule: c.String("schedule"), Format: c.String("format"),
 				Layout: c.String("megatron-layout"), MoE: c.String("moe-layer-freq"),
-				Out: c.String("out"), Force: c.Bool("force"), Split: c.String("split"), MergeBW: c.Bool("merge-bw"), Recv: c.String("recv"), CommTime: c.Int("comm-time")}, c.App.Writer)
+				Out: c.String("out"), Force: c.Bool("force"), Split: c.String("split"), MergeBW: c.Bool("merge-bw"), Recv: c.String("recv"), CommTime: c.Int("comm-time"), FSDP: fsdpFromFlags(c)}, c.App.Writer)
 		},
 	}
 }
 
 // runExport converts a verified schedule file. A schedule whose placement
 // is no chain of stages is bad input (exit 2), with the reason.
-func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
+func runExport(ctx context.Context, opts exportOptions, stdout io.Writer) error {
 	switch {
 	case opts.Schedule == "":
 		return usageErrorf("export: --schedule FILE is required")
@@ -133,6 +134,12 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 	}
 	if opts.CommTime < 0 {
 		return usageErrorf("--comm-time must be at least 0, got %d", opts.CommTime)
+	}
+	if opts.FSDP.File != "" {
+		return exportFSDP(ctx, opts, s, recv, stdout)
+	}
+	if _, err := opts.FSDP.model(s); err != nil {
+		return err
 	}
 	tab, data, form, err := torchcsv.ExportCSVWith(s, torchcsv.CSVOptions{Comms: opts.Format == "torch-csv-comms",
 		Lowering: torchcsv.CommsOptions{Recv: recv, CommTime: opts.CommTime}})
