@@ -104,7 +104,7 @@ func importCommand() *cli.Command {
 				},
 				Out: c.String("out"), PlacementOut: c.String("placement-out"), Force: c.Bool("force"),
 				OverlapTime: c.String("overlap-time"), FSDP: fsdpFromFlags(c),
-				Megatron:    c.String("megatron-layout"), Layers: c.Int("num-layers"), PP: c.Int("pp"), VPP: c.Int("vpp"),
+				Megatron: c.String("megatron-layout"), Layers: c.Int("num-layers"), PP: c.Int("pp"), VPP: c.Int("vpp"),
 				SplitBackward: c.Bool("split-backward"), MicroBatches: c.Int("micro-batches"), Group: c.Int("group"),
 			}, c.App.Writer)
 		},
