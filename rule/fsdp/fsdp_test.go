@@ -3,6 +3,7 @@ package fsdp_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -107,12 +108,8 @@ func TestCheckNamesStage(t *testing.T) {
 	if !errors.As(err, &ve) {
 		t.Fatalf("want a violation, got %v", err)
 	}
-	name := "stage " + itoa(first.Stage) + " (" + m.Stages[first.Stage].Forward + ")"
+	name := "stage " + strconv.Itoa(first.Stage) + " (" + m.Stages[first.Stage].Forward + ")"
 	if v := ve.Violations[0]; v.Stage != first.Stage || !strings.Contains(v.Text, name) || !strings.Contains(v.Text, "not gathered") {
 		t.Errorf("violation %+v, want one naming %s not gathered", v, name)
 	}
-}
-
-func itoa(x int) string {
-	return strings.TrimSpace(strings.Repeat(" ", 0) + string(rune('0'+x)))
 }
