@@ -236,7 +236,7 @@ func FSDPText(fs *fsdp.Schedule) string {
 			counts[op.Kind]++
 		}
 	}
-	fmt.Fprintf(&b, "fsdp: %d sharded stages, max_active_stages %d, gathered per %s; %d UNSHARD, %d RESHARD, %d REDUCE_GRAD; makespan %d (computes end at %d), peak memory %s with gathered parameters, verified\n",
+	fmt.Fprintf(&b, "fsdp: %d sharded stage(s), max_active_stages %d, gathered per %s; %d UNSHARD, %d RESHARD, %d REDUCE_GRAD; makespan %d (computes end at %d), peak memory %s with gathered parameters, verified\n",
 		len(fs.Model.Stages), fs.Model.MaxActive, fs.Model.Per, counts[fsdp.Unshard], counts[fsdp.Reshard], counts[fsdp.ReduceGrad],
 		fs.Makespan, m.Makespan, intList(fs.Peak))
 	return b.String()

@@ -40,6 +40,7 @@ func exportCommand() *cli.Command {
 		Name:  "export",
 		Usage: "write a schedule as PyTorch's pipelining CSV (compute only, or with sends and receives), a torchtitan bundle or Megatron-Core's arguments",
 		UsageText: "tessel export --schedule FILE [--format torch-csv|torch-csv-comms|torchtitan] [--recv early|deferred|auto] [--merge-bw] [--out FILE] [--force]\n" +
+			"   tessel export --schedule FILE --format torch-csv-comms --fsdp FILE [--max-active-stages N] [--unshard-lookahead tessel|full|auto|LIST]\n" +
 			"   tessel export --schedule FILE --format megatron (--split FILE | --megatron-layout LAYOUT) [--moe-layer-freq F] [--merge-bw] [--out FILE]",
 		Description: "Writes the schedule as torch.distributed.pipelining reads it (PyTorch ≥ 2.6,\n" +
 			"_PipelineScheduleRuntime._load_csv(f, format=\"compute_only\"); torchtitan's\n" +
@@ -65,6 +66,13 @@ func exportCommand() *cli.Command {
 			"each stage's first transformer blocks, as planned (needs --split; docs/recompute-policy.md).\n" +
 			"--merge-bw merges every I with its W into one B at the I's place first, for runtimes\n" +
 			"that cannot split the backward (the schedule is compacted again and verified).\n\n" +
+			"--fsdp FILE (torch-csv-comms) shards the stages it names over their data-parallel group\n" +
+			"(docs/formats.md): UNSHARD before a stage computes, RESHARD, REDUCE_GRAD after its last\n" +
+			"weight gradient, at most max_active_stages gathered at once on a rank; the computes wait for\n" +
+			"their gathers, the peak counts the gathered parameters, and the verifier checks it all.\n" +
+			"--unshard-lookahead tessel (default) places them no worse than PyTorch's \"full\" and \"auto\"\n" +
+			"(compared on the same costs in the lines printed); full, auto or a list per rank writes\n" +
+			"PyTorch's own placement (docs/torch.md).\n\n" +
 			"megatron writes the Megatron-Core arguments of the plan, one per line (comments say what they\n" +
 			"cannot): pipeline size, layout (from --split, the JSON of tessel partition --json, or\n" +
 			"--megatron-layout; the virtual size is the layout's), layer counts, the micro-batch group size\n" +
