@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tessel-pp/tessel/fsdpplan"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule/fsdp"
 	"github.com/tessel-pp/tessel/schedule"
@@ -153,8 +154,8 @@ func FSDPFileModel(rd *Reading, s *schedule.Schedule) (fsdp.Model, error) {
 // ImportFSDP reads the file's FSDP actions as part of the imported
 // schedule s: with m nil, against FSDPFileModel (costs 0); with a model,
 // against its costs (and its max_active_stages), the computes re-timed
-// to wait for their gathers. The result is checked (fsdp.Check).
-func ImportFSDP(rd *Reading, s *schedule.Schedule, m *fsdp.Model) (*fsdp.Schedule, error) {
+// to wait for their gathers. The result is checked (fsdpplan.Verify).
+func ImportFSDP(rd *Reading, s *schedule.Schedule, m *fsdp.Model) (*fsdpplan.Schedule, error) {
 	if len(rd.FSDP) == 0 {
 		return nil, errors.New("the file has no UNSHARD, RESHARD or REDUCE_GRAD actions")
 	}
@@ -171,16 +172,16 @@ func ImportFSDP(rd *Reading, s *schedule.Schedule, m *fsdp.Model) (*fsdp.Schedul
 	if err != nil {
 		return nil, err
 	}
-	return fsdp.Time(s, model, plan)
+	return fsdpplan.Time(s, model, plan)
 }
 
 // ExportFSDP is the compute_comms form of fs's compute schedule (receives
 // as opt says) with its FSDP actions in their places: each in its gap,
 // just before the compute that follows it (after that compute's
 // receives), the last gap's at the row's end. PyTorch's compute_comms
-// loader runs them as written. fs is checked first (fsdp.Check).
-func ExportFSDP(fs *fsdp.Schedule, opt CommsOptions) (*CommsTable, RecvOrder, error) {
-	if err := fsdp.Check(fs); err != nil {
+// loader runs them as written. fs is checked first (fsdpplan.Verify).
+func ExportFSDP(fs *fsdpplan.Schedule, opt CommsOptions) (*CommsTable, RecvOrder, error) {
+	if err := fsdpplan.Verify(fs); err != nil {
 		return nil, "", err
 	}
 	ct, order, err := ExportCommsWith(fs.Compute, opt)
@@ -227,7 +228,7 @@ func ExportFSDP(fs *fsdp.Schedule, opt CommsOptions) (*CommsTable, RecvOrder, er
 
 // FSDPText is the lines tessel prints about an FSDP schedule: its
 // makespan and peaks beside the compute schedule's.
-func FSDPText(fs *fsdp.Schedule) string {
+func FSDPText(fs *fsdpplan.Schedule) string {
 	m := schedule.Measure(fs.Compute)
 	var b strings.Builder
 	counts := map[fsdp.Kind]int{}
@@ -265,9 +266,9 @@ type FSDPOptions struct {
 // and with tessel's placement the placements compared.
 type FSDPExport struct {
 	Table    *CommsTable
-	Schedule *fsdp.Schedule
+	Schedule *fsdpplan.Schedule
 	Order    RecvOrder
-	Compared []fsdp.Placed
+	Compared []fsdpplan.Placed
 }
 
 // ExportFSDPWith places the FSDP actions on the verified schedule s as
@@ -276,7 +277,7 @@ func ExportFSDPWith(ctx context.Context, s *schedule.Schedule, opt FSDPOptions) 
 	out := &FSDPExport{}
 	switch opt.Lookahead {
 	case "", "tessel":
-		res, err := fsdp.Search(ctx, s, opt.Model, fsdp.Options{})
+		res, err := fsdpplan.Search(ctx, s, opt.Model, fsdpplan.Options{})
 		if err != nil {
 			return nil, err
 		}
@@ -286,7 +287,7 @@ func ExportFSDPWith(ctx context.Context, s *schedule.Schedule, opt FSDPOptions) 
 		if err != nil {
 			return nil, fmt.Errorf("unshard lookahead: %w (or tessel)", err)
 		}
-		if out.Schedule, err = fsdp.PyTorch(s, opt.Model, l); err != nil {
+		if out.Schedule, err = fsdpplan.PyTorch(s, opt.Model, l); err != nil {
 			return nil, err
 		}
 	}

@@ -6,14 +6,16 @@
 // stage's last weight gradient its gradients are reduced (REDUCE_GRAD);
 // at most MaxActive stages hold gathered parameters at once on a rank.
 //
-// The package has the hooks of a rule: Check (the verifier's: a
-// schedule's violations, each naming its rank and stage), Bound (what the
-// rule adds to the lower bounds), Time (the compaction step: how gathers
-// delay computes), Excludes (what it cannot be combined with) and Search
-// (where the gathers and releases go, over a verified compute schedule).
-// It has no solver encoding: the placement of the actions is a pass over
-// a compute schedule, no worse than PyTorch's own placements by
-// construction (Search evaluates them first and keeps the best it sees).
+// The package has the hooks of a rule: Rule (registered in rules.All:
+// the verifier's check of a schedule whose spec shards stages, each
+// violation naming its rank and stage; what it is not combined with),
+// Bound (what the rule adds to the lower bounds), TimeActions (the
+// compaction step: when the actions run and how long each compute waits
+// for its gather; package fsdpplan re-times the computes by it) and
+// Windows (PyTorch's placement rule). It has no solver encoding: where
+// the actions go is a pass over a verified compute schedule (package
+// fsdpplan's Search), no worse than PyTorch's own placements by
+// construction.
 //
 // The timing model, the same for every placement compared: the FSDP
 // actions of a rank sit in gaps between its computes (gap j: just before
@@ -38,6 +40,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/strictjson"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Name is the rule's name in messages.
@@ -57,18 +60,12 @@ const (
 	PerMicroBatch Per = "micro-batch"
 )
 
-// Stage is one sharded pipeline stage.
-type Stage struct {
-	// Forward is the ID of the stage's forward block; the blocks that
-	// train it (placement's Pairs) belong to the stage too.
-	Forward string
-	// Params is the memory of the gathered parameters while they are
-	// held (placement's memory units), beyond what the blocks count.
-	Params int
-	// Gather and Reduce are the times of the all-gather and of the
-	// gradients' reduction (≥ 0).
-	Gather, Reduce int
-}
+// Stage is one sharded pipeline stage (spec's ShardedStage): the ID of
+// its forward block (the blocks that train it belong to the stage too),
+// the memory of its gathered parameters while held (beyond what the
+// blocks count), and the times of its all-gather and of its gradients'
+// reduction (≥ 0).
+type Stage = spec.ShardedStage
 
 // Model is the rule as the user states it.
 type Model struct {
@@ -298,36 +295,10 @@ type Plan struct {
 	Ranks [][]Op
 }
 
-// Schedule is a compute schedule with its FSDP actions, as the rule
-// times it.
-type Schedule struct {
-	// Compute is the compute schedule, re-timed for the gathers and
-	// verified on its own (schedule.Verify).
-	Compute *schedule.Schedule
-	Model   Model
-	Plan    Plan
-	// Makespan is the latest end of a compute or an FSDP action.
-	Makespan int
-	// Peak is every device's peak memory, gathered parameters counted.
-	Peak []int
-}
-
 // Violation is one breach of the rule, naming its rank and stage.
 type Violation struct {
 	Rank, Stage int
 	Text        string
-}
-
-// VerifyError lists the violations of a schedule.
-type VerifyError struct {
-	Violations []Violation
-}
-
-func (e *VerifyError) Error() string {
-	if len(e.Violations) == 1 {
-		return "fsdp: " + e.Violations[0].Text
-	}
-	return fmt.Sprintf("fsdp: %s (and %d more violations)", e.Violations[0].Text, len(e.Violations)-1)
 }
 
 // orders is every device's computes in start order.
@@ -381,36 +352,23 @@ func pairedDur(s *schedule.Schedule) func(schedule.Ref) int {
 	}
 }
 
-// Check is the rule's verifier: the compute schedule verifies
-// (schedule.Verify), and on every rank, in order, each compute of a
-// sharded stage runs while the stage's parameters are gathered (an
-// UNSHARD in an earlier or the same gap, not since released; with
-// PerMicroBatch one gather per compute) and starts no earlier than its
-// gather ends; at most MaxActive stages are gathered at once; UNSHARD
-// and REDUCE_GRAD start no earlier than their gap and one at a time; each
-// sharded stage reduces its gradients exactly once, after its last
-// weight gradient, and is released by the end; the makespan and peaks
-// are those of the times given, and the peaks are within the budgets.
-func Check(fs *Schedule) error {
-	if fs == nil || fs.Compute == nil {
-		return errors.New("fsdp: no schedule")
-	}
-	s := fs.Compute
-	if err := schedule.Verify(s); err != nil {
-		return err
-	}
-	if err := Excludes(s); err != nil {
-		return err
-	}
-	r, err := resolve(fs.Model, s.Placement)
-	if err != nil {
-		return err
-	}
+// violations are the rule's breaches in s (whose computes are checked
+// on their own by the verifier) of plan under r: on every rank, in
+// order, each compute of a sharded stage runs while the stage's
+// parameters are gathered (an UNSHARD in an earlier or the same gap, not
+// since released; with PerMicroBatch one gather per compute) and starts
+// no earlier than its gather ends; at most MaxActive stages are gathered
+// at once; UNSHARD and REDUCE_GRAD start no earlier than their gap, last
+// their times and run one at a time; each sharded stage reduces its
+// gradients exactly once, after its last weight gradient, and is
+// released by the end; the peaks, gathered parameters counted, are
+// within the budgets.
+func violations(s *schedule.Schedule, r *rules, plan Plan) []Violation {
 	ord := orders(s)
-	if len(fs.Plan.Ranks) != len(ord) {
-		return fmt.Errorf("fsdp: plan has %d ranks, the schedule %d devices", len(fs.Plan.Ranks), len(ord))
-	}
 	var vs []Violation
+	if len(plan.Ranks) != len(ord) {
+		return append(vs, Violation{Rank: -1, Stage: -1, Text: fmt.Sprintf("FSDP actions for %d ranks, the schedule has %d devices", len(plan.Ranks), len(ord))})
+	}
 	add := func(rank, stage int, format string, args ...any) {
 		vs = append(vs, Violation{Rank: rank, Stage: stage, Text: fmt.Sprintf("rank %d: ", rank) + fmt.Sprintf(format, args...)})
 	}
@@ -425,8 +383,7 @@ func Check(fs *Schedule) error {
 			weights[st] += s.MicroBatches
 		}
 	}
-	makespan := schedule.Makespan(s)
-	for d, ops := range fs.Plan.Ranks {
+	for d, ops := range plan.Ranks {
 		gathered := map[int]int{} // stage → gather end
 		used := map[int]bool{}    // PerMicroBatch: the gather has served its compute
 		reduced := map[int]bool{}
@@ -451,7 +408,6 @@ func Check(fs *Schedule) error {
 				if op.Start < gaps[d][j] {
 					add(d, op.Stage, "%s of %s starts at %d, before its place (after the compute ending at %d)", op.Kind, name, op.Start, gaps[d][j])
 				}
-				makespan = max(makespan, op.End)
 				switch op.Kind {
 				case Unshard, ReduceGrad:
 					want := r.m.Stages[op.Stage].Gather
@@ -534,27 +490,14 @@ func Check(fs *Schedule) error {
 		}
 	}
 	if len(vs) == 0 {
-		if fs.Makespan != makespan {
-			vs = append(vs, Violation{Rank: -1, Stage: -1, Text: fmt.Sprintf("makespan %d claimed, %d measured", fs.Makespan, makespan)})
-		}
-		peaks := peaks(s, r, fs.Plan)
 		budgets := s.Budgets()
-		for d, pk := range peaks {
-			if d < len(fs.Peak) && fs.Peak[d] != pk {
-				vs = append(vs, Violation{Rank: d, Stage: -1, Text: fmt.Sprintf("rank %d: peak memory %d claimed, %d measured", d, fs.Peak[d], pk)})
-			}
+		for d, pk := range peaks(s, r, plan) {
 			if d < len(budgets) && budgets[d] > 0 && pk > budgets[d] {
 				vs = append(vs, Violation{Rank: d, Stage: -1, Text: fmt.Sprintf("rank %d: peak memory %d with gathered parameters exceeds the budget %d", d, pk, budgets[d])})
 			}
 		}
-		if len(fs.Peak) != len(peaks) {
-			vs = append(vs, Violation{Rank: -1, Stage: -1, Text: fmt.Sprintf("%d peaks claimed for %d devices", len(fs.Peak), len(peaks))})
-		}
 	}
-	if len(vs) > 0 {
-		return &VerifyError{Violations: vs}
-	}
-	return nil
+	return vs
 }
 
 // peaks is every device's peak memory: the schedule's changes and the
@@ -563,12 +506,12 @@ func Check(fs *Schedule) error {
 // the computes' changes).
 func peaks(s *schedule.Schedule, r *rules, plan Plan) []int {
 	type change struct{ time, order, delta int }
-	trace := schedule.MemoryTrace(s)
+	trace := schedule.MemoryChanges(s, schedule.DeviceInstances(s, nil), nil)
 	out := make([]int, len(trace))
 	for d, list := range trace {
 		var cs []change
-		for _, c := range list {
-			cs = append(cs, change{c.Time, 2 + c.Phase, c.Delta})
+		for _, c := range list { // in the verifier's order
+			cs = append(cs, change{c.Time, 2, c.Delta})
 		}
 		if d < len(plan.Ranks) {
 			for _, op := range plan.Ranks[d] {
@@ -714,73 +657,6 @@ func upcoming(o []schedule.Ref, r *rules, n int) []int {
 	return up
 }
 
-// Time is the rule's compaction step: the compute schedule s re-timed
-// (its device orders and pairs kept) so that every compute of a sharded
-// stage waits for its gather, with the plan's actions timed as the
-// package's timing model says. It iterates to the least fixed point
-// (gathers end later when computes do, and the reverse): every time only
-// grows, so it ends. The result is checked (Check).
-func Time(s *schedule.Schedule, m Model, plan Plan) (*Schedule, error) {
-	if err := Excludes(s); err != nil {
-		return nil, err
-	}
-	r, err := resolve(m, s.Placement)
-	if err != nil {
-		return nil, err
-	}
-	return r.time(s, plan)
-}
-
-func (r *rules) time(s *schedule.Schedule, plan Plan) (*Schedule, error) {
-	ord := orders(s)
-	if len(plan.Ranks) != len(ord) {
-		return nil, fmt.Errorf("fsdp: plan has %d ranks, the schedule %d devices", len(plan.Ranks), len(ord))
-	}
-	plan = Plan{Ranks: cloneRanks(plan.Ranks)}
-	pairOf := map[schedule.Ref]schedule.Ref{}
-	for _, q := range s.Pairs {
-		pairOf[q.Forward], pairOf[q.Backward] = q.Backward, q.Forward
-	}
-	release := map[schedule.Ref]int{}
-	var cur *schedule.Schedule
-	for iter := 0; ; iter++ {
-		if iter > 4*len(s.Instances)+8 {
-			return nil, errors.New("fsdp: timing did not settle") // cannot happen: times only grow
-		}
-		sc, err := schedule.Compact(s.Spec, schedule.Keep{Orders: ord, Pairs: s.Pairs, Release: release})
-		if err != nil {
-			return nil, fmt.Errorf("fsdp: %w", err)
-		}
-		sc.Cluster, sc.Given, sc.LinkOrder = s.Cluster, s.Given, s.LinkOrder
-		cur = sc
-		next, err := r.timeOps(cur, ord, plan)
-		if err != nil {
-			return nil, err
-		}
-		for a, t := range next { // a pair starts together
-			if b, ok := pairOf[a]; ok {
-				next[b] = max(next[b], t)
-			}
-		}
-		if maps(next, release) {
-			break
-		}
-		release = next
-	}
-	fs := &Schedule{Compute: cur, Model: r.m, Plan: plan}
-	fs.Makespan = schedule.Makespan(cur)
-	for _, ops := range plan.Ranks {
-		for _, op := range ops {
-			fs.Makespan = max(fs.Makespan, op.End)
-		}
-	}
-	fs.Peak = peaks(cur, r, plan)
-	if err := Check(fs); err != nil {
-		return nil, err
-	}
-	return fs, nil
-}
-
 // timeOps times the plan's actions (in place) on the computes of cur and
 // returns, for every compute of a sharded stage, when its gather ends.
 func (r *rules) timeOps(cur *schedule.Schedule, ord [][]schedule.Ref, plan Plan) (map[schedule.Ref]int, error) {
@@ -819,24 +695,4 @@ func (r *rules) timeOps(cur *schedule.Schedule, ord [][]schedule.Ref, plan Plan)
 		}
 	}
 	return next, nil
-}
-
-func maps(a, b map[schedule.Ref]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
-func cloneRanks(rs [][]Op) [][]Op {
-	out := make([][]Op, len(rs))
-	for i, ops := range rs {
-		out[i] = slices.Clone(ops)
-	}
-	return out
 }

@@ -1,10 +1,11 @@
-package fsdp_test
+package fsdpplan_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/fsdpplan"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule/fsdp"
 	"github.com/tessel-pp/tessel/schedule"
@@ -45,7 +46,7 @@ func TestPyTorchLowering(t *testing.T) {
 		{2, "0UNSHARD,1UNSHARD,0F0,1F0,0F1,1B0,0B0,1F1,1B1,1REDUCE_GRAD,1RESHARD,0B1,0REDUCE_GRAD,0RESHARD\n"},
 	} {
 		m := model(s, tc.maxActive, 1, 1, 1)
-		fs, err := fsdp.PyTorch(s, m, fsdp.Lookahead{Policy: "full"})
+		fs, err := fsdpplan.PyTorch(s, m, fsdp.Lookahead{Policy: "full"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +124,7 @@ func TestLookaheadDistances(t *testing.T) {
 func TestCompareWithPyTorch(t *testing.T) {
 	s := built(t, "1f1b-interleaved", placement.Options{Devices: 4, Chunks: 4, Order: placement.Loop}, 8)
 	m := model(s, 4, 5, 2, 2)
-	res, err := fsdp.Search(context.Background(), s, m, fsdp.Options{})
+	res, err := fsdpplan.Search(context.Background(), s, m, fsdpplan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestCompareWithPyTorch(t *testing.T) {
 	if full.Name != "full" || auto.Name != "auto" || tessel.Name != "tessel" {
 		t.Fatalf("compared %+v", res.Compared)
 	}
-	for _, c := range []fsdp.Placed{full, auto} {
+	for _, c := range []fsdpplan.Placed{full, auto} {
 		if tessel.Makespan > c.Makespan || tessel.Makespan == c.Makespan && tessel.Peak > c.Peak {
 			t.Errorf("tessel %+v worse than PyTorch's %+v", tessel, c)
 		}
@@ -141,11 +142,11 @@ func TestCompareWithPyTorch(t *testing.T) {
 	}
 	for _, name := range []string{"full", "auto"} {
 		l, _ := fsdp.ParseLookahead(name)
-		fs, err := fsdp.PyTorch(s, m, l)
+		fs, err := fsdpplan.PyTorch(s, m, l)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := fsdp.Check(fs); err != nil {
+		if err := fsdpplan.Verify(fs); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package fsdp_test
+package fsdpplan_test
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/fsdpplan"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule/fsdp"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // built is baseline name on a built-in placement.
@@ -47,11 +49,11 @@ func TestFourStages(t *testing.T) {
 	base := schedule.Measure(s)
 	for _, maxActive := range []int{1, 2} {
 		m := model(s, maxActive, 5, 2, 3)
-		res, err := fsdp.Search(context.Background(), s, m, fsdp.Options{})
+		res, err := fsdpplan.Search(context.Background(), s, m, fsdpplan.Options{})
 		if err != nil {
 			t.Fatalf("max_active_stages %d: %v", maxActive, err)
 		}
-		if err := fsdp.Check(res.Best); err != nil {
+		if err := fsdpplan.Verify(res.Best); err != nil {
 			t.Fatalf("max_active_stages %d: %v", maxActive, err)
 		}
 		for d, pk := range res.Best.Peak {
@@ -82,34 +84,41 @@ func TestFourStages(t *testing.T) {
 	}
 }
 
-// The verifier rejects, naming the stage, a compute on a stage whose
-// parameters are not gathered.
-func TestCheckNamesStage(t *testing.T) {
+// The verifier (verify.Schedule, which runs the rule with the others)
+// rejects, naming the stage, a compute on a stage whose parameters are
+// not gathered.
+func TestVerifierNamesStage(t *testing.T) {
 	s := built(t, "1f1b-interleaved", placement.Options{Devices: 2, Chunks: 2, Order: placement.Loop}, 4)
 	m := model(s, 2, 1, 1, 1)
-	fs, err := fsdp.PyTorch(s, m, fsdp.Lookahead{Policy: "full"})
+	fs, err := fsdpplan.PyTorch(s, m, fsdp.Lookahead{Policy: "full"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Drop rank 1's first UNSHARD.
-	bad := *fs
-	bad.Plan.Ranks = append([][]fsdp.Op(nil), fs.Plan.Ranks...)
-	ops := fs.Plan.Ranks[1]
-	var first fsdp.Op
+	bad := *fs.Compute
+	bad.Shards = append([][]schedule.ShardOp(nil), fs.Compute.Shards...)
+	ops := fs.Compute.Shards[1]
+	var first schedule.ShardOp
 	for i, op := range ops {
-		if op.Kind == fsdp.Unshard {
+		if op.Kind == string(fsdp.Unshard) {
 			first = op
-			bad.Plan.Ranks[1] = append(append([]fsdp.Op(nil), ops[:i]...), ops[i+1:]...)
+			bad.Shards[1] = append(append([]schedule.ShardOp(nil), ops[:i]...), ops[i+1:]...)
 			break
 		}
 	}
-	err = fsdp.Check(&bad)
-	var ve *fsdp.VerifyError
+	err = verify.Schedule(&bad)
+	var ve *schedule.VerifyError
 	if !errors.As(err, &ve) {
 		t.Fatalf("want a violation, got %v", err)
 	}
 	name := "stage " + strconv.Itoa(first.Stage) + " (" + m.Stages[first.Stage].Forward + ")"
-	if v := ve.Violations[0]; v.Stage != first.Stage || !strings.Contains(v.Text, name) || !strings.Contains(v.Text, "not gathered") {
-		t.Errorf("violation %+v, want one naming %s not gathered", v, name)
+	if v := ve.Violations[0]; v.Kind != schedule.Sharded || v.Device != 1 || !strings.Contains(v.Message, name) || !strings.Contains(v.Message, "not gathered") {
+		t.Errorf("violation %+v, want one on rank 1 naming %s not gathered", v, name)
+	}
+	// Without the spec's sharding the actions are refused too.
+	plain := *fs.Compute
+	plain.Sharding = nil
+	if err := verify.Schedule(&plain); err == nil || !strings.Contains(err.Error(), "shards no stage") {
+		t.Errorf("actions without sharding: %v", err)
 	}
 }
