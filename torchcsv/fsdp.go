@@ -227,7 +227,8 @@ func ExportFSDP(fs *fsdpplan.Schedule, opt CommsOptions) (*CommsTable, RecvOrder
 }
 
 // FSDPText is the lines tessel prints about an FSDP schedule: its
-// makespan and peaks beside the compute schedule's.
+// makespan (and the rule's lower bound, fsdp.Bound) and peaks beside the
+// compute schedule's.
 func FSDPText(fs *fsdpplan.Schedule) string {
 	m := schedule.Measure(fs.Compute)
 	var b strings.Builder
@@ -237,9 +238,13 @@ func FSDPText(fs *fsdpplan.Schedule) string {
 			counts[op.Kind]++
 		}
 	}
-	fmt.Fprintf(&b, "fsdp: %d sharded stage(s), max_active_stages %d, gathered per %s; %d UNSHARD, %d RESHARD, %d REDUCE_GRAD; makespan %d (computes end at %d), peak memory %s with gathered parameters, verified\n",
+	lb := ""
+	if bd, err := fsdp.Bound(fs.Compute, fs.Model); err == nil {
+		lb = fmt.Sprintf(" (lower bound %d)", bd.Makespan)
+	}
+	fmt.Fprintf(&b, "fsdp: %d sharded stage(s), max_active_stages %d, gathered per %s; %d UNSHARD, %d RESHARD, %d REDUCE_GRAD; makespan %d%s (computes end at %d), peak memory %s with gathered parameters, verified\n",
 		len(fs.Model.Stages), fs.Model.MaxActive, fs.Model.Per, counts[fsdp.Unshard], counts[fsdp.Reshard], counts[fsdp.ReduceGrad],
-		fs.Makespan, m.Makespan, intList(fs.Peak))
+		fs.Makespan, lb, m.Makespan, intList(fs.Peak))
 	return b.String()
 }
 
