@@ -2,6 +2,7 @@ package fsdpplan_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,22 +67,10 @@ func TestPyTorchLowering(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if back.Makespan != fs.Makespan || !slicesEqual(back.Peak, fs.Peak) {
+		if back.Makespan != fs.Makespan || !slices.Equal(back.Peak, fs.Peak) {
 			t.Errorf("max_active_stages %d: read back makespan %d peaks %v, want %d %v", tc.maxActive, back.Makespan, back.Peak, fs.Makespan, fs.Peak)
 		}
 	}
-}
-
-func slicesEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // unshard_lookahead as PyTorch's pipelining documentation states it
