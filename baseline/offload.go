@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // The baselines that trade time for memory — PipeOffload, AdaOffload and
@@ -651,7 +652,7 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 
 // verifiedPolicy is s, the schedule of pol, once it passes the verifier.
 func verifiedPolicy(s *schedule.Schedule, pol memoryPolicy) (*schedule.Schedule, error) {
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("%s: placement %q: schedule fails verification: %w", pol.name, s.Placement.Name, err)
 	}
 	return s, nil

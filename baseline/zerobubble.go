@@ -3,6 +3,7 @@ package baseline
 import (
 	"fmt"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -509,7 +510,7 @@ func DualPipeVOverlap(sp spec.Spec) (*schedule.Schedule, error) {
 			keep = append(keep, q)
 		}
 	}
-	return finishPairs(name, spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, schedule.Keep{Orders: orders, Pairs: keep})
+	return finishPairs(name, spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, compact.Keep{Orders: orders, Pairs: keep})
 }
 
 // dualPipeVOrders are DualPipeV's per-device orders and its overlapped

@@ -8,10 +8,12 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // # Fixed orders timed by Belady's rule
@@ -699,10 +701,10 @@ func (b *bsim) raw() *schedule.Schedule {
 
 // finishBelady verifies a simulated schedule and compacts it.
 func finishBelady(s *schedule.Schedule) (*schedule.Schedule, error) {
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("construct: placement %q: Belady schedule fails verification: %w", s.Placement.Name, err)
 	}
-	if c, err := schedule.Compact(s.Spec, schedule.Keep{From: s}); err == nil {
+	if c, err := compact.Compact(s.Spec, compact.Keep{From: s}); err == nil {
 		return c, nil
 	}
 	return s, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // newReplica builds replica groups' pipeline: the model as the groups run
@@ -342,7 +343,7 @@ func (x *candidate) evaluate(ctx context.Context, unit float64, opt Options) {
 		how, sched := rep.onesName, rep.ones
 		e := opt.Effort
 		res, err := exact.Run(ctx, spec.Spec{Placement: rep.p, MicroBatches: mb}, search.Options{Jobs: 1, Effort: e, PhaseEffort: e, RefineEffort: e, RefineGreedyOnly: true, LNSSteps: -1})
-		if err == nil && schedule.Verify(res.Schedule) == nil {
+		if err == nil && verify.Schedule(res.Schedule) == nil {
 			if t, b := rep.time(res.Schedule, mb); t < best {
 				best, br, how, sched = t, b, "search", res.Schedule
 			}

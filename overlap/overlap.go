@@ -7,7 +7,7 @@
 // ends the schedule earlier, or as early while saving device time. The
 // per-device orders stay as they are (a backward run just before a
 // forward may move behind it), every result is compacted
-// (schedule.Compact) and verified, so it never breaks the budget.
+// (compact.Compact) and verified, so it never breaks the budget.
 //
 // It works on schedules only, with no solver: the search gives it its
 // constructions, the baselines and its best schedule.
@@ -17,9 +17,11 @@ import (
 	"context"
 	"slices"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Passes is how many sweeps over every device Pair makes at most (each
@@ -67,7 +69,7 @@ func Pair(ctx context.Context, s *schedule.Schedule) (*schedule.Schedule, bool) 
 					sum += p.Blocks[r.Block].Time
 				}
 				next := append(slices.Clone(pairs), q)
-				cs, err := schedule.Compact(spec.New(p, s.MicroBatches), schedule.Keep{Orders: trial, Pairs: next})
+				cs, err := compact.Compact(spec.New(p, s.MicroBatches), compact.Keep{Orders: trial, Pairs: next})
 				if err != nil {
 					continue
 				}
@@ -77,7 +79,7 @@ func Pair(ctx context.Context, s *schedule.Schedule) (*schedule.Schedule, bool) 
 				if ms > bestMs || (ms == bestMs && t >= sum) {
 					continue
 				}
-				if schedule.Verify(c) != nil {
+				if verify.Schedule(c) != nil {
 					continue // a moved backward may raise the memory over the budget
 				}
 				best, bestMs, pairs, changed, gained = c, ms, next, true, true

@@ -27,7 +27,7 @@ import (
 //     later instances keep their device orders, which may delay j more.
 //
 // A source after the window is left to the re-timing. The window's answer
-// is re-timed under the budget (schedule.Compact: its device
+// is re-timed under the budget (compact.Compact: its device
 // orders, each micro-batch's first blocks delayed as far as it needs), and
 // kept only where that meets the budget and ends earlier.
 

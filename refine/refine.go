@@ -7,7 +7,7 @@
 // run backwards, a schedule's first instances are its last, dependencies
 // point the other way and memory is released where it was taken.
 //
-// Every schedule Improve returns has passed schedule.Verify and ends no
+// Every schedule Improve returns has passed verify.Schedule and ends no
 // later than the one it was given. Improve does not search repetends; it
 // polishes what package search assembled or a construction built.
 package refine
@@ -21,11 +21,13 @@ import (
 	"sort"
 
 	"github.com/tessel-pp/tessel/bound"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 	"github.com/tessel-pp/tessel/z3"
 )
 
@@ -92,7 +94,7 @@ func (st *Stats) take(ctx context.Context, cur **schedule.Schedule, next *schedu
 // makespan meets the lower bound, or ctx ends. s must be valid.
 func Improve(ctx context.Context, s *schedule.Schedule, opt Options) (*schedule.Schedule, Stats, error) {
 	var st Stats
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
 	}
 	if len(s.Decisions) > 0 {
@@ -355,13 +357,13 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 		return nil, checks, err
 	}
 	out := placeEnd(s, free, sol.Starts, head)
-	cs, err := schedule.Compact(spec.New(p, out.MicroBatches), schedule.Keep{Orders: schedule.Orders(out)})
+	cs, err := compact.Compact(spec.New(p, out.MicroBatches), compact.Keep{Orders: schedule.Orders(out)})
 	if err != nil {
 		return nil, sol.Checks, fmt.Errorf("refine: %w", err)
 	}
 	ins := cs.Instances
 	out.Instances = ins
-	if err := schedule.Verify(out); err != nil {
+	if err := verify.Schedule(out); err != nil {
 		return nil, sol.Checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", p.Name, err)
 	}
 	return out, sol.Checks, nil

@@ -7,10 +7,12 @@ import (
 	"sort"
 
 	"github.com/tessel-pp/tessel/bound"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // LNSOptions configure LNS.
@@ -46,7 +48,7 @@ type LNSOptions struct {
 	// Links lets the windows run on a placement whose links carry one
 	// transfer at a time (Channels): the solver's window leaves the
 	// queues out, and the compaction of its answer, which keeps them
-	// (schedule.Compact), decides whether the step is kept. Without it
+	// (compact.Compact), decides whether the step is kept. Without it
 	// such a schedule is returned as it is.
 	Links bool
 }
@@ -69,7 +71,7 @@ const DefaultSteps = 12
 // tail, the longest path through the kept later instances (their device
 // orders and their dependencies, transfers included) to the end of the
 // schedule. That is the makespan the whole schedule gets when the later
-// instances are moved as early as their orders allow (schedule.Compact),
+// instances are moved as early as their orders allow (compact.Compact),
 // which is what LNS does with every answer: a step is kept only when the
 // compacted, verified schedule ends earlier.
 //
@@ -77,12 +79,12 @@ const DefaultSteps = 12
 // half their size (rotating over the whole schedule), then grow
 // (Sizes); without a step budget, each round after the first uses the
 // next solver seed. Every schedule LNS returns has passed
-// schedule.Verify and ends no later than s. Placements whose links carry
+// verify.Schedule and ends no later than s. Placements whose links carry
 // one transfer at a time (Channels) are returned as they are, unless
 // opt.Links.
 func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.Schedule, Stats, error) {
 	var st Stats
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
 	}
 	decide := opt.Decisions.Offload || opt.Decisions.Recompute
@@ -189,19 +191,19 @@ func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to int, d sp
 		// answer is re-timed under the budget with its decisions
 		// (compact.Compact with From), and left out where its orders meet
 		// none.
-		if schedule.Verify(got) == nil {
+		if verify.Schedule(got) == nil {
 			sp := got.Spec
 			sp.Latency = s.Latency
-			c, err := schedule.Compact(sp, schedule.Keep{From: got})
+			c, err := compact.Compact(sp, compact.Keep{From: got})
 			if err != nil {
 				return nil, checks, nil
 			}
 			got = c
 		}
-	} else if c, err := schedule.Compact(withoutLatency(got.Spec), schedule.Keep{From: got}); err == nil && schedule.Verify(c) == nil && schedule.Makespan(c) <= schedule.Makespan(got) {
+	} else if c, err := compact.Compact(withoutLatency(got.Spec), compact.Keep{From: got}); err == nil && verify.Schedule(c) == nil && schedule.Makespan(c) <= schedule.Makespan(got) {
 		got = c
 	}
-	if err := schedule.Verify(got); err != nil {
+	if err := verify.Schedule(got); err != nil {
 		return nil, checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", s.Placement.Name, err)
 	}
 	if schedule.Makespan(got) >= schedule.Makespan(s) {
@@ -298,7 +300,7 @@ func window(ctx context.Context, s *schedule.Schedule, from, to int, so smt.Opti
 		return nil, checks, err
 	}
 	orders := windowOrders(s, [][]int{idx[:from], free, idx[to:]}, free, sol.Starts)
-	cs, err := schedule.Compact(spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Latency: s.Latency}, schedule.Keep{Orders: orders})
+	cs, err := compact.Compact(spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Latency: s.Latency}, compact.Keep{Orders: orders})
 	if err != nil {
 		if s.Latency > 0 {
 			return nil, sol.Checks, nil // its orders meet no schedule within the budget
@@ -307,7 +309,7 @@ func window(ctx context.Context, s *schedule.Schedule, from, to int, so smt.Opti
 	}
 	ins := cs.Instances
 	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency}, Instances: ins}
-	if err := schedule.Verify(out); err != nil {
+	if err := verify.Schedule(out); err != nil {
 		return nil, sol.Checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", p.Name, err)
 	}
 	if schedule.Makespan(out) >= schedule.Makespan(s) {

@@ -30,7 +30,7 @@ type Repetend struct {
 // exact; a repetend whose transfers would have to wait is not searched —
 // a restriction: with channels, a proven period is the least among
 // repetends without waiting transfers. The warmup and cooldown are the
-// search's, which compacts the assembled schedule (schedule.Compact
+// search's, which compacts the assembled schedule (compact.Compact
 // applies the rule to all of it). Without channels, delay is Delay and
 // spans is empty: the encoding is the one without links.
 type steady struct {

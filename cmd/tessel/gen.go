@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
@@ -90,7 +91,7 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	}
 	var onNote string
 	if cl != nil {
-		on, err := schedule.OnCluster(s, cl)
+		on, err := compact.OnCluster(s, cl)
 		if err != nil {
 			return usageErrorf("%s: %v", opts.Schedule, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/torchcsv"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // simulateOptions are the flags of tessel simulate.
@@ -182,7 +183,7 @@ func loadVerified(path string) (*schedule.Schedule, error) {
 	if err != nil {
 		return nil, &usageError{err}
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, usageErrorf("%s: invalid schedule (see tessel verify): %v", path, err)
 	}
 	return s, nil
