@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 	"github.com/tessel-pp/tessel/z3"
 )
 
@@ -33,7 +34,7 @@ type save struct {
 // OptimalDecisions is the time-optimal schedule of the spec's
 // micro-batches where every forward instance that its block allows may
 // also be offloaded or recomputed, as the spec's Allowed says (Qi et al., "OptPipe",
-// Appendix C, eqs 9–19, with the memory of schedule.Verify): a Boolean
+// Appendix C, eqs 9–19, with the memory of verify.Schedule): a Boolean
 // per instance and decision, the offload, reload and recompute starts as
 // integers, one transfer at a time on each host channel, a recompute
 // exclusive on its devices like a block, and each device's memory
@@ -45,7 +46,7 @@ type save struct {
 //
 // seed, when given, is a verified schedule of the same problem whose
 // makespan is the first upper bound. The schedule returned is the best
-// found, with its decisions; callers verify it (schedule.Verify).
+// found, with its decisions; callers verify it (verify.Schedule).
 //
 // Under the spec's latency budget (0: none) the rule of every micro-batch
 // is in the encoding (LatencyDeadlines: a micro-batch's latency counts its
@@ -63,7 +64,7 @@ func OptimalDecisions(ctx context.Context, sp spec.Spec, seed *schedule.Schedule
 	}
 	sol := &smt.Solution{LowerBound: max(prob.LowerBound(), bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}).Makespan)}
 	var best *schedule.Schedule
-	if seed != nil && seed.Latency == max(latency, 0) && schedule.Verify(seed) == nil {
+	if seed != nil && seed.Latency == max(latency, 0) && verify.Schedule(seed) == nil {
 		best = seed
 	}
 	if best != nil && schedule.Makespan(best) <= sol.LowerBound {
@@ -92,7 +93,7 @@ func OptimalDecisions(ctx context.Context, sp spec.Spec, seed *schedule.Schedule
 				return err
 			}
 			got.Latency = max(latency, 0)
-			if err := schedule.Verify(got); err != nil {
+			if err := verify.Schedule(got); err != nil {
 				return fmt.Errorf("smt: solver model fails verification (encoder bug): %w", err)
 			}
 			if best == nil || schedule.Makespan(got) < schedule.Makespan(best) {

@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 	"github.com/tessel-pp/tessel/z3"
 )
 
@@ -34,7 +35,7 @@ const (
 // instance is free when the forward or its consumer is freed; otherwise it
 // keeps its action (keep, offload or recompute), and where both are Fixed,
 // its times as well. Host channels and memory are counted exactly, as
-// schedule.Verify counts them. It asks for a makespan below s's, then
+// verify.Schedule counts them. It asks for a makespan below s's, then
 // below each answer's, until a check fails or runs out of opt.Effort, and
 // returns the best verified schedule found (nil when none ends earlier)
 // and the number of checks.
@@ -198,7 +199,7 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d sp
 		if err != nil {
 			return best, checks, err
 		}
-		if err := schedule.Verify(got); err != nil {
+		if err := verify.Schedule(got); err != nil {
 			return nil, checks, fmt.Errorf("smt: window with decisions fails verification (encoder bug): %w", err)
 		}
 		best = got

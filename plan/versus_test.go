@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // The plan against the baselines: every row on the placement searched,
@@ -34,11 +35,11 @@ func TestVersusAndLevers(t *testing.T) {
 			t.Fatalf("budget %d: no baseline", tc.budget)
 		}
 		for _, r := range rows {
-			if !slices.Contains(VersusBaselines, baselineName(r.Method)) || r.Placement != res.Placement.Name || r.Status == compare.StatusNotApplicable {
+			if !slices.Contains(VersusBaselines(), baselineName(r.Method)) || r.Placement != res.Placement.Name || r.Status == compare.StatusNotApplicable {
 				t.Errorf("budget %d: row %s on %s (%s)", tc.budget, r.Method, r.Placement, r.Status)
 			}
 			if r.Schedule != nil {
-				if err := schedule.Verify(r.Schedule); err != nil || r.Schedule.Placement.Name != res.Placement.Name {
+				if err := verify.Schedule(r.Schedule); err != nil || r.Schedule.Placement.Name != res.Placement.Name {
 					t.Errorf("budget %d: %s: %v", tc.budget, r.Method, err)
 				}
 			}
@@ -67,7 +68,7 @@ func TestVersusAndLevers(t *testing.T) {
 			t.Fatalf("levers %+v", levers)
 		}
 		rec := levers[0]
-		if rec.Err != nil || !rec.Result.Decisions || schedule.Verify(rec.Result.Search.Schedule) != nil {
+		if rec.Err != nil || !rec.Result.Decisions || verify.Schedule(rec.Result.Search.Schedule) != nil {
 			t.Errorf("--recompute: %+v", rec)
 		}
 		if levers[1].Err == nil {
@@ -78,7 +79,7 @@ func TestVersusAndLevers(t *testing.T) {
 
 // baselineName is the baseline of a row's title.
 func baselineName(title string) string {
-	for _, n := range VersusBaselines {
+	for _, n := range VersusBaselines() {
 		if compare.MethodTitle(n) == title {
 			return n
 		}

@@ -31,6 +31,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 var memoryExperiment = flag.Bool("memory-experiment", false, "run OptPipe's experiment in full and rewrite docs/memory-experiment.md's tables and charts")
@@ -164,7 +165,7 @@ func runCell(t testing.TB, m experimentMethod, devices, n, memory int) result {
 	if s.Memory != memory {
 		t.Fatalf("%s: schedule under budget %d, want %d", m.name, s.Memory, memory)
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatalf("%s, D=%d, N=%d, memory %d: %v", m.name, devices, n, memory, err)
 	}
 	off, rec := s.Count()
@@ -415,7 +416,7 @@ func TestOptPipeGainOverPipeOffload(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatal(err)
 		}
 		got, ref := schedule.Makespan(s), schedule.Makespan(po)

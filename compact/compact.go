@@ -1,69 +1,23 @@
-package schedule
+package compact
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/tessel-pp/tessel/schedule"
+
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/spec"
 )
-
-// Orders returns, for every device, the instances of s that occupy it in
-// the order it runs them: by start time, then block index, then
-// micro-batch. Compact(s.Spec, Keep{Orders: Orders(s)}) of a valid
-// schedule is valid and no longer.
-func Orders(s *Schedule) [][]Ref {
-	if s == nil || s.Placement == nil {
-		return nil
-	}
-	per := deviceInstances(s, nil)
-	out := make([][]Ref, len(per))
-	for d, xs := range per {
-		out[d] = make([]Ref, len(xs))
-		for i, x := range xs {
-			out[d][i] = s.Instances[x].Ref()
-		}
-	}
-	return out
-}
-
-// Sort puts s.Instances in file order: by start time, then the first device
-// of the block, then block index, then micro-batch.
-func (s *Schedule) Sort() { sortInstances(s.Placement, s.Instances) }
-
-func sortInstances(p *placement.Placement, ins []Instance) {
-	var firstDev []int
-	if p != nil {
-		firstDev = make([]int, len(p.Blocks))
-		for i, b := range p.Blocks {
-			firstDev[i] = -1
-			if len(b.Devices) > 0 {
-				firstDev[i] = b.Devices[0]
-			}
-		}
-	}
-	dev := func(b int) int {
-		if b < 0 || b >= len(firstDev) {
-			return -1
-		}
-		return firstDev[b]
-	}
-	// Equal keys are equal instances, so an unstable sort is deterministic.
-	slices.SortFunc(ins, func(x, y Instance) int {
-		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(dev(x.Block), dev(y.Block)),
-			cmp.Compare(x.Block, y.Block), cmp.Compare(x.Micro, y.Micro))
-	})
-}
 
 // deviceList formats a device group: "device 2" or "devices [0, 1]".
 func deviceList(devs []int) string {
 	if len(devs) == 1 {
 		return fmt.Sprintf("device %d", devs[0])
 	}
-	return "devices " + intList(devs)
+	return "devices " + schedule.IntList(devs)
 }
 
 // Keep is what Compact keeps of a schedule to be.
@@ -71,20 +25,24 @@ type Keep struct {
 	// Orders is every device's order of its instances (Orders
 	// gives a schedule's). An instance on a device group appears in the
 	// order of each member device, and nowhere else.
-	Orders [][]Ref
+	Orders [][]schedule.Ref
 	// Pairs are overlapped forwards and backwards (placement's Overlap):
 	// the instances of a pair start together and occupy their devices
 	// for the pair's time, so they are consecutive in each device's
 	// order (the forward first, then the whole backward). A pair the
 	// placement's rule does not allow, an instance in two pairs, or pairs
 	// with channels are errors.
-	Pairs []Pair
+	Pairs []schedule.Pair
 	// From, when set, is a schedule of the spec's placement whose orders
 	// Compact keeps instead of Orders and Pairs: of its instances, of its
 	// decisions (offload, reload, recompute) on every device and host
 	// channel, and of its memory changes on every device. It must verify
 	// without a latency budget, and the result is verified.
-	From *Schedule
+	From *schedule.Schedule
+	// Release, when set, is the earliest start of some instances (a
+	// rule's wait that is no dependency: FSDP's gathered parameters).
+	// Not with From or a latency budget.
+	Release map[schedule.Ref]int
 }
 
 // Compact is the one re-timing every builder uses — the baselines on
@@ -127,7 +85,10 @@ type Keep struct {
 // and pairs, not yet verified (callers verify it, under the budget they
 // mean); with it, the result is From's spec under this spec's latency
 // budget, verified.
-func Compact(sp spec.Spec, keep Keep) (*Schedule, error) {
+func Compact(sp spec.Spec, keep Keep) (*schedule.Schedule, error) {
+	if keep.Release != nil && (keep.From != nil || sp.Latency > 0) {
+		return nil, errors.New("compact: release times with decisions or a latency budget")
+	}
 	if keep.From != nil {
 		return decisionsLatency(keep.From, sp.Latency)
 	}
@@ -139,36 +100,46 @@ func Compact(sp spec.Spec, keep Keep) (*Schedule, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Schedule{Spec: sp, Instances: ins}, nil
+		return &schedule.Schedule{Spec: sp, Instances: ins}, nil
 	}
-	ins, err := compact(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs, nil)
+	var release []int
+	if keep.Release != nil && sp.Placement != nil && sp.MicroBatches > 0 {
+		release = make([]int, len(sp.Placement.Blocks)*sp.MicroBatches)
+		for r, t := range keep.Release {
+			if r.Block < 0 || r.Block >= len(sp.Placement.Blocks) || r.Micro < 0 || r.Micro >= sp.MicroBatches {
+				return nil, fmt.Errorf("compact: release time of an instance out of range (block %d, micro-batch %d)", r.Block, r.Micro)
+			}
+			release[r.Block*sp.MicroBatches+r.Micro] = max(t, 0)
+		}
+	}
+	ins, err := compact(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs, release)
 	if err != nil {
 		return nil, err
 	}
-	return &Schedule{Spec: sp, Instances: ins, Pairs: keep.Pairs}, nil
+	return &schedule.Schedule{Spec: sp, Instances: ins, Pairs: keep.Pairs}, nil
 }
 
 // compact is the re-timing of orders (see Compact); release (nil: none),
 // indexed by node (block·n + micro-batch), is the earliest start of each
 // instance.
-func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair, release []int) ([]Instance, error) {
+func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []schedule.Pair, release []int) ([]schedule.Instance, error) {
 	if p == nil {
 		return nil, fmt.Errorf("compact: no placement")
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("compact: %w", err)
 	}
-	if n < 0 || n > MaxMicroBatches {
-		return nil, fmt.Errorf("compact: micro-batch count %d out of range 0..%d", n, MaxMicroBatches)
+	if n < 0 || n > schedule.MaxMicroBatches {
+		return nil, fmt.Errorf("compact: micro-batch count %d out of range 0..%d", n, schedule.MaxMicroBatches)
 	}
 	if len(orders) != p.Devices {
 		return nil, fmt.Errorf("compact: %d device orders for %d devices", len(orders), p.Devices)
 	}
 	k := len(p.Blocks)
 	nodes := k * n
-	node := func(r Ref) int { return r.Block*n + r.Micro }
-	ref := func(v int) Ref { return Ref{Block: v / n, Micro: v % n} }
-	name := func(r Ref) string { return p.Blocks[r.Block].ID + fmt.Sprintf("^%d", r.Micro) }
+	node := func(r schedule.Ref) int { return r.Block*n + r.Micro }
+	ref := func(v int) schedule.Ref { return schedule.Ref{Block: v / n, Micro: v % n} }
+	name := func(r schedule.Ref) string { return p.Blocks[r.Block].ID + fmt.Sprintf("^%d", r.Micro) }
 
 	// rep is the node that stands for a node's pair (itself when
 	// unpaired); dur is how long a node occupies its devices.
@@ -184,7 +155,7 @@ func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair, releas
 		roles := p.Roles()
 		pairTime := map[int]int{}
 		for _, q := range pairs {
-			refs, t, why := groupRefs(p, roles, q)
+			refs, t, why := schedule.PairGroup(p, roles, q)
 			if why == "" && q.Forward.Micro == q.Backward.Micro {
 				why = "one micro-batch"
 			}
@@ -246,7 +217,7 @@ func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair, releas
 	for _, dep := range p.Deps {
 		delay := p.Delay(dep)
 		for m := range n {
-			u, w := node(Ref{Block: dep.From, Micro: m}), node(Ref{Block: dep.To, Micro: m})
+			u, w := node(schedule.Ref{Block: dep.From, Micro: m}), node(schedule.Ref{Block: dep.To, Micro: m})
 			if rep[u] == rep[w] && u != w {
 				continue // one overlapped action
 			}
@@ -297,7 +268,7 @@ func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair, releas
 		if links != nil {
 			r := ref(u)
 			for _, d := range succDeps[r.Block] {
-				w := node(Ref{Block: d.To, Micro: r.Micro})
+				w := node(schedule.Ref{Block: d.To, Micro: r.Micro})
 				at, _, _ := links.Arrival(d, start[u])
 				start[w] = max(start[w], at)
 			}
@@ -314,17 +285,17 @@ func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair, releas
 		return nil, fmt.Errorf("compact: the orders contradict each other or the dependencies: %s", cycleText(indeg, from, to, via, func(v int) string { return name(ref(v)) }))
 	}
 
-	out := make([]Instance, nodes)
+	out := make([]schedule.Instance, nodes)
 	for v := range nodes {
 		r := ref(v)
-		out[v] = Instance{Block: r.Block, Micro: r.Micro, Start: start[rep[v]]}
+		out[v] = schedule.Instance{Block: r.Block, Micro: r.Micro, Start: start[rep[v]]}
 	}
-	sortInstances(p, out)
+	schedule.SortInstances(p, out)
 	return out, nil
 }
 
 // missingDevice returns the first device of devs whose order lacks r.
-func missingDevice(orders [][]Ref, devs []int, r Ref) int {
+func missingDevice(orders [][]schedule.Ref, devs []int, r schedule.Ref) int {
 	for _, d := range devs {
 		if !slices.Contains(orders[d], r) {
 			return d
@@ -379,15 +350,4 @@ func cycleText(indeg, from, to, via []int, name func(int) string) string {
 		b.WriteString(name(to[e]))
 	}
 	return "cycle " + b.String()
-}
-
-// StartOrder is s's instances by start time, then block index, then
-// micro-batch (a copy): one order for every device, so that instances on
-// device groups never cross, as a list schedule that follows s takes them.
-func StartOrder(s *Schedule) []Instance {
-	ins := slices.Clone(s.Instances)
-	slices.SortStableFunc(ins, func(a, b Instance) int {
-		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Block, b.Block), cmp.Compare(a.Micro, b.Micro))
-	})
-	return ins
 }
