@@ -13,6 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // vSplit is the memory experiment's V placement: 2·devices chunks down
@@ -79,7 +80,7 @@ func TestHostChannelBelowOptimum(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%+v: %v", c, err)
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatalf("%+v: %v", c, err)
 		}
 		opt := schedule.Makespan(s)
