@@ -148,7 +148,7 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d sp
 		}
 		return false
 	}
-	saves := encodeSaves(e, p, refs, s.Memory, d, pin)
+	saves := encodeSaves(e, spec.Spec{Placement: p, Memory: s.Memory, Allowed: d}, refs, pin)
 	for _, v := range saves {
 		if part[v.task] == Free || part[v.use] == Free {
 			continue
@@ -191,7 +191,7 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d sp
 				return nil, err
 			}
 			defer m.Close()
-			return decodeSaves(e, m, p, refs, s.MicroBatches, s.Memory, saves)
+			return decodeSaves(e, m, spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}, refs, saves)
 		}()
 		if errors.Is(err, z3.ErrEffort) || (err == nil && got == nil) {
 			break
