@@ -13,7 +13,7 @@ import (
 // Retime is s on placement q, the same blocks and dependencies as s's
 // placement at other times (the placement a coarse copy was made from,
 // or another cluster's): every device keeps its order of instances, every
-// offload, reload and recompute its order (CompactDecisions), every
+// offload, reload and recompute its order (compact.Compact with Keep.From), every
 // overlapped pair stays a pair, and everything starts as early as those
 // orders and q's times allow. The result is verified; where it breaks a
 // rule that times can break (a latency budget), the error says so.

@@ -353,7 +353,7 @@ func (d *detector) window(in []Instance, T, P, q, iters int) Stretch {
 }
 
 // SteadyOf is the steady state of s as every report gives it: that of
-// the repetend s records (s.Repetend, which Verify checks against the
+// the repetend s records (s.Repetend, which verify.Schedule checks against the
 // instances) when it has at least two iterations, else Steady's. nil
 // when s has none.
 func SteadyOf(s *Schedule) *SteadyState {
