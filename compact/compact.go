@@ -6,9 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tessel-pp/tessel/schedule"
-
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 )
 
