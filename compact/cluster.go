@@ -3,10 +3,9 @@ package compact
 import (
 	"fmt"
 
+	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/verify"
-
-	"github.com/tessel-pp/tessel/cluster"
 )
 
 // OnCluster is s run on cluster c: its placement as given (Given, or

@@ -6,9 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tessel-pp/tessel/schedule"
-
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 )
 
@@ -135,98 +134,153 @@ func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []sch
 	if len(orders) != p.Devices {
 		return nil, fmt.Errorf("compact: %d device orders for %d devices", len(orders), p.Devices)
 	}
-	k := len(p.Blocks)
-	nodes := k * n
-	node := func(r schedule.Ref) int { return r.Block*n + r.Micro }
-	ref := func(v int) schedule.Ref { return schedule.Ref{Block: v / n, Micro: v % n} }
-	name := func(r schedule.Ref) string { return p.Blocks[r.Block].ID + fmt.Sprintf("^%d", r.Micro) }
-
-	// rep is the node that stands for a node's pair (itself when
-	// unpaired); dur is how long a node occupies its devices.
-	rep := make([]int, nodes)
-	for v := range rep {
-		rep[v] = v
+	g := &graph{p: p, n: n, rep: make([]int, len(p.Blocks)*n)}
+	for v := range g.rep {
+		g.rep[v] = v
 	}
-	dur := func(v int) int { return p.Blocks[ref(v).Block].Time }
-	if len(pairs) > 0 {
-		if p.Channels {
-			return nil, fmt.Errorf("compact: overlapped pairs on a cluster with channels: not supported")
+	if err := g.pair(pairs); err != nil {
+		return nil, err
+	}
+	if err := g.orderEdges(orders); err != nil {
+		return nil, err
+	}
+	g.dependencyEdges()
+	start, err := g.starts(release)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]schedule.Instance, len(start))
+	for v := range out {
+		r := g.ref(v)
+		out[v] = schedule.Instance{Block: r.Block, Micro: r.Micro, Start: start[g.rep[v]]}
+	}
+	schedule.SortInstances(p, out)
+	return out, nil
+}
+
+// graph is compact's difference constraints: a node per instance (block
+// i, micro-batch m is node i·n + m), each standing for its pair's
+// representative (rep; itself when unpaired), and edges from → to with a
+// start-to-start lag, via a device (or -1 for a dependency).
+type graph struct {
+	p   *placement.Placement
+	n   int
+	rep []int
+	// pairTime is the pair's time of a paired node (nil: no pairs).
+	pairTime           map[int]int
+	from, to, via, lag []int
+}
+
+func (g *graph) node(r schedule.Ref) int { return r.Block*g.n + r.Micro }
+func (g *graph) ref(v int) schedule.Ref  { return schedule.Ref{Block: v / g.n, Micro: v % g.n} }
+func (g *graph) name(r schedule.Ref) string {
+	return g.p.Blocks[r.Block].ID + fmt.Sprintf("^%d", r.Micro)
+}
+
+// dur is how long node v occupies its devices.
+func (g *graph) dur(v int) int {
+	if t, ok := g.pairTime[v]; ok {
+		return t
+	}
+	return g.p.Blocks[g.ref(v).Block].Time
+}
+
+// pair makes each pair's instances one node (its forward's), checking
+// the pairs as it reads them.
+func (g *graph) pair(pairs []schedule.Pair) error {
+	if len(pairs) == 0 {
+		return nil
+	}
+	p, n := g.p, g.n
+	if p.Channels {
+		return fmt.Errorf("compact: overlapped pairs on a cluster with channels: not supported")
+	}
+	roles := p.Roles()
+	g.pairTime = map[int]int{}
+	for _, q := range pairs {
+		refs, t, why := schedule.PairGroup(p, roles, q)
+		if why == "" && q.Forward.Micro == q.Backward.Micro {
+			why = "one micro-batch"
 		}
-		roles := p.Roles()
-		pairTime := map[int]int{}
-		for _, q := range pairs {
-			refs, t, why := schedule.PairGroup(p, roles, q)
-			if why == "" && q.Forward.Micro == q.Backward.Micro {
-				why = "one micro-batch"
-			}
-			if why != "" {
-				return nil, fmt.Errorf("compact: pair %s+%s: %s", name(q.Forward), name(q.Backward), why)
-			}
-			for _, r := range refs {
-				if r.Micro < 0 || r.Micro >= n {
-					return nil, fmt.Errorf("compact: pair %s+%s: micro-batch out of range", name(q.Forward), name(q.Backward))
-				}
-				if _, dup := pairTime[node(r)]; dup {
-					return nil, fmt.Errorf("compact: %s is in two pairs", name(r))
-				}
-				pairTime[node(r)] = t
-				rep[node(r)] = node(q.Forward)
-			}
+		if why != "" {
+			return fmt.Errorf("compact: pair %s+%s: %s", g.name(q.Forward), g.name(q.Backward), why)
 		}
-		dur = func(v int) int {
-			if t, ok := pairTime[v]; ok {
-				return t
+		for _, r := range refs {
+			if r.Micro < 0 || r.Micro >= n {
+				return fmt.Errorf("compact: pair %s+%s: micro-batch out of range", g.name(q.Forward), g.name(q.Backward))
 			}
-			return p.Blocks[ref(v).Block].Time
+			if _, dup := g.pairTime[g.node(r)]; dup {
+				return fmt.Errorf("compact: %s is in two pairs", g.name(r))
+			}
+			g.pairTime[g.node(r)] = t
+			g.rep[g.node(r)] = g.node(q.Forward)
 		}
 	}
+	return nil
+}
 
-	// Device-order edges, checked as they are read.
+// orderEdges adds the device-order edges, checking the orders as it
+// reads them: every instance listed once on each of its devices.
+func (g *graph) orderEdges(orders [][]schedule.Ref) error {
+	p, n, k := g.p, g.n, len(g.p.Blocks)
+	nodes := len(g.rep)
 	count := make([]int, nodes)
-	stamp := make([]int, nodes)  // d+1 when seen on device d
-	var from, to, via, lag []int // edges; via is the device, -1 for a dependency; lag is start-to-start
+	stamp := make([]int, nodes) // d+1 when seen on device d
 	for d, order := range orders {
 		prev := -1
 		for pos, r := range order {
 			if r.Block < 0 || r.Block >= k || r.Micro < 0 || r.Micro >= n {
-				return nil, fmt.Errorf("compact: device %d, position %d: instance block %d micro-batch %d out of range (%d blocks, %d micro-batches)",
+				return fmt.Errorf("compact: device %d, position %d: instance block %d micro-batch %d out of range (%d blocks, %d micro-batches)",
 					d, pos, r.Block, r.Micro, k, n)
 			}
 			if !p.OnDevice(r.Block, d) {
-				return nil, fmt.Errorf("compact: device %d, position %d: %s is listed but runs on %s", d, pos, name(r), deviceList(p.Blocks[r.Block].Devices))
+				return fmt.Errorf("compact: device %d, position %d: %s is listed but runs on %s", d, pos, g.name(r), deviceList(p.Blocks[r.Block].Devices))
 			}
-			v := node(r)
+			v := g.node(r)
 			if stamp[v] == d+1 {
-				return nil, fmt.Errorf("compact: device %d: %s listed twice", d, name(r))
+				return fmt.Errorf("compact: device %d: %s listed twice", d, g.name(r))
 			}
 			stamp[v] = d + 1
 			count[v]++
-			if prev >= 0 && rep[prev] != rep[v] {
-				from, to, via = append(from, rep[prev]), append(to, rep[v]), append(via, d)
-				lag = append(lag, dur(prev))
+			if prev >= 0 && g.rep[prev] != g.rep[v] {
+				g.from, g.to, g.via = append(g.from, g.rep[prev]), append(g.to, g.rep[v]), append(g.via, d)
+				g.lag = append(g.lag, g.dur(prev))
 			}
 			prev = v
 		}
 	}
 	for v := range nodes {
-		r := ref(v)
+		r := g.ref(v)
 		if devs := p.Blocks[r.Block].Devices; count[v] != len(devs) {
-			return nil, fmt.Errorf("compact: %s missing from the order of device %d", name(r), missingDevice(orders, devs, r))
+			return fmt.Errorf("compact: %s missing from the order of device %d", g.name(r), missingDevice(orders, devs, r))
 		}
 	}
+	return nil
+}
+
+// dependencyEdges adds an edge for every dependency of every
+// micro-batch, with its transfer time (placement's Delay).
+func (g *graph) dependencyEdges() {
+	p := g.p
 	for _, dep := range p.Deps {
 		delay := p.Delay(dep)
-		for m := range n {
-			u, w := node(schedule.Ref{Block: dep.From, Micro: m}), node(schedule.Ref{Block: dep.To, Micro: m})
-			if rep[u] == rep[w] && u != w {
+		for m := range g.n {
+			u, w := g.node(schedule.Ref{Block: dep.From, Micro: m}), g.node(schedule.Ref{Block: dep.To, Micro: m})
+			if g.rep[u] == g.rep[w] && u != w {
 				continue // one overlapped action
 			}
-			from, to, via = append(from, rep[u]), append(to, rep[w]), append(via, -1)
-			lag = append(lag, delay-p.Blocks[dep.From].Time+dur(u))
+			g.from, g.to, g.via = append(g.from, g.rep[u]), append(g.to, g.rep[w]), append(g.via, -1)
+			g.lag = append(g.lag, delay-p.Blocks[dep.From].Time+g.dur(u))
 		}
 	}
+}
 
-	// Successor lists in CSR form, then Kahn's algorithm.
+// starts is the least start of every node (release[v] at least, where
+// given) under the edges: Kahn's algorithm on successor lists in CSR
+// form, or an error naming a cycle.
+func (g *graph) starts(release []int) ([]int, error) {
+	p, nodes := g.p, len(g.rep)
+	from, to, lag := g.from, g.to, g.lag
 	first := make([]int, nodes+1)
 	for _, w := range from {
 		first[w+1]++
@@ -266,9 +320,9 @@ func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []sch
 	for h := 0; h < len(queue); h++ {
 		u := queue[h]
 		if links != nil {
-			r := ref(u)
+			r := g.ref(u)
 			for _, d := range succDeps[r.Block] {
-				w := node(schedule.Ref{Block: d.To, Micro: r.Micro})
+				w := g.node(schedule.Ref{Block: d.To, Micro: r.Micro})
 				at, _, _ := links.Arrival(d, start[u])
 				start[w] = max(start[w], at)
 			}
@@ -282,16 +336,9 @@ func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []sch
 		}
 	}
 	if len(queue) < nodes {
-		return nil, fmt.Errorf("compact: the orders contradict each other or the dependencies: %s", cycleText(indeg, from, to, via, func(v int) string { return name(ref(v)) }))
+		return nil, fmt.Errorf("compact: the orders contradict each other or the dependencies: %s", cycleText(indeg, from, to, g.via, func(v int) string { return g.name(g.ref(v)) }))
 	}
-
-	out := make([]schedule.Instance, nodes)
-	for v := range nodes {
-		r := ref(v)
-		out[v] = schedule.Instance{Block: r.Block, Micro: r.Micro, Start: start[rep[v]]}
-	}
-	schedule.SortInstances(p, out)
-	return out, nil
+	return start, nil
 }
 
 // missingDevice returns the first device of devs whose order lacks r.

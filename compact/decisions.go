@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/verify"
-
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // decisions is Compact for a schedule that offloads or recomputes

@@ -3,17 +3,16 @@ package compact
 import (
 	"fmt"
 
-	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/verify"
-
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Retime is s on placement q, the same blocks and dependencies as s's
 // placement at other times (the placement a coarse copy was made from,
 // or another cluster's): every device keeps its order of instances, every
-// offload, reload and recompute its order (CompactDecisions), every
+// offload, reload and recompute its order (compact.Compact with Keep.From), every
 // overlapped pair stays a pair, and everything starts as early as those
 // orders and q's times allow. The result is verified; where it breaks a
 // rule that times can break (a latency budget), the error says so.

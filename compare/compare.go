@@ -14,21 +14,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tessel-pp/tessel/choose"
-	"github.com/tessel-pp/tessel/limits"
-	"github.com/tessel-pp/tessel/spec"
-	"github.com/tessel-pp/tessel/verify"
-
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/inference"
 	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/quantity"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Options configure Run.

@@ -5,11 +5,10 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/bound"
-	"github.com/tessel-pp/tessel/verify"
-
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // The solver-free constructions on GPT's M-shape under a budget of 6 per

@@ -82,13 +82,13 @@ func OptimalDecisions(ctx context.Context, sp spec.Spec, seed *schedule.Schedule
 	if err != nil {
 		return nil, nil, err
 	}
-	saves := encodeSaves(e, p, refs, memory, d, nil)
+	saves := encodeSaves(e, spec.Spec{Placement: p, Memory: memory, Allowed: d}, refs, nil)
 	if err := x.Err(); err != nil {
 		return nil, nil, err
 	}
 	probe := func(bound int) (z3.Status, error) {
 		return smt.ProbeMakespan(ctx, s, &sol.Checks, bound, e.BoundMakespan, func(m *z3.Model) error {
-			got, err := decodeSaves(e, m, p, refs, n, memory, saves)
+			got, err := decodeSaves(e, m, spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, refs, saves)
 			if err != nil {
 				return err
 			}
@@ -125,12 +125,14 @@ func OptimalDecisions(ctx context.Context, sp spec.Spec, seed *schedule.Schedule
 
 // encodeSaves adds the decisions, their timing, the host channels, the
 // recomputes' devices and the memory of every device to e (whose
-// Problem has no memory budget of its own).
+// Problem has no memory budget of its own). The
+// placement, budget and decisions allowed are sp's.
 //
 // pin, when set, may hold a save's decision before its variables are made
 // (WindowDecisions): it returns true when it has set the save's off, rec,
 // hasO, hasR and, where they are held too, its o, r and g itself.
-func encodeSaves(e *smt.Encoder, p *placement.Placement, refs []schedule.Ref, memory int, d spec.Decisions, pin func(*save) bool) []*save {
+func encodeSaves(e *smt.Encoder, sp spec.Spec, refs []schedule.Ref, pin func(*save) bool) []*save {
+	p, memory, d := sp.Placement, sp.Memory, sp.Allowed
 	x, s := e.X, e.S
 	consumers := p.Consumers()
 	idx := map[schedule.Ref]int{}
@@ -349,12 +351,12 @@ func sharesDevice(a, b []int) bool {
 }
 
 // decodeSaves reads a schedule with its decisions from a model.
-func decodeSaves(e *smt.Encoder, m *z3.Model, p *placement.Placement, refs []schedule.Ref, n, memory int, saves []*save) (*schedule.Schedule, error) {
+func decodeSaves(e *smt.Encoder, m *z3.Model, sp spec.Spec, refs []schedule.Ref, saves []*save) (*schedule.Schedule, error) {
 	starts, err := e.Starts(m)
 	if err != nil {
 		return nil, err
 	}
-	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: sp.Placement, MicroBatches: sp.MicroBatches, Memory: sp.Memory}}
 	for k, r := range refs {
 		out.Instances = append(out.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: starts[k]})
 	}

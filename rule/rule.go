@@ -73,7 +73,7 @@ func Conflict(sp spec.Spec, list []Rule) error {
 	}
 	for _, a := range on {
 		for _, b := range on {
-			if a != b && slices.Contains(a.Excludes(), b.Name()) {
+			if a.Name() != b.Name() && slices.Contains(a.Excludes(), b.Name()) {
 				return fmt.Errorf("%s with %s: not supported", a.Name(), b.Name())
 			}
 		}

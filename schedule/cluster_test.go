@@ -5,12 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/verify"
-
-	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // onCluster is v2's 1F1B order compacted on a cluster where every

@@ -7,12 +7,11 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/compact"
-	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/verify"
-
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 func TestCompactErrors(t *testing.T) {

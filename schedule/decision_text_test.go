@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/tessel-pp/tessel/schedule"
-
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 )
 

@@ -61,11 +61,7 @@ func bookOrdered(p *placement.Placement, order []placement.LinkOrder, ins []Inst
 		if _, seen := byLink[o.Link]; !seen {
 			links = append(links, o.Link)
 		}
-		ts := make([]placement.LinkTransfer, len(o.Transfers))
-		for k, t := range o.Transfers {
-			ts[k] = t
-		}
-		byLink[o.Link] = ts
+		byLink[o.Link] = slices.Clone(o.Transfers)
 	}
 	q := p.NewLinkQueue()
 	var out []Booking

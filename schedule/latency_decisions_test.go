@@ -7,10 +7,9 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/compact"
+	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/verify"
-
-	"github.com/tessel-pp/tessel/placement"
 )
 
 // The verifier checks the latency rule and the decisions together: a

@@ -7,14 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessel-pp/tessel/compact"
-	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/verify"
-
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // queuedChain is three micro-batches of inference2 (f0 → f1, transfer 3)

@@ -9,11 +9,10 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/compact"
-	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/verify"
-
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // chain4 is a forward-only chain of 4 stages, time 1 each (an inference

@@ -5,14 +5,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tessel-pp/tessel/compact"
-	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/verify"
-
 	"github.com/tessel-pp/tessel/bound"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // inference2 is the forward chain f0 → f1 on two devices with every

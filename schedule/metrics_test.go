@@ -6,13 +6,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/verify"
-
 	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // 1F1B on a v-shape of D devices, forward f and backward b, N

@@ -6,13 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessel-pp/tessel/compact"
-	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/verify"
-
 	"github.com/tessel-pp/tessel/bound"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // moe is placement/testdata/overlap.json: two stages, a forward and a

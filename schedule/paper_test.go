@@ -3,11 +3,10 @@ package schedule_test
 import (
 	"testing"
 
-	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/verify"
-
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Tests that pin claims of the Tessel paper (HPCA 2024) about schedules,

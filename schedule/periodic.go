@@ -9,7 +9,7 @@ import (
 // B_i^{n_i+k} starts at start(B_i^{n_i}) + k·P for k < Iterations, the
 // iteration k starting within [T + k·P, T + (k+1)·P) for one time T. It
 // returns nil when no stretch of at least two iterations exists. The
-// schedule must be valid; the result passes Verify's repetend check by
+// schedule must be valid; the result passes verify.Schedule's repetend check by
 // construction (callers attach it and verify as usual).
 //
 // A schedule built without a repetend (a list schedule, a baseline) often

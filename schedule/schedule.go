@@ -1,8 +1,9 @@
-// Package schedule holds schedules of block instances and everything that
-// can be said about one without a solver: the independent verifier
-// (dependencies, one block per device at a time, memory), metrics
-// (makespan, bubble rate, peak memory, lower bounds), compaction of
-// per-device orders into start times, JSON files and renderings.
+// Package schedule holds schedules of block instances: the type, its
+// instances, decisions and pairs, metrics (makespan, bubble rate, peak
+// memory, lower bounds), the steady state, the JSON file, and the
+// violations the verifier names (VerifyError). The verifier itself is
+// package verify, above the rules (package rule); the re-timing of
+// per-device orders into start times is package compact.
 //
 // It never imports the solver: a schedule is checked from its start times
 // alone, whoever produced it.
@@ -52,11 +53,11 @@ type Schedule struct {
 	// its cluster), micro-batches, memory budget and latency budget.
 	// With a cluster, Cluster and Given are set and Placement is
 	// Cluster.Apply(Given) (block times on their devices, transfer times,
-	// capacities): the schedule file records both, so that Verify
+	// capacities): the schedule file records both, so that verify.Schedule
 	// re-checks with the same times (SetCluster). The latency budget
 	// (placement's "Latency": every micro-batch's first block start to
 	// last block end at most Latency; 0: none) is recorded in the file
-	// too ("latency_budget"), so that Verify re-checks it.
+	// too ("latency_budget"), so that verify.Schedule re-checks it.
 	spec.Spec
 	Instances []Instance
 	// Decisions are the forward instances whose activation is offloaded
@@ -70,14 +71,14 @@ type Schedule struct {
 	// some links (placement's LinkOrder; the file's "link_order"). Links
 	// it does not name, and every link when it is nil, queue their
 	// transfers in the order their producers start (placement's
-	// LinkQueue). Verify checks each named link lists exactly the
+	// LinkQueue). verify.Schedule checks each named link lists exactly the
 	// transfers that cross it, once each.
 	LinkOrder []placement.LinkOrder
 	// Shards are every device's FSDP actions in order, where the spec
 	// shards stages (Spec.Sharding); nil otherwise.
 	Shards [][]ShardOp
 	// Claimed is what a schedule file said its metrics were (nil when
-	// built in memory). It is never trusted: Verify compares it with
+	// built in memory). It is never trusted: verify.Schedule compares it with
 	// Measure, and Write writes measured metrics instead.
 	Claimed *Claimed
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/schedule"
-
 	"github.com/tessel-pp/tessel/spec"
 )
 

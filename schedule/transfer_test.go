@@ -5,12 +5,11 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/compact"
-	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/verify"
-
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // setTransfers gives the n-th dependency of p between blocks on different

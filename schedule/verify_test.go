@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/verify"
-
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // v2 is v-shape on 2 devices: f0 (dev 0, t1, +1), f1 (dev 1, t1, +1),

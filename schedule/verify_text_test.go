@@ -6,10 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/verify"
-
-	"github.com/tessel-pp/tessel/placement"
 )
 
 // ValidText is tessel verify's line of a valid schedule; List and

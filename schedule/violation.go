@@ -74,7 +74,7 @@ type Violation struct {
 	Device    int    // the device involved, or -1
 }
 
-// VerifyError is every violation Verify found: the first MaxViolations of
+// VerifyError is every violation verify.Schedule found: the first MaxViolations of
 // them in Violations (in a deterministic order), and how many more there
 // were in Omitted.
 type VerifyError struct {
