@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Constructions that decide (offload, recompute) cost tens of
@@ -94,7 +95,7 @@ func windowPortfolio(ctx context.Context, sp spec.Spec, w int) ([]Entry, error) 
 // periodically where it repeats by micro-batch, built again otherwise.
 func carry(ctx context.Context, e Entry, w, n int) (Entry, bool) {
 	if per, ok := schedule.FindPeriodicity(e.Schedule); ok && (n-w)%per.PerPeriod == 0 {
-		if s, err := schedule.ExtendPeriodic(e.Schedule, per, n); err == nil {
+		if s, err := schedule.ExtendPeriodic(e.Schedule, per, n); err == nil && verify.Schedule(s) == nil {
 			return Entry{Name: fmt.Sprintf("%s/repeated from %d", e.Name, w), Schedule: s, Makespan: schedule.Makespan(s), Periodic: e.Periodic}, true
 		}
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 func TestDecisionWindow(t *testing.T) {
@@ -55,7 +55,7 @@ func TestWindowPortfolio(t *testing.T) {
 		if e.Schedule.MicroBatches != sp.MicroBatches {
 			t.Errorf("%s: %d micro-batches, want %d", e.Name, e.Schedule.MicroBatches, sp.MicroBatches)
 		}
-		if err := schedule.Verify(e.Schedule); err != nil {
+		if err := verify.Schedule(e.Schedule); err != nil {
 			t.Errorf("%s: %v", e.Name, err)
 		}
 		if e.Periodic == nil {

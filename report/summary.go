@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Summary is a schedule and how it was found, in the JSON form tessel
@@ -163,7 +164,7 @@ func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, p
 		PeakMemory:   m.PeakMemory,
 		Latency:      schedule.SummarizeLatencyOf(s, st),
 		LowerBound:   SummaryBounds{Period: m.LowerBound.Period, Makespan: m.LowerBound.Makespan},
-		Valid:        schedule.Verify(s) == nil,
+		Valid:        verify.Schedule(s) == nil,
 		Proven:       proven,
 		Chosen:       chosen(s.Placement),
 		Units:        schedule.SummarizeUnits(s),

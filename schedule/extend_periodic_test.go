@@ -1,4 +1,4 @@
-package schedule
+package schedule_test
 
 import (
 	"slices"
@@ -6,13 +6,15 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // alternating is split2 with n micro-batches one after the other, 6
 // apart, the even ones recomputing f0 before i0 (device 0: f0 [0,1),
 // recompute [3,4), i0 [4,5), w0 [5,6)), the odd ones keeping it: it
 // repeats every 2 micro-batches, 12 later.
-func alternating(t *testing.T, n int) *Schedule {
+func alternating(t *testing.T, n int) *schedule.Schedule {
 	t.Helper()
 	starts := map[string][]int{}
 	for m := range n {
@@ -24,7 +26,7 @@ func alternating(t *testing.T, n int) *Schedule {
 	for m := 0; m < n; m += 2 {
 		decide(t, s, "f0", m, placement.Recompute, 6*m+3, 0)
 	}
-	if err := Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -32,11 +34,11 @@ func alternating(t *testing.T, n int) *Schedule {
 
 func TestExtendPeriodic(t *testing.T) {
 	s := alternating(t, 6)
-	per, ok := FindPeriodicity(s)
-	if want := (Periodicity{PerPeriod: 2, Period: 12, From: 0, Run: 4}); !ok || per != want {
-		t.Fatalf("FindPeriodicity = %+v, %v; want %+v (every 2 micro-batches, 12 later)", per, ok, want)
+	per, ok := schedule.FindPeriodicity(s)
+	if want := (schedule.Periodicity{PerPeriod: 2, Period: 12, From: 0, Run: 4}); !ok || per != want {
+		t.Fatalf("schedule.FindPeriodicity = %+v, %v; want %+v (every 2 micro-batches, 12 later)", per, ok, want)
 	}
-	got, err := ExtendPeriodic(s, per, 10)
+	got, err := schedule.ExtendPeriodic(s, per, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,8 +49,8 @@ func TestExtendPeriodic(t *testing.T) {
 	if !slices.Equal(got.Decisions, want.Decisions) {
 		t.Errorf("extended decisions = %v, want %v", got.Decisions, want.Decisions)
 	}
-	if ms := per.Extended(s, 10); ms != Makespan(want) {
-		t.Errorf("Extended = %d, want the makespan at 10, %d", ms, Makespan(want))
+	if ms := per.Extended(s, 10); ms != schedule.Makespan(want) {
+		t.Errorf("Extended = %d, want the makespan at 10, %d", ms, schedule.Makespan(want))
 	}
 	for _, c := range []struct {
 		n    int
@@ -57,8 +59,8 @@ func TestExtendPeriodic(t *testing.T) {
 		{9, "not 2 more per period"},
 		{4, "not 2 more per period"},
 	} {
-		if _, err := ExtendPeriodic(s, per, c.n); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("ExtendPeriodic to %d: %v, want an error with %q", c.n, err, c.want)
+		if _, err := schedule.ExtendPeriodic(s, per, c.n); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("schedule.ExtendPeriodic to %d: %v, want an error with %q", c.n, err, c.want)
 		}
 	}
 }
@@ -72,11 +74,11 @@ func TestFindPeriodicityNone(t *testing.T) {
 			s.Instances[x].Start += 7
 		}
 	}
-	if err := Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
-	if per, ok := FindPeriodicity(s); !ok || per.Run != 3 {
-		t.Errorf("FindPeriodicity = %+v, %v; want a run of 3 micro-batches", per, ok)
+	if per, ok := schedule.FindPeriodicity(s); !ok || per.Run != 3 {
+		t.Errorf("schedule.FindPeriodicity = %+v, %v; want a run of 3 micro-batches", per, ok)
 	}
 	// Three micro-batches, each different: nothing repeats twice.
 	s = alternating(t, 3)
@@ -86,10 +88,10 @@ func TestFindPeriodicityNone(t *testing.T) {
 	for x, d := range s.Decisions {
 		s.Decisions[x].Start += d.Micro * d.Micro
 	}
-	if err := Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
-	if per, ok := FindPeriodicity(s); ok {
-		t.Errorf("FindPeriodicity = %+v on a schedule that does not repeat", per)
+	if per, ok := schedule.FindPeriodicity(s); ok {
+		t.Errorf("schedule.FindPeriodicity = %+v on a schedule that does not repeat", per)
 	}
 }

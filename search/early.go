@@ -6,6 +6,7 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // earlyFrom is the micro-batch count above which a search with decisions
@@ -35,7 +36,7 @@ func (st *state) publishEarly(ctx context.Context) {
 		if err != nil || !sp.Allowed.Permit(s.Count()) {
 			continue
 		}
-		if s = withinLatency(sp, s); s == nil || schedule.Verify(s) != nil {
+		if s = withinLatency(sp, s); s == nil || verify.Schedule(s) != nil {
 			continue
 		}
 		early := *st.res

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // A search with decisions above earlyFrom micro-batches and a deadline
@@ -45,7 +46,7 @@ func TestPublishEarly(t *testing.T) {
 			continue
 		}
 		early := inc.best.Schedule
-		if err := schedule.Verify(early); err != nil || early.MicroBatches != tc.n || early.Memory != 150 {
+		if err := verify.Schedule(early); err != nil || early.MicroBatches != tc.n || early.Memory != 150 {
 			t.Fatalf("%s: early schedule of %d micro-batches under %d: %v", tc.name, early.MicroBatches, early.Memory, err)
 		}
 		if inc.best.Source.Kind != SourceBaseline || len(st.res.Contenders) != 0 || st.res.Schedule != nil {

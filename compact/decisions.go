@@ -1,4 +1,4 @@
-package schedule
+package compact
 
 import (
 	"cmp"
@@ -6,7 +6,9 @@ import (
 	"slices"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // decisions is Compact for a schedule that offloads or recomputes
@@ -29,8 +31,8 @@ import (
 // did, and ends no later. s must verify; placements whose links carry one
 // transfer at a time (Channels) are not compacted with decisions (an
 // error). The result is verified.
-func decisions(s *Schedule) (*Schedule, error) {
-	if err := Verify(s); err != nil {
+func decisions(s *schedule.Schedule) (*schedule.Schedule, error) {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("compact: %w", err)
 	}
 	return decisionsUnchecked(s)
@@ -39,11 +41,11 @@ func decisions(s *Schedule) (*Schedule, error) {
 // decisionsUnchecked is decisions of a schedule whose instances
 // and decisions are complete and consistent but whose times may not fit
 // its placement (OnCluster: the orders of a schedule on another cluster).
-func decisionsUnchecked(s *Schedule) (*Schedule, error) {
+func decisionsUnchecked(s *schedule.Schedule) (*schedule.Schedule, error) {
 	p := s.Placement
-	out := &Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory}}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory}}
 	if len(s.Decisions) == 0 {
-		ins, err := compact(p, s.MicroBatches, Orders(s), nil, nil)
+		ins, err := compact(p, s.MicroBatches, schedule.Orders(s), nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -59,7 +61,7 @@ func decisionsUnchecked(s *Schedule) (*Schedule, error) {
 	}
 	out.Instances, out.Decisions = c.result()
 	out.Sort()
-	if err := Verify(out); err != nil {
+	if err := verify.Schedule(out); err != nil {
 		return nil, fmt.Errorf("compact: the compacted schedule fails verification (a bug): %w", err)
 	}
 	return out, nil
@@ -69,7 +71,7 @@ func decisionsUnchecked(s *Schedule) (*Schedule, error) {
 // variables: the start of every instance (0..I-1), then per decision its
 // Start and its Reload.
 type compactor struct {
-	s     *Schedule
+	s     *schedule.Schedule
 	vars  int
 	cons  []constraint
 	orig  []int
@@ -78,7 +80,7 @@ type compactor struct {
 
 type constraint struct{ x, y, w int }
 
-func newCompactor(s *Schedule) *compactor {
+func newCompactor(s *schedule.Schedule) *compactor {
 	p := s.Placement
 	ni := len(s.Instances)
 	c := &compactor{s: s, decAt: ni, vars: ni + 2*len(s.Decisions)}
@@ -91,7 +93,7 @@ func newCompactor(s *Schedule) *compactor {
 		c.orig[x] = in.Start
 		index[in.Micro*k+in.Block] = x
 	}
-	at := func(r Ref) int { return index[r.Micro*k+r.Block] }
+	at := func(r schedule.Ref) int { return index[r.Micro*k+r.Block] }
 	for k, dc := range s.Decisions {
 		c.orig[ni+2*k], c.orig[ni+2*k+1] = dc.Start, dc.Reload
 	}
@@ -107,14 +109,14 @@ func newCompactor(s *Schedule) *compactor {
 	// Dependencies.
 	for x, in := range s.Instances {
 		for _, d := range preds[in.Block] {
-			add(x, at(Ref{Block: d.From, Micro: in.Micro}), p.Delay(d))
+			add(x, at(schedule.Ref{Block: d.From, Micro: in.Micro}), p.Delay(d))
 		}
 	}
 	// Decisions' timing.
 	consumers := p.Consumers()
 	for k, dc := range s.Decisions {
 		f := at(dc.Ref())
-		use := at(Ref{Block: consumers[dc.Block], Micro: dc.Micro})
+		use := at(schedule.Ref{Block: consumers[dc.Block], Micro: dc.Micro})
 		st, rl := ni+2*k, ni+2*k+1
 		t := p.Blocks[dc.Block].Time
 		switch dc.Action {
@@ -336,12 +338,12 @@ func (c *compactor) topological() (start []int, ok bool) {
 }
 
 // result is the instances and decisions at the solved starts.
-func (c *compactor) result() ([]Instance, []Decision) {
-	ins := append([]Instance(nil), c.s.Instances...)
+func (c *compactor) result() ([]schedule.Instance, []schedule.Decision) {
+	ins := append([]schedule.Instance(nil), c.s.Instances...)
 	for x := range ins {
 		ins[x].Start = c.orig[x]
 	}
-	decs := append([]Decision(nil), c.s.Decisions...)
+	decs := append([]schedule.Decision(nil), c.s.Decisions...)
 	for k := range decs {
 		decs[k].Start = c.orig[c.decAt+2*k]
 		if decs[k].Action == placement.Offload {
