@@ -216,7 +216,10 @@ func SearchSummary(r *search.Result, method repetend.Strategy) Summary {
 	if r.Search != nil {
 		name = string(r.Search.Strategy)
 	}
-	st := schedule.SteadyOf(s)
+	st := r.Steady // known where the search extended a window
+	if st == nil {
+		st = schedule.SteadyOf(s)
+	}
 	sum := newSummary(s, st, name, r.Proven())
 	if r.Assigned {
 		// Bounds over every choice of devices, not the chosen one's.

@@ -56,6 +56,12 @@ const maxPerPeriod = 64
 // blocks that run in none).
 // The schedule must be valid.
 func Steady(s *Schedule) *SteadyState {
+	return steady(s, nil)
+}
+
+// steady is Steady with the micro-batches per window restricted to those
+// qok accepts (nil: any).
+func steady(s *Schedule, qok func(int) bool) *SteadyState {
 	if s == nil || s.Placement == nil || s.MicroBatches < 3 {
 		return nil
 	}
@@ -82,7 +88,7 @@ func Steady(s *Schedule) *SteadyState {
 	}
 	ins := slices.Clone(s.Instances)
 	sort.SliceStable(ins, func(a, b int) bool { return ins[a].Start < ins[b].Start })
-	d := &detector{p: p, n: n, start: start, ins: ins, pg: newPairing(s, nil)}
+	d := &detector{p: p, n: n, start: start, ins: ins, pg: newPairing(s, nil), qok: qok}
 	end := Makespan(s)
 	main, ok := d.longest(0, end+1, nil)
 	if !ok {
@@ -160,6 +166,8 @@ type detector struct {
 	seen  []bool     // window's set of blocks, cleared after each use
 	// fwd and bwd are stretch's buffers.
 	fwd, bwd []int
+	// qok, when set, says which micro-batches per window to try.
+	qok func(int) bool
 }
 
 // disjoint reports whether no block runs in two of the stretches.
@@ -188,6 +196,9 @@ func (d *detector) longest(lo, hi int, skip map[int]bool) (best Stretch, ok bool
 		return best, false
 	}
 	for q := 1; 2*q <= d.n && q <= maxPerPeriod; q++ {
+		if d.qok != nil && !d.qok(q) {
+			continue
+		}
 		for _, P := range d.periods(in, q) {
 			c, found := d.stretch(in, lo, hi, P, q, skip)
 			if !found {
