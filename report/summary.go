@@ -139,12 +139,14 @@ type SummarySeconds struct {
 
 // NewSummary fills what every schedule has; s must be verified.
 func NewSummary(s *schedule.Schedule, method string, proven bool) Summary {
-	return newSummary(s, schedule.SteadyOf(s), method, proven)
+	return newSummary(s, schedule.SteadyOf(s), method, proven, false)
 }
 
 // newSummary is NewSummary with s's steady state st known; the summary
 // keeps it for the text report (steady), so that it is found once.
-func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, proven bool) Summary {
+// verified says that s was verified where it was built (an extension to
+// N, schedule.Extension.Schedule), so that it is not checked twice.
+func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, proven, verified bool) Summary {
 	m := schedule.Measure(s)
 	var budgets []int
 	if !s.Placement.Uniform(s.Memory) {
@@ -163,7 +165,7 @@ func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, p
 		PeakMemory:   m.PeakMemory,
 		Latency:      schedule.SummarizeLatencyOf(s, st),
 		LowerBound:   SummaryBounds{Period: m.LowerBound.Period, Makespan: m.LowerBound.Makespan},
-		Valid:        schedule.Verify(s) == nil,
+		Valid:        verified || schedule.Verify(s) == nil,
 		Proven:       proven,
 		Chosen:       chosen(s.Placement),
 		Units:        schedule.SummarizeUnits(s),
@@ -217,10 +219,17 @@ func SearchSummary(r *search.Result, method repetend.Strategy) Summary {
 		name = string(r.Search.Strategy)
 	}
 	st := r.Steady // known where the search extended a window
-	if st == nil {
+	switch {
+	case st != nil:
+	case r.Stopped != "":
+		// After a stop the report does no work that grows with the
+		// schedule beyond checking it: the steady state only where s
+		// records its repetend.
+		st = schedule.RecordedSteady(s)
+	default:
 		st = schedule.SteadyOf(s)
 	}
-	sum := newSummary(s, st, name, r.Proven())
+	sum := newSummary(s, st, name, r.Proven(), r.Window > 0)
 	if r.Assigned {
 		// Bounds over every choice of devices, not the chosen one's.
 		sum.LowerBound = SummaryBounds{Period: r.Bounds.Period, Makespan: r.Bounds.Makespan}

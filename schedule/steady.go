@@ -367,9 +367,23 @@ func SteadyOf(s *Schedule) *SteadyState {
 	if s == nil || s.Placement == nil {
 		return nil
 	}
+	if st := RecordedSteady(s); st != nil {
+		return st
+	}
+	return Steady(s)
+}
+
+// RecordedSteady is SteadyOf where s records a repetend of at least two
+// iterations (and no pairs: with pairs, the busy time of a period is the
+// schedule's), nil otherwise: found from the repetend alone, in time
+// that does not grow with N.
+func RecordedSteady(s *Schedule) *SteadyState {
+	if s == nil || s.Placement == nil {
+		return nil
+	}
 	rp := s.Repetend
 	if rp == nil || rp.Iterations < 2 || rp.Period < 1 || len(rp.Offsets) != len(s.Placement.Blocks) || len(s.Pairs) > 0 {
-		return Steady(s) // with pairs, the busy time of a period is the schedule's
+		return nil
 	}
 	busy := 0
 	for _, l := range s.Placement.Loads() {

@@ -24,11 +24,13 @@ import (
 // wins and is verified at N. Where nothing extends (no steady state, or
 // copies that break a rule), the search runs on all N as before.
 
-// WindowMicroBatches is the least window Run searches where N is larger
-// (and extends to N): enough for the constructions' warmup, at least two
-// iterations of a steady state and a cooldown on the placements tessel
-// builds, and the N whose search time a longer schedule costs.
-const WindowMicroBatches = 128
+// WindowMicroBatches is the least window Run searches and extends to N
+// where N is more than twice as many: enough for the constructions'
+// warmup, iterations of a steady state and a cooldown on the placements
+// tessel builds, and half the N up to which Run searches all N (so that
+// the search of any N costs at most about what that of 2·WindowMicroBatches
+// does).
+const WindowMicroBatches = 64
 
 // windowStep: the window is WindowMicroBatches plus (N −
 // WindowMicroBatches) mod windowStep, so that the micro-batches added to
@@ -49,7 +51,7 @@ func windowSize(n int) int {
 // N) and not the solver alone.
 func windowed(sp spec.Spec, opt Options) bool {
 	p := sp.Placement
-	return sp.MicroBatches > WindowMicroBatches+windowStep && !sp.Allowed.Any() && sp.Latency == 0 && len(opt.Start) == 0 &&
+	return sp.MicroBatches > 2*WindowMicroBatches && !sp.Allowed.Any() && sp.Latency == 0 && len(opt.Start) == 0 &&
 		!opt.UseTime && !opt.SolverOnly && p.Overlap == nil && !p.Channels
 }
 
