@@ -169,7 +169,7 @@ func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, p
 		Proven:       proven,
 		Chosen:       chosen(s.Placement),
 		Units:        schedule.SummarizeUnits(s),
-		steady:       steadyOf{s, st},
+		steady:       steadyOf{s: s, st: st},
 	}
 }
 
@@ -177,6 +177,8 @@ func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, p
 type steadyOf struct {
 	s  *schedule.Schedule
 	st *schedule.SteadyState
+	// unsought says that st was not looked for (schedule.SteadyWithin).
+	unsought bool
 }
 
 // of is schedule.SteadyOf(s), the one known when it is s's.
@@ -191,6 +193,9 @@ func (k steadyOf) of(s *schedule.Schedule) *schedule.SteadyState {
 // is s's.
 func (k steadyOf) text(s *schedule.Schedule) string {
 	if k.s == s && s != nil {
+		if k.unsought {
+			return schedule.SteadyNotSought
+		}
 		return schedule.SteadyTextOf(s, k.st)
 	}
 	return schedule.SteadyText(s)
@@ -218,7 +223,7 @@ func SearchSummary(r *search.Result, method repetend.Strategy) Summary {
 	if r.Search != nil {
 		name = string(r.Search.Strategy)
 	}
-	st := r.Steady // known where the search extended a window
+	st, sought := r.Steady, true // known where the search extended a window
 	switch {
 	case st != nil:
 	case r.Stopped != "":
@@ -226,10 +231,12 @@ func SearchSummary(r *search.Result, method repetend.Strategy) Summary {
 		// schedule beyond checking it: the steady state only where s
 		// records its repetend.
 		st = schedule.RecordedSteady(s)
+		sought = st != nil
 	default:
-		st = schedule.SteadyOf(s)
+		st, sought = schedule.SteadyWithin(s)
 	}
 	sum := newSummary(s, st, name, r.Proven(), r.Window > 0)
+	sum.steady.unsought = !sought
 	if r.Assigned {
 		// Bounds over every choice of devices, not the chosen one's.
 		sum.LowerBound = SummaryBounds{Period: r.Bounds.Period, Makespan: r.Bounds.Makespan}

@@ -373,6 +373,24 @@ func SteadyOf(s *Schedule) *SteadyState {
 	return Steady(s)
 }
 
+// SteadyLimit is the most instances SteadyWithin looks through: Steady's
+// time grows faster than the instances (a schedule of 1000 devices and
+// 128 micro-batches took seconds), and a report must not spend it.
+const SteadyLimit = 1 << 16
+
+// SteadyWithin is SteadyOf(s) where it is found in bounded time: from
+// the repetend s records, or by Steady where s has at most SteadyLimit
+// instances; sought is false where it was not looked for.
+func SteadyWithin(s *Schedule) (st *SteadyState, sought bool) {
+	if st := RecordedSteady(s); st != nil {
+		return st, true
+	}
+	if s == nil || len(s.Instances) > SteadyLimit {
+		return nil, false
+	}
+	return Steady(s), true
+}
+
 // RecordedSteady is SteadyOf where s records a repetend of at least two
 // iterations (and no pairs: with pairs, the busy time of a period is the
 // schedule's), nil otherwise: found from the repetend alone, in time
