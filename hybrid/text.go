@@ -26,6 +26,18 @@ func (r *Result) WriteText(w io.Writer, top int) {
 		fmt.Fprintf(w, "%-9s %3s %3s %3s %5s %4s %11s %8s %11s %11s %10s %10s %10s %10s  %s\n",
 			"rank", "dp", "tp", "pp", "mb", "size", "time", "vs best", "pipeline", "compute", "tp comm", "transfer", "bubble", "dp exposed", "schedule")
 	}
+	if r.Unit != "" {
+		// The cells' unit under their names, so that every time in the
+		// table carries it (the counts and the ratio have none).
+		u := r.Unit
+		if chunks {
+			fmt.Fprintf(w, "%-9s %3s %3s %3s %5s %4s %6s %11s %8s %11s %11s %10s %10s %10s %10s\n",
+				"", "", "", "", "", "", "", u, "", u, u, u, u, u, u)
+		} else {
+			fmt.Fprintf(w, "%-9s %3s %3s %3s %5s %4s %11s %8s %11s %11s %10s %10s %10s %10s\n",
+				"", "", "", "", "", "", u, "", u, u, u, u, u, u)
+		}
+	}
 	row := func(name string, l *Layout) {
 		if chunks {
 			fmt.Fprintf(w, "%-9s %3d %3d %3d %5d %4d %6d %11.2f %7.2f× %11.2f %11.2f %10.2f %10.2f %10.2f %10.2f  %s\n", name, l.DP, l.TP, l.PP, l.MicroBatches,

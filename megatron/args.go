@@ -66,10 +66,10 @@ type Args struct {
 // the overlap (Megatron-Core delays weight gradients only with it), the
 // overlap with several stages on a rank missing, with recomputation, with
 // more than one MTP layer, with a stage holding no transformer layer
-// (empty stages deadlock, Megatron-LM issue 1852), or with a stage holding
-// an odd number of MoE layers (the all-to-all overlap deadlocks,
-// Megatron-LM issue 1810); and offloaded activations, which its pipeline
-// does not offload.
+// (Megatron-LM's pipeline deadlocks on empty stages of a custom layout),
+// or with a stage holding an odd number of MoE layers (its all-to-all
+// overlap deadlocks on those); and offloaded activations, which its
+// pipeline does not offload.
 func Arguments(s *schedule.Schedule, opt ArgsOptions) (*Args, error) {
 	l := opt.Layout
 	if l == nil {
@@ -186,7 +186,7 @@ func (l *Layout) checkOverlap(recomputed int, moe []bool) error {
 		return fmt.Errorf("the schedule overlaps forwards and backwards with %d MTP layers: Megatron-Core's all-to-all overlap takes at most one", l.MTP)
 	}
 	if e := l.Empty(); len(e) > 0 {
-		return fmt.Errorf("stage %d (%q) holds no transformer layer: with the all-to-all overlap (--overlap-moe-expert-parallel-comm) such stages deadlock (Megatron-LM issue 1852)", e[0], l.Stages[e[0]])
+		return fmt.Errorf("stage %d (%q) holds no transformer layer: with the all-to-all overlap (--overlap-moe-expert-parallel-comm) such stages deadlock in Megatron-LM's pipeline", e[0], l.Stages[e[0]])
 	}
 	layer := 0
 	for i, st := range l.Stages {
@@ -201,7 +201,7 @@ func (l *Layout) checkOverlap(recomputed int, moe []bool) error {
 			layer++
 		}
 		if count%2 == 1 {
-			return fmt.Errorf("stage %d holds %d MoE layers, an odd number: the all-to-all overlap (--overlap-moe-expert-parallel-comm) deadlocks on those (Megatron-LM issue 1810)", i, count)
+			return fmt.Errorf("stage %d holds %d MoE layers, an odd number: the all-to-all overlap (--overlap-moe-expert-parallel-comm) deadlocks on those in Megatron-LM's pipeline", i, count)
 		}
 	}
 	return nil

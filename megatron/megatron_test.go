@@ -209,8 +209,8 @@ func TestArgumentsParseBack(t *testing.T) {
 }
 
 // The known hangs are refused before anything is written, naming the
-// stage: an empty stage with the all-to-all overlap (Megatron-LM 1852),
-// an odd number of MoE layers in a stage with it (Megatron-LM 1810), and
+// stage: an empty stage with the all-to-all overlap (a Megatron-LM deadlock),
+// an odd number of MoE layers in a stage with it (another), and
 // a split backward without it (Megatron-Core delays weight gradients only
 // with the overlap).
 func TestArgumentsRefuse(t *testing.T) {
@@ -245,7 +245,7 @@ func TestArgumentsRefuse(t *testing.T) {
 		moe    []bool
 		err    string
 	}{
-		{"Et*2|t*2||t*4L", 8, nil, `stage 2 ("") holds no transformer layer: with the all-to-all overlap (--overlap-moe-expert-parallel-comm) such stages deadlock (Megatron-LM issue 1852)`},
+		{"Et*2|t*2||t*4L", 8, nil, `stage 2 ("") holds no transformer layer: with the all-to-all overlap (--overlap-moe-expert-parallel-comm) such stages deadlock in Megatron-LM's pipeline`},
 		{"Et*2|t*3|t|t*2L", 8, nil, "stage 1 holds 3 MoE layers, an odd number"},
 		{"Et*2|t*2|t*2|t*2L", 8, []bool{true, true, true, false, true, true, true, true}, "stage 1 holds 1 MoE layers, an odd number"},
 	} {

@@ -113,6 +113,16 @@ func decodeProfile(raw json.RawMessage) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
+	if g.Profile != nil {
+		// A measured file's times are in the profile's unit (ms): the
+		// file states it there, and its reports print it.
+		switch {
+		case g.TimeUnit == "":
+			g.TimeUnit = g.Profile.TimeUnit
+		case g.TimeUnit != g.Profile.TimeUnit:
+			return nil, fmt.Errorf("field \"time_unit\": %q, but \"profile\" says its times are in %s", g.TimeUnit, g.Profile.TimeUnit)
+		}
+	}
 	if g.TimeUnit != "" {
 		if _, err := quantity.ParseTime(g.TimeUnit); err != nil {
 			return nil, fmt.Errorf("field \"time_unit\": %w", err)

@@ -316,6 +316,14 @@ func TestProfileAndCalibration(t *testing.T) {
 	if g.Profile == nil || g.Profile.Config == nil || g.Profile.Config.Layers != 8 || g.Profile.TimeUnit != "ms" || g.Calibration != nil {
 		t.Fatalf("profile %+v, calibration %+v", g.Profile, g.Calibration)
 	}
+	// Its times are in the profile's ms: the reports print the unit.
+	if g.TimeUnit != "ms" {
+		t.Errorf("time unit %q, want the profile's ms", g.TimeUnit)
+	}
+	if _, err := Parse(bytes.Replace(data, []byte(`"name": "decoder-8x128",`), []byte(`"name": "decoder-8x128", "time_unit": "s",`), 1)); err == nil ||
+		!strings.Contains(err.Error(), `"time_unit": "s", but "profile" says its times are in ms`) {
+		t.Errorf("a top-level unit other than the profile's: error %v", err)
+	}
 	if len(g.Spreads) != 10 || g.Spreads[1]["forward"][0] > g.Nodes[1].Acc || g.Spreads[1]["forward"][1] < g.Nodes[1].Acc {
 		t.Fatalf("spreads %v: want 10 layers, decoder.0's forward %v inside its spread", g.Spreads, g.Nodes[1].Acc)
 	}

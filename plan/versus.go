@@ -15,8 +15,11 @@ import (
 // baseline.All's order: 1F1B (interleaved 1F1B on chunks), ZB-H1 and
 // ZB-H2 (a split backward on one stage per device), ZB-V and DualPipeV (a
 // split backward on V chunks), 1F1B with full recompute and PipeOffload
-// (where the model declares checkpoints and a host link).
-var VersusBaselines = []string{"1f1b", "1f1b-interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe-v", "pipeoffload", "1f1b-recompute"}
+// (where the model declares checkpoints and a host link). A new slice each
+// call: no caller can change what Versus runs.
+func VersusBaselines() []string {
+	return []string{"1f1b", "1f1b-interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe-v", "pipeoffload", "1f1b-recompute"}
+}
 
 // Versus runs VersusBaselines on the placement res searched: the same
 // stages, devices, times and links, under each device's budget (what its
@@ -26,7 +29,7 @@ var VersusBaselines = []string{"1f1b", "1f1b-interleaved", "zb-h1", "zb-h2", "zb
 // needs; every schedule shown passed the verifier. Only a cancelled ctx
 // ends it.
 func Versus(ctx context.Context, res *Result) ([]compare.Row, error) {
-	all, err := compare.Baselines(ctx, res.Placement, compare.Options{MicroBatches: res.Search.Schedule.MicroBatches, Memory: res.Budget}, VersusBaselines)
+	all, err := compare.Baselines(ctx, res.Placement, compare.Options{MicroBatches: res.Search.Schedule.MicroBatches, Memory: res.Budget}, VersusBaselines())
 	if err != nil {
 		return nil, err
 	}

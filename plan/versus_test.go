@@ -34,7 +34,7 @@ func TestVersusAndLevers(t *testing.T) {
 			t.Fatalf("budget %d: no baseline", tc.budget)
 		}
 		for _, r := range rows {
-			if !slices.Contains(VersusBaselines, baselineName(r.Method)) || r.Placement != res.Placement.Name || r.Status == compare.StatusNotApplicable {
+			if !slices.Contains(VersusBaselines(), baselineName(r.Method)) || r.Placement != res.Placement.Name || r.Status == compare.StatusNotApplicable {
 				t.Errorf("budget %d: row %s on %s (%s)", tc.budget, r.Method, r.Placement, r.Status)
 			}
 			if r.Schedule != nil {
@@ -78,7 +78,7 @@ func TestVersusAndLevers(t *testing.T) {
 
 // baselineName is the baseline of a row's title.
 func baselineName(title string) string {
-	for _, n := range VersusBaselines {
+	for _, n := range VersusBaselines() {
 		if compare.MethodTitle(n) == title {
 			return n
 		}

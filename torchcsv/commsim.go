@@ -12,8 +12,8 @@ import (
 
 // Where a rank's sends and receives share one link that carries one
 // transfer at a time (one p2p stream per rank, as on platforms where a
-// pending receive blocks the fabric: PyTorch's pipelining issues 172668
-// and 188833), a receive posted early holds back the sends posted after
+// pending receive blocks the fabric, the head-of-line blocking PyTorch's
+// deferred receives remove), a receive posted early holds back the sends posted after
 // it until its data has arrived. SimulateComms times a compute_comms
 // table so, and CompareRecv says what that costs each rank with receives
 // posted early and with receives deferred.

@@ -72,7 +72,7 @@ func exportCommand() *cli.Command {
 			"recompute method and layers (a per-stage policy: the most layers of any stage, on every stage,\n" +
 			"a comment saying where that is more than planned). It refuses what Megatron-Core rejects or hangs on, naming the stage:\n" +
 			"a split backward without the overlap; with the overlap, a stage without transformer layers\n" +
-			"(Megatron-LM issue 1852) or with an odd number of MoE layers (issue 1810, --moe-layer-freq).",
+			"(Megatron-LM's pipeline deadlocks on those) or with an odd number of MoE layers (its all-to-all overlap deadlocks; --moe-layer-freq).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output format: " + joinNames(exportFormats), Value: "torch-csv"},
