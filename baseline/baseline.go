@@ -10,8 +10,8 @@
 // Each baseline works on the same placement model as the search: it
 // recognises the shape of a placement from its block structure (never from
 // block ids), writes a per-device order of block instances, lets
-// schedule.Compact give every instance its earliest start under those orders,
-// and checks the result with schedule.Verify before returning it. A baseline
+// compact.Compact give every instance its earliest start under those orders,
+// and checks the result with verify.Schedule before returning it. A baseline
 // that does not apply to a placement returns an error wrapping
 // ErrNotApplicable (the paper's ×); it never guesses.
 //
@@ -31,9 +31,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // ErrNotApplicable is wrapped by every error that says a baseline has no
@@ -136,12 +138,15 @@ func checkArgs(method string, p *placement.Placement, n, memory int) error {
 // finish compacts the per-device orders into a schedule, verifies it and
 // checks the budget.
 func finish(method string, p *placement.Placement, n, memory int, orders [][]schedule.Ref) (*schedule.Schedule, error) {
-	return finishPairs(method, p, n, memory, orders, nil)
+	return finishPairs(method, spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, compact.Keep{Orders: orders})
 }
 
-// finishPairs is finish with overlapped pairs (schedule.Compact).
-func finishPairs(method string, p *placement.Placement, n, memory int, orders [][]schedule.Ref, pairs []schedule.Pair) (*schedule.Schedule, error) {
-	cs, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: orders, Pairs: pairs})
+// finishPairs is finish with overlapped pairs (keep's Pairs): the
+// orders and pairs compacted (compact.Compact) without the budget, which
+// is checked on the orders' peak memory instead.
+func finishPairs(method string, sp spec.Spec, keep compact.Keep) (*schedule.Schedule, error) {
+	p, n, memory, orders, pairs := sp.Placement, sp.MicroBatches, sp.Memory, keep.Orders, keep.Pairs
+	cs, err := compact.Compact(spec.New(p, n), compact.Keep{Orders: orders, Pairs: pairs})
 	if err != nil {
 		return nil, fmt.Errorf("%s: placement %q: %w", method, p.Name, err)
 	}
@@ -161,7 +166,7 @@ func finishPairs(method string, p *placement.Placement, n, memory int, orders []
 			s.Placement.Capacities = nil
 		}
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("%s: placement %q: schedule fails verification: %w", method, p.Name, err)
 	}
 	if over {

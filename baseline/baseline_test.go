@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 func builtin(t *testing.T, name string, d int, infer bool) *placement.Placement {
@@ -121,7 +122,7 @@ func TestBuiltinsVerify(t *testing.T) {
 							if s.MicroBatches != n || len(s.Instances) != n*p.K() {
 								t.Fatalf("%d micro-batches, %d instances; want %d, %d", s.MicroBatches, len(s.Instances), n, n*p.K())
 							}
-							if err := schedule.Verify(s); err != nil {
+							if err := verify.Schedule(s); err != nil {
 								t.Fatal(err)
 							}
 						})
@@ -173,7 +174,7 @@ func TestInterleaved(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s N=%d: %v", p.Name, n, err)
 			}
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Fatalf("%s N=%d: %v", p.Name, n, err)
 			}
 		}
@@ -251,7 +252,7 @@ func TestOverBudget(t *testing.T) {
 		if s.Memory != c.wantMemory {
 			t.Errorf("%s memory %d: schedule budget %d, want %d", c.method.Name, c.memory, s.Memory, c.wantMemory)
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Errorf("%s memory %d: %v", c.method.Name, c.memory, err)
 		}
 	}

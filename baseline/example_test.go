@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // A baseline by name, on the placement it is written for and on one it
@@ -25,7 +26,7 @@ func ExampleLookup() {
 	if err != nil {
 		panic(err)
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		panic(err)
 	}
 	m := schedule.Measure(s)

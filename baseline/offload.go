@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // The baselines that trade time for memory — PipeOffload, AdaOffload and
@@ -238,46 +239,122 @@ type memSave struct {
 // simulateMemoryPolicy list-schedules the pipeline q under pol, time
 // step by time step; the schedule is not verified yet.
 func simulateMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memoryPolicy) (*schedule.Schedule, error) {
-	S := q.stages()
-	preds := p.PredDeps()
-	budget := p.Budgets(memory)
-	// stageOf maps a pipeline block to its stage and role.
-	type role struct{ stage, kind int } // kind 0 forward, 1 input/backward, 2 weight
-	roles := map[int]role{}
+	sim, err := newPolicySim(p, q, n, memory, pol)
+	if err != nil {
+		return nil, err
+	}
+	S := sim.S
 	for s := range S {
-		roles[q.fwd[s]] = role{s, 0}
-		roles[q.bwd[s]] = role{s, 1}
-		if q.split() {
-			roles[q.wgt[s]] = role{s, 2}
+		// A forward needs its whole activation while it runs.
+		if b := sim.budget[q.dev[s]]; b > 0 && sim.fmem(s) > b {
+			return nil, fmt.Errorf("%s: placement %q: forward %s takes %d, over the budget %d of device %d: %w",
+				pol.name, p.Name, p.Blocks[q.fwd[s]].ID, sim.fmem(s), b, q.dev[s], ErrNoSchedule)
 		}
 	}
-	if len(roles) != p.K() {
-		return nil, notApplicable(pol.name, p, "blocks outside the pipeline")
-	}
-	ins := make([][]memInst, p.K())
-	for i := range ins {
-		ins[i] = make([]memInst, n)
-	}
-	saves := make([][]memSave, S)
-	for s := range S {
-		saves[s] = make([]memSave, n)
-		for m := range n {
-			saves[s][m] = memSave{action: pol.action[s], offStart: -1, offEnd: -1, relStart: -1, relEnd: -1, rerun: -1, rerunEnd: -1}
+	for t := 0; sim.left > 0; t = sim.step(t) {
+		if t > sim.limit {
+			return nil, fmt.Errorf("%s: placement %q: stuck at time %d with %d instances left: the policy does not fit the budget %s: %w",
+				pol.name, p.Name, t, sim.left, BudgetText(p, memory), ErrNoSchedule)
 		}
+		// 1. Frees.
+		sim.frees(t)
+		// Devices with a reload that waits for memory start no forward.
+		reserve := make([]bool, p.Devices)
+		for s := range S {
+			m := sim.consumed[s]
+			sv := sim.saves[s]
+			if m < n && sv[m].action == placement.Offload && sv[m].offEnd >= 0 && sv[m].offEnd <= t && sv[m].relStart < 0 &&
+				sim.othersStarted(q.bwd[s], q.fwd[s], m, t) {
+				reserve[q.dev[s]] = true
+			}
+		}
+		// 2. Block starts.
+		for d := range p.Devices {
+			if sim.busy[d] <= t {
+				sim.startOn(d, t, reserve[d])
+			}
+		}
+		// 3. Host channels: reloads first, then offloads.
+		sim.reloads(t)
+		sim.offloads(t)
 	}
-	mem := make([]int, p.Devices)
-	busy := make([]int, p.Devices) // when each device is next free
-	chanFree := map[int]int{}
-	nextF := make([]int, S)    // next micro-batch each stage forwards
-	consumed := make([]int, S) // backwards started per stage
+	return sim.schedule(), nil
+}
+
+// policyRole is a pipeline block's stage and kind: 0 forward, 1 input or
+// whole backward, 2 weight.
+type policyRole struct{ stage, kind int }
+
+// policyCand is an instance a device may start: block of micro-batch
+// micro of stage, by priority (lowest first); rerun marks the second run
+// of a recomputed forward.
+type policyCand struct {
+	block, micro, stage, prio int
+	rerun                     bool
+}
+
+// policySim is the state of simulateMemoryPolicy's list scheduling.
+type policySim struct {
+	p            *placement.Placement
+	q            pipeline
+	n, memory    int
+	pol          memoryPolicy
+	S            int
+	preds, succs [][]placement.Dep
+	budget       []int
+	roles        map[int]policyRole
+	ins          [][]memInst
+	saves        [][]memSave
+	mem, busy    []int // each device's memory, and when it is next free
+	chanFree     map[int]int
+	nextF        []int // next micro-batch each stage forwards
+	consumed     []int // backwards started per stage
 	// Cursors keep each time step's scans to the micro-batches in flight
 	// (a whole-N scan per step made the policy quadratic in N): every
 	// micro-batch below a cursor can no longer match its scan.
-	offFree := make([]int, S) // offloads that ended before t
-	recFree := make([]int, S) // recomputed forwards that ended before t
-	offNext := make([]int, S) // offloads started
-	wgtNext := make([]int, S) // weight blocks started
-	left := n * p.K()
+	offFree []int // offloads that ended before t
+	recFree []int // recomputed forwards that ended before t
+	offNext []int // offloads started
+	wgtNext []int // weight blocks started
+	left    int   // instances not started
+	limit   int   // the time past which the policy is stuck
+	// A step that changes nothing is followed by the next time at which
+	// a condition below can change — a device or host channel gets free,
+	// an instance, move or rerun ends, a tensor arrives (every such time
+	// is queued as it is set) — rather than by t+1: the same schedule,
+	// without a pass per time unit (placements in real units have fine
+	// steps).
+	changed bool
+	events  intHeap
+}
+
+func newPolicySim(p *placement.Placement, q pipeline, n, memory int, pol memoryPolicy) (*policySim, error) {
+	S := q.stages()
+	sim := &policySim{p: p, q: q, n: n, memory: memory, pol: pol, S: S, preds: p.PredDeps(), succs: p.SuccDeps(), budget: p.Budgets(memory),
+		roles: map[int]policyRole{}, mem: make([]int, p.Devices), busy: make([]int, p.Devices), chanFree: map[int]int{},
+		nextF: make([]int, S), consumed: make([]int, S), offFree: make([]int, S), recFree: make([]int, S), offNext: make([]int, S), wgtNext: make([]int, S),
+		left: n * p.K()}
+	for s := range S {
+		sim.roles[q.fwd[s]] = policyRole{s, 0}
+		sim.roles[q.bwd[s]] = policyRole{s, 1}
+		if q.split() {
+			sim.roles[q.wgt[s]] = policyRole{s, 2}
+		}
+	}
+	if len(sim.roles) != p.K() {
+		return nil, notApplicable(pol.name, p, "blocks outside the pipeline")
+	}
+	sim.ins = make([][]memInst, p.K())
+	for i := range sim.ins {
+		sim.ins[i] = make([]memInst, n)
+	}
+	sim.saves = make([][]memSave, S)
+	for s := range S {
+		sim.saves[s] = make([]memSave, n)
+		for m := range n {
+			sim.saves[s][m] = memSave{action: pol.action[s], offStart: -1, offEnd: -1, relStart: -1, relEnd: -1, rerun: -1, rerunEnd: -1}
+		}
+	}
 	total := 0
 	for _, b := range p.Blocks {
 		total += b.Time
@@ -285,252 +362,268 @@ func simulateMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol
 	for s := range S {
 		total += 2 * p.OffloadTime(q.fwd[s])
 	}
-	limit := n*total + 1
-	ready := func(i, m, t int) bool {
-		for _, d := range preds[i] {
-			x := ins[d.From][m]
-			if !x.started || x.start+p.Delay(d) > t {
-				return false
-			}
-		}
-		return true
-	}
-	// othersStarted: every input of consumer c of micro-batch m other
-	// than its own forward has started (the trigger of a reload).
-	othersStarted := func(c, f, m, t int) bool {
-		for _, d := range preds[c] {
-			if d.From != f && (!ins[d.From][m].started || ins[d.From][m].start > t) {
-				return false
-			}
-		}
-		return true
-	}
-	fmem := func(s int) int { return p.Blocks[q.fwd[s]].Memory }
-	// A step that changes nothing is followed by the next time at which
-	// a condition below can change — a device or host channel gets free,
-	// an instance, move or rerun ends, a tensor arrives (every such time
-	// is queued as it is set) — rather than by t+1: the same schedule,
-	// without a pass per time unit (placements in real units have fine
-	// steps).
-	succs := p.SuccDeps()
-	changed := false
-	var events intHeap
-	at := func(x int) { heap.Push(&events, x) }
-	step := func(t int) int {
-		if changed {
-			changed = false
-			return t + 1
-		}
-		for events.Len() > 0 && events[0] <= t {
-			heap.Pop(&events)
-		}
-		if events.Len() == 0 {
-			return limit + 1
-		}
-		return events[0]
-	}
-	for s := range S {
-		// A forward needs its whole activation while it runs.
-		if b := budget[q.dev[s]]; b > 0 && fmem(s) > b {
-			return nil, fmt.Errorf("%s: placement %q: forward %s takes %d, over the budget %d of device %d: %w",
-				pol.name, p.Name, p.Blocks[q.fwd[s]].ID, fmem(s), b, q.dev[s], ErrNoSchedule)
+	sim.limit = n*total + 1
+	return sim, nil
+}
+
+// ready: every input of instance (i, m) has arrived by t.
+func (sim *policySim) ready(i, m, t int) bool {
+	for _, d := range sim.preds[i] {
+		x := sim.ins[d.From][m]
+		if !x.started || x.start+sim.p.Delay(d) > t {
+			return false
 		}
 	}
-	for t := 0; left > 0; t = step(t) {
-		if t > limit {
-			return nil, fmt.Errorf("%s: placement %q: stuck at time %d with %d instances left: the policy does not fit the budget %s: %w",
-				pol.name, p.Name, t, left, BudgetText(p, memory), ErrNoSchedule)
+	return true
+}
+
+// othersStarted: every input of consumer c of micro-batch m other than
+// its own forward f has started (the trigger of a reload).
+func (sim *policySim) othersStarted(c, f, m, t int) bool {
+	for _, d := range sim.preds[c] {
+		if d.From != f && (!sim.ins[d.From][m].started || sim.ins[d.From][m].start > t) {
+			return false
 		}
-		// 1. Frees.
-		for s := range S {
-			d := q.dev[s]
-			switch pol.action[s] {
-			case placement.Offload:
-				// Offloads start only on forwards that ran (m < nextF).
-				for offFree[s] < nextF[s] && saves[s][offFree[s]].offStart >= 0 && saves[s][offFree[s]].offEnd < t {
-					offFree[s]++
-				}
-				for m := offFree[s]; m < nextF[s]; m++ {
-					if saves[s][m].offEnd == t {
-						mem[d] -= fmem(s)
-						changed = true
-					}
-				}
-			case placement.Recompute:
-				f := ins[q.fwd[s]]
-				for recFree[s] < nextF[s] && f[recFree[s]].end < t {
-					recFree[s]++
-				}
-				for m := recFree[s]; m < nextF[s]; m++ {
-					if f[m].end == t {
-						mem[d] -= p.Freed(q.fwd[s], placement.Recompute)
-						changed = true
-					}
-				}
+	}
+	return true
+}
+
+// fmem is the activation of stage s's forward.
+func (sim *policySim) fmem(s int) int { return sim.p.Blocks[sim.q.fwd[s]].Memory }
+
+// at queues time x as one at which a condition may change.
+func (sim *policySim) at(x int) { heap.Push(&sim.events, x) }
+
+// step is the time after t to look at next.
+func (sim *policySim) step(t int) int {
+	if sim.changed {
+		sim.changed = false
+		return t + 1
+	}
+	for sim.events.Len() > 0 && sim.events[0] <= t {
+		heap.Pop(&sim.events)
+	}
+	if sim.events.Len() == 0 {
+		return sim.limit + 1
+	}
+	return sim.events[0]
+}
+
+// frees gives back the memory of the offloads and the recomputed
+// forwards that end at t.
+func (sim *policySim) frees(t int) {
+	p, q, nextF, saves, mem := sim.p, sim.q, sim.nextF, sim.saves, sim.mem
+	offFree, recFree := sim.offFree, sim.recFree
+	for s := range sim.S {
+		d := q.dev[s]
+		switch sim.pol.action[s] {
+		case placement.Offload:
+			// Offloads start only on forwards that ran (m < nextF).
+			for offFree[s] < nextF[s] && saves[s][offFree[s]].offStart >= 0 && saves[s][offFree[s]].offEnd < t {
+				offFree[s]++
 			}
-		}
-		// Devices with a reload that waits for memory start no forward.
-		reserve := make([]bool, p.Devices)
-		for s := range S {
-			m := consumed[s]
-			if m < n && saves[s][m].action == placement.Offload && saves[s][m].offEnd >= 0 && saves[s][m].offEnd <= t && saves[s][m].relStart < 0 &&
-				othersStarted(q.bwd[s], q.fwd[s], m, t) {
-				reserve[q.dev[s]] = true
-			}
-		}
-		// 2. Block starts.
-		for d := range p.Devices {
-			if busy[d] > t {
-				continue
-			}
-			type cand struct {
-				block, micro, stage, prio int
-				rerun                     bool
-			}
-			var best *cand
-			consider := func(c cand) {
-				if best == nil || c.prio < best.prio || c.prio == best.prio && (c.micro < best.micro || c.micro == best.micro && c.stage > best.stage) {
-					best = &c
+			for m := offFree[s]; m < nextF[s]; m++ {
+				if saves[s][m].offEnd == t {
+					mem[d] -= sim.fmem(s)
+					sim.changed = true
 				}
 			}
-			for s := range S {
-				if q.dev[s] != d {
-					continue
-				}
-				// Weight blocks right after their input blocks.
-				if q.split() {
-					w := q.wgt[s]
-					for wgtNext[s] < n && ins[w][wgtNext[s]].started {
-						wgtNext[s]++
-					}
-					// Backwards start in micro-batch order: m < consumed.
-					for m := wgtNext[s]; m < consumed[s]; m++ {
-						if !ins[w][m].started && ready(w, m, t) {
-							consider(cand{w, m, s, 0, false})
-							break
-						}
-					}
-				}
-				m := consumed[s]
-				if m < n && ins[q.fwd[s]][m].started && ins[q.fwd[s]][m].end <= t {
-					sv := &saves[s][m]
-					c := q.bwd[s]
-					others := true
-					for _, dep := range preds[c] {
-						if dep.From == q.fwd[s] {
-							continue
-						}
-						x := ins[dep.From][m]
-						if !x.started || x.start+p.Delay(dep) > t {
-							others = false
-						}
-					}
-					switch sv.action {
-					case placement.Recompute:
-						if sv.rerun < 0 && others && mem[d]+p.Freed(q.fwd[s], placement.Recompute) <= budgetOr(budget[d]) {
-							consider(cand{q.fwd[s], m, s, 1, true})
-						}
-						if sv.rerun >= 0 && sv.rerunEnd <= t && others {
-							consider(cand{c, m, s, 2, false})
-						}
-					case placement.Offload:
-						if sv.relEnd >= 0 && sv.relEnd <= t && others {
-							consider(cand{c, m, s, 2, false})
-						}
-					default:
-						if others {
-							consider(cand{c, m, s, 2, false})
-						}
-					}
-				}
-				if f := nextF[s]; f < n && f-consumed[s] < pol.fill[s] && !reserve[d] && ready(q.fwd[s], f, t) &&
-					mem[d]+fmem(s) <= budgetOr(budget[d]) {
-					consider(cand{q.fwd[s], f, s, 3, false})
-				}
+		case placement.Recompute:
+			f := sim.ins[q.fwd[s]]
+			for recFree[s] < nextF[s] && f[recFree[s]].end < t {
+				recFree[s]++
 			}
-			if best == nil {
-				continue
-			}
-			b := p.Blocks[best.block]
-			busy[d] = t + b.Time
-			changed = true
-			at(t + b.Time)
-			if best.rerun {
-				sv := &saves[best.stage][best.micro]
-				sv.rerun, sv.rerunEnd = t, t+b.Time
-				mem[d] += p.Freed(best.block, placement.Recompute)
-				continue
-			}
-			ins[best.block][best.micro] = memInst{true, t, t + b.Time}
-			for _, dep := range succs[best.block] {
-				at(t + p.Delay(dep)) // its tensor arrives
-			}
-			mem[d] += b.Memory
-			left--
-			switch roles[best.block].kind {
-			case 0:
-				nextF[best.stage]++
-			case 1:
-				consumed[best.stage]++
+			for m := recFree[s]; m < nextF[s]; m++ {
+				if f[m].end == t {
+					mem[d] -= p.Freed(q.fwd[s], placement.Recompute)
+					sim.changed = true
+				}
 			}
 		}
-		// 3. Host channels: reloads first, then offloads.
-		for s := range S {
-			d := q.dev[s]
-			c := p.HostChannel(d)
-			if chanFree[c] > t {
-				continue
-			}
-			m := consumed[s]
-			if m >= n {
-				continue
-			}
-			sv := &saves[s][m]
-			T := p.OffloadTime(q.fwd[s])
-			if sv.action == placement.Offload && sv.offEnd >= 0 && sv.offEnd <= t && sv.relStart < 0 &&
-				othersStarted(q.bwd[s], q.fwd[s], m, t) && mem[d]+fmem(s) <= budgetOr(budget[d]) {
-				sv.relStart, sv.relEnd = t, t+T
-				changed = true
-				at(t + T)
-				mem[d] += fmem(s)
-				chanFree[c] = t + T
-			}
+	}
+}
+
+// startOn starts on idle device d the first ready instance of its
+// stages in priority order (see the top of this file); reserve says a
+// reload waits for the device's memory, so no forward starts.
+func (sim *policySim) startOn(d, t int, reserve bool) {
+	q, n, ins := sim.q, sim.n, sim.ins
+	var best *policyCand
+	consider := func(c policyCand) {
+		if best == nil || c.prio < best.prio || c.prio == best.prio && (c.micro < best.micro || c.micro == best.micro && c.stage > best.stage) {
+			best = &c
 		}
-		for s := range S {
-			d := q.dev[s]
-			c := p.HostChannel(d)
-			if chanFree[c] > t {
-				continue
+	}
+	for s := range sim.S {
+		if q.dev[s] != d {
+			continue
+		}
+		// Weight blocks right after their input blocks.
+		if q.split() {
+			w := q.wgt[s]
+			for sim.wgtNext[s] < n && ins[w][sim.wgtNext[s]].started {
+				sim.wgtNext[s]++
 			}
-			if pol.action[s] != placement.Offload {
-				continue
-			}
-			for offNext[s] < n && saves[s][offNext[s]].offStart >= 0 {
-				offNext[s]++
-			}
-			for m := offNext[s]; m < nextF[s]; m++ {
-				sv := &saves[s][m]
-				f := ins[q.fwd[s]][m]
-				if sv.offStart < 0 && f.end <= t {
-					T := p.OffloadTime(q.fwd[s])
-					sv.offStart, sv.offEnd = t, t+T
-					changed = true
-					at(t + T)
-					chanFree[c] = t + T
+			// Backwards start in micro-batch order: m < consumed.
+			for m := sim.wgtNext[s]; m < sim.consumed[s]; m++ {
+				if !ins[w][m].started && sim.ready(w, m, t) {
+					consider(policyCand{w, m, s, 0, false})
 					break
 				}
 			}
 		}
+		if m := sim.consumed[s]; m < n && ins[q.fwd[s]][m].started && ins[q.fwd[s]][m].end <= t {
+			sim.considerBackward(s, m, t, consider)
+		}
+		if f := sim.nextF[s]; f < n && f-sim.consumed[s] < sim.pol.fill[s] && !reserve && sim.ready(q.fwd[s], f, t) &&
+			sim.mem[d]+sim.fmem(s) <= budgetOr(sim.budget[d]) {
+			consider(policyCand{q.fwd[s], f, s, 3, false})
+		}
 	}
+	if best != nil {
+		sim.start(d, t, *best)
+	}
+}
+
+// considerBackward offers stage s's next backward (of micro-batch m,
+// whose forward has ended) or, under recompute, the forward's second run.
+func (sim *policySim) considerBackward(s, m, t int, consider func(policyCand)) {
+	p, q := sim.p, sim.q
+	d := q.dev[s]
+	sv := &sim.saves[s][m]
+	c := q.bwd[s]
+	others := true
+	for _, dep := range sim.preds[c] {
+		if dep.From == q.fwd[s] {
+			continue
+		}
+		x := sim.ins[dep.From][m]
+		if !x.started || x.start+p.Delay(dep) > t {
+			others = false
+		}
+	}
+	switch sv.action {
+	case placement.Recompute:
+		if sv.rerun < 0 && others && sim.mem[d]+p.Freed(q.fwd[s], placement.Recompute) <= budgetOr(sim.budget[d]) {
+			consider(policyCand{q.fwd[s], m, s, 1, true})
+		}
+		if sv.rerun >= 0 && sv.rerunEnd <= t && others {
+			consider(policyCand{c, m, s, 2, false})
+		}
+	case placement.Offload:
+		if sv.relEnd >= 0 && sv.relEnd <= t && others {
+			consider(policyCand{c, m, s, 2, false})
+		}
+	default:
+		if others {
+			consider(policyCand{c, m, s, 2, false})
+		}
+	}
+}
+
+// start runs best on device d from t.
+func (sim *policySim) start(d, t int, best policyCand) {
+	p := sim.p
+	b := p.Blocks[best.block]
+	sim.busy[d] = t + b.Time
+	sim.changed = true
+	sim.at(t + b.Time)
+	if best.rerun {
+		sv := &sim.saves[best.stage][best.micro]
+		sv.rerun, sv.rerunEnd = t, t+b.Time
+		sim.mem[d] += p.Freed(best.block, placement.Recompute)
+		return
+	}
+	sim.ins[best.block][best.micro] = memInst{true, t, t + b.Time}
+	for _, dep := range sim.succs[best.block] {
+		sim.at(t + p.Delay(dep)) // its tensor arrives
+	}
+	sim.mem[d] += b.Memory
+	sim.left--
+	switch sim.roles[best.block].kind {
+	case 0:
+		sim.nextF[best.stage]++
+	case 1:
+		sim.consumed[best.stage]++
+	}
+}
+
+// channel is stage s's device, its host channel and whether the channel
+// is free at t.
+func (sim *policySim) channel(s, t int) (d, c int, free bool) {
+	d = sim.q.dev[s]
+	c = sim.p.HostChannel(d)
+	return d, c, sim.chanFree[c] <= t
+}
+
+// reloads starts, on every free host channel, the reload of the next
+// backward's offloaded activation once its other inputs have started.
+func (sim *policySim) reloads(t int) {
+	p, q := sim.p, sim.q
+	for s := range sim.S {
+		d, c, free := sim.channel(s, t)
+		if !free {
+			continue
+		}
+		m := sim.consumed[s]
+		if m >= sim.n {
+			continue
+		}
+		sv := &sim.saves[s][m]
+		T := p.OffloadTime(q.fwd[s])
+		if sv.action == placement.Offload && sv.offEnd >= 0 && sv.offEnd <= t && sv.relStart < 0 &&
+			sim.othersStarted(q.bwd[s], q.fwd[s], m, t) && sim.mem[d]+sim.fmem(s) <= budgetOr(sim.budget[d]) {
+			sv.relStart, sv.relEnd = t, t+T
+			sim.changed = true
+			sim.at(t + T)
+			sim.mem[d] += sim.fmem(s)
+			sim.chanFree[c] = t + T
+		}
+	}
+}
+
+// offloads starts, on every free host channel, the offload of the oldest
+// ended forward not offloaded yet.
+func (sim *policySim) offloads(t int) {
+	p, q := sim.p, sim.q
+	for s := range sim.S {
+		_, c, free := sim.channel(s, t)
+		if !free {
+			continue
+		}
+		if sim.pol.action[s] != placement.Offload {
+			continue
+		}
+		for sim.offNext[s] < sim.n && sim.saves[s][sim.offNext[s]].offStart >= 0 {
+			sim.offNext[s]++
+		}
+		for m := sim.offNext[s]; m < sim.nextF[s]; m++ {
+			sv := &sim.saves[s][m]
+			f := sim.ins[q.fwd[s]][m]
+			if sv.offStart < 0 && f.end <= t {
+				T := p.OffloadTime(q.fwd[s])
+				sv.offStart, sv.offEnd = t, t+T
+				sim.changed = true
+				sim.at(t + T)
+				sim.chanFree[c] = t + T
+				break
+			}
+		}
+	}
+}
+
+// schedule is the simulation's schedule: every instance and decision.
+func (sim *policySim) schedule() *schedule.Schedule {
+	q := sim.q
 	var out []schedule.Instance
-	for i := range ins {
-		for m, x := range ins[i] {
+	for i := range sim.ins {
+		for m, x := range sim.ins[i] {
 			out = append(out, schedule.Instance{Block: i, Micro: m, Start: x.start})
 		}
 	}
 	var dec []schedule.Decision
-	for s := range S {
-		for m, sv := range saves[s] {
+	for s := range sim.S {
+		for m, sv := range sim.saves[s] {
 			switch sv.action {
 			case placement.Offload:
 				dec = append(dec, schedule.Decision{Block: q.fwd[s], Micro: m, Action: placement.Offload, Start: sv.offStart, Reload: sv.relStart})
@@ -545,7 +638,7 @@ func simulateMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol
 		}
 		return a.Micro - b.Micro
 	})
-	return &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: out, Decisions: dec}, nil
+	return &schedule.Schedule{Spec: spec.Spec{Placement: sim.p, MicroBatches: sim.n, Memory: sim.memory}, Instances: out, Decisions: dec}
 }
 
 // runMemoryPolicy is simulateMemoryPolicy's schedule, verified.
@@ -559,7 +652,7 @@ func runMemoryPolicy(p *placement.Placement, q pipeline, n, memory int, pol memo
 
 // verifiedPolicy is s, the schedule of pol, once it passes the verifier.
 func verifiedPolicy(s *schedule.Schedule, pol memoryPolicy) (*schedule.Schedule, error) {
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("%s: placement %q: schedule fails verification: %w", pol.name, s.Placement.Name, err)
 	}
 	return s, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // vPlacement is the V placement of the zero-bubble papers (2 stages per
@@ -65,7 +66,7 @@ func TestMemoryBaselinesFitTheLeastBudget(t *testing.T) {
 		if s.Memory != 1 {
 			t.Errorf("budget %d, want 1", s.Memory)
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Error(err)
 		}
 	}

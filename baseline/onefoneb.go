@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -277,7 +278,7 @@ func timed1F1B(p *placement.Placement, q pipeline, n, base int) ([]schedule.Ref,
 	for s := range q.bwd {
 		subQ.bwd = append(subQ.bwd, len(blocks)-1-s)
 	}
-	cs, err := schedule.Compact(spec.New(sub, n), schedule.Keep{Orders: oneFOneBOrders(p.Devices, subQ, n)})
+	cs, err := compact.Compact(spec.New(sub, n), compact.Keep{Orders: oneFOneBOrders(p.Devices, subQ, n)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("timing the 1F1B pipeline: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // TestTableII pins the steady-state bubble rates of the baselines on the
@@ -264,7 +265,7 @@ func TestPaperDualPipeBubble(t *testing.T) {
 			t.Fatal(err)
 		}
 		ds := timeSendAfter(t, p, c.pairs, orders, after)
-		if err := schedule.Verify(ds); err != nil {
+		if err := verify.Schedule(ds); err != nil {
 			t.Fatalf("PP=%d: DeepSeek timing: %v", c.pp, err)
 		}
 		if got, want := bubblePerDevice(t, p, ds), 2*(c.pp/2-1); got != want {
@@ -274,7 +275,7 @@ func TestPaperDualPipeBubble(t *testing.T) {
 }
 
 // timeSendAfter gives every instance its earliest start under the device
-// orders and the dependencies, as schedule.Compact does, except that the
+// orders and the dependencies, as compact.Compact does, except that the
 // output of x in a pair (x, y) of sendAfter leaves only when y ends: a
 // test-only model of DeepSeek's runtime (see actions.sendAfter).
 func timeSendAfter(t *testing.T, p *placement.Placement, n int, orders [][]schedule.Ref, sendAfter [][2]schedule.Ref) *schedule.Schedule {

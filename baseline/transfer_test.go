@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Every applicable baseline stays valid when dependencies between devices
@@ -27,7 +28,7 @@ func TestBaselinesWithTransfers(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if err := schedule.Verify(s); err != nil {
+					if err := verify.Schedule(s); err != nil {
 						t.Fatal(err)
 					}
 					if mk, lb := schedule.Makespan(s), bound.LowerBounds(spec.New(p, n)).Makespan; mk < lb {

@@ -170,6 +170,89 @@ func (g *zbGraph) ordersOf(best [3][][]int) [][]schedule.Ref {
 	return orders
 }
 
+// zbLoad is order's running state per stage: the passes put (f, b, w),
+// when each stage is free (e), its memory (m) and its idle time after its
+// first forward (bubble).
+type zbLoad struct{ f, b, w, e, m, bubble []int }
+
+// warmupForwards is how many more forwards each stage runs after the
+// first micro-batch's forwards, before the first backward reaches it:
+// as many as fit its memory and, unless allowBubble, the time until that
+// backward; then fewer where a stage would run as many as the one before.
+// end0 is the forwards' end times.
+func (g *zbGraph) warmupForwards(end0 [][]int, ld zbLoad, allowBubble bool) []int {
+	S, n := g.S, g.n
+	f, e, m := ld.f, ld.e, ld.m
+	required := make([]int, S)
+	last := 0
+	for j := S - 1; j >= 0; j-- {
+		if j == S-1 {
+			last = end0[j][0] + g.cost[1][j]
+			continue
+		}
+		mem, at := m[j], e[j]
+		for f[j]+required[j] < n && mem+g.mem[0][j] <= g.budget[j] {
+			if allowBubble {
+				if at+g.cost[0][j] > last+g.commB[j] {
+					break
+				}
+			} else if at >= last+g.commB[j] {
+				break
+			}
+			mem += g.mem[0][j]
+			at += g.cost[0][j]
+			required[j]++
+		}
+		last = max(at, last+g.commB[j]) + g.cost[1][j]
+	}
+	for j := 1; j < S; j++ {
+		for required[j] > 0 && required[j] >= required[j-1] && f[j]+required[j] < n {
+			required[j]--
+		}
+	}
+	return required
+}
+
+// steadyForwards is which stages run a forward in a steady round (1) and
+// which wait (0): with prioritiseB, a stage two forwards ahead of the
+// next waits where its forward (and the weights memory demands before
+// it) would delay the next stage's backward more than the bubble allows.
+func (g *zbGraph) steadyForwards(ld zbLoad, prioritiseB bool) []int {
+	S, n := g.S, g.n
+	f, b, w, e, m, bubble := ld.f, ld.b, ld.w, ld.e, ld.m, ld.bubble
+	required := make([]int, S)
+	for j := range S {
+		if f[j] >= n {
+			continue
+		}
+		if j+1 < S && f[j] >= f[j+1]+2 && prioritiseB {
+			nextPlus := e[j+1] + g.cost[0][j+1] + g.cost[1][j+1] + g.commB[j]
+			if e[j] >= nextPlus {
+				continue
+			}
+			wCost, wCount := 0, 0
+			memWithW := m[j] + g.mem[0][j]
+			for memWithW > g.budget[j] && w[j]+wCount < b[j] {
+				wCost += g.cost[2][j]
+				memWithW += g.mem[2][j]
+				wCount++
+			}
+			if e[j]+g.cost[0][j]+wCost <= nextPlus {
+				required[j] = 1
+				continue
+			}
+			if nextPlus-e[j] <= slices.Max(bubble)-bubble[j] {
+				continue
+			}
+		}
+		required[j] = 1
+	}
+	for j := S - 2; j >= 0; j-- {
+		required[j] = min(required[j], required[j+1])
+	}
+	return required
+}
+
 // order is one run of the greedy: the end time of every pass of every
 // stage and micro-batch, and the longest stage's span.
 func (g *zbGraph) order(allowBubbleBeforeFirstB, prioritiseB, fillGreedily bool) (end [3][][]int, span int, err error) {
@@ -189,6 +272,7 @@ func (g *zbGraph) order(allowBubbleBeforeFirstB, prioritiseB, fillGreedily bool)
 	m := make([]int, S)      // each stage's memory
 	bubble := make([]int, S) // each stage's idle time after its first forward
 	maxBubble := func() int { return slices.Max(bubble) }
+	ld := zbLoad{f: f, b: b, w: w, e: e, m: m, bubble: bubble}
 	broken := false
 	put := func(j, k int) {
 		x := count[k][j]
@@ -240,33 +324,7 @@ func (g *zbGraph) order(allowBubbleBeforeFirstB, prioritiseB, fillGreedily bool)
 			for j := range S {
 				put(j, 0)
 			}
-			required := make([]int, S)
-			last := 0
-			for j := S - 1; j >= 0; j-- {
-				if j == S-1 {
-					last = end[0][j][i] + g.cost[1][j]
-					continue
-				}
-				mem, at := m[j], e[j]
-				for f[j]+required[j] < n && mem+g.mem[0][j] <= g.budget[j] {
-					if allowBubbleBeforeFirstB {
-						if at+g.cost[0][j] > last+g.commB[j] {
-							break
-						}
-					} else if at >= last+g.commB[j] {
-						break
-					}
-					mem += g.mem[0][j]
-					at += g.cost[0][j]
-					required[j]++
-				}
-				last = max(at, last+g.commB[j]) + g.cost[1][j]
-			}
-			for j := 1; j < S; j++ {
-				for required[j] > 0 && required[j] >= required[j-1] && f[j]+required[j] < n {
-					required[j]--
-				}
-			}
+			required := g.warmupForwards(end[0], ld, allowBubbleBeforeFirstB)
 			for j := range S {
 				for range required[j] {
 					put(j, 0)
@@ -277,36 +335,7 @@ func (g *zbGraph) order(allowBubbleBeforeFirstB, prioritiseB, fillGreedily bool)
 			}
 			continue
 		}
-		required := make([]int, S)
-		for j := range S {
-			if f[j] >= n {
-				continue
-			}
-			if j+1 < S && f[j] >= f[j+1]+2 && prioritiseB {
-				nextPlus := e[j+1] + g.cost[0][j+1] + g.cost[1][j+1] + g.commB[j]
-				if e[j] >= nextPlus {
-					continue
-				}
-				wCost, wCount := 0, 0
-				memWithW := m[j] + g.mem[0][j]
-				for memWithW > g.budget[j] && w[j]+wCount < b[j] {
-					wCost += g.cost[2][j]
-					memWithW += g.mem[2][j]
-					wCount++
-				}
-				if e[j]+g.cost[0][j]+wCost <= nextPlus {
-					required[j] = 1
-					continue
-				}
-				if nextPlus-e[j] <= maxBubble()-bubble[j] {
-					continue
-				}
-			}
-			required[j] = 1
-		}
-		for j := S - 2; j >= 0; j-- {
-			required[j] = min(required[j], required[j+1])
-		}
+		required := g.steadyForwards(ld, prioritiseB)
 		for j := range S {
 			if required[j] == 0 {
 				continue

@@ -3,6 +3,7 @@ package baseline
 import (
 	"fmt"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -332,8 +333,10 @@ func ZBV(sp spec.Spec) (*schedule.Schedule, error) {
 // backward of c1 and a forward of c1 with a whole backward of c0; r+1
 // pairs of backwards of c1 and c0, whose weights are queued from the
 // middle pair on; L−r−1 rounds of the oldest queued weight and an input
-// block of c0; and the r+1 weights left.
-func dualPipeOrder(a *actions, L, r, n int, c0, c1 stage) {
+// block of c0; and the r+1 weights left. The device's two stages travel
+// as one pair, c[0] = c0 and c[1] = c1.
+func dualPipeOrder(a *actions, L, r, n int, c [2]stage) {
+	c0, c1 := c[0], c[1]
 	for range 2 * (L - r - 1) {
 		a.forward(c0)
 	}
@@ -456,7 +459,7 @@ func dualPipeOrders(p *placement.Placement, n, memory int) ([][]schedule.Ref, []
 			r = D - 1 - s
 		}
 		a := newActions(n)
-		dualPipeOrder(a, D/2, r, n, c0, c1)
+		dualPipeOrder(a, D/2, r, n, [2]stage{c0, c1})
 		if err := a.done(c0, c1); err != nil {
 			return nil, nil, fmt.Errorf("%s: placement %q: device %d: %w (a bug)", name, p.Name, dev, err)
 		}
@@ -507,7 +510,7 @@ func DualPipeVOverlap(sp spec.Spec) (*schedule.Schedule, error) {
 			keep = append(keep, q)
 		}
 	}
-	return finishPairs(name, p, n, memory, orders, keep)
+	return finishPairs(name, spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, compact.Keep{Orders: orders, Pairs: keep})
 }
 
 // dualPipeVOrders are DualPipeV's per-device orders and its overlapped
@@ -525,7 +528,7 @@ func dualPipeVOrders(name string, p *placement.Placement, n, memory int) ([][]sc
 	for r := range v.L {
 		c0, c1 := v.stage(v.chunk0(r)), v.stage(v.chunk1(r))
 		a := newActions(n)
-		dualPipeOrder(a, v.L, r, n, c0, c1)
+		dualPipeOrder(a, v.L, r, n, [2]stage{c0, c1})
 		if err := a.done(c0, c1); err != nil {
 			return nil, nil, fmt.Errorf("%s: placement %q: position %d: %w (a bug)", name, p.Name, r, err)
 		}

@@ -208,10 +208,6 @@ func memoryPeriod(p *placement.Placement, memory, lower int) int {
 		slices.Reverse(lags)
 		return blocks, lags
 	}
-	type hold struct {
-		blocks, lags []int
-		c            int
-	}
 	var holds []hold
 	for _, h := range peakHolds(p, memory, 0, pos, dist) {
 		blocks, lags := path(h.From, h.To)
@@ -228,7 +224,7 @@ func memoryPeriod(p *placement.Placement, memory, lower int) int {
 		// one step at a time (a placement in real units has fine steps).
 		P := lower
 		for _, h := range holds {
-			P = max(P, (minHold(p, h.blocks, h.lags, barrier, lower, 0)+h.c-1)/h.c)
+			P = max(P, (minHold(p, h, barrier, lower, 0)+h.c-1)/h.c)
 		}
 		return P
 	}
@@ -241,7 +237,7 @@ func memoryPeriod(p *placement.Placement, memory, lower int) int {
 		}
 		ok := true
 		for _, h := range holds {
-			if minHold(p, h.blocks, h.lags, barrier, P, B) > h.c*P {
+			if minHold(p, h, barrier, P, B) > h.c*P {
 				ok = false
 				break
 			}
@@ -252,9 +248,18 @@ func memoryPeriod(p *placement.Placement, memory, lower int) int {
 	}
 }
 
-// minHold is the least start of the path's last block, the first
+// hold is a path of blocks (with the transfer lags before each) that a
+// micro-batch holds its peak memory along, on a device that holds it for
+// at most c micro-batches at a time (memoryPeriod).
+type hold struct {
+	blocks, lags []int
+	c            int
+}
+
+// minHold is the least start of the path h's last block, the first
 // starting at 0, over every choice of B blocked slots of P (memoryPeriod).
-func minHold(p *placement.Placement, blocks, lags []int, barrier []bool, P, B int) int {
+func minHold(p *placement.Placement, h hold, barrier []bool, P, B int) int {
+	blocks, lags := h.blocks, h.lags
 	best := math.MaxInt
 	blocked := make([]bool, P)
 	var try func(from, left int)

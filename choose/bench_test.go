@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // She et al. §V-B: the seeded 200-operator DAG on 2 chips, transfers as
@@ -42,7 +43,7 @@ func BenchmarkDAG200(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			if err := schedule.Verify(r.Schedule); err != nil {
+			if err := verify.Schedule(r.Schedule); err != nil {
 				b.Fatal(err)
 			}
 			ms := schedule.Makespan(r.Schedule)

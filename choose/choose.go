@@ -22,6 +22,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Options configure Run and Devices: the search's effort, and the choice
@@ -182,7 +183,7 @@ func Run(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	if rep == nil {
 		return &Result{Result: r, Schedule: s, Total: time.Since(t0)}, nil
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("coarsen: the expanded schedule: %w", err)
 	}
 	// HEFT's schedule of p itself is a start too: the answer is never

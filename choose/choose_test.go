@@ -9,9 +9,9 @@ import (
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // CheckedTarget: the automatic target for a graph of more than AutoBlocks
@@ -63,7 +63,7 @@ func TestFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(fresh.Schedule); err != nil || fresh.Schedule.MicroBatches != 8 || fresh.Schedule.Memory != 4 {
+	if err := verify.Schedule(fresh.Schedule); err != nil || fresh.Schedule.MicroBatches != 8 || fresh.Schedule.Memory != 4 {
 		t.Errorf("fresh search: %v, %d micro-batches, memory %d", err, fresh.Schedule.MicroBatches, fresh.Schedule.Memory)
 	}
 	open := placementtest.DAG(t, 8, 2)
@@ -75,7 +75,7 @@ func TestFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(fresh.Schedule); err != nil || !fresh.Assigned || fresh.Schedule.Placement.Open() {
+	if err := verify.Schedule(fresh.Schedule); err != nil || !fresh.Assigned || fresh.Schedule.Placement.Open() {
 		t.Errorf("fresh search of a placement with candidates: %v, devices chosen %v", err, fresh.Assigned)
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // With time to use (tessel search --time-limit T) on a placement whose
@@ -34,7 +34,7 @@ func TestUseTimeChoosingDevices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(res.Schedule); err != nil {
+	if err := verify.Schedule(res.Schedule); err != nil {
 		t.Fatal(err)
 	}
 	open := res.Gap()*100 > res.Makespan() && !(res.Proven() && (res.Gap() <= 0 || res.TO != nil))

@@ -20,6 +20,7 @@ import (
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // # Where, not only when
@@ -501,7 +502,7 @@ func (c *chooser) assignedSolver(ctx context.Context) (solved bool, err error) {
 			return false, err
 		}
 		s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, Instances: sol.Instances}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			return false, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
 		}
 		solverOpt := c.inner
@@ -674,7 +675,7 @@ func optimalDevices(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*sea
 				return nil, err
 			}
 			s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, Instances: sol.Instances}
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
 			}
 			b := bound.LowerBounds(onPlacement(sp, q))

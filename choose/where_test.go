@@ -16,6 +16,7 @@ import (
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // randomOpen is a random layered DAG of k forward blocks on d devices,
@@ -130,7 +131,7 @@ func TestWhereOptimal(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := got.Schedule
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Fatal(err)
 			}
 			if s.Placement.Open() || !s.Placement.HasCandidates() {
@@ -144,7 +145,7 @@ func TestWhereOptimal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := schedule.Verify(res.Schedule); err != nil {
+			if err := verify.Schedule(res.Schedule); err != nil {
 				t.Fatal(err)
 			}
 			if res.Makespan() < brute {
@@ -206,7 +207,7 @@ func TestWherePeriod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(res.Schedule); err != nil {
+	if err := verify.Schedule(res.Schedule); err != nil {
 		t.Fatal(err)
 	}
 	got := periodOf(res)
@@ -252,7 +253,7 @@ func TestWherePeriodSolver(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := schedule.Verify(res.Schedule); err != nil {
+		if err := verify.Schedule(res.Schedule); err != nil {
 			t.Fatal(err)
 		}
 		best := tc.want

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // A placement file on a cluster file — one device at half speed — and
@@ -35,7 +36,7 @@ func ExampleCluster_Apply() {
 	if err := s.SetCluster(c, given); err != nil {
 		panic(err)
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		panic(err)
 	}
 	m := schedule.Measure(s)

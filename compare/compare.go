@@ -14,20 +14,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tessel-pp/tessel/choose"
-	"github.com/tessel-pp/tessel/limits"
-	"github.com/tessel-pp/tessel/spec"
-
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/inference"
 	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/quantity"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Options configure Run.
@@ -349,7 +349,7 @@ func baselineRow(m baseline.Baseline, p *placement.Placement, opt Options, short
 		row.Status, row.Note = StatusFailed, "could not be built: "+err.Error()
 		return row
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		row.Status, row.Note = StatusFailed, "fails verification (a bug): "+err.Error()
 		return row
 	}
@@ -414,7 +414,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 	if u.HasTime() {
 		span = func(steps int) string { return u.Duration(float64(steps)) }
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return row, fmt.Errorf("compare: the Tessel schedule fails verification (a bug): %w", err)
 	}
 	row.fill(s, p, opt.Memory)
@@ -483,7 +483,7 @@ func optimalRow(ctx context.Context, p *placement.Placement, opt Options, progre
 		return row, fmt.Errorf("compare: time-optimal search: %w", err)
 	}
 	s, sol := res.Schedule, res.Solution
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return row, fmt.Errorf("compare: the time-optimal schedule fails verification (a bug): %w", err)
 	}
 	row.fill(s, p, opt.Memory)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/inference"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // flavaNs are the N of docs/inference.md's Fig. 15 table.
@@ -34,7 +34,7 @@ func TestFlavaFig15(t *testing.T) {
 			by[pt.Method] = map[int]LatencyPoint{}
 		}
 		by[pt.Method][pt.MicroBatches] = pt
-		if err := schedule.Verify(pt.Schedule); err != nil {
+		if err := verify.Schedule(pt.Schedule); err != nil {
 			t.Errorf("%s, N %d: %v", pt.Method, pt.MicroBatches, err)
 		}
 	}

@@ -115,7 +115,7 @@ func Sweep(ctx context.Context, ps []*placement.Placement, opt SweepOptions) (*S
 	var mu sync.Mutex
 	done := 0
 	point := func(ctx context.Context, p *placement.Placement, memory, nr int) (Point, error) {
-		pt, err := steadyPoint(ctx, p, memory, nr, opt.Seed, opt.Latency, opt.TimeLimit)
+		pt, err := steadyPoint(ctx, p, search.SteadyOptions{Memory: memory, MaxNR: nr, Seed: opt.Seed, Jobs: 1, Latency: opt.Latency}, opt.TimeLimit)
 		mu.Lock()
 		done++
 		if opt.Progress != nil {
@@ -175,13 +175,14 @@ func withDecisions(ctx context.Context, pt Point, sp spec.Spec) (Point, error) {
 	return pt, nil
 }
 
-// steadyPoint is the repetend of least period with N_R ≤ nr under the
-// budget whose warmup and cooldown exist, on one worker; with a latency
-// budget (0: none), whose steady state meets it.
-func steadyPoint(ctx context.Context, p *placement.Placement, memory, nr, seed, latency int, limit time.Duration) (Point, error) {
+// steadyPoint is the repetend of least period with N_R ≤ so.MaxNR under
+// the budget so.Memory whose warmup and cooldown exist (so.Jobs: one
+// worker); with a latency budget (0: none), whose steady state meets it.
+func steadyPoint(ctx context.Context, p *placement.Placement, so search.SteadyOptions, limit time.Duration) (Point, error) {
+	memory, nr := so.Memory, so.MaxNR
 	ctx, cancel := withLimit(ctx, limit)
 	defer cancel()
-	res, err := search.SteadyRepetend(ctx, p, search.SteadyOptions{Memory: memory, MaxNR: nr, Seed: seed, Jobs: 1, Latency: latency})
+	res, err := search.SteadyRepetend(ctx, p, so)
 	pt := Point{Placement: p.Name}
 	if err != nil {
 		return pt, fmt.Errorf("sweep: %s, memory %s, N_R ≤ %d: %w", p.Name, textfmt.Budget(memory), nr, err)

@@ -8,10 +8,12 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // # Fixed orders timed by Belady's rule
@@ -215,17 +217,59 @@ func newBsim(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyO
 		return nil, fmt.Errorf("construct: Belady: %d orders for %d devices", len(orders), p.Devices)
 	}
 	nk := n * k
+	if err := b.readOrders(orders); err != nil {
+		return nil, err
+	}
+	b.chanOf = make([]int, p.Devices)
+	b.onChan = make([][]int, p.Devices)
+	for d := range p.Devices {
+		c := p.HostChannel(d)
+		if c < 0 || c >= p.Devices {
+			return nil, errBeladyShape
+		}
+		b.chanOf[d] = c
+		b.onChan[c] = append(b.onChan[c], d)
+	}
+	b.start = make([]int, nk)
+	for x := range b.start {
+		b.start[x] = -1
+	}
+	b.pos = make([]int, p.Devices)
+	b.busy = make([]int, p.Devices)
+	b.mem = make([]int, p.Devices)
+	b.state = make([]int8, nk)
+	b.dec = make([]schedule.Decision, nk)
+	b.tr = make([]transfer, p.Devices)
+	b.est = make([]int, nk)
+	b.rank = make([]int, nk)
+	b.winEnd = make([]int, p.Devices)
+	for r, x := range b.topo {
+		b.rank[x] = r
+		b.est[x] = farAway
+	}
+	b.live = make([][]int, p.Devices)
+	b.away = make([][]int, p.Devices)
+	return b, nil
+}
+
+// readOrders checks the devices' orders (every instance once, on its
+// device) and sets each instance's position (at), the orders (ord) and
+// an order of all instances that respects the dependencies and the
+// device orders (topo).
+func (b *bsim) readOrders(orders [][]schedule.Ref) error {
+	p, n, k := b.p, b.n, b.k
+	nk := n * k
 	b.at = make([]int, nk)
 	seen := make([]bool, nk)
 	b.ord = make([][]int, p.Devices)
 	for d, o := range orders {
 		for j, r := range o {
 			if r.Block < 0 || r.Block >= k || r.Micro < 0 || r.Micro >= n || b.dev[r.Block] != d {
-				return nil, fmt.Errorf("construct: Belady: order of device %d names an instance not on it", d)
+				return fmt.Errorf("construct: Belady: order of device %d names an instance not on it", d)
 			}
 			x := r.Micro*k + r.Block
 			if seen[x] {
-				return nil, fmt.Errorf("construct: Belady: order of device %d repeats an instance", d)
+				return fmt.Errorf("construct: Belady: order of device %d repeats an instance", d)
 			}
 			seen[x] = true
 			b.at[x] = j
@@ -234,7 +278,7 @@ func newBsim(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyO
 	}
 	for x := range seen {
 		if !seen[x] {
-			return nil, fmt.Errorf("construct: Belady: the orders miss an instance")
+			return fmt.Errorf("construct: Belady: the orders miss an instance")
 		}
 	}
 	// Instances in an order that respects the dependencies and the
@@ -272,38 +316,9 @@ func newBsim(p *placement.Placement, n int, orders [][]schedule.Ref, opt BeladyO
 		}
 	}
 	if len(b.topo) != nk {
-		return nil, fmt.Errorf("construct: Belady: the orders contradict the dependencies")
+		return fmt.Errorf("construct: Belady: the orders contradict the dependencies")
 	}
-	b.chanOf = make([]int, p.Devices)
-	b.onChan = make([][]int, p.Devices)
-	for d := range p.Devices {
-		c := p.HostChannel(d)
-		if c < 0 || c >= p.Devices {
-			return nil, errBeladyShape
-		}
-		b.chanOf[d] = c
-		b.onChan[c] = append(b.onChan[c], d)
-	}
-	b.start = make([]int, nk)
-	for x := range b.start {
-		b.start[x] = -1
-	}
-	b.pos = make([]int, p.Devices)
-	b.busy = make([]int, p.Devices)
-	b.mem = make([]int, p.Devices)
-	b.state = make([]int8, nk)
-	b.dec = make([]schedule.Decision, nk)
-	b.tr = make([]transfer, p.Devices)
-	b.est = make([]int, nk)
-	b.rank = make([]int, nk)
-	b.winEnd = make([]int, p.Devices)
-	for r, x := range b.topo {
-		b.rank[x] = r
-		b.est[x] = farAway
-	}
-	b.live = make([][]int, p.Devices)
-	b.away = make([][]int, p.Devices)
-	return b, nil
+	return nil
 }
 
 func (b *bsim) time(x int) int { return b.p.Blocks[x%b.k].Time }
@@ -686,10 +701,10 @@ func (b *bsim) raw() *schedule.Schedule {
 
 // finishBelady verifies a simulated schedule and compacts it.
 func finishBelady(s *schedule.Schedule) (*schedule.Schedule, error) {
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("construct: placement %q: Belady schedule fails verification: %w", s.Placement.Name, err)
 	}
-	if c, err := schedule.Compact(s.Spec, schedule.Keep{From: s}); err == nil {
+	if c, err := compact.Compact(s.Spec, compact.Keep{From: s}); err == nil {
 		return c, nil
 	}
 	return s, nil

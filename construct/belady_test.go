@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // vBelady is the V placement (Qi et al., "Pipeline Parallelism with
@@ -57,7 +58,7 @@ func TestBelady(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Fatal(err)
 			}
 			if off, _ := s.Count(); off == 0 {
@@ -154,7 +155,7 @@ func TestBeladyCandidates(t *testing.T) {
 		t.Fatalf("%d candidates", len(cs))
 	}
 	for k, c := range cs {
-		if err := schedule.Verify(c.Schedule); err != nil || c.Schedule.Memory != 2 {
+		if err := verify.Schedule(c.Schedule); err != nil || c.Schedule.Memory != 2 {
 			t.Errorf("%s: %v", c.Name, err)
 		}
 		if k > 0 && c.Makespan < cs[k-1].Makespan {
@@ -187,7 +188,7 @@ func TestPortfolioBelady(t *testing.T) {
 	if !strings.HasPrefix(best.Name, "order/drawn ") || best.Makespan > 132 {
 		t.Errorf("best %s ends at %d, want a drawn order ending by 132", best.Name, best.Makespan)
 	}
-	if err := schedule.Verify(best.Schedule); err != nil {
+	if err := verify.Schedule(best.Schedule); err != nil {
 		t.Error(err)
 	}
 	if ms := schedule.Makespan(pipe); 1000*best.Makespan > 805*ms {

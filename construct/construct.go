@@ -3,7 +3,7 @@
 // schedules under a memory budget (List), modulo schedules that repeat one
 // micro-batch every period as compilers pipeline loops (Modulo), and a
 // portfolio of both (Portfolio). Every schedule it returns has passed
-// schedule.Verify.
+// verify.Schedule.
 //
 // The search (package search) starts from the best of them and the
 // baselines, and lets the solver improve from there: a search never
@@ -17,10 +17,12 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // checkArgs rejects inputs no construction can schedule.
@@ -66,7 +68,7 @@ func finish(ctx context.Context, p *placement.Placement, n, memory int, starts [
 		return nil, err // each step below takes time in n·K
 	}
 	given := s.Instances
-	cs, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: schedule.Orders(s)})
+	cs, err := compact.Compact(spec.New(p, n), compact.Keep{Orders: schedule.Orders(s)})
 	if err != nil {
 		return nil, fmt.Errorf("construct: placement %q: %w", p.Name, err)
 	}
@@ -78,7 +80,7 @@ func finish(ctx context.Context, p *placement.Placement, n, memory int, starts [
 			// The unrolled starts repeat by construction; they are kept
 			// when compaction gained nothing and they are valid.
 			s.Instances = given
-			if !Repeats(s) || schedule.Makespan(s) > makespanOf(p, ins) || schedule.Verify(s) != nil {
+			if !Repeats(s) || schedule.Makespan(s) > makespanOf(p, ins) || verify.Schedule(s) != nil {
 				s.Instances, s.Repetend = ins, nil
 			}
 		}
@@ -86,7 +88,7 @@ func finish(ctx context.Context, p *placement.Placement, n, memory int, starts [
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("construct: placement %q: schedule fails verification: %w", p.Name, err)
 	}
 	return s, nil

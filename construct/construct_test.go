@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Every rule, with and without a window and a budget, gives a valid
@@ -214,7 +215,7 @@ func TestFindRepetend(t *testing.T) {
 			}
 			found++
 			s.Repetend = rp
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Errorf("%s %s: found %+v: %v", name, rule, rp, err)
 			}
 		}
@@ -255,7 +256,7 @@ func TestRestartDeterministic(t *testing.T) {
 		if err != nil || a == nil {
 			t.Fatalf("restart %d: %v %v", r, a, err)
 		}
-		if err := schedule.Verify(a.Schedule); err != nil {
+		if err := verify.Schedule(a.Schedule); err != nil {
 			t.Fatalf("restart %d: %v", r, err)
 		}
 		b, _ := Restart(context.Background(), spec.Spec{Placement: p, MicroBatches: 16, Memory: 8}, r)

@@ -3,12 +3,12 @@ package construct_test
 import (
 	"context"
 	"fmt"
-	"github.com/tessel-pp/tessel/bound"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // The solver-free constructions on GPT's M-shape under a budget of 6 per
@@ -24,7 +24,7 @@ func ExamplePortfolio() {
 		panic(err)
 	}
 	for _, e := range entries[:min(3, len(entries))] {
-		if err := schedule.Verify(e.Schedule); err != nil {
+		if err := verify.Schedule(e.Schedule); err != nil {
 			panic(err)
 		}
 		fmt.Printf("%-28s makespan %d, repeats a period: %v\n", e.Name, e.Makespan, e.Periodic != nil)

@@ -6,9 +6,11 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // LatencyList is a list schedule of n micro-batches of p under a latency
@@ -84,15 +86,15 @@ func LatencyList(sp spec.Spec) (*schedule.Schedule, error) {
 // under the budget where that ends no later, and verified.
 func latencyListed(p *placement.Placement, n, memory, budget int, ins []schedule.Instance) (*schedule.Schedule, error) {
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory, Latency: budget}, Instances: ins}
-	cs, err := schedule.Compact(s.Spec, schedule.Keep{Orders: schedule.Orders(s)})
+	cs, err := compact.Compact(s.Spec, compact.Keep{Orders: schedule.Orders(s)})
 	if err == nil {
 		c := *s
 		c.Instances = cs.Instances
-		if schedule.Verify(&c) == nil && schedule.Makespan(&c) <= schedule.Makespan(s) {
+		if verify.Schedule(&c) == nil && schedule.Makespan(&c) <= schedule.Makespan(s) {
 			s = &c
 		}
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("construct: placement %q: latency list schedule: %w", p.Name, err)
 	}
 	return s, nil
@@ -102,7 +104,7 @@ func latencyListed(p *placement.Placement, n, memory, budget int, ins []schedule
 // compacted under the budget (compact.Compact), verified with the
 // budget recorded. ok is false when its orders meet no schedule within
 // the budget. A schedule that offloads or recomputes keeps its decisions
-// and every order a compaction with decisions keeps (schedule.Keep.From);
+// and every order a compaction with decisions keeps (compact.Keep.From);
 // offloads and recomputes lie inside their micro-batch, and re-timing may
 // lengthen it no further than the budget, or the schedule is dropped.
 func WithLatency(s *schedule.Schedule, budget int) (out *schedule.Schedule, ok bool) {
@@ -112,24 +114,24 @@ func WithLatency(s *schedule.Schedule, budget int) (out *schedule.Schedule, ok b
 	t := *s
 	t.Latency = budget
 	t.Claimed = nil
-	if schedule.Verify(&t) == nil {
+	if verify.Schedule(&t) == nil {
 		return &t, true
 	}
 	if len(s.Decisions) > 0 {
-		c, err := schedule.Compact(t.Spec, schedule.Keep{From: &t})
-		if err != nil || schedule.Verify(c) != nil {
+		c, err := compact.Compact(t.Spec, compact.Keep{From: &t})
+		if err != nil || verify.Schedule(c) != nil {
 			return nil, false
 		}
 		c.Repetend, c.Claimed = nil, nil
 		return c, true
 	}
-	cs, err := schedule.Compact(spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Latency: budget}, schedule.Keep{Orders: schedule.Orders(s)})
+	cs, err := compact.Compact(spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Latency: budget}, compact.Keep{Orders: schedule.Orders(s)})
 	if err != nil {
 		return nil, false
 	}
 	ins := cs.Instances
 	t.Instances, t.Repetend = ins, nil
-	if schedule.Verify(&t) != nil {
+	if verify.Schedule(&t) != nil {
 		return nil, false
 	}
 	return &t, true

@@ -3,6 +3,7 @@ package construct
 import (
 	"testing"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -24,7 +25,7 @@ func BenchmarkLatencyList(b *testing.B) {
 
 // BenchmarkCompactLatency: the device orders of the latency list schedule
 // of m-shape inference, 128 micro-batches, compacted under its budget
-// (one above the critical path) by schedule.Compact.
+// (one above the critical path) by compact.Compact.
 func BenchmarkCompactLatency(b *testing.B) {
 	p, err := placement.Builtin("m-shape", placement.Options{Devices: 4, Inference: true})
 	if err != nil {
@@ -37,7 +38,7 @@ func BenchmarkCompactLatency(b *testing.B) {
 	}
 	orders := schedule.Orders(s)
 	for b.Loop() {
-		if _, err := schedule.Compact(spec.Spec{Placement: p, MicroBatches: 128, Latency: budget}, schedule.Keep{Orders: orders}); err != nil {
+		if _, err := compact.Compact(spec.Spec{Placement: p, MicroBatches: 128, Latency: budget}, compact.Keep{Orders: orders}); err != nil {
 			b.Fatal(err)
 		}
 	}

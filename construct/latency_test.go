@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // TestLatencyList: the list schedule that delays a micro-batch's first
@@ -27,8 +28,8 @@ func TestLatencyList(t *testing.T) {
 				t.Errorf("%s, budget %d: %v", shape, budget, err)
 				continue
 			}
-			if s.Latency != budget || schedule.Verify(s) != nil {
-				t.Errorf("%s, budget %d: budget %d recorded, verify %v", shape, budget, s.Latency, schedule.Verify(s))
+			if s.Latency != budget || verify.Schedule(s) != nil {
+				t.Errorf("%s, budget %d: budget %d recorded, verify %v", shape, budget, s.Latency, verify.Schedule(s))
 			}
 		}
 		if _, err := LatencyList(spec.Spec{Placement: p, MicroBatches: 4, Latency: cp - 1}); err == nil {
@@ -39,7 +40,7 @@ func TestLatencyList(t *testing.T) {
 			t.Fatalf("%s: portfolio: %v", shape, err)
 		}
 		for _, c := range cands {
-			if schedule.MeasureLatency(c.Schedule).Max > cp+1 || schedule.Verify(c.Schedule) != nil {
+			if schedule.MeasureLatency(c.Schedule).Max > cp+1 || verify.Schedule(c.Schedule) != nil {
 				t.Errorf("%s: %s over the budget", shape, c.Name)
 			}
 		}
@@ -71,8 +72,8 @@ func TestLatencyListChannels(t *testing.T) {
 					t.Errorf("%s, transfers %d, budget %d: %v", shape, c, budget, err)
 					continue
 				}
-				if s.Latency != budget || schedule.Verify(s) != nil {
-					t.Errorf("%s, transfers %d, budget %d: budget %d recorded, verify %v", shape, c, budget, s.Latency, schedule.Verify(s))
+				if s.Latency != budget || verify.Schedule(s) != nil {
+					t.Errorf("%s, transfers %d, budget %d: budget %d recorded, verify %v", shape, c, budget, s.Latency, verify.Schedule(s))
 				}
 			}
 			cands, err := Portfolio(context.Background(), spec.Spec{Placement: p, MicroBatches: 8, Latency: cp + 1})
@@ -80,7 +81,7 @@ func TestLatencyListChannels(t *testing.T) {
 				t.Fatalf("%s, transfers %d: portfolio: %v", shape, c, err)
 			}
 			for _, cd := range cands {
-				if schedule.MeasureLatency(cd.Schedule).Max > cp+1 || schedule.Verify(cd.Schedule) != nil {
+				if schedule.MeasureLatency(cd.Schedule).Max > cp+1 || verify.Schedule(cd.Schedule) != nil {
 					t.Errorf("%s, transfers %d: %s over the budget", shape, c, cd.Name)
 				}
 			}
@@ -116,8 +117,8 @@ func TestLatencyListLanes(t *testing.T) {
 				t.Errorf("%s, budget %d: %v", shape, budget, err)
 				continue
 			}
-			if s.Latency != budget || schedule.Verify(s) != nil {
-				t.Errorf("%s, budget %d: budget %d recorded, verify %v", shape, budget, s.Latency, schedule.Verify(s))
+			if s.Latency != budget || verify.Schedule(s) != nil {
+				t.Errorf("%s, budget %d: budget %d recorded, verify %v", shape, budget, s.Latency, verify.Schedule(s))
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Modulo schedules reserve links as they reserve devices. On v-shape with
@@ -47,7 +48,7 @@ func TestListOnLinks(t *testing.T) {
 				t.Errorf("%s %v: %v", name, rule, err)
 				continue
 			}
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Errorf("%s %v: %v", name, rule, err)
 			}
 		}

@@ -311,7 +311,7 @@ func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 		}
 	}
 	rng := newRand(uint64(restart))
-	order, skip := imsOrder(st.height, P, restart, 4, 100, 300, rng)
+	order, skip := imsOrder(st.height, P, restart, imsDraw{spread: 4, skipBase: 100, skipRange: 300}, rng)
 	// Resources 0..D−1 are the devices; with channels, the links follow:
 	// a block's transfers leave when it ends, one after another, so they
 	// never wait for the link and the schedule times them as the rule
@@ -347,11 +347,17 @@ func imsRestart(p *placement.Placement, P int, st *ims, restart int) []int {
 	})
 }
 
+// imsDraw is how a restart after the first perturbs the order: each
+// height gets a bonus drawn below spread·P, and skip is skipBase plus a
+// draw below skipRange.
+type imsDraw struct{ spread, skipBase, skipRange int }
+
 // imsOrder is a restart's order of the operations and its skip: by
 // height, highest first, each height with a bonus drawn below spread·P
 // after restart 0; skip (per mille: how often a free time is passed
 // over) is 0 at restart 0 and skipBase plus a draw below skipRange after.
-func imsOrder(height []int, P, restart, spread, skipBase, skipRange int, rng *rand) (order []int, skip int) {
+func imsOrder(height []int, P, restart int, draw imsDraw, rng *rand) (order []int, skip int) {
+	spread, skipBase, skipRange := draw.spread, draw.skipBase, draw.skipRange
 	prio := make([]int, len(height))
 	for i := range prio {
 		prio[i] = height[i] * 4

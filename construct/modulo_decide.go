@@ -7,9 +7,11 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Decided is a modulo schedule that offloads: Unroll micro-batches form
@@ -250,7 +252,7 @@ func (st *decideState) place(P, restart int) []int {
 		}
 	}
 	rng := newRand(uint64(restart))
-	order, skip := imsOrder(st.height, P, restart, decideSpread[restart%len(decideSpread)], 50, decideSkip[restart%len(decideSkip)], rng)
+	order, skip := imsOrder(st.height, P, restart, imsDraw{decideSpread[restart%len(decideSpread)], 50, decideSkip[restart%len(decideSkip)]}, rng)
 	return imsPlace(imsJob{
 		P: P, order: order, skip: skip, rng: rng, pre: st.preds, suc: st.succs,
 		resources: st.p.Devices, budget: 8 * n * max(4, st.p.Devices),
@@ -607,7 +609,7 @@ func (st *decideState) peak(P int, ops, starts, cand, off, rel []int, budget int
 
 // Schedule unrolls n micro-batches of the modulo schedule with its
 // decisions, compacts them where the verifier's rules allow
-// (schedule.Compact) and verifies the result under the budget.
+// (compact.Compact) and verifies the result under the budget.
 func (dp *Decided) Schedule(sp spec.Spec) (*schedule.Schedule, error) {
 	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	if err := checkArgs(p, n, memory); err != nil {
@@ -630,10 +632,10 @@ func (dp *Decided) Schedule(sp spec.Spec) (*schedule.Schedule, error) {
 		}
 	}
 	s.Sort()
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("construct: placement %q: modulo schedule with decisions fails verification: %w", p.Name, err)
 	}
-	if c, err := schedule.Compact(s.Spec, schedule.Keep{From: s}); err == nil && schedule.Makespan(c) < schedule.Makespan(s) {
+	if c, err := compact.Compact(s.Spec, compact.Keep{From: s}); err == nil && schedule.Makespan(c) < schedule.Makespan(s) {
 		return c, nil
 	}
 	return s, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // vOffload is the memory experiment's setting (docs/memory-experiment.md):
@@ -41,7 +42,7 @@ func TestModuloDecide(t *testing.T) {
 		if err != nil {
 			t.Fatalf("memory %d u=%d: %v", tc.memory, tc.unroll, err)
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatalf("memory %d u=%d: %v", tc.memory, tc.unroll, err)
 		}
 		off, _ := s.Count()
@@ -116,7 +117,7 @@ func TestDecideGain(t *testing.T) {
 	limit := schedule.Makespan(ref) * 8 / 10
 	best := 0
 	for _, c := range decideFollow(context.Background(), p, n, memory, policies(spec.Decisions{Offload: true})) {
-		if err := schedule.Verify(c.Schedule); err != nil {
+		if err := verify.Schedule(c.Schedule); err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
 		if best == 0 || c.Makespan < best {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Savings lets a list schedule offload or recompute activations where its
@@ -458,7 +460,7 @@ func (sv *saver) finish(l *lister) (*schedule.Schedule, error) {
 		}
 	}
 	if p.Channels {
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			return nil, fmt.Errorf("construct: placement %q: schedule fails verification: %w", p.Name, err)
 		}
 		return s, nil
@@ -466,7 +468,7 @@ func (sv *saver) finish(l *lister) (*schedule.Schedule, error) {
 	// The reservations are conservative: compaction may start things
 	// earlier, never later, with the same memory. Compact verifies s
 	// first (a second check here cost a third of a list schedule's time).
-	return schedule.Compact(s.Spec, schedule.Keep{From: s})
+	return compact.Compact(s.Spec, compact.Keep{From: s})
 }
 
 type freeAt struct{ at, device, amount int }

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // On the V placement one micro-batch holds two activations on device 0:
@@ -28,7 +29,7 @@ func TestListSavings(t *testing.T) {
 				t.Errorf("%s, %s: %v", sv, rule, err)
 				continue
 			}
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Fatalf("%s, %s: %v", sv, rule, err)
 			}
 			if ms := schedule.Makespan(s); ms < lb {

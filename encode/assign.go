@@ -147,12 +147,25 @@ type assignedEncoding struct {
 	choose   [][]z3.Bool // choose[i][o]: block i runs on option o
 	start    [][]z3.Int  // start[n][i]
 	makespan z3.Int
+	// reach[i][j]: a path of dependencies leads from block i to j.
+	reach [][]bool
+	// order holds the order literals made so far (lit).
+	order map[[4]int]z3.Bool
 }
 
 func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memory int) *assignedEncoding {
-	k := p.K()
-	e := &assignedEncoding{p: p, n: n, x: x, makespan: x.IntVar("C")}
-	// x_{i,o}: exactly one option per block (eq 6).
+	e := &assignedEncoding{p: p, n: n, x: x, makespan: x.IntVar("C"), reach: reachability(p), order: map[[4]int]z3.Bool{}}
+	e.options(s)
+	e.dependencies(s)
+	e.exclusive(s)
+	e.memory(s, memory)
+	return e
+}
+
+// options adds x_{i,o}, exactly one option per block (eq 6), and the
+// starts, each instance ending by the makespan on its option.
+func (e *assignedEncoding) options(s *z3.Solver) {
+	x, p, n, k := e.x, e.p, e.n, e.p.K()
 	e.choose = make([][]z3.Bool, k)
 	for i := range k {
 		opts := p.DeviceOptions(i)
@@ -174,7 +187,12 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 			}
 		}
 	}
-	// Dependencies with the transfer of the chosen groups (eqs 8–9).
+}
+
+// dependencies adds the dependencies with the transfer of the chosen
+// groups (eqs 8–9), and the instances of one block in micro-batch order.
+func (e *assignedEncoding) dependencies(s *z3.Solver) {
+	x, p, n, k := e.x, e.p, e.n, e.p.K()
 	for _, d := range p.Deps {
 		for a := range p.DeviceOptions(d.From) {
 			for b := range p.DeviceOptions(d.To) {
@@ -186,7 +204,6 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 			}
 		}
 	}
-	// Instances of one block in micro-batch order.
 	for i := range k {
 		for o := range p.DeviceOptions(i) {
 			for m := 1; m < n; m++ {
@@ -194,34 +211,40 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 			}
 		}
 	}
-	// Known orders: instance (i, m) surely ends before (j, l) starts when
-	// a path of dependencies leads from i to j and m ≤ l.
-	reach := reachability(p)
-	before := func(i, m, j, l int) (known, value bool) {
-		switch {
-		case i == j:
-			return true, m < l
-		case reach[i][j] && m <= l:
-			return true, true
-		case reach[j][i] && l <= m:
-			return true, false
-		}
-		return false, false
+}
+
+// before says whether instance (i, m) surely ends before (j, l) starts
+// (known, value): when a path of dependencies leads from i to j and m ≤ l.
+func (e *assignedEncoding) before(i, m, j, l int) (known, value bool) {
+	switch {
+	case i == j:
+		return true, m < l
+	case e.reach[i][j] && m <= l:
+		return true, true
+	case e.reach[j][i] && l <= m:
+		return true, false
 	}
-	// Exclusivity (eq 7): an order literal per pair of instances that
-	// may share a device and whose order is not known.
-	order := map[[4]int]z3.Bool{}
-	lit := func(i, m, j, l int) z3.Bool { // (i, m) before (j, l), not known
-		if key := [4]int{i, m, j, l}; i < j || i == j && m < l {
-			if o, ok := order[key]; ok {
-				return o
-			}
-			o := x.BoolVar(fmt.Sprintf("o%d_%d_%d_%d", i, m, j, l))
-			order[key] = o
+	return false, false
+}
+
+// lit is the order literal "(i, m) before (j, l)", whose order is not
+// known: one variable per pair of instances.
+func (e *assignedEncoding) lit(i, m, j, l int) z3.Bool {
+	if key := [4]int{i, m, j, l}; i < j || i == j && m < l {
+		if o, ok := e.order[key]; ok {
 			return o
 		}
-		return x.Not(order[[4]int{j, l, i, m}])
+		o := e.x.BoolVar(fmt.Sprintf("o%d_%d_%d_%d", i, m, j, l))
+		e.order[key] = o
+		return o
 	}
+	return e.x.Not(e.order[[4]int{j, l, i, m}])
+}
+
+// exclusive adds exclusivity (eq 7): an order literal per pair of
+// instances that may share a device and whose order is not known.
+func (e *assignedEncoding) exclusive(s *z3.Solver) {
+	x, p, n, k := e.x, e.p, e.n, e.p.K()
 	overlap := func(g, h []int) bool {
 		for _, a := range g {
 			for _, b := range h {
@@ -244,7 +267,7 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 						for l := range n {
 							ei := x.Plus(e.start[m][i], p.OptionTime(i, a))
 							ej := x.Plus(e.start[l][j], p.OptionTime(j, b))
-							if known, val := before(i, m, j, l); known {
+							if known, val := e.before(i, m, j, l); known {
 								if val {
 									s.Assert(x.Implies(cond, x.Le(ei, e.start[l][j])))
 								} else {
@@ -252,7 +275,7 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 								}
 								continue
 							}
-							o := lit(i, m, j, l)
+							o := e.lit(i, m, j, l)
 							s.Assert(x.Implies(x.And(cond, o), x.Le(ei, e.start[l][j])))
 							s.Assert(x.Implies(x.And(cond, x.Not(o)), x.Le(ej, e.start[m][i])))
 						}
@@ -261,22 +284,28 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 			}
 		}
 	}
-	// Memory (eq 10): right after every instance that allocates on a
-	// device, the instances on it so far fit its budget.
-	on := func(i, d int) z3.Bool {
-		var lits []z3.Bool
-		for o, g := range p.DeviceOptions(i) {
-			for _, x := range g {
-				if x == d {
-					lits = append(lits, e.choose[i][o])
-				}
+}
+
+// on is "block i runs on device d": one of its options that holds d.
+func (e *assignedEncoding) on(i, d int) z3.Bool {
+	var lits []z3.Bool
+	for o, g := range e.p.DeviceOptions(i) {
+		for _, dv := range g {
+			if dv == d {
+				lits = append(lits, e.choose[i][o])
 			}
 		}
-		if len(lits) == 0 {
-			return x.False()
-		}
-		return x.Or(lits...)
 	}
+	if len(lits) == 0 {
+		return e.x.False()
+	}
+	return e.x.Or(lits...)
+}
+
+// memory adds memory (eq 10): right after every instance that allocates
+// on a device, the instances on it so far fit its budget.
+func (e *assignedEncoding) memory(s *z3.Solver, memory int) {
+	x, p, n, k := e.x, e.p, e.n, e.p.K()
 	for d := range p.Devices {
 		budget := p.Budget(d, memory)
 		if budget <= 0 {
@@ -288,7 +317,7 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 				continue
 			}
 			if mj > budget {
-				s.Assert(x.Not(on(j, d)))
+				s.Assert(x.Not(e.on(j, d)))
 				continue
 			}
 			for l := range n {
@@ -302,18 +331,18 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 						if i == j && m == l {
 							continue
 						}
-						known, val := before(i, m, j, l)
+						known, val := e.before(i, m, j, l)
 						var first z3.Bool
 						switch {
 						case known && !val:
 							continue
 						case known:
-							first = on(i, d)
+							first = e.on(i, d)
 						default:
 							if !canShare(p, i, j, d) {
 								continue
 							}
-							first = x.And(on(i, d), lit(i, m, j, l))
+							first = x.And(e.on(i, d), e.lit(i, m, j, l))
 						}
 						terms = append(terms, x.Ite(first, x.IntVal(mi), x.IntVal(0)))
 					}
@@ -321,11 +350,10 @@ func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memo
 				if len(terms) == 0 {
 					continue
 				}
-				s.Assert(x.Implies(on(j, d), x.Le(x.Add(terms...), x.IntVal(budget-mj))))
+				s.Assert(x.Implies(e.on(j, d), x.Le(x.Add(terms...), x.IntVal(budget-mj))))
 			}
 		}
 	}
-	return e
 }
 
 // canShare reports whether blocks i and j may both run on device d.

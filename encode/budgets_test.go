@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Per-device budgets reduce exactly to the Problem's one budget with
@@ -27,7 +28,7 @@ func TestPerDeviceBudgets(t *testing.T) {
 		if !sol.Proven {
 			t.Fatal("not proven")
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatalf("capacities %v memory %d: %v", p.Capacities, memory, err)
 		}
 		return schedule.Makespan(s)

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 	"github.com/tessel-pp/tessel/z3"
 )
 
@@ -33,7 +34,7 @@ type save struct {
 // OptimalDecisions is the time-optimal schedule of the spec's
 // micro-batches where every forward instance that its block allows may
 // also be offloaded or recomputed, as the spec's Allowed says (Qi et al., "OptPipe",
-// Appendix C, eqs 9–19, with the memory of schedule.Verify): a Boolean
+// Appendix C, eqs 9–19, with the memory of verify.Schedule): a Boolean
 // per instance and decision, the offload, reload and recompute starts as
 // integers, one transfer at a time on each host channel, a recompute
 // exclusive on its devices like a block, and each device's memory
@@ -45,7 +46,7 @@ type save struct {
 //
 // seed, when given, is a verified schedule of the same problem whose
 // makespan is the first upper bound. The schedule returned is the best
-// found, with its decisions; callers verify it (schedule.Verify).
+// found, with its decisions; callers verify it (verify.Schedule).
 //
 // Under the spec's latency budget (0: none) the rule of every micro-batch
 // is in the encoding (LatencyDeadlines: a micro-batch's latency counts its
@@ -63,7 +64,7 @@ func OptimalDecisions(ctx context.Context, sp spec.Spec, seed *schedule.Schedule
 	}
 	sol := &smt.Solution{LowerBound: max(prob.LowerBound(), bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}).Makespan)}
 	var best *schedule.Schedule
-	if seed != nil && seed.Latency == max(latency, 0) && schedule.Verify(seed) == nil {
+	if seed != nil && seed.Latency == max(latency, 0) && verify.Schedule(seed) == nil {
 		best = seed
 	}
 	if best != nil && schedule.Makespan(best) <= sol.LowerBound {
@@ -81,18 +82,18 @@ func OptimalDecisions(ctx context.Context, sp spec.Spec, seed *schedule.Schedule
 	if err != nil {
 		return nil, nil, err
 	}
-	saves := encodeSaves(e, p, refs, memory, d, nil)
+	saves := encodeSaves(e, spec.Spec{Placement: p, Memory: memory, Allowed: d}, refs, nil)
 	if err := x.Err(); err != nil {
 		return nil, nil, err
 	}
 	probe := func(bound int) (z3.Status, error) {
 		return smt.ProbeMakespan(ctx, s, &sol.Checks, bound, e.BoundMakespan, func(m *z3.Model) error {
-			got, err := decodeSaves(e, m, p, refs, n, memory, saves)
+			got, err := decodeSaves(e, m, spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, refs, saves)
 			if err != nil {
 				return err
 			}
 			got.Latency = max(latency, 0)
-			if err := schedule.Verify(got); err != nil {
+			if err := verify.Schedule(got); err != nil {
 				return fmt.Errorf("smt: solver model fails verification (encoder bug): %w", err)
 			}
 			if best == nil || schedule.Makespan(got) < schedule.Makespan(best) {
@@ -124,12 +125,14 @@ func OptimalDecisions(ctx context.Context, sp spec.Spec, seed *schedule.Schedule
 
 // encodeSaves adds the decisions, their timing, the host channels, the
 // recomputes' devices and the memory of every device to e (whose
-// Problem has no memory budget of its own).
+// Problem has no memory budget of its own). The
+// placement, budget and decisions allowed are sp's.
 //
 // pin, when set, may hold a save's decision before its variables are made
 // (WindowDecisions): it returns true when it has set the save's off, rec,
 // hasO, hasR and, where they are held too, its o, r and g itself.
-func encodeSaves(e *smt.Encoder, p *placement.Placement, refs []schedule.Ref, memory int, d spec.Decisions, pin func(*save) bool) []*save {
+func encodeSaves(e *smt.Encoder, sp spec.Spec, refs []schedule.Ref, pin func(*save) bool) []*save {
+	p, memory, d := sp.Placement, sp.Memory, sp.Allowed
 	x, s := e.X, e.S
 	consumers := p.Consumers()
 	idx := map[schedule.Ref]int{}
@@ -348,12 +351,12 @@ func sharesDevice(a, b []int) bool {
 }
 
 // decodeSaves reads a schedule with its decisions from a model.
-func decodeSaves(e *smt.Encoder, m *z3.Model, p *placement.Placement, refs []schedule.Ref, n, memory int, saves []*save) (*schedule.Schedule, error) {
+func decodeSaves(e *smt.Encoder, m *z3.Model, sp spec.Spec, refs []schedule.Ref, saves []*save) (*schedule.Schedule, error) {
 	starts, err := e.Starts(m)
 	if err != nil {
 		return nil, err
 	}
-	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: sp.Placement, MicroBatches: sp.MicroBatches, Memory: sp.Memory}}
 	for k, r := range refs {
 		out.Instances = append(out.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: starts[k]})
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // OptPipe's model (Qi et al., "OptPipe", Appendix C) decides per instance
@@ -37,7 +38,7 @@ func TestOptimalDecisions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Fatal(err)
 			}
 			off, rec := s.Count()

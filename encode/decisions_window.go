@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 	"github.com/tessel-pp/tessel/z3"
 )
 
@@ -34,7 +35,7 @@ const (
 // instance is free when the forward or its consumer is freed; otherwise it
 // keeps its action (keep, offload or recompute), and where both are Fixed,
 // its times as well. Host channels and memory are counted exactly, as
-// schedule.Verify counts them. It asks for a makespan below s's, then
+// verify.Schedule counts them. It asks for a makespan below s's, then
 // below each answer's, until a check fails or runs out of opt.Effort, and
 // returns the best verified schedule found (nil when none ends earlier)
 // and the number of checks.
@@ -44,57 +45,7 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d sp
 	if len(part) != n {
 		return nil, 0, fmt.Errorf("smt: %d window parts for %d instances", len(part), n)
 	}
-	refs := make([]schedule.Ref, n)
-	for k, in := range s.Instances {
-		refs[k] = in.Ref()
-	}
-	prob := InstanceProblem(p, refs, 0, nil)
-	prob.Before, prob.Memory, prob.Entry = nil, 0, nil
-	// Device orders outside the window as precedences, so that the
-	// encoder knows them (no order Boolean for those pairs).
-	for dev := 0; dev < p.Devices; dev++ {
-		var on []int
-		for k, in := range s.Instances {
-			if slices.Contains(p.Blocks[in.Block].Devices, dev) {
-				on = append(on, k)
-			}
-		}
-		sort.SliceStable(on, func(a, b int) bool { return s.Instances[on[a]].Start < s.Instances[on[b]].Start })
-		prev, lastFixed, firstLater := -1, -1, -1
-		for _, k := range on {
-			switch part[k] {
-			case Fixed:
-				lastFixed = k
-			case Later:
-				if firstLater < 0 {
-					firstLater = k
-				}
-			}
-			if part[k] == Free {
-				continue
-			}
-			if prev >= 0 {
-				prob.Precs = append(prob.Precs, smt.Prec{From: prev, To: k})
-			}
-			prev = k
-		}
-		for _, k := range on {
-			if part[k] != Free {
-				continue
-			}
-			if lastFixed >= 0 {
-				prob.Precs = append(prob.Precs, smt.Prec{From: lastFixed, To: k})
-			}
-			if firstLater >= 0 {
-				prob.Precs = append(prob.Precs, smt.Prec{From: k, To: firstLater})
-			}
-		}
-	}
-	for k, in := range s.Instances {
-		if part[k] == Fixed {
-			prob.Tasks[k].Release = in.Start
-		}
-	}
+	refs, prob := windowProblem(s, part)
 	x := z3.NewContext()
 	defer x.Close()
 	sv, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
@@ -147,7 +98,7 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d sp
 		}
 		return false
 	}
-	saves := encodeSaves(e, p, refs, s.Memory, d, pin)
+	saves := encodeSaves(e, spec.Spec{Placement: p, Memory: s.Memory, Allowed: d}, refs, pin)
 	for _, v := range saves {
 		if part[v.task] == Free || part[v.use] == Free {
 			continue
@@ -190,7 +141,7 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d sp
 				return nil, err
 			}
 			defer m.Close()
-			return decodeSaves(e, m, p, refs, s.MicroBatches, s.Memory, saves)
+			return decodeSaves(e, m, spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}, refs, saves)
 		}()
 		if errors.Is(err, z3.ErrEffort) || (err == nil && got == nil) {
 			break
@@ -198,11 +149,72 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d sp
 		if err != nil {
 			return best, checks, err
 		}
-		if err := schedule.Verify(got); err != nil {
+		if err := verify.Schedule(got); err != nil {
 			return nil, checks, fmt.Errorf("smt: window with decisions fails verification (encoder bug): %w", err)
 		}
 		best = got
 		limit = schedule.Makespan(got) - 1
 	}
 	return best, checks, nil
+}
+
+// windowProblem is WindowDecisions' problem of s's instances (refs, in
+// s's order) before the decisions: the device orders outside the window
+// as precedences (so that the encoder knows them: no order Boolean for
+// those pairs), the Fixed instances released at their starts.
+func windowProblem(s *schedule.Schedule, part []int) ([]schedule.Ref, *smt.Problem) {
+	p := s.Placement
+	n := len(s.Instances)
+	refs := make([]schedule.Ref, n)
+	for k, in := range s.Instances {
+		refs[k] = in.Ref()
+	}
+	prob := InstanceProblem(p, refs, 0, nil)
+	prob.Before, prob.Memory, prob.Entry = nil, 0, nil
+	// Device orders outside the window as precedences, so that the
+	// encoder knows them (no order Boolean for those pairs).
+	for dev := 0; dev < p.Devices; dev++ {
+		var on []int
+		for k, in := range s.Instances {
+			if slices.Contains(p.Blocks[in.Block].Devices, dev) {
+				on = append(on, k)
+			}
+		}
+		sort.SliceStable(on, func(a, b int) bool { return s.Instances[on[a]].Start < s.Instances[on[b]].Start })
+		prev, lastFixed, firstLater := -1, -1, -1
+		for _, k := range on {
+			switch part[k] {
+			case Fixed:
+				lastFixed = k
+			case Later:
+				if firstLater < 0 {
+					firstLater = k
+				}
+			}
+			if part[k] == Free {
+				continue
+			}
+			if prev >= 0 {
+				prob.Precs = append(prob.Precs, smt.Prec{From: prev, To: k})
+			}
+			prev = k
+		}
+		for _, k := range on {
+			if part[k] != Free {
+				continue
+			}
+			if lastFixed >= 0 {
+				prob.Precs = append(prob.Precs, smt.Prec{From: lastFixed, To: k})
+			}
+			if firstLater >= 0 {
+				prob.Precs = append(prob.Precs, smt.Prec{From: k, To: firstLater})
+			}
+		}
+	}
+	for k, in := range s.Instances {
+		if part[k] == Fixed {
+			prob.Tasks[k].Release = in.Start
+		}
+	}
+	return refs, prob
 }

@@ -7,5 +7,5 @@
 // WindowDecisions) and the one that chooses devices (MinimizeAssigned).
 //
 // The schedules it returns are not yet trusted: every caller verifies
-// them (schedule.Verify).
+// them (verify.Schedule).
 package encode

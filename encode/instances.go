@@ -21,9 +21,9 @@ import (
 // (from the instances that ran before a cooldown, into the repetend after
 // a warmup) take no link in the Problem, though they do in the schedule:
 // a phase's schedule is then exact on its own, and the assembled schedule
-// is compacted again (schedule.Compact applies the rule to all of it).
+// is compacted again (compact.Compact applies the rule to all of it).
 // With refs all instances (Optimal) nothing is left out, and a schedule
-// of the Problem passes schedule.Verify as it is.
+// of the Problem passes verify.Schedule as it is.
 //
 // The transfers of one producer are listed in the order of the
 // placement's Deps, then of the consumer's devices: the order the rule

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // solveLinks is the time-optimal schedule of all instances of p, with the
@@ -35,7 +36,7 @@ func solveLinks(t *testing.T, p *placement.Placement, n int, free bool) (*schedu
 	} else if sol.TransferStarts != nil {
 		t.Errorf("transfer starts recorded without FreeLinkOrder")
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatalf("free %v: %v", free, err)
 	}
 	return s, sol

@@ -7,17 +7,19 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // The link rule these tests pin (docs/design.md, "Links": with --channels
 // the transfers of one link run one at a time as a resource of their own),
-// as placement.LinkQueue states it and schedule.Verify and
-// schedule.Compact apply it.
+// as placement.LinkQueue states it and verify.Schedule and
+// compact.Compact apply it.
 
 // channelPlacement is randomPlacement with a transfer time of 1..3 on
 // every dependency between blocks that share no device, and channels on.
@@ -97,21 +99,21 @@ func orderCount(p *placement.Placement, n int) int {
 	return c
 }
 
-// bruteOptimal is the least makespan of a schedule that schedule.Verify
+// bruteOptimal is the least makespan of a schedule that verify.Schedule
 // accepts, over every combination of device orders, each compacted with
-// schedule.Compact (the earliest starts that keep the orders, the link
+// compact.Compact (the earliest starts that keep the orders, the link
 // rule applied; a valid schedule compacts to a valid one no longer, so the
 // optimum is among these). -1 when none is valid.
 func bruteOptimal(p *placement.Placement, n, memory int) int {
 	best := -1
 	eachOrder(p, n, func(orders [][]schedule.Ref) {
-		cs, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: orders})
+		cs, err := compact.Compact(spec.New(p, n), compact.Keep{Orders: orders})
 		if err != nil {
 			return
 		}
 		ins := cs.Instances
 		s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: ins}
-		if schedule.Verify(s) != nil {
+		if verify.Schedule(s) != nil {
 			return
 		}
 		if m := schedule.Makespan(s); best < 0 || m < best {
@@ -123,7 +125,7 @@ func bruteOptimal(p *placement.Placement, n, memory int) int {
 
 // TestOptimalChannelsMatchesBruteForce: on tiny random placements with
 // channels (2-3 devices, transfers 1..3, 2-3 micro-batches, with and
-// without a memory budget), Optimal's schedule passes schedule.Verify as
+// without a memory budget), Optimal's schedule passes verify.Schedule as
 // it is, without compaction, and its proven makespan is the brute-force
 // optimum over all device orders. The test also asks that some cases have
 // a link that lengthens the optimum and that some need the solver, so
@@ -166,7 +168,7 @@ func TestOptimalChannelsMatchesBruteForce(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v (brute force %d)", what, err, opt)
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatalf("%s: the solver's schedule fails verification: %v", what, err)
 		}
 		if mk := schedule.Makespan(s); mk != sol.Makespan || mk != opt || !sol.Proven {
@@ -191,7 +193,7 @@ func TestOptimalChannelsMatchesBruteForce(t *testing.T) {
 // TestFeasibleAgreesWithVerifyOnLinks: for every combination of device
 // orders of small random placements, the schedule compacted without the
 // link rule (each consumer at its producer's end plus the transfer) is
-// accepted by Problem.Feasible exactly when schedule.Verify accepts it
+// accepted by Problem.Feasible exactly when verify.Schedule accepts it
 // with channels. Property 4.1's orders (Before) are dropped from the
 // Problem, since the verifier does not ask for them.
 func TestFeasibleAgreesWithVerifyOnLinks(t *testing.T) {
@@ -210,7 +212,7 @@ func TestFeasibleAgreesWithVerifyOnLinks(t *testing.T) {
 		pr := InstanceProblem(p, refs, 0, nil)
 		pr.Before = nil
 		eachOrder(p, n, func(orders [][]schedule.Ref) {
-			cs, err := schedule.Compact(spec.New(free, n), schedule.Keep{Orders: orders})
+			cs, err := compact.Compact(spec.New(free, n), compact.Keep{Orders: orders})
 			if err != nil {
 				return
 			}
@@ -224,7 +226,7 @@ func TestFeasibleAgreesWithVerifyOnLinks(t *testing.T) {
 			for k, ref := range refs {
 				starts[k] = at[ref]
 			}
-			verr := schedule.Verify(s)
+			verr := verify.Schedule(s)
 			if ok := pr.Feasible(starts); ok != (verr == nil) {
 				t.Fatalf("blocks %v, deps %v, transfers %v, orders %v: Feasible %v, Verify %v", p.Blocks, p.Deps, p.Transfers, orders, ok, verr)
 			}
@@ -241,7 +243,7 @@ func TestFeasibleAgreesWithVerifyOnLinks(t *testing.T) {
 }
 
 // TestGreedyMeetsLinks: the list schedules of random placements with
-// channels pass schedule.Verify, and the lower bound (with its link
+// channels pass verify.Schedule, and the lower bound (with its link
 // loads) stays at or below the brute-force optimum.
 func TestGreedyMeetsLinks(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 3))
@@ -263,7 +265,7 @@ func TestGreedyMeetsLinks(t *testing.T) {
 			for k, ref := range refs {
 				s.Instances = append(s.Instances, schedule.Instance{Block: ref.Block, Micro: ref.Micro, Start: starts[k]})
 			}
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Fatalf("blocks %v, deps %v, transfers %v, n %d, rule %d: %v", p.Blocks, p.Deps, p.Transfers, n, rule, err)
 			}
 		}
@@ -283,7 +285,7 @@ func TestChannelsLengthenOptimum(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := schedule.Verify(with); err != nil {
+		if err := verify.Schedule(with); err != nil {
 			t.Fatalf("n %d, channels: %v", n, err)
 		}
 		if mk := schedule.Makespan(with); mk != 4*n+2 || !sol.Proven {
@@ -298,7 +300,7 @@ func TestChannelsLengthenOptimum(t *testing.T) {
 		}
 		// The schedule without channels breaks the link rule.
 		without.Placement = placementtest.TwoSenders(true)
-		if err := schedule.Verify(without); err == nil {
+		if err := verify.Schedule(without); err == nil {
 			t.Errorf("n %d: the schedule without channels passes the verifier with them", n)
 		}
 	}
@@ -335,8 +337,8 @@ func TestInstanceProblemLinks(t *testing.T) {
 // TestOptimalChannelsBuiltin: on the 4-device v- and m-shapes with a
 // transfer time of 5, longer than any block, consecutive micro-batches'
 // tensors queue on each link. Optimal's schedule with channels passes
-// schedule.Verify as it is, is proven, is a fixed point of
-// schedule.Compact (compaction, which applies the link rule, cannot
+// verify.Schedule as it is, is proven, is a fixed point of
+// compact.Compact (compaction, which applies the link rule, cannot
 // shorten an optimum), and ends later than the optimum without channels.
 func TestOptimalChannelsBuiltin(t *testing.T) {
 	for _, shape := range []string{"v-shape", "m-shape"} {
@@ -350,14 +352,14 @@ func TestOptimalChannelsBuiltin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatalf("%s: %v", shape, err)
 		}
 		mk := schedule.Makespan(s)
 		if !sol.Proven || mk != sol.Makespan {
 			t.Errorf("%s: makespan %d, claimed %d, proven %v", shape, mk, sol.Makespan, sol.Proven)
 		}
-		cs, err := schedule.Compact(spec.New(p, 4), schedule.Keep{Orders: schedule.Orders(s)})
+		cs, err := compact.Compact(spec.New(p, 4), compact.Keep{Orders: schedule.Orders(s)})
 		if err != nil {
 			t.Fatal(err)
 		}

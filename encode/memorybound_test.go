@@ -7,9 +7,9 @@ import (
 
 	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Property: the memory bound of bound.LowerBounds never exceeds the
@@ -46,7 +46,7 @@ func TestMemoryBoundBelowOptimum(t *testing.T) {
 		if err != nil {
 			continue // infeasible budgets prove nothing here
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatal(err)
 		}
 		lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}).Makespan

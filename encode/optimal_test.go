@@ -16,6 +16,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/verify"
 	"github.com/tessel-pp/tessel/z3"
 )
 
@@ -361,7 +362,7 @@ func TestDeadlineReturnsBest(t *testing.T) {
 	if sol.Proven {
 		testskip.Skipf(t, "proved in %v: the machine is fast enough to need a harder problem", took)
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
 	if sol.LowerBound > sol.Makespan || schedule.Makespan(s) != sol.Makespan {

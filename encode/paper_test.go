@@ -13,6 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // optimalCase is one time-optimal (TO) search with its pinned optimum.
@@ -38,7 +39,7 @@ func runOptimal(t *testing.T, c optimalCase) (*placement.Placement, *schedule.Sc
 	if err != nil {
 		t.Fatalf("%v: %v", c, err)
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatalf("%v: schedule fails verification: %v", c, err)
 	}
 	if !sol.Proven || sol.LowerBound != sol.Makespan {

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // InstanceProblem turns the placement's rule into precedences: Lag is
@@ -44,7 +45,7 @@ func TestOptimalWithTransfers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Fatalf("transfer %d, N=%d: %v", c, n, err)
 			}
 			if !sol.Proven {

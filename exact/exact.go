@@ -9,7 +9,7 @@
 // every time by the placement's search step (its Units' Search), so the
 // solver sees small integers. Its schedule's orders (every device's order
 // of instances, every offload, reload and recompute, every overlapped
-// pair) are kept and timed on the placement itself (schedule.Retime): the
+// pair) are kept and timed on the placement itself (compact.Retime): the
 // returned schedule is the placement's, verified there, and every figure
 // a report prints of it is at the model's own times. A placement without
 // a search step (every built-in) is searched as it is, and Run is
@@ -22,11 +22,13 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/choose"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Result is a search on a placement's coarse copy and its answer at the
@@ -38,7 +40,7 @@ type Result struct {
 	// is the search of the placement itself.
 	Search *search.Result
 	// Schedule is the answer: Search's schedule timed on the placement
-	// (schedule.Retime, or a list schedule in the same order where that
+	// (compact.Retime, or a list schedule in the same order where that
 	// cannot keep the orders: Listed), verified there. It is
 	// Search.Schedule where the placement has no search step.
 	Schedule *schedule.Schedule
@@ -73,11 +75,11 @@ func Run(ctx context.Context, sp spec.Spec, opt search.Options) (*Result, error)
 }
 
 // Retime is s, a schedule of p's coarse copy, on p: its orders kept
-// (schedule.Retime), or where they cannot be kept, a list schedule of p
+// (compact.Retime), or where they cannot be kept, a list schedule of p
 // that starts the instances in the order of s's starts (construct.List),
 // each only where it fits the budget. The result is verified.
 func Retime(s *schedule.Schedule, p *placement.Placement) (*schedule.Schedule, error) {
-	out, err := schedule.Retime(s, p)
+	out, err := compact.Retime(s, p)
 	if err == nil {
 		out.Memory = s.Memory
 		return out, nil
@@ -95,7 +97,7 @@ func Retime(s *schedule.Schedule, p *placement.Placement) (*schedule.Schedule, e
 	for _, sv := range []construct.Savings{{Offload: off > 0, Recompute: rec > 0, Balance: off > 0 && rec > 0}, {Offload: off > 0, Recompute: rec > 0, PreferRecompute: true}} {
 		ls, e := construct.List(p, s.MicroBatches, construct.ListOptions{Memory: s.Memory, Priority: prio, Savings: sv})
 		if e == nil {
-			if e = schedule.Verify(ls); e == nil {
+			if e = verify.Schedule(ls); e == nil {
 				return ls, nil
 			}
 		}
@@ -165,7 +167,7 @@ func onCopy(sp spec.Spec, start []search.Start, run func(spec.Spec, []search.Sta
 	}
 	var onQ []search.Start
 	for _, st := range start {
-		if s, err := schedule.Retime(st.Schedule, q); err == nil {
+		if s, err := compact.Retime(st.Schedule, q); err == nil {
 			st.Schedule, st.Repetend = s, nil
 			onQ = append(onQ, st)
 		}
@@ -182,7 +184,7 @@ func onCopy(sp spec.Spec, start []search.Start, run func(spec.Spec, []search.Sta
 	// The answer is sp's: its cluster, given placement, latency budget
 	// and decisions, checked again.
 	out.Schedule.Spec = sp
-	if err := schedule.Verify(out.Schedule); err != nil {
+	if err := verify.Schedule(out.Schedule); err != nil {
 		if sp.Latency > 0 {
 			return nil, fmt.Errorf("the schedule at the placement's own times breaks the latency budget %d (the search's copy met %d of its steps): %w", sp.Latency, cs.Latency, err)
 		}

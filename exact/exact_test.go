@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/hetero"
 	"github.com/tessel-pp/tessel/internal/testskip"
@@ -16,6 +17,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // plan is tessel plan's path without the memory model: the Llama-7B-like
@@ -45,7 +47,7 @@ func plan(t *testing.T, clusterFile string, unit float64, n int) (*hetero.Report
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(res.Schedule); err != nil {
+	if err := verify.Schedule(res.Schedule); err != nil {
 		t.Fatalf("the answer at the placement's own times: %v", err)
 	}
 	return r, p, res
@@ -128,7 +130,7 @@ func TestRetimeKeepsOrders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, err := schedule.Retime(res.Schedule, fp)
+	fs, err := compact.Retime(res.Schedule, fp)
 	if err != nil {
 		t.Fatal(err)
 	}

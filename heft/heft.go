@@ -16,9 +16,11 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Options configure Run.
@@ -46,7 +48,7 @@ type Result struct {
 // index; each goes to the option where it finishes first, into the
 // earliest gap of that group's devices that its inputs allow. The
 // per-device orders found are then timed exactly on the chosen placement
-// (Timed: schedule.Compact, links with channels included) and verified.
+// (Timed: compact.Compact, links with channels included) and verified.
 func Run(p *placement.Placement, o Options) (*Result, error) {
 	n := max(o.MicroBatches, 1)
 	if err := p.Validate(); err != nil {
@@ -137,7 +139,7 @@ func Run(p *placement.Placement, o Options) (*Result, error) {
 // with block i on its option choice[i] (placement's Choose), each device running its instances in
 // the order orders gives, each as early as that order and the
 // dependencies (with the chosen transfer times, and link queues with
-// channels) allow (schedule.Compact). It is verified; an error says why
+// channels) allow (compact.Compact). It is verified; an error says why
 // not.
 func Timed(sp spec.Spec, choice []int, orders [][]schedule.Ref) (*schedule.Schedule, error) {
 	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
@@ -145,13 +147,13 @@ func Timed(sp spec.Spec, choice []int, orders [][]schedule.Ref) (*schedule.Sched
 	if err != nil {
 		return nil, err
 	}
-	cs, err := schedule.Compact(spec.New(q, n), schedule.Keep{Orders: orders})
+	cs, err := compact.Compact(spec.New(q, n), compact.Keep{Orders: orders})
 	if err != nil {
 		return nil, err
 	}
 	ins := cs.Instances
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n, Memory: memory}, Instances: ins}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, err
 	}
 	return s, nil

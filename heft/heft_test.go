@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/opgraph"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 func dag(t *testing.T, devices int, channels bool) *placement.Placement {
@@ -47,7 +48,7 @@ func TestRandomDAG(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := schedule.Verify(r.Schedule); err != nil {
+			if err := verify.Schedule(r.Schedule); err != nil {
 				t.Fatal(err)
 			}
 			sum := 0

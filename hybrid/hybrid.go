@@ -390,7 +390,7 @@ func (x *candidate) prepare(ctx context.Context, m *hetero.Model, c *cluster.Clu
 		rep, ok := seen[key]
 		if !ok {
 			var err error
-			rep, err = newReplica(ctx, m, c, groups, x.tp, x.dp, x.b, x.v, unit)
+			rep, err = newReplica(ctx, m, c, groups, shape{tp: x.tp, dp: x.dp, b: x.b, v: x.v}, unit)
 			if err != nil {
 				x.pruned = &Pruned{Reason: "memory", Detail: err.Error()}
 				return

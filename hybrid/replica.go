@@ -15,12 +15,14 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // newReplica builds replica groups' pipeline: the model as the groups run
 // it (a type per group), the virtual cluster of the groups, the split and
 // its placement.
-func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups [][]int, tp, dp, b, v int, unit float64) (*replica, error) {
+func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups [][]int, sh shape, unit float64) (*replica, error) {
+	tp, dp, b, v := sh.tp, sh.dp, sh.b, sh.v
 	g := m.Graph
 	G := len(groups)
 	h := *g
@@ -156,6 +158,10 @@ func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups
 	}
 	return rep, nil
 }
+
+// shape is what a layout makes of each replica: its tensor- and
+// data-parallel degrees, micro-batch size b and stages per group v.
+type shape struct{ tp, dp, b, v int }
 
 func groupType(j int) string { return fmt.Sprintf("group%d", j) }
 
@@ -337,7 +343,7 @@ func (x *candidate) evaluate(ctx context.Context, unit float64, opt Options) {
 		how, sched := rep.onesName, rep.ones
 		e := opt.Effort
 		res, err := exact.Run(ctx, spec.Spec{Placement: rep.p, MicroBatches: mb}, search.Options{Jobs: 1, Effort: e, PhaseEffort: e, RefineEffort: e, RefineGreedyOnly: true, LNSSteps: -1})
-		if err == nil && schedule.Verify(res.Schedule) == nil {
+		if err == nil && verify.Schedule(res.Schedule) == nil {
 			if t, b := rep.time(res.Schedule, mb); t < best {
 				best, br, how, sched = t, b, "search", res.Schedule
 			}

@@ -6,6 +6,7 @@ import (
 	"github.com/tessel-pp/tessel/inference"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // The inference baselines of a forward-only placement, each with the
@@ -22,7 +23,7 @@ func ExampleBaselines() {
 			fmt.Printf("%-12s %v\n", b.Title, err)
 			continue
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			panic(err)
 		}
 		l := schedule.MeasureLatency(s)

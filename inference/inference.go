@@ -33,9 +33,11 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Options configure the baselines.
@@ -248,13 +250,13 @@ func GPipe(p *placement.Placement, n int, opt Options) (*schedule.Schedule, erro
 }
 
 func finish(q *placement.Placement, n int, orders [][]schedule.Ref) (*schedule.Schedule, error) {
-	cs, err := schedule.Compact(spec.New(q, n), schedule.Keep{Orders: orders})
+	cs, err := compact.Compact(spec.New(q, n), compact.Keep{Orders: orders})
 	if err != nil {
 		return nil, fmt.Errorf("inference: %w", err)
 	}
 	ins := cs.Instances
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n}, Instances: ins}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("inference: placement %q: %w", q.Name, err)
 	}
 	return s, nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 func flava(t testing.TB) *placement.Placement {
@@ -48,7 +49,7 @@ func TestBaselinesFlava(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.method, err)
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatal(err)
 		}
 		if ms, lat := schedule.Makespan(s), schedule.MeasureLatency(s).Max; ms != tc.makespan || lat != tc.latency {

@@ -119,13 +119,7 @@ func Experiment(ctx context.Context, opts ExperimentOptions) (*ExperimentResult,
 		return nil, err
 	}
 	say("split: %v", pl.stages)
-	type job struct {
-		n      int
-		method string
-		dir    string
-		s      *schedule.Schedule
-	}
-	var jobs []job
+	var jobs []expJob
 	var runs []*Run
 	// Every schedule at every N, in one launch, their iterations taking
 	// turns: a change of the machine's load touches every one alike.
@@ -135,7 +129,7 @@ func Experiment(ctx context.Context, opts ExperimentOptions) (*ExperimentResult,
 			if err != nil {
 				return nil, fmt.Errorf("experiment: %s, N = %d: %w", m, n, err)
 			}
-			j := job{n, m, filepath.Join(opts.Dir, fmt.Sprintf("n%d", n), m), s}
+			j := expJob{n, m, filepath.Join(opts.Dir, fmt.Sprintf("n%d", n), m), s}
 			if err := writeRuntime(j.s, pl.dec, j.dir); err != nil {
 				return nil, err
 			}
@@ -205,66 +199,93 @@ func Experiment(ctx context.Context, opts ExperimentOptions) (*ExperimentResult,
 	if !slices.Equal(flat(plc.stages), flat(pl.stages)) || len(plc.stages) != len(pl.stages) {
 		say("the calibrated file splits the model otherwise: %v", plc.stages)
 	}
+	rows, err := runReplanned(ctx, opts, python, jobs, [2]*planned{pl, plc}, gc)
+	if err != nil {
+		return nil, err
+	}
+	res.Rows = append(res.Rows, rows...)
+	res.Load[1] = loadavg()
+	res.Seconds = time.Since(t0).Seconds()
+	return res, nil
+}
+
+// expJob is one schedule the experiment runs: at n micro-batches, by
+// method, its runtime written into dir.
+type expJob struct {
+	n      int
+	method string
+	dir    string
+	s      *schedule.Schedule
+}
+
+// runReplanned runs tessel's schedules planned again from the calibrated
+// model file (plans[1]) where they differ from the first ones (plans[0],
+// jobs), and returns their rows, measured against the calibrated model
+// gc.
+func runReplanned(ctx context.Context, opts ExperimentOptions, python string, jobs []expJob, plans [2]*planned, gc *partition.Graph) ([]Row, error) {
+	pl, plc := plans[0], plans[1]
 	// Where the plan changed, run the new schedule beside the old one
 	// (interleaved, where both cut the model alike), and measure both.
-	var again []job
+	var again []expJob
 	for _, n := range opts.N {
 		s, err := build(ctx, plc.p, "tessel", n)
 		if err != nil {
 			return nil, err
 		}
-		old := jobs[slices.IndexFunc(jobs, func(j job) bool { return j.n == n && j.method == "tessel" })]
+		old := jobs[slices.IndexFunc(jobs, func(j expJob) bool { return j.n == n && j.method == "tessel" })]
 		if sameOrders(s, old.s) && plc.sameSplit(pl) {
 			continue
 		}
-		j := job{n, "tessel re-planned", filepath.Join(opts.Dir, fmt.Sprintf("n%d", n), "tessel-replanned"), s}
+		j := expJob{n, "tessel re-planned", filepath.Join(opts.Dir, fmt.Sprintf("n%d", n), "tessel-replanned"), s}
 		if err := writeRuntime(s, plc.dec, j.dir); err != nil {
 			return nil, err
 		}
 		again = append(again, j)
 		if plc.sameSplit(pl) {
-			k := job{n, "tessel again", filepath.Join(opts.Dir, fmt.Sprintf("n%d", n), "tessel-again"), old.s}
+			k := expJob{n, "tessel again", filepath.Join(opts.Dir, fmt.Sprintf("n%d", n), "tessel-again"), old.s}
 			if err := writeRuntime(k.s, pl.dec, k.dir); err != nil {
 				return nil, err
 			}
 			again = append(again, k)
 		}
 	}
-	if len(again) > 0 {
-		say("running tessel's schedules planned again from the calibrated file beside the first ones")
-		var together, alone []string
-		for _, j := range again {
-			if plc.sameSplit(pl) {
-				together = append(together, j.dir)
-			} else {
-				alone = append(alone, j.dir)
-			}
-		}
-		for _, dirs := range [][]string{together, alone} {
-			if len(dirs) == 0 {
-				continue
-			}
-			if err := launch(ctx, python, dirs, opts.Warmup, opts.Iterations); err != nil {
-				return nil, err
-			}
-		}
-		for _, j := range again {
-			r, err := Load(j.dir, filepath.Join(j.dir, "results"), gc)
-			if err != nil {
-				return nil, err
-			}
-			rep, err := Compare(r, 0)
-			if err != nil {
-				return nil, err
-			}
-			res.Rows = append(res.Rows, Row{N: j.n, Method: j.method, Predicted: rep.Predicted.Iteration, Calibrated: rep.Predicted.Iteration,
-				Measured: rep.Measured.Iteration, Spread: rep.Spread, PredictedBubbles: rep.Predicted.BubbleRate,
-				MeasuredBubbles: rep.Measured.BubbleRate, Replanned: true})
+	if len(again) == 0 {
+		return nil, nil
+	}
+	if opts.Progress != nil {
+		fmt.Fprintf(opts.Progress, "experiment: running tessel's schedules planned again from the calibrated file beside the first ones\n")
+	}
+	var together, alone []string
+	for _, j := range again {
+		if plc.sameSplit(pl) {
+			together = append(together, j.dir)
+		} else {
+			alone = append(alone, j.dir)
 		}
 	}
-	res.Load[1] = loadavg()
-	res.Seconds = time.Since(t0).Seconds()
-	return res, nil
+	for _, dirs := range [][]string{together, alone} {
+		if len(dirs) == 0 {
+			continue
+		}
+		if err := launch(ctx, python, dirs, opts.Warmup, opts.Iterations); err != nil {
+			return nil, err
+		}
+	}
+	var rows []Row
+	for _, j := range again {
+		r, err := Load(j.dir, filepath.Join(j.dir, "results"), gc)
+		if err != nil {
+			return nil, err
+		}
+		rep, err := Compare(r, 0)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, Row{N: j.n, Method: j.method, Predicted: rep.Predicted.Iteration, Calibrated: rep.Predicted.Iteration,
+			Measured: rep.Measured.Iteration, Spread: rep.Spread, PredictedBubbles: rep.Predicted.BubbleRate,
+			MeasuredBubbles: rep.Measured.BubbleRate, Replanned: true})
+	}
+	return rows, nil
 }
 
 // planned is a model split onto the devices as tessel plan splits it: the

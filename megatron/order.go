@@ -3,9 +3,11 @@ package megatron
 import (
 	"fmt"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Megatron-Core runs its own orders (megatron/core/pipeline_parallel/
@@ -148,12 +150,12 @@ func Order(sp spec.Spec, opt OrderOptions) (*schedule.Schedule, error) {
 		}
 		orders[r] = order
 	}
-	c, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: orders, Pairs: pairs})
+	c, err := compact.Compact(spec.New(p, n), compact.Keep{Orders: orders, Pairs: pairs})
 	if err != nil {
 		return nil, fmt.Errorf("Megatron-Core's order: %w", err)
 	}
 	s := &schedule.Schedule{Spec: sp, Instances: c.Instances, Pairs: pairs}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("Megatron-Core's order: %w", err)
 	}
 	return s, nil

@@ -7,7 +7,7 @@
 // ends the schedule earlier, or as early while saving device time. The
 // per-device orders stay as they are (a backward run just before a
 // forward may move behind it), every result is compacted
-// (schedule.Compact) and verified, so it never breaks the budget.
+// (compact.Compact) and verified, so it never breaks the budget.
 //
 // It works on schedules only, with no solver: the search gives it its
 // constructions, the baselines and its best schedule.
@@ -17,9 +17,11 @@ import (
 	"context"
 	"slices"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Passes is how many sweeps over every device Pair makes at most (each
@@ -46,6 +48,7 @@ func Pair(ctx context.Context, s *schedule.Schedule) (*schedule.Schedule, bool) 
 			}
 		}
 	}
+	pg := &pairing{p: p, roles: roles, paired: paired}
 	best := s
 	bestMs := schedule.Makespan(s)
 	changed := false
@@ -56,7 +59,7 @@ func Pair(ctx context.Context, s *schedule.Schedule) (*schedule.Schedule, bool) 
 				if ctx.Err() != nil {
 					return best, changed
 				}
-				trial, q, moved, ok := candidate(p, roles, orders, d, i, paired)
+				trial, q, moved, ok := pg.candidate(orders, d, i)
 				if !ok {
 					continue
 				}
@@ -66,7 +69,7 @@ func Pair(ctx context.Context, s *schedule.Schedule) (*schedule.Schedule, bool) 
 					sum += p.Blocks[r.Block].Time
 				}
 				next := append(slices.Clone(pairs), q)
-				cs, err := schedule.Compact(spec.New(p, s.MicroBatches), schedule.Keep{Orders: trial, Pairs: next})
+				cs, err := compact.Compact(spec.New(p, s.MicroBatches), compact.Keep{Orders: trial, Pairs: next})
 				if err != nil {
 					continue
 				}
@@ -76,7 +79,7 @@ func Pair(ctx context.Context, s *schedule.Schedule) (*schedule.Schedule, bool) 
 				if ms > bestMs || (ms == bestMs && t >= sum) {
 					continue
 				}
-				if schedule.Verify(c) != nil {
+				if verify.Schedule(c) != nil {
 					continue // a moved backward may raise the memory over the budget
 				}
 				best, bestMs, pairs, changed, gained = c, ms, next, true, true
@@ -109,12 +112,21 @@ func group(p *placement.Placement, roles []placement.Role, q schedule.Pair) ([]s
 	return out, t, ""
 }
 
+// pairing is what Pair's passes share: the placement, its blocks' roles
+// and the instances already in a pair.
+type pairing struct {
+	p      *placement.Placement
+	roles  []placement.Role
+	paired map[schedule.Ref]bool
+}
+
 // candidate looks at position i of device d's order: a forward followed
 // by the whole backward of another micro-batch (as one group), or a
 // whole backward followed by a forward (the forward then moves before
 // it). It returns the orders with the group in place, the pair, and
 // whether the orders changed.
-func candidate(p *placement.Placement, roles []placement.Role, orders [][]schedule.Ref, d, i int, paired map[schedule.Ref]bool) ([][]schedule.Ref, schedule.Pair, bool, bool) {
+func (pg *pairing) candidate(orders [][]schedule.Ref, d, i int) ([][]schedule.Ref, schedule.Pair, bool, bool) {
+	p, roles, paired := pg.p, pg.roles, pg.paired
 	o := orders[d]
 	r := o[i]
 	if paired[r] || i+1 >= len(o) {

@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // TestPair: greedy pairing shortens 1F1B's steady phase, where each
@@ -48,7 +49,7 @@ func TestPair(t *testing.T) {
 			t.Fatal(err)
 		}
 		paired, changed := overlap.Pair(context.Background(), s)
-		if err := schedule.Verify(paired); err != nil {
+		if err := verify.Schedule(paired); err != nil {
 			t.Fatalf("%s --overlap-time %s: %v", c.name, c.time, err)
 		}
 		if b := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: 16, Memory: 4}).Makespan; b > schedule.Makespan(paired) {
@@ -95,7 +96,7 @@ func TestBoundsHold(t *testing.T) {
 						b := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: m}).Makespan
 						for _, c := range cands[:min(len(cands), 6)] {
 							paired, _ := overlap.Pair(context.Background(), c.Schedule)
-							if err := schedule.Verify(paired); err != nil {
+							if err := verify.Schedule(paired); err != nil {
 								t.Fatalf("%s --overlap-time %s, N=%d, memory %d, %s: %v", p.Name, ot, n, m, c.Name, err)
 							}
 							if ms := schedule.Makespan(paired); ms < b {

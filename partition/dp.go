@@ -545,7 +545,7 @@ func Contiguous(ctx context.Context, g *Graph, opt DPOptions) (*DPResult, error)
 	// on an optimal chain: the stages I \ J of the ideals under I are
 	// enumerated from the top down and a branch stops where its compute
 	// time (a lower bound of every larger stage's load) exceeds it.
-	ub, err := t.chainBound(ctx, lat, u, K, L, M, final)
+	ub, err := r.chainBound(ctx, final)
 	if err != nil {
 		return nil, err
 	}

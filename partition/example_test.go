@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // From a model to a schedule: a layer profile cut into the stages of
@@ -32,7 +33,7 @@ func ExampleRun() {
 	if err != nil {
 		panic(err)
 	}
-	if err := schedule.Verify(res.Schedule); err != nil {
+	if err := verify.Schedule(res.Schedule); err != nil {
 		panic(err)
 	}
 	u := p.Units

@@ -80,7 +80,8 @@ func (w *walker) rec(depth, j int, cand []int32) {
 // its prefixes, which are ideals): a split the full DP also considers,
 // so an upper bound of its answer. +Inf where none fits. Its time is
 // quadratic in the units: it checks ctx between prefixes.
-func (t *tables) chainBound(ctx context.Context, lat *lattice, u *units, K, L int, M float64, final func(int) bool) (float64, error) {
+func (r *dpRun) chainBound(ctx context.Context, final func(int) bool) (float64, error) {
+	t, lat, u, K, L, M := r.t, r.lat, r.u, r.K, r.L, r.M
 	n := u.n
 	order := topo(n, u.succ)
 	prefix := make([]int, n+1)

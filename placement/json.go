@@ -70,17 +70,11 @@ func (p *Placement) Write(w io.Writer) error {
 
 // appendJSON encodes p, which must be valid.
 func (p *Placement) appendJSON(b []byte, pretty bool) []byte {
-	nl, ind, sep, colon := "", "", ",", ":"
+	st := jsonStyle{"", "", ",", ":"}
 	if pretty {
-		nl, ind, sep, colon = "\n", "  ", ", ", ": "
+		st = jsonStyle{"\n", "  ", ", ", ": "}
 	}
-	key := func(b []byte, depth int, k string) []byte {
-		for range depth {
-			b = append(b, ind...)
-		}
-		b = appendString(b, k)
-		return append(b, colon...)
-	}
+	nl, ind, sep, colon, key := st.nl, st.ind, st.sep, st.colon, st.key
 	b = append(b, '{')
 	b = append(b, nl...)
 	if p.Name != "" {
@@ -100,64 +94,7 @@ func (p *Placement) appendJSON(b []byte, pretty bool) []byte {
 		if pretty {
 			b = append(b, ind+ind...)
 		}
-		b = append(b, '{')
-		b = key(b, 0, "id")
-		b = appendString(b, bl.ID)
-		b = append(b, sep...)
-		b = key(b, 0, "kind")
-		b = appendString(b, string(bl.Kind))
-		b = append(b, sep...)
-		if len(bl.Candidates) == 0 {
-			b = key(b, 0, "devices")
-			b = appendInts(b, bl.Devices, sep)
-		} else {
-			b = key(b, 0, "candidates")
-			b = append(b, '[')
-			for n, g := range bl.Candidates {
-				if n > 0 {
-					b = append(b, sep...)
-				}
-				b = appendInts(b, g, sep)
-			}
-			b = append(b, ']')
-			if bl.Devices != nil {
-				b = append(b, sep...)
-				b = key(b, 0, "chosen")
-				b = appendInts(b, bl.Devices, sep)
-			}
-		}
-		b = append(b, sep...)
-		b = key(b, 0, "time")
-		b = strconv.AppendInt(b, int64(bl.Time), 10)
-		b = append(b, sep...)
-		b = key(b, 0, "memory")
-		b = strconv.AppendInt(b, int64(bl.Memory), 10)
-		if bl.Offload != 0 {
-			b = append(b, sep...)
-			b = key(b, 0, "offload")
-			b = strconv.AppendInt(b, int64(bl.Offload), 10)
-		}
-		if bl.Activation != 0 {
-			b = append(b, sep...)
-			b = key(b, 0, "activation")
-			b = strconv.AppendFloat(b, bl.Activation+0, 'g', -1, 64)
-		}
-		if bl.Recompute {
-			b = append(b, sep...)
-			b = key(b, 0, "recompute")
-			b = append(b, "true"...)
-		}
-		if bl.Checkpoint != 0 {
-			b = append(b, sep...)
-			b = key(b, 0, "checkpoint")
-			b = strconv.AppendInt(b, int64(bl.Checkpoint), 10)
-		}
-		if bl.RecomputedLayers != 0 {
-			b = append(b, sep...)
-			b = key(b, 0, "recomputed_layers")
-			b = strconv.AppendInt(b, int64(bl.RecomputedLayers), 10)
-		}
-		b = append(b, '}')
+		b = st.appendBlock(b, bl)
 		if i < len(p.Blocks)-1 {
 			b = append(b, ',')
 		}
@@ -205,35 +142,113 @@ func (p *Placement) appendJSON(b []byte, pretty bool) []byte {
 		b = append(b, ',')
 		b = append(b, nl...)
 		b = key(b, 1, "units")
-		b = append(b, '{')
-		first := true
-		field := func(k string) {
-			if !first {
-				b = append(b, sep...)
-			}
-			first = false
-			b = key(b, 0, k)
-		}
-		if u.Time != "" {
-			field("time")
-			b = appendString(b, u.Time)
-		}
-		if u.Step != 0 {
-			field("step")
-			b = strconv.AppendFloat(b, u.Step, 'g', -1, 64)
-		}
-		if u.Search != 0 {
-			field("search_step")
-			b = strconv.AppendInt(b, int64(u.Search), 10)
-		}
-		if u.MemoryBytes != 0 {
-			field("memory_bytes")
-			b = strconv.AppendFloat(b, u.MemoryBytes, 'g', -1, 64)
-		}
-		b = append(b, '}')
+		b = st.appendUnits(b, u)
 	}
 	b = append(b, nl...)
 	return append(b, '}')
+}
+
+// jsonStyle is how a placement file is laid out: compact (no newlines,
+// "," and ":") or pretty (one block per line, indented).
+type jsonStyle struct{ nl, ind, sep, colon string }
+
+// key appends key k at depth levels of indentation and its colon.
+func (st jsonStyle) key(b []byte, depth int, k string) []byte {
+	for range depth {
+		b = append(b, st.ind...)
+	}
+	b = appendString(b, k)
+	return append(b, st.colon...)
+}
+
+// appendBlock appends one block as an object on one line.
+func (st jsonStyle) appendBlock(b []byte, bl Block) []byte {
+	sep, key := st.sep, st.key
+	b = append(b, '{')
+	b = key(b, 0, "id")
+	b = appendString(b, bl.ID)
+	b = append(b, sep...)
+	b = key(b, 0, "kind")
+	b = appendString(b, string(bl.Kind))
+	b = append(b, sep...)
+	if len(bl.Candidates) == 0 {
+		b = key(b, 0, "devices")
+		b = appendInts(b, bl.Devices, sep)
+	} else {
+		b = key(b, 0, "candidates")
+		b = append(b, '[')
+		for n, g := range bl.Candidates {
+			if n > 0 {
+				b = append(b, sep...)
+			}
+			b = appendInts(b, g, sep)
+		}
+		b = append(b, ']')
+		if bl.Devices != nil {
+			b = append(b, sep...)
+			b = key(b, 0, "chosen")
+			b = appendInts(b, bl.Devices, sep)
+		}
+	}
+	// Every field after the devices: its separator, key and value.
+	field := func(k string, value func([]byte) []byte) {
+		b = append(b, sep...)
+		b = value(key(b, 0, k))
+	}
+	integer := func(v int) func([]byte) []byte {
+		return func(b []byte) []byte { return strconv.AppendInt(b, int64(v), 10) }
+	}
+	field("time", integer(bl.Time))
+	field("memory", integer(bl.Memory))
+	if bl.Offload != 0 {
+		field("offload", integer(bl.Offload))
+	}
+	if bl.Activation != 0 {
+		field("activation", func(b []byte) []byte { return strconv.AppendFloat(b, bl.Activation+0, 'g', -1, 64) })
+	}
+	if bl.Recompute {
+		field("recompute", func(b []byte) []byte { return append(b, "true"...) })
+	}
+	if bl.Checkpoint != 0 {
+		field("checkpoint", integer(bl.Checkpoint))
+	}
+	if bl.RecomputedLayers != 0 {
+		field("recomputed_layers", integer(bl.RecomputedLayers))
+	}
+	b = append(b, '}')
+	return b
+}
+
+// appendUnits appends the "units" object.
+func (st jsonStyle) appendUnits(b []byte, u *quantity.Scale) []byte {
+	sep, key := st.sep, st.key
+	b = append(b, '{')
+	first := true
+	field := func(k string) {
+		if !first {
+			b = append(b, sep...)
+		}
+		first = false
+		b = key(b, 0, k)
+	}
+	if u.Time != "" {
+		field("time")
+		b = appendString(b, u.Time)
+	}
+	if u.Step != 0 {
+		field("step")
+		b = strconv.AppendFloat(b, u.Step, 'g', -1, 64)
+	}
+	if u.Search != 0 {
+		field("search_step")
+		b = strconv.AppendInt(b, int64(u.Search), 10)
+	}
+	if u.MemoryBytes != 0 {
+		field("memory_bytes")
+		b = strconv.AppendFloat(b, u.MemoryBytes, 'g', -1, 64)
+	}
+	b = append(b, '}')
+	return b
 }
 
 // decodeUnits reads a placement file's "units": {"time", "step",

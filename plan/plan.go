@@ -16,9 +16,9 @@ import (
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Options are what a plan asks beyond the split.
@@ -132,7 +132,7 @@ func Run(ctx context.Context, pr *partition.Report, opt Options) (*Result, error
 	if err != nil {
 		return nil, err
 	}
-	if err := schedule.Verify(res.Schedule); err != nil {
+	if err := verify.Schedule(res.Schedule); err != nil {
 		return nil, fmt.Errorf("plan: the schedule fails verification (a bug): %w", err)
 	}
 	strategy := opt.Search.Strategy

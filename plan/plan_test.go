@@ -8,7 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 func gptSplit(t *testing.T) *partition.Report {
@@ -35,7 +35,7 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := res.Search.Schedule
-	if err := schedule.Verify(s); err != nil || s.MicroBatches != 8 || s.Memory != 6 || res.Placement.Name != pr.Converted.Placement.Name {
+	if err := verify.Schedule(s); err != nil || s.MicroBatches != 8 || s.Memory != 6 || res.Placement.Name != pr.Converted.Placement.Name {
 		t.Errorf("schedule: %v, %d micro-batches, memory %d, placement %s", err, s.MicroBatches, s.Memory, res.Placement.Name)
 	}
 	// The model's memory: each device's budget is what its stages leave.

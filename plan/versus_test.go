@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // The plan against the baselines: every row on the placement searched,
@@ -38,7 +39,7 @@ func TestVersusAndLevers(t *testing.T) {
 				t.Errorf("budget %d: row %s on %s (%s)", tc.budget, r.Method, r.Placement, r.Status)
 			}
 			if r.Schedule != nil {
-				if err := schedule.Verify(r.Schedule); err != nil || r.Schedule.Placement.Name != res.Placement.Name {
+				if err := verify.Schedule(r.Schedule); err != nil || r.Schedule.Placement.Name != res.Placement.Name {
 					t.Errorf("budget %d: %s: %v", tc.budget, r.Method, err)
 				}
 			}
@@ -67,7 +68,7 @@ func TestVersusAndLevers(t *testing.T) {
 			t.Fatalf("levers %+v", levers)
 		}
 		rec := levers[0]
-		if rec.Err != nil || !rec.Result.Decisions || schedule.Verify(rec.Result.Search.Schedule) != nil {
+		if rec.Err != nil || !rec.Result.Decisions || verify.Schedule(rec.Result.Search.Schedule) != nil {
 			t.Errorf("--recompute: %+v", rec)
 		}
 		if levers[1].Err == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 var (
@@ -52,7 +53,7 @@ func runAuto(t testing.TB, c realcost.AutoCase, opt search.Options, limit time.D
 	}
 	r.seconds = time.Since(t0).Seconds()
 	r.tessel, r.lower = res.Makespan(), res.Bounds.Makespan
-	if err := schedule.Verify(res.Schedule); err != nil {
+	if err := verify.Schedule(res.Schedule); err != nil {
 		t.Fatalf("%s: %v", c.Name, err)
 	}
 	if r.tessel > r.heuristic {

@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/plan"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // llama is the Llama-7B-like profile split onto 8 devices of memory GB
@@ -201,7 +202,7 @@ func TestCompare(t *testing.T) {
 	}
 	per, st := c.PerInstance.Search.Schedule, c.Staged.Search.Schedule
 	for _, s := range []*schedule.Schedule{per, st} {
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -237,7 +238,7 @@ func TestCompare(t *testing.T) {
 	}
 	if c.UniformPlan != nil {
 		u := c.UniformPlan.Search.Schedule
-		if err := schedule.Verify(u); err != nil {
+		if err := verify.Schedule(u); err != nil {
 			t.Fatal(err)
 		}
 		for i, s := range c.Uniform.Stages {

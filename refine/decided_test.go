@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Windows that decide (Qi et al., "OptPipe: Memory- and
@@ -53,7 +54,7 @@ func TestLNSDecides(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := schedule.Verify(got); err != nil {
+				if err := verify.Schedule(got); err != nil {
 					t.Fatal(err)
 				}
 				outs = append(outs, fmt.Sprint(got.Instances, got.Decisions))

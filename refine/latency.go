@@ -27,7 +27,7 @@ import (
 //     later instances keep their device orders, which may delay j more.
 //
 // A source after the window is left to the re-timing. The window's answer
-// is re-timed under the budget (schedule.Compact: its device
+// is re-timed under the budget (compact.Compact: its device
 // orders, each micro-batch's first blocks delayed as far as it needs), and
 // kept only where that meets the budget and ends earlier.
 
@@ -58,10 +58,11 @@ func spans(p *placement.Placement) [][]int {
 	return out
 }
 
-// windowLatency adds the latency rule of budget to the window problem pr
-// (see above): part[x] is 0, 1 or 2 for instance x of s before, in or
-// after the window, task[x] its task when freed.
-func windowLatency(pr *smt.Problem, s *schedule.Schedule, budget int, part []int, task map[int]int, byRef map[schedule.Ref]int) {
+// windowLatency adds the latency rule of s's budget to the window
+// problem pr (see above): part[x] is 0, 1 or 2 for instance x of s
+// before, in or after the window, task[x] its task when freed.
+func windowLatency(pr *smt.Problem, s *schedule.Schedule, part []int, task map[int]int, byRef map[schedule.Ref]int) {
+	budget := s.Latency
 	p := s.Placement
 	pairs := p.LatencyPairs()
 	var span [][]int

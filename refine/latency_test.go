@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Under a latency budget (the Tessel paper's §VI-D, Fig. 15: inference
@@ -37,7 +38,7 @@ func TestLNSLatency(t *testing.T) {
 			if got.Latency != budget {
 				t.Fatalf("%s N=%d budget %d: result records budget %d", name, tc.n, budget, got.Latency)
 			}
-			if err := schedule.Verify(got); err != nil {
+			if err := verify.Schedule(got); err != nil {
 				t.Fatalf("%s N=%d budget %d: %v", name, tc.n, budget, err)
 			}
 			if schedule.Makespan(got) > schedule.Makespan(s) {

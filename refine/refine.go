@@ -7,7 +7,7 @@
 // run backwards, a schedule's first instances are its last, dependencies
 // point the other way and memory is released where it was taken.
 //
-// Every schedule Improve returns has passed schedule.Verify and ends no
+// Every schedule Improve returns has passed verify.Schedule and ends no
 // later than the one it was given. Improve does not search repetends; it
 // polishes what package search assembled or a construction built.
 package refine
@@ -21,11 +21,13 @@ import (
 	"sort"
 
 	"github.com/tessel-pp/tessel/bound"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 	"github.com/tessel-pp/tessel/z3"
 )
 
@@ -92,7 +94,7 @@ func (st *Stats) take(ctx context.Context, cur **schedule.Schedule, next *schedu
 // makespan meets the lower bound, or ctx ends. s must be valid.
 func Improve(ctx context.Context, s *schedule.Schedule, opt Options) (*schedule.Schedule, Stats, error) {
 	var st Stats
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
 	}
 	if len(s.Decisions) > 0 {
@@ -162,6 +164,55 @@ func solveWindow(ctx context.Context, p *placement.Placement, pr *smt.Problem, h
 type fixedTensor struct {
 	Dep   placement.Dep
 	Micro int
+}
+
+// fixedArrivals books the transfers of s's fixed instances (those not in
+// task) on the links, in the verifier's order, and returns the queue and
+// when each fixed tensor reaches its consumer (step with channels).
+func fixedArrivals(s *schedule.Schedule, task map[schedule.Ref]int) (*placement.LinkQueue, map[fixedTensor]int) {
+	p := s.Placement
+	succs := p.SuccDeps()
+	fixedAt := map[fixedTensor]int{}
+	links := p.NewLinkQueue()
+	var fixed []schedule.Instance
+	for _, in := range s.Instances {
+		if _, ok := task[in.Ref()]; !ok {
+			fixed = append(fixed, in)
+		}
+	}
+	slices.SortFunc(fixed, func(a, b schedule.Instance) int {
+		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Block, b.Block), cmp.Compare(a.Micro, b.Micro))
+	})
+	for _, in := range fixed {
+		for _, d := range succs[in.Block] {
+			at, _, _ := links.Arrival(d, in.Start)
+			fixedAt[fixedTensor{d, in.Micro}] = at
+		}
+	}
+	return links, fixedAt
+}
+
+// placeEnd is s with the freed instances at the solver's starts (a head
+// window's mapped back from reversed time), shifted to start at 0.
+func placeEnd(s *schedule.Schedule, free, starts []int, head bool) *schedule.Schedule {
+	p, H := s.Placement, schedule.Makespan(s)
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}}
+	out.Instances = append([]schedule.Instance(nil), s.Instances...)
+	for k, x := range free {
+		t := starts[k]
+		if head {
+			t = H - t - p.Blocks[out.Instances[x].Block].Time
+		}
+		out.Instances[x].Start = t
+	}
+	lo := out.Instances[0].Start
+	for _, in := range out.Instances {
+		lo = min(lo, in.Start)
+	}
+	for x := range out.Instances {
+		out.Instances[x].Start -= lo
+	}
+	return out
 }
 
 // step frees the last w instances of s (the first w when head is set),
@@ -259,24 +310,9 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 	// the compaction below applies them, and a step that does not end
 	// earlier is dropped.
 	var links *placement.LinkQueue
-	fixedAt := map[fixedTensor]int{}
+	var fixedAt map[fixedTensor]int
 	if p.Channels && !head {
-		links = p.NewLinkQueue()
-		var fixed []schedule.Instance
-		for _, in := range s.Instances {
-			if _, ok := task[in.Ref()]; !ok {
-				fixed = append(fixed, in)
-			}
-		}
-		slices.SortFunc(fixed, func(a, b schedule.Instance) int {
-			return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Block, b.Block), cmp.Compare(a.Micro, b.Micro))
-		})
-		for _, in := range fixed {
-			for _, d := range succs[in.Block] {
-				at, _, _ := links.Arrival(d, in.Start)
-				fixedAt[fixedTensor{d, in.Micro}] = at
-			}
-		}
+		links, fixedAt = fixedArrivals(s, task)
 	}
 	for k, x := range free {
 		in := s.Instances[x]
@@ -320,29 +356,14 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 	if sol == nil {
 		return nil, checks, err
 	}
-	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}}
-	out.Instances = append([]schedule.Instance(nil), s.Instances...)
-	for k, x := range free {
-		t := sol.Starts[k]
-		if head {
-			t = H - t - p.Blocks[out.Instances[x].Block].Time
-		}
-		out.Instances[x].Start = t
-	}
-	lo := out.Instances[0].Start
-	for _, in := range out.Instances {
-		lo = min(lo, in.Start)
-	}
-	for x := range out.Instances {
-		out.Instances[x].Start -= lo
-	}
-	cs, err := schedule.Compact(spec.New(p, out.MicroBatches), schedule.Keep{Orders: schedule.Orders(out)})
+	out := placeEnd(s, free, sol.Starts, head)
+	cs, err := compact.Compact(spec.New(p, out.MicroBatches), compact.Keep{Orders: schedule.Orders(out)})
 	if err != nil {
 		return nil, sol.Checks, fmt.Errorf("refine: %w", err)
 	}
 	ins := cs.Instances
 	out.Instances = ins
-	if err := schedule.Verify(out); err != nil {
+	if err := verify.Schedule(out); err != nil {
 		return nil, sol.Checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", p.Name, err)
 	}
 	return out, sol.Checks, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // zeroBubbleV is the V placement of ZB-V with the backward split: stages
@@ -46,7 +47,7 @@ func TestImproveReachesTheBoundOnZBV(t *testing.T) {
 	if schedule.Makespan(got) != lb {
 		t.Errorf("makespan %d → %d, want the lower bound %d (%+v)", before, schedule.Makespan(got), lb, st)
 	}
-	if err := schedule.Verify(got); err != nil {
+	if err := verify.Schedule(got); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -80,7 +81,7 @@ func TestImproveNeverWorse(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d %s: %v", c, name, err)
 		}
-		if err := schedule.Verify(got); err != nil {
+		if err := verify.Schedule(got); err != nil {
 			t.Fatalf("case %d %s: %v", c, name, err)
 		}
 		if schedule.Makespan(got) > schedule.Makespan(s) {
@@ -134,7 +135,7 @@ func TestImproveWithChannels(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s window %d: %v", tc.shape, w, err)
 			}
-			if err := schedule.Verify(got); err != nil {
+			if err := verify.Schedule(got); err != nil {
 				t.Fatalf("%s window %d: %v", tc.shape, w, err)
 			}
 			mk := schedule.Makespan(got)

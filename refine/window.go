@@ -7,10 +7,12 @@ import (
 	"sort"
 
 	"github.com/tessel-pp/tessel/bound"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // LNSOptions configure LNS.
@@ -46,7 +48,7 @@ type LNSOptions struct {
 	// Links lets the windows run on a placement whose links carry one
 	// transfer at a time (Channels): the solver's window leaves the
 	// queues out, and the compaction of its answer, which keeps them
-	// (schedule.Compact), decides whether the step is kept. Without it
+	// (compact.Compact), decides whether the step is kept. Without it
 	// such a schedule is returned as it is.
 	Links bool
 }
@@ -69,7 +71,7 @@ const DefaultSteps = 12
 // tail, the longest path through the kept later instances (their device
 // orders and their dependencies, transfers included) to the end of the
 // schedule. That is the makespan the whole schedule gets when the later
-// instances are moved as early as their orders allow (schedule.Compact),
+// instances are moved as early as their orders allow (compact.Compact),
 // which is what LNS does with every answer: a step is kept only when the
 // compacted, verified schedule ends earlier.
 //
@@ -77,12 +79,12 @@ const DefaultSteps = 12
 // half their size (rotating over the whole schedule), then grow
 // (Sizes); without a step budget, each round after the first uses the
 // next solver seed. Every schedule LNS returns has passed
-// schedule.Verify and ends no later than s. Placements whose links carry
+// verify.Schedule and ends no later than s. Placements whose links carry
 // one transfer at a time (Channels) are returned as they are, unless
 // opt.Links.
 func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.Schedule, Stats, error) {
 	var st Stats
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
 	}
 	decide := opt.Decisions.Offload || opt.Decisions.Recompute
@@ -128,9 +130,9 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 					var checks int
 					var err error
 					if decide {
-						next, checks, err = decidedWindow(ctx, cur, max(0, pos-w), pos, opt.Effort, seed, opt.Decisions)
+						next, checks, err = decidedWindow(ctx, cur, max(0, pos-w), pos, opt.Decisions, smt.Options{Seed: seed, Effort: opt.Effort})
 					} else {
-						next, checks, err = window(ctx, cur, max(0, pos-w), pos, opt.Effort, seed)
+						next, checks, err = window(ctx, cur, max(0, pos-w), pos, smt.Options{Seed: seed, Effort: opt.Effort})
 					}
 					better, stop, err := st.take(ctx, &cur, next, checks, err, opt.Progress)
 					if stop {
@@ -175,12 +177,12 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 // or nil when it does not end earlier. Under a latency budget (s's
 // Latency) the compaction is under the budget, and an answer whose orders
 // meet none is nil too.
-func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, seed int, d spec.Decisions) (*schedule.Schedule, int, error) {
+func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to int, d spec.Decisions, so smt.Options) (*schedule.Schedule, int, error) {
 	_, part, _, _, ok := windowCut(s, from, to)
 	if !ok {
 		return nil, 0, nil
 	}
-	got, checks, err := encode.WindowDecisions(ctx, s, part, d, smt.Options{Seed: seed, Effort: effort})
+	got, checks, err := encode.WindowDecisions(ctx, s, part, d, so)
 	if err != nil || got == nil {
 		return nil, checks, err
 	}
@@ -189,19 +191,19 @@ func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, 
 		// answer is re-timed under the budget with its decisions
 		// (compact.Compact with From), and left out where its orders meet
 		// none.
-		if schedule.Verify(got) == nil {
+		if verify.Schedule(got) == nil {
 			sp := got.Spec
 			sp.Latency = s.Latency
-			c, err := schedule.Compact(sp, schedule.Keep{From: got})
+			c, err := compact.Compact(sp, compact.Keep{From: got})
 			if err != nil {
 				return nil, checks, nil
 			}
 			got = c
 		}
-	} else if c, err := schedule.Compact(withoutLatency(got.Spec), schedule.Keep{From: got}); err == nil && schedule.Verify(c) == nil && schedule.Makespan(c) <= schedule.Makespan(got) {
+	} else if c, err := compact.Compact(withoutLatency(got.Spec), compact.Keep{From: got}); err == nil && verify.Schedule(c) == nil && schedule.Makespan(c) <= schedule.Makespan(got) {
 		got = c
 	}
-	if err := schedule.Verify(got); err != nil {
+	if err := verify.Schedule(got); err != nil {
 		return nil, checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", s.Placement.Name, err)
 	}
 	if schedule.Makespan(got) >= schedule.Makespan(s) {
@@ -214,7 +216,7 @@ func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to, effort, 
 // (widened so that both cuts are times), solves for them with the later
 // instances as tails, and returns the compacted, verified schedule, or
 // nil when it does not end earlier.
-func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed int) (*schedule.Schedule, int, error) {
+func window(ctx context.Context, s *schedule.Schedule, from, to int, so smt.Options) (*schedule.Schedule, int, error) {
 	p := s.Placement
 	n := len(s.Instances)
 	idx, part, from, to, ok := windowCut(s, from, to)
@@ -226,34 +228,7 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 		byRef[in.Ref()] = x
 	}
 	preds, succs := p.PredDeps(), p.SuccDeps()
-
-	// Tails of the later instances: the longest path from their start to
-	// the end of the schedule over their device orders and
-	// dependencies, in decreasing start order (every edge goes forward
-	// in time).
-	tail := make([]int, n)
-	nextOn := make([]int, p.Devices) // the later instance that follows on each device
-	for d := range nextOn {
-		nextOn[d] = -1
-	}
-	for k := n - 1; k >= to; k-- {
-		x := idx[k]
-		in := s.Instances[x]
-		b := p.Blocks[in.Block]
-		t := b.Time
-		for _, d := range b.Devices {
-			if y := nextOn[d]; y >= 0 {
-				t = max(t, b.Time+tail[y])
-			}
-			nextOn[d] = x
-		}
-		for _, dep := range succs[in.Block] {
-			if y, ok := byRef[schedule.Ref{Block: dep.To, Micro: in.Micro}]; ok && part[y] == encode.Later {
-				t = max(t, p.Delay(dep)+tail[y])
-			}
-		}
-		tail[x] = t
-	}
+	tail, nextOn := laterTails(s, idx[to:], part, byRef)
 
 	budget, shift := encode.BudgetShift(p, s.Memory)
 	pr := &smt.Problem{Devices: p.Devices + 1, Memory: budget}
@@ -318,23 +293,83 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 	}
 	hint = append(hint, sink)
 	if s.Latency > 0 {
-		windowLatency(pr, s, s.Latency, part, task, byRef)
+		windowLatency(pr, s, part, task, byRef)
 	}
-	sol, checks, err := solveWindow(ctx, p, pr, hint, seed, effort)
+	sol, checks, err := solveWindow(ctx, p, pr, hint, so.Seed, so.Effort)
 	if sol == nil {
 		return nil, checks, err
 	}
+	orders := windowOrders(s, [][]int{idx[:from], free, idx[to:]}, free, sol.Starts)
+	cs, err := compact.Compact(spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Latency: s.Latency}, compact.Keep{Orders: orders})
+	if err != nil {
+		if s.Latency > 0 {
+			return nil, sol.Checks, nil // its orders meet no schedule within the budget
+		}
+		return nil, sol.Checks, fmt.Errorf("refine: %w", err)
+	}
+	ins := cs.Instances
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency}, Instances: ins}
+	if err := verify.Schedule(out); err != nil {
+		return nil, sol.Checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", p.Name, err)
+	}
+	if schedule.Makespan(out) >= schedule.Makespan(s) {
+		return nil, sol.Checks, nil
+	}
+	return out, sol.Checks, nil
+}
+
+// laterTails are the tails of the later instances (later, in start
+// order), by instance, and the later instance that follows on each
+// device (-1: none) once the window's are placed.
+func laterTails(s *schedule.Schedule, later, part []int, byRef map[schedule.Ref]int) (tail, nextOn []int) {
+	// Tails of the later instances: the longest path from their start to
+	// the end of the schedule over their device orders and
+	// dependencies, in decreasing start order (every edge goes forward
+	// in time).
+	n, p := len(s.Instances), s.Placement
+	succs := p.SuccDeps()
+	tail = make([]int, n)
+	nextOn = make([]int, p.Devices) // the later instance that follows on each device
+	for d := range nextOn {
+		nextOn[d] = -1
+	}
+	for k := len(later) - 1; k >= 0; k-- {
+		x := later[k]
+		in := s.Instances[x]
+		b := p.Blocks[in.Block]
+		t := b.Time
+		for _, d := range b.Devices {
+			if y := nextOn[d]; y >= 0 {
+				t = max(t, b.Time+tail[y])
+			}
+			nextOn[d] = x
+		}
+		for _, dep := range succs[in.Block] {
+			if y, ok := byRef[schedule.Ref{Block: dep.To, Micro: in.Micro}]; ok && part[y] == encode.Later {
+				t = max(t, p.Delay(dep)+tail[y])
+			}
+		}
+		tail[x] = t
+	}
+	return tail, nextOn
+}
+
+// windowOrders are the devices' orders after a window: the instances of
+// each set in turn (before the window, the freed ones, the later ones),
+// each set by start, the freed ones (free) at their new starts.
+func windowOrders(s *schedule.Schedule, sets [][]int, free, starts []int) [][]schedule.Ref {
 	// New device orders: the instances before the window, the freed
 	// ones by their new starts, the later ones, each as they were.
-	at := make([]int, n)
+	p := s.Placement
+	at := make([]int, len(s.Instances))
 	for x, in := range s.Instances {
 		at[x] = in.Start
 	}
 	for k, x := range free {
-		at[x] = sol.Starts[k]
+		at[x] = starts[k]
 	}
 	orders := make([][]schedule.Ref, p.Devices)
-	for _, set := range [][]int{idx[:from], free, idx[to:]} {
+	for _, set := range sets {
 		set = slices.Clone(set)
 		sort.SliceStable(set, func(a, b int) bool {
 			x, y := set[a], set[b]
@@ -349,22 +384,7 @@ func window(ctx context.Context, s *schedule.Schedule, from, to, effort, seed in
 			}
 		}
 	}
-	cs, err := schedule.Compact(spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Latency: s.Latency}, schedule.Keep{Orders: orders})
-	if err != nil {
-		if s.Latency > 0 {
-			return nil, sol.Checks, nil // its orders meet no schedule within the budget
-		}
-		return nil, sol.Checks, fmt.Errorf("refine: %w", err)
-	}
-	ins := cs.Instances
-	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency}, Instances: ins}
-	if err := schedule.Verify(out); err != nil {
-		return nil, sol.Checks, fmt.Errorf("refine: placement %q: improved schedule fails verification (a bug): %w", p.Name, err)
-	}
-	if schedule.Makespan(out) >= schedule.Makespan(s) {
-		return nil, sol.Checks, nil
-	}
-	return out, sol.Checks, nil
+	return orders
 }
 
 // windowCut orders s's instances by start (stably) and widens the window

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Property: on random placements and budgets, LNS returns a valid
@@ -48,7 +49,7 @@ func TestLNSNeverWorse(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d %s: %v", c, name, err)
 		}
-		if err := schedule.Verify(got); err != nil {
+		if err := verify.Schedule(got); err != nil {
 			t.Fatalf("case %d %s: %v", c, name, err)
 		}
 		if schedule.Makespan(got) > schedule.Makespan(ends) {
@@ -90,7 +91,7 @@ func TestLNSUntilCancelled(t *testing.T) {
 	if wait := time.Since(stopped); wait > time.Second {
 		t.Errorf("answered %v after the context ended", wait)
 	}
-	if err := schedule.Verify(got); err != nil {
+	if err := verify.Schedule(got); err != nil {
 		t.Fatal(err)
 	}
 	if schedule.Makespan(got) > schedule.Makespan(s) {

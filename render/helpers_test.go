@@ -10,9 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -58,15 +60,15 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// compact is the schedule of orders on p, compacted, and verified.
-func compact(t *testing.T, p *placement.Placement, n int, orders [][]schedule.Ref) *schedule.Schedule {
+// compacted is the schedule of orders on p, compacted, and verified.
+func compacted(t *testing.T, p *placement.Placement, n int, orders [][]schedule.Ref) *schedule.Schedule {
 	t.Helper()
-	c, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: orders})
+	c, err := compact.Compact(spec.New(p, n), compact.Keep{Orders: orders})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: c.Instances}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -84,7 +86,7 @@ func splitGroup(t *testing.T) *schedule.Schedule {
 	}
 	g := []schedule.Ref{{Block: 0, Micro: 0}, {Block: 0, Micro: 1}, {Block: 0, Micro: 2}}
 	h := []schedule.Ref{{Block: 1, Micro: 0}, {Block: 1, Micro: 1}, {Block: 1, Micro: 2}}
-	return compact(t, p, 3, [][]schedule.Ref{g, h, g})
+	return compacted(t, p, 3, [][]schedule.Ref{g, h, g})
 }
 
 // moePaired is placement/testdata/overlap.json (two stages; a forward and
@@ -101,12 +103,12 @@ func moePaired(t *testing.T) *schedule.Schedule {
 		{{Block: 1, Micro: 0}, {Block: 1, Micro: 1}, {Block: 2, Micro: 0}, {Block: 2, Micro: 1}},
 	}
 	pairs := []schedule.Pair{{Forward: schedule.Ref{Block: 1, Micro: 1}, Backward: schedule.Ref{Block: 2, Micro: 0}}}
-	c, err := schedule.Compact(spec.New(p, 2), schedule.Keep{Orders: orders, Pairs: pairs})
+	c, err := compact.Compact(spec.New(p, 2), compact.Keep{Orders: orders, Pairs: pairs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 2}, Instances: c.Instances, Pairs: pairs}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -130,7 +132,7 @@ func chosenFork(t *testing.T, channels bool) *schedule.Schedule {
 	}
 	q.Channels = channels
 	r := func(b, m int) schedule.Ref { return schedule.Ref{Block: b, Micro: m} }
-	return compact(t, q, 2, [][]schedule.Ref{{r(0, 0), r(0, 1), r(1, 0), r(1, 1)}, {r(2, 0), r(2, 1)}})
+	return compacted(t, q, 2, [][]schedule.Ref{{r(0, 0), r(0, 1), r(1, 0), r(1, 1)}, {r(2, 0), r(2, 1)}})
 }
 
 // She et al. §V-B, Fig. 7: the links as rows of the trace and the SVG,

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // HTML writes a self-contained HTML page (no external resources): the
@@ -97,7 +98,7 @@ func HTML(s *schedule.Schedule, w io.Writer) error {
 	}
 	verdict := "valid"
 	var ve *schedule.VerifyError
-	if err := schedule.Verify(s); errors.As(err, &ve) {
+	if err := verify.Schedule(s); errors.As(err, &ve) {
 		verdict = fmt.Sprintf("invalid: %d %s, first: %s", ve.Count(), plural(ve.Count(), "violation"), ve.Violations[0].Message)
 	} else if err != nil {
 		verdict = "invalid: " + err.Error()

@@ -169,8 +169,8 @@ func writeSVG(b *bytes.Buffer, s *schedule.Schedule, m schedule.Metrics) {
 		}
 	}
 	b.WriteString("</g>\n")
-	writeDecisionBars(b, s, moves, channels, unit, x, rowY)
-	writeTransferBars(b, s, links, spans, unit, x, func(k int) int { return rowY(p.Devices + len(channels) + k) })
+	writeDecisionBars(b, s, moves, channels, svgAxes{unit, x, rowY})
+	writeTransferBars(b, s, links, spans, svgAxes{unit, x, func(k int) int { return rowY(p.Devices + len(channels) + k) }})
 
 	// Repetend iteration boundaries.
 	if rp := s.Repetend; rp != nil && rp.Period > 0 && rp.Iterations > 0 && rp.Iterations <= schedule.MaxMicroBatches {
@@ -255,11 +255,20 @@ func esc(s string) string {
 	return b.String()
 }
 
+// svgAxes place a chart's bars: unit is the width of one time step, x a
+// time's coordinate and rowY a row's top.
+type svgAxes struct {
+	unit float64
+	x    func(int) string
+	rowY func(int) int
+}
+
 // writeDecisionBars draws the recomputes (class "recompute", the
 // forward's colour, half transparent) on their devices and the offloads
 // and reloads (classes "offload", "reload") on host-channel rows under the
 // devices, each with data-block, data-micro and a tooltip.
-func writeDecisionBars(b *bytes.Buffer, s *schedule.Schedule, moves []schedule.Move, channels []int, unit float64, x func(int) string, rowY func(int) int) {
+func writeDecisionBars(b *bytes.Buffer, s *schedule.Schedule, moves []schedule.Move, channels []int, ax svgAxes) {
+	unit, x, rowY := ax.unit, ax.x, ax.rowY
 	if len(s.Decisions) == 0 {
 		return
 	}
@@ -298,7 +307,8 @@ func writeDecisionBars(b *bytes.Buffer, s *schedule.Schedule, moves []schedule.M
 }
 
 // writeTransferBars draws the transfers on their link rows.
-func writeTransferBars(b *bytes.Buffer, s *schedule.Schedule, links []placement.Link, spans []schedule.TransferSpan, unit float64, x func(int) string, rowY func(int) int) {
+func writeTransferBars(b *bytes.Buffer, s *schedule.Schedule, links []placement.Link, spans []schedule.TransferSpan, ax svgAxes) {
+	unit, x, rowY := ax.unit, ax.x, ax.rowY
 	if len(links) == 0 {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -48,7 +49,7 @@ func TextUpTo(s *schedule.Schedule, w io.Writer, limit int) error {
 		if err != nil {
 			return err
 		}
-		d, err := schedule.Retime(s, q)
+		d, err := compact.Retime(s, q)
 		if err != nil {
 			return err
 		}

@@ -194,10 +194,56 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 		return nil, nil, err
 	}
 	defer s.Close()
+	e := &assignedEnc{x: x, s: s, p: p, P: P, order: map[[2]int]z3.Bool{}}
+	e.variables(opt)
+	e.dependencies()
+	e.windows()
+	e.exclusive()
+	if p.Limited(opt.Memory) {
+		e.memory(opt)
+	}
+	if err := x.Err(); err != nil {
+		return nil, nil, fmt.Errorf("repetend: problem with assignment literals at period %d: %w", P, err)
+	}
+	st, err := s.Check(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st != z3.Sat {
+		return nil, nil, nil
+	}
+	m, err := s.Model()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer m.Close()
+	return e.decode(m)
+}
+
+// assignedEnc is assignedAt's problem: for every block a literal per
+// device option (choose), its start and its offset, and the order
+// literals of pairs of blocks that may share a device.
+type assignedEnc struct {
+	x      *z3.Context
+	s      *z3.Solver
+	p      *placement.Placement
+	P      int
+	choose [][]z3.Bool
+	start  []z3.Int
+	offset []z3.Int
+	order  map[[2]int]z3.Bool
+}
+
+// variables declares every block's option, start and offset: one
+// option, none that takes longer than P, offsets below opt.MaxNR with one
+// at 0, and none of the choices opt.Exclude.
+func (e *assignedEnc) variables(opt AssignedOptions) {
+	x, s, p, P := e.x, e.s, e.p, e.P
 	k := p.K()
-	choose := make([][]z3.Bool, k)
-	start := make([]z3.Int, k)
-	offset := make([]z3.Int, k)
+	e.choose = make([][]z3.Bool, k)
+	e.start = make([]z3.Int, k)
+	e.offset = make([]z3.Int, k)
+	choose, start, offset := e.choose, e.start, e.offset
 	var zero []z3.Bool
 	for i := range k {
 		opts := p.DeviceOptions(i)
@@ -229,47 +275,64 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 		}
 		s.Assert(x.Or(diff...))
 	}
-	// Dependencies with the transfer of the chosen groups (eqs 8–9).
+}
+
+// dependencies: with the transfer of the chosen groups (eqs 8–9).
+func (e *assignedEnc) dependencies() {
+	x, s, p, P := e.x, e.s, e.p, e.P
 	for _, d := range p.Deps {
-		delta := x.Sub(offset[d.From], offset[d.To])
+		delta := x.Sub(e.offset[d.From], e.offset[d.To])
 		s.Assert(x.Ge(delta, x.IntVal(0))) // property 4.2
-		slack := x.Add(start[d.To], x.Scale(P, delta))
+		slack := x.Add(e.start[d.To], x.Scale(P, delta))
 		for a := range p.DeviceOptions(d.From) {
 			for b := range p.DeviceOptions(d.To) {
 				lag := p.OptionTime(d.From, a) + p.OptionTransfer(d, a, b)
-				s.Assert(x.Implies(x.And(choose[d.From][a], choose[d.To][b]), x.Le(x.Plus(start[d.From], lag), slack)))
+				s.Assert(x.Implies(x.And(e.choose[d.From][a], e.choose[d.To][b]), x.Le(x.Plus(e.start[d.From], lag), slack)))
 			}
 		}
 	}
-	// Windows of length P on every device.
+}
+
+// windows of length P on every device.
+func (e *assignedEnc) windows() {
+	x, s, p, P := e.x, e.s, e.p, e.P
 	for d := range p.Devices {
 		w := x.IntVar(fmt.Sprintf("w%d", d))
-		for i := range k {
+		for i := range p.K() {
 			for o, g := range p.DeviceOptions(i) {
 				if !contains(g, d) {
 					continue
 				}
-				s.Assert(x.Implies(choose[i][o], x.And(x.Le(w, start[i]), x.Le(x.Plus(start[i], p.OptionTime(i, o)), x.Plus(w, P)))))
+				s.Assert(x.Implies(e.choose[i][o], x.And(x.Le(w, e.start[i]), x.Le(x.Plus(e.start[i], p.OptionTime(i, o)), x.Plus(w, P)))))
 			}
 		}
 	}
-	// Exclusivity (eq 7).
-	order := map[[2]int]z3.Bool{}
-	lit := func(i, j int) z3.Bool { // i < j: i before j
-		key := [2]int{i, j}
-		if o, ok := order[key]; ok {
-			return o
-		}
-		o := x.BoolVar(fmt.Sprintf("o%d_%d", i, j))
-		order[key] = o
+}
+
+// lit is the order literal of blocks i < j: i before j.
+func (e *assignedEnc) lit(i, j int) z3.Bool {
+	key := [2]int{i, j}
+	if o, ok := e.order[key]; ok {
 		return o
 	}
-	before := func(i, j int) z3.Bool { // i before j, i ≠ j
-		if i > j {
-			return x.Not(lit(j, i))
-		}
-		return lit(i, j)
+	o := e.x.BoolVar(fmt.Sprintf("o%d_%d", i, j))
+	e.order[key] = o
+	return o
+}
+
+// before is the literal of block i before block j, i ≠ j.
+func (e *assignedEnc) before(i, j int) z3.Bool {
+	if i > j {
+		return e.x.Not(e.lit(j, i))
 	}
+	return e.lit(i, j)
+}
+
+// exclusive: two blocks whose chosen groups share a device do not
+// overlap (eq 7).
+func (e *assignedEnc) exclusive() {
+	x, s, p := e.x, e.s, e.p
+	k := p.K()
 	for i := range k {
 		for j := i + 1; j < k; j++ {
 			for a, ga := range p.DeviceOptions(i) {
@@ -277,102 +340,98 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 					if !overlaps(ga, gb) {
 						continue
 					}
-					cond := x.And(choose[i][a], choose[j][b])
-					o := before(i, j)
-					s.Assert(x.Implies(x.And(cond, o), x.Le(x.Plus(start[i], p.OptionTime(i, a)), start[j])))
-					s.Assert(x.Implies(x.And(cond, x.Not(o)), x.Le(x.Plus(start[j], p.OptionTime(j, b)), start[i])))
+					cond := x.And(e.choose[i][a], e.choose[j][b])
+					o := e.before(i, j)
+					s.Assert(x.Implies(x.And(cond, o), x.Le(x.Plus(e.start[i], p.OptionTime(i, a)), e.start[j])))
+					s.Assert(x.Implies(x.And(cond, x.Not(o)), x.Le(x.Plus(e.start[j], p.OptionTime(j, b)), e.start[i])))
 				}
 			}
 		}
 	}
-	// Memory (eq 10) from the entry memory of the iteration that starts
-	// highest (iterationEntry).
-	on := func(i, d int) z3.Bool {
-		var lits []z3.Bool
-		for o, g := range p.DeviceOptions(i) {
-			if contains(g, d) {
-				lits = append(lits, choose[i][o])
-			}
+}
+
+// on is the literal of block i chosen onto a group with device d.
+func (e *assignedEnc) on(i, d int) z3.Bool {
+	var lits []z3.Bool
+	for o, g := range e.p.DeviceOptions(i) {
+		if contains(g, d) {
+			lits = append(lits, e.choose[i][o])
 		}
-		if len(lits) == 0 {
-			return x.False()
-		}
-		return x.Or(lits...)
 	}
-	if p.Limited(opt.Memory) {
-		top := x.IntVar("top") // N_R − 1
-		var isTop []z3.Bool
-		for _, n := range offset {
-			s.Assert(x.Ge(top, n))
-			isTop = append(isTop, x.Eq(top, n))
+	if len(lits) == 0 {
+		return e.x.False()
+	}
+	return e.x.Or(lits...)
+}
+
+// memory (eq 10) from the entry memory of the iteration that starts
+// highest (iterationEntry).
+func (e *assignedEnc) memory(opt AssignedOptions) {
+	x, s, p := e.x, e.s, e.p
+	on, before := e.on, e.before
+	top := x.IntVar("top") // N_R − 1
+	var isTop []z3.Bool
+	for _, n := range e.offset {
+		s.Assert(x.Ge(top, n))
+		isTop = append(isTop, x.Eq(top, n))
+	}
+	s.Assert(x.Or(isTop...))
+	for d := range p.Devices {
+		budget := p.Budget(d, opt.Memory)
+		if budget <= 0 {
+			continue
 		}
-		s.Assert(x.Or(isTop...))
-		for d := range p.Devices {
-			budget := p.Budget(d, opt.Memory)
-			if budget <= 0 {
+		zeroInt := x.IntVal(0)
+		var entry, net []z3.Int
+		for i, b := range p.Blocks {
+			if b.Memory == 0 || !canHold(p, i, d) {
 				continue
 			}
-			zeroInt := x.IntVal(0)
-			var entry, net []z3.Int
-			for i, b := range p.Blocks {
-				if b.Memory == 0 || !canHold(p, i, d) {
-					continue
+			entry = append(entry, x.Ite(on(i, d), x.Scale(b.Memory, e.offset[i]), zeroInt))
+			net = append(net, x.Ite(on(i, d), x.IntVal(b.Memory), zeroInt))
+		}
+		if opt.MicroBatches > 0 && len(net) > 0 {
+			sum := x.Add(net...)
+			pos := x.Ite(x.Gt(sum, zeroInt), sum, zeroInt)
+			for t := range opt.MaxNR {
+				if left := opt.MicroBatches - 1 - t; left > 0 {
+					entry = append(entry, x.Ite(x.Eq(top, x.IntVal(t)), x.Scale(left, pos), zeroInt))
 				}
-				entry = append(entry, x.Ite(on(i, d), x.Scale(b.Memory, offset[i]), zeroInt))
-				net = append(net, x.Ite(on(i, d), x.IntVal(b.Memory), zeroInt))
-			}
-			if opt.MicroBatches > 0 && len(net) > 0 {
-				sum := x.Add(net...)
-				pos := x.Ite(x.Gt(sum, zeroInt), sum, zeroInt)
-				for t := range opt.MaxNR {
-					if left := opt.MicroBatches - 1 - t; left > 0 {
-						entry = append(entry, x.Ite(x.Eq(top, x.IntVal(t)), x.Scale(left, pos), zeroInt))
-					}
-				}
-			}
-			for j, bj := range p.Blocks {
-				if bj.Memory <= 0 || !canHold(p, j, d) {
-					continue
-				}
-				if bj.Memory > budget {
-					s.Assert(x.Not(on(j, d)))
-					continue
-				}
-				terms := append([]z3.Int(nil), entry...)
-				for i, bi := range p.Blocks {
-					if i == j || bi.Memory == 0 || !canHold(p, i, d) {
-						continue
-					}
-					terms = append(terms, x.Ite(x.And(on(i, d), before(i, j)), x.IntVal(bi.Memory), zeroInt))
-				}
-				if len(terms) == 0 {
-					continue
-				}
-				s.Assert(x.Implies(on(j, d), x.Le(x.Add(terms...), x.IntVal(budget-bj.Memory))))
 			}
 		}
+		for j, bj := range p.Blocks {
+			if bj.Memory <= 0 || !canHold(p, j, d) {
+				continue
+			}
+			if bj.Memory > budget {
+				s.Assert(x.Not(on(j, d)))
+				continue
+			}
+			terms := append([]z3.Int(nil), entry...)
+			for i, bi := range p.Blocks {
+				if i == j || bi.Memory == 0 || !canHold(p, i, d) {
+					continue
+				}
+				terms = append(terms, x.Ite(x.And(on(i, d), before(i, j)), x.IntVal(bi.Memory), zeroInt))
+			}
+			if len(terms) == 0 {
+				continue
+			}
+			s.Assert(x.Implies(on(j, d), x.Le(x.Add(terms...), x.IntVal(budget-bj.Memory))))
+		}
 	}
-	if err := x.Err(); err != nil {
-		return nil, nil, fmt.Errorf("repetend: problem with assignment literals at period %d: %w", P, err)
-	}
-	st, err := s.Check(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if st != z3.Sat {
-		return nil, nil, nil
-	}
-	m, err := s.Model()
-	if err != nil {
-		return nil, nil, err
-	}
-	defer m.Close()
+}
+
+// decode reads the choice and the repetend from a model.
+func (e *assignedEnc) decode(m *z3.Model) (*Repetend, []int, error) {
+	k := e.p.K()
 	choice := make([]int, k)
 	offs := make([]int, k)
 	starts := make([]int, k)
+	var err error
 	for i := range k {
 		choice[i] = -1
-		for o, b := range choose[i] {
+		for o, b := range e.choose[i] {
 			v, err := m.Bool(b)
 			if err != nil {
 				return nil, nil, err
@@ -384,14 +443,14 @@ func assignedAt(ctx context.Context, p *placement.Placement, P int, opt Assigned
 		if choice[i] < 0 {
 			return nil, nil, fmt.Errorf("repetend: no option chosen for block %d (encoder bug)", i)
 		}
-		if offs[i], err = m.Int(offset[i]); err != nil {
+		if offs[i], err = m.Int(e.offset[i]); err != nil {
 			return nil, nil, err
 		}
-		if starts[i], err = m.Int(start[i]); err != nil {
+		if starts[i], err = m.Int(e.start[i]); err != nil {
 			return nil, nil, err
 		}
 	}
-	return &Repetend{NR: maxOffset(offs) + 1, Offsets: offs, Period: P, Starts: normalise(starts)}, choice, nil
+	return &Repetend{NR: maxOffset(offs) + 1, Offsets: offs, Period: e.P, Starts: normalise(starts)}, choice, nil
 }
 
 func contains(g []int, d int) bool {

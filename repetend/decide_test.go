@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // A decided repetend (Qi et al., "OptPipe", Appendix C: keep, offload
@@ -49,7 +49,7 @@ func TestDecidedRepetendVerifies(t *testing.T) {
 				t.Errorf("period %d keeps every activation at memory %d", d.Period, tc.memory)
 			}
 			s := d.Unroll(spec.Spec{Placement: p, MicroBatches: 12, Memory: tc.memory})
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Fatalf("period %d, actions %v: the unrolled repetend fails the verifier: %v", d.Period, d.Actions, err)
 			}
 		})

@@ -30,7 +30,7 @@ type Repetend struct {
 // exact; a repetend whose transfers would have to wait is not searched —
 // a restriction: with channels, a proven period is the least among
 // repetends without waiting transfers. The warmup and cooldown are the
-// search's, which compacts the assembled schedule (schedule.Compact
+// search's, which compacts the assembled schedule (compact.Compact
 // applies the rule to all of it). Without channels, delay is Delay and
 // spans is empty: the encoding is the one without links.
 type steady struct {
@@ -214,8 +214,10 @@ func iterationEntry(p *placement.Placement, offsets []int, nr, microBatches int)
 	return entry
 }
 
-func newPeriodSolver(p *placement.Placement, offsets []int, nr, memory, microBatches, seed, effort int) (*periodSolver, error) {
-	return encodePeriodic(p, problem(p, offsets, nr, memory, microBatches), seed, effort)
+// newPeriodSolver encodes the repetend problem of offsets (N_R nr) under
+// opt's budget, for opt's micro-batches, with its seed and effort.
+func newPeriodSolver(p *placement.Placement, offsets []int, nr int, opt PeriodOptions) (*periodSolver, error) {
+	return encodePeriodic(p, problem(p, offsets, nr, opt.Memory, opt.MicroBatches), opt.Seed, opt.Effort)
 }
 
 // encodePeriodic encodes pr, a placement's repetend problem, with the
@@ -296,7 +298,7 @@ func MinimizePeriod(ctx context.Context, p *placement.Placement, c Assignment, l
 	if lo > hi {
 		return nil, 0, nil
 	}
-	ps, err := newPeriodSolver(p, c.Offsets, c.NR, opt.Memory, opt.MicroBatches, opt.Seed, opt.Effort)
+	ps, err := newPeriodSolver(p, c.Offsets, c.NR, opt)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -319,8 +321,10 @@ func newWorkerSolver(p *placement.Placement, seed, effort int) (*periodSolver, e
 }
 
 // solveCandidate is MinimizePeriod on a worker's shared encoding: the
-// candidate's dependencies and memory live in one scope.
-func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placement, c Assignment, memory, microBatches, lo, hi int) (*Repetend, int, error) {
+// candidate's dependencies and memory (opt's budget and micro-batches)
+// live in one scope.
+func (ps *periodSolver) solveCandidate(ctx context.Context, p *placement.Placement, c Assignment, lo, hi int, opt PeriodOptions) (*Repetend, int, error) {
+	memory, microBatches := opt.Memory, opt.MicroBatches
 	if lo > hi {
 		return nil, 0, nil
 	}
@@ -374,7 +378,7 @@ func (ps *periodSolver) search(ctx context.Context, c Assignment, lo, hi int) (*
 // search found the period.
 func SolveFixed(ctx context.Context, p *placement.Placement, c Assignment, period int, opt PeriodOptions) (*Repetend, error) {
 	nr, offsets := c.NR, c.Offsets
-	ps, err := newPeriodSolver(p, offsets, nr, opt.Memory, opt.MicroBatches, opt.Seed, opt.Effort)
+	ps, err := newPeriodSolver(p, offsets, nr, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,10 @@ type jointSolver struct {
 	p       *placement.Placement
 }
 
-func newJointSolver(p *placement.Placement, period, maxNR, memory, microBatches, seed, effort int) (_ *jointSolver, err error) {
+// newJointSolver encodes the joint problem of one period: offsets up to
+// opt.MaxNR as variables, under opt's budget, for opt's micro-batches.
+func newJointSolver(p *placement.Placement, period int, opt Options) (_ *jointSolver, err error) {
+	maxNR, memory, microBatches, seed, effort := opt.MaxNR, opt.Memory, opt.MicroBatches, opt.Seed, opt.effort()
 	x := z3.NewContext()
 	// Closing the context frees the solver too: every failure below,
 	// however far the building got, leaves nothing behind.

@@ -17,7 +17,7 @@ import (
 // where the offsets are variables and P is fixed, a linear constraint on
 // both. The warmup and the cooldown hold the micro-batches that cross
 // into the iterations: the search re-times the assembled schedule under
-// the budget (schedule.Compact) and keeps it only where it meets
+// the budget (compact.Compact) and keeps it only where it meets
 // it.
 
 // Latency is r's steady-state latency on p.

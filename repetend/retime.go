@@ -49,7 +49,7 @@ func Retime(ctx context.Context, p *placement.Placement, c Assignment, opt Perio
 	if lo > hi {
 		return nil, nil
 	}
-	ps, err := newPeriodSolver(p, offsets, nr, memory, microBatches, opt.Seed, opt.Effort)
+	ps, err := newPeriodSolver(p, offsets, nr, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -259,32 +259,13 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	var (
-		mu        sync.Mutex
-		best      *Repetend
-		bestIndex = -1
-		firstErr  error
-		unproven  bool // a solver call ran out of effort
-	)
+	e := &enumState{p: p, opt: opt, res: res, lb: lb, cancel: cancel, bestIndex: -1}
 	if opt.Incumbent != nil {
 		// Only a shorter period beats what is known.
-		best, bestIndex = opt.Incumbent, -1
+		e.best, e.bestIndex = opt.Incumbent, -1
 	}
-	better := func(period, index int) bool {
-		return best == nil || period < best.Period || (period == best.Period && index < bestIndex)
-	}
-	total := 0
 	if opt.Progress != nil {
-		total = countCandidates(ctx, p, opt.MaxNR)
-	}
-	report := func(nr int) {
-		if opt.Progress != nil {
-			bp := 0
-			if best != nil {
-				bp = best.Period
-			}
-			opt.Progress(Progress{Method: StrategyEnumerate, NR: nr, Stats: res.Stats, Total: total, BestPeriod: bp, LowerBound: lb})
-		}
+		e.total = countCandidates(ctx, p, opt.MaxNR)
 	}
 
 	jobs := make(chan job)
@@ -299,125 +280,18 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 				}
 			}()
 			defer pan.Recover()
-			ps, err := newWorkerSolver(p, opt.Seed, opt.effort())
-			if err == nil {
-				ps.latency = opt.Latency
-			}
-			if err != nil {
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-					cancel()
-				}
-				mu.Unlock()
-				for range jobs {
-				}
-				return
-			}
-			defer ps.close()
-			for jb := range jobs {
-				mu.Lock()
-				skip := !better(jb.bound, jb.index)
-				// Only a period that beats the best so far is worth
-				// finding: equal periods win on earlier candidates only.
-				hi := upperPeriod(p)
-				switch {
-				case best == nil:
-				case jb.index < bestIndex:
-					hi = best.Period
-				default:
-					hi = best.Period - 1
-				}
-				if skip {
-					res.Stats.Pruned++
-				} else {
-					res.Stats.Solved++
-				}
-				mu.Unlock()
-				if skip {
-					continue
-				}
-				r, checks, err := ps.solveCandidate(ctx, p, jb.cand, opt.Memory, opt.MicroBatches, jb.bound, hi)
-				capped := errors.Is(err, z3.ErrEffort)
-				if capped {
-					err = nil
-				}
-				ok := r != nil
-				if err == nil && ok {
-					ok, err = opt.Accept(ctx, jb.cand.NR, jb.cand.Offsets)
-					if err == nil && !ok {
-						mu.Lock()
-						res.Stats.Rejected++
-						mu.Unlock()
-					}
-				}
-				mu.Lock()
-				res.Stats.Checks += checks
-				if capped {
-					unproven = true
-				}
-				if err != nil && !interrupted(err) && firstErr == nil {
-					firstErr = err
-					cancel()
-				}
-				if err == nil && ok && better(r.Period, jb.index) {
-					best, bestIndex = r, jb.index
-				}
-				report(jb.cand.NR)
-				mu.Unlock()
-			}
+			e.work(ctx, jobs)
 		}()
 	}
-
-	index := 0
-	exhausted := true
-dispatch:
-	for nr := 1; nr <= opt.MaxNR; nr++ {
-		stopped := !Enumerate(ctx, p, nr, func(c Assignment) bool {
-			index++
-			mu.Lock()
-			res.Stats.Seen++
-			done := best != nil && best.Period == lb
-			prune := !withinBudget(p, iterationEntry(p, c.Offsets, c.NR, opt.MicroBatches), opt.Memory)
-			var bound int
-			if !prune {
-				bound = PeriodBound(p, c.Offsets)
-				prune = !better(bound, index)
-			}
-			if prune {
-				res.Stats.Pruned++
-			}
-			mu.Unlock()
-			if done {
-				return false // nothing later can beat the lower bound
-			}
-			if prune {
-				return true
-			}
-			select {
-			case jobs <- job{index: index, cand: c, bound: bound}:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		})
-		if stopped {
-			mu.Lock()
-			reached := best != nil && best.Period == lb
-			mu.Unlock()
-			if !reached {
-				exhausted = false
-			}
-			break dispatch
-		}
-	}
+	exhausted := e.dispatch(ctx, jobs)
 	close(jobs)
 	wg.Wait()
 	pan.Repanic()
-	if firstErr != nil {
-		return res, firstErr
+	if e.firstErr != nil {
+		return res, e.firstErr
 	}
-	res.Proven = (exhausted && ctx.Err() == nil && !unproven) || (best != nil && best.Period == lb)
+	best := e.best
+	res.Proven = (exhausted && ctx.Err() == nil && !e.unproven) || (best != nil && best.Period == lb)
 	if best != nil && best == opt.Incumbent {
 		res.Best = best
 		return res, nil
@@ -442,6 +316,157 @@ dispatch:
 		res.Best = fixed
 	}
 	return res, nil
+}
+
+// enumState is what searchEnumerate's dispatcher and workers share; mu
+// guards the fields below it.
+type enumState struct {
+	p         *placement.Placement
+	opt       Options
+	res       *Result
+	lb, total int
+	cancel    context.CancelFunc
+
+	mu        sync.Mutex
+	best      *Repetend
+	bestIndex int
+	firstErr  error
+	unproven  bool // a solver call ran out of effort
+}
+
+// better: a repetend of that period, found for candidate index, beats
+// the best so far (e.mu held).
+func (e *enumState) better(period, index int) bool {
+	return e.best == nil || period < e.best.Period || (period == e.best.Period && index < e.bestIndex)
+}
+
+// report reports progress at N_R nr (e.mu held).
+func (e *enumState) report(nr int) {
+	if e.opt.Progress != nil {
+		bp := 0
+		if e.best != nil {
+			bp = e.best.Period
+		}
+		e.opt.Progress(Progress{Method: StrategyEnumerate, NR: nr, Stats: e.res.Stats, Total: e.total, BestPeriod: bp, LowerBound: e.lb})
+	}
+}
+
+// work is one worker: it solves the candidates of jobs on its own
+// encoding, keeping the best accepted repetend.
+func (e *enumState) work(ctx context.Context, jobs <-chan job) {
+	p, opt, res := e.p, e.opt, e.res
+	ps, err := newWorkerSolver(p, opt.Seed, opt.effort())
+	if err == nil {
+		ps.latency = opt.Latency
+	}
+	if err != nil {
+		e.mu.Lock()
+		if e.firstErr == nil {
+			e.firstErr = err
+			e.cancel()
+		}
+		e.mu.Unlock()
+		for range jobs {
+		}
+		return
+	}
+	defer ps.close()
+	for jb := range jobs {
+		e.mu.Lock()
+		skip := !e.better(jb.bound, jb.index)
+		// Only a period that beats the best so far is worth
+		// finding: equal periods win on earlier candidates only.
+		hi := upperPeriod(p)
+		switch {
+		case e.best == nil:
+		case jb.index < e.bestIndex:
+			hi = e.best.Period
+		default:
+			hi = e.best.Period - 1
+		}
+		if skip {
+			res.Stats.Pruned++
+		} else {
+			res.Stats.Solved++
+		}
+		e.mu.Unlock()
+		if skip {
+			continue
+		}
+		r, checks, err := ps.solveCandidate(ctx, p, jb.cand, jb.bound, hi, PeriodOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches})
+		capped := errors.Is(err, z3.ErrEffort)
+		if capped {
+			err = nil
+		}
+		ok := r != nil
+		if err == nil && ok {
+			ok, err = opt.Accept(ctx, jb.cand.NR, jb.cand.Offsets)
+			if err == nil && !ok {
+				e.mu.Lock()
+				res.Stats.Rejected++
+				e.mu.Unlock()
+			}
+		}
+		e.mu.Lock()
+		res.Stats.Checks += checks
+		if capped {
+			e.unproven = true
+		}
+		if err != nil && !interrupted(err) && e.firstErr == nil {
+			e.firstErr = err
+			e.cancel()
+		}
+		if err == nil && ok && e.better(r.Period, jb.index) {
+			e.best, e.bestIndex = r, jb.index
+		}
+		e.report(jb.cand.NR)
+		e.mu.Unlock()
+	}
+}
+
+// dispatch sends every candidate up to MaxNR that may beat the best to
+// the workers, in enumeration order, and says whether it sent them all
+// (or stopped only because the lower bound was reached).
+func (e *enumState) dispatch(ctx context.Context, jobs chan<- job) (exhausted bool) {
+	p, opt, res, lb := e.p, e.opt, e.res, e.lb
+	index := 0
+	for nr := 1; nr <= opt.MaxNR; nr++ {
+		stopped := !Enumerate(ctx, p, nr, func(c Assignment) bool {
+			index++
+			e.mu.Lock()
+			res.Stats.Seen++
+			done := e.best != nil && e.best.Period == lb
+			prune := !withinBudget(p, iterationEntry(p, c.Offsets, c.NR, opt.MicroBatches), opt.Memory)
+			var bound int
+			if !prune {
+				bound = PeriodBound(p, c.Offsets)
+				prune = !e.better(bound, index)
+			}
+			if prune {
+				res.Stats.Pruned++
+			}
+			e.mu.Unlock()
+			if done {
+				return false // nothing later can beat the lower bound
+			}
+			if prune {
+				return true
+			}
+			select {
+			case jobs <- job{index: index, cand: c, bound: bound}:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+		if stopped {
+			e.mu.Lock()
+			reached := e.best != nil && e.best.Period == lb
+			e.mu.Unlock()
+			return reached
+		}
+	}
+	return true
 }
 
 // maxCounted bounds the count of candidates shown in progress: counting
@@ -574,7 +599,7 @@ func jointAt(ctx context.Context, p *placement.Placement, P int, opt Options, re
 // jointAtNR finds, for one period, accepted offsets; of least N_R when
 // leastNR is set.
 func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, res *Result, leastNR bool) (*Repetend, error) {
-	j, err := newJointSolver(p, P, opt.MaxNR, opt.Memory, opt.MicroBatches, opt.Seed, opt.effort())
+	j, err := newJointSolver(p, P, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // CoarsenSummary is a coarsened search's answer in the JSON form tessel search
@@ -65,7 +66,7 @@ func NewCoarsenSummary(s *schedule.Schedule, r coarsen.Report, total time.Durati
 		Blocks: r.Blocks, CoarseBlocks: r.Coarse, EdgeMerges: r.EdgeMerges, PairMerges: r.PairMerges, Unit: r.Unit,
 		CoarseMakespan: r.CoarseMakespan, Expanded: r.Makespan, HEFT: r.HEFT, ByHEFT: r.ByHEFT, Makespan: m.Makespan, BubbleRate: m.BubbleRate,
 		LowerBound: bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}).Makespan, OneDevice: coarsen.OneDevice(s),
-		Valid:   schedule.Verify(s) == nil,
+		Valid:   verify.Schedule(s) == nil,
 		Seconds: CoarsenSeconds{Coarsen: roundedSecs(r.Coarsen), Solve: roundedSecs(r.Solve), Expand: roundedSecs(r.Expand), Total: roundedSecs(total)},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Summary is a schedule and how it was found, in the JSON form tessel
@@ -145,7 +146,7 @@ func NewSummary(s *schedule.Schedule, method string, proven bool) Summary {
 // newSummary is NewSummary with s's steady state st known; the summary
 // keeps it for the text report (steady), so that it is found once.
 // verified says that s was verified where it was built (an extension to
-// N, schedule.Extension.Schedule), so that it is not checked twice.
+// N, verified in package search), so that it is not checked twice.
 func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, proven, verified bool) Summary {
 	m := schedule.Measure(s)
 	var budgets []int
@@ -165,7 +166,7 @@ func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, p
 		PeakMemory:   m.PeakMemory,
 		Latency:      schedule.SummarizeLatencyOf(s, st),
 		LowerBound:   SummaryBounds{Period: m.LowerBound.Period, Makespan: m.LowerBound.Makespan},
-		Valid:        verified || schedule.Verify(s) == nil,
+		Valid:        verified || verify.Schedule(s) == nil,
 		Proven:       proven,
 		Chosen:       chosen(s.Placement),
 		Units:        schedule.SummarizeUnits(s),

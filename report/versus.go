@@ -68,9 +68,9 @@ func (r *Plan) SetVersus(rows []compare.Row, levers []plan.Lever) {
 	s := in.Search.Schedule
 	m := schedule.Measure(s)
 	v := &Versus{Binds: in.Binds(), rows: rows}
-	v.Rows = append(v.Rows, r.versusRow("Tessel", compare.StatusOK, &m.Makespan, m.PeakMemory, textfmt.Ptr(true), ""))
+	v.Rows = append(v.Rows, r.versusRow(VersusRow{Method: "Tessel", Status: compare.StatusOK, Makespan: &m.Makespan, PeakMemory: m.PeakMemory, Fits: textfmt.Ptr(true)}))
 	for _, row := range rows {
-		v.Rows = append(v.Rows, r.versusRow(row.Method, row.Status, row.Makespan, row.PeakMemory, row.BudgetRespected, row.Note))
+		v.Rows = append(v.Rows, r.versusRow(VersusRow{Method: row.Method, Status: row.Status, Makespan: row.Makespan, PeakMemory: row.PeakMemory, Fits: row.BudgetRespected, Note: row.Note}))
 	}
 	if w := plan.Winner(rows); w != nil {
 		v.Winner, v.WinnerTime = w.Method, textfmt.Round6(float64(*w.Makespan)*unit)
@@ -90,8 +90,9 @@ func (r *Plan) SetVersus(rows []compare.Row, levers []plan.Lever) {
 	r.Versus = v
 }
 
-func (r *Plan) versusRow(method, status string, makespan *int, peak []int, fits *bool, note string) VersusRow {
-	row := VersusRow{Method: method, Status: status, Makespan: makespan, PeakMemory: peak, Fits: fits, Note: note}
+// versusRow is row with its time and memory in the model's units.
+func (r *Plan) versusRow(row VersusRow) VersusRow {
+	makespan, peak := row.Makespan, row.PeakMemory
 	if makespan != nil {
 		row.Time = textfmt.Ptr(textfmt.Round6(float64(*makespan) * r.Partition.Converted.TimeUnit))
 	}

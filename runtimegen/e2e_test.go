@@ -15,12 +15,14 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/internal/torchrun"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // python is the interpreter of Debian's python3-torch.
@@ -288,13 +290,13 @@ func deferredWeights(t testing.TB, p *placement.Placement, n int) *schedule.Sche
 		}
 		orders[d] = o
 	}
-	cs, err := schedule.Compact(spec.New(p, n), schedule.Keep{Orders: orders})
+	cs, err := compact.Compact(spec.New(p, n), compact.Keep{Orders: orders})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ins := cs.Instances
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
 	return s

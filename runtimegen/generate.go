@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // transfer is one tensor crossing devices: dependency dep of micro-batch
@@ -123,7 +124,7 @@ func generateWith(s *schedule.Schedule, mode Mode, acts []MemoryAction) ([]*Prog
 	if !slices.Contains(Modes(), mode) {
 		return nil, fmt.Errorf("unknown mode %q (want one of %v)", mode, Modes())
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
 	pl := newPlan(s)

@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // greedy is a list scheduler for tests: it repeatedly starts the ready
@@ -55,7 +56,7 @@ func greedy(t testing.TB, p *placement.Placement, n int) *schedule.Schedule {
 		ins = append(ins, schedule.Instance{Block: best.Block, Micro: best.Micro, Start: bestStart})
 	}
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatalf("greedy schedule of %s, N=%d: %v", p.Name, n, err)
 	}
 	return s

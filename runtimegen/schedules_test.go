@@ -18,6 +18,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 func TestEveryProducerRunsWithoutDeadlock(t *testing.T) {
@@ -47,7 +48,7 @@ func TestEveryProducerRunsWithoutDeadlock(t *testing.T) {
 			}
 			for k, s := range scheds {
 				label := fmt.Sprintf("%s/%s", p.Name, labels[k])
-				if err := schedule.Verify(s); err != nil {
+				if err := verify.Schedule(s); err != nil {
 					t.Fatalf("%s: %v", label, err)
 				}
 				for _, mode := range []runtimegen.Mode{runtimegen.Blocking, runtimegen.NonBlocking} {

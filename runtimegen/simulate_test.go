@@ -6,10 +6,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // With no communication time, non-blocking programs run every block as
@@ -81,7 +83,7 @@ func TestSimulateCompactsGaps(t *testing.T) {
 	for i := range s.Instances {
 		s.Instances[i].Start *= 2 // still valid: every gap doubles
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
 	r := simulate(t, generate(t, s, NonBlocking), 0)
@@ -232,7 +234,7 @@ func TestSimulateScheduleFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cs, err := schedule.Compact(spec.New(s.Placement, s.MicroBatches), schedule.Keep{Orders: schedule.Orders(s)})
+			cs, err := compact.Compact(spec.New(s.Placement, s.MicroBatches), compact.Keep{Orders: schedule.Orders(s)})
 			if err != nil {
 				t.Fatal(err)
 			}

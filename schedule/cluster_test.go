@@ -1,4 +1,4 @@
-package schedule
+package schedule_test
 
 import (
 	"bytes"
@@ -6,12 +6,15 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/compact"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // onCluster is v2's 1F1B order compacted on a cluster where every
 // transfer takes 1 and device 1 runs at half speed.
-func onCluster(t *testing.T) (*Schedule, *cluster.Cluster) {
+func onCluster(t *testing.T) (*schedule.Schedule, *cluster.Cluster) {
 	t.Helper()
 	s := v2(t)
 	c := cluster.Uniform(2)
@@ -21,16 +24,16 @@ func onCluster(t *testing.T) (*Schedule, *cluster.Cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	insC, err := Compact(spec.New(q, s.MicroBatches), Keep{Orders: Orders(s)})
+	insC, err := compact.Compact(spec.New(q, s.MicroBatches), compact.Keep{Orders: schedule.Orders(s)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ins := insC.Instances
-	out := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins}
 	if err := out.SetCluster(c, s.Placement); err != nil {
 		t.Fatal(err)
 	}
-	if err := Verify(out); err != nil {
+	if err := verify.Schedule(out); err != nil {
 		t.Fatal(err)
 	}
 	return out, c
@@ -49,7 +52,7 @@ func TestFileRecordsCluster(t *testing.T) {
 	if !strings.Contains(text, `"cluster": {`) || !strings.Contains(text, `{"id": "b1", "kind": "backward", "devices": [1], "time": 3, "memory": -1}`) {
 		t.Fatalf("the file lacks the cluster or holds the times on the cluster:\n%s", text)
 	}
-	r, err := Parse(buf.Bytes())
+	r, err := schedule.Parse(buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +62,7 @@ func TestFileRecordsCluster(t *testing.T) {
 	if r.Placement.Blocks[block(t, r.Placement, "b1")].Time != 6 {
 		t.Error("b1 does not take 6 on the half-speed device")
 	}
-	if err := Verify(r); err != nil {
+	if err := verify.Schedule(r); err != nil {
 		t.Fatal(err)
 	}
 	var again bytes.Buffer
@@ -74,13 +77,13 @@ func TestFileRecordsCluster(t *testing.T) {
 			r.Instances[x].Start--
 		}
 	}
-	err = Verify(r)
+	err = verify.Schedule(r)
 	if err == nil || !strings.Contains(err.Error(), "dependency f0 -> f1 broken for micro-batch 0: f0^0 ends at 1 and its transfer takes 1, f1^0 starts at 1 < 2") {
 		t.Errorf("early consumer: %v", err)
 	}
 	// A cluster that does not give the placement is an input error.
 	r.Cluster = cluster.Uniform(2)
-	if err := Verify(r); err == nil || !strings.Contains(err.Error(), "not the source placement on the cluster") {
+	if err := verify.Schedule(r); err == nil || !strings.Contains(err.Error(), "not the source placement on the cluster") {
 		t.Errorf("mismatched cluster: %v", err)
 	}
 	// Without a cluster, transfer times cannot be written.
@@ -96,12 +99,12 @@ func TestFileBudgets(t *testing.T) {
 	s := v2(t)
 	s.Memory = 0
 	s.Placement.Capacities = []int{1, 0}
-	err := Verify(s)
+	err := verify.Schedule(s)
 	if err == nil || !strings.Contains(err.Error(), "memory on device 0 reaches 2 > budget 1") {
 		t.Fatalf("device 1 over its capacity: %v", err)
 	}
 	s.Placement.Capacities = []int{2, 0}
-	if err := Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
@@ -111,7 +114,7 @@ func TestFileBudgets(t *testing.T) {
 	if !strings.Contains(buf.String(), "\"memory\": 0,\n  \"budgets\": [2, 0],") {
 		t.Fatalf("no budgets in:\n%s", buf.String())
 	}
-	r, err := Parse(buf.Bytes())
+	r, err := schedule.Parse(buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +122,7 @@ func TestFileBudgets(t *testing.T) {
 		t.Errorf("budgets read back as %v", got)
 	}
 	bad := strings.Replace(buf.String(), `"budgets": [2, 0]`, `"budgets": [2]`, 1)
-	if _, err := Parse([]byte(bad)); err == nil || err.Error() != `field "budgets": 1 budgets for 2 devices` {
+	if _, err := schedule.Parse([]byte(bad)); err == nil || err.Error() != `field "budgets": 1 budgets for 2 devices` {
 		t.Errorf("short budgets: %v", err)
 	}
 	// With a cluster, budgets must be what its memories give.
@@ -132,7 +135,7 @@ func TestFileBudgets(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad = strings.Replace(buf.String(), `"budgets": [1, 2]`, `"budgets": [2, 2]`, 1)
-	if _, err := Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), "but the cluster's memories and memory 2 give [1 2]") {
+	if _, err := schedule.Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), "but the cluster's memories and memory 2 give [1 2]") {
 		t.Errorf("budgets against the cluster: %v\n%s", err, buf.String())
 	}
 }

@@ -1,4 +1,4 @@
-package schedule
+package schedule_test
 
 import (
 	"bytes"
@@ -8,23 +8,26 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // split2 is v-shape on 2 devices with the backward split (f0 f1 i1 w1 i0
 // w0, every time 1, memory +1 0 -1), every forward offloadable with time
 // 1 and recomputable, at n micro-batches with the given starts (by id,
 // one start per micro-batch).
-func split2(t *testing.T, starts map[string][]int) *Schedule {
+func split2(t *testing.T, starts map[string][]int) *schedule.Schedule {
 	t.Helper()
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2, SplitBackward: true}).WithOffload(1).WithRecompute()
-	s := &Schedule{Spec: spec.Spec{Placement: p}}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p}}
 	for id, ss := range starts {
 		s.MicroBatches = len(ss)
 		for m, st := range ss {
-			s.Instances = append(s.Instances, Instance{Block: block(t, p, id), Micro: m, Start: st})
+			s.Instances = append(s.Instances, schedule.Instance{Block: block(t, p, id), Micro: m, Start: st})
 		}
 	}
 	s.Sort()
@@ -34,7 +37,7 @@ func split2(t *testing.T, starts map[string][]int) *Schedule {
 // two is a valid schedule of split2 with 2 micro-batches:
 // device 0: f0^0 [0,1) f0^1 [1,2) i0^0 [4,5) i0^1 [5,6) w0^0 [6,7) w0^1 [7,8);
 // device 1: f1^0 [1,2) f1^1 [2,3) i1^0 [3,4) i1^1 [4,5) w1^0 [5,6) w1^1 [6,7).
-func two(t *testing.T) *Schedule {
+func two(t *testing.T) *schedule.Schedule {
 	return split2(t, map[string][]int{
 		"f0": {0, 1}, "f1": {1, 2}, "i1": {3, 4}, "w1": {5, 6}, "i0": {4, 5}, "w0": {6, 7},
 	})
@@ -43,25 +46,25 @@ func two(t *testing.T) *Schedule {
 // loose is two with the backward later, leaving room for transfers:
 // device 0: f0^0 [0,1) f0^1 [1,2) i0^0 [7,8) i0^1 [8,9) w0^0 [9,10) w0^1 [10,11);
 // device 1: f1^0 [1,2) f1^1 [2,3) i1^0 [5,6) i1^1 [6,7) w1^0 [7,8) w1^1 [8,9).
-func loose(t *testing.T) *Schedule {
+func loose(t *testing.T) *schedule.Schedule {
 	return split2(t, map[string][]int{
 		"f0": {0, 1}, "f1": {1, 2}, "i1": {5, 6}, "w1": {7, 8}, "i0": {7, 8}, "w0": {9, 10},
 	})
 }
 
-func decide(t *testing.T, s *Schedule, id string, micro int, a placement.Action, start, reload int) *Schedule {
+func decide(t *testing.T, s *schedule.Schedule, id string, micro int, a placement.Action, start, reload int) *schedule.Schedule {
 	t.Helper()
-	s.Decisions = append(s.Decisions, Decision{Block: block(t, s.Placement, id), Micro: micro, Action: a, Start: start, Reload: reload})
+	s.Decisions = append(s.Decisions, schedule.Decision{Block: block(t, s.Placement, id), Micro: micro, Action: a, Start: start, Reload: reload})
 	return s
 }
 
-func violations(t *testing.T, s *Schedule) []Violation {
+func violations(t *testing.T, s *schedule.Schedule) []schedule.Violation {
 	t.Helper()
-	err := Verify(s)
+	err := verify.Schedule(s)
 	if err == nil {
 		return nil
 	}
-	var ve *VerifyError
+	var ve *schedule.VerifyError
 	if !errors.As(err, &ve) {
 		t.Fatalf("Verify: %v is not a *VerifyError", err)
 	}
@@ -96,7 +99,7 @@ func TestConsumers(t *testing.T) {
 func TestVerifyDecisionsValid(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		s    *Schedule
+		s    *schedule.Schedule
 	}{
 		{"keep", two(t)},
 		{"offload", decide(t, two(t), "f0", 0, placement.Offload, 1, 2)},
@@ -104,7 +107,7 @@ func TestVerifyDecisionsValid(t *testing.T) {
 		{"two devices, two channels", decide(t, decide(t, loose(t), "f0", 0, placement.Offload, 1, 3), "f1", 0, placement.Offload, 2, 3)},
 		{"recompute", decide(t, two(t), "f0", 0, placement.Recompute, 2, 0)},
 	} {
-		if err := Verify(tc.s); err != nil {
+		if err := verify.Schedule(tc.s); err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
@@ -114,33 +117,33 @@ func TestVerifyDecisionsValid(t *testing.T) {
 // (Qi et al., "OptPipe", eqs 10–19) as the verifier checks them, each
 // violation naming the instance.
 func TestVerifyDecisionViolations(t *testing.T) {
-	shared := func(s *Schedule) *Schedule { s.Placement.HostChannels = []int{0, 0}; return s }
+	shared := func(s *schedule.Schedule) *schedule.Schedule { s.Placement.HostChannels = []int{0, 0}; return s }
 	tests := []struct {
 		name  string
-		s     *Schedule
-		kind  ViolationKind
+		s     *schedule.Schedule
+		kind  schedule.ViolationKind
 		first string
 	}{
 		{"reload ends after its consumer starts", decide(t, two(t), "f0", 0, placement.Offload, 1, 4),
-			OffloadTiming, "reload of f0^0 ends at 5 > 4, when i0^0 starts"},
+			schedule.OffloadTiming, "reload of f0^0 ends at 5 > 4, when i0^0 starts"},
 		{"offload before the forward ends", decide(t, two(t), "f0", 1, placement.Offload, 1, 3),
-			OffloadTiming, "offload of f0^1 starts at 1 < 2, when f0^1 ends"},
+			schedule.OffloadTiming, "offload of f0^1 starts at 1 < 2, when f0^1 ends"},
 		{"reload before the offload ends", decide(t, two(t), "f0", 0, placement.Offload, 2, 2),
-			OffloadTiming, "reload of f0^0 starts at 2 < 3, when its offload ends"},
+			schedule.OffloadTiming, "reload of f0^0 starts at 2 < 3, when its offload ends"},
 		{"two transfers at once on one channel", decide(t, decide(t, two(t), "f0", 0, placement.Offload, 2, 3), "f0", 1, placement.Offload, 2, 4),
-			HostChannel, "host channel 0 carries two transfers at once: the offload of f0^0 [2,3) and the offload of f0^1 [2,3)"},
+			schedule.HostChannel, "host channel 0 carries two transfers at once: the offload of f0^0 [2,3) and the offload of f0^1 [2,3)"},
 		{"devices on one switch share a channel", shared(decide(t, decide(t, loose(t), "f0", 0, placement.Offload, 1, 3), "f1", 0, placement.Offload, 2, 3)),
-			HostChannel, "host channel 0 carries two transfers at once: the reload of f0^0 [3,4) and the reload of f1^0 [3,4)"},
+			schedule.HostChannel, "host channel 0 carries two transfers at once: the reload of f0^0 [3,4) and the reload of f1^0 [3,4)"},
 		{"recompute ends after its consumer", decide(t, two(t), "f0", 0, placement.Recompute, 4, 0),
-			RecomputeTiming, "recompute of f0^0 ends at 5 > 4, when i0^0 starts"},
+			schedule.RecomputeTiming, "recompute of f0^0 ends at 5 > 4, when i0^0 starts"},
 		{"recompute before the forward ends", decide(t, two(t), "f0", 0, placement.Recompute, 0, 0),
-			RecomputeTiming, "recompute of f0^0 starts at 0 < 1, when f0^0 ends"},
+			schedule.RecomputeTiming, "recompute of f0^0 starts at 0 < 1, when f0^0 ends"},
 		{"recompute overlaps a block", decide(t, two(t), "f0", 0, placement.Recompute, 1, 0),
-			Overlap, "overlap on device 0: the recompute of f0^0 [1,2) and f0^1 [1,2)"},
+			schedule.Overlap, "overlap on device 0: the recompute of f0^0 [1,2) and f0^1 [1,2)"},
 		{"a gradient block is not offloadable", decide(t, two(t), "i0", 0, placement.Offload, 5, 6),
-			BadDecision, "i0^0: block i0 does not allow offload (not a forward block)"},
+			schedule.BadDecision, "i0^0: block i0 does not allow offload (not a forward block)"},
 		{"decided twice", decide(t, decide(t, two(t), "f0", 0, placement.Recompute, 2, 0), "f0", 0, placement.Recompute, 2, 0),
-			BadDecision, "f0^0 decided twice (decisions 0 and 1)"},
+			schedule.BadDecision, "f0^0 decided twice (decisions 0 and 1)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,20 +171,20 @@ func TestVerifyDecisionViolations(t *testing.T) {
 func TestVerifyMemoryWithOffload(t *testing.T) {
 	// Device 0 has budget 1: f0^0 [0,1), its offload [1,2), f0^1 [2,3);
 	// the reload of f0^0 at 2 brings device 0 to 2.
-	mk := func(reload int) *Schedule {
+	mk := func(reload int) *schedule.Schedule {
 		s := split2(t, map[string][]int{
 			"f0": {0, 2}, "f1": {1, 3}, "i1": {2, 4}, "w1": {5, 6}, "i0": {3, 5}, "w0": {4, 6},
 		})
 		s.Placement.Capacities = []int{1, 0}
 		return s
 	}
-	if vs := violations(t, mk(0)); len(vs) != 1 || vs[0].Kind != Memory || vs[0].Message != "memory on device 0 reaches 2 > budget 1 after f0^1 at time 2" {
+	if vs := violations(t, mk(0)); len(vs) != 1 || vs[0].Kind != schedule.Memory || vs[0].Message != "memory on device 0 reaches 2 > budget 1 after f0^1 at time 2" {
 		t.Errorf("without offload: %v, want one memory violation at f0^1", vs)
 	}
 	s := decide(t, mk(0), "f0", 0, placement.Offload, 1, 2)
 	vs := violations(t, s)
-	if len(vs) != 1 || vs[0].Kind != Memory || vs[0].Message != "memory on device 0 reaches 2 > budget 1 after the reload of f0^0 at time 2" ||
-		vs[0].Instances[0] != (Ref{block(t, s.Placement, "f0"), 0}) {
+	if len(vs) != 1 || vs[0].Kind != schedule.Memory || vs[0].Message != "memory on device 0 reaches 2 > budget 1 after the reload of f0^0 at time 2" ||
+		vs[0].Instances[0] != (schedule.Ref{block(t, s.Placement, "f0"), 0}) {
 		t.Errorf("with the reload at 2: %v, want one memory violation at the reload of f0^0", vs)
 	}
 	// Recomputed instead: f0^0's memory leaves at its end (1) and returns
@@ -196,7 +199,7 @@ func TestVerifyMemoryWithOffload(t *testing.T) {
 	if len(vs) != 1 || vs[0].Message != "memory on device 0 reaches 2 > budget 1 after the recompute of f0^0 at time 2" {
 		t.Errorf("recompute: %v", vs)
 	}
-	if m := Measure(r); m.PeakMemory[0] != 2 || m.Loads[0] != 7 {
+	if m := schedule.Measure(r); m.PeakMemory[0] != 2 || m.Loads[0] != 7 {
 		t.Errorf("recompute: peak %v loads %v, want peak 2 and 7 busy on device 0 (the recompute counts)", m.PeakMemory, m.Loads)
 	}
 }
@@ -212,11 +215,11 @@ func TestDecisionsRoundTrip(t *testing.T) {
 		`    {"block": "f0", "micro": 1, "action": "offload", "offload": 2, "reload": 3}`+"\n  ]") {
 		t.Errorf("file:\n%s", b.String())
 	}
-	back, err := Parse(b.Bytes())
+	back, err := schedule.Parse(b.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Verify(back); err != nil {
+	if err := verify.Schedule(back); err != nil {
 		t.Fatal(err)
 	}
 	var again bytes.Buffer
@@ -245,7 +248,7 @@ func TestParseBadDecisions(t *testing.T) {
 		{`{"block": "f0", "micro": 0, "action": "recompute", "start": 1, "x": 2}`, `unknown field "x"`},
 	} {
 		data := strings.Replace(base, `  "metrics"`, fmt.Sprintf(`  "decisions": [%s],`+"\n"+`  "metrics"`, tc.item), 1)
-		_, err := Parse([]byte(data))
+		_, err := schedule.Parse([]byte(data))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `field "decisions": item 0`) {
 			t.Errorf("%s: error %v, want %q", tc.item, err, tc.want)
 		}
@@ -257,17 +260,17 @@ func TestParseBadDecisions(t *testing.T) {
 // no later; on another cluster the moves take its host links' times.
 func TestCompactDecisions(t *testing.T) {
 	s := decide(t, decide(t, loose(t), "f0", 0, placement.Offload, 1, 3), "f1", 1, placement.Recompute, 4, 0)
-	c, err := Compact(s.Spec, Keep{From: s})
+	c, err := compact.Compact(s.Spec, compact.Keep{From: s})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if Makespan(c) >= Makespan(s) {
-		t.Errorf("compacted makespan %d, want less than %d", Makespan(c), Makespan(s))
+	if schedule.Makespan(c) >= schedule.Makespan(s) {
+		t.Errorf("compacted makespan %d, want less than %d", schedule.Makespan(c), schedule.Makespan(s))
 	}
 	if o, r := c.Count(); o != 1 || r != 1 {
 		t.Errorf("decisions %d, %d after compaction", o, r)
 	}
-	if ms, mc := Measure(s).PeakMemory, Measure(c).PeakMemory; ms[0] < mc[0] || ms[1] < mc[1] {
+	if ms, mc := schedule.Measure(s).PeakMemory, schedule.Measure(c).PeakMemory; ms[0] < mc[0] || ms[1] < mc[1] {
 		t.Errorf("peak memory %v after compaction, %v before", mc, ms)
 	}
 	// The same orders on a cluster whose host link makes every move take 2.
@@ -281,11 +284,11 @@ func TestCompactDecisions(t *testing.T) {
 		}
 	}
 	s.Placement = given
-	on, err := OnCluster(s, cl)
+	on, err := compact.OnCluster(s, cl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mv := range Moves(on) {
+	for _, mv := range schedule.Moves(on) {
 		if mv.End-mv.Start != 2 {
 			t.Errorf("move %+v takes %d on the cluster, want 2", mv, mv.End-mv.Start)
 		}

@@ -1,7 +1,6 @@
 package schedule
 
 import (
-	"fmt"
 	"slices"
 )
 
@@ -113,9 +112,10 @@ func (x *Extension) Makespan() int {
 	return ms
 }
 
-// Schedule builds the extended schedule and verifies it: an error says
-// that the copies break a rule (the steady state does not extend).
-func (x *Extension) Schedule() (*Schedule, error) {
+// Schedule builds the extended schedule. It is not checked here: the
+// caller verifies it (verify.Schedule), and an error there says that
+// the copies break a rule (the steady state does not extend).
+func (x *Extension) Schedule() *Schedule {
 	s := x.From
 	ins := make([]Instance, 0, len(s.Instances)+(x.N-s.MicroBatches)*len(s.Placement.Blocks))
 	x.each(func(in Instance) { ins = append(ins, in) })
@@ -123,10 +123,7 @@ func (x *Extension) Schedule() (*Schedule, error) {
 	if r := x.repetend(); r != nil {
 		out.Repetend = r
 	}
-	if err := Verify(out); err != nil {
-		return nil, fmt.Errorf("schedule: extend to %d micro-batches: %w", x.N, err)
-	}
-	return out, nil
+	return out
 }
 
 // Steady is the extended schedule's steady state: From's stretches,

@@ -1,4 +1,4 @@
-package schedule
+package schedule_test
 
 import (
 	"bytes"
@@ -13,12 +13,14 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // goldenSchedules are the schedules whose files live in testdata; the
 // renderings' golden files use them too.
-func goldenSchedules(t testing.TB) map[string]*Schedule {
+func goldenSchedules(t testing.TB) map[string]*schedule.Schedule {
 	v := oneF1B(t, placementtest.Builtin(t, "v-shape", placement.Options{}), 8, 4)
 	v.Repetend = oneF1BRepetend(t, v)
 	m := greedy(placementtest.Builtin(t, "m-shape", placement.Options{}), 3)
@@ -27,7 +29,7 @@ func goldenSchedules(t testing.TB) map[string]*Schedule {
 	long := oneF1B(t, placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2}), 60, 0)
 	// Input and weight blocks (the zero-bubble kinds) round-trip and render.
 	dp := greedy(placementtest.Builtin(t, "dualpipe", placement.Options{Devices: 2}), 2)
-	return map[string]*Schedule{"v-shape-1f1b": v, "m-shape-greedy": m, "k-shape-greedy": k, "v-shape-long": long, "dualpipe-greedy": dp}
+	return map[string]*schedule.Schedule{"v-shape-1f1b": v, "m-shape-greedy": m, "k-shape-greedy": k, "v-shape-long": long, "dualpipe-greedy": dp}
 }
 
 // golden compares got with testdata/name, or rewrites it with -update.
@@ -51,7 +53,7 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func write(t testing.TB, s *Schedule) []byte {
+func write(t testing.TB, s *schedule.Schedule) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := s.Write(&buf); err != nil {
@@ -62,7 +64,7 @@ func write(t testing.TB, s *Schedule) []byte {
 
 func TestWriteGolden(t *testing.T) {
 	for name, s := range goldenSchedules(t) {
-		if err := Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		golden(t, filepath.Join("schedules", name+".json"), write(t, s))
@@ -83,7 +85,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	for name, s := range scheds {
 		data := write(t, s)
-		got, err := Parse(data)
+		got, err := schedule.Parse(data)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -93,8 +95,8 @@ func TestRoundTrip(t *testing.T) {
 		want := *s
 		want.Instances = slices.Clone(s.Instances)
 		want.Sort()
-		m := Measure(s)
-		want.Claimed = &Claimed{Makespan: m.Makespan, BubbleRate: roundRate(m.BubbleRate), PeakMemory: m.PeakMemory}
+		m := schedule.Measure(s)
+		want.Claimed = &schedule.Claimed{Makespan: m.Makespan, BubbleRate: schedule.RoundRate(m.BubbleRate), PeakMemory: m.PeakMemory}
 		if !got.Placement.Equal(want.Placement) {
 			t.Errorf("%s: placement differs", name)
 		}
@@ -119,11 +121,11 @@ const validFile = `{
 }`
 
 func TestParseErrors(t *testing.T) {
-	s, err := Parse([]byte(validFile))
+	s, err := schedule.Parse([]byte(validFile))
 	if err != nil {
 		t.Fatalf("the valid file: %v", err)
 	}
-	if err := Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatalf("the valid file: %v", err)
 	}
 	tests := []struct {
@@ -162,7 +164,7 @@ func TestParseErrors(t *testing.T) {
 			if !strings.Contains(validFile, tt.old) {
 				t.Fatalf("%q not in the valid file", tt.old)
 			}
-			_, err := Parse([]byte(strings.Replace(validFile, tt.old, tt.new, 1)))
+			_, err := schedule.Parse([]byte(strings.Replace(validFile, tt.old, tt.new, 1)))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Parse error %v, want %q", err, tt.want)
 			}
@@ -178,12 +180,12 @@ func TestParseErrors(t *testing.T) {
 func TestParseUntrusted(t *testing.T) {
 	data := strings.Replace(validFile, `"makespan": 3`, `"makespan": 2`, 1)
 	data = strings.Replace(data, `"period": 3`, `"period": 0`, 1)
-	s, err := Parse([]byte(data))
+	s, err := schedule.Parse([]byte(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ve *VerifyError
-	if !errors.As(Verify(s), &ve) {
+	var ve *schedule.VerifyError
+	if !errors.As(verify.Schedule(s), &ve) {
 		t.Fatal("want a *VerifyError")
 	}
 	var msgs []string
@@ -201,14 +203,14 @@ func TestParseUntrusted(t *testing.T) {
 }
 
 func TestLoad(t *testing.T) {
-	s, err := Load(filepath.Join("testdata", "schedules", "v-shape-1f1b.json"))
+	s, err := schedule.Load(filepath.Join("testdata", "schedules", "v-shape-1f1b.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Error(err)
 	}
-	_, err = Load(filepath.Join("testdata", "no-such-file.json"))
+	_, err = schedule.Load(filepath.Join("testdata", "no-such-file.json"))
 	if want := "testdata/no-such-file.json: no such file or directory"; err == nil || err.Error() != want {
 		t.Errorf("Load error %v, want %q", err, want)
 	}
@@ -217,17 +219,17 @@ func TestLoad(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(`{"memory": 1}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(bad); err == nil || !strings.HasPrefix(err.Error(), bad+": missing field") {
+	if _, err := schedule.Load(bad); err == nil || !strings.HasPrefix(err.Error(), bad+": missing field") {
 		t.Errorf("Load error %v, want the path and the missing field", err)
 	}
 }
 
 func TestWriteErrors(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2})
-	for _, s := range []*Schedule{
+	for _, s := range []*schedule.Schedule{
 		{Spec: spec.Spec{MicroBatches: 1}},
-		{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: []Instance{{Block: 9}}},
-		{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Repetend: &Repetend{Offsets: []int{0}}},
+		{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: []schedule.Instance{{Block: 9}}},
+		{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Repetend: &schedule.Repetend{Offsets: []int{0}}},
 		{Spec: spec.Spec{Placement: &placement.Placement{Name: "empty", Devices: 1}, MicroBatches: 1}},
 	} {
 		if err := s.Write(&bytes.Buffer{}); err == nil {
@@ -251,22 +253,22 @@ func FuzzParseSchedule(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := Parse(data)
+		s, err := schedule.Parse(data)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("error on more than one line: %q", err)
 			}
 			return
 		}
-		valid := Verify(s) == nil
-		_ = Measure(s)
+		valid := verify.Schedule(s) == nil
+		_ = schedule.Measure(s)
 		// The steady-state analysis every report runs: a repetend it
 		// names in a valid schedule passes the verifier's check.
 		if valid && s.Repetend == nil {
-			if rp := FindRepetend(s); rp != nil {
+			if rp := schedule.FindRepetend(s); rp != nil {
 				named := *s
 				named.Repetend = rp
-				if err := Verify(&named); err != nil {
+				if err := verify.Schedule(&named); err != nil {
 					t.Fatalf("the repetend FindRepetend names fails verification: %v", err)
 				}
 			}
@@ -275,7 +277,7 @@ func FuzzParseSchedule(f *testing.F) {
 		if err := s.Write(&first); err != nil {
 			t.Fatalf("Write of a parsed schedule: %v", err)
 		}
-		s2, err := Parse(first.Bytes())
+		s2, err := schedule.Parse(first.Bytes())
 		if err != nil {
 			t.Fatalf("Parse of a written schedule: %v\n%s", err, first.Bytes())
 		}

@@ -1,4 +1,4 @@
-package schedule
+package schedule_test
 
 import (
 	"flag"
@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 )
 
@@ -25,21 +27,21 @@ func block(t testing.TB, p *placement.Placement, id string) int {
 // oneF1BOrders are the per-device orders of the 1F1B schedule of a v-shape
 // placement (Fig. 4b): device s runs min(D-s-1, N) forwards, then
 // alternates one forward and one backward, then the remaining backwards.
-func oneF1BOrders(t testing.TB, p *placement.Placement, n int) [][]Ref {
+func oneF1BOrders(t testing.TB, p *placement.Placement, n int) [][]schedule.Ref {
 	t.Helper()
-	orders := make([][]Ref, p.Devices)
+	orders := make([][]schedule.Ref, p.Devices)
 	for s := range p.Devices {
 		f, b := block(t, p, fmt.Sprintf("f%d", s)), block(t, p, fmt.Sprintf("b%d", s))
 		w := min(p.Devices-s-1, n)
-		var o []Ref
+		var o []schedule.Ref
 		for m := range w {
-			o = append(o, Ref{f, m})
+			o = append(o, schedule.Ref{f, m})
 		}
 		for m := range n {
 			if w+m < n {
-				o = append(o, Ref{f, w + m})
+				o = append(o, schedule.Ref{f, w + m})
 			}
-			o = append(o, Ref{b, m})
+			o = append(o, schedule.Ref{b, m})
 		}
 		orders[s] = o
 	}
@@ -47,14 +49,14 @@ func oneF1BOrders(t testing.TB, p *placement.Placement, n int) [][]Ref {
 }
 
 // oneF1B is the 1F1B schedule of a v-shape placement, compacted.
-func oneF1B(t testing.TB, p *placement.Placement, n, memory int) *Schedule {
+func oneF1B(t testing.TB, p *placement.Placement, n, memory int) *schedule.Schedule {
 	t.Helper()
-	insC, err := Compact(spec.New(p, n), Keep{Orders: oneF1BOrders(t, p, n)})
+	insC, err := compact.Compact(spec.New(p, n), compact.Keep{Orders: oneF1BOrders(t, p, n)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ins := insC.Instances
-	return &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: ins}
+	return &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n, Memory: memory}, Instances: ins}
 }
 
 // oneF1BRepetend describes the steady phase of compacted 1F1B on a
@@ -62,11 +64,11 @@ func oneF1B(t testing.TB, p *placement.Placement, n, memory int) *Schedule {
 // every device s, f_{D-1}^k, and f_s^{k+D-s} for s < D-1 (compaction runs
 // the warmup forwards as early as possible, so the forward paired with
 // b_s^k is the one D-s micro-batches later). N_R = D+1.
-func oneF1BRepetend(t testing.TB, s *Schedule) *Repetend {
+func oneF1BRepetend(t testing.TB, s *schedule.Schedule) *schedule.Repetend {
 	t.Helper()
 	p := s.Placement
 	d := p.Devices
-	rp := &Repetend{NR: d + 1, Period: p.Blocks[0].Time + p.Blocks[len(p.Blocks)-1].Time, Offsets: make([]int, len(p.Blocks)), Iterations: s.MicroBatches - d}
+	rp := &schedule.Repetend{NR: d + 1, Period: p.Blocks[0].Time + p.Blocks[len(p.Blocks)-1].Time, Offsets: make([]int, len(p.Blocks)), Iterations: s.MicroBatches - d}
 	for st := range d - 1 {
 		rp.Offsets[block(t, p, fmt.Sprintf("f%d", st))] = d - st
 	}
@@ -83,18 +85,18 @@ func oneF1BRepetend(t testing.TB, s *Schedule) *Repetend {
 // as its dependencies and devices allow, the ready instance that can start
 // first (ties: lower block index, then lower micro-batch). It is valid with
 // unlimited memory.
-func greedy(p *placement.Placement, n int) *Schedule {
+func greedy(p *placement.Placement, n int) *schedule.Schedule {
 	return listSchedule(p, n, nil, 0)
 }
 
 // randomValid is a random valid schedule with unlimited memory: a list
 // schedule that picks a random ready instance and delays it by up to
 // delay units.
-func randomValid(rng *rand.Rand, p *placement.Placement, n, delay int) *Schedule {
+func randomValid(rng *rand.Rand, p *placement.Placement, n, delay int) *schedule.Schedule {
 	return listSchedule(p, n, rng, delay)
 }
 
-func listSchedule(p *placement.Placement, n int, rng *rand.Rand, delay int) *Schedule {
+func listSchedule(p *placement.Placement, n int, rng *rand.Rand, delay int) *schedule.Schedule {
 	k := len(p.Blocks)
 	preds := p.Preds()
 	end := make([]int, k*n)
@@ -106,15 +108,15 @@ func listSchedule(p *placement.Placement, n int, rng *rand.Rand, delay int) *Sch
 	}
 	free := make([]int, p.Devices)
 	succs := p.Succs()
-	var ready []Ref
+	var ready []schedule.Ref
 	for i := range k {
 		if len(preds[i]) == 0 {
 			for m := range n {
-				ready = append(ready, Ref{i, m})
+				ready = append(ready, schedule.Ref{i, m})
 			}
 		}
 	}
-	earliest := func(r Ref) int {
+	earliest := func(r schedule.Ref) int {
 		t := 0
 		for _, j := range preds[r.Block] {
 			t = max(t, end[j*n+r.Micro])
@@ -124,7 +126,7 @@ func listSchedule(p *placement.Placement, n int, rng *rand.Rand, delay int) *Sch
 		}
 		return t
 	}
-	s := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}}
 	for len(ready) > 0 {
 		pick := 0
 		if rng != nil {
@@ -149,10 +151,10 @@ func listSchedule(p *placement.Placement, n int, rng *rand.Rand, delay int) *Sch
 		for _, d := range b.Devices {
 			free[d] = t + b.Time
 		}
-		s.Instances = append(s.Instances, Instance{Block: r.Block, Micro: r.Micro, Start: t})
+		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: t})
 		for _, j := range succs[r.Block] {
 			if left[j*n+r.Micro]--; left[j*n+r.Micro] == 0 {
-				ready = append(ready, Ref{j, r.Micro})
+				ready = append(ready, schedule.Ref{j, r.Micro})
 			}
 		}
 	}

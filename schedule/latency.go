@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/tessel-pp/tessel/internal/textfmt"
-	"github.com/tessel-pp/tessel/spec"
 )
 
 // Latency of a schedule: the latency of micro-batch n is the time from
@@ -87,27 +86,6 @@ func MeasureLatencyOf(s *Schedule, st *SteadyState) LatencyStats {
 		out.Throughput = float64(s.MicroBatches) / float64(ms)
 	}
 	return out
-}
-
-// latency reports every micro-batch whose latency exceeds the budget,
-// naming the instances that make it.
-func (v *verifier) latency(r *report) {
-	s := v.s
-	if s.Latency <= 0 {
-		return
-	}
-	ok := &Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches}}
-	for x, in := range s.Instances {
-		if v.ok[x] && v.first[in.Ref()] == x {
-			ok.Instances = append(ok.Instances, in)
-		}
-	}
-	for _, l := range Latencies(ok) {
-		if l.Latency > s.Latency {
-			r.add(Latency, -1, []Ref{l.First, l.Last}, "latency of micro-batch %d is %d > budget %d: %s starts at %d, %s ends at %d",
-				l.Micro, l.Latency, s.Latency, v.name(l.First), l.Start, v.name(l.Last), l.End)
-		}
-	}
 }
 
 // ShowsLatency reports whether a report on s speaks of latency without

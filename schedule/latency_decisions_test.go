@@ -1,4 +1,4 @@
-package schedule
+package schedule_test
 
 import (
 	"errors"
@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // The verifier checks the latency rule and the decisions together: a
@@ -16,7 +19,7 @@ import (
 func TestVerifyLatencyDecisions(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		s      *Schedule
+		s      *schedule.Schedule
 		budget int
 		want   []string // kind: message; none when valid
 	}{
@@ -37,14 +40,14 @@ func TestVerifyLatencyDecisions(t *testing.T) {
 		}},
 	} {
 		tc.s.Latency = tc.budget
-		err := Verify(tc.s)
+		err := verify.Schedule(tc.s)
 		if len(tc.want) == 0 {
 			if err != nil {
 				t.Errorf("%s: %v", tc.name, err)
 			}
 			continue
 		}
-		var ve *VerifyError
+		var ve *schedule.VerifyError
 		if !errors.As(err, &ve) {
 			t.Errorf("%s: %v, want a VerifyError", tc.name, err)
 			continue
@@ -68,14 +71,14 @@ func TestVerifyLatencyDecisions(t *testing.T) {
 // device 0's order between the two micro-batches' backwards, no delay
 // brings it to 6.
 func TestCompactDecisionsLatency(t *testing.T) {
-	base := func() *Schedule {
+	base := func() *schedule.Schedule {
 		return split2(t, map[string][]int{"f0": {0, 1}, "f1": {1, 4}, "i1": {2, 5}, "w1": {3, 6}, "i0": {3, 6}, "w0": {4, 7}})
 	}
 	offload := decide(t, base(), "f0", 1, placement.Offload, 2, 4)
 	recompute := decide(t, decide(t, base(), "f0", 0, placement.Offload, 1, 2), "f0", 1, placement.Recompute, 5, 0)
 	for _, tc := range []struct {
 		name   string
-		s      *Schedule
+		s      *schedule.Schedule
 		budget int
 		want   []int // the starts of f0^1, its decision and its reload; nil: an error
 	}{
@@ -88,7 +91,7 @@ func TestCompactDecisionsLatency(t *testing.T) {
 	} {
 		sp := tc.s.Spec
 		sp.Latency = tc.budget
-		c, err := Compact(sp, Keep{From: tc.s})
+		c, err := compact.Compact(sp, compact.Keep{From: tc.s})
 		if tc.want == nil {
 			if err == nil || !strings.Contains(err.Error(), "meet no latency budget") {
 				t.Errorf("%s: %v, want an error", tc.name, err)
@@ -98,11 +101,11 @@ func TestCompactDecisionsLatency(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if c.Latency != tc.budget || Verify(c) != nil {
-			t.Errorf("%s: %d recorded, verify %v", tc.name, c.Latency, Verify(c))
+		if c.Latency != tc.budget || verify.Schedule(c) != nil {
+			t.Errorf("%s: %d recorded, verify %v", tc.name, c.Latency, verify.Schedule(c))
 		}
-		if len(c.Decisions) != len(tc.s.Decisions) || Makespan(c) != 8 {
-			t.Errorf("%s: %d decisions, makespan %d, want %d and 8", tc.name, len(c.Decisions), Makespan(c), len(tc.s.Decisions))
+		if len(c.Decisions) != len(tc.s.Decisions) || schedule.Makespan(c) != 8 {
+			t.Errorf("%s: %d decisions, makespan %d, want %d and 8", tc.name, len(c.Decisions), schedule.Makespan(c), len(tc.s.Decisions))
 		}
 		f01 := 0
 		for _, in := range c.Instances {
@@ -114,7 +117,7 @@ func TestCompactDecisionsLatency(t *testing.T) {
 		if got := []int{f01, d.Start, d.Reload}; !slices.Equal(got, tc.want) {
 			t.Errorf("%s: f0^1 and its decision at %v, want %v", tc.name, got, tc.want)
 		}
-		if mc, ms := Measure(c).PeakMemory, Measure(tc.s).PeakMemory; mc[0] > ms[0] || mc[1] > ms[1] {
+		if mc, ms := schedule.Measure(c).PeakMemory, schedule.Measure(tc.s).PeakMemory; mc[0] > ms[0] || mc[1] > ms[1] {
 			t.Errorf("%s: peak memory %v, %v before", tc.name, mc, ms)
 		}
 	}

@@ -1,4 +1,4 @@
-package schedule
+package schedule_test
 
 import (
 	"errors"
@@ -8,17 +8,20 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // queuedChain is three micro-batches of inference2 (f0 → f1, transfer 3)
 // with f1^m at the given starts, f0^m at m.
-func queuedChain(p *placement.Placement, budget int, f1 ...int) *Schedule {
-	s := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: len(f1), Latency: budget}}
+func queuedChain(p *placement.Placement, budget int, f1 ...int) *schedule.Schedule {
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: len(f1), Latency: budget}}
 	for m, at := range f1 {
-		s.Instances = append(s.Instances, Instance{Block: 0, Micro: m, Start: m}, Instance{Block: 1, Micro: m, Start: at})
+		s.Instances = append(s.Instances, schedule.Instance{Block: 0, Micro: m, Start: m}, schedule.Instance{Block: 1, Micro: m, Start: at})
 	}
 	return s
 }
@@ -31,7 +34,7 @@ func TestVerifyLatencyChannels(t *testing.T) {
 	free, queued := inference2(t, 3, false), inference2(t, 3, true)
 	for _, tc := range []struct {
 		name string
-		s    *Schedule
+		s    *schedule.Schedule
 		want []string // kind: message; none when valid
 	}{
 		{"without channels, every tensor at once", queuedChain(free, 5, 4, 5, 6), nil},
@@ -46,14 +49,14 @@ func TestVerifyLatencyChannels(t *testing.T) {
 			"latency: latency of micro-batch 2 is 7 > budget 5: f0^2 starts at 2, f1^2 ends at 9",
 		}},
 	} {
-		err := Verify(tc.s)
+		err := verify.Schedule(tc.s)
 		if len(tc.want) == 0 {
 			if err != nil {
 				t.Errorf("%s: %v", tc.name, err)
 			}
 			continue
 		}
-		var ve *VerifyError
+		var ve *schedule.VerifyError
 		if !errors.As(err, &ve) {
 			t.Errorf("%s: %v, want a VerifyError", tc.name, err)
 			continue
@@ -75,14 +78,14 @@ func TestVerifyLatencyChannels(t *testing.T) {
 // budget); orders that meet no budget are an error.
 func TestCompactLatencyChannels(t *testing.T) {
 	p := inference2(t, 3, true)
-	orders := [][]Ref{{{0, 0}, {0, 1}, {0, 2}}, {{1, 0}, {1, 1}, {1, 2}}}
-	insC, err := Compact(spec.Spec{Placement: p, MicroBatches: 3, Latency: 5}, Keep{Orders: orders})
+	orders := [][]schedule.Ref{{{0, 0}, {0, 1}, {0, 2}}, {{1, 0}, {1, 1}, {1, 2}}}
+	insC, err := compact.Compact(spec.Spec{Placement: p, MicroBatches: 3, Latency: 5}, compact.Keep{Orders: orders})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ins := insC.Instances
-	s := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 3, Latency: 5}, Instances: ins}
-	if err := Verify(s); err != nil {
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 3, Latency: 5}, Instances: ins}
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
 	want := queuedChain(p, 5, 4, 7, 10)
@@ -101,11 +104,11 @@ func TestCompactLatencyChannels(t *testing.T) {
 		{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1},
 	}, Deps: []placement.Dep{{From: 0, To: 1}, {From: 1, To: 2}}}
 	q.Transfers = map[placement.Dep]int{{From: 1, To: 2}: 2}
-	o := [][]Ref{{{0, 0}, {0, 1}, {1, 0}, {1, 1}}, {{2, 0}, {2, 1}}}
-	if _, err := Compact(spec.Spec{Placement: q, MicroBatches: 2, Latency: 6}, Keep{Orders: o}); err == nil || !strings.Contains(err.Error(), "meet no latency budget 6") {
+	o := [][]schedule.Ref{{{0, 0}, {0, 1}, {1, 0}, {1, 1}}, {{2, 0}, {2, 1}}}
+	if _, err := compact.Compact(spec.Spec{Placement: q, MicroBatches: 2, Latency: 6}, compact.Keep{Orders: o}); err == nil || !strings.Contains(err.Error(), "meet no latency budget 6") {
 		t.Errorf("a0 a1 b0 b1 within latency 6: %v, want an error", err)
 	}
-	if _, err := Compact(spec.Spec{Placement: q, MicroBatches: 2, Latency: 7}, Keep{Orders: o}); err != nil {
+	if _, err := compact.Compact(spec.Spec{Placement: q, MicroBatches: 2, Latency: 7}, compact.Keep{Orders: o}); err != nil {
 		t.Errorf("within latency 7: %v", err)
 	}
 }
@@ -126,37 +129,37 @@ func TestCompactLatencyChannelsProperty(t *testing.T) {
 	for _, p := range places {
 		for trial := range 30 {
 			n := 1 + rng.IntN(5)
-			orders := Orders(randomValid(rng, p, n, 2))
+			orders := schedule.Orders(randomValid(rng, p, n, 2))
 			q := p.Clone()
 			q.Channels = true
 			budget := p.CriticalPath() + rng.IntN(6)
-			plainC, err := Compact(spec.Spec{Placement: p, MicroBatches: n, Latency: budget}, Keep{Orders: orders})
+			plainC, err := compact.Compact(spec.Spec{Placement: p, MicroBatches: n, Latency: budget}, compact.Keep{Orders: orders})
 			if err != nil {
 				continue
 			}
 			plain := plainC.Instances
-			zero, err := Compact(spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, Keep{Orders: orders})
+			zero, err := compact.Compact(spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, compact.Keep{Orders: orders})
 			if err != nil || !slices.Equal(zero.Instances, plain) {
 				t.Fatalf("%s trial %d: channels without transfers: %v, want the schedule without channels", p.Name, trial, err)
 			}
 			setTransfers(q, func(int) int { return rng.IntN(4) })
 			budget = q.CriticalPath() + rng.IntN(8)
-			earlyC, err := Compact(spec.New(q, n), Keep{Orders: orders})
+			earlyC, err := compact.Compact(spec.New(q, n), compact.Keep{Orders: orders})
 			if err != nil {
 				t.Fatal(err)
 			}
 			early := earlyC.Instances
-			insC, err := Compact(spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, Keep{Orders: orders})
+			insC, err := compact.Compact(spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, compact.Keep{Orders: orders})
 			if err != nil {
 				continue
 			}
 			ins := insC.Instances
 			met++
-			s := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, Instances: ins}
-			if err := Verify(s); err != nil {
+			s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, Instances: ins}
+			if err := verify.Schedule(s); err != nil {
 				t.Fatalf("%s trial %d: %v", p.Name, trial, err)
 			}
-			at := map[Ref]int{}
+			at := map[schedule.Ref]int{}
 			for _, in := range early {
 				at[in.Ref()] = in.Start
 			}
@@ -183,15 +186,15 @@ func TestCompactLatencyChannelsProperty(t *testing.T) {
 		}
 		for trial := range 20 {
 			n := 1 + rng.IntN(5)
-			orders := Orders(randomValid(rng, p, n, 2))
+			orders := schedule.Orders(randomValid(rng, p, n, 2))
 			budget := q.CriticalPath() + rng.IntN(12)
-			insC, err := Compact(spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, Keep{Orders: orders})
+			insC, err := compact.Compact(spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, compact.Keep{Orders: orders})
 			if err != nil {
 				continue
 			}
 			ins := insC.Instances
 			met++
-			if err := Verify(&Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, Instances: ins}); err != nil {
+			if err := verify.Schedule(&schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n, Latency: budget}, Instances: ins}); err != nil {
 				t.Fatalf("%s with lanes, trial %d: %v", p.Name, trial, err)
 			}
 		}

@@ -70,6 +70,7 @@ func LeastMemory(p *placement.Placement, offload, recompute bool) []Need {
 			back[consumers[i]] = i
 		}
 	}
+	facts := deviceFacts{p: p, reach: reach, consumers: consumers, kept: kept, backs: back}
 	for d := range out {
 		var mine []int
 		for _, i := range order {
@@ -77,7 +78,7 @@ func LeastMemory(p *placement.Placement, offload, recompute bool) []Need {
 				mine = append(mine, i)
 			}
 		}
-		out[d] = leastOnDevice(p, d, mine, reach, consumers, kept, back)
+		out[d] = facts.onDevice(d, mine)
 		if out[d].Exact {
 			out[d].Exact = !offload && !recompute
 		}
@@ -89,9 +90,20 @@ func LeastMemory(p *placement.Placement, offload, recompute bool) []Need {
 // device; beyond it the device needs its largest block, unproven.
 const maxIdeals = 1 << 16
 
-// leastOnDevice is LeastMemory's Need of device d, whose blocks are mine
-// in a topological order.
-func leastOnDevice(p *placement.Placement, d int, mine []int, reach placement.Reach, consumers, kept, backs []int) Need {
+// deviceFacts is what LeastMemory knows of the placement p for every
+// device: which block reaches which, each forward's consumer, the memory
+// each block keeps at least, and the forward each backward frees (-1:
+// none).
+type deviceFacts struct {
+	p                      *placement.Placement
+	reach                  placement.Reach
+	consumers, kept, backs []int
+}
+
+// onDevice is LeastMemory's Need of device d, whose blocks are mine in a
+// topological order.
+func (f deviceFacts) onDevice(d int, mine []int) Need {
+	p, reach, consumers, kept, backs := f.p, f.reach, f.consumers, f.kept, f.backs
 	x := Need{Device: d, Block: -1}
 	// In mine's order (every micro-batch one after another in one
 	// topological order), the device holds at most seq.

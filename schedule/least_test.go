@@ -5,9 +5,11 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/baseline"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // LeastMemory is a lower bound on every schedule's peak (each baseline
@@ -73,19 +75,19 @@ func TestLeastMemory(t *testing.T) {
 				}
 			}
 		}
-		s, err := schedule.Compact(spec.Spec{Placement: p, MicroBatches: 8}, schedule.Keep{Orders: orders})
+		s, err := compact.Compact(spec.Spec{Placement: p, MicroBatches: 8}, compact.Keep{Orders: orders})
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.Memory = least
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Errorf("%s: no schedule under the least budget %d: %v", p.Name, least, err)
 		}
 		if tc.name == "v-shape" {
 			if _, err := baseline.GPipeRounds(spec.Spec{Placement: p, MicroBatches: 8, Memory: least - 1}); least > 1 && !errors.Is(err, baseline.ErrOverBudget) {
 				t.Errorf("%s: a schedule under %d, below the least budget %d", p.Name, least-1, least)
 			}
-			if s, err := baseline.GPipeRounds(spec.Spec{Placement: p, MicroBatches: 8, Memory: least}); err != nil || schedule.Verify(s) != nil {
+			if s, err := baseline.GPipeRounds(spec.Spec{Placement: p, MicroBatches: 8, Memory: least}); err != nil || verify.Schedule(s) != nil {
 				t.Errorf("%s: GPipe in rounds under the least budget %d: %v", p.Name, least, err)
 			}
 		}

@@ -1,4 +1,4 @@
-package schedule
+package schedule_test
 
 import (
 	"bytes"
@@ -10,9 +10,12 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // swapped is f0 → f1 on two devices whose one link carries one transfer
@@ -20,7 +23,7 @@ import (
 // and a schedule whose link carries micro-batch 1's tensor before
 // micro-batch 0's, although f0^0 starts first: f0^m at m, f1^1 at 5
 // (f0^1 ends at 2, its transfer 2..5), f1^0 at 8 (its transfer 5..8).
-func swapped(t *testing.T) *Schedule {
+func swapped(t *testing.T) *schedule.Schedule {
 	t.Helper()
 	src := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2, Inference: true})
 	c := cluster.Uniform(2)
@@ -30,14 +33,14 @@ func swapped(t *testing.T) *Schedule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: 2}}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: 2}}
 	if err := s.SetCluster(c, src); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Placement.Transfer(placement.Dep{From: 0, To: 1}); got != 3 {
 		t.Fatalf("transfer f0 -> f1 takes %d, want 3", got)
 	}
-	s.Instances = []Instance{{Block: 0, Micro: 0, Start: 0}, {Block: 0, Micro: 1, Start: 1}, {Block: 1, Micro: 1, Start: 5}, {Block: 1, Micro: 0, Start: 8}}
+	s.Instances = []schedule.Instance{{Block: 0, Micro: 0, Start: 0}, {Block: 0, Micro: 1, Start: 1}, {Block: 1, Micro: 1, Start: 5}, {Block: 1, Micro: 0, Start: 8}}
 	return s
 }
 
@@ -52,18 +55,18 @@ func f0f1(micro int) placement.LinkTransfer {
 // by: the same schedule without it breaks the producer-start rule.
 func TestLinkOrderRecorded(t *testing.T) {
 	s := swapped(t)
-	var ve *VerifyError
-	if err := Verify(s); !errors.As(err, &ve) || !strings.Contains(err.Error(), "micro-batch 1") {
+	var ve *schedule.VerifyError
+	if err := verify.Schedule(s); !errors.As(err, &ve) || !strings.Contains(err.Error(), "micro-batch 1") {
 		t.Fatalf("producer-start order: %v, want micro-batch 1's dependency broken", err)
 	}
 	s.LinkOrder = []placement.LinkOrder{{Link: placement.Link{From: 0, To: 1}, Transfers: []placement.LinkTransfer{f0f1(1), f0f1(0)}}}
-	if err := Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatalf("recorded order: %v", err)
 	}
 	// The transfers, as drawn, follow the recorded order.
 	l01 := placement.Link{From: 0, To: 1}
-	wantSpans := []TransferSpan{{Dep: f0f1(1).Dep, Micro: 1, Link: l01, Start: 2, End: 5}, {Dep: f0f1(0).Dep, Micro: 0, Link: l01, Start: 5, End: 8}}
-	if got := Transfers(s); !slices.Equal(got, wantSpans) {
+	wantSpans := []schedule.TransferSpan{{Dep: f0f1(1).Dep, Micro: 1, Link: l01, Start: 2, End: 5}, {Dep: f0f1(0).Dep, Micro: 0, Link: l01, Start: 5, End: 8}}
+	if got := schedule.Transfers(s); !slices.Equal(got, wantSpans) {
 		t.Errorf("transfers %+v, want %+v", got, wantSpans)
 	}
 	var first bytes.Buffer
@@ -77,11 +80,11 @@ func TestLinkOrderRecorded(t *testing.T) {
 		t.Fatalf("written file lacks\n%s\n%s", want, first.String())
 	}
 	golden(t, "link-order.json", first.Bytes())
-	back, err := Parse(first.Bytes())
+	back, err := schedule.Parse(first.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Verify(back); err != nil {
+	if err := verify.Schedule(back); err != nil {
 		t.Fatalf("parsed: %v", err)
 	}
 	var second bytes.Buffer
@@ -102,7 +105,7 @@ func TestLinkOrderRecorded(t *testing.T) {
 	}
 	// The recorded order is the producer-start one: the same as none.
 	s.LinkOrder = []placement.LinkOrder{{Link: placement.Link{From: 0, To: 1}, Transfers: []placement.LinkTransfer{f0f1(0), f0f1(1)}}}
-	if err, err0 := Verify(s), Verify(&Schedule{Spec: spec.Spec{Placement: s.Placement, Cluster: s.Cluster, Given: s.Given, MicroBatches: 2}, Instances: s.Instances}); err == nil || err0 == nil || err.Error() != err0.Error() {
+	if err, err0 := verify.Schedule(s), verify.Schedule(&schedule.Schedule{Spec: spec.Spec{Placement: s.Placement, Cluster: s.Cluster, Given: s.Given, MicroBatches: 2}, Instances: s.Instances}); err == nil || err0 == nil || err.Error() != err0.Error() {
 		t.Errorf("producer-start order recorded: %v, want as without: %v", err, err0)
 	}
 }
@@ -141,8 +144,8 @@ func TestLinkOrderViolations(t *testing.T) {
 			if tc.early {
 				s.Instances[3].Start = 7
 			}
-			var ve *VerifyError
-			if err := Verify(s); !errors.As(err, &ve) {
+			var ve *schedule.VerifyError
+			if err := verify.Schedule(s); !errors.As(err, &ve) {
 				t.Fatalf("got %v, want a VerifyError", err)
 			}
 			var got []string
@@ -164,12 +167,12 @@ func TestLinkOrderViolations(t *testing.T) {
 		})
 	}
 	// Without channels a recorded order is an error.
-	s := &Schedule{Spec: spec.Spec{Placement: inference2(t, 3, false), MicroBatches: 2}, Instances: []Instance{{Block: 0, Micro: 0, Start: 0}, {Block: 0, Micro: 1, Start: 1}, {Block: 1, Micro: 0, Start: 4}, {Block: 1, Micro: 1, Start: 5}}}
-	if err := Verify(s); err != nil {
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: inference2(t, 3, false), MicroBatches: 2}, Instances: []schedule.Instance{{Block: 0, Micro: 0, Start: 0}, {Block: 0, Micro: 1, Start: 1}, {Block: 1, Micro: 0, Start: 4}, {Block: 1, Micro: 1, Start: 5}}}
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
 	s.LinkOrder = []placement.LinkOrder{{Link: l01}}
-	if err := Verify(s); err == nil || !strings.Contains(err.Error(), "link order recorded but the placement has no channels") {
+	if err := verify.Schedule(s); err == nil || !strings.Contains(err.Error(), "link order recorded but the placement has no channels") {
 		t.Errorf("without channels: %v", err)
 	}
 }
@@ -195,37 +198,37 @@ func TestLinkOrderBeatsProducerStart(t *testing.T) {
 		Transfers: map[placement.Dep]int{{From: 0, To: 2}: 4, {From: 1, To: 3}: 1},
 		Channels:  true,
 	}
-	insC, err := Compact(spec.New(p, 1), Keep{Orders: [][]Ref{{{0, 0}, {1, 0}}, {{3, 0}, {2, 0}}}})
+	insC, err := compact.Compact(spec.New(p, 1), compact.Keep{Orders: [][]schedule.Ref{{{0, 0}, {1, 0}}, {{3, 0}, {2, 0}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ins := insC.Instances
-	rule := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: ins}
-	if err := Verify(rule); err != nil {
+	rule := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: ins}
+	if err := verify.Schedule(rule); err != nil {
 		t.Fatal(err)
 	}
-	insC, err = Compact(spec.New(p, 1), Keep{Orders: [][]Ref{{{0, 0}, {1, 0}}, {{2, 0}, {3, 0}}}})
+	insC, err = compact.Compact(spec.New(p, 1), compact.Keep{Orders: [][]schedule.Ref{{{0, 0}, {1, 0}}, {{2, 0}, {3, 0}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ins = insC.Instances
-	rule2 := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: ins}
-	if err := Verify(rule2); err != nil {
+	rule2 := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: ins}
+	if err := verify.Schedule(rule2); err != nil {
 		t.Fatal(err)
 	}
-	if m := min(Makespan(rule), Makespan(rule2)); m != 11 {
+	if m := min(schedule.Makespan(rule), schedule.Makespan(rule2)); m != 11 {
 		t.Errorf("producer-start order: makespan %d, want 11", m)
 	}
-	chosen := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: []Instance{{Block: 0, Start: 0}, {Block: 1, Start: 1}, {Block: 3, Start: 3}, {Block: 2, Start: 8}}, LinkOrder: []placement.LinkOrder{{Link: placement.Link{From: 0, To: 1}, Transfers: []placement.LinkTransfer{
+	chosen := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: []schedule.Instance{{Block: 0, Start: 0}, {Block: 1, Start: 1}, {Block: 3, Start: 3}, {Block: 2, Start: 8}}, LinkOrder: []placement.LinkOrder{{Link: placement.Link{From: 0, To: 1}, Transfers: []placement.LinkTransfer{
 		{Dep: placement.Dep{From: 1, To: 3}}, {Dep: placement.Dep{From: 0, To: 2}}}}}}
-	if err := Verify(chosen); err != nil {
+	if err := verify.Schedule(chosen); err != nil {
 		t.Fatalf("chosen order: %v", err)
 	}
-	if m := Makespan(chosen); m != 9 {
+	if m := schedule.Makespan(chosen); m != 9 {
 		t.Errorf("chosen order: makespan %d, want 9", m)
 	}
 	chosen.LinkOrder = nil
-	if err := Verify(chosen); err == nil {
+	if err := verify.Schedule(chosen); err == nil {
 		t.Errorf("chosen starts accepted under the producer-start order")
 	}
 }
@@ -251,7 +254,7 @@ func TestParseLinkOrderBad(t *testing.T) {
 			if in == string(data) {
 				t.Fatal("replacement not found")
 			}
-			_, err := Parse([]byte(in))
+			_, err := schedule.Parse([]byte(in))
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("got %v, want %s", err, tc.want)
 			}

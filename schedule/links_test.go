@@ -1,4 +1,4 @@
-package schedule
+package schedule_test
 
 import (
 	"errors"
@@ -6,9 +6,12 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/bound"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // inference2 is the forward chain f0 → f1 on two devices with every
@@ -26,20 +29,20 @@ func inference2(t *testing.T, c int, channels bool) *placement.Placement {
 func TestVerifyChannels(t *testing.T) {
 	const n = 3
 	free := inference2(t, 3, false)
-	insC, err := Compact(spec.New(free, n), Keep{Orders: [][]Ref{{{0, 0}, {0, 1}, {0, 2}}, {{1, 0}, {1, 1}, {1, 2}}}})
+	insC, err := compact.Compact(spec.New(free, n), compact.Keep{Orders: [][]schedule.Ref{{{0, 0}, {0, 1}, {0, 2}}, {{1, 0}, {1, 1}, {1, 2}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ins := insC.Instances
 	// f1^m starts at m + 4: each tensor arrives 3 after its producer ends.
-	s := &Schedule{Spec: spec.Spec{Placement: free, MicroBatches: n}, Instances: ins}
-	if err := Verify(s); err != nil {
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: free, MicroBatches: n}, Instances: ins}
+	if err := verify.Schedule(s); err != nil {
 		t.Fatalf("without channels: %v", err)
 	}
 	queued := *s
 	queued.Placement = inference2(t, 3, true)
-	err = Verify(&queued)
-	var ve *VerifyError
+	err = verify.Schedule(&queued)
+	var ve *schedule.VerifyError
 	if !errors.As(err, &ve) {
 		t.Fatalf("with channels: %v, want a VerifyError", err)
 	}
@@ -52,21 +55,21 @@ func TestVerifyChannels(t *testing.T) {
 		t.Fatalf("%d violations, want %d: %v", ve.Count(), len(want), err)
 	}
 	for x, v := range ve.Violations {
-		if v.Kind != Dependency || v.Message != want[x] {
+		if v.Kind != schedule.Dependency || v.Message != want[x] {
 			t.Errorf("violation %d: %s %q, want dependency %q", x, v.Kind, v.Message, want[x])
 		}
 	}
 	// Compaction applies the same rule: f1^m at 4, 7, 10.
-	insC, err = Compact(spec.New(queued.Placement, n), Keep{Orders: Orders(s)})
+	insC, err = compact.Compact(spec.New(queued.Placement, n), compact.Keep{Orders: schedule.Orders(s)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ins = insC.Instances
-	fixed := &Schedule{Spec: spec.Spec{Placement: queued.Placement, MicroBatches: n}, Instances: ins}
-	if err := Verify(fixed); err != nil {
+	fixed := &schedule.Schedule{Spec: spec.Spec{Placement: queued.Placement, MicroBatches: n}, Instances: ins}
+	if err := verify.Schedule(fixed); err != nil {
 		t.Fatalf("compacted with channels: %v", err)
 	}
-	if got := Makespan(fixed); got != 11 {
+	if got := schedule.Makespan(fixed); got != 11 {
 		t.Errorf("compacted with channels: makespan %d, want 11 (f1^2 at 10)", got)
 	}
 	if b := bound.LowerBounds(spec.New(queued.Placement, n)); b.Makespan != 11 || b.Period != 3 {
@@ -90,34 +93,34 @@ func TestChannelsProperty(t *testing.T) {
 		for trial := range 20 {
 			n := 1 + rng.IntN(6)
 			s := randomValid(rng, p, n, 2)
-			orders := Orders(s)
+			orders := schedule.Orders(s)
 			q := p.Clone()
 			q.Channels = true
-			zeroC, err := Compact(spec.New(q, n), Keep{Orders: orders})
+			zeroC, err := compact.Compact(spec.New(q, n), compact.Keep{Orders: orders})
 			if err != nil {
 				t.Fatal(err)
 			}
 			zero := zeroC.Instances
-			plainC, err := Compact(spec.New(p, n), Keep{Orders: orders})
+			plainC, err := compact.Compact(spec.New(p, n), compact.Keep{Orders: orders})
 			if err != nil {
 				t.Fatal(err)
 			}
 			plain := plainC.Instances
-			if Makespan(&Schedule{Spec: spec.Spec{Placement: q}, Instances: zero}) != Makespan(&Schedule{Spec: spec.Spec{Placement: p}, Instances: plain}) {
+			if schedule.Makespan(&schedule.Schedule{Spec: spec.Spec{Placement: q}, Instances: zero}) != schedule.Makespan(&schedule.Schedule{Spec: spec.Spec{Placement: p}, Instances: plain}) {
 				t.Fatalf("%s trial %d: channels without transfers changed the compacted schedule", p.Name, trial)
 			}
 			setTransfers(q, func(int) int { return rng.IntN(4) })
-			insC, err := Compact(spec.New(q, n), Keep{Orders: orders})
+			insC, err := compact.Compact(spec.New(q, n), compact.Keep{Orders: orders})
 			if err != nil {
 				t.Fatal(err)
 			}
 			ins := insC.Instances
-			out := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n}, Instances: ins}
-			if err := Verify(out); err != nil {
+			out := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: n}, Instances: ins}
+			if err := verify.Schedule(out); err != nil {
 				t.Fatalf("%s trial %d: compacted under channels: %v", p.Name, trial, err)
 			}
-			if lb := bound.LowerBounds(spec.New(q, n)).Makespan; Makespan(out) < lb {
-				t.Fatalf("%s trial %d: makespan %d below the lower bound %d", p.Name, trial, Makespan(out), lb)
+			if lb := bound.LowerBounds(spec.New(q, n)).Makespan; schedule.Makespan(out) < lb {
+				t.Fatalf("%s trial %d: makespan %d below the lower bound %d", p.Name, trial, schedule.Makespan(out), lb)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package schedule
+package schedule_test
 
 import (
 	"math"
@@ -9,7 +9,9 @@ import (
 	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // 1F1B on a v-shape of D devices, forward f and backward b, N
@@ -20,11 +22,11 @@ func TestMeasureOneF1B(t *testing.T) {
 	for _, tc := range []struct{ d, n, f, b int }{{4, 4, 1, 3}, {4, 8, 1, 3}, {2, 1, 1, 1}, {8, 16, 2, 3}, {3, 5, 1, 2}} {
 		p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: tc.d, ForwardTime: tc.f, BackwardTime: tc.b})
 		s := oneF1B(t, p, tc.n, 0)
-		if err := Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatal(err)
 		}
-		m := Measure(s)
-		if want := (tc.n + tc.d - 1) * (tc.f + tc.b); m.Makespan != want || Makespan(s) != want {
+		m := schedule.Measure(s)
+		if want := (tc.n + tc.d - 1) * (tc.f + tc.b); m.Makespan != want || schedule.Makespan(s) != want {
 			t.Errorf("%+v: makespan %d, want %d", tc, m.Makespan, want)
 		}
 		if want := float64(tc.d-1) / float64(tc.n+tc.d-1); math.Abs(m.BubbleRate-want) > 1e-12 {
@@ -49,7 +51,7 @@ func TestMeasureOneF1B(t *testing.T) {
 func TestMeasureGroupLoads(t *testing.T) {
 	p := placementtest.Builtin(t, "m-shape", placement.Options{Devices: 4})
 	s := greedy(p, 3)
-	m := Measure(s)
+	m := schedule.Measure(s)
 	busy := 0
 	for d, l := range m.Loads {
 		// fs and bs (time 1 each) plus f_d and b_d, per micro-batch.
@@ -77,11 +79,11 @@ func TestLowerBoundsSound(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			s = greedy(p, n)
 		}
-		if err := Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatal(err)
 		}
-		if lb := bound.LowerBounds(spec.New(p, n)); Makespan(s) < lb.Makespan {
-			t.Fatalf("%s D=%d N=%d: makespan %d below the lower bound %d", name, p.Devices, n, Makespan(s), lb.Makespan)
+		if lb := bound.LowerBounds(spec.New(p, n)); schedule.Makespan(s) < lb.Makespan {
+			t.Fatalf("%s D=%d N=%d: makespan %d below the lower bound %d", name, p.Devices, n, schedule.Makespan(s), lb.Makespan)
 		}
 	}
 }
@@ -92,7 +94,7 @@ func TestRepetendBubbleRate(t *testing.T) {
 		period int
 		want   float64
 	}{{4, 0}, {5, 0.2}, {8, 0.5}, {0, 0}} {
-		if got := RepetendBubbleRate(p, tc.period); math.Abs(got-tc.want) > 1e-12 {
+		if got := schedule.RepetendBubbleRate(p, tc.period); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("RepetendBubbleRate(P=%d) = %v, want %v", tc.period, got, tc.want)
 		}
 	}
@@ -100,11 +102,11 @@ func TestRepetendBubbleRate(t *testing.T) {
 
 func TestMeasureEmpty(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2})
-	m := Measure(&Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}})
+	m := schedule.Measure(&schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}})
 	if m.Makespan != 0 || m.BubbleRate != 0 || !slices.Equal(m.PeakMemory, []int{0, 0}) {
 		t.Errorf("Measure of no instances = %+v", m)
 	}
-	if got := Measure(nil); got.Makespan != 0 || got.PeakMemory != nil {
+	if got := schedule.Measure(nil); got.Makespan != 0 || got.PeakMemory != nil {
 		t.Errorf("Measure(nil) = %+v", got)
 	}
 }

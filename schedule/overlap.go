@@ -117,69 +117,6 @@ func SortPairs(ps []Pair) {
 // (channels, offload and recompute decisions).
 const OverlapPair ViolationKind = "overlap-pair"
 
-// pairs checks s.Pairs and indexes the valid ones for the timing checks.
-func (v *verifier) pairs(r *report) {
-	s := v.s
-	if len(s.Pairs) == 0 {
-		return
-	}
-	p := s.Placement
-	use := make([]bool, len(s.Pairs))
-	if p.Channels {
-		r.add(OverlapPair, -1, nil, "overlapped pairs on a cluster with channels: not supported")
-		return
-	}
-	if len(s.Decisions) > 0 {
-		r.add(OverlapPair, -1, nil, "overlapped pairs with offload or recompute decisions: not supported")
-		return
-	}
-	roles := p.Roles()
-	taken := map[Ref]int{}
-	for k, q := range s.Pairs {
-		name := "pair " + PairText(s, q)
-		refs := []Ref{q.Forward, q.Backward}
-		if q.Forward.Micro == q.Backward.Micro {
-			r.add(OverlapPair, -1, refs, "%s: the forward and the backward are of one micro-batch (an overlapped pair runs two)", name)
-			continue
-		}
-		group, _, why := groupRefs(p, roles, q)
-		if why != "" {
-			r.add(OverlapPair, -1, refs, "%s: %s", name, why)
-			continue
-		}
-		ok := true
-		start := -1
-		for _, g := range group {
-			x, present := v.first[g]
-			if !present {
-				ok = false // reported as missing or out of range
-				break
-			}
-			if j, dup := taken[g]; dup {
-				r.add(OverlapPair, -1, refs, "%s: %s is also in pair %s", name, v.name(g), PairText(s, s.Pairs[j]))
-				ok = false
-				break
-			}
-			if st := s.Instances[x].Start; start < 0 {
-				start = st
-			} else if st != start {
-				r.add(OverlapPair, -1, refs, "%s: %s starts at %d, not with %s at %d (an overlapped pair starts together)",
-					name, v.name(g), st, v.name(q.Forward), start)
-				ok = false
-				break
-			}
-		}
-		if !ok {
-			continue
-		}
-		for _, g := range group {
-			taken[g] = k
-		}
-		use[k] = true
-	}
-	v.pg = newPairing(s, use)
-}
-
 // Occupancy is how the valid pairs of a schedule occupy its devices, as
 // the renderings draw them: an instance paired behind another runs inside
 // its lead's action, which lasts the pair's time.

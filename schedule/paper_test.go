@@ -1,10 +1,12 @@
-package schedule
+package schedule_test
 
 import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Tests that pin claims of the Tessel paper (HPCA 2024) about schedules,
@@ -20,16 +22,16 @@ func TestPaperOneF1BRepetendGeneralizes(t *testing.T) {
 	for n := 6; n <= 12; n++ {
 		s := oneF1B(t, p, n, 0)
 		s.Repetend = oneF1BRepetend(t, s)
-		if err := Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatalf("N=%d: %v", n, err)
 		}
 		if want := n - s.Repetend.NR + 1; s.Repetend.Iterations != want {
 			t.Errorf("N=%d: %d iterations, want N-N_R+1 = %d", n, s.Repetend.Iterations, want)
 		}
-		if ms := Makespan(s); n > 6 && ms-prev != s.Repetend.Period {
+		if ms := schedule.Makespan(s); n > 6 && ms-prev != s.Repetend.Period {
 			t.Errorf("N=%d: one more micro-batch added %d to the makespan, want the period %d", n, ms-prev, s.Repetend.Period)
 		}
-		prev = Makespan(s)
+		prev = schedule.Makespan(s)
 	}
 }
 
@@ -42,12 +44,12 @@ func TestPaperOneF1BRepetendGeneralizes(t *testing.T) {
 func TestPaperOneF1BZeroBubble(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{})
 	s := oneF1B(t, p, 64, 0)
-	rp := FindRepetend(s)
+	rp := schedule.FindRepetend(s)
 	if rp == nil {
 		t.Fatal("1F1B of 64 micro-batches has no periodic stretch")
 	}
 	s.Repetend = rp
-	if err := Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
 	// Busy time of every device in one period of the steady state, from
@@ -65,12 +67,12 @@ func TestPaperOneF1BZeroBubble(t *testing.T) {
 			t.Errorf("device %d busy %d of the period %d in 1F1B's steady state", d, b, rp.Period)
 		}
 	}
-	if r := RepetendBubbleRate(p, rp.Period); r != 0 {
+	if r := schedule.RepetendBubbleRate(p, rp.Period); r != 0 {
 		t.Errorf("1F1B repetend bubble rate %v, want 0", r)
 	}
 	last := 1.0
 	for _, n := range []int{4, 16, 64, 256} {
-		r := Measure(oneF1B(t, p, n, 0)).BubbleRate
+		r := schedule.Measure(oneF1B(t, p, n, 0)).BubbleRate
 		if r >= last {
 			t.Errorf("N=%d: bubble rate %v does not fall (was %v)", n, r, last)
 		}

@@ -1,8 +1,9 @@
-// Package schedule holds schedules of block instances and everything that
-// can be said about one without a solver: the independent verifier
-// (dependencies, one block per device at a time, memory), metrics
-// (makespan, bubble rate, peak memory, lower bounds), compaction of
-// per-device orders into start times, JSON files and renderings.
+// Package schedule holds schedules of block instances: the type, its
+// instances, decisions and pairs, metrics (makespan, bubble rate, peak
+// memory, lower bounds), the steady state, the JSON file, and the
+// violations the verifier names (VerifyError). The verifier itself is
+// package verify, above the rules (package rule); the re-timing of
+// per-device orders into start times is package compact.
 //
 // It never imports the solver: a schedule is checked from its start times
 // alone, whoever produced it.
@@ -52,11 +53,11 @@ type Schedule struct {
 	// its cluster), micro-batches, memory budget and latency budget.
 	// With a cluster, Cluster and Given are set and Placement is
 	// Cluster.Apply(Given) (block times on their devices, transfer times,
-	// capacities): the schedule file records both, so that Verify
+	// capacities): the schedule file records both, so that verify.Schedule
 	// re-checks with the same times (SetCluster). The latency budget
 	// (placement's "Latency": every micro-batch's first block start to
 	// last block end at most Latency; 0: none) is recorded in the file
-	// too ("latency_budget"), so that Verify re-checks it.
+	// too ("latency_budget"), so that verify.Schedule re-checks it.
 	spec.Spec
 	Instances []Instance
 	// Decisions are the forward instances whose activation is offloaded
@@ -70,11 +71,14 @@ type Schedule struct {
 	// some links (placement's LinkOrder; the file's "link_order"). Links
 	// it does not name, and every link when it is nil, queue their
 	// transfers in the order their producers start (placement's
-	// LinkQueue). Verify checks each named link lists exactly the
+	// LinkQueue). verify.Schedule checks each named link lists exactly the
 	// transfers that cross it, once each.
 	LinkOrder []placement.LinkOrder
+	// Shards are every device's FSDP actions in order, where the spec
+	// shards stages (Spec.Sharding); nil otherwise.
+	Shards [][]ShardOp
 	// Claimed is what a schedule file said its metrics were (nil when
-	// built in memory). It is never trusted: Verify compares it with
+	// built in memory). It is never trusted: verify.Schedule compares it with
 	// Measure, and Write writes measured metrics instead.
 	Claimed *Claimed
 }
@@ -117,46 +121,3 @@ func (s *Schedule) SetCluster(c *cluster.Cluster, source *placement.Placement) e
 // Budgets is every device's memory budget (placement's Budget under
 // Memory; 0: unlimited).
 func (s *Schedule) Budgets() []int { return s.Placement.Budgets(s.Memory) }
-
-// Retime is s on placement q, the same blocks and dependencies as s's
-// placement at other times (the placement a coarse copy was made from,
-// or another cluster's): every device keeps its order of instances, every
-// offload, reload and recompute its order (CompactDecisions), every
-// overlapped pair stays a pair, and everything starts as early as those
-// orders and q's times allow. The result is verified; where it breaks a
-// rule that times can break (a latency budget), the error says so.
-func Retime(s *Schedule, q *placement.Placement) (*Schedule, error) {
-	if len(q.Blocks) != len(s.Placement.Blocks) || len(q.Deps) != len(s.Placement.Deps) {
-		return nil, fmt.Errorf("retime: placement %q is not the schedule's at other times", q.Name)
-	}
-	for i, b := range q.Blocks {
-		if b.ID != s.Placement.Blocks[i].ID || b.Memory != s.Placement.Blocks[i].Memory {
-			return nil, fmt.Errorf("retime: placement %q is not the schedule's at other times (block %q)", q.Name, b.ID)
-		}
-	}
-	out, err := retime(s, q)
-	if err != nil {
-		return nil, err
-	}
-	out.Latency = s.Latency
-	if err := Verify(out); err != nil {
-		return nil, fmt.Errorf("retime: %w", err)
-	}
-	return out, nil
-}
-
-// retime is Retime without the checks: s's orders and decisions on q.
-func retime(s *Schedule, q *placement.Placement) (*Schedule, error) {
-	if len(s.Decisions) > 0 {
-		// Offloads and recomputes keep their orders too; q's host links
-		// may change the offload times.
-		moved := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: s.Instances, Decisions: s.Decisions}
-		return decisionsUnchecked(moved)
-	}
-	// Overlapped pairs stay pairs (none: Compact).
-	ins, err := compact(q, s.MicroBatches, Orders(s), s.Pairs, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: ins, Pairs: s.Pairs}, nil
-}

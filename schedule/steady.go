@@ -156,6 +156,9 @@ func lcm(a, b int) int {
 	return a / x * b
 }
 
+// interval is the times [lo, hi).
+type interval struct{ lo, hi int }
+
 // detector holds a schedule's start times for Steady.
 type detector struct {
 	p     *placement.Placement
@@ -200,7 +203,7 @@ func (d *detector) longest(lo, hi int, skip map[int]bool) (best Stretch, ok bool
 			continue
 		}
 		for _, P := range d.periods(in, q) {
-			c, found := d.stretch(in, lo, hi, P, q, skip)
+			c, found := d.stretch(in, interval{lo, hi}, P, q, skip)
 			if !found {
 				continue
 			}
@@ -249,7 +252,8 @@ func (d *detector) periods(in []Instance, q int) []int {
 
 // stretch is the longest stretch of period P and q micro-batches per
 // window made of the instances in (sorted by start, all in [lo, hi)).
-func (d *detector) stretch(in []Instance, lo, hi, P, q int, skip map[int]bool) (best Stretch, ok bool) {
+func (d *detector) stretch(in []Instance, iv interval, P, q int, skip map[int]bool) (best Stretch, ok bool) {
+	lo, hi := iv.lo, iv.hi
 	// An instance breaks forwards when its image q micro-batches later
 	// does not start P later (within [lo, hi)), backwards when its
 	// preimage does not start P earlier.
@@ -360,7 +364,7 @@ func (d *detector) window(in []Instance, T, P, q, iters int) Stretch {
 }
 
 // SteadyOf is the steady state of s as every report gives it: that of
-// the repetend s records (s.Repetend, which Verify checks against the
+// the repetend s records (s.Repetend, which verify.Schedule checks against the
 // instances) when it has at least two iterations, else Steady's. nil
 // when s has none.
 func SteadyOf(s *Schedule) *SteadyState {

@@ -1,12 +1,15 @@
-package schedule
+package schedule_test
 
 import (
 	"errors"
 	"testing"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // setTransfers gives the n-th dependency of p between blocks on different
@@ -28,7 +31,7 @@ func TestVerifyTransfer(t *testing.T) {
 	tests := []struct {
 		name      string
 		transfers map[placement.Dep]int
-		edit      func(t *testing.T, s *Schedule) *Schedule
+		edit      func(t *testing.T, s *schedule.Schedule) *schedule.Schedule
 		first     string // the first violation's message; "" when valid
 	}{
 		{"zero transfer", map[placement.Dep]int{f0f1: 0}, nil, ""},
@@ -36,7 +39,7 @@ func TestVerifyTransfer(t *testing.T) {
 		{"consumer at the producer's end", map[placement.Dep]int{f0f1: 1}, nil,
 			"dependency f0 -> f1 broken for micro-batch 0: f0^0 ends at 1 and its transfer takes 1, f1^0 starts at 1 < 2"},
 		{"consumer after the transfer", map[placement.Dep]int{f0f1: 1},
-			func(t *testing.T, s *Schedule) *Schedule {
+			func(t *testing.T, s *schedule.Schedule) *schedule.Schedule {
 				// Device 1 waits one unit for f0^0's tensor and runs
 				// everything one unit later; device 0's backwards follow.
 				set(t, s, "f1", 0, 2)
@@ -49,7 +52,7 @@ func TestVerifyTransfer(t *testing.T) {
 		{"longer transfer", map[placement.Dep]int{f0f1: 3}, nil,
 			"dependency f0 -> f1 broken for micro-batch 0: f0^0 ends at 1 and its transfer takes 3, f1^0 starts at 1 < 4"},
 		// Without a transfer the message is the one it always was.
-		{"no transfer", nil, func(t *testing.T, s *Schedule) *Schedule { return set(t, s, "f1", 0, 0) },
+		{"no transfer", nil, func(t *testing.T, s *schedule.Schedule) *schedule.Schedule { return set(t, s, "f1", 0, 0) },
 			"dependency f0 -> f1 broken for micro-batch 0: f0^0 ends at 1, f1^0 starts at 0"},
 		{"transfer on a shared device", map[placement.Dep]int{{From: 1, To: 2}: 1}, nil,
 			`invalid placement: placement "v-shape": dep 1: transfer f1 -> b1: time 1 between blocks that share a device (must be 0)`},
@@ -61,14 +64,14 @@ func TestVerifyTransfer(t *testing.T) {
 			if tc.edit != nil {
 				s = tc.edit(t, s)
 			}
-			err := Verify(s)
+			err := verify.Schedule(s)
 			if tc.first == "" {
 				if err != nil {
 					t.Fatalf("Verify = %v, want nil", err)
 				}
 				return
 			}
-			var ve *VerifyError
+			var ve *schedule.VerifyError
 			if !errors.As(err, &ve) {
 				t.Fatalf("Verify = %v, want a *VerifyError", err)
 			}
@@ -86,32 +89,32 @@ func TestCompactTransfers(t *testing.T) {
 		p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4})
 		setTransfers(p, func(int) int { return c })
 		n := 8
-		insC, err := Compact(spec.New(p, n), Keep{Orders: oneF1BOrders(t, p, n)})
+		insC, err := compact.Compact(spec.New(p, n), compact.Keep{Orders: oneF1BOrders(t, p, n)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ins := insC.Instances
-		s := &Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
-		if err := Verify(s); err != nil {
+		s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: n}, Instances: ins}
+		if err := verify.Schedule(s); err != nil {
 			t.Fatalf("transfer %d: compacted 1F1B: %v", c, err)
 		}
-		start := map[Ref]int{}
+		start := map[schedule.Ref]int{}
 		for _, in := range ins {
 			start[in.Ref()] = in.Start
 		}
 		// The first micro-batch runs alone down the pipeline: every
 		// forward starts its producer's time plus the transfer later.
 		f0, f1 := block(t, p, "f0"), block(t, p, "f1")
-		if got, want := start[Ref{f1, 0}], start[Ref{f0, 0}]+p.Blocks[f0].Time+c; got != want {
+		if got, want := start[schedule.Ref{f1, 0}], start[schedule.Ref{f0, 0}]+p.Blocks[f0].Time+c; got != want {
 			t.Errorf("transfer %d: f1^0 starts at %d, want %d", c, got, want)
 		}
 		if c == 0 {
 			continue
 		}
-		s.Instances = append([]Instance(nil), ins...)
-		set(t, s, "f1", 0, start[Ref{f1, 0}]-1)
-		var ve *VerifyError
-		if err := Verify(s); !errors.As(err, &ve) || ve.Violations[0].Kind != Dependency {
+		s.Instances = append([]schedule.Instance(nil), ins...)
+		set(t, s, "f1", 0, start[schedule.Ref{f1, 0}]-1)
+		var ve *schedule.VerifyError
+		if err := verify.Schedule(s); !errors.As(err, &ve) || ve.Violations[0].Kind != schedule.Dependency {
 			t.Errorf("transfer %d: f1^0 one unit early: Verify = %v, want a dependency violation", c, err)
 		}
 	}

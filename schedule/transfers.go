@@ -48,7 +48,7 @@ func Transfers(s *Schedule) []TransferSpan {
 		// its order, as the verifier books them.
 		var out []TransferSpan
 		for _, b := range bookOrdered(p, s.LinkOrder, ins, succs) {
-			out = append(out, TransferSpan{Dep: b.t.Dep, Micro: b.t.Micro, Link: b.link, Start: b.start, End: b.end})
+			out = append(out, TransferSpan{Dep: b.T.Dep, Micro: b.T.Micro, Link: b.Link, Start: b.Start, End: b.End})
 		}
 		return out
 	}

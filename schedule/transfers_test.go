@@ -1,15 +1,18 @@
-package schedule
+package schedule_test
 
 import (
 	"testing"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // chosenFork is a -> b, a -> c, every block choosing between devices 0
 // and 1, with a on 0, b on 0, c on 1 and every transfer taking 3.
-func chosenFork(t *testing.T, channels bool) *Schedule {
+func chosenFork(t *testing.T, channels bool) *schedule.Schedule {
 	t.Helper()
 	cands := [][]int{{0}, {1}}
 	p := &placement.Placement{Name: "fork", Devices: 2, Blocks: []placement.Block{
@@ -24,13 +27,13 @@ func chosenFork(t *testing.T, channels bool) *Schedule {
 		t.Fatal(err)
 	}
 	q.Channels = channels
-	insC, err := Compact(spec.New(q, 2), Keep{Orders: [][]Ref{{{0, 0}, {0, 1}, {1, 0}, {1, 1}}, {{2, 0}, {2, 1}}}})
+	insC, err := compact.Compact(spec.New(q, 2), compact.Keep{Orders: [][]schedule.Ref{{{0, 0}, {0, 1}, {1, 0}, {1, 1}}, {{2, 0}, {2, 1}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ins := insC.Instances
-	s := &Schedule{Spec: spec.Spec{Placement: q, MicroBatches: 2}, Instances: ins}
-	if err := Verify(s); err != nil {
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: 2}, Instances: ins}
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -41,13 +44,13 @@ func chosenFork(t *testing.T, channels bool) *Schedule {
 func TestTransfers(t *testing.T) {
 	for _, tc := range []struct {
 		channels bool
-		want     []TransferSpan
+		want     []schedule.TransferSpan
 	}{
-		{false, []TransferSpan{{placement.Dep{From: 0, To: 2}, 0, placement.Link{From: 0, To: 1}, 2, 5}, {placement.Dep{From: 0, To: 2}, 1, placement.Link{From: 0, To: 1}, 4, 7}}},
-		{true, []TransferSpan{{placement.Dep{From: 0, To: 2}, 0, placement.Link{From: 0, To: 1}, 2, 5}, {placement.Dep{From: 0, To: 2}, 1, placement.Link{From: 0, To: 1}, 5, 8}}},
+		{false, []schedule.TransferSpan{{placement.Dep{From: 0, To: 2}, 0, placement.Link{From: 0, To: 1}, 2, 5}, {placement.Dep{From: 0, To: 2}, 1, placement.Link{From: 0, To: 1}, 4, 7}}},
+		{true, []schedule.TransferSpan{{placement.Dep{From: 0, To: 2}, 0, placement.Link{From: 0, To: 1}, 2, 5}, {placement.Dep{From: 0, To: 2}, 1, placement.Link{From: 0, To: 1}, 5, 8}}},
 	} {
 		s := chosenFork(t, tc.channels)
-		got := Transfers(s)
+		got := schedule.Transfers(s)
 		if len(got) != len(tc.want) {
 			t.Fatalf("channels %v: %v, want %v", tc.channels, got, tc.want)
 		}

@@ -1,4 +1,4 @@
-package schedule
+package schedule_test
 
 import (
 	"errors"
@@ -10,18 +10,20 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // v2 is v-shape on 2 devices: f0 (dev 0, t1, +1), f1 (dev 1, t1, +1),
 // b1 (dev 1, t3, -1), b0 (dev 0, t3, -1). Its 1F1B schedule of 2
 // micro-batches: f0^0 [0,1) f0^1 [1,2) f1^0 [1,2) b1^0 [2,5) b0^0 [5,8)
 // f1^1 [5,6) b1^1 [6,9) b0^1 [9,12).
-func v2(t *testing.T) *Schedule {
+func v2(t *testing.T) *schedule.Schedule {
 	return oneF1B(t, placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2}), 2, 2)
 }
 
 // set changes the start of B_id^micro.
-func set(t *testing.T, s *Schedule, id string, micro, start int) *Schedule {
+func set(t *testing.T, s *schedule.Schedule, id string, micro, start int) *schedule.Schedule {
 	t.Helper()
 	i := block(t, s.Placement, id)
 	for x, in := range s.Instances {
@@ -34,82 +36,82 @@ func set(t *testing.T, s *Schedule, id string, micro, start int) *Schedule {
 	return nil
 }
 
-func remove(t *testing.T, s *Schedule, id string, micro int) *Schedule {
+func remove(t *testing.T, s *schedule.Schedule, id string, micro int) *schedule.Schedule {
 	t.Helper()
 	i := block(t, s.Placement, id)
-	s.Instances = slices.DeleteFunc(s.Instances, func(in Instance) bool { return in.Block == i && in.Micro == micro })
+	s.Instances = slices.DeleteFunc(s.Instances, func(in schedule.Instance) bool { return in.Block == i && in.Micro == micro })
 	return s
 }
 
 func TestVerifyViolations(t *testing.T) {
 	tests := []struct {
 		name   string
-		edit   func(t *testing.T, s *Schedule) *Schedule
-		kinds  []ViolationKind
+		edit   func(t *testing.T, s *schedule.Schedule) *schedule.Schedule
+		kinds  []schedule.ViolationKind
 		first  string // the first violation's message
 		device int    // of the first violation
 	}{
-		{"valid", func(t *testing.T, s *Schedule) *Schedule { return s }, nil, "", 0},
-		{"missing", func(t *testing.T, s *Schedule) *Schedule { return remove(t, s, "b0", 1) },
-			[]ViolationKind{Missing}, "b0^1 missing", -1},
-		{"duplicate", func(t *testing.T, s *Schedule) *Schedule {
-			s.Instances = append(s.Instances, Instance{Block: block(t, s.Placement, "b0"), Micro: 1, Start: 20})
+		{"valid", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule { return s }, nil, "", 0},
+		{"missing", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule { return remove(t, s, "b0", 1) },
+			[]schedule.ViolationKind{schedule.Missing}, "b0^1 missing", -1},
+		{"duplicate", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule {
+			s.Instances = append(s.Instances, schedule.Instance{Block: block(t, s.Placement, "b0"), Micro: 1, Start: 20})
 			return s
-		}, []ViolationKind{Duplicate}, "b0^1 given twice: at 9 (instance 7) and at 20 (instance 8)", -1},
-		{"micro out of range", func(t *testing.T, s *Schedule) *Schedule {
-			s.Instances = append(s.Instances, Instance{Block: 0, Micro: 2, Start: 20})
+		}, []schedule.ViolationKind{schedule.Duplicate}, "b0^1 given twice: at 9 (instance 7) and at 20 (instance 8)", -1},
+		{"micro out of range", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule {
+			s.Instances = append(s.Instances, schedule.Instance{Block: 0, Micro: 2, Start: 20})
 			return s
-		}, []ViolationKind{OutOfRange}, "instance 8: f0^2: micro-batch 2 out of range 0..1", -1},
-		{"block out of range", func(t *testing.T, s *Schedule) *Schedule {
-			s.Instances = append(s.Instances, Instance{Block: 4, Micro: 0, Start: 20})
+		}, []schedule.ViolationKind{schedule.OutOfRange}, "instance 8: f0^2: micro-batch 2 out of range 0..1", -1},
+		{"block out of range", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule {
+			s.Instances = append(s.Instances, schedule.Instance{Block: 4, Micro: 0, Start: 20})
 			return s
-		}, []ViolationKind{OutOfRange}, "instance 8: block index 4 out of range 0..3", -1},
-		{"negative start", func(t *testing.T, s *Schedule) *Schedule {
+		}, []schedule.ViolationKind{schedule.OutOfRange}, "instance 8: block index 4 out of range 0..3", -1},
+		{"negative start", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule {
 			// f0^0 [0,1) moved to [-1,0): the rest still holds.
 			return set(t, s, "f0", 0, -1)
-		}, []ViolationKind{Start, Missing}, "f0^0 starts at -1 < 0", -1},
-		{"dependency", func(t *testing.T, s *Schedule) *Schedule { return set(t, s, "b0", 0, 4) },
-			[]ViolationKind{Dependency}, "dependency b1 -> b0 broken for micro-batch 0: b1^0 ends at 5, b0^0 starts at 4", -1},
-		{"overlap", func(t *testing.T, s *Schedule) *Schedule { return set(t, s, "f1", 1, 6) },
+		}, []schedule.ViolationKind{schedule.Start, schedule.Missing}, "f0^0 starts at -1 < 0", -1},
+		{"dependency", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule { return set(t, s, "b0", 0, 4) },
+			[]schedule.ViolationKind{schedule.Dependency}, "dependency b1 -> b0 broken for micro-batch 0: b1^0 ends at 5, b0^0 starts at 4", -1},
+		{"overlap", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule { return set(t, s, "f1", 1, 6) },
 			// f1^1 [6,7) now overlaps b1^1 [6,9) and ends after b1^1 starts.
-			[]ViolationKind{Dependency, Overlap}, "dependency f1 -> b1 broken for micro-batch 1: f1^1 ends at 7, b1^1 starts at 6", -1},
-		{"memory", func(t *testing.T, s *Schedule) *Schedule { s.Memory = 1; return s },
-			[]ViolationKind{Memory}, "memory on device 0 reaches 2 > budget 1 after f0^1 at time 1", 0},
-		{"unlimited memory", func(t *testing.T, s *Schedule) *Schedule { s.Memory = 0; return s }, nil, "", 0},
-		{"no placement", func(t *testing.T, s *Schedule) *Schedule { s.Placement = nil; return s },
-			[]ViolationKind{Input}, "no placement", -1},
-		{"no micro-batches", func(t *testing.T, s *Schedule) *Schedule { s.MicroBatches = 0; return s },
-			[]ViolationKind{Input}, "micro-batch count 0 out of range 1..1048576", -1},
-		{"negative budget", func(t *testing.T, s *Schedule) *Schedule { s.Memory = -1; return s },
-			[]ViolationKind{Input}, "memory budget -1 is negative (0 means unlimited)", -1},
-		{"claimed metrics", func(t *testing.T, s *Schedule) *Schedule {
-			s.Claimed = &Claimed{Makespan: 11, BubbleRate: 1.0 / 3, PeakMemory: []int{2, 1}}
+			[]schedule.ViolationKind{schedule.Dependency, schedule.Overlap}, "dependency f1 -> b1 broken for micro-batch 1: f1^1 ends at 7, b1^1 starts at 6", -1},
+		{"memory", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule { s.Memory = 1; return s },
+			[]schedule.ViolationKind{schedule.Memory}, "memory on device 0 reaches 2 > budget 1 after f0^1 at time 1", 0},
+		{"unlimited memory", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule { s.Memory = 0; return s }, nil, "", 0},
+		{"no placement", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule { s.Placement = nil; return s },
+			[]schedule.ViolationKind{schedule.Input}, "no placement", -1},
+		{"no micro-batches", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule { s.MicroBatches = 0; return s },
+			[]schedule.ViolationKind{schedule.Input}, "micro-batch count 0 out of range 1..1048576", -1},
+		{"negative budget", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule { s.Memory = -1; return s },
+			[]schedule.ViolationKind{schedule.Input}, "memory budget -1 is negative (0 means unlimited)", -1},
+		{"claimed metrics", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule {
+			s.Claimed = &schedule.Claimed{Makespan: 11, BubbleRate: 1.0 / 3, PeakMemory: []int{2, 1}}
 			return s
-		}, []ViolationKind{MetricsMismatch}, "metrics: makespan 11 claimed, measured 12", -1},
-		{"true claimed metrics", func(t *testing.T, s *Schedule) *Schedule {
+		}, []schedule.ViolationKind{schedule.MetricsMismatch}, "metrics: makespan 11 claimed, measured 12", -1},
+		{"true claimed metrics", func(t *testing.T, s *schedule.Schedule) *schedule.Schedule {
 			// 24 device-units, 16 busy.
-			s.Claimed = &Claimed{Makespan: 12, BubbleRate: 0.333333, PeakMemory: []int{2, 1}}
+			s.Claimed = &schedule.Claimed{Makespan: 12, BubbleRate: 0.333333, PeakMemory: []int{2, 1}}
 			return s
 		}, nil, "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := v2(t)
-			if err := Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Fatalf("the unedited schedule is invalid: %v", err)
 			}
-			err := Verify(tt.edit(t, s))
+			err := verify.Schedule(tt.edit(t, s))
 			if tt.kinds == nil {
 				if err != nil {
 					t.Fatalf("Verify = %v, want nil", err)
 				}
 				return
 			}
-			var ve *VerifyError
+			var ve *schedule.VerifyError
 			if !errors.As(err, &ve) {
 				t.Fatalf("Verify = %v, want a *VerifyError", err)
 			}
-			var kinds []ViolationKind
+			var kinds []schedule.ViolationKind
 			for _, v := range ve.Violations {
 				if !slices.Contains(kinds, v.Kind) {
 					kinds = append(kinds, v.Kind)
@@ -133,16 +135,16 @@ func TestVerifyViolations(t *testing.T) {
 func TestVerifyOverlapMessage(t *testing.T) {
 	// Start b1^1 at 4, inside b1^0 [2,5) on device 1.
 	s := set(t, v2(t), "b1", 1, 4)
-	var ve *VerifyError
-	if !errors.As(Verify(s), &ve) {
+	var ve *schedule.VerifyError
+	if !errors.As(verify.Schedule(s), &ve) {
 		t.Fatal("want a *VerifyError")
 	}
-	want := Violation{Kind: Overlap, Device: 1, Message: "overlap on device 1: b1^0 [2,5) and b1^1 [4,7)",
-		Instances: []Ref{{2, 0}, {2, 1}}}
+	want := schedule.Violation{Kind: schedule.Overlap, Device: 1, Message: "overlap on device 1: b1^0 [2,5) and b1^1 [4,7)",
+		Instances: []schedule.Ref{{2, 0}, {2, 1}}}
 	// b1^1 also overlaps f1^1 [5,6), which it now ends after.
-	var overlaps []Violation
+	var overlaps []schedule.Violation
 	for _, v := range ve.Violations {
-		if v.Kind == Overlap {
+		if v.Kind == schedule.Overlap {
 			overlaps = append(overlaps, v)
 		}
 	}
@@ -163,10 +165,10 @@ func TestVerifyOverlapMessage(t *testing.T) {
 func TestVerifyGroupOverlap(t *testing.T) {
 	p := placementtest.Builtin(t, "m-shape", placement.Options{Devices: 4})
 	s := greedy(p, 2)
-	if err := Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
-	var f3 Instance
+	var f3 schedule.Instance
 	for _, in := range s.Instances {
 		if in.Block == block(t, p, "f3") && in.Micro == 0 {
 			f3 = in
@@ -174,13 +176,13 @@ func TestVerifyGroupOverlap(t *testing.T) {
 	}
 	// fs^1 runs before f0^1 and after fs^0; put it at f3^0's start.
 	s = set(t, s, "fs", 1, f3.Start)
-	var ve *VerifyError
-	if !errors.As(Verify(s), &ve) {
+	var ve *schedule.VerifyError
+	if !errors.As(verify.Schedule(s), &ve) {
 		t.Fatal("want a *VerifyError")
 	}
 	var devs []int
 	for _, v := range ve.Violations {
-		if v.Kind == Overlap {
+		if v.Kind == schedule.Overlap {
 			devs = append(devs, v.Device)
 		}
 	}
@@ -194,12 +196,12 @@ func TestVerifyCap(t *testing.T) {
 	// missing, MaxViolations listed.
 	s := oneF1B(t, placementtest.Builtin(t, "v-shape", placement.Options{}), 30, 0)
 	s.Instances = nil
-	var ve *VerifyError
-	if !errors.As(Verify(s), &ve) {
+	var ve *schedule.VerifyError
+	if !errors.As(verify.Schedule(s), &ve) {
 		t.Fatal("want a *VerifyError")
 	}
-	if len(ve.Violations) != MaxViolations || ve.Count() != 240 {
-		t.Errorf("%d listed, %d in all; want %d and 240", len(ve.Violations), ve.Count(), MaxViolations)
+	if len(ve.Violations) != schedule.MaxViolations || ve.Count() != 240 {
+		t.Errorf("%d listed, %d in all; want %d and 240", len(ve.Violations), ve.Count(), schedule.MaxViolations)
 	}
 	if want := "invalid schedule: f0^0 missing (and 239 more violations)"; ve.Error() != want {
 		t.Errorf("Error() = %q, want %q", ve.Error(), want)
@@ -209,19 +211,19 @@ func TestVerifyCap(t *testing.T) {
 func TestVerifyRepetend(t *testing.T) {
 	s := oneF1B(t, placementtest.Builtin(t, "v-shape", placement.Options{}), 8, 4)
 	s.Repetend = oneF1BRepetend(t, s)
-	if err := Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatalf("1F1B's steady phase is not its repetend: %v", err)
 	}
 	tests := []struct {
 		name string
-		edit func(rp *Repetend)
+		edit func(rp *schedule.Repetend)
 		want string
 	}{
-		{"period", func(rp *Repetend) { rp.Period = 5 }, "repetend iteration 1: f0^5 starts at 20, not 21 (f0^4 at 16 + 1·period 5)"},
-		{"start", func(rp *Repetend) { rp.Start++ }, "repetend: first iteration starts at 3, not 4"},
-		{"iterations", func(rp *Repetend) { rp.Iterations = 6 }, "repetend: 6 iterations from offset 4 of f0 run past micro-batch 7"},
-		{"offsets", func(rp *Repetend) { rp.Offsets = rp.Offsets[1:] }, "repetend: 7 offsets for 8 blocks"},
-		{"nr", func(rp *Repetend) { rp.NR = 0 }, "repetend: nr 0 out of range 1..8"},
+		{"period", func(rp *schedule.Repetend) { rp.Period = 5 }, "repetend iteration 1: f0^5 starts at 20, not 21 (f0^4 at 16 + 1·period 5)"},
+		{"start", func(rp *schedule.Repetend) { rp.Start++ }, "repetend: first iteration starts at 3, not 4"},
+		{"iterations", func(rp *schedule.Repetend) { rp.Iterations = 6 }, "repetend: 6 iterations from offset 4 of f0 run past micro-batch 7"},
+		{"offsets", func(rp *schedule.Repetend) { rp.Offsets = rp.Offsets[1:] }, "repetend: 7 offsets for 8 blocks"},
+		{"nr", func(rp *schedule.Repetend) { rp.NR = 0 }, "repetend: nr 0 out of range 1..8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,12 +231,12 @@ func TestVerifyRepetend(t *testing.T) {
 			rp := *s.Repetend
 			tt.edit(&rp)
 			c.Repetend = &rp
-			var ve *VerifyError
-			if !errors.As(Verify(&c), &ve) {
+			var ve *schedule.VerifyError
+			if !errors.As(verify.Schedule(&c), &ve) {
 				t.Fatal("want a *VerifyError")
 			}
-			if got := ve.Violations[0]; got.Kind != RepetendMismatch || got.Message != tt.want {
-				t.Errorf("first violation %s %q, want %s %q", got.Kind, got.Message, RepetendMismatch, tt.want)
+			if got := ve.Violations[0]; got.Kind != schedule.RepetendMismatch || got.Message != tt.want {
+				t.Errorf("first violation %s %q, want %s %q", got.Kind, got.Message, schedule.RepetendMismatch, tt.want)
 			}
 		})
 	}
@@ -243,9 +245,9 @@ func TestVerifyRepetend(t *testing.T) {
 // bruteValid is a second, deliberately naive verifier: every pair of
 // instances, every time unit, memory as the sum over the instances that
 // started earlier on the device.
-func bruteValid(s *Schedule) bool {
+func bruteValid(s *schedule.Schedule) bool {
 	p := s.Placement
-	count := map[Ref]int{}
+	count := map[schedule.Ref]int{}
 	for _, in := range s.Instances {
 		if in.Block < 0 || in.Block >= len(p.Blocks) || in.Micro < 0 || in.Micro >= s.MicroBatches || in.Start < 0 {
 			return false
@@ -254,18 +256,18 @@ func bruteValid(s *Schedule) bool {
 	}
 	for i := range p.Blocks {
 		for m := range s.MicroBatches {
-			if count[Ref{i, m}] != 1 {
+			if count[schedule.Ref{i, m}] != 1 {
 				return false
 			}
 		}
 	}
-	start := map[Ref]int{}
+	start := map[schedule.Ref]int{}
 	for _, in := range s.Instances {
 		start[in.Ref()] = in.Start
 	}
 	for _, d := range p.Deps {
 		for m := range s.MicroBatches {
-			if start[Ref{d.From, m}]+p.Blocks[d.From].Time > start[Ref{d.To, m}] {
+			if start[schedule.Ref{d.From, m}]+p.Blocks[d.From].Time > start[schedule.Ref{d.To, m}] {
 				return false
 			}
 		}
@@ -307,8 +309,8 @@ func TestVerifyAgainstBrute(t *testing.T) {
 	for trial := range 600 {
 		p := placementtest.Builtin(t, shapes[trial%len(shapes)], placement.Options{Devices: 2 + 2*rng.IntN(2)})
 		s := randomValid(rng, p, 1+rng.IntN(4), rng.IntN(3))
-		s.Memory = slices.Max(Measure(s).PeakMemory)
-		if err := Verify(s); err != nil {
+		s.Memory = slices.Max(schedule.Measure(s).PeakMemory)
+		if err := verify.Schedule(s); err != nil {
 			t.Fatalf("trial %d: a random list schedule is invalid: %v", trial, err)
 		}
 		x := rng.IntN(len(s.Instances))
@@ -324,7 +326,7 @@ func TestVerifyAgainstBrute(t *testing.T) {
 		case 4:
 			s.Instances[x].Micro += rng.IntN(3) - 1
 		}
-		err := Verify(s)
+		err := verify.Schedule(s)
 		if want := bruteValid(s); (err == nil) != want {
 			t.Fatalf("trial %d: Verify = %v, the naive verifier says valid = %v", trial, err, want)
 		}
@@ -345,7 +347,7 @@ func TestVerifyAgainstBrute(t *testing.T) {
 func TestVerifyLarge(t *testing.T) {
 	s := oneF1B(t, placementtest.Builtin(t, "v-shape", placement.Options{Devices: 10}), 1024, 10)
 	begin := time.Now()
-	if err := Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(begin); d > 2*time.Second {
@@ -357,8 +359,8 @@ func TestVerifyLarge(t *testing.T) {
 		s.Instances[x].Start = 0
 	}
 	begin = time.Now()
-	var ve *VerifyError
-	if !errors.As(Verify(s), &ve) || len(ve.Violations) != MaxViolations {
+	var ve *schedule.VerifyError
+	if !errors.As(verify.Schedule(s), &ve) || len(ve.Violations) != schedule.MaxViolations {
 		t.Fatalf("want a capped *VerifyError")
 	}
 	if d := time.Since(begin); d > 2*time.Second {
@@ -369,7 +371,7 @@ func TestVerifyLarge(t *testing.T) {
 func BenchmarkVerify(b *testing.B) {
 	s := oneF1B(b, placementtest.Builtin(b, "v-shape", placement.Options{Devices: 10}), 1024, 10)
 	for b.Loop() {
-		if err := Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			b.Fatal(err)
 		}
 	}

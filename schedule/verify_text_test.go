@@ -1,4 +1,4 @@
-package schedule
+package schedule_test
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // ValidText is tessel verify's line of a valid schedule; List and
@@ -17,16 +19,16 @@ func TestVerifyTexts(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := oneF1B(t, p, 8, 0)
-	m := Measure(s)
+	m := schedule.Measure(s)
 	want := "valid: v-shape, 8 micro-batches, makespan " + strconv.Itoa(m.Makespan) + ", bubble rate "
-	if got := ValidText(s); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "(budget unlimited)\n") || strings.Count(got, "\n") != 1 {
+	if got := schedule.ValidText(s); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "(budget unlimited)\n") || strings.Count(got, "\n") != 1 {
 		t.Errorf("ValidText = %q, want %q… (budget unlimited)", got, want)
 	}
 	bad := *s
-	bad.Instances = append([]Instance(nil), s.Instances...)
+	bad.Instances = append([]schedule.Instance(nil), s.Instances...)
 	bad.Instances[len(bad.Instances)-1].Start = 0
-	var ve *VerifyError
-	if err := Verify(&bad); err == nil || !errors.As(err, &ve) {
+	var ve *schedule.VerifyError
+	if err := verify.Schedule(&bad); err == nil || !errors.As(err, &ve) {
 		t.Fatalf("Verify of a broken schedule: %v", err)
 	}
 	if got := strings.Count(ve.List(), "\n"); got != len(ve.Violations)+min(ve.Omitted, 1) {
@@ -36,11 +38,11 @@ func TestVerifyTexts(t *testing.T) {
 	if got := ve.CountText(); got != want1 && got != want1+"s" {
 		t.Errorf("CountText = %q, want %q(s)", got, want1)
 	}
-	one := &VerifyError{Violations: ve.Violations[:1]}
+	one := &schedule.VerifyError{Violations: ve.Violations[:1]}
 	if got := one.CountText(); got != "1 violation" {
 		t.Errorf("CountText of one = %q", got)
 	}
-	if got := (&VerifyError{Violations: ve.Violations[:1], Omitted: 2}).List(); !strings.HasSuffix(got, "... and 2 more\n") {
+	if got := (&schedule.VerifyError{Violations: ve.Violations[:1], Omitted: 2}).List(); !strings.HasSuffix(got, "... and 2 more\n") {
 		t.Errorf("List with 2 omitted = %q", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // The search is never worse than the time-optimal search where that one
@@ -27,7 +28,7 @@ func TestSearchMatchesTheTimeOptimalNNShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(res.Schedule); err != nil {
+	if err := verify.Schedule(res.Schedule); err != nil {
 		t.Fatal(err)
 	}
 	if res.Makespan() != 60 || !res.Proven() {
@@ -85,7 +86,7 @@ func TestSearchUseTimeAnswersWithinASecond(t *testing.T) {
 		if wait := time.Since(at); wait > time.Second {
 			t.Errorf("cancelled after %v: answered %v later", after, wait)
 		}
-		if err := schedule.Verify(res.Schedule); err != nil {
+		if err := verify.Schedule(res.Schedule); err != nil {
 			t.Fatal(err)
 		}
 	}

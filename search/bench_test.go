@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // benchCase is one row of the README's speed table: the paper's settings
@@ -61,7 +62,7 @@ func BenchmarkSearch(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if err := schedule.Verify(res.Schedule); err != nil {
+					if err := verify.Schedule(res.Schedule); err != nil {
 						b.Fatal(err)
 					}
 					b.ReportMetric(schedule.RepetendBubbleRate(p, res.Repetend.Period), "repetend-bubbles")

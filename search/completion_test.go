@@ -14,6 +14,7 @@ import (
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Reference: eq. 5 and 6 — warmup, N − N_R + 1 iterations and cooldown
@@ -112,7 +113,7 @@ func runPaperCases(t *testing.T, cases []paperCase) {
 				t.Errorf("N_R %d above the limit %d", res.Repetend.NR, c.nr)
 			}
 			s := res.Schedule
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Fatal(err)
 			}
 			m := schedule.Measure(s)
@@ -156,7 +157,7 @@ func TestHandWrittenPlacementsAgainstTimeOptimal(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s N=%d: %v", c.file, n, err)
 			}
-			if err := schedule.Verify(res.Schedule); err != nil {
+			if err := verify.Schedule(res.Schedule); err != nil {
 				t.Fatalf("%s N=%d: %v", c.file, n, err)
 			}
 			opt, err := Optimal(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Memory: c.memory}, OptimalOptions{})
@@ -164,7 +165,7 @@ func TestHandWrittenPlacementsAgainstTimeOptimal(t *testing.T) {
 				t.Fatal(err)
 			}
 			to, sol := opt.Schedule, opt.Solution
-			if err := schedule.Verify(to); err != nil {
+			if err := verify.Schedule(to); err != nil {
 				t.Fatal(err)
 			}
 			got := schedule.Makespan(res.Schedule)
@@ -256,7 +257,7 @@ func TestPropertyRandomPlacements(t *testing.T) {
 			}
 			t.Fatalf("%s memory %d N=%d %s (one after another fits: %v): %v", p.Name, memory, n, method, seq, err)
 		}
-		if err := schedule.Verify(res.Schedule); err != nil {
+		if err := verify.Schedule(res.Schedule); err != nil {
 			t.Fatalf("%s memory %d N=%d: %v", p.Name, memory, n, err)
 		}
 		if mk, lb := schedule.Makespan(res.Schedule), bound.LowerBounds(spec.New(p, n)).Makespan; mk < lb {
@@ -286,7 +287,7 @@ func TestSearchTinyEffort(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if err := schedule.Verify(res.Schedule); err != nil {
+		if err := verify.Schedule(res.Schedule); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
@@ -50,7 +51,7 @@ func decidedRepetend(ctx context.Context, sp spec.Spec, opt Options, best *sched
 		}
 	}
 	u := d.Unroll(spec.Spec{Placement: p, MicroBatches: n, Memory: sp.Memory})
-	if s, err := schedule.Compact(u.Spec, schedule.Keep{From: u}); err == nil {
+	if s, err := compact.Compact(u.Spec, compact.Keep{From: u}); err == nil {
 		offer(Source{Kind: SourceConstruction, Name: fmt.Sprintf("repetend with decisions/unrolled/period %d", d.Period)}, s)
 	}
 	for _, early := range []bool{false, true} {

@@ -6,10 +6,10 @@ import (
 	"os"
 
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // A built-in placement, searched, verified and exported as PyTorch's
@@ -24,7 +24,7 @@ func ExampleRun() {
 		panic(err)
 	}
 	s := res.Schedule
-	if err := schedule.Verify(s); err != nil { // never trust the solver
+	if err := verify.Schedule(s); err != nil { // never trust the solver
 		panic(err)
 	}
 	fmt.Printf("makespan %d (lower bound %d), built by %s\n", res.Makespan(), res.Bounds.Makespan, res.Source)

@@ -8,8 +8,8 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Device pairs with several links (Wu et al., "Rethinking Dynamic Networks
@@ -43,7 +43,7 @@ func TestSearchTwoLinksPerPair(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := schedule.Verify(res.Schedule); err != nil {
+		if err := verify.Schedule(res.Schedule); err != nil {
 			t.Fatal(err)
 		}
 		if res.Makespan() < res.Bounds.Makespan {

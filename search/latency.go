@@ -46,12 +46,12 @@ import (
 //
 // With links that carry one transfer at a time (placement's Channels)
 // every re-timing and the latency list schedule time the transfers by the
-// links' queues (schedule.Compact, construct.LatencyList), and the
+// links' queues (compact.Compact, construct.LatencyList), and the
 // solver's encodings have the queues; a solver's schedule re-timed on the
 // links keeps the budget (onLinks). With offload or recompute, every
 // schedule that decides (the constructions, PipeOffload, AdaOffload, 1F1B
 // with recompute, the windows that decide) is re-timed under the budget
-// with its decisions (schedule.Compact) or left out, the
+// with its decisions (compact.Compact) or left out, the
 // time-optimal search that decides holds the rule
 // (encode.OptimalDecisions), and where nothing meets both budgets the
 // error is one line (noneWithin, ErrLatency).

@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // The latency budget's lower bound (bound.LowerBounds; the
@@ -60,7 +61,7 @@ func TestLatencyBoundValid(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s N=%d budget %d: %v", p.Name, n, budget, err)
 			}
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Fatalf("%s N=%d budget %d: %v", p.Name, n, budget, err)
 			}
 			if !sol.Proven {
@@ -153,7 +154,7 @@ func TestLatencyBoundValidOnQueuedLinks(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s N=%d budget %d: %v", p.Name, n, budget, err)
 			}
-			if err := schedule.Verify(s); err != nil || !sol.Proven {
+			if err := verify.Schedule(s); err != nil || !sol.Proven {
 				continue // re-timed on the links, or not proven: no optimum to compare
 			}
 			checked++

@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // A latency budget with offload or recompute (Lin et al., Tessel, §VI-D's
@@ -73,7 +74,7 @@ func TestLatencyWithDecisions(t *testing.T) {
 			if s.Latency != tc.latency || s.Memory != tc.memory {
 				t.Fatalf("budgets %d and %d recorded", s.Latency, s.Memory)
 			}
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Fatal(err)
 			}
 			if m := schedule.MeasureLatency(s).Max; m > tc.latency {
@@ -141,8 +142,8 @@ func TestBaselinesWithinLatency(t *testing.T) {
 			t.Errorf("%s, budget %d: left out", tc.name, tc.budget)
 			continue
 		}
-		if r.Latency != tc.budget || schedule.Verify(r) != nil || len(r.Decisions) != len(s.Decisions) || schedule.MeasureLatency(r).Max > tc.budget {
-			t.Errorf("%s, budget %d: verify %v, %d decisions of %d", tc.name, tc.budget, schedule.Verify(r), len(r.Decisions), len(s.Decisions))
+		if r.Latency != tc.budget || verify.Schedule(r) != nil || len(r.Decisions) != len(s.Decisions) || schedule.MeasureLatency(r).Max > tc.budget {
+			t.Errorf("%s, budget %d: verify %v, %d decisions of %d", tc.name, tc.budget, verify.Schedule(r), len(r.Decisions), len(s.Decisions))
 		}
 		if ms := schedule.Makespan(r); ms != tc.want {
 			t.Errorf("%s, budget %d: makespan %d, want %d", tc.name, tc.budget, ms, tc.want)

@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // bestBaselineWithin is the least makespan of a baseline that meets the
@@ -72,7 +73,7 @@ func TestLatencyOnQueuedLinks(t *testing.T) {
 			if !s.Placement.Channels || s.Latency != tc.latency {
 				t.Fatalf("channels %v, budget %d recorded", s.Placement.Channels, s.Latency)
 			}
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				t.Fatal(err)
 			}
 			if m := schedule.MeasureLatency(s).Max; m > tc.latency {
@@ -112,8 +113,8 @@ func TestOptimalLatencyOnQueuedLinks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if to.Schedule.Latency != 12 || schedule.Verify(to.Schedule) != nil || schedule.MeasureLatency(to.Schedule).Max > 12 {
-			t.Errorf("link order %v: budget %d recorded, verify %v", linkOrder, to.Schedule.Latency, schedule.Verify(to.Schedule))
+		if to.Schedule.Latency != 12 || verify.Schedule(to.Schedule) != nil || schedule.MeasureLatency(to.Schedule).Max > 12 {
+			t.Errorf("link order %v: budget %d recorded, verify %v", linkOrder, to.Schedule.Latency, verify.Schedule(to.Schedule))
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // The Tessel paper (Lin et al., §VI-D) serves inference under a latency
@@ -38,7 +39,7 @@ func TestLatencyChainCriticalPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(res.Schedule); err != nil {
+	if err := verify.Schedule(res.Schedule); err != nil {
 		t.Fatal(err)
 	}
 	if res.Schedule.Latency != cp {
@@ -59,7 +60,7 @@ func TestLatencyChainCriticalPath(t *testing.T) {
 	if got, want := res.Makespan(), to.Solution.Makespan; got != want {
 		t.Errorf("makespan %d under the budget, time-optimal %d", got, want)
 	}
-	if to.Schedule.Latency != cp || schedule.Verify(to.Schedule) != nil {
+	if to.Schedule.Latency != cp || verify.Schedule(to.Schedule) != nil {
 		t.Errorf("time-optimal schedule does not record or meet the budget")
 	}
 	// Without a budget: the same makespan as before budgets existed, and no budget recorded.
@@ -107,7 +108,7 @@ func TestLatencyMatchesOptimal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := schedule.Verify(res.Schedule); err != nil {
+		if err := verify.Schedule(res.Schedule); err != nil {
 			t.Fatal(err)
 		}
 		if m := schedule.MeasureLatency(res.Schedule).Max; m > tc.latency {

@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // With LinkOrder the time-optimal search chooses the order of the
@@ -37,7 +38,7 @@ func TestOptimalLinkOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := schedule.Verify(r.Schedule); err != nil {
+		if err := verify.Schedule(r.Schedule); err != nil {
 			t.Fatalf("link order %v: %v", tc.order, err)
 		}
 		if m := schedule.Makespan(r.Schedule); m != tc.want || !r.Solution.Proven {

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Links as a resource (docs/design.md, "Links"): with transfers that queue on
@@ -41,7 +42,7 @@ func TestSearchOnQueuedLinks(t *testing.T) {
 				if !res.Schedule.Placement.Channels {
 					t.Fatal("the schedule's placement lost its channels")
 				}
-				if err := schedule.Verify(res.Schedule); err != nil {
+				if err := verify.Schedule(res.Schedule); err != nil {
 					t.Fatal(err)
 				}
 				mk := res.Makespan()

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // memoryCase is one search of the offload and recompute cases (docs/memory.md).
@@ -74,7 +74,7 @@ func BenchmarkMemorySearch(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := schedule.Verify(res.Schedule); err != nil {
+				if err := verify.Schedule(res.Schedule); err != nil {
 					b.Fatal(err)
 				}
 				off, rec := res.Schedule.Count()
@@ -122,7 +122,7 @@ func TestDecidedWindowsImproveSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(res.Schedule); err != nil {
+	if err := verify.Schedule(res.Schedule); err != nil {
 		t.Fatal(err)
 	}
 	best := 0

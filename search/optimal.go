@@ -6,11 +6,13 @@ import (
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/bound"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // OptimalOptions are the effort of Optimal; the problem is its spec.Spec
@@ -238,19 +240,19 @@ func solveAll(ctx context.Context, p *placement.Placement, n, memory int, opt sm
 // compact.Compact under s's latency budget,
 // which applies the rule (placement's LinkQueue), and retimed is true. Anything else that fails the verifier is a bug.
 func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err error) {
-	err = schedule.Verify(s)
+	err = verify.Schedule(s)
 	if err == nil {
 		return s, false, nil
 	}
 	if !s.Placement.Channels {
 		return nil, false, fmt.Errorf("fails verification (a bug): %w", err)
 	}
-	cs, cerr := schedule.Compact(spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Latency: s.Latency}, schedule.Keep{Orders: schedule.Orders(s)})
+	cs, cerr := compact.Compact(spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Latency: s.Latency}, compact.Keep{Orders: schedule.Orders(s)})
 	if cerr != nil {
 		return nil, false, fmt.Errorf("re-timed on the links: %w", cerr)
 	}
 	out := &schedule.Schedule{Spec: spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: s.Latency}, Instances: cs.Instances}
-	if err := schedule.Verify(out); err != nil {
+	if err := verify.Schedule(out); err != nil {
 		return nil, false, fmt.Errorf("re-timed on the links, fails verification (a bug): %w", err)
 	}
 	return out, true, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Reference: She et al., Automatic Operator-level Parallelism Planning
@@ -45,7 +46,7 @@ func TestPaperMIPHalvesDualPipeBubble(t *testing.T) {
 			if res.Gap() != 0 {
 				t.Errorf("PP=%d memory %d: makespan %d, lower bound %d", c.pp, memory, res.Makespan(), res.Bounds.Makespan)
 			}
-			if err := schedule.Verify(res.Schedule); err != nil {
+			if err := verify.Schedule(res.Schedule); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -70,7 +71,7 @@ func TestSearchStoppedAnswersWithTheBestConstruction(t *testing.T) {
 	if res.Search != nil || res.Skipped == "" {
 		t.Errorf("the solver ran after the context ended (skipped: %q)", res.Skipped)
 	}
-	if err := schedule.Verify(res.Schedule); err != nil {
+	if err := verify.Schedule(res.Schedule); err != nil {
 		t.Fatal(err)
 	}
 	if res.Proven() && res.Gap() > 0 {

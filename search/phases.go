@@ -14,6 +14,7 @@ import (
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // # Search as phases
@@ -187,7 +188,7 @@ func (st *state) givenStarts(context.Context) error {
 		if s == nil || !s.Placement.Equal(st.sp.Placement) || s.MicroBatches != st.sp.MicroBatches || s.Memory != st.sp.Memory {
 			return fmt.Errorf("search: start %q: not a schedule of this placement, micro-batch count and budget", g.Name)
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			return fmt.Errorf("search: start %q: %w", g.Name, err)
 		}
 		if s = withinLatency(st.sp, s); s == nil {
@@ -516,7 +517,7 @@ func (st *state) nameRepetend(context.Context) error {
 	if rp := schedule.FindRepetend(s); rp != nil {
 		named := *s
 		named.Repetend = rp
-		if schedule.Verify(&named) == nil {
+		if verify.Schedule(&named) == nil {
 			st.res.Schedule = &named
 		}
 	}

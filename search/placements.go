@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // OneMicroBatch schedules one micro-batch with a list schedule (every
@@ -24,7 +25,7 @@ func OneMicroBatch(p *placement.Placement) (*schedule.Schedule, error) {
 	for k, r := range refs {
 		s.Instances = append(s.Instances, schedule.Instance{Block: r.Block, Micro: r.Micro, Start: starts[k]})
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // recompact keeps a repetend that still repeats and drops one that does
@@ -40,7 +41,7 @@ func TestRecompactKeepsOrDropsRepetend(t *testing.T) {
 			late.Instances[x].Start += 5
 		}
 	}
-	if err := schedule.Verify(&late); err != nil {
+	if err := verify.Schedule(&late); err != nil {
 		t.Fatal(err)
 	}
 	c, err = recompact(&late)

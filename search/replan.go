@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
@@ -61,14 +62,14 @@ type ReplanResult struct {
 // Replan searches a new schedule of old's placement, micro-batches and
 // budget on cluster c (a link slowed down, a device replaced), p being
 // that placement on c, warm-started from old: its per-device orders
-// compacted under the new times (schedule.OnCluster) and its repetend
+// compacted under the new times (compact.OnCluster) and its repetend
 // (the file's, or the one its steady state repeats) are starts
 // (Options.Start) beside the constructions and baselines; every solver
 // call is capped at opt.Effort, and only greedy ends are refined.
 func Replan(ctx context.Context, old *schedule.Schedule, p *placement.Placement, c *cluster.Cluster, opt ReplanOptions) (*ReplanResult, error) {
 	out := &ReplanResult{}
 	var start []Start
-	if s, err := schedule.OnCluster(old, c); err == nil {
+	if s, err := compact.OnCluster(old, c); err == nil {
 		out.OldOrders = ptr(schedule.Makespan(s))
 		s.Cluster, s.Given = nil, nil
 		start = append(start, Start{Name: StartOldOrders, Schedule: s})

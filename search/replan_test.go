@@ -8,8 +8,8 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Replan on a cluster with one slow link: the old orders and the old
@@ -34,7 +34,7 @@ func TestReplan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(res.Schedule); err != nil {
+	if err := verify.Schedule(res.Schedule); err != nil {
 		t.Fatal(err)
 	}
 	if res.OldOrders == nil || res.Makespan() > *res.OldOrders {
@@ -83,7 +83,7 @@ func TestReplanWithinTwoPercentWithLessWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(re.Schedule); err != nil {
+	if err := verify.Schedule(re.Schedule); err != nil {
 		t.Fatal(err)
 	}
 	fresh, err := Run(ctx, spec.Spec{Placement: q, MicroBatches: n, Memory: memory}, Options{Strategy: repetend.StrategyJoint})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/bound"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/limits"
@@ -17,6 +18,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Options are the effort of Run: what it tries, for how long, with which
@@ -682,7 +684,7 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 		return nil
 	}
 	// short improves the ends of base on a copy of it that keeps
-	// shortIterations of its repetend's iterations (schedule.Resize): a
+	// shortIterations of its repetend's iterations (compact.Resize): a
 	// sweep of the copy's windows takes a fraction of the long
 	// schedule's, and the ends are where a long schedule's makespan is
 	// lost. The copy, improved, is resized back through its own repetend
@@ -700,7 +702,7 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 		if r == nil || r.Iterations <= shortIterations {
 			return nil
 		}
-		small, err := schedule.Resize(base, r, base.MicroBatches-(r.Iterations-shortIterations))
+		small, err := compact.Resize(base, r, base.MicroBatches-(r.Iterations-shortIterations))
 		if err != nil {
 			return nil // not exactly periodic (decisions, pairs): the long one's windows only
 		}
@@ -712,7 +714,7 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 		if r2 == nil {
 			return nil
 		}
-		if long, err := schedule.Resize(s, r2, base.MicroBatches); err == nil {
+		if long, err := compact.Resize(s, r2, base.MicroBatches); err == nil {
 			source := baseSource
 			source.Windows = true
 			keep(long, source)
@@ -760,12 +762,12 @@ func improve(ctx context.Context, sp spec.Spec, opt Options, res *Result, progre
 // unpaired is s with its forwards and backwards run one after the other
 // in its devices' orders (no Pairs), compacted and verified.
 func unpaired(s *schedule.Schedule) (*schedule.Schedule, error) {
-	c, err := schedule.Compact(s.Spec, schedule.Keep{Orders: schedule.Orders(s)})
+	c, err := compact.Compact(s.Spec, compact.Keep{Orders: schedule.Orders(s)})
 	if err != nil {
 		return nil, fmt.Errorf("unpairing the schedule: %w", err)
 	}
 	u := &schedule.Schedule{Spec: s.Spec, Instances: c.Instances, Decisions: s.Decisions}
-	if err := schedule.Verify(u); err != nil {
+	if err := verify.Schedule(u); err != nil {
 		return nil, fmt.Errorf("unpairing the schedule: %w", err)
 	}
 	return u, nil

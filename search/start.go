@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // startRepetends re-times the repetends of opt.Start (Start.Repetend)
@@ -138,7 +140,7 @@ func refinable(opt Options, source Source) bool {
 // iterations still repeat exactly; otherwise it is dropped, and s itself
 // is the answer where it is as short and verifies.
 func recompact(s *schedule.Schedule) (*schedule.Schedule, error) {
-	cs, err := schedule.Compact(spec.New(s.Placement, s.MicroBatches), schedule.Keep{Orders: schedule.Orders(s)})
+	cs, err := compact.Compact(spec.New(s.Placement, s.MicroBatches), compact.Keep{Orders: schedule.Orders(s)})
 	if err != nil {
 		return nil, fmt.Errorf("construct: %w", err)
 	}
@@ -150,12 +152,12 @@ func recompact(s *schedule.Schedule) (*schedule.Schedule, error) {
 		out.Repetend = &rp
 		if !construct.Repeats(out) {
 			out.Repetend = nil
-			if schedule.Makespan(s) <= schedule.Makespan(out) && schedule.Verify(s) == nil {
+			if schedule.Makespan(s) <= schedule.Makespan(out) && verify.Schedule(s) == nil {
 				return s, nil // as short, and it repeats
 			}
 		}
 	}
-	if err := schedule.Verify(out); err != nil {
+	if err := verify.Schedule(out); err != nil {
 		return nil, fmt.Errorf("construct: compacted schedule fails verification: %w", err)
 	}
 	return out, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Options.Start: a given schedule joins the candidates under its name, the
@@ -48,7 +49,7 @@ func TestSearchStartsFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(res.Schedule); err != nil {
+	if err := verify.Schedule(res.Schedule); err != nil {
 		t.Fatal(err)
 	}
 	if peak := schedule.Measure(res.Schedule).PeakMemory[0]; peak > 3 {
@@ -144,7 +145,7 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(quick.Schedule); err != nil {
+	if err := verify.Schedule(quick.Schedule); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := started(quick); ok {

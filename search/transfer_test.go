@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // The paper's search with transfer times (SolverOnly, so that the solver
@@ -44,7 +45,7 @@ func TestSearchWithTransfers(t *testing.T) {
 					if res.Schedule.Placement.Transfers == nil {
 						t.Fatal("the schedule's placement lost its transfers")
 					}
-					if err := schedule.Verify(res.Schedule); err != nil {
+					if err := verify.Schedule(res.Schedule); err != nil {
 						t.Fatal(err)
 					}
 					mk, lb := schedule.Makespan(res.Schedule), bound.LowerBounds(spec.New(p, tc.n)).Makespan

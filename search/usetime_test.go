@@ -8,9 +8,9 @@ import (
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/realcost"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // TestUseTimeInEveryMode: with time to use (tessel search --time-limit T)
@@ -72,7 +72,7 @@ func TestUseTimeInEveryMode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := schedule.Verify(res.Schedule); err != nil {
+			if err := verify.Schedule(res.Schedule); err != nil {
 				t.Fatal(err)
 			}
 			open := res.Gap()*100 > res.Makespan() && !(res.Proven() && (res.Gap() <= 0 || res.TO != nil))

@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // # A window of micro-batches, extended periodically
@@ -132,7 +133,7 @@ func extendBest(res *Result, offered []seed, n int) (*candidate, *schedule.Sched
 	}
 	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(a.makespan, b.makespan) })
 	for i := range cands {
-		if s, err := cands[i].x.Schedule(); err == nil {
+		if s := cands[i].x.Schedule(); verify.Schedule(s) == nil {
 			return &cands[i], s, extended
 		}
 	}

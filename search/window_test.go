@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Beyond 2·WindowMicroBatches, Run searches a window and extends it: the
@@ -37,7 +38,7 @@ func TestWindowNoWorseThanWholeSearch(t *testing.T) {
 		if res.Window != windowSize(c.n) {
 			t.Errorf("%s N=%d: window %d, want %d", p.Name, c.n, res.Window, windowSize(c.n))
 		}
-		if err := schedule.Verify(res.Schedule); err != nil || res.Schedule.MicroBatches != c.n {
+		if err := verify.Schedule(res.Schedule); err != nil || res.Schedule.MicroBatches != c.n {
 			t.Fatalf("%s: the extended schedule of %d micro-batches: %v", p.Name, res.Schedule.MicroBatches, err)
 		}
 		whole := newState(sp, Options{}, nil, time.Now())
@@ -67,8 +68,8 @@ func TestExtensionAgreesWithItsSchedule(t *testing.T) {
 		if !ok {
 			t.Fatalf("N=%d: not extensible", n)
 		}
-		s, err := x.Schedule()
-		if err != nil {
+		s := x.Schedule()
+		if err := verify.Schedule(s); err != nil {
 			t.Fatalf("N=%d: %v", n, err)
 		}
 		if got, want := x.Makespan(), schedule.Makespan(s); got != want {

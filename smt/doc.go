@@ -9,6 +9,6 @@
 // It knows nothing of placements, micro-batches or schedules: package
 // encode turns placements into Problems (and packages repetend, refine
 // and partition build their own on the same Encoder). Nothing it returns
-// is trusted; the verifier (schedule.Verify) checks every schedule
+// is trusted; the verifier (verify.Schedule) checks every schedule
 // independently.
 package smt

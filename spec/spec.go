@@ -49,6 +49,9 @@ type Spec struct {
 	// where the placement allows them (placement's "Memory as a
 	// decision"); none by default: every activation is kept.
 	Allowed Decisions
+	// Sharding, when set, shards stages over their data-parallel group
+	// (FSDP; a schedule then carries its actions, Schedule.Shards).
+	Sharding *Sharding
 }
 
 // Decisions says which decisions about a forward's activation a schedule

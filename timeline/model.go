@@ -17,6 +17,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // WarmBoundaries is the warm start of a step with a model where devices
@@ -236,7 +237,7 @@ func (r *modelRun) step(ctx context.Context, last *schedule.Schedule, changes []
 	if err := s.SetCluster(vc, given); err != nil {
 		return nil, nil, err
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, nil, fmt.Errorf("the replanned schedule fails verification (a bug): %w", err)
 	}
 	lb := res.Bounds.Makespan
@@ -259,7 +260,7 @@ func (r *modelRun) step(ctx context.Context, last *schedule.Schedule, changes []
 		if err != nil {
 			return nil, nil, fmt.Errorf("fresh search: %w", err)
 		}
-		if err := schedule.Verify(fs.Schedule); err != nil {
+		if err := verify.Schedule(fs.Schedule); err != nil {
 			return nil, nil, fmt.Errorf("the fresh schedule fails verification (a bug): %w", err)
 		}
 		m, sec := schedule.Makespan(fs.Schedule), seconds(time.Since(t1))

@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // modelSchedule is tessel partition --model chain-12 --cluster
@@ -77,7 +78,7 @@ func TestRunModelLeaveAndJoin(t *testing.T) {
 				t.Errorf("%s: step %d: devices changed without a new split: %+v", tc.name, k+1, st)
 			}
 		}
-		if err := schedule.Verify(rep.Final); err != nil || rep.Final.Placement.Devices != tc.devices[len(tc.devices)-1] || rep.Final.Cluster == nil {
+		if err := verify.Schedule(rep.Final); err != nil || rep.Final.Placement.Devices != tc.devices[len(tc.devices)-1] || rep.Final.Cluster == nil {
 			t.Errorf("%s: final schedule: %v", tc.name, err)
 		}
 	}

@@ -6,10 +6,12 @@ import (
 	"strings"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // builtinVariants are the options of the built-in shapes that Repartition
@@ -167,7 +169,7 @@ func builtinOf(p *placement.Placement) (string, placement.Options, bool) {
 // instances of old (on the old devices) that now occupy it, in the order
 // of their old starts (then block, then micro-batch: one order for all
 // devices, so group blocks never cross), each as early as the order and
-// q's times allow (schedule.Compact); where that breaks a budget, a list
+// q's times allow (compact.Compact); where that breaks a budget, a list
 // schedule in the same order that starts an instance only where it fits
 // (construct.List with those priorities). nil when neither fits or q's
 // blocks are not old's.
@@ -187,13 +189,13 @@ func MovedOrders(old *schedule.Schedule, q *placement.Placement, memory int) *sc
 			orders[d] = append(orders[d], in.Ref())
 		}
 	}
-	cs, err := schedule.Compact(spec.New(q, old.MicroBatches), schedule.Keep{Orders: orders})
+	cs, err := compact.Compact(spec.New(q, old.MicroBatches), compact.Keep{Orders: orders})
 	if err != nil {
 		return nil
 	}
 	out := cs.Instances
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: old.MicroBatches, Memory: memory}, Instances: out}
-	if schedule.Verify(s) == nil {
+	if verify.Schedule(s) == nil {
 		return s
 	}
 	// The devices that took others' blocks hold more activations than
@@ -206,7 +208,7 @@ func MovedOrders(old *schedule.Schedule, q *placement.Placement, memory int) *sc
 		}
 	}
 	ls, err := construct.List(q, old.MicroBatches, construct.ListOptions{Memory: memory, Priority: prio})
-	if err != nil || schedule.Verify(ls) != nil {
+	if err != nil || verify.Schedule(ls) != nil {
 		return nil
 	}
 	return ls

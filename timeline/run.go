@@ -10,11 +10,13 @@ import (
 
 	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // ChangeError is a step whose changes do not fit the cluster or the
@@ -123,7 +125,7 @@ func Run(ctx context.Context, old *schedule.Schedule, t *Timeline, c *cluster.Cl
 	if c == nil {
 		c = cluster.Uniform(given.Devices)
 	}
-	last, err := schedule.OnCluster(old, c)
+	last, err := compact.OnCluster(old, c)
 	if err != nil {
 		// Not on c's budgets: keep the old schedule, recording c.
 		last = old
@@ -242,7 +244,7 @@ func runStep(ctx context.Context, last *schedule.Schedule, first, given *placeme
 	if err := s.SetCluster(q, newGiven); err != nil {
 		return nil, nil, nil, nil, err
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("the replanned schedule fails verification (a bug): %w", err)
 	}
 	st.Makespan, st.LowerBound, st.Seconds, st.Source, st.Valid = schedule.Makespan(s), res.Bounds.Makespan, seconds(took), res.Source.String(), true
@@ -252,7 +254,7 @@ func runStep(ctx context.Context, last *schedule.Schedule, first, given *placeme
 		if err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("fresh search: %w", err)
 		}
-		if err := schedule.Verify(fresh.Schedule); err != nil {
+		if err := verify.Schedule(fresh.Schedule); err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("the fresh schedule fails verification (a bug): %w", err)
 		}
 		m, sec := schedule.Makespan(fresh.Schedule), seconds(time.Since(t1))

@@ -12,9 +12,9 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // A built-in shape is rebuilt on the devices left (Wu et al., S3: a node
@@ -150,7 +150,7 @@ func TestRun(t *testing.T) {
 	if last := rep.Steps[4]; last.Devices != 4 || last.Repartition != "stages 0, 1, 2, 3 on devices 0..3" {
 		t.Errorf("step 5: %+v", last)
 	}
-	if rep.Final.Placement.Devices != 4 || rep.Final.Cluster == nil || !rep.Final.Given.Equal(p) || schedule.Verify(rep.Final) != nil {
+	if rep.Final.Placement.Devices != 4 || rep.Final.Cluster == nil || !rep.Final.Given.Equal(p) || verify.Schedule(rep.Final) != nil {
 		t.Errorf("final schedule on %d devices, cluster %v", rep.Final.Placement.Devices, rep.Final.Cluster)
 	}
 	if _, again := run(); !bytes.Equal(b, again) {

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // Stage is one stage of a chain: one model part on one device, its
@@ -173,7 +175,7 @@ func kindInfo(k placement.Kind) placement.KindInfo {
 // A schedule that offloads or recomputes activations is refused:
 // PyTorch's format has no action for either.
 func Export(s *schedule.Schedule) (*Table, error) {
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
 	if off, rec := s.Count(); off+rec > 0 {
@@ -279,7 +281,7 @@ func DefaultImportOptions() ImportOptions {
 //     forward → its b or i, b or i of s+1 → b or i of s, i<s> → w<s>;
 //   - times and memory from opt, the same for every stage;
 //   - every rank's instances in the order of its row, each as early as
-//     that order and the dependencies allow (schedule.Compact).
+//     that order and the dependencies allow (compact.Compact).
 //
 // A table whose ranks' orders contradict the dependencies (PyTorch would
 // wait forever) or whose memory exceeds opt.Memory is an error.
@@ -364,13 +366,13 @@ func Import(t *Table, opt ImportOptions) (*schedule.Schedule, error) {
 			pairs = append(pairs, schedule.Pair{Forward: orders[o.Rank][o.At], Backward: orders[o.Rank][o.At+1]})
 		}
 	}
-	cs, err := schedule.Compact(spec.New(p, sum.MicroBatches), schedule.Keep{Orders: orders, Pairs: pairs})
+	cs, err := compact.Compact(spec.New(p, sum.MicroBatches), compact.Keep{Orders: orders, Pairs: pairs})
 	if err != nil {
 		return nil, fmt.Errorf("the ranks' orders cannot run (PyTorch would wait forever): %w", err)
 	}
 	ins := cs.Instances
 	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: sum.MicroBatches, Memory: opt.Memory}, Instances: ins, Pairs: pairs}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, err
 	}
 	return s, nil

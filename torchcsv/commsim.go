@@ -60,68 +60,8 @@ func SimulateComms(s *schedule.Schedule, t *CommsTable, opt CommsRunOptions) (*C
 	if len(t.Rows) != p.Devices {
 		return nil, fmt.Errorf("%d rows for %d devices", len(t.Rows), p.Devices)
 	}
-	blockOf := func(c Cell) (int, bool) {
-		if c.Stage < 0 || c.Stage >= len(stages) {
-			return 0, false
-		}
-		st := stages[c.Stage]
-		b := map[string]int{OpForward: st.Forward, OpBackward: st.Backward, OpInput: st.Input, OpWeight: st.Weight}[c.Op]
-		if st.Input >= 0 && c.Op == OpBackward {
-			b = st.Input // an OVERLAP_F_B writes a split backward as one B
-		}
-		return b, b >= 0
-	}
-	roles := p.Roles()
-	duration := func(c Cell) (int, error) {
-		if c.Op == OpOverlapFB {
-			f, _ := blockOf(c.Sub[0])
-			g, _ := blockOf(c.Sub[1])
-			_, d, why := p.OverlapGroup(f, g, roles)
-			if why != "" {
-				return 0, fmt.Errorf("%s: %s", c, why)
-			}
-			return d, nil
-		}
-		b, ok := blockOf(c)
-		if !ok {
-			return 0, fmt.Errorf("%s: no block of the schedule's placement", c)
-		}
-		return p.Blocks[b].Time, nil
-	}
-	transfer := func(c Cell) int { // of a SEND
-		var d placement.Dep
-		if c.Op == OpSendF {
-			d = placement.Dep{From: stages[c.Stage].Forward, To: stages[c.Stage+1].Forward}
-		} else {
-			grad := func(s int) int {
-				if stages[s].Backward >= 0 {
-					return stages[s].Backward
-				}
-				return stages[s].Input
-			}
-			d = placement.Dep{From: grad(c.Stage), To: grad(c.Stage - 1)}
-		}
-		if p.Transfers == nil {
-			return opt.CommTime
-		}
-		return p.Transfer(d)
-	}
-	recvOf := func(x Cell) (commKey, bool) { // the receive a compute waits for
-		last := len(stages) - 1
-		switch {
-		case x.Op == OpForward && x.Stage > 0 && stages[x.Stage-1].Device != stages[x.Stage].Device:
-			return commKey{OpRecvF, x.Stage, x.Micro}, true
-		case (x.Op == OpBackward || x.Op == OpInput) && x.Stage < last && stages[x.Stage+1].Device != stages[x.Stage].Device:
-			return commKey{OpRecvB, x.Stage, x.Micro}, true
-		}
-		return commKey{}, false
-	}
-	sendOf := func(k commKey) commKey { // the send a receive waits for
-		if k.op == OpRecvF {
-			return commKey{OpSendF, k.stage - 1, k.micro}
-		}
-		return commKey{OpSendB, k.stage + 1, k.micro}
-	}
+	ct := commTimes{p: p, stages: stages, roles: p.Roles(), commTime: opt.CommTime}
+	duration, transfer, recvOf := ct.duration, ct.transfer, ct.recvOf
 	type posted struct {
 		c    Cell
 		post int
@@ -218,6 +158,90 @@ func SimulateComms(s *schedule.Schedule, t *CommsTable, opt CommsRunOptions) (*C
 		}
 	}
 	return run, nil
+}
+
+// commTimes times the cells of a compute_comms table on a schedule's
+// placement (SimulateComms): its chain of stages and, without transfer
+// times on the placement, commTime per transfer.
+type commTimes struct {
+	p        *placement.Placement
+	stages   []Stage
+	roles    []placement.Role
+	commTime int
+}
+
+// blockOf is the placement's block of a compute cell.
+func (ct commTimes) blockOf(c Cell) (int, bool) {
+	if c.Stage < 0 || c.Stage >= len(ct.stages) {
+		return 0, false
+	}
+	st := ct.stages[c.Stage]
+	b := map[string]int{OpForward: st.Forward, OpBackward: st.Backward, OpInput: st.Input, OpWeight: st.Weight}[c.Op]
+	if st.Input >= 0 && c.Op == OpBackward {
+		b = st.Input // an OVERLAP_F_B writes a split backward as one B
+	}
+	return b, b >= 0
+}
+
+// duration is a compute cell's time (an OVERLAP_F_B's, its pair's).
+func (ct commTimes) duration(c Cell) (int, error) {
+	p := ct.p
+	if c.Op == OpOverlapFB {
+		f, _ := ct.blockOf(c.Sub[0])
+		g, _ := ct.blockOf(c.Sub[1])
+		_, d, why := p.OverlapGroup(f, g, ct.roles)
+		if why != "" {
+			return 0, fmt.Errorf("%s: %s", c, why)
+		}
+		return d, nil
+	}
+	b, ok := ct.blockOf(c)
+	if !ok {
+		return 0, fmt.Errorf("%s: no block of the schedule's placement", c)
+	}
+	return p.Blocks[b].Time, nil
+}
+
+// transfer is a SEND's time.
+func (ct commTimes) transfer(c Cell) int {
+	stages := ct.stages
+	var d placement.Dep
+	if c.Op == OpSendF {
+		d = placement.Dep{From: stages[c.Stage].Forward, To: stages[c.Stage+1].Forward}
+	} else {
+		grad := func(s int) int {
+			if stages[s].Backward >= 0 {
+				return stages[s].Backward
+			}
+			return stages[s].Input
+		}
+		d = placement.Dep{From: grad(c.Stage), To: grad(c.Stage - 1)}
+	}
+	if ct.p.Transfers == nil {
+		return ct.commTime
+	}
+	return ct.p.Transfer(d)
+}
+
+// recvOf is the receive a compute waits for.
+func (ct commTimes) recvOf(x Cell) (commKey, bool) {
+	stages := ct.stages
+	last := len(stages) - 1
+	switch {
+	case x.Op == OpForward && x.Stage > 0 && stages[x.Stage-1].Device != stages[x.Stage].Device:
+		return commKey{OpRecvF, x.Stage, x.Micro}, true
+	case (x.Op == OpBackward || x.Op == OpInput) && x.Stage < last && stages[x.Stage+1].Device != stages[x.Stage].Device:
+		return commKey{OpRecvB, x.Stage, x.Micro}, true
+	}
+	return commKey{}, false
+}
+
+// sendOf is the send a receive waits for.
+func sendOf(k commKey) commKey {
+	if k.op == OpRecvF {
+		return commKey{OpSendF, k.stage - 1, k.micro}
+	}
+	return commKey{OpSendB, k.stage + 1, k.micro}
 }
 
 // lower is s's compute_comms table with its receives in order (early or

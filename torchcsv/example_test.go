@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // A schedule exported as the compute-only CSV PyTorch's pipelining
@@ -52,7 +53,7 @@ func ExampleImport() {
 	if err != nil {
 		panic(err)
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		panic(err)
 	}
 	m := schedule.Measure(s)

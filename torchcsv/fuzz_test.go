@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tessel-pp/tessel/fsdpplan"
 )
 
 // FuzzParse: no input panics; a parsed table writes and reads back to
@@ -111,6 +113,54 @@ func FuzzRead(f *testing.F) {
 		back, err = Read(dt.Marshal(), ReadOptions{Naming: NamingCurrent})
 		if err != nil || string(back.Table.Marshal()) != string(out) {
 			t.Fatalf("Read of the deferred form: %v\n%q", err, dt.Marshal())
+		}
+	})
+}
+
+// FuzzReadFSDP reads a file's UNSHARD, RESHARD and REDUCE_GRAD actions as
+// part of the imported schedule: never a panic, errors of one line, and
+// what it accepts verifies and writes back to the same actions.
+func FuzzReadFSDP(f *testing.F) {
+	for _, file := range []string{"testdata/read/older-naming-comms.csv", "testdata/fsdp/interleaved-4.csv"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("0UNSHARD,0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD,0RESHARD\n1RECV_F0,1UNSHARD,1F0,1B0,1SEND_B0,1REDUCE_GRAD,1RESHARD\n"))
+	f.Add([]byte("0UNSHARD,1UNSHARD,0F0,1F0,0F1,1B0,0B0,1F1,1B1,1REDUCE_GRAD,1RESHARD,0B1,0REDUCE_GRAD,0RESHARD\n"))
+	f.Add([]byte("0RESHARD,0F0,0B0,0REDUCE_GRAD\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rd, err := Read(data, ReadOptions{})
+		if err != nil || len(rd.FSDP) == 0 {
+			return
+		}
+		s, err := Import(rd.Table, DefaultImportOptions())
+		if err != nil {
+			return
+		}
+		fs, err := ImportFSDP(rd, s, nil)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error of more than one line: %q", err)
+			}
+			return
+		}
+		if err := fsdpplan.Verify(fs); err != nil {
+			t.Fatalf("ImportFSDP gave a schedule that does not verify: %v", err)
+		}
+		ct, _, err := ExportFSDP(fs, CommsOptions{})
+		if err != nil {
+			t.Fatalf("ExportFSDP of an imported schedule: %v", err)
+		}
+		back, err := Read(ct.Marshal(), ReadOptions{})
+		if err != nil {
+			t.Fatalf("Read of the exported form: %v\n%q", err, ct.Marshal())
+		}
+		fs2, err := ImportFSDP(back, s, &fs.Model)
+		if err != nil || fs2.Makespan != fs.Makespan {
+			t.Fatalf("export and import again: %v\n%q", err, ct.Marshal())
 		}
 	})
 }

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // MergeBackward is s with every input gradient and its weight gradient
@@ -122,12 +124,12 @@ func MergeBackward(s *schedule.Schedule) (*schedule.Schedule, error) {
 	for _, pr := range s.Pairs {
 		pairs = append(pairs, schedule.Pair{Forward: ref(pr.Forward), Backward: ref(pr.Backward)})
 	}
-	c, err := schedule.Compact(spec.New(q, s.MicroBatches), schedule.Keep{Orders: orders, Pairs: pairs})
+	c, err := compact.Compact(spec.New(q, s.MicroBatches), compact.Keep{Orders: orders, Pairs: pairs})
 	if err != nil {
 		return nil, fmt.Errorf("the merged orders cannot run: %w", err)
 	}
 	out := &schedule.Schedule{Spec: spec.Spec{Placement: q, MicroBatches: s.MicroBatches, Memory: s.Memory}, Instances: c.Instances, Pairs: pairs}
-	if err := schedule.Verify(out); err != nil {
+	if err := verify.Schedule(out); err != nil {
 		return nil, fmt.Errorf("the merged schedule: %w", err)
 	}
 	return out, nil

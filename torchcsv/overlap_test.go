@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // TestDualPipeVOverlap is the acceptance test of overlapped forward and
@@ -63,7 +64,7 @@ func TestDualPipeVOverlap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := schedule.Verify(res.Schedule); err != nil {
+		if err := verify.Schedule(res.Schedule); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if got, want := schedule.Makespan(res.Schedule), schedule.Makespan(dpv); got > want {

@@ -56,6 +56,10 @@ type Reading struct {
 	Table  *Table
 	Format string
 	Notes  []string
+	// FSDP are the file's UNSHARD, RESHARD and REDUCE_GRAD cells, each
+	// with the compute it precedes (ImportFSDP reads them as part of
+	// the schedule).
+	FSDP []FSDPCell
 }
 
 // Read reads everything PyTorch's _dump_csv writes, in either form:
@@ -67,7 +71,7 @@ type Reading struct {
 //     runtime runs it: receives posted early or deferred, a compute
 //     waiting for its input's send; checkOrder) and set aside;
 //   - UNSHARD, RESHARD and REDUCE_GRAD are checked for their rank and
-//     ignored;
+//     kept in Reading.FSDP with the compute each precedes (ImportFSDP);
 //   - (…;…)OVERLAP_F_B becomes its two actions back to back;
 //   - B and BW by opt.Naming; a stage that runs full backwards for some
 //     micro-batches and input and weight gradients for others (DualPipeV)
@@ -109,7 +113,8 @@ func Read(data []byte, opt ReadOptions) (*Reading, error) {
 		rd.Notes = append(rd.Notes, fmt.Sprintf("compute_comms format: %d sends and receives checked (each SEND with its RECV on the peer rank, no deadlock) and set aside", n.comms))
 	}
 	if n.others > 0 {
-		rd.Notes = append(rd.Notes, fmt.Sprintf("%d UNSHARD, RESHARD or REDUCE_GRAD action(s) (FSDP and gradient reduction) ignored", n.others))
+		rd.FSDP = fsdpCells(rows, kindOfOp)
+		rd.Notes = append(rd.Notes, fmt.Sprintf("%d UNSHARD, RESHARD or REDUCE_GRAD action(s) (FSDP and gradient reduction) read as part of the schedule", n.others))
 	}
 	switch {
 	case n.overlaps > 0 && opt.KeepOverlaps:

@@ -286,10 +286,22 @@ func (x *Context) args(op string, ts ...term) ([]C.Z3_ast, bool) {
 	return x.buf, true
 }
 
+// mkTerm is what one kind of term takes (mk): a constant's name and sort,
+// an application's arguments, a pseudo-Boolean's coefficients and bound
+// k (or a numeral's value).
+type mkTerm struct {
+	name   string
+	sort   C.Z3_sort
+	args   []C.Z3_ast
+	coeffs []C.int
+	k      int64
+}
+
 // mk makes a term in Z3 and holds it. A term that failed (Z3 returns NULL
 // for an ill-sorted term, and the next call would clear the error) is
 // recorded, so that every later Check fails with it.
-func (x *Context) mk(op int, opName string, name string, s C.Z3_sort, args []C.Z3_ast, coeffs []C.int, k int64) term {
+func (x *Context) mk(op int, opName string, t mkTerm) term {
+	name, s, args, coeffs, k := t.name, t.sort, t.args, t.coeffs, t.k
 	if x.c == nil {
 		x.fail(fmt.Errorf("smt: %s: %w of the context", opName, ErrClosed))
 		return term{}
@@ -339,22 +351,22 @@ func (x *Context) release(mark int) {
 
 // IntVar declares an integer constant.
 func (x *Context) IntVar(name string) Int {
-	return Int{x.mk(C.OP_INT_CONST, "const", name, x.intS, nil, nil, 0)}
+	return Int{x.mk(C.OP_INT_CONST, "const", mkTerm{name: name, sort: x.intS})}
 }
 
 // BoolVar declares a Boolean constant.
 func (x *Context) BoolVar(name string) Bool {
-	return Bool{x.mk(C.OP_BOOL_CONST, "const", name, x.boolS, nil, nil, 0)}
+	return Bool{x.mk(C.OP_BOOL_CONST, "const", mkTerm{name: name, sort: x.boolS})}
 }
 
 // IntVal is the integer literal v.
 func (x *Context) IntVal(v int) Int {
-	return Int{x.mk(C.OP_NUMERAL, "int64", "", x.intS, nil, nil, int64(v))}
+	return Int{x.mk(C.OP_NUMERAL, "int64", mkTerm{sort: x.intS, k: int64(v)})}
 }
 
 // True and False are the Boolean literals.
-func (x *Context) True() Bool  { return Bool{x.mk(C.OP_TRUE, "true", "", nil, nil, nil, 0)} }
-func (x *Context) False() Bool { return Bool{x.mk(C.OP_FALSE, "false", "", nil, nil, nil, 0)} }
+func (x *Context) True() Bool  { return Bool{x.mk(C.OP_TRUE, "true", mkTerm{})} }
+func (x *Context) False() Bool { return Bool{x.mk(C.OP_FALSE, "false", mkTerm{})} }
 
 // apply makes op of the given terms.
 func (x *Context) apply(op int, opName string, ts ...term) term {
@@ -362,7 +374,7 @@ func (x *Context) apply(op int, opName string, ts ...term) term {
 	if !ok {
 		return term{}
 	}
-	return x.mk(op, opName, "", nil, args, nil, 0)
+	return x.mk(op, opName, mkTerm{args: args})
 }
 
 // argList resolves a list of terms into x.buf, as args does.
@@ -384,7 +396,7 @@ func applyList[T Int | Bool](x *Context, op int, opName string, ts []T) term {
 	if !ok {
 		return term{}
 	}
-	return x.mk(op, opName, "", nil, args, nil, 0)
+	return x.mk(op, opName, mkTerm{args: args})
 }
 
 // Add is the sum of its terms (0 when empty).
@@ -480,7 +492,7 @@ func (x *Context) PbLe(bs []Bool, coeffs []int, k int) Bool {
 	for i, v := range coeffs {
 		cs[i] = C.int(v)
 	}
-	return Bool{x.mk(C.OP_PBLE, "pble", "", nil, args, cs, int64(k))}
+	return Bool{x.mk(C.OP_PBLE, "pble", mkTerm{args: args, coeffs: cs, k: int64(k)})}
 }
 
 // String prints a term in SMT-LIB syntax, for debugging and tests.

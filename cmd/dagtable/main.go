@@ -23,6 +23,7 @@ import (
 	"github.com/tessel-pp/tessel/opgraph"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 func main() {
@@ -79,7 +80,7 @@ func run(devs string) error {
 		}
 		tCo := time.Since(t0)
 		for _, s := range []*schedule.Schedule{h.Schedule, full.Schedule, co.Schedule} {
-			if err := schedule.Verify(s); err != nil {
+			if err := verify.Schedule(s); err != nil {
 				return err
 			}
 		}

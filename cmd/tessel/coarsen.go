@@ -2,12 +2,10 @@ package main
 
 import (
 	"io"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/choose"
-	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
@@ -34,11 +32,10 @@ func coarsenTarget(p *placement.Placement, flag int) (int, error) {
 
 // writeCoarsened writes and prints a coarsened search's verified
 // schedule.
-func writeCoarsened(s *schedule.Schedule, r coarsen.Report, total time.Duration, command string, out outputs, stdout io.Writer) error {
+func writeCoarsened(s *schedule.Schedule, sum report.CoarsenSummary, command string, out outputs, stdout io.Writer) error {
 	if err := out.write(s); err != nil {
 		return err
 	}
-	sum := report.NewCoarsenSummary(s, r, total)
 	if out.JSON {
 		return printJSON(stdout, sum)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // gen-dag writes the same bytes for the same flags, and a placement and a
@@ -71,7 +72,7 @@ func TestSearchCoarsen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
 	if schedule.Makespan(s) != sum.Makespan {

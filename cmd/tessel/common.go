@@ -2,14 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // placementFlags are the flags of every command that takes a placement.
@@ -47,63 +48,11 @@ func clusterFlag(name string) cli.Flag {
 	panic("no cluster flag " + name)
 }
 
-// clusterSpec is what clusterFlags parse to.
-type clusterSpec struct {
-	File         string
-	DeviceSpeed  string
-	TransferTime int
-	Channels     bool
-}
+// clusterSpec is what clusterFlags parse to (package spec loads it).
+type clusterSpec = spec.ClusterSource
 
 func clusterSpecFrom(c *cli.Context) clusterSpec {
 	return clusterSpec{File: c.String("cluster"), DeviceSpeed: c.String("device-speed"), TransferTime: c.Int("transfer-time"), Channels: c.Bool("channels")}
-}
-
-// cluster returns the cluster the spec gives for n devices, nil for none.
-// Every failure is a usage error naming the flag or file.
-func (cs clusterSpec) cluster(n int) (*cluster.Cluster, error) {
-	if cs.TransferTime < 0 {
-		return nil, usageErrorf("--transfer-time must be at least 0, got %d", cs.TransferTime)
-	}
-	if cs.File != "" {
-		if cs.DeviceSpeed != "" || cs.TransferTime != 0 {
-			return nil, usageErrorf("--device-speed and --transfer-time are for use without --cluster: put them in the cluster file")
-		}
-		c, err := cluster.Load(cs.File)
-		if err != nil {
-			return nil, &usageError{err}
-		}
-		if len(c.Devices) != n {
-			return nil, usageErrorf("%s: cluster of %d devices for a placement of %d", cs.File, len(c.Devices), n)
-		}
-		c.Channels = c.Channels || cs.Channels
-		return c, nil
-	}
-	if cs.DeviceSpeed == "" && cs.TransferTime == 0 {
-		if cs.Channels {
-			return nil, usageErrorf("--channels: no transfer takes time; give --transfer-time T or a cluster file with links")
-		}
-		return nil, nil
-	}
-	c, err := cluster.Simple(n, cs.DeviceSpeed, float64(cs.TransferTime), cs.Channels)
-	if err != nil {
-		return nil, usageErrorf("--device-speed: %v", err)
-	}
-	return c, nil
-}
-
-// on returns p on the spec's cluster (p itself without one) and the
-// cluster. Failures are usage errors.
-func (cs clusterSpec) on(p *placement.Placement) (*placement.Placement, *cluster.Cluster, error) {
-	c, err := cs.cluster(p.Devices)
-	if err != nil || c == nil {
-		return p, nil, err
-	}
-	q, err := c.Apply(p)
-	if err != nil {
-		return nil, nil, &usageError{err}
-	}
-	return q, c, nil
 }
 
 // zeroBubbleFlags shape a built-in placement of the zero-bubble family:
@@ -118,29 +67,9 @@ func zeroBubbleFlags() []cli.Flag {
 	}
 }
 
-// placementSpec is what placementFlags parse to.
-type placementSpec struct {
-	Name          string
-	File          string
-	Devices       int
-	ForwardTime   int
-	BackwardTime  int
-	Inference     bool
-	SplitBackward bool
-	InputTime     int
-	WeightTime    int
-	Chunks        int
-	Order         string
-	Cluster       clusterSpec
-	// Choose is set by the commands that choose the devices of blocks
-	// with candidates (search, optimal, compare); the others refuse such
-	// a placement.
-	Choose      bool
-	OverlapTime string
-	// conflict is a usage error found while parsing: flags that do not go
-	// together.
-	conflict string
-}
+// placementSpec is what placementFlags parse to (package spec loads
+// it; every failure to load it is a usage error, see bad).
+type placementSpec = spec.Source
 
 func placementSpecFrom(c *cli.Context) placementSpec {
 	s := placementSpec{
@@ -159,7 +88,7 @@ func placementSpecFrom(c *cli.Context) placementSpec {
 		OverlapTime:   c.String("overlap-time"),
 	}
 	split := s.SplitBackward || s.Name == "dualpipe"
-	s.conflict = zeroBubbleConflict(c, split, split)
+	s.Conflict = zeroBubbleConflict(c, split, split)
 	return s
 }
 
@@ -183,79 +112,13 @@ func zeroBubbleConflict(c *cli.Context, split, splitTimes bool) string {
 	return ""
 }
 
-// load returns the placement the spec names, on its cluster when it has
-// one; every failure is a usage error.
-func (s placementSpec) load() (*placement.Placement, error) {
-	p, _, _, err := s.loadOn()
-	return p, err
-}
-
-// loadOn returns the placement the spec names on its cluster, the
-// placement as given and the cluster (nil, and p itself, without one).
-func (s placementSpec) loadOn() (p, given *placement.Placement, c *cluster.Cluster, err error) {
-	given, err = s.loadGiven()
-	if err != nil {
-		return nil, nil, nil, err
+// bad marks a failure to load what the user named as a usage error.
+func bad(err error) error {
+	var ue *usageError
+	if err == nil || errors.As(err, &ue) {
+		return err
 	}
-	p, c, err = s.Cluster.on(given)
-	return p, given, c, err
-}
-
-// loadGiven returns the placement the spec names, before any cluster.
-func (s placementSpec) loadGiven() (*placement.Placement, error) {
-	p, err := s.loadGivenPlain()
-	if err != nil || s.OverlapTime == "" {
-		return p, err
-	}
-	return withOverlap(p, s.OverlapTime)
-}
-
-// withOverlap is p with --overlap-time's rule (a file's own pairs kept).
-func withOverlap(p *placement.Placement, value string) (*placement.Placement, error) {
-	o, err := placement.ParseOverlapTime(value)
-	if err != nil {
-		return nil, usageErrorf("--overlap-time: %v", err)
-	}
-	q, err := p.WithOverlap(o)
-	if err != nil {
-		return nil, usageErrorf("--overlap-time: %v", err)
-	}
-	return q, nil
-}
-
-func (s placementSpec) loadGivenPlain() (*placement.Placement, error) {
-	if s.File == "" {
-		if s.conflict != "" {
-			return nil, usageErrorf("%s", s.conflict)
-		}
-		if err := checkTimes(s.Devices, s.ForwardTime, s.BackwardTime); err != nil {
-			return nil, err
-		}
-	}
-	if s.File != "" {
-		p, err := placement.Load(s.File)
-		if err != nil {
-			return nil, &usageError{err}
-		}
-		if p.Open() && !s.Choose {
-			return nil, usageErrorf("%s: placement %q has blocks with candidates and no choice: tessel search, optimal and compare choose their devices", s.File, p.Name)
-		}
-		return p, nil
-	}
-	p, err := placement.Builtin(s.Name, s.options())
-	if err != nil {
-		return nil, &usageError{err}
-	}
-	return p, nil
-}
-
-// options are the built-in's options the spec gives.
-func (s placementSpec) options() placement.Options {
-	return placement.Options{
-		Devices: s.Devices, ForwardTime: s.ForwardTime, BackwardTime: s.BackwardTime, Inference: s.Inference,
-		SplitBackward: s.SplitBackward, InputTime: s.InputTime, WeightTime: s.WeightTime,
-		Chunks: s.Chunks, Order: placement.Order(s.Order),
-	}
+	return &usageError{err}
 }
 
 func joinNames(names []string) string { return strings.Join(names, ", ") }

@@ -105,7 +105,8 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 			Load: func(name string) (*placement.Placement, error) {
 				spec := opts.Placement
 				spec.Name = name
-				return spec.load()
+				p, err := spec.Load()
+				return p, bad(err)
 			}})
 		if err != nil {
 			return err
@@ -136,16 +137,16 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 			return usageErrorf("--tp-efficiency: %v", err)
 		}
 	}
-	p, given, cl, err := opts.Placement.loadOn()
+	p, given, cl, err := opts.Placement.LoadOn()
 	if err != nil {
-		return err
+		return bad(err)
 	}
 	if inf != nil && !p.Inference() {
 		return usageErrorf("compare: --tp-efficiency adds the inference baselines: placement %q has backward blocks (use --infer)", p.Name)
 	}
 	if opts.Decisions != (placement.Decisions{}) {
-		if p, given, err = opts.Placement.loadDeclared(opts.Decisions); err != nil {
-			return err
+		if p, given, err = opts.Placement.LoadDeclared(opts.Decisions); err != nil {
+			return bad(err)
 		}
 	}
 	cmp, err := compare.Run(ctx, p, compare.Options{

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // --svg, --html and --schedules write one chart and one schedule file per
@@ -31,7 +32,7 @@ func TestCompareFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}

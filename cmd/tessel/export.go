@@ -26,6 +26,7 @@ type exportOptions struct {
 	Split    string // torchtitan: the JSON of tessel partition --json
 	MergeBW  bool   // I and W merged into B (PyTorch's _merge_bw)
 	Recv     string // torch-csv-comms: early, deferred or auto
+	FSDP     fsdpOptions
 	Layout   string // megatron: the plan's layout (or Split)
 	MoE      string // megatron: --moe-layer-freq
 	CommTime int    // --recv auto: transfer time without a cluster
@@ -39,6 +40,7 @@ func exportCommand() *cli.Command {
 		Name:  "export",
 		Usage: "write a schedule as PyTorch's pipelining CSV (compute only, or with sends and receives), a torchtitan bundle or Megatron-Core's arguments",
 		UsageText: "tessel export --schedule FILE [--format torch-csv|torch-csv-comms|torchtitan] [--recv early|deferred|auto] [--merge-bw] [--out FILE] [--force]\n" +
+			"   tessel export --schedule FILE --format torch-csv-comms --fsdp FILE [--max-active-stages N] [--unshard-lookahead tessel|full|auto|LIST]\n" +
 			"   tessel export --schedule FILE --format megatron (--split FILE | --megatron-layout LAYOUT) [--moe-layer-freq F] [--merge-bw] [--out FILE]",
 		Description: "Writes the schedule as torch.distributed.pipelining reads it (PyTorch ≥ 2.6,\n" +
 			"_PipelineScheduleRuntime._load_csv(f, format=\"compute_only\"); torchtitan's\n" +
@@ -64,6 +66,13 @@ func exportCommand() *cli.Command {
 			"each stage's first transformer blocks, as planned (needs --split; docs/recompute-policy.md).\n" +
 			"--merge-bw merges every I with its W into one B at the I's place first, for runtimes\n" +
 			"that cannot split the backward (the schedule is compacted again and verified).\n\n" +
+			"--fsdp FILE (torch-csv-comms) shards the stages it names over their data-parallel group\n" +
+			"(docs/formats.md): UNSHARD before a stage computes, RESHARD, REDUCE_GRAD after its last\n" +
+			"weight gradient, at most max_active_stages gathered at once on a rank; the computes wait for\n" +
+			"their gathers, the peak counts the gathered parameters, and the verifier checks it all.\n" +
+			"--unshard-lookahead tessel (default) places them no worse than PyTorch's \"full\" and \"auto\"\n" +
+			"(compared on the same costs in the lines printed); full, auto or a list per rank writes\n" +
+			"PyTorch's own placement (docs/torch.md).\n\n" +
 			"megatron writes the Megatron-Core arguments of the plan, one per line (comments say what they\n" +
 			"cannot): pipeline size, layout (from --split, the JSON of tessel partition --json, or\n" +
 			"--megatron-layout; the virtual size is the layout's), layer counts, the micro-batch group size\n" +
@@ -73,7 +82,7 @@ func exportCommand() *cli.Command {
 			"a comment saying where that is more than planned). It refuses what Megatron-Core rejects or hangs on, naming the stage:\n" +
 			"a split backward without the overlap; with the overlap, a stage without transformer layers\n" +
 			"(Megatron-LM's pipeline deadlocks on those) or with an odd number of MoE layers (its all-to-all overlap deadlocks; --moe-layer-freq).",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output format: " + joinNames(exportFormats), Value: "torch-csv"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
@@ -84,7 +93,7 @@ func exportCommand() *cli.Command {
 			&cli.BoolFlag{Name: "merge-bw", Usage: "write every input gradient and its weight gradient merged into one full backward B, at the I's place (PyTorch's _merge_bw; for torchtitan where attention cannot split the backward)"},
 			&cli.StringFlag{Name: "recv", Usage: "torch-csv-comms: where the receives go, " + joinNames(torchcsv.RecvOrders()) + " (PyTorch's _add_send_recv; its _defer_recv_ops; the shorter on serial links)", Value: "early"},
 			&cli.IntFlag{Name: "comm-time", Usage: "--recv auto: the time of a transfer where the schedule has no cluster", Value: 1},
-		},
+		}, fsdpFlags(true)...),
 		Action: func(c *cli.Context) error {
 			if c.IsSet("recv") && c.String("format") != "torch-csv-comms" {
 				return usageErrorf("export: --recv applies to --format torch-csv-comms")
@@ -97,14 +106,14 @@ func exportCommand() *cli.Command {
 			}
 			return runExport(c.Context, exportOptions{Schedule: c.String("schedule"), Format: c.String("format"),
 				Layout: c.String("megatron-layout"), MoE: c.String("moe-layer-freq"),
-				Out: c.String("out"), Force: c.Bool("force"), Split: c.String("split"), MergeBW: c.Bool("merge-bw"), Recv: c.String("recv"), CommTime: c.Int("comm-time")}, c.App.Writer)
+				Out: c.String("out"), Force: c.Bool("force"), Split: c.String("split"), MergeBW: c.Bool("merge-bw"), Recv: c.String("recv"), CommTime: c.Int("comm-time"), FSDP: fsdpFromFlags(c)}, c.App.Writer)
 		},
 	}
 }
 
 // runExport converts a verified schedule file. A schedule whose placement
 // is no chain of stages is bad input (exit 2), with the reason.
-func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
+func runExport(ctx context.Context, opts exportOptions, stdout io.Writer) error {
 	switch {
 	case opts.Schedule == "":
 		return usageErrorf("export: --schedule FILE is required")
@@ -133,6 +142,12 @@ func runExport(_ context.Context, opts exportOptions, stdout io.Writer) error {
 	}
 	if opts.CommTime < 0 {
 		return usageErrorf("--comm-time must be at least 0, got %d", opts.CommTime)
+	}
+	if opts.FSDP.File != "" {
+		return exportFSDP(ctx, opts, s, recv, stdout)
+	}
+	if _, err := opts.FSDP.model(s); err != nil {
+		return err
 	}
 	tab, data, form, err := torchcsv.ExportCSVWith(s, torchcsv.CSVOptions{Comms: opts.Format == "torch-csv-comms",
 		Lowering: torchcsv.CommsOptions{Recv: recv, CommTime: opts.CommTime}})

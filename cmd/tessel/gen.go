@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
@@ -84,13 +85,13 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cl, err := opts.Cluster.cluster(s.Placement.Devices)
+	cl, err := opts.Cluster.Cluster(s.Placement.Devices)
 	if err != nil {
-		return err
+		return bad(err)
 	}
 	var onNote string
 	if cl != nil {
-		on, err := schedule.OnCluster(s, cl)
+		on, err := compact.OnCluster(s, cl)
 		if err != nil {
 			return usageErrorf("%s: %v", opts.Schedule, err)
 		}

@@ -26,19 +26,10 @@ func partitionOnCluster(ctx context.Context, o partitionOptions, cl *cluster.Clu
 		return nil, usageErrorf("--cluster and --non-contiguous do not go together")
 	case o.Expert != "":
 		return nil, usageErrorf("--cluster and --expert do not go together")
-	case o.Devices > 0 && o.Devices != len(cl.Devices):
-		return nil, usageErrorf("--devices %d for a cluster of %d devices", o.Devices, len(cl.Devices))
 	}
-	o.Devices = len(cl.Devices)
-	g, err := o.loadModel()
+	g, err := hetero.LoadModel(o.model(), cl, o.Cluster, "--cluster")
 	if err != nil {
-		return nil, err
-	}
-	if g.IDs != nil {
-		return nil, usageErrorf("%s: --cluster needs a layer profile, not a graph of Tarnawski et al.'s set", o.Model)
-	}
-	if cl.DeviceMemoryBytes() != nil && !g.Bytes {
-		return nil, usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
+		return nil, bad(err)
 	}
 	r, err := hetero.Run(ctx, g, cl, hetero.Options{TimeUnit: o.TimeUnit, MemoryUnit: o.MemoryUnit})
 	switch {
@@ -86,19 +77,9 @@ func runHybrid(ctx context.Context, o planOptions, stdout io.Writer) error {
 	if err != nil {
 		return &usageError{err}
 	}
-	if po.Devices > 0 && po.Devices != len(cl.Devices) {
-		return usageErrorf("--devices %d for a cluster of %d devices", po.Devices, len(cl.Devices))
-	}
-	po.Devices = len(cl.Devices)
-	g, err := po.loadModel()
+	g, err := hetero.LoadModel(po.model(), cl, o.Cluster, "--parallel auto")
 	if err != nil {
-		return err
-	}
-	if g.IDs != nil {
-		return usageErrorf("%s: --parallel auto needs a layer profile, not a graph of Tarnawski et al.'s set", po.Model)
-	}
-	if cl.DeviceMemoryBytes() != nil && !g.Bytes {
-		return usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
+		return bad(err)
 	}
 	sizes, err := hybrid.ParseSizes(o.Sizes)
 	if err != nil {

@@ -28,6 +28,7 @@ type importOptions struct {
 	PlacementOut string // placement file
 	Force        bool
 	OverlapTime  string // --overlap-time: keep OVERLAP_F_B as pairs
+	FSDP         fsdpOptions
 	// A Megatron-Core layout instead of a CSV: the layout, the layer
 	// count, the pipeline and virtual sizes, a split backward, and the
 	// micro-batches and group size of Megatron-Core's order for --out.
@@ -64,7 +65,7 @@ func importCommand() *cli.Command {
 			"device per rank, layout stage i on rank i mod P; the time and memory flags are per layer (E, t,\n" +
 			"m, L each one), an empty stage takes time 1 and no memory. --out writes Megatron-Core's own\n" +
 			"order of --micro-batches on it (interleaved 1F1B, micro-batch groups of --group, default P).",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "torch-csv", Usage: "the CSV `FILE` to read (compute_only or compute_comms)"},
 			&cli.StringFlag{Name: "megatron-layout", Usage: "read Megatron-Core's pipeline `LAYOUT` (--pipeline-model-parallel-layout) instead"},
 			&cli.IntFlag{Name: "num-layers", Usage: "--megatron-layout: the transformer layers it must hold (Megatron-Core's --num-layers)"},
@@ -88,7 +89,7 @@ func importCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the schedule to a JSON `FILE`"},
 			&cli.StringFlag{Name: "placement-out", Usage: "write the placement to a JSON `FILE`"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out and --placement-out files that exist"},
-		},
+		}, fsdpFlags(false)...),
 		Action: func(c *cli.Context) error {
 			return runImport(c.Context, importOptions{
 				TorchCSV: c.String("torch-csv"),
@@ -102,8 +103,8 @@ func importCommand() *cli.Command {
 					Memory: c.Int("memory"),
 				},
 				Out: c.String("out"), PlacementOut: c.String("placement-out"), Force: c.Bool("force"),
-				OverlapTime: c.String("overlap-time"),
-				Megatron:    c.String("megatron-layout"), Layers: c.Int("num-layers"), PP: c.Int("pp"), VPP: c.Int("vpp"),
+				OverlapTime: c.String("overlap-time"), FSDP: fsdpFromFlags(c),
+				Megatron: c.String("megatron-layout"), Layers: c.Int("num-layers"), PP: c.Int("pp"), VPP: c.Int("vpp"),
 				SplitBackward: c.Bool("split-backward"), MicroBatches: c.Int("micro-batches"), Group: c.Int("group"),
 			}, c.App.Writer)
 		},
@@ -164,6 +165,10 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 	if err != nil {
 		return usageErrorf("%s: %v", opts.TorchCSV, err)
 	}
+	s, fsdpText, err := importFSDP(rd, s, opts.FSDP, opts.TorchCSV)
+	if err != nil {
+		return err
+	}
 	if opts.Out != "" {
 		if err := (outputs{Out: opts.Out, Force: opts.Force}).write(s); err != nil {
 			return err
@@ -183,7 +188,7 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 			return err
 		}
 	}
-	_, err = io.WriteString(stdout, torchcsv.ImportText(opts.TorchCSV, s))
+	_, err = io.WriteString(stdout, torchcsv.ImportText(opts.TorchCSV, s)+fsdpText)
 	return err
 }
 

@@ -78,9 +78,9 @@ func runLatencySweep(ctx context.Context, opts sweepOptions, stdout, stderr io.W
 		}
 		spec.Name = opts.Placements[0]
 	}
-	p, err := spec.load()
+	p, err := spec.Load()
 	if err != nil {
-		return err
+		return bad(err)
 	}
 	if !p.Inference() {
 		return usageErrorf("sweep --latency: placement %q has backward blocks (use --infer, or an inference placement file)", p.Name)

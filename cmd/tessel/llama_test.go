@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // A user's own model, from tessel plan to tessel compare on the placement
@@ -81,7 +82,7 @@ func TestLlamaPlanThenCompare(t *testing.T) {
 				t.Fatal(err)
 			}
 			spec := placementSpec{File: p, Cluster: clusterSpec{File: c}, Choose: true}
-			compared, _, _, err := spec.loadOn()
+			compared, _, _, err := spec.LoadOn()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +101,7 @@ func TestLlamaPlanThenCompare(t *testing.T) {
 					t.Errorf("%s: %v", r.Method, err)
 					continue
 				}
-				if err := schedule.Verify(s); err != nil {
+				if err := verify.Schedule(s); err != nil {
 					t.Errorf("%s: %v", r.Method, err)
 				}
 				// A baseline over the budget is verified without one

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // memorySummary runs a search with --json and returns its summary.
@@ -59,7 +60,7 @@ func TestMemoryOneWithOffload(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatal(err)
 		}
 		data, _ := os.ReadFile(out)

@@ -73,9 +73,9 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 	if err := opts.Outputs.check(); err != nil {
 		return err
 	}
-	p, given, cl, err := opts.Placement.loadFor(opts.Decisions)
+	p, given, cl, err := opts.Placement.LoadFor(opts.Decisions)
 	if err != nil {
-		return err
+		return bad(err)
 	}
 	if p.Overlap != nil {
 		return usageErrorf("optimal: the time-optimal search does not pair forwards and backwards (--overlap-time): run tessel search")
@@ -113,7 +113,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 		if err != nil {
 			return err
 		}
-		return writeCoarsened(cr.Schedule, *cr.Coarsened, cr.Total, "optimal", opts.Outputs, stdout)
+		return writeCoarsened(cr.Schedule, report.NewCoarsenSummary(cr.Schedule, *cr.Coarsened, cr.Total), "optimal", opts.Outputs, stdout)
 	}
 	res, err := choose.OptimalDevices(ctx, sp, choose.OptimalOptions{Search: oopt})
 	bar.done()

@@ -18,6 +18,7 @@ import (
 	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // writeNew writes data to path, refusing to replace an existing file
@@ -184,7 +185,7 @@ func (o outputs) check() error {
 // writeVerified verifies s, the schedule a command's search returned (a
 // failure is a bug of the search), and writes it (write).
 func (o outputs) writeVerified(command string, s *schedule.Schedule) error {
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return fmt.Errorf("%s: the schedule fails verification (a bug): %w", command, err)
 	}
 	return o.write(s)

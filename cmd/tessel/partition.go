@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -149,22 +148,24 @@ func partitionCommand() *cli.Command {
 	}
 }
 
-// loadModel reads the model and applies the device flags; every failure
-// is a usage error.
-func (o partitionOptions) loadModel() (*partition.Graph, error) {
-	if o.Model == "" {
-		return nil, usageErrorf("no model: give --model FILE (a layer profile or a graph in Tarnawski et al.'s format)")
-	}
-	g, err := partition.LoadWith(o.Model, partition.Overrides{Devices: o.Devices, CPUs: o.CPUs, Memory: o.Memory})
-	if err != nil {
-		return nil, &usageError{err}
-	}
+// model is the model file the flags name, its warnings printed on
+// Stderr.
+func (o partitionOptions) model() partition.Model {
+	m := partition.Model{Path: o.Model, Overrides: partition.Overrides{Devices: o.Devices, CPUs: o.CPUs, Memory: o.Memory}, Expert: o.Expert}
 	if o.Stderr != nil {
-		for _, w := range partition.UnitWarnings(g) {
-			fmt.Fprintf(o.Stderr, "tessel: warning: %s: %s\n", o.Model, w)
-		}
+		m.Warn = func(w string) { fmt.Fprintf(o.Stderr, "tessel: warning: %s: %s\n", o.Model, w) }
 	}
-	return g, nil
+	return m
+}
+
+// partitionError is err with package partition's input errors as usage
+// errors.
+func partitionError(err error) error {
+	var in *partition.InputError
+	if errors.As(err, &in) {
+		return &usageError{err}
+	}
+	return err
 }
 
 // runOptions are the options of partition.Run the flags give.
@@ -186,42 +187,16 @@ func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	g, err := o.loadModel()
-	if err != nil {
-		return nil, err
-	}
-	if o.CPUs < 0 && o.Chunks > 1 {
-		g.CPUs = 0
-	}
-	if o.Chunks > 1 && g.CPUs > 0 {
-		return nil, usageErrorf("--chunks places stages on accelerators only: give --cpus 0")
-	}
-	var expert *partition.Split
-	if o.Expert != "" {
-		if expert, err = partition.LoadAssignment(o.Expert, g); err != nil {
-			return nil, &usageError{err}
-		}
-	}
 	t0 := time.Now()
 	bar := newProgress(stderr)
 	ropt := o.runOptions()
-	ropt.Expert = expert
 	ropt.IPProgress = func(best, lb float64) {
 		bar.show("partition (IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
 	}
-	res, err := partition.Run(ctx, g, ropt)
+	res, err := partition.RunModel(ctx, o.model(), ropt)
 	bar.done()
-	var cm *partition.ChunkMemoryError
-	var nf *partition.NoFitError
-	switch {
-	case errors.As(err, &nf):
-		return nil, fmt.Errorf("%s: %w", o.Model, err)
-	case errors.As(err, &cm):
-		return nil, usageErrorf("%s: %v (fewer --chunks or a larger --memory)", o.Model, err)
-	case errors.Is(err, partition.ErrUnsplittable):
-		return nil, usageErrorf("%s: %v", o.Model, err)
-	case err != nil:
-		return nil, err
+	if err != nil {
+		return nil, partitionError(err)
 	}
 	res.Placement.File = o.Out
 	if o.Out != "" {
@@ -285,50 +260,16 @@ func runPartition(ctx context.Context, o partitionOptions, stdout, stderr io.Wri
 // runLatency is tessel partition --objective latency: the split of least
 // single-sample latency (partition.RunSampleLatency) and Table 4's baselines.
 func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Writer) error {
-	if o.TimeLimit <= 0 {
-		return usageErrorf("--time-limit must be positive, got %v", o.TimeLimit)
-	}
-	if o.Subgraphs < 1 {
-		return usageErrorf("--subgraphs must be at least 1, got %d", o.Subgraphs)
-	}
-	if !(o.CommScale > 0) || math.IsInf(o.CommScale, 0) {
-		return usageErrorf("--comm-scale must be a finite number > 0, got %v", o.CommScale)
-	}
-	g, err := o.loadModel()
-	if err != nil {
-		return err
-	}
-	if g.Training() {
-		return usageErrorf("%s: --objective latency is for inference graphs: this one has backward nodes", o.Model)
-	}
-	if o.PaperMemory {
-		if err := g.UsePaperSampleLatencySetting(); err != nil {
-			return usageErrorf("%s: %v", o.Model, err)
-		}
-	}
-	g.ScaleComm(o.CommScale)
-	var expert *partition.Split
-	if o.Expert != "" {
-		if expert, err = partition.LoadAssignment(o.Expert, g); err != nil {
-			return &usageError{err}
-		}
-	}
-	q := 1
-	if o.NonContiguous {
-		q = o.Subgraphs
-	}
 	t0 := time.Now()
 	bar := newProgress(stderr)
-	res, err := partition.RunSampleLatency(ctx, g, partition.SampleLatencyOptions{Subgraphs: q, TimeLimit: o.TimeLimit, Expert: expert,
+	res, err := partition.RunModelSampleLatency(ctx, o.model(), partition.SampleLatencyRequest{PaperMemory: o.PaperMemory, CommScale: o.CommScale,
+		NonContiguous: o.NonContiguous, Subgraphs: o.Subgraphs, TimeLimit: o.TimeLimit,
 		Progress: func(best, lb float64) {
 			bar.show("partition (latency IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
 		}})
 	bar.done()
-	switch {
-	case errors.Is(err, partition.ErrUnsplittable):
-		return usageErrorf("%s: %v", o.Model, err)
-	case err != nil:
-		return err
+	if err != nil {
+		return partitionError(err)
 	}
 	if o.JSON {
 		return printJSON(stdout, res)

@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 const gptLike = "../../testdata/models/gpt-like.json"
@@ -113,7 +114,7 @@ func TestPlanGPTLike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Errorf("written schedule: %v", err)
 	}
 	// Text form: the same figures for people.

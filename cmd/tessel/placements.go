@@ -43,7 +43,7 @@ func placementsCommand() *cli.Command {
 				Chunks: c.Int("chunks"), Order: c.String("order"),
 			}
 			// dualpipe is listed too: the split times always apply.
-			spec.conflict = zeroBubbleConflict(c, spec.SplitBackward, true)
+			spec.Conflict = zeroBubbleConflict(c, spec.SplitBackward, true)
 			return runPlacements(c.Context, placementsOptions{
 				Devices: c.Int("devices"), ForwardTime: c.Int("forward-time"), BackwardTime: c.Int("backward-time"), Inference: c.Bool("infer"),
 				Spec: spec,
@@ -55,8 +55,8 @@ func placementsCommand() *cli.Command {
 // runPlacements prints every built-in: its summary, its blocks and one
 // micro-batch scheduled as early as its dependencies allow.
 func runPlacements(_ context.Context, opts placementsOptions, w io.Writer) error {
-	if opts.Spec.conflict != "" {
-		return usageErrorf("placements: %s", opts.Spec.conflict)
+	if opts.Spec.Conflict != "" {
+		return usageErrorf("placements: %s", opts.Spec.Conflict)
 	}
 	if err := checkTimes(opts.Devices, opts.ForwardTime, opts.BackwardTime); err != nil {
 		return err
@@ -75,7 +75,7 @@ func runPlacements(_ context.Context, opts placementsOptions, w io.Writer) error
 	if spec.Order == "" {
 		spec.Order = string(placement.Loop)
 	}
-	return report.Builtins(w, spec.options())
+	return report.Builtins(w, spec.Options())
 }
 
 // checkTimes rejects device counts and times a built-in cannot have.

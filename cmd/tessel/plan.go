@@ -18,6 +18,7 @@ import (
 	"github.com/tessel-pp/tessel/recompute"
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 type planOptions struct {
@@ -164,8 +165,8 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 			return usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
 		}
 	}
-	if err := checkDecisions(o.Decisions); err != nil {
-		return err
+	if err := spec.CheckDeclarations(o.Decisions); err != nil {
+		return bad(err)
 	}
 	popt := plan.Options{MicroBatches: o.MicroBatches, Budget: o.Budget, Cluster: cl, Capacities: o.Partition.Capacities,
 		Decisions: o.Decisions, Search: search.Options{MaxNR: o.NR}, TimeLimit: o.TimeLimit}

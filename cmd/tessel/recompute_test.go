@@ -10,6 +10,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // plan --recompute on the Llama example at 24 GB: the JSON names the
@@ -57,7 +58,7 @@ func TestPlanRecomputePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		t.Fatal(err)
 	}
 	if r.Chosen != "per-stage policy" {

@@ -17,6 +17,7 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/timeline"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // replanOptions are the flags of tessel replan.
@@ -82,9 +83,9 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if err != nil {
 		return err
 	}
-	cl, err := opts.Cluster.cluster(old.Placement.Devices)
+	cl, err := opts.Cluster.Cluster(old.Placement.Devices)
 	if err != nil {
-		return err
+		return bad(err)
 	}
 	if opts.Timeline != "" {
 		return runTimeline(ctx, old, cl, opts, stdout)
@@ -113,7 +114,7 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 		return err
 	}
 	s := res.Schedule
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return fmt.Errorf("replan: the schedule fails verification (a bug): %w", err)
 	}
 	rep := report.NewReplanReport(old, p, res, took)

@@ -89,40 +89,23 @@ func searchCommand() *cli.Command {
 	}
 }
 
-// searched finishes a search.Run of tessel search or plan (its res and
-// err): a failure to find a repetend says which flags may help
-// (memoryFlag and --nr); the schedule is verified and written
-// (writeVerified), and its summary made, with the decisions counted where
-// the search could decide.
-func searched(command, memoryFlag string, res *search.Result, err error, out outputs, method repetend.Strategy, decisions bool) (report.Summary, error) {
+// searched finishes the search of tessel search (its res and err): a
+// failure to find a repetend says which flags may help; the schedule, the
+// answer at the placement's own times (package exact), is verified and
+// written (writeVerified), and its summary made, with the decisions
+// counted where the search could decide.
+func searched(res *exact.Result, err error, opts searchOptions, method repetend.Strategy) (report.Summary, error) {
+	if errors.Is(err, search.ErrNoRepetend) {
+		return report.Summary{}, fmt.Errorf("%w (raise --memory or --nr)", err)
+	}
 	if err != nil {
-		if errors.Is(err, search.ErrNoRepetend) {
-			return report.Summary{}, fmt.Errorf("%w (raise --%s or --nr)", err, memoryFlag)
-		}
 		return report.Summary{}, err
 	}
-	if err := out.writeVerified(command, res.Schedule); err != nil {
-		return report.Summary{}, err
-	}
-	sum := report.SearchSummary(res, method)
-	if decisions {
-		sum.WithDecisions(res.Schedule)
-	}
-	return sum, nil
-}
-
-// searchedExact is searched for a search on a placement's coarse copy
-// (package exact): the schedule written and summarised is the answer at
-// the placement's own times.
-func searchedExact(command, memoryFlag string, res *exact.Result, err error, out outputs, method repetend.Strategy, decisions bool) (report.Summary, error) {
-	if err != nil {
-		return searched(command, memoryFlag, nil, err, out, method, decisions)
-	}
-	if err := out.writeVerified(command, res.Schedule); err != nil {
+	if err := opts.Outputs.writeVerified("search", res.Schedule); err != nil {
 		return report.Summary{}, err
 	}
 	sum := report.ExactSummary(res, method)
-	if decisions {
+	if opts.Decisions.Any() {
 		sum.WithDecisions(res.Schedule)
 	}
 	return sum, nil
@@ -151,9 +134,9 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if err := opts.Outputs.check(); err != nil {
 		return err
 	}
-	p, given, cl, err := opts.Placement.loadFor(opts.Decisions)
+	p, given, cl, err := opts.Placement.LoadFor(opts.Decisions)
 	if err != nil {
-		return err
+		return bad(err)
 	}
 	target, err := coarsenTarget(p, opts.Coarsen)
 	if err != nil {
@@ -177,7 +160,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		if cr, err = choose.Run(ctx, sp, choose.Options{Search: sopt, Objective: objective, Coarsen: target}); err == nil {
 			if cr.Coarsened != nil {
 				bar.done()
-				return writeCoarsened(cr.Schedule, *cr.Coarsened, cr.Total, "search", opts.Outputs, stdout)
+				return writeCoarsened(cr.Schedule, report.NewCoarsenSummary(cr.Schedule, *cr.Coarsened, cr.Total), "search", opts.Outputs, stdout)
 			}
 			res = &exact.Result{Search: cr.Result, Schedule: cr.Result.Schedule, Step: 1}
 		}
@@ -187,7 +170,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		res, err = exact.Run(ctx, sp, sopt)
 	}
 	bar.done()
-	sum, err := searchedExact("search", "memory", res, err, opts.Outputs, method, opts.Decisions.Any())
+	sum, err := searched(res, err, opts, method)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // runCLI runs tessel with args and returns its exit code and outputs.
@@ -73,7 +74,7 @@ func TestSearchJSONAndOutFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := schedule.Verify(s); err != nil {
+		if err := verify.Schedule(s); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, data)

@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/torchcsv"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // simulateOptions are the flags of tessel simulate.
@@ -105,9 +106,9 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		if s.Cluster != nil {
 			given, timing = s.Given, s.Placement
 		}
-		on, c, err := opts.Cluster.on(given)
+		on, c, err := opts.Cluster.On(given)
 		if err != nil {
-			return err
+			return bad(err)
 		}
 		if c != nil {
 			timing = on
@@ -182,7 +183,7 @@ func loadVerified(path string) (*schedule.Schedule, error) {
 	if err != nil {
 		return nil, &usageError{err}
 	}
-	if err := schedule.Verify(s); err != nil {
+	if err := verify.Schedule(s); err != nil {
 		return nil, usageErrorf("%s: invalid schedule (see tessel verify): %v", path, err)
 	}
 	return s, nil

@@ -127,9 +127,9 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	var ps []*placement.Placement
 	for _, name := range opts.Placements {
 		spec := placementSpec{Name: name, Devices: opts.Devices, ForwardTime: opts.ForwardTime, BackwardTime: opts.BackwardTime, Cluster: opts.Cluster}
-		p, _, _, err := spec.loadFor(opts.Decisions)
+		p, _, _, err := spec.LoadFor(opts.Decisions)
 		if err != nil {
-			return err
+			return bad(err)
 		}
 		ps = append(ps, p)
 	}

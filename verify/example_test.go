@@ -1,4 +1,4 @@
-package schedule_test
+package verify_test
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // The verifier checks a schedule from its placement and start times
 // alone, never from how it was built: 1F1B passes, and the same schedule
 // with one backward moved before the forward it needs fails with the rule
 // it breaks.
-func ExampleVerify() {
+func ExampleSchedule() {
 	p, err := placement.Builtin("v-shape", placement.Options{Devices: 2})
 	if err != nil {
 		panic(err)
@@ -22,7 +23,7 @@ func ExampleVerify() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("1f1b:", schedule.Verify(s))
+	fmt.Println("1f1b:", verify.Schedule(s))
 	m := schedule.Measure(s)
 	fmt.Printf("makespan %d, bubble rate %.2f%%, peak memory %v\n", m.Makespan, 100*m.BubbleRate, m.PeakMemory)
 
@@ -33,7 +34,7 @@ func ExampleVerify() {
 			bad.Instances[i].Start = 0
 		}
 	}
-	fmt.Println("moved:", schedule.Verify(&bad))
+	fmt.Println("moved:", verify.Schedule(&bad))
 	// Output:
 	// 1f1b: <nil>
 	// makespan 20, bubble rate 20.00%, peak memory [2 1]

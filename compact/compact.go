@@ -1,69 +1,22 @@
-package schedule
+package compact
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 )
-
-// Orders returns, for every device, the instances of s that occupy it in
-// the order it runs them: by start time, then block index, then
-// micro-batch. Compact(s.Spec, Keep{Orders: Orders(s)}) of a valid
-// schedule is valid and no longer.
-func Orders(s *Schedule) [][]Ref {
-	if s == nil || s.Placement == nil {
-		return nil
-	}
-	per := deviceInstances(s, nil)
-	out := make([][]Ref, len(per))
-	for d, xs := range per {
-		out[d] = make([]Ref, len(xs))
-		for i, x := range xs {
-			out[d][i] = s.Instances[x].Ref()
-		}
-	}
-	return out
-}
-
-// Sort puts s.Instances in file order: by start time, then the first device
-// of the block, then block index, then micro-batch.
-func (s *Schedule) Sort() { sortInstances(s.Placement, s.Instances) }
-
-func sortInstances(p *placement.Placement, ins []Instance) {
-	var firstDev []int
-	if p != nil {
-		firstDev = make([]int, len(p.Blocks))
-		for i, b := range p.Blocks {
-			firstDev[i] = -1
-			if len(b.Devices) > 0 {
-				firstDev[i] = b.Devices[0]
-			}
-		}
-	}
-	dev := func(b int) int {
-		if b < 0 || b >= len(firstDev) {
-			return -1
-		}
-		return firstDev[b]
-	}
-	// Equal keys are equal instances, so an unstable sort is deterministic.
-	slices.SortFunc(ins, func(x, y Instance) int {
-		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(dev(x.Block), dev(y.Block)),
-			cmp.Compare(x.Block, y.Block), cmp.Compare(x.Micro, y.Micro))
-	})
-}
 
 // deviceList formats a device group: "device 2" or "devices [0, 1]".
 func deviceList(devs []int) string {
 	if len(devs) == 1 {
 		return fmt.Sprintf("device %d", devs[0])
 	}
-	return "devices " + intList(devs)
+	return "devices " + schedule.IntList(devs)
 }
 
 // Keep is what Compact keeps of a schedule to be.
@@ -71,20 +24,24 @@ type Keep struct {
 	// Orders is every device's order of its instances (Orders
 	// gives a schedule's). An instance on a device group appears in the
 	// order of each member device, and nowhere else.
-	Orders [][]Ref
+	Orders [][]schedule.Ref
 	// Pairs are overlapped forwards and backwards (placement's Overlap):
 	// the instances of a pair start together and occupy their devices
 	// for the pair's time, so they are consecutive in each device's
 	// order (the forward first, then the whole backward). A pair the
 	// placement's rule does not allow, an instance in two pairs, or pairs
 	// with channels are errors.
-	Pairs []Pair
+	Pairs []schedule.Pair
 	// From, when set, is a schedule of the spec's placement whose orders
 	// Compact keeps instead of Orders and Pairs: of its instances, of its
 	// decisions (offload, reload, recompute) on every device and host
 	// channel, and of its memory changes on every device. It must verify
 	// without a latency budget, and the result is verified.
-	From *Schedule
+	From *schedule.Schedule
+	// Release, when set, is the earliest start of some instances (a
+	// rule's wait that is no dependency: FSDP's gathered parameters).
+	// Not with From or a latency budget.
+	Release map[schedule.Ref]int
 }
 
 // Compact is the one re-timing every builder uses — the baselines on
@@ -127,7 +84,10 @@ type Keep struct {
 // and pairs, not yet verified (callers verify it, under the budget they
 // mean); with it, the result is From's spec under this spec's latency
 // budget, verified.
-func Compact(sp spec.Spec, keep Keep) (*Schedule, error) {
+func Compact(sp spec.Spec, keep Keep) (*schedule.Schedule, error) {
+	if keep.Release != nil && (keep.From != nil || sp.Latency > 0) {
+		return nil, errors.New("compact: release times with decisions or a latency budget")
+	}
 	if keep.From != nil {
 		return decisionsLatency(keep.From, sp.Latency)
 	}
@@ -139,123 +99,188 @@ func Compact(sp spec.Spec, keep Keep) (*Schedule, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Schedule{Spec: sp, Instances: ins}, nil
+		return &schedule.Schedule{Spec: sp, Instances: ins}, nil
 	}
-	ins, err := compact(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs, nil)
+	var release []int
+	if keep.Release != nil && sp.Placement != nil && sp.MicroBatches > 0 {
+		release = make([]int, len(sp.Placement.Blocks)*sp.MicroBatches)
+		for r, t := range keep.Release {
+			if r.Block < 0 || r.Block >= len(sp.Placement.Blocks) || r.Micro < 0 || r.Micro >= sp.MicroBatches {
+				return nil, fmt.Errorf("compact: release time of an instance out of range (block %d, micro-batch %d)", r.Block, r.Micro)
+			}
+			release[r.Block*sp.MicroBatches+r.Micro] = max(t, 0)
+		}
+	}
+	ins, err := compact(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs, release)
 	if err != nil {
 		return nil, err
 	}
-	return &Schedule{Spec: sp, Instances: ins, Pairs: keep.Pairs}, nil
+	return &schedule.Schedule{Spec: sp, Instances: ins, Pairs: keep.Pairs}, nil
 }
 
 // compact is the re-timing of orders (see Compact); release (nil: none),
 // indexed by node (block·n + micro-batch), is the earliest start of each
 // instance.
-func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair, release []int) ([]Instance, error) {
+func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []schedule.Pair, release []int) ([]schedule.Instance, error) {
 	if p == nil {
 		return nil, fmt.Errorf("compact: no placement")
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("compact: %w", err)
 	}
-	if n < 0 || n > MaxMicroBatches {
-		return nil, fmt.Errorf("compact: micro-batch count %d out of range 0..%d", n, MaxMicroBatches)
+	if n < 0 || n > schedule.MaxMicroBatches {
+		return nil, fmt.Errorf("compact: micro-batch count %d out of range 0..%d", n, schedule.MaxMicroBatches)
 	}
 	if len(orders) != p.Devices {
 		return nil, fmt.Errorf("compact: %d device orders for %d devices", len(orders), p.Devices)
 	}
-	k := len(p.Blocks)
-	nodes := k * n
-	node := func(r Ref) int { return r.Block*n + r.Micro }
-	ref := func(v int) Ref { return Ref{Block: v / n, Micro: v % n} }
-	name := func(r Ref) string { return p.Blocks[r.Block].ID + fmt.Sprintf("^%d", r.Micro) }
-
-	// rep is the node that stands for a node's pair (itself when
-	// unpaired); dur is how long a node occupies its devices.
-	rep := make([]int, nodes)
-	for v := range rep {
-		rep[v] = v
+	g := &graph{p: p, n: n, rep: make([]int, len(p.Blocks)*n)}
+	for v := range g.rep {
+		g.rep[v] = v
 	}
-	dur := func(v int) int { return p.Blocks[ref(v).Block].Time }
-	if len(pairs) > 0 {
-		if p.Channels {
-			return nil, fmt.Errorf("compact: overlapped pairs on a cluster with channels: not supported")
+	if err := g.pair(pairs); err != nil {
+		return nil, err
+	}
+	if err := g.orderEdges(orders); err != nil {
+		return nil, err
+	}
+	g.dependencyEdges()
+	start, err := g.starts(release)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]schedule.Instance, len(start))
+	for v := range out {
+		r := g.ref(v)
+		out[v] = schedule.Instance{Block: r.Block, Micro: r.Micro, Start: start[g.rep[v]]}
+	}
+	schedule.SortInstances(p, out)
+	return out, nil
+}
+
+// graph is compact's difference constraints: a node per instance (block
+// i, micro-batch m is node i·n + m), each standing for its pair's
+// representative (rep; itself when unpaired), and edges from → to with a
+// start-to-start lag, via a device (or -1 for a dependency).
+type graph struct {
+	p   *placement.Placement
+	n   int
+	rep []int
+	// pairTime is the pair's time of a paired node (nil: no pairs).
+	pairTime           map[int]int
+	from, to, via, lag []int
+}
+
+func (g *graph) node(r schedule.Ref) int { return r.Block*g.n + r.Micro }
+func (g *graph) ref(v int) schedule.Ref  { return schedule.Ref{Block: v / g.n, Micro: v % g.n} }
+func (g *graph) name(r schedule.Ref) string {
+	return g.p.Blocks[r.Block].ID + fmt.Sprintf("^%d", r.Micro)
+}
+
+// dur is how long node v occupies its devices.
+func (g *graph) dur(v int) int {
+	if t, ok := g.pairTime[v]; ok {
+		return t
+	}
+	return g.p.Blocks[g.ref(v).Block].Time
+}
+
+// pair makes each pair's instances one node (its forward's), checking
+// the pairs as it reads them.
+func (g *graph) pair(pairs []schedule.Pair) error {
+	if len(pairs) == 0 {
+		return nil
+	}
+	p, n := g.p, g.n
+	if p.Channels {
+		return fmt.Errorf("compact: overlapped pairs on a cluster with channels: not supported")
+	}
+	roles := p.Roles()
+	g.pairTime = map[int]int{}
+	for _, q := range pairs {
+		refs, t, why := schedule.PairGroup(p, roles, q)
+		if why == "" && q.Forward.Micro == q.Backward.Micro {
+			why = "one micro-batch"
 		}
-		roles := p.Roles()
-		pairTime := map[int]int{}
-		for _, q := range pairs {
-			refs, t, why := groupRefs(p, roles, q)
-			if why == "" && q.Forward.Micro == q.Backward.Micro {
-				why = "one micro-batch"
-			}
-			if why != "" {
-				return nil, fmt.Errorf("compact: pair %s+%s: %s", name(q.Forward), name(q.Backward), why)
-			}
-			for _, r := range refs {
-				if r.Micro < 0 || r.Micro >= n {
-					return nil, fmt.Errorf("compact: pair %s+%s: micro-batch out of range", name(q.Forward), name(q.Backward))
-				}
-				if _, dup := pairTime[node(r)]; dup {
-					return nil, fmt.Errorf("compact: %s is in two pairs", name(r))
-				}
-				pairTime[node(r)] = t
-				rep[node(r)] = node(q.Forward)
-			}
+		if why != "" {
+			return fmt.Errorf("compact: pair %s+%s: %s", g.name(q.Forward), g.name(q.Backward), why)
 		}
-		dur = func(v int) int {
-			if t, ok := pairTime[v]; ok {
-				return t
+		for _, r := range refs {
+			if r.Micro < 0 || r.Micro >= n {
+				return fmt.Errorf("compact: pair %s+%s: micro-batch out of range", g.name(q.Forward), g.name(q.Backward))
 			}
-			return p.Blocks[ref(v).Block].Time
+			if _, dup := g.pairTime[g.node(r)]; dup {
+				return fmt.Errorf("compact: %s is in two pairs", g.name(r))
+			}
+			g.pairTime[g.node(r)] = t
+			g.rep[g.node(r)] = g.node(q.Forward)
 		}
 	}
+	return nil
+}
 
-	// Device-order edges, checked as they are read.
+// orderEdges adds the device-order edges, checking the orders as it
+// reads them: every instance listed once on each of its devices.
+func (g *graph) orderEdges(orders [][]schedule.Ref) error {
+	p, n, k := g.p, g.n, len(g.p.Blocks)
+	nodes := len(g.rep)
 	count := make([]int, nodes)
-	stamp := make([]int, nodes)  // d+1 when seen on device d
-	var from, to, via, lag []int // edges; via is the device, -1 for a dependency; lag is start-to-start
+	stamp := make([]int, nodes) // d+1 when seen on device d
 	for d, order := range orders {
 		prev := -1
 		for pos, r := range order {
 			if r.Block < 0 || r.Block >= k || r.Micro < 0 || r.Micro >= n {
-				return nil, fmt.Errorf("compact: device %d, position %d: instance block %d micro-batch %d out of range (%d blocks, %d micro-batches)",
+				return fmt.Errorf("compact: device %d, position %d: instance block %d micro-batch %d out of range (%d blocks, %d micro-batches)",
 					d, pos, r.Block, r.Micro, k, n)
 			}
 			if !p.OnDevice(r.Block, d) {
-				return nil, fmt.Errorf("compact: device %d, position %d: %s is listed but runs on %s", d, pos, name(r), deviceList(p.Blocks[r.Block].Devices))
+				return fmt.Errorf("compact: device %d, position %d: %s is listed but runs on %s", d, pos, g.name(r), deviceList(p.Blocks[r.Block].Devices))
 			}
-			v := node(r)
+			v := g.node(r)
 			if stamp[v] == d+1 {
-				return nil, fmt.Errorf("compact: device %d: %s listed twice", d, name(r))
+				return fmt.Errorf("compact: device %d: %s listed twice", d, g.name(r))
 			}
 			stamp[v] = d + 1
 			count[v]++
-			if prev >= 0 && rep[prev] != rep[v] {
-				from, to, via = append(from, rep[prev]), append(to, rep[v]), append(via, d)
-				lag = append(lag, dur(prev))
+			if prev >= 0 && g.rep[prev] != g.rep[v] {
+				g.from, g.to, g.via = append(g.from, g.rep[prev]), append(g.to, g.rep[v]), append(g.via, d)
+				g.lag = append(g.lag, g.dur(prev))
 			}
 			prev = v
 		}
 	}
 	for v := range nodes {
-		r := ref(v)
+		r := g.ref(v)
 		if devs := p.Blocks[r.Block].Devices; count[v] != len(devs) {
-			return nil, fmt.Errorf("compact: %s missing from the order of device %d", name(r), missingDevice(orders, devs, r))
+			return fmt.Errorf("compact: %s missing from the order of device %d", g.name(r), missingDevice(orders, devs, r))
 		}
 	}
+	return nil
+}
+
+// dependencyEdges adds an edge for every dependency of every
+// micro-batch, with its transfer time (placement's Delay).
+func (g *graph) dependencyEdges() {
+	p := g.p
 	for _, dep := range p.Deps {
 		delay := p.Delay(dep)
-		for m := range n {
-			u, w := node(Ref{Block: dep.From, Micro: m}), node(Ref{Block: dep.To, Micro: m})
-			if rep[u] == rep[w] && u != w {
+		for m := range g.n {
+			u, w := g.node(schedule.Ref{Block: dep.From, Micro: m}), g.node(schedule.Ref{Block: dep.To, Micro: m})
+			if g.rep[u] == g.rep[w] && u != w {
 				continue // one overlapped action
 			}
-			from, to, via = append(from, rep[u]), append(to, rep[w]), append(via, -1)
-			lag = append(lag, delay-p.Blocks[dep.From].Time+dur(u))
+			g.from, g.to, g.via = append(g.from, g.rep[u]), append(g.to, g.rep[w]), append(g.via, -1)
+			g.lag = append(g.lag, delay-p.Blocks[dep.From].Time+g.dur(u))
 		}
 	}
+}
 
-	// Successor lists in CSR form, then Kahn's algorithm.
+// starts is the least start of every node (release[v] at least, where
+// given) under the edges: Kahn's algorithm on successor lists in CSR
+// form, or an error naming a cycle.
+func (g *graph) starts(release []int) ([]int, error) {
+	p, nodes := g.p, len(g.rep)
+	from, to, lag := g.from, g.to, g.lag
 	first := make([]int, nodes+1)
 	for _, w := range from {
 		first[w+1]++
@@ -295,9 +320,9 @@ func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair, releas
 	for h := 0; h < len(queue); h++ {
 		u := queue[h]
 		if links != nil {
-			r := ref(u)
+			r := g.ref(u)
 			for _, d := range succDeps[r.Block] {
-				w := node(Ref{Block: d.To, Micro: r.Micro})
+				w := g.node(schedule.Ref{Block: d.To, Micro: r.Micro})
 				at, _, _ := links.Arrival(d, start[u])
 				start[w] = max(start[w], at)
 			}
@@ -311,20 +336,13 @@ func compact(p *placement.Placement, n int, orders [][]Ref, pairs []Pair, releas
 		}
 	}
 	if len(queue) < nodes {
-		return nil, fmt.Errorf("compact: the orders contradict each other or the dependencies: %s", cycleText(indeg, from, to, via, func(v int) string { return name(ref(v)) }))
+		return nil, fmt.Errorf("compact: the orders contradict each other or the dependencies: %s", cycleText(indeg, from, to, g.via, func(v int) string { return g.name(g.ref(v)) }))
 	}
-
-	out := make([]Instance, nodes)
-	for v := range nodes {
-		r := ref(v)
-		out[v] = Instance{Block: r.Block, Micro: r.Micro, Start: start[rep[v]]}
-	}
-	sortInstances(p, out)
-	return out, nil
+	return start, nil
 }
 
 // missingDevice returns the first device of devs whose order lacks r.
-func missingDevice(orders [][]Ref, devs []int, r Ref) int {
+func missingDevice(orders [][]schedule.Ref, devs []int, r schedule.Ref) int {
 	for _, d := range devs {
 		if !slices.Contains(orders[d], r) {
 			return d
@@ -379,15 +397,4 @@ func cycleText(indeg, from, to, via []int, name func(int) string) string {
 		b.WriteString(name(to[e]))
 	}
 	return "cycle " + b.String()
-}
-
-// StartOrder is s's instances by start time, then block index, then
-// micro-batch (a copy): one order for every device, so that instances on
-// device groups never cross, as a list schedule that follows s takes them.
-func StartOrder(s *Schedule) []Instance {
-	ins := slices.Clone(s.Instances)
-	slices.SortStableFunc(ins, func(a, b Instance) int {
-		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Block, b.Block), cmp.Compare(a.Micro, b.Micro))
-	})
-	return ins
 }

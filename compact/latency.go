@@ -1,4 +1,4 @@
-package schedule
+package compact
 
 import (
 	"cmp"
@@ -6,7 +6,9 @@ import (
 	"slices"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // latencyOrders is compact under a latency budget (0: none, then it is
@@ -23,7 +25,7 @@ import (
 // at a time (Channels) see compactLatencyLinks. A micro-batch is delayed
 // only as much as its budget asks: its first blocks start later, so that
 // it finishes within the budget.
-func latencyOrders(p *placement.Placement, n int, orders [][]Ref, budget int) ([]Instance, error) {
+func latencyOrders(p *placement.Placement, n int, orders [][]schedule.Ref, budget int) ([]schedule.Instance, error) {
 	ins, err := compact(p, n, orders, nil, nil)
 	if err != nil || budget <= 0 {
 		return ins, err
@@ -32,7 +34,7 @@ func latencyOrders(p *placement.Placement, n int, orders [][]Ref, budget int) ([
 		return compactLatencyLinks(p, n, orders, budget, ins)
 	}
 	k := len(p.Blocks)
-	node := func(r Ref) int { return r.Micro*k + r.Block }
+	node := func(r schedule.Ref) int { return r.Micro*k + r.Block }
 	nodes := k * n
 	start := make([]int, nodes)
 	if len(ins) != nodes {
@@ -53,8 +55,8 @@ func latencyOrders(p *placement.Placement, n int, orders [][]Ref, budget int) ([
 	for _, d := range p.Deps {
 		delay := p.Delay(d)
 		for m := range n {
-			v := node(Ref{Block: d.To, Micro: m})
-			preds[v] = append(preds[v], edge{node(Ref{Block: d.From, Micro: m}), delay})
+			v := node(schedule.Ref{Block: d.To, Micro: m})
+			preds[v] = append(preds[v], edge{node(schedule.Ref{Block: d.From, Micro: m}), delay})
 		}
 	}
 	topo := make([]int, nodes)
@@ -67,7 +69,7 @@ func latencyOrders(p *placement.Placement, n int, orders [][]Ref, budget int) ([
 		moved := false
 		for m := range n {
 			for _, lp := range pairs {
-				src, snk := node(Ref{Block: lp.Source, Micro: m}), node(Ref{Block: lp.Sink, Micro: m})
+				src, snk := node(schedule.Ref{Block: lp.Source, Micro: m}), node(schedule.Ref{Block: lp.Sink, Micro: m})
 				if need := start[snk] + p.Blocks[lp.Sink].Time - budget; need > start[src] {
 					start[src], moved = need, true
 				}
@@ -119,9 +121,9 @@ func latencyOrders(p *placement.Placement, n int, orders [][]Ref, budget int) ([
 // budget (an error). Without Lanes the constraints are difference
 // constraints, and, as in latencyOrders, n·|pairs|+1 passes find every
 // longest path; more mean a cycle of positive weight.
-func compactLatencyLinks(p *placement.Placement, n int, orders [][]Ref, budget int, ins []Instance) ([]Instance, error) {
+func compactLatencyLinks(p *placement.Placement, n int, orders [][]schedule.Ref, budget int, ins []schedule.Instance) ([]schedule.Instance, error) {
 	k := len(p.Blocks)
-	node := func(r Ref) int { return r.Block*n + r.Micro } // compact's numbering
+	node := func(r schedule.Ref) int { return r.Block*n + r.Micro } // compact's numbering
 	limit := 0
 	for _, b := range p.Blocks {
 		limit += b.Time
@@ -144,7 +146,7 @@ func compactLatencyLinks(p *placement.Placement, n int, orders [][]Ref, budget i
 		moved := false
 		for m := range n {
 			for _, lp := range pairs {
-				src, snk := node(Ref{Block: lp.Source, Micro: m}), node(Ref{Block: lp.Sink, Micro: m})
+				src, snk := node(schedule.Ref{Block: lp.Source, Micro: m}), node(schedule.Ref{Block: lp.Sink, Micro: m})
 				if need := start[snk] + p.Blocks[lp.Sink].Time - budget; need > start[src] && need > release[src] {
 					release[src], moved = need, true
 				}
@@ -179,19 +181,19 @@ func compactLatencyLinks(p *placement.Placement, n int, orders [][]Ref, budget i
 // verify without its budget; placements whose links carry one transfer at
 // a time are not compacted with decisions (an error). The result records
 // the budget and is verified.
-func decisionsLatency(s *Schedule, budget int) (*Schedule, error) {
+func decisionsLatency(s *schedule.Schedule, budget int) (*schedule.Schedule, error) {
 	if budget <= 0 {
 		return decisions(s)
 	}
 	free := *s
 	free.Latency = 0
-	if err := Verify(&free); err != nil {
+	if err := verify.Schedule(&free); err != nil {
 		return nil, fmt.Errorf("compact: %w", err)
 	}
 	p := s.Placement
-	out := &Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: budget}}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: budget}}
 	if len(s.Decisions) == 0 {
-		ins, err := latencyOrders(p, s.MicroBatches, Orders(s), budget)
+		ins, err := latencyOrders(p, s.MicroBatches, schedule.Orders(s), budget)
 		if err != nil {
 			return nil, err
 		}
@@ -201,13 +203,13 @@ func decisionsLatency(s *Schedule, budget int) (*Schedule, error) {
 			return nil, fmt.Errorf("compact: a schedule that offloads or recomputes on links that carry one transfer at a time")
 		}
 		c := newCompactor(&free)
-		at := make(map[Ref]int, len(s.Instances))
+		at := make(map[schedule.Ref]int, len(s.Instances))
 		for x, in := range s.Instances {
 			at[in.Ref()] = x
 		}
 		for m := range s.MicroBatches {
 			for _, lp := range p.LatencyPairs() {
-				c.cons = append(c.cons, constraint{x: at[Ref{Block: lp.Source, Micro: m}], y: at[Ref{Block: lp.Sink, Micro: m}], w: p.Blocks[lp.Sink].Time - budget})
+				c.cons = append(c.cons, constraint{x: at[schedule.Ref{Block: lp.Source, Micro: m}], y: at[schedule.Ref{Block: lp.Sink, Micro: m}], w: p.Blocks[lp.Sink].Time - budget})
 			}
 		}
 		if err := c.solve(); err != nil {
@@ -216,7 +218,7 @@ func decisionsLatency(s *Schedule, budget int) (*Schedule, error) {
 		out.Instances, out.Decisions = c.result()
 		out.Sort()
 	}
-	if err := Verify(out); err != nil {
+	if err := verify.Schedule(out); err != nil {
 		return nil, fmt.Errorf("compact: the compacted schedule fails verification (a bug): %w", err)
 	}
 	return out, nil

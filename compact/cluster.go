@@ -1,9 +1,11 @@
-package schedule
+package compact
 
 import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // OnCluster is s run on cluster c: its placement as given (Given, or
@@ -12,7 +14,7 @@ import (
 // (Compact), with c recorded. The orders fix memory, so it fits c only if
 // it fits every device's budget there: the result is verified, and an
 // error says why not.
-func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
+func OnCluster(s *schedule.Schedule, c *cluster.Cluster) (*schedule.Schedule, error) {
 	given := s.Placement
 	if s.Cluster != nil {
 		given = s.Given
@@ -30,7 +32,7 @@ func OnCluster(s *Schedule, c *cluster.Cluster) (*Schedule, error) {
 	if err := out.SetCluster(c, given); err != nil {
 		return nil, err
 	}
-	if err := Verify(out); err != nil {
+	if err := verify.Schedule(out); err != nil {
 		return nil, fmt.Errorf("on the cluster: %w", err)
 	}
 	return out, nil

@@ -1,11 +1,13 @@
-package schedule
+package compact
 
 import (
 	"fmt"
 	"slices"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
 )
 
 // decisions is Compact for a schedule that offloads or recomputes
@@ -28,8 +30,8 @@ import (
 // did, and ends no later. s must verify; placements whose links carry one
 // transfer at a time (Channels) are not compacted with decisions (an
 // error). The result is verified.
-func decisions(s *Schedule) (*Schedule, error) {
-	if err := Verify(s); err != nil {
+func decisions(s *schedule.Schedule) (*schedule.Schedule, error) {
+	if err := verify.Schedule(s); err != nil {
 		return nil, fmt.Errorf("compact: %w", err)
 	}
 	return decisionsUnchecked(s)
@@ -38,11 +40,11 @@ func decisions(s *Schedule) (*Schedule, error) {
 // decisionsUnchecked is decisions of a schedule whose instances
 // and decisions are complete and consistent but whose times may not fit
 // its placement (OnCluster: the orders of a schedule on another cluster).
-func decisionsUnchecked(s *Schedule) (*Schedule, error) {
+func decisionsUnchecked(s *schedule.Schedule) (*schedule.Schedule, error) {
 	p := s.Placement
-	out := &Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory}}
+	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory}}
 	if len(s.Decisions) == 0 {
-		ins, err := compact(p, s.MicroBatches, Orders(s), nil, nil)
+		ins, err := compact(p, s.MicroBatches, schedule.Orders(s), nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -58,7 +60,7 @@ func decisionsUnchecked(s *Schedule) (*Schedule, error) {
 	}
 	out.Instances, out.Decisions = c.result()
 	out.Sort()
-	if err := Verify(out); err != nil {
+	if err := verify.Schedule(out); err != nil {
 		return nil, fmt.Errorf("compact: the compacted schedule fails verification (a bug): %w", err)
 	}
 	return out, nil
@@ -68,7 +70,7 @@ func decisionsUnchecked(s *Schedule) (*Schedule, error) {
 // variables: the start of every instance (0..I-1), then per decision its
 // Start and its Reload.
 type compactor struct {
-	s     *Schedule
+	s     *schedule.Schedule
 	vars  int
 	cons  []constraint
 	orig  []int
@@ -77,12 +79,12 @@ type compactor struct {
 
 type constraint struct{ x, y, w int }
 
-func newCompactor(s *Schedule) *compactor {
+func newCompactor(s *schedule.Schedule) *compactor {
 	p := s.Placement
 	ni := len(s.Instances)
 	c := &compactor{s: s, decAt: ni, vars: ni + 2*len(s.Decisions)}
 	c.orig = make([]int, c.vars)
-	at := map[Ref]int{}
+	at := map[schedule.Ref]int{}
 	for x, in := range s.Instances {
 		c.orig[x] = in.Start
 		at[in.Ref()] = x
@@ -95,14 +97,14 @@ func newCompactor(s *Schedule) *compactor {
 	preds := p.PredDeps()
 	for x, in := range s.Instances {
 		for _, d := range preds[in.Block] {
-			add(x, at[Ref{Block: d.From, Micro: in.Micro}], p.Delay(d))
+			add(x, at[schedule.Ref{Block: d.From, Micro: in.Micro}], p.Delay(d))
 		}
 	}
 	// Decisions' timing.
 	consumers := p.Consumers()
 	for k, dc := range s.Decisions {
 		f := at[dc.Ref()]
-		use := at[Ref{Block: consumers[dc.Block], Micro: dc.Micro}]
+		use := at[schedule.Ref{Block: consumers[dc.Block], Micro: dc.Micro}]
 		st, rl := ni+2*k, ni+2*k+1
 		t := p.Blocks[dc.Block].Time
 		switch dc.Action {
@@ -294,12 +296,12 @@ func (c *compactor) topological() (start []int, ok bool) {
 }
 
 // result is the instances and decisions at the solved starts.
-func (c *compactor) result() ([]Instance, []Decision) {
-	ins := append([]Instance(nil), c.s.Instances...)
+func (c *compactor) result() ([]schedule.Instance, []schedule.Decision) {
+	ins := append([]schedule.Instance(nil), c.s.Instances...)
 	for x := range ins {
 		ins[x].Start = c.orig[x]
 	}
-	decs := append([]Decision(nil), c.s.Decisions...)
+	decs := append([]schedule.Decision(nil), c.s.Decisions...)
 	for k := range decs {
 		decs[k].Start = c.orig[c.decAt+2*k]
 		if decs[k].Action == placement.Offload {

@@ -1,4 +1,4 @@
-package schedule
+package compact
 
 import (
 	"math/rand/v2"
