@@ -140,12 +140,14 @@ type SummarySeconds struct {
 
 // NewSummary fills what every schedule has; s must be verified.
 func NewSummary(s *schedule.Schedule, method string, proven bool) Summary {
-	return newSummary(s, schedule.SteadyOf(s), method, proven)
+	return newSummary(s, schedule.SteadyOf(s), method, proven, false)
 }
 
 // newSummary is NewSummary with s's steady state st known; the summary
 // keeps it for the text report (steady), so that it is found once.
-func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, proven bool) Summary {
+// verified says that s was verified where it was built (an extension to
+// N, verified in package search), so that it is not checked twice.
+func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, proven, verified bool) Summary {
 	m := schedule.Measure(s)
 	var budgets []int
 	if !s.Placement.Uniform(s.Memory) {
@@ -164,11 +166,11 @@ func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, p
 		PeakMemory:   m.PeakMemory,
 		Latency:      schedule.SummarizeLatencyOf(s, st),
 		LowerBound:   SummaryBounds{Period: m.LowerBound.Period, Makespan: m.LowerBound.Makespan},
-		Valid:        verify.Schedule(s) == nil,
+		Valid:        verified || verify.Schedule(s) == nil,
 		Proven:       proven,
 		Chosen:       chosen(s.Placement),
 		Units:        schedule.SummarizeUnits(s),
-		steady:       steadyOf{s, st},
+		steady:       steadyOf{s: s, st: st},
 	}
 }
 
@@ -176,6 +178,8 @@ func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, p
 type steadyOf struct {
 	s  *schedule.Schedule
 	st *schedule.SteadyState
+	// unsought says that st was not looked for (schedule.SteadyWithin).
+	unsought bool
 }
 
 // of is schedule.SteadyOf(s), the one known when it is s's.
@@ -190,6 +194,9 @@ func (k steadyOf) of(s *schedule.Schedule) *schedule.SteadyState {
 // is s's.
 func (k steadyOf) text(s *schedule.Schedule) string {
 	if k.s == s && s != nil {
+		if k.unsought {
+			return schedule.SteadyNotSought
+		}
 		return schedule.SteadyTextOf(s, k.st)
 	}
 	return schedule.SteadyText(s)
@@ -217,8 +224,20 @@ func SearchSummary(r *search.Result, method repetend.Strategy) Summary {
 	if r.Search != nil {
 		name = string(r.Search.Strategy)
 	}
-	st := schedule.SteadyOf(s)
-	sum := newSummary(s, st, name, r.Proven())
+	st, sought := r.Steady, true // known where the search extended a window
+	switch {
+	case st != nil:
+	case r.Stopped != "":
+		// After a stop the report does no work that grows with the
+		// schedule beyond checking it: the steady state only where s
+		// records its repetend.
+		st = schedule.RecordedSteady(s)
+		sought = st != nil
+	default:
+		st, sought = schedule.SteadyWithin(s)
+	}
+	sum := newSummary(s, st, name, r.Proven(), r.Window > 0)
+	sum.steady.unsought = !sought
 	if r.Assigned {
 		// Bounds over every choice of devices, not the chosen one's.
 		sum.LowerBound = SummaryBounds{Period: r.Bounds.Period, Makespan: r.Bounds.Makespan}

@@ -56,6 +56,12 @@ const maxPerPeriod = 64
 // blocks that run in none).
 // The schedule must be valid.
 func Steady(s *Schedule) *SteadyState {
+	return steady(s, nil)
+}
+
+// steady is Steady with the micro-batches per window restricted to those
+// qok accepts (nil: any).
+func steady(s *Schedule, qok func(int) bool) *SteadyState {
 	if s == nil || s.Placement == nil || s.MicroBatches < 3 {
 		return nil
 	}
@@ -82,7 +88,7 @@ func Steady(s *Schedule) *SteadyState {
 	}
 	ins := slices.Clone(s.Instances)
 	sort.SliceStable(ins, func(a, b int) bool { return ins[a].Start < ins[b].Start })
-	d := &detector{p: p, n: n, start: start, ins: ins, pg: newPairing(s, nil)}
+	d := &detector{p: p, n: n, start: start, ins: ins, pg: newPairing(s, nil), qok: qok}
 	end := Makespan(s)
 	main, ok := d.longest(0, end+1, nil)
 	if !ok {
@@ -163,6 +169,8 @@ type detector struct {
 	seen  []bool     // window's set of blocks, cleared after each use
 	// fwd and bwd are stretch's buffers.
 	fwd, bwd []int
+	// qok, when set, says which micro-batches per window to try.
+	qok func(int) bool
 }
 
 // disjoint reports whether no block runs in two of the stretches.
@@ -191,6 +199,9 @@ func (d *detector) longest(lo, hi int, skip map[int]bool) (best Stretch, ok bool
 		return best, false
 	}
 	for q := 1; 2*q <= d.n && q <= maxPerPeriod; q++ {
+		if d.qok != nil && !d.qok(q) {
+			continue
+		}
 		for _, P := range d.periods(in, q) {
 			c, found := d.stretch(in, interval{lo, hi}, P, q, skip)
 			if !found {
@@ -360,9 +371,41 @@ func SteadyOf(s *Schedule) *SteadyState {
 	if s == nil || s.Placement == nil {
 		return nil
 	}
+	if st := RecordedSteady(s); st != nil {
+		return st
+	}
+	return Steady(s)
+}
+
+// SteadyLimit is the most instances SteadyWithin looks through: Steady's
+// time grows faster than the instances (a schedule of 1000 devices and
+// 128 micro-batches took seconds), and a report must not spend it.
+const SteadyLimit = 1 << 16
+
+// SteadyWithin is SteadyOf(s) where it is found in bounded time: from
+// the repetend s records, or by Steady where s has at most SteadyLimit
+// instances; sought is false where it was not looked for.
+func SteadyWithin(s *Schedule) (st *SteadyState, sought bool) {
+	if st := RecordedSteady(s); st != nil {
+		return st, true
+	}
+	if s == nil || len(s.Instances) > SteadyLimit {
+		return nil, false
+	}
+	return Steady(s), true
+}
+
+// RecordedSteady is SteadyOf where s records a repetend of at least two
+// iterations (and no pairs: with pairs, the busy time of a period is the
+// schedule's), nil otherwise: found from the repetend alone, in time
+// that does not grow with N.
+func RecordedSteady(s *Schedule) *SteadyState {
+	if s == nil || s.Placement == nil {
+		return nil
+	}
 	rp := s.Repetend
 	if rp == nil || rp.Iterations < 2 || rp.Period < 1 || len(rp.Offsets) != len(s.Placement.Blocks) || len(s.Pairs) > 0 {
-		return Steady(s) // with pairs, the busy time of a period is the schedule's
+		return nil
 	}
 	busy := 0
 	for _, l := range s.Placement.Loads() {

@@ -13,6 +13,10 @@ func SteadyText(s *Schedule) string {
 	return SteadyTextOf(s, SteadyOf(s))
 }
 
+// SteadyNotSought is the steady state's text where it was not looked
+// for (SteadyWithin).
+var SteadyNotSought = fmt.Sprintf("not looked for: more than %d instances and no repetend recorded", SteadyLimit)
+
 // SteadyTextOf is SteadyText with s's steady state st (SteadyOf(s))
 // already known.
 func SteadyTextOf(s *Schedule, st *SteadyState) string {

@@ -46,6 +46,10 @@ type state struct {
 	bestKept, keptBound int
 	// seeds are the constructions and baselines the pairing phase pairs.
 	seeds []seed
+	// offered, where collect is set, is every schedule offered, for a
+	// search on a window of micro-batches (window.go) to extend each.
+	collect bool
+	offered []seed
 }
 
 // seed is a start's schedule and what built it.
@@ -130,6 +134,9 @@ func (st *state) report(stage string, rp *repetend.Progress) {
 func (st *state) offer(source Source, s *schedule.Schedule) {
 	if s = withinLatency(st.sp, s); s == nil {
 		return // its orders meet no schedule within the latency budget
+	}
+	if st.collect {
+		st.offered = append(st.offered, seed{source, s})
 	}
 	if ms := schedule.Makespan(s); len(s.Decisions) == 0 && (st.bestKept == 0 || ms < st.bestKept) {
 		st.bestKept = ms

@@ -290,6 +290,14 @@ type Result struct {
 	// given, Options.TimeLimit named), or ctx cancelled (Ctrl-C).
 	Stopped string
 
+	// Window is the micro-batches of the window searched where the
+	// schedule is a window's extended periodically to N (window.go); 0
+	// where the search ran on all N.
+	Window int
+	// Steady is Schedule's steady state where the search knows it (an
+	// extension's); nil otherwise (schedule.SteadyOf finds it).
+	Steady *schedule.SteadyState
+
 	improved    int // the large-neighbourhood search's makespan so far, for Progress
 	phaseChecks int // solver calls of the warmup and cooldown searches
 }
@@ -523,19 +531,38 @@ func run(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent) (*Resul
 	if e := noFit(sp, true); e != nil {
 		return nil, e // proven: no schedule fits, whatever N_R
 	}
-	st := &state{sp: sp, opt: opt, t0: t0, inc: inc, res: &Result{Decisions: sp.Allowed.Any(), Latency: sp.Latency, Bounds: bound.LowerBounds(sp)}}
-	st.res.BoundBy = st.res.Bounds.By
-	st.publishEarly(ctx)
-	for _, ph := range phases() {
-		if ph.applies(st, ctx) {
-			if err := ph.run(st, ctx); err != nil {
-				return nil, err
-			}
+	if windowed(sp, opt) {
+		if res, ok, err := runWindow(ctx, sp, opt, inc, t0); ok || err != nil {
+			return res, err
 		}
+	}
+	st := newState(sp, opt, inc, t0)
+	st.publishEarly(ctx) // decisions: never windowed
+	if err := st.runPhases(ctx); err != nil {
+		return nil, err
 	}
 	st.res.Times.Total = time.Since(t0)
 	st.res.Stopped = stopReason(ctx, opt, st.res.Times.Total)
 	return st.res, nil
+}
+
+// newState is the state of a search of sp before its first phase.
+func newState(sp spec.Spec, opt Options, inc *incumbent, t0 time.Time) *state {
+	st := &state{sp: sp, opt: opt, t0: t0, inc: inc, res: &Result{Decisions: sp.Allowed.Any(), Latency: sp.Latency, Bounds: bound.LowerBounds(sp)}}
+	st.res.BoundBy = st.res.Bounds.By
+	return st
+}
+
+// runPhases runs every phase that applies, in order.
+func (st *state) runPhases(ctx context.Context) error {
+	for _, ph := range phases() {
+		if ph.applies(st, ctx) {
+			if err := ph.run(st, ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // researchRepetend runs the solver's repetend search again, from

@@ -1,0 +1,89 @@
+package search
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/verify"
+)
+
+// Beyond 2·WindowMicroBatches, Run searches a window and extends it: the
+// answer is verified at N, its makespan is what the extension says, and
+// it is no worse than the search of all N (run here by its phases, as
+// before the window).
+func TestWindowNoWorseThanWholeSearch(t *testing.T) {
+	cases := []struct {
+		name   string
+		opt    placement.Options
+		memory int
+		n      int
+	}{
+		{"v-shape", placement.Options{Devices: 4}, 6, 200},
+		{"m-shape", placement.Options{Devices: 4}, 8, 161},
+		{"v-shape", placement.Options{Devices: 4, SplitBackward: true, Chunks: 2, Order: placement.V}, 0, 300},
+		{"x-shape", placement.Options{Devices: 4}, 0, 150},
+	}
+	for _, c := range cases {
+		p := placementtest.Builtin(t, c.name, c.opt)
+		sp := spec.Spec{Placement: p, MicroBatches: c.n, Memory: c.memory}
+		res, err := Run(context.Background(), sp, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		if res.Window != windowSize(c.n) {
+			t.Errorf("%s N=%d: window %d, want %d", p.Name, c.n, res.Window, windowSize(c.n))
+		}
+		if err := verify.Schedule(res.Schedule); err != nil || res.Schedule.MicroBatches != c.n {
+			t.Fatalf("%s: the extended schedule of %d micro-batches: %v", p.Name, res.Schedule.MicroBatches, err)
+		}
+		whole := newState(sp, Options{}, nil, time.Now())
+		if err := whole.runPhases(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := res.Makespan(), whole.res.Makespan(); got > want {
+			t.Errorf("%s N=%d: window extended to makespan %d, the whole search %d", p.Name, c.n, got, want)
+		}
+		if res.Steady == nil || res.Steady.Period < 1 {
+			t.Errorf("%s: no steady state known for the extension", p.Name)
+		}
+	}
+}
+
+// An extension's makespan (found without building it) and steady state
+// are the built schedule's; and N equal to the window's extends to
+// itself.
+func TestExtensionAgreesWithItsSchedule(t *testing.T) {
+	p := placementtest.Builtin(t, "m-shape", placement.Options{Devices: 4})
+	res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 64, Memory: 8}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{64, 88, 64 + 24*10} {
+		x, ok := schedule.Extensible(res.Schedule, n)
+		if !ok {
+			t.Fatalf("N=%d: not extensible", n)
+		}
+		s := x.Schedule()
+		if err := verify.Schedule(s); err != nil {
+			t.Fatalf("N=%d: %v", n, err)
+		}
+		if got, want := x.Makespan(), schedule.Makespan(s); got != want {
+			t.Errorf("N=%d: Makespan %d, the schedule's %d", n, got, want)
+		}
+		if n == 64 {
+			continue
+		}
+		st, want := x.Steady(), schedule.Steady(s)
+		if st == nil || want == nil || st.Period*want.PerPeriod != want.Period*st.PerPeriod {
+			t.Errorf("N=%d: steady state %+v, Steady finds %+v", n, st, want)
+		}
+	}
+	if _, ok := schedule.Extensible(res.Schedule, 63); ok {
+		t.Error("extensible to fewer micro-batches")
+	}
+}
