@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -37,9 +38,7 @@ func TestDecisionWindow(t *testing.T) {
 // returns is of N micro-batches and verifies, and the best is as short
 // as the best of the portfolio built on all N micro-batches.
 func TestWindowPortfolio(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the portfolio on 300 micro-batches")
-	}
+	testskip.Short(t, "builds the portfolio on 300 micro-batches")
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4}).WithOffload(1).WithRecompute()
 	sp := spec.Spec{Placement: p, MicroBatches: 300, Memory: 3, Allowed: spec.Decisions{Offload: true, Recompute: true}}
 	w := decisionWindow(sp)
