@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/internal/smttest"
 	"github.com/tessel-pp/tessel/internal/testskip"
