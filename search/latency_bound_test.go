@@ -105,8 +105,8 @@ func TestOptimalNamesLatencyBound(t *testing.T) {
 
 // The latency budget's bound stays valid where links carry one transfer
 // at a time (the queue only delays a tensor: every dependency still
-// holds with at least its transfer time; see latencyBarrierBound's
-// proof): on the placements above with transfers of 0 or 1 on their
+// holds with at least its transfer time; see the proof of
+// latencyBarrierBound, package rule/latency): on the placements above with transfers of 0 or 1 on their
 // links, the time-optimal search under the budget, whose encoding has the
 // queues and is proven by the solver alone, is never below it.
 func TestLatencyBoundValidOnQueuedLinks(t *testing.T) {
