@@ -24,8 +24,9 @@ func (Rule) Bound(sp spec.Spec, at bound.Step, b *bound.Bounds) {
 // 0 where there are none or the budget admits any number of them.
 //
 // Proof. Micro-batch m runs within [a_m, e_m], e_m − a_m ≤ L. Cut the
-// barriers out of the time line as in the barriers' bound (package bound; c(t), the time
-// before t that no barrier runs): the micro-batch's non-barrier blocks
+// barriers out of the time line as in the barriers' bound (package
+// bound; c(t), the time before t that no barrier runs): the
+// micro-batch's non-barrier blocks
 // keep their lengths along every dependency path, so c(e_m) − c(a_m) ≥
 // CP', the longest path of non-barrier block times (transfers and
 // barriers 0), and the barrier time inside [a_m, e_m] is at most L − CP'.
