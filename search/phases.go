@@ -52,7 +52,8 @@ type state struct {
 	collect bool
 	offered []seed
 	// built is every baseline built so far, by name (state.baseline).
-	built map[string]builtBaseline
+	built   map[string]builtBaseline
+	carrier *baseline.Carrier
 }
 
 // seed is a start's schedule and what built it.
@@ -263,16 +264,16 @@ type builtBaseline struct {
 
 // baseline is m's schedule of the spec's placement, micro-batches and
 // budget, built on the constructions' window of micro-batches and
-// carried to N where they are (baseline.BuildCarried), once per search.
+// carried to N where they are (baseline.Carrier), once per search.
 func (st *state) baseline(m baseline.Baseline) (*schedule.Schedule, error) {
 	if b, ok := st.built[m.Name]; ok {
 		return b.s, b.err
 	}
-	sp := spec.Spec{Placement: st.sp.Placement, MicroBatches: st.sp.MicroBatches, Memory: st.sp.Memory}
-	s, err := baseline.BuildCarried(m, sp, construct.DecisionWindow(st.sp))
 	if st.built == nil {
 		st.built = map[string]builtBaseline{}
+		st.carrier = &baseline.Carrier{W: construct.DecisionWindow(st.sp)}
 	}
+	s, err := st.carrier.Build(m, spec.Spec{Placement: st.sp.Placement, MicroBatches: st.sp.MicroBatches, Memory: st.sp.Memory})
 	st.built[m.Name] = builtBaseline{s, err}
 	return s, err
 }
