@@ -29,18 +29,22 @@ const StopGrace = 100 * time.Millisecond
 // devices, on a loaded machine).
 const finishPerInstance = 6 * time.Microsecond
 
-// answerBy is ctx with its deadline, where it has one, moved earlier by
-// the time to finish an answer of sp's size (StopGrace and
-// finishPerInstance for each of its instances, at most a tenth of the
-// time left): so that a command's time limit holds for the command, its
-// answer verified and written, not only for the search.
+// answerBy is ctx with its deadline, where it has one and the answer is
+// large, moved earlier by the time to finish an answer of sp's size
+// (finishPerInstance for each of its instances, and StopGrace, at most a
+// tenth of the time left): so that a command's time limit holds for the
+// command, its answer verified and written, not only for the search. An
+// answer that takes less than StopGrace to finish uses all the time.
 func answerBy(ctx context.Context, sp spec.Spec) (context.Context, context.CancelFunc) {
 	deadline, ok := ctx.Deadline()
 	if !ok || sp.Placement == nil {
 		return ctx, func() {}
 	}
-	reserve := StopGrace + time.Duration(max(sp.MicroBatches, 0)*len(sp.Placement.Blocks))*finishPerInstance
-	reserve = min(reserve, time.Until(deadline)/10)
+	finish := time.Duration(max(sp.MicroBatches, 0)*len(sp.Placement.Blocks)) * finishPerInstance
+	if finish < StopGrace {
+		return ctx, func() {}
+	}
+	reserve := min(finish+StopGrace, time.Until(deadline)/10)
 	return context.WithDeadline(ctx, deadline.Add(-reserve))
 }
 
