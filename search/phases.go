@@ -543,10 +543,11 @@ func (st *state) nameRepetend(context.Context) error {
 	}
 	if len(s.Instances) > schedule.SteadyLimit {
 		// The scan of the start times takes about a second at this size
-		// (as the report, which stops looking at schedule.SteadyLimit,
-		// knows); a schedule that never runs one micro-batch as the one
-		// before it (a list schedule that decides, at 10,000
-		// micro-batches) is not scanned.
+		// (the report stops looking at schedule.SteadyLimit too): a
+		// schedule in which no micro-batch runs as one before it, some
+		// period later (schedule.FindPeriodicity, milliseconds; a list
+		// schedule that decides, at 10,000 micro-batches), is not
+		// scanned.
 		if _, ok := schedule.FindPeriodicity(s); !ok {
 			return nil
 		}
