@@ -25,7 +25,7 @@ import (
 // answer's overrun past the limit (s-over-limit).
 //
 //	go test ./search -run '^$' -bench Scale -benchtime 1x
-//	go test ./search -run '^$' -bench 'Scale/24gb/(recompute\+offload/memory=150/N=10000|recompute/time-limit)' -benchtime 1x
+//	go test ./search -run '^$' -bench 'Scale/24gb/recompute/(memory=150|time-limit=10s)/(N=10000|N=2000)$' -benchtime 1x
 func BenchmarkScale(b *testing.B) {
 	cases := []struct {
 		name      string
