@@ -3,6 +3,7 @@ package schedule
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -72,10 +73,8 @@ func (s *Schedule) marshal() ([]byte, error) {
 	if err := given.Write(&pb); err != nil {
 		return nil, fmt.Errorf("write schedule: %w", err)
 	}
-	for x, in := range s.Instances {
-		if in.Block < 0 || in.Block >= len(p.Blocks) {
-			return nil, fmt.Errorf("write schedule: instance %d: block index %d out of range 0..%d", x, in.Block, len(p.Blocks)-1)
-		}
+	if err := instancesInRange(s); err != nil {
+		return nil, err
 	}
 	if rp := s.Repetend; rp != nil && len(rp.Offsets) != len(p.Blocks) {
 		return nil, fmt.Errorf("write schedule: repetend has %d offsets for %d blocks", len(rp.Offsets), len(p.Blocks))
@@ -106,25 +105,12 @@ func (s *Schedule) marshal() ([]byte, error) {
 		b = append(b, ",\n  \"latency_budget\": "...)
 		b = strconv.AppendInt(b, int64(s.Latency), 10)
 	}
-	b = append(b, ",\n  \"instances\": ["...)
-	ins := append([]Instance(nil), s.Instances...)
-	sortInstances(p, ins)
-	for x, in := range ins {
-		if x > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, "\n    {\"block\": "...)
-		b = appendString(b, p.Blocks[in.Block].ID)
-		b = append(b, ", \"micro\": "...)
-		b = strconv.AppendInt(b, int64(in.Micro), 10)
-		b = append(b, ", \"start\": "...)
-		b = strconv.AppendInt(b, int64(in.Start), 10)
-		b = append(b, '}')
+	if f := s.Periodic; f != nil {
+		b = appendPeriodic(b, p, f)
+	} else {
+		b = append(b, ",\n  \"instances\": "...)
+		b = appendInstances(b, p, s.Instances, "  ")
 	}
-	if len(ins) > 0 {
-		b = append(b, "\n  "...)
-	}
-	b = append(b, ']')
 	if len(s.Decisions) > 0 {
 		ds := append([]Decision(nil), s.Decisions...)
 		slices.SortStableFunc(ds, func(a, b Decision) int {
@@ -188,7 +174,7 @@ func (s *Schedule) marshal() ([]byte, error) {
 			return nil, err
 		}
 	}
-	if rp := s.Repetend; rp != nil {
+	if rp := s.Repetend; rp != nil && s.Periodic == nil {
 		b = append(b, ",\n  \"repetend\": {\"nr\": "...)
 		b = strconv.AppendInt(b, int64(rp.NR), 10)
 		b = append(b, ", \"period\": "...)
@@ -219,6 +205,51 @@ func (s *Schedule) marshal() ([]byte, error) {
 	return b, nil
 }
 
+// appendInstances writes ins as a JSON list, one instance a line in file
+// order (sortInstances), indented one level more than indent.
+func appendInstances(b []byte, p *placement.Placement, ins []Instance, indent string) []byte {
+	b = append(b, '[')
+	ins = slices.Clone(ins)
+	sortInstances(p, ins)
+	for x, in := range ins {
+		if x > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '\n')
+		b = append(b, indent...)
+		b = append(b, "  {\"block\": "...)
+		b = appendString(b, p.Blocks[in.Block].ID)
+		b = append(b, ", \"micro\": "...)
+		b = strconv.AppendInt(b, int64(in.Micro), 10)
+		b = append(b, ", \"start\": "...)
+		b = strconv.AppendInt(b, int64(in.Start), 10)
+		b = append(b, '}')
+	}
+	if len(ins) > 0 {
+		b = append(b, '\n')
+		b = append(b, indent...)
+	}
+	return append(b, ']')
+}
+
+// appendPeriodic writes the periodic form f in place of "instances"
+// (docs/formats.md, "Periodic schedule file").
+func appendPeriodic(b []byte, p *placement.Placement, f *PeriodicForm) []byte {
+	b = append(b, ",\n  \"periodic\": {\n    \"head\": "...)
+	b = appendInstances(b, p, f.Head, "    ")
+	b = append(b, ",\n    \"period\": "...)
+	b = appendInstances(b, p, f.Period, "    ")
+	b = append(b, ",\n    \"shift\": {\"time\": "...)
+	b = strconv.AppendInt(b, int64(f.Shift.Time), 10)
+	b = append(b, ", \"micro\": "...)
+	b = strconv.AppendInt(b, int64(f.Shift.Micro), 10)
+	b = append(b, "},\n    \"repetitions\": "...)
+	b = strconv.AppendInt(b, int64(f.Repetitions), 10)
+	b = append(b, ",\n    \"tail\": "...)
+	b = appendInstances(b, p, f.Tail, "    ")
+	return append(b, "\n  }"...)
+}
+
 func appendString(b []byte, s string) []byte {
 	q, err := json.Marshal(s)
 	if err != nil { // not for a string
@@ -239,13 +270,33 @@ func Load(path string) (*Schedule, error) {
 // offsets name every block once. It does not verify the schedule: that is
 // Verify's job, which also checks the optional repetend and metrics.
 // Errors are one line and name the field or instance at fault.
+//
+// A periodic file (docs/formats.md, "Periodic schedule file": "periodic"
+// in place of "instances") is read as the full schedule: its instances
+// built, within the instance limit, and its form kept (Periodic).
 func Parse(data []byte) (*Schedule, error) {
+	s, err := ParseForm(data)
+	if err != nil || s.Periodic == nil {
+		return s, err
+	}
+	return s.Materialize(context.Background())
+}
+
+// LoadForm reads the schedule file at path as ParseForm does.
+func LoadForm(path string) (*Schedule, error) {
+	return strictjson.LoadMax(path, limits.ScheduleFileBytes, ParseForm)
+}
+
+// ParseForm is Parse without building a periodic file's instances: its
+// schedule has its form (Periodic) and nil Instances, for the verifier
+// to check from its period.
+func ParseForm(data []byte) (*Schedule, error) {
 	raw, err := single(data)
 	if err != nil {
 		return nil, err
 	}
 	s := &Schedule{}
-	var pl, cl, instances, decisions, pairs, linkOrder, rep, met json.RawMessage
+	var pl, cl, instances, periodic, decisions, pairs, linkOrder, rep, met json.RawMessage
 	var budgets []json.RawMessage
 	err = strictjson.Object(raw, []strictjson.Field{
 		{Name: "placement", Required: true, Decode: func(v json.RawMessage) error { pl = v; return nil }},
@@ -254,7 +305,8 @@ func Parse(data []byte) (*Schedule, error) {
 		{Name: "micro_batches", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.MicroBatches) }},
 		{Name: "memory", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.Memory) }},
 		{Name: "latency_budget", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.Latency) }},
-		{Name: "instances", Required: true, Decode: func(v json.RawMessage) error { instances = v; return nil }},
+		{Name: "instances", Decode: func(v json.RawMessage) error { instances = v; return nil }},
+		{Name: "periodic", Decode: func(v json.RawMessage) error { periodic = v; return nil }},
 		{Name: "decisions", Decode: func(v json.RawMessage) error { decisions = v; return nil }},
 		{Name: "pairs", Decode: func(v json.RawMessage) error { pairs = v; return nil }},
 		{Name: "link_order", Decode: func(v json.RawMessage) error { linkOrder = v; return nil }},
@@ -302,8 +354,22 @@ func Parse(data []byte) (*Schedule, error) {
 	for i, b := range s.Placement.Blocks {
 		index[b.ID] = i
 	}
-	if s.Instances, err = decodeInstances(instances, index); err != nil {
-		return nil, fmt.Errorf("field \"instances\": %w", err)
+	switch {
+	case instances == nil && periodic == nil:
+		return nil, fmt.Errorf("missing field \"instances\"")
+	case instances != nil && periodic != nil:
+		return nil, fmt.Errorf("fields \"instances\" and \"periodic\": want one of them")
+	case periodic != nil:
+		if s.Periodic, err = decodePeriodic(periodic, index, s); err != nil {
+			return nil, fmt.Errorf("field \"periodic\": %w", err)
+		}
+		if rep != nil {
+			return nil, fmt.Errorf("field \"repetend\": a periodic schedule has none (its period is its steady state)")
+		}
+	default:
+		if s.Instances, err = decodeInstances(instances, index); err != nil {
+			return nil, fmt.Errorf("field \"instances\": %w", err)
+		}
 	}
 	if decisions != nil {
 		if s.Decisions, err = decodeDecisions(decisions, index); err != nil {
@@ -331,6 +397,60 @@ func Parse(data []byte) (*Schedule, error) {
 		}
 	}
 	return s, nil
+}
+
+// instancesInRange checks that every instance s writes names a block.
+func instancesInRange(s *Schedule) error {
+	k := len(s.Placement.Blocks)
+	lists := [][]Instance{s.Instances}
+	if f := s.Periodic; f != nil {
+		lists = [][]Instance{f.Head, f.Period, f.Tail}
+	}
+	for _, list := range lists {
+		for x, in := range list {
+			if in.Block < 0 || in.Block >= k {
+				return fmt.Errorf("write schedule: instance %d: block index %d out of range 0..%d", x, in.Block, k-1)
+			}
+		}
+	}
+	return nil
+}
+
+// decodePeriodic reads a periodic form: "head", "period" and "tail"
+// (lists of instances), "shift" ({"time", "micro"}) and "repetitions".
+// Its shape is checked against s (PeriodicForm.Check), so that nothing
+// built from it exceeds the instance limit; whether it is a valid
+// schedule is Verify's to check.
+func decodePeriodic(raw json.RawMessage, index map[string]int, s *Schedule) (*PeriodicForm, error) {
+	f := &PeriodicForm{}
+	list := func(dst *[]Instance, name string) func(json.RawMessage) error {
+		return func(v json.RawMessage) error {
+			var err error
+			if *dst, err = decodeInstances(v, index); err != nil {
+				return fmt.Errorf("field %q: %w", name, err)
+			}
+			return nil
+		}
+	}
+	err := strictjson.Object(raw, []strictjson.Field{
+		{Name: "head", Required: true, Decode: list(&f.Head, "head")},
+		{Name: "period", Required: true, Decode: list(&f.Period, "period")},
+		{Name: "shift", Required: true, Decode: func(v json.RawMessage) error {
+			return strictjson.Object(v, []strictjson.Field{
+				{Name: "time", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &f.Shift.Time) }},
+				{Name: "micro", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &f.Shift.Micro) }},
+			})
+		}},
+		{Name: "repetitions", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &f.Repetitions) }},
+		{Name: "tail", Required: true, Decode: list(&f.Tail, "tail")},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := f.check(s); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // single returns the one JSON value of data, rejecting trailing data.

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"context"
 	"math"
 
 	"github.com/tessel-pp/tessel/bound"
@@ -22,6 +23,9 @@ func Makespan(s *Schedule) int {
 	if s == nil || s.Placement == nil {
 		return 0
 	}
+	if fromForm(s) {
+		return measurePeriodic(s, false).Makespan
+	}
 	ms := 0
 	pg := newPairing(s, nil)
 	for _, in := range s.Instances {
@@ -40,6 +44,13 @@ func Measure(s *Schedule) Metrics {
 	var m Metrics
 	if s == nil || s.Placement == nil {
 		return m
+	}
+	if fromForm(s) {
+		return measurePeriodic(s, true)
+	} else if s.Periodic != nil && s.Instances == nil {
+		if full, err := s.Materialize(context.Background()); err == nil {
+			return Measure(full)
+		}
 	}
 	p := s.Placement
 	m.Makespan = Makespan(s)

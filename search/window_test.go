@@ -68,7 +68,10 @@ func TestExtensionAgreesWithItsSchedule(t *testing.T) {
 		if !ok {
 			t.Fatalf("N=%d: not extensible", n)
 		}
-		s := x.Schedule()
+		s, err := x.Schedule(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := verify.Schedule(s); err != nil {
 			t.Fatalf("N=%d: %v", n, err)
 		}
