@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -140,7 +141,14 @@ func ValidText(s *Schedule) string {
 	}
 	latency := ""
 	if ShowsLatency(s) {
-		latency = ", latency " + LatencyText(s)
+		full, err := s.Materialize(context.Background()) // the latency of every micro-batch
+		if err != nil {
+			full = s
+		}
+		latency = ", latency " + LatencyText(full)
+	}
+	if s.Periodic != nil && s.Instances == nil {
+		onCluster += " (from its period)"
 	}
 	makespan, peak := strconv.Itoa(m.Makespan), textfmt.CommaInts(m.PeakMemory)
 	if u := s.Placement.Units; u != nil {

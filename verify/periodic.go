@@ -78,11 +78,8 @@ func periodic(s *schedule.Schedule, r *rule.Report) {
 	if !formPresence(s, r) {
 		return
 	}
-	r0 := 0
-	if schedule.PeriodicCheckable(s) {
-		r0 = f.Horizon(s.Placement)
-	}
-	if r0 == 0 || r0+1 >= f.Repetitions {
+	r0 := horizon(s)
+	if r0 == 0 {
 		full, err := s.Materialize(context.Background())
 		if err != nil {
 			r.Add(schedule.Input, -1, nil, "%v", err)
@@ -97,6 +94,26 @@ func periodic(s *schedule.Schedule, r *rule.Report) {
 	if cl := s.Claimed; cl != nil {
 		claimedAgainst(cl, schedule.Measure(s), r)
 	}
+}
+
+// horizon is the repetitions R0 from which s, a periodic schedule whose
+// form passed Check and whose instances are in range, is checked from
+// its period; 0 where it is checked in full (not checkable, or R ≤ R0+1).
+func horizon(s *schedule.Schedule) int {
+	if !schedule.PeriodicCheckable(s) {
+		return 0
+	}
+	if r0 := s.Periodic.Horizon(s.Placement); r0+1 < s.Periodic.Repetitions {
+		return r0
+	}
+	return 0
+}
+
+// FromPeriod reports whether Schedule checks s from its period, without
+// building its instances (see "A schedule checked from its period"). s
+// must be valid.
+func FromPeriod(s *schedule.Schedule) bool {
+	return s != nil && s.Periodic != nil && s.Periodic.Check(s) == nil && horizon(s) > 0
 }
 
 // withoutForm is full (materialised) as a schedule of instances alone,
