@@ -105,8 +105,8 @@ func (s *Schedule) marshal() ([]byte, error) {
 		b = append(b, ",\n  \"latency_budget\": "...)
 		b = strconv.AppendInt(b, int64(s.Latency), 10)
 	}
-	if f := s.Periodic; f != nil {
-		b = appendPeriodic(b, p, f)
+	if FormHolds(s) {
+		b = appendPeriodic(b, p, s.Periodic)
 	} else {
 		b = append(b, ",\n  \"instances\": "...)
 		b = appendInstances(b, p, s.Instances, "  ")
@@ -174,7 +174,7 @@ func (s *Schedule) marshal() ([]byte, error) {
 			return nil, err
 		}
 	}
-	if rp := s.Repetend; rp != nil && s.Periodic == nil {
+	if rp := s.Repetend; rp != nil && !FormHolds(s) {
 		b = append(b, ",\n  \"repetend\": {\"nr\": "...)
 		b = strconv.AppendInt(b, int64(rp.NR), 10)
 		b = append(b, ", \"period\": "...)
@@ -403,7 +403,7 @@ func ParseForm(data []byte) (*Schedule, error) {
 func instancesInRange(s *Schedule) error {
 	k := len(s.Placement.Blocks)
 	lists := [][]Instance{s.Instances}
-	if f := s.Periodic; f != nil {
+	if f := s.Periodic; FormHolds(s) {
 		lists = [][]Instance{f.Head, f.Period, f.Tail}
 	}
 	for _, list := range lists {

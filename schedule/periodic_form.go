@@ -212,12 +212,36 @@ func PeriodicCheckable(s *Schedule) bool {
 	return !slices.ContainsFunc(net, func(v int) bool { return v != 0 })
 }
 
+// FormHolds reports whether s's periodic form describes it: s has one,
+// and its instances are not built or are the form's, in its order. A
+// schedule copied and changed keeps a form that no longer holds: then
+// its instances alone count, for Measure, Write and the verifier.
+func FormHolds(s *Schedule) bool {
+	f := s.Periodic
+	if f == nil {
+		return false
+	}
+	if s.Instances == nil {
+		return true
+	}
+	if len(s.Instances) != f.Len() {
+		return false
+	}
+	x, same := 0, true
+	f.Each(func(in Instance) bool {
+		same = s.Instances[x] == in
+		x++
+		return same
+	})
+	return same
+}
+
 // fromForm reports whether Measure and Makespan take s's figures from
 // its periodic form: one that is checkable from its period with every
 // instance naming a block and the right count.
 func fromForm(s *Schedule) bool {
 	f := s.Periodic
-	if f == nil || f.check(s) != nil || !PeriodicCheckable(s) {
+	if f == nil || f.check(s) != nil || !PeriodicCheckable(s) || !FormHolds(s) {
 		return false
 	}
 	k := len(s.Placement.Blocks)

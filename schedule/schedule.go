@@ -84,9 +84,10 @@ type Schedule struct {
 	// Periodic, where set, is the schedule's instances as a head, a
 	// period repeated and a tail (PeriodicForm; a periodic schedule
 	// file). Instances may then be nil (not materialised: Materialize
-	// builds them) or must be the form's, in its order. Measure and
+	// builds them) or the form's, in its order. Measure, Write and
 	// verify.Schedule work from the form, without the instances, where
-	// the rules allow (PeriodicCheckable).
+	// the rules allow (PeriodicCheckable); where built instances are not
+	// the form's (a copy changed: FormHolds), they alone count.
 	Periodic *PeriodicForm
 }
 

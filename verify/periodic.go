@@ -71,10 +71,6 @@ func periodic(s *schedule.Schedule, r *rule.Report) {
 	if s.Repetend != nil {
 		r.Add(schedule.RepetendMismatch, -1, nil, "repetend: a periodic schedule carries none (its period is its steady state)")
 	}
-	if s.Instances != nil && !sameInstances(s) {
-		r.Add(schedule.Input, -1, nil, "the instances are not those of the periodic form")
-		return
-	}
 	if !formPresence(s, r) {
 		return
 	}
@@ -113,7 +109,7 @@ func horizon(s *schedule.Schedule) int {
 // building its instances (see "A schedule checked from its period"). s
 // must be valid.
 func FromPeriod(s *schedule.Schedule) bool {
-	return s != nil && s.Periodic != nil && s.Periodic.Check(s) == nil && horizon(s) > 0
+	return s != nil && schedule.FormHolds(s) && s.Periodic.Check(s) == nil && horizon(s) > 0
 }
 
 // withoutForm is full (materialised) as a schedule of instances alone,
@@ -137,21 +133,6 @@ func collect(r *rule.Report, err error, prefix string) {
 	for range ve.Omitted {
 		r.Omit()
 	}
-}
-
-// sameInstances reports whether s.Instances are those of its form, in
-// its order.
-func sameInstances(s *schedule.Schedule) bool {
-	if len(s.Instances) != s.Periodic.Len() {
-		return false
-	}
-	x, same := 0, true
-	s.Periodic.Each(func(in schedule.Instance) bool {
-		same = s.Instances[x] == in
-		x++
-		return same
-	})
-	return same
 }
 
 // formPresence checks, from the form, that every instance of the full

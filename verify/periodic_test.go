@@ -250,11 +250,20 @@ func TestPeriodicFileRoundTrip(t *testing.T) {
 			t.Errorf("written again, the bytes differ")
 		}
 	}
+	// A copy whose instances changed keeps a form that no longer holds:
+	// its instances alone are checked and written.
 	bad := *full
 	bad.Instances = append([]schedule.Instance(nil), full.Instances...)
 	bad.Instances[len(bad.Instances)/2].Start++
-	if verify.Schedule(&bad) == nil {
-		t.Error("instances that are not the form's pass")
+	if verify.FromPeriod(&bad) || verify.Schedule(&bad) == nil {
+		t.Error("a changed copy is checked from its stale form")
+	}
+	var changed bytes.Buffer
+	if err := bad.Write(&changed); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(changed.Bytes(), []byte(`"instances"`)) {
+		t.Error("a changed copy is written by its stale form")
 	}
 }
 

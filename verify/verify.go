@@ -40,7 +40,9 @@ import (
 //
 // A schedule with a periodic form (schedule.PeriodicForm) is checked from
 // its period and its ends where the rules allow (see "A schedule checked
-// from its period"), and as the full schedule otherwise.
+// from its period"), and as the full schedule otherwise; one whose built
+// instances are not its form's (schedule.FormHolds) is checked from its
+// instances alone.
 //
 // The result is nil or a *schedule.VerifyError listing every violation. Runs in
 // O(I log I) for I instances.
@@ -86,7 +88,7 @@ func Schedule(s *schedule.Schedule) error {
 		r.Add(schedule.Input, -1, nil, "latency budget %d is negative (0 means none)", s.Latency)
 		return r.Err()
 	}
-	if s.Periodic != nil {
+	if schedule.FormHolds(s) {
 		periodic(s, r)
 		return r.Err()
 	}
