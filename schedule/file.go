@@ -54,24 +54,9 @@ func (s *Schedule) marshal() ([]byte, error) {
 	if p == nil {
 		return nil, fmt.Errorf("write schedule: no placement")
 	}
-	// The file holds the placement as given and the cluster it runs on;
-	// without a cluster, transfer times would be lost.
-	given := p
-	if s.Cluster != nil {
-		if err := (&Schedule{Spec: spec.Spec{Placement: p}}).SetCluster(s.Cluster, s.Given); err != nil {
-			return nil, fmt.Errorf("write schedule: %w", err)
-		}
-		given = s.Given
-	} else if len(p.Transfers) > 0 {
-		for _, d := range p.Deps {
-			if p.Transfer(d) != 0 {
-				return nil, fmt.Errorf("write schedule: placement %q has transfer times but the schedule no cluster to record them", p.Name)
-			}
-		}
-	}
-	var pb bytes.Buffer
-	if err := given.Write(&pb); err != nil {
-		return nil, fmt.Errorf("write schedule: %w", err)
+	pb, err := s.givenBytes()
+	if err != nil {
+		return nil, err
 	}
 	if err := instancesInRange(s); err != nil {
 		return nil, err
@@ -111,88 +96,19 @@ func (s *Schedule) marshal() ([]byte, error) {
 		b = append(b, ",\n  \"instances\": "...)
 		b = appendInstances(b, p, s.Instances, "  ")
 	}
-	if len(s.Decisions) > 0 {
-		ds := append([]Decision(nil), s.Decisions...)
-		slices.SortStableFunc(ds, func(a, b Decision) int {
-			return cmp.Or(cmp.Compare(a.Block, b.Block), cmp.Compare(a.Micro, b.Micro))
-		})
-		b = append(b, ",\n  \"decisions\": ["...)
-		for x, dc := range ds {
-			if dc.Block < 0 || dc.Block >= len(p.Blocks) {
-				return nil, fmt.Errorf("write schedule: decision %d: block index %d out of range 0..%d", x, dc.Block, len(p.Blocks)-1)
-			}
-			if x > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, "\n    {\"block\": "...)
-			b = appendString(b, p.Blocks[dc.Block].ID)
-			b = append(b, ", \"micro\": "...)
-			b = strconv.AppendInt(b, int64(dc.Micro), 10)
-			b = append(b, ", \"action\": "...)
-			b = appendString(b, string(dc.Action))
-			if dc.Action == placement.Offload {
-				b = append(b, ", \"offload\": "...)
-				b = strconv.AppendInt(b, int64(dc.Start), 10)
-				b = append(b, ", \"reload\": "...)
-				b = strconv.AppendInt(b, int64(dc.Reload), 10)
-			} else {
-				b = append(b, ", \"start\": "...)
-				b = strconv.AppendInt(b, int64(dc.Start), 10)
-			}
-			b = append(b, '}')
-		}
-		b = append(b, "\n  ]"...)
+	if b, err = appendDecisions(b, p, s.Decisions); err != nil {
+		return nil, err
 	}
-	if len(s.Pairs) > 0 {
-		ps := append([]Pair(nil), s.Pairs...)
-		SortPairs(ps)
-		b = append(b, ",\n  \"pairs\": ["...)
-		for x, q := range ps {
-			for _, r := range []Ref{q.Forward, q.Backward} {
-				if r.Block < 0 || r.Block >= len(p.Blocks) {
-					return nil, fmt.Errorf("write schedule: pair %d: block index %d out of range 0..%d", x, r.Block, len(p.Blocks)-1)
-				}
-			}
-			if x > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, "\n    {\"forward\": "...)
-			b = appendString(b, p.Blocks[q.Forward.Block].ID)
-			b = append(b, ", \"forward_micro\": "...)
-			b = strconv.AppendInt(b, int64(q.Forward.Micro), 10)
-			b = append(b, ", \"backward\": "...)
-			b = appendString(b, p.Blocks[q.Backward.Block].ID)
-			b = append(b, ", \"backward_micro\": "...)
-			b = strconv.AppendInt(b, int64(q.Backward.Micro), 10)
-			b = append(b, '}')
-		}
-		b = append(b, "\n  ]"...)
+	if b, err = appendPairs(b, p, s.Pairs); err != nil {
+		return nil, err
 	}
 	if len(s.LinkOrder) > 0 {
-		var err error
 		if b, err = appendLinkOrder(b, p, s.LinkOrder); err != nil {
 			return nil, err
 		}
 	}
 	if rp := s.Repetend; rp != nil && !FormHolds(s) {
-		b = append(b, ",\n  \"repetend\": {\"nr\": "...)
-		b = strconv.AppendInt(b, int64(rp.NR), 10)
-		b = append(b, ", \"period\": "...)
-		b = strconv.AppendInt(b, int64(rp.Period), 10)
-		b = append(b, ", \"offsets\": {"...)
-		for i, o := range rp.Offsets {
-			if i > 0 {
-				b = append(b, ", "...)
-			}
-			b = appendString(b, p.Blocks[i].ID)
-			b = append(b, ": "...)
-			b = strconv.AppendInt(b, int64(o), 10)
-		}
-		b = append(b, "}, \"start\": "...)
-		b = strconv.AppendInt(b, int64(rp.Start), 10)
-		b = append(b, ", \"iterations\": "...)
-		b = strconv.AppendInt(b, int64(rp.Iterations), 10)
-		b = append(b, '}')
+		b = appendRepetend(b, p, rp)
 	}
 	m := Measure(s)
 	b = append(b, ",\n  \"metrics\": {\"makespan\": "...)
@@ -203,6 +119,124 @@ func (s *Schedule) marshal() ([]byte, error) {
 	b = append(b, intList(m.PeakMemory)...)
 	b = append(b, "}\n}\n"...)
 	return b, nil
+}
+
+// givenBytes is the placement file of s's placement as given (on its
+// cluster, the source placement): the file holds it and the cluster it
+// runs on, since without a cluster transfer times would be lost.
+func (s *Schedule) givenBytes() (*bytes.Buffer, error) {
+	p := s.Placement
+	given := p
+	if s.Cluster != nil {
+		if err := (&Schedule{Spec: spec.Spec{Placement: p}}).SetCluster(s.Cluster, s.Given); err != nil {
+			return nil, fmt.Errorf("write schedule: %w", err)
+		}
+		given = s.Given
+	} else if len(p.Transfers) > 0 {
+		for _, d := range p.Deps {
+			if p.Transfer(d) != 0 {
+				return nil, fmt.Errorf("write schedule: placement %q has transfer times but the schedule no cluster to record them", p.Name)
+			}
+		}
+	}
+	var pb bytes.Buffer
+	if err := given.Write(&pb); err != nil {
+		return nil, fmt.Errorf("write schedule: %w", err)
+	}
+	return &pb, nil
+}
+
+// appendDecisions writes "decisions", sorted by block and micro-batch
+// (nothing without any).
+func appendDecisions(b []byte, p *placement.Placement, decisions []Decision) ([]byte, error) {
+	if len(decisions) == 0 {
+		return b, nil
+	}
+	ds := append([]Decision(nil), decisions...)
+	slices.SortStableFunc(ds, func(a, b Decision) int {
+		return cmp.Or(cmp.Compare(a.Block, b.Block), cmp.Compare(a.Micro, b.Micro))
+	})
+	b = append(b, ",\n  \"decisions\": ["...)
+	for x, dc := range ds {
+		if dc.Block < 0 || dc.Block >= len(p.Blocks) {
+			return nil, fmt.Errorf("write schedule: decision %d: block index %d out of range 0..%d", x, dc.Block, len(p.Blocks)-1)
+		}
+		if x > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    {\"block\": "...)
+		b = appendString(b, p.Blocks[dc.Block].ID)
+		b = append(b, ", \"micro\": "...)
+		b = strconv.AppendInt(b, int64(dc.Micro), 10)
+		b = append(b, ", \"action\": "...)
+		b = appendString(b, string(dc.Action))
+		if dc.Action == placement.Offload {
+			b = append(b, ", \"offload\": "...)
+			b = strconv.AppendInt(b, int64(dc.Start), 10)
+			b = append(b, ", \"reload\": "...)
+			b = strconv.AppendInt(b, int64(dc.Reload), 10)
+		} else {
+			b = append(b, ", \"start\": "...)
+			b = strconv.AppendInt(b, int64(dc.Start), 10)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, "\n  ]"...)
+	return b, nil
+}
+
+// appendPairs writes "pairs" in SortPairs order (nothing without any).
+func appendPairs(b []byte, p *placement.Placement, pairs []Pair) ([]byte, error) {
+	if len(pairs) == 0 {
+		return b, nil
+	}
+	ps := append([]Pair(nil), pairs...)
+	SortPairs(ps)
+	b = append(b, ",\n  \"pairs\": ["...)
+	for x, q := range ps {
+		for _, r := range []Ref{q.Forward, q.Backward} {
+			if r.Block < 0 || r.Block >= len(p.Blocks) {
+				return nil, fmt.Errorf("write schedule: pair %d: block index %d out of range 0..%d", x, r.Block, len(p.Blocks)-1)
+			}
+		}
+		if x > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    {\"forward\": "...)
+		b = appendString(b, p.Blocks[q.Forward.Block].ID)
+		b = append(b, ", \"forward_micro\": "...)
+		b = strconv.AppendInt(b, int64(q.Forward.Micro), 10)
+		b = append(b, ", \"backward\": "...)
+		b = appendString(b, p.Blocks[q.Backward.Block].ID)
+		b = append(b, ", \"backward_micro\": "...)
+		b = strconv.AppendInt(b, int64(q.Backward.Micro), 10)
+		b = append(b, '}')
+	}
+	b = append(b, "\n  ]"...)
+	return b, nil
+}
+
+// appendRepetend writes "repetend".
+func appendRepetend(b []byte, p *placement.Placement, rp *Repetend) []byte {
+	b = append(b, ",\n  \"repetend\": {\"nr\": "...)
+	b = strconv.AppendInt(b, int64(rp.NR), 10)
+	b = append(b, ", \"period\": "...)
+	b = strconv.AppendInt(b, int64(rp.Period), 10)
+	b = append(b, ", \"offsets\": {"...)
+	for i, o := range rp.Offsets {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendString(b, p.Blocks[i].ID)
+		b = append(b, ": "...)
+		b = strconv.AppendInt(b, int64(o), 10)
+	}
+	b = append(b, "}, \"start\": "...)
+	b = strconv.AppendInt(b, int64(rp.Start), 10)
+	b = append(b, ", \"iterations\": "...)
+	b = strconv.AppendInt(b, int64(rp.Iterations), 10)
+	b = append(b, '}')
+	return b
 }
 
 // appendInstances writes ins as a JSON list, one instance a line in file
