@@ -213,9 +213,10 @@ func PeriodicCheckable(s *Schedule) bool {
 }
 
 // FormHolds reports whether s's periodic form describes it: s has one,
-// and its instances are not built or are the form's, in its order. A
-// schedule copied and changed keeps a form that no longer holds: then
-// its instances alone count, for Measure, Write and the verifier.
+// and its instances are not built or are the form's, in its order, with
+// no repetend named. A schedule copied and changed keeps a form that no
+// longer holds: then its instances alone count, for Measure, Write and
+// the verifier.
 func FormHolds(s *Schedule) bool {
 	f := s.Periodic
 	if f == nil {
@@ -223,6 +224,9 @@ func FormHolds(s *Schedule) bool {
 	}
 	if s.Instances == nil {
 		return true
+	}
+	if s.Repetend != nil {
+		return false
 	}
 	if len(s.Instances) != f.Len() {
 		return false

@@ -122,7 +122,11 @@ func (e *VerifyError) CountText() string {
 // placement, micro-batches, makespan, bubble rate, peak memory of every
 // device, the budget (every device's where they differ) and, where the
 // schedule shows one, its latency.
-func ValidText(s *Schedule) string {
+func ValidText(s *Schedule) string { return ValidTextHow(s, "") }
+
+// ValidTextHow is ValidText with how it was checked after "valid" (say
+// " (from its period)").
+func ValidTextHow(s *Schedule, how string) string {
 	m := Measure(s)
 	name := s.Placement.Name
 	if name == "" {
@@ -147,9 +151,7 @@ func ValidText(s *Schedule) string {
 		}
 		latency = ", latency " + LatencyText(full)
 	}
-	if s.Periodic != nil && s.Instances == nil {
-		onCluster += " (from its period)"
-	}
+	onCluster = how + onCluster
 	makespan, peak := strconv.Itoa(m.Makespan), textfmt.CommaInts(m.PeakMemory)
 	if u := s.Placement.Units; u != nil {
 		// In time and bytes where the placement says what its steps and

@@ -68,14 +68,11 @@ func periodic(s *schedule.Schedule, r *rule.Report) {
 		r.Add(schedule.Input, -1, nil, "%v", err)
 		return
 	}
-	if s.Repetend != nil {
-		r.Add(schedule.RepetendMismatch, -1, nil, "repetend: a periodic schedule carries none (its period is its steady state)")
-	}
 	if !formPresence(s, r) {
 		return
 	}
 	r0 := horizon(s)
-	if r0 == 0 {
+	if r0 == 0 || s.Repetend != nil { // a repetend is checked on the instances
 		full, err := s.Materialize(context.Background())
 		if err != nil {
 			r.Add(schedule.Input, -1, nil, "%v", err)
@@ -109,7 +106,7 @@ func horizon(s *schedule.Schedule) int {
 // building its instances (see "A schedule checked from its period"). s
 // must be valid.
 func FromPeriod(s *schedule.Schedule) bool {
-	return s != nil && schedule.FormHolds(s) && s.Periodic.Check(s) == nil && horizon(s) > 0
+	return s != nil && schedule.FormHolds(s) && s.Repetend == nil && s.Periodic.Check(s) == nil && horizon(s) > 0
 }
 
 // withoutForm is full (materialised) as a schedule of instances alone,

@@ -278,7 +278,7 @@ func FuzzPeriodicSchedule(f *testing.F) {
 		}
 		f.Add(buf.Bytes())
 	}
-	f.Add([]byte(`{"placement": {"name": "x", "devices": 1, "blocks": [{"id": "f", "devices": [0], "time": 1, "memory": 0}], "deps": []}, "micro_batches": 2, "memory": 0, "periodic": {"head": [], "period": [{"block": "f", "micro": 0, "start": 0}], "shift": {"time": 1, "micro": 1}, "repetitions": 2, "tail": []}}`))
+	f.Add([]byte(`{"placement": {"name": "x", "devices": 1, "blocks": [{"id": "f", "kind": "forward", "devices": [0], "time": 1, "memory": 1}, {"id": "b", "kind": "backward", "devices": [0], "time": 1, "memory": -1}], "deps": [["f", "b"]]}, "micro_batches": 4, "memory": 1, "periodic": {"head": [], "period": [{"block": "f", "micro": 0, "start": 0}, {"block": "b", "micro": 0, "start": 1}], "shift": {"time": 2, "micro": 1}, "repetitions": 4, "tail": []}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := schedule.ParseForm(data)
 		if err != nil || s.Periodic == nil {
