@@ -77,16 +77,22 @@ func Measure(s *Schedule) Metrics {
 			m.PeakMemory[d] = max(m.PeakMemory[d], sum)
 		}
 	}
+	m.finish(s)
+	return m
+}
+
+// finish sets the bubble rate, from the makespan and loads, and the
+// lower bounds of s's spec.
+func (m *Metrics) finish(s *Schedule) {
 	if m.Makespan > 0 {
 		busy := 0
 		for _, l := range m.Loads {
 			busy += l
 		}
-		total := float64(p.Devices) * float64(m.Makespan)
+		total := float64(s.Placement.Devices) * float64(m.Makespan)
 		m.BubbleRate = (total - float64(busy)) / total
 	}
 	m.LowerBound = bound.LowerBounds(s.Spec)
-	return m
 }
 
 // RepetendBubbleRate is (D·P − Σ_d load_d) / (D·P): the bubble rate of a

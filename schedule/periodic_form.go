@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -286,14 +285,6 @@ func measurePeriodic(s *Schedule, all bool) Metrics {
 	}
 	r0 := min(f.Horizon(p), f.Repetitions)
 	m.PeakMemory = Measure(s.Resized(r0)).PeakMemory
-	if m.Makespan > 0 {
-		busy := 0
-		for _, l := range m.Loads {
-			busy += l
-		}
-		total := float64(p.Devices) * float64(m.Makespan)
-		m.BubbleRate = (total - float64(busy)) / total
-	}
-	m.LowerBound = bound.LowerBounds(s.Spec)
+	m.finish(s)
 	return m
 }

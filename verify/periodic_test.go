@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/tessel-pp/tessel/baseline"
@@ -47,7 +48,7 @@ func periodicCases(t testing.TB) []periodicCase {
 		if err != nil {
 			t.Fatalf("%s %s: %v", c.placement, c.baseline, err)
 		}
-		s.Memory = max(1, slicesMax(schedule.Measure(s).PeakMemory))
+		s.Memory = max(1, slices.Max(schedule.Measure(s).PeakMemory))
 		for _, n := range []int{w + 120, w + 360} {
 			x, ok := schedule.Extensible(s, n)
 			if !ok || x.Form() == nil {
@@ -71,14 +72,6 @@ func periodicCases(t testing.TB) []periodicCase {
 		t.Fatalf("only %d periodic schedules", len(out))
 	}
 	return out
-}
-
-func slicesMax(xs []int) int {
-	m := 0
-	for _, x := range xs {
-		m = max(m, x)
-	}
-	return m
 }
 
 // fullVerdict is the verifier's verdict on s's instances built in full,
