@@ -78,8 +78,8 @@ func runWindow(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent, t
 	res := st.res
 	best, s, extended, err := extendBest(ctx, res, st.offered, n)
 	if err != nil {
-		return nil, false, fmt.Errorf("placement %q: stopped while extending the window's schedules of %d micro-batches to %d, before any schedule of %d was built: %w",
-			sp.Placement.Name, w, n, n, stopCause(ctx, opt))
+		return nil, false, fmt.Errorf("placement %q: stopped before any schedule of %d micro-batches was built (while extending the window's of %d): %w",
+			sp.Placement.Name, n, w, stopCause(ctx, opt))
 	}
 	if best == nil {
 		return nil, false, nil
