@@ -44,8 +44,8 @@ import (
 //     it: the whole head, the whole repetitions more than W before (each
 //     adding the period's net memory on the device), the nearby ones as
 //     in F_R0, and no tail (or, near the tail, the mirror image). Where
-//     the period's net memory on every device is 0 (checked: every
-//     activation of a period is freed within the schedule), each running
+//     the period's net memory on every device is 0 (checked: the memories
+//     of the period's instances on each device sum to 0), each running
 //     memory of F_r is one of F_R0 and conversely: the budget holds and
 //     the peaks are equal.
 //
@@ -56,10 +56,10 @@ import (
 // transfer times, one block per device, memory and latency: a form whose
 // schedule has decisions, overlapped pairs, link orders, queued links
 // (channels) or sharded stages, whose period's net memory is not 0, or
-// whose R is at most R0 + 1, is verified as the full schedule
-// (materialised, within the instance limit). The claimed metrics are
-// recomputed (schedule.Measure, which uses the same argument), never
-// trusted; a form carries no repetend.
+// whose R is at most R0 + 1, or that names a repetend (a periodic file
+// has none), is verified as the full schedule (materialised, within the
+// instance limit). The claimed metrics are recomputed (schedule.Measure,
+// which uses the same argument), never trusted.
 
 // periodic verifies s from its periodic form, into r.
 func periodic(s *schedule.Schedule, r *rule.Report) {
