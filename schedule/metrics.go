@@ -4,17 +4,17 @@ import (
 	"context"
 	"math"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
 )
 
 // Metrics are what a schedule achieves, measured from its start times.
+// The lower bounds of its spec are not among them: they are the rules'
+// (rules.LowerBounds), which sit above this package.
 type Metrics struct {
 	Makespan   int
-	BubbleRate float64      // idle device-time / (D × makespan)
-	PeakMemory []int        // per device: the highest running memory, from 0, in start order (offloads and recomputes counted)
-	Loads      []int        // per device: busy time over the whole schedule (recomputes included)
-	LowerBound bound.Bounds // of the schedule's spec (bound.LowerBounds)
+	BubbleRate float64 // idle device-time / (D × makespan)
+	PeakMemory []int   // per device: the highest running memory, from 0, in start order (offloads and recomputes counted)
+	Loads      []int   // per device: busy time over the whole schedule (recomputes included)
 }
 
 // Makespan is the latest end of any instance (0 for none). Instances of
@@ -81,8 +81,7 @@ func Measure(s *Schedule) Metrics {
 	return m
 }
 
-// finish sets the bubble rate, from the makespan and loads, and the
-// lower bounds of s's spec.
+// finish sets the bubble rate, from the makespan and loads.
 func (m *Metrics) finish(s *Schedule) {
 	if m.Makespan > 0 {
 		busy := 0
@@ -92,7 +91,6 @@ func (m *Metrics) finish(s *Schedule) {
 		total := float64(s.Placement.Devices) * float64(m.Makespan)
 		m.BubbleRate = (total - float64(busy)) / total
 	}
-	m.LowerBound = bound.LowerBounds(s.Spec)
 }
 
 // RepetendBubbleRate is (D·P − Σ_d load_d) / (D·P): the bubble rate of a
