@@ -539,6 +539,14 @@ func run(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent) (*Resul
 			return res, err
 		}
 	}
+	if timedWindow(sp, opt) {
+		var res *Result
+		var ok bool
+		var err error
+		if opt, res, ok, err = startFromWindow(ctx, sp, opt, inc, t0); ok || err != nil {
+			return res, err
+		}
+	}
 	st := newState(sp, opt, inc, t0)
 	st.publishEarly(ctx) // decisions: never windowed
 	if err := st.runPhases(ctx); err != nil {

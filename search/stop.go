@@ -29,6 +29,12 @@ const StopGrace = 100 * time.Millisecond
 // devices, on a loaded machine).
 const finishPerInstance = 6 * time.Microsecond
 
+// finishTime is the time to finish an answer of sp's size
+// (finishPerInstance for each of its instances).
+func finishTime(sp spec.Spec) time.Duration {
+	return time.Duration(max(sp.MicroBatches, 0)*len(sp.Placement.Blocks)) * finishPerInstance
+}
+
 // answerBy is ctx with its deadline, where it has one and the answer is
 // large, moved earlier by the time to finish an answer of sp's size
 // (finishPerInstance for each of its instances, and StopGrace, at most a
@@ -40,7 +46,7 @@ func answerBy(ctx context.Context, sp spec.Spec) (context.Context, context.Cance
 	if !ok || sp.Placement == nil {
 		return ctx, func() {}
 	}
-	finish := time.Duration(max(sp.MicroBatches, 0)*len(sp.Placement.Blocks)) * finishPerInstance
+	finish := finishTime(sp)
 	if finish < StopGrace {
 		return ctx, func() {}
 	}
@@ -87,6 +93,19 @@ func (inc *incumbent) publish(res *Result, t0 time.Time) {
 		return
 	}
 	inc.best, inc.t0, inc.early = &snap, t0, false
+}
+
+// keepUnlessBeaten makes the best result so far replaceable only by a
+// schedule that ends no later, as an early answer is.
+func (inc *incumbent) keepUnlessBeaten() {
+	if inc == nil {
+		return
+	}
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	if inc.best != nil {
+		inc.early = true
+	}
 }
 
 // watch runs the search (run) and returns its answer, or, when ctx ends

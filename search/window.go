@@ -57,6 +57,73 @@ func windowed(sp spec.Spec, opt Options) bool {
 		!opt.UseTime && !opt.SolverOnly && p.Overlap == nil && !p.Channels
 }
 
+// timedWindow reports whether a search given the time (UseTime) is one
+// Run would otherwise search on a window: it then searches the window
+// first (startFromWindow).
+func timedWindow(sp spec.Spec, opt Options) bool {
+	o := opt
+	o.UseTime = false
+	return opt.UseTime && windowed(sp, o)
+}
+
+// startFromWindow is a search given the time (UseTime) beyond the
+// window. The constructions alone on all N outlast a short limit at large
+// N (N = 100,000 on the v-shape took more than 2 s), and a limit that ends
+// there must still answer. So the window is searched first:
+//
+//   - where all N has at most timedWholeInstances instances, at the
+//     default effort; its best schedule, extended to N, becomes the
+//     incumbent, replaced only by one that ends no later, and a start of
+//     the search of all N, which uses the time and never returns worse
+//     (ok false: Run goes on with the returned options);
+//   - beyond, with the time: the window's search improves until the time
+//     left is what extending and verifying an answer of N needs
+//     (extendTime, at most half the time left), and its best schedule
+//     extended is the answer.
+//
+// Where the window gives nothing, Run searches all N as without a limit.
+func startFromWindow(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent, t0 time.Time) (Options, *Result, bool, error) {
+	wopt := opt
+	if sp.MicroBatches*len(sp.Placement.Blocks) > timedWholeInstances {
+		left := time.Until(deadlineOf(ctx))
+		phases, cancel := context.WithTimeout(ctx, left-min(extendTime(sp), left/2))
+		defer cancel()
+		res, ok, err := runWindowWithin(ctx, phases, sp, opt, inc, t0)
+		return opt, res, ok, err
+	}
+	wopt.UseTime = false
+	res, ok, err := runWindow(ctx, sp, wopt, inc, t0)
+	if err != nil || !ok {
+		return opt, nil, false, nil
+	}
+	inc.keepUnlessBeaten()
+	opt.Start = append(slices.Clone(opt.Start), Start{
+		Name:     fmt.Sprintf("%s (a window of %d, extended)", res.Source, res.Window),
+		Schedule: res.Schedule,
+	})
+	return opt, nil, false, nil
+}
+
+// timedWholeInstances is the most instances of all N for which a search
+// given the time goes on to search all N after its window
+// (startFromWindow).
+const timedWholeInstances = schedule.SteadyLimit
+
+// extendTime is the time to extend a window's schedule to sp's N and
+// verify it: about 1.6 µs per instance measured on the v-shape at
+// N = 100,000 (quiet machine), with room for a loaded one.
+func extendTime(sp spec.Spec) time.Duration {
+	return time.Duration(max(sp.MicroBatches, 0)*len(sp.Placement.Blocks)) * 2 * time.Microsecond
+}
+
+// deadlineOf is ctx's deadline, or a time far ahead where it has none.
+func deadlineOf(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(24 * time.Hour)
+}
+
 // candidate is a schedule of the window with its extension to N.
 type candidate struct {
 	seed
@@ -68,11 +135,17 @@ type candidate struct {
 // best of the window's schedules at N; ok is false where none extends
 // (Run then searches all N).
 func runWindow(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent, t0 time.Time) (*Result, bool, error) {
+	return runWindowWithin(ctx, ctx, sp, opt, inc, t0)
+}
+
+// runWindowWithin is runWindow whose window search stops when phases
+// ends; the extension to N stops only when ctx does.
+func runWindowWithin(ctx, phases context.Context, sp spec.Spec, opt Options, inc *incumbent, t0 time.Time) (*Result, bool, error) {
 	n := sp.MicroBatches
 	w := windowSize(n)
 	st := newState(sp.WithMicroBatches(w), opt, nil, t0)
 	st.collect = true
-	if err := st.runPhases(ctx); err != nil {
+	if err := st.runPhases(phases); err != nil {
 		return nil, false, err
 	}
 	res := st.res
@@ -92,7 +165,7 @@ func runWindow(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent, t
 	out.BoundBy = out.Bounds.By
 	out.Contenders = extendedContenders(res.Contenders, st.offered, extended)
 	out.Times.Total = time.Since(t0)
-	out.Stopped = stopReason(ctx, opt, out.Times.Total)
+	out.Stopped = stopReason(phases, opt, out.Times.Total)
 	inc.publish(&out, t0)
 	return &out, true, nil
 }
