@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/choose"
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
@@ -25,7 +26,7 @@ func coarsenFlag(command string) cli.Flag {
 func coarsenTarget(p *placement.Placement, flag int) (int, error) {
 	t, err := choose.CheckedTarget(p, flag)
 	if err != nil {
-		return 0, &usageError{err}
+		return 0, inputerr.Wrap(err)
 	}
 	return t, nil
 }
@@ -33,7 +34,7 @@ func coarsenTarget(p *placement.Placement, flag int) (int, error) {
 // writeCoarsened writes and prints a coarsened search's verified
 // schedule.
 func writeCoarsened(s *schedule.Schedule, sum report.CoarsenSummary, command string, out outputs, stdout io.Writer) error {
-	if err := out.write(s); err != nil {
+	if err := out.Write(s); err != nil {
 		return err
 	}
 	if out.JSON {

@@ -12,8 +12,9 @@ import (
 
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/inference"
-	"github.com/tessel-pp/tessel/internal/atomicfile"
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
@@ -106,7 +107,7 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 				spec := opts.Placement
 				spec.Name = name
 				p, err := spec.Load()
-				return p, bad(err)
+				return p, inputerr.Wrap(err)
 			}})
 		if err != nil {
 			return err
@@ -118,15 +119,15 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 		name   string
 		v, min int
 	}{{"micro-batches", opts.MicroBatches, 1}, {"memory", opts.Memory, 0}, {"nr", opts.NR, 0}, {"optimal-micro-batches", opts.OptimalN, 1}, {"latency-budget", opts.Latency, 0}} {
-		if err := checkAtLeast(f.name, f.v, f.min); err != nil {
+		if err := inputerr.AtLeast(f.name, f.v, f.min); err != nil {
 			return err
 		}
 	}
-	if err := (outputs{SVG: opts.SVG, HTML: opts.HTML, Force: opts.Force}).check(); err != nil {
+	if err := (outfile.Schedule{SVG: opts.SVG, HTML: opts.HTML, Force: opts.Force}).Check(); err != nil {
 		return err
 	}
 	if opts.Schedules != "" {
-		if err := checkOutDir(opts.Schedules, true); err != nil {
+		if err := outfile.CheckDir(opts.Schedules, true); err != nil {
 			return err
 		}
 	}
@@ -139,14 +140,14 @@ func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writ
 	}
 	p, given, cl, err := opts.Placement.LoadOn()
 	if err != nil {
-		return bad(err)
+		return inputerr.Wrap(err)
 	}
 	if inf != nil && !p.Inference() {
 		return usageErrorf("compare: --tp-efficiency adds the inference baselines: placement %q has backward blocks (use --infer)", p.Name)
 	}
 	if opts.Decisions != (placement.Decisions{}) {
 		if p, given, err = opts.Placement.LoadDeclared(opts.Decisions); err != nil {
-			return bad(err)
+			return inputerr.Wrap(err)
 		}
 	}
 	cmp, err := compare.Run(ctx, p, compare.Options{
@@ -175,29 +176,29 @@ func writeCompareFiles(cmp *compare.Comparison, opts compareOptions) error {
 	}
 	// Everything is drawn before anything is written; the schedules are
 	// written all or nothing.
-	var bundle []atomicfile.File
+	var bundle []outfile.File
 	if opts.Schedules != "" {
 		for _, ch := range charts {
-			data, err := drawn(ch.Schedule, (*schedule.Schedule).Write)
+			data, err := outfile.Drawn(ch.Schedule, (*schedule.Schedule).Write)
 			if err != nil {
 				return err
 			}
-			bundle = append(bundle, atomicfile.File{Name: ch.Slug + ".json", Data: data})
+			bundle = append(bundle, outfile.File{Path: ch.Slug + ".json", Data: data})
 		}
 	}
-	var files []outFile
+	var files []outfile.File
 	if opts.SVG != "" {
-		files = append(files, outFile{opts.SVG, report.StackedSVG(charts)})
+		files = append(files, outfile.File{Path: opts.SVG, Data: report.StackedSVG(charts)})
 	}
 	if opts.HTML != "" {
-		files = append(files, outFile{opts.HTML, report.ComparisonHTML(cmp, charts)})
+		files = append(files, outfile.File{Path: opts.HTML, Data: report.ComparisonHTML(cmp, charts)})
 	}
 	if opts.Schedules != "" {
-		if err := writeError(atomicfile.WriteFiles(opts.Schedules, bundle, atomicfile.Options{Replace: opts.Force})); err != nil {
+		if err := outfile.WriteDir(opts.Schedules, opts.Force, bundle); err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
 	}
-	if err := writeOutFiles(opts.Force, files); err != nil {
+	if err := outfile.WriteAll(opts.Force, files); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
 	return nil

@@ -9,9 +9,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/internal/atomicfile"
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/megatron"
+	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/torchcsv"
@@ -158,7 +159,7 @@ func runExport(ctx context.Context, opts exportOptions, stdout io.Writer) error 
 		_, err := stdout.Write(data)
 		return err
 	}
-	if err := writeNew(opts.Out, opts.Force, data); err != nil {
+	if err := outfile.WriteNew(opts.Out, opts.Force, data); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s: %d ranks, %d stages, %d micro-batches (PyTorch pipelining CSV, %s)%s\n",
@@ -171,7 +172,7 @@ func runExport(ctx context.Context, opts exportOptions, stdout io.Writer) error 
 // --merge-bw, merges its backwards; merged is what the "wrote" line adds
 // then ("; I and W merged into B: makespan M instead of S").
 func loadForExport(opts exportOptions, outs ...string) (s *schedule.Schedule, merged string, err error) {
-	if err := checkOut(opts.Force, outs...); err != nil {
+	if err := outfile.Check(opts.Force, outs...); err != nil {
 		return nil, "", err
 	}
 	return loadMerged(opts)
@@ -197,10 +198,10 @@ func loadMerged(opts exportOptions) (s *schedule.Schedule, merged string, err er
 // schedule.csv and the settings (torchcsv.TitanSettingsFile).
 func exportTitan(opts exportOptions, stdout io.Writer) error {
 	csvPath, pyPath := filepath.Join(opts.Out, "schedule.csv"), filepath.Join(opts.Out, torchcsv.TitanSettingsFile)
-	if err := checkOutDir(opts.Out, true); err != nil {
+	if err := outfile.CheckDir(opts.Out, true); err != nil {
 		return err
 	}
-	if err := checkNew(opts.Force, csvPath, pyPath); err != nil {
+	if err := outfile.CheckNew(opts.Force, csvPath, pyPath); err != nil {
 		return err
 	}
 	s, merged, err := loadMerged(opts)
@@ -211,7 +212,7 @@ func exportTitan(opts exportOptions, stdout io.Writer) error {
 	if opts.Split != "" {
 		data, err := limits.ReadFile(opts.Split, limits.FileBytes)
 		if err != nil {
-			return &usageError{err}
+			return inputerr.Wrap(err)
 		}
 		if to.Modules, to.StageDevices, err = partition.ReadStages(data); err != nil {
 			return usageErrorf("%s: %v", opts.Split, err)
@@ -221,8 +222,8 @@ func exportTitan(opts exportOptions, stdout io.Writer) error {
 	if err != nil {
 		return usageErrorf("%s: cannot export to torchtitan: %v", opts.Schedule, err)
 	}
-	bundle := []atomicfile.File{{Name: "schedule.csv", Data: b.Table.Marshal()}, {Name: torchcsv.TitanSettingsFile, Data: b.Config(csvPath)}}
-	if err := writeError(atomicfile.WriteFiles(opts.Out, bundle, atomicfile.Options{Replace: opts.Force})); err != nil {
+	bundle := []outfile.File{{Path: "schedule.csv", Data: b.Table.Marshal()}, {Path: torchcsv.TitanSettingsFile, Data: b.Config(csvPath)}}
+	if err := outfile.WriteDir(opts.Out, opts.Force, bundle); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s and %s: %d ranks, %d stages (%s style, %d per rank), %d micro-batches%s\n",
@@ -240,7 +241,7 @@ func exportMegatron(opts exportOptions, stdout io.Writer) error {
 	if opts.Split != "" {
 		data, err := limits.ReadFile(opts.Split, limits.FileBytes)
 		if err != nil {
-			return &usageError{err}
+			return inputerr.Wrap(err)
 		}
 		names, _, err := partition.ReadStages(data)
 		if err == nil {
@@ -264,7 +265,7 @@ func exportMegatron(opts exportOptions, stdout io.Writer) error {
 		_, err := stdout.Write(a.Text())
 		return err
 	}
-	if err := writeNew(opts.Out, opts.Force, a.Text()); err != nil {
+	if err := outfile.WriteNew(opts.Out, opts.Force, a.Text()); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s: Megatron-Core arguments, %d ranks, %d stages (%d per rank)%s\n", opts.Out, l.PP, len(l.Stages), l.VPP, merged)

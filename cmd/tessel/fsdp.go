@@ -7,7 +7,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/limits"
+	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/rule/fsdp"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/torchcsv"
@@ -46,7 +48,7 @@ func (o fsdpOptions) model(s *schedule.Schedule) (*fsdp.Model, error) {
 	}
 	data, err := limits.ReadFile(o.File, limits.FileBytes)
 	if err != nil {
-		return nil, &usageError{err}
+		return nil, inputerr.Wrap(err)
 	}
 	f, err := fsdp.Read(data)
 	if err != nil {
@@ -80,7 +82,7 @@ func exportFSDP(ctx context.Context, opts exportOptions, s *schedule.Schedule, r
 		_, err := stdout.Write(e.Table.Marshal())
 		return err
 	}
-	if err := writeNew(opts.Out, opts.Force, e.Table.Marshal()); err != nil {
+	if err := outfile.WriteNew(opts.Out, opts.Force, e.Table.Marshal()); err != nil {
 		return err
 	}
 	form := "compute_comms"

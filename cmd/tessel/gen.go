@@ -9,7 +9,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/compact"
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/limits"
+	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/runtimegen"
@@ -78,7 +80,7 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	case opts.Split != "" && opts.Model == "":
 		return usageErrorf("gen: --split goes with --model")
 	}
-	if err := checkOutDir(opts.Out, opts.Force); err != nil {
+	if err := outfile.CheckDir(opts.Out, opts.Force); err != nil {
 		return err
 	}
 	s, err := loadVerified(opts.Schedule)
@@ -87,7 +89,7 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	}
 	cl, err := opts.Cluster.Cluster(s.Placement.Devices)
 	if err != nil {
-		return bad(err)
+		return inputerr.Wrap(err)
 	}
 	var onNote string
 	if cl != nil {
@@ -110,7 +112,7 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 	progs, err := runtimegen.Generate(s, mode)
 	if err != nil {
 		if len(s.Pairs) > 0 || len(s.LinkOrder) > 0 {
-			return &usageError{err} // a schedule gen cannot take
+			return inputerr.Wrap(err) // a schedule gen cannot take
 		}
 		return err
 	}
@@ -127,7 +129,7 @@ func runGen(_ context.Context, opts genOptions, stdout io.Writer) error {
 		return err
 	}
 	if err := runtimegen.WriteFiles(opts.Out, files); err != nil {
-		return writeError(fmt.Errorf("gen: %w", err))
+		return outfile.WriteError(fmt.Errorf("gen: %w", err))
 	}
 	_, err = io.WriteString(stdout, runtimegen.WroteText(opts.Out, progs, mode))
 	if err == nil && dec != nil {

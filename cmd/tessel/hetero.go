@@ -10,6 +10,8 @@ import (
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
 	"github.com/tessel-pp/tessel/hybrid"
+	"github.com/tessel-pp/tessel/inputerr"
+	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -29,7 +31,7 @@ func partitionOnCluster(ctx context.Context, o partitionOptions, cl *cluster.Clu
 	}
 	g, err := hetero.LoadModel(o.model(), cl, o.Cluster, "--cluster")
 	if err != nil {
-		return nil, bad(err)
+		return nil, inputerr.Wrap(err)
 	}
 	r, err := hetero.Run(ctx, g, cl, hetero.Options{TimeUnit: o.TimeUnit, MemoryUnit: o.MemoryUnit})
 	switch {
@@ -39,7 +41,7 @@ func partitionOnCluster(ctx context.Context, o partitionOptions, cl *cluster.Clu
 		return nil, usageErrorf("%s: %v", o.Model, err)
 	}
 	// Both files are drawn before either is written.
-	var files []outFile
+	var files []outfile.File
 	for _, f := range []struct {
 		path string
 		draw func(io.Writer) error
@@ -51,9 +53,9 @@ func partitionOnCluster(ctx context.Context, o partitionOptions, cl *cluster.Clu
 		if err := f.draw(&buf); err != nil {
 			return nil, err
 		}
-		files = append(files, outFile{f.path, buf.Bytes()})
+		files = append(files, outfile.File{Path: f.path, Data: buf.Bytes()})
 	}
-	if err := writeOutFiles(o.Force, files); err != nil {
+	if err := outfile.WriteAll(o.Force, files); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -75,11 +77,11 @@ func runHybrid(ctx context.Context, o planOptions, stdout io.Writer) error {
 	}
 	cl, err := cluster.Load(o.Cluster)
 	if err != nil {
-		return &usageError{err}
+		return inputerr.Wrap(err)
 	}
 	g, err := hetero.LoadModel(po.model(), cl, o.Cluster, "--parallel auto")
 	if err != nil {
-		return bad(err)
+		return inputerr.Wrap(err)
 	}
 	sizes, err := hybrid.ParseSizes(o.Sizes)
 	if err != nil {

@@ -10,8 +10,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/megatron"
+	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -129,20 +131,20 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 	}
 	o := &opts.Opt
 	if err := o.Check(); err != nil {
-		return &usageError{err}
+		return inputerr.Wrap(err)
 	}
-	if err := checkAtLeast("memory", o.Memory, 0); err != nil {
+	if err := inputerr.AtLeast("memory", o.Memory, 0); err != nil {
 		return err
 	}
 	if opts.Out != "" && opts.Out == opts.PlacementOut {
 		return usageErrorf("import: --out and --placement-out name the same file %s", opts.Out)
 	}
-	if err := (outputs{Out: opts.Out, SVG: opts.PlacementOut, Force: opts.Force}).check(); err != nil {
+	if err := (outfile.Schedule{Out: opts.Out, SVG: opts.PlacementOut, Force: opts.Force}).Check(); err != nil {
 		return err
 	}
 	data, err := limits.ReadFile(opts.TorchCSV, limits.FileBytes)
 	if err != nil {
-		return &usageError{err}
+		return inputerr.Wrap(err)
 	}
 	o.Name = opts.Name
 	if o.Name == "" {
@@ -170,16 +172,16 @@ func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
 		return err
 	}
 	if opts.Out != "" {
-		if err := (outputs{Out: opts.Out, Force: opts.Force}).write(s); err != nil {
+		if err := (outfile.Schedule{Out: opts.Out, Force: opts.Force}).Write(s); err != nil {
 			return err
 		}
 	}
 	if opts.PlacementOut != "" {
-		pj, err := drawn(s, func(s *schedule.Schedule, w io.Writer) error { return s.Placement.Write(w) })
+		pj, err := outfile.Drawn(s, func(s *schedule.Schedule, w io.Writer) error { return s.Placement.Write(w) })
 		if err != nil {
 			return err
 		}
-		if err := writeNew(opts.PlacementOut, opts.Force, pj); err != nil {
+		if err := outfile.WriteNew(opts.PlacementOut, opts.Force, pj); err != nil {
 			return err
 		}
 	}
@@ -209,27 +211,27 @@ func runImportMegatron(opts importOptions, stdout io.Writer) error {
 		return usageErrorf("import: --overlap-time and --torch-naming go with --torch-csv")
 	}
 	if err := o.Check(); err != nil {
-		return &usageError{err}
+		return inputerr.Wrap(err)
 	}
-	if err := (outputs{Out: opts.Out, SVG: opts.PlacementOut, Force: opts.Force}).check(); err != nil {
+	if err := (outfile.Schedule{Out: opts.Out, SVG: opts.PlacementOut, Force: opts.Force}).Check(); err != nil {
 		return err
 	}
 	l, err := megatron.ParseLayout(opts.Megatron, megatron.LayoutOptions{Layers: opts.Layers, PP: opts.PP, VPP: opts.VPP})
 	if err != nil {
-		return &usageError{err}
+		return inputerr.Wrap(err)
 	}
 	p, err := l.Placement(megatron.PlacementOptions{Name: opts.Name, ForwardTime: o.ForwardTime, BackwardTime: o.BackwardTime,
 		InputTime: o.InputTime, WeightTime: o.WeightTime, ForwardMemory: o.ForwardMemory, BackwardMemory: o.BackwardMemory,
 		InputMemory: o.InputMemory, WeightMemory: o.WeightMemory, SplitBackward: opts.SplitBackward})
 	if err != nil {
-		return &usageError{err}
+		return inputerr.Wrap(err)
 	}
 	var s *schedule.Schedule
 	if opts.Out != "" {
 		if s, err = megatron.Order(spec.Spec{Placement: p, MicroBatches: opts.MicroBatches, Memory: o.Memory}, megatron.OrderOptions{Group: opts.Group}); err != nil {
-			return &usageError{err}
+			return inputerr.Wrap(err)
 		}
-		if err := (outputs{Out: opts.Out, Force: opts.Force}).write(s); err != nil {
+		if err := (outfile.Schedule{Out: opts.Out, Force: opts.Force}).Write(s); err != nil {
 			return err
 		}
 	}
@@ -238,7 +240,7 @@ func runImportMegatron(opts importOptions, stdout io.Writer) error {
 		if err := p.Write(&b); err != nil {
 			return err
 		}
-		if err := writeNew(opts.PlacementOut, opts.Force, b.Bytes()); err != nil {
+		if err := outfile.WriteNew(opts.PlacementOut, opts.Force, b.Bytes()); err != nil {
 			return err
 		}
 	}

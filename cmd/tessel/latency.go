@@ -9,6 +9,8 @@ import (
 
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/inference"
+	"github.com/tessel-pp/tessel/inputerr"
+	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/report"
 )
 
@@ -80,7 +82,7 @@ func runLatencySweep(ctx context.Context, opts sweepOptions, stdout, stderr io.W
 	}
 	p, err := spec.Load()
 	if err != nil {
-		return bad(err)
+		return inputerr.Wrap(err)
 	}
 	if !p.Inference() {
 		return usageErrorf("sweep --latency: placement %q has backward blocks (use --infer, or an inference placement file)", p.Name)
@@ -91,7 +93,7 @@ func runLatencySweep(ctx context.Context, opts sweepOptions, stdout, stderr io.W
 		}
 	}
 	if opts.OutDir != "" {
-		if err := checkOutDir(opts.OutDir, true); err != nil {
+		if err := outfile.CheckDir(opts.OutDir, true); err != nil {
 			return err
 		}
 	}

@@ -8,8 +8,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/measure"
+	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/partition"
 )
 
@@ -64,7 +66,7 @@ func runMeasure(_ context.Context, o measureOptions, stdout io.Writer) error {
 	case o.Model == "":
 		return usageErrorf("measure: --model FILE is required")
 	}
-	if err := checkAtLeast("top", o.Top, 0); err != nil {
+	if err := inputerr.AtLeast("top", o.Top, 0); err != nil {
 		return err
 	}
 	for _, f := range []string{o.Calibrate, o.Perfetto} {
@@ -100,12 +102,12 @@ func runMeasure(_ context.Context, o measureOptions, stdout io.Writer) error {
 		if cal, err = measure.Calibrate(data, runs); err != nil {
 			return fmt.Errorf("measure: calibrate: %w", err)
 		}
-		if err := writeNew(o.Calibrate, o.Force, cal.Model); err != nil {
+		if err := outfile.WriteNew(o.Calibrate, o.Force, cal.Model); err != nil {
 			return err
 		}
 	}
 	if o.Perfetto != "" {
-		if err := writeDrawn(o.Perfetto, o.Force, func(w io.Writer) error { return measure.Perfetto(w, runs, reps) }); err != nil {
+		if err := outfile.WriteDrawn(o.Perfetto, o.Force, func(w io.Writer) error { return measure.Perfetto(w, runs, reps) }); err != nil {
 			return err
 		}
 	}

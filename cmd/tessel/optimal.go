@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/choose"
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/search"
@@ -61,21 +62,21 @@ func optimalCommand() *cli.Command {
 }
 
 func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writer) error {
-	if err := checkAtLeast("micro-batches", opts.MicroBatches, 1); err != nil {
+	if err := inputerr.AtLeast("micro-batches", opts.MicroBatches, 1); err != nil {
 		return err
 	}
-	if err := checkAtLeast("memory", opts.Memory, 0); err != nil {
+	if err := inputerr.AtLeast("memory", opts.Memory, 0); err != nil {
 		return err
 	}
-	if err := checkAtLeast("latency-budget", opts.Latency, 0); err != nil {
+	if err := inputerr.AtLeast("latency-budget", opts.Latency, 0); err != nil {
 		return err
 	}
-	if err := opts.Outputs.check(); err != nil {
+	if err := opts.Outputs.Check(); err != nil {
 		return err
 	}
 	p, given, cl, err := opts.Placement.LoadFor(opts.Decisions)
 	if err != nil {
-		return bad(err)
+		return inputerr.Wrap(err)
 	}
 	if p.Overlap != nil {
 		return usageErrorf("optimal: the time-optimal search does not pair forwards and backwards (--overlap-time): run tessel search")
@@ -94,7 +95,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 			return usageErrorf("optimal: --link-order does not combine with --coarsen")
 		}
 	}
-	opts.Outputs = opts.Outputs.onCluster(cl, given)
+	opts.Outputs.Cluster, opts.Outputs.Given = cl, given
 	ctx, cancel := withLimit(ctx, opts.TimeLimit)
 	defer cancel()
 	bar := newProgress(stderr)
@@ -122,7 +123,7 @@ func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writ
 		return err
 	}
 	s := res.Schedule
-	if err := opts.Outputs.writeVerified("optimal", s); err != nil {
+	if err := opts.Outputs.WriteVerified("optimal", s); err != nil {
 		return err
 	}
 	sum := report.OptimalSummary(res, elapsed, opts.Decisions.Any())

@@ -10,6 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/cluster"
+	"github.com/tessel-pp/tessel/inputerr"
+	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 )
@@ -163,7 +165,7 @@ func (o partitionOptions) model() partition.Model {
 func partitionError(err error) error {
 	var in *partition.InputError
 	if errors.As(err, &in) {
-		return &usageError{err}
+		return inputerr.Wrap(err)
 	}
 	return err
 }
@@ -176,9 +178,9 @@ func (o partitionOptions) runOptions() partition.Options {
 
 func (o partitionOptions) check() error {
 	if err := o.runOptions().Check(); err != nil {
-		return &usageError{err}
+		return inputerr.Wrap(err)
 	}
-	return checkOut(o.Force, o.Out, o.ClusterOut)
+	return outfile.Check(o.Force, o.Out, o.ClusterOut)
 }
 
 // partitionModel runs the partition the options ask for, with the
@@ -200,7 +202,7 @@ func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (
 	}
 	res.Placement.File = o.Out
 	if o.Out != "" {
-		if err := writeDrawn(o.Out, o.Force, res.Converted.Placement.Write); err != nil {
+		if err := outfile.WriteDrawn(o.Out, o.Force, res.Converted.Placement.Write); err != nil {
 			return nil, err
 		}
 	}
@@ -221,12 +223,12 @@ func runPartition(ctx context.Context, o partitionOptions, stdout, stderr io.Wri
 		if o.Format == "megatron-layout" {
 			return usageErrorf("--cluster and --format megatron-layout do not go together")
 		}
-		if err := checkOut(o.Force, o.Out, o.ClusterOut); err != nil {
+		if err := outfile.Check(o.Force, o.Out, o.ClusterOut); err != nil {
 			return err
 		}
 		cl, err := cluster.Load(o.Cluster)
 		if err != nil {
-			return &usageError{err}
+			return inputerr.Wrap(err)
 		}
 		r, err := partitionOnCluster(ctx, o, cl)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/report"
 )
@@ -80,11 +81,11 @@ func runPlacements(_ context.Context, opts placementsOptions, w io.Writer) error
 
 // checkTimes rejects device counts and times a built-in cannot have.
 func checkTimes(devices, fwd, bwd int) error {
-	if err := checkAtLeast("devices", devices, 1); err != nil {
+	if err := inputerr.AtLeast("devices", devices, 1); err != nil {
 		return err
 	}
-	if err := checkAtLeast("forward-time", fwd, 1); err != nil {
+	if err := inputerr.AtLeast("forward-time", fwd, 1); err != nil {
 		return err
 	}
-	return checkAtLeast("backward-time", bwd, 1)
+	return inputerr.AtLeast("backward-time", bwd, 1)
 }

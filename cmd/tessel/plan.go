@@ -12,6 +12,8 @@ import (
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hybrid"
+	"github.com/tessel-pp/tessel/inputerr"
+	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/plan"
@@ -95,17 +97,17 @@ func planCommand() *cli.Command {
 }
 
 func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error {
-	if err := checkAtLeast("micro-batches", o.MicroBatches, 1); err != nil {
+	if err := inputerr.AtLeast("micro-batches", o.MicroBatches, 1); err != nil {
 		return err
 	}
-	if err := checkAtLeast("budget", o.Budget, 0); err != nil {
+	if err := inputerr.AtLeast("budget", o.Budget, 0); err != nil {
 		return err
 	}
-	if err := checkAtLeast("nr", o.NR, 0); err != nil {
+	if err := inputerr.AtLeast("nr", o.NR, 0); err != nil {
 		return err
 	}
 	o.Partition.Force = o.Outputs.Force
-	if err := o.Outputs.check(); err != nil {
+	if err := o.Outputs.Check(); err != nil {
 		return err
 	}
 	if o.Parallel != "" {
@@ -139,7 +141,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	if o.Cluster != "" {
 		var err error
 		if cl, err = cluster.Load(o.Cluster); err != nil {
-			return &usageError{err}
+			return inputerr.Wrap(err)
 		}
 		// The split on the cluster; from here on the cluster is as its
 		// placement runs on it (device i: stage i's device).
@@ -166,7 +168,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		}
 	}
 	if err := spec.CheckDeclarations(o.Decisions); err != nil {
-		return bad(err)
+		return inputerr.Wrap(err)
 	}
 	popt := plan.Options{MicroBatches: o.MicroBatches, Budget: o.Budget, Cluster: cl, Capacities: o.Partition.Capacities,
 		Decisions: o.Decisions, Search: search.Options{MaxNR: o.NR}, TimeLimit: o.TimeLimit}
@@ -185,7 +187,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	var ie *plan.InputError
 	switch {
 	case errors.As(err, &ie) && ie.Cluster:
-		return &usageError{fmt.Errorf("%s: %w", o.Cluster, ie.Err)}
+		return inputerr.Wrap(fmt.Errorf("%s: %w", o.Cluster, ie.Err))
 	case errors.As(err, &ie):
 		return usageErrorf("%v", ie.Err)
 	case errors.Is(err, search.ErrNoRepetend):
@@ -194,17 +196,17 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	if clusterOut != "" {
-		if err := writeDrawn(clusterOut, o.Outputs.Force, res.BudgetCluster().Write); err != nil {
+		if err := outfile.WriteDrawn(clusterOut, o.Outputs.Force, res.BudgetCluster().Write); err != nil {
 			return err
 		}
 	}
-	if err := o.Outputs.write(res.Search.Schedule); err != nil {
+	if err := o.Outputs.Write(res.Search.Schedule); err != nil {
 		return err
 	}
 	if cmp != nil && cmp.PolicyChosen && o.PlacementOut != "" {
 		// The placement searched is the split's under the policy: the
 		// file partition wrote above becomes that one.
-		if err := writeDrawn(o.PlacementOut, true, res.Partition.Converted.Placement.Write); err != nil {
+		if err := outfile.WriteDrawn(o.PlacementOut, true, res.Partition.Converted.Placement.Write); err != nil {
 			return err
 		}
 	}
@@ -219,7 +221,7 @@ func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error
 	}
 	out.SetVersus(rows, levers)
 	if o.Report != "" {
-		if err := writeDrawn(o.Report, o.Outputs.Force, out.WriteHTML); err != nil {
+		if err := outfile.WriteDrawn(o.Report, o.Outputs.Force, out.WriteHTML); err != nil {
 			return err
 		}
 	}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/limits"
+	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/profile"
 )
@@ -70,7 +72,7 @@ func runProfile(ctx context.Context, o profileOptions, stdout, stderr io.Writer)
 		name   string
 		v, min int
 	}{{"warmup", o.Warmup, 0}, {"repeats", o.Repeats, 1}, {"threads", o.Threads, 1}} {
-		if err := checkAtLeast(f.name, f.v, f.min); err != nil {
+		if err := inputerr.AtLeast(f.name, f.v, f.min); err != nil {
 			return err
 		}
 	}
@@ -110,7 +112,7 @@ func runProfile(ctx context.Context, o profileOptions, stdout, stderr io.Writer)
 	if err != nil {
 		var in *profile.InputError
 		if errors.As(err, &in) {
-			return &usageError{err}
+			return inputerr.Wrap(err)
 		}
 		return err
 	}
@@ -118,7 +120,7 @@ func runProfile(ctx context.Context, o profileOptions, stdout, stderr io.Writer)
 	if _, err := partition.Parse(data); err != nil {
 		return fmt.Errorf("profile: the model file written does not load (a bug): %w", err)
 	}
-	if err := writeNew(o.Out, o.Force, data); err != nil {
+	if err := outfile.WriteNew(o.Out, o.Force, data); err != nil {
 		return err
 	}
 	if err := res.WriteText(stdout); err != nil {

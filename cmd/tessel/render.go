@@ -8,6 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/inputerr"
+	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -87,14 +89,14 @@ func runRender(_ context.Context, opts renderOptions, stdout io.Writer) error {
 	if opts.Force && opts.Out == "" {
 		return usageErrorf("render: --force needs --out FILE")
 	}
-	if err := checkOut(opts.Force, opts.Out); err != nil {
+	if err := outfile.Check(opts.Force, opts.Out); err != nil {
 		return err
 	}
 	s, err := schedule.Load(opts.Schedule)
 	if err != nil {
-		return &usageError{err}
+		return inputerr.Wrap(err)
 	}
-	data, err := drawn(s, draw)
+	data, err := outfile.Drawn(s, draw)
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.Schedule, err)
 	}
@@ -102,7 +104,7 @@ func runRender(_ context.Context, opts renderOptions, stdout io.Writer) error {
 		_, err := stdout.Write(data)
 		return err
 	}
-	if err := writeNew(opts.Out, opts.Force, data); err != nil {
+	if err := outfile.WriteNew(opts.Out, opts.Force, data); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s (%s, %d bytes)\n", opts.Out, opts.Format, len(data))

@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
@@ -73,10 +74,10 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if opts.Schedule == "" {
 		return usageErrorf("replan: --schedule FILE is required")
 	}
-	if err := checkAtLeast("nr", opts.NR, 0); err != nil {
+	if err := inputerr.AtLeast("nr", opts.NR, 0); err != nil {
 		return err
 	}
-	if err := opts.Outputs.check(); err != nil {
+	if err := opts.Outputs.Check(); err != nil {
 		return err
 	}
 	old, err := loadVerified(opts.Schedule)
@@ -85,7 +86,7 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	}
 	cl, err := opts.Cluster.Cluster(old.Placement.Devices)
 	if err != nil {
-		return bad(err)
+		return inputerr.Wrap(err)
 	}
 	if opts.Timeline != "" {
 		return runTimeline(ctx, old, cl, opts, stdout)
@@ -102,7 +103,7 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	}
 	p, err := cl.Apply(given)
 	if err != nil {
-		return &usageError{err}
+		return inputerr.Wrap(err)
 	}
 	t0 := time.Now()
 	qctx, cancel := withLimit(ctx, opts.TimeLimit)
@@ -126,7 +127,8 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 		}
 		rep.Fresh, rep.FreshSeconds = ptr(schedule.Makespan(fresh.Schedule)), secs(time.Since(t1))
 	}
-	if err := opts.Outputs.onCluster(cl, given).write(s); err != nil {
+	opts.Outputs.Cluster, opts.Outputs.Given = cl, given
+	if err := opts.Outputs.Write(s); err != nil {
 		return err
 	}
 	if opts.Outputs.JSON {
@@ -140,7 +142,7 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 func runTimeline(ctx context.Context, old *schedule.Schedule, cl *cluster.Cluster, opts replanOptions, stdout io.Writer) error {
 	t, err := timeline.Load(opts.Timeline)
 	if err != nil {
-		return &usageError{err}
+		return inputerr.Wrap(err)
 	}
 	topt := timeline.Options{
 		Replan: search.ReplanOptions{MaxNR: opts.NR, Seed: opts.Seed, Effort: opts.Effort, Refine: opts.Refine},
@@ -152,7 +154,7 @@ func runTimeline(ctx context.Context, old *schedule.Schedule, cl *cluster.Cluste
 		}
 		g, err := partition.Load(opts.Model)
 		if err != nil {
-			return &usageError{err}
+			return inputerr.Wrap(err)
 		}
 		if g.IDs != nil {
 			return usageErrorf("%s: --model needs a layer profile, not a graph of Tarnawski et al.'s set", opts.Model)
@@ -163,11 +165,11 @@ func runTimeline(ctx context.Context, old *schedule.Schedule, cl *cluster.Cluste
 	if err != nil {
 		var ce *timeline.ChangeError
 		if errors.As(err, &ce) || errors.Is(err, timeline.ErrNotModelSplit) || errors.Is(err, hetero.ErrNoSplit) {
-			return &usageError{err}
+			return inputerr.Wrap(err)
 		}
 		return err
 	}
-	if err := opts.Outputs.write(rep.Final); err != nil {
+	if err := opts.Outputs.Write(rep.Final); err != nil {
 		return err
 	}
 	if opts.Outputs.JSON {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessel-pp/tessel/choose"
 	"github.com/tessel-pp/tessel/exact"
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/report"
@@ -101,7 +102,7 @@ func searched(res *exact.Result, err error, opts searchOptions, method repetend.
 	if err != nil {
 		return report.Summary{}, err
 	}
-	if err := opts.Outputs.writeVerified("search", res.Schedule); err != nil {
+	if err := opts.Outputs.WriteVerified("search", res.Schedule); err != nil {
 		return report.Summary{}, err
 	}
 	sum := report.ExactSummary(res, method)
@@ -116,7 +117,7 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 		name   string
 		v, min int
 	}{{"micro-batches", opts.MicroBatches, 1}, {"memory", opts.Memory, 0}, {"nr", opts.NR, 0}, {"jobs", opts.Jobs, 0}, {"latency-budget", opts.Latency, 0}} {
-		if err := checkAtLeast(f.name, f.v, f.min); err != nil {
+		if err := inputerr.AtLeast(f.name, f.v, f.min); err != nil {
 			return err
 		}
 	}
@@ -131,18 +132,18 @@ func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer
 	if err != nil {
 		return usageErrorf("search: --%v", err)
 	}
-	if err := opts.Outputs.check(); err != nil {
+	if err := opts.Outputs.Check(); err != nil {
 		return err
 	}
 	p, given, cl, err := opts.Placement.LoadFor(opts.Decisions)
 	if err != nil {
-		return bad(err)
+		return inputerr.Wrap(err)
 	}
 	target, err := coarsenTarget(p, opts.Coarsen)
 	if err != nil {
 		return err
 	}
-	opts.Outputs = opts.Outputs.onCluster(cl, given)
+	opts.Outputs.Cluster, opts.Outputs.Given = cl, given
 	ctx, cancel := withLimit(ctx, opts.TimeLimit)
 	defer cancel()
 	bar := newProgress(stderr)

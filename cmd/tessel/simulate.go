@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/quantity"
 	"github.com/tessel-pp/tessel/runtimegen"
@@ -108,7 +109,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		}
 		on, c, err := opts.Cluster.On(given)
 		if err != nil {
-			return bad(err)
+			return inputerr.Wrap(err)
 		}
 		if c != nil {
 			timing = on
@@ -118,7 +119,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		}
 		if sets, err = runtimegen.GenerateModes(s, opts.Blocking); err != nil {
 			if len(s.Pairs) > 0 || len(s.LinkOrder) > 0 {
-				return &usageError{err} // a schedule simulate cannot take
+				return inputerr.Wrap(err) // a schedule simulate cannot take
 			}
 			return err
 		}
@@ -143,7 +144,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 		}
 		progs, err := runtimegen.LoadPrograms(opts.Programs)
 		if err != nil {
-			return &usageError{err}
+			return inputerr.Wrap(err)
 		}
 		if err := runtimegen.Check(progs); err != nil {
 			return usageErrorf("%s: %v", opts.Programs, err)
@@ -181,7 +182,7 @@ func runSimulate(_ context.Context, opts simulateOptions, stdout io.Writer) erro
 func loadVerified(path string) (*schedule.Schedule, error) {
 	s, err := schedule.Load(path)
 	if err != nil {
-		return nil, &usageError{err}
+		return nil, inputerr.Wrap(err)
 	}
 	if err := verify.Schedule(s); err != nil {
 		return nil, usageErrorf("%s: invalid schedule (see tessel verify): %v", path, err)

@@ -12,7 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/compare"
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/report"
 )
@@ -115,10 +117,10 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	if err := checkAtLeast("fig12-nr", opts.Fig12NR, 0); err != nil {
+	if err := inputerr.AtLeast("fig12-nr", opts.Fig12NR, 0); err != nil {
 		return err
 	}
-	if err := checkAtLeast("jobs", opts.Jobs, 0); err != nil {
+	if err := inputerr.AtLeast("jobs", opts.Jobs, 0); err != nil {
 		return err
 	}
 	if len(opts.Placements) == 0 {
@@ -129,16 +131,16 @@ func runSweep(ctx context.Context, opts sweepOptions, stdout, stderr io.Writer) 
 		spec := placementSpec{Name: name, Devices: opts.Devices, ForwardTime: opts.ForwardTime, BackwardTime: opts.BackwardTime, Cluster: opts.Cluster}
 		p, _, _, err := spec.LoadFor(opts.Decisions)
 		if err != nil {
-			return bad(err)
+			return inputerr.Wrap(err)
 		}
 		ps = append(ps, p)
 	}
 	if opts.OutDir != "" {
-		if err := checkOutDir(opts.OutDir, true); err != nil {
+		if err := outfile.CheckDir(opts.OutDir, true); err != nil {
 			return err
 		}
 		for _, f := range report.SweepFileNames(opts.Format) {
-			if err := checkNew(opts.Force, filepath.Join(opts.OutDir, f)); err != nil {
+			if err := outfile.CheckNew(opts.Force, filepath.Join(opts.OutDir, f)); err != nil {
 				return err
 			}
 		}
