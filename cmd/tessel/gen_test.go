@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/deploy"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
@@ -24,7 +25,7 @@ func TestGenWrites(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run")
 	var stdout bytes.Buffer
-	if err := runGen(context.Background(), genOptions{Schedule: mShapeSchedule, Out: out, Backend: "gloo"}, &stdout); err != nil {
+	if err := deploy.Gen(context.Background(), deploy.GenOptions{Schedule: mShapeSchedule, Out: out, Backend: "gloo"}, &stdout); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(stdout.String(), "wrote "+out+": rank0.json … rank3.json (non-blocking, ") {
@@ -57,13 +58,13 @@ func TestGenWrites(t *testing.T) {
 	}
 
 	// Not into a directory with files, unless --force; then the same bytes.
-	err = runGen(context.Background(), genOptions{Schedule: mShapeSchedule, Out: out, Backend: "gloo"}, &bytes.Buffer{})
+	err = deploy.Gen(context.Background(), deploy.GenOptions{Schedule: mShapeSchedule, Out: out, Backend: "gloo"}, &bytes.Buffer{})
 	var ue *usageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "is not empty (use --force") {
 		t.Errorf("non-empty --out: got %v", err)
 	}
 	before, _ := os.ReadFile(filepath.Join(out, "rank2.json"))
-	if err := runGen(context.Background(), genOptions{Schedule: mShapeSchedule, Out: out, Backend: "gloo", Force: true}, &bytes.Buffer{}); err != nil {
+	if err := deploy.Gen(context.Background(), deploy.GenOptions{Schedule: mShapeSchedule, Out: out, Backend: "gloo", Force: true}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	if after, _ := os.ReadFile(filepath.Join(out, "rank2.json")); !bytes.Equal(before, after) {
@@ -75,7 +76,7 @@ func TestGenWrites(t *testing.T) {
 	if err := os.Mkdir(empty, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := runGen(context.Background(), genOptions{Schedule: goldenSchedule, Out: empty, Backend: "nccl", Blocking: true}, &bytes.Buffer{}); err != nil {
+	if err := deploy.Gen(context.Background(), deploy.GenOptions{Schedule: goldenSchedule, Out: empty, Backend: "nccl", Blocking: true}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	launch, _ := os.ReadFile(filepath.Join(empty, "launch.sh"))
@@ -108,19 +109,19 @@ func TestGenUsageErrors(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	for _, tc := range []struct {
 		name string
-		opts genOptions
+		opts deploy.GenOptions
 		err  string
 	}{
-		{"no schedule", genOptions{Out: out, Backend: "gloo"}, "--schedule FILE is required"},
-		{"no out", genOptions{Schedule: goldenSchedule, Backend: "gloo"}, "--out DIR is required"},
-		{"backend", genOptions{Schedule: goldenSchedule, Out: out, Backend: "mpi"}, "--backend must be one of gloo, nccl"},
-		{"out is a file", genOptions{Schedule: goldenSchedule, Out: file, Backend: "gloo"}, "is not a directory"},
-		{"missing schedule", genOptions{Schedule: filepath.Join(dir, "none.json"), Out: out, Backend: "gloo"}, "no such file"},
-		{"untrainable", genOptions{Schedule: odd, Out: out, Backend: "gloo"}, `cannot train this placement: backward block "b1"`},
-		{"half a split backward", genOptions{Schedule: halfFile, Out: out, Backend: "gloo"}, `input block "i0": forward "f0" has no weight block`},
+		{"no schedule", deploy.GenOptions{Out: out, Backend: "gloo"}, "--schedule FILE is required"},
+		{"no out", deploy.GenOptions{Schedule: goldenSchedule, Backend: "gloo"}, "--out DIR is required"},
+		{"backend", deploy.GenOptions{Schedule: goldenSchedule, Out: out, Backend: "mpi"}, "--backend must be one of gloo, nccl"},
+		{"out is a file", deploy.GenOptions{Schedule: goldenSchedule, Out: file, Backend: "gloo"}, "is not a directory"},
+		{"missing schedule", deploy.GenOptions{Schedule: filepath.Join(dir, "none.json"), Out: out, Backend: "gloo"}, "no such file"},
+		{"untrainable", deploy.GenOptions{Schedule: odd, Out: out, Backend: "gloo"}, `cannot train this placement: backward block "b1"`},
+		{"half a split backward", deploy.GenOptions{Schedule: halfFile, Out: out, Backend: "gloo"}, `input block "i0": forward "f0" has no weight block`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := runGen(context.Background(), tc.opts, &bytes.Buffer{})
+			err := deploy.Gen(context.Background(), tc.opts, &bytes.Buffer{})
 			var ue *usageError
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("got %v, want a usage error with %q", err, tc.err)
@@ -178,7 +179,7 @@ func TestGenSplitBackward(t *testing.T) {
 		t.Fatalf("search: exit %d: %s", code, errOut)
 	}
 	out := filepath.Join(dir, "run")
-	if err := runGen(context.Background(), genOptions{Schedule: sched, Out: out, Backend: "gloo"}, &bytes.Buffer{}); err != nil {
+	if err := deploy.Gen(context.Background(), deploy.GenOptions{Schedule: sched, Out: out, Backend: "gloo"}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	progs, err := runtimegen.LoadPrograms(out)

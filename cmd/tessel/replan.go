@@ -80,7 +80,7 @@ func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error 
 	if err := opts.Outputs.Check(); err != nil {
 		return err
 	}
-	old, err := loadVerified(opts.Schedule)
+	old, err := verify.Load(opts.Schedule)
 	if err != nil {
 		return err
 	}

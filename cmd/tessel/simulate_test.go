@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/deploy"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
@@ -22,15 +23,15 @@ const mShapeSchedule = "../../schedule/testdata/schedules/m-shape-greedy.json"
 func TestSimulateGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts simulateOptions
+		opts deploy.SimulateOptions
 	}{
-		{"simulate-m-shape.txt", simulateOptions{Schedule: mShapeSchedule, CommTime: 1}},
-		{"simulate-m-shape.json", simulateOptions{Schedule: mShapeSchedule, CommTime: 1, JSON: true}},
-		{"simulate-v-shape-blocking.txt", simulateOptions{Schedule: goldenSchedule, CommTime: 2, Blocking: true}},
+		{"simulate-m-shape.txt", deploy.SimulateOptions{Schedule: mShapeSchedule, CommTime: 1}},
+		{"simulate-m-shape.json", deploy.SimulateOptions{Schedule: mShapeSchedule, CommTime: 1, JSON: true}},
+		{"simulate-v-shape-blocking.txt", deploy.SimulateOptions{Schedule: goldenSchedule, CommTime: 2, Blocking: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			if err := runSimulate(context.Background(), tc.opts, &out); err != nil {
+			if err := deploy.Simulate(context.Background(), tc.opts, &out); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tc.name, out.Bytes())
@@ -50,7 +51,7 @@ func TestSimulateClaims(t *testing.T) {
 		}
 		for _, comm := range []int{0, 1} {
 			var out bytes.Buffer
-			if err := runSimulate(context.Background(), simulateOptions{Schedule: path, CommTime: comm, JSON: true}, &out); err != nil {
+			if err := deploy.Simulate(context.Background(), deploy.SimulateOptions{Schedule: path, CommTime: comm, JSON: true}, &out); err != nil {
 				t.Fatal(err)
 			}
 			var got runtimegen.Report
@@ -96,11 +97,11 @@ func crossSchedule(t *testing.T, dir string) string {
 func TestSimulateProgramsDeadlock(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "gen")
-	if err := runGen(context.Background(), genOptions{Schedule: crossSchedule(t, dir), Out: out, Backend: "gloo", Blocking: true}, &bytes.Buffer{}); err != nil {
+	if err := deploy.Gen(context.Background(), deploy.GenOptions{Schedule: crossSchedule(t, dir), Out: out, Backend: "gloo", Blocking: true}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	var stdout bytes.Buffer
-	if err := runSimulate(context.Background(), simulateOptions{Programs: out, CommTime: 1}, &stdout); err != nil {
+	if err := deploy.Simulate(context.Background(), deploy.SimulateOptions{Programs: out, CommTime: 1}, &stdout); err != nil {
 		t.Fatalf("generated programs: %v", err)
 	}
 	if !strings.Contains(stdout.String(), "blocking ") {
@@ -127,7 +128,7 @@ func TestSimulateProgramsDeadlock(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err = runSimulate(context.Background(), simulateOptions{Programs: out, CommTime: 1}, &bytes.Buffer{})
+	err = deploy.Simulate(context.Background(), deploy.SimulateOptions{Programs: out, CommTime: 1}, &bytes.Buffer{})
 	want := "blocking programs: deadlock: device 0 at op 1 (send fd0->fd1@0 to 1 #0) waits for device 1; " +
 		"device 1 at op 1 (send fu0->fu1@0 to 0 #1) waits for device 0"
 	var ue *usageError
@@ -159,20 +160,20 @@ func TestSimulateUsageErrors(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		opts simulateOptions
+		opts deploy.SimulateOptions
 		err  string
 	}{
-		{"neither", simulateOptions{CommTime: 1}, "give one of --schedule FILE and --programs DIR"},
-		{"both", simulateOptions{Schedule: goldenSchedule, Programs: dir}, "give one of"},
-		{"negative comm", simulateOptions{Schedule: goldenSchedule, CommTime: -1}, "--comm-time must be at least 0"},
-		{"missing file", simulateOptions{Schedule: filepath.Join(dir, "none.json")}, "none.json: no such file"},
-		{"invalid schedule", simulateOptions{Schedule: invalid}, "invalid schedule"},
-		{"no programs", simulateOptions{Programs: dir}, "rank0.json: no such file"},
-		{"broken program", simulateOptions{Programs: broken}, "rank0.json: program:"},
-		{"blocking programs", simulateOptions{Programs: broken, Blocking: true}, "--blocking applies to --schedule"},
+		{"neither", deploy.SimulateOptions{CommTime: 1}, "give one of --schedule FILE and --programs DIR"},
+		{"both", deploy.SimulateOptions{Schedule: goldenSchedule, Programs: dir}, "give one of"},
+		{"negative comm", deploy.SimulateOptions{Schedule: goldenSchedule, CommTime: -1}, "--comm-time must be at least 0"},
+		{"missing file", deploy.SimulateOptions{Schedule: filepath.Join(dir, "none.json")}, "none.json: no such file"},
+		{"invalid schedule", deploy.SimulateOptions{Schedule: invalid}, "invalid schedule"},
+		{"no programs", deploy.SimulateOptions{Programs: dir}, "rank0.json: no such file"},
+		{"broken program", deploy.SimulateOptions{Programs: broken}, "rank0.json: program:"},
+		{"blocking programs", deploy.SimulateOptions{Programs: broken, Blocking: true}, "--blocking applies to --schedule"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := runSimulate(context.Background(), tc.opts, &bytes.Buffer{})
+			err := deploy.Simulate(context.Background(), tc.opts, &bytes.Buffer{})
 			var ue *usageError
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("got %v, want a usage error with %q", err, tc.err)
