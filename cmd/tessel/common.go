@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -112,11 +110,3 @@ func zeroBubbleConflict(c *cli.Context, split, splitTimes bool) string {
 }
 
 func joinNames(names []string) string { return strings.Join(names, ", ") }
-
-// withLimit bounds ctx by a --time-limit; 0 means no limit.
-func withLimit(ctx context.Context, limit time.Duration) (context.Context, context.CancelFunc) {
-	if limit > 0 {
-		return context.WithTimeout(ctx, limit)
-	}
-	return context.WithCancel(ctx)
-}

@@ -17,6 +17,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/report"
+	"github.com/tessel-pp/tessel/study"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -42,10 +43,10 @@ func golden(t *testing.T, name string, got []byte) {
 
 // smallCompare is a comparison that runs in about a second: k-shape has
 // a zero-bubble repetend at N_R 3, and GPipe exceeds the budget.
-func smallCompare(format string) compareOptions {
-	return compareOptions{
+func smallCompare(format string) study.CompareOptions {
+	return study.CompareOptions{
 		Placement:    placementSpec{Name: "k-shape", Devices: 4, ForwardTime: 1, BackwardTime: 3},
-		MicroBatches: 8, Memory: 6, Optimal: true, OptimalN: 2, Format: format, fixedTimes: true,
+		MicroBatches: 8, Memory: 6, Optimal: true, OptimalN: 2, Format: format, MaskTimes: true,
 	}
 }
 
@@ -54,7 +55,7 @@ func TestCompareGolden(t *testing.T) {
 	for _, format := range textfmt.Formats() {
 		t.Run(format, func(t *testing.T) {
 			var out bytes.Buffer
-			if err := runCompare(context.Background(), smallCompare(format), &out, &bytes.Buffer{}); err != nil {
+			if err := study.Compare(context.Background(), smallCompare(format), &out); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, "compare-k-shape."+textfmt.Ext(format), out.Bytes())
@@ -66,7 +67,7 @@ func TestCompareGolden(t *testing.T) {
 // wrong golden file cannot be accepted silently.
 func TestCompareRows(t *testing.T) {
 	var out bytes.Buffer
-	if err := runCompare(context.Background(), smallCompare("json"), &out, &bytes.Buffer{}); err != nil {
+	if err := study.Compare(context.Background(), smallCompare("json"), &out); err != nil {
 		t.Fatal(err)
 	}
 	var c compare.Comparison
@@ -122,7 +123,7 @@ func TestCompareNoRepetend(t *testing.T) {
 	opts := smallCompare("table")
 	opts.Memory = 1
 	var out bytes.Buffer
-	if err := runCompare(context.Background(), opts, &out, &bytes.Buffer{}); err != nil {
+	if err := study.Compare(context.Background(), opts, &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"no schedule fits: device 0 needs 2 per micro-batch", "no schedule fits the memory budget", "does not fit: device 0 needs 2 per micro-batch"} {
@@ -135,19 +136,19 @@ func TestCompareNoRepetend(t *testing.T) {
 func TestCompareUsage(t *testing.T) {
 	ok := smallCompare("table")
 	for _, c := range []struct {
-		change func(*compareOptions)
+		change func(*study.CompareOptions)
 		want   string
 	}{
-		{func(o *compareOptions) { o.Format = "xml" }, `unknown --format "xml"`},
-		{func(o *compareOptions) { o.MicroBatches = 0 }, "--micro-batches must be at least 1"},
-		{func(o *compareOptions) { o.Memory = -1 }, "--memory must be at least 0"},
-		{func(o *compareOptions) { o.OptimalN = 0 }, "--optimal-micro-batches must be at least 1"},
-		{func(o *compareOptions) { o.Placement.Name = "w-shape" }, "w-shape"},
-		{func(o *compareOptions) { o.TableII, o.Placement.File = true, "x.json" }, "--table-ii uses the built-in placements"},
+		{func(o *study.CompareOptions) { o.Format = "xml" }, `unknown --format "xml"`},
+		{func(o *study.CompareOptions) { o.MicroBatches = 0 }, "--micro-batches must be at least 1"},
+		{func(o *study.CompareOptions) { o.Memory = -1 }, "--memory must be at least 0"},
+		{func(o *study.CompareOptions) { o.OptimalN = 0 }, "--optimal-micro-batches must be at least 1"},
+		{func(o *study.CompareOptions) { o.Placement.Name = "w-shape" }, "w-shape"},
+		{func(o *study.CompareOptions) { o.TableII, o.Placement.File = true, "x.json" }, "--table-ii uses the built-in placements"},
 	} {
 		opts := ok
 		c.change(&opts)
-		err := runCompare(context.Background(), opts, &bytes.Buffer{}, &bytes.Buffer{})
+		err := study.Compare(context.Background(), opts, &bytes.Buffer{})
 		var ue *usageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("want a usage error with %q, got %v", c.want, err)
@@ -162,9 +163,9 @@ func TestCompareUsage(t *testing.T) {
 // Flava (k-shape). Chimera-direct (paper 20%, ours 7/23) and 1F1B+ on mT5
 // (paper 20%, ours 1/3) differ; baseline/paper_test.go explains why.
 func TestTableII(t *testing.T) {
-	opts := compareOptions{Placement: placementSpec{Devices: 4, ForwardTime: 1, BackwardTime: 3}, Format: "json", TableII: true}
+	opts := study.CompareOptions{Placement: placementSpec{Devices: 4, ForwardTime: 1, BackwardTime: 3}, Format: "json", TableII: true}
 	var out bytes.Buffer
-	if err := runCompare(context.Background(), opts, &out, &bytes.Buffer{}); err != nil {
+	if err := study.Compare(context.Background(), opts, &out); err != nil {
 		t.Fatal(err)
 	}
 	var got compare.TableIIResult

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/study"
 )
 
 // TestCompareZeroBubble checks that compare lists the zero-bubble family,
@@ -46,8 +47,8 @@ func TestCompareZeroBubble(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			c.spec.ForwardTime, c.spec.BackwardTime = placement.DefaultForwardTime, placement.DefaultBackwardTime
 			var out bytes.Buffer
-			opts := compareOptions{Placement: c.spec, MicroBatches: c.n, Memory: c.m, OptimalN: 1, TimeLimit: 20 * time.Second, Format: "json", fixedTimes: true}
-			if err := runCompare(context.Background(), opts, &out, &bytes.Buffer{}); err != nil {
+			opts := study.CompareOptions{Placement: c.spec, MicroBatches: c.n, Memory: c.m, OptimalN: 1, TimeLimit: 20 * time.Second, Format: "json", MaskTimes: true}
+			if err := study.Compare(context.Background(), opts, &out); err != nil {
 				t.Fatal(err)
 			}
 			var cmp compare.Comparison

@@ -56,7 +56,7 @@ func planCommand() *cli.Command {
 			po.ClusterOut = c.String("cluster-out")
 			return planmodel.Plan(c.Context, planmodel.PlanOptions{
 				Partition: po, PlacementOut: po.Out, Report: c.String("report"), MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
-				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c).Schedule, JSON: c.Bool("json"), Cluster: c.String("cluster"),
+				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c), JSON: c.Bool("json"), Cluster: c.String("cluster"),
 				Parallel: c.String("parallel"), Jobs: c.Int("jobs"), Effort: c.Int("effort"), Top: c.Int("top"),
 				DP: c.Int("dp"), TP: c.Int("tp"), PP: c.Int("pp"), Sizes: c.String("micro-batch-sizes"),
 			}, bar.clearing(c.App.Writer))

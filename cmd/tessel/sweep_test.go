@@ -14,13 +14,14 @@ import (
 
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/study"
 )
 
-func sweepJSON(t *testing.T, opts sweepOptions) compare.SweepResult {
+func sweepJSON(t *testing.T, opts study.SweepOptions) compare.SweepResult {
 	t.Helper()
 	opts.Format = "json"
 	var out bytes.Buffer
-	if err := runSweep(context.Background(), opts, &out, &bytes.Buffer{}); err != nil {
+	if err := study.Sweep(context.Background(), opts, &out); err != nil {
 		t.Fatal(err)
 	}
 	var o compare.SweepResult
@@ -30,8 +31,8 @@ func sweepJSON(t *testing.T, opts sweepOptions) compare.SweepResult {
 	return o
 }
 
-func smallSweep() sweepOptions {
-	return sweepOptions{Placements: []string{"v-shape", "k-shape"}, Devices: 4, ForwardTime: 1, BackwardTime: 3, NR: "1-5", Memory: "1-5", Format: "table"}
+func smallSweep() study.SweepOptions {
+	return study.SweepOptions{Placements: []string{"v-shape", "k-shape"}, Devices: 4, ForwardTime: 1, BackwardTime: 3, NR: "1-5", Memory: "1-5", Format: "table"}
 }
 
 // rates lists one placement's bubble rates by x (-1: no repetend).
@@ -113,7 +114,7 @@ func TestSweepOutDir(t *testing.T) {
 	opts := smallSweep()
 	opts.Placements, opts.NR, opts.Memory, opts.Format, opts.OutDir = []string{"v-shape"}, "3-4", "3-4", "csv", dir
 	var out bytes.Buffer
-	if err := runSweep(context.Background(), opts, &out, &bytes.Buffer{}); err != nil {
+	if err := study.Sweep(context.Background(), opts, &out); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"fig11.csv", "fig11.svg", "fig12.csv", "fig12.svg"}
@@ -147,13 +148,13 @@ func TestSweepOutDir(t *testing.T) {
 		}
 	}
 
-	err := runSweep(context.Background(), opts, io.Discard, io.Discard)
+	err := study.Sweep(context.Background(), opts, io.Discard)
 	var ue *usageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "exists (use --force") {
 		t.Fatalf("second run without --force: want a usage error, got %v", err)
 	}
 	opts.Force = true
-	if err := runSweep(context.Background(), opts, io.Discard, io.Discard); err != nil {
+	if err := study.Sweep(context.Background(), opts, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range want {
@@ -174,7 +175,7 @@ func TestSweepTable(t *testing.T) {
 	for _, format := range []string{"table", "markdown"} {
 		opts.Format = format
 		var out bytes.Buffer
-		if err := runSweep(context.Background(), opts, &out, io.Discard); err != nil {
+		if err := study.Sweep(context.Background(), opts, &out); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "sweep-small."+textfmt.Ext(format), out.Bytes())
@@ -183,19 +184,19 @@ func TestSweepTable(t *testing.T) {
 
 func TestSweepUsage(t *testing.T) {
 	for _, c := range []struct {
-		change func(*sweepOptions)
+		change func(*study.SweepOptions)
 		want   string
 	}{
-		{func(o *sweepOptions) { o.Format = "xml" }, `unknown --format "xml"`},
-		{func(o *sweepOptions) { o.Placements = nil }, "names no placement"},
-		{func(o *sweepOptions) { o.Placements = []string{"w-shape"} }, "w-shape"},
-		{func(o *sweepOptions) { o.NR = "4-2" }, "--nr"},
-		{func(o *sweepOptions) { o.Memory = "x" }, "--memory"},
-		{func(o *sweepOptions) { o.Fig12NR = -1 }, "--fig12-nr"},
+		{func(o *study.SweepOptions) { o.Format = "xml" }, `unknown --format "xml"`},
+		{func(o *study.SweepOptions) { o.Placements = nil }, "names no placement"},
+		{func(o *study.SweepOptions) { o.Placements = []string{"w-shape"} }, "w-shape"},
+		{func(o *study.SweepOptions) { o.NR = "4-2" }, "--nr"},
+		{func(o *study.SweepOptions) { o.Memory = "x" }, "--memory"},
+		{func(o *study.SweepOptions) { o.Fig12NR = -1 }, "--fig12-nr"},
 	} {
 		opts := smallSweep()
 		c.change(&opts)
-		err := runSweep(context.Background(), opts, io.Discard, io.Discard)
+		err := study.Sweep(context.Background(), opts, io.Discard)
 		var ue *usageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("want a usage error with %q, got %v", c.want, err)
