@@ -21,7 +21,7 @@ func ExamplePartition() {
 		panic(err)
 	}
 	var rep struct {
-		MaxLoad float64 `json:"max_load"`
+		MaxLoad float64           `json:"max_load"`
 		Stages  []json.RawMessage `json:"stages"`
 	}
 	if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
