@@ -9,10 +9,6 @@ import (
 	"github.com/tessel-pp/tessel/solve"
 )
 
-// textUnits is the most time units a command draws in the terminal;
-// tessel render draws more.
-const textUnits = 48
-
 func searchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "search",
