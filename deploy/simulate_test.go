@@ -1,24 +1,27 @@
-package main
+package deploy_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tessel-pp/tessel/deploy"
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 )
 
-const mShapeSchedule = "../../schedule/testdata/schedules/m-shape-greedy.json"
+const goldenSchedule = "../schedule/testdata/schedules/v-shape-1f1b.json"
+
+const mShapeSchedule = "../schedule/testdata/schedules/m-shape-greedy.json"
 
 func TestSimulateGolden(t *testing.T) {
 	for _, tc := range []struct {
@@ -131,8 +134,7 @@ func TestSimulateProgramsDeadlock(t *testing.T) {
 	err = deploy.Simulate(context.Background(), deploy.SimulateOptions{Programs: out, CommTime: 1}, &bytes.Buffer{})
 	want := "blocking programs: deadlock: device 0 at op 1 (send fd0->fd1@0 to 1 #0) waits for device 1; " +
 		"device 1 at op 1 (send fu0->fu1@0 to 0 #1) waits for device 0"
-	var ue *usageError
-	if err == nil || err.Error() != want || errors.As(err, &ue) {
+	if err == nil || err.Error() != want || inputerr.Is(err) {
 		t.Errorf("got %v\nwant %s (not a usage error)", err, want)
 	}
 }
@@ -174,8 +176,7 @@ func TestSimulateUsageErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := deploy.Simulate(context.Background(), tc.opts, &bytes.Buffer{})
-			var ue *usageError
-			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.err) {
+			if !inputerr.Is(err) || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("got %v, want a usage error with %q", err, tc.err)
 			}
 		})
@@ -193,4 +194,114 @@ func writeScheduleFile(t *testing.T, path string, s *schedule.Schedule) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+func TestGenWrites(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	var stdout bytes.Buffer
+	if err := deploy.Gen(context.Background(), deploy.GenOptions{Schedule: mShapeSchedule, Out: out, Backend: "gloo"}, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stdout.String(), "wrote "+out+": rank0.json … rank3.json (non-blocking, ") {
+		t.Errorf("stdout:\n%s", stdout.String())
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"blocks.py", "launch.sh", "rank0.json", "rank1.json", "rank2.json", "rank3.json", "worker.py"}; !slices.Equal(names, want) {
+		t.Errorf("wrote %v, want %v", names, want)
+	}
+	if fi, err := os.Stat(filepath.Join(out, "launch.sh")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("launch.sh: %v, mode %v", err, fi.Mode())
+	}
+	// The programs are those of the schedule, and run.
+	progs, err := runtimegen.LoadPrograms(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if progs[0].Mode != runtimegen.NonBlocking || progs[0].Placement != "m-shape" {
+		t.Errorf("programs for %s, %s", progs[0].Placement, progs[0].Mode)
+	}
+	if _, err := runtimegen.Simulate(progs, 1); err != nil {
+		t.Error(err)
+	}
+
+	// Not into a directory with files, unless --force; then the same bytes.
+	err = deploy.Gen(context.Background(), deploy.GenOptions{Schedule: mShapeSchedule, Out: out, Backend: "gloo"}, &bytes.Buffer{})
+	if !inputerr.Is(err) || !strings.Contains(err.Error(), "is not empty (use --force") {
+		t.Errorf("non-empty --out: got %v", err)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, "rank2.json"))
+	if err := deploy.Gen(context.Background(), deploy.GenOptions{Schedule: mShapeSchedule, Out: out, Backend: "gloo", Force: true}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, "rank2.json")); !bytes.Equal(before, after) {
+		t.Error("a second gen wrote different programs")
+	}
+
+	// An empty directory is fine.
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := deploy.Gen(context.Background(), deploy.GenOptions{Schedule: goldenSchedule, Out: empty, Backend: "nccl", Blocking: true}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	launch, _ := os.ReadFile(filepath.Join(empty, "launch.sh"))
+	if !strings.Contains(string(launch), "BACKEND=${BACKEND:-nccl}") {
+		t.Errorf("launch.sh does not default to nccl:\n%s", launch)
+	}
+}
+
+func TestGenUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// b1 differentiates nothing on its device: the workers cannot train it.
+	p := &placement.Placement{Name: "odd", Devices: 2, Blocks: []placement.Block{
+		{ID: "f0", Kind: placement.Forward, Devices: []int{0}, Time: 1, Memory: 1},
+		{ID: "b1", Kind: placement.Backward, Devices: []int{1}, Time: 1, Memory: -1},
+	}, Deps: []placement.Dep{{From: 0, To: 1}}}
+	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: []schedule.Instance{{Block: 0}, {Block: 1, Start: 1}}}
+	odd := writeScheduleFile(t, filepath.Join(dir, "odd.json"), s)
+	// An input block without its weight block: no worker computes f0's
+	// weights' gradient.
+	half := &placement.Placement{Name: "half", Devices: 1, Blocks: []placement.Block{
+		{ID: "f0", Kind: placement.Forward, Devices: []int{0}, Time: 1, Memory: 1},
+		{ID: "i0", Kind: placement.Input, Devices: []int{0}, Time: 1, Memory: -1},
+	}, Deps: []placement.Dep{{From: 0, To: 1}}}
+	halfFile := writeScheduleFile(t, filepath.Join(dir, "half.json"),
+		&schedule.Schedule{Spec: spec.Spec{Placement: half, MicroBatches: 1}, Instances: []schedule.Instance{{Block: 0}, {Block: 1, Start: 1}}})
+	out := filepath.Join(dir, "out")
+	for _, tc := range []struct {
+		name string
+		opts deploy.GenOptions
+		err  string
+	}{
+		{"no schedule", deploy.GenOptions{Out: out, Backend: "gloo"}, "--schedule FILE is required"},
+		{"no out", deploy.GenOptions{Schedule: goldenSchedule, Backend: "gloo"}, "--out DIR is required"},
+		{"backend", deploy.GenOptions{Schedule: goldenSchedule, Out: out, Backend: "mpi"}, "--backend must be one of gloo, nccl"},
+		{"out is a file", deploy.GenOptions{Schedule: goldenSchedule, Out: file, Backend: "gloo"}, "is not a directory"},
+		{"missing schedule", deploy.GenOptions{Schedule: filepath.Join(dir, "none.json"), Out: out, Backend: "gloo"}, "no such file"},
+		{"untrainable", deploy.GenOptions{Schedule: odd, Out: out, Backend: "gloo"}, `cannot train this placement: backward block "b1"`},
+		{"half a split backward", deploy.GenOptions{Schedule: halfFile, Out: out, Backend: "gloo"}, `input block "i0": forward "f0" has no weight block`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := deploy.Gen(context.Background(), tc.opts, &bytes.Buffer{})
+			if !inputerr.Is(err) || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("got %v, want a usage error with %q", err, tc.err)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was created", out)
+			}
+		})
+	}
 }
