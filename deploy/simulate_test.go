@@ -13,6 +13,7 @@ import (
 
 	"github.com/tessel-pp/tessel/deploy"
 	"github.com/tessel-pp/tessel/inputerr"
+	"github.com/tessel-pp/tessel/internal/golden"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
@@ -37,7 +38,7 @@ func TestSimulateGolden(t *testing.T) {
 			if err := deploy.Simulate(context.Background(), tc.opts, &out); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.name, out.Bytes())
+			golden.Check(t, tc.name, out.Bytes())
 		})
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/report"
 )
 
 // PartitionOptions are the flags of tessel partition (and the partition
@@ -59,13 +60,7 @@ type PartitionOptions struct {
 	Stderr io.Writer
 	// Progress, when set, takes a status line now and then (the integer
 	// programs' best and bound).
-	Progress func(line string)
-}
-
-func (o PartitionOptions) progress(format string, args ...any) {
-	if o.Progress != nil {
-		o.Progress(fmt.Sprintf(format, args...))
-	}
+	Progress report.Progress
 }
 
 // model is the model file the flags name, its warnings printed on
@@ -110,7 +105,7 @@ func partitionModel(ctx context.Context, o PartitionOptions) (*partition.Report,
 	t0 := time.Now()
 	ropt := o.runOptions()
 	ropt.IPProgress = func(best, lb float64) {
-		o.progress("partition (IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
+		o.Progress.Show("partition (IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
 	}
 	res, err := partition.RunModel(ctx, o.model(), ropt)
 	if err != nil {
@@ -185,7 +180,7 @@ func SampleLatency(ctx context.Context, o PartitionOptions, stdout io.Writer) er
 	res, err := partition.RunModelSampleLatency(ctx, o.model(), partition.SampleLatencyRequest{PaperMemory: o.PaperMemory, CommScale: o.CommScale,
 		NonContiguous: o.NonContiguous, Subgraphs: o.Subgraphs, TimeLimit: o.TimeLimit,
 		Progress: func(best, lb float64) {
-			o.progress("partition (latency IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
+			o.Progress.Show("partition (latency IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
 		}})
 	if err != nil {
 		return partitionError(err)

@@ -7,7 +7,6 @@ package solve
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"time"
 
@@ -19,16 +18,6 @@ import (
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
 )
-
-// Progress takes a status line now and then (nil: none); the options of
-// every command here carry one.
-type Progress func(line string)
-
-func (p Progress) show(format string, args ...any) {
-	if p != nil {
-		p(fmt.Sprintf(format, args...))
-	}
-}
 
 // coarsenTarget checks --coarsen against p and returns the coarse block
 // count (0: none).

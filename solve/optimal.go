@@ -28,7 +28,7 @@ type OptimalOptions struct {
 	JSON         bool
 	Coarsen      int  // --coarsen: 0 never, N blocks
 	LinkOrder    bool // --link-order
-	Progress     Progress
+	Progress     report.Progress
 }
 
 // Optimal is tessel optimal: the time-optimal schedule of a few
@@ -71,7 +71,7 @@ func Optimal(ctx context.Context, opts OptimalOptions, stdout io.Writer) error {
 	oopt := search.OptimalOptions{
 		Seed: opts.Seed, LinkOrder: opts.LinkOrder,
 		Progress: func(lo, hi int) {
-			opts.Progress.show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))
+			opts.Progress.Show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))
 		},
 	}
 	if target > 0 && len(p.Blocks) > target {

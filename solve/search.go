@@ -39,7 +39,7 @@ type SearchOptions struct {
 	Outputs      outfile.Schedule
 	JSON         bool
 	Coarsen      int // --coarsen: -1 auto, 0 never, N blocks
-	Progress     Progress
+	Progress     report.Progress
 }
 
 // DefaultMethod is the faster method in the README's benchmark table.
@@ -104,7 +104,7 @@ func Search(ctx context.Context, opts SearchOptions, stdout io.Writer) error {
 		Allowed: spec.Decisions{Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute}}
 	sopt := search.Options{
 		MaxNR: opts.NR, Strategy: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0, TimeLimit: opts.TimeLimit,
-		Progress: func(pr search.Progress) { opts.Progress.show("%s", pr.Status(time.Since(t0))) },
+		Progress: func(pr search.Progress) { opts.Progress.Show("%s", pr.Status(time.Since(t0))) },
 	}
 	var res *exact.Result
 	if p.HasCandidates() {

@@ -24,15 +24,6 @@ import (
 	"github.com/tessel-pp/tessel/spec"
 )
 
-// Progress takes a status line now and then (nil: none).
-type Progress func(line string)
-
-func (p Progress) show(format string, args ...any) {
-	if p != nil {
-		p(fmt.Sprintf(format, args...))
-	}
-}
-
 // CompareOptions are the flags of tessel compare.
 type CompareOptions struct {
 	Placement    spec.Source
@@ -53,7 +44,7 @@ type CompareOptions struct {
 	Latency      int
 	TPEfficiency float64 // 0: no inference baselines beside GPipe
 	// Progress, when set, takes a status line now and then.
-	Progress Progress
+	Progress report.Progress
 	// MaskTimes prints every search time as compare.TimePlaceholder, so
 	// that tests can compare whole outputs byte for byte.
 	MaskTimes bool
@@ -66,7 +57,7 @@ func Compare(ctx context.Context, opts CompareOptions, stdout io.Writer) error {
 	if !slices.Contains(textfmt.Formats(), opts.Format) {
 		return inputerr.Errorf("compare: unknown --format %q (want %s)", opts.Format, strings.Join(textfmt.Formats(), ", "))
 	}
-	progress := func(line string) { opts.Progress.show("%s", line) }
+	progress := func(line string) { opts.Progress.Show("%s", line) }
 	if opts.TableII {
 		if opts.Placement.File != "" {
 			return inputerr.Errorf("compare: --table-ii uses the built-in placements; drop --placement-file")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/inputerr"
+	"github.com/tessel-pp/tessel/internal/golden"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/spec"
@@ -35,7 +36,7 @@ func TestCompareGolden(t *testing.T) {
 			if err := study.Compare(context.Background(), smallCompare(format), &out); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "compare-k-shape."+textfmt.Ext(format), out.Bytes())
+			golden.Check(t, "compare-k-shape."+textfmt.Ext(format), out.Bytes())
 		})
 	}
 }

@@ -79,7 +79,7 @@ func latencySweep(ctx context.Context, opts SweepOptions, stdout io.Writer) erro
 		}
 	}
 	res, err := compare.LatencySweep(ctx, p, compare.LatencyOptions{MicroBatches: ns, Budgets: budgets, Inference: inf, Seed: opts.Seed,
-		TimeLimit: opts.TimeLimit, Progress: func(done, total int) { opts.Progress.show("sweep: %d of %d points", done, total) }})
+		TimeLimit: opts.TimeLimit, Progress: func(done, total int) { opts.Progress.Show("sweep: %d of %d points", done, total) }})
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ type SweepOptions struct {
 	Cluster      spec.ClusterSource // every placement on it (its device count must be --devices)
 	Decisions    placement.Decisions
 	Latency      LatencySweepOptions // --latency
-	Progress     Progress
+	Progress     report.Progress
 }
 
 // DefaultSweepPlacements are the placements Sweep takes by default.
@@ -102,7 +102,7 @@ func Sweep(ctx context.Context, opts SweepOptions, stdout io.Writer) error {
 		}
 	}
 	out, err := compare.Sweep(ctx, ps, compare.SweepOptions{NRs: nrs, Memories: mems, Fig12NR: opts.Fig12NR, Jobs: opts.Jobs, Seed: opts.Seed,
-		TimeLimit: opts.TimeLimit, Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: latency, Progress: func(done, total int) { opts.Progress.show("sweep: %d of at most %d points", done, total) }})
+		TimeLimit: opts.TimeLimit, Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: latency, Progress: func(done, total int) { opts.Progress.Show("sweep: %d of at most %d points", done, total) }})
 	if err != nil {
 		return err
 	}

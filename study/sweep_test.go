@@ -13,6 +13,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/inputerr"
+	"github.com/tessel-pp/tessel/internal/golden"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/study"
 )
@@ -177,7 +178,7 @@ func TestSweepTable(t *testing.T) {
 		if err := study.Sweep(context.Background(), opts, &out); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "sweep-small."+textfmt.Ext(format), out.Bytes())
+		golden.Check(t, "sweep-small."+textfmt.Ext(format), out.Bytes())
 	}
 }
 
