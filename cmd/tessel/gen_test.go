@@ -90,8 +90,6 @@ func TestGenSplitBackward(t *testing.T) {
 	}
 }
 
-const mShapeSchedule = "../../schedule/testdata/schedules/m-shape-greedy.json"
-
 // writeScheduleFile writes s as a schedule file at path for a test.
 func writeScheduleFile(t *testing.T, path string, s *schedule.Schedule) string {
 	t.Helper()
