@@ -1,10 +1,12 @@
 package construct
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"slices"
 
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -16,10 +18,19 @@ import (
 // with their compaction and verification, hundreds of them — so that a
 // portfolio of 10,000 micro-batches would take minutes. Beyond
 // decisionFrom micro-batches they run on a window of about decisionBase
-// micro-batches instead, and only the best few of them are carried to
-// N: extended periodically where they repeat (schedule.ExtendPeriodic:
-// the Tessel paper's argument, Lin et al., that a schedule costs its
-// repetend, found once and repeated), built again for N otherwise.
+// micro-batches instead, and only the one that promises most at N is
+// carried there: extended periodically where it repeats
+// (schedule.ExtendPeriodic: the Tessel paper's argument, Lin et al.,
+// that a schedule costs its repetend, found once and repeated), built
+// again for N otherwise.
+//
+// The window's order is a poor guide to N's: a list schedule that
+// decides settles into its steady pace only after its fill, so that one
+// that ends first on the window can end 4 % later at N. The first
+// decisionProbe distinct candidates are therefore also built on a second
+// window, decisionProbeStep micro-batches longer, and ranked by the
+// makespan their pace between the two windows gives at N (exact for one
+// that repeats: its extension's).
 const (
 	// decisionFrom is the most micro-batches built whole.
 	decisionFrom = 256
@@ -29,16 +40,24 @@ const (
 	// divides decisionAlign (1, 2, 3, 4, 6, 12).
 	decisionBase  = 48
 	decisionAlign = 12
-	// decisionKeep is how many of the window's best schedules are
-	// carried to N (besides the modulo schedules that keep every
-	// activation).
-	decisionKeep = 2
+	// decisionKeep is how many of the window's schedules that decide
+	// are carried to N (besides the modulo schedules that keep every
+	// activation): each costs a build at N, seconds at 10,000.
+	decisionKeep = 1
+	// decisionProbe is how many of the window's best distinct
+	// schedules that decide are ranked by their pace (probe);
+	// decisionProbeStep, how many micro-batches longer the second
+	// window is (a multiple of decisionAlign, so that N − the second
+	// window stays one of every period the first allows).
+	decisionProbe     = 8
+	decisionProbeStep = 8 * decisionAlign
 )
 
-// decisionWindow is the window of micro-batches the portfolio of sp is
+// DecisionWindow is the window of micro-batches the portfolio of sp is
 // built on (windowPortfolio), 0 where it is built whole: no decisions,
-// no budget, or at most decisionFrom micro-batches.
-func decisionWindow(sp spec.Spec) int {
+// no budget, or at most decisionFrom micro-batches. The search builds
+// the baselines on the same window (baseline.BuildCarried).
+func DecisionWindow(sp spec.Spec) int {
 	if !sp.Allowed.Any() || sp.Memory <= 0 || sp.MicroBatches <= decisionFrom {
 		return 0
 	}
@@ -48,8 +67,9 @@ func decisionWindow(sp spec.Spec) int {
 // windowPortfolio is the portfolio of sp built on w micro-batches, then
 // carried to N: of the window's distinct schedules, best first, every
 // modulo schedule that keeps every activation (the search's incumbent
-// repetend comes from them) and the first decisionKeep others, each
-// extended periodically where it repeats by micro-batch
+// repetend comes from them), and, of the first decisionProbe others,
+// the first decisionKeep in the order of the makespan they promise at N
+// (probe), each extended periodically where it repeats by micro-batch
 // (schedule.FindPeriodicity; named "<name>/repeated from w") and built
 // again for N micro-batches otherwise (Entry.build). Where none of the
 // others can be carried to N, the portfolio is built on all N
@@ -60,35 +80,74 @@ func windowPortfolio(ctx context.Context, sp spec.Spec, w int) ([]Entry, error) 
 	if err != nil {
 		return nil, err
 	}
-	var out []Entry
+	var out, others []Entry
 	seen := map[uint64]bool{}
-	carried := 0
 	for _, e := range win {
-		if ctx.Err() != nil && carried > 0 {
-			break
-		}
-		if e.Periodic == nil && carried >= decisionKeep {
-			continue
-		}
 		if h := fingerprint(e.Schedule); seen[h] {
 			continue
 		} else {
 			seen[h] = true
 		}
-		c, ok := carry(ctx, e, w, n)
-		if !ok {
-			continue
+		switch {
+		case e.Periodic != nil:
+			if c, ok := carry(ctx, e, w, n); ok {
+				out = append(out, c)
+			}
+		case len(others) < decisionProbe:
+			others = append(others, e)
 		}
-		if e.Periodic == nil {
+	}
+	carried := 0
+	for _, e := range probe(ctx, others, w, n) {
+		if carried >= decisionKeep || (ctx.Err() != nil && carried > 0) {
+			break
+		}
+		if c, ok := carry(ctx, e, w, n); ok {
+			out = append(out, c)
 			carried++
 		}
-		out = append(out, c)
 	}
 	if carried == 0 {
 		return portfolio(ctx, sp.Placement, n, sp.Memory, sp.Allowed)
 	}
 	sortEntries(out)
 	return out, nil
+}
+
+// probe is es, schedules of w micro-batches, in the order of the
+// makespan each promises at n: its periodic extension's where it
+// repeats, else the line through its makespans on w and on
+// w + decisionProbeStep micro-batches (Entry.build); ties, and those
+// left unmeasured (no build, or ctx ended), keep their order after the
+// measured ones.
+func probe(ctx context.Context, es []Entry, w, n int) []Entry {
+	const unmeasured = int(^uint(0) >> 1)
+	promise := make([]int, len(es))
+	w2 := w + decisionProbeStep
+	for k, e := range es {
+		promise[k] = unmeasured
+		if per, ok := schedule.FindPeriodicity(e.Schedule); ok && (n-w)%per.PerPeriod == 0 {
+			promise[k] = per.Extended(e.Schedule, n)
+			continue
+		}
+		if e.build == nil || w2 >= n || ctx.Err() != nil {
+			continue
+		}
+		if s, err := e.build(ctx, w2); err == nil {
+			m2 := schedule.Makespan(s)
+			promise[k] = m2 + (m2-e.Makespan)*(n-w2)/decisionProbeStep
+		}
+	}
+	idx := make([]int, len(es))
+	for k := range idx {
+		idx[k] = k
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(promise[a], promise[b]) })
+	out := make([]Entry, len(es))
+	for k, x := range idx {
+		out[k] = es[x]
+	}
+	return out
 }
 
 // carry is e, a construction on w micro-batches, on n: extended

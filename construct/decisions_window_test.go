@@ -27,8 +27,8 @@ func TestDecisionWindow(t *testing.T) {
 		{10000, 4, both, 52}, // 9,952 mod 12 = 4
 		{2000, 4, spec.Decisions{Recompute: true}, 56},
 	} {
-		if got := decisionWindow(spec.Spec{Placement: p, MicroBatches: c.n, Memory: c.memory, Allowed: c.allowed}); got != c.want {
-			t.Errorf("decisionWindow(N=%d, memory %d, %+v) = %d, want %d", c.n, c.memory, c.allowed, got, c.want)
+		if got := DecisionWindow(spec.Spec{Placement: p, MicroBatches: c.n, Memory: c.memory, Allowed: c.allowed}); got != c.want {
+			t.Errorf("DecisionWindow(N=%d, memory %d, %+v) = %d, want %d", c.n, c.memory, c.allowed, got, c.want)
 		}
 	}
 }
@@ -41,7 +41,7 @@ func TestWindowPortfolio(t *testing.T) {
 	testskip.Short(t, "builds the portfolio on 300 micro-batches")
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4}).WithOffload(1).WithRecompute()
 	sp := spec.Spec{Placement: p, MicroBatches: 300, Memory: 3, Allowed: spec.Decisions{Offload: true, Recompute: true}}
-	w := decisionWindow(sp)
+	w := DecisionWindow(sp)
 	got, err := Portfolio(context.Background(), sp)
 	if err != nil {
 		t.Fatal(err)

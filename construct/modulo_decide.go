@@ -302,146 +302,26 @@ func (st *decideState) decideWith(P int, given []int, memory int, permute bool) 
 			base = min(base, starts[x])
 		}
 		if memo {
-			// A device's choice depends only on the times of its own
-			// operations, and shifting them all shifts the choice.
-			b := make([]byte, 0, 4*len(ops))
-			for _, x := range ops {
-				v := uint32(starts[x] - base)
-				b = append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
-			}
-			key = string(b)
+			key = memoKey(ops, starts, base)
 			if e, hit := st.memo[d][key]; hit {
-				for j, x := range e.ops {
-					if e.off[j] >= 0 {
-						dp.Offload[x], dp.Reload[x] = e.off[j]+base, e.rel[j]+base
-					}
-				}
-				total += e.peak
-				if budget > 0 && e.peak > budget {
+				peak, area := e.apply(dp, base)
+				total += peak
+				if budget > 0 && peak > budget {
 					ok = false
-					dp.excess += e.area
+					dp.excess += area
 				}
 				continue
 			}
 		}
-		var cand, free []int
-		for _, x := range ops {
-			if st.consumer[x] >= 0 {
-				cand = append(cand, x)
-			}
-			if len(st.succs[x]) == 0 && st.time[x] == 1 {
-				free = append(free, x)
-			}
-		}
-		sets := subsets(len(cand))
-		var assigns [][]int
-		if permute && len(free) <= decidePermute {
-			assigns = permutations(len(free))
-		} else {
-			assigns = [][]int{identity(len(free))}
-		}
-		slots := make([]int, len(free))
-		for j, x := range free {
-			slots[j] = starts[x] % P
-		}
-		type choice struct {
-			peak, area, moves, end int
-			times                  []int
-			off, rel               []int
-			row                    []bool
-		}
-		var best *choice
-		better := func(c *choice) bool {
-			if best == nil {
-				return true
-			}
-			fa, fb := budget <= 0 || c.peak <= budget, budget <= 0 || best.peak <= budget
-			if fa != fb {
-				return fa
-			}
-			if !fa {
-				if c.area != best.area {
-					return c.area < best.area
-				}
-				return c.peak < best.peak
-			}
-			if c.moves != best.moves {
-				return c.moves < best.moves
-			}
-			if c.peak != best.peak {
-				return c.peak < best.peak
-			}
-			return c.end < best.end
-		}
-		for _, as := range assigns {
-			// free[j] takes slot slots[as[j]], at its first such time
-			// after its predecessors.
-			times := make([]int, len(free))
-			end := 0
-			for j, x := range free {
-				est := 0
-				for _, dd := range st.preds[x] {
-					est = max(est, starts[dd.op]+dd.lag)
-				}
-				s := slots[as[j]]
-				t := est + ((s-est)%P+P)%P
-				times[j] = t
-				end = max(end, t+st.time[x])
-			}
-			for j, x := range free {
-				starts[x] = times[j]
-			}
-			// Longest-lived first: they get the earliest offloads and
-			// the latest reloads.
-			life := func(x int) int { return starts[st.consumer[x]] - starts[x] }
-			order := slices.Clone(cand)
-			sort.SliceStable(order, func(a, b int) bool { return life(order[a]) > life(order[b]) })
-			for _, set := range sets {
-				moves := bits.OnesCount64(set)
-				if best != nil && (budget <= 0 || best.peak <= budget) && (moves > best.moves) {
-					break
-				}
-				row := slices.Clone(chans[ch])
-				off, rel := make([]int, len(order)), make([]int, len(order))
-				placedAll := true
-				for j, x := range order {
-					off[j], rel[j] = -1, -1
-					if set&(1<<j) == 0 {
-						continue
-					}
-					o, r := st.moves(row, P, x, starts)
-					if o < 0 {
-						placedAll = false
-						break
-					}
-					off[j], rel[j] = o, r
-				}
-				if !placedAll {
-					continue
-				}
-				c := &choice{moves: moves, end: end}
-				c.peak, c.area = st.peak(P, ops, starts, order, off, rel, budget)
-				if better(c) {
-					c.times, c.row = slices.Clone(times), row
-					c.off, c.rel = make([]int, n), make([]int, n)
-					for j, x := range order {
-						c.off[x], c.rel[x] = off[j], rel[j]
-					}
-					best = c
-				}
-				if budget <= 0 {
-					break
-				}
-			}
-		}
+		best := st.choose(deviceTurn{P: P, ops: ops, starts: starts, budget: budget, row: chans[ch], permute: permute})
 		if best == nil {
 			return nil, 0, false
 		}
-		for j, x := range free {
+		for j, x := range best.free {
 			starts[x] = best.times[j]
 		}
 		chans[ch] = best.row
-		for _, x := range cand {
+		for _, x := range best.cand {
 			dp.Offload[x], dp.Reload[x] = best.off[x], best.rel[x]
 		}
 		total += best.peak
@@ -450,20 +330,205 @@ func (st *decideState) decideWith(P int, given []int, memory int, permute bool) 
 			dp.excess += best.area
 		}
 		if memo {
-			e := memoEntry{ops: cand, peak: best.peak, area: best.area, off: make([]int, len(cand)), rel: make([]int, len(cand))}
-			for j, x := range cand {
-				e.off[j], e.rel[j] = -1, -1
-				if best.off[x] >= 0 {
-					e.off[j], e.rel[j] = best.off[x]-base, best.rel[x]-base
-				}
-			}
-			if st.memo[d] == nil || len(st.memo[d]) >= decideMemo {
-				st.memo[d] = map[string]memoEntry{}
-			}
-			st.memo[d][key] = e
+			st.remember(d, key, base, best)
 		}
 	}
 	return dp, total, ok
+}
+
+// memoKey is the key of memo for a device's operations ops at starts:
+// their times relative to base. A device's choice depends only on the
+// times of its own operations, and shifting them all shifts the choice.
+func memoKey(ops, starts []int, base int) string {
+	b := make([]byte, 0, 4*len(ops))
+	for _, x := range ops {
+		v := uint32(starts[x] - base)
+		b = append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+	}
+	return string(b)
+}
+
+// apply writes e's moves, shifted by base, into dp; it returns e's peak
+// and memory over the budget.
+func (e memoEntry) apply(dp *Decided, base int) (peak, area int) {
+	for j, x := range e.ops {
+		if e.off[j] >= 0 {
+			dp.Offload[x], dp.Reload[x] = e.off[j]+base, e.rel[j]+base
+		}
+	}
+	return e.peak, e.area
+}
+
+// remember keeps device d's choice c under key, its moves relative to
+// base.
+func (st *decideState) remember(d int, key string, base int, c *deviceChoice) {
+	e := memoEntry{ops: c.cand, peak: c.peak, area: c.area, off: make([]int, len(c.cand)), rel: make([]int, len(c.cand))}
+	for j, x := range c.cand {
+		e.off[j], e.rel[j] = -1, -1
+		if c.off[x] >= 0 {
+			e.off[j], e.rel[j] = c.off[x]-base, c.rel[x]-base
+		}
+	}
+	if st.memo[d] == nil || len(st.memo[d]) >= decideMemo {
+		st.memo[d] = map[string]memoEntry{}
+	}
+	st.memo[d][key] = e
+}
+
+// deviceTurn is one device's turn in decideWith: its operations ops at
+// period P, the starts so far (its weight blocks' are moved), its
+// budget, its host channel's slots taken so far (row, modulo P) and
+// whether every assignment of its weight blocks' slots is tried.
+type deviceTurn struct {
+	P       int
+	ops     []int
+	starts  []int
+	budget  int
+	row     []bool
+	permute bool
+}
+
+// deviceChoice is a device's choice: its operations that may be
+// offloaded (cand) and those nothing depends on (free, the weight
+// blocks), the times of free, the moves of cand by operation (off, rel;
+// −1: kept), the host channel's slots then, its peak, memory over the
+// budget, number of moves and end.
+type deviceChoice struct {
+	peak, area, moves, end int
+	cand, free             []int
+	times                  []int
+	off, rel               []int
+	row                    []bool
+}
+
+// better reports whether c beats best under budget: the choice that
+// fits wins, then, among those over, the least area, then peak; among
+// those that fit, the fewest moves, the least peak, the earliest end.
+func better(c, best *deviceChoice, budget int) bool {
+	if best == nil {
+		return true
+	}
+	fa, fb := budget <= 0 || c.peak <= budget, budget <= 0 || best.peak <= budget
+	if fa != fb {
+		return fa
+	}
+	if !fa {
+		if c.area != best.area {
+			return c.area < best.area
+		}
+		return c.peak < best.peak
+	}
+	if c.moves != best.moves {
+		return c.moves < best.moves
+	}
+	if c.peak != best.peak {
+		return c.peak < best.peak
+	}
+	return c.end < best.end
+}
+
+// choose is the best choice of one device's turn (see decide), nil
+// where none places its moves. It leaves t.starts with the weight
+// blocks at the last assignment tried; the caller sets the choice's.
+func (st *decideState) choose(t deviceTurn) *deviceChoice {
+	P, starts := t.P, t.starts
+	var cand, free []int
+	for _, x := range t.ops {
+		if st.consumer[x] >= 0 {
+			cand = append(cand, x)
+		}
+		if len(st.succs[x]) == 0 && st.time[x] == 1 {
+			free = append(free, x)
+		}
+	}
+	sets := subsets(len(cand))
+	var assigns [][]int
+	if t.permute && len(free) <= decidePermute {
+		assigns = permutations(len(free))
+	} else {
+		assigns = [][]int{identity(len(free))}
+	}
+	slots := make([]int, len(free))
+	for j, x := range free {
+		slots[j] = starts[x] % P
+	}
+	var best *deviceChoice
+	for _, as := range assigns {
+		// free[j] takes slot slots[as[j]], at its first such time
+		// after its predecessors.
+		times := make([]int, len(free))
+		end := 0
+		for j, x := range free {
+			est := 0
+			for _, dd := range st.preds[x] {
+				est = max(est, starts[dd.op]+dd.lag)
+			}
+			s := slots[as[j]]
+			tm := est + ((s-est)%P+P)%P
+			times[j] = tm
+			end = max(end, tm+st.time[x])
+		}
+		for j, x := range free {
+			starts[x] = times[j]
+		}
+		// Longest-lived first: they get the earliest offloads and
+		// the latest reloads.
+		life := func(x int) int { return starts[st.consumer[x]] - starts[x] }
+		order := slices.Clone(cand)
+		sort.SliceStable(order, func(a, b int) bool { return life(order[a]) > life(order[b]) })
+		for _, set := range sets {
+			moves := bits.OnesCount64(set)
+			if best != nil && (t.budget <= 0 || best.peak <= t.budget) && (moves > best.moves) {
+				break
+			}
+			row := slices.Clone(t.row)
+			mv, placedAll := st.placeMoves(row, P, order, set, starts)
+			if !placedAll {
+				continue
+			}
+			c := &deviceChoice{moves: moves, end: end}
+			c.peak, c.area = st.peak(P, t.ops, starts, mv, t.budget)
+			if better(c, best, t.budget) {
+				c.cand, c.free = cand, free
+				c.times, c.row = slices.Clone(times), row
+				c.off, c.rel = make([]int, len(starts)), make([]int, len(starts))
+				for j, x := range order {
+					c.off[x], c.rel[x] = mv.off[j], mv.rel[j]
+				}
+				best = c
+			}
+			if t.budget <= 0 {
+				break
+			}
+		}
+	}
+	return best
+}
+
+// placeMoves places on row the moves of the operations of order that
+// set names (bit j: order[j]), in order (moves); ok is false where one
+// finds no slots.
+func (st *decideState) placeMoves(row []bool, P int, order []int, set uint64, starts []int) (mv deviceMoves, ok bool) {
+	mv = deviceMoves{cand: order, off: make([]int, len(order)), rel: make([]int, len(order))}
+	for j, x := range order {
+		mv.off[j], mv.rel[j] = -1, -1
+		if set&(1<<j) == 0 {
+			continue
+		}
+		o, r := st.moves(row, P, x, starts)
+		if o < 0 {
+			return mv, false
+		}
+		mv.off[j], mv.rel[j] = o, r
+	}
+	return mv, true
+}
+
+// deviceMoves are the offload ends and reload starts (off, rel; −1:
+// kept) of a device's operations that may be offloaded (cand), by index
+// in cand.
+type deviceMoves struct {
+	cand, off, rel []int
 }
 
 // decidePermute is the most weight blocks of one device whose every
@@ -569,7 +634,8 @@ func (st *decideState) moves(row []bool, P, x int, starts []int) (off, rel int) 
 // and the returns last, and a device starts one block at a time, so the
 // highest running sum is after all changes of some time. area is the
 // memory over budget (> 0) summed over the times of one period.
-func (st *decideState) peak(P int, ops, starts, cand, off, rel []int, budget int) (peak, area int) {
+func (st *decideState) peak(P int, ops, starts []int, mv deviceMoves, budget int) (peak, area int) {
+	cand, off, rel := mv.cand, mv.off, mv.rel
 	type ev struct{ t, delta int }
 	var evs []ev
 	top := 0
@@ -759,12 +825,12 @@ func (st *decideState) anneal(ctx context.Context, P int, starts []int, memory i
 		}
 	}
 	rng := newRand(a.Seed)
-	st.walk(ctx, newSlotState(st, P, starts), memory, a, rng, 48, false, keep)
+	st.walk(ctx, newSlotState(st, P, starts), walking{memory: memory, a: a, rng: rng, hot: 48, keep: keep})
 	if fit != nil {
 		// Then shorten the repetend among the placements that fit.
 		polish := a
 		polish.Iters, polish.Slack = a.Polish, 0
-		st.walk(ctx, newSlotState(st, P, fit.Starts), memory, polish, rng, 8, true, keep)
+		st.walk(ctx, newSlotState(st, P, fit.Starts), walking{memory: memory, a: polish, rng: rng, hot: 8, fitOnly: true, keep: keep})
 	}
 	return fit, best
 }
@@ -775,7 +841,8 @@ func (st *decideState) anneal(ctx context.Context, P int, starts []int, memory i
 // falls with how much more it costs and with the temperature (from
 // hot+1 down to 1); with fitOnly, only steps to placements that fit are
 // taken. keep sees every placement taken.
-func (st *decideState) walk(ctx context.Context, ss *slotState, memory int, a annealing, rng *rand, hot int, fitOnly bool, keep func(int, *Decided, bool)) {
+func (st *decideState) walk(ctx context.Context, ss *slotState, w walking) {
+	memory, a, rng, hot, fitOnly, keep := w.memory, w.a, w.rng, w.hot, w.fitOnly, w.keep
 	P := ss.P
 	cur := ss.asap()
 	curCost, dp, ok := st.annealCost(P, cur, memory, a.Weight)
@@ -851,6 +918,18 @@ func (st *decideState) walk(ctx context.Context, ss *slotState, memory int, a an
 			ss.set(x, old)
 		}
 	}
+}
+
+// walking is one walk of anneal: the budget, the run, its generator, the
+// starting temperature (hot), whether only placements that fit are
+// taken, and what sees every placement taken.
+type walking struct {
+	memory  int
+	a       annealing
+	rng     *rand
+	hot     int
+	fitOnly bool
+	keep    func(int, *Decided, bool)
 }
 
 // annealing is one run of anneal: Iters steps from generator seed Seed,

@@ -47,7 +47,7 @@ func Portfolio(ctx context.Context, sp spec.Spec) ([]Entry, error) {
 	if sp.Latency > 0 {
 		return latencyPortfolio(ctx, sp)
 	}
-	if w := decisionWindow(sp); w > 0 {
+	if w := DecisionWindow(sp); w > 0 {
 		return windowPortfolio(ctx, sp, w)
 	}
 	return portfolio(ctx, sp.Placement, sp.MicroBatches, sp.Memory, sp.Allowed)

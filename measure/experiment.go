@@ -40,8 +40,9 @@ type ExperimentOptions struct {
 	Progress   io.Writer
 }
 
-// Methods are the experiment's schedules, in the order of its table.
-var Methods = []string{"1f1b", "gpipe", "zb-h1", "tessel"}
+// Methods are the experiment's schedules, in the order of its table (a
+// new slice each call: no package state a caller could change).
+func Methods() []string { return []string{"1f1b", "gpipe", "zb-h1", "tessel"} }
 
 // Row is one schedule at one N: predicted before and after calibration,
 // measured (the median iteration and the least and largest), and the
@@ -124,7 +125,7 @@ func Experiment(ctx context.Context, opts ExperimentOptions) (*ExperimentResult,
 	// Every schedule at every N, in one launch, their iterations taking
 	// turns: a change of the machine's load touches every one alike.
 	for _, n := range opts.N {
-		for _, m := range Methods {
+		for _, m := range Methods() {
 			s, err := build(ctx, pl.p, m, n)
 			if err != nil {
 				return nil, fmt.Errorf("experiment: %s, N = %d: %w", m, n, err)
@@ -136,7 +137,7 @@ func Experiment(ctx context.Context, opts ExperimentOptions) (*ExperimentResult,
 			jobs = append(jobs, j)
 		}
 	}
-	say("running %s at N = %v, interleaved (%d iterations after %d warm-up)", strings.Join(Methods, ", "), opts.N, opts.Iterations, opts.Warmup)
+	say("running %s at N = %v, interleaved (%d iterations after %d warm-up)", strings.Join(Methods(), ", "), opts.N, opts.Iterations, opts.Warmup)
 	var dirs []string
 	for _, j := range jobs {
 		dirs = append(dirs, j.dir)

@@ -115,7 +115,7 @@ func (res *ExperimentResult) orderLine(n int) string {
 func (res *ExperimentResult) Chart(w io.Writer) error {
 	c := chart.Line{Title: "Time per micro-batch, measured and predicted (calibrated)", XLabel: "micro-batches N",
 		YLabel: "ms per micro-batch", IntegerX: true}
-	for _, m := range Methods {
+	for _, m := range Methods() {
 		meas, pred := chart.Series{Name: m + " measured"}, chart.Series{Name: m + " predicted"}
 		for _, n := range res.Options.N {
 			for _, r := range res.rowsOf(n) {

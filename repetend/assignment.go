@@ -174,32 +174,6 @@ func PeriodBound(p *placement.Placement, offsets []int) int {
 	return hi
 }
 
-// MaxNR is the largest number of micro-batches a repetend may span under
-// the memory budget (the paper's CalMaxInflight): past it, every
-// candidate's entry memory exceeds the budget on some device. With no
-// budget it is limit.
-func MaxNR(ctx context.Context, p *placement.Placement, memory, limit int) int {
-	if !p.Limited(memory) {
-		return limit
-	}
-	best := 1
-	for nr := 1; nr <= limit; nr++ {
-		fits := false
-		Enumerate(ctx, p, nr, func(c Assignment) bool {
-			if withinBudget(p, EntryMemory(p, c.Offsets), memory) {
-				fits = true
-				return false
-			}
-			return true
-		})
-		if !fits {
-			break
-		}
-		best = nr
-	}
-	return best
-}
-
 // withinBudget reports whether mem, per device, is within every device's
 // budget under memory (placement's Budget).
 func withinBudget(p *placement.Placement, mem []int, memory int) bool {

@@ -317,9 +317,10 @@ func encodeDecided(e *smt.Encoder, p *placement.Placement, P int, offsets []z3.I
 			}
 		}
 	}
+	enc := decidedEncoding{e: e, p: p, P: P, offsets: offsets, blocks: blocks}
 	for d := 0; d < p.Devices; d++ {
 		if b := p.Budget(d, opt.Memory); b > 0 && windows[d] != nil {
-			decidedMemory(e, p, P, d, b, *windows[d], offsets, blocks)
+			enc.memory(d, b, *windows[d])
 		}
 	}
 	return blocks
@@ -334,13 +335,24 @@ func sharesDevice(p *placement.Placement, i, j int) bool {
 	return false
 }
 
-// decidedMemory bounds device d's memory under budget at every point
+// decidedEncoding is what the memory bounds of encodeDecided read: its
+// encoder, placement, period, offsets and the blocks that may decide.
+type decidedEncoding struct {
+	e       *smt.Encoder
+	p       *placement.Placement
+	P       int
+	offsets []z3.Int
+	blocks  []*decidedBlock
+}
+
+// memory bounds device d's memory under budget at every point
 // where it rises (see encodeDecided). Every point is taken into d's window
 // [w, w + P): an offload's end a = â + α·P and a reload's start
 // r = r̂ + β·P with â, r̂ in the window and α, β integers, so that every
 // ⌊(t − u)/P⌋ of two points in the window is 0 or −1 (an Ite) and the
 // count of micro-batches away is Ite terms and α, β, Δ — no division.
-func decidedMemory(e *smt.Encoder, p *placement.Placement, P, d, budget int, w z3.Int, offsets []z3.Int, blocks []*decidedBlock) {
+func (de decidedEncoding) memory(d, budget int, w z3.Int) {
+	e, p, P, offsets, blocks := de.e, de.p, de.P, de.offsets, de.blocks
 	x, s := e.X, e.S
 	var on []int
 	for j, b := range p.Blocks {

@@ -48,9 +48,13 @@ func sortInstances(p *placement.Placement, ins []Instance) {
 		return firstDev[b]
 	}
 	// Equal keys are equal instances, so an unstable sort is deterministic.
+	// Field by field, stopping at the first that differs (cmp.Or
+	// compares them all).
 	slices.SortFunc(ins, func(x, y Instance) int {
-		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(dev(x.Block), dev(y.Block)),
-			cmp.Compare(x.Block, y.Block), cmp.Compare(x.Micro, y.Micro))
+		if x.Start != y.Start {
+			return cmp.Compare(x.Start, y.Start)
+		}
+		return cmp.Or(cmp.Compare(dev(x.Block), dev(y.Block)), cmp.Compare(x.Block, y.Block), cmp.Compare(x.Micro, y.Micro))
 	})
 }
 

@@ -14,8 +14,9 @@ func SteadyText(s *Schedule) string {
 }
 
 // SteadyNotSought is the steady state's text where it was not looked
-// for (SteadyWithin).
-var SteadyNotSought = fmt.Sprintf("not looked for: more than %d instances and no repetend recorded", SteadyLimit)
+// for (SteadyWithin). A constant, so no caller can change it; its number
+// is SteadyLimit's (TestSteadyNotSoughtNamesTheLimit).
+const SteadyNotSought = "not looked for: more than 65536 instances and no repetend recorded"
 
 // SteadyTextOf is SteadyText with s's steady state st (SteadyOf(s))
 // already known.

@@ -1,6 +1,7 @@
 package schedule_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -31,5 +32,11 @@ func TestSteadyText(t *testing.T) {
 		if got := schedule.SteadyText(c.s); !strings.Contains(got, c.want) {
 			t.Errorf("%s: SteadyText = %q, want it to hold %q", c.name, got, c.want)
 		}
+	}
+}
+
+func TestSteadyNotSoughtNamesTheLimit(t *testing.T) {
+	if want := fmt.Sprintf(" more than %d instances ", schedule.SteadyLimit); !strings.Contains(schedule.SteadyNotSought, want) {
+		t.Errorf("SteadyNotSought %q does not say %q", schedule.SteadyNotSought, want)
 	}
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
 )
 
@@ -32,7 +31,7 @@ func (st *state) publishEarly(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		s, err := m.Build(spec.Spec{Placement: sp.Placement, MicroBatches: sp.MicroBatches, Memory: sp.Memory})
+		s, err := st.baseline(m)
 		if err != nil || !sp.Allowed.Permit(s.Count()) {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/bound"
+	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/refine"
 	"github.com/tessel-pp/tessel/repetend"
@@ -50,6 +51,9 @@ type state struct {
 	// search on a window of micro-batches (window.go) to extend each.
 	collect bool
 	offered []seed
+	// built is every baseline built so far, by name (state.baseline).
+	built   map[string]builtBaseline
+	carrier *baseline.Carrier
 }
 
 // seed is a start's schedule and what built it.
@@ -237,7 +241,7 @@ func (st *state) baselines(ctx context.Context) error {
 		if ctx.Err() != nil && st.res.Schedule != nil {
 			break // a stopped search keeps what it has (but gets one)
 		}
-		s, err := m.Build(spec.Spec{Placement: st.sp.Placement, MicroBatches: st.sp.MicroBatches, Memory: st.sp.Memory})
+		s, err := st.baseline(m)
 		if err != nil || !st.sp.Allowed.Permit(s.Count()) {
 			continue // not applicable, over the budget, or taking decisions the options do not allow
 		}
@@ -249,6 +253,29 @@ func (st *state) baselines(ctx context.Context) error {
 		st.seeds = append(st.seeds, seed{src, s})
 	}
 	return nil
+}
+
+// builtBaseline is a baseline's schedule or error, kept so that a
+// search builds each baseline once (publishEarly, then baselines).
+type builtBaseline struct {
+	s   *schedule.Schedule
+	err error
+}
+
+// baseline is m's schedule of the spec's placement, micro-batches and
+// budget, built on the constructions' window of micro-batches and
+// carried to N where they are (baseline.Carrier), once per search.
+func (st *state) baseline(m baseline.Baseline) (*schedule.Schedule, error) {
+	if b, ok := st.built[m.Name]; ok {
+		return b.s, b.err
+	}
+	if st.built == nil {
+		st.built = map[string]builtBaseline{}
+		st.carrier = &baseline.Carrier{W: construct.DecisionWindow(st.sp)}
+	}
+	s, err := st.carrier.Build(m, spec.Spec{Placement: st.sp.Placement, MicroBatches: st.sp.MicroBatches, Memory: st.sp.Memory})
+	st.built[m.Name] = builtBaseline{s, err}
+	return s, err
 }
 
 // zbAutoShortest offers the zero-bubble auto-scheduler's setting that
@@ -513,6 +540,17 @@ func (st *state) nameRepetend(context.Context) error {
 	s := st.res.Schedule
 	if s.Repetend != nil {
 		return nil
+	}
+	if len(s.Instances) > schedule.SteadyLimit {
+		// The scan of the start times takes about a second at this size
+		// (the report stops looking at schedule.SteadyLimit too): a
+		// schedule in which no micro-batch runs as one before it, some
+		// period later (schedule.FindPeriodicity, milliseconds; a list
+		// schedule that decides, at 10,000 micro-batches), is not
+		// scanned.
+		if _, ok := schedule.FindPeriodicity(s); !ok {
+			return nil
+		}
 	}
 	if rp := schedule.FindRepetend(s); rp != nil {
 		named := *s

@@ -492,7 +492,9 @@ var ErrNoRepetend = errors.New("no repetend fits the memory budget")
 // so far: a step that checks ctx stops at its next check, and a step that
 // does not within StopGrace is left to finish in the background, its
 // answer unused (stop.go). Result.Stopped then says why the search ended
-// early.
+// early. A deadline is met by the search's caller too: Run answers
+// before it by the time a caller takes to verify, report and write an
+// answer of this size (at most a tenth of the time given).
 //
 // Its errors are the search's own: a solver's that proves no schedule
 // exists is ErrInfeasible, one of a search stopped before it found
