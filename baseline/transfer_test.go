@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -31,7 +31,7 @@ func TestBaselinesWithTransfers(t *testing.T) {
 					if err := verify.Schedule(s); err != nil {
 						t.Fatal(err)
 					}
-					if mk, lb := schedule.Makespan(s), bound.LowerBounds(spec.New(p, n)).Makespan; mk < lb {
+					if mk, lb := schedule.Makespan(s), rules.LowerBounds(spec.New(p, n)).Makespan; mk < lb {
 						t.Errorf("makespan %d below the lower bound %d", mk, lb)
 					}
 				})

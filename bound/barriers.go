@@ -6,9 +6,10 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 )
 
-// barriers marks the barrier blocks of p: those that run on every
-// device (and so hold all of them at once).
-func barriers(p *placement.Placement) []bool {
+// Barriers marks the barrier blocks of p: those that run on every
+// device (and so hold all of them at once). The memory budget's period
+// and the latency budget's bound read them too.
+func Barriers(p *placement.Placement) []bool {
 	barrier := make([]bool, len(p.Blocks))
 	for i, blk := range p.Blocks {
 		seen := map[int]bool{}
@@ -48,7 +49,7 @@ func barrierBound(p *placement.Placement, n int) int {
 	if !ok {
 		return 0
 	}
-	barrier := barriers(p)
+	barrier := Barriers(p)
 	B := 0
 	for i, blk := range p.Blocks {
 		if barrier[i] {

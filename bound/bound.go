@@ -1,44 +1,123 @@
-// Package bound holds the lower bounds of a problem (a spec.Spec): of the
-// period of a repetend and of the makespan of N micro-batches, and which
-// argument gives the makespan's. Every search reports its result beside
-// them, and a result that meets them is proven. They are a function of
-// the spec alone — no schedule is needed — so the schedule's metrics
-// (package schedule) report them too.
+// Package bound holds what every lower bound of a problem (a spec.Spec)
+// shares: the bounds' type, the arguments every spec has (the critical
+// path, the blocks on every device as barriers, each device's load), and
+// Of, which runs them with the arguments of the rules a spec switches on
+// (each rule's own, in its package under rule/) in one order. The bounds
+// of the period of a repetend and of the makespan of N micro-batches are
+// a function of the spec alone — no schedule is needed; every search
+// reports its result beside them, and a result that meets them is proven.
 //
-// Each rule of the timing model bounds in its own file: the devices and
-// the critical path (bound.go), the blocks on every device (barriers.go),
-// links that carry one transfer at a time (links.go), the memory budget
-// (memory.go), offload and recompute (decisions.go), the latency budget
-// (latency.go) and overlapped pairs (pairs.go).
+// rules.LowerBounds (package rule/rules) is the entry point: Of with
+// every rule of the one list. The host channel's bound (HostChannel) is
+// not one of the rules' arguments yet.
 package bound
 
 import (
-	"fmt"
 	"math"
 
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/spec"
 )
 
 // Bounds are lower bounds that no schedule of the placement can beat.
 type Bounds struct {
-	Period   int // of a repetend: max_d load_d of one micro-batch
-	Makespan int // of N micro-batches; see LowerBounds
+	Period   int // of a repetend: max_d load_d of one micro-batch, raised by the rules
+	Makespan int // of N micro-batches; see Of
 	// By names the argument that gives Makespan (the first to reach it,
-	// in the order LowerBounds lists them).
+	// in the order Of runs them).
 	By MakespanBound
 }
 
-// LowerBounds returns lower bounds for the spec's n micro-batches of its
-// placement p (which must be valid), under its memory budget and its
-// latency budget. Period ≥ max_d load_d: a repetend runs every block once on each
-// device; under a memory budget, also the least period at which a
-// micro-batch can hold its peak memory on a device no longer than the
-// budget allows (memoryPeriod). Makespan is the largest of:
+// Raise raises the makespan bound to v where v is larger, naming by: so
+// the first argument to reach the bound names it.
+func (b *Bounds) Raise(v int, by MakespanBound) {
+	if v > b.Makespan {
+		b.Makespan, b.By = v, by
+	}
+}
+
+// MakespanBound names an argument of the makespan bound, for people: the
+// generic ones are declared here, a rule's in its own package (links.By,
+// memory.By, latency.By, fsdp.By).
+type MakespanBound string
+
+// The arguments every spec has.
+const (
+	// BoundCriticalPath: the critical path of one micro-batch.
+	BoundCriticalPath MakespanBound = "the critical path"
+	// BoundDeviceLoad: a device's work, with the least head and tail.
+	BoundDeviceLoad MakespanBound = "a device's load"
+	// BoundBarriers: the blocks on all devices cut out of the time line
+	// (barrierBound).
+	BoundBarriers MakespanBound = "the relaxation with blocks on all devices as barriers"
+)
+
+// String says what the bound is, for people.
+func (b MakespanBound) String() string { return string(b) }
+
+// Step is a place in the order in which Of runs the arguments: the order
+// decides which argument names a bound that two reach (Bounds.By), and
+// some arguments start from the bound so far.
+type Step int
+
+const (
+	// Loads comes first: a rule's loads of one micro-batch on resources
+	// other than the devices raise the period, and the time n of them
+	// take the makespan (the links'); then the least period the rule
+	// allows from the period so far (the memory budget's).
+	Loads Step = iota
+	// Path comes after the critical path, before the barriers and the
+	// devices' loads (the memory budget's hold).
+	Path
+	// Devices comes after every argument of the spec, from the bound
+	// they reach (the memory-time of the decisions).
+	Devices
+	// Given comes last, on the spec as given where a rule relaxed it
+	// (Relaxer) and its bounds were scaled back (the latency budget's).
+	Given
+)
+
+// Rule is a rule of the timing model as the bounds see it (rule.Rule is
+// one): On says whether a spec switches it on; it bounds where it is a
+// Bounder, a Relaxer or both.
+type Rule interface {
+	On(sp spec.Spec) bool
+}
+
+// Bounder is a rule that bounds (rule.Bounder): at every step Bound
+// raises b, the bounds of sp so far, by the rule's arguments of that
+// step (Raise names the rule's argument where it raises the makespan).
+// Of calls it only where sp switches the rule on, at Loads whatever the
+// number of micro-batches and at the later steps only for N ≥ 1.
+type Bounder interface {
+	Bound(sp spec.Spec, at Step, b *Bounds)
+}
+
+// Relaxer is a rule whose bounds are those of a relaxed spec (rule.
+// Relaxer): every schedule of sp becomes one of the relaxed spec, its
+// times k times as long at most, and the rule is off in it; the bounds
+// of sp are then the relaxed spec's divided by k (rounded up).
+type Relaxer interface {
+	Relax(sp spec.Spec) (relaxed spec.Spec, k int)
+}
+
+// Of returns the lower bounds of the spec's n micro-batches of its
+// placement p (which must be valid) under the rules of list that it
+// switches on. Period ≥ max_d load_d: a repetend runs every block once on
+// each device; the rules raise it (the links' loads, the memory budget).
+// Makespan is the largest of these arguments, run in this order (Step):
+//
+//   - the rules' arguments at Loads;
 //
 //   - the critical path of one micro-batch (its dependency chain alone);
 //
-//   - max_d n·load_d: device d runs n·load_d of work, one block at a time;
+//   - the rules' arguments at Path;
+//
+//   - the same with the blocks on all devices taken out (barrierBound):
+//     for every device d and every set S of its other blocks whose heads
+//     and tails are at least given thresholds, min_S head + n·Σ_S t +
+//     min_S tail + n·B, B the time of one micro-batch's blocks on all
+//     devices, heads and tails counted with those blocks and transfers
+//     at time 0;
 //
 //   - max_d (min head_d + n·load_d + min tail_d), where head_i (tail_i) is
 //     the longest dependency path before (after) block i, transfer times
@@ -48,83 +127,46 @@ type Bounds struct {
 //     predecessors in the same micro-batch run before it; from then d is
 //     busy for n·load_d in total, one instance at a time, so its last
 //     instance, of some block j, ends at E ≥ min head_d + n·load_d; the
-//     successors of that instance then need tail_j ≥ min tail_d more.
+//     successors of that instance then need tail_j ≥ min tail_d more;
 //
-//   - the same with the blocks on all devices taken out (barrierBound):
-//     for every device d and every set S of its other blocks whose heads
-//     and tails are at least given thresholds, min_S head + n·Σ_S t +
-//     min_S tail + n·B, B the time of one micro-batch's blocks on all
-//     devices, heads and tails counted with those blocks and transfers
-//     at time 0.
+//   - the rules' arguments at Devices;
 //
-//   - under a memory budget M_d (placement's Budget), max_d of the memory bound (memoryBound):
-//     a device that holds A of one micro-batch's memory for at least ℓ
-//     holds it for at most ⌊M/A⌋ micro-batches at a time.
+//   - where a rule relaxes the spec (Relaxer), all of the above are the
+//     relaxed spec's, scaled back; then the rules' arguments at Given,
+//     on the spec as given.
 //
-//     Where the placement lets activations be offloaded or recomputed
-//     (placement's Offloadable, Recomputable), a micro-batch need not hold
-//     its memory that long, and this bound is left out for areaBound,
-//     which counts memory-time, the host channel's load and the
-//     recomputes' device time.
-//
-//   - with channels (placement's Channels), the same argument for every
-//     link ℓ as for a device: it carries n·load_ℓ of transfers one at a
-//     time (load_ℓ, the transfer times of the dependencies that cross ℓ),
-//     the first no earlier than the least end of their producers in one
-//     micro-batch (head + time), the last followed by the least time and
-//     tail of their consumers. Period is then at least max_ℓ load_ℓ too.
-//
-//   - under a latency budget (0: none), latencyBarrierBound
-//     (BoundLatency) where it is larger.
-//
-// Where forwards and backwards may overlap (placement's Overlap) the
-// bounds are those of a relaxed placement (overlapBounds). For n ≤ 0 the
+// Within a step the rules run in the order of list. For n ≤ 0 the
 // makespan bound is 0. By names the argument that gives the makespan
-// bound: the first to reach it, in the order listed here, links first.
-func LowerBounds(sp spec.Spec) Bounds {
-	b := lowerBounds(sp.Placement, sp.MicroBatches, sp.Memory)
-	if sp.Latency > 0 && sp.MicroBatches > 0 {
-		if v := latencyBarrierBound(sp.Placement, sp.MicroBatches, sp.Latency); v > b.Makespan {
-			b.Makespan, b.By = v, BoundLatency
-		}
+// bound: the first to reach it, in that order.
+func Of(sp spec.Spec, list []Rule) Bounds {
+	b := relaxed(sp, list)
+	if sp.MicroBatches > 0 {
+		step(sp, list, Given, &b)
 	}
 	return b
 }
 
-// lowerBounds is LowerBounds without a latency budget.
-func lowerBounds(p *placement.Placement, n, memory int) Bounds {
-	if p.Overlap != nil {
-		return overlapBounds(p, n, memory)
-	}
-	b := Bounds{Period: p.MaxLoad()}
-	by := BoundCriticalPath
-	heads, tails := p.Heads(), p.Tails()
-	if p.Channels {
-		b = linkBounds(p, n, b, heads, tails)
-		by = BoundLinkLoad
-	}
-	if p.Limited(memory) {
-		b.Period = memoryPeriod(p, memory, b.Period)
-	}
-	if n <= 0 {
-		b.Makespan = 0
-		b.By = BoundCriticalPath
-		return b
-	}
-	raise := func(v int, why MakespanBound) {
-		if v > b.Makespan {
-			b.Makespan, by = v, why
+// relaxed is Of before its last step: of the relaxed spec, scaled back,
+// where a rule relaxes sp.
+func relaxed(sp spec.Spec, list []Rule) Bounds {
+	for _, r := range list {
+		if x, ok := r.(Relaxer); ok && r.On(sp) {
+			q, k := x.Relax(sp)
+			b := relaxed(q, list)
+			up := func(v int) int { return (v + k - 1) / k }
+			return Bounds{Period: up(b.Period), Makespan: up(b.Makespan), By: b.By}
 		}
 	}
-	if b.Makespan == 0 {
-		by = BoundCriticalPath
+	p, n := sp.Placement, sp.MicroBatches
+	b := Bounds{Period: p.MaxLoad(), By: BoundCriticalPath}
+	step(sp, list, Loads, &b)
+	if n <= 0 {
+		return Bounds{Period: b.Period, By: BoundCriticalPath}
 	}
-	raise(p.CriticalPath(), BoundCriticalPath)
-	decides := p.HasOffload() || p.HasRecompute()
-	if p.Limited(memory) && !decides {
-		raise(memoryBound(p, n, memory), BoundMemory)
-	}
-	raise(barrierBound(p, n), BoundBarriers)
+	b.Raise(p.CriticalPath(), BoundCriticalPath)
+	step(sp, list, Path, &b)
+	b.Raise(barrierBound(p, n), BoundBarriers)
+	heads, tails := p.Heads(), p.Tails()
 	loads := p.Loads()
 	for d, blocks := range p.DeviceBlocks() {
 		if len(blocks) == 0 {
@@ -135,54 +177,18 @@ func lowerBounds(p *placement.Placement, n, memory int) Bounds {
 			minHead = min(minHead, heads[i])
 			minTail = min(minTail, tails[i])
 		}
-		raise(minHead+n*loads[d]+minTail, BoundDeviceLoad)
+		b.Raise(minHead+n*loads[d]+minTail, BoundDeviceLoad)
 	}
-	if p.Limited(memory) && decides {
-		raise(areaBound(p, n, memory, b.Makespan), BoundMemory)
-	}
-	b.By = by
+	step(sp, list, Devices, &b)
 	return b
 }
 
-// MakespanBound names the argument of LowerBounds that gives the makespan
-// bound.
-type MakespanBound int
-
-const (
-	// BoundCriticalPath: the critical path of one micro-batch.
-	BoundCriticalPath MakespanBound = iota
-	// BoundDeviceLoad: a device's work, with the least head and tail.
-	BoundDeviceLoad
-	// BoundLinkLoad: a link's transfers, with channels.
-	BoundLinkLoad
-	// BoundMemory: the memory budget (memoryBound).
-	BoundMemory
-	// BoundBarriers: the blocks on all devices cut out of the time line
-	// (barrierBound).
-	BoundBarriers
-	// BoundLatency: the latency budget with the blocks on all devices as
-	// barriers (latencyBarrierBound).
-	BoundLatency
-)
-
-// String says what the bound is, for people.
-func (b MakespanBound) String() string {
-	switch b {
-	case BoundCriticalPath:
-		return "the critical path"
-	case BoundDeviceLoad:
-		return "a device's load"
-	case BoundLinkLoad:
-		return "a link's load"
-	case BoundMemory:
-		return "the memory budget"
-	case BoundBarriers:
-		return "the relaxation with blocks on all devices as barriers"
-	case BoundLatency:
-		return "the latency budget, with blocks on all devices as barriers"
+// step runs the arguments at one step of the rules of list that sp
+// switches on.
+func step(sp spec.Spec, list []Rule, at Step, b *Bounds) {
+	for _, r := range list {
+		if x, ok := r.(Bounder); ok && r.On(sp) {
+			x.Bound(sp, at, b)
+		}
 	}
-	return fmt.Sprintf("MakespanBound(%d)", int(b))
 }
-
-// ceilDiv is ⌈a / b⌉ for a ≥ 0, b ≥ 1.
-func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -1,11 +1,12 @@
-package bound
+package bound_test
 
 import (
-	"fmt"
 	"testing"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/spec"
 )
 
@@ -36,59 +37,8 @@ func TestLowerBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		p := placementtest.Builtin(t, tt.name, tt.opt)
-		if got := LowerBounds(spec.New(p, tt.n)); got.Period != tt.period || got.Makespan != tt.span {
+		if got := rules.LowerBounds(spec.New(p, tt.n)); got.Period != tt.period || got.Makespan != tt.span {
 			t.Errorf("LowerBounds(%s, %d, 0) = %+v, want {%d %d}", tt.name, tt.n, got, tt.period, tt.span)
-		}
-	}
-}
-
-// layerChain is stages × layers: every layer's forward (time 1, memory
-// +1) down the devices, then every backward (time 2, memory −1) back.
-func layerChain(stages, layers int) *placement.Placement {
-	p := &placement.Placement{Name: "chain", Devices: stages}
-	var chain []int
-	for s := range stages {
-		for l := range layers {
-			p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("f%d.%d", s, l), Kind: placement.Forward, Devices: []int{s}, Time: 1, Memory: 1})
-			chain = append(chain, len(p.Blocks)-1)
-		}
-	}
-	for s := stages - 1; s >= 0; s-- {
-		for l := layers - 1; l >= 0; l-- {
-			p.Blocks = append(p.Blocks, placement.Block{ID: fmt.Sprintf("b%d.%d", s, l), Kind: placement.Backward, Devices: []int{s}, Time: 2, Memory: -1})
-			chain = append(chain, len(p.Blocks)-1)
-		}
-	}
-	for k := 1; k < len(chain); k++ {
-		p.Deps = append(p.Deps, placement.Dep{From: chain[k-1], To: chain[k]})
-	}
-	return p
-}
-
-// The memory bound, worked by hand for 64 stages × 8 layers, memory 16,
-// 8 micro-batches: device 0 holds 8 activations from the start of f0.7
-// to the start of b0.7, at least ℓ = 1 + 504 + 1008 = 1513 apart, so two
-// micro-batches at a time: 7 (head of f0.7) + ⌈8·1513/2⌉ + 2 (b0.7) +
-// 14 (its tail) = 6075, far above the load and path bounds (1704).
-func TestLowerBoundsMemory(t *testing.T) {
-	p := layerChain(64, 8)
-	if got := LowerBounds(spec.New(p, 8)).Makespan; got != 1704 {
-		t.Errorf("without a budget: %d, want 1704", got)
-	}
-	if got := LowerBounds(spec.Spec{Placement: p, MicroBatches: 8, Memory: 16}).Makespan; got != 6075 {
-		t.Errorf("memory 16: %d, want 6075", got)
-	}
-	// A budget that holds every micro-batch adds nothing.
-	if got := LowerBounds(spec.Spec{Placement: p, MicroBatches: 8, Memory: 64}).Makespan; got != 1704 {
-		t.Errorf("memory 64: %d, want 1704", got)
-	}
-	// By names the argument that gives each.
-	for _, c := range []struct {
-		memory int
-		want   MakespanBound
-	}{{0, BoundDeviceLoad}, {16, BoundMemory}, {64, BoundDeviceLoad}} {
-		if by := LowerBounds(spec.Spec{Placement: p, MicroBatches: 8, Memory: c.memory}).By; by != c.want {
-			t.Errorf("memory %d: bound by %v, want %v", c.memory, by, c.want)
 		}
 	}
 }
@@ -98,9 +48,9 @@ func TestLowerBoundsMemory(t *testing.T) {
 // where the critical path and the devices' loads give less.
 func TestLowerBoundsByBarriers(t *testing.T) {
 	p := placementtest.Builtin(t, "nn-shape", placement.Options{Devices: 4})
-	b := LowerBounds(spec.Spec{Placement: p, MicroBatches: 6, Memory: 6})
+	b := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: 6, Memory: 6})
 	by := b.By
-	if b.Makespan != 60 || by != BoundBarriers {
-		t.Errorf("nn-shape, 6 micro-batches, memory 6: bound %d by %v, want 60 by %v", b.Makespan, by, BoundBarriers)
+	if b.Makespan != 60 || by != bound.BoundBarriers {
+		t.Errorf("nn-shape, 6 micro-batches, memory 6: bound %d by %v, want 60 by %v", b.Makespan, by, bound.BoundBarriers)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/smt"
@@ -381,7 +382,7 @@ func (c *chooser) try(ctx context.Context, name string, choice []int) error {
 		return err
 	}
 	if c.best != nil && name == "" {
-		lb := bound.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
+		lb := rules.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
 		if c.opt.Objective == ObjectivePeriod {
 			if q.MaxLoad() > c.score.period || q.MaxLoad() == c.score.period && lb >= c.score.makespan {
 				return nil
@@ -402,7 +403,7 @@ func (c *chooser) try(ctx context.Context, name string, choice []int) error {
 	}
 	r, err := search.Run(ctx, onPlacement(sp, q), c.inner)
 	if err == nil {
-		b := bound.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
+		b := rules.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
 		if c.leastBound == 0 || b < c.leastBound {
 			c.leastBound = b
 		}
@@ -633,7 +634,7 @@ func optimalDevices(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*sea
 		if err != nil {
 			return
 		}
-		lb := bound.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
+		lb := rules.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
 		if best != nil && lb >= schedule.Makespan(best.Schedule) {
 			return
 		}
@@ -678,7 +679,7 @@ func optimalDevices(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*sea
 			if err := verify.Schedule(s); err != nil {
 				return nil, fmt.Errorf("search: the solver's choice of devices fails verification (a bug): %w", err)
 			}
-			b := bound.LowerBounds(onPlacement(sp, q))
+			b := rules.LowerBounds(onPlacement(sp, q))
 			lower := search.OptimalBound{Makespan: b.Makespan, By: b.By.String(), Relaxed: b.Makespan}
 			best = &search.OptimalResult{Schedule: s, Source: search.Source{Kind: search.SourceSolver}, Bound: lower,
 				Solution: &smt.Solution{Makespan: sol.Makespan, LowerBound: sol.LowerBound, Checks: sol.Checks}}
@@ -711,7 +712,7 @@ func optimalDevices(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*sea
 		lower = ms
 		every(open, func(choice []int) bool {
 			if q, err := placement.Choose(open, choice); err == nil {
-				lower = min(lower, bound.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan)
+				lower = min(lower, rules.LowerBounds(spec.Spec{Placement: q, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan)
 			}
 			return true
 		})

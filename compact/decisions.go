@@ -80,6 +80,36 @@ type compactor struct {
 
 type constraint struct{ x, y, w int }
 
+// add is the constraint v_x ≥ v_y + w.
+func (c *compactor) add(x, y, w int) { c.cons = append(c.cons, constraint{x, y, w}) }
+
+// timeDecisions adds the decisions' timing: an offload's start after its
+// forward, its reload after the move out, the consumer after the move
+// back; a recompute after its forward and before the consumer (its
+// Reload variable unused, pinned at 0). at is the index of an instance.
+func (c *compactor) timeDecisions(at func(schedule.Ref) int) {
+	s, ni := c.s, c.decAt
+	p := s.Placement
+	consumers := p.Consumers()
+	for k, dc := range s.Decisions {
+		f := at(dc.Ref())
+		use := at(schedule.Ref{Block: consumers[dc.Block], Micro: dc.Micro})
+		st, rl := ni+2*k, ni+2*k+1
+		t := p.Blocks[dc.Block].Time
+		switch dc.Action {
+		case placement.Offload:
+			tt := p.OffloadTime(dc.Block)
+			c.add(st, f, t)
+			c.add(rl, st, tt)
+			c.add(use, rl, tt)
+		case placement.Recompute:
+			c.add(st, f, t)
+			c.add(use, st, t)
+			c.add(rl, -1, 0) // unused: pinned at 0
+		}
+	}
+}
+
 func newCompactor(s *schedule.Schedule) *compactor {
 	p := s.Placement
 	ni := len(s.Instances)
@@ -105,32 +135,14 @@ func newCompactor(s *schedule.Schedule) *compactor {
 		ncons += len(preds[in.Block])
 	}
 	c.cons = make([]constraint, 0, ncons)
-	add := func(x, y, w int) { c.cons = append(c.cons, constraint{x, y, w}) }
+	add := c.add
 	// Dependencies.
 	for x, in := range s.Instances {
 		for _, d := range preds[in.Block] {
 			add(x, at(schedule.Ref{Block: d.From, Micro: in.Micro}), p.Delay(d))
 		}
 	}
-	// Decisions' timing.
-	consumers := p.Consumers()
-	for k, dc := range s.Decisions {
-		f := at(dc.Ref())
-		use := at(schedule.Ref{Block: consumers[dc.Block], Micro: dc.Micro})
-		st, rl := ni+2*k, ni+2*k+1
-		t := p.Blocks[dc.Block].Time
-		switch dc.Action {
-		case placement.Offload:
-			tt := p.OffloadTime(dc.Block)
-			add(st, f, t)
-			add(rl, st, tt)
-			add(use, rl, tt)
-		case placement.Recompute:
-			add(st, f, t)
-			add(use, st, t)
-			add(rl, -1, 0) // unused: pinned at 0
-		}
-	}
+	c.timeDecisions(at)
 	// Device orders of busy items (instances and recomputes), and of
 	// memory changes; host channel orders of moves.
 	type item struct {

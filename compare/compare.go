@@ -24,6 +24,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/quantity"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
@@ -443,8 +444,7 @@ func tesselRow(ctx context.Context, p *placement.Placement, opt Options, progres
 		row.Note += "; N < N_R: time-optimal schedule of all N"
 	}
 	if !res.Proven() {
-		m := schedule.Measure(s)
-		row.Note += fmt.Sprintf("; not proven (gap %s)", span(m.Makespan-m.LowerBound.Makespan))
+		row.Note += fmt.Sprintf("; not proven (gap %s)", span(schedule.Makespan(s)-rules.LowerBounds(s.Spec).Makespan))
 	}
 	if er.Coarse() {
 		row.Note += "; searched at steps of " + u.StepText(float64(er.Step))
@@ -513,7 +513,9 @@ func (r *Row) fill(s *schedule.Schedule, p *placement.Placement, memory int) {
 	}
 	r.BudgetRespected = textfmt.Ptr(ok)
 	r.Latency = textfmt.Ptr(schedule.SummarizeLatency(s))
-	r.Units = schedule.SummarizeUnits(s)
+	if s.Placement.Units != nil {
+		r.Units = schedule.SummarizeUnits(s, rules.LowerBounds(s.Spec).Makespan)
+	}
 }
 
 // latencyNote says in the note that a baseline's schedule is over the

@@ -8,7 +8,7 @@
 // The search (package search) starts from the best of them and the
 // baselines, and lets the solver improve from there: a search never
 // returns a schedule worse than its best construction. Nothing here proves
-// optimality; bound.LowerBounds says how far a construction may be from
+// optimality; rules.LowerBounds says how far a construction may be from
 // it.
 package construct
 

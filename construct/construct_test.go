@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/baseline"
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -75,8 +75,8 @@ func TestPortfolioVShapeMeets1F1B(t *testing.T) {
 			t.Fatal(err)
 		}
 		best := cands[0]
-		if best.Makespan != schedule.Makespan(ref) || best.Makespan != bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: d}).Makespan {
-			t.Errorf("%d devices: makespan %d (%s), 1F1B %d, lower bound %d", d, best.Makespan, best.Name, schedule.Makespan(ref), bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: d}).Makespan)
+		if best.Makespan != schedule.Makespan(ref) || best.Makespan != rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: d}).Makespan {
+			t.Errorf("%d devices: makespan %d (%s), 1F1B %d, lower bound %d", d, best.Makespan, best.Name, schedule.Makespan(ref), rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: d}).Makespan)
 		}
 		if best.Periodic == nil || best.Periodic.Period != p.MaxLoad() {
 			t.Errorf("%d devices: best %s, want the modulo schedule at the load bound", d, best.Name)
@@ -158,7 +158,7 @@ func TestPortfolioZeroBubbleReachesTheBound(t *testing.T) {
 				if order == "one" {
 					hand = n*p.MaxLoad() + 2*(d-1)
 				}
-				lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: 2 * d}).Makespan
+				lb := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: 2 * d}).Makespan
 				if got := cands[0].Makespan; got != lb || got > hand {
 					t.Errorf("%s, %d devices, N %d: makespan %d (%s), lower bound %d, hand-written %d", order, d, n, got, cands[0].Name, lb, hand)
 				}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
 )
@@ -29,7 +29,7 @@ func ExamplePortfolio() {
 		}
 		fmt.Printf("%-28s makespan %d, repeats a period: %v\n", e.Name, e.Makespan, e.Periodic != nil)
 	}
-	b := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: 32, Memory: 6})
+	b := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: 32, Memory: 6})
 	fmt.Println("lower bound", b.Makespan)
 	// Output:
 	// modulo                       makespan 204, repeats a period: true

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -30,7 +30,7 @@ func TestModuloOnLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, lb := schedule.Makespan(s), bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: 32, Memory: 8}).Makespan; got != 312 || lb != 312 {
+	if got, lb := schedule.Makespan(s), rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: 32, Memory: 8}).Makespan; got != 312 || lb != 312 {
 		t.Errorf("makespan %d and lower bound %d, want both 312", got, lb)
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -172,7 +172,7 @@ func Modulo(ctx context.Context, p *placement.Placement, opt ModuloOptions) (*Pe
 	// Periods one by one near the load bound, where most placements find
 	// theirs; beyond, steps that double (memory, not the devices, then
 	// sets the period) and a bisection back between the last two.
-	lo := max(1, bound.LowerBounds(spec.New(p, 0)).Period, opt.MinPeriod) // device and, with channels, link loads
+	lo := max(1, rules.LowerBounds(spec.New(p, 0)).Period, opt.MinPeriod) // device and, with channels, link loads
 	failed := lo - 1
 	for P, step := lo, 1; P <= hi; P += step {
 		if err := ctx.Err(); err != nil {

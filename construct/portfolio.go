@@ -7,9 +7,9 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -78,7 +78,7 @@ func portfolio(ctx context.Context, p *placement.Placement, n, memory int, o spe
 	add := func(name string, s *schedule.Schedule, ps *Periodic, build func(context.Context, int) (*schedule.Schedule, error)) {
 		out = append(out, Entry{Name: name, Schedule: s, Makespan: schedule.Makespan(s), Periodic: ps, build: build})
 	}
-	lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}).Makespan
+	lb := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}).Makespan
 	reached := func() bool { return len(out) > 0 && out[len(out)-1].Makespan <= lb }
 	// The least period first; a longer one can end sooner at small N,
 	// where the time one micro-batch takes weighs more.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -21,7 +21,7 @@ func TestListSavings(t *testing.T) {
 	if _, err := List(v2, 8, ListOptions{Rule: GradientFirst, Memory: 1}); err == nil {
 		t.Fatalf("a list schedule that keeps every activation fits memory 1")
 	}
-	lb := bound.LowerBounds(spec.Spec{Placement: v2, MicroBatches: 8, Memory: 1}).Makespan
+	lb := rules.LowerBounds(spec.Spec{Placement: v2, MicroBatches: 8, Memory: 1}).Makespan
 	for _, sv := range policies(spec.Decisions{Offload: true, Recompute: true}) {
 		for _, rule := range Rules() {
 			s, err := List(v2, 8, ListOptions{Rule: rule, Memory: 1, Savings: sv})

@@ -5,13 +5,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
 )
 
-// Property: the bound of bound.LowerBounds with the blocks on all
+// Property: the bound of rules.LowerBounds with the blocks on all
 // devices cut out (the barriers of the Tessel paper's m- and nn-shapes,
 // Lin et al. §VI-A) never exceeds the proven optimum. Random chains on two
 // or three devices, some blocks on all of them, random times, with and
@@ -51,7 +51,7 @@ func TestScheduleBarrierBoundBelowOptimum(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lb := bound.LowerBounds(spec.New(p, n)).Makespan
+		lb := rules.LowerBounds(spec.New(p, n)).Makespan
 		if sol.Proven && lb > sol.Makespan {
 			t.Fatalf("%s %+v: bound %d above the optimum %d", p.Name, p.Blocks, lb, sol.Makespan)
 		}
@@ -71,7 +71,7 @@ func TestScheduleBarrierBoundNNShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: 6, Memory: 6}).Makespan; lb != 60 {
+	if lb := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: 6, Memory: 6}).Makespan; lb != 60 {
 		t.Errorf("nn-shape, 6 micro-batches: lower bound %d, want 60", lb)
 	}
 }

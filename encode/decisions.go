@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -62,7 +62,7 @@ func OptimalDecisions(ctx context.Context, sp spec.Spec, seed *schedule.Schedule
 	if latency > 0 {
 		prob.Deadlines = LatencyDeadlines(p, refs, latency)
 	}
-	sol := &smt.Solution{LowerBound: max(prob.LowerBound(), bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}).Makespan)}
+	sol := &smt.Solution{LowerBound: max(prob.LowerBound(), rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}).Makespan)}
 	var best *schedule.Schedule
 	if seed != nil && seed.Latency == max(latency, 0) && verify.Schedule(seed) == nil {
 		best = seed

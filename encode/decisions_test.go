@@ -4,10 +4,10 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -49,7 +49,7 @@ func TestOptimalDecisions(t *testing.T) {
 	}
 }
 
-// The lower bound with decisions (bound.LowerBounds: memory-time, the
+// The lower bound with decisions (rules.LowerBounds: memory-time, the
 // host channel's load, the recomputes' device time) never exceeds a
 // proven optimum.
 func TestDecisionBoundBelowOptimum(t *testing.T) {
@@ -77,7 +77,7 @@ func TestDecisionBoundBelowOptimum(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.m}).Makespan
+		lb := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: tc.n, Memory: tc.m}).Makespan
 		if !sol.Proven || lb > schedule.Makespan(s) {
 			t.Errorf("%s, n %d, memory %d, offload time %d, %+v: optimum %d (proven %v), lower bound %d",
 				p.Name, tc.n, tc.m, tc.T, tc.d, schedule.Makespan(s), sol.Proven, lb)

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -125,7 +125,7 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d sp
 	var best *schedule.Schedule
 	checks := 0
 	limit := schedule.Makespan(s) - 1
-	lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}).Makespan
+	lb := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}).Makespan
 	for limit >= lb {
 		got, err := func() (*schedule.Schedule, error) {
 			sv.Push()

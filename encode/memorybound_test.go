@@ -5,14 +5,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
 )
 
-// Property: the memory bound of bound.LowerBounds never exceeds the
+// Property: the memory bound of rules.LowerBounds never exceeds the
 // proven optimum. Random chains on two devices with random times and
 // memories, under budgets that leave room for one, two or three
 // micro-batches.
@@ -49,11 +49,11 @@ func TestMemoryBoundBelowOptimum(t *testing.T) {
 		if err := verify.Schedule(s); err != nil {
 			t.Fatal(err)
 		}
-		lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}).Makespan
+		lb := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}).Makespan
 		if sol.Proven && lb > sol.Makespan {
 			t.Fatalf("%s memory %d: bound %d above the optimum %d", p.Name, memory, lb, sol.Makespan)
 		}
-		if lb > bound.LowerBounds(spec.New(p, n)).Makespan {
+		if lb > rules.LowerBounds(spec.New(p, n)).Makespan {
 			bites++
 		}
 	}

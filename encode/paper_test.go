@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/internal/smttest"
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -51,7 +51,7 @@ func runOptimal(t *testing.T, c optimalCase) (*placement.Placement, *schedule.Sc
 	if sol.Makespan != c.makespan {
 		t.Fatalf("%v: optimal makespan %d, pinned %d", c, sol.Makespan, c.makespan)
 	}
-	if lb := bound.LowerBounds(spec.New(pl, c.n)).Makespan; sol.Makespan < lb {
+	if lb := rules.LowerBounds(spec.New(pl, c.n)).Makespan; sol.Makespan < lb {
 		t.Fatalf("%v: makespan %d below the verifier's lower bound %d", c, sol.Makespan, lb)
 	}
 	return pl, s, sol

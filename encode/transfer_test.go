@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -55,7 +55,7 @@ func TestOptimalWithTransfers(t *testing.T) {
 			if n == 1 && mk != 8+2*c {
 				t.Errorf("transfer %d, one micro-batch: makespan %d, want %d", c, mk, 8+2*c)
 			}
-			if lb := bound.LowerBounds(spec.New(p, n)).Makespan; mk < lb {
+			if lb := rules.LowerBounds(spec.New(p, n)).Makespan; mk < lb {
 				t.Errorf("transfer %d, N=%d: makespan %d below the bound %d", c, n, mk, lb)
 			}
 		}

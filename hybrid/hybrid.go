@@ -44,12 +44,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hetero"
 	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
@@ -411,7 +411,7 @@ func (x *candidate) prepare(ctx context.Context, m *hetero.Model, c *cluster.Clu
 		// bound on the exact steps costs too much for a pruning bound.
 		free := rep.p.Clone()
 		free.Capacities = nil
-		x.lb = max(x.lb, float64(bound.LowerBounds(spec.New(free, mb)).Makespan)*rep.unit)
+		x.lb = max(x.lb, float64(rules.LowerBounds(spec.New(free, mb)).Makespan)*rep.unit)
 		if megatronOK {
 			if rep.megatron == nil {
 				megatronOK = false

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/baseline"
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -52,7 +52,7 @@ func TestPair(t *testing.T) {
 		if err := verify.Schedule(paired); err != nil {
 			t.Fatalf("%s --overlap-time %s: %v", c.name, c.time, err)
 		}
-		if b := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: 16, Memory: 4}).Makespan; b > schedule.Makespan(paired) {
+		if b := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: 16, Memory: 4}).Makespan; b > schedule.Makespan(paired) {
 			t.Errorf("%s --overlap-time %s: lower bound %d above a paired schedule's makespan %d", c.name, c.time, b, schedule.Makespan(paired))
 		}
 		shorter := schedule.Makespan(paired) < schedule.Makespan(s)
@@ -75,7 +75,7 @@ func TestDualPipeVOverlapNotApplicable(t *testing.T) {
 // TestBoundsHold: on every placement shape that pairs and every
 // construction of the search, paired greedily, the lower bounds that
 // count what pairs save stay below the makespan (the relaxation of
-// bound.LowerBounds).
+// rules.LowerBounds).
 func TestBoundsHold(t *testing.T) {
 	for _, name := range []string{"v-shape", "m-shape", "k-shape", "x-shape"} {
 		for _, split := range []bool{false, true} {
@@ -93,7 +93,7 @@ func TestBoundsHold(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						b := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: m}).Makespan
+						b := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: m}).Makespan
 						for _, c := range cands[:min(len(cands), 6)] {
 							paired, _ := overlap.Pair(context.Background(), c.Schedule)
 							if err := verify.Schedule(paired); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
@@ -39,7 +40,7 @@ func ExampleRun() {
 	u := p.Units
 	fmt.Printf("placement %s: %d blocks on %d devices, a step %g, the search's step %g\n", p.Name, len(p.Blocks), p.Devices, u.Step, rep.Converted.SearchUnit)
 	m := schedule.Measure(res.Schedule)
-	fmt.Printf("16 micro-batches: makespan %s (lower bound %s)\n", u.Duration(float64(m.Makespan)), u.Duration(float64(m.LowerBound.Makespan)))
+	fmt.Printf("16 micro-batches: makespan %s (lower bound %s)\n", u.Duration(float64(m.Makespan)), u.Duration(float64(rules.LowerBounds(res.Schedule.Spec).Makespan)))
 	// Output:
 	// max load 12.00 per sample over 4 stages
 	// placement gpt-like: 8 blocks on 4 devices, a step 0.01, the search's step 0.5

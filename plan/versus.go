@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/compare"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -66,7 +67,7 @@ func Winner(rows []compare.Row) *compare.Row {
 func (r *Result) Binds() bool {
 	s := r.Search.Schedule
 	m := schedule.Measure(s)
-	if m.Makespan <= m.LowerBound.Makespan {
+	if m.Makespan <= rules.LowerBounds(s.Spec).Makespan {
 		return false
 	}
 	p := r.Placement

@@ -20,10 +20,10 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -109,7 +109,7 @@ func Improve(ctx context.Context, s *schedule.Schedule, opt Options) (*schedule.
 	if opt.Effort == 0 {
 		opt.Effort = DefaultEffort
 	}
-	lb := bound.LowerBounds(spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory}).Makespan
+	lb := rules.LowerBounds(spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory}).Makespan
 	cur := s
 	for _, w := range windows {
 		stale := 0 // ends tried in a row without a gain

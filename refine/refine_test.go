@@ -6,11 +6,11 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -43,7 +43,7 @@ func TestImproveReachesTheBoundOnZBV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: 8, Memory: 8}).Makespan
+	lb := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: 8, Memory: 8}).Makespan
 	if schedule.Makespan(got) != lb {
 		t.Errorf("makespan %d → %d, want the lower bound %d (%+v)", before, schedule.Makespan(got), lb, st)
 	}

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -105,7 +105,7 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 	if budget == 0 {
 		budget = DefaultSteps
 	}
-	bounds := bound.LowerBounds(s.Spec)
+	bounds := rules.LowerBounds(s.Spec)
 	lb := bounds.Makespan
 	cur := s
 	seed := opt.Seed

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/verify"
 )
@@ -63,7 +64,8 @@ func HTML(s *schedule.Schedule, w io.Writer) error {
 	if u := p.Units; u.HasTime() {
 		row("time step", fmt.Sprintf("%s (makespan %d steps)", u.StepText(1), m.Makespan))
 	}
-	row("lower bound of the makespan", t(m.LowerBound.Makespan))
+	lb := rules.LowerBounds(s.Spec)
+	row("lower bound of the makespan", t(lb.Makespan))
 	row("bubble rate", fmt.Sprintf("%.2f%%", 100*m.BubbleRate))
 	row("peak memory per device", mems(m.PeakMemory))
 	row("busy time per device", ts(m.Loads))
@@ -77,7 +79,7 @@ func HTML(s *schedule.Schedule, w io.Writer) error {
 	}
 	if rp := s.Repetend; rp != nil {
 		row("repetend", fmt.Sprintf("N_R %d, period %s (lower bound %s), %d %s from time %s",
-			rp.Span(), t(rp.Period), t(m.LowerBound.Period), rp.Iterations, plural(rp.Iterations, "iteration"), t(rp.Start)))
+			rp.Span(), t(rp.Period), t(lb.Period), rp.Iterations, plural(rp.Iterations, "iteration"), t(rp.Start)))
 		rate := schedule.RepetendBubbleRate(p, rp.Period)
 		if st := schedule.SteadyOf(s); len(s.Pairs) > 0 && st != nil {
 			rate = st.BubbleRate // pairs save device time: the schedule's own

@@ -6,12 +6,12 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/spec"
 )
 
-// Property: the period bound under memory of bound.LowerBounds never
+// Property: the period bound under memory of rules.LowerBounds never
 // exceeds the least period the solver proves among repetends with
 // N_R ≤ MaxNR (which is at least the least period of any repetend).
 // Random V chains on two or three devices, some blocks on all of them
@@ -52,7 +52,7 @@ func TestMemoryPeriodBelowProvenPeriod(t *testing.T) {
 			}
 		}
 		memory := 1 + rng.IntN(2)
-		bound := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: 0, Memory: memory}).Period
+		bound := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: 0, Memory: memory}).Period
 		res, err := Search(context.Background(), p, Options{Memory: memory, MaxNR: 4, Effort: 2_000_000, Jobs: 1})
 		if err != nil || res.Best == nil || !res.Proven {
 			continue
@@ -88,7 +88,7 @@ func TestMemoryPeriodBuiltins(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: 128, Memory: c.devices}).Period; got != c.period {
+		if got := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: 128, Memory: c.devices}).Period; got != c.period {
 			t.Errorf("%s, %d devices, memory %d: period bound %d, want %d", c.name, c.devices, c.devices, got, c.period)
 		}
 	}

@@ -8,10 +8,10 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/z3"
@@ -486,12 +486,12 @@ func countCandidates(ctx context.Context, p *placement.Placement, maxNR int) int
 }
 
 // periodLowerBound is max_d load_d and, with channels, the busiest link's
-// load per micro-batch (bound.LowerBounds).
+// load per micro-batch (rules.LowerBounds).
 func periodLowerBound(p *placement.Placement) int {
 	if !p.Channels {
 		return p.MaxLoad()
 	}
-	return bound.LowerBounds(spec.New(p, 0)).Period
+	return rules.LowerBounds(spec.New(p, 0)).Period
 }
 
 // upperPeriod is a period every placement reaches with one micro-batch at

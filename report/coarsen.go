@@ -5,9 +5,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/coarsen"
 	"github.com/tessel-pp/tessel/internal/textfmt"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -34,7 +34,7 @@ type CoarsenSummary struct {
 	ByHEFT     bool    `json:"by_heft,omitempty"`
 	Makespan   int     `json:"makespan"`
 	BubbleRate float64 `json:"bubble_rate"`
-	// LowerBound is the schedule package's bound of the chosen
+	// LowerBound is the rules' bound (rules.LowerBounds) of the chosen
 	// placement: of this choice of devices, not of every choice.
 	LowerBound int `json:"lower_bound"`
 	// OneDevice is the makespan of every block on one device, one after
@@ -65,7 +65,7 @@ func NewCoarsenSummary(s *schedule.Schedule, r coarsen.Report, total time.Durati
 		Placement: p.Name, Devices: p.Devices, Memory: s.Memory, MicroBatches: s.MicroBatches,
 		Blocks: r.Blocks, CoarseBlocks: r.Coarse, EdgeMerges: r.EdgeMerges, PairMerges: r.PairMerges, Unit: r.Unit,
 		CoarseMakespan: r.CoarseMakespan, Expanded: r.Makespan, HEFT: r.HEFT, ByHEFT: r.ByHEFT, Makespan: m.Makespan, BubbleRate: m.BubbleRate,
-		LowerBound: bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}).Makespan, OneDevice: coarsen.OneDevice(s),
+		LowerBound: rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: s.MicroBatches, Memory: s.Memory}).Makespan, OneDevice: coarsen.OneDevice(s),
 		Valid:   verify.Schedule(s) == nil,
 		Seconds: CoarsenSeconds{Coarsen: roundedSecs(r.Coarsen), Solve: roundedSecs(r.Solve), Expand: roundedSecs(r.Expand), Total: roundedSecs(total)},
 	}

@@ -14,7 +14,7 @@ import (
 
 // OptimalSummary is the summary tessel optimal --json prints of res, the
 // search having taken elapsed: the schedule's figures, the stronger of
-// the schedule package's bound and the solver's and what proves it
+// the rules' bounds and the solver's and what proves it
 // (search.OptimalBound), the decisions counted where they were allowed.
 func OptimalSummary(res *search.OptimalResult, elapsed time.Duration, decisions bool) Summary {
 	s := res.Schedule

@@ -3,11 +3,12 @@ package report
 import (
 	"maps"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/rule/latency"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/verify"
@@ -148,7 +149,7 @@ func NewSummary(s *schedule.Schedule, method string, proven bool) Summary {
 // verified says that s was verified where it was built (an extension to
 // N, verified in package search), so that it is not checked twice.
 func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, proven, verified bool) Summary {
-	m := schedule.Measure(s)
+	m, lb := schedule.Measure(s), rules.LowerBounds(s.Spec)
 	var budgets []int
 	if !s.Placement.Uniform(s.Memory) {
 		budgets = s.Budgets()
@@ -165,11 +166,11 @@ func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, p
 		BubbleRate:   textfmt.Round6(m.BubbleRate),
 		PeakMemory:   m.PeakMemory,
 		Latency:      schedule.SummarizeLatencyOf(s, st),
-		LowerBound:   SummaryBounds{Period: m.LowerBound.Period, Makespan: m.LowerBound.Makespan},
+		LowerBound:   SummaryBounds{Period: lb.Period, Makespan: lb.Makespan},
 		Valid:        verified || verify.Schedule(s) == nil,
 		Proven:       proven,
 		Chosen:       chosen(s.Placement),
-		Units:        schedule.SummarizeUnits(s),
+		Units:        schedule.SummarizeUnits(s, lb.Makespan),
 		steady:       steadyOf{s: s, st: st},
 	}
 }
@@ -242,7 +243,7 @@ func SearchSummary(r *search.Result, method repetend.Strategy) Summary {
 		// Bounds over every choice of devices, not the chosen one's.
 		sum.LowerBound = SummaryBounds{Period: r.Bounds.Period, Makespan: r.Bounds.Makespan}
 	}
-	if r.BoundBy == bound.BoundLatency && !r.Assigned {
+	if r.BoundBy == latency.By && !r.Assigned {
 		sum.LowerBound.By = r.BoundBy.String()
 	}
 	sum.Source = r.Source.String()

@@ -19,8 +19,11 @@
 //
 // Optional hooks, each its own interface so that a rule takes only those
 // it needs: Indexer (check the rule's own part of a schedule and index it
-// for the other checks, before the dependencies are checked) and
-// DeviceChecker (a check on each device, after that device's overlaps).
+// for the other checks, before the dependencies are checked),
+// DeviceChecker (a check on each device, after that device's overlaps),
+// Bounder (the rule's arguments of a spec's lower bounds) and Relaxer (a
+// rule whose bounds are those of a relaxed spec). rules.LowerBounds loops
+// over the list as the verifier does: bound.Of with every rule.
 package rule
 
 import (
@@ -28,6 +31,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/spec"
 )
 
@@ -60,6 +64,19 @@ type Indexer interface {
 type DeviceChecker interface {
 	CheckDevice(c *Checked, r *Report, d int)
 }
+
+// Bounder is a rule that bounds: Bound(sp, at, b) raises b, the lower
+// bounds of sp so far, by the rule's arguments at step at (bound.Step:
+// the order decides which argument names a bound two reach, and some
+// start from the bound so far), naming its own (Bounds.Raise with a
+// bound.MakespanBound the rule declares). bound.Of calls it where sp
+// switches the rule on.
+type Bounder = bound.Bounder
+
+// Relaxer is a rule whose bounds are those of a relaxed spec, scaled back
+// (bound.Relaxer): Relax(sp) returns the relaxed spec, the rule off in
+// it, and the factor k of its times.
+type Relaxer = bound.Relaxer
 
 // Conflict is an error naming the first two rules of list that sp
 // switches on and that cannot be combined (one Excludes the other), or

@@ -5,10 +5,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -72,7 +72,7 @@ func TestVerifyChannels(t *testing.T) {
 	if got := schedule.Makespan(fixed); got != 11 {
 		t.Errorf("compacted with channels: makespan %d, want 11 (f1^2 at 10)", got)
 	}
-	if b := bound.LowerBounds(spec.New(queued.Placement, n)); b.Makespan != 11 || b.Period != 3 {
+	if b := rules.LowerBounds(spec.New(queued.Placement, n)); b.Makespan != 11 || b.Period != 3 {
 		t.Errorf("bounds with channels %+v, want makespan 11 (f0 ends at 1, three transfers of 3, f1 takes 1) and period 3", b)
 	}
 }
@@ -119,7 +119,7 @@ func TestChannelsProperty(t *testing.T) {
 			if err := verify.Schedule(out); err != nil {
 				t.Fatalf("%s trial %d: compacted under channels: %v", p.Name, trial, err)
 			}
-			if lb := bound.LowerBounds(spec.New(q, n)).Makespan; schedule.Makespan(out) < lb {
+			if lb := rules.LowerBounds(spec.New(q, n)).Makespan; schedule.Makespan(out) < lb {
 				t.Fatalf("%s trial %d: makespan %d below the lower bound %d", p.Name, trial, schedule.Makespan(out), lb)
 			}
 		}

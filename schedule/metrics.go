@@ -3,17 +3,17 @@ package schedule
 import (
 	"math"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
 )
 
 // Metrics are what a schedule achieves, measured from its start times.
+// The lower bounds of its spec are not among them: they are the rules'
+// (rules.LowerBounds), which sit above this package.
 type Metrics struct {
 	Makespan   int
-	BubbleRate float64      // idle device-time / (D × makespan)
-	PeakMemory []int        // per device: the highest running memory, from 0, in start order (offloads and recomputes counted)
-	Loads      []int        // per device: busy time over the whole schedule (recomputes included)
-	LowerBound bound.Bounds // of the schedule's spec (bound.LowerBounds)
+	BubbleRate float64 // idle device-time / (D × makespan)
+	PeakMemory []int   // per device: the highest running memory, from 0, in start order (offloads and recomputes counted)
+	Loads      []int   // per device: busy time over the whole schedule (recomputes included)
 }
 
 // Makespan is the latest end of any instance (0 for none). Instances of
@@ -74,7 +74,6 @@ func Measure(s *Schedule) Metrics {
 		total := float64(p.Devices) * float64(m.Makespan)
 		m.BubbleRate = (total - float64(busy)) / total
 	}
-	m.LowerBound = bound.LowerBounds(s.Spec)
 	return m
 }
 

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -39,9 +39,6 @@ func TestMeasureOneF1B(t *testing.T) {
 			if want := min(tc.d-d, tc.n); m.PeakMemory[d] != want {
 				t.Errorf("%+v: peak memory of device %d = %d, want %d", tc, d, m.PeakMemory[d], want)
 			}
-		}
-		if m.LowerBound != bound.LowerBounds(spec.New(p, tc.n)) {
-			t.Errorf("%+v: Measure's bound %v, LowerBounds %v", tc, m.LowerBound, bound.LowerBounds(spec.New(p, tc.n)))
 		}
 	}
 }
@@ -82,7 +79,7 @@ func TestLowerBoundsSound(t *testing.T) {
 		if err := verify.Schedule(s); err != nil {
 			t.Fatal(err)
 		}
-		if lb := bound.LowerBounds(spec.New(p, n)); schedule.Makespan(s) < lb.Makespan {
+		if lb := rules.LowerBounds(spec.New(p, n)); schedule.Makespan(s) < lb.Makespan {
 			t.Fatalf("%s D=%d N=%d: makespan %d below the lower bound %d", name, p.Devices, n, schedule.Makespan(s), lb.Makespan)
 		}
 	}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -184,15 +184,15 @@ func TestPairsFileRoundTrip(t *testing.T) {
 func TestOverlapBounds(t *testing.T) {
 	s := moePaired(t)
 	for _, n := range []int{1, 2, 8} {
-		b := bound.LowerBounds(spec.New(s.Placement, n))
+		b := rules.LowerBounds(spec.New(s.Placement, n))
 		q := s.Placement.Clone()
 		q.Overlap = nil
-		plain := bound.LowerBounds(spec.New(q, n))
+		plain := rules.LowerBounds(spec.New(q, n))
 		if b.Makespan > plain.Makespan || b.Period > plain.Period {
 			t.Errorf("n=%d: bounds %+v above the ones without overlap %+v", n, b, plain)
 		}
 	}
-	if b := bound.LowerBounds(spec.New(s.Placement, 2)); b.Makespan > schedule.Makespan(s) {
+	if b := rules.LowerBounds(spec.New(s.Placement, 2)); b.Makespan > schedule.Makespan(s) {
 		t.Errorf("bound %d above the paired schedule's makespan %d", b.Makespan, schedule.Makespan(s))
 	}
 }

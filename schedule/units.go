@@ -22,9 +22,10 @@ type UnitsSummary struct {
 }
 
 // SummarizeUnits is s's figures in its placement's units (nil where the
-// placement states none), as the --json reports give them; s must be
-// verified.
-func SummarizeUnits(s *Schedule) *UnitsSummary {
+// placement states none), as the --json reports give them, lowerBound
+// being the makespan's lower bound of s's spec (rules.LowerBounds); s
+// must be verified.
+func SummarizeUnits(s *Schedule, lowerBound int) *UnitsSummary {
 	u := s.Placement.Units
 	if u == nil {
 		return nil
@@ -36,7 +37,7 @@ func SummarizeUnits(s *Schedule) *UnitsSummary {
 	}
 	if u.HasTime() {
 		out.Makespan = textfmt.Ptr(textfmt.Round6(u.InUnit(float64(m.Makespan))))
-		out.LowerBound = textfmt.Ptr(textfmt.Round6(u.InUnit(float64(m.LowerBound.Makespan))))
+		out.LowerBound = textfmt.Ptr(textfmt.Round6(u.InUnit(float64(lowerBound))))
 		if st := SteadyOf(s); st != nil {
 			out.TimePerMicroBatch = textfmt.Ptr(textfmt.Round6(u.InUnit(st.TimePerMicroBatch())))
 		}

@@ -7,11 +7,11 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -125,7 +125,7 @@ func runPaperCases(t *testing.T, cases []paperCase) {
 			if s.MicroBatches != n || len(s.Instances) != n*p.K() {
 				t.Errorf("%d micro-batches, %d instances", s.MicroBatches, len(s.Instances))
 			}
-			if lb := bound.LowerBounds(spec.New(p, n)).Makespan; m.Makespan < lb {
+			if lb := rules.LowerBounds(spec.New(p, n)).Makespan; m.Makespan < lb {
 				t.Errorf("makespan %d below the lower bound %d", m.Makespan, lb)
 			}
 			// The schedule of least makespan need not repeat the
@@ -260,7 +260,7 @@ func TestPropertyRandomPlacements(t *testing.T) {
 		if err := verify.Schedule(res.Schedule); err != nil {
 			t.Fatalf("%s memory %d N=%d: %v", p.Name, memory, n, err)
 		}
-		if mk, lb := schedule.Makespan(res.Schedule), bound.LowerBounds(spec.New(p, n)).Makespan; mk < lb {
+		if mk, lb := schedule.Makespan(res.Schedule), rules.LowerBounds(spec.New(p, n)).Makespan; mk < lb {
 			t.Fatalf("%s N=%d: makespan %d below the lower bound %d", p.Name, n, mk, lb)
 		}
 	}

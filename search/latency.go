@@ -42,7 +42,7 @@ import (
 //     touch (refine's latency.go) and are re-timed under it;
 //   - bounds: a budget below the critical path is an error (no schedule
 //     meets it); the makespan's bound is raised by the budget's bound
-//     (bound.LowerBounds), which Result.BoundBy names.
+//     (rules.LowerBounds), which Result.BoundBy names.
 //
 // With links that carry one transfer at a time (placement's Channels)
 // every re-timing and the latency list schedule time the transfers by the

@@ -6,15 +6,16 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/latency"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
 )
 
-// The latency budget's lower bound (bound.LowerBounds; the
+// The latency budget's lower bound (rules.LowerBounds; the
 // Tessel paper's §VI-D serves inference under a latency budget) never
 // exceeds the optimum: on small placements with blocks on all devices
 // and budgets from the critical path up, the time-optimal search under
@@ -52,7 +53,7 @@ func TestLatencyBoundValid(t *testing.T) {
 			if n*len(p.Blocks) > 30 {
 				continue
 			}
-			b := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Latency: budget})
+			b := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Latency: budget})
 			lb, by := b, b.By
 			s, sol, err := solveAllWithin(context.Background(), p, n, 0, budget, smt.Options{})
 			if errors.Is(err, smt.ErrInfeasible) {
@@ -71,7 +72,7 @@ func TestLatencyBoundValid(t *testing.T) {
 			if sol.Makespan < lb.Makespan {
 				t.Errorf("%s N=%d budget %d: bound %d (%v) above the optimum %d", p.Name, n, budget, lb.Makespan, by, sol.Makespan)
 			}
-			if by == bound.BoundLatency {
+			if by == latency.By {
 				raised++
 				if sol.Makespan == lb.Makespan {
 					tight++
@@ -97,15 +98,15 @@ func TestOptimalNamesLatencyBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Bound.Makespan != 12 || res.Bound.By != bound.BoundLatency.String() || schedule.Makespan(res.Schedule) != 12 {
-		t.Errorf("bound %d by %q, makespan %d; want 12 by %q, 12", res.Bound.Makespan, res.Bound.By, schedule.Makespan(res.Schedule), bound.BoundLatency.String())
+	if res.Bound.Makespan != 12 || res.Bound.By != latency.By.String() || schedule.Makespan(res.Schedule) != 12 {
+		t.Errorf("bound %d by %q, makespan %d; want 12 by %q, 12", res.Bound.Makespan, res.Bound.By, schedule.Makespan(res.Schedule), latency.By.String())
 	}
 }
 
 // The latency budget's bound stays valid where links carry one transfer
 // at a time (the queue only delays a tensor: every dependency still
-// holds with at least its transfer time; see latencyBarrierBound's
-// proof): on the placements above with transfers of 0 or 1 on their
+// holds with at least its transfer time; see the proof of
+// latencyBarrierBound, package rule/latency): on the placements above with transfers of 0 or 1 on their
 // links, the time-optimal search under the budget, whose encoding has the
 // queues and is proven by the solver alone, is never below it.
 func TestLatencyBoundValidOnQueuedLinks(t *testing.T) {
@@ -145,7 +146,7 @@ func TestLatencyBoundValidOnQueuedLinks(t *testing.T) {
 				continue
 			}
 			budget := cp + rng.Intn(3)
-			b := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Latency: budget})
+			b := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Latency: budget})
 			lb, by := b, b.By
 			s, sol, err := solveAllWithin(context.Background(), p, n, 0, budget, smt.Options{})
 			if errors.Is(err, smt.ErrInfeasible) {
@@ -161,7 +162,7 @@ func TestLatencyBoundValidOnQueuedLinks(t *testing.T) {
 			if sol.Makespan < lb.Makespan {
 				t.Errorf("%s N=%d budget %d: bound %d (%v) above the optimum %d", p.Name, n, budget, lb.Makespan, by, sol.Makespan)
 			}
-			if by == bound.BoundLatency {
+			if by == latency.By {
 				raised++
 			}
 		}

@@ -28,6 +28,7 @@ import (
 	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/chart"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
@@ -252,7 +253,7 @@ func TestMemoryExperiment(t *testing.T) {
 				po, off := row[colPipeOffload].makespan, row[colOffloadOnly].makespan
 				gain.WriteString(gainRow(t, mem, po, off))
 			}
-			lb := bound.LowerBounds(spec.Spec{Placement: vPlacement(t, c.devices), MicroBatches: c.n, Memory: mem}).Makespan
+			lb := rules.LowerBounds(spec.Spec{Placement: vPlacement(t, c.devices), MicroBatches: c.n, Memory: mem}).Makespan
 			fmt.Fprintf(&table, "| %d | %d | %d |", c.devices, c.n, mem)
 			for k, r := range row {
 				cell := r.String()
@@ -284,7 +285,7 @@ func TestMemoryExperiment(t *testing.T) {
 				t.Errorf("N=%d: tessel %v, PipeOffload %v", n, row[k], row[0])
 			}
 		}
-		lb := bound.LowerBounds(spec.Spec{Placement: vPlacement(t, 8), MicroBatches: n, Memory: 4}).Makespan
+		lb := rules.LowerBounds(spec.Spec{Placement: vPlacement(t, 8), MicroBatches: n, Memory: 4}).Makespan
 		for k, r := range append(row, result{makespan: lb, fits: true}) {
 			sweepChart.Series[k].Points = append(sweepChart.Series[k].Points, chart.Point{X: float64(n), Y: float64(r.makespan) / float64(n)})
 		}
@@ -340,7 +341,7 @@ func gainVerdict(po, off, lb int) (mark int, verdict string) {
 // offload only.
 func gainRow(t testing.TB, mem, po, off int) string {
 	sp := spec.Spec{Placement: vOffloadOnly(t, 8), MicroBatches: 16, Memory: mem, Allowed: spec.Decisions{Offload: true}}
-	lb, hc := bound.LowerBounds(sp).Makespan, bound.HostChannel(sp)
+	lb, hc := rules.LowerBounds(sp).Makespan, bound.HostChannel(sp)
 	mark, verdict := gainVerdict(po, off, max(lb, hc))
 	return fmt.Sprintf("| %d | %d | %d | %d | %.1f %% | %d | %d | %s |\n", mem, po, mark, off, 100*float64(po-off)/float64(po), lb, hc, verdict)
 }
@@ -442,7 +443,7 @@ func TestOptPipeGainBoundOneStage(t *testing.T) {
 			if err != nil {
 				t.Fatalf("N=%d, memory %d: %v", n, mem, err)
 			}
-			lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: mem}).Makespan
+			lb := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: mem}).Makespan
 			if ref := schedule.Makespan(po); 5*lb <= 4*ref {
 				t.Errorf("N=%d, memory %d: lower bound %d, PipeOffload %d: 20 %% is not ruled out", n, mem, lb, ref)
 			}

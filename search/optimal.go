@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/baseline"
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -47,7 +47,7 @@ type OptimalResult struct {
 }
 
 // OptimalBound is the time-optimal search's lower bound of the makespan:
-// the larger of the schedule package's bounds (bound.LowerBounds)
+// the larger of the rules' bounds (rules.LowerBounds)
 // and the solver's (its relaxations, raised by every shorter makespan a
 // solver call refuted).
 type OptimalBound struct {
@@ -61,9 +61,9 @@ type OptimalBound struct {
 	Relaxed int
 }
 
-// boundOf combines the schedule package's bound with the solver's.
+// boundOf combines the rules' bounds (rules.LowerBounds) with the solver's.
 func boundOf(p *placement.Placement, n, memory, latency int, sol *smt.Solution) OptimalBound {
-	b := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory, Latency: latency})
+	b := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory, Latency: latency})
 	by := b.By
 	out := OptimalBound{Makespan: b.Makespan, By: by.String(), Relaxed: b.Makespan}
 	if sol == nil {
@@ -158,7 +158,7 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, sp.Latency, nil)}, nil
 	}
 	if lb := boundOf(p, n, memory, sp.Latency, nil).Makespan; lb > sol.LowerBound {
-		// The latency budget's bound (bound.LowerBounds), which
+		// The latency budget's bound (rules.LowerBounds), which
 		// the solver's relaxations do not know.
 		sol.LowerBound = lb
 		sol.Proven = sol.Proven || sol.Makespan <= lb
@@ -268,7 +268,7 @@ func optimalDecisions(ctx context.Context, sp spec.Spec, _ OptimalOptions, sopt 
 		if seed == nil {
 			return nil, err
 		}
-		lb := bound.LowerBounds(spec.Spec{Placement: p, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
+		lb := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
 		if sp.Latency > 0 {
 			lb = max(lb, boundOf(p, sp.MicroBatches, sp.Memory, sp.Latency, nil).Makespan)
 		}

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/baseline"
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/refine"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -359,7 +359,7 @@ func (st *state) repetend(ctx context.Context) error {
 	if res.Decisions && res.Schedule != nil {
 		// The solver's schedules keep every activation: none ends before
 		// the bound of schedules that keep every activation.
-		st.keptBound = bound.LowerBounds(spec.Spec{Placement: p.Kept(), MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
+		st.keptBound = rules.LowerBounds(spec.Spec{Placement: p.Kept(), MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
 	}
 	switch {
 	case res.Decisions && res.Schedule != nil && schedule.Makespan(res.Schedule) <= st.keptBound:

@@ -15,6 +15,7 @@ import (
 	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/refine"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -271,7 +272,7 @@ type Result struct {
 	// 0: none).
 	Latency int
 	// BoundBy names the argument that gives Bounds.Makespan
-	// (bound.LowerBounds).
+	// (rules.LowerBounds).
 	BoundBy bound.MakespanBound
 	// Decided is the repetend with decisions the search found and
 	// unrolled (nil without decisions, or when none was found).
@@ -550,7 +551,7 @@ func run(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent) (*Resul
 
 // newState is the state of a search of sp before its first phase.
 func newState(sp spec.Spec, opt Options, inc *incumbent, t0 time.Time) *state {
-	st := &state{sp: sp, opt: opt, t0: t0, inc: inc, res: &Result{Decisions: sp.Allowed.Any(), Latency: sp.Latency, Bounds: bound.LowerBounds(sp)}}
+	st := &state{sp: sp, opt: opt, t0: t0, inc: inc, res: &Result{Decisions: sp.Allowed.Any(), Latency: sp.Latency, Bounds: rules.LowerBounds(sp)}}
 	st.res.BoundBy = st.res.Bounds.By
 	return st
 }

@@ -154,7 +154,7 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 	if quick.Makespan()*100 > fresh.Makespan()*102 {
 		t.Errorf("quick search from the old repetend: %d, fresh search: %d", quick.Makespan(), fresh.Makespan())
 	}
-	// The period bound under memory (bound.LowerBounds) proves this
+	// The period bound under memory (rules.LowerBounds) proves this
 	// repetend's period now, and its phases are proven: whether proven
 	// or not, the repetend's schedule is not refined.
 	if quick.Source.Kind == SourceRepetend && quick.Refined.Steps > 0 {

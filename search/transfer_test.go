@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -48,7 +48,7 @@ func TestSearchWithTransfers(t *testing.T) {
 					if err := verify.Schedule(res.Schedule); err != nil {
 						t.Fatal(err)
 					}
-					mk, lb := schedule.Makespan(res.Schedule), bound.LowerBounds(spec.New(p, tc.n)).Makespan
+					mk, lb := schedule.Makespan(res.Schedule), rules.LowerBounds(spec.New(p, tc.n)).Makespan
 					if mk < lb {
 						t.Errorf("makespan %d below the lower bound %d", mk, lb)
 					}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tessel-pp/tessel/bound"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -83,7 +83,7 @@ func runWindow(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent, t
 	out.Schedule, out.Source = s, best.src
 	out.Steady = best.x.Steady()
 	out.Window = w
-	out.Bounds = bound.LowerBounds(sp)
+	out.Bounds = rules.LowerBounds(sp)
 	out.BoundBy = out.Bounds.By
 	out.Contenders = extendedContenders(res.Contenders, st.offered, extended)
 	out.Times.Total = time.Since(t0)

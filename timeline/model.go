@@ -8,12 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/exact"
 	"github.com/tessel-pp/tessel/hetero"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
@@ -242,7 +242,7 @@ func (r *modelRun) step(ctx context.Context, last *schedule.Schedule, changes []
 	}
 	lb := res.Bounds.Makespan
 	if er.Coarse() {
-		lb = bound.LowerBounds(spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory}).Makespan // the copy's is in its steps
+		lb = rules.LowerBounds(spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Memory: s.Memory}).Makespan // the copy's is in its steps
 	}
 	st.Makespan, st.LowerBound, st.Seconds, st.Source, st.Valid = schedule.Makespan(s), lb, seconds(took), res.Source.String(), true
 	if opt.Fresh {

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/fsdpplan"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule/fsdp"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -227,8 +228,9 @@ func ExportFSDP(fs *fsdpplan.Schedule, opt CommsOptions) (*CommsTable, RecvOrder
 }
 
 // FSDPText is the lines tessel prints about an FSDP schedule: its
-// makespan (and the rule's lower bound, fsdp.Bound) and peaks beside the
-// compute schedule's.
+// makespan (and the lower bound of its spec, which shards stages:
+// rules.LowerBounds, the rule's argument fsdp.Bound among them) and peaks
+// beside the compute schedule's.
 func FSDPText(fs *fsdpplan.Schedule) string {
 	m := schedule.Measure(fs.Compute)
 	var b strings.Builder
@@ -238,10 +240,8 @@ func FSDPText(fs *fsdpplan.Schedule) string {
 			counts[op.Kind]++
 		}
 	}
-	lb := ""
-	if bd, err := fsdp.Bound(fs.Compute, fs.Model); err == nil {
-		lb = fmt.Sprintf(" (lower bound %d)", bd.Makespan)
-	}
+	// fs is verified: its spec's model resolves on its placement.
+	lb := fmt.Sprintf(" (lower bound %d)", rules.LowerBounds(fs.Compute.Spec).Makespan)
 	fmt.Fprintf(&b, "fsdp: %d sharded stage(s), max_active_stages %d, gathered per %s; %d UNSHARD, %d RESHARD, %d REDUCE_GRAD; makespan %d%s (computes end at %d), peak memory %s with gathered parameters, verified\n",
 		len(fs.Model.Stages), fs.Model.MaxActive, fs.Model.Per, counts[fsdp.Unshard], counts[fsdp.Reshard], counts[fsdp.ReduceGrad],
 		fs.Makespan, lb, m.Makespan, intList(fs.Peak))

@@ -13,7 +13,10 @@ import (
 // (rules.All): the verifier runs its Check on every schedule.
 type Rule struct{}
 
-var _ rule.Rule = Rule{}
+var _ interface {
+	rule.Rule
+	rule.Bounder
+} = Rule{}
 
 // Name is "fsdp".
 func (Rule) Name() string { return Name }

@@ -12,7 +12,10 @@ import (
 // Rule is the latency budget.
 type Rule struct{}
 
-var _ rule.Rule = Rule{}
+var _ interface {
+	rule.Rule
+	rule.Bounder
+} = Rule{}
 
 // Name is "latency".
 func (Rule) Name() string { return "latency" }

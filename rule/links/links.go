@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule"
 	"github.com/tessel-pp/tessel/schedule"
@@ -22,6 +23,7 @@ type Rule struct{}
 var _ interface {
 	rule.Rule
 	rule.Indexer
+	rule.Bounder
 } = Rule{}
 
 // Name is "links".
@@ -32,6 +34,22 @@ func (Rule) On(sp spec.Spec) bool { return sp.Placement.Channels }
 
 // Excludes is overlapped pairs (not timed on queued links yet).
 func (Rule) Excludes() []string { return []string{"pairs"} }
+
+// By names the links' argument of the makespan bound.
+const By bound.MakespanBound = "a link's load"
+
+// Bound raises b, at bound.Loads, by the links' loads: for every link ℓ
+// the same argument as for a device, since it carries n·load_ℓ of
+// transfers one at a time (load_ℓ, the transfer times of the dependencies
+// that cross ℓ), the first no earlier than the least end of their
+// producers in one micro-batch (head + time), the last followed by the
+// least time and tail of their consumers. The period is then at least
+// max_ℓ load_ℓ too.
+func (Rule) Bound(sp spec.Spec, at bound.Step, b *bound.Bounds) {
+	if at == bound.Loads {
+		linkBounds(sp.Placement, sp.MicroBatches, b)
+	}
+}
 
 // Index checks the recorded link order and books every transfer on its
 // links: the arrivals the dependencies are checked against

@@ -17,6 +17,7 @@ type Rule struct{}
 var _ interface {
 	rule.Rule
 	rule.DeviceChecker
+	rule.Bounder
 } = Rule{}
 
 // Name is "memory".

@@ -18,6 +18,7 @@ type Rule struct{}
 var _ interface {
 	rule.Rule
 	rule.Indexer
+	rule.Relaxer
 } = Rule{}
 
 // Name is "pairs".

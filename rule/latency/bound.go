@@ -1,18 +1,32 @@
-package bound
+package latency
 
 import (
 	"math"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
+
+// By names the latency budget's argument of the makespan bound.
+const By bound.MakespanBound = "the latency budget, with blocks on all devices as barriers"
+
+// Bound raises b, at bound.Given (on the spec as given, after every other
+// argument), by latencyBarrierBound where it is larger.
+func (Rule) Bound(sp spec.Spec, at bound.Step, b *bound.Bounds) {
+	if at == bound.Given && sp.Latency > 0 {
+		b.Raise(latencyBarrierBound(sp.Placement, sp.MicroBatches, sp.Latency), By)
+	}
+}
 
 // latencyBarrierBound is a makespan bound of n micro-batches under the
 // latency budget L, from the blocks that span every device (barriers):
 // 0 where there are none or the budget admits any number of them.
 //
 // Proof. Micro-batch m runs within [a_m, e_m], e_m − a_m ≤ L. Cut the
-// barriers out of the time line as in barrierBound (c(t), the time
-// before t that no barrier runs): the micro-batch's non-barrier blocks
+// barriers out of the time line as in the barriers' bound (package
+// bound; c(t), the time before t that no barrier runs): the
+// micro-batch's non-barrier blocks
 // keep their lengths along every dependency path, so c(e_m) − c(a_m) ≥
 // CP', the longest path of non-barrier block times (transfers and
 // barriers 0), and the barrier time inside [a_m, e_m] is at most L − CP'.
@@ -59,7 +73,7 @@ func latencyBarrierBound(p *placement.Placement, n, latency int) int {
 	if !ok {
 		return 0
 	}
-	barrier := barriers(p)
+	barrier := bound.Barriers(p)
 	per, least := 0, math.MaxInt
 	for i, blk := range p.Blocks {
 		if barrier[i] {

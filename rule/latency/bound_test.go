@@ -1,9 +1,12 @@
-package bound
+package latency_test
 
 import (
 	"testing"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/latency"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/spec"
 )
 
@@ -20,23 +23,24 @@ func TestLowerBoundsLatency(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		n, budget, want int
-		by              MakespanBound
+		by              bound.MakespanBound
 	}{
-		{4, 7, 12, BoundLatency},
-		{6, 7, 15, BoundBarriers},
-		{12, 7, 28, BoundLatency},
-		{32, 7, 76, BoundLatency},
-		{32, 0, 67, BoundBarriers},
-		{32, 200, 67, BoundBarriers},
+		{4, 7, 12, latency.By},
+		{6, 7, 15, bound.BoundBarriers},
+		{12, 7, 28, latency.By},
+		{32, 7, 76, latency.By},
+		{32, 0, 67, bound.BoundBarriers},
+		{32, 200, 67, bound.BoundBarriers},
 	} {
-		b := LowerBounds(spec.Spec{Placement: p, MicroBatches: tc.n, Latency: tc.budget})
+		b := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: tc.n, Latency: tc.budget})
 		by := b.By
 		if b.Makespan != tc.want || by != tc.by {
 			t.Errorf("N=%d budget %d: bound %d by %v, want %d by %v", tc.n, tc.budget, b.Makespan, by, tc.want, tc.by)
 		}
 		if tc.budget == 0 {
-			if want := lowerBounds(p, tc.n, 0); b != want || by != want.By {
-				t.Errorf("N=%d without a budget: %v %v, lowerBounds %v %v", tc.n, b, by, want, want.By)
+			// The rule is off: the bounds are the spec's own arguments.
+			if want := bound.Of(spec.New(p, tc.n), nil); b != want {
+				t.Errorf("N=%d without a budget: %v, without the rules %v", tc.n, b, want)
 			}
 		}
 	}

@@ -1,8 +1,9 @@
-package bound
+package memory
 
 import (
 	"sort"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -33,7 +34,7 @@ func areaBound(p *placement.Placement, n, memory, lo int) int {
 	}
 	consumers := p.Consumers()
 	pairs := p.Pairs()
-	dist := pathLengths(p)
+	dist := bound.PathLengths(p)
 	heads, tails := p.Heads(), p.Tails()
 	loads := p.Loads()
 	best := 0
@@ -158,30 +159,4 @@ func areaBound(p *placement.Placement, n, memory, lo int) int {
 		best = max(best, hi)
 	}
 	return best
-}
-
-// pathLengths is the longest start-to-start dependency path between every
-// two blocks (-1 where none leads from one to the other; 0 from a block
-// to itself).
-func pathLengths(p *placement.Placement) [][]int {
-	order, _ := p.Topo()
-	succs := p.SuccDeps()
-	out := make([][]int, len(p.Blocks))
-	for a := range p.Blocks {
-		far := make([]int, len(p.Blocks))
-		for i := range far {
-			far[i] = -1
-		}
-		far[a] = 0
-		for _, i := range order {
-			if far[i] < 0 {
-				continue
-			}
-			for _, d := range succs[i] {
-				far[d.To] = max(far[d.To], far[i]+p.Delay(d))
-			}
-		}
-		out[a] = far
-	}
-	return out
 }

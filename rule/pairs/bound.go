@@ -1,10 +1,11 @@
-package bound
+package pairs
 
-import "github.com/tessel-pp/tessel/placement"
+import "github.com/tessel-pp/tessel/spec"
 
-// overlapBounds are LowerBounds' bounds of a placement whose forwards
-// and backwards may overlap (placement's Overlap): the bounds of a
-// relaxed placement, every time scaled by k, divided by k again.
+// Relax is the spec whose bounds give sp's where forwards and backwards
+// may overlap (placement's Overlap): sp on a relaxed placement without
+// Overlap, every time scaled by k (bound.Of divides its bounds by k
+// again).
 //
 // Proof. Let k be the largest sum of block times of an allowed pair
 // group. In the relaxed placement every time and transfer is k times the
@@ -21,7 +22,8 @@ import "github.com/tessel-pp/tessel/placement"
 // forward's memory before the backward's, as the verifier counts a pair,
 // so memory is the same. Its makespan is at most k times the schedule's;
 // the relaxed bounds hold for it, so ⌈bound/k⌉ holds for the schedule.
-func overlapBounds(p *placement.Placement, n, memory int) Bounds {
+func (Rule) Relax(sp spec.Spec) (spec.Spec, int) {
+	p := sp.Placement
 	type group struct {
 		blocks []int
 		t, sum int
@@ -52,7 +54,7 @@ func overlapBounds(p *placement.Placement, n, memory int) Bounds {
 			q.Blocks[b].Time = min(q.Blocks[b].Time, share)
 		}
 	}
-	b := lowerBounds(q, n, memory)
-	up := func(v int) int { return (v + k - 1) / k }
-	return Bounds{Period: up(b.Period), Makespan: up(b.Makespan), By: b.By}
+	relaxed := sp
+	relaxed.Placement = q
+	return relaxed, k
 }

@@ -1,12 +1,40 @@
-package bound
+package memory
 
 import (
 	"math"
 	"slices"
 	"sort"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
+
+// By names the memory budget's argument of the makespan bound.
+const By bound.MakespanBound = "the memory budget"
+
+// Bound raises b by the memory budget M_d (placement's Budget): at
+// bound.Loads the period to the least the budget does not rule out
+// (memoryPeriod), from the period so far; at bound.Path the makespan by
+// max_d of the memory bound (memoryBound): a device that holds A of one
+// micro-batch's memory for at least ℓ holds it for at most ⌊M/A⌋
+// micro-batches at a time. Where the placement lets activations be
+// offloaded or recomputed (placement's Offloadable, Recomputable), a
+// micro-batch need not hold its memory that long, and that bound is left
+// out for areaBound, at bound.Devices, which counts memory-time, the host
+// channel's load and the recomputes' device time from the bound so far.
+func (Rule) Bound(sp spec.Spec, at bound.Step, b *bound.Bounds) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
+	decides := p.HasOffload() || p.HasRecompute()
+	switch {
+	case at == bound.Loads:
+		b.Period = memoryPeriod(p, memory, b.Period)
+	case at == bound.Path && !decides:
+		b.Raise(memoryBound(p, n, memory), By)
+	case at == bound.Devices && decides:
+		b.Raise(areaBound(p, n, memory, b.Makespan), By)
+	}
+}
 
 // memoryBound is a makespan bound from the memory budget M. On a device d
 // whose blocks of one micro-batch run in a dependency chain with every
@@ -160,7 +188,7 @@ func memoryPeriod(p *placement.Placement, memory, lower int) int {
 		pos[i] = k
 	}
 	succs := p.SuccDeps()
-	barrier := barriers(p)
+	barrier := bound.Barriers(p)
 	B := 0
 	for i, blk := range p.Blocks {
 		if barrier[i] {

@@ -1,13 +1,15 @@
-package bound
+package links
 
 import (
 	"math"
 
+	"github.com/tessel-pp/tessel/bound"
 	"github.com/tessel-pp/tessel/placement"
 )
 
-// linkBounds raises b by the links' loads (see LowerBounds).
-func linkBounds(p *placement.Placement, n int, b Bounds, heads, tails []int) Bounds {
+// linkBounds raises b by the links' loads (see Bound).
+func linkBounds(p *placement.Placement, n int, b *bound.Bounds) {
+	heads, tails := p.Heads(), p.Tails()
 	type link struct{ load, head, tail, lanes int }
 	links := map[placement.Link]*link{}
 	var order []placement.Link // first seen, for a deterministic walk
@@ -32,7 +34,9 @@ func linkBounds(p *placement.Placement, n int, b Bounds, heads, tails []int) Bou
 		// least its least time.
 		x := links[l]
 		b.Period = max(b.Period, ceilDiv(x.load, x.lanes))
-		b.Makespan = max(b.Makespan, x.head+ceilDiv(n*x.load, x.lanes)+x.tail)
+		b.Raise(x.head+ceilDiv(n*x.load, x.lanes)+x.tail, By)
 	}
-	return b
 }
+
+// ceilDiv is ⌈a / b⌉ for a ≥ 0, b ≥ 1.
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
