@@ -141,6 +141,10 @@ func SearchText(w io.Writer, r *search.Result, sum Summary, o TextOptions) error
 	} else {
 		fmt.Fprintf(w, "proven       %s\n", ProofStatus(r))
 	}
-	fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
+	if sum.FromPeriod {
+		fmt.Fprintf(w, "verified     %s, from its period (%d instances, never all built for the check)\n", textfmt.YesNo(sum.Valid), s.MicroBatches*len(s.Placement.Blocks))
+	} else {
+		fmt.Fprintf(w, "verified     %s\n", textfmt.YesNo(sum.Valid))
+	}
 	return nil
 }

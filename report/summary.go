@@ -44,15 +44,19 @@ type Summary struct {
 	Recomputed *int `json:"recomputed,omitempty"`
 	// Latency is every schedule's latency figures (schedule's
 	// MeasureLatency), the budget where there is one.
-	Latency      schedule.LatencySummary `json:"latency"`
-	LowerBound   SummaryBounds           `json:"lower_bound"`
-	Valid        bool                    `json:"valid"`
-	Proven       bool                    `json:"proven"`
-	PeriodProven *bool                   `json:"period_proven,omitempty"`
-	Gap          *int                    `json:"gap,omitempty"`
-	Source       string                  `json:"source,omitempty"`
-	Enumeration  *SummaryOffsets         `json:"candidates,omitempty"`
-	Seconds      SummarySeconds          `json:"seconds"`
+	Latency    schedule.LatencySummary `json:"latency"`
+	LowerBound SummaryBounds           `json:"lower_bound"`
+	Valid      bool                    `json:"valid"`
+	// FromPeriod says that the schedule was checked from its period
+	// (a periodic schedule: package verify, "A schedule checked from
+	// its period"); omitted otherwise.
+	FromPeriod   bool            `json:"checked_from_period,omitempty"`
+	Proven       bool            `json:"proven"`
+	PeriodProven *bool           `json:"period_proven,omitempty"`
+	Gap          *int            `json:"gap,omitempty"`
+	Source       string          `json:"source,omitempty"`
+	Enumeration  *SummaryOffsets `json:"candidates,omitempty"`
+	Seconds      SummarySeconds  `json:"seconds"`
 	// Stopped says why the search ended early (Result.Stopped): at a
 	// time limit, the answer depends on the time given.
 	Stopped string `json:"stopped,omitempty"`
@@ -168,6 +172,7 @@ func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, p
 		Latency:      schedule.SummarizeLatencyOf(s, st),
 		LowerBound:   SummaryBounds{Period: lb.Period, Makespan: lb.Makespan},
 		Valid:        verified || verify.Schedule(s) == nil,
+		FromPeriod:   verify.FromPeriod(s),
 		Proven:       proven,
 		Chosen:       chosen(s.Placement),
 		Units:        schedule.SummarizeUnits(s, lb.Makespan),

@@ -25,6 +25,10 @@ func Verify(w io.Writer, s *schedule.Schedule) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(w, schedule.ValidText(s))
+	how := ""
+	if verify.FromPeriod(s) {
+		how = " (from its period)"
+	}
+	_, err = io.WriteString(w, schedule.ValidTextHow(s, how))
 	return err
 }

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"context"
 	"slices"
 )
 
@@ -112,18 +113,67 @@ func (x *Extension) Makespan() int {
 	return ms
 }
 
-// Schedule builds the extended schedule. It is not checked here: the
-// caller verifies it (verify.Schedule), and an error there says that
-// the copies break a rule (the steady state does not extend).
-func (x *Extension) Schedule() *Schedule {
+// Schedule builds the extended schedule, checking ctx as it goes (an
+// extension to a million micro-batches builds millions of instances).
+// Beyond PeriodicInstances instances, where From's steady state is one
+// stretch, it carries its periodic form (Form) and its instances are the
+// form's, in its order, with no repetend. It is not checked here: the
+// caller verifies it (verify.Schedule, from the period where it has
+// one), and an error there says that the copies break a rule (the
+// steady state does not extend).
+func (x *Extension) Schedule(ctx context.Context) (*Schedule, error) {
 	s := x.From
+	if x.N*len(s.Placement.Blocks) > PeriodicInstances {
+		if f := x.Form(); f != nil {
+			return (&Schedule{Spec: s.Spec.WithMicroBatches(x.N), Periodic: f}).Materialize(ctx)
+		}
+	}
 	ins := make([]Instance, 0, len(s.Instances)+(x.N-s.MicroBatches)*len(s.Placement.Blocks))
-	x.each(func(in Instance) { ins = append(ins, in) })
+	stopped := false
+	x.each(func(in Instance) {
+		if len(ins)%(1<<16) == 0 && ctx.Err() != nil {
+			stopped = true
+		}
+		if !stopped {
+			ins = append(ins, in)
+		}
+	})
+	if stopped {
+		return nil, ctx.Err()
+	}
 	out := &Schedule{Spec: s.Spec.WithMicroBatches(x.N), Instances: ins}
 	if r := x.repetend(); r != nil {
 		out.Repetend = r
 	}
-	return out
+	return out, nil
+}
+
+// Form is the extended schedule's periodic form where From's steady
+// state is one stretch (nil otherwise): the instances before the
+// stretch's first window are the head, those of the window the period,
+// repeated Copies+1 times a Period and PerPeriod micro-batches apart,
+// and those after it the tail, moved by the copies.
+func (x *Extension) Form() *PeriodicForm {
+	if len(x.Stretches) != 1 {
+		return nil
+	}
+	c := x.Stretches[0]
+	k := x.N - x.From.MicroBatches
+	f := &PeriodicForm{Shift: Shift{Time: c.Period, Micro: c.PerPeriod}, Repetitions: x.Copies[0] + 1}
+	for _, in := range x.From.Instances {
+		switch {
+		case in.Start < c.Start:
+			f.Head = append(f.Head, in)
+		case in.Start < c.Start+c.Period:
+			f.Period = append(f.Period, in)
+		default:
+			f.Tail = append(f.Tail, Instance{Block: in.Block, Micro: in.Micro + k, Start: in.Start + x.Copies[0]*c.Period})
+		}
+	}
+	if len(f.Period) == 0 {
+		return nil
+	}
+	return f
 }
 
 // Steady is the extended schedule's steady state: From's stretches,

@@ -3,6 +3,7 @@ package schedule
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -53,29 +54,12 @@ func (s *Schedule) marshal() ([]byte, error) {
 	if p == nil {
 		return nil, fmt.Errorf("write schedule: no placement")
 	}
-	// The file holds the placement as given and the cluster it runs on;
-	// without a cluster, transfer times would be lost.
-	given := p
-	if s.Cluster != nil {
-		if err := (&Schedule{Spec: spec.Spec{Placement: p}}).SetCluster(s.Cluster, s.Given); err != nil {
-			return nil, fmt.Errorf("write schedule: %w", err)
-		}
-		given = s.Given
-	} else if len(p.Transfers) > 0 {
-		for _, d := range p.Deps {
-			if p.Transfer(d) != 0 {
-				return nil, fmt.Errorf("write schedule: placement %q has transfer times but the schedule no cluster to record them", p.Name)
-			}
-		}
+	pb, err := s.givenBytes()
+	if err != nil {
+		return nil, err
 	}
-	var pb bytes.Buffer
-	if err := given.Write(&pb); err != nil {
-		return nil, fmt.Errorf("write schedule: %w", err)
-	}
-	for x, in := range s.Instances {
-		if in.Block < 0 || in.Block >= len(p.Blocks) {
-			return nil, fmt.Errorf("write schedule: instance %d: block index %d out of range 0..%d", x, in.Block, len(p.Blocks)-1)
-		}
+	if err := instancesInRange(s); err != nil {
+		return nil, err
 	}
 	if rp := s.Repetend; rp != nil && len(rp.Offsets) != len(p.Blocks) {
 		return nil, fmt.Errorf("write schedule: repetend has %d offsets for %d blocks", len(rp.Offsets), len(p.Blocks))
@@ -106,107 +90,25 @@ func (s *Schedule) marshal() ([]byte, error) {
 		b = append(b, ",\n  \"latency_budget\": "...)
 		b = strconv.AppendInt(b, int64(s.Latency), 10)
 	}
-	b = append(b, ",\n  \"instances\": ["...)
-	ins := append([]Instance(nil), s.Instances...)
-	sortInstances(p, ins)
-	for x, in := range ins {
-		if x > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, "\n    {\"block\": "...)
-		b = appendString(b, p.Blocks[in.Block].ID)
-		b = append(b, ", \"micro\": "...)
-		b = strconv.AppendInt(b, int64(in.Micro), 10)
-		b = append(b, ", \"start\": "...)
-		b = strconv.AppendInt(b, int64(in.Start), 10)
-		b = append(b, '}')
+	if FormHolds(s) {
+		b = appendPeriodic(b, p, s.Periodic)
+	} else {
+		b = append(b, ",\n  \"instances\": "...)
+		b = appendInstances(b, p, s.Instances, "  ")
 	}
-	if len(ins) > 0 {
-		b = append(b, "\n  "...)
+	if b, err = appendDecisions(b, p, s.Decisions); err != nil {
+		return nil, err
 	}
-	b = append(b, ']')
-	if len(s.Decisions) > 0 {
-		ds := append([]Decision(nil), s.Decisions...)
-		slices.SortStableFunc(ds, func(a, b Decision) int {
-			return cmp.Or(cmp.Compare(a.Block, b.Block), cmp.Compare(a.Micro, b.Micro))
-		})
-		b = append(b, ",\n  \"decisions\": ["...)
-		for x, dc := range ds {
-			if dc.Block < 0 || dc.Block >= len(p.Blocks) {
-				return nil, fmt.Errorf("write schedule: decision %d: block index %d out of range 0..%d", x, dc.Block, len(p.Blocks)-1)
-			}
-			if x > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, "\n    {\"block\": "...)
-			b = appendString(b, p.Blocks[dc.Block].ID)
-			b = append(b, ", \"micro\": "...)
-			b = strconv.AppendInt(b, int64(dc.Micro), 10)
-			b = append(b, ", \"action\": "...)
-			b = appendString(b, string(dc.Action))
-			if dc.Action == placement.Offload {
-				b = append(b, ", \"offload\": "...)
-				b = strconv.AppendInt(b, int64(dc.Start), 10)
-				b = append(b, ", \"reload\": "...)
-				b = strconv.AppendInt(b, int64(dc.Reload), 10)
-			} else {
-				b = append(b, ", \"start\": "...)
-				b = strconv.AppendInt(b, int64(dc.Start), 10)
-			}
-			b = append(b, '}')
-		}
-		b = append(b, "\n  ]"...)
-	}
-	if len(s.Pairs) > 0 {
-		ps := append([]Pair(nil), s.Pairs...)
-		SortPairs(ps)
-		b = append(b, ",\n  \"pairs\": ["...)
-		for x, q := range ps {
-			for _, r := range []Ref{q.Forward, q.Backward} {
-				if r.Block < 0 || r.Block >= len(p.Blocks) {
-					return nil, fmt.Errorf("write schedule: pair %d: block index %d out of range 0..%d", x, r.Block, len(p.Blocks)-1)
-				}
-			}
-			if x > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, "\n    {\"forward\": "...)
-			b = appendString(b, p.Blocks[q.Forward.Block].ID)
-			b = append(b, ", \"forward_micro\": "...)
-			b = strconv.AppendInt(b, int64(q.Forward.Micro), 10)
-			b = append(b, ", \"backward\": "...)
-			b = appendString(b, p.Blocks[q.Backward.Block].ID)
-			b = append(b, ", \"backward_micro\": "...)
-			b = strconv.AppendInt(b, int64(q.Backward.Micro), 10)
-			b = append(b, '}')
-		}
-		b = append(b, "\n  ]"...)
+	if b, err = appendPairs(b, p, s.Pairs); err != nil {
+		return nil, err
 	}
 	if len(s.LinkOrder) > 0 {
-		var err error
 		if b, err = appendLinkOrder(b, p, s.LinkOrder); err != nil {
 			return nil, err
 		}
 	}
-	if rp := s.Repetend; rp != nil {
-		b = append(b, ",\n  \"repetend\": {\"nr\": "...)
-		b = strconv.AppendInt(b, int64(rp.NR), 10)
-		b = append(b, ", \"period\": "...)
-		b = strconv.AppendInt(b, int64(rp.Period), 10)
-		b = append(b, ", \"offsets\": {"...)
-		for i, o := range rp.Offsets {
-			if i > 0 {
-				b = append(b, ", "...)
-			}
-			b = appendString(b, p.Blocks[i].ID)
-			b = append(b, ": "...)
-			b = strconv.AppendInt(b, int64(o), 10)
-		}
-		b = append(b, "}, \"start\": "...)
-		b = strconv.AppendInt(b, int64(rp.Start), 10)
-		b = append(b, ", \"iterations\": "...)
-		b = strconv.AppendInt(b, int64(rp.Iterations), 10)
-		b = append(b, '}')
+	if rp := s.Repetend; rp != nil && !FormHolds(s) {
+		b = appendRepetend(b, p, rp)
 	}
 	m := Measure(s)
 	b = append(b, ",\n  \"metrics\": {\"makespan\": "...)
@@ -217,6 +119,169 @@ func (s *Schedule) marshal() ([]byte, error) {
 	b = append(b, intList(m.PeakMemory)...)
 	b = append(b, "}\n}\n"...)
 	return b, nil
+}
+
+// givenBytes is the placement file of s's placement as given (on its
+// cluster, the source placement): the file holds it and the cluster it
+// runs on, since without a cluster transfer times would be lost.
+func (s *Schedule) givenBytes() (*bytes.Buffer, error) {
+	p := s.Placement
+	given := p
+	if s.Cluster != nil {
+		if err := (&Schedule{Spec: spec.Spec{Placement: p}}).SetCluster(s.Cluster, s.Given); err != nil {
+			return nil, fmt.Errorf("write schedule: %w", err)
+		}
+		given = s.Given
+	} else if len(p.Transfers) > 0 {
+		for _, d := range p.Deps {
+			if p.Transfer(d) != 0 {
+				return nil, fmt.Errorf("write schedule: placement %q has transfer times but the schedule no cluster to record them", p.Name)
+			}
+		}
+	}
+	var pb bytes.Buffer
+	if err := given.Write(&pb); err != nil {
+		return nil, fmt.Errorf("write schedule: %w", err)
+	}
+	return &pb, nil
+}
+
+// appendDecisions writes "decisions", sorted by block and micro-batch
+// (nothing without any).
+func appendDecisions(b []byte, p *placement.Placement, decisions []Decision) ([]byte, error) {
+	if len(decisions) == 0 {
+		return b, nil
+	}
+	ds := append([]Decision(nil), decisions...)
+	slices.SortStableFunc(ds, func(a, b Decision) int {
+		return cmp.Or(cmp.Compare(a.Block, b.Block), cmp.Compare(a.Micro, b.Micro))
+	})
+	b = append(b, ",\n  \"decisions\": ["...)
+	for x, dc := range ds {
+		if dc.Block < 0 || dc.Block >= len(p.Blocks) {
+			return nil, fmt.Errorf("write schedule: decision %d: block index %d out of range 0..%d", x, dc.Block, len(p.Blocks)-1)
+		}
+		if x > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    {\"block\": "...)
+		b = appendString(b, p.Blocks[dc.Block].ID)
+		b = append(b, ", \"micro\": "...)
+		b = strconv.AppendInt(b, int64(dc.Micro), 10)
+		b = append(b, ", \"action\": "...)
+		b = appendString(b, string(dc.Action))
+		if dc.Action == placement.Offload {
+			b = append(b, ", \"offload\": "...)
+			b = strconv.AppendInt(b, int64(dc.Start), 10)
+			b = append(b, ", \"reload\": "...)
+			b = strconv.AppendInt(b, int64(dc.Reload), 10)
+		} else {
+			b = append(b, ", \"start\": "...)
+			b = strconv.AppendInt(b, int64(dc.Start), 10)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, "\n  ]"...)
+	return b, nil
+}
+
+// appendPairs writes "pairs" in SortPairs order (nothing without any).
+func appendPairs(b []byte, p *placement.Placement, pairs []Pair) ([]byte, error) {
+	if len(pairs) == 0 {
+		return b, nil
+	}
+	ps := append([]Pair(nil), pairs...)
+	SortPairs(ps)
+	b = append(b, ",\n  \"pairs\": ["...)
+	for x, q := range ps {
+		for _, r := range []Ref{q.Forward, q.Backward} {
+			if r.Block < 0 || r.Block >= len(p.Blocks) {
+				return nil, fmt.Errorf("write schedule: pair %d: block index %d out of range 0..%d", x, r.Block, len(p.Blocks)-1)
+			}
+		}
+		if x > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    {\"forward\": "...)
+		b = appendString(b, p.Blocks[q.Forward.Block].ID)
+		b = append(b, ", \"forward_micro\": "...)
+		b = strconv.AppendInt(b, int64(q.Forward.Micro), 10)
+		b = append(b, ", \"backward\": "...)
+		b = appendString(b, p.Blocks[q.Backward.Block].ID)
+		b = append(b, ", \"backward_micro\": "...)
+		b = strconv.AppendInt(b, int64(q.Backward.Micro), 10)
+		b = append(b, '}')
+	}
+	b = append(b, "\n  ]"...)
+	return b, nil
+}
+
+// appendRepetend writes "repetend".
+func appendRepetend(b []byte, p *placement.Placement, rp *Repetend) []byte {
+	b = append(b, ",\n  \"repetend\": {\"nr\": "...)
+	b = strconv.AppendInt(b, int64(rp.NR), 10)
+	b = append(b, ", \"period\": "...)
+	b = strconv.AppendInt(b, int64(rp.Period), 10)
+	b = append(b, ", \"offsets\": {"...)
+	for i, o := range rp.Offsets {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendString(b, p.Blocks[i].ID)
+		b = append(b, ": "...)
+		b = strconv.AppendInt(b, int64(o), 10)
+	}
+	b = append(b, "}, \"start\": "...)
+	b = strconv.AppendInt(b, int64(rp.Start), 10)
+	b = append(b, ", \"iterations\": "...)
+	b = strconv.AppendInt(b, int64(rp.Iterations), 10)
+	b = append(b, '}')
+	return b
+}
+
+// appendInstances writes ins as a JSON list, one instance a line in file
+// order (sortInstances), indented one level more than indent.
+func appendInstances(b []byte, p *placement.Placement, ins []Instance, indent string) []byte {
+	b = append(b, '[')
+	ins = slices.Clone(ins)
+	sortInstances(p, ins)
+	for x, in := range ins {
+		if x > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '\n')
+		b = append(b, indent...)
+		b = append(b, "  {\"block\": "...)
+		b = appendString(b, p.Blocks[in.Block].ID)
+		b = append(b, ", \"micro\": "...)
+		b = strconv.AppendInt(b, int64(in.Micro), 10)
+		b = append(b, ", \"start\": "...)
+		b = strconv.AppendInt(b, int64(in.Start), 10)
+		b = append(b, '}')
+	}
+	if len(ins) > 0 {
+		b = append(b, '\n')
+		b = append(b, indent...)
+	}
+	return append(b, ']')
+}
+
+// appendPeriodic writes the periodic form f in place of "instances"
+// (docs/formats.md, "Periodic schedule file").
+func appendPeriodic(b []byte, p *placement.Placement, f *PeriodicForm) []byte {
+	b = append(b, ",\n  \"periodic\": {\n    \"head\": "...)
+	b = appendInstances(b, p, f.Head, "    ")
+	b = append(b, ",\n    \"period\": "...)
+	b = appendInstances(b, p, f.Period, "    ")
+	b = append(b, ",\n    \"shift\": {\"time\": "...)
+	b = strconv.AppendInt(b, int64(f.Shift.Time), 10)
+	b = append(b, ", \"micro\": "...)
+	b = strconv.AppendInt(b, int64(f.Shift.Micro), 10)
+	b = append(b, "},\n    \"repetitions\": "...)
+	b = strconv.AppendInt(b, int64(f.Repetitions), 10)
+	b = append(b, ",\n    \"tail\": "...)
+	b = appendInstances(b, p, f.Tail, "    ")
+	return append(b, "\n  }"...)
 }
 
 func appendString(b []byte, s string) []byte {
@@ -239,13 +304,33 @@ func Load(path string) (*Schedule, error) {
 // offsets name every block once. It does not verify the schedule: that is
 // Verify's job, which also checks the optional repetend and metrics.
 // Errors are one line and name the field or instance at fault.
+//
+// A periodic file (docs/formats.md, "Periodic schedule file": "periodic"
+// in place of "instances") is read as the full schedule: its instances
+// built, within the instance limit, and its form kept (Periodic).
 func Parse(data []byte) (*Schedule, error) {
+	s, err := ParseForm(data)
+	if err != nil || s.Periodic == nil {
+		return s, err
+	}
+	return s.Materialize(context.Background())
+}
+
+// LoadForm reads the schedule file at path as ParseForm does.
+func LoadForm(path string) (*Schedule, error) {
+	return strictjson.LoadMax(path, limits.ScheduleFileBytes, ParseForm)
+}
+
+// ParseForm is Parse without building a periodic file's instances: its
+// schedule has its form (Periodic) and nil Instances, for the verifier
+// to check from its period.
+func ParseForm(data []byte) (*Schedule, error) {
 	raw, err := single(data)
 	if err != nil {
 		return nil, err
 	}
 	s := &Schedule{}
-	var pl, cl, instances, decisions, pairs, linkOrder, rep, met json.RawMessage
+	var pl, cl, instances, periodic, decisions, pairs, linkOrder, rep, met json.RawMessage
 	var budgets []json.RawMessage
 	err = strictjson.Object(raw, []strictjson.Field{
 		{Name: "placement", Required: true, Decode: func(v json.RawMessage) error { pl = v; return nil }},
@@ -254,7 +339,8 @@ func Parse(data []byte) (*Schedule, error) {
 		{Name: "micro_batches", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.MicroBatches) }},
 		{Name: "memory", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.Memory) }},
 		{Name: "latency_budget", Decode: func(v json.RawMessage) error { return strictjson.Int(v, &s.Latency) }},
-		{Name: "instances", Required: true, Decode: func(v json.RawMessage) error { instances = v; return nil }},
+		{Name: "instances", Decode: func(v json.RawMessage) error { instances = v; return nil }},
+		{Name: "periodic", Decode: func(v json.RawMessage) error { periodic = v; return nil }},
 		{Name: "decisions", Decode: func(v json.RawMessage) error { decisions = v; return nil }},
 		{Name: "pairs", Decode: func(v json.RawMessage) error { pairs = v; return nil }},
 		{Name: "link_order", Decode: func(v json.RawMessage) error { linkOrder = v; return nil }},
@@ -302,8 +388,22 @@ func Parse(data []byte) (*Schedule, error) {
 	for i, b := range s.Placement.Blocks {
 		index[b.ID] = i
 	}
-	if s.Instances, err = decodeInstances(instances, index); err != nil {
-		return nil, fmt.Errorf("field \"instances\": %w", err)
+	switch {
+	case instances == nil && periodic == nil:
+		return nil, fmt.Errorf("missing field \"instances\"")
+	case instances != nil && periodic != nil:
+		return nil, fmt.Errorf("fields \"instances\" and \"periodic\": want one of them")
+	case periodic != nil:
+		if s.Periodic, err = decodePeriodic(periodic, index, s); err != nil {
+			return nil, fmt.Errorf("field \"periodic\": %w", err)
+		}
+		if rep != nil {
+			return nil, fmt.Errorf("field \"repetend\": a periodic schedule has none (its period is its steady state)")
+		}
+	default:
+		if s.Instances, err = decodeInstances(instances, index); err != nil {
+			return nil, fmt.Errorf("field \"instances\": %w", err)
+		}
 	}
 	if decisions != nil {
 		if s.Decisions, err = decodeDecisions(decisions, index); err != nil {
@@ -331,6 +431,60 @@ func Parse(data []byte) (*Schedule, error) {
 		}
 	}
 	return s, nil
+}
+
+// instancesInRange checks that every instance s writes names a block.
+func instancesInRange(s *Schedule) error {
+	k := len(s.Placement.Blocks)
+	lists := [][]Instance{s.Instances}
+	if f := s.Periodic; FormHolds(s) {
+		lists = [][]Instance{f.Head, f.Period, f.Tail}
+	}
+	for _, list := range lists {
+		for x, in := range list {
+			if in.Block < 0 || in.Block >= k {
+				return fmt.Errorf("write schedule: instance %d: block index %d out of range 0..%d", x, in.Block, k-1)
+			}
+		}
+	}
+	return nil
+}
+
+// decodePeriodic reads a periodic form: "head", "period" and "tail"
+// (lists of instances), "shift" ({"time", "micro"}) and "repetitions".
+// Its shape is checked against s (PeriodicForm.Check), so that nothing
+// built from it exceeds the instance limit; whether it is a valid
+// schedule is Verify's to check.
+func decodePeriodic(raw json.RawMessage, index map[string]int, s *Schedule) (*PeriodicForm, error) {
+	f := &PeriodicForm{}
+	list := func(dst *[]Instance, name string) func(json.RawMessage) error {
+		return func(v json.RawMessage) error {
+			var err error
+			if *dst, err = decodeInstances(v, index); err != nil {
+				return fmt.Errorf("field %q: %w", name, err)
+			}
+			return nil
+		}
+	}
+	err := strictjson.Object(raw, []strictjson.Field{
+		{Name: "head", Required: true, Decode: list(&f.Head, "head")},
+		{Name: "period", Required: true, Decode: list(&f.Period, "period")},
+		{Name: "shift", Required: true, Decode: func(v json.RawMessage) error {
+			return strictjson.Object(v, []strictjson.Field{
+				{Name: "time", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &f.Shift.Time) }},
+				{Name: "micro", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &f.Shift.Micro) }},
+			})
+		}},
+		{Name: "repetitions", Required: true, Decode: func(v json.RawMessage) error { return strictjson.Int(v, &f.Repetitions) }},
+		{Name: "tail", Required: true, Decode: list(&f.Tail, "tail")},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := f.check(s); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // single returns the one JSON value of data, rejecting trailing data.

@@ -245,6 +245,7 @@ func TestWriteErrors(t *testing.T) {
 // plus the golden schedule files.
 func FuzzParseSchedule(f *testing.F) {
 	f.Add([]byte(validFile))
+	f.Add([]byte(`{"placement": {"name": "x", "devices": 1, "blocks": [{"id": "f", "kind": "forward", "devices": [0], "time": 1, "memory": 1}, {"id": "b", "kind": "backward", "devices": [0], "time": 1, "memory": -1}], "deps": [["f", "b"]]}, "micro_batches": 4, "memory": 1, "periodic": {"head": [], "period": [{"block": "f", "micro": 0, "start": 0}, {"block": "b", "micro": 0, "start": 1}], "shift": {"time": 2, "micro": 1}, "repetitions": 4, "tail": []}}`))
 	files, _ := filepath.Glob(filepath.Join("testdata", "schedules", "*.json"))
 	files = append(files, filepath.Join("testdata", "link-order.json"))
 	for _, path := range files {

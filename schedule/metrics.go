@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"context"
 	"math"
 
 	"github.com/tessel-pp/tessel/placement"
@@ -22,6 +23,9 @@ func Makespan(s *Schedule) int {
 	if s == nil || s.Placement == nil {
 		return 0
 	}
+	if fromForm(s) {
+		return measurePeriodic(s, false).Makespan
+	}
 	ms := 0
 	pg := newPairing(s, nil)
 	for _, in := range s.Instances {
@@ -40,6 +44,13 @@ func Measure(s *Schedule) Metrics {
 	var m Metrics
 	if s == nil || s.Placement == nil {
 		return m
+	}
+	if fromForm(s) {
+		return measurePeriodic(s, true)
+	} else if s.Periodic != nil && s.Instances == nil {
+		if full, err := s.Materialize(context.Background()); err == nil {
+			return Measure(full)
+		}
 	}
 	p := s.Placement
 	m.Makespan = Makespan(s)
@@ -66,15 +77,20 @@ func Measure(s *Schedule) Metrics {
 			m.PeakMemory[d] = max(m.PeakMemory[d], sum)
 		}
 	}
+	m.finish(s)
+	return m
+}
+
+// finish sets the bubble rate, from the makespan and loads.
+func (m *Metrics) finish(s *Schedule) {
 	if m.Makespan > 0 {
 		busy := 0
 		for _, l := range m.Loads {
 			busy += l
 		}
-		total := float64(p.Devices) * float64(m.Makespan)
+		total := float64(s.Placement.Devices) * float64(m.Makespan)
 		m.BubbleRate = (total - float64(busy)) / total
 	}
-	return m
 }
 
 // RepetendBubbleRate is (D·P − Σ_d load_d) / (D·P): the bubble rate of a

@@ -81,6 +81,14 @@ type Schedule struct {
 	// built in memory). It is never trusted: verify.Schedule compares it with
 	// Measure, and Write writes measured metrics instead.
 	Claimed *Claimed
+	// Periodic, where set, is the schedule's instances as a head, a
+	// period repeated and a tail (PeriodicForm; a periodic schedule
+	// file). Instances may then be nil (not materialised: Materialize
+	// builds them) or the form's, in its order. Measure, Write and
+	// verify.Schedule work from the form, without the instances, where
+	// the rules allow (PeriodicCheckable); where built instances are not
+	// the form's (a copy changed: FormHolds), they alone count.
+	Periodic *PeriodicForm
 }
 
 // Claimed is the metrics object of a schedule file.

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -121,7 +122,11 @@ func (e *VerifyError) CountText() string {
 // placement, micro-batches, makespan, bubble rate, peak memory of every
 // device, the budget (every device's where they differ) and, where the
 // schedule shows one, its latency.
-func ValidText(s *Schedule) string {
+func ValidText(s *Schedule) string { return ValidTextHow(s, "") }
+
+// ValidTextHow is ValidText with how it was checked after "valid" (say
+// " (from its period)").
+func ValidTextHow(s *Schedule, how string) string {
 	m := Measure(s)
 	name := s.Placement.Name
 	if name == "" {
@@ -140,8 +145,13 @@ func ValidText(s *Schedule) string {
 	}
 	latency := ""
 	if ShowsLatency(s) {
-		latency = ", latency " + LatencyText(s)
+		full, err := s.Materialize(context.Background()) // the latency of every micro-batch
+		if err != nil {
+			full = s
+		}
+		latency = ", latency " + LatencyText(full)
 	}
+	onCluster = how + onCluster
 	makespan, peak := strconv.Itoa(m.Makespan), textfmt.CommaInts(m.PeakMemory)
 	if u := s.Placement.Units; u != nil {
 		// In time and bytes where the placement says what its steps and

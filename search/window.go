@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -75,7 +76,11 @@ func runWindow(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent, t
 		return nil, false, err
 	}
 	res := st.res
-	best, s, extended := extendBest(res, st.offered, n)
+	best, s, extended, err := extendBest(ctx, res, st.offered, n)
+	if err != nil {
+		return nil, false, fmt.Errorf("placement %q: stopped before any schedule of %d micro-batches was built (while extending the window's of %d): %w",
+			sp.Placement.Name, n, w, stopCause(ctx, opt))
+	}
 	if best == nil {
 		return nil, false, nil
 	}
@@ -98,8 +103,9 @@ func runWindow(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent, t
 // extend). A schedule's extension adds at least the placement's largest
 // device load per micro-batch, so the schedules whose window makespan
 // plus that cannot beat the best two found are not extended (the answer
-// and its runner-up are the same as if every one were).
-func extendBest(res *Result, offered []seed, n int) (*candidate, *schedule.Schedule, map[*schedule.Schedule]int) {
+// and its runner-up are the same as if every one were). Building and
+// verifying an extension checks ctx: err is ctx's where it stopped them.
+func extendBest(ctx context.Context, res *Result, offered []seed, n int) (*candidate, *schedule.Schedule, map[*schedule.Schedule]int, error) {
 	k := n - res.Schedule.MicroBatches
 	perMicro := res.Schedule.Placement.MaxLoad()
 	seen := map[*schedule.Schedule]bool{}
@@ -133,11 +139,18 @@ func extendBest(res *Result, offered []seed, n int) (*candidate, *schedule.Sched
 	}
 	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(a.makespan, b.makespan) })
 	for i := range cands {
-		if s := cands[i].x.Schedule(); verify.Schedule(s) == nil {
-			return &cands[i], s, extended
+		s, err := cands[i].x.Schedule(ctx)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if verify.Schedule(s) == nil {
+			return &cands[i], s, extended, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, nil, ctx.Err()
 		}
 	}
-	return nil, nil, nil
+	return nil, nil, nil, nil
 }
 
 // extendedContenders are the window's contenders at N: each whose

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
+	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -68,7 +69,10 @@ func TestExtensionAgreesWithItsSchedule(t *testing.T) {
 		if !ok {
 			t.Fatalf("N=%d: not extensible", n)
 		}
-		s := x.Schedule()
+		s, err := x.Schedule(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := verify.Schedule(s); err != nil {
 			t.Fatalf("N=%d: %v", n, err)
 		}
@@ -85,5 +89,28 @@ func TestExtensionAgreesWithItsSchedule(t *testing.T) {
 	}
 	if _, ok := schedule.Extensible(res.Schedule, 63); ok {
 		t.Error("extensible to fewer micro-batches")
+	}
+}
+
+// At a million micro-batches the v-shape's answer is its window's
+// extension kept by its period: verified from the period (never all
+// its instances checked), its figures measured from the form, and its
+// makespan the lower bound.
+func TestMillionMicroBatchesByThePeriod(t *testing.T) {
+	testskip.Short(t, "a schedule of 8 million instances")
+	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4})
+	res, err := Run(context.Background(), spec.Spec{Placement: p, MicroBatches: 1_000_000, Memory: 6}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Schedule
+	if s.Periodic == nil || !verify.FromPeriod(s) {
+		t.Fatalf("not a schedule checked from its period (form %v)", s.Periodic != nil)
+	}
+	if err := verify.Schedule(s); err != nil {
+		t.Fatal(err)
+	}
+	if ms := schedule.Makespan(s); ms != res.Bounds.Makespan || res.Steady == nil {
+		t.Errorf("makespan %d, lower bound %d, steady state %v", ms, res.Bounds.Makespan, res.Steady)
 	}
 }

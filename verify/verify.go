@@ -38,6 +38,12 @@ import (
 // dependencies, every device (its overlaps, then each rule's CheckDevice),
 // each rule's Check, the repetend and the claimed metrics.
 //
+// A schedule with a periodic form (schedule.PeriodicForm) is checked from
+// its period and its ends where the rules allow (see "A schedule checked
+// from its period"), and as the full schedule otherwise; one whose built
+// instances are not its form's (schedule.FormHolds) is checked from its
+// instances alone.
+//
 // The result is nil or a *schedule.VerifyError listing every violation. Runs in
 // O(I log I) for I instances.
 func Schedule(s *schedule.Schedule) error {
@@ -80,6 +86,10 @@ func Schedule(s *schedule.Schedule) error {
 	}
 	if s.Latency < 0 {
 		r.Add(schedule.Input, -1, nil, "latency budget %d is negative (0 means none)", s.Latency)
+		return r.Err()
+	}
+	if schedule.FormHolds(s) {
+		periodic(s, r)
 		return r.Err()
 	}
 	c := rule.NewChecked(s)
@@ -314,16 +324,7 @@ func claimed(c *rule.Checked, r *rule.Report) {
 	if cl == nil {
 		return
 	}
-	m := schedule.Measure(c.S)
-	if cl.Makespan != m.Makespan {
-		r.Add(schedule.MetricsMismatch, -1, nil, "metrics: makespan %d claimed, measured %d", cl.Makespan, m.Makespan)
-	}
-	if math.Abs(cl.BubbleRate-schedule.RoundRate(m.BubbleRate)) > 1e-6 || math.IsNaN(cl.BubbleRate) {
-		r.Add(schedule.MetricsMismatch, -1, nil, "metrics: bubble rate %g claimed, measured %g", cl.BubbleRate, schedule.RoundRate(m.BubbleRate))
-	}
-	if !slices.Equal(cl.PeakMemory, m.PeakMemory) {
-		r.Add(schedule.MetricsMismatch, -1, nil, "metrics: peak memory %s claimed, measured %s", schedule.IntList(cl.PeakMemory), schedule.IntList(m.PeakMemory))
-	}
+	claimedAgainst(cl, schedule.Measure(c.S), r)
 }
 
 // overlapsWithReruns is overlaps on a device that also runs recomputes.

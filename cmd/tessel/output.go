@@ -9,7 +9,7 @@ import (
 // outputFlags are the files a searching command can write its result to.
 func outputFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the schedule to a JSON `FILE` (re-check it with tessel verify)"},
+		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the schedule to a JSON `FILE` (re-check it with tessel verify; beyond 1,048,576 instances an extended schedule is written by its period: docs/formats.md#periodic-schedule-file)"},
 		&cli.StringFlag{Name: "svg", Usage: "write a Gantt chart of the schedule to an SVG `FILE`"},
 		&cli.StringFlag{Name: "html", Usage: "write a page with the chart and the metrics to an HTML `FILE`"},
 		&cli.BoolFlag{Name: "force", Usage: "overwrite --out, --svg and --html files that exist"},

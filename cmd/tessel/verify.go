@@ -44,7 +44,7 @@ func runVerify(_ context.Context, opts verifyOptions, stdout io.Writer) error {
 	if opts.Schedule == "" {
 		return usageErrorf("verify: --schedule FILE is required")
 	}
-	s, err := schedule.Load(opts.Schedule)
+	s, err := schedule.LoadForm(opts.Schedule) // a periodic file is checked from its period
 	if err != nil {
 		return inputerr.Wrap(err)
 	}
