@@ -14,3 +14,7 @@
 // built-ins: Builtins. A coarsened search: NewCoarsenSummary. Pictures
 // of a schedule are package render's.
 package report
+
+// TerminalUnits is the most time units a command's text report draws of
+// a schedule in the terminal (tessel render draws more).
+const TerminalUnits = 48

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -112,29 +109,4 @@ func zeroBubbleConflict(c *cli.Context, split, splitTimes bool) string {
 	return ""
 }
 
-// bad marks a failure to load what the user named as a usage error.
-func bad(err error) error {
-	var ue *usageError
-	if err == nil || errors.As(err, &ue) {
-		return err
-	}
-	return &usageError{err}
-}
-
 func joinNames(names []string) string { return strings.Join(names, ", ") }
-
-// checkAtLeast rejects a flag value below min with a usage error.
-func checkAtLeast(flag string, v, min int) error {
-	if v < min {
-		return usageErrorf("--%s must be at least %d, got %d", flag, min, v)
-	}
-	return nil
-}
-
-// withLimit bounds ctx by a --time-limit; 0 means no limit.
-func withLimit(ctx context.Context, limit time.Duration) (context.Context, context.CancelFunc) {
-	if limit > 0 {
-		return context.WithTimeout(ctx, limit)
-	}
-	return context.WithCancel(ctx)
-}

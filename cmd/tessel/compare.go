@@ -1,46 +1,14 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"io"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/compare"
-	"github.com/tessel-pp/tessel/inference"
-	"github.com/tessel-pp/tessel/internal/atomicfile"
 	"github.com/tessel-pp/tessel/internal/textfmt"
-	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/report"
-	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/study"
 )
-
-type compareOptions struct {
-	Placement    placementSpec
-	MicroBatches int
-	Memory       int
-	NR           int
-	Seed         int
-	TimeLimit    time.Duration // of the Tessel search
-	Optimal      bool
-	OptimalN     int
-	OptimalLimit time.Duration
-	Format       string
-	TableII      bool
-	SVG, HTML    string // charts of every row's schedule
-	Schedules    string // directory for every row's schedule file
-	Force        bool
-	Decisions    placement.Decisions
-	Latency      int
-	TPEfficiency float64 // 0: no inference baselines beside GPipe
-	// fixedTimes prints every search time as compare.TimePlaceholder, so
-	// that tests can compare whole outputs byte for byte.
-	fixedTimes bool
-}
 
 func compareCommand() *cli.Command {
 	return &cli.Command{
@@ -78,127 +46,16 @@ func compareCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			spec := placementSpecFrom(c)
 			spec.Choose = true
-			return runCompare(c.Context, compareOptions{
+			bar := newProgress(c.App.ErrWriter)
+			defer bar.done()
+			return study.Compare(c.Context, study.CompareOptions{
 				Placement: spec, MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				NR: c.Int("nr"), Seed: c.Int("seed"), TimeLimit: c.Duration("time-limit"),
 				Optimal: c.Bool("optimal"), OptimalN: c.Int("optimal-micro-batches"), OptimalLimit: c.Duration("optimal-time-limit"),
 				Format: c.String("format"), TableII: c.Bool("table-ii"),
 				SVG: c.String("svg"), HTML: c.String("html"), Schedules: c.String("schedules"), Force: c.Bool("force"),
-				Decisions: savingsFrom(c), Latency: c.Int("latency-budget"), TPEfficiency: c.Float64("tp-efficiency"),
-			}, c.App.Writer, c.App.ErrWriter)
+				Decisions: savingsFrom(c), Latency: c.Int("latency-budget"), TPEfficiency: c.Float64("tp-efficiency"), Progress: bar.line,
+			}, bar.clearing(c.App.Writer))
 		},
 	}
-}
-
-func runCompare(ctx context.Context, opts compareOptions, stdout, stderr io.Writer) error {
-	if !slices.Contains(textfmt.Formats(), opts.Format) {
-		return usageErrorf("compare: unknown --format %q (want %s)", opts.Format, strings.Join(textfmt.Formats(), ", "))
-	}
-	bar := newProgress(stderr)
-	defer bar.done()
-	progress := func(line string) { bar.show("%s", line) }
-	if opts.TableII {
-		if opts.Placement.File != "" {
-			return usageErrorf("compare: --table-ii uses the built-in placements; drop --placement-file")
-		}
-		t, err := compare.TableII(ctx, compare.TableIIOptions{Devices: opts.Placement.Devices, Seed: opts.Seed, Progress: progress,
-			Load: func(name string) (*placement.Placement, error) {
-				spec := opts.Placement
-				spec.Name = name
-				p, err := spec.Load()
-				return p, bad(err)
-			}})
-		if err != nil {
-			return err
-		}
-		bar.done()
-		return report.WriteTableII(stdout, t, opts.Format)
-	}
-	for _, f := range []struct {
-		name   string
-		v, min int
-	}{{"micro-batches", opts.MicroBatches, 1}, {"memory", opts.Memory, 0}, {"nr", opts.NR, 0}, {"optimal-micro-batches", opts.OptimalN, 1}, {"latency-budget", opts.Latency, 0}} {
-		if err := checkAtLeast(f.name, f.v, f.min); err != nil {
-			return err
-		}
-	}
-	if err := (outputs{SVG: opts.SVG, HTML: opts.HTML, Force: opts.Force}).check(); err != nil {
-		return err
-	}
-	if opts.Schedules != "" {
-		if err := checkOutDir(opts.Schedules, true); err != nil {
-			return err
-		}
-	}
-	var inf *inference.Options
-	if opts.TPEfficiency != 0 {
-		inf = &inference.Options{Efficiency: opts.TPEfficiency}
-		if err := inf.Check(); err != nil {
-			return usageErrorf("--tp-efficiency: %v", err)
-		}
-	}
-	p, given, cl, err := opts.Placement.LoadOn()
-	if err != nil {
-		return bad(err)
-	}
-	if inf != nil && !p.Inference() {
-		return usageErrorf("compare: --tp-efficiency adds the inference baselines: placement %q has backward blocks (use --infer)", p.Name)
-	}
-	if opts.Decisions != (placement.Decisions{}) {
-		if p, given, err = opts.Placement.LoadDeclared(opts.Decisions); err != nil {
-			return bad(err)
-		}
-	}
-	cmp, err := compare.Run(ctx, p, compare.Options{
-		MicroBatches: opts.MicroBatches, Memory: opts.Memory, MaxNR: opts.NR, Seed: opts.Seed, TimeLimit: opts.TimeLimit,
-		Optimal: opts.Optimal, OptimalMicroBatches: opts.OptimalN, OptimalTimeLimit: opts.OptimalLimit,
-		Cluster: cl, Given: given, Progress: progress,
-		Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute, Latency: opts.Latency, Inference: inf,
-	})
-	if err != nil {
-		return err
-	}
-	cmp.MaskTimes = opts.fixedTimes
-	bar.done()
-	if err := writeCompareFiles(cmp, opts); err != nil {
-		return err
-	}
-	return report.WriteComparison(stdout, cmp, opts.Format)
-}
-
-// writeCompareFiles writes what --svg, --html and --schedules ask for:
-// every row's schedule, each already verified.
-func writeCompareFiles(cmp *compare.Comparison, opts compareOptions) error {
-	charts, err := report.ComparisonCharts(cmp)
-	if err != nil {
-		return err
-	}
-	// Everything is drawn before anything is written; the schedules are
-	// written all or nothing.
-	var bundle []atomicfile.File
-	if opts.Schedules != "" {
-		for _, ch := range charts {
-			data, err := drawn(ch.Schedule, (*schedule.Schedule).Write)
-			if err != nil {
-				return err
-			}
-			bundle = append(bundle, atomicfile.File{Name: ch.Slug + ".json", Data: data})
-		}
-	}
-	var files []outFile
-	if opts.SVG != "" {
-		files = append(files, outFile{opts.SVG, report.StackedSVG(charts)})
-	}
-	if opts.HTML != "" {
-		files = append(files, outFile{opts.HTML, report.ComparisonHTML(cmp, charts)})
-	}
-	if opts.Schedules != "" {
-		if err := writeError(atomicfile.WriteFiles(opts.Schedules, bundle, atomicfile.Options{Replace: opts.Force})); err != nil {
-			return fmt.Errorf("compare: %w", err)
-		}
-	}
-	if err := writeOutFiles(opts.Force, files); err != nil {
-		return fmt.Errorf("compare: %w", err)
-	}
-	return nil
 }

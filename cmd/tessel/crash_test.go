@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tessel-pp/tessel/internal/safego"
+	"github.com/tessel-pp/tessel/outfile"
 )
 
 // The test binary doubles as tessel: with TESSEL_TEST_MAIN set it runs
@@ -38,7 +39,7 @@ func testCommands() []*cli.Command {
 		Name:  "crash",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "worker"}, &cli.StringFlag{Name: "out"}},
 		Action: func(c *cli.Context) error {
-			if err := checkOut(false, c.String("out")); err != nil {
+			if err := outfile.Check(false, c.String("out")); err != nil {
 				return err
 			}
 			var xs []int
@@ -50,7 +51,7 @@ func testCommands() []*cli.Command {
 			pan.Go(&wg, func() { _ = xs[len(c.Args().Slice())+3] })
 			wg.Wait()
 			pan.Repanic()
-			return writeNew(c.String("out"), false, []byte("never"))
+			return outfile.WriteNew(c.String("out"), false, []byte("never"))
 		},
 	}}
 }

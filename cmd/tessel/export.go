@@ -1,39 +1,11 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"io"
-	"path/filepath"
-	"slices"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/internal/atomicfile"
-	"github.com/tessel-pp/tessel/limits"
-	"github.com/tessel-pp/tessel/megatron"
-	"github.com/tessel-pp/tessel/partition"
-	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/deploy"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
-
-// exportOptions are the flags of tessel export.
-type exportOptions struct {
-	Schedule string
-	Format   string
-	Out      string
-	Force    bool
-	Split    string // torchtitan: the JSON of tessel partition --json
-	MergeBW  bool   // I and W merged into B (PyTorch's _merge_bw)
-	Recv     string // torch-csv-comms: early, deferred or auto
-	FSDP     fsdpOptions
-	Layout   string // megatron: the plan's layout (or Split)
-	MoE      string // megatron: --moe-layer-freq
-	CommTime int    // --recv auto: transfer time without a cluster
-}
-
-// exportFormats are the formats tessel export writes.
-var exportFormats = []string{"torch-csv", "torch-csv-comms", "torchtitan", "megatron"}
 
 func exportCommand() *cli.Command {
 	return &cli.Command{
@@ -84,7 +56,7 @@ func exportCommand() *cli.Command {
 			"(Megatron-LM's pipeline deadlocks on those) or with an odd number of MoE layers (its all-to-all overlap deadlocks; --moe-layer-freq).",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output format: " + joinNames(exportFormats), Value: "torch-csv"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output format: " + joinNames(deploy.ExportFormats()), Value: "torch-csv"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
 			&cli.StringFlag{Name: "split", Usage: "torchtitan, megatron: the JSON `FILE` of tessel partition --json, whose layer names are module names (megatron: Megatron-Core kinds)"},
@@ -104,169 +76,9 @@ func exportCommand() *cli.Command {
 			if (c.IsSet("megatron-layout") || c.IsSet("moe-layer-freq")) && c.String("format") != "megatron" {
 				return usageErrorf("export: --megatron-layout and --moe-layer-freq apply to --format megatron")
 			}
-			return runExport(c.Context, exportOptions{Schedule: c.String("schedule"), Format: c.String("format"),
+			return deploy.Export(c.Context, deploy.ExportOptions{Schedule: c.String("schedule"), Format: c.String("format"),
 				Layout: c.String("megatron-layout"), MoE: c.String("moe-layer-freq"),
 				Out: c.String("out"), Force: c.Bool("force"), Split: c.String("split"), MergeBW: c.Bool("merge-bw"), Recv: c.String("recv"), CommTime: c.Int("comm-time"), FSDP: fsdpFromFlags(c)}, c.App.Writer)
 		},
 	}
-}
-
-// runExport converts a verified schedule file. A schedule whose placement
-// is no chain of stages is bad input (exit 2), with the reason.
-func runExport(ctx context.Context, opts exportOptions, stdout io.Writer) error {
-	switch {
-	case opts.Schedule == "":
-		return usageErrorf("export: --schedule FILE is required")
-	case !slices.Contains(exportFormats, opts.Format):
-		return usageErrorf("export: --format must be one of %s, got %q", joinNames(exportFormats), opts.Format)
-	case opts.Format == "torchtitan" && opts.Out == "":
-		return usageErrorf("export: --format torchtitan writes a folder: give --out DIR")
-	case opts.Split != "" && opts.Format != "torchtitan" && opts.Format != "megatron":
-		return usageErrorf("export: --split applies to --format torchtitan and megatron")
-	case opts.Format == "megatron" && (opts.Split == "") == (opts.Layout == ""):
-		return usageErrorf("export: --format megatron takes the plan's split: give one of --split FILE and --megatron-layout LAYOUT")
-	}
-	switch opts.Format {
-	case "torchtitan":
-		return exportTitan(opts, stdout)
-	case "megatron":
-		return exportMegatron(opts, stdout)
-	}
-	s, merged, err := loadForExport(opts, opts.Out)
-	if err != nil {
-		return err
-	}
-	recv, err := torchcsv.ParseRecvOrder(opts.Recv)
-	if err != nil {
-		return usageErrorf("--recv %v", err)
-	}
-	if opts.CommTime < 0 {
-		return usageErrorf("--comm-time must be at least 0, got %d", opts.CommTime)
-	}
-	if opts.FSDP.File != "" {
-		return exportFSDP(ctx, opts, s, recv, stdout)
-	}
-	if _, err := opts.FSDP.model(s); err != nil {
-		return err
-	}
-	tab, data, form, err := torchcsv.ExportCSVWith(s, torchcsv.CSVOptions{Comms: opts.Format == "torch-csv-comms",
-		Lowering: torchcsv.CommsOptions{Recv: recv, CommTime: opts.CommTime}})
-	if err != nil {
-		return usageErrorf("%s: cannot export to PyTorch's CSV: %v", opts.Schedule, err)
-	}
-	if opts.Out == "" {
-		_, err := stdout.Write(data)
-		return err
-	}
-	if err := writeNew(opts.Out, opts.Force, data); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "wrote %s: %d ranks, %d stages, %d micro-batches (PyTorch pipelining CSV, %s)%s\n",
-		opts.Out, len(tab.Rows), tab.Stages(), s.MicroBatches, form, merged)
-	return err
-}
-
-// loadForExport checks that the files to write (outs; "" for stdout)
-// may be written, reads and verifies the schedule to export and, with
-// --merge-bw, merges its backwards; merged is what the "wrote" line adds
-// then ("; I and W merged into B: makespan M instead of S").
-func loadForExport(opts exportOptions, outs ...string) (s *schedule.Schedule, merged string, err error) {
-	if err := checkOut(opts.Force, outs...); err != nil {
-		return nil, "", err
-	}
-	return loadMerged(opts)
-}
-
-// loadMerged reads and verifies the schedule to export, merging its
-// backwards with --merge-bw (loadForExport).
-func loadMerged(opts exportOptions) (s *schedule.Schedule, merged string, err error) {
-	if s, err = loadVerified(opts.Schedule); err != nil || !opts.MergeBW {
-		return s, "", err
-	}
-	m, err := torchcsv.MergeBackward(s)
-	if err != nil {
-		return nil, "", usageErrorf("%s: --merge-bw: %v", opts.Schedule, err)
-	}
-	if m != s {
-		merged = fmt.Sprintf("; I and W merged into B: makespan %d instead of %d", schedule.Makespan(m), schedule.Makespan(s))
-	}
-	return m, merged, nil
-}
-
-// exportTitan writes the torchtitan bundle: the folder opts.Out with
-// schedule.csv and the settings (torchcsv.TitanSettingsFile).
-func exportTitan(opts exportOptions, stdout io.Writer) error {
-	csvPath, pyPath := filepath.Join(opts.Out, "schedule.csv"), filepath.Join(opts.Out, torchcsv.TitanSettingsFile)
-	if err := checkOutDir(opts.Out, true); err != nil {
-		return err
-	}
-	if err := checkNew(opts.Force, csvPath, pyPath); err != nil {
-		return err
-	}
-	s, merged, err := loadMerged(opts)
-	if err != nil {
-		return err
-	}
-	var to torchcsv.TitanOptions
-	if opts.Split != "" {
-		data, err := limits.ReadFile(opts.Split, limits.FileBytes)
-		if err != nil {
-			return &usageError{err}
-		}
-		if to.Modules, to.StageDevices, err = partition.ReadStages(data); err != nil {
-			return usageErrorf("%s: %v", opts.Split, err)
-		}
-	}
-	b, err := torchcsv.Titan(s, to)
-	if err != nil {
-		return usageErrorf("%s: cannot export to torchtitan: %v", opts.Schedule, err)
-	}
-	bundle := []atomicfile.File{{Name: "schedule.csv", Data: b.Table.Marshal()}, {Name: torchcsv.TitanSettingsFile, Data: b.Config(csvPath)}}
-	if err := writeError(atomicfile.WriteFiles(opts.Out, bundle, atomicfile.Options{Replace: opts.Force})); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "wrote %s and %s: %d ranks, %d stages (%s style, %d per rank), %d micro-batches%s\n",
-		csvPath, pyPath, b.Ranks, b.Stages, b.Style, b.StagesPerRank, b.MicroBatches, merged)
-	return err
-}
-
-// exportMegatron writes the Megatron-Core arguments of the plan.
-func exportMegatron(opts exportOptions, stdout io.Writer) error {
-	s, merged, err := loadForExport(opts, opts.Out)
-	if err != nil {
-		return err
-	}
-	var l *megatron.Layout
-	if opts.Split != "" {
-		data, err := limits.ReadFile(opts.Split, limits.FileBytes)
-		if err != nil {
-			return &usageError{err}
-		}
-		names, _, err := partition.ReadStages(data)
-		if err == nil {
-			l, err = megatron.LayoutOfSplit(names, s.Placement.Devices)
-		}
-		if err != nil {
-			return usageErrorf("%s: %v", opts.Split, err)
-		}
-	} else if l, err = megatron.ParseLayout(opts.Layout, megatron.LayoutOptions{PP: s.Placement.Devices}); err != nil {
-		return usageErrorf("--megatron-layout: %v", err)
-	}
-	moe, err := megatron.ParseMoELayerFreq(opts.MoE, l.Layers)
-	if err != nil {
-		return usageErrorf("--moe-layer-freq: %v", err)
-	}
-	a, err := megatron.Arguments(s, megatron.ArgsOptions{Layout: l, MoE: moe, Source: opts.Schedule})
-	if err != nil {
-		return usageErrorf("%s: cannot export to Megatron-Core: %v", opts.Schedule, err)
-	}
-	if opts.Out == "" {
-		_, err := stdout.Write(a.Text())
-		return err
-	}
-	if err := writeNew(opts.Out, opts.Force, a.Text()); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "wrote %s: Megatron-Core arguments, %d ranks, %d stages (%d per rank)%s\n", opts.Out, l.PP, len(l.Stages), l.VPP, merged)
-	return err
 }

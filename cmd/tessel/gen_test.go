@@ -8,129 +8,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/deploy"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/spec"
 )
-
-func TestGenWrites(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "run")
-	var stdout bytes.Buffer
-	if err := runGen(context.Background(), genOptions{Schedule: mShapeSchedule, Out: out, Backend: "gloo"}, &stdout); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(stdout.String(), "wrote "+out+": rank0.json … rank3.json (non-blocking, ") {
-		t.Errorf("stdout:\n%s", stdout.String())
-	}
-	entries, err := os.ReadDir(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	if want := []string{"blocks.py", "launch.sh", "rank0.json", "rank1.json", "rank2.json", "rank3.json", "worker.py"}; !slices.Equal(names, want) {
-		t.Errorf("wrote %v, want %v", names, want)
-	}
-	if fi, err := os.Stat(filepath.Join(out, "launch.sh")); err != nil || fi.Mode().Perm() != 0o755 {
-		t.Errorf("launch.sh: %v, mode %v", err, fi.Mode())
-	}
-	// The programs are those of the schedule, and run.
-	progs, err := runtimegen.LoadPrograms(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if progs[0].Mode != runtimegen.NonBlocking || progs[0].Placement != "m-shape" {
-		t.Errorf("programs for %s, %s", progs[0].Placement, progs[0].Mode)
-	}
-	if _, err := runtimegen.Simulate(progs, 1); err != nil {
-		t.Error(err)
-	}
-
-	// Not into a directory with files, unless --force; then the same bytes.
-	err = runGen(context.Background(), genOptions{Schedule: mShapeSchedule, Out: out, Backend: "gloo"}, &bytes.Buffer{})
-	var ue *usageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "is not empty (use --force") {
-		t.Errorf("non-empty --out: got %v", err)
-	}
-	before, _ := os.ReadFile(filepath.Join(out, "rank2.json"))
-	if err := runGen(context.Background(), genOptions{Schedule: mShapeSchedule, Out: out, Backend: "gloo", Force: true}, &bytes.Buffer{}); err != nil {
-		t.Fatal(err)
-	}
-	if after, _ := os.ReadFile(filepath.Join(out, "rank2.json")); !bytes.Equal(before, after) {
-		t.Error("a second gen wrote different programs")
-	}
-
-	// An empty directory is fine.
-	empty := filepath.Join(dir, "empty")
-	if err := os.Mkdir(empty, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := runGen(context.Background(), genOptions{Schedule: goldenSchedule, Out: empty, Backend: "nccl", Blocking: true}, &bytes.Buffer{}); err != nil {
-		t.Fatal(err)
-	}
-	launch, _ := os.ReadFile(filepath.Join(empty, "launch.sh"))
-	if !strings.Contains(string(launch), "BACKEND=${BACKEND:-nccl}") {
-		t.Errorf("launch.sh does not default to nccl:\n%s", launch)
-	}
-}
-
-func TestGenUsageErrors(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "file")
-	if err := os.WriteFile(file, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// b1 differentiates nothing on its device: the workers cannot train it.
-	p := &placement.Placement{Name: "odd", Devices: 2, Blocks: []placement.Block{
-		{ID: "f0", Kind: placement.Forward, Devices: []int{0}, Time: 1, Memory: 1},
-		{ID: "b1", Kind: placement.Backward, Devices: []int{1}, Time: 1, Memory: -1},
-	}, Deps: []placement.Dep{{From: 0, To: 1}}}
-	s := &schedule.Schedule{Spec: spec.Spec{Placement: p, MicroBatches: 1}, Instances: []schedule.Instance{{Block: 0}, {Block: 1, Start: 1}}}
-	odd := writeScheduleFile(t, filepath.Join(dir, "odd.json"), s)
-	// An input block without its weight block: no worker computes f0's
-	// weights' gradient.
-	half := &placement.Placement{Name: "half", Devices: 1, Blocks: []placement.Block{
-		{ID: "f0", Kind: placement.Forward, Devices: []int{0}, Time: 1, Memory: 1},
-		{ID: "i0", Kind: placement.Input, Devices: []int{0}, Time: 1, Memory: -1},
-	}, Deps: []placement.Dep{{From: 0, To: 1}}}
-	halfFile := writeScheduleFile(t, filepath.Join(dir, "half.json"),
-		&schedule.Schedule{Spec: spec.Spec{Placement: half, MicroBatches: 1}, Instances: []schedule.Instance{{Block: 0}, {Block: 1, Start: 1}}})
-	out := filepath.Join(dir, "out")
-	for _, tc := range []struct {
-		name string
-		opts genOptions
-		err  string
-	}{
-		{"no schedule", genOptions{Out: out, Backend: "gloo"}, "--schedule FILE is required"},
-		{"no out", genOptions{Schedule: goldenSchedule, Backend: "gloo"}, "--out DIR is required"},
-		{"backend", genOptions{Schedule: goldenSchedule, Out: out, Backend: "mpi"}, "--backend must be one of gloo, nccl"},
-		{"out is a file", genOptions{Schedule: goldenSchedule, Out: file, Backend: "gloo"}, "is not a directory"},
-		{"missing schedule", genOptions{Schedule: filepath.Join(dir, "none.json"), Out: out, Backend: "gloo"}, "no such file"},
-		{"untrainable", genOptions{Schedule: odd, Out: out, Backend: "gloo"}, `cannot train this placement: backward block "b1"`},
-		{"half a split backward", genOptions{Schedule: halfFile, Out: out, Backend: "gloo"}, `input block "i0": forward "f0" has no weight block`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := runGen(context.Background(), tc.opts, &bytes.Buffer{})
-			var ue *usageError
-			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("got %v, want a usage error with %q", err, tc.err)
-			}
-			if _, err := os.Stat(out); err == nil {
-				t.Errorf("%s was created", out)
-			}
-		})
-	}
-}
 
 // The flags reach the options: parse real command lines.
 func TestSimulateGenFlags(t *testing.T) {
@@ -178,7 +65,7 @@ func TestGenSplitBackward(t *testing.T) {
 		t.Fatalf("search: exit %d: %s", code, errOut)
 	}
 	out := filepath.Join(dir, "run")
-	if err := runGen(context.Background(), genOptions{Schedule: sched, Out: out, Backend: "gloo"}, &bytes.Buffer{}); err != nil {
+	if err := deploy.Gen(context.Background(), deploy.GenOptions{Schedule: sched, Out: out, Backend: "gloo"}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	progs, err := runtimegen.LoadPrograms(out)
@@ -201,4 +88,17 @@ func TestGenSplitBackward(t *testing.T) {
 			seen[fmt.Sprintf("%s@%d", o.Block, o.Micro)] = true
 		}
 	}
+}
+
+// writeScheduleFile writes s as a schedule file at path for a test.
+func writeScheduleFile(t *testing.T, path string, s *schedule.Schedule) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := s.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/opgraph"
+	"github.com/tessel-pp/tessel/outfile"
 )
 
 // genDagOptions are the flags of tessel gen-dag.
@@ -62,7 +63,7 @@ func runGenDag(_ context.Context, opts genDagOptions, stdout io.Writer) error {
 	if opts.Out == "" {
 		return usageErrorf("gen-dag: --out FILE is required (- for standard output)")
 	}
-	if err := checkOut(opts.Force, opts.Out, opts.ClusterOut); err != nil {
+	if err := outfile.Check(opts.Force, opts.Out, opts.ClusterOut); err != nil {
 		return err
 	}
 	o := opts.Opt
@@ -89,14 +90,14 @@ func runGenDag(_ context.Context, opts genDagOptions, stdout io.Writer) error {
 	if err := cl.Write(&cb); err != nil {
 		return err
 	}
-	var files []outFile
+	var files []outfile.File
 	if opts.Out != "-" {
-		files = append(files, outFile{opts.Out, pb.Bytes()})
+		files = append(files, outfile.File{Path: opts.Out, Data: pb.Bytes()})
 	}
 	if opts.ClusterOut != "" {
-		files = append(files, outFile{opts.ClusterOut, cb.Bytes()})
+		files = append(files, outfile.File{Path: opts.ClusterOut, Data: cb.Bytes()})
 	}
-	if err := writeOutFiles(opts.Force, files); err != nil {
+	if err := outfile.WriteAll(opts.Force, files); err != nil {
 		return err
 	}
 	if opts.Out == "-" {

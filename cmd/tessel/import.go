@@ -1,42 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"fmt"
-	"io"
-	"path/filepath"
-	"strings"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/limits"
-	"github.com/tessel-pp/tessel/megatron"
-	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/schedule"
-	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/deploy"
 	"github.com/tessel-pp/tessel/torchcsv"
 )
-
-// importOptions are the flags of tessel import.
-type importOptions struct {
-	TorchCSV     string
-	Name         string
-	Naming       string // auto, current or old
-	Opt          torchcsv.ImportOptions
-	Out          string // schedule file
-	PlacementOut string // placement file
-	Force        bool
-	OverlapTime  string // --overlap-time: keep OVERLAP_F_B as pairs
-	FSDP         fsdpOptions
-	// A Megatron-Core layout instead of a CSV: the layout, the layer
-	// count, the pipeline and virtual sizes, a split backward, and the
-	// micro-batches and group size of Megatron-Core's order for --out.
-	Megatron            string
-	Layers, PP, VPP     int
-	SplitBackward       bool
-	MicroBatches, Group int
-}
 
 func importCommand() *cli.Command {
 	d := torchcsv.DefaultImportOptions()
@@ -91,7 +60,7 @@ func importCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out and --placement-out files that exist"},
 		}, fsdpFlags(false)...),
 		Action: func(c *cli.Context) error {
-			return runImport(c.Context, importOptions{
+			return deploy.Import(c.Context, deploy.ImportOptions{
 				TorchCSV: c.String("torch-csv"),
 				Name:     c.String("name"),
 				Naming:   c.String("torch-naming"),
@@ -109,145 +78,4 @@ func importCommand() *cli.Command {
 			}, c.App.Writer)
 		},
 	}
-}
-
-// runImport reads the CSV, builds and verifies the schedule, prints one
-// line about it and writes the files asked for. Everything wrong with the
-// file or the flags is a usage error (exit 2).
-func runImport(_ context.Context, opts importOptions, stdout io.Writer) error {
-	if opts.Megatron != "" {
-		if opts.TorchCSV != "" {
-			return usageErrorf("import: give one of --torch-csv and --megatron-layout")
-		}
-		return runImportMegatron(opts, stdout)
-	}
-	if opts.Layers != 0 || opts.PP != 0 || opts.VPP != 0 || opts.SplitBackward || opts.MicroBatches != 0 || opts.Group != 0 {
-		return usageErrorf("import: --num-layers, --pp, --vpp, --split-backward, --micro-batches and --group go with --megatron-layout")
-	}
-	if opts.TorchCSV == "" {
-		return usageErrorf("import: --torch-csv FILE is required (or --megatron-layout LAYOUT)")
-	}
-	o := &opts.Opt
-	if err := o.Check(); err != nil {
-		return &usageError{err}
-	}
-	if err := checkAtLeast("memory", o.Memory, 0); err != nil {
-		return err
-	}
-	if opts.Out != "" && opts.Out == opts.PlacementOut {
-		return usageErrorf("import: --out and --placement-out name the same file %s", opts.Out)
-	}
-	if err := (outputs{Out: opts.Out, SVG: opts.PlacementOut, Force: opts.Force}).check(); err != nil {
-		return err
-	}
-	data, err := limits.ReadFile(opts.TorchCSV, limits.FileBytes)
-	if err != nil {
-		return &usageError{err}
-	}
-	o.Name = opts.Name
-	if o.Name == "" {
-		o.Name = strings.TrimSuffix(filepath.Base(opts.TorchCSV), filepath.Ext(opts.TorchCSV))
-	}
-	naming, err := torchcsv.ParseNaming(opts.Naming)
-	if err != nil {
-		return usageErrorf("--torch-naming %v", err)
-	}
-	if opts.OverlapTime != "" {
-		if o.Overlap, err = placement.ParseOverlapTime(opts.OverlapTime); err != nil {
-			return usageErrorf("--overlap-time: %v", err)
-		}
-	}
-	rd, err := torchcsv.Read(data, torchcsv.ReadOptions{Naming: naming, KeepOverlaps: o.Overlap != nil})
-	var s *schedule.Schedule
-	if err == nil {
-		s, err = torchcsv.Import(rd.Table, *o)
-	}
-	if err != nil {
-		return usageErrorf("%s: %v", opts.TorchCSV, err)
-	}
-	s, fsdpText, err := importFSDP(rd, s, opts.FSDP, opts.TorchCSV)
-	if err != nil {
-		return err
-	}
-	if opts.Out != "" {
-		if err := (outputs{Out: opts.Out, Force: opts.Force}).write(s); err != nil {
-			return err
-		}
-	}
-	if opts.PlacementOut != "" {
-		pj, err := drawn(s, func(s *schedule.Schedule, w io.Writer) error { return s.Placement.Write(w) })
-		if err != nil {
-			return err
-		}
-		if err := writeNew(opts.PlacementOut, opts.Force, pj); err != nil {
-			return err
-		}
-	}
-	for _, n := range rd.Notes {
-		if _, err := fmt.Fprintf(stdout, "note: %s\n", n); err != nil {
-			return err
-		}
-	}
-	_, err = io.WriteString(stdout, torchcsv.ImportText(opts.TorchCSV, s)+fsdpText)
-	return err
-}
-
-// runImportMegatron reads a Megatron-Core layout: it prints its stages,
-// writes its placement and, with --out, Megatron-Core's order on it.
-func runImportMegatron(opts importOptions, stdout io.Writer) error {
-	o := &opts.Opt
-	switch {
-	case opts.PP < 1:
-		return usageErrorf("import: --megatron-layout needs --pp, the pipeline size")
-	case opts.Layers < 0 || opts.VPP < 0 || opts.MicroBatches < 0 || opts.Group < 0:
-		return usageErrorf("import: --num-layers, --vpp, --micro-batches and --group must be at least 0")
-	case opts.Out != "" && opts.MicroBatches == 0:
-		return usageErrorf("import: --out writes Megatron-Core's order: give --micro-batches")
-	case opts.Out == "" && (opts.MicroBatches != 0 || opts.Group != 0):
-		return usageErrorf("import: --micro-batches and --group go with --out")
-	case opts.OverlapTime != "" || opts.Naming != "auto":
-		return usageErrorf("import: --overlap-time and --torch-naming go with --torch-csv")
-	}
-	if err := o.Check(); err != nil {
-		return &usageError{err}
-	}
-	if err := (outputs{Out: opts.Out, SVG: opts.PlacementOut, Force: opts.Force}).check(); err != nil {
-		return err
-	}
-	l, err := megatron.ParseLayout(opts.Megatron, megatron.LayoutOptions{Layers: opts.Layers, PP: opts.PP, VPP: opts.VPP})
-	if err != nil {
-		return &usageError{err}
-	}
-	p, err := l.Placement(megatron.PlacementOptions{Name: opts.Name, ForwardTime: o.ForwardTime, BackwardTime: o.BackwardTime,
-		InputTime: o.InputTime, WeightTime: o.WeightTime, ForwardMemory: o.ForwardMemory, BackwardMemory: o.BackwardMemory,
-		InputMemory: o.InputMemory, WeightMemory: o.WeightMemory, SplitBackward: opts.SplitBackward})
-	if err != nil {
-		return &usageError{err}
-	}
-	var s *schedule.Schedule
-	if opts.Out != "" {
-		if s, err = megatron.Order(spec.Spec{Placement: p, MicroBatches: opts.MicroBatches, Memory: o.Memory}, megatron.OrderOptions{Group: opts.Group}); err != nil {
-			return &usageError{err}
-		}
-		if err := (outputs{Out: opts.Out, Force: opts.Force}).write(s); err != nil {
-			return err
-		}
-	}
-	if opts.PlacementOut != "" {
-		var b bytes.Buffer
-		if err := p.Write(&b); err != nil {
-			return err
-		}
-		if err := writeNew(opts.PlacementOut, opts.Force, b.Bytes()); err != nil {
-			return err
-		}
-	}
-	var b strings.Builder
-	l.WriteText(&b)
-	b.WriteString(l.Summary(p))
-	if s != nil {
-		b.WriteString(megatron.OrderText(s, opts.Group))
-	}
-	_, err = io.WriteString(stdout, b.String())
-	return err
 }

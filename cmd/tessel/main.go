@@ -20,6 +20,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/limits"
@@ -221,14 +222,9 @@ func checkFlags(c *cli.Context) error {
 }
 
 // usageError marks bad input (flags, files, placements): exit code 2.
-type usageError struct{ err error }
+type usageError = inputerr.Error
 
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
-
-func usageErrorf(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
-}
+func usageErrorf(format string, args ...any) error { return inputerr.Errorf(format, args...) }
 
 // oneLine folds a multi-line message so that every error is one line.
 func oneLine(s string) string {

@@ -1,24 +1,10 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"io"
-	"os"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/limits"
 	"github.com/tessel-pp/tessel/measure"
-	"github.com/tessel-pp/tessel/partition"
 )
-
-type measureOptions struct {
-	Programs, Traces           []string
-	Model, Calibrate, Perfetto string
-	Top                        int
-	JSON, Force                bool
-}
 
 func measureCommand() *cli.Command {
 	return &cli.Command{
@@ -48,70 +34,9 @@ func measureCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --calibrate and --perfetto if they exist"},
 		},
 		Action: func(c *cli.Context) error {
-			return runMeasure(c.Context, measureOptions{Programs: c.StringSlice("programs"), Traces: c.StringSlice("trace"),
+			return measure.Runs(c.Context, measure.RunsOptions{Programs: c.StringSlice("programs"), Traces: c.StringSlice("trace"),
 				Model: c.String("model"), Calibrate: c.String("calibrate"), Perfetto: c.String("perfetto"), Top: c.Int("top"),
 				JSON: c.Bool("json"), Force: c.Bool("force")}, c.App.Writer)
 		},
 	}
-}
-
-func runMeasure(_ context.Context, o measureOptions, stdout io.Writer) error {
-	switch {
-	case len(o.Programs) == 0:
-		return usageErrorf("measure: --programs DIR is required")
-	case len(o.Programs) != len(o.Traces):
-		return usageErrorf("measure: %d --programs but %d --trace: give one --trace per --programs", len(o.Programs), len(o.Traces))
-	case o.Model == "":
-		return usageErrorf("measure: --model FILE is required")
-	}
-	if err := checkAtLeast("top", o.Top, 0); err != nil {
-		return err
-	}
-	for _, f := range []string{o.Calibrate, o.Perfetto} {
-		if f != "" && !o.Force {
-			if _, err := os.Stat(f); err == nil {
-				return usageErrorf("%s exists (use --force to overwrite it)", f)
-			}
-		}
-	}
-	data, err := limits.ReadFile(o.Model, limits.FileBytes)
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	g, err := partition.Parse(data)
-	if err != nil {
-		return usageErrorf("%s: %v", o.Model, err)
-	}
-	var runs []*measure.Run
-	var reps []*measure.Report
-	for k := range o.Programs {
-		r, err := measure.Load(o.Programs[k], o.Traces[k], g)
-		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		rep, err := measure.Compare(r, o.Top)
-		if err != nil {
-			return usageErrorf("%s: %v", o.Programs[k], err)
-		}
-		runs, reps = append(runs, r), append(reps, rep)
-	}
-	var cal *measure.Calibrated
-	if o.Calibrate != "" {
-		if cal, err = measure.Calibrate(data, runs); err != nil {
-			return fmt.Errorf("measure: calibrate: %w", err)
-		}
-		if err := writeNew(o.Calibrate, o.Force, cal.Model); err != nil {
-			return err
-		}
-	}
-	if o.Perfetto != "" {
-		if err := writeDrawn(o.Perfetto, o.Force, func(w io.Writer) error { return measure.Perfetto(w, runs, reps) }); err != nil {
-			return err
-		}
-	}
-	sum := measure.Summary{Reports: reps, Calibrated: cal}
-	if o.JSON {
-		return printJSON(stdout, sum)
-	}
-	return sum.WriteText(stdout, o.Calibrate, o.Perfetto)
 }

@@ -1,31 +1,9 @@
 package main
 
 import (
-	"context"
-	"io"
-	"time"
-
+	"github.com/tessel-pp/tessel/solve"
 	"github.com/urfave/cli/v2"
-
-	"github.com/tessel-pp/tessel/choose"
-	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/report"
-	"github.com/tessel-pp/tessel/search"
-	"github.com/tessel-pp/tessel/spec"
 )
-
-type optimalOptions struct {
-	Placement    placementSpec
-	MicroBatches int
-	Memory       int
-	TimeLimit    time.Duration
-	Seed         int
-	Decisions    placement.Decisions
-	Latency      int
-	Outputs      outputs
-	Coarsen      int  // --coarsen: 0 never, N blocks
-	LinkOrder    bool // --link-order
-}
 
 func optimalCommand() *cli.Command {
 	return &cli.Command{
@@ -50,85 +28,14 @@ func optimalCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			spec := placementSpecFrom(c)
 			spec.Choose = true
-			return runOptimal(c.Context, optimalOptions{
+			bar := newProgress(c.App.ErrWriter)
+			defer bar.done()
+			return solve.Optimal(c.Context, solve.OptimalOptions{
 				Placement: spec, MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				TimeLimit: c.Duration("time-limit"), Seed: c.Int("seed"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
 				Coarsen: c.Int("coarsen"),
-				Latency: c.Int("latency-budget"), LinkOrder: c.Bool("link-order"),
-			}, c.App.Writer, c.App.ErrWriter)
+				Latency: c.Int("latency-budget"), LinkOrder: c.Bool("link-order"), JSON: c.Bool("json"), Progress: bar.line,
+			}, bar.clearing(c.App.Writer))
 		},
 	}
-}
-
-func runOptimal(ctx context.Context, opts optimalOptions, stdout, stderr io.Writer) error {
-	if err := checkAtLeast("micro-batches", opts.MicroBatches, 1); err != nil {
-		return err
-	}
-	if err := checkAtLeast("memory", opts.Memory, 0); err != nil {
-		return err
-	}
-	if err := checkAtLeast("latency-budget", opts.Latency, 0); err != nil {
-		return err
-	}
-	if err := opts.Outputs.check(); err != nil {
-		return err
-	}
-	p, given, cl, err := opts.Placement.LoadFor(opts.Decisions)
-	if err != nil {
-		return bad(err)
-	}
-	if p.Overlap != nil {
-		return usageErrorf("optimal: the time-optimal search does not pair forwards and backwards (--overlap-time): run tessel search")
-	}
-	target, err := coarsenTarget(p, opts.Coarsen)
-	if err != nil {
-		return err
-	}
-	if opts.LinkOrder {
-		switch {
-		case !p.Channels:
-			return usageErrorf("optimal: --link-order needs links that carry one transfer at a time (--channels, or \"channels\": true in the cluster file)")
-		case len(p.Lanes) > 0:
-			return usageErrorf("optimal: --link-order is not supported where device pairs have several links")
-		case target > 0 && len(p.Blocks) > target:
-			return usageErrorf("optimal: --link-order does not combine with --coarsen")
-		}
-	}
-	opts.Outputs = opts.Outputs.onCluster(cl, given)
-	ctx, cancel := withLimit(ctx, opts.TimeLimit)
-	defer cancel()
-	bar := newProgress(stderr)
-	t0 := time.Now()
-	sp := spec.Spec{Placement: p, MicroBatches: opts.MicroBatches, Memory: opts.Memory, Latency: opts.Latency,
-		Allowed: spec.Decisions{Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute}}
-	oopt := search.OptimalOptions{
-		Seed: opts.Seed, LinkOrder: opts.LinkOrder,
-		Progress: func(lo, hi int) {
-			bar.show("optimal: makespan between %d and %d (%s)", lo, hi, time.Since(t0).Round(time.Second))
-		},
-	}
-	if target > 0 && len(p.Blocks) > target {
-		cr, err := choose.Optimal(ctx, sp, choose.OptimalOptions{Search: oopt, Coarsen: target})
-		bar.done()
-		if err != nil {
-			return err
-		}
-		return writeCoarsened(cr.Schedule, report.NewCoarsenSummary(cr.Schedule, *cr.Coarsened, cr.Total), "optimal", opts.Outputs, stdout)
-	}
-	res, err := choose.OptimalDevices(ctx, sp, choose.OptimalOptions{Search: oopt})
-	bar.done()
-	elapsed := time.Since(t0)
-	if err != nil {
-		return err
-	}
-	s := res.Schedule
-	if err := opts.Outputs.writeVerified("optimal", s); err != nil {
-		return err
-	}
-	sum := report.OptimalSummary(res, elapsed, opts.Decisions.Any())
-	if opts.Outputs.JSON {
-		return printJSON(stdout, sum)
-	}
-	return report.OptimalText(stdout, res, sum, report.TextOptions{Placement: p, Memory: opts.Memory, MicroBatches: opts.MicroBatches,
-		Decisions: opts.Decisions.Any(), Units: 2 * textUnits}, elapsed)
 }

@@ -1,55 +1,11 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
 	"time"
 
+	"github.com/tessel-pp/tessel/planmodel"
 	"github.com/urfave/cli/v2"
-
-	"github.com/tessel-pp/tessel/cluster"
-	"github.com/tessel-pp/tessel/partition"
-	"github.com/tessel-pp/tessel/placement"
 )
-
-// partitionOptions are the flags of tessel partition (and the partition
-// half of tessel plan).
-type partitionOptions struct {
-	Model         string
-	Devices       int      // 0: the model's
-	CPUs          int      // -1: the model's
-	Memory        *float64 // nil: the model's
-	Order         string
-	Chunks        int
-	EmptyStages   bool
-	NonContiguous bool
-	IPTimeLimit   time.Duration
-	Expert        string
-	TimeUnit      float64
-	MemoryUnit    float64
-	Out           string // the placement file
-	Force, JSON   bool
-	// Capacities are the devices' memories in the model's unit (a
-	// cluster's "memory_bytes"); nil: the model's cap on every device.
-	Capacities []float64
-	Format     string // partition only: text or megatron-layout
-	// Cluster is a cluster file for the speed- and memory-aware split
-	// (package hetero), "" for none; ClusterOut writes the cluster as
-	// the split's placement runs on it.
-	Cluster, ClusterOut string
-	// Latency objective (partition only): --objective, --time-limit,
-	// --subgraphs, --paper-memory, --comm-scale.
-	Objective   string
-	TimeLimit   time.Duration
-	Subgraphs   int
-	PaperMemory bool
-	CommScale   float64
-	// Stderr takes the warnings about the model (values that look like
-	// another unit); nil: none are printed.
-	Stderr io.Writer
-}
 
 func partitionFlags() []cli.Flag {
 	return []cli.Flag{
@@ -68,12 +24,13 @@ func partitionFlags() []cli.Flag {
 	}
 }
 
-func partitionOptionsFrom(c *cli.Context) partitionOptions {
-	o := partitionOptions{
+// partitionOptionsFrom reads partitionFlags; bar shows the progress.
+func partitionOptionsFrom(c *cli.Context, bar *progress) planmodel.PartitionOptions {
+	o := planmodel.PartitionOptions{
 		Model: c.String("model"), Devices: c.Int("devices"), CPUs: c.Int("cpus"), Order: c.String("order"), Chunks: c.Int("chunks"),
 		EmptyStages: c.Bool("empty-stages"), NonContiguous: c.Bool("non-contiguous"), IPTimeLimit: c.Duration("ip-time-limit"), Expert: c.String("expert"),
 		TimeUnit: c.Float64("time-unit"), MemoryUnit: c.Float64("memory-unit"), Force: c.Bool("force"), JSON: c.Bool("json"),
-		Stderr: c.App.ErrWriter,
+		Stderr: bar.clearing(c.App.ErrWriter), Progress: bar.line,
 	}
 	if c.IsSet("memory") {
 		m := c.Float64("memory")
@@ -112,7 +69,9 @@ func partitionCommand() *cli.Command {
 			&cli.Float64Flag{Name: "comm-scale", Usage: "with --objective latency: multiply every transfer cost by this factor (1000 reproduces Tarnawski et al.'s Table 4, see docs/partition.md)", Value: 1},
 		),
 		Action: func(c *cli.Context) error {
-			o := partitionOptionsFrom(c)
+			bar := newProgress(c.App.ErrWriter)
+			defer bar.done()
+			o := partitionOptionsFrom(c, bar)
 			o.Out, o.Format = c.String("out"), c.String("format")
 			o.Cluster, o.ClusterOut = c.String("cluster"), c.String("cluster-out")
 			o.Objective, o.TimeLimit, o.Subgraphs = c.String("objective"), c.Duration("time-limit"), c.Int("subgraphs")
@@ -133,7 +92,7 @@ func partitionCommand() *cli.Command {
 				if !o.NonContiguous && c.IsSet("subgraphs") {
 					return usageErrorf("--subgraphs goes with --non-contiguous")
 				}
-				return runLatency(c.Context, o, c.App.Writer, c.App.ErrWriter)
+				return planmodel.SampleLatency(c.Context, o, bar.clearing(c.App.Writer))
 			}
 			if o.Objective != "max-load" {
 				return usageErrorf("--objective must be max-load or latency, got %q", o.Objective)
@@ -143,137 +102,7 @@ func partitionCommand() *cli.Command {
 					return usageErrorf("--%s goes with --objective latency", f)
 				}
 			}
-			return runPartition(c.Context, o, c.App.Writer, c.App.ErrWriter)
+			return planmodel.Partition(c.Context, o, bar.clearing(c.App.Writer))
 		},
 	}
-}
-
-// model is the model file the flags name, its warnings printed on
-// Stderr.
-func (o partitionOptions) model() partition.Model {
-	m := partition.Model{Path: o.Model, Overrides: partition.Overrides{Devices: o.Devices, CPUs: o.CPUs, Memory: o.Memory}, Expert: o.Expert}
-	if o.Stderr != nil {
-		m.Warn = func(w string) { fmt.Fprintf(o.Stderr, "tessel: warning: %s: %s\n", o.Model, w) }
-	}
-	return m
-}
-
-// partitionError is err with package partition's input errors as usage
-// errors.
-func partitionError(err error) error {
-	var in *partition.InputError
-	if errors.As(err, &in) {
-		return &usageError{err}
-	}
-	return err
-}
-
-// runOptions are the options of partition.Run the flags give.
-func (o partitionOptions) runOptions() partition.Options {
-	return partition.Options{Chunks: o.Chunks, Order: placement.Order(o.Order), EmptyStages: o.EmptyStages, NonContiguous: o.NonContiguous,
-		IPTimeLimit: o.IPTimeLimit, TimeUnit: o.TimeUnit, MemoryUnit: o.MemoryUnit, Capacities: o.Capacities}
-}
-
-func (o partitionOptions) check() error {
-	if err := o.runOptions().Check(); err != nil {
-		return &usageError{err}
-	}
-	return checkOut(o.Force, o.Out, o.ClusterOut)
-}
-
-// partitionModel runs the partition the options ask for, with the
-// baselines, and writes the placement it converts to where --out asks.
-func partitionModel(ctx context.Context, o partitionOptions, stderr io.Writer) (*partition.Report, error) {
-	if err := o.check(); err != nil {
-		return nil, err
-	}
-	t0 := time.Now()
-	bar := newProgress(stderr)
-	ropt := o.runOptions()
-	ropt.IPProgress = func(best, lb float64) {
-		bar.show("partition (IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
-	}
-	res, err := partition.RunModel(ctx, o.model(), ropt)
-	bar.done()
-	if err != nil {
-		return nil, partitionError(err)
-	}
-	res.Placement.File = o.Out
-	if o.Out != "" {
-		if err := writeDrawn(o.Out, o.Force, res.Converted.Placement.Write); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
-}
-
-func runPartition(ctx context.Context, o partitionOptions, stdout, stderr io.Writer) error {
-	switch {
-	case o.Format != "" && o.Format != "text" && o.Format != "megatron-layout":
-		return usageErrorf("--format must be text or megatron-layout, got %q", o.Format)
-	case o.Format == "megatron-layout" && o.JSON:
-		return usageErrorf("--json and --format megatron-layout do not go together")
-	}
-	if o.ClusterOut != "" && o.Cluster == "" {
-		return usageErrorf("--cluster-out needs --cluster")
-	}
-	if o.Cluster != "" {
-		if o.Format == "megatron-layout" {
-			return usageErrorf("--cluster and --format megatron-layout do not go together")
-		}
-		if err := checkOut(o.Force, o.Out, o.ClusterOut); err != nil {
-			return err
-		}
-		cl, err := cluster.Load(o.Cluster)
-		if err != nil {
-			return &usageError{err}
-		}
-		r, err := partitionOnCluster(ctx, o, cl)
-		if err != nil {
-			return err
-		}
-		if o.JSON {
-			return printJSON(stdout, r)
-		}
-		r.WriteText(stdout)
-		return nil
-	}
-	res, err := partitionModel(ctx, o, stderr)
-	if err != nil {
-		return err
-	}
-	if o.Format == "megatron-layout" {
-		ml, err := res.Megatron()
-		if err != nil {
-			return usageErrorf("%s: no Megatron-Core layout: %v", o.Model, err)
-		}
-		ml.WriteText(stdout)
-		return nil
-	}
-	if o.JSON {
-		return printJSON(stdout, res)
-	}
-	res.WriteText(stdout)
-	return nil
-}
-
-// runLatency is tessel partition --objective latency: the split of least
-// single-sample latency (partition.RunSampleLatency) and Table 4's baselines.
-func runLatency(ctx context.Context, o partitionOptions, stdout, stderr io.Writer) error {
-	t0 := time.Now()
-	bar := newProgress(stderr)
-	res, err := partition.RunModelSampleLatency(ctx, o.model(), partition.SampleLatencyRequest{PaperMemory: o.PaperMemory, CommScale: o.CommScale,
-		NonContiguous: o.NonContiguous, Subgraphs: o.Subgraphs, TimeLimit: o.TimeLimit,
-		Progress: func(best, lb float64) {
-			bar.show("partition (latency IP): best %.4f, lower bound %.4f, %s", best, lb, time.Since(t0).Round(time.Second))
-		}})
-	bar.done()
-	if err != nil {
-		return partitionError(err)
-	}
-	if o.JSON {
-		return printJSON(stdout, res)
-	}
-	res.WriteText(stdout)
-	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/internal/golden"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
@@ -29,7 +30,7 @@ func TestPartitionGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	golden(t, "partition-gpt-like.txt", []byte(timeLine.ReplaceAllString(out, "time           (masked)")))
+	golden.Check(t, "partition-gpt-like.txt", []byte(timeLine.ReplaceAllString(out, "time           (masked)")))
 }
 
 // --out writes a placement that tessel search reads, refuses to replace
@@ -372,7 +373,7 @@ func TestPartitionLatencyBERT24(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	golden(t, "partition-latency-bert24.txt", []byte(timeLine.ReplaceAllString(out, "time           (masked)")))
+	golden.Check(t, "partition-latency-bert24.txt", []byte(timeLine.ReplaceAllString(out, "time           (masked)")))
 	code, out, errOut = runCLI(t, append(args, "--json")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

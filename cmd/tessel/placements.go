@@ -1,24 +1,12 @@
 package main
 
 import (
-	"context"
-	"io"
-
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/report"
 )
-
-type placementsOptions struct {
-	Devices      int
-	ForwardTime  int
-	BackwardTime int
-	Inference    bool
-	// Spec carries the zero-bubble flags (split backward, chunks); its
-	// name and file are not used.
-	Spec placementSpec
-}
 
 func placementsCommand() *cli.Command {
 	return &cli.Command{
@@ -38,53 +26,22 @@ func placementsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "infer", Usage: "inference variants (no backward blocks)"},
 		}, zeroBubbleFlags()...),
 		Action: func(c *cli.Context) error {
-			spec := placementSpec{
+			s := placementSpec{
+				Devices: c.Int("devices"), ForwardTime: c.Int("forward-time"), BackwardTime: c.Int("backward-time"), Inference: c.Bool("infer"),
 				SplitBackward: c.Bool("split-backward"), InputTime: c.Int("input-time"), WeightTime: c.Int("weight-time"),
 				Chunks: c.Int("chunks"), Order: c.String("order"),
 			}
 			// dualpipe is listed too: the split times always apply.
-			spec.Conflict = zeroBubbleConflict(c, spec.SplitBackward, true)
-			return runPlacements(c.Context, placementsOptions{
-				Devices: c.Int("devices"), ForwardTime: c.Int("forward-time"), BackwardTime: c.Int("backward-time"), Inference: c.Bool("infer"),
-				Spec: spec,
-			}, c.App.Writer)
+			if conflict := zeroBubbleConflict(c, s.SplitBackward, true); conflict != "" {
+				return usageErrorf("placements: %s", conflict)
+			}
+			if err := inputerr.AtLeastAll(inputerr.Bound{Flag: "devices", V: s.Devices, Min: 1},
+				inputerr.Bound{Flag: "forward-time", V: s.ForwardTime, Min: 1}, inputerr.Bound{Flag: "backward-time", V: s.BackwardTime, Min: 1}); err != nil {
+				return err
+			}
+			// Every built-in: its summary, its blocks and one micro-batch
+			// scheduled as early as its dependencies allow.
+			return report.Builtins(c.App.Writer, s.Options())
 		},
 	}
-}
-
-// runPlacements prints every built-in: its summary, its blocks and one
-// micro-batch scheduled as early as its dependencies allow.
-func runPlacements(_ context.Context, opts placementsOptions, w io.Writer) error {
-	if opts.Spec.Conflict != "" {
-		return usageErrorf("placements: %s", opts.Spec.Conflict)
-	}
-	if err := checkTimes(opts.Devices, opts.ForwardTime, opts.BackwardTime); err != nil {
-		return err
-	}
-	spec := opts.Spec
-	spec.Devices, spec.ForwardTime, spec.BackwardTime, spec.Inference = opts.Devices, opts.ForwardTime, opts.BackwardTime, opts.Inference
-	if spec.InputTime == 0 {
-		spec.InputTime = placement.DefaultInputTime
-	}
-	if spec.WeightTime == 0 {
-		spec.WeightTime = placement.DefaultWeightTime
-	}
-	if spec.Chunks == 0 {
-		spec.Chunks = 1
-	}
-	if spec.Order == "" {
-		spec.Order = string(placement.Loop)
-	}
-	return report.Builtins(w, spec.Options())
-}
-
-// checkTimes rejects device counts and times a built-in cannot have.
-func checkTimes(devices, fwd, bwd int) error {
-	if err := checkAtLeast("devices", devices, 1); err != nil {
-		return err
-	}
-	if err := checkAtLeast("forward-time", fwd, 1); err != nil {
-		return err
-	}
-	return checkAtLeast("backward-time", bwd, 1)
 }

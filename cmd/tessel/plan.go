@@ -1,45 +1,13 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/hybrid"
-	"github.com/tessel-pp/tessel/partition"
-	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/plan"
-	"github.com/tessel-pp/tessel/recompute"
-	"github.com/tessel-pp/tessel/report"
-	"github.com/tessel-pp/tessel/search"
-	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/planmodel"
 )
-
-type planOptions struct {
-	Report       string // tessel plan --report: the HTML page, "" for none
-	Cluster      string // a cluster file, "" for none
-	Partition    partitionOptions
-	PlacementOut string
-	MicroBatches int
-	Budget       int
-	NR           int
-	TimeLimit    time.Duration
-	Decisions    placement.Decisions
-	Outputs      outputs
-	// Parallel is "auto" for the DP × TP × PP layouts (package hybrid),
-	// "" for a pipeline alone; Jobs, Effort and Top are its workers,
-	// solver cap and printed rows.
-	Parallel          string
-	Jobs, Effort, Top int
-	DP, TP, PP        int    // with --parallel auto: the degrees kept (0: any)
-	Sizes             string // with --parallel auto: micro-batch sizes, "1,2,4"
-}
 
 func planCommand() *cli.Command {
 	return &cli.Command{
@@ -81,161 +49,17 @@ func planCommand() *cli.Command {
 			&cli.StringFlag{Name: "micro-batch-sizes", Usage: "with --parallel auto: micro-batch sizes tried, in samples, `B,...` (--micro-batches is then the samples per iteration)", Value: "1"},
 		), append(savingsFlags(), outputFlags()...)...),
 		Action: func(c *cli.Context) error {
-			po := partitionOptionsFrom(c)
+			bar := newProgress(c.App.ErrWriter)
+			defer bar.done()
+			po := partitionOptionsFrom(c, bar)
 			po.Out = c.String("placement-out")
 			po.ClusterOut = c.String("cluster-out")
-			return runPlan(c.Context, planOptions{
+			return planmodel.Plan(c.Context, planmodel.PlanOptions{
 				Partition: po, PlacementOut: po.Out, Report: c.String("report"), MicroBatches: c.Int("micro-batches"), Budget: c.Int("budget"),
-				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c), Cluster: c.String("cluster"),
+				NR: c.Int("nr"), TimeLimit: c.Duration("time-limit"), Decisions: savingsFrom(c), Outputs: outputsFrom(c), JSON: c.Bool("json"), Cluster: c.String("cluster"),
 				Parallel: c.String("parallel"), Jobs: c.Int("jobs"), Effort: c.Int("effort"), Top: c.Int("top"),
 				DP: c.Int("dp"), TP: c.Int("tp"), PP: c.Int("pp"), Sizes: c.String("micro-batch-sizes"),
-			}, c.App.Writer, c.App.ErrWriter)
+			}, bar.clearing(c.App.Writer))
 		},
 	}
-}
-
-func runPlan(ctx context.Context, o planOptions, stdout, stderr io.Writer) error {
-	if err := checkAtLeast("micro-batches", o.MicroBatches, 1); err != nil {
-		return err
-	}
-	if err := checkAtLeast("budget", o.Budget, 0); err != nil {
-		return err
-	}
-	if err := checkAtLeast("nr", o.NR, 0); err != nil {
-		return err
-	}
-	o.Partition.Force = o.Outputs.Force
-	if err := o.Outputs.check(); err != nil {
-		return err
-	}
-	if o.Parallel != "" {
-		if o.Report != "" {
-			return usageErrorf("--report goes without --parallel (a plan of one layout)")
-		}
-		return runHybrid(ctx, o, stdout)
-	}
-	if o.Jobs != 0 || o.Effort != 0 || o.Top != 10 || o.DP != 0 || o.TP != 0 || o.PP != 0 || o.Sizes != "1" {
-		return usageErrorf("--jobs, --effort, --top, --dp, --tp, --pp and --micro-batch-sizes go with --parallel auto")
-	}
-	// The cluster is written below, with the budgets.
-	clusterOut := o.Partition.ClusterOut
-	o.Partition.ClusterOut = ""
-	if clusterOut != "" && o.Cluster == "" {
-		return usageErrorf("--cluster-out needs --cluster")
-	}
-	if o.Report != "" && !o.Outputs.Force {
-		if _, err := os.Stat(o.Report); err == nil {
-			return usageErrorf("%s exists (use --force to overwrite it)", o.Report)
-		}
-	}
-	if clusterOut != "" && !o.Outputs.Force {
-		if _, err := os.Stat(clusterOut); err == nil {
-			return usageErrorf("%s exists (use --force to overwrite it)", clusterOut)
-		}
-	}
-	t0 := time.Now()
-	var cl *cluster.Cluster
-	var pr *partition.Report
-	if o.Cluster != "" {
-		var err error
-		if cl, err = cluster.Load(o.Cluster); err != nil {
-			return &usageError{err}
-		}
-		// The split on the cluster; from here on the cluster is as its
-		// placement runs on it (device i: stage i's device).
-		o.Partition.Cluster = o.Cluster
-		hr, err := partitionOnCluster(ctx, o.Partition, cl)
-		if err != nil {
-			return err
-		}
-		pr, cl = hr.PartitionReport(), hr.Cluster
-		o.Partition.Capacities = cl.DeviceMemoryBytes()
-	} else {
-		var err error
-		if pr, err = partitionModel(ctx, o.Partition, stderr); err != nil {
-			return err
-		}
-	}
-	p := pr.Converted.Placement
-	if cl != nil {
-		if len(cl.Devices) != p.Devices {
-			return usageErrorf("%s: cluster of %d devices for a placement of %d", o.Cluster, len(cl.Devices), p.Devices)
-		}
-		if o.Partition.Capacities != nil && !pr.Graph.Bytes {
-			return usageErrorf("%s: \"memory_bytes\" needs a profile in bytes (\"device_bytes\")", o.Cluster)
-		}
-	}
-	if err := spec.CheckDeclarations(o.Decisions); err != nil {
-		return bad(err)
-	}
-	popt := plan.Options{MicroBatches: o.MicroBatches, Budget: o.Budget, Cluster: cl, Capacities: o.Partition.Capacities,
-		Decisions: o.Decisions, Search: search.Options{MaxNR: o.NR}, TimeLimit: o.TimeLimit}
-	var res *plan.Result
-	var cmp *recompute.Comparison
-	var err error
-	if o.Decisions.Recompute {
-		// Per-instance decisions beside the per-stage policy frameworks
-		// apply; the faster is the plan (docs/recompute-policy.md).
-		if cmp, err = recompute.Compare(ctx, pr, popt); err == nil {
-			res = cmp.Chosen()
-		}
-	} else {
-		res, err = plan.Run(ctx, pr, popt)
-	}
-	var ie *plan.InputError
-	switch {
-	case errors.As(err, &ie) && ie.Cluster:
-		return &usageError{fmt.Errorf("%s: %w", o.Cluster, ie.Err)}
-	case errors.As(err, &ie):
-		return usageErrorf("%v", ie.Err)
-	case errors.Is(err, search.ErrNoRepetend):
-		return fmt.Errorf("%w (raise --budget or --nr)", err)
-	case err != nil:
-		return err
-	}
-	if clusterOut != "" {
-		if err := writeDrawn(clusterOut, o.Outputs.Force, res.BudgetCluster().Write); err != nil {
-			return err
-		}
-	}
-	if err := o.Outputs.write(res.Search.Schedule); err != nil {
-		return err
-	}
-	if cmp != nil && cmp.PolicyChosen && o.PlacementOut != "" {
-		// The placement searched is the split's under the policy: the
-		// file partition wrote above becomes that one.
-		if err := writeDrawn(o.PlacementOut, true, res.Partition.Converted.Placement.Write); err != nil {
-			return err
-		}
-	}
-	out := report.NewPlan(res)
-	levers, err := plan.Levers(ctx, pr, popt, res)
-	if err != nil {
-		return err
-	}
-	rows, err := plan.Versus(ctx, res)
-	if err != nil {
-		return err
-	}
-	out.SetVersus(rows, levers)
-	if o.Report != "" {
-		if err := writeDrawn(o.Report, o.Outputs.Force, out.WriteHTML); err != nil {
-			return err
-		}
-	}
-	out.TotalSeconds = secs(time.Since(t0))
-	out.ScheduleFile, out.PlacementFile = o.Outputs.Out, o.PlacementOut
-	if cmp != nil {
-		out.Recompute = cmp.Summary()
-	}
-	if o.Outputs.JSON {
-		return printJSON(stdout, out)
-	}
-	if err := out.WriteText(stdout, textUnits); err != nil {
-		return err
-	}
-	if cmp != nil {
-		cmp.WriteText(stdout)
-	}
-	return out.WriteVersusText(stdout)
 }

@@ -1,26 +1,11 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"slices"
-	"strings"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/limits"
-	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/measure"
 	"github.com/tessel-pp/tessel/profile"
 )
-
-type profileOptions struct {
-	Config, UserModel, Device, Out, Against, Python string
-	Warmup, Repeats, Threads                        int
-	Force                                           bool
-}
 
 func profileCommand() *cli.Command {
 	def := profile.DefaultConfig()
@@ -50,97 +35,11 @@ func profileCommand() *cli.Command {
 			&cli.StringFlag{Name: "against", Usage: "an earlier model `FILE` of this model: report how many times fall within its spread"},
 		},
 		Action: func(c *cli.Context) error {
-			return runProfile(c.Context, profileOptions{Config: c.String("config"), UserModel: c.String("user-model"),
+			bar := newProgress(c.App.ErrWriter)
+			defer bar.done()
+			return measure.Profile(c.Context, measure.ProfileOptions{Config: c.String("config"), UserModel: c.String("user-model"),
 				Device: c.String("device"), Out: c.String("out"), Against: c.String("against"), Warmup: c.Int("warmup"),
-				Repeats: c.Int("repeats"), Threads: c.Int("threads"), Force: c.Bool("force")}, c.App.Writer, c.App.ErrWriter)
+				Repeats: c.Int("repeats"), Threads: c.Int("threads"), Force: c.Bool("force"), Progress: bar.line}, bar.clearing(c.App.Writer))
 		},
 	}
-}
-
-func runProfile(ctx context.Context, o profileOptions, stdout, stderr io.Writer) error {
-	switch {
-	case o.Out == "":
-		return usageErrorf("profile: --out FILE is required")
-	case o.Config != "" && o.UserModel != "":
-		return usageErrorf("profile: give --config or --user-model, not both")
-	case !slices.Contains(profile.Devices(), o.Device):
-		return usageErrorf("profile: --device must be one of %s, got %q", joinNames(profile.Devices()), o.Device)
-	}
-	for _, f := range []struct {
-		name   string
-		v, min int
-	}{{"warmup", o.Warmup, 0}, {"repeats", o.Repeats, 1}, {"threads", o.Threads, 1}} {
-		if err := checkAtLeast(f.name, f.v, f.min); err != nil {
-			return err
-		}
-	}
-	if !o.Force {
-		if _, err := os.Stat(o.Out); err == nil {
-			return usageErrorf("%s exists (use --force to overwrite it)", o.Out)
-		}
-	}
-	var old []profile.Layer
-	if o.Against != "" {
-		data, err := limits.ReadFile(o.Against, limits.FileBytes)
-		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		if _, err = partition.Parse(data); err == nil {
-			old, err = profile.ReadLayers(data)
-		}
-		if err != nil {
-			return usageErrorf("%s: %v", o.Against, err)
-		}
-	}
-	opts := profile.Options{UserModel: o.UserModel, Device: o.Device, Warmup: o.Warmup, Repeats: o.Repeats, Threads: o.Threads}
-	if o.UserModel == "" {
-		cfg := profile.DefaultConfig()
-		if o.Config != "" {
-			var err error
-			if cfg, err = profile.LoadConfig(o.Config); err != nil {
-				return usageErrorf("%v", err) // LoadConfig names the file
-			}
-		}
-		opts.Config = &cfg
-	}
-	bar := newProgress(stderr)
-	opts.Progress = lineFunc(func(line string) { bar.show("%s", line) })
-	res, err := profile.Run(ctx, opts)
-	bar.done()
-	if err != nil {
-		var in *profile.InputError
-		if errors.As(err, &in) {
-			return &usageError{err}
-		}
-		return err
-	}
-	data := res.ModelFile()
-	if _, err := partition.Parse(data); err != nil {
-		return fmt.Errorf("profile: the model file written does not load (a bug): %w", err)
-	}
-	if err := writeNew(o.Out, o.Force, data); err != nil {
-		return err
-	}
-	if err := res.WriteText(stdout); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s (tessel plan --model %s)\n", o.Out, o.Out)
-	if old == nil {
-		return nil
-	}
-	a, err := res.Agree(old)
-	if err != nil {
-		return usageErrorf("%s: %v", o.Against, err)
-	}
-	return a.WriteText(stdout, o.Against)
-}
-
-// lineFunc is an io.Writer that hands each line written to f.
-type lineFunc func(string)
-
-func (f lineFunc) Write(b []byte) (int, error) {
-	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		f(l)
-	}
-	return len(b), nil
 }

@@ -57,3 +57,20 @@ func (p *progress) done() {
 		p.shown = false
 	}
 }
+
+// line shows a status line as it is.
+func (p *progress) line(s string) { p.show("%s", s) }
+
+// clearing is w that clears the status line before each write, so that
+// what a command prints while it shows starts on a line of its own.
+func (p *progress) clearing(w io.Writer) io.Writer { return clearingWriter{p, w} }
+
+type clearingWriter struct {
+	p *progress
+	w io.Writer
+}
+
+func (c clearingWriter) Write(b []byte) (int, error) {
+	c.p.done()
+	return c.w.Write(b)
+}

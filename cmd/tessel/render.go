@@ -8,38 +8,16 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/inputerr"
+	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
-// renderFormat is one --format of tessel render.
-type renderFormat struct {
-	name   string
-	render func(*schedule.Schedule, io.Writer) error
-}
-
-// renderFormats lists the formats in the order the help shows them.
-func renderFormats() []renderFormat {
-	return []renderFormat{
-		{"text", render.Text},
-		{"svg", render.SVG},
-		{"html", render.HTML},
-		{"trace", render.Trace},
-	}
-}
-
-func renderFormatNames() []string {
-	names := make([]string, len(renderFormats()))
-	for i, f := range renderFormats() {
-		names[i] = f.name
-	}
-	return names
-}
-
 // renderOptions are the flags of tessel render.
 type renderOptions struct {
 	Schedule string // path of the schedule file
-	Format   string // one of renderFormats
+	Format   string // one of render.Formats
 	Out      string // output file; "" for stdout
 	Force    bool   // overwrite Out if it exists
 }
@@ -56,7 +34,7 @@ func renderCommand() *cli.Command {
 			"The schedule is drawn as it is; run tessel verify to check it.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "schedule `FILE` (JSON, see docs/formats.md)"},
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output format: " + strings.Join(renderFormatNames(), ", "), Value: "text"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output format: " + strings.Join(render.FormatNames(), ", "), Value: "text"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` instead of standard output"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite the --out file if it exists"},
 		},
@@ -72,14 +50,9 @@ func renderCommand() *cli.Command {
 // into opts.Out, which it refuses to overwrite unless opts.Force. Bad
 // flags and unreadable files are usage errors.
 func runRender(_ context.Context, opts renderOptions, stdout io.Writer) error {
-	var draw func(*schedule.Schedule, io.Writer) error
-	for _, f := range renderFormats() {
-		if f.name == opts.Format {
-			draw = f.render
-		}
-	}
-	if draw == nil {
-		return usageErrorf("render: unknown --format %q (want %s)", opts.Format, strings.Join(renderFormatNames(), ", "))
+	format, ok := render.Lookup(opts.Format)
+	if !ok {
+		return usageErrorf("render: unknown --format %q (want %s)", opts.Format, strings.Join(render.FormatNames(), ", "))
 	}
 	if opts.Schedule == "" {
 		return usageErrorf("render: --schedule FILE is required")
@@ -87,14 +60,14 @@ func runRender(_ context.Context, opts renderOptions, stdout io.Writer) error {
 	if opts.Force && opts.Out == "" {
 		return usageErrorf("render: --force needs --out FILE")
 	}
-	if err := checkOut(opts.Force, opts.Out); err != nil {
+	if err := outfile.Check(opts.Force, opts.Out); err != nil {
 		return err
 	}
 	s, err := schedule.Load(opts.Schedule)
 	if err != nil {
-		return &usageError{err}
+		return inputerr.Wrap(err)
 	}
-	data, err := drawn(s, draw)
+	data, err := outfile.Drawn(s, format.Draw)
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.Schedule, err)
 	}
@@ -102,7 +75,7 @@ func runRender(_ context.Context, opts renderOptions, stdout io.Writer) error {
 		_, err := stdout.Write(data)
 		return err
 	}
-	if err := writeNew(opts.Out, opts.Force, data); err != nil {
+	if err := outfile.WriteNew(opts.Out, opts.Force, data); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s (%s, %d bytes)\n", opts.Out, opts.Format, len(data))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/render"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -18,16 +19,16 @@ func TestRunRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Each format on stdout is exactly the library's rendering.
-	for _, f := range renderFormats() {
+	for _, f := range render.Formats() {
 		var want, got bytes.Buffer
-		if err := f.render(s, &want); err != nil {
+		if err := f.Draw(s, &want); err != nil {
 			t.Fatal(err)
 		}
-		if err := runRender(context.Background(), renderOptions{Schedule: goldenSchedule, Format: f.name}, &got); err != nil {
-			t.Fatalf("%s: %v", f.name, err)
+		if err := runRender(context.Background(), renderOptions{Schedule: goldenSchedule, Format: f.Name}, &got); err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
 		}
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
-			t.Errorf("%s: stdout differs from the library's rendering", f.name)
+			t.Errorf("%s: stdout differs from the library's rendering", f.Name)
 		}
 	}
 

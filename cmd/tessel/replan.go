@@ -1,39 +1,13 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/choose"
-	"github.com/tessel-pp/tessel/cluster"
-	"github.com/tessel-pp/tessel/hetero"
-	"github.com/tessel-pp/tessel/partition"
-	"github.com/tessel-pp/tessel/report"
-	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
-	"github.com/tessel-pp/tessel/timeline"
-	"github.com/tessel-pp/tessel/verify"
+	"github.com/tessel-pp/tessel/solve"
 )
-
-// replanOptions are the flags of tessel replan.
-type replanOptions struct {
-	Schedule  string
-	Cluster   clusterSpec
-	NR        int
-	Seed      int
-	TimeLimit time.Duration
-	Effort    int
-	NoFresh   bool
-	Refine    bool
-	Timeline  string
-	Model     string
-	Outputs   outputs
-}
 
 func replanCommand() *cli.Command {
 	return &cli.Command{
@@ -61,118 +35,10 @@ func replanCommand() *cli.Command {
 			&cli.StringFlag{Name: "timeline", Usage: "replan step by step through a timeline `FILE` of changes (links, speeds, devices leaving or joining; docs/dynamic.md), each step from the last; --cluster is then the cluster the schedule ran on (default: its own)"},
 		}, outputFlags()...),
 		Action: func(c *cli.Context) error {
-			return runReplan(c.Context, replanOptions{
+			return solve.Replan(c.Context, solve.ReplanOptions{
 				Schedule: c.String("schedule"), Cluster: clusterSpecFrom(c), NR: c.Int("nr"), Seed: c.Int("seed"),
-				TimeLimit: c.Duration("time-limit"), Effort: c.Int("effort"), NoFresh: c.Bool("no-fresh"), Refine: c.Bool("refine"), Timeline: c.String("timeline"), Model: c.String("model"), Outputs: outputsFrom(c),
+				TimeLimit: c.Duration("time-limit"), Effort: c.Int("effort"), NoFresh: c.Bool("no-fresh"), Refine: c.Bool("refine"), Timeline: c.String("timeline"), Model: c.String("model"), Outputs: outputsFrom(c), JSON: c.Bool("json"),
 			}, c.App.Writer)
 		},
 	}
-}
-
-func runReplan(ctx context.Context, opts replanOptions, stdout io.Writer) error {
-	if opts.Schedule == "" {
-		return usageErrorf("replan: --schedule FILE is required")
-	}
-	if err := checkAtLeast("nr", opts.NR, 0); err != nil {
-		return err
-	}
-	if err := opts.Outputs.check(); err != nil {
-		return err
-	}
-	old, err := loadVerified(opts.Schedule)
-	if err != nil {
-		return err
-	}
-	cl, err := opts.Cluster.Cluster(old.Placement.Devices)
-	if err != nil {
-		return bad(err)
-	}
-	if opts.Timeline != "" {
-		return runTimeline(ctx, old, cl, opts, stdout)
-	}
-	if opts.Model != "" {
-		return usageErrorf("replan: --model goes with --timeline")
-	}
-	if cl == nil {
-		return usageErrorf("replan: give the new cluster: --cluster FILE, or --device-speed and --transfer-time")
-	}
-	given := old.Placement
-	if old.Cluster != nil {
-		given = old.Given
-	}
-	p, err := cl.Apply(given)
-	if err != nil {
-		return &usageError{err}
-	}
-	t0 := time.Now()
-	qctx, cancel := withLimit(ctx, opts.TimeLimit)
-	ropt := search.ReplanOptions{MaxNR: opts.NR, Seed: opts.Seed, Effort: opts.Effort, Refine: opts.Refine}
-	res, err := search.Replan(qctx, old, p, cl, ropt)
-	cancel()
-	took := time.Since(t0)
-	if err != nil {
-		return err
-	}
-	s := res.Schedule
-	if err := verify.Schedule(s); err != nil {
-		return fmt.Errorf("replan: the schedule fails verification (a bug): %w", err)
-	}
-	rep := report.NewReplanReport(old, p, res, took)
-	if !opts.NoFresh {
-		t1 := time.Now()
-		fresh, err := choose.Fresh(ctx, p, old, ropt, opts.TimeLimit) // as tessel search
-		if err != nil {
-			return err
-		}
-		rep.Fresh, rep.FreshSeconds = ptr(schedule.Makespan(fresh.Schedule)), secs(time.Since(t1))
-	}
-	if err := opts.Outputs.onCluster(cl, given).write(s); err != nil {
-		return err
-	}
-	if opts.Outputs.JSON {
-		return printJSON(stdout, rep)
-	}
-	rep.WriteText(stdout, p)
-	return nil
-}
-
-// runTimeline is tessel replan --timeline: timeline.Run, printed.
-func runTimeline(ctx context.Context, old *schedule.Schedule, cl *cluster.Cluster, opts replanOptions, stdout io.Writer) error {
-	t, err := timeline.Load(opts.Timeline)
-	if err != nil {
-		return &usageError{err}
-	}
-	topt := timeline.Options{
-		Replan: search.ReplanOptions{MaxNR: opts.NR, Seed: opts.Seed, Effort: opts.Effort, Refine: opts.Refine},
-		Fresh:  !opts.NoFresh, TimeLimit: opts.TimeLimit,
-	}
-	if opts.Model != "" {
-		if opts.Cluster.File == "" {
-			return usageErrorf("replan: --model needs --cluster FILE, the cluster the model was split onto (the timeline numbers its devices)")
-		}
-		g, err := partition.Load(opts.Model)
-		if err != nil {
-			return &usageError{err}
-		}
-		if g.IDs != nil {
-			return usageErrorf("%s: --model needs a layer profile, not a graph of Tarnawski et al.'s set", opts.Model)
-		}
-		topt.Model = g
-	}
-	rep, err := timeline.Run(ctx, old, t, cl, topt)
-	if err != nil {
-		var ce *timeline.ChangeError
-		if errors.As(err, &ce) || errors.Is(err, timeline.ErrNotModelSplit) || errors.Is(err, hetero.ErrNoSplit) {
-			return &usageError{err}
-		}
-		return err
-	}
-	if err := opts.Outputs.write(rep.Final); err != nil {
-		return err
-	}
-	if opts.Outputs.JSON {
-		return printJSON(stdout, rep)
-	}
-	rep.WriteText(stdout)
-	return nil
 }

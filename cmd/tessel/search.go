@@ -1,47 +1,13 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/choose"
-	"github.com/tessel-pp/tessel/exact"
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
-	"github.com/tessel-pp/tessel/report"
-	"github.com/tessel-pp/tessel/search"
-	"github.com/tessel-pp/tessel/spec"
+	"github.com/tessel-pp/tessel/solve"
 )
-
-type searchOptions struct {
-	Placement    placementSpec
-	MicroBatches int
-	Memory       int
-	NR           int
-	Method       string
-	Jobs         int
-	Seed         int
-	Effort       int
-	TimeLimit    time.Duration
-	SolverOnly   bool
-	Decisions    placement.Decisions
-	Latency      int
-	Objective    string
-	Outputs      outputs
-	Coarsen      int // --coarsen: -1 auto, 0 never, N blocks
-}
-
-// textUnits is the most time units a command draws in the terminal;
-// tessel render draws more.
-const textUnits = 48
-
-// defaultMethod is the faster method in the README's benchmark table.
-const defaultMethod = repetend.StrategyJoint
 
 func searchCommand() *cli.Command {
 	return &cli.Command{
@@ -64,7 +30,7 @@ func searchCommand() *cli.Command {
 			&cli.IntFlag{Name: "micro-batches", Aliases: []string{"n"}, Usage: "number of micro-batches N of the full schedule", Value: 128},
 			&cli.IntFlag{Name: "memory", Aliases: []string{"m"}, Usage: "per-device memory budget (0: unlimited)"},
 			&cli.IntFlag{Name: "nr", Usage: "largest N_R tried (0: as many as the memory budget allows, at most 2·devices)"},
-			&cli.StringFlag{Name: "method", Usage: "repetend search: joint, enumerate or race", Value: string(defaultMethod)},
+			&cli.StringFlag{Name: "method", Usage: "repetend search: joint, enumerate or race", Value: string(solve.DefaultMethod)},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "solver workers of the enumerate and race methods (0: one per core); an error with joint, which runs one solver"},
 			&cli.IntFlag{Name: "seed", Usage: "random seed of the solver"},
 			&cli.IntFlag{Name: "effort", Usage: fmt.Sprintf("cap of one solver call of the repetend search, in Z3 resource units (0: %d, -1: none); deterministic, unlike --time-limit", repetend.DefaultEffort)},
@@ -77,106 +43,16 @@ func searchCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			spec := placementSpecFrom(c)
 			spec.Choose = true
-			return runSearch(c.Context, searchOptions{
+			bar := newProgress(c.App.ErrWriter)
+			defer bar.done()
+			return solve.Search(c.Context, solve.SearchOptions{
 				Objective: c.String("objective"),
 				Placement: spec, MicroBatches: c.Int("micro-batches"), Memory: c.Int("memory"),
 				NR: c.Int("nr"), Method: c.String("method"), Jobs: c.Int("jobs"), Seed: c.Int("seed"), Effort: c.Int("effort"),
 				TimeLimit: c.Duration("time-limit"), SolverOnly: c.Bool("solver-only"), Decisions: savingsFrom(c), Outputs: outputsFrom(c),
 				Coarsen: c.Int("coarsen"),
-				Latency: c.Int("latency-budget"),
-			}, c.App.Writer, c.App.ErrWriter)
+				Latency: c.Int("latency-budget"), JSON: c.Bool("json"), Progress: bar.line,
+			}, bar.clearing(c.App.Writer))
 		},
 	}
-}
-
-// searched finishes the search of tessel search (its res and err): a
-// failure to find a repetend says which flags may help; the schedule, the
-// answer at the placement's own times (package exact), is verified and
-// written (writeVerified), and its summary made, with the decisions
-// counted where the search could decide.
-func searched(res *exact.Result, err error, opts searchOptions, method repetend.Strategy) (report.Summary, error) {
-	if errors.Is(err, search.ErrNoRepetend) {
-		return report.Summary{}, fmt.Errorf("%w (raise --memory or --nr)", err)
-	}
-	if err != nil {
-		return report.Summary{}, err
-	}
-	if err := opts.Outputs.writeVerified("search", res.Schedule); err != nil {
-		return report.Summary{}, err
-	}
-	sum := report.ExactSummary(res, method)
-	if opts.Decisions.Any() {
-		sum.WithDecisions(res.Schedule)
-	}
-	return sum, nil
-}
-
-func runSearch(ctx context.Context, opts searchOptions, stdout, stderr io.Writer) error {
-	for _, f := range []struct {
-		name   string
-		v, min int
-	}{{"micro-batches", opts.MicroBatches, 1}, {"memory", opts.Memory, 0}, {"nr", opts.NR, 0}, {"jobs", opts.Jobs, 0}, {"latency-budget", opts.Latency, 0}} {
-		if err := checkAtLeast(f.name, f.v, f.min); err != nil {
-			return err
-		}
-	}
-	method, err := repetend.ParseStrategy(opts.Method)
-	if err != nil {
-		return usageErrorf("search: %v", err)
-	}
-	if opts.Jobs > 0 && !method.Workers() {
-		return usageErrorf("search: --jobs sets the workers of the enumerate and race methods; method %s runs one solver (drop --jobs, or use --method enumerate)", method)
-	}
-	objective, err := choose.ParseObjective(opts.Objective)
-	if err != nil {
-		return usageErrorf("search: --%v", err)
-	}
-	if err := opts.Outputs.check(); err != nil {
-		return err
-	}
-	p, given, cl, err := opts.Placement.LoadFor(opts.Decisions)
-	if err != nil {
-		return bad(err)
-	}
-	target, err := coarsenTarget(p, opts.Coarsen)
-	if err != nil {
-		return err
-	}
-	opts.Outputs = opts.Outputs.onCluster(cl, given)
-	ctx, cancel := withLimit(ctx, opts.TimeLimit)
-	defer cancel()
-	bar := newProgress(stderr)
-	t0 := time.Now()
-	sp := spec.Spec{Placement: p, MicroBatches: opts.MicroBatches, Memory: opts.Memory, Latency: opts.Latency,
-		Allowed: spec.Decisions{Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute}}
-	sopt := search.Options{
-		MaxNR: opts.NR, Strategy: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0, TimeLimit: opts.TimeLimit,
-		Progress: func(pr search.Progress) { bar.show("%s", pr.Status(time.Since(t0))) },
-	}
-	var res *exact.Result
-	if p.HasCandidates() {
-		// HEFT's assignment among the starts, and coarsening where asked.
-		var cr *choose.Result
-		if cr, err = choose.Run(ctx, sp, choose.Options{Search: sopt, Objective: objective, Coarsen: target}); err == nil {
-			if cr.Coarsened != nil {
-				bar.done()
-				return writeCoarsened(cr.Schedule, report.NewCoarsenSummary(cr.Schedule, *cr.Coarsened, cr.Total), "search", opts.Outputs, stdout)
-			}
-			res = &exact.Result{Search: cr.Result, Schedule: cr.Result.Schedule, Step: 1}
-		}
-	} else {
-		// A placement in real units is searched on its coarse copy and
-		// its schedule timed at its own steps (package exact).
-		res, err = exact.Run(ctx, sp, sopt)
-	}
-	bar.done()
-	sum, err := searched(res, err, opts, method)
-	if err != nil {
-		return err
-	}
-	if opts.Outputs.JSON {
-		return printJSON(stdout, sum)
-	}
-	return report.SearchText(stdout, res.Search, sum, report.TextOptions{Placement: p, Memory: opts.Memory, NR: opts.NR, MicroBatches: opts.MicroBatches,
-		Strategy: method, Decisions: opts.Decisions.Any(), Units: textUnits, Answer: res.Schedule, Step: res.Step, Listed: res.Listed})
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/internal/golden"
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
@@ -29,7 +30,7 @@ func TestPlacementsGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	golden(t, "placements.txt", []byte(out))
+	golden.Check(t, "placements.txt", []byte(out))
 }
 
 // The JSON summary holds every field docs/formats.md lists, and the

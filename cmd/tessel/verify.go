@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -45,7 +46,7 @@ func runVerify(_ context.Context, opts verifyOptions, stdout io.Writer) error {
 	}
 	s, err := schedule.LoadForm(opts.Schedule) // a periodic file is checked from its period
 	if err != nil {
-		return &usageError{err}
+		return inputerr.Wrap(err)
 	}
 	err = report.Verify(stdout, s)
 	var ve *schedule.VerifyError
