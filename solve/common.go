@@ -29,16 +29,23 @@ func coarsenTarget(p *placement.Placement, flag int) (int, error) {
 	return t, nil
 }
 
-// writeCoarsened writes and prints a coarsened search's verified
-// schedule.
-func writeCoarsened(s *schedule.Schedule, sum report.CoarsenSummary, command string, out outfile.Schedule, json bool, stdout io.Writer) error {
-	if err := out.Write(s); err != nil {
+// answerTo is where a command's answer goes: its files and stdout, as
+// text or JSON.
+type answerTo struct {
+	out    outfile.Schedule
+	json   bool
+	stdout io.Writer
+}
+
+// coarsened writes and prints a coarsened search's verified schedule.
+func (a answerTo) coarsened(s *schedule.Schedule, sum report.CoarsenSummary, command string) error {
+	if err := a.out.Write(s); err != nil {
 		return err
 	}
-	if json {
-		return textfmt.JSON(stdout, sum)
+	if a.json {
+		return textfmt.JSON(a.stdout, sum)
 	}
-	return sum.WriteText(stdout, command)
+	return sum.WriteText(a.stdout, command)
 }
 
 // withLimit bounds ctx by a --time-limit; 0 means no limit.

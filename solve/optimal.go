@@ -79,7 +79,7 @@ func Optimal(ctx context.Context, opts OptimalOptions, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return writeCoarsened(cr.Schedule, report.NewCoarsenSummary(cr.Schedule, *cr.Coarsened, cr.Total), "optimal", opts.Outputs, opts.JSON, stdout)
+		return answerTo{opts.Outputs, opts.JSON, stdout}.coarsened(cr.Schedule, report.NewCoarsenSummary(cr.Schedule, *cr.Coarsened, cr.Total), "optimal")
 	}
 	res, err := choose.OptimalDevices(ctx, sp, choose.OptimalOptions{Search: oopt})
 	elapsed := time.Since(t0)

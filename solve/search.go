@@ -112,7 +112,7 @@ func Search(ctx context.Context, opts SearchOptions, stdout io.Writer) error {
 		var cr *choose.Result
 		if cr, err = choose.Run(ctx, sp, choose.Options{Search: sopt, Objective: objective, Coarsen: target}); err == nil {
 			if cr.Coarsened != nil {
-				return writeCoarsened(cr.Schedule, report.NewCoarsenSummary(cr.Schedule, *cr.Coarsened, cr.Total), "search", opts.Outputs, opts.JSON, stdout)
+				return answerTo{opts.Outputs, opts.JSON, stdout}.coarsened(cr.Schedule, report.NewCoarsenSummary(cr.Schedule, *cr.Coarsened, cr.Total), "search")
 			}
 			res = &exact.Result{Search: cr.Result, Schedule: cr.Result.Schedule, Step: 1}
 		}
