@@ -114,3 +114,36 @@ func TestMillionMicroBatchesByThePeriod(t *testing.T) {
 		t.Errorf("makespan %d, lower bound %d, steady state %v", ms, res.Bounds.Makespan, res.Steady)
 	}
 }
+
+// A search given the time beyond the window answers within its limit at
+// any N: at large N its window is searched with the time and extended
+// (the constructions of all N alone outlasted a short limit), at smaller
+// N the window's answer is a start of the search of all N; either way
+// the answer is verified at N and no worse than the search without a
+// limit, which searches the same window.
+func TestTimeLimitBeyondTheWindow(t *testing.T) {
+	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4})
+	for _, n := range []int{300, 20_000} {
+		sp := spec.Spec{Placement: p, MicroBatches: n, Memory: 6}
+		plain, err := Run(context.Background(), sp, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const limit = 3 * time.Second
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		res, err := Run(ctx, sp, Options{UseTime: true, TimeLimit: limit})
+		cancel()
+		if err != nil {
+			t.Fatalf("N %d with a limit of %v: %v", n, limit, err)
+		}
+		if err := verify.Schedule(res.Schedule); err != nil || res.Schedule.MicroBatches != n {
+			t.Fatalf("N %d: answer of %d micro-batches, verify: %v", n, res.Schedule.MicroBatches, err)
+		}
+		if got, want := res.Makespan(), plain.Makespan(); got > want {
+			t.Errorf("N %d: %d with the time, %d without", n, got, want)
+		}
+		if n*len(p.Blocks) > timedWholeInstances && res.Window == 0 {
+			t.Errorf("N %d: the answer is not the window's extended", n)
+		}
+	}
+}
