@@ -42,7 +42,7 @@ func fitsSome(ctx context.Context, p *placement.Placement, nr int, memory int) b
 	}
 	w := fitWalk{
 		ctx: ctx, p: p, nr: nr, order: order, preds: p.Preds(),
-		budget: p.Budgets(memory),
+		memory: memory,
 		offs:   make([]int, len(p.Blocks)),
 		entry:  make([]int, p.Devices),
 		least:  make([]int, p.Devices),
@@ -56,7 +56,7 @@ type fitWalk struct {
 	nr     int
 	order  []int
 	preds  [][]int
-	budget []int // by device; ≤ 0: no budget
+	memory int
 	offs   []int // offsets of the assigned blocks (order[:k])
 	entry  []int // the assigned blocks' entry memory, by device
 	least  []int // scratch: the least entry memory of a completion
@@ -73,7 +73,7 @@ func (w *fitWalk) walk(k int, usedLo, usedHi bool) bool {
 		return false
 	}
 	if k == len(w.order) {
-		return usedLo && usedHi && w.within(w.entry)
+		return usedLo && usedHi && withinBudget(w.p, w.entry, w.memory)
 	}
 	if !w.mayFit(k, usedHi) {
 		return false
@@ -118,14 +118,5 @@ func (w *fitWalk) mayFit(k int, usedHi bool) bool {
 			}
 		}
 	}
-	return reachHi && w.within(w.least)
-}
-
-func (w *fitWalk) within(mem []int) bool {
-	for d, m := range mem {
-		if b := w.budget[d]; b > 0 && m > b {
-			return false
-		}
-	}
-	return true
+	return reachHi && withinBudget(w.p, w.least, w.memory)
 }
