@@ -120,7 +120,7 @@ func Run(ctx context.Context, pr *partition.Report, opt Options) (*Result, error
 	}
 	t0 := time.Now()
 	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Budget,
-		Allowed: spec.Decisions{Offload: opt.Decisions.Offload, Recompute: opt.Decisions.Recompute}}
+		Allowed: spec.Allowing(opt.Decisions)}
 	if cl != nil {
 		// The schedule records the cluster as the placement runs on it
 		// (device i: stage i's device, each holding its budget).

@@ -67,7 +67,7 @@ func Optimal(ctx context.Context, opts OptimalOptions, stdout io.Writer) error {
 	defer cancel()
 	t0 := time.Now()
 	sp := spec.Spec{Placement: p, MicroBatches: opts.MicroBatches, Memory: opts.Memory, Latency: opts.Latency,
-		Allowed: spec.Decisions{Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute}}
+		Allowed: spec.Allowing(opts.Decisions)}
 	oopt := search.OptimalOptions{
 		Seed: opts.Seed, LinkOrder: opts.LinkOrder,
 		Progress: func(lo, hi int) {

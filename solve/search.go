@@ -101,7 +101,7 @@ func Search(ctx context.Context, opts SearchOptions, stdout io.Writer) error {
 	defer cancel()
 	t0 := time.Now()
 	sp := spec.Spec{Placement: p, MicroBatches: opts.MicroBatches, Memory: opts.Memory, Latency: opts.Latency,
-		Allowed: spec.Decisions{Offload: opts.Decisions.Offload, Recompute: opts.Decisions.Recompute}}
+		Allowed: spec.Allowing(opts.Decisions)}
 	sopt := search.Options{
 		MaxNR: opts.NR, Strategy: method, Jobs: opts.Jobs, Seed: opts.Seed, Effort: opts.Effort, SolverOnly: opts.SolverOnly, UseTime: opts.TimeLimit > 0, TimeLimit: opts.TimeLimit,
 		Progress: func(pr search.Progress) { opts.Progress.Show("%s", pr.Status(time.Since(t0))) },

@@ -63,6 +63,12 @@ type Decisions struct {
 // Any reports whether some decision is allowed.
 func (d Decisions) Any() bool { return d.Offload || d.Recompute }
 
+// Allowing is the decisions a command's flags allow (placement.Decisions:
+// --offload and --recompute; --offload-time declares, it allows nothing).
+func Allowing(d placement.Decisions) Decisions {
+	return Decisions{Offload: d.Offload, Recompute: d.Recompute}
+}
+
 // Permit reports whether a schedule that offloads and recomputes that
 // many activations takes only decisions d allows.
 func (d Decisions) Permit(offloads, recomputes int) bool {
