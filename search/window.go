@@ -83,7 +83,6 @@ func timedWindow(sp spec.Spec, opt Options) bool {
 //
 // Where the window gives nothing, Run searches all N as without a limit.
 func startFromWindow(ctx context.Context, sp spec.Spec, opt Options, inc *incumbent, t0 time.Time) (Options, *Result, bool, error) {
-	wopt := opt
 	if sp.MicroBatches*len(sp.Placement.Blocks) > timedWholeInstances {
 		left := time.Until(deadlineOf(ctx))
 		phases, cancel := context.WithTimeout(ctx, left-min(extendTime(sp), left/2))
@@ -91,6 +90,7 @@ func startFromWindow(ctx context.Context, sp spec.Spec, opt Options, inc *incumb
 		res, ok, err := runWindowWithin(ctx, phases, sp, opt, inc, t0)
 		return opt, res, ok, err
 	}
+	wopt := opt
 	wopt.UseTime = false
 	res, ok, err := runWindow(ctx, sp, wopt, inc, t0)
 	if err != nil || !ok {
