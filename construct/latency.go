@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -34,7 +35,7 @@ func LatencyList(sp spec.Spec) (*schedule.Schedule, error) {
 	if err := p.CheckLatency(budget); err != nil {
 		return nil, fmt.Errorf("construct: %w", err)
 	}
-	if p.Channels {
+	if (links.Rule{}).On(sp) {
 		ins, err := latencyListLinks(p, n, budget)
 		if err != nil {
 			return nil, err

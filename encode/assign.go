@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/z3"
@@ -74,7 +75,7 @@ type Assigned struct {
 // and the best schedule found (below opt.Upper). When ctx ends or a call
 // runs out of effort the best schedule so far is returned, not proven.
 func MinimizeAssigned(ctx context.Context, p *placement.Placement, opt AssignedOptions) (*Assigned, error) {
-	if p.Channels {
+	if links.Queued(p) {
 		return nil, errors.New("smt: links as resources (channels) are not in the encoding with assignment literals")
 	}
 	n := opt.MicroBatches

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 )
@@ -96,7 +97,7 @@ func depPrec(p *placement.Placement, d placement.Dep, from, to, periods int) smt
 // crosses a pair of several links (placement's Lanes). Links are
 // labelled From·Devices + To.
 func DepTransfers(p *placement.Placement, d placement.Dep, from, to int) []smt.Transfer {
-	if !p.Channels || p.Lanes[d] != nil {
+	if !links.Queued(p) || p.Lanes[d] != nil {
 		// A pair of several links (placement's Lanes): the encodings see
 		// no queue there (a relaxation); a schedule they give is re-timed
 		// under the rule (placement's LinkQueue).

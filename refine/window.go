@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
@@ -88,7 +89,7 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
 	}
 	decide := opt.Decisions.Offload || opt.Decisions.Recompute
-	if (s.Placement.Channels && (!opt.Links || decide)) || len(s.Instances) < 2 || (len(s.Decisions) > 0 && !decide) || (decide && len(s.Pairs) > 0) {
+	if (links.Queued(s.Placement) && (!opt.Links || decide)) || len(s.Instances) < 2 || (len(s.Decisions) > 0 && !decide) || (decide && len(s.Pairs) > 0) {
 		// Without Decisions, a schedule that offloads or recomputes is
 		// left as it is: the windows' encoding keeps every activation;
 		// the windows that decide pair nothing (placement's Overlap).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/z3"
 )
@@ -51,7 +52,7 @@ type linkSpan struct {
 // and when each occupies each link.
 func steadyLinks(p *placement.Placement) steady {
 	st := steady{delay: make(map[placement.Dep]int, len(p.Deps))}
-	if !p.Channels {
+	if !links.Queued(p) {
 		for _, d := range p.Deps {
 			st.delay[d] = p.Delay(d)
 		}

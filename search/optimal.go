@@ -8,6 +8,8 @@ import (
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/hostchan"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
@@ -99,7 +101,7 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 	if n < 1 {
 		return nil, fmt.Errorf("search: %d micro-batches, want at least 1", n)
 	}
-	if opt.LinkOrder && !p.Channels {
+	if opt.LinkOrder && !links.Queued(p) {
 		return nil, fmt.Errorf("search: placement %q: a link order is chosen only where links carry one transfer at a time (channels)", p.Name)
 	}
 	if opt.LinkOrder && len(p.Lanes) > 0 {
@@ -136,7 +138,7 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 		}
 	}
 	sopt := smt.Options{Seed: opt.Seed, Effort: opt.Effort, Progress: opt.Progress}
-	if (sp.Allowed.Offload || sp.Allowed.Recompute) && !p.Channels {
+	if (hostchan.Rule{}).On(sp) && !(links.Rule{}).On(sp) {
 		return optimalDecisions(ctx, sp, opt, sopt, start, source)
 	}
 	refs := encode.AllInstances(p, n)
@@ -244,7 +246,7 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 	if err == nil {
 		return s, false, nil
 	}
-	if !s.Placement.Channels {
+	if !links.Queued(s.Placement) {
 		return nil, false, fmt.Errorf("fails verification (a bug): %w", err)
 	}
 	cs, cerr := compact.Compact(spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Latency: s.Latency}, compact.Keep{Orders: schedule.Orders(s)})
