@@ -24,8 +24,8 @@ import (
 // latency with one block of a device at a time: a budget below that is an
 // error. The memory budget is checked, not planned for (the schedule is
 // an error when it is over it): inference placements hold no memory.
-// With links that carry one transfer at a time (placement's Channels)
-// the links are booked too (latencyListLinks). The result is compacted
+// With links that carry one transfer at a time (rule/links) the
+// links are booked too (latencyListLinks). The result is compacted
 // under the budget (compact.Compact) and verified.
 func LatencyList(sp spec.Spec) (*schedule.Schedule, error) {
 	p, n, memory, budget := sp.Placement, sp.MicroBatches, sp.Memory, sp.Latency
@@ -175,7 +175,7 @@ func latencyPortfolio(ctx context.Context, sp spec.Spec) ([]Entry, error) {
 }
 
 // latencyListLinks is LatencyList's list schedule with links that carry
-// one transfer at a time (placement's Channels): the instances, not yet
+// one transfer at a time (rule/links): the instances, not yet
 // compacted. Blocks fill gaps on their devices as without channels, and
 // every transfer is booked on each link its tensor crosses, as an
 // interval [x, x+c) (c its time, Transfer: where a pair has several

@@ -53,7 +53,7 @@ func decideOK(p *placement.Placement) bool {
 
 // oneDeviceEach reports whether p has the shape the constructions that
 // decide per instance (ModuloDecide, Belady) time: every block on one
-// device, transfers that overlap freely (no Channels), no overlapped
+// device, transfers that overlap freely (not rule/links), no overlapped
 // pairs.
 func oneDeviceEach(p *placement.Placement) bool {
 	if links.Queued(p) || p.Overlap != nil {

@@ -35,7 +35,7 @@ import (
 //   - instances of one block run in micro-batch order (the Tessel paper's
 //     property 4.1).
 //
-// Links as resources (placement's Channels) and memory decisions are not
+// Links as resources (rule/links) and memory decisions are not
 // in this encoding: MinimizeAssigned refuses a placement with channels.
 
 // AssignedOptions configure MinimizeAssigned.

@@ -13,7 +13,7 @@ import (
 
 // InstanceProblem turns instances of a placement into a Problem: one task
 // per instance (in the order of refs), a precedence for every dependency
-// between two of them, with channels (placement's Channels) its transfers
+// between two of them, with channels (rule/links) its transfers
 // on their links (DepTransfers), and the symmetry breaking of property
 // 4.1 (the instances of one block run in micro-batch order). Dependencies
 // on instances outside refs are the caller's business (they have run).

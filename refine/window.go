@@ -47,7 +47,7 @@ type LNSOptions struct {
 	// recomputes is returned as it is.
 	Decisions spec.Decisions
 	// Links lets the windows run on a placement whose links carry one
-	// transfer at a time (Channels): the solver's window leaves the
+	// transfer at a time (rule/links): the solver's window leaves the
 	// queues out, and the compaction of its answer, which keeps them
 	// (compact.Compact), decides whether the step is kept. Without it
 	// such a schedule is returned as it is.
@@ -81,7 +81,7 @@ const DefaultSteps = 12
 // (Sizes); without a step budget, each round after the first uses the
 // next solver seed. Every schedule LNS returns has passed
 // verify.Schedule and ends no later than s. Placements whose links carry
-// one transfer at a time (Channels) are returned as they are, unless
+// one transfer at a time (rule/links) are returned as they are, unless
 // opt.Links.
 func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.Schedule, Stats, error) {
 	var st Stats

@@ -22,7 +22,7 @@ type Repetend struct {
 }
 
 // steady is the placement's link rule in a repetend's steady state. With
-// channels (placement's Channels) the encoding of a repetend asks that no
+// channels (rule/links) the encoding of a repetend asks that no
 // transfer waits for its link: every block's transfers leave as it ends
 // (those of one block on one link one after another, in the rule's
 // order), and the transfers of one link never overlap, within an

@@ -28,7 +28,7 @@ type OptimalOptions struct {
 	// Progress, when set, is called after every solver call with the
 	// current bounds of the makespan.
 	Progress func(lower, upper int)
-	// LinkOrder, with channels (placement's Channels), lets the solver
+	// LinkOrder, with channels (rule/links), lets the solver
 	// choose the order of the transfers on each link instead of their
 	// producers' (She et al., operator-level MIP, §III eqs 14–15;
 	// smt.Problem.FreeLinkOrder); the schedule records the order it
@@ -236,7 +236,7 @@ func solveAll(ctx context.Context, p *placement.Placement, n, memory int, opt sm
 }
 
 // onLinks returns s when it verifies. A schedule from a solver whose
-// encoding leaves out the queues on links (placement's Channels) may
+// encoding leaves out the queues on links (rule/links) may
 // start a consumer before its tensor, queued behind another on a link,
 // arrives: it is then re-timed, every device keeping its order, by
 // compact.Compact under s's latency budget,
