@@ -11,7 +11,7 @@ import "github.com/tessel-pp/tessel/spec"
 // does not apply (Title).
 func Unhandled(sp spec.Spec, list []Rule, handled ...Rule) Rule {
 	for _, r := range list {
-		if r.On(sp) && !handles(handled, r) {
+		if !handles(handled, r) && r.On(sp) {
 			return r
 		}
 	}
