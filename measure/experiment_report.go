@@ -17,16 +17,16 @@ import (
 // prediction is the order by measurement, and tessel's margin.
 func (res *ExperimentResult) Markdown(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("| N | schedule | predicted | error | measured [least–largest] | calibrated | error | bubbles predicted / measured |\n")
+	b.WriteString("| N | schedule | predicted | error: median / least | measured: median [least–largest] | calibrated | error: median / least | bubbles predicted / measured |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res.Rows {
-		before := fmt.Sprintf("%.0f ms | %+.1f%%", r.Predicted, pct(r.Predicted, r.Measured))
+		before := fmt.Sprintf("%.0f ms | %+.1f%% / %+.1f%%", r.Predicted, pct(r.Predicted, r.Measured), pct(r.Predicted, r.Spread[0]))
 		if r.Replanned {
 			before = "– | –" // planned and predicted from the calibrated file only
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %.0f ms [%.0f–%.0f] | %.0f ms | %+.1f%% | %.1f%% / %.1f%% |\n",
+		fmt.Fprintf(&b, "| %d | %s | %s | %.0f ms [%.0f–%.0f] | %.0f ms | %+.1f%% / %+.1f%% | %.1f%% / %.1f%% |\n",
 			r.N, r.Method, before, r.Measured, r.Spread[0], r.Spread[1],
-			r.Calibrated, pct(r.Calibrated, r.Measured), 100*r.PredictedBubbles, 100*r.MeasuredBubbles)
+			r.Calibrated, pct(r.Calibrated, r.Measured), pct(r.Calibrated, r.Spread[0]), 100*r.PredictedBubbles, 100*r.MeasuredBubbles)
 	}
 	b.WriteString("\n")
 	for _, n := range res.Options.N {
@@ -90,9 +90,10 @@ func (res *ExperimentResult) orderLine(n int) string {
 			order += "; outside the spread: " + strings.Join(bad, ", ")
 		}
 	}
-	worst := 0.0
+	worst, worstLeast := 0.0, 0.0
 	for _, r := range rs {
 		worst = math.Max(worst, math.Abs(pct(r.Calibrated, r.Measured)))
+		worstLeast = math.Max(worstLeast, math.Abs(pct(r.Calibrated, r.Spread[0])))
 	}
 	margin := ""
 	if t := slices.IndexFunc(rs, func(r Row) bool { return r.Method == "tessel" }); t >= 0 {
@@ -107,7 +108,7 @@ func (res *ExperimentResult) orderLine(n int) string {
 				pct(rs[t].Measured, rs[best].Measured), rs[best].Method, pct(rs[t].Calibrated, rs[best].Calibrated))
 		}
 	}
-	return fmt.Sprintf("- N = %d: by calibrated prediction %s; %s; largest calibrated error %.1f%%%s.\n", n, names(byPred), order, worst, margin)
+	return fmt.Sprintf("- N = %d: by calibrated prediction %s; %s; largest calibrated error %.1f%% of the median, %.1f%% of the least%s.\n", n, names(byPred), order, worst, worstLeast, margin)
 }
 
 // Chart draws every schedule's time per micro-batch against N, measured
