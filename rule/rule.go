@@ -21,9 +21,11 @@
 // it needs: Indexer (check the rule's own part of a schedule and index it
 // for the other checks, before the dependencies are checked),
 // DeviceChecker (a check on each device, after that device's overlaps),
-// Bounder (the rule's arguments of a spec's lower bounds) and Relaxer (a
-// rule whose bounds are those of a relaxed spec). rules.LowerBounds loops
-// over the list as the verifier does: bound.Of with every rule.
+// Bounder (the rule's arguments of a spec's lower bounds), Relaxer (a
+// rule whose bounds are those of a relaxed spec), Titled (the rule in
+// words). rules.LowerBounds loops over the list as the verifier does:
+// bound.Of with every rule. A step that handles only some rules asks
+// Unhandled which rule a spec switches on that it does not.
 package rule
 
 import (
