@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tessel-pp/tessel/compact/system"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -169,17 +170,25 @@ func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []sch
 	return out, nil
 }
 
-// graph is compact's difference constraints: a node per instance (block
-// i, micro-batch m is node i·n + m), each standing for its pair's
-// representative (rep; itself when unpaired), and edges from → to with a
-// start-to-start lag, via a device (or -1 for a dependency).
+// graph is compact's difference constraints (a system.System): a
+// variable per instance (block i, micro-batch m is variable i·n + m),
+// each standing for its pair's representative (rep; itself when
+// unpaired), and constraints to ≥ from + lag, a start-to-start lag, via
+// a device (or -1 for a dependency) for the error that names a cycle.
 type graph struct {
 	p   *placement.Placement
 	n   int
 	rep []int
 	// pairTime is the pair's time of a paired node (nil: no pairs).
-	pairTime           map[int]int
-	from, to, via, lag []int
+	pairTime map[int]int
+	sys      system.System
+	via      []int
+}
+
+// edge is the constraint to ≥ from + lag, via device d (-1: a dependency).
+func (g *graph) edge(from, to, d, lag int) {
+	g.sys.Add(to, from, lag)
+	g.via = append(g.via, d)
 }
 
 func (g *graph) node(r schedule.Ref) int { return r.Block*g.n + r.Micro }
@@ -254,8 +263,7 @@ func (g *graph) orderEdges(orders [][]schedule.Ref) error {
 			stamp[v] = d + 1
 			count[v]++
 			if prev >= 0 && g.rep[prev] != g.rep[v] {
-				g.from, g.to, g.via = append(g.from, g.rep[prev]), append(g.to, g.rep[v]), append(g.via, d)
-				g.lag = append(g.lag, g.dur(prev))
+				g.edge(g.rep[prev], g.rep[v], d, g.dur(prev))
 			}
 			prev = v
 		}
@@ -280,57 +288,26 @@ func (g *graph) dependencyEdges() {
 			if g.rep[u] == g.rep[w] && u != w {
 				continue // one overlapped action
 			}
-			g.from, g.to, g.via = append(g.from, g.rep[u]), append(g.to, g.rep[w]), append(g.via, -1)
-			g.lag = append(g.lag, delay-p.Blocks[dep.From].Time+g.dur(u))
+			g.edge(g.rep[u], g.rep[w], -1, delay-p.Blocks[dep.From].Time+g.dur(u))
 		}
 	}
 }
 
 // starts is the least start of every node (release[v] at least, where
-// given) under the edges: Kahn's algorithm on successor lists in CSR
-// form, or an error naming a cycle.
+// given) under the edges: the system's topological pass, or an error
+// naming a cycle.
 func (g *graph) starts(release []int) ([]int, error) {
-	p, nodes := g.p, len(g.rep)
-	from, to, lag := g.from, g.to, g.lag
-	first := make([]int, nodes+1)
-	for _, w := range from {
-		first[w+1]++
-	}
-	for v := range nodes {
-		first[v+1] += first[v]
-	}
-	succ := make([]int, len(from))
-	succLag := make([]int, len(from))
-	fill := slices.Clone(first[:nodes])
-	indeg := make([]int, nodes)
-	for e, u := range from {
-		succ[fill[u]] = to[e]
-		succLag[fill[u]] = lag[e]
-		fill[u]++
-		indeg[to[e]]++
-	}
+	p := g.p
+	g.sys.Vars, g.sys.Floor = len(g.rep), release
 	// With channels, a tensor also waits for its links. The producers of
-	// a link all run on the link's first device, and Kahn's algorithm
-	// takes them in that device's order, which is their start order: the
-	// order in which the link queue books them (placement's LinkQueue).
-	var links *placement.LinkQueue
-	var succDeps [][]placement.Dep
+	// a link all run on the link's first device, and the topological
+	// pass takes them in that device's order, which is their start order:
+	// the order in which the link queue books them (placement's
+	// LinkQueue).
+	var visit func(u int, start []int)
 	if p.Channels {
-		links, succDeps = p.NewLinkQueue(), p.SuccDeps()
-	}
-	start := make([]int, nodes)
-	if release != nil {
-		copy(start, release)
-	}
-	queue := make([]int, 0, nodes)
-	for v := range nodes {
-		if indeg[v] == 0 {
-			queue = append(queue, v)
-		}
-	}
-	for h := 0; h < len(queue); h++ {
-		u := queue[h]
-		if links != nil {
+		links, succDeps := p.NewLinkQueue(), p.SuccDeps()
+		visit = func(u int, start []int) {
 			r := g.ref(u)
 			for _, d := range succDeps[r.Block] {
 				w := g.node(schedule.Ref{Block: d.To, Micro: r.Micro})
@@ -338,16 +315,10 @@ func (g *graph) starts(release []int) ([]int, error) {
 				start[w] = max(start[w], at)
 			}
 		}
-		for e := first[u]; e < first[u+1]; e++ {
-			w := succ[e]
-			start[w] = max(start[w], start[u]+succLag[e])
-			if indeg[w]--; indeg[w] == 0 {
-				queue = append(queue, w)
-			}
-		}
 	}
-	if len(queue) < nodes {
-		return nil, fmt.Errorf("compact: the orders contradict each other or the dependencies: %s", cycleText(indeg, from, to, g.via, func(v int) string { return g.name(g.ref(v)) }))
+	start, ok := g.sys.Topological(visit)
+	if !ok {
+		return nil, fmt.Errorf("compact: the orders contradict each other or the dependencies: %s", g.cycleText())
 	}
 	return start, nil
 }
@@ -362,50 +333,20 @@ func missingDevice(orders [][]schedule.Ref, devs []int, r schedule.Ref) int {
 	return devs[0]
 }
 
-// cycleText describes one cycle among the nodes Kahn's algorithm left
-// (indeg > 0), e.g. "G^0 -(device 0)-> G^1 -(device 1)-> G^0". Every such
-// node has a predecessor among them, so walking predecessors must repeat.
-func cycleText(indeg, from, to, via []int, name func(int) string) string {
-	pred := make(map[int]int) // node -> edge index of one left-over predecessor
-	for e := range from {
-		if indeg[from[e]] > 0 && indeg[to[e]] > 0 {
-			if _, ok := pred[to[e]]; !ok {
-				pred[to[e]] = e
-			}
-		}
-	}
-	v := -1
-	for u := range indeg {
-		if indeg[u] > 0 {
-			v = u
-			break
-		}
-	}
-	seen := make(map[int]bool)
-	for !seen[v] {
-		seen[v] = true
-		v = from[pred[v]]
-	}
-	// v is on the cycle; collect it backwards, then print it forwards.
-	var edges []int
-	for u := v; ; {
-		e := pred[u]
-		edges = append(edges, e)
-		u = from[e]
-		if u == v {
-			break
-		}
-	}
-	slices.Reverse(edges)
+// cycleText describes one cycle of the edges the topological pass
+// could not order, e.g. "G^0 -(device 0)-> G^1 -(device 1)-> G^0".
+func (g *graph) cycleText() string {
+	edges := g.sys.Cycle()
+	name := func(v int) string { return g.name(g.ref(v)) }
 	var b strings.Builder
-	b.WriteString(name(from[edges[0]]))
+	b.WriteString(name(g.sys.Cons[edges[0]].Y))
 	for _, e := range edges {
-		if via[e] < 0 {
+		if g.via[e] < 0 {
 			b.WriteString(" -(dependency)-> ")
 		} else {
-			fmt.Fprintf(&b, " -(device %d)-> ", via[e])
+			fmt.Fprintf(&b, " -(device %d)-> ", g.via[e])
 		}
-		b.WriteString(name(to[e]))
+		b.WriteString(name(g.sys.Cons[e].X))
 	}
 	return "cycle " + b.String()
 }

@@ -1,10 +1,10 @@
 package compact
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
+	"github.com/tessel-pp/tessel/compact/system"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -36,58 +36,43 @@ func latencyOrders(p *placement.Placement, n int, orders [][]schedule.Ref, budge
 	k := len(p.Blocks)
 	node := func(r schedule.Ref) int { return r.Micro*k + r.Block }
 	nodes := k * n
-	start := make([]int, nodes)
 	if len(ins) != nodes {
 		return nil, fmt.Errorf("compact: %d instances for %d blocks of %d micro-batches", len(ins), k, n)
 	}
+	pairs := p.LatencyPairs()
+	sys := system.New(nodes, nodes+n*(len(p.Deps)+len(pairs)))
+	// Compact's starts are the least solution without the budget: as the
+	// hint, they order the relaxation so that one round settles every
+	// path of device orders and dependencies (each edge goes forward in
+	// them, by a block's time at least), and each round after settles one
+	// more latency edge of a longest path.
+	sys.Hint = make([]int, nodes)
 	for _, in := range ins {
-		start[node(in.Ref())] = in.Start
+		sys.Hint[node(in.Ref())] = in.Start
 	}
-	// Predecessor edges (device orders and dependencies).
-	type edge struct{ from, lag int }
-	preds := make([][]edge, nodes)
 	for _, order := range orders {
 		for pos := 1; pos < len(order); pos++ {
 			a, b := order[pos-1], order[pos]
-			preds[node(b)] = append(preds[node(b)], edge{node(a), p.Blocks[a.Block].Time})
+			sys.Add(node(b), node(a), p.Blocks[a.Block].Time)
 		}
 	}
 	for _, d := range p.Deps {
 		delay := p.Delay(d)
 		for m := range n {
-			v := node(schedule.Ref{Block: d.To, Micro: m})
-			preds[v] = append(preds[v], edge{node(schedule.Ref{Block: d.From, Micro: m}), delay})
+			sys.Add(node(schedule.Ref{Block: d.To, Micro: m}), node(schedule.Ref{Block: d.From, Micro: m}), delay)
 		}
 	}
-	topo := make([]int, nodes)
-	for v := range topo {
-		topo[v] = v
+	for m := range n {
+		for _, lp := range pairs {
+			sys.Add(node(schedule.Ref{Block: lp.Source, Micro: m}), node(schedule.Ref{Block: lp.Sink, Micro: m}), p.Blocks[lp.Sink].Time-budget)
+		}
 	}
-	slices.SortFunc(topo, func(a, b int) int { return cmp.Or(cmp.Compare(start[a], start[b]), cmp.Compare(a, b)) })
-	pairs := p.LatencyPairs()
-	for pass := 0; ; pass++ {
-		moved := false
-		for m := range n {
-			for _, lp := range pairs {
-				src, snk := node(schedule.Ref{Block: lp.Source, Micro: m}), node(schedule.Ref{Block: lp.Sink, Micro: m})
-				if need := start[snk] + p.Blocks[lp.Sink].Time - budget; need > start[src] {
-					start[src], moved = need, true
-				}
-			}
-		}
-		if !moved {
-			break
-		}
-		// A longest path uses each latency edge at most once: more passes
-		// than there are such edges mean a cycle of positive weight.
-		if pass > n*len(pairs) {
-			return nil, fmt.Errorf("compact: these device orders meet no latency budget %d", budget)
-		}
-		for _, v := range topo {
-			for _, e := range preds[v] {
-				start[v] = max(start[v], start[e.from]+e.lag)
-			}
-		}
+	// A longest path uses each latency edge at most once: more rounds
+	// than there are such edges mean a cycle of positive weight.
+	sys.Rounds = n*len(pairs) + 2
+	start, err := sys.Relax()
+	if err != nil {
+		return nil, fmt.Errorf("compact: these device orders meet no latency budget %d", budget)
 	}
 	for x := range ins {
 		ins[x].Start = start[node(ins[x].Ref())]
@@ -209,7 +194,7 @@ func decisionsLatency(s *schedule.Schedule, budget int) (*schedule.Schedule, err
 		}
 		for m := range s.MicroBatches {
 			for _, lp := range p.LatencyPairs() {
-				c.cons = append(c.cons, constraint{x: at[schedule.Ref{Block: lp.Source, Micro: m}], y: at[schedule.Ref{Block: lp.Sink, Micro: m}], w: p.Blocks[lp.Sink].Time - budget})
+				c.add(at[schedule.Ref{Block: lp.Source, Micro: m}], at[schedule.Ref{Block: lp.Sink, Micro: m}], p.Blocks[lp.Sink].Time-budget)
 			}
 		}
 		if err := c.solve(); err != nil {
