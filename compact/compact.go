@@ -8,6 +8,8 @@ import (
 
 	"github.com/tessel-pp/tessel/compact/system"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -107,33 +109,64 @@ func Compact(sp spec.Spec, keep Keep) (*schedule.Schedule, error) {
 		if len(keep.Pairs) > 0 {
 			return nil, errors.New("compact: overlapped pairs under a latency budget")
 		}
-		ins, err := latencyOrders(sp.Placement, sp.MicroBatches, keep.Orders, sp.Latency)
+		ins, err := latencyOrders(sp, keep.Orders)
 		if err != nil {
 			return nil, err
 		}
 		return &schedule.Schedule{Spec: sp, Instances: ins}, nil
 	}
-	var release []int
 	if keep.Release != nil && sp.Placement != nil && sp.MicroBatches > 0 {
-		release = make([]int, len(sp.Placement.Blocks)*sp.MicroBatches)
-		for r, t := range keep.Release {
+		for r := range keep.Release {
 			if r.Block < 0 || r.Block >= len(sp.Placement.Blocks) || r.Micro < 0 || r.Micro >= sp.MicroBatches {
 				return nil, fmt.Errorf("compact: release time of an instance out of range (block %d, micro-batch %d)", r.Block, r.Micro)
 			}
-			release[r.Block*sp.MicroBatches+r.Micro] = max(t, 0)
 		}
 	}
-	ins, err := compact(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs, release)
+	g, err := newGraph(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs)
 	if err != nil {
 		return nil, err
 	}
-	return &schedule.Schedule{Spec: sp, Instances: ins, Pairs: keep.Pairs}, nil
+	if err := constrain(&rule.Retiming{Spec: sp, Release: keep.Release, Var: g.node, Sys: &g.sys}); err != nil {
+		return nil, err
+	}
+	start, err := g.starts(nil)
+	if err != nil {
+		return nil, err
+	}
+	return &schedule.Schedule{Spec: sp, Instances: g.instances(start), Pairs: keep.Pairs}, nil
+}
+
+// constrain adds to t the constraints of every rule of the list that
+// re-times (rule.Retimer), in the list's order.
+func constrain(t *rule.Retiming) error {
+	for _, r := range rules.All() {
+		if rt, ok := r.(rule.Retimer); ok {
+			if err := rt.Constrain(t); err != nil {
+				return fmt.Errorf("compact: %s: %w", r.Name(), err)
+			}
+		}
+	}
+	return nil
 }
 
 // compact is the re-timing of orders (see Compact); release (nil: none),
-// indexed by node (block·n + micro-batch), is the earliest start of each
-// instance.
+// indexed by variable (block·n + micro-batch), is the earliest start of
+// each instance.
 func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []schedule.Pair, release []int) ([]schedule.Instance, error) {
+	g, err := newGraph(p, n, orders, pairs)
+	if err != nil {
+		return nil, err
+	}
+	start, err := g.starts(release)
+	if err != nil {
+		return nil, err
+	}
+	return g.instances(start), nil
+}
+
+// newGraph is the system of orders and pairs: their variables, the
+// device orders and the dependencies, checked as they are read.
+func newGraph(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []schedule.Pair) (*graph, error) {
 	if p == nil {
 		return nil, fmt.Errorf("compact: no placement")
 	}
@@ -147,6 +180,7 @@ func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []sch
 		return nil, fmt.Errorf("compact: %d device orders for %d devices", len(orders), p.Devices)
 	}
 	g := &graph{p: p, n: n, rep: make([]int, len(p.Blocks)*n)}
+	g.sys.Vars = len(g.rep)
 	for v := range g.rep {
 		g.rep[v] = v
 	}
@@ -157,17 +191,18 @@ func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []sch
 		return nil, err
 	}
 	g.dependencyEdges()
-	start, err := g.starts(release)
-	if err != nil {
-		return nil, err
-	}
+	return g, nil
+}
+
+// instances is every instance at its pair's start, in file order.
+func (g *graph) instances(start []int) []schedule.Instance {
 	out := make([]schedule.Instance, len(start))
 	for v := range out {
 		r := g.ref(v)
 		out[v] = schedule.Instance{Block: r.Block, Micro: r.Micro, Start: start[g.rep[v]]}
 	}
-	schedule.SortInstances(p, out)
-	return out, nil
+	schedule.SortInstances(g.p, out)
+	return out
 }
 
 // graph is compact's difference constraints (a system.System): a
@@ -294,11 +329,13 @@ func (g *graph) dependencyEdges() {
 }
 
 // starts is the least start of every node (release[v] at least, where
-// given) under the edges: the system's topological pass, or an error
-// naming a cycle.
+// given; else the floors the rules set) under the edges: the system's
+// topological pass, or an error naming a cycle.
 func (g *graph) starts(release []int) ([]int, error) {
 	p := g.p
-	g.sys.Vars, g.sys.Floor = len(g.rep), release
+	if release != nil {
+		g.sys.Floor = release
+	}
 	// With channels, a tensor also waits for its links. The producers of
 	// a link all run on the link's first device, and the topological
 	// pass takes them in that device's order, which is their start order:

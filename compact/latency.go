@@ -4,78 +4,66 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/tessel-pp/tessel/compact/system"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
 )
 
-// latencyOrders is compact under a latency budget (0: none, then it is
-// compact): the earliest start times that keep the device orders and the
-// dependencies and meet the budget in every micro-batch (placement's
+// latencyOrders is compact under sp's latency budget (0: none, then it
+// is compact): the earliest start times that keep the device orders and
+// the dependencies and meet the budget in every micro-batch (placement's
 // "Latency": the sink of micro-batch n ends at most budget after its
-// source starts). The latency rule adds an edge from every sink back to
-// every source of its micro-batch, weighted t_sink − budget, so the
-// starts are the longest paths of a graph with negative edges: computed
-// by relaxation passes in the order Compact's starts give (a topological
-// order of the other edges), until nothing moves. When the orders admit
-// no schedule within the budget (the passes would go on for ever, a cycle
-// of positive weight) it is an error. With links that carry one transfer
-// at a time (Channels) see compactLatencyLinks. A micro-batch is delayed
-// only as much as its budget asks: its first blocks start later, so that
-// it finishes within the budget.
-func latencyOrders(p *placement.Placement, n int, orders [][]schedule.Ref, budget int) ([]schedule.Instance, error) {
-	ins, err := compact(p, n, orders, nil, nil)
-	if err != nil || budget <= 0 {
-		return ins, err
+// source starts). The latency rule (rule/latency's Constrain) adds an
+// edge from every sink back to every source of its micro-batch, weighted
+// t_sink − budget, so the starts are the longest paths of a graph with
+// negative edges: the system's relaxation, in the order Compact's starts
+// give (a topological order of the other edges). When the orders admit
+// no schedule within the budget (a cycle of positive weight) it is an
+// error. With links that carry one transfer at a time (Channels) see
+// compactLatencyLinks. A micro-batch is delayed only as much as its
+// budget asks: its first blocks start later, so that it finishes within
+// the budget.
+func latencyOrders(sp spec.Spec, orders [][]schedule.Ref) ([]schedule.Instance, error) {
+	p, n, budget := sp.Placement, sp.MicroBatches, sp.Latency
+	g, err := newGraph(p, n, orders, nil)
+	if err != nil {
+		return nil, err
+	}
+	hint, err := g.starts(nil)
+	if err != nil {
+		return nil, err
+	}
+	// The instances stay in the order of these starts (file order
+	// without the budget); only their starts move.
+	ins := g.instances(hint)
+	if budget <= 0 {
+		return ins, nil
 	}
 	if p.Channels {
 		return compactLatencyLinks(p, n, orders, budget, ins)
 	}
-	k := len(p.Blocks)
-	node := func(r schedule.Ref) int { return r.Micro*k + r.Block }
-	nodes := k * n
-	if len(ins) != nodes {
-		return nil, fmt.Errorf("compact: %d instances for %d blocks of %d micro-batches", len(ins), k, n)
+	// The rules' constraints: the latency rule's edges back from every
+	// sink to the sources of its micro-batch (latency.Rule's Constrain).
+	if err := constrain(&rule.Retiming{Spec: sp, Var: g.node, Sys: &g.sys}); err != nil {
+		return nil, err
 	}
-	pairs := p.LatencyPairs()
-	sys := system.New(nodes, nodes+n*(len(p.Deps)+len(pairs)))
 	// Compact's starts are the least solution without the budget: as the
 	// hint, they order the relaxation so that one round settles every
 	// path of device orders and dependencies (each edge goes forward in
 	// them, by a block's time at least), and each round after settles one
-	// more latency edge of a longest path.
-	sys.Hint = make([]int, nodes)
-	for _, in := range ins {
-		sys.Hint[node(in.Ref())] = in.Start
-	}
-	for _, order := range orders {
-		for pos := 1; pos < len(order); pos++ {
-			a, b := order[pos-1], order[pos]
-			sys.Add(node(b), node(a), p.Blocks[a.Block].Time)
-		}
-	}
-	for _, d := range p.Deps {
-		delay := p.Delay(d)
-		for m := range n {
-			sys.Add(node(schedule.Ref{Block: d.To, Micro: m}), node(schedule.Ref{Block: d.From, Micro: m}), delay)
-		}
-	}
-	for m := range n {
-		for _, lp := range pairs {
-			sys.Add(node(schedule.Ref{Block: lp.Source, Micro: m}), node(schedule.Ref{Block: lp.Sink, Micro: m}), p.Blocks[lp.Sink].Time-budget)
-		}
-	}
-	// A longest path uses each latency edge at most once: more rounds
-	// than there are such edges mean a cycle of positive weight.
-	sys.Rounds = n*len(pairs) + 2
-	start, err := sys.Relax()
+	// more latency edge of a longest path. A longest path uses each
+	// latency edge at most once: more rounds than there are such edges
+	// mean a cycle of positive weight.
+	g.sys.Hint = hint
+	g.sys.Rounds = n*len(p.LatencyPairs()) + 2
+	start, err := g.sys.Relax()
 	if err != nil {
 		return nil, fmt.Errorf("compact: these device orders meet no latency budget %d", budget)
 	}
 	for x := range ins {
-		ins[x].Start = start[node(ins[x].Ref())]
+		ins[x].Start = start[g.node(ins[x].Ref())]
 	}
 	return ins, nil
 }
@@ -178,7 +166,7 @@ func decisionsLatency(s *schedule.Schedule, budget int) (*schedule.Schedule, err
 	p := s.Placement
 	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: budget}}
 	if len(s.Decisions) == 0 {
-		ins, err := latencyOrders(p, s.MicroBatches, schedule.Orders(s), budget)
+		ins, err := latencyOrders(out.Spec, schedule.Orders(s))
 		if err != nil {
 			return nil, err
 		}
@@ -192,10 +180,10 @@ func decisionsLatency(s *schedule.Schedule, budget int) (*schedule.Schedule, err
 		for x, in := range s.Instances {
 			at[in.Ref()] = x
 		}
-		for m := range s.MicroBatches {
-			for _, lp := range p.LatencyPairs() {
-				c.add(at[schedule.Ref{Block: lp.Source, Micro: m}], at[schedule.Ref{Block: lp.Sink, Micro: m}], p.Blocks[lp.Sink].Time-budget)
-			}
+		// The rules' constraints: the latency rule's edges back from
+		// every sink to the sources of its micro-batch.
+		if err := constrain(&rule.Retiming{Spec: out.Spec, Var: func(r schedule.Ref) int { return at[r] }, Sys: c.sys}); err != nil {
+			return nil, err
 		}
 		if err := c.solve(); err != nil {
 			return nil, fmt.Errorf("compact: these orders meet no latency budget %d", budget)

@@ -21,9 +21,11 @@
 // it needs: Indexer (check the rule's own part of a schedule and index it
 // for the other checks, before the dependencies are checked),
 // DeviceChecker (a check on each device, after that device's overlaps),
-// Bounder (the rule's arguments of a spec's lower bounds) and Relaxer (a
-// rule whose bounds are those of a relaxed spec). rules.LowerBounds loops
-// over the list as the verifier does: bound.Of with every rule.
+// Bounder (the rule's arguments of a spec's lower bounds), Relaxer (a
+// rule whose bounds are those of a relaxed spec) and Retimer (the rule's
+// constraints of a compaction, package compact). rules.LowerBounds loops
+// over the list as the verifier does: bound.Of with every rule; so does
+// compact.Compact, with every rule that re-times.
 package rule
 
 import (
