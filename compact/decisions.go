@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compact/system"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -56,6 +57,9 @@ func decisionsUnchecked(s *schedule.Schedule) (*schedule.Schedule, error) {
 		return nil, fmt.Errorf("compact: a schedule that offloads or recomputes on links that carry one transfer at a time")
 	}
 	c := newCompactor(s)
+	if err := constrain(c.retiming(out.Spec)); err != nil {
+		return nil, err
+	}
 	if err := c.solve(); err != nil {
 		return nil, err
 	}
@@ -76,37 +80,18 @@ type compactor struct {
 	sys   *system.System
 	val   []int // the solution, once solved
 	decAt int   // index of decision 0's Start variable
+	at    func(schedule.Ref) int
+}
+
+// retiming is the compaction as the rules constrain it (rule.Retiming),
+// for spec sp: the decisions' timing and the host channels' orders
+// (rule/hostchan), a latency budget's edges (rule/latency).
+func (c *compactor) retiming(sp spec.Spec) *rule.Retiming {
+	return &rule.Retiming{Spec: sp, From: c.s, Var: c.at, Decision: func(k int) int { return c.decAt + 2*k }, Sys: c.sys}
 }
 
 // add is the constraint v_x ≥ v_y + w.
 func (c *compactor) add(x, y, w int) { c.sys.Add(x, y, w) }
-
-// timeDecisions adds the decisions' timing: an offload's start after its
-// forward, its reload after the move out, the consumer after the move
-// back; a recompute after its forward and before the consumer (its
-// Reload variable unused, pinned at 0). at is the index of an instance.
-func (c *compactor) timeDecisions(at func(schedule.Ref) int) {
-	s, ni := c.s, c.decAt
-	p := s.Placement
-	consumers := p.Consumers()
-	for k, dc := range s.Decisions {
-		f := at(dc.Ref())
-		use := at(schedule.Ref{Block: consumers[dc.Block], Micro: dc.Micro})
-		st, rl := ni+2*k, ni+2*k+1
-		t := p.Blocks[dc.Block].Time
-		switch dc.Action {
-		case placement.Offload:
-			tt := p.OffloadTime(dc.Block)
-			c.add(st, f, t)
-			c.add(rl, st, tt)
-			c.add(use, rl, tt)
-		case placement.Recompute:
-			c.add(st, f, t)
-			c.add(use, st, t)
-			c.add(rl, -1, 0) // unused: pinned at 0
-		}
-	}
-}
 
 func newCompactor(s *schedule.Schedule) *compactor {
 	p := s.Placement
@@ -123,6 +108,7 @@ func newCompactor(s *schedule.Schedule) *compactor {
 		index[in.Micro*k+in.Block] = x
 	}
 	at := func(r schedule.Ref) int { return index[r.Micro*k+r.Block] }
+	c.at = at
 	for k, dc := range s.Decisions {
 		orig[ni+2*k], orig[ni+2*k+1] = dc.Start, dc.Reload
 	}
@@ -141,7 +127,6 @@ func newCompactor(s *schedule.Schedule) *compactor {
 			add(x, at(schedule.Ref{Block: d.From, Micro: in.Micro}), p.Delay(d))
 		}
 	}
-	c.timeDecisions(at)
 	// Device orders of busy items (instances and recomputes), and of
 	// memory changes; host channel orders of moves.
 	type item struct {
@@ -172,7 +157,6 @@ func newCompactor(s *schedule.Schedule) *compactor {
 			mem[d] = append(mem[d], item{v: x, time: in.Start, phase: placement.PhaseBlock, block: in.Block, micro: in.Micro, seq: x})
 		}
 	}
-	chans := map[int][]item{}
 	for k, dc := range s.Decisions {
 		st, rl := ni+2*k, ni+2*k+1
 		b := p.Blocks[dc.Block]
@@ -187,13 +171,6 @@ func newCompactor(s *schedule.Schedule) *compactor {
 				busy[d] = append(busy[d], item{v: st, time: dc.Start, block: dc.Block, micro: dc.Micro, seq: ni + k})
 				mem[d] = append(mem[d], item{v: f, off: b.Time, time: s.Instances[f].Start + b.Time, phase: placement.PhaseFree, block: dc.Block, micro: dc.Micro, seq: ni + k},
 					item{v: st, time: dc.Start, phase: placement.PhaseReturn, block: dc.Block, micro: dc.Micro, seq: ni + k})
-			}
-		}
-		if dc.Action == placement.Offload {
-			tt := p.OffloadTime(dc.Block)
-			for _, ch := range p.BlockChannels(dc.Block) {
-				chans[ch] = append(chans[ch], item{v: st, off: tt, time: dc.Start, block: dc.Block, micro: dc.Micro, seq: 2 * k},
-					item{v: rl, off: tt, time: dc.Reload, block: dc.Block, micro: dc.Micro, seq: 2*k + 1})
 			}
 		}
 	}
@@ -225,12 +202,6 @@ func newCompactor(s *schedule.Schedule) *compactor {
 		slices.SortFunc(list, order)
 		for k := 1; k < len(list); k++ {
 			add(list[k].v, list[k-1].v, length(list[k-1]))
-		}
-	}
-	for _, list := range chans {
-		slices.SortFunc(list, order)
-		for k := 1; k < len(list); k++ {
-			add(list[k].v, list[k-1].v, list[k-1].off)
 		}
 	}
 	for _, list := range mem {

@@ -176,13 +176,10 @@ func decisionsLatency(s *schedule.Schedule, budget int) (*schedule.Schedule, err
 			return nil, fmt.Errorf("compact: a schedule that offloads or recomputes on links that carry one transfer at a time")
 		}
 		c := newCompactor(&free)
-		at := make(map[schedule.Ref]int, len(s.Instances))
-		for x, in := range s.Instances {
-			at[in.Ref()] = x
-		}
-		// The rules' constraints: the latency rule's edges back from
-		// every sink to the sources of its micro-batch.
-		if err := constrain(&rule.Retiming{Spec: out.Spec, Var: func(r schedule.Ref) int { return at[r] }, Sys: c.sys}); err != nil {
+		// The rules' constraints: the decisions' timing and the host
+		// channels' orders (rule/hostchan), the latency rule's edges back
+		// from every sink to the sources of its micro-batch.
+		if err := constrain(c.retiming(out.Spec)); err != nil {
 			return nil, err
 		}
 		if err := c.solve(); err != nil {

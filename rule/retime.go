@@ -27,8 +27,16 @@ type Retiming struct {
 	// each naming an instance of Spec: a rule's wait that is no
 	// dependency (FSDP's gathered parameters).
 	Release map[schedule.Ref]int
+	// From is the schedule whose orders and decisions the compaction
+	// keeps (compact.Keep's From), nil where it keeps device orders
+	// alone.
+	From *schedule.Schedule
 	// Var is the variable of an instance of Spec in Sys.
 	Var func(r schedule.Ref) int
+	// Decision, with From, is the variable of the start of From's
+	// decision k; the next variable is its reload's (an offload's; a
+	// recompute's is pinned at 0).
+	Decision func(k int) int
 	// Sys is the compaction's difference constraints.
 	Sys *system.System
 }
