@@ -181,6 +181,13 @@ func newGraph(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []sc
 	}
 	g := &graph{p: p, n: n, rep: make([]int, len(p.Blocks)*n)}
 	g.sys.Vars = len(g.rep)
+	// Presized: at 10,000 micro-batches the growing slices cost more
+	// than the topological pass.
+	edges := len(p.Deps) * n
+	for _, o := range orders {
+		edges += len(o)
+	}
+	g.sys.Cons, g.via = make([]system.Constraint, 0, edges), make([]int, 0, edges)
 	for v := range g.rep {
 		g.rep[v] = v
 	}

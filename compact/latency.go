@@ -55,8 +55,10 @@ func latencyOrders(sp spec.Spec, orders [][]schedule.Ref) ([]schedule.Instance, 
 	// them, by a block's time at least), and each round after settles one
 	// more latency edge of a longest path. A longest path uses each
 	// latency edge at most once: more rounds than there are such edges
-	// mean a cycle of positive weight.
-	g.sys.Hint = hint
+	// mean a cycle of positive weight. Being the least solution of fewer
+	// constraints, they are also floors of this one's, which spares the
+	// rounds a start from 0 would take to find them again.
+	g.sys.Hint, g.sys.Floor = hint, hint
 	g.sys.Rounds = n*len(p.LatencyPairs()) + 2
 	start, err := g.sys.Relax()
 	if err != nil {

@@ -15,6 +15,7 @@ package system
 import (
 	"cmp"
 	"errors"
+	"math"
 	"slices"
 )
 
@@ -162,36 +163,56 @@ func (s *System) Topological(visit func(v int, start []int)) (start []int, ok bo
 // from 0), for constraints with cycles, or ErrContradict where a cycle
 // of positive weight leaves none.
 func (s *System) Relax() ([]int, error) {
-	start := make([]int, s.Vars)
+	nodes := s.Vars
+	start := make([]int, nodes)
 	if s.Floor != nil {
 		for v, f := range s.Floor {
 			start[v] = max(f, 0)
 		}
 	}
-	// The constraints by the hint of the variable they start from: where
-	// the hint is a solution most of them point forward in time and one
-	// round in this order settles them; listed in any other order, the
-	// rounds grow with N. (The least solution is the same in any order.)
-	cons := s.Cons
-	if s.Hint != nil {
-		cons = slices.Clone(s.Cons)
-		from := func(k Constraint) int {
-			if k.Y < 0 || k.Y >= len(s.Hint) {
-				return -1
-			}
-			return s.Hint[k.Y]
+	// The constraints by the hint of the variable they start from (then
+	// by variable), as successor lists: where the hint is a solution most
+	// of them point forward in time and one round in this order settles
+	// them; in any other order, the rounds grow with N. (The least
+	// solution is the same in any order.)
+	first := make([]int, nodes+1)
+	edges := 0
+	for _, k := range s.Cons {
+		if k.Y < 0 {
+			start[k.X] = max(start[k.X], k.W)
+		} else {
+			first[k.Y+1]++
+			edges++
 		}
-		slices.SortStableFunc(cons, func(a, b Constraint) int { return cmp.Compare(from(a), from(b)) })
+	}
+	for v := range nodes {
+		first[v+1] += first[v]
+	}
+	succ := make([]int, edges)
+	succW := make([]int, edges)
+	fill := slices.Clone(first[:nodes])
+	for _, k := range s.Cons {
+		if k.Y >= 0 {
+			succ[fill[k.Y]] = k.X
+			succW[fill[k.Y]] = k.W
+			fill[k.Y]++
+		}
+	}
+	order := make([]int, nodes)
+	for v := range order {
+		order[v] = v
+	}
+	if s.Hint != nil {
+		sortByHint(order, s.Hint)
 	}
 	for round := 0; ; round++ {
 		changed := false
-		for _, k := range cons {
-			base := 0
-			if k.Y >= 0 {
-				base = start[k.Y]
-			}
-			if v := base + k.W; v > start[k.X] {
-				start[k.X], changed = v, true
+		for _, y := range order {
+			sy := start[y]
+			for e := first[y]; e < first[y+1]; e++ {
+				if v := sy + succW[e]; v > start[succ[e]] {
+					start[succ[e]], changed = v, true
+				}
 			}
 		}
 		if !changed {
@@ -200,6 +221,28 @@ func (s *System) Relax() ([]int, error) {
 		if round > s.Vars+1 || (s.Rounds > 0 && round > s.Rounds) {
 			return nil, ErrContradict
 		}
+	}
+}
+
+// sortByHint sorts the variables of order by hint, then by variable: as
+// one integer key each where they fit (hint·len + v, hints ≥ 0), which
+// sorts without a comparison function.
+func sortByHint(order, hint []int) {
+	n := len(order)
+	lo, hi := 0, 0
+	if n > 0 {
+		lo, hi = slices.Min(hint), slices.Max(hint)
+	}
+	if lo < 0 || (n > 0 && hi > (math.MaxInt-n)/n) {
+		slices.SortFunc(order, func(a, b int) int { return cmp.Or(cmp.Compare(hint[a], hint[b]), cmp.Compare(a, b)) })
+		return
+	}
+	for v := range order {
+		order[v] = hint[v]*n + v
+	}
+	slices.Sort(order)
+	for i, k := range order {
+		order[i] = k % n
 	}
 }
 
