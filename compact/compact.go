@@ -83,6 +83,12 @@ type Keep struct {
 //     whose links carry one transfer at a time are not compacted with
 //     decisions (an error).
 //
+// The engines share one core, a system of difference constraints
+// (compact/system), and the rules that re-time add their constraints to
+// it (rule.Retimer, every rule of rules.All that implements it): the
+// latency budget's edges (rule/latency), the release times
+// (rule/fsdp), the decisions' timing and host channels (rule/hostchan).
+//
 // When the orders come from a valid schedule (Orders) the result
 // is valid and ends no later. Inconsistent orders are an error naming
 // the instances: an instance out of range, listed twice on a device,
