@@ -100,41 +100,13 @@ func (s *System) Solve() ([]int, error) {
 // a producer in that order, package compact).
 func (s *System) Topological(visit func(v int, start []int)) (start []int, ok bool) {
 	nodes := s.Vars
-	start = make([]int, nodes)
-	if s.Floor != nil {
-		for v, f := range s.Floor {
-			start[v] = max(f, 0)
-		}
+	start, first, succ, succW, ok := s.successors()
+	if !ok {
+		return nil, false
 	}
-	first := make([]int, nodes+1)
-	edges := 0
-	for _, k := range s.Cons {
-		switch {
-		case k.Y < 0:
-			start[k.X] = max(start[k.X], k.W)
-		case k.Y == k.X:
-			if k.W > 0 {
-				return nil, false
-			}
-		default:
-			first[k.Y+1]++
-			edges++
-		}
-	}
-	for v := range nodes {
-		first[v+1] += first[v]
-	}
-	succ := make([]int, edges)
-	succW := make([]int, edges)
-	fill := slices.Clone(first[:nodes])
 	indeg := make([]int, nodes)
-	for _, k := range s.Cons {
-		if k.Y >= 0 && k.Y != k.X {
-			succ[fill[k.Y]] = k.X
-			succW[fill[k.Y]] = k.W
-			fill[k.Y]++
-			indeg[k.X]++
-		}
+	for _, x := range succ {
+		indeg[x]++
 	}
 	queue := make([]int, 0, nodes)
 	for v := range nodes {
@@ -164,39 +136,14 @@ func (s *System) Topological(visit func(v int, start []int)) (start []int, ok bo
 // of positive weight leaves none.
 func (s *System) Relax() ([]int, error) {
 	nodes := s.Vars
-	start := make([]int, nodes)
-	if s.Floor != nil {
-		for v, f := range s.Floor {
-			start[v] = max(f, 0)
-		}
-	}
 	// The constraints by the hint of the variable they start from (then
 	// by variable), as successor lists: where the hint is a solution most
 	// of them point forward in time and one round in this order settles
 	// them; in any other order, the rounds grow with N. (The least
 	// solution is the same in any order.)
-	first := make([]int, nodes+1)
-	edges := 0
-	for _, k := range s.Cons {
-		if k.Y < 0 {
-			start[k.X] = max(start[k.X], k.W)
-		} else {
-			first[k.Y+1]++
-			edges++
-		}
-	}
-	for v := range nodes {
-		first[v+1] += first[v]
-	}
-	succ := make([]int, edges)
-	succW := make([]int, edges)
-	fill := slices.Clone(first[:nodes])
-	for _, k := range s.Cons {
-		if k.Y >= 0 {
-			succ[fill[k.Y]] = k.X
-			succW[fill[k.Y]] = k.W
-			fill[k.Y]++
-		}
+	start, first, succ, succW, ok := s.successors()
+	if !ok {
+		return nil, ErrContradict
 	}
 	order := make([]int, nodes)
 	for v := range order {
@@ -222,6 +169,51 @@ func (s *System) Relax() ([]int, error) {
 			return nil, ErrContradict
 		}
 	}
+}
+
+// successors is the start of a solution — the floors, at least 0, and
+// the constants (Y < 0) — and the other constraints as successor lists
+// in CSR form: those of y are succ[first[y]:first[y+1]] with their
+// weights in succW, in the order of Cons. A variable's constraint on
+// itself holds where its weight is at most 0 and is left out; ok is
+// false where one's weight is positive (no solution).
+func (s *System) successors() (start, first, succ, succW []int, ok bool) {
+	nodes := s.Vars
+	start = make([]int, nodes)
+	if s.Floor != nil {
+		for v, f := range s.Floor {
+			start[v] = max(f, 0)
+		}
+	}
+	first = make([]int, nodes+1)
+	edges := 0
+	for _, k := range s.Cons {
+		switch {
+		case k.Y < 0:
+			start[k.X] = max(start[k.X], k.W)
+		case k.Y == k.X:
+			if k.W > 0 {
+				return nil, nil, nil, nil, false
+			}
+		default:
+			first[k.Y+1]++
+			edges++
+		}
+	}
+	for v := range nodes {
+		first[v+1] += first[v]
+	}
+	succ = make([]int, edges)
+	succW = make([]int, edges)
+	fill := slices.Clone(first[:nodes])
+	for _, k := range s.Cons {
+		if k.Y >= 0 && k.Y != k.X {
+			succ[fill[k.Y]] = k.X
+			succW[fill[k.Y]] = k.W
+			fill[k.Y]++
+		}
+	}
+	return start, first, succ, succW, true
 }
 
 // sortByHint sorts the variables of order by hint, then by variable: as
