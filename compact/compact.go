@@ -87,7 +87,8 @@ type Keep struct {
 // (compact/system), and the rules that re-time add their constraints to
 // it (rule.Retimer, every rule of rules.All that implements it): the
 // latency budget's edges (rule/latency), the release times
-// (rule/fsdp), the decisions' timing and host channels (rule/hostchan).
+// (rule/fsdp), the decisions' timing and host channels (rule/hostchan),
+// the link queues (rule/links).
 //
 // When the orders come from a valid schedule (Orders) the result
 // is valid and ends no later. Inconsistent orders are an error naming
@@ -132,10 +133,7 @@ func Compact(sp spec.Spec, keep Keep) (*schedule.Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := constrain(&rule.Retiming{Spec: sp, Release: keep.Release, Var: g.node, Sys: &g.sys}); err != nil {
-		return nil, err
-	}
-	start, err := g.starts(nil)
+	start, err := g.solve(sp, keep.Release, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -163,11 +161,31 @@ func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []sch
 	if err != nil {
 		return nil, err
 	}
-	start, err := g.starts(release)
+	start, err := g.solve(spec.New(p, n), nil, release)
 	if err != nil {
 		return nil, err
 	}
 	return g.instances(start), nil
+}
+
+// solve adds the constraints of the rules that re-time for sp (with the
+// release times kept, by instance) and returns the least start of every
+// variable (release[v] at least, where given: by variable): the
+// system's topological pass, with the rules' visit, or an error naming
+// a cycle.
+func (g *graph) solve(sp spec.Spec, keep map[schedule.Ref]int, release []int) ([]int, error) {
+	t := &rule.Retiming{Spec: sp, Release: keep, Var: g.node, Ref: g.ref, Sys: &g.sys}
+	if err := constrain(t); err != nil {
+		return nil, err
+	}
+	if release != nil {
+		g.sys.Floor = release
+	}
+	start, ok := g.sys.Topological(t.Visit)
+	if !ok {
+		return nil, fmt.Errorf("compact: the orders contradict each other or the dependencies: %s", g.cycleText())
+	}
+	return start, nil
 }
 
 // newGraph is the system of orders and pairs: their variables, the
@@ -339,38 +357,6 @@ func (g *graph) dependencyEdges() {
 			g.edge(g.rep[u], g.rep[w], -1, delay-p.Blocks[dep.From].Time+g.dur(u))
 		}
 	}
-}
-
-// starts is the least start of every node (release[v] at least, where
-// given; else the floors the rules set) under the edges: the system's
-// topological pass, or an error naming a cycle.
-func (g *graph) starts(release []int) ([]int, error) {
-	p := g.p
-	if release != nil {
-		g.sys.Floor = release
-	}
-	// With channels, a tensor also waits for its links. The producers of
-	// a link all run on the link's first device, and the topological
-	// pass takes them in that device's order, which is their start order:
-	// the order in which the link queue books them (placement's
-	// LinkQueue).
-	var visit func(u int, start []int)
-	if p.Channels {
-		links, succDeps := p.NewLinkQueue(), p.SuccDeps()
-		visit = func(u int, start []int) {
-			r := g.ref(u)
-			for _, d := range succDeps[r.Block] {
-				w := g.node(schedule.Ref{Block: d.To, Micro: r.Micro})
-				at, _, _ := links.Arrival(d, start[u])
-				start[w] = max(start[w], at)
-			}
-		}
-	}
-	start, ok := g.sys.Topological(visit)
-	if !ok {
-		return nil, fmt.Errorf("compact: the orders contradict each other or the dependencies: %s", g.cycleText())
-	}
-	return start, nil
 }
 
 // missingDevice returns the first device of devs whose order lacks r.

@@ -31,7 +31,11 @@ func latencyOrders(sp spec.Spec, orders [][]schedule.Ref) ([]schedule.Instance, 
 	if err != nil {
 		return nil, err
 	}
-	hint, err := g.starts(nil)
+	// The rules' constraints without the budget (sp's placement may
+	// queue its links: then a visit of the topological pass).
+	free := sp
+	free.Latency = 0
+	hint, err := g.solve(free, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -44,8 +48,10 @@ func latencyOrders(sp spec.Spec, orders [][]schedule.Ref) ([]schedule.Instance, 
 	if p.Channels {
 		return compactLatencyLinks(p, n, orders, budget, ins)
 	}
-	// The rules' constraints: the latency rule's edges back from every
-	// sink to the sources of its micro-batch (latency.Rule's Constrain).
+	// The rules' constraints under the budget: the latency rule's edges
+	// back from every sink to the sources of its micro-batch
+	// (latency.Rule's Constrain); the others add nothing here (no release
+	// times, no decisions, and a visit serves the topological pass only).
 	if err := constrain(&rule.Retiming{Spec: sp, Var: g.node, Sys: &g.sys}); err != nil {
 		return nil, err
 	}

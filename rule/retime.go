@@ -39,4 +39,13 @@ type Retiming struct {
 	Decision func(k int) int
 	// Sys is the compaction's difference constraints.
 	Sys *system.System
+	// Ref, with the orders' graph, is the instance of a variable of Sys
+	// (Var's inverse); nil with a schedule's decisions.
+	Ref func(v int) schedule.Ref
+	// Visit, when a rule sets it, is called by the topological pass of
+	// the orders' graph as each variable's value becomes final, in the
+	// pass's order (system.System.Topological): a rule whose waits
+	// depend on the order of the times, links that carry one transfer
+	// at a time, books them there and raises the later variables.
+	Visit func(v int, start []int)
 }
