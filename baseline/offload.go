@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -193,7 +194,7 @@ func memoryPipeline(name string, p *placement.Placement, n, memory int) (pipelin
 	if len(q.bwd) == 0 {
 		return pipeline{}, notApplicable(name, p, "no backward: nothing to offload or recompute")
 	}
-	if p.Channels {
+	if links.Queued(p) {
 		return pipeline{}, notApplicable(name, p, "transfers that queue on links (channels) are not modelled here")
 	}
 	return q, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/tessel-pp/tessel/heft"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
@@ -88,7 +89,7 @@ func OptimalDevices(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*sea
 	if sp.MicroBatches < 1 {
 		return nil, fmt.Errorf("search: %d micro-batches, want at least 1", sp.MicroBatches)
 	}
-	if opt.Search.LinkOrder && !p.Channels {
+	if opt.Search.LinkOrder && !(links.Rule{}).On(sp) {
 		return nil, fmt.Errorf("search: placement %q: a link order is chosen only where links carry one transfer at a time (channels)", p.Name)
 	}
 	if opt.Search.LinkOrder && len(p.Lanes) > 0 {

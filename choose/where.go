@@ -16,6 +16,11 @@ import (
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/rule"
+	"github.com/tessel-pp/tessel/rule/fsdp"
+	"github.com/tessel-pp/tessel/rule/latency"
+	"github.com/tessel-pp/tessel/rule/memory"
+	"github.com/tessel-pp/tessel/rule/pairs"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
@@ -483,7 +488,7 @@ func (c *chooser) periodSolver(ctx context.Context) (solved bool, err error) {
 // (solved, the least bound then its lower bound).
 func (c *chooser) assignedSolver(ctx context.Context) (solved bool, err error) {
 	sp, opt, open := c.sp, c.opt, c.open
-	if opt.Objective != ObjectiveMakespan || open.Channels || sp.Allowed.Offload || sp.Allowed.Recompute ||
+	if opt.Objective != ObjectiveMakespan || rules.Unhandled(sp, assignedRules()...) != nil ||
 		open.K()*sp.MicroBatches > MaxAssignedInstances || ctx.Err() != nil {
 		return false, nil
 	}
@@ -545,8 +550,21 @@ const MaxPeriodAssignedBlocks = 48
 // MaxPeriodAssignedBlocks blocks, without links as resources, latency
 // budget, offload or recompute (the encoding has none of them).
 func periodSolvable(open *placement.Placement, sp spec.Spec) bool {
-	return open.HasCandidates() && !open.Channels && sp.Latency == 0 && !sp.Allowed.Offload && !sp.Allowed.Recompute &&
-		open.K() <= MaxPeriodAssignedBlocks
+	return open.HasCandidates() && rules.Unhandled(sp, periodAssignedRules()...) == nil && open.K() <= MaxPeriodAssignedBlocks
+}
+
+// assignedRules are the rules the solver with assignment literals
+// (encode.MinimizeAssigned) is run with: it leaves out links that carry
+// one transfer at a time and the decisions (rules.Unhandled names the
+// first of those a spec switches on).
+func assignedRules() []rule.Rule {
+	return []rule.Rule{pairs.Rule{}, memory.Rule{}, latency.Rule{}, fsdp.Rule{}}
+}
+
+// periodAssignedRules are those of the repetend with assignment literals
+// (repetend.SearchAssigned): assignedRules but the latency budget.
+func periodAssignedRules() []rule.Rule {
+	return []rule.Rule{pairs.Rule{}, memory.Rule{}, fsdp.Rule{}}
 }
 
 // relaxedBounds are lower bounds of the period and the makespan of n
@@ -656,7 +674,7 @@ func optimalDevices(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*sea
 		try(a.Choice)
 	}
 	solved := false
-	if !open.Channels && !sp.Allowed.Offload && !sp.Allowed.Recompute && ctx.Err() == nil {
+	if rules.Unhandled(sp, assignedRules()...) == nil && ctx.Err() == nil {
 		// The solver with assignment literals (encode.MinimizeAssigned):
 		// a better choice and schedule than every start, or the proof
 		// that none exists.

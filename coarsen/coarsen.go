@@ -428,7 +428,7 @@ func (g *graph) build(p *placement.Placement, c *Coarse, unit int) error {
 	g.refresh()
 	order := g.order()
 	id := make([]int, len(g.alive)) // coarse index of every group
-	q := &placement.Placement{Name: p.Name + " coarsened", Devices: p.Devices, Channels: p.Channels, Capacities: slices.Clone(p.Capacities), HostChannels: slices.Clone(p.HostChannels)}
+	q := p.Bare(p.Name + " coarsened")
 	costs := &placement.Costs{}
 	c.Of = make([]int, len(p.Blocks))
 	for n, a := range order {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -23,8 +24,8 @@ import (
 // latency with one block of a device at a time: a budget below that is an
 // error. The memory budget is checked, not planned for (the schedule is
 // an error when it is over it): inference placements hold no memory.
-// With links that carry one transfer at a time (placement's Channels)
-// the links are booked too (latencyListLinks). The result is compacted
+// With links that carry one transfer at a time (rule/links) the
+// links are booked too (latencyListLinks). The result is compacted
 // under the budget (compact.Compact) and verified.
 func LatencyList(sp spec.Spec) (*schedule.Schedule, error) {
 	p, n, memory, budget := sp.Placement, sp.MicroBatches, sp.Memory, sp.Latency
@@ -34,7 +35,7 @@ func LatencyList(sp spec.Spec) (*schedule.Schedule, error) {
 	if err := p.CheckLatency(budget); err != nil {
 		return nil, fmt.Errorf("construct: %w", err)
 	}
-	if p.Channels {
+	if (links.Rule{}).On(sp) {
 		ins, err := latencyListLinks(p, n, budget)
 		if err != nil {
 			return nil, err
@@ -174,7 +175,7 @@ func latencyPortfolio(ctx context.Context, sp spec.Spec) ([]Entry, error) {
 }
 
 // latencyListLinks is LatencyList's list schedule with links that carry
-// one transfer at a time (placement's Channels): the instances, not yet
+// one transfer at a time (rule/links): the instances, not yet
 // compacted. Blocks fill gaps on their devices as without channels, and
 // every transfer is booked on each link its tensor crosses, as an
 // interval [x, x+c) (c its time, Transfer: where a pair has several

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -267,7 +268,7 @@ func newIMS(p *placement.Placement) *ims {
 		q := p.NewLinkQueue()
 		for _, d := range out {
 			st.lag[d], _, _ = q.Arrival(d, 0)
-			if !p.Channels {
+			if !links.Queued(p) {
 				continue // Arrival is start + Delay; no link is held
 			}
 			for _, l := range p.Links(d) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -52,10 +53,10 @@ func decideOK(p *placement.Placement) bool {
 
 // oneDeviceEach reports whether p has the shape the constructions that
 // decide per instance (ModuloDecide, Belady) time: every block on one
-// device, transfers that overlap freely (no Channels), no overlapped
+// device, transfers that overlap freely (not rule/links), no overlapped
 // pairs.
 func oneDeviceEach(p *placement.Placement) bool {
-	if p.Channels || p.Overlap != nil {
+	if links.Queued(p) || p.Overlap != nil {
 		return false
 	}
 	for _, b := range p.Blocks {

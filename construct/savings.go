@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -459,7 +460,7 @@ func (sv *saver) finish(l *lister) (*schedule.Schedule, error) {
 			s.Decisions = append(s.Decisions, dc)
 		}
 	}
-	if p.Channels {
+	if links.Queued(p) {
 		if err := verify.Schedule(s); err != nil {
 			return nil, fmt.Errorf("construct: placement %q: schedule fails verification: %w", p.Name, err)
 		}

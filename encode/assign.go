@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/z3"
@@ -34,7 +35,7 @@ import (
 //   - instances of one block run in micro-batch order (the Tessel paper's
 //     property 4.1).
 //
-// Links as resources (placement's Channels) and memory decisions are not
+// Links as resources (rule/links) and memory decisions are not
 // in this encoding: MinimizeAssigned refuses a placement with channels.
 
 // AssignedOptions configure MinimizeAssigned.
@@ -74,7 +75,7 @@ type Assigned struct {
 // and the best schedule found (below opt.Upper). When ctx ends or a call
 // runs out of effort the best schedule so far is returned, not proven.
 func MinimizeAssigned(ctx context.Context, p *placement.Placement, opt AssignedOptions) (*Assigned, error) {
-	if p.Channels {
+	if links.Queued(p) {
 		return nil, errors.New("smt: links as resources (channels) are not in the encoding with assignment literals")
 	}
 	n := opt.MicroBatches

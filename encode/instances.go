@@ -6,13 +6,14 @@ import (
 	"sort"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 )
 
 // InstanceProblem turns instances of a placement into a Problem: one task
 // per instance (in the order of refs), a precedence for every dependency
-// between two of them, with channels (placement's Channels) its transfers
+// between two of them, with channels (rule/links) its transfers
 // on their links (DepTransfers), and the symmetry breaking of property
 // 4.1 (the instances of one block run in micro-batch order). Dependencies
 // on instances outside refs are the caller's business (they have run).
@@ -96,7 +97,7 @@ func depPrec(p *placement.Placement, d placement.Dep, from, to, periods int) smt
 // crosses a pair of several links (placement's Lanes). Links are
 // labelled From·Devices + To.
 func DepTransfers(p *placement.Placement, d placement.Dep, from, to int) []smt.Transfer {
-	if !p.Channels || p.Lanes[d] != nil {
+	if !links.Queued(p) || p.Lanes[d] != nil {
 		// A pair of several links (placement's Lanes): the encodings see
 		// no queue there (a relaxation); a schedule they give is re-timed
 		// under the rule (placement's LinkQueue).

@@ -10,11 +10,14 @@ import (
 )
 
 // Fit is the calibration the runs measured, on top of old (the
-// calibration their costs already carry; nil for none): each pass's scale
-// times the ratio of its measured time to its predicted time over every
-// run, every transfer the median time the blocked waits show (old's where
-// none blocked), and every action the runtime's mean time between
-// actions. Costs built from the returned calibration (ModelCosts of the
+// calibration their costs already carry; nil for none), from each run's
+// least iteration (Run.Least: the profile's times are undisturbed, and
+// so is the least disturbed iteration; the others carry what the
+// machine took away, which no model of the schedule predicts): each
+// pass's scale times the ratio of its measured time to its predicted
+// time over every run, every transfer the median time the blocked waits
+// show (old's where none blocked), and every action the runtime's mean
+// time between actions. Costs built from the returned calibration (ModelCosts of the
 // model file it is set in) charge what the runs measured.
 func Fit(runs []*Run, old *profile.Calibration) (*profile.Calibration, error) {
 	if len(runs) == 0 {
@@ -25,7 +28,7 @@ func Fit(runs []*Run, old *profile.Calibration) (*profile.Calibration, error) {
 	between, actions := 0.0, 0
 	var names []string
 	for _, r := range runs {
-		o := observe(r, r.Iterations())
+		o := observe(r, []Timeline{r.Least()})
 		for p, t := range o.passMeasured {
 			meas[p] += t
 		}

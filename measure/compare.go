@@ -53,6 +53,22 @@ func (r *Run) Iterations() []Timeline {
 	return out
 }
 
+// Least is the iteration of least time: the one the machine disturbed
+// least. The profile counts each layer's time undisturbed (CPU time on
+// CPU, CUDA events on a GPU), so the model predicts such an iteration;
+// the others add what the machine took away (other processes, a slower
+// core), which changes from one iteration to the next.
+func (r *Run) Least() Timeline {
+	its := r.Iterations()
+	k := 0
+	for i, it := range its {
+		if it.End() < its[k].End() {
+			k = i
+		}
+	}
+	return its[k]
+}
+
 // Figures are one iteration's: its time, each device's idle time (the
 // iteration less its compute) and the bubble rate (the idle share of all
 // devices' time), in ms.
@@ -147,11 +163,14 @@ type Report struct {
 	Spread     [2]float64 `json:"spread_ms"`
 	Predicted  Figures    `json:"predicted"`
 	// Error is (predicted − measured) / measured, of the median
-	// iteration time; Outside says the prediction lies outside Spread.
-	Error   float64      `json:"error"`
-	Outside bool         `json:"outside_spread"`
-	Actions []ActionDiff `json:"actions"` // the actions that differ most, largest first
-	Terms   []Term       `json:"terms"`
+	// iteration time; ErrorLeast of the least (Run.Least: the iteration
+	// the machine disturbed least, the one the profile's times model);
+	// Outside says the prediction lies outside Spread.
+	Error      float64      `json:"error"`
+	ErrorLeast float64      `json:"error_least"`
+	Outside    bool         `json:"outside_spread"`
+	Actions    []ActionDiff `json:"actions"` // the actions that differ most, largest first
+	Terms      []Term       `json:"terms"`
 
 	median, predicted Timeline
 }
@@ -185,6 +204,9 @@ func Compare(r *Run, top int) (*Report, error) {
 	if rep.Measured.Iteration > 0 {
 		rep.Error = (rep.Predicted.Iteration - rep.Measured.Iteration) / rep.Measured.Iteration
 	}
+	if rep.Spread[0] > 0 {
+		rep.ErrorLeast = (rep.Predicted.Iteration - rep.Spread[0]) / rep.Spread[0]
+	}
 	rep.Outside = rep.Predicted.Iteration < rep.Spread[0] || rep.Predicted.Iteration > rep.Spread[1]
 	med := Median(its)
 	var diffs []ActionDiff
@@ -198,7 +220,8 @@ func Compare(r *Run, top int) (*Report, error) {
 		return cmp.Compare(math.Abs(dur(b.Measured)-dur(b.Predicted)), math.Abs(dur(a.Measured)-dur(a.Predicted)))
 	})
 	rep.Actions = diffs[:min(top, len(diffs))]
-	rep.Terms, err = terms(r, its, pred)
+	// The terms as the calibration fits them: of the least iteration.
+	rep.Terms, err = terms(r, []Timeline{r.Least()}, pred)
 	return rep, err
 }
 

@@ -25,7 +25,11 @@ type Costs struct {
 // each block the sum of its forward's layers' times of its pass (forward,
 // input, weight; a whole backward input + weight or the layer's
 // backward), each transfer and action the calibration's times (0
-// without one).
+// without one). An input-gradient block whose forward takes the model's
+// own input (no activation from another block) costs nothing: the
+// workers ask autograd for no gradient there, and its weight block
+// walks the stage's graph as the profile's weight pass of each layer
+// does.
 func ModelCosts(g *partition.Graph, dec *runtimegen.Decoder, blocks []runtimegen.BlockInfo) (Costs, error) {
 	c := Costs{Block: map[string]float64{}, Overhead: g.ActionOverhead}
 	if g.Calibration != nil {
@@ -42,10 +46,25 @@ func ModelCosts(g *partition.Graph, dec *runtimegen.Decoder, blocks []runtimegen
 		layer[g.Nodes[i].Name] = i
 	}
 	training := g.Training()
+	fed := map[string]bool{} // forward blocks that take another block's activation
+	for _, b := range blocks {
+		for _, p := range b.Inputs {
+			if p.Role == runtimegen.Activation {
+				fed[b.ID] = true
+			}
+		}
+	}
 	for _, b := range blocks {
 		fwd := b.ID
 		if b.Forward != "" {
 			fwd = b.Forward
+		}
+		if b.Kind == placement.Input && !fed[fwd] {
+			if _, ok := dec.Blocks[fwd]; !ok {
+				return Costs{}, fmt.Errorf("block %q: the decoder gives no layers to its forward block %q", b.ID, fwd)
+			}
+			c.Block[b.ID] = 0
+			continue
 		}
 		names, ok := dec.Blocks[fwd]
 		if !ok {

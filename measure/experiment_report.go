@@ -17,16 +17,16 @@ import (
 // prediction is the order by measurement, and tessel's margin.
 func (res *ExperimentResult) Markdown(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("| N | schedule | predicted | error | measured [least–largest] | calibrated | error | bubbles predicted / measured |\n")
+	b.WriteString("| N | schedule | predicted | error: median / least | measured: median [least–largest] | calibrated | error: median / least | bubbles predicted / measured |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res.Rows {
-		before := fmt.Sprintf("%.0f ms | %+.1f%%", r.Predicted, pct(r.Predicted, r.Measured))
+		before := fmt.Sprintf("%.0f ms | %+.1f%% / %+.1f%%", r.Predicted, pct(r.Predicted, r.Measured), pct(r.Predicted, r.Spread[0]))
 		if r.Replanned {
 			before = "– | –" // planned and predicted from the calibrated file only
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %.0f ms [%.0f–%.0f] | %.0f ms | %+.1f%% | %.1f%% / %.1f%% |\n",
+		fmt.Fprintf(&b, "| %d | %s | %s | %.0f ms [%.0f–%.0f] | %.0f ms | %+.1f%% / %+.1f%% | %.1f%% / %.1f%% |\n",
 			r.N, r.Method, before, r.Measured, r.Spread[0], r.Spread[1],
-			r.Calibrated, pct(r.Calibrated, r.Measured), 100*r.PredictedBubbles, 100*r.MeasuredBubbles)
+			r.Calibrated, pct(r.Calibrated, r.Measured), pct(r.Calibrated, r.Spread[0]), 100*r.PredictedBubbles, 100*r.MeasuredBubbles)
 	}
 	b.WriteString("\n")
 	for _, n := range res.Options.N {
@@ -63,13 +63,24 @@ func (res *ExperimentResult) orderLine(n int) string {
 	byPred, byMeas := slices.Clone(rs), slices.Clone(rs)
 	slices.SortStableFunc(byPred, func(a, b Row) int { return cmp.Compare(a.Calibrated, b.Calibrated) })
 	slices.SortStableFunc(byMeas, func(a, b Row) int { return cmp.Compare(a.Measured, b.Measured) })
-	names := func(rs []Row) string {
-		var s []string
-		for _, r := range rs {
-			s = append(s, r.Method)
+	// names joins the methods in order, "=" between two whose times
+	// round to the same ms (the table's precision).
+	names := func(rs []Row, time func(Row) float64) string {
+		var b strings.Builder
+		for i, r := range rs {
+			if i > 0 {
+				if math.Round(time(rs[i-1])) == math.Round(time(r)) {
+					b.WriteString(" = ")
+				} else {
+					b.WriteString(" < ")
+				}
+			}
+			b.WriteString(r.Method)
 		}
-		return strings.Join(s, " < ")
+		return b.String()
 	}
+	calibrated := func(r Row) float64 { return r.Calibrated }
+	measured := func(r Row) float64 { return r.Measured }
 	var bad []string
 	for i := range rs {
 		for j := range rs {
@@ -82,17 +93,18 @@ func (res *ExperimentResult) orderLine(n int) string {
 		}
 	}
 	order := "the same order"
-	if names(byPred) != names(byMeas) {
-		order = "measured " + names(byMeas)
+	if names(byPred, calibrated) != names(byMeas, measured) {
+		order = "measured " + names(byMeas, measured)
 		if len(bad) == 0 {
 			order += " (every swap within the measured spread)"
 		} else {
 			order += "; outside the spread: " + strings.Join(bad, ", ")
 		}
 	}
-	worst := 0.0
+	worst, worstLeast := 0.0, 0.0
 	for _, r := range rs {
 		worst = math.Max(worst, math.Abs(pct(r.Calibrated, r.Measured)))
+		worstLeast = math.Max(worstLeast, math.Abs(pct(r.Calibrated, r.Spread[0])))
 	}
 	margin := ""
 	if t := slices.IndexFunc(rs, func(r Row) bool { return r.Method == "tessel" }); t >= 0 {
@@ -103,11 +115,18 @@ func (res *ExperimentResult) orderLine(n int) string {
 			}
 		}
 		if best >= 0 {
-			margin = fmt.Sprintf("; tessel measured %+.1f%% against the best baseline (%s), predicted %+.1f%%",
-				pct(rs[t].Measured, rs[best].Measured), rs[best].Method, pct(rs[t].Calibrated, rs[best].Calibrated))
+			least := -1
+			for i, r := range rs {
+				if r.Method != "tessel" && (least < 0 || r.Spread[0] < rs[least].Spread[0]) {
+					least = i
+				}
+			}
+			margin = fmt.Sprintf("; tessel measured %+.1f%% against the best baseline (%s) by the median, %+.1f%% (%s) by the least, predicted %+.1f%%",
+				pct(rs[t].Measured, rs[best].Measured), rs[best].Method, pct(rs[t].Spread[0], rs[least].Spread[0]), rs[least].Method,
+				pct(rs[t].Calibrated, rs[best].Calibrated))
 		}
 	}
-	return fmt.Sprintf("- N = %d: by calibrated prediction %s; %s; largest calibrated error %.1f%%%s.\n", n, names(byPred), order, worst, margin)
+	return fmt.Sprintf("- N = %d: by calibrated prediction %s; %s; largest calibrated error %.1f%% of the median, %.1f%% of the least%s.\n", n, names(byPred, calibrated), order, worst, worstLeast, margin)
 }
 
 // Chart draws every schedule's time per micro-batch against N, measured

@@ -21,8 +21,8 @@ func (rep *Report) WriteText(w io.Writer) error {
 	if rep.Outside {
 		where = "outside the measured spread"
 	}
-	fmt.Fprintf(tw, "iteration\t%.1f ms [%.1f–%.1f]\t%.1f ms\t%+.1f%%, %s\n", rep.Measured.Iteration, rep.Spread[0], rep.Spread[1],
-		rep.Predicted.Iteration, 100*rep.Error, where)
+	fmt.Fprintf(tw, "iteration\t%.1f ms [%.1f–%.1f]\t%.1f ms\t%+.1f%% of the median, %+.1f%% of the least, %s\n", rep.Measured.Iteration, rep.Spread[0], rep.Spread[1],
+		rep.Predicted.Iteration, 100*rep.Error, 100*rep.ErrorLeast, where)
 	for d := range rep.Measured.Idle {
 		fmt.Fprintf(tw, "device %d idle\t%.1f ms\t%.1f ms\t\n", d, rep.Measured.Idle[d], rep.Predicted.Idle[d])
 	}
@@ -41,7 +41,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 			return err
 		}
 	}
-	b.WriteString("terms of the model (measured against charged; what the measured value alone moves the prediction)\n")
+	b.WriteString("terms of the model (the least iteration measured against charged; what the measured value alone moves the prediction)\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, t := range rep.Terms {
 		what := fmt.Sprintf("%d per iteration", t.Count)
@@ -181,8 +181,8 @@ func (s Summary) WriteText(w io.Writer, calibrated, perfetto string) error {
 	if cal := s.Calibrated; cal != nil {
 		fmt.Fprintf(&b, "\ncalibration: %s\nwrote %s (tessel plan --model %s)\n", Text(cal.Calibration), calibrated, calibrated)
 		for k, rep := range s.Reports {
-			fmt.Fprintf(&b, "  %s: predicted %.1f ms calibrated (%.1f before), measured %.1f ms: %+.1f%%\n", rep.Name, cal.Predicted[k],
-				rep.Predicted.Iteration, rep.Measured.Iteration, 100*(cal.Predicted[k]-rep.Measured.Iteration)/rep.Measured.Iteration)
+			fmt.Fprintf(&b, "  %s: predicted %.1f ms calibrated (%.1f before), measured %.1f ms (least %.1f): %+.1f%% (%+.1f%% of the least)\n", rep.Name, cal.Predicted[k],
+				rep.Predicted.Iteration, rep.Measured.Iteration, rep.Spread[0], pct(cal.Predicted[k], rep.Measured.Iteration), pct(cal.Predicted[k], rep.Spread[0]))
 		}
 	}
 	if perfetto != "" {

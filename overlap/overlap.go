@@ -19,6 +19,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -34,7 +35,7 @@ const Passes = 3
 // decisions, or on channels comes back as it is.
 func Pair(ctx context.Context, s *schedule.Schedule) (*schedule.Schedule, bool) {
 	p := s.Placement
-	if p == nil || p.Overlap == nil || p.Channels || len(s.Decisions) > 0 {
+	if p == nil || p.Overlap == nil || links.Queued(p) || len(s.Decisions) > 0 {
 		return s, false
 	}
 	roles := p.Roles()

@@ -482,9 +482,23 @@ func (p *Placement) CriticalPath() int {
 	return cp
 }
 
+// Bare returns a placement named name without blocks on p's devices as
+// a cluster set them: the devices, each one's capacity (Capacities),
+// links that carry one transfer at a time (Channels) and the host
+// channels (HostChannels), which hold whatever blocks run there. What a
+// cluster sets per block or dependency (Transfers, Lanes, Costs) is the
+// new blocks' own. Clone and the placements made of another's blocks
+// (coarsened, backwards merged) start from it, so that the list of those
+// fields is written once.
+func (p *Placement) Bare(name string) *Placement {
+	return &Placement{Name: name, Devices: p.Devices, Capacities: slices.Clone(p.Capacities), Channels: p.Channels, HostChannels: slices.Clone(p.HostChannels)}
+}
+
 // Clone returns a deep copy.
 func (p *Placement) Clone() *Placement {
-	q := &Placement{Name: p.Name, Devices: p.Devices, Deps: append([]Dep(nil), p.Deps...), Transfers: maps.Clone(p.Transfers), Sizes: maps.Clone(p.Sizes), Capacities: slices.Clone(p.Capacities), Channels: p.Channels, HostChannels: slices.Clone(p.HostChannels), Costs: p.Costs.clone(), Overlap: p.Overlap.clone(), Units: p.Units.Clone()}
+	q := p.Bare(p.Name)
+	q.Deps, q.Transfers, q.Sizes = append([]Dep(nil), p.Deps...), maps.Clone(p.Transfers), maps.Clone(p.Sizes)
+	q.Costs, q.Overlap, q.Units = p.Costs.clone(), p.Overlap.clone(), p.Units.Clone()
 	if p.Lanes != nil {
 		q.Lanes = make(map[Dep][]int, len(p.Lanes))
 		for d, ts := range p.Lanes {

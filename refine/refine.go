@@ -23,6 +23,7 @@ import (
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
@@ -309,10 +310,10 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 	// (its order is the producers'), so a head window leaves links out;
 	// the compaction below applies them, and a step that does not end
 	// earlier is dropped.
-	var links *placement.LinkQueue
+	var queue *placement.LinkQueue
 	var fixedAt map[fixedTensor]int
-	if p.Channels && !head {
-		links, fixedAt = fixedArrivals(s, task)
+	if links.Queued(p) && !head {
+		queue, fixedAt = fixedArrivals(s, task)
 	}
 	for k, x := range free {
 		in := s.Instances[x]
@@ -331,11 +332,11 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 				// Forwards j → k; backwards too, since j is then the
 				// dependency's consumer, which runs first.
 				pr.Precs = append(pr.Precs, smt.Prec{From: j, To: k, Lag: -p.Transfer(d)})
-				if links != nil {
+				if queue != nil {
 					trs := encode.DepTransfers(p, d, j, k)
 					for x, l := range p.Links(d) { // DepTransfers' order
 						if x < len(trs) { // none for a pair of several links
-							trs[x].Release = links.Free(l)
+							trs[x].Release = queue.Free(l)
 						}
 					}
 					pr.Transfers = append(pr.Transfers, trs...)
@@ -346,7 +347,7 @@ func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Optio
 			// transfer.
 			oin := schedule.Instance{Block: other, Micro: in.Micro, Start: byRef[ref]}
 			arrival := at(oin) + p.Blocks[other].Time + p.Transfer(d)
-			if links != nil {
+			if queue != nil {
 				arrival = fixedAt[fixedTensor{d, in.Micro}]
 			}
 			pr.Tasks[k].Release = max(pr.Tasks[k].Release, arrival)

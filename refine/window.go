@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
@@ -46,7 +47,7 @@ type LNSOptions struct {
 	// recomputes is returned as it is.
 	Decisions spec.Decisions
 	// Links lets the windows run on a placement whose links carry one
-	// transfer at a time (Channels): the solver's window leaves the
+	// transfer at a time (rule/links): the solver's window leaves the
 	// queues out, and the compaction of its answer, which keeps them
 	// (compact.Compact), decides whether the step is kept. Without it
 	// such a schedule is returned as it is.
@@ -80,7 +81,7 @@ const DefaultSteps = 12
 // (Sizes); without a step budget, each round after the first uses the
 // next solver seed. Every schedule LNS returns has passed
 // verify.Schedule and ends no later than s. Placements whose links carry
-// one transfer at a time (Channels) are returned as they are, unless
+// one transfer at a time (rule/links) are returned as they are, unless
 // opt.Links.
 func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.Schedule, Stats, error) {
 	var st Stats
@@ -88,7 +89,7 @@ func LNS(ctx context.Context, s *schedule.Schedule, opt LNSOptions) (*schedule.S
 		return nil, st, fmt.Errorf("refine: the schedule to improve is invalid: %w", err)
 	}
 	decide := opt.Decisions.Offload || opt.Decisions.Recompute
-	if (s.Placement.Channels && (!opt.Links || decide)) || len(s.Instances) < 2 || (len(s.Decisions) > 0 && !decide) || (decide && len(s.Pairs) > 0) {
+	if (links.Queued(s.Placement) && (!opt.Links || decide)) || len(s.Instances) < 2 || (len(s.Decisions) > 0 && !decide) || (decide && len(s.Pairs) > 0) {
 		// Without Decisions, a schedule that offloads or recomputes is
 		// left as it is: the windows' encoding keeps every activation;
 		// the windows that decide pair nothing (placement's Overlap).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/z3"
 )
 
@@ -81,7 +82,7 @@ type AssignedResult struct {
 // budget (see the encoding above). When ctx ends or a call runs out of
 // effort the best repetend so far is returned, not proven.
 func SearchAssigned(ctx context.Context, p *placement.Placement, opt AssignedOptions) (*AssignedResult, error) {
-	if p.Channels {
+	if links.Queued(p) {
 		return nil, errors.New("repetend: links as resources (channels) are not in the encoding with assignment literals")
 	}
 	if _, ok := p.Topo(); !ok {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -61,7 +62,7 @@ var ErrDecisionsUnsupported = errors.New("repetend: decisions on this placement 
 // period among decided repetends only where the check below it proved
 // none exists, which the result does not claim.
 func SearchDecided(ctx context.Context, p *placement.Placement, opt DecideOptions) (*Decided, error) {
-	if p.Channels {
+	if links.Queued(p) {
 		return nil, ErrDecisionsUnsupported
 	}
 	for _, net := range NetMemory(p) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/z3"
 )
@@ -21,7 +22,7 @@ type Repetend struct {
 }
 
 // steady is the placement's link rule in a repetend's steady state. With
-// channels (placement's Channels) the encoding of a repetend asks that no
+// channels (rule/links) the encoding of a repetend asks that no
 // transfer waits for its link: every block's transfers leave as it ends
 // (those of one block on one link one after another, in the rule's
 // order), and the transfers of one link never overlap, within an
@@ -51,7 +52,7 @@ type linkSpan struct {
 // and when each occupies each link.
 func steadyLinks(p *placement.Placement) steady {
 	st := steady{delay: make(map[placement.Dep]int, len(p.Deps))}
-	if !p.Channels {
+	if !links.Queued(p) {
 		for _, d := range p.Deps {
 			st.delay[d] = p.Delay(d)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/internal/safego"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -200,7 +201,7 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 // them as they are.
 func Sequential(p *placement.Placement) *Repetend {
 	pr := problem(p, nil, 1, 0, 0)
-	if p.Channels {
+	if links.Queued(p) {
 		pr = encode.InstanceProblem(p, encode.AllInstances(p, 1), 0, nil)
 		pr.Memory, pr.Entry = 0, nil
 	}
@@ -488,7 +489,7 @@ func countCandidates(ctx context.Context, p *placement.Placement, maxNR int) int
 // periodLowerBound is max_d load_d and, with channels, the busiest link's
 // load per micro-batch (rules.LowerBounds).
 func periodLowerBound(p *placement.Placement) int {
-	if !p.Channels {
+	if !links.Queued(p) {
 		return p.MaxLoad()
 	}
 	return rules.LowerBounds(spec.New(p, 0)).Period

@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
 	"github.com/tessel-pp/tessel/rule/latency"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
@@ -160,7 +161,7 @@ func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, p
 	}
 	return Summary{
 		Budgets:      budgets,
-		Channels:     s.Placement.Channels,
+		Channels:     links.Queued(s.Placement),
 		Placement:    s.Placement.Name,
 		Devices:      s.Placement.Devices,
 		Memory:       s.Memory,

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/quantity"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 )
 
@@ -225,7 +226,7 @@ func GenerateModes(s *schedule.Schedule, blockingOnly bool) ([][]*Program, error
 // as does any with channels set; a schedule that offloads times its moves
 // by its own placement's rules.
 func ScheduleSimOptions(s *schedule.Schedule, timing *placement.Placement, channels bool, commTime int) SimOptions {
-	opt := SimOptions{CommTime: commTime, Placement: timing, Channels: channels || (timing != nil && timing.Channels)}
+	opt := SimOptions{CommTime: commTime, Placement: timing, Channels: channels || links.Queued(timing)}
 	for _, d := range s.Decisions {
 		if d.Action == placement.Offload {
 			opt.Offloads = s.Placement

@@ -44,7 +44,7 @@ import (
 //     meets it); the makespan's bound is raised by the budget's bound
 //     (rules.LowerBounds), which Result.BoundBy names.
 //
-// With links that carry one transfer at a time (placement's Channels)
+// With links that carry one transfer at a time (rule/links)
 // every re-timing and the latency list schedule time the transfers by the
 // links' queues (compact.Compact, construct.LatencyList), and the
 // solver's encodings have the queues; a solver's schedule re-timed on the

@@ -8,6 +8,8 @@ import (
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule/hostchan"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
@@ -26,7 +28,7 @@ type OptimalOptions struct {
 	// Progress, when set, is called after every solver call with the
 	// current bounds of the makespan.
 	Progress func(lower, upper int)
-	// LinkOrder, with channels (placement's Channels), lets the solver
+	// LinkOrder, with channels (rule/links), lets the solver
 	// choose the order of the transfers on each link instead of their
 	// producers' (She et al., operator-level MIP, §III eqs 14–15;
 	// smt.Problem.FreeLinkOrder); the schedule records the order it
@@ -99,7 +101,7 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 	if n < 1 {
 		return nil, fmt.Errorf("search: %d micro-batches, want at least 1", n)
 	}
-	if opt.LinkOrder && !p.Channels {
+	if opt.LinkOrder && !links.Queued(p) {
 		return nil, fmt.Errorf("search: placement %q: a link order is chosen only where links carry one transfer at a time (channels)", p.Name)
 	}
 	if opt.LinkOrder && len(p.Lanes) > 0 {
@@ -136,7 +138,7 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 		}
 	}
 	sopt := smt.Options{Seed: opt.Seed, Effort: opt.Effort, Progress: opt.Progress}
-	if (sp.Allowed.Offload || sp.Allowed.Recompute) && !p.Channels {
+	if (hostchan.Rule{}).On(sp) && !(links.Rule{}).On(sp) {
 		return optimalDecisions(ctx, sp, opt, sopt, start, source)
 	}
 	refs := encode.AllInstances(p, n)
@@ -234,7 +236,7 @@ func solveAll(ctx context.Context, p *placement.Placement, n, memory int, opt sm
 }
 
 // onLinks returns s when it verifies. A schedule from a solver whose
-// encoding leaves out the queues on links (placement's Channels) may
+// encoding leaves out the queues on links (rule/links) may
 // start a consumer before its tensor, queued behind another on a link,
 // arrives: it is then re-timed, every device keeping its order, by
 // compact.Compact under s's latency budget,
@@ -244,7 +246,7 @@ func onLinks(s *schedule.Schedule) (_ *schedule.Schedule, retimed bool, err erro
 	if err == nil {
 		return s, false, nil
 	}
-	if !s.Placement.Channels {
+	if !links.Queued(s.Placement) {
 		return nil, false, fmt.Errorf("fails verification (a bug): %w", err)
 	}
 	cs, cerr := compact.Compact(spec.Spec{Placement: s.Placement, MicroBatches: s.MicroBatches, Latency: s.Latency}, compact.Keep{Orders: schedule.Orders(s)})

@@ -12,6 +12,9 @@ import (
 	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/refine"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/rule"
+	"github.com/tessel-pp/tessel/rule/latency"
+	"github.com/tessel-pp/tessel/rule/pairs"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -80,17 +83,23 @@ func phases() []phase {
 		{"repetend", always, (*state).repetend},
 		{"warmup and cooldown", (*state).wantsPhases, (*state).warmupCooldown},
 		{"a schedule", always, (*state).requireSchedule},
-		{"time-optimal under the latency budget", func(st *state, _ context.Context) bool { return st.sp.Latency > 0 }, (*state).latencyOptimal},
+		{"time-optimal under the latency budget", switchedOn(latency.Rule{}), (*state).latencyOptimal},
 		{"refinement of the ends", (*state).refinable, (*state).refineEnds},
 		{"repetend, again", (*state).usesTime, (*state).researchRepetend},
 		{"the whole schedule to the solver", (*state).usesTime, (*state).wholeOptimal},
 		{"windows", (*state).wantsWindows, (*state).windows},
-		{"pairing of the best", func(st *state, _ context.Context) bool { return st.sp.Placement.Overlap != nil }, (*state).pairBest},
+		{"pairing of the best", switchedOn(pairs.Rule{}), (*state).pairBest},
 		{"its repetend named", always, (*state).nameRepetend},
 	}
 }
 
 func always(*state, context.Context) bool { return true }
+
+// switchedOn is the applies of a phase for the specs that switch r on:
+// the rule's own On decides.
+func switchedOn(r rule.Rule) func(*state, context.Context) bool {
+	return func(st *state, _ context.Context) bool { return r.On(st.sp) }
+}
 
 // usesTime reports whether the phases that use the time given run:
 // UseTime, not SolverOnly.

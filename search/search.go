@@ -15,6 +15,7 @@ import (
 	"github.com/tessel-pp/tessel/overlap"
 	"github.com/tessel-pp/tessel/refine"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
@@ -393,7 +394,7 @@ func (r *Result) PeriodProven() bool {
 	if r.Decisions || r.Assigned {
 		return false
 	}
-	if r.Schedule != nil && r.Schedule.Placement.Channels {
+	if r.Schedule != nil && links.Queued(r.Schedule.Placement) {
 		// The solver's proof is among repetends whose transfers never
 		// wait for a link (package repetend), a narrower set.
 		return false
@@ -431,7 +432,7 @@ func (r *Result) Proven() bool {
 		// rule (and a schedule re-timed after it is not marked proven).
 		return r.Source.Kind == SourceRepetend && r.TO != nil && r.TO.Proven
 	}
-	if r.Schedule.Placement.Channels {
+	if links.Queued(r.Schedule.Placement) {
 		// The repetend's proof is among repetends whose transfers never
 		// wait, and the phases leave out links that cross into the
 		// iterations: neither proves the assembled schedule optimal.

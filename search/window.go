@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tessel-pp/tessel/rule/fsdp"
+	"github.com/tessel-pp/tessel/rule/memory"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -47,14 +49,14 @@ func windowSize(n int) int {
 }
 
 // windowed reports whether Run searches a window and extends it: more
-// micro-batches than the window, and nothing an extension does not carry
-// (decisions, overlapped pairs, link orders) or that the time given
-// decides (UseTime), no latency budget, no given starts (schedules of all
-// N) and not the solver alone.
+// micro-batches than the window, no rule but those an extension carries
+// (the memory budget, sharded stages: not decisions, overlapped pairs,
+// link orders or a latency budget), nothing that the time given decides
+// (UseTime), no given starts (schedules of all N) and not the solver
+// alone.
 func windowed(sp spec.Spec, opt Options) bool {
-	p := sp.Placement
-	return sp.MicroBatches > 2*WindowMicroBatches && !sp.Allowed.Any() && sp.Latency == 0 && len(opt.Start) == 0 &&
-		!opt.UseTime && !opt.SolverOnly && p.Overlap == nil && !p.Channels
+	return sp.MicroBatches > 2*WindowMicroBatches && rules.Unhandled(sp, memory.Rule{}, fsdp.Rule{}) == nil && len(opt.Start) == 0 &&
+		!opt.UseTime && !opt.SolverOnly
 }
 
 // timedWindow reports whether a search given the time (UseTime) is one

@@ -62,7 +62,8 @@ type Problem struct {
 	Before [][2]int
 	Memory int   // per-device budget; 0 means unlimited
 	Entry  []int // memory on each device before the first task; nil means 0
-	// Transfers, when links are resources (placement's Channels); nil
+	// Transfers, when links are resources (links that carry one
+	// transfer at a time); nil
 	// otherwise, and then a problem is exactly what it was before links.
 	Transfers []Transfer
 	// FreeLinkOrder lets the transfers of one link run in any order, not

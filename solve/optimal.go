@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/report"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -54,7 +55,7 @@ func Optimal(ctx context.Context, opts OptimalOptions, stdout io.Writer) error {
 	}
 	if opts.LinkOrder {
 		switch {
-		case !p.Channels:
+		case !links.Queued(p):
 			return inputerr.Errorf("optimal: --link-order needs links that carry one transfer at a time (--channels, or \"channels\": true in the cluster file)")
 		case len(p.Lanes) > 0:
 			return inputerr.Errorf("optimal: --link-order is not supported where device pairs have several links")

@@ -87,7 +87,7 @@ func runModel(ctx context.Context, old *schedule.Schedule, t *Timeline, c *clust
 		return nil, ErrNotModelSplit
 	}
 	run := &modelRun{m: first.Cost.Model, unit: first.TimeUnit, c: c, split: first.Split}
-	rep := &Report{Placement: p0.Name, Devices: p0.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old)}
+	rep := &Report{Placement: p0.Name, Devices: p0.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old), Units: p0.Units}
 	return runSteps(ctx, t, rep, old, func(last *schedule.Schedule, step []Change) (*Step, *schedule.Schedule, error) {
 		return run.step(ctx, last, step, opt)
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/quantity"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
 	"github.com/tessel-pp/tessel/spec"
@@ -93,6 +94,10 @@ type Report struct {
 	// deadline) before its last step: Steps are the steps done, Final the
 	// schedule of the last of them. "" when every step ran.
 	Stopped string `json:"stopped,omitempty"`
+	// Units are the placement's units (its time step and unit, from a
+	// model file); the text writes every makespan in them. nil: the
+	// placement's own integers, as written.
+	Units *quantity.Scale `json:"-"`
 }
 
 // Warm starts of a step (Step.Warm).
@@ -131,7 +136,7 @@ func Run(ctx context.Context, old *schedule.Schedule, t *Timeline, c *cluster.Cl
 		last = old
 	}
 	first := given
-	rep := &Report{Placement: given.Name, Devices: given.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old)}
+	rep := &Report{Placement: given.Name, Devices: given.Devices, MicroBatches: old.MicroBatches, Memory: old.Memory, Old: schedule.Makespan(old), Units: given.Units}
 	return runSteps(ctx, t, rep, last, func(last *schedule.Schedule, step []Change) (*Step, *schedule.Schedule, error) {
 		st, s, q, qc, err := runStep(ctx, last, first, given, c, step, opt)
 		if err == nil {
@@ -275,8 +280,20 @@ func seconds(d time.Duration) float64 { return d.Round(time.Millisecond).Seconds
 // WriteText writes the report as tessel replan --timeline prints it: a
 // line for the old schedule, then a table of the steps.
 func (r *Report) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "tessel replan: %s, %d devices, %d micro-batches, memory %d, a timeline of %d steps\n\n", r.Placement, r.Devices, r.MicroBatches, r.Memory, len(r.Steps))
-	fmt.Fprintf(w, "old schedule  makespan %d\n\n", r.Old)
+	memory := "unlimited"
+	if r.Memory > 0 {
+		memory = r.Units.Memory(float64(r.Memory))
+	}
+	fmt.Fprintf(w, "tessel replan: %s, %d devices, %d micro-batches, memory %s, a timeline of %d steps\n\n", r.Placement, r.Devices, r.MicroBatches, memory, len(r.Steps))
+	// A makespan in the placement's time unit where it has one (a
+	// placement split from a model file), else its integer as before.
+	span := func(steps int) string {
+		if r.Units.HasTime() {
+			return r.Units.Duration(float64(steps))
+		}
+		return fmt.Sprint(steps)
+	}
+	fmt.Fprintf(w, "old schedule  makespan %s\n\n", span(r.Old))
 	fresh := false
 	for _, st := range r.Steps {
 		fresh = fresh || st.Fresh != nil
@@ -288,10 +305,10 @@ func (r *Report) WriteText(w io.Writer) {
 	head = append(head, "changes")
 	rows := [][]string{head}
 	for k, st := range r.Steps {
-		row := []string{fmt.Sprint(k + 1), fmt.Sprint(st.Iteration), fmt.Sprint(st.Devices), fmt.Sprint(st.Makespan), fmt.Sprint(st.LowerBound), fmt.Sprintf("%.3fs", st.Seconds)}
+		row := []string{fmt.Sprint(k + 1), fmt.Sprint(st.Iteration), fmt.Sprint(st.Devices), span(st.Makespan), span(st.LowerBound), fmt.Sprintf("%.3fs", st.Seconds)}
 		if fresh {
 			if st.Fresh != nil {
-				row = append(row, fmt.Sprint(*st.Fresh), fmt.Sprintf("%.3fs", *st.FreshSeconds))
+				row = append(row, span(*st.Fresh), fmt.Sprintf("%.3fs", *st.FreshSeconds))
 			} else {
 				row = append(row, "-", "-")
 			}

@@ -55,8 +55,8 @@ func MergeBackward(s *schedule.Schedule) (*schedule.Schedule, error) {
 			weightOf[st.Input], inputOf[st.Weight] = st.Weight, st.Input
 		}
 	}
-	q := &placement.Placement{Name: p.Name + "-merged-bw", Devices: p.Devices, Capacities: slices.Clone(p.Capacities),
-		Channels: p.Channels, HostChannels: slices.Clone(p.HostChannels), Overlap: p.Overlap}
+	q := p.Bare(p.Name + "-merged-bw")
+	q.Overlap = p.Overlap
 	n := 0
 	for i, b := range p.Blocks {
 		if into[i] < 0 {

@@ -40,6 +40,7 @@ func main() {
 		svg        = flag.String("svg", "", "write the chart to this file")
 		out        = flag.String("json", "", "write the rows and the calibration (JSON) to this file")
 		page       = flag.String("page", "", "replace the table between <!-- experiment: measured --> and <!-- experiment: end --> in this Markdown file")
+		from       = flag.String("from", "", "run nothing: write the table and chart of an earlier run's -json FILE (the same -n, -devices, -iterations, -warmup, -calibrate-n and decoder flags as that run)")
 	)
 	flag.IntVar(&cfg.Layers, "layers", cfg.Layers, "decoder layers")
 	flag.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "hidden size")
@@ -58,7 +59,7 @@ func main() {
 		}
 		n = append(n, x)
 	}
-	if *dir == "" {
+	if *dir == "" && *from == "" {
 		d, err := os.MkdirTemp("", "tessel-measured-")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -66,13 +67,30 @@ func main() {
 		}
 		*dir = d
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	res, err := measure.Experiment(ctx, measure.ExperimentOptions{Config: cfg, Devices: *devices, N: n, Warmup: *warmup,
-		Iterations: *iterations, ProfileWarmup: *pwarm, ProfileRepeats: *preps, CalibrateN: *calN, Dir: *dir, Progress: os.Stderr})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "measuredexp:", err)
-		os.Exit(1)
+	opts := measure.ExperimentOptions{Config: cfg, Devices: *devices, N: n, Warmup: *warmup,
+		Iterations: *iterations, ProfileWarmup: *pwarm, ProfileRepeats: *preps, CalibrateN: *calN, Dir: *dir, Progress: os.Stderr}
+	var res *measure.ExperimentResult
+	if *from != "" {
+		// Rendering again what was measured, with the report's code of
+		// today: nothing runs, the rows are the file's.
+		data, err := os.ReadFile(*from)
+		if err == nil {
+			res = &measure.ExperimentResult{}
+			err = json.Unmarshal(data, res)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "measuredexp: -from:", err)
+			os.Exit(2)
+		}
+		res.Options = opts
+	} else {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		var err error
+		if res, err = measure.Experiment(ctx, opts); err != nil {
+			fmt.Fprintln(os.Stderr, "measuredexp:", err)
+			os.Exit(1)
+		}
 	}
 	var table bytes.Buffer
 	fmt.Fprintf(&table, "Decoder `%s`, %d ranks (gloo, one thread each), %d iterations after %d warm-up; "+
@@ -82,7 +100,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("work directory %s\n\n", *dir)
+	if *from == "" {
+		fmt.Printf("work directory %s\n\n", *dir)
+	}
 	os.Stdout.Write(table.Bytes())
 	write := func(path string, data []byte) {
 		if path == "" {

@@ -16,12 +16,14 @@ func measureCommand() *cli.Command {
 			"--warmup 1 --iterations 5 --trace) and predicts the same programs with the model file's costs:\n" +
 			"each block its layers' profiled times, each transfer and each action the calibrated times (0\n" +
 			"without a calibration). Reports the measured iteration (the median, with the least and largest)\n" +
-			"beside the predicted one, each device's idle time and the bubble rate, the actions whose\n" +
-			"measured time differs most from the predicted, and each term of the model as measured and as\n" +
-			"charged: the forward, input, weight (or backward) time per block, the time per transfer (from\n" +
-			"the waits that blocked) and the runtime's time per action, each with how far it alone moves the\n" +
-			"prediction. --calibrate writes the model file with the measured corrections (its \"calibration\",\n" +
-			"fitted over every run given) and predicts every run again from it; tessel plan --model reads it.\n" +
+			"beside the predicted one and the error against the median and the least (the iteration the\n" +
+			"machine disturbed least, which the profile's undisturbed times model), each device's idle time\n" +
+			"and the bubble rate, the actions whose measured time differs most from the predicted, and each\n" +
+			"term of the model as the least iteration measured it and as charged: the forward, input, weight\n" +
+			"(or backward) time per block, the time per transfer (from the waits that blocked) and the\n" +
+			"runtime's time per action, each with how far it alone moves the prediction. --calibrate writes\n" +
+			"the model file with the measured corrections (its \"calibration\", fitted over every run given,\n" +
+			"each from its least iteration) and predicts every run again from it; tessel plan --model reads it.\n" +
 			"--perfetto writes the measured and predicted timelines side by side (Chrome trace JSON).",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "programs", Usage: "a `DIR` that tessel gen --model wrote; repeat, each with its --trace"},

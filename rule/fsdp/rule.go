@@ -22,6 +22,9 @@ var _ interface {
 // Name is "fsdp".
 func (Rule) Name() string { return Name }
 
+// Title is "sharded stages" (rule.Titled).
+func (Rule) Title() string { return "sharded stages" }
+
 // On reports whether sp shards stages.
 func (Rule) On(sp spec.Spec) bool { return sp.Sharding != nil }
 

@@ -32,6 +32,9 @@ var _ interface {
 // Name is "hostchan".
 func (Rule) Name() string { return "hostchan" }
 
+// Title is "offload and recompute decisions" (rule.Titled).
+func (Rule) Title() string { return "offload and recompute decisions" }
+
 // On reports whether sp allows offload or recompute decisions.
 func (Rule) On(sp spec.Spec) bool { return sp.Allowed.Offload || sp.Allowed.Recompute }
 

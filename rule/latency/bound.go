@@ -54,7 +54,7 @@ func (Rule) Bound(sp spec.Spec, at bound.Step, b *bound.Bounds) {
 // rest start ≥ end); (b) two instances that share a device never overlap
 // (the N·k barrier instances among them); (c) a micro-batch's latency is
 // its blocks' span. With links that carry one transfer at a time
-// (placement's Channels, LinkQueue), a tensor leaves no earlier than its
+// (rule/links; placement's LinkQueue), a tensor leaves no earlier than its
 // producer's end and takes at least c_ij on its link (where a pair has
 // several links, the least of their times, which is c_ij): waiting for a
 // link only delays the consumer, so (a) holds. With offload and

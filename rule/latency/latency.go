@@ -21,6 +21,9 @@ var _ interface {
 // Name is "latency".
 func (Rule) Name() string { return "latency" }
 
+// Title is "the latency budget" (rule.Titled).
+func (Rule) Title() string { return "the latency budget" }
+
 // On reports whether sp has a latency budget.
 func (Rule) On(sp spec.Spec) bool { return sp.Latency > 0 }
 

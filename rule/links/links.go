@@ -30,8 +30,17 @@ var _ interface {
 // Name is "links".
 func (Rule) Name() string { return "links" }
 
+// Title is "links that carry one transfer at a time" (rule.Titled).
+func (Rule) Title() string { return "links that carry one transfer at a time" }
+
 // On reports whether sp's links carry one transfer at a time.
-func (Rule) On(sp spec.Spec) bool { return sp.Placement.Channels }
+func (Rule) On(sp spec.Spec) bool { return Queued(sp.Placement) }
+
+// Queued reports whether p's links carry one transfer at a time
+// (placement's Channels, set by a cluster): its transfers queue on them
+// (placement's LinkQueue). It is On for code that holds a placement and
+// no spec; p may be nil (no links).
+func Queued(p *placement.Placement) bool { return p != nil && p.Channels }
 
 // Excludes is overlapped pairs (not timed on queued links yet).
 func (Rule) Excludes() []string { return []string{"pairs"} }

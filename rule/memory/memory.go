@@ -23,6 +23,9 @@ var _ interface {
 // Name is "memory".
 func (Rule) Name() string { return "memory" }
 
+// Title is "the memory budget" (rule.Titled).
+func (Rule) Title() string { return "the memory budget" }
+
 // On reports whether some device of sp has a budget.
 func (Rule) On(sp spec.Spec) bool { return sp.Placement.Limited(sp.Memory) }
 

@@ -24,6 +24,9 @@ var _ interface {
 // Name is "pairs".
 func (Rule) Name() string { return "pairs" }
 
+// Title is "overlapped forward and backward pairs" (rule.Titled).
+func (Rule) Title() string { return "overlapped forward and backward pairs" }
+
 // On reports whether sp's placement lets forwards and backwards overlap.
 func (Rule) On(sp spec.Spec) bool { return sp.Placement.Overlap != nil }
 

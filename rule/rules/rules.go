@@ -49,3 +49,11 @@ func LowerBounds(sp spec.Spec) bound.Bounds {
 	}
 	return bound.Of(sp, list)
 }
+
+// Unhandled is rule.Unhandled over All: the first rule sp switches on
+// that none of handled is, or nil. A step asks it with the rules it
+// handles, and where it is not nil, is skipped for the rule returned
+// (rule.Title says it in words).
+func Unhandled(sp spec.Spec, handled ...rule.Rule) rule.Rule {
+	return rule.Unhandled(sp, All(), handled...)
+}
