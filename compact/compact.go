@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/compact/system"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -106,7 +107,7 @@ func Compact(sp spec.Spec, keep Keep) (*schedule.Schedule, error) {
 		return nil, errors.New("compact: release times with decisions or a latency budget")
 	}
 	if keep.From != nil {
-		if keep.Built && sp.Latency <= 0 && len(keep.From.Decisions) > 0 && keep.From.Placement != nil && !keep.From.Placement.Channels {
+		if keep.Built && sp.Latency <= 0 && len(keep.From.Decisions) > 0 && keep.From.Placement != nil && !links.Queued(keep.From.Placement) {
 			// decisionsUnchecked verifies what it returns.
 			return decisionsUnchecked(keep.From)
 		}
@@ -278,7 +279,7 @@ func (g *graph) pair(pairs []schedule.Pair) error {
 		return nil
 	}
 	p, n := g.p, g.n
-	if p.Channels {
+	if links.Queued(p) {
 		return fmt.Errorf("compact: overlapped pairs on a cluster with channels: not supported")
 	}
 	roles := p.Roles()

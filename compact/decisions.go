@@ -7,6 +7,7 @@ import (
 	"github.com/tessel-pp/tessel/compact/system"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -53,7 +54,7 @@ func decisionsUnchecked(s *schedule.Schedule) (*schedule.Schedule, error) {
 		out.Instances = ins
 		return out, nil
 	}
-	if p.Channels {
+	if links.Queued(p) {
 		return nil, fmt.Errorf("compact: a schedule that offloads or recomputes on links that carry one transfer at a time")
 	}
 	c := newCompactor(s)

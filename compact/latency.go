@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -45,7 +46,7 @@ func latencyOrders(sp spec.Spec, orders [][]schedule.Ref) ([]schedule.Instance, 
 	if budget <= 0 {
 		return ins, nil
 	}
-	if p.Channels {
+	if links.Queued(p) {
 		return compactLatencyLinks(p, n, orders, budget, ins)
 	}
 	// The rules' constraints under the budget: the latency rule's edges
@@ -180,7 +181,7 @@ func decisionsLatency(s *schedule.Schedule, budget int) (*schedule.Schedule, err
 		}
 		out.Instances = ins
 	} else {
-		if p.Channels {
+		if links.Queued(p) {
 			return nil, fmt.Errorf("compact: a schedule that offloads or recomputes on links that carry one transfer at a time")
 		}
 		c := newCompactor(&free)

@@ -70,7 +70,7 @@ func (Rule) Bound(sp spec.Spec, at bound.Step, b *bound.Bounds) {
 // decisions has no such pass (decisions on such links are refused).
 func (Rule) Constrain(t *rule.Retiming) error {
 	p := t.Spec.Placement
-	if p == nil || !p.Channels || t.Ref == nil {
+	if !Queued(p) || t.Ref == nil {
 		return nil
 	}
 	queue, succDeps := p.NewLinkQueue(), p.SuccDeps()
