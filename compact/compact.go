@@ -6,7 +6,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tessel-pp/tessel/compact/system"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule"
+	"github.com/tessel-pp/tessel/rule/links"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -80,6 +84,13 @@ type Keep struct {
 //     whose links carry one transfer at a time are not compacted with
 //     decisions (an error).
 //
+// The engines share one core, a system of difference constraints
+// (compact/system), and the rules that re-time add their constraints to
+// it (rule.Retimer, every rule of rules.All that implements it): the
+// latency budget's edges (rule/latency), the release times
+// (rule/fsdp), the decisions' timing and host channels (rule/hostchan),
+// the link queues (rule/links).
+//
 // When the orders come from a valid schedule (Orders) the result
 // is valid and ends no later. Inconsistent orders are an error naming
 // the instances: an instance out of range, listed twice on a device,
@@ -96,7 +107,7 @@ func Compact(sp spec.Spec, keep Keep) (*schedule.Schedule, error) {
 		return nil, errors.New("compact: release times with decisions or a latency budget")
 	}
 	if keep.From != nil {
-		if keep.Built && sp.Latency <= 0 && len(keep.From.Decisions) > 0 && keep.From.Placement != nil && !keep.From.Placement.Channels {
+		if keep.Built && sp.Latency <= 0 && len(keep.From.Decisions) > 0 && keep.From.Placement != nil && !links.Queued(keep.From.Placement) {
 			// decisionsUnchecked verifies what it returns.
 			return decisionsUnchecked(keep.From)
 		}
@@ -106,33 +117,81 @@ func Compact(sp spec.Spec, keep Keep) (*schedule.Schedule, error) {
 		if len(keep.Pairs) > 0 {
 			return nil, errors.New("compact: overlapped pairs under a latency budget")
 		}
-		ins, err := latencyOrders(sp.Placement, sp.MicroBatches, keep.Orders, sp.Latency)
+		ins, err := latencyOrders(sp, keep.Orders)
 		if err != nil {
 			return nil, err
 		}
 		return &schedule.Schedule{Spec: sp, Instances: ins}, nil
 	}
-	var release []int
 	if keep.Release != nil && sp.Placement != nil && sp.MicroBatches > 0 {
-		release = make([]int, len(sp.Placement.Blocks)*sp.MicroBatches)
-		for r, t := range keep.Release {
+		for r := range keep.Release {
 			if r.Block < 0 || r.Block >= len(sp.Placement.Blocks) || r.Micro < 0 || r.Micro >= sp.MicroBatches {
 				return nil, fmt.Errorf("compact: release time of an instance out of range (block %d, micro-batch %d)", r.Block, r.Micro)
 			}
-			release[r.Block*sp.MicroBatches+r.Micro] = max(t, 0)
 		}
 	}
-	ins, err := compact(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs, release)
+	g, err := newGraph(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs)
 	if err != nil {
 		return nil, err
 	}
-	return &schedule.Schedule{Spec: sp, Instances: ins, Pairs: keep.Pairs}, nil
+	start, err := g.solve(sp, keep.Release, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &schedule.Schedule{Spec: sp, Instances: g.instances(start), Pairs: keep.Pairs}, nil
+}
+
+// constrain adds to t the constraints of every rule of the list that
+// re-times (rule.Retimer), in the list's order.
+func constrain(t *rule.Retiming) error {
+	for _, r := range rules.All() {
+		if rt, ok := r.(rule.Retimer); ok {
+			if err := rt.Constrain(t); err != nil {
+				return fmt.Errorf("compact: %s: %w", r.Name(), err)
+			}
+		}
+	}
+	return nil
 }
 
 // compact is the re-timing of orders (see Compact); release (nil: none),
-// indexed by node (block·n + micro-batch), is the earliest start of each
-// instance.
+// indexed by variable (block·n + micro-batch), is the earliest start of
+// each instance.
 func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []schedule.Pair, release []int) ([]schedule.Instance, error) {
+	g, err := newGraph(p, n, orders, pairs)
+	if err != nil {
+		return nil, err
+	}
+	start, err := g.solve(spec.New(p, n), nil, release)
+	if err != nil {
+		return nil, err
+	}
+	return g.instances(start), nil
+}
+
+// solve adds the constraints of the rules that re-time for sp (with the
+// release times kept, by instance) and returns the least start of every
+// variable (release[v] at least, where given: by variable): the
+// system's topological pass, with the rules' visit, or an error naming
+// a cycle.
+func (g *graph) solve(sp spec.Spec, keep map[schedule.Ref]int, release []int) ([]int, error) {
+	t := &rule.Retiming{Spec: sp, Release: keep, Var: g.node, Ref: g.ref, Sys: &g.sys}
+	if err := constrain(t); err != nil {
+		return nil, err
+	}
+	if release != nil {
+		g.sys.Floor = release
+	}
+	start, ok := g.sys.Topological(t.Visit)
+	if !ok {
+		return nil, fmt.Errorf("compact: the orders contradict each other or the dependencies: %s", g.cycleText())
+	}
+	return start, nil
+}
+
+// newGraph is the system of orders and pairs: their variables, the
+// device orders and the dependencies, checked as they are read.
+func newGraph(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []schedule.Pair) (*graph, error) {
 	if p == nil {
 		return nil, fmt.Errorf("compact: no placement")
 	}
@@ -146,6 +205,14 @@ func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []sch
 		return nil, fmt.Errorf("compact: %d device orders for %d devices", len(orders), p.Devices)
 	}
 	g := &graph{p: p, n: n, rep: make([]int, len(p.Blocks)*n)}
+	g.sys.Vars = len(g.rep)
+	// Presized: at 10,000 micro-batches the growing slices cost more
+	// than the topological pass.
+	edges := len(p.Deps) * n
+	for _, o := range orders {
+		edges += len(o)
+	}
+	g.sys.Cons, g.via = make([]system.Constraint, 0, edges), make([]int, 0, edges)
 	for v := range g.rep {
 		g.rep[v] = v
 	}
@@ -156,30 +223,39 @@ func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []sch
 		return nil, err
 	}
 	g.dependencyEdges()
-	start, err := g.starts(release)
-	if err != nil {
-		return nil, err
-	}
+	return g, nil
+}
+
+// instances is every instance at its pair's start, in file order.
+func (g *graph) instances(start []int) []schedule.Instance {
 	out := make([]schedule.Instance, len(start))
 	for v := range out {
 		r := g.ref(v)
 		out[v] = schedule.Instance{Block: r.Block, Micro: r.Micro, Start: start[g.rep[v]]}
 	}
-	schedule.SortInstances(p, out)
-	return out, nil
+	schedule.SortInstances(g.p, out)
+	return out
 }
 
-// graph is compact's difference constraints: a node per instance (block
-// i, micro-batch m is node i·n + m), each standing for its pair's
-// representative (rep; itself when unpaired), and edges from → to with a
-// start-to-start lag, via a device (or -1 for a dependency).
+// graph is compact's difference constraints (a system.System): a
+// variable per instance (block i, micro-batch m is variable i·n + m),
+// each standing for its pair's representative (rep; itself when
+// unpaired), and constraints to ≥ from + lag, a start-to-start lag, via
+// a device (or -1 for a dependency) for the error that names a cycle.
 type graph struct {
 	p   *placement.Placement
 	n   int
 	rep []int
 	// pairTime is the pair's time of a paired node (nil: no pairs).
-	pairTime           map[int]int
-	from, to, via, lag []int
+	pairTime map[int]int
+	sys      system.System
+	via      []int
+}
+
+// edge is the constraint to ≥ from + lag, via device d (-1: a dependency).
+func (g *graph) edge(from, to, d, lag int) {
+	g.sys.Add(to, from, lag)
+	g.via = append(g.via, d)
 }
 
 func (g *graph) node(r schedule.Ref) int { return r.Block*g.n + r.Micro }
@@ -203,7 +279,7 @@ func (g *graph) pair(pairs []schedule.Pair) error {
 		return nil
 	}
 	p, n := g.p, g.n
-	if p.Channels {
+	if links.Queued(p) {
 		return fmt.Errorf("compact: overlapped pairs on a cluster with channels: not supported")
 	}
 	roles := p.Roles()
@@ -254,8 +330,7 @@ func (g *graph) orderEdges(orders [][]schedule.Ref) error {
 			stamp[v] = d + 1
 			count[v]++
 			if prev >= 0 && g.rep[prev] != g.rep[v] {
-				g.from, g.to, g.via = append(g.from, g.rep[prev]), append(g.to, g.rep[v]), append(g.via, d)
-				g.lag = append(g.lag, g.dur(prev))
+				g.edge(g.rep[prev], g.rep[v], d, g.dur(prev))
 			}
 			prev = v
 		}
@@ -280,76 +355,9 @@ func (g *graph) dependencyEdges() {
 			if g.rep[u] == g.rep[w] && u != w {
 				continue // one overlapped action
 			}
-			g.from, g.to, g.via = append(g.from, g.rep[u]), append(g.to, g.rep[w]), append(g.via, -1)
-			g.lag = append(g.lag, delay-p.Blocks[dep.From].Time+g.dur(u))
+			g.edge(g.rep[u], g.rep[w], -1, delay-p.Blocks[dep.From].Time+g.dur(u))
 		}
 	}
-}
-
-// starts is the least start of every node (release[v] at least, where
-// given) under the edges: Kahn's algorithm on successor lists in CSR
-// form, or an error naming a cycle.
-func (g *graph) starts(release []int) ([]int, error) {
-	p, nodes := g.p, len(g.rep)
-	from, to, lag := g.from, g.to, g.lag
-	first := make([]int, nodes+1)
-	for _, w := range from {
-		first[w+1]++
-	}
-	for v := range nodes {
-		first[v+1] += first[v]
-	}
-	succ := make([]int, len(from))
-	succLag := make([]int, len(from))
-	fill := slices.Clone(first[:nodes])
-	indeg := make([]int, nodes)
-	for e, u := range from {
-		succ[fill[u]] = to[e]
-		succLag[fill[u]] = lag[e]
-		fill[u]++
-		indeg[to[e]]++
-	}
-	// With channels, a tensor also waits for its links. The producers of
-	// a link all run on the link's first device, and Kahn's algorithm
-	// takes them in that device's order, which is their start order: the
-	// order in which the link queue books them (placement's LinkQueue).
-	var links *placement.LinkQueue
-	var succDeps [][]placement.Dep
-	if p.Channels {
-		links, succDeps = p.NewLinkQueue(), p.SuccDeps()
-	}
-	start := make([]int, nodes)
-	if release != nil {
-		copy(start, release)
-	}
-	queue := make([]int, 0, nodes)
-	for v := range nodes {
-		if indeg[v] == 0 {
-			queue = append(queue, v)
-		}
-	}
-	for h := 0; h < len(queue); h++ {
-		u := queue[h]
-		if links != nil {
-			r := g.ref(u)
-			for _, d := range succDeps[r.Block] {
-				w := g.node(schedule.Ref{Block: d.To, Micro: r.Micro})
-				at, _, _ := links.Arrival(d, start[u])
-				start[w] = max(start[w], at)
-			}
-		}
-		for e := first[u]; e < first[u+1]; e++ {
-			w := succ[e]
-			start[w] = max(start[w], start[u]+succLag[e])
-			if indeg[w]--; indeg[w] == 0 {
-				queue = append(queue, w)
-			}
-		}
-	}
-	if len(queue) < nodes {
-		return nil, fmt.Errorf("compact: the orders contradict each other or the dependencies: %s", cycleText(indeg, from, to, g.via, func(v int) string { return g.name(g.ref(v)) }))
-	}
-	return start, nil
 }
 
 // missingDevice returns the first device of devs whose order lacks r.
@@ -362,50 +370,20 @@ func missingDevice(orders [][]schedule.Ref, devs []int, r schedule.Ref) int {
 	return devs[0]
 }
 
-// cycleText describes one cycle among the nodes Kahn's algorithm left
-// (indeg > 0), e.g. "G^0 -(device 0)-> G^1 -(device 1)-> G^0". Every such
-// node has a predecessor among them, so walking predecessors must repeat.
-func cycleText(indeg, from, to, via []int, name func(int) string) string {
-	pred := make(map[int]int) // node -> edge index of one left-over predecessor
-	for e := range from {
-		if indeg[from[e]] > 0 && indeg[to[e]] > 0 {
-			if _, ok := pred[to[e]]; !ok {
-				pred[to[e]] = e
-			}
-		}
-	}
-	v := -1
-	for u := range indeg {
-		if indeg[u] > 0 {
-			v = u
-			break
-		}
-	}
-	seen := make(map[int]bool)
-	for !seen[v] {
-		seen[v] = true
-		v = from[pred[v]]
-	}
-	// v is on the cycle; collect it backwards, then print it forwards.
-	var edges []int
-	for u := v; ; {
-		e := pred[u]
-		edges = append(edges, e)
-		u = from[e]
-		if u == v {
-			break
-		}
-	}
-	slices.Reverse(edges)
+// cycleText describes one cycle of the edges the topological pass
+// could not order, e.g. "G^0 -(device 0)-> G^1 -(device 1)-> G^0".
+func (g *graph) cycleText() string {
+	edges := g.sys.Cycle()
+	name := func(v int) string { return g.name(g.ref(v)) }
 	var b strings.Builder
-	b.WriteString(name(from[edges[0]]))
+	b.WriteString(name(g.sys.Cons[edges[0]].Y))
 	for _, e := range edges {
-		if via[e] < 0 {
+		if g.via[e] < 0 {
 			b.WriteString(" -(dependency)-> ")
 		} else {
-			fmt.Fprintf(&b, " -(device %d)-> ", via[e])
+			fmt.Fprintf(&b, " -(device %d)-> ", g.via[e])
 		}
-		b.WriteString(name(to[e]))
+		b.WriteString(name(g.sys.Cons[e].X))
 	}
 	return "cycle " + b.String()
 }

@@ -1,96 +1,78 @@
 package compact
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/rule"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
 )
 
-// latencyOrders is compact under a latency budget (0: none, then it is
-// compact): the earliest start times that keep the device orders and the
-// dependencies and meet the budget in every micro-batch (placement's
+// latencyOrders is compact under sp's latency budget (0: none, then it
+// is compact): the earliest start times that keep the device orders and
+// the dependencies and meet the budget in every micro-batch (placement's
 // "Latency": the sink of micro-batch n ends at most budget after its
-// source starts). The latency rule adds an edge from every sink back to
-// every source of its micro-batch, weighted t_sink − budget, so the
-// starts are the longest paths of a graph with negative edges: computed
-// by relaxation passes in the order Compact's starts give (a topological
-// order of the other edges), until nothing moves. When the orders admit
-// no schedule within the budget (the passes would go on for ever, a cycle
-// of positive weight) it is an error. With links that carry one transfer
-// at a time (Channels) see compactLatencyLinks. A micro-batch is delayed
-// only as much as its budget asks: its first blocks start later, so that
-// it finishes within the budget.
-func latencyOrders(p *placement.Placement, n int, orders [][]schedule.Ref, budget int) ([]schedule.Instance, error) {
-	ins, err := compact(p, n, orders, nil, nil)
-	if err != nil || budget <= 0 {
-		return ins, err
+// source starts). The latency rule (rule/latency's Constrain) adds an
+// edge from every sink back to every source of its micro-batch, weighted
+// t_sink − budget, so the starts are the longest paths of a graph with
+// negative edges: the system's relaxation, in the order Compact's starts
+// give (a topological order of the other edges). When the orders admit
+// no schedule within the budget (a cycle of positive weight) it is an
+// error. With links that carry one transfer at a time (Channels) see
+// compactLatencyLinks. A micro-batch is delayed only as much as its
+// budget asks: its first blocks start later, so that it finishes within
+// the budget.
+func latencyOrders(sp spec.Spec, orders [][]schedule.Ref) ([]schedule.Instance, error) {
+	p, n, budget := sp.Placement, sp.MicroBatches, sp.Latency
+	g, err := newGraph(p, n, orders, nil)
+	if err != nil {
+		return nil, err
 	}
-	if p.Channels {
+	// The rules' constraints without the budget (sp's placement may
+	// queue its links: then a visit of the topological pass).
+	free := sp
+	free.Latency = 0
+	hint, err := g.solve(free, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	// The instances stay in the order of these starts (file order
+	// without the budget); only their starts move.
+	ins := g.instances(hint)
+	if budget <= 0 {
+		return ins, nil
+	}
+	if links.Queued(p) {
 		return compactLatencyLinks(p, n, orders, budget, ins)
 	}
-	k := len(p.Blocks)
-	node := func(r schedule.Ref) int { return r.Micro*k + r.Block }
-	nodes := k * n
-	start := make([]int, nodes)
-	if len(ins) != nodes {
-		return nil, fmt.Errorf("compact: %d instances for %d blocks of %d micro-batches", len(ins), k, n)
+	// The rules' constraints under the budget: the latency rule's edges
+	// back from every sink to the sources of its micro-batch
+	// (latency.Rule's Constrain); the others add nothing here (no release
+	// times, no decisions, and a visit serves the topological pass only).
+	if err := constrain(&rule.Retiming{Spec: sp, Var: g.node, Sys: &g.sys}); err != nil {
+		return nil, err
 	}
-	for _, in := range ins {
-		start[node(in.Ref())] = in.Start
-	}
-	// Predecessor edges (device orders and dependencies).
-	type edge struct{ from, lag int }
-	preds := make([][]edge, nodes)
-	for _, order := range orders {
-		for pos := 1; pos < len(order); pos++ {
-			a, b := order[pos-1], order[pos]
-			preds[node(b)] = append(preds[node(b)], edge{node(a), p.Blocks[a.Block].Time})
-		}
-	}
-	for _, d := range p.Deps {
-		delay := p.Delay(d)
-		for m := range n {
-			v := node(schedule.Ref{Block: d.To, Micro: m})
-			preds[v] = append(preds[v], edge{node(schedule.Ref{Block: d.From, Micro: m}), delay})
-		}
-	}
-	topo := make([]int, nodes)
-	for v := range topo {
-		topo[v] = v
-	}
-	slices.SortFunc(topo, func(a, b int) int { return cmp.Or(cmp.Compare(start[a], start[b]), cmp.Compare(a, b)) })
-	pairs := p.LatencyPairs()
-	for pass := 0; ; pass++ {
-		moved := false
-		for m := range n {
-			for _, lp := range pairs {
-				src, snk := node(schedule.Ref{Block: lp.Source, Micro: m}), node(schedule.Ref{Block: lp.Sink, Micro: m})
-				if need := start[snk] + p.Blocks[lp.Sink].Time - budget; need > start[src] {
-					start[src], moved = need, true
-				}
-			}
-		}
-		if !moved {
-			break
-		}
-		// A longest path uses each latency edge at most once: more passes
-		// than there are such edges mean a cycle of positive weight.
-		if pass > n*len(pairs) {
-			return nil, fmt.Errorf("compact: these device orders meet no latency budget %d", budget)
-		}
-		for _, v := range topo {
-			for _, e := range preds[v] {
-				start[v] = max(start[v], start[e.from]+e.lag)
-			}
-		}
+	// Compact's starts are the least solution without the budget: as the
+	// hint, they order the relaxation so that one round settles every
+	// path of device orders and dependencies (each edge goes forward in
+	// them, by a block's time at least), and each round after settles one
+	// more latency edge of a longest path. A longest path uses each
+	// latency edge at most once: more rounds than there are such edges
+	// mean a cycle of positive weight. Being the least solution of fewer
+	// constraints, they are also floors of this one's, which spares the
+	// rounds a start from 0 would take to find them again.
+	g.sys.Hint, g.sys.Floor = hint, hint
+	g.sys.Rounds = n*len(p.LatencyPairs()) + 2
+	start, err := g.sys.Relax()
+	if err != nil {
+		return nil, fmt.Errorf("compact: these device orders meet no latency budget %d", budget)
 	}
 	for x := range ins {
-		ins[x].Start = start[node(ins[x].Ref())]
+		ins[x].Start = start[g.node(ins[x].Ref())]
 	}
 	return ins, nil
 }
@@ -193,24 +175,21 @@ func decisionsLatency(s *schedule.Schedule, budget int) (*schedule.Schedule, err
 	p := s.Placement
 	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: budget}}
 	if len(s.Decisions) == 0 {
-		ins, err := latencyOrders(p, s.MicroBatches, schedule.Orders(s), budget)
+		ins, err := latencyOrders(out.Spec, schedule.Orders(s))
 		if err != nil {
 			return nil, err
 		}
 		out.Instances = ins
 	} else {
-		if p.Channels {
+		if links.Queued(p) {
 			return nil, fmt.Errorf("compact: a schedule that offloads or recomputes on links that carry one transfer at a time")
 		}
 		c := newCompactor(&free)
-		at := make(map[schedule.Ref]int, len(s.Instances))
-		for x, in := range s.Instances {
-			at[in.Ref()] = x
-		}
-		for m := range s.MicroBatches {
-			for _, lp := range p.LatencyPairs() {
-				c.cons = append(c.cons, constraint{x: at[schedule.Ref{Block: lp.Source, Micro: m}], y: at[schedule.Ref{Block: lp.Sink, Micro: m}], w: p.Blocks[lp.Sink].Time - budget})
-			}
+		// The rules' constraints: the decisions' timing and the host
+		// channels' orders (rule/hostchan), the latency rule's edges back
+		// from every sink to the sources of its micro-batch.
+		if err := constrain(c.retiming(out.Spec)); err != nil {
+			return nil, err
 		}
 		if err := c.solve(); err != nil {
 			return nil, fmt.Errorf("compact: these orders meet no latency budget %d", budget)

@@ -16,6 +16,7 @@ type Rule struct{}
 var _ interface {
 	rule.Rule
 	rule.Bounder
+	rule.Retimer
 } = Rule{}
 
 // Name is "fsdp".
@@ -54,6 +55,18 @@ func (Rule) Check(c *rule.Checked, r *rule.Report) {
 	for _, v := range violations(s, rs, PlanOf(s.Shards)) {
 		r.Add(schedule.Sharded, v.Rank, nil, "%s", v.Text)
 	}
+}
+
+// Constrain adds the release times of a compaction (Retiming.Release:
+// a compute of a sharded stage waits for its gather, fsdpplan's Time) as
+// floors of their instances' variables: v ≥ max(release, 0). The
+// compaction is of the spec without its sharding, so it runs whatever
+// the spec switches on.
+func (Rule) Constrain(t *rule.Retiming) error {
+	for r, at := range t.Release {
+		t.Sys.Least(t.Var(r), max(at, 0))
+	}
+	return nil
 }
 
 // Sharding is m as the spec holds it.

@@ -10,7 +10,9 @@
 package hostchan
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule"
@@ -24,6 +26,7 @@ type Rule struct{}
 var _ interface {
 	rule.Rule
 	rule.Indexer
+	rule.Retimer
 } = Rule{}
 
 // Name is "hostchan".
@@ -193,4 +196,53 @@ func deviceReruns(c *rule.Checked) [][]schedule.Rerun {
 		}
 	}
 	return out
+}
+
+// Constrain adds the decisions' timing and the host channels' orders to
+// a compaction that keeps a schedule's decisions (Retiming.From): an
+// offload starts after its forward ends, its reload after the move out
+// ends, the consumer after the move back ends; a recompute starts after
+// its forward ends and ends before the consumer starts; every host
+// channel keeps its order of offloads and reloads (by their given
+// starts, then block, micro-batch and move), one after another.
+func (Rule) Constrain(t *rule.Retiming) error {
+	s := t.From
+	if s == nil || len(s.Decisions) == 0 {
+		return nil
+	}
+	p := s.Placement
+	consumers := p.Consumers()
+	type move struct{ v, off, time, block, micro, seq int }
+	chans := map[int][]move{}
+	for k, dc := range s.Decisions {
+		f := t.Var(dc.Ref())
+		use := t.Var(schedule.Ref{Block: consumers[dc.Block], Micro: dc.Micro})
+		st := t.Decision(k)
+		rl := st + 1
+		bt := p.Blocks[dc.Block].Time
+		switch dc.Action {
+		case placement.Offload:
+			tt := p.OffloadTime(dc.Block)
+			t.Sys.Add(st, f, bt)
+			t.Sys.Add(rl, st, tt)
+			t.Sys.Add(use, rl, tt)
+			for _, ch := range p.BlockChannels(dc.Block) {
+				chans[ch] = append(chans[ch], move{v: st, off: tt, time: dc.Start, block: dc.Block, micro: dc.Micro, seq: 2 * k},
+					move{v: rl, off: tt, time: dc.Reload, block: dc.Block, micro: dc.Micro, seq: 2*k + 1})
+			}
+		case placement.Recompute:
+			t.Sys.Add(st, f, bt)
+			t.Sys.Add(use, st, bt)
+			t.Sys.Add(rl, -1, 0) // unused: pinned at 0
+		}
+	}
+	for _, list := range chans {
+		slices.SortFunc(list, func(a, b move) int {
+			return cmp.Or(cmp.Compare(a.time, b.time), cmp.Compare(a.block, b.block), cmp.Compare(a.micro, b.micro), cmp.Compare(a.seq, b.seq))
+		})
+		for k := 1; k < len(list); k++ {
+			t.Sys.Add(list[k].v, list[k-1].v, list[k-1].off)
+		}
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ type Rule struct{}
 var _ interface {
 	rule.Rule
 	rule.Bounder
+	rule.Retimer
 } = Rule{}
 
 // Name is "latency".
@@ -48,4 +49,26 @@ func (Rule) Check(c *rule.Checked, r *rule.Report) {
 				l.Micro, l.Latency, s.Latency, c.Name(l.First), l.Start, c.Name(l.Last), l.End)
 		}
 	}
+}
+
+// Constrain adds the budget to a compaction under one: an edge back from
+// every sink of each micro-batch to every source of it (placement's
+// LatencyPairs), v_source ≥ v_sink + t_sink − budget, so that the sink
+// ends at most the budget after the source starts. These edges close
+// cycles with the dependencies, of weight ≤ 0 where the budget admits
+// the orders: the compaction relaxes them, delaying a micro-batch's
+// first blocks only as much as its budget asks.
+func (Rule) Constrain(t *rule.Retiming) error {
+	budget := t.Spec.Latency
+	if budget <= 0 {
+		return nil
+	}
+	p := t.Spec.Placement
+	pairs := p.LatencyPairs()
+	for m := range t.Spec.MicroBatches {
+		for _, lp := range pairs {
+			t.Sys.Add(t.Var(schedule.Ref{Block: lp.Source, Micro: m}), t.Var(schedule.Ref{Block: lp.Sink, Micro: m}), p.Blocks[lp.Sink].Time-budget)
+		}
+	}
+	return nil
 }

@@ -24,6 +24,7 @@ var _ interface {
 	rule.Rule
 	rule.Indexer
 	rule.Bounder
+	rule.Retimer
 } = Rule{}
 
 // Name is "links".
@@ -58,6 +59,30 @@ func (Rule) Bound(sp spec.Spec, at bound.Step, b *bound.Bounds) {
 	if at == bound.Loads {
 		linkBounds(sp.Placement, sp.MicroBatches, b)
 	}
+}
+
+// Constrain sets the compaction's visit where the spec's links carry one
+// transfer at a time: a tensor also waits for the transfers booked before
+// it on its links (placement's LinkQueue). The producers of a link all
+// run on the link's first device, and the topological pass takes them in
+// that device's order, which is their start order: the order in which
+// the link queue books them. A compaction that keeps a schedule's
+// decisions has no such pass (decisions on such links are refused).
+func (Rule) Constrain(t *rule.Retiming) error {
+	p := t.Spec.Placement
+	if !Queued(p) || t.Ref == nil {
+		return nil
+	}
+	queue, succDeps := p.NewLinkQueue(), p.SuccDeps()
+	t.Visit = func(u int, start []int) {
+		r := t.Ref(u)
+		for _, d := range succDeps[r.Block] {
+			w := t.Var(schedule.Ref{Block: d.To, Micro: r.Micro})
+			at, _, _ := queue.Arrival(d, start[u])
+			start[w] = max(start[w], at)
+		}
+	}
+	return nil
 }
 
 // Index checks the recorded link order and books every transfer on its
