@@ -169,11 +169,11 @@ func steadyState(t *testing.T, u, P, L, memory int, fixed *Decided, limit time.D
 // modulo schedule of 2 micro-batches that decides, at period 14, has a
 // repetend of at most 40 steps (7 periods and the repetend: 138 unrolled,
 // 136 at 38), checked exactly; with memory 16 one does, so memory is what
-// rules it out. Steady states of one micro-batch at memory 3 run at period 8, not
-// 7 (within 40 steps): the rate of the search's schedules of 32 and 64
-// micro-batches, where device 7 moves both its activations. The encoding
-// accepts the repetend ModuloDecide's annealing finds at memory 4 (period
-// 13), so it does not refuse what the verifier takes.
+// rules it out. Steady states of one micro-batch at memory 3 run at
+// period 8, not 7 (within 40 steps): the rate of the search's schedules
+// of 32 and 64 micro-batches, where device 7 moves both its activations.
+// The encoding accepts the repetend ModuloDecide's annealing finds at
+// memory 4 (period 13), so it does not refuse what the verifier takes.
 func TestSteadyStateMemory3(t *testing.T) {
 	testskip.Short(t, "exact checks of steady states on 8 devices")
 	for _, c := range []struct {
