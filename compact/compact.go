@@ -107,7 +107,7 @@ func Compact(sp spec.Spec, keep Keep) (*schedule.Schedule, error) {
 		return nil, errors.New("compact: release times with decisions or a latency budget")
 	}
 	if keep.From != nil {
-		if keep.Built && sp.Latency <= 0 && len(keep.From.Decisions) > 0 && keep.From.Placement != nil && !links.Queued(keep.From.Placement) {
+		if keep.Built && sp.Latency <= 0 && len(keep.From.Decisions) > 0 && keep.From.Placement != nil && decidable(keep.From.Placement) == nil {
 			// decisionsUnchecked verifies what it returns.
 			return decisionsUnchecked(keep.From)
 		}

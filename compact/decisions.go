@@ -54,8 +54,8 @@ func decisionsUnchecked(s *schedule.Schedule) (*schedule.Schedule, error) {
 		out.Instances = ins
 		return out, nil
 	}
-	if links.Queued(p) {
-		return nil, fmt.Errorf("compact: a schedule that offloads or recomputes on links that carry one transfer at a time")
+	if err := decidable(p); err != nil {
+		return nil, err
 	}
 	c := newCompactor(s)
 	if err := constrain(c.retiming(out.Spec)); err != nil {
@@ -70,6 +70,17 @@ func decisionsUnchecked(s *schedule.Schedule) (*schedule.Schedule, error) {
 		return nil, fmt.Errorf("compact: the compacted schedule fails verification (a bug): %w", err)
 	}
 	return out, nil
+}
+
+// decidable says whether schedules of p that offload or recompute can be
+// compacted: not where its links carry one transfer at a time (the
+// compactor of decisions has no topological pass to book the link
+// queues in).
+func decidable(p *placement.Placement) error {
+	if links.Queued(p) {
+		return fmt.Errorf("compact: a schedule that offloads or recomputes on links that carry one transfer at a time")
+	}
+	return nil
 }
 
 // compactor holds the difference constraints x ≥ y + w (a

@@ -1,12 +1,11 @@
 package compact
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule"
-	"github.com/tessel-pp/tessel/rule/links"
+	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -22,8 +21,9 @@ import (
 // negative edges: the system's relaxation, in the order Compact's starts
 // give (a topological order of the other edges). When the orders admit
 // no schedule within the budget (a cycle of positive weight) it is an
-// error. With links that carry one transfer at a time (Channels) see
-// compactLatencyLinks. A micro-batch is delayed only as much as its
+// error. A rule whose waits depend on the times (rule.Settler: links that
+// carry one transfer at a time) iterates the compaction instead, until
+// the times settle (settle). A micro-batch is delayed only as much as its
 // budget asks: its first blocks start later, so that it finishes within
 // the budget.
 func latencyOrders(sp spec.Spec, orders [][]schedule.Ref) ([]schedule.Instance, error) {
@@ -46,8 +46,11 @@ func latencyOrders(sp spec.Spec, orders [][]schedule.Ref) ([]schedule.Instance, 
 	if budget <= 0 {
 		return ins, nil
 	}
-	if links.Queued(p) {
-		return compactLatencyLinks(p, n, orders, budget, ins)
+	if start, err := settle(sp, orders, g, hint); err != nil || start != nil {
+		if err != nil {
+			return nil, err
+		}
+		return g.instances(start), nil
 	}
 	// The rules' constraints under the budget: the latency rule's edges
 	// back from every sink to the sources of its micro-batch
@@ -77,74 +80,43 @@ func latencyOrders(sp spec.Spec, orders [][]schedule.Ref) ([]schedule.Instance, 
 	return ins, nil
 }
 
-// compactLatencyLinks is latencyOrders with links that carry one
-// transfer at a time (placement's Channels), from ins, Compact's
-// instances. The device orders fix the order of the transfers on every
-// link (its producers all run on the link's first device, and the queue
-// takes them in their start order: placement's LinkQueue), so each
-// transfer is an event of its own: it starts at the later of its
-// producer's end and the end of the transfer before it on its link, and
-// its consumer starts after it ends. Every such rule only moves an
-// instance later when another moves later (where a pair has several
-// links, Lanes, the tensor takes the one where it ends first: a least of
-// such rules, as monotone). So the earliest starts under the budget are
-// the least fixed point of: Compact with a release per instance (its
-// earliest start), each source's release raised to its sink's end minus
-// the budget, until nothing moves. Each pass is one compaction, exact for
-// the releases it is given.
-//
-// Termination. Where the least fixed point exists, every start is a
-// longest path of the constraints with every least (Lanes) fixed to the
-// link it takes, a path with no cycle: at most B, the sum of every block
-// time and every transfer time (the latency edges weigh t_sink − budget
-// ≤ 0, the budget being at least the critical path). A pass that moves
-// raises some start by at least 1 and never lowers one, so a start past B
-// means there is none: these device orders meet no schedule within the
-// budget (an error). Without Lanes the constraints are difference
-// constraints, and, as in latencyOrders, n·|pairs|+1 passes find every
-// longest path; more mean a cycle of positive weight.
-func compactLatencyLinks(p *placement.Placement, n int, orders [][]schedule.Ref, budget int, ins []schedule.Instance) ([]schedule.Instance, error) {
-	k := len(p.Blocks)
-	node := func(r schedule.Ref) int { return r.Block*n + r.Micro } // compact's numbering
-	limit := 0
-	for _, b := range p.Blocks {
-		limit += b.Time
-	}
-	for _, d := range p.Deps {
-		t := p.Transfer(d)
-		for _, lt := range p.Lanes[d] {
-			t = max(t, lt)
-		}
-		limit += t * len(p.Links(d))
-	}
-	limit *= n
-	pairs := p.LatencyPairs()
-	release := make([]int, k*n)
-	start := make([]int, k*n)
-	for pass := 0; ; pass++ {
-		for _, in := range ins {
-			start[node(in.Ref())] = in.Start
-		}
-		moved := false
-		for m := range n {
-			for _, lp := range pairs {
-				src, snk := node(schedule.Ref{Block: lp.Source, Micro: m}), node(schedule.Ref{Block: lp.Sink, Micro: m})
-				if need := start[snk] + p.Blocks[lp.Sink].Time - budget; need > start[src] && need > release[src] {
-					release[src], moved = need, true
-				}
+// settle asks the rules whose waits depend on the times (rule.Settler,
+// in the list's order) for the least starts under sp's budget, from
+// hint, the least starts of g without it: the first that answers gives
+// them; nil where none does. Each of its passes is a compaction of the
+// orders afresh (a rule's visit books its queues from empty) with
+// release times, the budget left out.
+func settle(sp spec.Spec, orders [][]schedule.Ref, g *graph, hint []int) ([]int, error) {
+	free := sp
+	free.Latency = 0
+	var solveErr error
+	st := &rule.Settling{Spec: sp, Var: g.node, Start: hint, Solve: func(release []int) ([]int, error) {
+		g, err := newGraph(sp.Placement, sp.MicroBatches, orders, nil)
+		if err == nil {
+			var start []int
+			if start, err = g.solve(free, nil, release); err == nil {
+				return start, nil
 			}
 		}
-		if !moved {
-			return ins, nil
+		solveErr = err
+		return nil, err
+	}}
+	for _, r := range rules.All() {
+		s, ok := r.(rule.Settler)
+		if !ok {
+			continue
 		}
-		if slices.Max(start) > limit || (len(p.Lanes) == 0 && pass > n*len(pairs)) {
-			return nil, fmt.Errorf("compact: these device orders meet no latency budget %d on links that carry one transfer at a time", budget)
-		}
-		var err error
-		if ins, err = compact(p, n, orders, nil, release); err != nil {
+		start, err := s.Settle(st)
+		switch {
+		case err != nil && errors.Is(err, solveErr):
 			return nil, err
+		case err != nil:
+			return nil, fmt.Errorf("compact: %w", err)
+		case start != nil:
+			return start, nil
 		}
 	}
+	return nil, nil
 }
 
 // decisionsLatency is decisions under a latency budget (0:
@@ -181,8 +153,8 @@ func decisionsLatency(s *schedule.Schedule, budget int) (*schedule.Schedule, err
 		}
 		out.Instances = ins
 	} else {
-		if links.Queued(p) {
-			return nil, fmt.Errorf("compact: a schedule that offloads or recomputes on links that carry one transfer at a time")
+		if err := decidable(p); err != nil {
+			return nil, err
 		}
 		c := newCompactor(&free)
 		// The rules' constraints: the decisions' timing and the host

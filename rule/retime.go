@@ -49,3 +49,40 @@ type Retiming struct {
 	// at a time, books them there and raises the later variables.
 	Visit func(v int, start []int)
 }
+
+// Settler is a rule whose waits depend on the times themselves and so
+// are no difference constraints under a latency budget: links that carry
+// one transfer at a time book a tensor behind the transfers that start
+// before it, and the latency rule's edges back from a sink, which delay
+// a micro-batch's first blocks, change that order. compact.Compact calls
+// Settle of every rule of the list that implements it, in the list's
+// order, when a compaction of device orders has a latency budget; the
+// first that answers gives the starts, and without one the system's
+// relaxation does (the budget's edges being difference constraints).
+type Settler interface {
+	// Settle returns the least start of every variable under
+	// s.Spec's latency budget, iterating s.Solve until the times
+	// settle, or nil where s.Spec does not switch its waits on (then
+	// the relaxation serves). An error of s.Solve comes back as it is;
+	// where the times never settle (the orders meet no schedule within
+	// the budget) the error says so, and compact prefixes it.
+	Settle(s *Settling) ([]int, error)
+}
+
+// Settling is one compaction of device orders under a latency budget as
+// a Settler iterates it.
+type Settling struct {
+	// Spec is the spec compacted for: its placement, micro-batches and
+	// latency budget (above 0).
+	Spec spec.Spec
+	// Var is the variable of an instance of Spec.
+	Var func(r schedule.Ref) int
+	// Start is the least start of every variable without the budget
+	// (by variable; the Settler must not change it).
+	Start []int
+	// Solve is the compaction without the budget with every variable v
+	// starting at release[v] at least: its least starts (by variable),
+	// exact for the releases given (the rules' waits as a Retimer adds
+	// them, a Visit included).
+	Solve func(release []int) ([]int, error)
+}
