@@ -9,7 +9,6 @@ import (
 	"github.com/tessel-pp/tessel/compact/system"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule"
-	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -216,7 +215,7 @@ func newGraph(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []sc
 	for v := range g.rep {
 		g.rep[v] = v
 	}
-	if err := g.pair(pairs); err != nil {
+	if err := g.merge(pairs); err != nil {
 		return nil, err
 	}
 	if err := g.orderEdges(orders); err != nil {
@@ -272,38 +271,34 @@ func (g *graph) dur(v int) int {
 	return g.p.Blocks[g.ref(v).Block].Time
 }
 
-// pair makes each pair's instances one node (its forward's), checking
-// the pairs as it reads them.
-func (g *graph) pair(pairs []schedule.Pair) error {
-	if len(pairs) == 0 {
-		return nil
-	}
-	p, n := g.p, g.n
-	if links.Queued(p) {
-		return fmt.Errorf("compact: overlapped pairs on a cluster with channels: not supported")
-	}
-	roles := p.Roles()
-	g.pairTime = map[int]int{}
-	for _, q := range pairs {
-		refs, t, why := schedule.PairGroup(p, roles, q)
-		if why == "" && q.Forward.Micro == q.Backward.Micro {
-			why = "one micro-batch"
-		}
-		if why != "" {
-			return fmt.Errorf("compact: pair %s+%s: %s", g.name(q.Forward), g.name(q.Backward), why)
-		}
-		for _, r := range refs {
-			if r.Micro < 0 || r.Micro >= n {
-				return fmt.Errorf("compact: pair %s+%s: micro-batch out of range", g.name(q.Forward), g.name(q.Backward))
+// merge lets every rule of the list that merges instances into one
+// variable (rule.Merger: overlapped pairs), in the list's order, do so
+// before the orders' edges are read.
+func (g *graph) merge(pairs []schedule.Pair) error {
+	m := &rule.Merging{Spec: spec.New(g.p, g.n), Pairs: pairs, Join: g.join}
+	for _, r := range rules.All() {
+		if mg, ok := r.(rule.Merger); ok {
+			if err := mg.Merge(m); err != nil {
+				return fmt.Errorf("compact: %w", err)
 			}
-			if _, dup := g.pairTime[g.node(r)]; dup {
-				return fmt.Errorf("compact: %s is in two pairs", g.name(r))
-			}
-			g.pairTime[g.node(r)] = t
-			g.rep[g.node(r)] = g.node(q.Forward)
 		}
 	}
 	return nil
+}
+
+// join makes r's node to's, occupying its devices for t (rule.Merging's
+// Join); false where r is joined already.
+func (g *graph) join(r, to schedule.Ref, t int) bool {
+	v := g.node(r)
+	if _, dup := g.pairTime[v]; dup {
+		return false
+	}
+	if g.pairTime == nil {
+		g.pairTime = map[int]int{}
+	}
+	g.pairTime[v] = t
+	g.rep[v] = g.node(to)
+	return true
 }
 
 // orderEdges adds the device-order edges, checking the orders as it

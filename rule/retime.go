@@ -86,3 +86,29 @@ type Settling struct {
 	// them, a Visit included).
 	Solve func(release []int) ([]int, error)
 }
+
+// Merger is a rule that makes several instances one variable of a
+// compaction of device orders: overlapped pairs start together and
+// occupy their devices for the pair's time. compact.Compact calls Merge
+// of every rule of the list that implements it, in the list's order,
+// before it reads the device orders and the dependencies, which then run
+// between the merged variables (consecutive instances of one variable
+// add no edge). An error of Merge is the compaction's, with compact's
+// prefix.
+type Merger interface {
+	Merge(m *Merging) error
+}
+
+// Merging is one compaction of device orders as the rules merge its
+// instances.
+type Merging struct {
+	// Spec is the spec compacted for (its placement and micro-batches).
+	Spec spec.Spec
+	// Pairs are the overlapped pairs kept (compact.Keep's Pairs).
+	Pairs []schedule.Pair
+	// Join makes r's variable to's (to's own for to itself), occupying
+	// its devices for time: r's end is then its variable's start plus
+	// time. It reports false, and changes nothing, where r is already
+	// joined. r and to must be instances of Spec.
+	Join func(r, to schedule.Ref, time int) bool
+}
