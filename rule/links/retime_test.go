@@ -22,12 +22,7 @@ func TestConstrain(t *testing.T) {
 		want     int
 	}{{false, 4}, {true, 5}} {
 		p := placementtest.TwoSenders(tc.channels)
-		sys := &system.System{Vars: 3}
-		sys.Add(1, 0, p.Blocks[0].Time) // b after a on device 0
-		for _, d := range p.Deps {
-			sys.Add(d.To, d.From, p.Delay(d))
-		}
-		rt := &rule.Retiming{Spec: spec.New(p, 1), Var: func(r schedule.Ref) int { return r.Block }, Ref: func(v int) schedule.Ref { return schedule.Ref{Block: v} }, Sys: sys}
+		sys, rt := twoSenders(spec.New(p, 1), nil)
 		if err := (links.Rule{}).Constrain(rt); err != nil {
 			t.Fatal(err)
 		}
@@ -39,4 +34,18 @@ func TestConstrain(t *testing.T) {
 			t.Errorf("channels %v: starts %v (ok %v), want c at %d", tc.channels, start, ok, tc.want)
 		}
 	}
+}
+
+// twoSenders is the system of TwoSenders' orders and dependencies, its
+// blocks' starts at release at least (nil: 0), and its re-timing for sp
+// (a variable per block, one micro-batch).
+func twoSenders(sp spec.Spec, release []int) (*system.System, *rule.Retiming) {
+	p := sp.Placement
+	sys := &system.System{Vars: 3, Floor: release}
+	sys.Add(1, 0, p.Blocks[0].Time) // b after a on device 0
+	for _, d := range p.Deps {
+		sys.Add(d.To, d.From, p.Delay(d))
+	}
+	byBlock := func(r schedule.Ref) int { return r.Block }
+	return sys, &rule.Retiming{Spec: sp, Var: byBlock, Ref: func(v int) schedule.Ref { return schedule.Ref{Block: v} }, Sys: sys}
 }

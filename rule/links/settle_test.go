@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessel-pp/tessel/compact/system"
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/rule"
 	"github.com/tessel-pp/tessel/rule/links"
@@ -34,12 +33,9 @@ func TestSettle(t *testing.T) {
 		p := placementtest.TwoSenders(tc.channels)
 		sp := spec.New(p, 1)
 		solve := func(release []int) ([]int, error) {
-			sys := &system.System{Vars: 3, Floor: release}
-			sys.Add(1, 0, p.Blocks[0].Time) // b after a on device 0
-			for _, d := range p.Deps {
-				sys.Add(d.To, d.From, p.Delay(d))
-			}
-			rt := &rule.Retiming{Spec: sp, Var: func(r schedule.Ref) int { return r.Block }, Ref: func(v int) schedule.Ref { return schedule.Ref{Block: v} }, Sys: sys}
+			free := sp
+			free.Latency = 0
+			sys, rt := twoSenders(free, release)
 			if err := (links.Rule{}).Constrain(rt); err != nil {
 				return nil, err
 			}
