@@ -88,7 +88,11 @@ type Keep struct {
 // it (rule.Retimer, every rule of rules.All that implements it): the
 // latency budget's edges (rule/latency), the release times
 // (rule/fsdp), the decisions' timing and host channels (rule/hostchan),
-// the link queues (rule/links).
+// the link queues (rule/links). A rule may also make several instances
+// one variable before the orders are read (rule.Merger: rule/pairs's
+// overlapped pairs), or, where its waits depend on the times, iterate
+// the compaction under a latency budget until they settle (rule.Settler:
+// rule/links).
 //
 // When the orders come from a valid schedule (Orders) the result
 // is valid and ends no later. Inconsistent orders are an error naming

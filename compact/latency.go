@@ -40,18 +40,19 @@ func latencyOrders(sp spec.Spec, orders [][]schedule.Ref) ([]schedule.Instance, 
 	if err != nil {
 		return nil, err
 	}
+	if budget <= 0 {
+		return g.instances(hint), nil
+	}
+	settled, err := settle(sp, orders, g, hint)
+	if err != nil {
+		return nil, err
+	}
+	if settled != nil {
+		return g.instances(settled), nil
+	}
 	// The instances stay in the order of these starts (file order
 	// without the budget); only their starts move.
 	ins := g.instances(hint)
-	if budget <= 0 {
-		return ins, nil
-	}
-	if start, err := settle(sp, orders, g, hint); err != nil || start != nil {
-		if err != nil {
-			return nil, err
-		}
-		return g.instances(start), nil
-	}
 	// The rules' constraints under the budget: the latency rule's edges
 	// back from every sink to the sources of its micro-batch
 	// (latency.Rule's Constrain); the others add nothing here (no release
