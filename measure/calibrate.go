@@ -17,8 +17,9 @@ import (
 // pass's scale times the ratio of its measured time to its predicted
 // time over every run, every transfer the median time the blocked waits
 // show (old's where none blocked), and every action the runtime's mean
-// time between actions. Costs built from the returned calibration (ModelCosts of the
-// model file it is set in) charge what the runs measured.
+// time between actions. Costs built from the returned calibration
+// (ModelCosts of the model file it is set in) charge what the runs
+// measured.
 func Fit(runs []*Run, old *profile.Calibration) (*profile.Calibration, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("no runs to fit")

@@ -58,8 +58,10 @@ func (r *Run) Iterations() []Timeline {
 // CPU, CUDA events on a GPU), so the model predicts such an iteration;
 // the others add what the machine took away (other processes, a slower
 // core), which changes from one iteration to the next.
-func (r *Run) Least() Timeline {
-	its := r.Iterations()
+func (r *Run) Least() Timeline { return least(r.Iterations()) }
+
+// least is the iteration of least time among its.
+func least(its []Timeline) Timeline {
 	k := 0
 	for i, it := range its {
 		if it.End() < its[k].End() {
@@ -221,7 +223,7 @@ func Compare(r *Run, top int) (*Report, error) {
 	})
 	rep.Actions = diffs[:min(top, len(diffs))]
 	// The terms as the calibration fits them: of the least iteration.
-	rep.Terms, err = terms(r, []Timeline{r.Least()}, pred)
+	rep.Terms, err = terms(r, []Timeline{least(its)}, pred)
 	return rep, err
 }
 

@@ -59,16 +59,13 @@ func ModelCosts(g *partition.Graph, dec *runtimegen.Decoder, blocks []runtimegen
 		if b.Forward != "" {
 			fwd = b.Forward
 		}
-		if b.Kind == placement.Input && !fed[fwd] {
-			if _, ok := dec.Blocks[fwd]; !ok {
-				return Costs{}, fmt.Errorf("block %q: the decoder gives no layers to its forward block %q", b.ID, fwd)
-			}
-			c.Block[b.ID] = 0
-			continue
-		}
 		names, ok := dec.Blocks[fwd]
 		if !ok {
 			return Costs{}, fmt.Errorf("block %q: the decoder gives no layers to its forward block %q", b.ID, fwd)
+		}
+		if b.Kind == placement.Input && !fed[fwd] {
+			c.Block[b.ID] = 0
+			continue
 		}
 		t := 0.0
 		for _, name := range names {
