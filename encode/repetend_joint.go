@@ -1,32 +1,33 @@
-package repetend
+package encode
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/tessel-pp/tessel/encode"
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/z3"
 )
 
-// jointSolver is the joint problem of one period P: the offsets n_i are
-// integer variables in 0..NR-1 of the same problem as the starts. With P
-// fixed, a dependency s_i + t_i ≤ s_j + (n_i − n_j)·P and the entry memory
-// Σ_i n_i·m_i stay linear, so one satisfiability check per P replaces the
-// enumeration of candidates.
-type jointSolver struct {
+// Joint is the joint problem of one period P: the offsets n_i are
+// integer variables in 0..MaxNR-1 of the same problem as the starts. With
+// P fixed, a dependency s_i + t_i ≤ s_j + (n_i − n_j)·P and the entry
+// memory Σ_i n_i·m_i stay linear, so one satisfiability check per P
+// replaces the enumeration of candidates.
+type Joint struct {
 	x       *z3.Context
 	s       *z3.Solver
 	e       *smt.Encoder
 	offsets []z3.Int
-	p       *placement.Placement
+	sp      spec.Spec
+	period  int
 }
 
-// newJointSolver encodes the joint problem of one period: offsets up to
-// opt.MaxNR as variables, under opt's budget, for opt's micro-batches.
-func newJointSolver(p *placement.Placement, period int, opt Options) (_ *jointSolver, err error) {
-	maxNR, memory, microBatches, seed, effort := opt.MaxNR, opt.Memory, opt.MicroBatches, opt.Seed, opt.effort()
+// NewJoint encodes the joint problem of one period: offsets up to
+// opt.MaxNR as variables, under sp's memory and latency budgets, for sp's
+// micro-batches.
+func NewJoint(sp spec.Spec, period int, opt RepetendOptions) (_ *Joint, err error) {
+	p, maxNR, memory, microBatches, seed, effort := sp.Placement, opt.MaxNR, sp.Memory, sp.MicroBatches, opt.Seed, opt.Effort
 	x := z3.NewContext()
 	// Closing the context frees the solver too: every failure below,
 	// however far the building got, leaves nothing behind.
@@ -41,13 +42,13 @@ func newJointSolver(p *placement.Placement, period int, opt Options) (_ *jointSo
 	}
 	// Dependencies are added below with offset terms; only δ = 0 ones
 	// would be known orders, and those are not known in advance.
-	pr := problem(p, nil, 0, 0, 0)
+	pr := repetendProblem(p, nil, 0, 0, 0)
 	pr.Precs = nil
 	e, err := smt.Encode(x, s, pr, nil)
 	if err != nil {
 		return nil, err
 	}
-	j := &jointSolver{x: x, s: s, e: e, p: p}
+	j := &Joint{x: x, s: s, e: e, sp: sp, period: period}
 	P := x.IntVal(period)
 	j.offsets = make([]z3.Int, len(p.Blocks))
 	var zero []z3.Bool
@@ -58,19 +59,19 @@ func newJointSolver(p *placement.Placement, period int, opt Options) (_ *jointSo
 		zero = append(zero, x.Eq(n, x.IntVal(0)))
 	}
 	s.Assert(x.Or(zero...)) // a shift of all offsets is the same repetend
-	st := steadyLinks(p)
+	st := SteadyLinks(p)
 	for _, d := range p.Deps {
 		delta := x.Sub(j.offsets[d.From], j.offsets[d.To])
 		s.Assert(x.Ge(delta, x.IntVal(0))) // property 4.2
 		// s_i + t_i + c_ij ≤ s_j + δ·P (with channels, the steady delay)
-		ready := x.Plus(e.Start[d.From], st.delay[d])
+		ready := x.Plus(e.Start[d.From], st.Delay[d])
 		s.Assert(x.Le(ready, x.Add(e.Start[d.To], x.Scale(period, delta))))
 	}
-	assertWindows(e, p, P)
+	deviceWindows(e, p, P)
 	if err := assertLinkWindows(e, st, P); err != nil {
 		return nil, err
 	}
-	if budget, shift := encode.BudgetShift(p, memory); budget > 0 {
+	if budget, shift := BudgetShift(p, memory); budget > 0 {
 		e.P.Memory = budget
 		// top = N_R − 1 of the offsets found: later iterations start with
 		// (N − N_R)·net more memory where a micro-batch leaves some behind.
@@ -104,14 +105,38 @@ func newJointSolver(p *placement.Placement, period int, opt Options) (_ *jointSo
 	if err := x.Err(); err != nil {
 		return nil, fmt.Errorf("repetend: joint problem at period %d: %w", period, err)
 	}
+	if err := j.assertLatency(sp.Latency, period); err != nil {
+		return nil, err
+	}
 	return j, nil
 }
 
-func (j *jointSolver) close() { j.x.Close() }
+// assertLatency asserts the latency rule of budget (0: none) at period
+// P with the offsets as variables: the rule's pair (source i, sink j) is
+// s_j + t_j ≤ s_i + L + (n_j − n_i)·P, linear in both.
+func (j *Joint) assertLatency(budget, period int) error {
+	if budget <= 0 {
+		return nil
+	}
+	x, e, p := j.x, j.e, j.sp.Placement
+	for _, lp := range p.LatencyPairs() {
+		delta := x.Sub(j.offsets[lp.Sink], j.offsets[lp.Source])
+		end := x.Plus(e.Start[lp.Sink], p.Blocks[lp.Sink].Time)
+		j.s.Assert(x.Le(end, x.Add(x.Plus(e.Start[lp.Source], budget), x.Scale(period, delta))))
+	}
+	return x.Err()
+}
 
-// next finds offsets with at most nr micro-batches, different from every
-// offset vector excluded so far.
-func (j *jointSolver) next(ctx context.Context, nr int) (z3.Status, []int, []int, error) {
+// Close frees the solver.
+func (j *Joint) Close() { j.x.Close() }
+
+// SetEffort caps the solver calls from now on (z3.SolverOptions.Effort).
+func (j *Joint) SetEffort(effort int) { j.s.SetEffort(effort) }
+
+// Next finds offsets with at most nr micro-batches, different from
+// every offset vector excluded so far: nil when none exists (or with
+// the error of a call that failed, out of effort say).
+func (j *Joint) Next(ctx context.Context, nr int) (*Iteration, error) {
 	x := j.x
 	j.s.Push()
 	defer j.s.Pop()
@@ -120,29 +145,29 @@ func (j *jointSolver) next(ctx context.Context, nr int) (z3.Status, []int, []int
 	}
 	st, err := j.s.Check(ctx)
 	if st != z3.Sat {
-		return st, nil, nil, err
+		return nil, err
 	}
 	m, err := j.s.Model()
 	if err != nil {
-		return z3.Unknown, nil, nil, err
+		return nil, err
 	}
 	defer m.Close()
 	offs := make([]int, len(j.offsets))
 	for i, n := range j.offsets {
 		if offs[i], err = m.Int(n); err != nil {
-			return z3.Unknown, nil, nil, err
+			return nil, err
 		}
 	}
 	starts, err := j.e.Starts(m)
 	if err != nil {
-		return z3.Unknown, nil, nil, err
+		return nil, err
 	}
-	return z3.Sat, offs, normalise(starts), nil
+	return &Iteration{Offsets: offs, Period: j.period, Starts: normalise(starts)}, nil
 }
 
-// exclude forbids one offset vector from now on (a candidate whose warmup
-// or cooldown cannot be scheduled).
-func (j *jointSolver) exclude(offs []int) {
+// Exclude forbids one offset vector from now on (a candidate whose
+// warmup or cooldown cannot be scheduled).
+func (j *Joint) Exclude(offs []int) {
 	x := j.x
 	diff := make([]z3.Bool, len(offs))
 	for i, n := range j.offsets {
