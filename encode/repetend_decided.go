@@ -50,34 +50,14 @@ type DecidedIteration struct {
 // micro-batch may leave memory behind (the caller checks).
 func DecidedAt(ctx context.Context, sp spec.Spec, P int, opt RepetendOptions) (_ *DecidedIteration, err error) {
 	p := sp.Placement
-	x := z3.NewContext()
+	e, err := offsetsEncoder(p, opt)
+	if err != nil {
+		return nil, err
+	}
+	x, s := e.X, e.S
 	defer x.Close()
-	s, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
-	if err != nil {
-		return nil, err
-	}
-	pr := repetendProblem(p, nil, 0, 0, 0)
-	pr.Precs = nil
-	e, err := smt.Encode(x, s, pr, nil)
-	if err != nil {
-		return nil, err
-	}
 	period := x.IntVal(P)
-	offsets := make([]z3.Int, len(p.Blocks))
-	var zero []z3.Bool
-	for i := range p.Blocks {
-		n := x.IntVar(fmt.Sprintf("n%d", i))
-		offsets[i] = n
-		s.Assert(x.Ge(n, x.IntVal(0)), x.Le(n, x.IntVal(opt.MaxNR-1)))
-		zero = append(zero, x.Eq(n, x.IntVal(0)))
-	}
-	s.Assert(x.Or(zero...))
-	st := SteadyLinks(p)
-	for _, d := range p.Deps {
-		delta := x.Sub(offsets[d.From], offsets[d.To])
-		s.Assert(x.Ge(delta, x.IntVal(0)))
-		s.Assert(x.Le(x.Plus(e.Start[d.From], st.Delay[d]), x.Add(e.Start[d.To], x.Scale(P, delta))))
-	}
+	offsets, _ := assertOffsets(e, p, P, opt.MaxNR)
 	windows := deviceWindows(e, p, period)
 	blocks := encodeDecided(e, p, P, offsets, windows, sp)
 	if err := x.Err(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/z3"
@@ -27,8 +28,12 @@ type Joint struct {
 // opt.MaxNR as variables, under sp's memory and latency budgets, for sp's
 // micro-batches.
 func NewJoint(sp spec.Spec, period int, opt RepetendOptions) (_ *Joint, err error) {
-	p, maxNR, memory, microBatches, seed, effort := sp.Placement, opt.MaxNR, sp.Memory, sp.MicroBatches, opt.Seed, opt.Effort
-	x := z3.NewContext()
+	p, maxNR, memory, microBatches := sp.Placement, opt.MaxNR, sp.Memory, sp.MicroBatches
+	e, err := offsetsEncoder(p, opt)
+	if err != nil {
+		return nil, err
+	}
+	x, s := e.X, e.S
 	// Closing the context frees the solver too: every failure below,
 	// however far the building got, leaves nothing behind.
 	defer func() {
@@ -36,37 +41,10 @@ func NewJoint(sp spec.Spec, period int, opt RepetendOptions) (_ *Joint, err erro
 			x.Close()
 		}
 	}()
-	s, err := x.NewSolver(z3.SolverOptions{Seed: seed, Effort: effort})
-	if err != nil {
-		return nil, err
-	}
-	// Dependencies are added below with offset terms; only δ = 0 ones
-	// would be known orders, and those are not known in advance.
-	pr := repetendProblem(p, nil, 0, 0, 0)
-	pr.Precs = nil
-	e, err := smt.Encode(x, s, pr, nil)
-	if err != nil {
-		return nil, err
-	}
 	j := &Joint{x: x, s: s, e: e, sp: sp, period: period}
 	P := x.IntVal(period)
-	j.offsets = make([]z3.Int, len(p.Blocks))
-	var zero []z3.Bool
-	for i := range p.Blocks {
-		n := x.IntVar(fmt.Sprintf("n%d", i))
-		j.offsets[i] = n
-		s.Assert(x.Ge(n, x.IntVal(0)), x.Le(n, x.IntVal(maxNR-1)))
-		zero = append(zero, x.Eq(n, x.IntVal(0)))
-	}
-	s.Assert(x.Or(zero...)) // a shift of all offsets is the same repetend
-	st := SteadyLinks(p)
-	for _, d := range p.Deps {
-		delta := x.Sub(j.offsets[d.From], j.offsets[d.To])
-		s.Assert(x.Ge(delta, x.IntVal(0))) // property 4.2
-		// s_i + t_i + c_ij ≤ s_j + δ·P (with channels, the steady delay)
-		ready := x.Plus(e.Start[d.From], st.Delay[d])
-		s.Assert(x.Le(ready, x.Add(e.Start[d.To], x.Scale(period, delta))))
-	}
+	var st Steady
+	j.offsets, st = assertOffsets(e, p, period, maxNR)
 	deviceWindows(e, p, P)
 	if err := assertLinkWindows(e, st, P); err != nil {
 		return nil, err
@@ -109,6 +87,54 @@ func NewJoint(sp spec.Spec, period int, opt RepetendOptions) (_ *Joint, err erro
 		return nil, err
 	}
 	return j, nil
+}
+
+// offsetsEncoder makes the context, the solver and the encoder that
+// Joint and DecidedAt share: p's blocks as tasks on their devices, and no
+// dependencies yet (assertOffsets adds them with offset terms; only δ = 0
+// ones would be known orders, and those are not known in advance). On an
+// error the context is closed.
+func offsetsEncoder(p *placement.Placement, opt RepetendOptions) (_ *smt.Encoder, err error) {
+	x := z3.NewContext()
+	defer func() {
+		if err != nil {
+			x.Close()
+		}
+	}()
+	s, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
+	if err != nil {
+		return nil, err
+	}
+	pr := repetendProblem(p, nil, 0, 0, 0)
+	pr.Precs = nil
+	return smt.Encode(x, s, pr, nil)
+}
+
+// assertOffsets asserts what Joint and DecidedAt share on e, p's
+// repetend at period: the offsets n_i as variables in 0..maxNR−1, one of
+// them 0 (a shift of all offsets is the same repetend), and every
+// dependency with δ = n_i − n_j ≥ 0 periods of slack (property 4.2):
+// s_i + t_i + c_ij ≤ s_j + δ·P, with channels the steady delay. It
+// returns the offsets and the steady state.
+func assertOffsets(e *smt.Encoder, p *placement.Placement, period, maxNR int) ([]z3.Int, Steady) {
+	x, s := e.X, e.S
+	offsets := make([]z3.Int, len(p.Blocks))
+	var zero []z3.Bool
+	for i := range p.Blocks {
+		n := x.IntVar(fmt.Sprintf("n%d", i))
+		offsets[i] = n
+		s.Assert(x.Ge(n, x.IntVal(0)), x.Le(n, x.IntVal(maxNR-1)))
+		zero = append(zero, x.Eq(n, x.IntVal(0)))
+	}
+	s.Assert(x.Or(zero...))
+	st := SteadyLinks(p)
+	for _, d := range p.Deps {
+		delta := x.Sub(offsets[d.From], offsets[d.To])
+		s.Assert(x.Ge(delta, x.IntVal(0)))
+		ready := x.Plus(e.Start[d.From], st.Delay[d])
+		s.Assert(x.Le(ready, x.Add(e.Start[d.To], x.Scale(period, delta))))
+	}
+	return offsets, st
 }
 
 // assertLatency asserts the latency rule of budget (0: none) at period

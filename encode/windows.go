@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule/links"
@@ -18,23 +19,47 @@ import (
 // SpanWindow a span of time anywhere in it. Partition's integer programs
 // encode a cut of a layer graph, not a placement, and live in partition.
 
-// EndWindow is the problem of the instances free of s (indices into
-// s.Instances, each a task in that order) at the end of s, every other
-// instance kept where it is; with head, at its start, in reversed time:
-// an instance at [start, end) runs at [H − end, H − start), so that the
-// head becomes a tail, dependencies point the other way and memory is
-// given back where it was taken. The hint is the freed instances' starts
-// (reversed with head).
-func EndWindow(s *schedule.Schedule, free []int, head bool) (*smt.Problem, []int) {
+// EndWindow frees the last w instances of s (the first w with head),
+// widened so that the cut is a time, and returns them (indices into
+// s.Instances, each a task in that order), the problem of placing them
+// with every other instance kept where it is, and the hint: their
+// current starts. With head the problem is in reversed time: an instance
+// at [start, end) runs at [H − end, H − start), so that the head becomes
+// a tail, dependencies point the other way and memory is given back
+// where it was taken; the hint's starts are reversed too.
+func EndWindow(s *schedule.Schedule, w int, head bool) (free []int, pr *smt.Problem, hint []int) {
 	p := s.Placement
 	H := schedule.Makespan(s)
+	// In reversed time an instance at [start, end) runs at
+	// [H − end, H − start): the head becomes a tail.
 	at := func(in schedule.Instance) int {
 		if head {
 			return H - in.Start - p.Blocks[in.Block].Time
 		}
 		return in.Start
 	}
-	w := len(free)
+	idx := make([]int, len(s.Instances))
+	for x := range idx {
+		idx[x] = x
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		ia, ib := s.Instances[idx[a]], s.Instances[idx[b]]
+		if at(ia) != at(ib) {
+			return at(ia) > at(ib)
+		}
+		return idx[a] < idx[b]
+	})
+	if w >= len(idx) {
+		w = len(idx)
+	} else {
+		// Free every instance that starts with the w-th, so that the cut
+		// is a time.
+		cut := at(s.Instances[idx[w-1]])
+		for w < len(idx) && at(s.Instances[idx[w]]) == cut {
+			w++
+		}
+	}
+	free = idx[:w]
 	task := make(map[schedule.Ref]int, w)
 	for k, x := range free {
 		task[s.Instances[x].Ref()] = k
@@ -43,7 +68,7 @@ func EndWindow(s *schedule.Schedule, free []int, head bool) (*smt.Problem, []int
 	// Per-device budgets as one budget with shifted entries
 	// (BudgetShift); the entries below add to the shift.
 	budget, shift := BudgetShift(p, s.Memory)
-	pr := &smt.Problem{Devices: p.Devices, Memory: budget, Entry: smt.ShiftEntry(make([]int, p.Devices), shift)}
+	pr = &smt.Problem{Devices: p.Devices, Memory: budget, Entry: smt.ShiftEntry(make([]int, p.Devices), shift)}
 	avail := make([]int, p.Devices) // when the fixed instances leave each device
 	for _, in := range s.Instances {
 		if _, ok := task[in.Ref()]; ok {
@@ -57,7 +82,7 @@ func EndWindow(s *schedule.Schedule, free []int, head bool) (*smt.Problem, []int
 			}
 		}
 	}
-	hint := make([]int, w)
+	hint = make([]int, w)
 	for k, x := range free {
 		in := s.Instances[x]
 		b := p.Blocks[in.Block]
@@ -135,7 +160,7 @@ func EndWindow(s *schedule.Schedule, free []int, head bool) (*smt.Problem, []int
 			pr.Tasks[k].Release = max(pr.Tasks[k].Release, arrival)
 		}
 	}
-	return pr, hint
+	return free, pr, hint
 }
 
 // fixedTensor is dependency Dep's tensor of micro-batch Micro.

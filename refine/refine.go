@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
@@ -186,41 +185,10 @@ func placeEnd(s *schedule.Schedule, free, starts []int, head bool) *schedule.Sch
 // when the solver found nothing shorter.
 func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Options) (*schedule.Schedule, int, error) {
 	p := s.Placement
-	H := schedule.Makespan(s)
-	// In reversed time an instance at [start, end) runs at
-	// [H − end, H − start): the head becomes a tail.
-	at := func(in schedule.Instance) int {
-		if head {
-			return H - in.Start - p.Blocks[in.Block].Time
-		}
-		return in.Start
-	}
-	idx := make([]int, len(s.Instances))
-	for x := range idx {
-		idx[x] = x
-	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		ia, ib := s.Instances[idx[a]], s.Instances[idx[b]]
-		if at(ia) != at(ib) {
-			return at(ia) > at(ib)
-		}
-		return idx[a] < idx[b]
-	})
-	if w >= len(idx) {
-		w = len(idx)
-	} else {
-		// Free every instance that starts with the w-th, so that the cut
-		// is a time.
-		cut := at(s.Instances[idx[w-1]])
-		for w < len(idx) && at(s.Instances[idx[w]]) == cut {
-			w++
-		}
-	}
-	free := idx[:w]
 	// The window's problem (encode.EndWindow). Backwards the links are
 	// left out: the compaction below applies them, and a step that does
 	// not end earlier is dropped.
-	pr, hint := encode.EndWindow(s, free, head)
+	free, pr, hint := encode.EndWindow(s, w, head)
 	sol, checks, err := solveWindow(ctx, p, pr, hint, opt.Seed, opt.Effort)
 	if sol == nil {
 		return nil, checks, err
