@@ -59,7 +59,7 @@ func DecidedAt(ctx context.Context, sp spec.Spec, P int, opt RepetendOptions) (_
 	period := x.IntVal(P)
 	offsets, _ := assertOffsets(e, p, P, opt.MaxNR)
 	windows := deviceWindows(e, p, period)
-	blocks := encodeDecided(e, p, P, offsets, windows, sp)
+	blocks := encodeDecided(e, sp, P, offsets, windows)
 	if err := x.Err(); err != nil {
 		return nil, fmt.Errorf("repetend: decided problem at period %d: %w", P, err)
 	}
@@ -150,7 +150,8 @@ func DecidedAt(ctx context.Context, sp spec.Spec, P int, opt RepetendOptions) (_
 //     micro-batches away at t number ⌊(t − o − T)/P⌋ − ⌊(t − r)/P⌋ + Δ
 //     (frees count before block starts, returns after them, as in the
 //     verifier's phases).
-func encodeDecided(e *smt.Encoder, p *placement.Placement, P int, offsets []z3.Int, windows []*z3.Int, sp spec.Spec) []*decidedBlock {
+func encodeDecided(e *smt.Encoder, sp spec.Spec, P int, offsets []z3.Int, windows []*z3.Int) []*decidedBlock {
+	p := sp.Placement
 	x, s := e.X, e.S
 	consumers := p.Consumers()
 	var blocks []*decidedBlock
