@@ -157,11 +157,12 @@ func decisionsLatency(s *schedule.Schedule, budget int) (*schedule.Schedule, err
 		if err := decidable(p); err != nil {
 			return nil, err
 		}
-		c := newCompactor(&free)
-		// The rules' constraints: the decisions' timing and the host
-		// channels' orders (rule/hostchan), the latency rule's edges back
-		// from every sink to the sources of its micro-batch.
-		if err := constrain(c.retiming(out.Spec)); err != nil {
+		// The rules' constraints: the decisions' variables and timing and
+		// the host channels' orders (rule/hostchan), the memory orders
+		// (rule/memory), the latency rule's edges back from every sink to
+		// the sources of its micro-batch.
+		c, err := newCompactor(&free, out.Spec)
+		if err != nil {
 			return nil, err
 		}
 		if err := c.solve(); err != nil {

@@ -7,10 +7,12 @@ import (
 )
 
 // Retimer is a rule that re-times: compact.Compact builds the system of
-// a compaction — a variable per instance, the device orders and the
-// dependencies (and, keeping a schedule's decisions, their variables and
-// orders) — and calls Constrain of every rule of the list that
-// implements it, in the list's order, before it solves. Like Check, it
+// a compaction — a variable per instance and the dependencies, with the
+// device orders — and calls Constrain of every rule of the list that
+// implements it, in the list's order, before it solves (keeping a
+// schedule's decisions, the rule of the decisions makes their variables
+// there, and compact adds the recomputes' device orders after the
+// rules). Like Check, it
 // is called for every compaction, not only those whose spec switches
 // the rule on: a compaction may keep what its spec does not switch on
 // (release times of a spec that shards nothing), and the rule adds
@@ -33,9 +35,14 @@ type Retiming struct {
 	From *schedule.Schedule
 	// Var is the variable of an instance of Spec in Sys.
 	Var func(r schedule.Ref) int
-	// Decision, with From, is the variable of the start of From's
-	// decision k; the next variable is its reload's (an offload's; a
-	// recompute's is pinned at 0).
+	// Decision, with From's decisions, is the variable of the start of
+	// From's decision k; the next variable is its reload's (an
+	// offload's; a recompute's is pinned at 0). The rule that times the
+	// decisions makes these variables in its Constrain (rule/hostchan:
+	// Sys.Var, their hints From's times) and sets Decision, for the
+	// rules after it in the list (the memory orders) and for compact,
+	// which orders the recomputes on their devices and reads the
+	// solution; nil until then.
 	Decision func(k int) int
 	// Sys is the compaction's difference constraints.
 	Sys *system.System
