@@ -1,7 +1,6 @@
 package compact
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -106,32 +105,28 @@ type Keep struct {
 // mean); with it, the result is From's spec under this spec's latency
 // budget, verified.
 func Compact(sp spec.Spec, keep Keep) (*schedule.Schedule, error) {
-	if keep.Release != nil && (keep.From != nil || sp.Latency > 0) {
-		return nil, errors.New("compact: release times with decisions or a latency budget")
+	t := &rule.Retiming{Spec: sp, Release: keep.Release, From: keep.From, Pairs: keep.Pairs}
+	if keep.From == nil || keep.Release != nil {
+		// What the rules cannot time together, before anything is built
+		// (a schedule kept without release times is asked once it is
+		// verified: decisionsLatency, decisionsUnchecked).
+		if err := refuse(t); err != nil {
+			return nil, err
+		}
 	}
 	if keep.From != nil {
-		if keep.Built && sp.Latency <= 0 && len(keep.From.Decisions) > 0 && keep.From.Placement != nil && decidable(keep.From.Placement) == nil {
+		if keep.Built && sp.Latency <= 0 && len(keep.From.Decisions) > 0 && keep.From.Placement != nil && refuse(t) == nil {
 			// decisionsUnchecked verifies what it returns.
 			return decisionsUnchecked(keep.From)
 		}
 		return decisionsLatency(keep.From, sp.Latency)
 	}
 	if sp.Latency > 0 {
-		if len(keep.Pairs) > 0 {
-			return nil, errors.New("compact: overlapped pairs under a latency budget")
-		}
 		ins, err := latencyOrders(sp, keep.Orders)
 		if err != nil {
 			return nil, err
 		}
 		return &schedule.Schedule{Spec: sp, Instances: ins}, nil
-	}
-	if keep.Release != nil && sp.Placement != nil && sp.MicroBatches > 0 {
-		for r := range keep.Release {
-			if r.Block < 0 || r.Block >= len(sp.Placement.Blocks) || r.Micro < 0 || r.Micro >= sp.MicroBatches {
-				return nil, fmt.Errorf("compact: release time of an instance out of range (block %d, micro-batch %d)", r.Block, r.Micro)
-			}
-		}
 	}
 	g, err := newGraph(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs)
 	if err != nil {
@@ -142,6 +137,20 @@ func Compact(sp spec.Spec, keep Keep) (*schedule.Schedule, error) {
 		return nil, err
 	}
 	return &schedule.Schedule{Spec: sp, Instances: g.instances(start), Pairs: keep.Pairs}, nil
+}
+
+// refuse is the first refusal of the rules that refuse what a
+// compaction keeps (rule.Refuser), in the list's order, with compact's
+// prefix.
+func refuse(t *rule.Retiming) error {
+	for _, r := range rules.All() {
+		if rf, ok := r.(rule.Refuser); ok {
+			if err := rf.Refuse(t); err != nil {
+				return fmt.Errorf("compact: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // constrain adds to t the constraints of every rule of the list that

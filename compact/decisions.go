@@ -7,7 +7,6 @@ import (
 	"github.com/tessel-pp/tessel/compact/system"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule"
-	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -54,7 +53,7 @@ func decisionsUnchecked(s *schedule.Schedule) (*schedule.Schedule, error) {
 		out.Instances = ins
 		return out, nil
 	}
-	if err := decidable(p); err != nil {
+	if err := refuse(&rule.Retiming{Spec: out.Spec, From: s}); err != nil {
 		return nil, err
 	}
 	c, err := newCompactor(s, out.Spec)
@@ -70,17 +69,6 @@ func decisionsUnchecked(s *schedule.Schedule) (*schedule.Schedule, error) {
 		return nil, fmt.Errorf("compact: the compacted schedule fails verification (a bug): %w", err)
 	}
 	return out, nil
-}
-
-// decidable says whether schedules of p that offload or recompute can be
-// compacted: not where its links carry one transfer at a time (the
-// compactor of decisions has no topological pass to book the link
-// queues in).
-func decidable(p *placement.Placement) error {
-	if links.Queued(p) {
-		return fmt.Errorf("compact: a schedule that offloads or recomputes on links that carry one transfer at a time")
-	}
-	return nil
 }
 
 // compactor holds the difference constraints x ≥ y + w (a

@@ -154,7 +154,7 @@ func decisionsLatency(s *schedule.Schedule, budget int) (*schedule.Schedule, err
 		}
 		out.Instances = ins
 	} else {
-		if err := decidable(p); err != nil {
+		if err := refuse(&rule.Retiming{Spec: out.Spec, From: &free}); err != nil {
 			return nil, err
 		}
 		// The rules' constraints: the decisions' variables and timing and

@@ -21,6 +21,20 @@ type Retimer interface {
 	Constrain(t *Retiming) error
 }
 
+// Refuser is a rule that refuses a compaction it cannot time: what the
+// compaction keeps (Retiming's Release, From, Pairs) with its spec, where
+// the rule's constraints do not combine with them yet (release times
+// under a latency budget or with decisions, overlapped pairs under a
+// budget, decisions on links that carry one transfer at a time).
+// compact.Compact asks every rule of the list that implements it, in the
+// list's order, before it builds the system: for device orders and for
+// release times at once, for a schedule kept once the schedule is
+// verified. The first error is the compaction's, with compact's prefix;
+// Sys, Var and the variables are not yet made.
+type Refuser interface {
+	Refuse(t *Retiming) error
+}
+
 // Retiming is one compaction as the rules constrain it.
 type Retiming struct {
 	// Spec is the spec compacted for (its latency budget, ...).
@@ -33,6 +47,9 @@ type Retiming struct {
 	// keeps (compact.Keep's From), nil where it keeps device orders
 	// alone.
 	From *schedule.Schedule
+	// Pairs are the overlapped pairs kept (compact.Keep's Pairs; merged
+	// by rule.Merger before the system is built).
+	Pairs []schedule.Pair
 	// Var is the variable of an instance of Spec in Sys.
 	Var func(r schedule.Ref) int
 	// Decision, with From's decisions, is the variable of the start of

@@ -11,11 +11,13 @@ package hostchan
 
 import (
 	"cmp"
+	"errors"
 	"math"
 	"slices"
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -27,6 +29,7 @@ var _ interface {
 	rule.Rule
 	rule.Indexer
 	rule.Retimer
+	rule.Refuser
 } = Rule{}
 
 // Name is "hostchan".
@@ -196,6 +199,24 @@ func deviceReruns(c *rule.Checked) [][]schedule.Rerun {
 		}
 	}
 	return out
+}
+
+// Refuse refuses a compaction that keeps a schedule (Retiming.From)
+// with release times, and one that keeps decisions on links that carry
+// one transfer at a time (the decisions' system has no topological pass
+// to book the link queues in).
+func (Rule) Refuse(t *rule.Retiming) error {
+	if t.From == nil {
+		return nil
+	}
+	if t.Release != nil {
+		// The words of the release times under a budget (rule/latency's).
+		return errors.New("release times with decisions or a latency budget")
+	}
+	if len(t.From.Decisions) > 0 && links.Queued(t.From.Placement) {
+		return errors.New("a schedule that offloads or recomputes on links that carry one transfer at a time")
+	}
+	return nil
 }
 
 // Constrain adds the decisions to a compaction that keeps a schedule's

@@ -4,6 +4,8 @@
 package latency
 
 import (
+	"errors"
+
 	"github.com/tessel-pp/tessel/rule"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -16,6 +18,7 @@ var _ interface {
 	rule.Rule
 	rule.Bounder
 	rule.Retimer
+	rule.Refuser
 } = Rule{}
 
 // Name is "latency".
@@ -49,6 +52,24 @@ func (Rule) Check(c *rule.Checked, r *rule.Report) {
 				l.Micro, l.Latency, s.Latency, c.Name(l.First), l.Start, c.Name(l.Last), l.End)
 		}
 	}
+}
+
+// Refuse refuses, under a budget, a compaction of device orders that
+// keeps release times (the relaxation's floors are the least starts
+// without the budget) or overlapped pairs (not merged under a budget
+// yet); a schedule kept (Retiming.From) keeps no pairs.
+func (Rule) Refuse(t *rule.Retiming) error {
+	if t.Spec.Latency <= 0 {
+		return nil
+	}
+	if t.Release != nil {
+		// The words of release times with decisions (rule/hostchan's).
+		return errors.New("release times with decisions or a latency budget")
+	}
+	if t.From == nil && len(t.Pairs) > 0 {
+		return errors.New("overlapped pairs under a latency budget")
+	}
+	return nil
 }
 
 // Constrain adds the budget to a compaction under one: an edge back from
