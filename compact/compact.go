@@ -121,22 +121,11 @@ func Compact(sp spec.Spec, keep Keep) (*schedule.Schedule, error) {
 		}
 		return decisionsLatency(keep.From, sp.Latency)
 	}
-	if sp.Latency > 0 {
-		ins, err := latencyOrders(sp, keep.Orders)
-		if err != nil {
-			return nil, err
-		}
-		return &schedule.Schedule{Spec: sp, Instances: ins}, nil
-	}
-	g, err := newGraph(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs)
+	ins, err := orders(sp, keep)
 	if err != nil {
 		return nil, err
 	}
-	start, err := g.solve(sp, keep.Release, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &schedule.Schedule{Spec: sp, Instances: g.instances(start), Pairs: keep.Pairs}, nil
+	return &schedule.Schedule{Spec: sp, Instances: ins, Pairs: keep.Pairs}, nil
 }
 
 // refuse is the first refusal of the rules that refuse what a
@@ -166,19 +155,19 @@ func constrain(t *rule.Retiming) error {
 	return nil
 }
 
-// compact is the re-timing of orders (see Compact); release (nil: none),
-// indexed by variable (block·n + micro-batch), is the earliest start of
-// each instance.
-func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []schedule.Pair, release []int) ([]schedule.Instance, error) {
-	g, err := newGraph(p, n, orders, pairs)
-	if err != nil {
-		return nil, err
+// constrainBack adds to t the constraints that point back in time of
+// every rule of the list that has them (rule.BackRetimer), in the list's
+// order, and returns how many they added.
+func constrainBack(t *rule.Retiming) (int, error) {
+	before := len(t.Sys.Cons)
+	for _, r := range rules.All() {
+		if rt, ok := r.(rule.BackRetimer); ok {
+			if err := rt.ConstrainBack(t); err != nil {
+				return 0, fmt.Errorf("compact: %s: %w", r.Name(), err)
+			}
+		}
 	}
-	start, err := g.solve(spec.New(p, n), nil, release)
-	if err != nil {
-		return nil, err
-	}
-	return g.instances(start), nil
+	return len(t.Sys.Cons) - before, nil
 }
 
 // solve adds the constraints of the rules that re-time for sp (with the

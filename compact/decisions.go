@@ -46,7 +46,7 @@ func decisionsUnchecked(s *schedule.Schedule) (*schedule.Schedule, error) {
 	p := s.Placement
 	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory}}
 	if len(s.Decisions) == 0 {
-		ins, err := compact(p, s.MicroBatches, schedule.Orders(s), nil, nil)
+		ins, err := orders(spec.New(p, s.MicroBatches), Keep{Orders: schedule.Orders(s)})
 		if err != nil {
 			return nil, err
 		}
@@ -117,6 +117,9 @@ func newCompactor(s *schedule.Schedule, sp spec.Spec) (*compactor, error) {
 	}
 	c := &compactor{s: s, t: &rule.Retiming{Spec: sp, From: s, Var: at, Sys: sys}}
 	if err := constrain(c.t); err != nil {
+		return nil, err
+	}
+	if _, err := constrainBack(c.t); err != nil {
 		return nil, err
 	}
 	if len(s.Decisions) > 0 && c.t.Decision == nil {

@@ -21,6 +21,21 @@ type Retimer interface {
 	Constrain(t *Retiming) error
 }
 
+// BackRetimer is a rule whose constraints point back in time: a latency
+// budget's edge from each sink to the sources of its micro-batch,
+// v_source ≥ v_sink + t_sink − budget. They close cycles with the
+// dependencies, so the system is no longer solved in one topological
+// pass but by relaxation. compact.Compact calls ConstrainBack of every
+// rule of the list that implements it, in the list's order, after the
+// Retimers' Constrain: compacting device orders, once it has solved the
+// system without them (the topological pass, with its visit), whose
+// least solution is then the relaxation's hint and floors — and where no
+// rule adds a constraint back, the compaction's answer; keeping a
+// schedule's decisions, before the system is solved as a whole.
+type BackRetimer interface {
+	ConstrainBack(t *Retiming) error
+}
+
 // Refuser is a rule that refuses a compaction it cannot time: what the
 // compaction keeps (Retiming's Release, From, Pairs) with its spec, where
 // the rule's constraints do not combine with them yet (release times

@@ -17,7 +17,7 @@ type Rule struct{}
 var _ interface {
 	rule.Rule
 	rule.Bounder
-	rule.Retimer
+	rule.BackRetimer
 	rule.Refuser
 } = Rule{}
 
@@ -72,14 +72,15 @@ func (Rule) Refuse(t *rule.Retiming) error {
 	return nil
 }
 
-// Constrain adds the budget to a compaction under one: an edge back from
-// every sink of each micro-batch to every source of it (placement's
-// LatencyPairs), v_source ≥ v_sink + t_sink − budget, so that the sink
-// ends at most the budget after the source starts. These edges close
-// cycles with the dependencies, of weight ≤ 0 where the budget admits
-// the orders: the compaction relaxes them, delaying a micro-batch's
-// first blocks only as much as its budget asks.
-func (Rule) Constrain(t *rule.Retiming) error {
+// ConstrainBack adds the budget to a compaction under one
+// (rule.BackRetimer): an edge back from every sink of each micro-batch to
+// every source of it (placement's LatencyPairs), v_source ≥ v_sink +
+// t_sink − budget, so that the sink ends at most the budget after the
+// source starts. These edges close cycles with the dependencies, of
+// weight ≤ 0 where the budget admits the orders: the compaction relaxes
+// them, delaying a micro-batch's first blocks only as much as its budget
+// asks.
+func (Rule) ConstrainBack(t *rule.Retiming) error {
 	budget := t.Spec.Latency
 	if budget <= 0 {
 		return nil
