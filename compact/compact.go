@@ -82,16 +82,22 @@ type Keep struct {
 //     whose links carry one transfer at a time are not compacted with
 //     decisions (an error).
 //
-// The engines share one core, a system of difference constraints
-// (compact/system), and the rules that re-time add their constraints to
-// it (rule.Retimer, every rule of rules.All that implements it): the
-// latency budget's edges (rule/latency), the release times
-// (rule/fsdp), the decisions' timing and host channels (rule/hostchan),
-// the link queues (rule/links). A rule may also make several instances
-// one variable before the orders are read (rule.Merger: rule/pairs's
-// overlapped pairs), or, where its waits depend on the times, iterate
-// the compaction under a latency budget until they settle (rule.Settler:
-// rule/links).
+// It builds one system of difference constraints (compact/system) from
+// what it keeps — a variable per instance, the dependencies and the
+// device orders — and asks the rules, every rule of rules.All in the
+// list's order, as the verifier and the bounds do: what they refuse
+// with what is kept (rule.Refuser: rule/latency, rule/hostchan,
+// rule/fsdp), which instances are one variable (rule.Merger:
+// rule/pairs's overlapped pairs), their variables and constraints
+// (rule.Retimer: the decisions' variables, timing and host channels,
+// rule/hostchan; the memory orders, rule/memory; the link queues,
+// rule/links; the release times, rule/fsdp), their constraints back in
+// time (rule.BackRetimer: the latency budget's edges, rule/latency) and,
+// where their waits depend on the times, the settling of the compaction
+// under a latency budget (rule.Settler: rule/links). Which system is
+// built is what keep holds (a schedule's decisions, or device orders);
+// whether it is solved by one topological pass or by relaxation is
+// whether a rule added constraints back.
 //
 // When the orders come from a valid schedule (Orders) the result
 // is valid and ends no later. Inconsistent orders are an error naming
