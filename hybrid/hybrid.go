@@ -307,7 +307,7 @@ func Plan(ctx context.Context, g *partition.Graph, c *cluster.Cluster, opt Optio
 		return less3(a, b)
 	})
 	if len(res.Plans) == 0 {
-		return res, fmt.Errorf("%w: %s", ErrNoLayout, prunedText(res.PrunedBy))
+		return res, fmt.Errorf("%w: %s", ErrNoLayout, PrunedText(res.PrunedBy))
 	}
 	res.Best = &res.Plans[0]
 	return res, nil
@@ -329,7 +329,9 @@ func less3(a, b Layout) bool {
 	return a.Chunks < b.Chunks
 }
 
-func prunedText(by map[string]int) string {
+// PrunedText counts the pruned layouts by reason ("3 by memory, 1 by
+// bound"), as the error and the report say it.
+func PrunedText(by map[string]int) string {
 	var parts []string
 	for _, k := range []string{"memory", "batch", "layers", "bound"} {
 		if by[k] > 0 {

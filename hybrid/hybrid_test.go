@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -189,7 +190,7 @@ func TestPlanEnumeratesStagesPerDevice(t *testing.T) {
 	}
 }
 
-func fmtInts(xs []int) string { return ints(xs) }
+func fmtInts(xs []int) string { return fmt.Sprint(xs) }
 
 // Layouts charge the traffic between pipeline stages on the links that
 // carry it, at its own time: on the Llama-7B-like profile and the mixed

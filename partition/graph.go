@@ -131,15 +131,6 @@ func (g *Graph) FormatTime(x float64) string {
 	return fmt.Sprintf("%.2f", x)
 }
 
-// unitSuffix is " (ms)" for a table's column of times in the graph's
-// unit, "" where it names none (g may be nil).
-func (g *Graph) unitSuffix() string {
-	if g == nil || g.TimeUnit == "" {
-		return ""
-	}
-	return " (" + g.TimeUnit + ")"
-}
-
 // FormatStep writes a step x in the graph's time: "2 µs" in a named unit,
 // "0.002" where the graph names none (the shortest form that reads back).
 func (g *Graph) FormatStep(x float64) string {

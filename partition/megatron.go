@@ -2,7 +2,6 @@ package partition
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 )
@@ -234,15 +233,4 @@ func (r *Report) Megatron() (*MegatronLayout, error) {
 		names[i], devices[i] = s.Nodes, s.Device
 	}
 	return Megatron(names, devices, r.Accelerators)
-}
-
-// WriteText prints the Megatron-Core arguments of the layout: the layout
-// and, where the split has it, the simpler form.
-func (ml *MegatronLayout) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "--pipeline-model-parallel-size %d --pipeline-model-parallel-layout \"%s\"\n", ml.Ranks, ml.Layout)
-	if ml.Simple {
-		fmt.Fprintf(w, "--num-layers %d --decoder-first-pipeline-num-layers %d --decoder-last-pipeline-num-layers %d\n", ml.Layers, ml.First, ml.Last)
-		return
-	}
-	fmt.Fprintf(w, "no --decoder-first/last-pipeline-num-layers form: %s\n", ml.Why)
 }

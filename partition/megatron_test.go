@@ -14,11 +14,13 @@ import (
 // stages, one symbol per layer, in loop order for the chunked split.
 func TestMegatronLayoutParsesBack(t *testing.T) {
 	for _, tc := range []struct {
-		chunks       int
-		layout, last string
+		chunks              int
+		layout              string
+		layers, first, last int    // the simpler form's, where it has one
+		why                 string // why it has none
 	}{
-		{1, "Et|t*5|t*5|t*3L", "--num-layers 14 --decoder-first-pipeline-num-layers 1 --decoder-last-pipeline-num-layers 3\n"},
-		{2, "E|t|t|t|t|t*4|t*4|t*2L", "no --decoder-first/last-pipeline-num-layers form: 2 virtual stages per rank\n"},
+		{1, "Et|t*5|t*5|t*3L", 14, 1, 3, ""},
+		{2, "E|t|t|t|t|t*4|t*4|t*2L", 0, 0, 0, "2 virtual stages per rank"},
 	} {
 		g, err := Load("../testdata/models/megatron-gpt.json")
 		if err != nil {
@@ -55,10 +57,9 @@ func TestMegatronLayoutParsesBack(t *testing.T) {
 				t.Errorf("stage %d on device %d: Megatron's loop order puts it on %d", i, st.Device, i%4)
 			}
 		}
-		var b strings.Builder
-		ml.WriteText(&b)
-		if lines := strings.SplitAfter(b.String(), "\n"); len(lines) != 3 || lines[1] != tc.last {
-			t.Errorf("chunks %d: printed %q, want second line %q", tc.chunks, b.String(), tc.last)
+		if ml.Simple != (tc.why == "") || ml.Why != tc.why || (ml.Simple && (ml.Layers != tc.layers || ml.First != tc.first || ml.Last != tc.last)) {
+			t.Errorf("chunks %d: simple %v (%d layers, first %d, last %d), why %q; want %d, %d, %d, why %q",
+				tc.chunks, ml.Simple, ml.Layers, ml.First, ml.Last, ml.Why, tc.layers, tc.first, tc.last, tc.why)
 		}
 	}
 }

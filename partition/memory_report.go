@@ -1,9 +1,6 @@
 package partition
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/tessel-pp/tessel/internal/textfmt"
 )
 
@@ -40,17 +37,4 @@ func NewMemoryReport(mem []DeviceMemory, bytes bool, unit float64) *MemoryReport
 			Free: textfmt.Round6(m.Free), Activation: textfmt.Round6(m.Activation), Unit: textfmt.Round6(m.Unit), Budget: m.Budget})
 	}
 	return r
-}
-
-// WriteMemoryText writes each device's memory as a table between blank
-// lines: its capacity, what its stages hold for good, what is left for
-// activations, one micro-batch's largest activation there, and the budget
-// of the schedule in placement units; in GB or MB where bytes is set.
-func WriteMemoryText(w io.Writer, mem []DeviceMemory, bytes bool) {
-	f := func(x float64) string { return FormatMemory(x, bytes) }
-	fmt.Fprintf(w, "\n%-7s %10s %14s %14s %16s %12s %s\n", "device", "capacity", "held for good", "left", "one micro-batch", "unit", "budget (units)")
-	for _, m := range mem {
-		fmt.Fprintf(w, "%-7d %10s %14s %14s %16s %12s %d\n", m.Device, f(m.Capacity), f(m.Static), f(m.Free), f(m.Activation), f(m.Unit), m.Budget)
-	}
-	fmt.Fprintln(w)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 )
 
@@ -180,52 +179,4 @@ func RunSampleLatency(ctx context.Context, g *Graph, opt SampleLatencyOptions) (
 	res.Baselines = append([]SampleLatencySummary{ipRow}, res.Baselines...)
 	res.Seconds = round6(time.Since(t0).Seconds())
 	return res, nil
-}
-
-// WriteText prints the latency report for people: the subgraphs of the
-// best split with their times, the latency and its gap, and Table 4's
-// columns.
-func (res *SampleLatencyReport) WriteText(w io.Writer) {
-	cap := "none"
-	if res.MemoryCap > 0 {
-		cap = fmt.Sprintf("%g", res.MemoryCap)
-	}
-	fmt.Fprintf(w, "tessel partition: %s, %d accelerators, %d CPUs, memory cap %s, inference, objective latency\n", res.Model, res.Accelerators, res.CPUs, cap)
-	if res.Subgraphs > 1 {
-		fmt.Fprintf(w, "method: up to %d contiguous subgraphs per accelerator by the latency integer program (Tarnawski et al., §4.1, Fig. 4), Z3\n\n", res.Subgraphs)
-	} else {
-		fmt.Fprintf(w, "method: contiguous split by the latency integer program (Tarnawski et al., §4, Fig. 3), Z3\n\n")
-	}
-	fmt.Fprintf(w, "%-8s %-6s %10s %10s %10s %10s %10s %12s  %s\n", "device", "piece", "start", "finish", "comm in", "compute", "comm out", "memory", "nodes")
-	for _, st := range res.Steps {
-		fmt.Fprintf(w, "%-8d %-6d %10.2f %10.2f %10.2f %10.2f %10.2f %12.4g  %s\n", st.Device, st.Piece, st.Start, st.Finish, st.CommIn, st.Compute, st.CommOut, st.Memory, names(st.Nodes))
-	}
-	if len(res.CPUNodes) > 0 {
-		fmt.Fprintf(w, "%-8s %-6s %10s %10s %10s %10s %10s %12s  %s\n", "cpu", "", "", "", "", "", "", "", names(res.CPUNodes))
-	}
-	fmt.Fprintf(w, "\nlatency        %.2f per sample (one input at a time, from its arrival to its last output)\n", res.Latency)
-	status := "proven optimal by Z3"
-	if res.ProvenBy == "relaxation" {
-		status = "proven optimal by the path relaxation"
-	}
-	if !res.Proven {
-		status = "not proven (time limit)"
-	}
-	fmt.Fprintf(w, "lower bound    %.2f, gap %.1f%%, %s, %d solver calls\n", res.LowerBound, 100*res.Gap, status, res.Checks)
-	found := "by Z3"
-	switch res.Found {
-	case "ip":
-	case "chain":
-		found = "by the interval split of least transfer and compute time (before Z3)"
-	case "local search":
-		found = "by the local search (single moves, before Z3)"
-	default:
-		found = "the " + res.Found + " split: nothing better found"
-	}
-	fmt.Fprintf(w, "found          %s\n", found)
-	fmt.Fprintf(w, "time           %v\n\n", time.Duration(res.Seconds*float64(time.Second)).Round(time.Microsecond))
-	fmt.Fprintf(w, "%-12s %10s %10s %5s %11s\n", "split", "latency", "max load", "fits", "contiguous")
-	for _, b := range res.Baselines {
-		fmt.Fprintf(w, "%-12s %10.2f %10.2f %5s %11s\n", b.Method, b.Latency, b.MaxLoad, yesNo(b.Fits), yesNo(b.Contiguous))
-	}
 }

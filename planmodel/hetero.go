@@ -14,6 +14,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/report"
 )
 
 // onCluster is tessel partition --cluster (and the partition half
@@ -101,6 +102,6 @@ func parallel(ctx context.Context, o PlanOptions, stdout io.Writer) error {
 	if o.JSON {
 		return textfmt.JSON(stdout, res)
 	}
-	res.WriteText(stdout, o.Top)
+	report.Hybrid(stdout, res, o.Top)
 	return nil
 }

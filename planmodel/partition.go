@@ -151,7 +151,7 @@ func Partition(ctx context.Context, o PartitionOptions, stdout io.Writer) error 
 		if o.JSON {
 			return textfmt.JSON(stdout, r)
 		}
-		r.WriteText(stdout)
+		report.Hetero(stdout, r)
 		return nil
 	}
 	res, err := partitionModel(ctx, o)
@@ -163,13 +163,13 @@ func Partition(ctx context.Context, o PartitionOptions, stdout io.Writer) error 
 		if err != nil {
 			return inputerr.Errorf("%s: no Megatron-Core layout: %v", o.Model, err)
 		}
-		ml.WriteText(stdout)
+		report.MegatronArgs(stdout, ml)
 		return nil
 	}
 	if o.JSON {
 		return textfmt.JSON(stdout, res)
 	}
-	res.WriteText(stdout)
+	report.Partition(stdout, res)
 	return nil
 }
 
@@ -188,6 +188,6 @@ func SampleLatency(ctx context.Context, o PartitionOptions, stdout io.Writer) er
 	if o.JSON {
 		return textfmt.JSON(stdout, res)
 	}
-	res.WriteText(stdout)
+	report.SampleLatency(stdout, res)
 	return nil
 }

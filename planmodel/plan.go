@@ -189,7 +189,7 @@ func Plan(ctx context.Context, o PlanOptions, stdout io.Writer) error {
 		return err
 	}
 	if cmp != nil {
-		cmp.WriteText(stdout)
+		report.Recompute(stdout, cmp)
 	}
 	return out.WriteVersusText(stdout)
 }

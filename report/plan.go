@@ -106,13 +106,13 @@ func (r *Plan) WriteText(w io.Writer, units int) error {
 	s, rep := in.Search.Schedule, res.Repetend
 	u := s.Placement.Units
 	mt := func(x float64) string { return pr.Graph.FormatTime(x) } // the model's time
-	pr.WriteText(w)
+	Partition(w, pr)
 	fmt.Fprintln(w)
 	if r.EvenPerSample > 0 {
 		fmt.Fprintf(w, "time per sample  %s (the even split by layer count: %s, %.2f× slower)\n", mt(r.TimePerSample), mt(r.EvenPerSample), r.EvenPerSample/r.TimePerSample)
 	}
 	if in.Memory != nil {
-		partition.WriteMemoryText(w, in.Memory, pr.Graph.Bytes)
+		memoryTable(w, in.Memory, pr.Graph.Bytes)
 	}
 	if rs := res.Schedule.Repetend; rs != nil {
 		units = min(units, rs.Start+2*rs.Period+1)

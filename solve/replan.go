@@ -147,6 +147,6 @@ func replanTimeline(ctx context.Context, old *schedule.Schedule, cl *cluster.Clu
 	if opts.JSON {
 		return textfmt.JSON(stdout, rep)
 	}
-	rep.WriteText(stdout)
+	report.Timeline(stdout, rep)
 	return nil
 }

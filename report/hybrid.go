@@ -1,15 +1,18 @@
-package hybrid
+package report
 
 import (
 	"fmt"
 	"io"
-	"strings"
+
+	"github.com/tessel-pp/tessel/hybrid"
+	"github.com/tessel-pp/tessel/internal/textfmt"
 )
 
-// WriteText prints the best layouts ranked (at most top; 0: all), with
+// Hybrid writes tessel plan --parallel auto's report of r: the best
+// layouts ranked (at most top; 0: all), with
 // where their time goes, Megatron's layout as the baseline row, the
 // pruned layouts counted by reason and the best layout's stages.
-func (r *Result) WriteText(w io.Writer, top int) {
+func Hybrid(w io.Writer, r *hybrid.Result, top int) {
 	if r.Unit != "" {
 		fmt.Fprintf(w, "tessel plan --parallel auto: %s on %d devices, %d samples per iteration, times in %s (time unit %.4g)\n",
 			r.Model, r.Devices, r.MicroBatches, r.Unit, r.TimeUnit)
@@ -17,7 +20,7 @@ func (r *Result) WriteText(w io.Writer, top int) {
 		fmt.Fprintf(w, "tessel plan --parallel auto: %s on %d devices, %d samples per iteration, time unit %.4g\n",
 			r.Model, r.Devices, r.MicroBatches, r.TimeUnit)
 	}
-	fmt.Fprintf(w, "layouts      %d evaluated, %d pruned (%s)\n\n", len(r.Plans), len(r.Pruned), prunedText(r.PrunedBy))
+	fmt.Fprintf(w, "layouts      %d evaluated, %d pruned (%s)\n\n", len(r.Plans), len(r.Pruned), hybrid.PrunedText(r.PrunedBy))
 	chunks := len(r.ChunksTried) > 0
 	if chunks {
 		fmt.Fprintf(w, "%-9s %3s %3s %3s %5s %4s %6s %11s %8s %11s %11s %10s %10s %10s %10s  %s\n",
@@ -38,7 +41,7 @@ func (r *Result) WriteText(w io.Writer, top int) {
 				"", "", "", "", "", "", u, "", u, u, u, u, u, u)
 		}
 	}
-	row := func(name string, l *Layout) {
+	row := func(name string, l *hybrid.Layout) {
 		if chunks {
 			fmt.Fprintf(w, "%-9s %3d %3d %3d %5d %4d %6d %11.2f %7.2f× %11.2f %11.2f %10.2f %10.2f %10.2f %10.2f  %s\n", name, l.DP, l.TP, l.PP, l.MicroBatches,
 				l.MicroBatchSize, l.Chunks, l.Time, l.Time/r.Best.Time, l.Pipeline, l.Breakdown.Compute, l.Breakdown.TPComm, l.Breakdown.Transfer, l.Breakdown.Bubble, l.Breakdown.DPExposed, l.Schedule)
@@ -73,21 +76,6 @@ func (r *Result) WriteText(w io.Writer, top int) {
 	}
 	fmt.Fprintln(w)
 	for i, st := range b.Stages {
-		fmt.Fprintf(w, "stage %-6d devices %-14s %s\n", i, ints(b.Groups[i]), short(st))
+		fmt.Fprintf(w, "stage %-6d devices %-14s %s\n", i, textfmt.Ints(b.Groups[i]), shortLayers(st, " layers"))
 	}
-}
-
-func ints(xs []int) string {
-	var s []string
-	for _, x := range xs {
-		s = append(s, fmt.Sprint(x))
-	}
-	return "[" + strings.Join(s, " ") + "]"
-}
-
-func short(ns []string) string {
-	if len(ns) <= 4 {
-		return strings.Join(ns, " ")
-	}
-	return fmt.Sprintf("%s %s … %s (%d layers)", ns[0], ns[1], ns[len(ns)-1], len(ns))
 }

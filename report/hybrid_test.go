@@ -1,24 +1,26 @@
-package hybrid
+package report
 
 import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/tessel-pp/tessel/hybrid"
 )
 
 // Every time in the table of a model with units carries the unit: a row
 // under the column names gives it to each time column (and to none of
 // the counts); a model without units prints no such row.
-func TestWriteTextUnits(t *testing.T) {
-	l := Layout{DP: 2, TP: 2, PP: 2, MicroBatches: 8, MicroBatchSize: 1, Time: 2149.09, Pipeline: 2048,
-		Breakdown: Breakdown{Compute: 1957.21, TPComm: 90.79}, Schedule: "1f1b",
+func TestHybridUnits(t *testing.T) {
+	l := hybrid.Layout{DP: 2, TP: 2, PP: 2, MicroBatches: 8, MicroBatchSize: 1, Time: 2149.09, Pipeline: 2048,
+		Breakdown: hybrid.Breakdown{Compute: 1957.21, TPComm: 90.79}, Schedule: "1f1b",
 		Stages: [][]string{{"a"}, {"b"}}, Groups: [][]int{{0, 1}, {2, 3}}}
 	for _, chunks := range [][]int{nil, {1, 2}} {
 		for _, unit := range []string{"ms", ""} {
-			r := &Result{Model: "m", Devices: 8, MicroBatches: 8, TimeUnit: 0.05, Unit: unit, ChunksTried: chunks,
-				Plans: []Layout{l}, PrunedBy: map[string]int{}, Best: &l, Baseline: &l}
+			r := &hybrid.Result{Model: "m", Devices: 8, MicroBatches: 8, TimeUnit: 0.05, Unit: unit, ChunksTried: chunks,
+				Plans: []hybrid.Layout{l}, PrunedBy: map[string]int{}, Best: &l, Baseline: &l}
 			var b bytes.Buffer
-			r.WriteText(&b, 0)
+			Hybrid(&b, r, 0)
 			lines := strings.Split(b.String(), "\n")
 			head := -1
 			for i, s := range lines {
