@@ -13,6 +13,7 @@ import (
 	"github.com/tessel-pp/tessel/megatron"
 	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/torchcsv"
@@ -169,12 +170,5 @@ func importMegatron(opts ImportOptions, stdout io.Writer) error {
 			return err
 		}
 	}
-	var b strings.Builder
-	l.WriteText(&b)
-	b.WriteString(l.Summary(p))
-	if s != nil {
-		b.WriteString(megatron.OrderText(s, opts.Group))
-	}
-	_, err = io.WriteString(stdout, b.String())
-	return err
+	return report.MegatronImport(stdout, l, p, s, opts.Group)
 }

@@ -3,11 +3,13 @@ package deploy
 import (
 	"context"
 	"io"
+	"strings"
 
 	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/quantity"
+	"github.com/tessel-pp/tessel/report"
 	"github.com/tessel-pp/tessel/runtimegen"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -123,9 +125,12 @@ func Simulate(_ context.Context, opts SimulateOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var b strings.Builder
+	b.WriteString(text)
 	if torch != nil {
-		text += "\n" + torch.Text()
+		b.WriteString("\n")
+		report.TorchRecv(&b, torch)
 	}
-	_, err = io.WriteString(stdout, text)
+	_, err = io.WriteString(stdout, b.String())
 	return err
 }

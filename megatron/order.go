@@ -160,14 +160,3 @@ func Order(sp spec.Spec, opt OrderOptions) (*schedule.Schedule, error) {
 	}
 	return s, nil
 }
-
-// OrderText is the line tessel import prints about Megatron-Core's order
-// s (group size g, 0 for the pipeline size).
-func OrderText(s *schedule.Schedule, g int) string {
-	m := schedule.Measure(s)
-	if g == 0 {
-		g = s.Placement.Devices
-	}
-	return fmt.Sprintf("Megatron-Core's order of %d micro-batches (groups of %d): makespan %d, bubble rate %.2f%%, peak memory %v, verified\n",
-		s.MicroBatches, g, m.Makespan, 100*m.BubbleRate, m.PeakMemory)
-}

@@ -2,10 +2,7 @@ package torchcsv
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
-	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 )
@@ -323,20 +320,4 @@ func CompareRecv(s *schedule.Schedule, commTime int) (*RecvComparison, error) {
 		c.Shorter = RecvDeferred
 	}
 	return c, nil
-}
-
-// WriteText writes the comparison as tessel simulate prints it.
-func (c *RecvComparison) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "PyTorch's runtime, every rank's sends and receives one at a time in the order posted (stages on ranks %s):\n", textfmt.Ints(c.StageRank))
-	fmt.Fprintf(w, "  receives early     makespan %d, first compute of each stage %s\n", c.Early.Makespan, textfmt.Ints(c.Early.FirstCompute))
-	fmt.Fprintf(w, "  receives deferred  makespan %d, first compute of each stage %s\n", c.Deferred.Makespan, textfmt.Ints(c.Deferred.FirstCompute))
-	fmt.Fprintf(w, "  a front-loaded receive delays the first compute of each stage by %s; shorter: %s (transfers overlapping freely: makespan %d)\n",
-		textfmt.Ints(c.Delay), c.Shorter, c.FreeLinks.Makespan)
-}
-
-// Text is WriteText's output.
-func (c *RecvComparison) Text() string {
-	var b strings.Builder
-	c.WriteText(&b)
-	return b.String()
 }
