@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessel-pp/tessel/plan"
 	"github.com/tessel-pp/tessel/recompute"
 )
 
@@ -20,12 +21,12 @@ func TestRecompute(t *testing.T) {
 		c    recompute.Comparison
 		want []string
 	}{
-		{"policy chosen", recompute.Comparison{Policy: pol, PolicyChosen: true, PerInstanceTime: 5580, PolicyTime: 5520, Uniform: uni, UniformPlan: nil},
+		{"policy chosen", recompute.Comparison{PerInstance: &plan.Result{}, Policy: pol, PolicyChosen: true, PerInstanceTime: 5580, PolicyTime: 5520, Uniform: uni, UniformPlan: nil},
 			[]string{"recompute    per-stage policy (" + pol.String() + "): 5520.00 per iteration, chosen\n", "             per-instance decisions: 5580.00, +1.1 %\n",
 				"--recompute-num-layers 3; torchtitan"}},
-		{"decisions chosen", recompute.Comparison{Policy: pol, PerInstanceTime: 5520, PolicyTime: 5580},
+		{"decisions chosen", recompute.Comparison{PerInstance: &plan.Result{}, Policy: pol, PerInstanceTime: 5520, PolicyTime: 5580},
 			[]string{"recompute    per-instance decisions: 5520.00 per iteration, chosen\n", "             per-stage policy (" + pol.String() + "): 5580.00, +1.1 %\n"}},
-		{"no policy", recompute.Comparison{NoPolicy: errors.New("no activation bytes"), PerInstanceTime: 5520},
+		{"no policy", recompute.Comparison{PerInstance: &plan.Result{}, NoPolicy: errors.New("no activation bytes"), PerInstanceTime: 5520},
 			[]string{"recompute    per-instance decisions: 5520.00 per iteration; no per-stage policy: no activation bytes\n"}},
 	} {
 		var b strings.Builder
