@@ -20,13 +20,13 @@ func (res *ExperimentResult) Markdown(w io.Writer) error {
 	b.WriteString("| N | schedule | predicted | error: median / least | measured: median [least–largest] | calibrated | error: median / least | bubbles predicted / measured |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res.Rows {
-		before := fmt.Sprintf("%.0f ms | %+.1f%% / %+.1f%%", r.Predicted, pct(r.Predicted, r.Measured), pct(r.Predicted, r.Spread[0]))
+		before := fmt.Sprintf("%.0f ms | %+.1f%% / %+.1f%%", r.Predicted, ErrorPct(r.Predicted, r.Measured), ErrorPct(r.Predicted, r.Spread[0]))
 		if r.Replanned {
 			before = "– | –" // planned and predicted from the calibrated file only
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %.0f ms [%.0f–%.0f] | %.0f ms | %+.1f%% / %+.1f%% | %.1f%% / %.1f%% |\n",
 			r.N, r.Method, before, r.Measured, r.Spread[0], r.Spread[1],
-			r.Calibrated, pct(r.Calibrated, r.Measured), pct(r.Calibrated, r.Spread[0]), 100*r.PredictedBubbles, 100*r.MeasuredBubbles)
+			r.Calibrated, ErrorPct(r.Calibrated, r.Measured), ErrorPct(r.Calibrated, r.Spread[0]), 100*r.PredictedBubbles, 100*r.MeasuredBubbles)
 	}
 	b.WriteString("\n")
 	for _, n := range res.Options.N {
@@ -36,7 +36,9 @@ func (res *ExperimentResult) Markdown(w io.Writer) error {
 	return err
 }
 
-func pct(pred, meas float64) float64 {
+// ErrorPct is how far pred is from meas, in percent of meas (0 for no
+// measurement).
+func ErrorPct(pred, meas float64) float64 {
 	if meas == 0 {
 		return 0
 	}
@@ -103,8 +105,8 @@ func (res *ExperimentResult) orderLine(n int) string {
 	}
 	worst, worstLeast := 0.0, 0.0
 	for _, r := range rs {
-		worst = math.Max(worst, math.Abs(pct(r.Calibrated, r.Measured)))
-		worstLeast = math.Max(worstLeast, math.Abs(pct(r.Calibrated, r.Spread[0])))
+		worst = math.Max(worst, math.Abs(ErrorPct(r.Calibrated, r.Measured)))
+		worstLeast = math.Max(worstLeast, math.Abs(ErrorPct(r.Calibrated, r.Spread[0])))
 	}
 	margin := ""
 	if t := slices.IndexFunc(rs, func(r Row) bool { return r.Method == "tessel" }); t >= 0 {
@@ -122,8 +124,8 @@ func (res *ExperimentResult) orderLine(n int) string {
 				}
 			}
 			margin = fmt.Sprintf("; tessel measured %+.1f%% against the best baseline (%s) by the median, %+.1f%% (%s) by the least, predicted %+.1f%%",
-				pct(rs[t].Measured, rs[best].Measured), rs[best].Method, pct(rs[t].Spread[0], rs[least].Spread[0]), rs[least].Method,
-				pct(rs[t].Calibrated, rs[best].Calibrated))
+				ErrorPct(rs[t].Measured, rs[best].Measured), rs[best].Method, ErrorPct(rs[t].Spread[0], rs[least].Spread[0]), rs[least].Method,
+				ErrorPct(rs[t].Calibrated, rs[best].Calibrated))
 		}
 	}
 	return fmt.Sprintf("- N = %d: by calibrated prediction %s; %s; largest calibrated error %.1f%% of the median, %.1f%% of the least%s.\n", n, names(byPred, calibrated), order, worst, worstLeast, margin)

@@ -46,8 +46,8 @@ func BenchmarkExperiment(b *testing.B) {
 			b.ReportMetric(r.Measured, fmt.Sprintf("ms-measured-%s-N%d", r.Method, r.N))
 			b.ReportMetric(r.Spread[0], fmt.Sprintf("ms-least-%s-N%d", r.Method, r.N))
 			b.ReportMetric(r.Calibrated, fmt.Sprintf("ms-predicted-%s-N%d", r.Method, r.N))
-			worst = math.Max(worst, math.Abs(pct(r.Calibrated, r.Measured)))
-			worstLeast = math.Max(worstLeast, math.Abs(pct(r.Calibrated, r.Spread[0])))
+			worst = math.Max(worst, math.Abs(ErrorPct(r.Calibrated, r.Measured)))
+			worstLeast = math.Max(worstLeast, math.Abs(ErrorPct(r.Calibrated, r.Spread[0])))
 		}
 		b.ReportMetric(worst, "%-worst-calibrated-error")
 		b.ReportMetric(worstLeast, "%-worst-calibrated-error-of-least")

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/measure"
+	"github.com/tessel-pp/tessel/deploy"
 )
 
 func measureCommand() *cli.Command {
@@ -36,7 +36,7 @@ func measureCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --calibrate and --perfetto if they exist"},
 		},
 		Action: func(c *cli.Context) error {
-			return measure.Runs(c.Context, measure.RunsOptions{Programs: c.StringSlice("programs"), Traces: c.StringSlice("trace"),
+			return deploy.Measure(c.Context, deploy.MeasureOptions{Programs: c.StringSlice("programs"), Traces: c.StringSlice("trace"),
 				Model: c.String("model"), Calibrate: c.String("calibrate"), Perfetto: c.String("perfetto"), Top: c.Int("top"),
 				JSON: c.Bool("json"), Force: c.Bool("force")}, c.App.Writer)
 		},

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/tessel-pp/tessel/measure"
+	"github.com/tessel-pp/tessel/planmodel"
 	"github.com/tessel-pp/tessel/profile"
 )
 
@@ -37,7 +37,7 @@ func profileCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			bar := newProgress(c.App.ErrWriter)
 			defer bar.done()
-			return measure.Profile(c.Context, measure.ProfileOptions{Config: c.String("config"), UserModel: c.String("user-model"),
+			return planmodel.Profile(c.Context, planmodel.ProfileOptions{Config: c.String("config"), UserModel: c.String("user-model"),
 				Device: c.String("device"), Out: c.String("out"), Against: c.String("against"), Warmup: c.Int("warmup"),
 				Repeats: c.Int("repeats"), Threads: c.Int("threads"), Force: c.Bool("force"), Progress: bar.line}, bar.clearing(c.App.Writer))
 		},

@@ -1,4 +1,4 @@
-package measure
+package deploy
 
 import (
 	"context"
@@ -9,25 +9,28 @@ import (
 	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/limits"
+	"github.com/tessel-pp/tessel/measure"
 	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/partition"
+	"github.com/tessel-pp/tessel/report"
 )
 
-// RunsOptions are the flags of tessel measure: the program directories
+// MeasureOptions are the flags of tessel measure: the program directories
 // and the traces of their runs, one each, the model file, the files to
 // write (a calibrated model file, a Perfetto trace) and the actions
 // listed per run.
-type RunsOptions struct {
+type MeasureOptions struct {
 	Programs, Traces           []string
 	Model, Calibrate, Perfetto string
 	Top                        int
 	JSON, Force                bool
 }
 
-// Runs is tessel measure: every run held against its prediction, the
+// Measure is tessel measure: every run held against its prediction
+// (package measure), the
 // calibration and the Perfetto trace written where asked, the summary
 // printed (text or JSON).
-func Runs(_ context.Context, o RunsOptions, stdout io.Writer) error {
+func Measure(_ context.Context, o MeasureOptions, stdout io.Writer) error {
 	switch {
 	case len(o.Programs) == 0:
 		return inputerr.Errorf("measure: --programs DIR is required")
@@ -54,22 +57,22 @@ func Runs(_ context.Context, o RunsOptions, stdout io.Writer) error {
 	if err != nil {
 		return inputerr.Errorf("%s: %v", o.Model, err)
 	}
-	var runs []*Run
-	var reps []*Report
+	var runs []*measure.Run
+	var reps []*measure.Report
 	for k := range o.Programs {
-		r, err := Load(o.Programs[k], o.Traces[k], g)
+		r, err := measure.Load(o.Programs[k], o.Traces[k], g)
 		if err != nil {
 			return inputerr.Errorf("%v", err)
 		}
-		rep, err := Compare(r, o.Top)
+		rep, err := measure.Compare(r, o.Top)
 		if err != nil {
 			return inputerr.Errorf("%s: %v", o.Programs[k], err)
 		}
 		runs, reps = append(runs, r), append(reps, rep)
 	}
-	var cal *Calibrated
+	var cal *measure.Calibrated
 	if o.Calibrate != "" {
-		if cal, err = Calibrate(data, runs); err != nil {
+		if cal, err = measure.Calibrate(data, runs); err != nil {
 			return fmt.Errorf("measure: calibrate: %w", err)
 		}
 		if err := outfile.WriteNew(o.Calibrate, o.Force, cal.Model); err != nil {
@@ -77,13 +80,13 @@ func Runs(_ context.Context, o RunsOptions, stdout io.Writer) error {
 		}
 	}
 	if o.Perfetto != "" {
-		if err := outfile.WriteDrawn(o.Perfetto, o.Force, func(w io.Writer) error { return Perfetto(w, runs, reps) }); err != nil {
+		if err := outfile.WriteDrawn(o.Perfetto, o.Force, func(w io.Writer) error { return measure.Perfetto(w, runs, reps) }); err != nil {
 			return err
 		}
 	}
-	sum := Summary{Reports: reps, Calibrated: cal}
+	sum := measure.Summary{Reports: reps, Calibrated: cal}
 	if o.JSON {
 		return textfmt.JSON(stdout, sum)
 	}
-	return sum.WriteText(stdout, o.Calibrate, o.Perfetto)
+	return report.Measure(stdout, sum, o.Calibrate, o.Perfetto)
 }

@@ -1,4 +1,4 @@
-package measure
+package planmodel
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"github.com/tessel-pp/tessel/inputerr"
 )
 
-// The refusals of Profile and Runs come before any PyTorch runs or any
+// The refusals of Profile come before any PyTorch runs or any
 // file is read, and are bad input in the words the commands print.
-func TestCommandRefusals(t *testing.T) {
+func TestProfileRefusals(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	exists := filepath.Join(dir, "model.json")
@@ -32,16 +32,6 @@ func TestCommandRefusals(t *testing.T) {
 		{"device", func() error { return Profile(ctx, with(func(o *ProfileOptions) { o.Device = "tpu" }), io.Discard) }, `profile: --device must be one of`},
 		{"repeats", func() error { return Profile(ctx, with(func(o *ProfileOptions) { o.Repeats = 0 }), io.Discard) }, "--repeats must be at least 1, got 0"},
 		{"out exists", func() error { return Profile(ctx, with(func(o *ProfileOptions) { o.Out = exists }), io.Discard) }, "exists (use --force to overwrite it)"},
-		{"runs without programs", func() error { return Runs(ctx, RunsOptions{Model: exists}, io.Discard) }, "measure: --programs DIR is required"},
-		{"runs without traces", func() error {
-			return Runs(ctx, RunsOptions{Programs: []string{"a"}, Model: exists}, io.Discard)
-		}, "measure: 1 --programs but 0 --trace"},
-		{"runs without model", func() error {
-			return Runs(ctx, RunsOptions{Programs: []string{"a"}, Traces: []string{"t"}}, io.Discard)
-		}, "measure: --model FILE is required"},
-		{"calibrate exists", func() error {
-			return Runs(ctx, RunsOptions{Programs: []string{"a"}, Traces: []string{"t"}, Model: exists, Calibrate: exists}, io.Discard)
-		}, "exists (use --force to overwrite it)"},
 	} {
 		err := c.run()
 		if err == nil || !inputerr.Is(err) || !strings.Contains(err.Error(), c.want) {

@@ -1,4 +1,4 @@
-package measure
+package planmodel
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/tessel-pp/tessel/outfile"
 	"github.com/tessel-pp/tessel/partition"
 	"github.com/tessel-pp/tessel/profile"
+	"github.com/tessel-pp/tessel/report"
 )
 
 // ProfileOptions are the flags of tessel profile: the decoder's config
@@ -90,7 +91,7 @@ func Profile(ctx context.Context, o ProfileOptions, stdout io.Writer) error {
 	if err := outfile.WriteNew(o.Out, o.Force, data); err != nil {
 		return err
 	}
-	if err := res.WriteText(stdout); err != nil {
+	if err := report.Profile(stdout, res); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s (tessel plan --model %s)\n", o.Out, o.Out)
@@ -101,7 +102,7 @@ func Profile(ctx context.Context, o ProfileOptions, stdout io.Writer) error {
 	if err != nil {
 		return inputerr.Errorf("%s: %v", o.Against, err)
 	}
-	return a.WriteText(stdout, o.Against)
+	return report.ProfileAgreement(stdout, a, o.Against)
 }
 
 // lineFunc is an io.Writer that hands each line written to f.
