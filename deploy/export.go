@@ -1,8 +1,9 @@
 // Package deploy takes a verified schedule to where it runs, as the
-// commands gen, simulate, export and import do: per-device programs and
-// PyTorch workers (Gen), their simulation (Simulate), PyTorch's pipelining
-// CSV, torchtitan's bundle and Megatron-Core's arguments (Export), and
-// those files read back into schedules (Import). Each takes the command's
+// commands gen, simulate, export, import and measure do: per-device
+// programs and PyTorch workers (Gen), their simulation (Simulate),
+// PyTorch's pipelining CSV, torchtitan's bundle and Megatron-Core's
+// arguments (Export), those files read back into schedules (Import), and
+// the workers' runs held against their prediction (Measure). Each takes the command's
 // options, checks them (a refusal is bad input, package inputerr), writes
 // the files asked for (package outfile) and prints what it did.
 package deploy

@@ -1,5 +1,6 @@
 // Package planmodel takes a model file to a placement and a schedule, as
-// the commands partition and plan do: the split of least time per sample
+// the commands profile, partition and plan do: the model's layers
+// measured into a model file (Profile), the split of least time per sample
 // or of least latency (Partition, SampleLatency), on a cluster of mixed
 // devices too, and the schedule of its placement beside the baselines and
 // the recompute policy, or the DP × TP × PP layout (Plan). Each checks its

@@ -11,8 +11,13 @@
 // NewPlan. Compare: WriteComparison, ComparisonCharts, ComparisonHTML,
 // StackedSVG, WriteTableII. Sweeps: WriteSweep, WriteFigure,
 // WriteLatencySweep, SweepFiles, LatencyFiles. Verify: Verify. The
-// built-ins: Builtins. A coarsened search: NewCoarsenSummary. Pictures
-// of a schedule are package render's.
+// built-ins: Builtins. A coarsened search: NewCoarsenSummary. Partition:
+// Partition, Hetero (--cluster), SampleLatency (--objective latency),
+// MegatronArgs (--format megatron-layout). Plan's other lines: Recompute,
+// Hybrid (--parallel auto). Replan --timeline: Timeline. Simulate
+// --torch-recv: TorchRecv. Import --megatron-layout: MegatronImport.
+// Profile: Profile, ProfileAgreement. Measure: Measure, MeasureRun.
+// Pictures of a schedule are package render's.
 package report
 
 // TerminalUnits is the most time units a command's text report draws of

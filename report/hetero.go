@@ -57,8 +57,8 @@ func Hetero(w io.Writer, r *hetero.Report) {
 	}
 }
 
-// heteroStages writes the stages of s; u is the unit of the time
-// columns' headers (" (ms)", or "").
+// heteroStages writes the stages of s; u is the unit of the time columns'
+// headers (" (ms)", or "").
 func heteroStages(w io.Writer, s *hetero.Split, bytes bool, u string) {
 	n := 10 // the width of a time column, wider for a header with a unit
 	if u != "" {

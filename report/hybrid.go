@@ -9,9 +9,9 @@ import (
 )
 
 // Hybrid writes tessel plan --parallel auto's report of r: the best
-// layouts ranked (at most top; 0: all), with
-// where their time goes, Megatron's layout as the baseline row, the
-// pruned layouts counted by reason and the best layout's stages.
+// layouts ranked (at most top; 0: all), with where their time goes,
+// Megatron's layout as the baseline row, the pruned layouts counted by
+// reason and the best layout's stages.
 func Hybrid(w io.Writer, r *hybrid.Result, top int) {
 	if r.Unit != "" {
 		fmt.Fprintf(w, "tessel plan --parallel auto: %s on %d devices, %d samples per iteration, times in %s (time unit %.4g)\n",

@@ -9,10 +9,9 @@ import (
 	"github.com/tessel-pp/tessel/measure"
 )
 
-// Measure writes tessel measure's report of s: every run's
-// (MeasureRun) and, with a calibration, what it is, the
-// file it went to (calibrated) and every run predicted again; then the
-// Perfetto file written, if any.
+// Measure writes tessel measure's report of s: every run's (MeasureRun)
+// and, with a calibration, what it is, the file it went to (calibrated)
+// and every run predicted again; then the Perfetto file written, if any.
 func Measure(w io.Writer, s measure.Summary, calibrated, perfetto string) error {
 	var b bytes.Buffer
 	for k, rep := range s.Reports {
@@ -37,8 +36,9 @@ func Measure(w io.Writer, s measure.Summary, calibrated, perfetto string) error 
 	return err
 }
 
-// MeasureRun writes tessel measure's report of one run, rep: the
-// measured figures beside the predicted, the actions that differ most, and the terms of the model.
+// MeasureRun writes tessel measure's report of one run, rep: the measured
+// figures beside the predicted, the actions that differ most, and the
+// terms of the model.
 func MeasureRun(w io.Writer, rep *measure.Report) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s (%s): %d devices, %d micro-batches, %s programs; %d iterations after %d warm-up (%s, %s, %s, torch %s)\n",

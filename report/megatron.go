@@ -11,10 +11,10 @@ import (
 	"github.com/tessel-pp/tessel/schedule"
 )
 
-// MegatronImport writes tessel import --megatron-layout's report: the layout l
-// as Megatron-Core prints it, a line about its placement p and, where
-// Megatron-Core's order s was made (nil: none), a line about it (group
-// size g, 0 for the pipeline size).
+// MegatronImport writes tessel import --megatron-layout's report: the
+// layout l as Megatron-Core prints it, a line about its placement p and,
+// where Megatron-Core's order s was made (nil: none), a line about it
+// (group size g, 0 for the pipeline size).
 func MegatronImport(w io.Writer, l *megatron.Layout, p *placement.Placement, s *schedule.Schedule, g int) error {
 	var b strings.Builder
 	megatronLayout(&b, l)
@@ -26,9 +26,9 @@ func MegatronImport(w io.Writer, l *megatron.Layout, p *placement.Placement, s *
 	return err
 }
 
-// megatronLayout writes l as Megatron-Core's pretty_repr does: one
-// row per pipeline rank, one column per virtual stage, each stage's
-// layers ("(empty stage)" for none).
+// megatronLayout writes l as Megatron-Core's pretty_repr does: one row per
+// pipeline rank, one column per virtual stage, each stage's layers
+// ("(empty stage)" for none).
 func megatronLayout(w io.StringWriter, l *megatron.Layout) {
 	names := map[byte]string{'E': "embedding", 't': "decoder", 'm': "mtp", 'L': "loss"}
 	cell := func(st string) string {
@@ -100,8 +100,8 @@ func megatronPlacement(l *megatron.Layout, p *placement.Placement) string {
 	return b.String() + "\n"
 }
 
-// megatronOrder is the line tessel import prints about Megatron-Core's order
-// s (group size g, 0 for the pipeline size).
+// megatronOrder is the line tessel import prints about Megatron-Core's
+// order s (group size g, 0 for the pipeline size).
 func megatronOrder(s *schedule.Schedule, g int) string {
 	m := schedule.Measure(s)
 	if g == 0 {

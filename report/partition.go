@@ -10,8 +10,8 @@ import (
 	"github.com/tessel-pp/tessel/partition"
 )
 
-// Partition writes tessel partition's report of res: the stages, the max load
-// beside a single device's and every baseline's, and the placement.
+// Partition writes tessel partition's report of res: the stages, the max
+// load beside a single device's and every baseline's, and the placement.
 func Partition(w io.Writer, res *partition.Report) {
 	kind := "inference"
 	if res.Training {
@@ -80,9 +80,8 @@ func Partition(w io.Writer, res *partition.Report) {
 }
 
 // SampleLatency writes tessel partition --objective latency's report of
-// res: the subgraphs of the
-// best split with their times, the latency and its gap, and Table 4's
-// columns.
+// res: the subgraphs of the best split with their times, the latency and
+// its gap, and Table 4's columns.
 func SampleLatency(w io.Writer, res *partition.SampleLatencyReport) {
 	cap := "none"
 	if res.MemoryCap > 0 {
@@ -128,9 +127,9 @@ func SampleLatency(w io.Writer, res *partition.SampleLatencyReport) {
 	}
 }
 
-// MegatronArgs writes tessel partition --format megatron-layout's
-// report of ml, the Megatron-Core arguments of the layout: the layout
-// and, where the split has it, the simpler form.
+// MegatronArgs writes tessel partition --format megatron-layout's report
+// of ml, the Megatron-Core arguments of the layout: the layout and, where
+// the split has it, the simpler form.
 func MegatronArgs(w io.Writer, ml *partition.MegatronLayout) {
 	fmt.Fprintf(w, "--pipeline-model-parallel-size %d --pipeline-model-parallel-layout \"%s\"\n", ml.Ranks, ml.Layout)
 	if ml.Simple {
@@ -140,8 +139,8 @@ func MegatronArgs(w io.Writer, ml *partition.MegatronLayout) {
 	fmt.Fprintf(w, "no --decoder-first/last-pipeline-num-layers form: %s\n", ml.Why)
 }
 
-// memoryTable writes each device's memory as a table between blank
-// lines: its capacity, what its stages hold for good, what is left for
+// memoryTable writes each device's memory as a table between blank lines:
+// its capacity, what its stages hold for good, what is left for
 // activations, one micro-batch's largest activation there, and the budget
 // of the schedule in placement units; in GB or MB where bytes is set.
 func memoryTable(w io.Writer, mem []partition.DeviceMemory, bytes bool) {
@@ -161,8 +160,8 @@ func stageNames(ns []string) string {
 	return shortLayers(ns, "")
 }
 
-// unitSuffix is " (ms)" for a table's column of times in the graph's
-// unit, "" where it names none (g may be nil).
+// unitSuffix is " (ms)" for a table's column of times in the graph's unit,
+// "" where it names none (g may be nil).
 func unitSuffix(g *partition.Graph) string {
 	if g == nil || g.TimeUnit == "" {
 		return ""

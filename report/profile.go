@@ -9,8 +9,8 @@ import (
 	"github.com/tessel-pp/tessel/profile"
 )
 
-// Profile writes tessel profile's report of r: how it was measured, then per layer the
-// median times with their spread and the bytes.
+// Profile writes tessel profile's report of r: how it was measured, then
+// per layer the median times with their spread and the bytes.
 func Profile(w io.Writer, r *profile.Result) error {
 	m := r.Meta
 	what := "user model " + m.UserModel
@@ -40,9 +40,8 @@ func passText(p profile.Pass) string {
 	return fmt.Sprintf("%.3f [%.3f–%.3f]", p.Median, p.P10, p.P90)
 }
 
-// ProfileAgreement writes tessel profile --against's lines: the
-// agreement a with the profile in file against, and
-// every time outside its spread.
+// ProfileAgreement writes tessel profile --against's lines: the agreement
+// a with the profile in file against, and every time outside its spread.
 func ProfileAgreement(w io.Writer, a profile.Agreement, against string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "against %s: %d of %d times within its spread\n", against, a.Within, a.Total)

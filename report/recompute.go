@@ -8,11 +8,11 @@ import (
 )
 
 // Recompute writes the recompute policy's lines of tessel plan: the
-// comparison c, the chosen first: "per-stage policy
-// (recompute 3 of 4 layers on stages 0-2): 5520.00 per iteration, chosen",
-// then "per-instance decisions: 5580.00, +1.1 %", Megatron-Core's form
-// where the policy is not uniform, and how to set the policy; times in
-// the model's time (or why there is no policy).
+// comparison c, the chosen first: "per-stage policy (recompute 3 of 4
+// layers on stages 0-2): 5520.00 per iteration, chosen", then
+// "per-instance decisions: 5580.00, +1.1 %", Megatron-Core's form where
+// the policy is not uniform, and how to set the policy; times in the
+// model's time (or why there is no policy).
 func Recompute(w io.Writer, c *recompute.Comparison) {
 	// In the model's unit where it names one ("2.701 s").
 	t := func(x float64) string { return fmt.Sprintf("%.2f", x) }

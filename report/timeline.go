@@ -8,8 +8,8 @@ import (
 	"github.com/tessel-pp/tessel/timeline"
 )
 
-// Timeline writes tessel replan --timeline's report of r: a
-// line for the old schedule, then a table of the steps.
+// Timeline writes tessel replan --timeline's report of r: a line for the
+// old schedule, then a table of the steps.
 func Timeline(w io.Writer, r *timeline.Report) {
 	memory := "unlimited"
 	if r.Memory > 0 {
