@@ -200,7 +200,7 @@ func TestFitRecoversTheTerms(t *testing.T) {
 	// What the report prints (package report's MeasureRun): the
 	// prediction outside the spread, every device's idle time, the
 	// actions that differ most.
-	if !rep.Outside || len(rep.Measured.Idle) != 4 || len(rep.Predicted.Idle) != 4 || len(rep.Actions) == 0 {
+	if !rep.Outside || len(rep.Measured.Idle) < 2 || len(rep.Predicted.Idle) != len(rep.Measured.Idle) || len(rep.Actions) == 0 {
 		t.Errorf("report: outside %v, idle %v measured, %v predicted, %d actions", rep.Outside, rep.Measured.Idle, rep.Predicted.Idle, len(rep.Actions))
 	}
 	var trace bytes.Buffer
