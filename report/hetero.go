@@ -23,10 +23,7 @@ func Hetero(w io.Writer, r *hetero.Report) {
 	if g == nil {
 		g = &partition.Graph{}
 	}
-	u := ""
-	if g.TimeUnit != "" {
-		u = " (" + g.TimeUnit + ")"
-	}
+	u := unitSuffix(g)
 	fmt.Fprintf(w, "tessel partition: %s on a cluster of %d devices, %s\n", r.Model, r.Devices, kind)
 	fmt.Fprintf(w, "method: contiguous split and device order by dynamic programming, each stage's time on its device (docs/heterogeneous.md)\n\n")
 	heteroStages(w, r.Split, g.Bytes, u)
