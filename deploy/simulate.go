@@ -3,7 +3,6 @@ package deploy
 import (
 	"context"
 	"io"
-	"strings"
 
 	"github.com/tessel-pp/tessel/inputerr"
 	"github.com/tessel-pp/tessel/internal/textfmt"
@@ -121,16 +120,5 @@ func Simulate(_ context.Context, opts SimulateOptions, stdout io.Writer) error {
 		}
 		return textfmt.JSON(stdout, out)
 	}
-	text, err := out.Text()
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	b.WriteString(text)
-	if torch != nil {
-		b.WriteString("\n")
-		report.TorchRecv(&b, torch)
-	}
-	_, err = io.WriteString(stdout, b.String())
-	return err
+	return report.Simulate(stdout, out, torch)
 }

@@ -14,8 +14,8 @@
 // built-ins: Builtins. A coarsened search: NewCoarsenSummary. Partition:
 // Partition, Hetero (--cluster), SampleLatency (--objective latency),
 // MegatronArgs (--format megatron-layout). Plan's other lines: Recompute,
-// Hybrid (--parallel auto). Replan --timeline: Timeline. Simulate
-// --torch-recv: TorchRecv. Import --megatron-layout: MegatronImport.
+// Hybrid (--parallel auto). Replan --timeline: Timeline. Simulate:
+// Simulate, TorchRecv (--torch-recv). Import --megatron-layout: MegatronImport.
 // Profile: Profile, ProfileAgreement. Measure: Measure, MeasureRun.
 // Pictures of a schedule are package render's.
 package report

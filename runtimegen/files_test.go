@@ -51,9 +51,6 @@ func TestFilesAndSimulateAll(t *testing.T) {
 	if len(rep.Runs) != 2 || rep.Runs[0].Makespan != schedule.Makespan(s) || rep.Runs[1].Makespan < rep.Runs[0].Makespan || rep.Speedup == nil {
 		t.Errorf("runs %+v, speedup %v; want the non-blocking run at makespan %d", rep.Runs, rep.Speedup, schedule.Makespan(s))
 	}
-	if _, err := rep.Text(); err != nil {
-		t.Error(err)
-	}
 	c, err := SimulateContention(sets[0], SimOptions{CommTime: 1})
 	if err != nil || c.Late != c.Makespan-c.Free || c.Late < 0 {
 		t.Errorf("contention %+v, %v", c, err)

@@ -3,8 +3,6 @@ package runtimegen
 import (
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/tessel-pp/tessel/internal/textfmt"
 	"github.com/tessel-pp/tessel/placement"
@@ -45,6 +43,10 @@ type ReportUnits struct {
 	ScheduleMakespan *float64  `json:"schedule_makespan,omitempty"`
 	Makespans        []float64 `json:"makespans"` // per run
 }
+
+// Scale is the units SetUnits gave the report (nil: its times are
+// steps).
+func (out *Report) Scale() *quantity.Scale { return out.scale }
 
 // SetUnits gives the report the times of u (a placement's Units; nil or
 // one without a time leaves the report in steps).
@@ -121,80 +123,12 @@ func SimulateAll(sets [][]*Program, opt SimOptions) (*Report, error) {
 	return out, nil
 }
 
-// Text is the report for people: a header, a table, the gain.
-func (out *Report) Text() (string, error) {
-	var b strings.Builder
-	t := func(x int) string { return fmt.Sprint(x) }
-	if u := out.scale; u != nil {
-		t = func(x int) string { return u.Duration(float64(x)) }
-	}
-	ts := func(xs []int) string {
-		if out.scale == nil {
-			return commaInts(xs)
-		}
-		parts := make([]string, len(xs))
-		for i, x := range xs {
-			parts[i] = t(x)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	}
-	fmt.Fprintf(&b, "%s: %d devices, %d micro-batches", out.Placement, out.Devices, out.MicroBatches)
-	if out.ScheduleMakespan != nil {
-		fmt.Fprintf(&b, ", schedule makespan %s", t(*out.ScheduleMakespan))
-	}
-	switch {
-	case out.Cluster:
-		fmt.Fprintf(&b, "\n%d transfers between devices, each its time on the cluster", out.Transfers)
-	case out.scale != nil:
-		fmt.Fprintf(&b, "\n%d transfers between devices, %s each", out.Transfers, t(out.CommTime))
-	default:
-		fmt.Fprintf(&b, "\n%d transfers between devices, %d time each", out.Transfers, out.CommTime)
-	}
-	if out.Channels {
-		b.WriteString(", one at a time between two devices")
-	}
-	b.WriteString("\n\n")
-	var rows [][]string
-	for _, r := range out.Runs {
-		rows = append(rows, []string{r.Mode.Name(), t(r.Makespan), fmt.Sprintf("%.2f%%", 100*r.BubbleRate), ts(r.Idle)})
-	}
-	table, err := textfmt.Plain([]string{"mode", "makespan", "bubble rate", "idle per device"}, rows)
-	if err != nil {
-		return "", err
-	}
-	b.WriteString(table)
-	for _, r := range out.Runs {
-		if r.Late != nil {
-			fmt.Fprintf(&b, "%s: transfers waited %s for their links in total; the run ends %s later than without contention (%s)\n",
-				r.Mode.Name(), t(*r.ChannelWait), t(*r.Late), t(*r.FreeMakespan))
-		}
-		if r.ReloadWait != nil {
-			fmt.Fprintf(&b, "%s: offloads and reloads take their time on the host channels; gradient blocks waited %s for reloads in total\n",
-				r.Mode.Name(), t(*r.ReloadWait))
-		}
-	}
-	if out.Speedup != nil {
-		fmt.Fprintf(&b, "\nnon-blocking is %.2f× as fast as blocking (makespan %s instead of %s)\n",
-			*out.Speedup, t(out.Runs[0].Makespan), t(out.Runs[1].Makespan))
-	}
-	return b.String(), nil
-}
-
 // Name is the mode in words: "non-blocking" or "blocking".
 func (m Mode) Name() string {
 	if m == NonBlocking {
 		return "non-blocking"
 	}
 	return string(m)
-}
-
-// commaInts formats [4 3 2] as "[4, 3, 2]".
-func commaInts(xs []int) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = strconv.Itoa(x)
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func roundTo(x float64, digits int) float64 {
