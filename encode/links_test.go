@@ -318,8 +318,8 @@ func TestInstanceProblemLinks(t *testing.T) {
 			{ID: "g", Kind: placement.Forward, Devices: []int{1, 2}, Time: 1},
 			{ID: "h", Kind: placement.Forward, Devices: []int{0}, Time: 1},
 		},
-		Deps:      []placement.Dep{{From: 0, To: 1}, {From: 0, To: 2}, {From: 1, To: 2}},
-		Transfers: map[placement.Dep]int{{From: 0, To: 1}: 2, {From: 0, To: 2}: 3, {From: 1, To: 2}: 1},
+		Deps:   []placement.Dep{{From: 0, To: 1}, {From: 0, To: 2}, {From: 1, To: 2}},
+		Timing: placement.Timing{Transfers: map[placement.Dep]int{{From: 0, To: 1}: 2, {From: 0, To: 2}: 3, {From: 1, To: 2}: 1}},
 	}
 	if pr := InstanceProblem(p, AllInstances(p, 1), 0, nil); pr.Transfers != nil {
 		t.Errorf("without channels: transfers %v", pr.Transfers)

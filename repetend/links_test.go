@@ -67,9 +67,8 @@ func fanOut() *placement.Placement {
 			{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1},
 			{ID: "d", Kind: placement.Forward, Devices: []int{1}, Time: 1},
 		},
-		Deps:      []placement.Dep{ac, ad},
-		Transfers: map[placement.Dep]int{ac: 2, ad: 3},
-		Channels:  true,
+		Deps:   []placement.Dep{ac, ad},
+		Timing: placement.Timing{Transfers: map[placement.Dep]int{ac: 2, ad: 3}, Channels: true},
 	}
 }
 
