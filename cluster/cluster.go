@@ -144,10 +144,10 @@ type Cluster struct {
 	Default Link
 	Pairs   []Pair
 	Nodes   []NodeLink
-	// Channels: every link, in each direction, carries one transfer at a
+	// QueuedLinks: every link, in each direction, carries one transfer at a
 	// time (the file's "links": {"channels": true}). Without it
 	// transfers overlap freely.
-	Channels bool
+	QueuedLinks bool
 	// TimeUnit is the unit of the cluster's times (the file's
 	// "time_unit": s, ms, us or ns; package quantity): link latencies and
 	// times per unit of size, host links, and the rates peak_flops and
@@ -471,8 +471,8 @@ func (c *Cluster) applyPinned(p *placement.Placement) (*placement.Placement, pla
 			t.Transfers[d] = x
 		}
 	}
-	t.Channels = c.Channels
-	if c.Channels {
+	t.QueuedLinks = c.QueuedLinks
+	if c.QueuedLinks {
 		for _, d := range q.Deps {
 			// Transfers holds no dependency within a device.
 			from, to := q.Blocks[d.From].Devices, q.Blocks[d.To].Devices
@@ -579,7 +579,7 @@ func (c *Cluster) applyOpen(p *placement.Placement) (*placement.Placement, place
 		}
 	}
 	t.Costs = costs
-	t.Channels = c.Channels
+	t.QueuedLinks = c.QueuedLinks
 	if err := c.applyDevices(q, &t); err != nil {
 		return nil, t, err
 	}
@@ -652,7 +652,7 @@ func (c *Cluster) Equal(o *Cluster) bool {
 	if c == nil || o == nil {
 		return c == o
 	}
-	if len(c.Devices) != len(o.Devices) || len(c.Pairs) != len(o.Pairs) || c.Default != o.Default || c.Channels != o.Channels || c.TimeUnit != o.TimeUnit {
+	if len(c.Devices) != len(o.Devices) || len(c.Pairs) != len(o.Pairs) || c.Default != o.Default || c.QueuedLinks != o.QueuedLinks || c.TimeUnit != o.TimeUnit {
 		return false
 	}
 	for d := range c.Devices {
@@ -683,7 +683,7 @@ func (c *Cluster) Equal(o *Cluster) bool {
 
 // Clone returns a deep copy.
 func (c *Cluster) Clone() *Cluster {
-	q := &Cluster{Devices: append([]Device(nil), c.Devices...), Default: c.Default, Pairs: append([]Pair(nil), c.Pairs...), Channels: c.Channels, TimeUnit: c.TimeUnit}
+	q := &Cluster{Devices: append([]Device(nil), c.Devices...), Default: c.Default, Pairs: append([]Pair(nil), c.Pairs...), QueuedLinks: c.QueuedLinks, TimeUnit: c.TimeUnit}
 	for n, pr := range q.Pairs {
 		q.Pairs[n].More = slices.Clone(pr.More)
 	}
@@ -715,7 +715,7 @@ func Simple(n int, speeds string, latency float64, channels bool) (*Cluster, err
 		}
 	}
 	c.Default.Latency = latency
-	c.Channels = channels
+	c.QueuedLinks = channels
 	return c, nil
 }
 

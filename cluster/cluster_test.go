@@ -372,7 +372,7 @@ func TestApplySeveralLinks(t *testing.T) {
 	if q.Transfer(p.Deps[0]) != 1 || q.Transfer(p.Deps[1]) != 3 || q.Lanes != nil {
 		t.Errorf("transfers %v, lanes %v", q.Transfers, q.Lanes)
 	}
-	c.Channels = true
+	c.QueuedLinks = true
 	q, err = c.Apply(p)
 	if err != nil {
 		t.Fatal(err)
@@ -401,10 +401,10 @@ func TestSimple(t *testing.T) {
 	for _, d := range c.Devices {
 		sp = append(sp, d.Speed)
 	}
-	if fmt.Sprint(sp) != "[1 1 0.5 1]" || c.Default.Latency != 3 || !c.Channels {
-		t.Errorf("speeds %v, latency %v, channels %v", sp, c.Default.Latency, c.Channels)
+	if fmt.Sprint(sp) != "[1 1 0.5 1]" || c.Default.Latency != 3 || !c.QueuedLinks {
+		t.Errorf("speeds %v, latency %v, channels %v", sp, c.Default.Latency, c.QueuedLinks)
 	}
-	if c, err := Simple(2, "", 0, false); err != nil || len(c.Devices) != 2 || c.Devices[1].Speed != 1 || c.Channels {
+	if c, err := Simple(2, "", 0, false); err != nil || len(c.Devices) != 2 || c.Devices[1].Speed != 1 || c.QueuedLinks {
 		t.Errorf("uniform: %+v, %v", c, err)
 	}
 	if _, err := Simple(4, "9=1", 1, false); err == nil {

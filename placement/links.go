@@ -64,7 +64,7 @@ func (q *LinkQueue) Arrival(d Dep, start int) (at, waited int, busy Link) {
 	end := start + q.p.Blocks[d.From].Time
 	c := q.p.Transfer(d)
 	at = end + c
-	if !q.p.Channels {
+	if !q.p.QueuedLinks {
 		return at, 0, Link{}
 	}
 	if ls := q.p.Links(d); q.p.Lanes[d] != nil && len(ls) == 1 {

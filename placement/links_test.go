@@ -20,7 +20,7 @@ func sharedLinks(channels bool) *Placement {
 			{ID: "k", Kind: Forward, Devices: []int{1, 2}, Time: 1},
 		},
 		Deps:   []Dep{{0, 2}, {1, 3}, {3, 4}, {0, 5}},
-		Timing: Timing{Transfers: map[Dep]int{{0, 2}: 3, {1, 3}: 3, {3, 4}: 2, {0, 5}: 1}, Channels: channels},
+		Timing: Timing{Transfers: map[Dep]int{{0, 2}: 3, {1, 3}: 3, {3, 4}: 2, {0, 5}: 1}, QueuedLinks: channels},
 	}
 }
 

@@ -6,7 +6,7 @@ func TestLinksText(t *testing.T) {
 	chain := func(transfers map[Dep]int, channels bool) *Placement {
 		return &Placement{Name: "c", Devices: 3,
 			Blocks: []Block{{ID: "a", Kind: Forward, Devices: []int{0}, Time: 1}, {ID: "b", Kind: Forward, Devices: []int{1}, Time: 1}, {ID: "c", Kind: Forward, Devices: []int{2}, Time: 1}},
-			Deps:   []Dep{{From: 0, To: 1}, {From: 1, To: 2}}, Timing: Timing{Transfers: transfers, Channels: channels}}
+			Deps:   []Dep{{From: 0, To: 1}, {From: 1, To: 2}}, Timing: Timing{Transfers: transfers, QueuedLinks: channels}}
 	}
 	for _, c := range []struct {
 		name string

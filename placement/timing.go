@@ -23,14 +23,14 @@ type Timing struct {
 	// "Cluster file"); nil, or 0 for a device, means no capacity of its
 	// own. Budget combines it with the one budget a search is given.
 	Capacities []int
-	// Channels, set by a cluster whose links carry one transfer at a time
+	// QueuedLinks, set by a cluster whose links carry one transfer at a time
 	// (--channels; docs/design.md, "Links"), makes every link a resource: the transfers
 	// that cross one link (Links) run one after another, each taking its
 	// dependency's Transfer time, in the order their producers start. When
 	// false, transfers overlap freely and Delay is the whole rule. How a
 	// schedule's transfers queue on a link is package schedule's
 	// (LinkTimes): it depends on the schedule, not on the placement.
-	Channels bool
+	QueuedLinks bool
 	// Lanes, set by a cluster whose device pairs have several links (and
 	// Channels), is for a dependency between blocks on one device each
 	// the time its transfer takes on each link of the pair, in the
@@ -54,7 +54,7 @@ type Timing struct {
 // blocks or dependencies: the capacities, the link queues and the host
 // channels (Bare).
 func (t *Timing) onDevices() Timing {
-	return Timing{Capacities: slices.Clone(t.Capacities), Channels: t.Channels, HostChannels: slices.Clone(t.HostChannels)}
+	return Timing{Capacities: slices.Clone(t.Capacities), QueuedLinks: t.QueuedLinks, HostChannels: slices.Clone(t.HostChannels)}
 }
 
 // clone returns a deep copy of t.
@@ -78,7 +78,7 @@ func (t *Timing) clone() Timing {
 // of its own. The costs of choices are not compared: they follow from
 // the blocks' candidates and the cluster.
 func (p *Placement) timedAlike(q *Placement) bool {
-	if p.Channels != q.Channels {
+	if p.QueuedLinks != q.QueuedLinks {
 		return false
 	}
 	for _, d := range p.Deps {

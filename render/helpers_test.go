@@ -130,7 +130,7 @@ func chosenFork(t *testing.T, channels bool) *schedule.Schedule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q.Channels = channels
+	q.QueuedLinks = channels
 	r := func(b, m int) schedule.Ref { return schedule.Ref{Block: b, Micro: m} }
 	return compacted(t, q, 2, [][]schedule.Ref{{r(0, 0), r(0, 1), r(1, 0), r(1, 1)}, {r(2, 0), r(2, 1)}})
 }

@@ -75,7 +75,7 @@ func TestSimulateChannels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	busy, err := SimulateWith(progs, SimOptions{Placement: s.Placement, Channels: true})
+	busy, err := SimulateWith(progs, SimOptions{Placement: s.Placement, QueuedLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestSimulateChannels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r1, err := SimulateWith(progs1, SimOptions{Placement: s1.Placement, Channels: true})
+	r1, err := SimulateWith(progs1, SimOptions{Placement: s1.Placement, QueuedLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestSimulateChannelsLate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	busy, err := SimulateWith(progs, SimOptions{Placement: q, Channels: true})
+	busy, err := SimulateWith(progs, SimOptions{Placement: q, QueuedLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,11 +25,11 @@ type Report struct {
 	// Cluster: blocks and transfers were timed on a placement (a
 	// cluster's; comm_time does not apply); Channels: links carried one
 	// transfer at a time.
-	Cluster   bool        `json:"cluster,omitempty"`
-	Channels  bool        `json:"channels,omitempty"`
-	Transfers int         `json:"transfers"`
-	Runs      []RunReport `json:"runs"`
-	Speedup   *float64    `json:"speedup,omitempty"` // blocking makespan / non-blocking makespan
+	Cluster     bool        `json:"cluster,omitempty"`
+	QueuedLinks bool        `json:"channels,omitempty"`
+	Transfers   int         `json:"transfers"`
+	Runs        []RunReport `json:"runs"`
+	Speedup     *float64    `json:"speedup,omitempty"` // blocking makespan / non-blocking makespan
 	// Units, where the schedule's placement says what its steps are
 	// (placement's Units), is every time above in its time unit (the
 	// caller sets it: SetUnits); the text writes times in it.
@@ -86,7 +86,7 @@ type RunReport struct {
 func SimulateAll(sets [][]*Program, opt SimOptions) (*Report, error) {
 	p0 := sets[0][0]
 	out := &Report{Placement: p0.Placement, Devices: p0.Devices, MicroBatches: p0.MicroBatches, CommTime: opt.CommTime,
-		Cluster: opt.Placement != nil, Channels: opt.Channels}
+		Cluster: opt.Placement != nil, QueuedLinks: opt.QueuedLinks}
 	if out.Cluster {
 		out.CommTime = 0
 	}
@@ -94,7 +94,7 @@ func SimulateAll(sets [][]*Program, opt SimOptions) (*Report, error) {
 		var r *Result
 		var c *Contention
 		var err error
-		if opt.Channels {
+		if opt.QueuedLinks {
 			if c, err = SimulateContention(progs, opt); c != nil {
 				r = c.Result
 			}
@@ -150,7 +150,7 @@ func (out *Report) Text() (string, error) {
 	default:
 		fmt.Fprintf(&b, "\n%d transfers between devices, %d time each", out.Transfers, out.CommTime)
 	}
-	if out.Channels {
+	if out.QueuedLinks {
 		b.WriteString(", one at a time between two devices")
 	}
 	b.WriteString("\n\n")
@@ -226,7 +226,7 @@ func GenerateModes(s *schedule.Schedule, blockingOnly bool) ([][]*Program, error
 // as does any with channels set; a schedule that offloads times its moves
 // by its own placement's rules.
 func ScheduleSimOptions(s *schedule.Schedule, timing *placement.Placement, channels bool, commTime int) SimOptions {
-	opt := SimOptions{CommTime: commTime, Placement: timing, Channels: channels || links.Queued(timing)}
+	opt := SimOptions{CommTime: commTime, Placement: timing, QueuedLinks: channels || links.Queued(timing)}
 	for _, d := range s.Decisions {
 		if d.Action == placement.Offload {
 			opt.Offloads = s.Placement

@@ -36,12 +36,12 @@ type SimOptions struct {
 	// exactly at its makespan. Its blocks must be the programs' (same ids
 	// and devices); their times may differ (a cluster's).
 	Placement *placement.Placement
-	// Channels makes each ordered pair of devices a channel that carries
+	// QueuedLinks makes each ordered pair of devices a channel that carries
 	// one transfer at a time, in the order of the transfers' tags (the
 	// order every program issues them, which is the order of placement's
 	// LinkQueue): transfers contend where they share one. A transfer that
 	// takes no time holds no channel. Without it they never do.
-	Channels bool
+	QueuedLinks bool
 	// Offloads, when set, times the offloads and reloads with its rules
 	// (placement's "Memory as a decision"): each takes its block's
 	// OffloadTime on the host channels of its devices (BlockChannels;
@@ -207,7 +207,7 @@ func (h *hostSim) move(block string, ready int) int {
 
 func newSim(progs []*Program, opt SimOptions) (*sim, error) {
 	s := &sim{progs: progs, times: map[string]int{}, groups: map[string][]int{}, xfer: map[int]*xfer{},
-		channels: opt.Channels, queue: map[[2]int][]int{}, free: map[[2]int]int{}}
+		channels: opt.QueuedLinks, queue: map[[2]int][]int{}, free: map[[2]int]int{}}
 	for _, b := range progs[0].Blocks {
 		s.times[b.ID] = b.Time
 		s.groups[b.ID] = b.Devices

@@ -26,7 +26,7 @@ func chosenFork(t *testing.T, channels bool) *schedule.Schedule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q.Channels = channels
+	q.QueuedLinks = channels
 	insC, err := compact.Compact(spec.New(q, 2), compact.Keep{Orders: [][]schedule.Ref{{{0, 0}, {0, 1}, {1, 0}, {1, 1}}, {{2, 0}, {2, 1}}}})
 	if err != nil {
 		t.Fatal(err)

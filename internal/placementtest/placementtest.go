@@ -23,7 +23,7 @@ func WithTransfers(p *placement.Placement, c int, channels bool) *placement.Plac
 			p.Transfers[d] = c
 		}
 	}
-	p.Channels = channels
+	p.QueuedLinks = channels
 	return p
 }
 
@@ -41,7 +41,7 @@ func TwoSenders(channels bool) *placement.Placement {
 			{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1},
 		},
 		Deps:   []placement.Dep{a, b},
-		Timing: placement.Timing{Transfers: map[placement.Dep]int{a: 2, b: 2}, Channels: channels},
+		Timing: placement.Timing{Transfers: map[placement.Dep]int{a: 2, b: 2}, QueuedLinks: channels},
 	}
 }
 
