@@ -9,8 +9,8 @@
 // one budget rule (placement's Budget) carry it.
 //
 // A transfer's time never depends on what else crosses the link. With
-// Channels a link carries one transfer at a time, so transfers queue
-// (placement's Channels; how they queue in a schedule is package
+// QueuedLinks a link carries one transfer at a time, so transfers queue
+// (placement's QueuedLinks; how they queue in a schedule is package
 // schedule's LinkTimes).
 package cluster
 
@@ -95,7 +95,7 @@ func (l Link) Duration(z float64) float64 { return l.Latency + z*l.PerUnit }
 // pair's other links, where it has several (Wu et al., "Rethinking
 // Dynamic Networks and Heterogeneous Computing with Automatic
 // Parallelization", §3.1, eq 7: NVLink beside PCIe, two switch ports):
-// a transfer takes the fastest for its size, and with Channels each link
+// a transfer takes the fastest for its size, and with QueuedLinks each link
 // is a queue of its own and a transfer takes the one where it ends first
 // (placement's LinkQueue).
 type Pair struct {
@@ -144,8 +144,8 @@ type Cluster struct {
 	Default Link
 	Pairs   []Pair
 	Nodes   []NodeLink
-	// QueuedLinks: every link, in each direction, carries one transfer at a
-	// time (the file's "links": {"channels": true}). Without it
+	// QueuedLinks: every link, in each direction, carries one transfer
+	// at a time (the file's "links": {"channels": true}). Without it
 	// transfers overlap freely.
 	QueuedLinks bool
 	// TimeUnit is the unit of the cluster's times (the file's
@@ -404,7 +404,7 @@ func ceil(x float64) int {
 // devices as p; a time past placement.MaxTime is an error naming the
 // block or dependency. Applied to a placement that already runs on a
 // cluster, it replaces that one's Timing but scales the times again:
-// apply a cluster to the placement as given. With Channels, a
+// apply a cluster to the placement as given. With QueuedLinks, a
 // dependency between blocks on one device each whose pair has several
 // links gets each link's time (placement's Lanes): each link is a queue
 // of its own.
@@ -631,14 +631,14 @@ func (c *Cluster) applyHost(q *placement.Placement, t *placement.Timing) error {
 		if dev.Switch == "" {
 			continue
 		}
-		if t.HostChannels == nil {
-			t.HostChannels = make([]int, len(c.Devices))
-			for x := range t.HostChannels {
-				t.HostChannels[x] = x
+		if t.Switches == nil {
+			t.Switches = make([]int, len(c.Devices))
+			for x := range t.Switches {
+				t.Switches[x] = x
 			}
 		}
 		if f, ok := first[dev.Switch]; ok {
-			t.HostChannels[d] = f
+			t.Switches[d] = f
 		} else {
 			first[dev.Switch] = d
 		}

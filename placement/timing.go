@@ -23,8 +23,9 @@ type Timing struct {
 	// "Cluster file"); nil, or 0 for a device, means no capacity of its
 	// own. Budget combines it with the one budget a search is given.
 	Capacities []int
-	// QueuedLinks, set by a cluster whose links carry one transfer at a time
-	// (--channels; docs/design.md, "Links"), makes every link a resource: the transfers
+	// QueuedLinks, set by a cluster whose links carry one transfer at a
+	// time (the cluster file's "channels", --channels; docs/design.md,
+	// "Links"), makes every link a queue, a resource: the transfers
 	// that cross one link (Links) run one after another, each taking its
 	// dependency's Transfer time, in the order their producers start. When
 	// false, transfers overlap freely and Delay is the whole rule. How a
@@ -32,18 +33,19 @@ type Timing struct {
 	// (LinkTimes): it depends on the schedule, not on the placement.
 	QueuedLinks bool
 	// Lanes, set by a cluster whose device pairs have several links (and
-	// Channels), is for a dependency between blocks on one device each
+	// QueuedLinks), is for a dependency between blocks on one device each
 	// the time its transfer takes on each link of the pair, in the
 	// cluster's order (at least two; the least is its Transfer). With
-	// Channels each of those links is a queue of its own, and the
+	// QueuedLinks each of those links is a queue of its own, and the
 	// transfer takes the one where it ends first (LinkQueue). A
 	// dependency not in it crosses one link per device pair.
 	Lanes map[Dep][]int
-	// HostChannels is, for every device, the host channel its offloads
-	// and reloads use, named by the least device sharing it (devices on
-	// one PCIe switch share one channel); nil means every device has a
-	// channel of its own (HostChannel).
-	HostChannels []int
+	// Switches is, for every device, the PCIe switch it sits on (the
+	// cluster file's "switch"), named by the least device on it: devices
+	// on one switch share one host channel for their offloads and
+	// reloads (HostChannel). nil means every device has a switch, and so
+	// a host channel, of its own.
+	Switches []int
 	// Costs, set by a cluster on a placement with candidates, is what
 	// every choice costs; nil means a block's Time on every group and
 	// transfers of 0.
@@ -54,7 +56,7 @@ type Timing struct {
 // blocks or dependencies: the capacities, the link queues and the host
 // channels (Bare).
 func (t *Timing) onDevices() Timing {
-	return Timing{Capacities: slices.Clone(t.Capacities), QueuedLinks: t.QueuedLinks, HostChannels: slices.Clone(t.HostChannels)}
+	return Timing{Capacities: slices.Clone(t.Capacities), QueuedLinks: t.QueuedLinks, Switches: slices.Clone(t.Switches)}
 }
 
 // clone returns a deep copy of t.

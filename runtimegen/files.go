@@ -98,7 +98,7 @@ type Contention struct {
 	Free, Late int
 }
 
-// SimulateContention runs the programs with opt.Channels and without, to
+// SimulateContention runs the programs with opt.QueuedLinks and without, to
 // say how much later the queues on the links make the run end.
 func SimulateContention(progs []*Program, opt SimOptions) (*Contention, error) {
 	opt.QueuedLinks = false

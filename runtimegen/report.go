@@ -23,8 +23,8 @@ type Report struct {
 	ScheduleMakespan *int   `json:"schedule_makespan,omitempty"` // the schedule's, where there is one
 	CommTime         int    `json:"comm_time"`
 	// Cluster: blocks and transfers were timed on a placement (a
-	// cluster's; comm_time does not apply); Channels: links carried one
-	// transfer at a time.
+	// cluster's; comm_time does not apply); QueuedLinks: links carried
+	// one transfer at a time (the key "channels").
 	Cluster     bool        `json:"cluster,omitempty"`
 	QueuedLinks bool        `json:"channels,omitempty"`
 	Transfers   int         `json:"transfers"`
@@ -71,7 +71,7 @@ type RunReport struct {
 	Idle       []int   `json:"idle"`
 	// With channels: the time transfers waited for their link, the
 	// makespan without contention and how much later the run ends.
-	ChannelWait  *int `json:"channel_wait,omitempty"`
+	LinkWait     *int `json:"channel_wait,omitempty"`
 	FreeMakespan *int `json:"contention_free_makespan,omitempty"`
 	Late         *int `json:"late,omitempty"`
 	// With offloads timed (SimOptions.Offloads): the time gradient
@@ -80,7 +80,7 @@ type RunReport struct {
 }
 
 // SimulateAll runs every program set of one schedule with opt — with
-// opt.Channels, beside the same run without contention
+// opt.QueuedLinks, beside the same run without contention
 // (SimulateContention) — and, for a non-blocking and a blocking set in
 // that order, the gain of non-blocking.
 func SimulateAll(sets [][]*Program, opt SimOptions) (*Report, error) {
@@ -106,7 +106,7 @@ func SimulateAll(sets [][]*Program, opt SimOptions) (*Report, error) {
 		}
 		run := RunReport{Mode: r.Mode, Makespan: r.Makespan, BubbleRate: roundTo(r.BubbleRate, 6), Idle: r.Idle}
 		if c != nil {
-			run.ChannelWait, run.FreeMakespan, run.Late = textfmt.Ptr(r.ChannelWait), textfmt.Ptr(c.Free), textfmt.Ptr(c.Late)
+			run.LinkWait, run.FreeMakespan, run.Late = textfmt.Ptr(r.LinkWait), textfmt.Ptr(c.Free), textfmt.Ptr(c.Late)
 		}
 		if opt.Offloads != nil {
 			run.ReloadWait = textfmt.Ptr(r.ReloadWait)
@@ -166,7 +166,7 @@ func (out *Report) Text() (string, error) {
 	for _, r := range out.Runs {
 		if r.Late != nil {
 			fmt.Fprintf(&b, "%s: transfers waited %s for their links in total; the run ends %s later than without contention (%s)\n",
-				r.Mode.Name(), t(*r.ChannelWait), t(*r.Late), t(*r.FreeMakespan))
+				r.Mode.Name(), t(*r.LinkWait), t(*r.Late), t(*r.FreeMakespan))
 		}
 		if r.ReloadWait != nil {
 			fmt.Fprintf(&b, "%s: offloads and reloads take their time on the host channels; gradient blocks waited %s for reloads in total\n",

@@ -17,9 +17,9 @@ type Result struct {
 	Busy       []int // per device: time spent computing
 	Idle       []int // per device: Makespan − Busy
 	BubbleRate float64
-	// ChannelWait is the time transfers waited for their channel, in
-	// total (SimOptions.Channels; 0 without).
-	ChannelWait int
+	// LinkWait is the time transfers waited for their link, in
+	// total (SimOptions.QueuedLinks; 0 without).
+	LinkWait int
 	// ReloadWait is the time gradient blocks waited for a reload still on
 	// its host channel, in total (SimOptions.Offloads; 0 without).
 	ReloadWait int
@@ -36,15 +36,15 @@ type SimOptions struct {
 	// exactly at its makespan. Its blocks must be the programs' (same ids
 	// and devices); their times may differ (a cluster's).
 	Placement *placement.Placement
-	// QueuedLinks makes each ordered pair of devices a channel that carries
+	// QueuedLinks makes each ordered pair of devices a link that carries
 	// one transfer at a time, in the order of the transfers' tags (the
 	// order every program issues them, which is the order of placement's
 	// LinkQueue): transfers contend where they share one. A transfer that
-	// takes no time holds no channel. Without it they never do.
+	// takes no time holds no link. Without it they never do.
 	QueuedLinks bool
 	// Offloads, when set, times the offloads and reloads with its rules
 	// (placement's "Memory as a decision"): each takes its block's
-	// OffloadTime on the host channels of its devices (BlockChannels;
+	// OffloadTime on the host channels of its devices (BlockSwitches:
 	// devices on one PCIe switch share one), which carry one move at a
 	// time; a move starts when the device issues it (a reload not before
 	// its offload has ended) and the channel is free, taking the earliest
@@ -98,7 +98,7 @@ func SimulateWith(progs []*Program, opt SimOptions) (*Result, error) {
 		return nil, err
 	}
 	r := &Result{Mode: progs[0].Mode, CommTime: opt.CommTime, Transfers: len(sim.xfer), Busy: sim.busy, Idle: make([]int, len(progs)),
-		ChannelWait: sim.waited, ReloadWait: sim.reloadWait}
+		LinkWait: sim.waited, ReloadWait: sim.reloadWait}
 	for _, c := range sim.clock {
 		r.Makespan = max(r.Makespan, c)
 	}
@@ -184,7 +184,7 @@ func newHostSim(p *placement.Placement, progs []*Program) (*hostSim, error) {
 func (h *hostSim) move(block string, ready int) int {
 	i := h.p.Index(block)
 	t := h.p.OffloadTime(i)
-	chans := h.p.BlockChannels(i)
+	chans := h.p.BlockSwitches(i)
 	start := ready
 	for moved := true; moved; {
 		moved = false

@@ -18,7 +18,7 @@ type TransferSpan struct {
 
 // Transfers lists every transfer of s that takes time, on every link its
 // tensor crosses (placement's Links), timed by the one dependency rule:
-// from its producer's end, and with channels (placement's Channels) after
+// from its producer's end, and with queued links (placement's QueuedLinks) after
 // the transfers booked before it on the link (placement's LinkQueue, in
 // its order: producers by start, block and micro-batch). The order is the
 // booking order. With a recorded link order (Schedule.LinkOrder) the
