@@ -1,6 +1,7 @@
-// Package layers holds the import-order test: every package of the module
-// imports only packages listed above it in the table of docs/library.md,
-// the one place the order is written down.
+// Package layers holds the tests of the code's shape: the import order
+// (every package of the module imports only packages listed above it in
+// the table of docs/library.md, the one place the order is written down)
+// and the limits of docs/architecture.md (shape_test.go).
 package layers
 
 import (
