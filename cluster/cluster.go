@@ -705,8 +705,8 @@ func (c *Cluster) Clone() *Cluster {
 // Simple is the cluster of n devices given without a file (tessel's
 // --device-speed, --transfer-time and --channels): speeds as ParseSpeeds
 // reads them ("": every device speed 1), every link taking latency per
-// tensor, carrying one transfer at a time with channels.
-func Simple(n int, speeds string, latency float64, channels bool) (*Cluster, error) {
+// tensor, carrying one transfer at a time when queued (QueuedLinks).
+func Simple(n int, speeds string, latency float64, queued bool) (*Cluster, error) {
 	c := Uniform(n)
 	if speeds != "" {
 		var err error
@@ -715,7 +715,7 @@ func Simple(n int, speeds string, latency float64, channels bool) (*Cluster, err
 		}
 	}
 	c.Default.Latency = latency
-	c.QueuedLinks = channels
+	c.QueuedLinks = queued
 	return c, nil
 }
 

@@ -222,11 +222,11 @@ func GenerateModes(s *schedule.Schedule, blockingOnly bool) ([][]*Program, error
 
 // ScheduleSimOptions are the SimOptions of a run of s's programs timed by
 // timing (nil: CommTime for every transfer): a schedule made with
-// channels runs with them (its makespan counts the queues on its links),
-// as does any with channels set; a schedule that offloads times its moves
+// queued links runs with them (its makespan counts the queues on its
+// links), as does any with queued set; a schedule that offloads times its moves
 // by its own placement's rules.
-func ScheduleSimOptions(s *schedule.Schedule, timing *placement.Placement, channels bool, commTime int) SimOptions {
-	opt := SimOptions{CommTime: commTime, Placement: timing, QueuedLinks: channels || links.Queued(timing)}
+func ScheduleSimOptions(s *schedule.Schedule, timing *placement.Placement, queued bool, commTime int) SimOptions {
+	opt := SimOptions{CommTime: commTime, Placement: timing, QueuedLinks: queued || links.Queued(timing)}
 	for _, d := range s.Decisions {
 		if d.Action == placement.Offload {
 			opt.Offloads = s.Placement
