@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -290,6 +291,20 @@ func TestApplyHost(t *testing.T) {
 	}
 	if p.HostChannel(3) != 3 {
 		t.Errorf("without a cluster device 3 has channel %d, want its own", p.HostChannel(3))
+	}
+	if !reflect.DeepEqual(p.Timing, placement.Timing{}) {
+		t.Errorf("Apply changed the placement as written: Timing %+v", p.Timing)
+	}
+	// A second cluster replaces the first's Timing whole: queued links,
+	// capacities and transfers of its own, no switches.
+	o := Uniform(4)
+	o.Default.Latency, o.QueuedLinks, o.Devices[1].Memory = 2, true, 9
+	r, err := o.Apply(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.QueuedLinks || r.Switches != nil || !slices.Equal(r.Capacities, []int{0, 9, 0, 0}) || len(r.Transfers) == 0 {
+		t.Errorf("on a second cluster: Timing %+v, want queued links, device 1's capacity, transfers and no switches", r.Timing)
 	}
 }
 func TestParseSpeeds(t *testing.T) {
