@@ -1,7 +1,6 @@
 package compact
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -83,16 +82,22 @@ type Keep struct {
 //     whose links carry one transfer at a time are not compacted with
 //     decisions (an error).
 //
-// The engines share one core, a system of difference constraints
-// (compact/system), and the rules that re-time add their constraints to
-// it (rule.Retimer, every rule of rules.All that implements it): the
-// latency budget's edges (rule/latency), the release times
-// (rule/fsdp), the decisions' timing and host channels (rule/hostchan),
-// the link queues (rule/links). A rule may also make several instances
-// one variable before the orders are read (rule.Merger: rule/pairs's
-// overlapped pairs), or, where its waits depend on the times, iterate
-// the compaction under a latency budget until they settle (rule.Settler:
-// rule/links).
+// It builds one system of difference constraints (compact/system) from
+// what it keeps — a variable per instance, the dependencies and the
+// device orders — and asks the rules, every rule of rules.All in the
+// list's order, as the verifier and the bounds do: what they refuse
+// with what is kept (rule.Refuser: rule/latency, rule/hostchan,
+// rule/fsdp), which instances are one variable (rule.Merger:
+// rule/pairs's overlapped pairs), their variables and constraints
+// (rule.Retimer: the decisions' variables, timing and host channels,
+// rule/hostchan; the memory orders, rule/memory; the link queues,
+// rule/links; the release times, rule/fsdp), their constraints back in
+// time (rule.BackRetimer: the latency budget's edges, rule/latency) and,
+// where their waits depend on the times, the settling of the compaction
+// under a latency budget (rule.Settler: rule/links). Which system is
+// built is what keep holds (a schedule's decisions, or device orders);
+// whether it is solved by one topological pass or by relaxation is
+// whether a rule added constraints back.
 //
 // When the orders come from a valid schedule (Orders) the result
 // is valid and ends no later. Inconsistent orders are an error naming
@@ -106,42 +111,41 @@ type Keep struct {
 // mean); with it, the result is From's spec under this spec's latency
 // budget, verified.
 func Compact(sp spec.Spec, keep Keep) (*schedule.Schedule, error) {
-	if keep.Release != nil && (keep.From != nil || sp.Latency > 0) {
-		return nil, errors.New("compact: release times with decisions or a latency budget")
+	t := &rule.Retiming{Spec: sp, Release: keep.Release, From: keep.From, Pairs: keep.Pairs}
+	if keep.From == nil || keep.Release != nil {
+		// What the rules cannot time together, before anything is built
+		// (a schedule kept without release times is asked once it is
+		// verified: decisionsLatency, decisionsUnchecked).
+		if err := refuse(t); err != nil {
+			return nil, err
+		}
 	}
 	if keep.From != nil {
-		if keep.Built && sp.Latency <= 0 && len(keep.From.Decisions) > 0 && keep.From.Placement != nil && decidable(keep.From.Placement) == nil {
+		if keep.Built && sp.Latency <= 0 && len(keep.From.Decisions) > 0 && keep.From.Placement != nil && refuse(t) == nil {
 			// decisionsUnchecked verifies what it returns.
 			return decisionsUnchecked(keep.From)
 		}
 		return decisionsLatency(keep.From, sp.Latency)
 	}
-	if sp.Latency > 0 {
-		if len(keep.Pairs) > 0 {
-			return nil, errors.New("compact: overlapped pairs under a latency budget")
-		}
-		ins, err := latencyOrders(sp, keep.Orders)
-		if err != nil {
-			return nil, err
-		}
-		return &schedule.Schedule{Spec: sp, Instances: ins}, nil
+	ins, err := orders(sp, keep)
+	if err != nil {
+		return nil, err
 	}
-	if keep.Release != nil && sp.Placement != nil && sp.MicroBatches > 0 {
-		for r := range keep.Release {
-			if r.Block < 0 || r.Block >= len(sp.Placement.Blocks) || r.Micro < 0 || r.Micro >= sp.MicroBatches {
-				return nil, fmt.Errorf("compact: release time of an instance out of range (block %d, micro-batch %d)", r.Block, r.Micro)
+	return &schedule.Schedule{Spec: sp, Instances: ins, Pairs: keep.Pairs}, nil
+}
+
+// refuse is the first refusal of the rules that refuse what a
+// compaction keeps (rule.Refuser), in the list's order, with compact's
+// prefix.
+func refuse(t *rule.Retiming) error {
+	for _, r := range rules.All() {
+		if rf, ok := r.(rule.Refuser); ok {
+			if err := rf.Refuse(t); err != nil {
+				return fmt.Errorf("compact: %w", err)
 			}
 		}
 	}
-	g, err := newGraph(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs)
-	if err != nil {
-		return nil, err
-	}
-	start, err := g.solve(sp, keep.Release, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &schedule.Schedule{Spec: sp, Instances: g.instances(start), Pairs: keep.Pairs}, nil
+	return nil
 }
 
 // constrain adds to t the constraints of every rule of the list that
@@ -157,19 +161,19 @@ func constrain(t *rule.Retiming) error {
 	return nil
 }
 
-// compact is the re-timing of orders (see Compact); release (nil: none),
-// indexed by variable (block·n + micro-batch), is the earliest start of
-// each instance.
-func compact(p *placement.Placement, n int, orders [][]schedule.Ref, pairs []schedule.Pair, release []int) ([]schedule.Instance, error) {
-	g, err := newGraph(p, n, orders, pairs)
-	if err != nil {
-		return nil, err
+// constrainBack adds to t the constraints that point back in time of
+// every rule of the list that has them (rule.BackRetimer), in the list's
+// order, and returns how many they added.
+func constrainBack(t *rule.Retiming) (int, error) {
+	before := len(t.Sys.Cons)
+	for _, r := range rules.All() {
+		if rt, ok := r.(rule.BackRetimer); ok {
+			if err := rt.ConstrainBack(t); err != nil {
+				return 0, fmt.Errorf("compact: %s: %w", r.Name(), err)
+			}
+		}
 	}
-	start, err := g.solve(spec.New(p, n), nil, release)
-	if err != nil {
-		return nil, err
-	}
-	return g.instances(start), nil
+	return len(t.Sys.Cons) - before, nil
 }
 
 // solve adds the constraints of the rules that re-time for sp (with the

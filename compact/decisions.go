@@ -7,7 +7,6 @@ import (
 	"github.com/tessel-pp/tessel/compact/system"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule"
-	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
@@ -47,18 +46,18 @@ func decisionsUnchecked(s *schedule.Schedule) (*schedule.Schedule, error) {
 	p := s.Placement
 	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory}}
 	if len(s.Decisions) == 0 {
-		ins, err := compact(p, s.MicroBatches, schedule.Orders(s), nil, nil)
+		ins, err := orders(spec.New(p, s.MicroBatches), Keep{Orders: schedule.Orders(s)})
 		if err != nil {
 			return nil, err
 		}
 		out.Instances = ins
 		return out, nil
 	}
-	if err := decidable(p); err != nil {
+	if err := refuse(&rule.Retiming{Spec: out.Spec, From: s}); err != nil {
 		return nil, err
 	}
-	c := newCompactor(s)
-	if err := constrain(c.retiming(out.Spec)); err != nil {
+	c, err := newCompactor(s, out.Spec)
+	if err != nil {
 		return nil, err
 	}
 	if err := c.solve(); err != nil {
@@ -72,58 +71,36 @@ func decisionsUnchecked(s *schedule.Schedule) (*schedule.Schedule, error) {
 	return out, nil
 }
 
-// decidable says whether schedules of p that offload or recompute can be
-// compacted: not where its links carry one transfer at a time (the
-// compactor of decisions has no topological pass to book the link
-// queues in).
-func decidable(p *placement.Placement) error {
-	if links.Queued(p) {
-		return fmt.Errorf("compact: a schedule that offloads or recomputes on links that carry one transfer at a time")
-	}
-	return nil
-}
-
 // compactor holds the difference constraints x ≥ y + w (a
 // system.System whose hint is the schedule's times) over the variables:
-// the start of every instance (0..I-1), then per decision its Start and
-// its Reload.
+// the start of every instance (0..I-1), then those the rules make (the
+// decisions' starts and reloads, rule/hostchan's; t.Decision).
 type compactor struct {
-	s     *schedule.Schedule
-	sys   *system.System
-	val   []int // the solution, once solved
-	decAt int   // index of decision 0's Start variable
-	at    func(schedule.Ref) int
+	s   *schedule.Schedule
+	t   *rule.Retiming
+	val []int // the solution, once solved
 }
 
-// retiming is the compaction as the rules constrain it (rule.Retiming),
-// for spec sp: the decisions' timing and the host channels' orders
-// (rule/hostchan), a latency budget's edges (rule/latency).
-func (c *compactor) retiming(sp spec.Spec) *rule.Retiming {
-	return &rule.Retiming{Spec: sp, From: c.s, Var: c.at, Decision: func(k int) int { return c.decAt + 2*k }, Sys: c.sys}
-}
-
-// add is the constraint v_x ≥ v_y + w.
-func (c *compactor) add(x, y, w int) { c.sys.Add(x, y, w) }
-
-func newCompactor(s *schedule.Schedule) *compactor {
+// newCompactor is the system of s's orders kept for spec sp: a variable
+// per instance and the dependencies; then the rules' constraints
+// (constrain: the decisions' variables and timing and the host channels'
+// orders, rule/hostchan; the memory orders, rule/memory; a latency
+// budget's edges, rule/latency); then every device's order of busy items,
+// instances and recomputes.
+func newCompactor(s *schedule.Schedule, sp spec.Spec) (*compactor, error) {
 	p := s.Placement
 	ni := len(s.Instances)
-	vars := ni + 2*len(s.Decisions)
-	c := &compactor{s: s, decAt: ni, sys: &system.System{Vars: vars, Hint: make([]int, vars)}}
-	orig := c.sys.Hint
+	// Room for the decisions' variables, which rule/hostchan adds.
+	sys := &system.System{Vars: ni, Hint: make([]int, ni, ni+2*len(s.Decisions))}
 	// at is the index of B_i^m at m·K+i: a slice, not a map (this runs
 	// on every list schedule that decides, at every N).
 	k := len(p.Blocks)
 	index := make([]int, s.MicroBatches*k)
 	for x, in := range s.Instances {
-		orig[x] = in.Start
+		sys.Hint[x] = in.Start
 		index[in.Micro*k+in.Block] = x
 	}
 	at := func(r schedule.Ref) int { return index[r.Micro*k+r.Block] }
-	c.at = at
-	for k, dc := range s.Decisions {
-		orig[ni+2*k], orig[ni+2*k+1] = dc.Start, dc.Reload
-	}
 	// Presized: at 10,000 micro-batches the growing slices cost more
 	// than the constraints.
 	preds := p.PredDeps()
@@ -131,67 +108,69 @@ func newCompactor(s *schedule.Schedule) *compactor {
 	for _, in := range s.Instances {
 		ncons += len(preds[in.Block])
 	}
-	c.sys.Cons = make([]system.Constraint, 0, ncons)
-	add := c.add
+	sys.Cons = make([]system.Constraint, 0, ncons)
 	// Dependencies.
 	for x, in := range s.Instances {
 		for _, d := range preds[in.Block] {
-			add(x, at(schedule.Ref{Block: d.From, Micro: in.Micro}), p.Delay(d))
+			sys.Add(x, at(schedule.Ref{Block: d.From, Micro: in.Micro}), p.Delay(d))
 		}
 	}
-	// Device orders of busy items (instances and recomputes), and of
-	// memory changes; host channel orders of moves.
+	c := &compactor{s: s, t: &rule.Retiming{Spec: sp, From: s, Var: at, Sys: sys}}
+	if err := constrain(c.t); err != nil {
+		return nil, err
+	}
+	if _, err := constrainBack(c.t); err != nil {
+		return nil, err
+	}
+	if len(s.Decisions) > 0 && c.t.Decision == nil {
+		return nil, fmt.Errorf("compact: no rule made the variables of the decisions")
+	}
+	c.deviceOrders()
+	return c, nil
+}
+
+// deviceOrders adds every device's order of busy items: its instances
+// and recomputes (a recompute occupies its devices like a block), by
+// their given starts, then block, micro-batch and instance or decision.
+func (c *compactor) deviceOrders() {
+	s, sys := c.s, c.t.Sys
+	p := s.Placement
+	ni := len(s.Instances)
 	type item struct {
-		v, off, time, phase, block, micro, seq int // time = orig[v] + off
+		v, time, dur, block, micro, seq int
 	}
 	busy := make([][]item, p.Devices)
-	mem := make([][]item, p.Devices)
-	nbusy, nmem := make([]int, p.Devices), make([]int, p.Devices)
+	nbusy := make([]int, p.Devices)
 	for _, in := range s.Instances {
 		for _, d := range p.Blocks[in.Block].Devices {
 			nbusy[d]++
-			nmem[d]++
 		}
 	}
 	for _, dc := range s.Decisions {
 		for _, d := range p.Blocks[dc.Block].Devices {
 			nbusy[d]++
-			nmem[d] += 2
 		}
 	}
 	for d := range busy {
 		busy[d] = make([]item, 0, nbusy[d])
-		mem[d] = make([]item, 0, nmem[d])
 	}
 	for x, in := range s.Instances {
 		for _, d := range p.Blocks[in.Block].Devices {
-			busy[d] = append(busy[d], item{v: x, time: in.Start, block: in.Block, micro: in.Micro, seq: x})
-			mem[d] = append(mem[d], item{v: x, time: in.Start, phase: placement.PhaseBlock, block: in.Block, micro: in.Micro, seq: x})
+			busy[d] = append(busy[d], item{v: x, time: in.Start, dur: p.Blocks[in.Block].Time, block: in.Block, micro: in.Micro, seq: x})
 		}
 	}
 	for k, dc := range s.Decisions {
-		st, rl := ni+2*k, ni+2*k+1
+		if dc.Action != placement.Recompute {
+			continue
+		}
 		b := p.Blocks[dc.Block]
-		f := at(dc.Ref())
 		for _, d := range b.Devices {
-			switch dc.Action {
-			case placement.Offload:
-				tt := p.OffloadTime(dc.Block)
-				mem[d] = append(mem[d], item{v: st, off: tt, time: dc.Start + tt, phase: placement.PhaseFree, block: dc.Block, micro: dc.Micro, seq: ni + k},
-					item{v: rl, time: dc.Reload, phase: placement.PhaseReturn, block: dc.Block, micro: dc.Micro, seq: ni + k})
-			case placement.Recompute:
-				busy[d] = append(busy[d], item{v: st, time: dc.Start, block: dc.Block, micro: dc.Micro, seq: ni + k})
-				mem[d] = append(mem[d], item{v: f, off: b.Time, time: s.Instances[f].Start + b.Time, phase: placement.PhaseFree, block: dc.Block, micro: dc.Micro, seq: ni + k},
-					item{v: st, time: dc.Start, phase: placement.PhaseReturn, block: dc.Block, micro: dc.Micro, seq: ni + k})
-			}
+			busy[d] = append(busy[d], item{v: c.t.Decision(k), time: dc.Start, dur: b.Time, block: dc.Block, micro: dc.Micro, seq: ni + k})
 		}
 	}
 	order := func(a, b item) int {
 		if a.time != b.time {
 			return a.time - b.time
-		}
-		if a.phase != b.phase {
-			return a.phase - b.phase
 		}
 		if a.block != b.block {
 			return a.block - b.block
@@ -201,29 +180,12 @@ func newCompactor(s *schedule.Schedule) *compactor {
 		}
 		return a.seq - b.seq
 	}
-	length := func(it item) int { // a busy item's or a move's time
-		if it.v < ni {
-			return p.Blocks[s.Instances[it.v].Block].Time
-		}
-		if it.off > 0 {
-			return it.off
-		}
-		return p.Blocks[it.block].Time
-	}
 	for _, list := range busy {
 		slices.SortFunc(list, order)
 		for k := 1; k < len(list); k++ {
-			add(list[k].v, list[k-1].v, length(list[k-1]))
+			sys.Add(list[k].v, list[k-1].v, list[k-1].dur)
 		}
 	}
-	for _, list := range mem {
-		slices.SortFunc(list, order)
-		for k := 1; k < len(list); k++ {
-			// time(k) ≥ time(k-1): v_k + off_k ≥ v_{k-1} + off_{k-1}.
-			add(list[k].v, list[k-1].v, list[k-1].off-list[k].off)
-		}
-	}
-	return c
 }
 
 // solve finds the least solution ≥ 0 of the constraints (the system's
@@ -231,7 +193,7 @@ func newCompactor(s *schedule.Schedule) *compactor {
 // relaxation); the schedule given is a solution, so it converges unless
 // the orders contradict each other.
 func (c *compactor) solve() error {
-	start, err := c.sys.Solve()
+	start, err := c.t.Sys.Solve()
 	if err != nil {
 		return fmt.Errorf("compact: the orders of the schedule contradict each other")
 	}
@@ -247,9 +209,9 @@ func (c *compactor) result() ([]schedule.Instance, []schedule.Decision) {
 	}
 	decs := append([]schedule.Decision(nil), c.s.Decisions...)
 	for k := range decs {
-		decs[k].Start = c.val[c.decAt+2*k]
+		decs[k].Start = c.val[c.t.Decision(k)]
 		if decs[k].Action == placement.Offload {
-			decs[k].Reload = c.val[c.decAt+2*k+1]
+			decs[k].Reload = c.val[c.t.Decision(k)+1]
 		}
 	}
 	return ins, decs

@@ -11,39 +11,36 @@ import (
 	"github.com/tessel-pp/tessel/verify"
 )
 
-// latencyOrders is compact under sp's latency budget (0: none, then it
-// is compact): the earliest start times that keep the device orders and
-// the dependencies and meet the budget in every micro-batch (placement's
-// "Latency": the sink of micro-batch n ends at most budget after its
-// source starts). The latency rule (rule/latency's Constrain) adds an
-// edge from every sink back to every source of its micro-batch, weighted
-// t_sink − budget, so the starts are the longest paths of a graph with
-// negative edges: the system's relaxation, in the order Compact's starts
-// give (a topological order of the other edges). When the orders admit
-// no schedule within the budget (a cycle of positive weight) it is an
-// error. A rule whose waits depend on the times (rule.Settler: links that
-// carry one transfer at a time) iterates the compaction instead, until
-// the times settle (settle). A micro-batch is delayed only as much as its
+// orders is the one compaction of device orders (Compact without a
+// schedule kept): the system of keep's orders and pairs (newGraph: a
+// variable per instance, a pair's merged by the rules that merge,
+// rule.Merger; the device orders and the dependencies) with the rules'
+// constraints (rule.Retimer: release times, a link queue's visit),
+// solved in one topological pass. Then the rules whose constraints
+// depend on the times or point back in time, where sp switches them on:
+// a rule.Settler iterates the compaction until its waits settle under a
+// latency budget (links that carry one transfer at a time); else the
+// rules' constraints back (rule.BackRetimer: the latency budget's edges
+// from each sink to the sources of its micro-batch, weighted t_sink −
+// budget) make the starts the longest paths of a graph with negative
+// edges, found by the system's relaxation from the topological pass's
+// solution; where they admit none (a cycle of positive weight) it is an
+// error. Where no rule adds a constraint back, the topological pass's
+// solution is the answer. A micro-batch is delayed only as much as its
 // budget asks: its first blocks start later, so that it finishes within
 // the budget.
-func latencyOrders(sp spec.Spec, orders [][]schedule.Ref) ([]schedule.Instance, error) {
-	p, n, budget := sp.Placement, sp.MicroBatches, sp.Latency
-	g, err := newGraph(p, n, orders, nil)
+func orders(sp spec.Spec, keep Keep) ([]schedule.Instance, error) {
+	g, err := newGraph(sp.Placement, sp.MicroBatches, keep.Orders, keep.Pairs)
 	if err != nil {
 		return nil, err
 	}
-	// The rules' constraints without the budget (sp's placement may
-	// queue its links: then a visit of the topological pass).
-	free := sp
-	free.Latency = 0
-	hint, err := g.solve(free, nil, nil)
+	// The rules' constraints that point forward (the latency budget's
+	// point back: ConstrainBack, below).
+	hint, err := g.solve(sp, keep.Release, nil)
 	if err != nil {
 		return nil, err
 	}
-	if budget <= 0 {
-		return g.instances(hint), nil
-	}
-	settled, err := settle(sp, orders, g, hint)
+	settled, err := settle(sp, keep.Orders, g, hint)
 	if err != nil {
 		return nil, err
 	}
@@ -53,27 +50,28 @@ func latencyOrders(sp spec.Spec, orders [][]schedule.Ref) ([]schedule.Instance, 
 	// The instances stay in the order of these starts (file order
 	// without the budget); only their starts move.
 	ins := g.instances(hint)
-	// The rules' constraints under the budget: the latency rule's edges
-	// back from every sink to the sources of its micro-batch
-	// (latency.Rule's Constrain); the others add nothing here (no release
-	// times, no decisions, and a visit serves the topological pass only).
-	if err := constrain(&rule.Retiming{Spec: sp, Var: g.node, Sys: &g.sys}); err != nil {
+	back, err := constrainBack(&rule.Retiming{Spec: sp, Var: g.node, Sys: &g.sys})
+	if err != nil {
 		return nil, err
 	}
-	// Compact's starts are the least solution without the budget: as the
-	// hint, they order the relaxation so that one round settles every
-	// path of device orders and dependencies (each edge goes forward in
-	// them, by a block's time at least), and each round after settles one
-	// more latency edge of a longest path. A longest path uses each
-	// latency edge at most once: more rounds than there are such edges
-	// mean a cycle of positive weight. Being the least solution of fewer
-	// constraints, they are also floors of this one's, which spares the
-	// rounds a start from 0 would take to find them again.
+	if back == 0 {
+		return ins, nil
+	}
+	// The starts without the constraints back are the least solution of
+	// the others: as the hint, they order the relaxation so that one
+	// round settles every path of device orders and dependencies (each
+	// edge goes forward in them, by a block's time at least), and each
+	// round after settles one more constraint back of a longest path. A
+	// longest path uses each of them at most once: more rounds than there
+	// are such constraints mean a cycle of positive weight. Being the
+	// least solution of fewer constraints, they are also floors of this
+	// one's, which spares the rounds a start from 0 would take to find
+	// them again.
 	g.sys.Hint, g.sys.Floor = hint, hint
-	g.sys.Rounds = n*len(p.LatencyPairs()) + 2
+	g.sys.Rounds = back + 2
 	start, err := g.sys.Relax()
 	if err != nil {
-		return nil, fmt.Errorf("compact: these device orders meet no latency budget %d", budget)
+		return nil, fmt.Errorf("compact: these device orders meet no latency budget %d", sp.Latency)
 	}
 	for x := range ins {
 		ins[x].Start = start[g.node(ins[x].Ref())]
@@ -84,18 +82,16 @@ func latencyOrders(sp spec.Spec, orders [][]schedule.Ref) ([]schedule.Instance, 
 // settle asks the rules whose waits depend on the times (rule.Settler,
 // in the list's order) for the least starts under sp's budget, from
 // hint, the least starts of g without it: the first that answers gives
-// them; nil where none does. Each of its passes is a compaction of the
-// orders afresh (a rule's visit books its queues from empty) with
-// release times, the budget left out.
+// them; nil where none does (none where sp has no budget). Each of its
+// passes is a compaction of the orders afresh (a rule's visit books its
+// queues from empty) with release times, the constraints back left out.
 func settle(sp spec.Spec, orders [][]schedule.Ref, g *graph, hint []int) ([]int, error) {
-	free := sp
-	free.Latency = 0
 	var solveErr error
 	st := &rule.Settling{Spec: sp, Var: g.node, Start: hint, Solve: func(release []int) ([]int, error) {
 		g, err := newGraph(sp.Placement, sp.MicroBatches, orders, nil)
 		if err == nil {
 			var start []int
-			if start, err = g.solve(free, nil, release); err == nil {
+			if start, err = g.solve(sp, nil, release); err == nil {
 				return start, nil
 			}
 		}
@@ -148,20 +144,21 @@ func decisionsLatency(s *schedule.Schedule, budget int) (*schedule.Schedule, err
 	p := s.Placement
 	out := &schedule.Schedule{Spec: spec.Spec{Placement: p, Cluster: s.Cluster, Given: s.Given, MicroBatches: s.MicroBatches, Memory: s.Memory, Latency: budget}}
 	if len(s.Decisions) == 0 {
-		ins, err := latencyOrders(out.Spec, schedule.Orders(s))
+		ins, err := orders(out.Spec, Keep{Orders: schedule.Orders(s)})
 		if err != nil {
 			return nil, err
 		}
 		out.Instances = ins
 	} else {
-		if err := decidable(p); err != nil {
+		if err := refuse(&rule.Retiming{Spec: out.Spec, From: &free}); err != nil {
 			return nil, err
 		}
-		c := newCompactor(&free)
-		// The rules' constraints: the decisions' timing and the host
-		// channels' orders (rule/hostchan), the latency rule's edges back
-		// from every sink to the sources of its micro-batch.
-		if err := constrain(c.retiming(out.Spec)); err != nil {
+		// The rules' constraints: the decisions' variables and timing and
+		// the host channels' orders (rule/hostchan), the memory orders
+		// (rule/memory), the latency rule's edges back from every sink to
+		// the sources of its micro-batch.
+		c, err := newCompactor(&free, out.Spec)
+		if err != nil {
 			return nil, err
 		}
 		if err := c.solve(); err != nil {

@@ -45,7 +45,7 @@ func retime(s *schedule.Schedule, q *placement.Placement) (*schedule.Schedule, e
 		return decisionsUnchecked(moved)
 	}
 	// Overlapped pairs stay pairs (none: Compact).
-	ins, err := compact(q, s.MicroBatches, schedule.Orders(s), s.Pairs, nil)
+	ins, err := orders(spec.New(q, s.MicroBatches), Keep{Orders: schedule.Orders(s), Pairs: s.Pairs})
 	if err != nil {
 		return nil, err
 	}

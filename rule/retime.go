@@ -7,16 +7,47 @@ import (
 )
 
 // Retimer is a rule that re-times: compact.Compact builds the system of
-// a compaction — a variable per instance, the device orders and the
-// dependencies (and, keeping a schedule's decisions, their variables and
-// orders) — and calls Constrain of every rule of the list that
-// implements it, in the list's order, before it solves. Like Check, it
+// a compaction — a variable per instance and the dependencies, with the
+// device orders — and calls Constrain of every rule of the list that
+// implements it, in the list's order, before it solves (keeping a
+// schedule's decisions, the rule of the decisions makes their variables
+// there, and compact adds the recomputes' device orders after the
+// rules). Like Check, it
 // is called for every compaction, not only those whose spec switches
 // the rule on: a compaction may keep what its spec does not switch on
 // (release times of a spec that shards nothing), and the rule adds
 // constraints for what t holds.
 type Retimer interface {
 	Constrain(t *Retiming) error
+}
+
+// BackRetimer is a rule whose constraints point back in time: a latency
+// budget's edge from each sink to the sources of its micro-batch,
+// v_source ≥ v_sink + t_sink − budget. They close cycles with the
+// dependencies, so the system is no longer solved in one topological
+// pass but by relaxation. compact.Compact calls ConstrainBack of every
+// rule of the list that implements it, in the list's order, after the
+// Retimers' Constrain: compacting device orders, once it has solved the
+// system without them (the topological pass, with its visit), whose
+// least solution is then the relaxation's hint and floors — and where no
+// rule adds a constraint back, the compaction's answer; keeping a
+// schedule's decisions, before the system is solved as a whole.
+type BackRetimer interface {
+	ConstrainBack(t *Retiming) error
+}
+
+// Refuser is a rule that refuses a compaction it cannot time: what the
+// compaction keeps (Retiming's Release, From, Pairs) with its spec, where
+// the rule's constraints do not combine with them yet (release times
+// under a latency budget or with decisions, overlapped pairs under a
+// budget, decisions on links that carry one transfer at a time).
+// compact.Compact asks every rule of the list that implements it, in the
+// list's order, before it builds the system: for device orders and for
+// release times at once, for a schedule kept once the schedule is
+// verified. The first error is the compaction's, with compact's prefix;
+// Sys, Var and the variables are not yet made.
+type Refuser interface {
+	Refuse(t *Retiming) error
 }
 
 // Retiming is one compaction as the rules constrain it.
@@ -31,11 +62,19 @@ type Retiming struct {
 	// keeps (compact.Keep's From), nil where it keeps device orders
 	// alone.
 	From *schedule.Schedule
+	// Pairs are the overlapped pairs kept (compact.Keep's Pairs; merged
+	// by rule.Merger before the system is built).
+	Pairs []schedule.Pair
 	// Var is the variable of an instance of Spec in Sys.
 	Var func(r schedule.Ref) int
-	// Decision, with From, is the variable of the start of From's
-	// decision k; the next variable is its reload's (an offload's; a
-	// recompute's is pinned at 0).
+	// Decision, with From's decisions, is the variable of the start of
+	// From's decision k; the next variable is its reload's (an
+	// offload's; a recompute's is pinned at 0). The rule that times the
+	// decisions makes these variables in its Constrain (rule/hostchan:
+	// Sys.Var, their hints From's times) and sets Decision, for the
+	// rules after it in the list (the memory orders) and for compact,
+	// which orders the recomputes on their devices and reads the
+	// solution; nil until then.
 	Decision func(k int) int
 	// Sys is the compaction's difference constraints.
 	Sys *system.System

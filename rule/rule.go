@@ -23,10 +23,13 @@
 // DeviceChecker (a check on each device, after that device's overlaps),
 // Bounder (the rule's arguments of a spec's lower bounds), Relaxer (a
 // rule whose bounds are those of a relaxed spec), Titled (the rule in
-// words) and Retimer (the rule's constraints of a compaction, package
-// compact). rules.LowerBounds loops over the list as the verifier does:
-// bound.Of with every rule; so does compact.Compact, with every rule
-// that re-times. A step that handles only some rules asks Unhandled
+// words), and the re-timing's (package compact): Retimer (the rule's
+// variables and constraints of a compaction), BackRetimer (its
+// constraints that point back in time), Settler, Merger and Refuser
+// (what a compaction keeps that the rule cannot time yet).
+// rules.LowerBounds loops over the list as the verifier does: bound.Of
+// with every rule; so does compact.Compact, with every rule that
+// re-times. A step that handles only some rules asks Unhandled
 // which rule a spec switches on that it does not.
 package rule
 

@@ -17,6 +17,7 @@ var _ interface {
 	rule.Rule
 	rule.Bounder
 	rule.Retimer
+	rule.Refuser
 } = Rule{}
 
 // Name is "fsdp".
@@ -55,6 +56,21 @@ func (Rule) Check(c *rule.Checked, r *rule.Report) {
 	for _, v := range violations(s, rs, PlanOf(s.Shards)) {
 		r.Add(schedule.Sharded, v.Rank, nil, "%s", v.Text)
 	}
+}
+
+// Refuse refuses release times (Retiming.Release) of an instance out of
+// the spec's range.
+func (Rule) Refuse(t *rule.Retiming) error {
+	p, n := t.Spec.Placement, t.Spec.MicroBatches
+	if t.Release == nil || p == nil || n <= 0 {
+		return nil
+	}
+	for r := range t.Release {
+		if r.Block < 0 || r.Block >= len(p.Blocks) || r.Micro < 0 || r.Micro >= n {
+			return fmt.Errorf("release time of an instance out of range (block %d, micro-batch %d)", r.Block, r.Micro)
+		}
+	}
+	return nil
 }
 
 // Constrain adds the release times of a compaction (Retiming.Release:

@@ -11,11 +11,13 @@ package hostchan
 
 import (
 	"cmp"
+	"errors"
 	"math"
 	"slices"
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule"
+	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
 )
@@ -27,6 +29,7 @@ var _ interface {
 	rule.Rule
 	rule.Indexer
 	rule.Retimer
+	rule.Refuser
 } = Rule{}
 
 // Name is "hostchan".
@@ -198,18 +201,45 @@ func deviceReruns(c *rule.Checked) [][]schedule.Rerun {
 	return out
 }
 
-// Constrain adds the decisions' timing and the host channels' orders to
-// a compaction that keeps a schedule's decisions (Retiming.From): an
-// offload starts after its forward ends, its reload after the move out
-// ends, the consumer after the move back ends; a recompute starts after
-// its forward ends and ends before the consumer starts; every host
-// channel keeps its order of offloads and reloads (by their given
-// starts, then block, micro-batch and move), one after another.
+// Refuse refuses a compaction that keeps a schedule (Retiming.From)
+// with release times, and one that keeps decisions on links that carry
+// one transfer at a time (the decisions' system has no topological pass
+// to book the link queues in).
+func (Rule) Refuse(t *rule.Retiming) error {
+	if t.From == nil {
+		return nil
+	}
+	if t.Release != nil {
+		// The words of the release times under a budget (rule/latency's).
+		return errors.New("release times with decisions or a latency budget")
+	}
+	if len(t.From.Decisions) > 0 && links.Queued(t.From.Placement) {
+		return errors.New("a schedule that offloads or recomputes on links that carry one transfer at a time")
+	}
+	return nil
+}
+
+// Constrain adds the decisions to a compaction that keeps a schedule's
+// decisions (Retiming.From): their variables, two per decision after
+// those made so far (its start, then its reload's; Retiming.Decision),
+// with the schedule's times as their hints, and their timing: an offload
+// starts after its forward ends, its reload after the move out ends,
+// the consumer after the move back ends; a recompute starts after its
+// forward ends and ends before the consumer starts; every host channel
+// keeps its order of offloads and reloads (by their given starts, then
+// block, micro-batch and move), one after another.
 func (Rule) Constrain(t *rule.Retiming) error {
 	s := t.From
 	if s == nil || len(s.Decisions) == 0 {
 		return nil
 	}
+	first := t.Sys.Var(2 * len(s.Decisions))
+	if t.Sys.Hint != nil {
+		for k, dc := range s.Decisions {
+			t.Sys.Hint[first+2*k], t.Sys.Hint[first+2*k+1] = dc.Start, dc.Reload
+		}
+	}
+	t.Decision = func(k int) int { return first + 2*k }
 	p := s.Placement
 	consumers := p.Consumers()
 	type move struct{ v, off, time, block, micro, seq int }

@@ -36,16 +36,26 @@ func TestConstrain(t *testing.T) {
 	}
 	ni := len(s.Instances)
 	retiming := func(from *schedule.Schedule) (*rule.Retiming, *system.System) {
-		sys := &system.System{Vars: ni + 2*len(s.Decisions)}
-		return &rule.Retiming{Spec: s.Spec, From: from, Var: func(r schedule.Ref) int { return index[r] }, Decision: func(k int) int { return ni + 2*k }, Sys: sys}, sys
+		sys := &system.System{Vars: ni, Hint: make([]int, ni)}
+		return &rule.Retiming{Spec: s.Spec, From: from, Var: func(r schedule.Ref) int { return index[r] }, Sys: sys}, sys
 	}
 	rt, sys := retiming(&schedule.Schedule{Spec: s.Spec, Instances: s.Instances})
-	if err := (hostchan.Rule{}).Constrain(rt); err != nil || len(sys.Cons) != 0 {
-		t.Fatalf("without decisions: %d constraints, %v", len(sys.Cons), err)
+	if err := (hostchan.Rule{}).Constrain(rt); err != nil || len(sys.Cons) != 0 || sys.Vars != ni || rt.Decision != nil {
+		t.Fatalf("without decisions: %d constraints, %d variables, %v", len(sys.Cons), sys.Vars, err)
 	}
 	rt, sys = retiming(s)
 	if err := (hostchan.Rule{}).Constrain(rt); err != nil {
 		t.Fatal(err)
+	}
+	// The decisions' variables, two each after the instances', hinted
+	// at the schedule's times.
+	if sys.Vars != ni+2*len(s.Decisions) || rt.Decision == nil {
+		t.Fatalf("%d variables, want %d (two per decision)", sys.Vars, ni+2*len(s.Decisions))
+	}
+	for k, dc := range s.Decisions {
+		if v := rt.Decision(k); v != ni+2*k || sys.Hint[v] != dc.Start || sys.Hint[v+1] != dc.Reload {
+			t.Errorf("decision %d: variable %d hinted %d, %d; want %d hinted %d, %d", k, v, sys.Hint[v], sys.Hint[v+1], ni+2*k, dc.Start, dc.Reload)
+		}
 	}
 	consumers := p.Consumers()
 	moves := map[int]int{}

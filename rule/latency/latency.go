@@ -4,6 +4,8 @@
 package latency
 
 import (
+	"errors"
+
 	"github.com/tessel-pp/tessel/rule"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/spec"
@@ -15,7 +17,8 @@ type Rule struct{}
 var _ interface {
 	rule.Rule
 	rule.Bounder
-	rule.Retimer
+	rule.BackRetimer
+	rule.Refuser
 } = Rule{}
 
 // Name is "latency".
@@ -51,14 +54,33 @@ func (Rule) Check(c *rule.Checked, r *rule.Report) {
 	}
 }
 
-// Constrain adds the budget to a compaction under one: an edge back from
-// every sink of each micro-batch to every source of it (placement's
-// LatencyPairs), v_source ≥ v_sink + t_sink − budget, so that the sink
-// ends at most the budget after the source starts. These edges close
-// cycles with the dependencies, of weight ≤ 0 where the budget admits
-// the orders: the compaction relaxes them, delaying a micro-batch's
-// first blocks only as much as its budget asks.
-func (Rule) Constrain(t *rule.Retiming) error {
+// Refuse refuses, under a budget, a compaction of device orders that
+// keeps release times (the relaxation's floors are the least starts
+// without the budget) or overlapped pairs (not merged under a budget
+// yet); a schedule kept (Retiming.From) keeps no pairs.
+func (Rule) Refuse(t *rule.Retiming) error {
+	if t.Spec.Latency <= 0 {
+		return nil
+	}
+	if t.Release != nil {
+		// The words of release times with decisions (rule/hostchan's).
+		return errors.New("release times with decisions or a latency budget")
+	}
+	if t.From == nil && len(t.Pairs) > 0 {
+		return errors.New("overlapped pairs under a latency budget")
+	}
+	return nil
+}
+
+// ConstrainBack adds the budget to a compaction under one
+// (rule.BackRetimer): an edge back from every sink of each micro-batch to
+// every source of it (placement's LatencyPairs), v_source ≥ v_sink +
+// t_sink − budget, so that the sink ends at most the budget after the
+// source starts. These edges close cycles with the dependencies, of
+// weight ≤ 0 where the budget admits the orders: the compaction relaxes
+// them, delaying a micro-batch's first blocks only as much as its budget
+// asks.
+func (Rule) ConstrainBack(t *rule.Retiming) error {
 	budget := t.Spec.Latency
 	if budget <= 0 {
 		return nil

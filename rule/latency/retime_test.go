@@ -11,12 +11,12 @@ import (
 	"github.com/tessel-pp/tessel/spec"
 )
 
-// Constrain adds one edge back from each micro-batch's sink to its
+// ConstrainBack adds one edge back from each micro-batch's sink to its
 // source, weighted t_sink − budget, and nothing without a budget: on
 // the inference v-shape, solved with the chain's dependencies, the
 // second micro-batch's source waits until its sink can end within the
 // budget after a given delay of the sink.
-func TestConstrain(t *testing.T) {
+func TestConstrainBack(t *testing.T) {
 	p, err := placement.Builtin("v-shape", placement.Options{Devices: 2, Inference: true})
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func TestConstrain(t *testing.T) {
 	for _, budget := range []int{0, 5} {
 		sp.Latency = budget
 		sys := &system.System{Vars: k * n}
-		if err := (latency.Rule{}).Constrain(&rule.Retiming{Spec: sp, Var: v, Sys: sys}); err != nil {
+		if err := (latency.Rule{}).ConstrainBack(&rule.Retiming{Spec: sp, Var: v, Sys: sys}); err != nil {
 			t.Fatal(err)
 		}
 		want := 0
@@ -55,7 +55,7 @@ func TestConstrain(t *testing.T) {
 	sink := p.LatencyPairs()[0].Sink
 	sys.Least(v(schedule.Ref{Block: sink, Micro: 1}), 10)
 	sp.Latency = 5
-	if err := (latency.Rule{}).Constrain(&rule.Retiming{Spec: sp, Var: v, Sys: sys}); err != nil {
+	if err := (latency.Rule{}).ConstrainBack(&rule.Retiming{Spec: sp, Var: v, Sys: sys}); err != nil {
 		t.Fatal(err)
 	}
 	start, err := sys.Solve()

@@ -18,6 +18,7 @@ var _ interface {
 	rule.Rule
 	rule.DeviceChecker
 	rule.Bounder
+	rule.Retimer
 } = Rule{}
 
 // Name is "memory".
