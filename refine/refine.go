@@ -13,17 +13,13 @@
 package refine
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
 
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
-	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/rule/rules"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
@@ -161,38 +157,6 @@ func solveWindow(ctx context.Context, p *placement.Placement, pr *smt.Problem, h
 	return sol, sol.Checks, nil
 }
 
-// fixedTensor is dependency Dep's tensor of micro-batch Micro.
-type fixedTensor struct {
-	Dep   placement.Dep
-	Micro int
-}
-
-// fixedArrivals books the transfers of s's fixed instances (those not in
-// task) on the links, in the verifier's order, and returns the queue and
-// when each fixed tensor reaches its consumer (step with channels).
-func fixedArrivals(s *schedule.Schedule, task map[schedule.Ref]int) (*placement.LinkQueue, map[fixedTensor]int) {
-	p := s.Placement
-	succs := p.SuccDeps()
-	fixedAt := map[fixedTensor]int{}
-	links := p.NewLinkQueue()
-	var fixed []schedule.Instance
-	for _, in := range s.Instances {
-		if _, ok := task[in.Ref()]; !ok {
-			fixed = append(fixed, in)
-		}
-	}
-	slices.SortFunc(fixed, func(a, b schedule.Instance) int {
-		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Block, b.Block), cmp.Compare(a.Micro, b.Micro))
-	})
-	for _, in := range fixed {
-		for _, d := range succs[in.Block] {
-			at, _, _ := links.Arrival(d, in.Start)
-			fixedAt[fixedTensor{d, in.Micro}] = at
-		}
-	}
-	return links, fixedAt
-}
-
 // placeEnd is s with the freed instances at the solver's starts (a head
 // window's mapped back from reversed time), shifted to start at 0.
 func placeEnd(s *schedule.Schedule, free, starts []int, head bool) *schedule.Schedule {
@@ -221,138 +185,10 @@ func placeEnd(s *schedule.Schedule, free, starts []int, head bool) *schedule.Sch
 // when the solver found nothing shorter.
 func step(ctx context.Context, s *schedule.Schedule, w int, head bool, opt Options) (*schedule.Schedule, int, error) {
 	p := s.Placement
-	H := schedule.Makespan(s)
-	// In reversed time an instance at [start, end) runs at
-	// [H − end, H − start): the head becomes a tail.
-	at := func(in schedule.Instance) int {
-		if head {
-			return H - in.Start - p.Blocks[in.Block].Time
-		}
-		return in.Start
-	}
-	idx := make([]int, len(s.Instances))
-	for x := range idx {
-		idx[x] = x
-	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		ia, ib := s.Instances[idx[a]], s.Instances[idx[b]]
-		if at(ia) != at(ib) {
-			return at(ia) > at(ib)
-		}
-		return idx[a] < idx[b]
-	})
-	if w >= len(idx) {
-		w = len(idx)
-	} else {
-		// Free every instance that starts with the w-th, so that the cut
-		// is a time.
-		cut := at(s.Instances[idx[w-1]])
-		for w < len(idx) && at(s.Instances[idx[w]]) == cut {
-			w++
-		}
-	}
-	free := idx[:w]
-	task := make(map[schedule.Ref]int, w)
-	for k, x := range free {
-		task[s.Instances[x].Ref()] = k
-	}
-
-	// Per-device budgets as one budget with shifted entries
-	// (encode.BudgetShift); the entries below add to the shift.
-	budget, shift := encode.BudgetShift(p, s.Memory)
-	pr := &smt.Problem{Devices: p.Devices, Memory: budget, Entry: smt.ShiftEntry(make([]int, p.Devices), shift)}
-	avail := make([]int, p.Devices) // when the fixed instances leave each device
-	for _, in := range s.Instances {
-		if _, ok := task[in.Ref()]; ok {
-			continue
-		}
-		b := p.Blocks[in.Block]
-		for _, d := range b.Devices {
-			avail[d] = max(avail[d], at(in)+b.Time)
-			if !head {
-				pr.Entry[d] += b.Memory
-			}
-		}
-	}
-	hint := make([]int, w)
-	for k, x := range free {
-		in := s.Instances[x]
-		b := p.Blocks[in.Block]
-		t := smt.Task{Name: fmt.Sprintf("%s^%d", b.ID, in.Micro), Devices: b.Devices, Time: b.Time, Memory: b.Memory}
-		if head {
-			// Backwards, memory is given back where it was taken, and
-			// the run starts from the level the head leaves behind.
-			t.Memory = -b.Memory
-			for _, d := range b.Devices {
-				pr.Entry[d] += b.Memory
-			}
-		}
-		for _, d := range b.Devices {
-			t.Release = max(t.Release, avail[d])
-		}
-		hint[k] = at(in)
-		pr.Tasks = append(pr.Tasks, t)
-	}
-	// Dependencies: between two freed instances a precedence; from a
-	// fixed one, a release.
-	preds, succs := p.PredDeps(), p.SuccDeps()
-	byRef := make(map[schedule.Ref]int, len(s.Instances))
-	for _, in := range s.Instances {
-		byRef[in.Ref()] = in.Start
-	}
-	// With channels, forwards, the links too: every freed instance starts
-	// after the fixed ones on its devices, so on every link the fixed
-	// instances' transfers go first (placement's LinkQueue, booked in the
-	// verifier's order). That gives when a fixed tensor reaches a freed
-	// consumer, and when each link is free for the freed transfers
-	// (smt.Transfer's Release), which then queue as the solver orders
-	// them: the window is exact. Backwards the rule does not reverse
-	// (its order is the producers'), so a head window leaves links out;
-	// the compaction below applies them, and a step that does not end
-	// earlier is dropped.
-	var queue *placement.LinkQueue
-	var fixedAt map[fixedTensor]int
-	if links.Queued(p) && !head {
-		queue, fixedAt = fixedArrivals(s, task)
-	}
-	for k, x := range free {
-		in := s.Instances[x]
-		// Forwards the dependencies into the instance; backwards, out.
-		near := preds[in.Block]
-		if head {
-			near = succs[in.Block]
-		}
-		for _, d := range near {
-			other := d.From
-			if head {
-				other = d.To
-			}
-			ref := schedule.Ref{Block: other, Micro: in.Micro}
-			if j, ok := task[ref]; ok {
-				// Forwards j → k; backwards too, since j is then the
-				// dependency's consumer, which runs first.
-				pr.Precs = append(pr.Precs, smt.Prec{From: j, To: k, Lag: -p.Transfer(d)})
-				if queue != nil {
-					trs := encode.DepTransfers(p, d, j, k)
-					for x, l := range p.Links(d) { // DepTransfers' order
-						if x < len(trs) { // none for a pair of several links
-							trs[x].Release = queue.Free(l)
-						}
-					}
-					pr.Transfers = append(pr.Transfers, trs...)
-				}
-				continue
-			}
-			// A fixed neighbour: its end (reversed: its start) plus the
-			// transfer.
-			oin := schedule.Instance{Block: other, Micro: in.Micro, Start: byRef[ref]}
-			arrival := at(oin) + p.Blocks[other].Time + p.Transfer(d)
-			if queue != nil {
-				arrival = fixedAt[fixedTensor{d, in.Micro}]
-			}
-			pr.Tasks[k].Release = max(pr.Tasks[k].Release, arrival)
-		}
-	}
+	// The window's problem (encode.EndWindow). Backwards the links are
+	// left out: the compaction below applies them, and a step that does
+	// not end earlier is dropped.
+	free, pr, hint := encode.EndWindow(s, w, head)
 	sol, checks, err := solveWindow(ctx, p, pr, hint, opt.Seed, opt.Effort)
 	if sol == nil {
 		return nil, checks, err

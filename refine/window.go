@@ -219,83 +219,12 @@ func decidedWindow(ctx context.Context, s *schedule.Schedule, from, to int, d sp
 // nil when it does not end earlier.
 func window(ctx context.Context, s *schedule.Schedule, from, to int, so smt.Options) (*schedule.Schedule, int, error) {
 	p := s.Placement
-	n := len(s.Instances)
 	idx, part, from, to, ok := windowCut(s, from, to)
 	if !ok {
 		return nil, 0, nil
 	}
-	byRef := make(map[schedule.Ref]int, n)
-	for x, in := range s.Instances {
-		byRef[in.Ref()] = x
-	}
-	preds, succs := p.PredDeps(), p.SuccDeps()
-	tail, nextOn := laterTails(s, idx[to:], part, byRef)
-
-	budget, shift := encode.BudgetShift(p, s.Memory)
-	pr := &smt.Problem{Devices: p.Devices + 1, Memory: budget}
-	entry := smt.ShiftEntry(make([]int, p.Devices), shift)
-	avail := make([]int, p.Devices)
-	for x, in := range s.Instances {
-		if part[x] != encode.Fixed {
-			continue
-		}
-		b := p.Blocks[in.Block]
-		for _, d := range b.Devices {
-			avail[d] = max(avail[d], in.Start+b.Time)
-			entry[d] += b.Memory
-		}
-	}
-	pr.Entry = append(entry, 0)
 	free := idx[from:to]
-	task := make(map[int]int, len(free)) // instance → task
-	hint := make([]int, 0, len(free)+1)
-	sink := 0 // the hint's objective: latest end plus tail
-	for k, x := range free {
-		task[x] = k
-		in := s.Instances[x]
-		b := p.Blocks[in.Block]
-		t := smt.Task{Name: fmt.Sprintf("%s^%d", b.ID, in.Micro), Devices: b.Devices, Time: b.Time, Memory: b.Memory}
-		for _, d := range b.Devices {
-			t.Release = max(t.Release, avail[d])
-		}
-		for _, dep := range preds[in.Block] {
-			y := byRef[schedule.Ref{Block: dep.From, Micro: in.Micro}]
-			if part[y] == encode.Fixed {
-				t.Release = max(t.Release, s.Instances[y].Start+p.Delay(dep))
-			}
-		}
-		pr.Tasks = append(pr.Tasks, t)
-		hint = append(hint, in.Start)
-	}
-	// The sink, on a device of its own, starts after every freed
-	// instance's end plus its tail.
-	ks := len(pr.Tasks)
-	pr.Tasks = append(pr.Tasks, smt.Task{Name: "end", Devices: []int{p.Devices}, Time: 1})
-	for k, x := range free {
-		in := s.Instances[x]
-		b := p.Blocks[in.Block]
-		q := 0
-		for _, d := range b.Devices {
-			if y := nextOn[d]; y >= 0 {
-				q = max(q, tail[y])
-			}
-		}
-		for _, dep := range succs[in.Block] {
-			y := byRef[schedule.Ref{Block: dep.To, Micro: in.Micro}]
-			switch part[y] {
-			case encode.Free:
-				pr.Precs = append(pr.Precs, smt.Prec{From: k, To: task[y], Lag: -p.Transfer(dep)})
-			case encode.Later:
-				q = max(q, p.Transfer(dep)+tail[y])
-			}
-		}
-		pr.Precs = append(pr.Precs, smt.Prec{From: k, To: ks, Lag: -q})
-		sink = max(sink, in.Start+b.Time+q)
-	}
-	hint = append(hint, sink)
-	if s.Latency > 0 {
-		windowLatency(pr, s, part, task, byRef)
-	}
+	pr, hint := encode.SpanWindow(s, part, free, idx[to:])
 	sol, checks, err := solveWindow(ctx, p, pr, hint, so.Seed, so.Effort)
 	if sol == nil {
 		return nil, checks, err
@@ -317,42 +246,6 @@ func window(ctx context.Context, s *schedule.Schedule, from, to int, so smt.Opti
 		return nil, sol.Checks, nil
 	}
 	return out, sol.Checks, nil
-}
-
-// laterTails are the tails of the later instances (later, in start
-// order), by instance, and the later instance that follows on each
-// device (-1: none) once the window's are placed.
-func laterTails(s *schedule.Schedule, later, part []int, byRef map[schedule.Ref]int) (tail, nextOn []int) {
-	// Tails of the later instances: the longest path from their start to
-	// the end of the schedule over their device orders and
-	// dependencies, in decreasing start order (every edge goes forward
-	// in time).
-	n, p := len(s.Instances), s.Placement
-	succs := p.SuccDeps()
-	tail = make([]int, n)
-	nextOn = make([]int, p.Devices) // the later instance that follows on each device
-	for d := range nextOn {
-		nextOn[d] = -1
-	}
-	for k := len(later) - 1; k >= 0; k-- {
-		x := later[k]
-		in := s.Instances[x]
-		b := p.Blocks[in.Block]
-		t := b.Time
-		for _, d := range b.Devices {
-			if y := nextOn[d]; y >= 0 {
-				t = max(t, b.Time+tail[y])
-			}
-			nextOn[d] = x
-		}
-		for _, dep := range succs[in.Block] {
-			if y, ok := byRef[schedule.Ref{Block: dep.To, Micro: in.Micro}]; ok && part[y] == encode.Later {
-				t = max(t, p.Delay(dep)+tail[y])
-			}
-		}
-		tail[x] = t
-	}
-	return tail, nextOn
 }
 
 // windowOrders are the devices' orders after a window: the instances of

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 )
 
@@ -76,29 +77,14 @@ func Enumerate(ctx context.Context, p *placement.Placement, nr int, yield func(A
 }
 
 // EntryMemory is the memory of every device when the repetend starts: the
-// warmup has run B_i^n for every n < n_i.
-func EntryMemory(p *placement.Placement, offsets []int) []int {
-	entry := make([]int, p.Devices)
-	for i, b := range p.Blocks {
-		for _, d := range b.Devices {
-			entry[d] += offsets[i] * b.Memory
-		}
-	}
-	return entry
-}
+// warmup has run B_i^n for every n < n_i (encode.EntryMemory, which the
+// encodings count).
+func EntryMemory(p *placement.Placement, offsets []int) []int { return encode.EntryMemory(p, offsets) }
 
 // NetMemory is the memory one micro-batch leaves on every device (0 for
 // every device in training placements whose backward frees what the
-// forward took).
-func NetMemory(p *placement.Placement) []int {
-	net := make([]int, p.Devices)
-	for _, b := range p.Blocks {
-		for _, d := range b.Devices {
-			net[d] += b.Memory
-		}
-	}
-	return net
-}
+// forward took; encode.NetMemory).
+func NetMemory(p *placement.Placement) []int { return encode.NetMemory(p) }
 
 // PeriodBound is a lower bound on the period of a candidate without the
 // solver: at least max_d load_d (with channels, and the busiest link's
@@ -108,7 +94,7 @@ func NetMemory(p *placement.Placement) []int {
 // placement's rule) and each device's window
 // s_i + t_i ≤ s_j + P (eq. 4) — the recurrence through dependencies that
 // cross iterations. With channels it bounds the repetends the search
-// encodes (see steady): dependencies take the steady delay, and each
+// encodes (see encode.Steady): dependencies take the steady delay, and each
 // link's window adds s_a + end_a ≤ s_b + start_b + P for every two spans
 // a, b of one link.
 func PeriodBound(p *placement.Placement, offsets []int) int {
@@ -116,14 +102,14 @@ func PeriodBound(p *placement.Placement, offsets []int) int {
 	hi := upperPeriod(p)
 	type edge struct{ from, to, w, periods int }
 	var edges []edge
-	st := steadyLinks(p)
+	st := encode.SteadyLinks(p)
 	for _, d := range p.Deps {
-		edges = append(edges, edge{d.From, d.To, st.delay[d], offsets[d.From] - offsets[d.To]})
+		edges = append(edges, edge{d.From, d.To, st.Delay[d], offsets[d.From] - offsets[d.To]})
 	}
-	for _, a := range st.spans {
-		for _, b := range st.spans {
-			if a != b && a.link == b.link {
-				edges = append(edges, edge{a.block, b.block, a.to - b.from, 1})
+	for _, a := range st.Spans {
+		for _, b := range st.Spans {
+			if a != b && a.Link == b.Link {
+				edges = append(edges, edge{a.Block, b.Block, a.To - b.From, 1})
 			}
 		}
 	}

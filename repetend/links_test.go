@@ -14,7 +14,7 @@ import (
 // The link rule these tests pin (docs/design.md, "Links": with --channels
 // the transfers of one link run one at a time as a resource of their own),
 // as placement.LinkQueue states it; the repetend's steady state with
-// channels is documented at steady (encode.go).
+// channels is documented at encode.Steady.
 
 // steadyState lays out iters iterations of r (iteration k runs
 // B_i^{Offsets[i]+k} at Starts[i] + k·Period), books every transfer of

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/z3"
 )
@@ -42,23 +43,20 @@ func Retime(ctx context.Context, p *placement.Placement, c Assignment, opt Perio
 			return nil, fmt.Errorf("repetend: offset %d outside 0..%d", o, nr-1)
 		}
 	}
-	if !withinBudget(p, iterationEntry(p, offsets, nr, microBatches), memory) {
+	if !withinBudget(p, encode.IterationEntry(p, offsets, nr, microBatches), memory) {
 		return nil, nil
 	}
 	lo, hi := PeriodBound(p, offsets), upperPeriod(p)
 	if lo > hi {
 		return nil, nil
 	}
-	ps, err := newPeriodSolver(p, offsets, nr, opt)
+	ps, err := newPeriodic(p, c, opt)
 	if err != nil {
 		return nil, err
 	}
-	defer ps.close()
-	ps.latency = opt.Latency
-	if err := ps.assertLatency(p, offsets); err != nil {
-		return nil, err
-	}
-	r, _, err := ps.search(ctx, Assignment{NR: nr, Offsets: offsets}, lo, hi)
+	defer ps.Close()
+	it, _, err := ps.Minimize(ctx, lo, hi)
+	r := repetend(nr, it)
 	if errors.Is(err, z3.ErrEffort) || interrupted(err) {
 		return r, nil
 	}

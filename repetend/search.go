@@ -13,7 +13,6 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/rule/rules"
-	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/z3"
 )
@@ -110,7 +109,7 @@ type Result struct {
 	// Proven is true when no repetend with N_R ≤ MaxNR has a smaller
 	// period (the search ran to its end or reached the lower bound).
 	// With channels, among repetends whose transfers never wait for
-	// their links (see steady in encode.go).
+	// their links (see encode.Steady).
 	Proven   bool
 	MaxNR    int
 	Strategy Strategy // the strategy that produced Best (race: the winner)
@@ -179,7 +178,7 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	// Stopped (time limit, Ctrl-C, effort) before any repetend: one
 	// micro-batch at a time is always a repetend when one fits in memory.
 	seq := Sequential(p)
-	if seq != nil && withinBudget(p, iterationEntry(p, seq.Offsets, 1, opt.MicroBatches), opt.Memory) {
+	if seq != nil && withinBudget(p, encode.IterationEntry(p, seq.Offsets, 1, opt.MicroBatches), opt.Memory) {
 		ok, aerr := opt.Accept(context.WithoutCancel(ctx), 1, seq.Offsets)
 		if aerr != nil {
 			return r, aerr
@@ -196,20 +195,11 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 // makespan of it. It needs no solver, so a search stopped early still has
 // an answer. nil when the placement has a cycle. With channels the list
 // schedule is the one micro-batch's instance problem, whose transfers
-// queue on their links by the rule (encode.InstanceProblem): no iteration
-// starts before the last one's tensors have arrived, so the rule keeps
-// them as they are.
+// queue on their links by the rule (encode.SequentialIteration): no
+// iteration starts before the last one's tensors have arrived, so the
+// rule keeps them as they are.
 func Sequential(p *placement.Placement) *Repetend {
-	pr := problem(p, nil, 1, 0, 0)
-	if links.Queued(p) {
-		pr = encode.InstanceProblem(p, encode.AllInstances(p, 1), 0, nil)
-		pr.Memory, pr.Entry = 0, nil
-	}
-	starts := smt.Greedy(pr)
-	if starts == nil {
-		return nil
-	}
-	return &Repetend{NR: 1, Offsets: make([]int, p.K()), Period: pr.Makespan(starts), Starts: normalise(starts)}
+	return repetend(1, encode.SequentialIteration(p))
 }
 
 // fitsMemory checks a repetend's memory walk on every device from its
@@ -356,10 +346,8 @@ func (e *enumState) report(nr int) {
 // encoding, keeping the best accepted repetend.
 func (e *enumState) work(ctx context.Context, jobs <-chan job) {
 	p, opt, res := e.p, e.opt, e.res
-	ps, err := newWorkerSolver(p, opt.Seed, opt.effort())
-	if err == nil {
-		ps.latency = opt.Latency
-	}
+	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency}
+	ps, err := encode.NewPeriodicWorker(sp, encode.RepetendOptions{Seed: opt.Seed, Effort: opt.effort()})
 	if err != nil {
 		e.mu.Lock()
 		if e.firstErr == nil {
@@ -371,7 +359,7 @@ func (e *enumState) work(ctx context.Context, jobs <-chan job) {
 		}
 		return
 	}
-	defer ps.close()
+	defer ps.Close()
 	for jb := range jobs {
 		e.mu.Lock()
 		skip := !e.better(jb.bound, jb.index)
@@ -394,7 +382,8 @@ func (e *enumState) work(ctx context.Context, jobs <-chan job) {
 		if skip {
 			continue
 		}
-		r, checks, err := ps.solveCandidate(ctx, p, jb.cand, jb.bound, hi, PeriodOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches})
+		it, checks, err := ps.Candidate(ctx, jb.cand.NR, jb.cand.Offsets, jb.bound, hi)
+		r := repetend(jb.cand.NR, it)
 		capped := errors.Is(err, z3.ErrEffort)
 		if capped {
 			err = nil
@@ -437,7 +426,7 @@ func (e *enumState) dispatch(ctx context.Context, jobs chan<- job) (exhausted bo
 			e.mu.Lock()
 			res.Stats.Seen++
 			done := e.best != nil && e.best.Period == lb
-			prune := !withinBudget(p, iterationEntry(p, c.Offsets, c.NR, opt.MicroBatches), opt.Memory)
+			prune := !withinBudget(p, encode.IterationEntry(p, c.Offsets, c.NR, opt.MicroBatches), opt.Memory)
 			var bound int
 			if !prune {
 				bound = PeriodBound(p, c.Offsets)
@@ -600,20 +589,18 @@ func jointAt(ctx context.Context, p *placement.Placement, P int, opt Options, re
 // jointAtNR finds, for one period, accepted offsets; of least N_R when
 // leastNR is set.
 func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, res *Result, leastNR bool) (*Repetend, error) {
-	j, err := newJointSolver(p, P, opt)
+	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency}
+	j, err := encode.NewJoint(sp, P, encode.RepetendOptions{MaxNR: opt.MaxNR, Seed: opt.Seed, Effort: opt.effort()})
 	if err != nil {
 		return nil, err
 	}
-	defer j.close()
-	if err := j.assertLatency(opt.Latency, P); err != nil {
-		return nil, err
-	}
+	defer j.Close()
 	for {
 		if opt.Progress != nil {
 			opt.Progress(Progress{Method: StrategyJoint, NR: opt.MaxNR, Stats: res.Stats, LowerBound: res.LowerBound})
 		}
 		res.Stats.Checks++
-		st, offs, starts, err := j.next(ctx, opt.MaxNR)
+		it, err := j.Next(ctx, opt.MaxNR)
 		if errors.Is(err, z3.ErrEffort) && res.Stats.Rejected > 0 {
 			// Offsets were excluded at this period: what is left is
 			// unknown, not refuted.
@@ -622,31 +609,32 @@ func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, 
 		if err != nil {
 			return nil, err
 		}
-		if st != z3.Sat {
+		if it == nil {
 			return nil, nil
 		}
+		offs, starts := it.Offsets, it.Starts
 		res.Stats.Seen++
 		// Least N_R at this period: walk down while still satisfiable. A
 		// smaller N_R only shortens warmup and cooldown, so proving that
 		// none exists gets a capped, deterministic effort.
 		nr := maxOffset(offs) + 1
-		j.s.SetEffort(nrEffort)
+		j.SetEffort(nrEffort)
 		for leastNR && nr > 1 {
 			res.Stats.Checks++
-			st2, offs2, starts2, err := j.next(ctx, nr-1)
+			it2, err := j.Next(ctx, nr-1)
 			if errors.Is(err, z3.ErrEffort) {
 				break
 			}
 			if err != nil {
 				return nil, err
 			}
-			if st2 != z3.Sat {
+			if it2 == nil {
 				break
 			}
-			offs, starts = offs2, starts2
+			offs, starts = it2.Offsets, it2.Starts
 			nr = maxOffset(offs) + 1
 		}
-		j.s.SetEffort(opt.effort())
+		j.SetEffort(opt.effort())
 		res.Stats.Solved++
 		ok, err := opt.Accept(ctx, nr, offs)
 		if err != nil {
@@ -656,7 +644,7 @@ func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, 
 			return &Repetend{NR: nr, Offsets: offs, Period: P, Starts: starts}, nil
 		}
 		res.Stats.Rejected++
-		j.exclude(offs)
+		j.Exclude(offs)
 	}
 }
 

@@ -39,7 +39,7 @@ import (
 //   - refinement: the windows at the ends re-timed under the budget, kept
 //     only where they then still end earlier; the large-neighbourhood
 //     windows hold the rule in their encoding for every micro-batch they
-//     touch (refine's latency.go) and are re-timed under it;
+//     touch (encode's window_latency.go) and are re-timed under it;
 //   - bounds: a budget below the critical path is an error (no schedule
 //     meets it); the makespan's bound is raised by the budget's bound
 //     (rules.LowerBounds), which Result.BoundBy names.

@@ -1,4 +1,4 @@
-package refine
+package encode
 
 import (
 	"github.com/tessel-pp/tessel/placement"
@@ -9,7 +9,7 @@ import (
 // # Windows under a latency budget
 //
 // A window of a schedule with a latency budget L (schedule's Latency;
-// placement's "Latency") holds the latency rule in its encoding for every
+// placement's "Latency"; SpanWindow) holds the latency rule in its encoding for every
 // micro-batch with an instance in the window, the rest of the schedule
 // fixed. For each pair (source i, sink j) of such a micro-batch
 // (placement's LatencyPairs):
@@ -26,10 +26,11 @@ import (
 //     + L, s_i freed or fixed. This is necessary, not sufficient: the
 //     later instances keep their device orders, which may delay j more.
 //
-// A source after the window is left to the re-timing. The window's answer
-// is re-timed under the budget (compact.Compact: its device
-// orders, each micro-batch's first blocks delayed as far as it needs), and
-// kept only where that meets the budget and ends earlier.
+// A source after the window is left to the re-timing. The caller
+// (package refine) re-times the window's answer under the budget
+// (compact.Compact: its device orders, each micro-batch's first blocks
+// delayed as far as it needs), and keeps it only where that meets the
+// budget and ends earlier.
 
 // spans is ℓ(a, b) of p: the longest path from block a's start to block
 // b's end within one micro-batch (block times and transfers), −1 where no
