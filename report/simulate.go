@@ -58,7 +58,7 @@ func simulationText(out *runtimegen.Report) (string, error) {
 	default:
 		fmt.Fprintf(&b, "\n%d transfers between devices, %d time each", out.Transfers, out.CommTime)
 	}
-	if out.Channels {
+	if out.QueuedLinks {
 		b.WriteString(", one at a time between two devices")
 	}
 	b.WriteString("\n\n")
@@ -74,7 +74,7 @@ func simulationText(out *runtimegen.Report) (string, error) {
 	for _, r := range out.Runs {
 		if r.Late != nil {
 			fmt.Fprintf(&b, "%s: transfers waited %s for their links in total; the run ends %s later than without contention (%s)\n",
-				r.Mode.Name(), t(*r.ChannelWait), t(*r.Late), t(*r.FreeMakespan))
+				r.Mode.Name(), t(*r.LinkWait), t(*r.Late), t(*r.FreeMakespan))
 		}
 		if r.ReloadWait != nil {
 			fmt.Fprintf(&b, "%s: offloads and reloads take their time on the host channels; gradient blocks waited %s for reloads in total\n",
