@@ -500,7 +500,7 @@ func (c *chooser) assignedSolver(ctx context.Context) (solved bool, err error) {
 	if c.best != nil {
 		upper = c.score.makespan
 	}
-	sol, err := encode.MinimizeAssigned(ctx, open, encode.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory,
+	sol, err := encode.MinimizeAssigned(ctx, spec.Spec{Placement: open, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, encode.AssignedOptions{
 		Upper: upper, Lower: relaxedBounds(open, sp.MicroBatches).Makespan, Options: smt.Options{Seed: opt.Search.Seed, Effort: max(effort, 0)}})
 	if err == nil && sol.Choice != nil {
 		q, err := placement.Choose(open, sol.Choice)
@@ -683,7 +683,7 @@ func optimalDevices(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*sea
 			upper = schedule.Makespan(best.Schedule)
 		}
 		lb := relaxedBounds(open, sp.MicroBatches).Makespan
-		sol, err := encode.MinimizeAssigned(ctx, open, encode.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory, Upper: upper, Lower: lb,
+		sol, err := encode.MinimizeAssigned(ctx, spec.Spec{Placement: open, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, encode.AssignedOptions{Upper: upper, Lower: lb,
 			Options: smt.Options{Seed: opt.Search.Seed, Effort: opt.Search.Effort, Progress: opt.Search.Progress}})
 		if err == nil {
 			checks += sol.Checks

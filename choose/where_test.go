@@ -119,7 +119,7 @@ func TestWhereOptimal(t *testing.T) {
 			}
 			// The solver with assignment literals alone, from no
 			// incumbent.
-			direct, err := encode.MinimizeAssigned(ctx, p, encode.AssignedOptions{MicroBatches: tt.n, Memory: tt.memory})
+			direct, err := encode.MinimizeAssigned(ctx, spec.Spec{Placement: p, MicroBatches: tt.n, Memory: tt.memory}, encode.AssignedOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/z3"
 )
 
@@ -43,7 +44,7 @@ func Retime(ctx context.Context, p *placement.Placement, c Assignment, opt Perio
 			return nil, fmt.Errorf("repetend: offset %d outside 0..%d", o, nr-1)
 		}
 	}
-	if !withinBudget(p, encode.IterationEntry(p, offsets, nr, microBatches), memory) {
+	if !withinBudget(p, encode.IterationEntry(spec.Spec{Placement: p, MicroBatches: microBatches}, offsets, nr), memory) {
 		return nil, nil
 	}
 	lo, hi := PeriodBound(p, offsets), upperPeriod(p)

@@ -178,7 +178,7 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	// Stopped (time limit, Ctrl-C, effort) before any repetend: one
 	// micro-batch at a time is always a repetend when one fits in memory.
 	seq := Sequential(p)
-	if seq != nil && withinBudget(p, encode.IterationEntry(p, seq.Offsets, 1, opt.MicroBatches), opt.Memory) {
+	if seq != nil && withinBudget(p, encode.IterationEntry(spec.Spec{Placement: p, MicroBatches: opt.MicroBatches}, seq.Offsets, 1), opt.Memory) {
 		ok, aerr := opt.Accept(context.WithoutCancel(ctx), 1, seq.Offsets)
 		if aerr != nil {
 			return r, aerr
@@ -426,7 +426,7 @@ func (e *enumState) dispatch(ctx context.Context, jobs chan<- job) (exhausted bo
 			e.mu.Lock()
 			res.Stats.Seen++
 			done := e.best != nil && e.best.Period == lb
-			prune := !withinBudget(p, encode.IterationEntry(p, c.Offsets, c.NR, opt.MicroBatches), opt.Memory)
+			prune := !withinBudget(p, encode.IterationEntry(spec.Spec{Placement: p, MicroBatches: opt.MicroBatches}, c.Offsets, c.NR), opt.Memory)
 			var bound int
 			if !prune {
 				bound = PeriodBound(p, c.Offsets)

@@ -85,8 +85,8 @@ func Feasible(ctx context.Context, p *placement.Placement, c repetend.Assignment
 	nr, offsets, memory := c.NR, c.Offsets, opt.Memory
 	n := max(opt.MicroBatches, nr)
 	for _, pr := range []*smt.Problem{
-		encode.InstanceProblem(p, Warmup(p, offsets), memory, nil),
-		encode.InstanceProblem(p, Cooldown(p, offsets, nr, n), memory, cooldownEntry(p, offsets, nr, n)),
+		encode.InstanceProblem(spec.Spec{Placement: p, Memory: memory}, Warmup(p, offsets), nil),
+		encode.InstanceProblem(spec.Spec{Placement: p, Memory: memory}, Cooldown(p, offsets, nr, n), cooldownEntry(p, offsets, nr, n)),
 	} {
 		ok, err := smt.Satisfiable(ctx, pr)
 		if err != nil || !ok {

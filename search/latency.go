@@ -112,9 +112,9 @@ func solveAllWithin(ctx context.Context, p *placement.Placement, n, memory, late
 		return solveAll(ctx, p, n, memory, opt)
 	}
 	opt.LoadCuts = true
-	refs := encode.AllInstances(p, n)
-	pr := encode.InstanceProblem(p, refs, memory, nil)
-	pr.Deadlines = encode.LatencyDeadlines(p, refs, latency)
+	refs := encode.AllInstances(spec.New(p, n))
+	pr := encode.InstanceProblem(spec.Spec{Placement: p, Memory: memory}, refs, nil)
+	pr.Deadlines = encode.LatencyDeadlines(spec.Spec{Placement: p, Latency: latency}, refs)
 	sol, err := smt.MinimizeMakespan(ctx, pr, opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d, latency budget %d: %w", p.Name, n, memory, latency, err)
@@ -147,7 +147,7 @@ func latencyOptimal(ctx context.Context, sp spec.Spec, opt Options, res *Result)
 		effort = 0
 	}
 	t0 := time.Now()
-	s, sol, err := solveAllWithin(ctx, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: startsOf(res.Schedule, encode.AllInstances(p, n))})
+	s, sol, err := solveAllWithin(ctx, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: startsOf(res.Schedule, encode.AllInstances(sp))})
 	res.Times.Warmup += time.Since(t0)
 	if err != nil {
 		return

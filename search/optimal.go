@@ -141,7 +141,7 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 	if (hostchan.Rule{}).On(sp) && !(links.Rule{}).On(sp) {
 		return optimalDecisions(ctx, sp, opt, sopt, start, source)
 	}
-	refs := encode.AllInstances(p, n)
+	refs := encode.AllInstances(spec.New(p, n))
 	if start != nil && len(start.Decisions) == 0 {
 		sopt.Hint = startsOf(start, refs)
 	}
@@ -195,11 +195,11 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 // recorded in the schedule (LinkOrder). The schedule is not yet verified.
 func solveAllLinkOrder(ctx context.Context, p *placement.Placement, n, memory, latency int, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
 	opt.LoadCuts = true
-	refs := encode.AllInstances(p, n)
-	pr := encode.InstanceProblem(p, refs, memory, nil)
+	refs := encode.AllInstances(spec.New(p, n))
+	pr := encode.InstanceProblem(spec.Spec{Placement: p, Memory: memory}, refs, nil)
 	pr.FreeLinkOrder = true
 	if latency > 0 {
-		pr.Deadlines = encode.LatencyDeadlines(p, refs, latency)
+		pr.Deadlines = encode.LatencyDeadlines(spec.Spec{Placement: p, Latency: latency}, refs)
 	}
 	sol, err := smt.MinimizeMakespan(ctx, pr, opt)
 	if err != nil {
@@ -223,8 +223,8 @@ func solveAllLinkOrder(ctx context.Context, p *placement.Placement, n, memory, l
 // meet the link rule. The schedule is not yet verified.
 func solveAll(ctx context.Context, p *placement.Placement, n, memory int, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
 	opt.LoadCuts = true
-	refs := encode.AllInstances(p, n)
-	sol, err := smt.MinimizeMakespan(ctx, encode.InstanceProblem(p, refs, memory, nil), opt)
+	refs := encode.AllInstances(spec.New(p, n))
+	sol, err := smt.MinimizeMakespan(ctx, encode.InstanceProblem(spec.Spec{Placement: p, Memory: memory}, refs, nil), opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
 	}

@@ -875,7 +875,7 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 		t1 := time.Now()
 		var hint []int
 		if res.Schedule != nil {
-			hint = startsOf(res.Schedule, encode.AllInstances(p, n))
+			hint = startsOf(res.Schedule, encode.AllInstances(sp))
 		}
 		s, sol, err := solveAllWithin(ctx, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
 		res.Times.Warmup = time.Since(t1)
@@ -896,8 +896,8 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 	warm := Warmup(p, r.Offsets)
 	cool := Cooldown(p, r.Offsets, r.NR, n)
 	phase := func(refs []schedule.Ref, entry []int) (*smt.Solution, error) {
-		pr := encode.InstanceProblem(p, refs, sp.Memory, entry)
-		pr.Deadlines = encode.LatencyDeadlines(p, refs, sp.Latency)
+		pr := encode.InstanceProblem(sp, refs, entry)
+		pr.Deadlines = encode.LatencyDeadlines(sp, refs)
 		if len(refs) > maxPhaseTasks {
 			starts := smt.Greedy(pr)
 			if starts == nil {

@@ -100,8 +100,8 @@ func startRepetend(ctx context.Context, sp spec.Spec, rp *schedule.Repetend, opt
 		return r, nil, nil
 	}
 	warm, cool := Warmup(p, r.Offsets), Cooldown(p, r.Offsets, r.NR, n)
-	ws := smt.Greedy(encode.InstanceProblem(p, warm, sp.Memory, nil))
-	cs := smt.Greedy(encode.InstanceProblem(p, cool, sp.Memory, cooldownEntry(p, r.Offsets, r.NR, n)))
+	ws := smt.Greedy(encode.InstanceProblem(sp, warm, nil))
+	cs := smt.Greedy(encode.InstanceProblem(sp, cool, cooldownEntry(p, r.Offsets, r.NR, n)))
 	if ws == nil || cs == nil {
 		return r, nil, nil
 	}
