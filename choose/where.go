@@ -448,8 +448,7 @@ func (c *chooser) periodSolver(ctx context.Context) (solved bool, err error) {
 		if opt.Objective == ObjectivePeriod && c.best != nil {
 			upper = c.score.period
 		}
-		sol, err := repetend.SearchAssigned(ctx, c.open, repetend.AssignedOptions{Memory: sp.Memory, MicroBatches: sp.MicroBatches,
-			MaxNR: opt.Search.MaxNR, Upper: upper, Exclude: exclude, Seed: opt.Search.Seed, Effort: opt.Search.Effort})
+		sol, err := repetend.SearchAssigned(ctx, spec.Spec{Placement: c.open, Memory: sp.Memory, MicroBatches: sp.MicroBatches}, repetend.AssignedOptions{MaxNR: opt.Search.MaxNR, Upper: upper, Exclude: exclude, Seed: opt.Search.Seed, Effort: opt.Search.Effort})
 		if err != nil {
 			if ctx.Err() == nil {
 				return false, err

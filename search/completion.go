@@ -76,17 +76,17 @@ func maxOf(xs []int) int {
 }
 
 // Feasible is the lazy check of the paper's §V: do the warmup and the
-// cooldown of candidate c's offsets, for opt.MicroBatches micro-batches,
-// have any schedule under the memory budget opt.Memory? A greedy schedule
-// answers most cases; the solver settles the rest (opt.Seed and
-// opt.Effort are not used). The cooldown depends on the micro-batch count
-// only where a micro-batch leaves memory behind on a device.
-func Feasible(ctx context.Context, p *placement.Placement, c repetend.Assignment, opt repetend.PeriodOptions) (bool, error) {
-	nr, offsets, memory := c.NR, c.Offsets, opt.Memory
-	n := max(opt.MicroBatches, nr)
+// cooldown of candidate c's offsets, for sp's micro-batches (at least
+// N_R), have any schedule on sp's placement under sp's memory budget? A
+// greedy schedule answers most cases; the solver settles the rest. The
+// cooldown depends on the micro-batch count only where a micro-batch
+// leaves memory behind on a device.
+func Feasible(ctx context.Context, sp spec.Spec, c repetend.Assignment) (bool, error) {
+	p, nr, offsets := sp.Placement, c.NR, c.Offsets
+	n := max(sp.MicroBatches, nr)
 	for _, pr := range []*smt.Problem{
-		encode.InstanceProblem(spec.Spec{Placement: p, Memory: memory}, Warmup(p, offsets), nil),
-		encode.InstanceProblem(spec.Spec{Placement: p, Memory: memory}, Cooldown(p, offsets, nr, n), cooldownEntry(p, offsets, nr, n)),
+		encode.InstanceProblem(sp, Warmup(p, offsets), nil),
+		encode.InstanceProblem(sp, Cooldown(p, offsets, nr, n), cooldownEntry(p, offsets, nr, n)),
 	} {
 		ok, err := smt.Satisfiable(ctx, pr)
 		if err != nil || !ok {

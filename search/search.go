@@ -827,7 +827,6 @@ func fromPeriodic(ps *construct.Periodic) *repetend.Repetend {
 // solveRepetend runs the solver's repetend search with the lazy
 // completion check, from the incumbent when there is one.
 func solveRepetend(ctx context.Context, sp spec.Spec, opt Options, incumbent *repetend.Repetend, progress func(repetend.Progress)) (*repetend.Result, error) {
-	p := sp.Placement
 	var mu sync.Mutex
 	cache := map[string]bool{}
 	accept := func(ctx context.Context, nr int, offsets []int) (bool, error) {
@@ -838,7 +837,7 @@ func solveRepetend(ctx context.Context, sp spec.Spec, opt Options, incumbent *re
 		if seen {
 			return ok, nil
 		}
-		ok, err := Feasible(ctx, p, repetend.Assignment{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: sp.MicroBatches})
+		ok, err := Feasible(ctx, sp, repetend.Assignment{NR: nr, Offsets: offsets})
 		if err != nil {
 			return false, err
 		}
@@ -847,9 +846,9 @@ func solveRepetend(ctx context.Context, sp spec.Spec, opt Options, incumbent *re
 		mu.Unlock()
 		return ok, nil
 	}
-	return repetend.Search(ctx, p, repetend.Options{
-		Memory: sp.Memory, MaxNR: opt.MaxNR, MicroBatches: sp.MicroBatches, Strategy: opt.Strategy, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
-		Accept: accept, Progress: progress, Incumbent: incumbent, Latency: sp.Latency,
+	return repetend.Search(ctx, sp, repetend.Options{
+		MaxNR: opt.MaxNR, Strategy: opt.Strategy, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
+		Accept: accept, Progress: progress, Incumbent: incumbent,
 	})
 }
 

@@ -88,12 +88,11 @@ func startRepetend(ctx context.Context, sp spec.Spec, rp *schedule.Repetend, opt
 		effort = 0
 	}
 	n := sp.MicroBatches
-	r, err := repetend.Retime(ctx, p, repetend.Assignment{NR: rp.NR, Offsets: rp.Offsets},
-		repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: n, Seed: opt.Seed, Effort: effort})
+	r, err := repetend.Retime(ctx, spec.Spec{Placement: p, Memory: sp.Memory, MicroBatches: n}, repetend.Assignment{NR: rp.NR, Offsets: rp.Offsets}, repetend.PeriodOptions{Seed: opt.Seed, Effort: effort})
 	if err != nil || r == nil {
 		return nil, nil, err
 	}
-	if ok, err := Feasible(ctx, p, repetend.Assignment{NR: r.NR, Offsets: r.Offsets}, repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: n}); err != nil || !ok {
+	if ok, err := Feasible(ctx, sp, repetend.Assignment{NR: r.NR, Offsets: r.Offsets}); err != nil || !ok {
 		return nil, nil, err
 	}
 	if n < r.NR {
