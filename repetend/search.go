@@ -48,9 +48,12 @@ func ParseStrategy(s string) (Strategy, error) {
 	return "", fmt.Errorf("unknown method %q (want enumerate, joint or race)", s)
 }
 
-// Options configure Search.
+// Options are Search's effort: the range of N_R, the strategy, workers,
+// seed, effort, the completion check, progress and an incumbent. The
+// problem (the placement, the memory and latency budgets, the
+// micro-batches) is Search's spec.
 type Options struct {
-	MaxNR    int      // largest N_R tried; 0: from the memory budget, at most DefaultNRLimit(p)
+	MaxNR    int      // largest N_R tried; 0: from the spec's memory budget, at most DefaultNRLimit(p)
 	Strategy Strategy // default StrategyJoint
 	Jobs     int      // workers of the enumeration; 0: one per core
 	Seed     int
