@@ -104,17 +104,18 @@ func portfolio(ctx context.Context, sp spec.Spec) ([]construct.Entry, error) {
 	return construct.Portfolio(ctx, sp)
 }
 
-// solveAllWithin is solveAll under a latency budget (0: none): the rule
-// of every micro-batch in the encoding, the budget recorded in the
+// solveAllWithin is solveAll under sp's latency budget (0: none): the
+// rule of every micro-batch in the encoding, the budget recorded in the
 // schedule.
-func solveAllWithin(ctx context.Context, p *placement.Placement, n, memory, latency int, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
+func solveAllWithin(ctx context.Context, sp spec.Spec, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
+	p, n, memory, latency := sp.Placement, sp.MicroBatches, sp.Memory, sp.Latency
 	if latency <= 0 {
-		return solveAll(ctx, p, n, memory, opt)
+		return solveAll(ctx, sp, opt)
 	}
 	opt.LoadCuts = true
-	refs := encode.AllInstances(spec.New(p, n))
-	pr := encode.InstanceProblem(spec.Spec{Placement: p, Memory: memory}, refs, nil)
-	pr.Deadlines = encode.LatencyDeadlines(spec.Spec{Placement: p, Latency: latency}, refs)
+	refs := encode.AllInstances(sp)
+	pr := encode.InstanceProblem(sp, refs, nil)
+	pr.Deadlines = encode.LatencyDeadlines(sp, refs)
 	sol, err := smt.MinimizeMakespan(ctx, pr, opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d, latency budget %d: %w", p.Name, n, memory, latency, err)
@@ -147,7 +148,7 @@ func latencyOptimal(ctx context.Context, sp spec.Spec, opt Options, res *Result)
 		effort = 0
 	}
 	t0 := time.Now()
-	s, sol, err := solveAllWithin(ctx, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: startsOf(res.Schedule, encode.AllInstances(sp))})
+	s, sol, err := solveAllWithin(ctx, sp, smt.Options{Seed: opt.Seed, Effort: effort, Hint: startsOf(res.Schedule, encode.AllInstances(sp))})
 	res.Times.Warmup += time.Since(t0)
 	if err != nil {
 		return

@@ -876,7 +876,7 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 		if res.Schedule != nil {
 			hint = startsOf(res.Schedule, encode.AllInstances(sp))
 		}
-		s, sol, err := solveAllWithin(ctx, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
+		s, sol, err := solveAllWithin(ctx, sp, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
 		res.Times.Warmup = time.Since(t1)
 		if err != nil {
 			return nil, err
