@@ -920,7 +920,7 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 	}
 	res.WarmupProven, res.CooldownProven = ws.Proven, cs.Proven
 	res.phaseChecks += ws.Checks + cs.Checks
-	s, err := Assemble(p, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws.Starts, CooldownStarts: cs.Starts, MicroBatches: n, Memory: sp.Memory})
+	s, err := Assemble(sp, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws.Starts, CooldownStarts: cs.Starts})
 	if err != nil {
 		return nil, err
 	}

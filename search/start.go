@@ -106,7 +106,7 @@ func startRepetend(ctx context.Context, sp spec.Spec, rp *schedule.Repetend, opt
 	}
 	// A candidate is optional: one that fails to assemble or verify is left
 	// out, and the repetend still serves as the solver's incumbent.
-	s, err := Assemble(p, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws, CooldownStarts: cs, MicroBatches: n, Memory: sp.Memory})
+	s, err := Assemble(sp, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws, CooldownStarts: cs})
 	if err != nil {
 		return r, nil, nil
 	}
