@@ -9,8 +9,8 @@
 // one budget rule (placement's Budget) carry it.
 //
 // A transfer's time never depends on what else crosses the link. With
-// Channels a link carries one transfer at a time, so transfers queue
-// (placement's Channels; how they queue in a schedule is package
+// QueuedLinks a link carries one transfer at a time, so transfers queue
+// (placement's QueuedLinks; how they queue in a schedule is package
 // schedule's LinkTimes).
 package cluster
 
@@ -95,7 +95,7 @@ func (l Link) Duration(z float64) float64 { return l.Latency + z*l.PerUnit }
 // pair's other links, where it has several (Wu et al., "Rethinking
 // Dynamic Networks and Heterogeneous Computing with Automatic
 // Parallelization", §3.1, eq 7: NVLink beside PCIe, two switch ports):
-// a transfer takes the fastest for its size, and with Channels each link
+// a transfer takes the fastest for its size, and with QueuedLinks each link
 // is a queue of its own and a transfer takes the one where it ends first
 // (placement's LinkQueue).
 type Pair struct {
@@ -144,10 +144,10 @@ type Cluster struct {
 	Default Link
 	Pairs   []Pair
 	Nodes   []NodeLink
-	// Channels: every link, in each direction, carries one transfer at a
-	// time (the file's "links": {"channels": true}). Without it
+	// QueuedLinks: every link, in each direction, carries one transfer
+	// at a time (the file's "links": {"channels": true}). Without it
 	// transfers overlap freely.
-	Channels bool
+	QueuedLinks bool
 	// TimeUnit is the unit of the cluster's times (the file's
 	// "time_unit": s, ms, us or ns; package quantity): link latencies and
 	// times per unit of size, host links, and the rates peak_flops and
@@ -397,16 +397,17 @@ func ceil(x float64) int {
 }
 
 // Apply returns p as it runs on c (p itself is left alone): every block's
-// time is BlockTime on its devices, every dependency between blocks on
-// different devices gets its transfer time (Transfer, with the
-// dependency's size), and devices with a memory get it as their capacity.
-// The name stays. The cluster must have as many devices as p; a time past
-// placement.MaxTime is an error naming the block or dependency. Applied to
-// a placement that already runs on a cluster, it replaces that one's
-// transfers, capacities and channels but scales the times again: apply a cluster to
-// the placement as given. With Channels, a dependency between blocks on
-// one device each whose pair has several links gets each link's time
-// (placement's Lanes): each link is a queue of its own.
+// time is BlockTime on its devices, and p's Timing is c's: every
+// dependency between blocks on different devices gets its transfer time
+// (Transfer, with the dependency's size), and devices with a memory get
+// it as their capacity. The name stays. The cluster must have as many
+// devices as p; a time past placement.MaxTime is an error naming the
+// block or dependency. Applied to a placement that already runs on a
+// cluster, it replaces that one's Timing but scales the times again:
+// apply a cluster to the placement as given. With QueuedLinks, a
+// dependency between blocks on one device each whose pair has several
+// links gets each link's time (placement's Lanes): each link is a queue
+// of its own.
 func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -418,38 +419,64 @@ func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.timed(p)
+}
+
+// timed is Apply of p on c, c in p's steps: the one place a placement's
+// Timing is set.
+func (c *Cluster) timed(p *placement.Placement) (*placement.Placement, error) {
+	var (
+		q   *placement.Placement
+		t   placement.Timing
+		err error
+	)
 	if p.Open() {
-		return c.applyOpen(p)
+		q, t, err = c.applyOpen(p)
+	} else {
+		q, t, err = c.applyPinned(p)
 	}
+	if err != nil {
+		return nil, err
+	}
+	q.Timing = t
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// applyPinned is Apply of a placement whose blocks have their devices:
+// p's blocks with their times on c, and its timing.
+func (c *Cluster) applyPinned(p *placement.Placement) (*placement.Placement, placement.Timing, error) {
+	var t placement.Timing
 	q := p.Clone()
 	for i := range q.Blocks {
 		b := &q.Blocks[i]
-		t := c.BlockTime(b.Time, b.Devices)
-		if t > placement.MaxTime {
-			return nil, fmt.Errorf("placement %q: block %q: time %d on the cluster is more than %d", p.Name, b.ID, t, placement.MaxTime)
+		bt := c.BlockTime(b.Time, b.Devices)
+		if bt > placement.MaxTime {
+			return nil, t, fmt.Errorf("placement %q: block %q: time %d on the cluster is more than %d", p.Name, b.ID, bt, placement.MaxTime)
 		}
-		b.Time = t
+		b.Time = bt
 	}
-	q.Transfers = nil
 	for _, d := range q.Deps {
 		from, to := q.Blocks[d.From], q.Blocks[d.To]
 		x := c.Transfer(from.Devices, to.Devices, q.Size(d))
 		if x > placement.MaxTime {
-			return nil, fmt.Errorf("placement %q: dependency %s -> %s: transfer time %d on the cluster is more than %d", p.Name, from.ID, to.ID, x, placement.MaxTime)
+			return nil, t, fmt.Errorf("placement %q: dependency %s -> %s: transfer time %d on the cluster is more than %d", p.Name, from.ID, to.ID, x, placement.MaxTime)
 		}
 		if x > 0 {
-			if q.Transfers == nil {
-				q.Transfers = map[placement.Dep]int{}
+			if t.Transfers == nil {
+				t.Transfers = map[placement.Dep]int{}
 			}
-			q.Transfers[d] = x
+			t.Transfers[d] = x
 		}
 	}
-	q.Channels = c.Channels
-	q.Lanes = nil
-	if c.Channels {
+	t.QueuedLinks = c.QueuedLinks
+	if c.QueuedLinks {
 		for _, d := range q.Deps {
+			// Transfers holds no dependency within a device.
 			from, to := q.Blocks[d.From].Devices, q.Blocks[d.To].Devices
-			if len(from) != 1 || len(to) != 1 || from[0] == to[0] || q.Transfer(d) == 0 {
+			if len(from) != 1 || len(to) != 1 || from[0] == to[0] || t.Transfers[d] == 0 {
 				continue
 			}
 			pr := c.Pair(from[0], to[0])
@@ -460,28 +487,25 @@ func (c *Cluster) Apply(p *placement.Placement) (*placement.Placement, error) {
 			for _, l := range pr.Links() {
 				ts = append(ts, l.Time(q.Size(d)))
 			}
-			if q.Lanes == nil {
-				q.Lanes = map[placement.Dep][]int{}
+			if t.Lanes == nil {
+				t.Lanes = map[placement.Dep][]int{}
 			}
-			q.Lanes[d] = ts
+			t.Lanes[d] = ts
 		}
 	}
-	if err := c.applyDevices(q); err != nil {
-		return nil, err
+	if err := c.applyDevices(q, &t); err != nil {
+		return nil, t, err
 	}
 	if p.HasCandidates() {
 		// A chosen placement keeps what every other choice costs, so
 		// that a search may choose again (placement's Reopen).
-		open, err := c.applyOpen(p.Reopen())
+		open, err := c.timed(p.Reopen())
 		if err != nil {
-			return nil, err
+			return nil, t, err
 		}
-		q.Costs = open.Costs
+		t.Costs = open.Costs
 	}
-	if err := q.Validate(); err != nil {
-		return nil, err
-	}
-	return q, nil
+	return q, t, nil
 }
 
 // inSteps is c with its times in p's steps: a cluster in a named unit,
@@ -513,28 +537,28 @@ func (c *Cluster) inSteps(p *placement.Placement) (*Cluster, error) {
 // (placement's Open): times and transfers are set for every choice
 // (placement's Costs), so that placement.Choose(c.Apply(p), choice) is
 // c.Apply(placement.Choose(p, choice)). Block times stay as given; the
-// capacities, channels and host channels are the cluster's as for a
+// capacities, link queues and host channels are the cluster's as for a
 // pinned placement. A block with candidates cannot declare an activation
 // size (its offload time would depend on the choice).
-func (c *Cluster) applyOpen(p *placement.Placement) (*placement.Placement, error) {
+func (c *Cluster) applyOpen(p *placement.Placement) (*placement.Placement, placement.Timing, error) {
+	var t placement.Timing
 	q := p.Clone()
 	costs := &placement.Costs{Times: make([][]int, len(q.Blocks)), Transfers: map[placement.Dep][][]int{}}
 	for i, b := range q.Blocks {
 		if len(b.Candidates) > 0 && b.Activation > 0 {
-			return nil, fmt.Errorf("placement %q: block %q: an activation size with candidates is not supported (give \"offload\")", p.Name, b.ID)
+			return nil, t, fmt.Errorf("placement %q: block %q: an activation size with candidates is not supported (give \"offload\")", p.Name, b.ID)
 		}
 		for _, g := range q.DeviceOptions(i) {
-			t := c.BlockTime(b.Time, g)
-			if t > placement.MaxTime {
-				return nil, fmt.Errorf("placement %q: block %q: time %d on devices %v of the cluster is more than %d", p.Name, b.ID, t, g, placement.MaxTime)
+			bt := c.BlockTime(b.Time, g)
+			if bt > placement.MaxTime {
+				return nil, t, fmt.Errorf("placement %q: block %q: time %d on devices %v of the cluster is more than %d", p.Name, b.ID, bt, g, placement.MaxTime)
 			}
-			costs.Times[i] = append(costs.Times[i], t)
+			costs.Times[i] = append(costs.Times[i], bt)
 		}
 		if len(b.Candidates) == 0 {
 			q.Blocks[i].Time = costs.Times[i][0]
 		}
 	}
-	q.Transfers = nil
 	for _, d := range q.Deps {
 		from, to := q.DeviceOptions(d.From), q.DeviceOptions(d.To)
 		m := make([][]int, len(from))
@@ -544,7 +568,7 @@ func (c *Cluster) applyOpen(p *placement.Placement) (*placement.Placement, error
 			for b, tg := range to {
 				x := c.Transfer(fg, tg, q.Size(d))
 				if x > placement.MaxTime {
-					return nil, fmt.Errorf("placement %q: dependency %s -> %s: transfer time %d on the cluster is more than %d", p.Name, q.Blocks[d.From].ID, q.Blocks[d.To].ID, x, placement.MaxTime)
+					return nil, t, fmt.Errorf("placement %q: dependency %s -> %s: transfer time %d on the cluster is more than %d", p.Name, q.Blocks[d.From].ID, q.Blocks[d.To].ID, x, placement.MaxTime)
 				}
 				m[a][b] = x
 				any = any || x > 0
@@ -554,73 +578,67 @@ func (c *Cluster) applyOpen(p *placement.Placement) (*placement.Placement, error
 			costs.Transfers[d] = m
 		}
 	}
-	q.Costs = costs
-	q.Channels = c.Channels
-	if err := c.applyDevices(q); err != nil {
-		return nil, err
+	t.Costs = costs
+	t.QueuedLinks = c.QueuedLinks
+	if err := c.applyDevices(q, &t); err != nil {
+		return nil, t, err
 	}
-	if err := q.Validate(); err != nil {
-		return nil, err
-	}
-	return q, nil
+	return q, t, nil
 }
 
 // applyDevices gives q, a placement on c, c's host links (applyHost) and
-// its devices' memories as budgets (Capacities; nil where no device
-// gives one).
-func (c *Cluster) applyDevices(q *placement.Placement) error {
-	if err := c.applyHost(q); err != nil {
+// t its devices' memories as capacities (nil where no device gives one).
+func (c *Cluster) applyDevices(q *placement.Placement, t *placement.Timing) error {
+	if err := c.applyHost(q, t); err != nil {
 		return err
 	}
-	q.Capacities = nil
 	for d, dev := range c.Devices {
 		if dev.Memory > 0 {
-			if q.Capacities == nil {
-				q.Capacities = make([]int, q.Devices)
+			if t.Capacities == nil {
+				t.Capacities = make([]int, q.Devices)
 			}
-			q.Capacities[d] = dev.Memory
+			t.Capacities[d] = dev.Memory
 		}
 	}
 	return nil
 }
 
-// applyHost sets the offload time of every block that declares an
+// applyHost sets the offload time of every block of q that declares an
 // activation size and whose devices have host links (the slowest link's
-// time), and the devices' host channels from their switches.
-func (c *Cluster) applyHost(q *placement.Placement) error {
+// time), and t's host channels from the devices' switches.
+func (c *Cluster) applyHost(q *placement.Placement, t *placement.Timing) error {
 	for i := range q.Blocks {
 		b := &q.Blocks[i]
 		if b.Activation <= 0 {
 			continue
 		}
-		t, linked := 0, false
+		ot, linked := 0, false
 		for _, d := range b.Devices {
 			if h := c.Devices[d].Host; h != nil {
-				t, linked = max(t, max(1, h.Time(b.Activation))), true
+				ot, linked = max(ot, max(1, h.Time(b.Activation))), true
 			}
 		}
 		if !linked {
 			continue
 		}
-		if t > placement.MaxTime {
-			return fmt.Errorf("placement %q: block %q: offload time %d on the cluster is more than %d", q.Name, b.ID, t, placement.MaxTime)
+		if ot > placement.MaxTime {
+			return fmt.Errorf("placement %q: block %q: offload time %d on the cluster is more than %d", q.Name, b.ID, ot, placement.MaxTime)
 		}
-		b.Offload = t
+		b.Offload = ot
 	}
-	q.HostChannels = nil
 	first := map[string]int{}
 	for d, dev := range c.Devices {
 		if dev.Switch == "" {
 			continue
 		}
-		if q.HostChannels == nil {
-			q.HostChannels = make([]int, len(c.Devices))
-			for x := range q.HostChannels {
-				q.HostChannels[x] = x
+		if t.Switches == nil {
+			t.Switches = make([]int, len(c.Devices))
+			for x := range t.Switches {
+				t.Switches[x] = x
 			}
 		}
 		if f, ok := first[dev.Switch]; ok {
-			q.HostChannels[d] = f
+			t.Switches[d] = f
 		} else {
 			first[dev.Switch] = d
 		}
@@ -634,7 +652,7 @@ func (c *Cluster) Equal(o *Cluster) bool {
 	if c == nil || o == nil {
 		return c == o
 	}
-	if len(c.Devices) != len(o.Devices) || len(c.Pairs) != len(o.Pairs) || c.Default != o.Default || c.Channels != o.Channels || c.TimeUnit != o.TimeUnit {
+	if len(c.Devices) != len(o.Devices) || len(c.Pairs) != len(o.Pairs) || c.Default != o.Default || c.QueuedLinks != o.QueuedLinks || c.TimeUnit != o.TimeUnit {
 		return false
 	}
 	for d := range c.Devices {
@@ -665,7 +683,7 @@ func (c *Cluster) Equal(o *Cluster) bool {
 
 // Clone returns a deep copy.
 func (c *Cluster) Clone() *Cluster {
-	q := &Cluster{Devices: append([]Device(nil), c.Devices...), Default: c.Default, Pairs: append([]Pair(nil), c.Pairs...), Channels: c.Channels, TimeUnit: c.TimeUnit}
+	q := &Cluster{Devices: append([]Device(nil), c.Devices...), Default: c.Default, Pairs: append([]Pair(nil), c.Pairs...), QueuedLinks: c.QueuedLinks, TimeUnit: c.TimeUnit}
 	for n, pr := range q.Pairs {
 		q.Pairs[n].More = slices.Clone(pr.More)
 	}
@@ -687,8 +705,8 @@ func (c *Cluster) Clone() *Cluster {
 // Simple is the cluster of n devices given without a file (tessel's
 // --device-speed, --transfer-time and --channels): speeds as ParseSpeeds
 // reads them ("": every device speed 1), every link taking latency per
-// tensor, carrying one transfer at a time with channels.
-func Simple(n int, speeds string, latency float64, channels bool) (*Cluster, error) {
+// tensor, carrying one transfer at a time when queued (QueuedLinks).
+func Simple(n int, speeds string, latency float64, queued bool) (*Cluster, error) {
 	c := Uniform(n)
 	if speeds != "" {
 		var err error
@@ -697,7 +715,7 @@ func Simple(n int, speeds string, latency float64, channels bool) (*Cluster, err
 		}
 	}
 	c.Default.Latency = latency
-	c.Channels = channels
+	c.QueuedLinks = queued
 	return c, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -291,6 +292,20 @@ func TestApplyHost(t *testing.T) {
 	if p.HostChannel(3) != 3 {
 		t.Errorf("without a cluster device 3 has channel %d, want its own", p.HostChannel(3))
 	}
+	if !reflect.DeepEqual(p.Timing, placement.Timing{}) {
+		t.Errorf("Apply changed the placement as written: Timing %+v", p.Timing)
+	}
+	// A second cluster replaces the first's Timing whole: queued links,
+	// capacities and transfers of its own, no switches.
+	o := Uniform(4)
+	o.Default.Latency, o.QueuedLinks, o.Devices[1].Memory = 2, true, 9
+	r, err := o.Apply(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.QueuedLinks || r.Switches != nil || !slices.Equal(r.Capacities, []int{0, 9, 0, 0}) || len(r.Transfers) == 0 {
+		t.Errorf("on a second cluster: Timing %+v, want queued links, device 1's capacity, transfers and no switches", r.Timing)
+	}
 }
 func TestParseSpeeds(t *testing.T) {
 	for _, c := range []struct {
@@ -372,7 +387,7 @@ func TestApplySeveralLinks(t *testing.T) {
 	if q.Transfer(p.Deps[0]) != 1 || q.Transfer(p.Deps[1]) != 3 || q.Lanes != nil {
 		t.Errorf("transfers %v, lanes %v", q.Transfers, q.Lanes)
 	}
-	c.Channels = true
+	c.QueuedLinks = true
 	q, err = c.Apply(p)
 	if err != nil {
 		t.Fatal(err)
@@ -401,10 +416,10 @@ func TestSimple(t *testing.T) {
 	for _, d := range c.Devices {
 		sp = append(sp, d.Speed)
 	}
-	if fmt.Sprint(sp) != "[1 1 0.5 1]" || c.Default.Latency != 3 || !c.Channels {
-		t.Errorf("speeds %v, latency %v, channels %v", sp, c.Default.Latency, c.Channels)
+	if fmt.Sprint(sp) != "[1 1 0.5 1]" || c.Default.Latency != 3 || !c.QueuedLinks {
+		t.Errorf("speeds %v, latency %v, channels %v", sp, c.Default.Latency, c.QueuedLinks)
 	}
-	if c, err := Simple(2, "", 0, false); err != nil || len(c.Devices) != 2 || c.Devices[1].Speed != 1 || c.Channels {
+	if c, err := Simple(2, "", 0, false); err != nil || len(c.Devices) != 2 || c.Devices[1].Speed != 1 || c.QueuedLinks {
 		t.Errorf("uniform: %+v, %v", c, err)
 	}
 	if _, err := Simple(4, "9=1", 1, false); err == nil {

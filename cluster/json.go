@@ -70,7 +70,7 @@ func Parse(data []byte) (*Cluster, error) {
 			{Name: "default", Decode: func(v json.RawMessage) error { def = v; return nil }},
 			{Name: "nodes", Decode: func(v json.RawMessage) error { return strictjson.Array(v, &nodes) }},
 			{Name: "pairs", Decode: func(v json.RawMessage) error { return strictjson.Array(v, &pairs) }},
-			{Name: "channels", Decode: func(v json.RawMessage) error { return strictjson.Bool(v, &c.Channels) }},
+			{Name: "channels", Decode: func(v json.RawMessage) error { return strictjson.Bool(v, &c.QueuedLinks) }},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("cluster: field \"links\": %w", err)
@@ -317,7 +317,7 @@ func (c *Cluster) AppendIndented(b []byte, indent string) []byte {
 		b = append(b, nl+"    "...)
 	}
 	b = append(b, "]"...)
-	if c.Channels {
+	if c.QueuedLinks {
 		b = append(b, ","+nl+"    \"channels\": true"...)
 	}
 	b = append(b, nl+"  }"+nl+"}"...)

@@ -64,7 +64,7 @@ type Keep struct {
 //   - the dependencies (placement's Delay): the longest path from time 0
 //     over the DAG whose edges are consecutive instances of each device
 //     order (weighted by the first one's time) and the dependencies of
-//     each micro-batch, in O(V+E); with channels (placement's Channels) a
+//     each micro-batch, in O(V+E); with queued links (placement's QueuedLinks) a
 //     tensor also waits for the transfers queued before it on its links,
 //     as the verifier times them;
 //   - overlapped pairs (Keep.Pairs);

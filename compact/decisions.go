@@ -30,7 +30,7 @@ import (
 // two changes come to share a time the phases put a free first and a
 // return last, which never raises a peak: the result fits wherever s
 // did, and ends no later. s must verify; placements whose links carry one
-// transfer at a time (Channels) are not compacted with decisions (an
+// transfer at a time (QueuedLinks) are not compacted with decisions (an
 // error). The result is verified.
 func decisions(s *schedule.Schedule) (*schedule.Schedule, error) {
 	if err := verify.Schedule(s); err != nil {

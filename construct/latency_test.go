@@ -64,7 +64,7 @@ func TestLatencyListChannels(t *testing.T) {
 					p.Transfers[d] = c
 				}
 			}
-			p.Channels = true
+			p.QueuedLinks = true
 			cp := p.CriticalPath()
 			for _, budget := range []int{cp, cp + 1, cp + 3} {
 				s, err := LatencyList(spec.Spec{Placement: p, MicroBatches: 16, Latency: budget})
@@ -107,7 +107,7 @@ func TestLatencyListLanes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(p.Lanes) == 0 || !p.Channels {
+		if len(p.Lanes) == 0 || !p.QueuedLinks {
 			t.Fatalf("%s: no lanes on the cluster", shape)
 		}
 		cp := p.CriticalPath()

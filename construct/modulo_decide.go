@@ -148,11 +148,11 @@ type decideState struct {
 	freed     []int   // per operation: memory an offload frees
 	move      []int   // per operation: offload time
 	channelOf []int   // per device
-	// ownChannels: no two devices share a host channel, so each device
+	// ownSwitches: no two devices share a host channel, so each device
 	// decides alone and memo keeps its choices by the times of its
 	// operations (relative to the earliest), for period memoP and budget
 	// memoMemory.
-	ownChannels       bool
+	ownSwitches       bool
 	memo              []map[string]memoEntry
 	memoP, memoMemory int
 }
@@ -179,10 +179,10 @@ func newDecideState(p *placement.Placement, u int) *decideState {
 	tails := p.Tails()
 	cons := p.Consumers()
 	seen := map[int]bool{}
-	st.ownChannels = true
+	st.ownSwitches = true
 	for d := range p.Devices {
 		st.channelOf[d] = p.HostChannel(d)
-		st.ownChannels = st.ownChannels && !seen[st.channelOf[d]]
+		st.ownSwitches = st.ownSwitches && !seen[st.channelOf[d]]
 		seen[st.channelOf[d]] = true
 	}
 	for c := range u {
@@ -287,7 +287,7 @@ func (st *decideState) decideWith(P int, given []int, memory int, permute bool) 
 	dp = &Decided{Unroll: st.u, Period: P, Starts: starts, Offload: slices.Repeat([]int{-1}, n), Reload: slices.Repeat([]int{-1}, n)}
 	chans := map[int][]bool{}
 	ok = true
-	memo := !permute && st.ownChannels
+	memo := !permute && st.ownSwitches
 	if memo && (st.memo == nil || st.memoP != P || st.memoMemory != memory) {
 		st.memo, st.memoP, st.memoMemory = make([]map[string]memoEntry, len(st.on)), P, memory
 	}

@@ -151,9 +151,9 @@ func TestDecideMemo(t *testing.T) {
 		}
 		for range 2 { // the second time from the memo
 			a, _, okA := st.decideWith(P, starts, memory, false)
-			st.ownChannels = false
+			st.ownSwitches = false
 			b, _, okB := st.decideWith(P, starts, memory, false)
-			st.ownChannels = true
+			st.ownSwitches = true
 			if okA != okB || a.excess != b.excess || !slices.Equal(a.Offload, b.Offload) || !slices.Equal(a.Reload, b.Reload) {
 				t.Fatalf("restart %d: with the memo %v %v (excess %d), afresh %v %v (excess %d)", r, a.Offload, a.Reload, a.excess, b.Offload, b.Reload, b.excess)
 			}

@@ -232,7 +232,7 @@ func (sv *saver) decide(l *lister, x, now int) {
 	y := m*l.k + sv.consumers[i]
 	if sv.opt.Balance && sv.opt.Blocks == nil && p.Offloadable(i, sv.consumers) && p.Recomputable(i, sv.consumers) {
 		a = placement.Offload
-		for _, c := range p.BlockChannels(i) {
+		for _, c := range p.BlockSwitches(i) {
 			if sv.chanFree[c] > end {
 				a = placement.Recompute
 			}
@@ -242,7 +242,7 @@ func (sv *saver) decide(l *lister, x, now int) {
 	case placement.Offload:
 		t := p.OffloadTime(i)
 		start := end
-		chans := p.BlockChannels(i)
+		chans := p.BlockSwitches(i)
 		for _, c := range chans {
 			start = max(start, sv.chanFree[c])
 		}
@@ -351,7 +351,7 @@ func (sv *saver) book(l *lister, now int) {
 				break
 			}
 			t := p.OffloadTime(i)
-			chans := p.BlockChannels(i)
+			chans := p.BlockSwitches(i)
 			start := max(now, sv.offEnd[x], l.ready[y]-t)
 			for _, c := range chans {
 				start = max(start, sv.chanFree[c])

@@ -23,7 +23,7 @@ type SimulateOptions struct {
 	// CommTimeSet says --comm-time was given (it does not go with a cluster).
 	CommTimeSet bool
 	Cluster     spec.ClusterSource
-	Channels    bool
+	QueuedLinks bool
 	Blocking    bool // only the blocking programs
 	// TorchRecv also runs the schedule as PyTorch's runtime runs its
 	// compute_comms CSV, receives early and deferred, on serial links.
@@ -49,7 +49,7 @@ func Simulate(_ context.Context, opts SimulateOptions, stdout io.Writer) error {
 	var units *quantity.Scale // the schedule's placement's, for times in its unit
 	var torch *torchcsv.RecvComparison
 	var timing *placement.Placement // times of blocks and transfers; nil: the programs' and CommTime
-	sim := runtimegen.SimOptions{CommTime: opts.CommTime, Channels: opts.Channels}
+	sim := runtimegen.SimOptions{CommTime: opts.CommTime, QueuedLinks: opts.QueuedLinks}
 	if opts.Schedule != "" {
 		s, err := verify.Load(opts.Schedule)
 		if err != nil {
@@ -78,7 +78,7 @@ func Simulate(_ context.Context, opts SimulateOptions, stdout io.Writer) error {
 		m := schedule.Makespan(s)
 		scheduleMakespan = &m
 		units = s.Placement.Units
-		sim = runtimegen.ScheduleSimOptions(s, timing, opts.Channels, opts.CommTime)
+		sim = runtimegen.ScheduleSimOptions(s, timing, opts.QueuedLinks, opts.CommTime)
 		if opts.TorchRecv {
 			timed := *s
 			if timing != nil {

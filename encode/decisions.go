@@ -157,7 +157,7 @@ func encodeSaves(e *smt.Encoder, sp spec.Spec, refs []schedule.Ref, pin func(*sa
 				amountOff: p.Freed(i, placement.Offload), amountRec: p.Freed(i, placement.Recompute),
 				devices: p.Blocks[i].Devices, time: p.Blocks[i].Time, recompute: rec}
 			if off {
-				sv.move, sv.channels = p.OffloadTime(i), p.BlockChannels(i)
+				sv.move, sv.channels = p.OffloadTime(i), p.BlockSwitches(i)
 			}
 			saves = append(saves, sv)
 		}

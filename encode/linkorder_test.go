@@ -59,9 +59,8 @@ func TestFreeLinkOrderBeatsProducerOrder(t *testing.T) {
 			{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1},
 			{ID: "d", Kind: placement.Forward, Devices: []int{1}, Time: 5},
 		},
-		Deps:      []placement.Dep{{From: 0, To: 1}, {From: 0, To: 2}, {From: 1, To: 3}},
-		Transfers: map[placement.Dep]int{{From: 0, To: 2}: 4, {From: 1, To: 3}: 1},
-		Channels:  true,
+		Deps:   []placement.Dep{{From: 0, To: 1}, {From: 0, To: 2}, {From: 1, To: 3}},
+		Timing: placement.Timing{Transfers: map[placement.Dep]int{{From: 0, To: 2}: 4, {From: 1, To: 3}: 1}, QueuedLinks: true},
 	}
 	fifo, fsol := solveLinks(t, p, 1, false)
 	if m := schedule.Makespan(fifo); m != 11 || !fsol.Proven {
@@ -91,7 +90,7 @@ func TestFreeLinkOrderPipeline(t *testing.T) {
 			p.Transfers[d] = 2
 		}
 	}
-	p.Channels = true
+	p.QueuedLinks = true
 	fifo, _ := solveLinks(t, p, 3, false)
 	free, _ := solveLinks(t, p, 3, true)
 	if a, b := schedule.Makespan(free), schedule.Makespan(fifo); a > b {

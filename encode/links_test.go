@@ -40,7 +40,7 @@ func channelPlacement(r *rand.Rand) *placement.Placement {
 			p.Transfers[d] = 1 + r.IntN(3)
 		}
 	}
-	p.Channels = true
+	p.QueuedLinks = true
 	if err := p.Validate(); err != nil {
 		panic(err)
 	}
@@ -175,7 +175,7 @@ func TestOptimalChannelsMatchesBruteForce(t *testing.T) {
 			t.Fatalf("%s: makespan %d (claimed %d, proven %v), brute force %d", what, mk, sol.Makespan, sol.Proven, opt)
 		}
 		free := p.Clone()
-		free.Channels = false
+		free.QueuedLinks = false
 		if bruteOptimal(free, n, memory) < opt {
 			longer++
 		}
@@ -207,7 +207,7 @@ func TestFeasibleAgreesWithVerifyOnLinks(t *testing.T) {
 		}
 		cases++
 		free := p.Clone()
-		free.Channels = false
+		free.QueuedLinks = false
 		refs := AllInstances(spec.New(p, n))
 		pr := InstanceProblem(spec.Spec{Placement: p}, refs, nil)
 		pr.Before = nil
@@ -318,13 +318,13 @@ func TestInstanceProblemLinks(t *testing.T) {
 			{ID: "g", Kind: placement.Forward, Devices: []int{1, 2}, Time: 1},
 			{ID: "h", Kind: placement.Forward, Devices: []int{0}, Time: 1},
 		},
-		Deps:      []placement.Dep{{From: 0, To: 1}, {From: 0, To: 2}, {From: 1, To: 2}},
-		Transfers: map[placement.Dep]int{{From: 0, To: 1}: 2, {From: 0, To: 2}: 3, {From: 1, To: 2}: 1},
+		Deps:   []placement.Dep{{From: 0, To: 1}, {From: 0, To: 2}, {From: 1, To: 2}},
+		Timing: placement.Timing{Transfers: map[placement.Dep]int{{From: 0, To: 1}: 2, {From: 0, To: 2}: 3, {From: 1, To: 2}: 1}},
 	}
 	if pr := InstanceProblem(spec.Spec{Placement: p}, AllInstances(spec.New(p, 1)), nil); pr.Transfers != nil {
 		t.Errorf("without channels: transfers %v", pr.Transfers)
 	}
-	p.Channels = true
+	p.QueuedLinks = true
 	pr := InstanceProblem(spec.Spec{Placement: p}, AllInstances(spec.New(p, 1)), nil)
 	// a → g crosses 0→1 and 0→2; a → h stays on device 0; g → h goes
 	// from g's first device, 1, to 0.
@@ -347,7 +347,7 @@ func TestOptimalChannelsBuiltin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.Channels = true
+		p.QueuedLinks = true
 		s, sol, err := Optimal(context.Background(), p, 4, 6, smt.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -163,7 +163,7 @@ func encodeDecided(e *smt.Encoder, sp spec.Spec, P int, offsets []z3.Int, window
 		}
 		b := &decidedBlock{i: i, consumer: consumers[i], recompute: rec, off: x.False(), rec: x.False()}
 		if off {
-			b.move, b.chans = p.OffloadTime(i), p.BlockChannels(i)
+			b.move, b.chans = p.OffloadTime(i), p.BlockSwitches(i)
 		}
 		blocks = append(blocks, b)
 	}

@@ -18,7 +18,7 @@ func dag(t *testing.T, devices int, channels bool) *placement.Placement {
 		t.Fatal(err)
 	}
 	c := opgraph.Cluster(devices, opgraph.DefaultLink())
-	c.Channels = channels
+	c.QueuedLinks = channels
 	q, err := c.Apply(p)
 	if err != nil {
 		t.Fatal(err)

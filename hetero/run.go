@@ -230,7 +230,7 @@ func (k *Cost) Placement(s *Split, memoryUnit float64) (*partition.Converted, *c
 // already the device's), links carried along.
 func (k *Cost) Permuted(order []int) *cluster.Cluster {
 	c := k.Cluster
-	q := &cluster.Cluster{Default: c.Default, Channels: c.Channels, TimeUnit: c.TimeUnit}
+	q := &cluster.Cluster{Default: c.Default, QueuedLinks: c.QueuedLinks, TimeUnit: c.TimeUnit}
 	for _, d := range order {
 		dev := c.Devices[d]
 		if dev.Host != nil {

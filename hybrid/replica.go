@@ -69,7 +69,7 @@ func newReplica(ctx context.Context, m *hetero.Model, c *cluster.Cluster, groups
 			rep.tpComm[x.Layer*G+j] += ar
 		}
 	}
-	vc := &cluster.Cluster{Channels: c.Channels}
+	vc := &cluster.Cluster{QueuedLinks: c.QueuedLinks}
 	for j, grp := range groups {
 		dev := cluster.Device{Speed: 1, Type: groupType(j), Node: c.Devices[grp[0]].Node, Memory: math.MaxInt}
 		for _, d := range grp {

@@ -21,7 +21,7 @@ import "fmt"
 // every encoder ask it.
 //
 // The rule counts blocks only, and is the same whatever else the
-// schedule holds. Where links carry one transfer at a time (Channels),
+// schedule holds. Where links carry one transfer at a time (QueuedLinks),
 // a tensor that waits for its link (LinkQueue) delays its consumer, so
 // the wait lies inside the micro-batch's span and counts. An offload, its
 // reload and a recompute (Offload, Recompute) run between a forward's end

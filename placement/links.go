@@ -1,7 +1,7 @@
 package placement
 
 // LinkQueue applies the one dependency rule to transfers that share links
-// (Channels): it books each transfer on the links its tensor crosses, in
+// (QueuedLinks): it books each transfer on the links its tensor crosses, in
 // the order it is asked, and says when the tensor arrives.
 //
 // The rule: every link carries one transfer at a time; the transfers of a
@@ -11,7 +11,7 @@ package placement
 // its producer has ended and the link is free. Callers ask Arrival in that
 // order; since the producers of one link all run on its first device, any
 // order that follows each device's order of instances will do. Without
-// Channels a transfer never waits and Arrival is start + Delay.
+// QueuedLinks a transfer never waits and Arrival is start + Delay.
 //
 // Where the pair has several links (Lanes), each is a queue of its own and
 // the transfer takes the one where it would end first, taking its time
@@ -64,7 +64,7 @@ func (q *LinkQueue) Arrival(d Dep, start int) (at, waited int, busy Link) {
 	end := start + q.p.Blocks[d.From].Time
 	c := q.p.Transfer(d)
 	at = end + c
-	if !q.p.Channels {
+	if !q.p.QueuedLinks {
 		return at, 0, Link{}
 	}
 	if ls := q.p.Links(d); q.p.Lanes[d] != nil && len(ls) == 1 {

@@ -10,7 +10,7 @@ import (
 // 0→1), h1 on device 1 sends back (link 1→0), and k on devices {1, 2}
 // takes f1's tensor from f1's device.
 func sharedLinks(channels bool) *Placement {
-	return &Placement{Name: "two-senders", Devices: 3, Channels: channels,
+	return &Placement{Name: "two-senders", Devices: 3,
 		Blocks: []Block{
 			{ID: "f0", Kind: Forward, Devices: []int{0}, Time: 1},
 			{ID: "g0", Kind: Forward, Devices: []int{0}, Time: 1},
@@ -19,8 +19,8 @@ func sharedLinks(channels bool) *Placement {
 			{ID: "h0", Kind: Forward, Devices: []int{0}, Time: 1},
 			{ID: "k", Kind: Forward, Devices: []int{1, 2}, Time: 1},
 		},
-		Deps:      []Dep{{0, 2}, {1, 3}, {3, 4}, {0, 5}},
-		Transfers: map[Dep]int{{0, 2}: 3, {1, 3}: 3, {3, 4}: 2, {0, 5}: 1},
+		Deps:   []Dep{{0, 2}, {1, 3}, {3, 4}, {0, 5}},
+		Timing: Timing{Transfers: map[Dep]int{{0, 2}: 3, {1, 3}: 3, {3, 4}: 2, {0, 5}: 1}, QueuedLinks: channels},
 	}
 }
 

@@ -157,19 +157,19 @@ func (p *Placement) Freed(i int, a Action) int {
 }
 
 // HostChannel is the host channel device d's offloads and reloads use:
-// the least device that shares d's PCIe switch (HostChannels, set by a
+// the least device that shares d's PCIe switch (Switches, set by a
 // cluster), or d itself.
 func (p *Placement) HostChannel(d int) int {
-	if d >= 0 && d < len(p.HostChannels) {
-		return p.HostChannels[d]
+	if d >= 0 && d < len(p.Switches) {
+		return p.Switches[d]
 	}
 	return d
 }
 
-// BlockChannels is the host channels block i's offloads and reloads
-// occupy: those of its devices (each moves its share), distinct and
-// ascending.
-func (p *Placement) BlockChannels(i int) []int {
+// BlockSwitches is the switches, each one host channel, that block i's
+// offloads and reloads occupy: those of its devices (each moves its
+// share), named as HostChannel names them, distinct and ascending.
+func (p *Placement) BlockSwitches(i int) []int {
 	var out []int
 	for _, d := range p.Blocks[i].Devices {
 		out = append(out, p.HostChannel(d))
@@ -283,12 +283,12 @@ func (p *Placement) validateSavings() error {
 			return fmt.Errorf("%s: no gradient block needs its activation, so it cannot be offloaded or recomputed", name)
 		}
 	}
-	if p.HostChannels != nil {
-		if len(p.HostChannels) != p.Devices {
-			return fmt.Errorf("host channels of %d devices, want %d", len(p.HostChannels), p.Devices)
+	if p.Switches != nil {
+		if len(p.Switches) != p.Devices {
+			return fmt.Errorf("host channels of %d devices, want %d", len(p.Switches), p.Devices)
 		}
-		for d, c := range p.HostChannels {
-			if c < 0 || c > d || p.HostChannels[c] != c {
+		for d, c := range p.Switches {
+			if c < 0 || c > d || p.Switches[c] != c {
 				return fmt.Errorf("device %d: host channel %d is not a device at or before it that is its own channel", d, c)
 			}
 		}

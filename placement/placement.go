@@ -24,7 +24,6 @@ package placement
 import (
 	"container/heap"
 	"maps"
-	"slices"
 
 	"github.com/tessel-pp/tessel/quantity"
 )
@@ -128,49 +127,10 @@ type Placement struct {
 	Devices int
 	Blocks  []Block
 	Deps    []Dep
-	// Transfers is c_ij of a dependency, by dependency. It is set by a
-	// cluster (docs/formats.md, "Cluster file"); nil means every transfer is 0. It is not part of
-	// the placement file. Keyed by Dep rather than by position in Deps so
-	// that it survives code that filters or reorders Deps, and so that
-	// Transfer looks up exactly what it is given.
-	Transfers map[Dep]int
 	// Sizes is the size of the tensor each dependency carries (the
 	// placement file's ["a", "b", size]), which a cluster turns into a
 	// transfer time. A dependency missing from it carries size 1.
 	Sizes map[Dep]float64
-	// Capacities is each device's memory capacity, set by a cluster
-	// (docs/formats.md, "Cluster file"); nil, or 0 for a device, means no capacity of its own.
-	// It is not part of the placement file. Budget combines it with the
-	// one budget a search is given.
-	Capacities []int
-	// Channels, set by a cluster whose links carry one transfer at a time
-	// (--channels; docs/design.md, "Links"), makes every link a resource: the transfers
-	// that cross one link (Links) run one after another, each taking its
-	// dependency's Transfer time, in the order their producers start. When
-	// false, transfers overlap freely and Delay is the whole rule. How a
-	// schedule's transfers queue on a link is package schedule's
-	// (LinkTimes): it depends on the schedule, not on the placement.
-	Channels bool
-	// Lanes, set by a cluster whose device pairs have several links (and
-	// Channels), is for a dependency between blocks on one device each
-	// the time its transfer takes on each link of the pair, in the
-	// cluster's order (at least two; the least is its Transfer). With
-	// Channels each of those links is a queue of its own, and the
-	// transfer takes the one where it ends first (LinkQueue). A
-	// dependency not in it crosses one link per device pair. It is not
-	// part of the placement file.
-	Lanes map[Dep][]int
-	// HostChannels is, for every device, the host channel its offloads
-	// and reloads use, named by the least device sharing it (devices on
-	// one PCIe switch share one channel). Set by a cluster; nil means
-	// every device has a channel of its own (HostChannel). It is not part
-	// of the placement file.
-	HostChannels []int
-	// Costs, set by a cluster on a placement with candidates, is what
-	// every choice costs (cluster.Apply); nil means a block's Time on
-	// every group and transfers of 0. It is not part of the placement
-	// file.
-	Costs *Costs
 	// Overlap, when set, lets a schedule run a forward and a whole
 	// backward of two micro-batches as one overlapped action (overlap.go);
 	// nil overlaps nothing. File: "overlap", written only when set.
@@ -182,6 +142,9 @@ type Placement struct {
 	// stay integers. nil (every built-in): steps and units. File:
 	// "units", written only when set.
 	Units *quantity.Scale
+	// Timing is what a cluster sets (timing.go): the placement as timed.
+	// Zero in a placement read from a file, the placement as written.
+	Timing
 }
 
 // Size is the size of the tensor dependency d carries: 1 unless Sizes
@@ -483,28 +446,22 @@ func (p *Placement) CriticalPath() int {
 }
 
 // Bare returns a placement named name without blocks on p's devices as
-// a cluster set them: the devices, each one's capacity (Capacities),
-// links that carry one transfer at a time (Channels) and the host
-// channels (HostChannels), which hold whatever blocks run there. What a
+// a cluster timed them: the part of p's Timing that belongs to the
+// devices (each one's capacity, links that carry one transfer at a time,
+// the host channels), which holds whatever blocks run there. What a
 // cluster sets per block or dependency (Transfers, Lanes, Costs) is the
 // new blocks' own. Clone and the placements made of another's blocks
 // (coarsened, backwards merged) start from it, so that the list of those
 // fields is written once.
 func (p *Placement) Bare(name string) *Placement {
-	return &Placement{Name: name, Devices: p.Devices, Capacities: slices.Clone(p.Capacities), Channels: p.Channels, HostChannels: slices.Clone(p.HostChannels)}
+	return &Placement{Name: name, Devices: p.Devices, Timing: p.Timing.onDevices()}
 }
 
 // Clone returns a deep copy.
 func (p *Placement) Clone() *Placement {
-	q := p.Bare(p.Name)
-	q.Deps, q.Transfers, q.Sizes = append([]Dep(nil), p.Deps...), maps.Clone(p.Transfers), maps.Clone(p.Sizes)
-	q.Costs, q.Overlap, q.Units = p.Costs.clone(), p.Overlap.clone(), p.Units.Clone()
-	if p.Lanes != nil {
-		q.Lanes = make(map[Dep][]int, len(p.Lanes))
-		for d, ts := range p.Lanes {
-			q.Lanes[d] = slices.Clone(ts)
-		}
-	}
+	q := &Placement{Name: p.Name, Devices: p.Devices, Timing: p.Timing.clone()}
+	q.Deps, q.Sizes = append([]Dep(nil), p.Deps...), maps.Clone(p.Sizes)
+	q.Overlap, q.Units = p.Overlap.clone(), p.Units.Clone()
 	q.Blocks = make([]Block, len(p.Blocks))
 	for i, b := range p.Blocks {
 		b.Devices = append([]int(nil), b.Devices...)

@@ -29,7 +29,7 @@ func (p *Placement) LinksText() string {
 	if lo != hi {
 		t = fmt.Sprintf("transfers between devices take %s to %s", x(lo), x(hi))
 	}
-	if p.Channels {
+	if p.QueuedLinks {
 		t += "; each link carries one at a time, the others queue"
 	}
 	return t

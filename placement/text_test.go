@@ -4,9 +4,9 @@ import "testing"
 
 func TestLinksText(t *testing.T) {
 	chain := func(transfers map[Dep]int, channels bool) *Placement {
-		return &Placement{Name: "c", Devices: 3, Channels: channels,
+		return &Placement{Name: "c", Devices: 3,
 			Blocks: []Block{{ID: "a", Kind: Forward, Devices: []int{0}, Time: 1}, {ID: "b", Kind: Forward, Devices: []int{1}, Time: 1}, {ID: "c", Kind: Forward, Devices: []int{2}, Time: 1}},
-			Deps:   []Dep{{From: 0, To: 1}, {From: 1, To: 2}}, Transfers: transfers}
+			Deps:   []Dep{{From: 0, To: 1}, {From: 1, To: 2}}, Timing: Timing{Transfers: transfers, QueuedLinks: channels}}
 	}
 	for _, c := range []struct {
 		name string
@@ -25,7 +25,7 @@ func TestLinksText(t *testing.T) {
 
 func TestBudgetText(t *testing.T) {
 	p := &Placement{Devices: 3}
-	q := &Placement{Devices: 3, Capacities: []int{4, 6, 0}}
+	q := &Placement{Devices: 3, Timing: Timing{Capacities: []int{4, 6, 0}}}
 	for _, c := range []struct {
 		p      *Placement
 		memory int

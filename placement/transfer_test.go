@@ -62,8 +62,8 @@ func TestHeadsTailsWithTransfers(t *testing.T) {
 				{ID: "c", Kind: Forward, Devices: []int{2}, Time: 1},
 				{ID: "d", Kind: Forward, Devices: []int{0}, Time: 1},
 			},
-			Deps:      []Dep{{0, 1}, {0, 2}, {1, 3}, {2, 3}},
-			Transfers: tr,
+			Deps:   []Dep{{0, 1}, {0, 2}, {1, 3}, {2, 3}},
+			Timing: Timing{Transfers: tr},
 		}
 	}
 	tests := []struct {

@@ -325,15 +325,14 @@ func (p *Placement) cycle() []int {
 
 // Equal reports whether p and q describe the same placement: same name,
 // devices, blocks in the same order, dependencies in the same order and
-// the same transfer time and size on each, and the same capacities. A nil
-// and an empty list are equal, and so are a missing transfer and a
-// transfer of 0, a missing size and a size of 1, and missing capacities
-// and capacities of 0.
+// the same size on each, and timed alike (timedAlike: the same
+// transfers, capacities, link queues and host channels). A nil and an
+// empty list are equal, and so are a missing size and a size of 1.
 func (p *Placement) Equal(q *Placement) bool {
 	if p == nil || q == nil {
 		return p == q
 	}
-	if p.Name != q.Name || p.Devices != q.Devices || p.Channels != q.Channels || len(p.Blocks) != len(q.Blocks) || len(p.Deps) != len(q.Deps) {
+	if p.Name != q.Name || p.Devices != q.Devices || len(p.Blocks) != len(q.Blocks) || len(p.Deps) != len(q.Deps) {
 		return false
 	}
 	for i, a := range p.Blocks {
@@ -349,14 +348,9 @@ func (p *Placement) Equal(q *Placement) bool {
 		}
 	}
 	for n, d := range p.Deps {
-		if d != q.Deps[n] || p.Transfers[d] != q.Transfers[d] || p.Size(d) != q.Size(d) || !slices.Equal(p.Lanes[d], q.Lanes[d]) {
+		if d != q.Deps[n] || p.Size(d) != q.Size(d) {
 			return false
 		}
 	}
-	for d := range p.Devices {
-		if p.Budget(d, 0) != q.Budget(d, 0) || p.HostChannel(d) != q.HostChannel(d) {
-			return false
-		}
-	}
-	return overlapEqual(p.Overlap, q.Overlap) && p.Units.Equal(q.Units)
+	return p.timedAlike(q) && overlapEqual(p.Overlap, q.Overlap) && p.Units.Equal(q.Units)
 }

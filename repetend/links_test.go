@@ -68,9 +68,8 @@ func fanOut() *placement.Placement {
 			{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1},
 			{ID: "d", Kind: placement.Forward, Devices: []int{1}, Time: 1},
 		},
-		Deps:      []placement.Dep{ac, ad},
-		Transfers: map[placement.Dep]int{ac: 2, ad: 3},
-		Channels:  true,
+		Deps:   []placement.Dep{ac, ad},
+		Timing: placement.Timing{Transfers: map[placement.Dep]int{ac: 2, ad: 3}, QueuedLinks: true},
 	}
 }
 
@@ -112,7 +111,7 @@ func TestRepetendLinksSteadyState(t *testing.T) {
 		if tc.transfer > 0 {
 			p = setTransfers(p, tc.transfer)
 		}
-		p.Channels = true
+		p.QueuedLinks = true
 		var periods []int
 		for _, m := range []Strategy{StrategyEnumerate, StrategyJoint} {
 			what := fmt.Sprintf("%s %s", tc.name, m)
@@ -191,9 +190,9 @@ func TestPeriodBoundWithChannels(t *testing.T) {
 		{setTransfers(placementtest.Builtin(t, "m-shape", placement.Options{Devices: 2}), 3), 2},
 	} {
 		p := tc.p
-		p.Channels = true
+		p.QueuedLinks = true
 		free := p.Clone()
-		free.Channels = false
+		free.QueuedLinks = false
 		for nr := 1; nr <= tc.nr; nr++ {
 			Enumerate(context.Background(), p, nr, func(cd Assignment) bool {
 				bound := PeriodBound(p, cd.Offsets)

@@ -23,7 +23,7 @@ type Summary struct {
 	Devices            int            `json:"devices"`
 	Memory             int            `json:"memory"`
 	Budgets            []int          `json:"budgets,omitempty"`  // every device's, where they differ (a cluster's memories)
-	Channels           bool           `json:"channels,omitempty"` // links carry one transfer at a time
+	QueuedLinks        bool           `json:"channels,omitempty"` // links carry one transfer at a time
 	Method             string         `json:"method"`
 	NR                 int            `json:"nr,omitempty"`
 	Period             int            `json:"period,omitempty"`
@@ -161,7 +161,7 @@ func newSummary(s *schedule.Schedule, st *schedule.SteadyState, method string, p
 	}
 	return Summary{
 		Budgets:      budgets,
-		Channels:     links.Queued(s.Placement),
+		QueuedLinks:  links.Queued(s.Placement),
 		Placement:    s.Placement.Name,
 		Devices:      s.Placement.Devices,
 		Memory:       s.Memory,

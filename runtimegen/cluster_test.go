@@ -75,12 +75,12 @@ func TestSimulateChannels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	busy, err := SimulateWith(progs, SimOptions{Placement: s.Placement, Channels: true})
+	busy, err := SimulateWith(progs, SimOptions{Placement: s.Placement, QueuedLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if busy.ChannelWait <= 0 || busy.Makespan < free.Makespan || free.ChannelWait != 0 {
-		t.Errorf("channels: makespan %d (waited %d) against %d without", busy.Makespan, busy.ChannelWait, free.Makespan)
+	if busy.LinkWait <= 0 || busy.Makespan < free.Makespan || free.LinkWait != 0 {
+		t.Errorf("channels: makespan %d (waited %d) against %d without", busy.Makespan, busy.LinkWait, free.Makespan)
 	}
 	// With transfers of 1, one a unit, nothing queues.
 	s1 := onCluster(t, 1, 8)
@@ -88,12 +88,12 @@ func TestSimulateChannels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r1, err := SimulateWith(progs1, SimOptions{Placement: s1.Placement, Channels: true})
+	r1, err := SimulateWith(progs1, SimOptions{Placement: s1.Placement, QueuedLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r1.Makespan != schedule.Makespan(s1) {
-		t.Errorf("transfers of 1 with channels: %d, schedule %d (waited %d)", r1.Makespan, schedule.Makespan(s1), r1.ChannelWait)
+		t.Errorf("transfers of 1 with channels: %d, schedule %d (waited %d)", r1.Makespan, schedule.Makespan(s1), r1.LinkWait)
 	}
 	// A placement whose blocks are not the programs' is refused.
 	other := s.Placement.Clone()
@@ -128,11 +128,11 @@ func TestSimulateChannelsLate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	busy, err := SimulateWith(progs, SimOptions{Placement: q, Channels: true})
+	busy, err := SimulateWith(progs, SimOptions{Placement: q, QueuedLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if free.Makespan != 5 || busy.Makespan != 6 || busy.ChannelWait != 2 {
-		t.Errorf("makespan %d without channels (want 5), %d with (want 6), waited %d (want 2)", free.Makespan, busy.Makespan, busy.ChannelWait)
+	if free.Makespan != 5 || busy.Makespan != 6 || busy.LinkWait != 2 {
+		t.Errorf("makespan %d without channels (want 5), %d with (want 6), waited %d (want 2)", free.Makespan, busy.Makespan, busy.LinkWait)
 	}
 }

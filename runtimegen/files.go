@@ -98,15 +98,15 @@ type Contention struct {
 	Free, Late int
 }
 
-// SimulateContention runs the programs with opt.Channels and without, to
+// SimulateContention runs the programs with opt.QueuedLinks and without, to
 // say how much later the queues on the links make the run end.
 func SimulateContention(progs []*Program, opt SimOptions) (*Contention, error) {
-	opt.Channels = false
+	opt.QueuedLinks = false
 	free, err := SimulateWith(progs, opt)
 	if err != nil {
 		return nil, err
 	}
-	opt.Channels = true
+	opt.QueuedLinks = true
 	r, err := SimulateWith(progs, opt)
 	if err != nil {
 		return nil, err

@@ -95,7 +95,7 @@ func TestSimulateSharedHostChannel(t *testing.T) {
 		t.Fatal(err)
 	}
 	shared := *s.Placement
-	shared.HostChannels = make([]int, shared.Devices) // every device on channel 0
+	shared.Switches = make([]int, shared.Devices) // every device on channel 0
 	one, err := runtimegen.SimulateWith(progs, runtimegen.SimOptions{Offloads: &shared})
 	if err != nil {
 		t.Fatal(err)

@@ -23,13 +23,13 @@ type Report struct {
 	ScheduleMakespan *int   `json:"schedule_makespan,omitempty"` // the schedule's, where there is one
 	CommTime         int    `json:"comm_time"`
 	// Cluster: blocks and transfers were timed on a placement (a
-	// cluster's; comm_time does not apply); Channels: links carried one
-	// transfer at a time.
-	Cluster   bool        `json:"cluster,omitempty"`
-	Channels  bool        `json:"channels,omitempty"`
-	Transfers int         `json:"transfers"`
-	Runs      []RunReport `json:"runs"`
-	Speedup   *float64    `json:"speedup,omitempty"` // blocking makespan / non-blocking makespan
+	// cluster's; comm_time does not apply); QueuedLinks: links carried
+	// one transfer at a time (the key "channels").
+	Cluster     bool        `json:"cluster,omitempty"`
+	QueuedLinks bool        `json:"channels,omitempty"`
+	Transfers   int         `json:"transfers"`
+	Runs        []RunReport `json:"runs"`
+	Speedup     *float64    `json:"speedup,omitempty"` // blocking makespan / non-blocking makespan
 	// Units, where the schedule's placement says what its steps are
 	// (placement's Units), is every time above in its time unit (the
 	// caller sets it: SetUnits); the text writes times in it.
@@ -71,7 +71,7 @@ type RunReport struct {
 	Idle       []int   `json:"idle"`
 	// With channels: the time transfers waited for their link, the
 	// makespan without contention and how much later the run ends.
-	ChannelWait  *int `json:"channel_wait,omitempty"`
+	LinkWait     *int `json:"channel_wait,omitempty"`
 	FreeMakespan *int `json:"contention_free_makespan,omitempty"`
 	Late         *int `json:"late,omitempty"`
 	// With offloads timed (SimOptions.Offloads): the time gradient
@@ -80,13 +80,13 @@ type RunReport struct {
 }
 
 // SimulateAll runs every program set of one schedule with opt — with
-// opt.Channels, beside the same run without contention
+// opt.QueuedLinks, beside the same run without contention
 // (SimulateContention) — and, for a non-blocking and a blocking set in
 // that order, the gain of non-blocking.
 func SimulateAll(sets [][]*Program, opt SimOptions) (*Report, error) {
 	p0 := sets[0][0]
 	out := &Report{Placement: p0.Placement, Devices: p0.Devices, MicroBatches: p0.MicroBatches, CommTime: opt.CommTime,
-		Cluster: opt.Placement != nil, Channels: opt.Channels}
+		Cluster: opt.Placement != nil, QueuedLinks: opt.QueuedLinks}
 	if out.Cluster {
 		out.CommTime = 0
 	}
@@ -94,7 +94,7 @@ func SimulateAll(sets [][]*Program, opt SimOptions) (*Report, error) {
 		var r *Result
 		var c *Contention
 		var err error
-		if opt.Channels {
+		if opt.QueuedLinks {
 			if c, err = SimulateContention(progs, opt); c != nil {
 				r = c.Result
 			}
@@ -106,7 +106,7 @@ func SimulateAll(sets [][]*Program, opt SimOptions) (*Report, error) {
 		}
 		run := RunReport{Mode: r.Mode, Makespan: r.Makespan, BubbleRate: roundTo(r.BubbleRate, 6), Idle: r.Idle}
 		if c != nil {
-			run.ChannelWait, run.FreeMakespan, run.Late = textfmt.Ptr(r.ChannelWait), textfmt.Ptr(c.Free), textfmt.Ptr(c.Late)
+			run.LinkWait, run.FreeMakespan, run.Late = textfmt.Ptr(r.LinkWait), textfmt.Ptr(c.Free), textfmt.Ptr(c.Late)
 		}
 		if opt.Offloads != nil {
 			run.ReloadWait = textfmt.Ptr(r.ReloadWait)
@@ -150,7 +150,7 @@ func (out *Report) Text() (string, error) {
 	default:
 		fmt.Fprintf(&b, "\n%d transfers between devices, %d time each", out.Transfers, out.CommTime)
 	}
-	if out.Channels {
+	if out.QueuedLinks {
 		b.WriteString(", one at a time between two devices")
 	}
 	b.WriteString("\n\n")
@@ -166,7 +166,7 @@ func (out *Report) Text() (string, error) {
 	for _, r := range out.Runs {
 		if r.Late != nil {
 			fmt.Fprintf(&b, "%s: transfers waited %s for their links in total; the run ends %s later than without contention (%s)\n",
-				r.Mode.Name(), t(*r.ChannelWait), t(*r.Late), t(*r.FreeMakespan))
+				r.Mode.Name(), t(*r.LinkWait), t(*r.Late), t(*r.FreeMakespan))
 		}
 		if r.ReloadWait != nil {
 			fmt.Fprintf(&b, "%s: offloads and reloads take their time on the host channels; gradient blocks waited %s for reloads in total\n",
@@ -222,11 +222,11 @@ func GenerateModes(s *schedule.Schedule, blockingOnly bool) ([][]*Program, error
 
 // ScheduleSimOptions are the SimOptions of a run of s's programs timed by
 // timing (nil: CommTime for every transfer): a schedule made with
-// channels runs with them (its makespan counts the queues on its links),
-// as does any with channels set; a schedule that offloads times its moves
+// queued links runs with them (its makespan counts the queues on its
+// links), as does any with queued set; a schedule that offloads times its moves
 // by its own placement's rules.
-func ScheduleSimOptions(s *schedule.Schedule, timing *placement.Placement, channels bool, commTime int) SimOptions {
-	opt := SimOptions{CommTime: commTime, Placement: timing, Channels: channels || links.Queued(timing)}
+func ScheduleSimOptions(s *schedule.Schedule, timing *placement.Placement, queued bool, commTime int) SimOptions {
+	opt := SimOptions{CommTime: commTime, Placement: timing, QueuedLinks: queued || links.Queued(timing)}
 	for _, d := range s.Decisions {
 		if d.Action == placement.Offload {
 			opt.Offloads = s.Placement

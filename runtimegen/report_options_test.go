@@ -38,7 +38,7 @@ func TestGenerateModes(t *testing.T) {
 // with them.
 func TestScheduleSimOptions(t *testing.T) {
 	plain := greedy(t, builtin(t, "v-shape", 4, false), 4)
-	if o := ScheduleSimOptions(plain, nil, false, 2); o.Offloads != nil || o.Channels || o.CommTime != 2 || o.Placement != nil {
+	if o := ScheduleSimOptions(plain, nil, false, 2); o.Offloads != nil || o.QueuedLinks || o.CommTime != 2 || o.Placement != nil {
 		t.Errorf("plain schedule: %+v", o)
 	}
 	p, err := placement.Builtin("v-shape", placement.Options{Devices: 4, Chunks: 2, Order: placement.V, SplitBackward: true})
@@ -53,8 +53,8 @@ func TestScheduleSimOptions(t *testing.T) {
 		t.Errorf("offloading schedule: Offloads %v, want its placement", o.Offloads)
 	}
 	ch := plain.Placement.Clone()
-	ch.Channels = true
-	if o := ScheduleSimOptions(plain, ch, false, 1); !o.Channels || o.Placement != ch {
+	ch.QueuedLinks = true
+	if o := ScheduleSimOptions(plain, ch, false, 1); !o.QueuedLinks || o.Placement != ch {
 		t.Errorf("placement with channels: %+v", o)
 	}
 }

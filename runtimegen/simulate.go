@@ -17,9 +17,9 @@ type Result struct {
 	Busy       []int // per device: time spent computing
 	Idle       []int // per device: Makespan − Busy
 	BubbleRate float64
-	// ChannelWait is the time transfers waited for their channel, in
-	// total (SimOptions.Channels; 0 without).
-	ChannelWait int
+	// LinkWait is the time transfers waited for their link, in
+	// total (SimOptions.QueuedLinks; 0 without).
+	LinkWait int
 	// ReloadWait is the time gradient blocks waited for a reload still on
 	// its host channel, in total (SimOptions.Offloads; 0 without).
 	ReloadWait int
@@ -36,15 +36,15 @@ type SimOptions struct {
 	// exactly at its makespan. Its blocks must be the programs' (same ids
 	// and devices); their times may differ (a cluster's).
 	Placement *placement.Placement
-	// Channels makes each ordered pair of devices a channel that carries
+	// QueuedLinks makes each ordered pair of devices a link that carries
 	// one transfer at a time, in the order of the transfers' tags (the
 	// order every program issues them, which is the order of placement's
 	// LinkQueue): transfers contend where they share one. A transfer that
-	// takes no time holds no channel. Without it they never do.
-	Channels bool
+	// takes no time holds no link. Without it they never do.
+	QueuedLinks bool
 	// Offloads, when set, times the offloads and reloads with its rules
 	// (placement's "Memory as a decision"): each takes its block's
-	// OffloadTime on the host channels of its devices (BlockChannels;
+	// OffloadTime on the host channels of its devices (BlockSwitches:
 	// devices on one PCIe switch share one), which carry one move at a
 	// time; a move starts when the device issues it (a reload not before
 	// its offload has ended) and the channel is free, taking the earliest
@@ -69,8 +69,8 @@ type SimOptions struct {
 // as soon as they can, without looking at the schedule's start times.
 //
 // Each operation is an event whose time follows from the events it waits
-// for, and no two transfers compete for a link (with channels, those of a
-// link go in tag order), so the order in which the simulator evaluates
+// for, and no two transfers compete for a link (with queued links, those
+// of a link go in tag order), so the order in which the simulator evaluates
 // events never changes a time: the result is deterministic. When devices wait for each other in a cycle the result is
 // a *DeadlockError naming the cycle.
 func Simulate(progs []*Program, commTime int) (*Result, error) {
@@ -78,9 +78,9 @@ func Simulate(progs []*Program, commTime int) (*Result, error) {
 }
 
 // SimulateWith is Simulate with a placement's times and, optionally,
-// channels (SimOptions). With channels a transfer starts when both ends
-// are posted and its channel is free; transfers on one channel go in tag
-// order.
+// queued links (SimOptions). With queued links a transfer starts when
+// both ends are posted and its link is free; transfers on one link go in
+// tag order.
 func SimulateWith(progs []*Program, opt SimOptions) (*Result, error) {
 	if opt.CommTime < 0 {
 		return nil, fmt.Errorf("communication time %d is negative", opt.CommTime)
@@ -98,7 +98,7 @@ func SimulateWith(progs []*Program, opt SimOptions) (*Result, error) {
 		return nil, err
 	}
 	r := &Result{Mode: progs[0].Mode, CommTime: opt.CommTime, Transfers: len(sim.xfer), Busy: sim.busy, Idle: make([]int, len(progs)),
-		ChannelWait: sim.waited, ReloadWait: sim.reloadWait}
+		LinkWait: sim.waited, ReloadWait: sim.reloadWait}
 	for _, c := range sim.clock {
 		r.Makespan = max(r.Makespan, c)
 	}
@@ -118,25 +118,25 @@ type xfer struct {
 	sendAt, recvAt int // post times, -1 until posted
 	start          int // when it starts moving, -1 until known
 	time           int // how long it takes
-	channel        [2]int
+	link           [2]int
 }
 
 func (x xfer) posted() bool { return x.sendAt >= 0 && x.recvAt >= 0 }
 
 type sim struct {
-	progs    []*Program
-	times    map[string]int
-	groups   map[string][]int
-	pc       []int
-	clock    []int // when the device finished its last op
-	busy     []int
-	posted   []bool // the op at pc is a blocking send/recv already posted
-	xfer     map[int]*xfer
-	channels bool
-	queue    map[[2]int][]int // per channel: its transfers' tags, ascending, not yet started
-	free     map[[2]int]int   // per channel: when its last transfer ends
-	waited   int
-	host     *hostSim // nil without SimOptions.Offloads
+	progs  []*Program
+	times  map[string]int
+	groups map[string][]int
+	pc     []int
+	clock  []int // when the device finished its last op
+	busy   []int
+	posted []bool // the op at pc is a blocking send/recv already posted
+	xfer   map[int]*xfer
+	queued bool
+	queue  map[[2]int][]int // per link: its transfers' tags, ascending, not yet started
+	free   map[[2]int]int   // per link: when its last transfer ends
+	waited int
+	host   *hostSim // nil without SimOptions.Offloads
 	// reloadWait is the time consumers waited for their reloads.
 	reloadWait int
 }
@@ -184,7 +184,7 @@ func newHostSim(p *placement.Placement, progs []*Program) (*hostSim, error) {
 func (h *hostSim) move(block string, ready int) int {
 	i := h.p.Index(block)
 	t := h.p.OffloadTime(i)
-	chans := h.p.BlockChannels(i)
+	chans := h.p.BlockSwitches(i)
 	start := ready
 	for moved := true; moved; {
 		moved = false
@@ -207,7 +207,7 @@ func (h *hostSim) move(block string, ready int) int {
 
 func newSim(progs []*Program, opt SimOptions) (*sim, error) {
 	s := &sim{progs: progs, times: map[string]int{}, groups: map[string][]int{}, xfer: map[int]*xfer{},
-		channels: opt.Channels, queue: map[[2]int][]int{}, free: map[[2]int]int{}}
+		queued: opt.QueuedLinks, queue: map[[2]int][]int{}, free: map[[2]int]int{}}
 	for _, b := range progs[0].Blocks {
 		s.times[b.ID] = b.Time
 		s.groups[b.ID] = b.Devices
@@ -236,7 +236,7 @@ func newSim(progs []*Program, opt SimOptions) (*sim, error) {
 			if o.Kind != Send {
 				continue
 			}
-			x := &xfer{sendAt: -1, recvAt: -1, start: -1, time: opt.CommTime, channel: [2]int{d, o.Peer}}
+			x := &xfer{sendAt: -1, recvAt: -1, start: -1, time: opt.CommTime, link: [2]int{d, o.Peer}}
 			if p != nil {
 				from, to, _, err := SplitTensorName(o.Tensor)
 				if err != nil {
@@ -249,8 +249,8 @@ func newSim(progs []*Program, opt SimOptions) (*sim, error) {
 				x.time = p.Transfer(dep)
 			}
 			s.xfer[o.Tag] = x
-			if x.time > 0 { // a transfer that takes no time holds no channel (placement's Links)
-				s.queue[x.channel] = append(s.queue[x.channel], o.Tag)
+			if x.time > 0 { // a transfer that takes no time holds no link (placement's Links)
+				s.queue[x.link] = append(s.queue[x.link], o.Tag)
 			}
 		}
 	}
@@ -261,16 +261,16 @@ func newSim(progs []*Program, opt SimOptions) (*sim, error) {
 }
 
 // settle starts every posted transfer that can start: at once without
-// channels, else in tag order when its channel is free.
+// queued links, else in tag order when its link is free.
 func (s *sim) settle(x *xfer) {
 	if !x.posted() || x.start >= 0 {
 		return
 	}
-	if !s.channels || x.time == 0 {
+	if !s.queued || x.time == 0 {
 		x.start = max(x.sendAt, x.recvAt)
 		return
 	}
-	ch := x.channel
+	ch := x.link
 	for len(s.queue[ch]) > 0 {
 		y := s.xfer[s.queue[ch][0]]
 		if !y.posted() {

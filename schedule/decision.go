@@ -62,7 +62,7 @@ func Moves(s *Schedule) []Move {
 			continue
 		}
 		t := p.OffloadTime(d.Block)
-		for _, c := range p.BlockChannels(d.Block) {
+		for _, c := range p.BlockSwitches(d.Block) {
 			out = append(out, Move{Ref: d.Ref(), Channel: c, Start: d.Start, End: d.Start + t},
 				Move{Ref: d.Ref(), Reload: true, Channel: c, Start: d.Reload, End: d.Reload + t})
 		}

@@ -118,7 +118,7 @@ func TestVerifyDecisionsValid(t *testing.T) {
 // (Qi et al., "OptPipe", eqs 10–19) as the verifier checks them, each
 // violation naming the instance.
 func TestVerifyDecisionViolations(t *testing.T) {
-	shared := func(s *schedule.Schedule) *schedule.Schedule { s.Placement.HostChannels = []int{0, 0}; return s }
+	shared := func(s *schedule.Schedule) *schedule.Schedule { s.Placement.Switches = []int{0, 0}; return s }
 	tests := []struct {
 		name  string
 		s     *schedule.Schedule
@@ -207,7 +207,7 @@ func TestVerifyMemoryWithOffload(t *testing.T) {
 
 func TestDecisionsRoundTrip(t *testing.T) {
 	s := decide(t, decide(t, two(t), "f0", 1, placement.Offload, 2, 3), "f0", 0, placement.Recompute, 2, 0)
-	s.Placement.HostChannels = nil
+	s.Placement.Switches = nil
 	var b bytes.Buffer
 	if err := s.Write(&b); err != nil {
 		t.Fatal(err)

@@ -98,7 +98,7 @@ func TestCompactLatencyChannels(t *testing.T) {
 	// in the orders a0 a1 b0 b1: micro-batch 0 takes 6 at least (a1 runs
 	// inside it), and micro-batch 1 takes 7 (b1's tensor queues behind
 	// b0's), however late its first block starts.
-	q := &placement.Placement{Name: "two", Devices: 2, Channels: true, Blocks: []placement.Block{
+	q := &placement.Placement{Name: "two", Devices: 2, Timing: placement.Timing{QueuedLinks: true}, Blocks: []placement.Block{
 		{ID: "a", Kind: placement.Forward, Devices: []int{0}, Time: 1},
 		{ID: "b", Kind: placement.Forward, Devices: []int{0}, Time: 1},
 		{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1},
@@ -131,7 +131,7 @@ func TestCompactLatencyChannelsProperty(t *testing.T) {
 			n := 1 + rng.IntN(5)
 			orders := schedule.Orders(randomValid(rng, p, n, 2))
 			q := p.Clone()
-			q.Channels = true
+			q.QueuedLinks = true
 			budget := p.CriticalPath() + rng.IntN(6)
 			plainC, err := compact.Compact(spec.Spec{Placement: p, MicroBatches: n, Latency: budget}, compact.Keep{Orders: orders})
 			if err != nil {

@@ -28,7 +28,7 @@ func swapped(t *testing.T) *schedule.Schedule {
 	src := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2, Inference: true})
 	c := cluster.Uniform(2)
 	c.Default = cluster.Link{Latency: 3}
-	c.Channels = true
+	c.QueuedLinks = true
 	q, err := c.Apply(src)
 	if err != nil {
 		t.Fatal(err)
@@ -194,9 +194,8 @@ func TestLinkOrderBeatsProducerStart(t *testing.T) {
 			{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1},
 			{ID: "d", Kind: placement.Forward, Devices: []int{1}, Time: 5},
 		},
-		Deps:      []placement.Dep{{From: 0, To: 2}, {From: 1, To: 3}},
-		Transfers: map[placement.Dep]int{{From: 0, To: 2}: 4, {From: 1, To: 3}: 1},
-		Channels:  true,
+		Deps:   []placement.Dep{{From: 0, To: 2}, {From: 1, To: 3}},
+		Timing: placement.Timing{Transfers: map[placement.Dep]int{{From: 0, To: 2}: 4, {From: 1, To: 3}: 1}, QueuedLinks: true},
 	}
 	insC, err := compact.Compact(spec.New(p, 1), compact.Keep{Orders: [][]schedule.Ref{{{0, 0}, {1, 0}}, {{3, 0}, {2, 0}}}})
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 func inference2(t *testing.T, c int, channels bool) *placement.Placement {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 2, Inference: true})
 	setTransfers(p, func(int) int { return c })
-	p.Channels = channels
+	p.QueuedLinks = channels
 	return p
 }
 
@@ -95,7 +95,7 @@ func TestChannelsProperty(t *testing.T) {
 			s := randomValid(rng, p, n, 2)
 			orders := schedule.Orders(s)
 			q := p.Clone()
-			q.Channels = true
+			q.QueuedLinks = true
 			zeroC, err := compact.Compact(spec.New(q, n), compact.Keep{Orders: orders})
 			if err != nil {
 				t.Fatal(err)

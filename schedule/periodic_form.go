@@ -196,7 +196,7 @@ func (f *PeriodicForm) Clone() *PeriodicForm {
 func PeriodicCheckable(s *Schedule) bool {
 	p, f := s.Placement, s.Periodic
 	if f == nil || p == nil || len(s.Decisions) > 0 || len(s.Pairs) > 0 || s.LinkOrder != nil || len(s.Shards) > 0 ||
-		p.Channels || p.Overlap != nil || s.Sharding != nil || s.Allowed.Any() {
+		p.QueuedLinks || p.Overlap != nil || s.Sharding != nil || s.Allowed.Any() {
 		return false
 	}
 	net := make([]int, p.Devices)

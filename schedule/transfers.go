@@ -18,7 +18,7 @@ type TransferSpan struct {
 
 // Transfers lists every transfer of s that takes time, on every link its
 // tensor crosses (placement's Links), timed by the one dependency rule:
-// from its producer's end, and with channels (placement's Channels) after
+// from its producer's end, and with queued links (placement's QueuedLinks) after
 // the transfers booked before it on the link (placement's LinkQueue, in
 // its order: producers by start, block and micro-batch). The order is the
 // booking order. With a recorded link order (Schedule.LinkOrder) the
@@ -43,7 +43,7 @@ func Transfers(s *Schedule) []TransferSpan {
 		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Block, y.Block), cmp.Compare(x.Micro, y.Micro))
 	})
 	succs := p.SuccDeps()
-	if p.Channels && s.LinkOrder != nil {
+	if p.QueuedLinks && s.LinkOrder != nil {
 		// A recorded order (Schedule.LinkOrder): link by link, each in
 		// its order, as the verifier books them.
 		var out []TransferSpan
@@ -63,7 +63,7 @@ func Transfers(s *Schedule) []TransferSpan {
 			}
 			for _, l := range p.Links(d) {
 				start := end
-				if p.Channels {
+				if p.QueuedLinks {
 					start = max(end, q.Free(l))
 				}
 				out = append(out, TransferSpan{Dep: d, Micro: in.Micro, Link: l, Start: start, End: start + c})

@@ -20,13 +20,13 @@ func chosenFork(t *testing.T, channels bool) *schedule.Schedule {
 		{ID: "b", Kind: placement.Forward, Candidates: cands, Time: 1},
 		{ID: "c", Kind: placement.Forward, Candidates: cands, Time: 1},
 	}, Deps: []placement.Dep{{From: 0, To: 1}, {From: 0, To: 2}},
-		Costs: &placement.Costs{Times: [][]int{{2, 2}, {1, 1}, {1, 1}}, Transfers: map[placement.Dep][][]int{
-			{From: 0, To: 1}: {{0, 3}, {3, 0}}, {From: 0, To: 2}: {{0, 3}, {3, 0}}}}}
+		Timing: placement.Timing{Costs: &placement.Costs{Times: [][]int{{2, 2}, {1, 1}, {1, 1}}, Transfers: map[placement.Dep][][]int{
+			{From: 0, To: 1}: {{0, 3}, {3, 0}}, {From: 0, To: 2}: {{0, 3}, {3, 0}}}}}}
 	q, err := placement.Choose(p, []int{0, 0, 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q.Channels = channels
+	q.QueuedLinks = channels
 	insC, err := compact.Compact(spec.New(q, 2), compact.Keep{Orders: [][]schedule.Ref{{{0, 0}, {0, 1}, {1, 0}, {1, 1}}, {{2, 0}, {2, 1}}}})
 	if err != nil {
 		t.Fatal(err)

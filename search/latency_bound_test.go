@@ -139,7 +139,7 @@ func TestLatencyBoundValidOnQueuedLinks(t *testing.T) {
 				p.Transfers[d] = rng.Intn(2)
 			}
 		}
-		p.Channels = true
+		p.QueuedLinks = true
 		cp := p.CriticalPath()
 		for _, n := range []int{2, 3, 4, 5, 6} {
 			if n*len(p.Blocks) > 30 {

@@ -70,8 +70,8 @@ func TestLatencyOnQueuedLinks(t *testing.T) {
 				t.Error("two runs, two schedules")
 			}
 			s := res.Schedule
-			if !s.Placement.Channels || s.Latency != tc.latency {
-				t.Fatalf("channels %v, budget %d recorded", s.Placement.Channels, s.Latency)
+			if !s.Placement.QueuedLinks || s.Latency != tc.latency {
+				t.Fatalf("channels %v, budget %d recorded", s.Placement.QueuedLinks, s.Latency)
 			}
 			if err := verify.Schedule(s); err != nil {
 				t.Fatal(err)

@@ -26,9 +26,8 @@ func TestOptimalLinkOrder(t *testing.T) {
 			{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1},
 			{ID: "d", Kind: placement.Forward, Devices: []int{1}, Time: 5},
 		},
-		Deps:      []placement.Dep{{From: 0, To: 1}, {From: 0, To: 2}, {From: 1, To: 3}},
-		Transfers: map[placement.Dep]int{{From: 0, To: 2}: 4, {From: 1, To: 3}: 1},
-		Channels:  true,
+		Deps:   []placement.Dep{{From: 0, To: 1}, {From: 0, To: 2}, {From: 1, To: 3}},
+		Timing: placement.Timing{Transfers: map[placement.Dep]int{{From: 0, To: 2}: 4, {From: 1, To: 3}: 1}, QueuedLinks: true},
 	}
 	for _, tc := range []struct {
 		order bool
@@ -49,7 +48,7 @@ func TestOptimalLinkOrder(t *testing.T) {
 		}
 	}
 	q := *p
-	q.Channels = false
+	q.QueuedLinks = false
 	if _, err := Optimal(context.Background(), spec.Spec{Placement: &q, MicroBatches: 1}, OptimalOptions{LinkOrder: true}); err == nil || !strings.Contains(err.Error(), "channels") {
 		t.Errorf("without channels: %v", err)
 	}

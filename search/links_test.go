@@ -39,7 +39,7 @@ func TestSearchOnQueuedLinks(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !res.Schedule.Placement.Channels {
+				if !res.Schedule.Placement.QueuedLinks {
 					t.Fatal("the schedule's placement lost its channels")
 				}
 				if err := verify.Schedule(res.Schedule); err != nil {

@@ -36,7 +36,7 @@ func TestUseTimeInEveryMode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Placement.Channels = channels
+		c.Placement.QueuedLinks = channels
 		return c.Placement
 	}
 	overlapped := func(name string, d int) *placement.Placement {

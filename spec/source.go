@@ -16,7 +16,7 @@ type ClusterSource struct {
 	File         string
 	DeviceSpeed  string
 	TransferTime int
-	Channels     bool
+	QueuedLinks  bool
 }
 
 // Cluster returns the cluster the source gives for n devices, nil for
@@ -36,16 +36,16 @@ func (cs ClusterSource) Cluster(n int) (*cluster.Cluster, error) {
 		if len(c.Devices) != n {
 			return nil, fmt.Errorf("%s: cluster of %d devices for a placement of %d", cs.File, len(c.Devices), n)
 		}
-		c.Channels = c.Channels || cs.Channels
+		c.QueuedLinks = c.QueuedLinks || cs.QueuedLinks
 		return c, nil
 	}
 	if cs.DeviceSpeed == "" && cs.TransferTime == 0 {
-		if cs.Channels {
+		if cs.QueuedLinks {
 			return nil, fmt.Errorf("--channels: no transfer takes time; give --transfer-time T or a cluster file with links")
 		}
 		return nil, nil
 	}
-	c, err := cluster.Simple(n, cs.DeviceSpeed, float64(cs.TransferTime), cs.Channels)
+	c, err := cluster.Simple(n, cs.DeviceSpeed, float64(cs.TransferTime), cs.QueuedLinks)
 	if err != nil {
 		return nil, fmt.Errorf("--device-speed: %v", err)
 	}

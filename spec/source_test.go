@@ -37,7 +37,7 @@ func TestSourceLoadErrors(t *testing.T) {
 			s.Devices = 2
 			s.Cluster.File = "../testdata/clusters/four-half-speed.json"
 		}), "cluster of 4 devices for a placement of 2"},
-		{"channels without transfers", with(func(s *spec.Source) { s.Cluster.Channels = true }), "--channels: no transfer takes time"},
+		{"channels without transfers", with(func(s *spec.Source) { s.Cluster.QueuedLinks = true }), "--channels: no transfer takes time"},
 		{"bad speed", with(func(s *spec.Source) { s.Cluster.DeviceSpeed = "x" }), "--device-speed: "},
 		{"bad overlap", with(func(s *spec.Source) { s.OverlapTime = "fast" }), "--overlap-time: "},
 		{"candidates without Choose", spec.Source{File: "../testdata/placements/where-branches.json"}, "has blocks with candidates and no choice"},
@@ -60,13 +60,13 @@ func TestSourceLoadOn(t *testing.T) {
 	if c != nil || p != given || p.Devices != 4 {
 		t.Fatalf("without a cluster: p %p, given %p, cluster %v", p, given, c)
 	}
-	src.Cluster = spec.ClusterSource{TransferTime: 2, Channels: true}
+	src.Cluster = spec.ClusterSource{TransferTime: 2, QueuedLinks: true}
 	p, given, c, err = src.LoadOn()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c == nil || !c.Channels || p == given || !p.Channels {
-		t.Fatalf("--transfer-time 2 --channels: cluster %+v, placement on it has channels %v", c, p.Channels)
+	if c == nil || !c.QueuedLinks || p == given || !p.QueuedLinks {
+		t.Fatalf("--transfer-time 2 --channels: cluster %+v, placement on it has channels %v", c, p.QueuedLinks)
 	}
 	if given.Transfers != nil || p.Transfers == nil {
 		t.Errorf("the transfers are the cluster's: given %v, timed %v", given.Transfers != nil, p.Transfers != nil)

@@ -26,8 +26,9 @@ import (
 // Spec is one scheduling problem.
 type Spec struct {
 	// Placement is the placement as timed: with a cluster,
-	// Cluster.Apply(Given) (block times on their devices, transfer
-	// times, capacities, links); without one, the placement as given.
+	// Cluster.Apply(Given) (block times on their devices, and its
+	// placement.Timing: transfer times, capacities, links, host
+	// channels); without one, the placement as given, its Timing zero.
 	Placement *placement.Placement
 	// Cluster, when set, is the cluster the schedule runs on and Given
 	// the placement as the user wrote it: a schedule file records both,

@@ -129,7 +129,7 @@ func Repartition(first *placement.Placement, c *cluster.Cluster, m int) (*placem
 		b.Devices = slices.Compact(ds)
 	}
 	q.Devices = m
-	q.Capacities, q.HostChannels = nil, nil
+	q.Capacities, q.Switches = nil, nil
 	for dep := range q.Transfers {
 		if shares(q.Blocks[dep.From].Devices, q.Blocks[dep.To].Devices) {
 			delete(q.Transfers, dep)

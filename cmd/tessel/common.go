@@ -49,7 +49,7 @@ func clusterFlag(name string) cli.Flag {
 type clusterSpec = spec.ClusterSource
 
 func clusterSpecFrom(c *cli.Context) clusterSpec {
-	return clusterSpec{File: c.String("cluster"), DeviceSpeed: c.String("device-speed"), TransferTime: c.Int("transfer-time"), Channels: c.Bool("channels")}
+	return clusterSpec{File: c.String("cluster"), DeviceSpeed: c.String("device-speed"), TransferTime: c.Int("transfer-time"), QueuedLinks: c.Bool("channels")}
 }
 
 // zeroBubbleFlags shape a built-in placement of the zero-bubble family:

@@ -46,7 +46,7 @@ func simulateCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			return deploy.Simulate(c.Context, deploy.SimulateOptions{
 				Schedule: c.String("schedule"), Programs: c.String("programs"), CommTime: c.Int("comm-time"), CommTimeSet: c.IsSet("comm-time"),
-				Cluster: clusterSpec{File: c.String("cluster"), DeviceSpeed: c.String("device-speed"), TransferTime: c.Int("transfer-time")}, Channels: c.Bool("channels"),
+				Cluster: clusterSpec{File: c.String("cluster"), DeviceSpeed: c.String("device-speed"), TransferTime: c.Int("transfer-time")}, QueuedLinks: c.Bool("channels"),
 				Blocking: c.Bool("blocking"), TorchRecv: c.Bool("torch-recv"), JSON: c.Bool("json"),
 			}, c.App.Writer)
 		},

@@ -23,7 +23,7 @@ func WithTransfers(p *placement.Placement, c int, channels bool) *placement.Plac
 			p.Transfers[d] = c
 		}
 	}
-	p.Channels = channels
+	p.QueuedLinks = channels
 	return p
 }
 
@@ -40,9 +40,8 @@ func TwoSenders(channels bool) *placement.Placement {
 			{ID: "b", Kind: placement.Forward, Devices: []int{0}, Time: 1},
 			{ID: "c", Kind: placement.Forward, Devices: []int{1}, Time: 1},
 		},
-		Deps:      []placement.Dep{a, b},
-		Transfers: map[placement.Dep]int{a: 2, b: 2},
-		Channels:  channels,
+		Deps:   []placement.Dep{a, b},
+		Timing: placement.Timing{Transfers: map[placement.Dep]int{a: 2, b: 2}, QueuedLinks: channels},
 	}
 }
 

@@ -256,7 +256,7 @@ func (Rule) Constrain(t *rule.Retiming) error {
 			t.Sys.Add(st, f, bt)
 			t.Sys.Add(rl, st, tt)
 			t.Sys.Add(use, rl, tt)
-			for _, ch := range p.BlockChannels(dc.Block) {
+			for _, ch := range p.BlockSwitches(dc.Block) {
 				chans[ch] = append(chans[ch], move{v: st, off: tt, time: dc.Start, block: dc.Block, micro: dc.Micro, seq: 2 * k},
 					move{v: rl, off: tt, time: dc.Reload, block: dc.Block, micro: dc.Micro, seq: 2*k + 1})
 			}

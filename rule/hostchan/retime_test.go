@@ -67,7 +67,7 @@ func TestConstrain(t *testing.T) {
 				t.Errorf("decision %d: no constraint %+v", k, want)
 			}
 		}
-		for _, ch := range p.BlockChannels(dc.Block) {
+		for _, ch := range p.BlockSwitches(dc.Block) {
 			moves[ch] += 2
 		}
 	}

@@ -40,7 +40,7 @@ func (Rule) On(sp spec.Spec) bool { return Queued(sp.Placement) }
 // (placement's Channels, set by a cluster): its transfers queue on them
 // (placement's LinkQueue). It is On for code that holds a placement and
 // no spec; p may be nil (no links).
-func Queued(p *placement.Placement) bool { return p != nil && p.Channels }
+func Queued(p *placement.Placement) bool { return p != nil && p.QueuedLinks }
 
 // Excludes is overlapped pairs (not timed on queued links yet).
 func (Rule) Excludes() []string { return []string{"pairs"} }
@@ -103,7 +103,7 @@ func (Rule) Check(*rule.Checked, *rule.Report) {}
 // producer's start plus Delay.
 func arrivals(c *rule.Checked) map[placement.LinkTransfer]rule.Arrival {
 	p := c.S.Placement
-	if !p.Channels {
+	if !p.QueuedLinks {
 		return nil
 	}
 	var xs []int
@@ -158,7 +158,7 @@ func linkOrder(c *rule.Checked, r *rule.Report) {
 		return
 	}
 	p := s.Placement
-	if !p.Channels {
+	if !p.QueuedLinks {
 		r.Add(schedule.BadLinkOrder, -1, nil, "link order recorded but the placement has no channels")
 		return
 	}

@@ -40,7 +40,7 @@ func TestUnhandled(t *testing.T) {
 		t.Fatal(err)
 	}
 	queued := p.Clone()
-	queued.Channels = true
+	queued.QueuedLinks = true
 	paired, err := p.WithOverlap(&placement.Overlap{Factor: 0.5})
 	if err != nil {
 		t.Fatal(err)
