@@ -97,7 +97,7 @@ func Sweep(ctx context.Context, ps []*placement.Placement, opt SweepOptions) (*S
 	}
 	if opt.Latency != 0 {
 		for _, p := range ps {
-			if err := search.CheckLatency(p, opt.Latency); err != nil {
+			if err := (spec.Spec{Placement: p, Latency: opt.Latency}).CheckLatency(); err != nil {
 				return nil, fmt.Errorf("sweep: %w", err)
 			}
 		}

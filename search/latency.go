@@ -7,7 +7,6 @@ import (
 
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/encode"
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -62,12 +61,6 @@ import (
 // ErrLatency wraps the error of a latency budget no schedule meets
 // (spec.ErrLatency).
 var ErrLatency = spec.ErrLatency
-
-// CheckLatency rejects a latency budget (0: none) that no schedule of p
-// meets, as the search does (an error that is ErrLatency).
-func CheckLatency(p *placement.Placement, budget int) error {
-	return spec.Spec{Placement: p, Latency: budget}.CheckLatency()
-}
 
 // noneWithin is the error of a search with offload or recompute under a
 // latency budget that found no schedule meeting both budgets: every
