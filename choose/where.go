@@ -448,8 +448,7 @@ func (c *chooser) periodSolver(ctx context.Context) (solved bool, err error) {
 		if opt.Objective == ObjectivePeriod && c.best != nil {
 			upper = c.score.period
 		}
-		sol, err := repetend.SearchAssigned(ctx, c.open, repetend.AssignedOptions{Memory: sp.Memory, MicroBatches: sp.MicroBatches,
-			MaxNR: opt.Search.MaxNR, Upper: upper, Exclude: exclude, Seed: opt.Search.Seed, Effort: opt.Search.Effort})
+		sol, err := repetend.SearchAssigned(ctx, spec.Spec{Placement: c.open, Memory: sp.Memory, MicroBatches: sp.MicroBatches}, repetend.AssignedOptions{MaxNR: opt.Search.MaxNR, Upper: upper, Exclude: exclude, Seed: opt.Search.Seed, Effort: opt.Search.Effort})
 		if err != nil {
 			if ctx.Err() == nil {
 				return false, err
@@ -500,7 +499,7 @@ func (c *chooser) assignedSolver(ctx context.Context) (solved bool, err error) {
 	if c.best != nil {
 		upper = c.score.makespan
 	}
-	sol, err := encode.MinimizeAssigned(ctx, open, encode.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory,
+	sol, err := encode.MinimizeAssigned(ctx, spec.Spec{Placement: open, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, encode.AssignedOptions{
 		Upper: upper, Lower: relaxedBounds(open, sp.MicroBatches).Makespan, Options: smt.Options{Seed: opt.Search.Seed, Effort: max(effort, 0)}})
 	if err == nil && sol.Choice != nil {
 		q, err := placement.Choose(open, sol.Choice)
@@ -683,7 +682,7 @@ func optimalDevices(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*sea
 			upper = schedule.Makespan(best.Schedule)
 		}
 		lb := relaxedBounds(open, sp.MicroBatches).Makespan
-		sol, err := encode.MinimizeAssigned(ctx, open, encode.AssignedOptions{MicroBatches: sp.MicroBatches, Memory: sp.Memory, Upper: upper, Lower: lb,
+		sol, err := encode.MinimizeAssigned(ctx, spec.Spec{Placement: open, MicroBatches: sp.MicroBatches, Memory: sp.Memory}, encode.AssignedOptions{Upper: upper, Lower: lb,
 			Options: smt.Options{Seed: opt.Search.Seed, Effort: opt.Search.Effort, Progress: opt.Search.Progress}})
 		if err == nil {
 			checks += sol.Checks

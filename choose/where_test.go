@@ -119,7 +119,7 @@ func TestWhereOptimal(t *testing.T) {
 			}
 			// The solver with assignment literals alone, from no
 			// incumbent.
-			direct, err := encode.MinimizeAssigned(ctx, p, encode.AssignedOptions{MicroBatches: tt.n, Memory: tt.memory})
+			direct, err := encode.MinimizeAssigned(ctx, spec.Spec{Placement: p, MicroBatches: tt.n, Memory: tt.memory}, encode.AssignedOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,8 +265,8 @@ func TestWherePeriodSolver(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := repetend.Search(ctx, q, repetend.Options{MaxNR: nr, MicroBatches: 6, Memory: memory, Effort: -1, Accept: func(ctx context.Context, nr int, offsets []int) (bool, error) {
-				return search.Feasible(ctx, q, repetend.Assignment{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: memory, MicroBatches: 6})
+			r, err := repetend.Search(ctx, spec.Spec{Placement: q, MicroBatches: 6, Memory: memory}, repetend.Options{MaxNR: nr, Effort: -1, Accept: func(ctx context.Context, nr int, offsets []int) (bool, error) {
+				return search.Feasible(ctx, spec.Spec{Placement: q, MicroBatches: 6, Memory: memory}, repetend.Assignment{NR: nr, Offsets: offsets})
 			}})
 			if err != nil || !r.Proven {
 				t.Fatalf("choice %v: %v", choice, err)

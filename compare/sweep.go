@@ -97,7 +97,7 @@ func Sweep(ctx context.Context, ps []*placement.Placement, opt SweepOptions) (*S
 	}
 	if opt.Latency != 0 {
 		for _, p := range ps {
-			if err := search.CheckLatency(p, opt.Latency); err != nil {
+			if err := (spec.Spec{Placement: p, Latency: opt.Latency}).CheckLatency(); err != nil {
 				return nil, fmt.Errorf("sweep: %w", err)
 			}
 		}
@@ -115,7 +115,7 @@ func Sweep(ctx context.Context, ps []*placement.Placement, opt SweepOptions) (*S
 	var mu sync.Mutex
 	done := 0
 	point := func(ctx context.Context, p *placement.Placement, memory, nr int) (Point, error) {
-		pt, err := steadyPoint(ctx, p, search.SteadyOptions{Memory: memory, MaxNR: nr, Seed: opt.Seed, Jobs: 1, Latency: opt.Latency}, opt.TimeLimit)
+		pt, err := steadyPoint(ctx, spec.Spec{Placement: p, Memory: memory, Latency: opt.Latency}, search.SteadyOptions{MaxNR: nr, Seed: opt.Seed, Jobs: 1}, opt.TimeLimit)
 		mu.Lock()
 		done++
 		if opt.Progress != nil {
@@ -176,13 +176,13 @@ func withDecisions(ctx context.Context, pt Point, sp spec.Spec) (Point, error) {
 }
 
 // steadyPoint is the repetend of least period with N_R ≤ so.MaxNR under
-// the budget so.Memory whose warmup and cooldown exist (so.Jobs: one
-// worker); with a latency budget (0: none), whose steady state meets it.
-func steadyPoint(ctx context.Context, p *placement.Placement, so search.SteadyOptions, limit time.Duration) (Point, error) {
-	memory, nr := so.Memory, so.MaxNR
+// sp's budget whose warmup and cooldown exist (so.Jobs: one worker);
+// with a latency budget (0: none), whose steady state meets it.
+func steadyPoint(ctx context.Context, sp spec.Spec, so search.SteadyOptions, limit time.Duration) (Point, error) {
+	p, memory, nr := sp.Placement, sp.Memory, so.MaxNR
 	ctx, cancel := withLimit(ctx, limit)
 	defer cancel()
-	res, err := search.SteadyRepetend(ctx, p, so)
+	res, err := search.SteadyRepetend(ctx, sp, so)
 	pt := Point{Placement: p.Name}
 	if err != nil {
 		return pt, fmt.Errorf("sweep: %s, memory %s, N_R ≤ %d: %w", p.Name, textfmt.Budget(memory), nr, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Fig. 11 and 12 (the Tessel paper's §VI-C) under a latency budget (its
@@ -40,7 +41,7 @@ func TestSweepLatency(t *testing.T) {
 			t.Errorf("N_R ≤ %d: rate %v under the budget, below %v without it", pt.X, *pt.BubbleRate, *f.BubbleRate)
 		}
 		worse = worse || *pt.BubbleRate > *f.BubbleRate
-		r, err := search.SteadyRepetend(context.Background(), p, search.SteadyOptions{MaxNR: pt.X, Jobs: 1, Latency: 5})
+		r, err := search.SteadyRepetend(context.Background(), spec.Spec{Placement: p, Latency: 5}, search.SteadyOptions{MaxNR: pt.X, Jobs: 1})
 		if err != nil || r.Best == nil {
 			t.Fatalf("N_R ≤ %d: %v", pt.X, err)
 		}

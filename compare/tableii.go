@@ -11,6 +11,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/search"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // PaperModel is one row of the paper's Table II (§VI-B): a model, its
@@ -101,7 +102,7 @@ func TableII(ctx context.Context, opt TableIIOptions) (*TableIIResult, error) {
 				opt.Progress(fmt.Sprintf("compare: Table II, %s, %s", model.Model, m.Title))
 			}
 			if m.Name == "tessel" {
-				res, err := search.SteadyRepetend(ctx, on, search.SteadyOptions{Memory: model.Memory, MaxNR: model.NR, Seed: opt.Seed})
+				res, err := search.SteadyRepetend(ctx, spec.Spec{Placement: on, Memory: model.Memory}, search.SteadyOptions{MaxNR: model.NR, Seed: opt.Seed})
 				if err != nil {
 					return nil, fmt.Errorf("compare: %s: repetend search: %w", on.Name, err)
 				}

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/z3"
 )
 
@@ -38,10 +39,9 @@ import (
 // Links as resources (rule/links) and memory decisions are not
 // in this encoding: MinimizeAssigned refuses a placement with channels.
 
-// AssignedOptions configure MinimizeAssigned.
+// AssignedOptions are MinimizeAssigned's effort and known bounds; the
+// problem (the open placement, the micro-batches, the budget) is its spec.
 type AssignedOptions struct {
-	MicroBatches int
-	Memory       int // the search's one budget (placement's Budget); 0: unlimited
 	// Upper, when > 0, asks for a schedule that ends before Upper (an
 	// incumbent's makespan): when none exists the answer is proven with
 	// no schedule.
@@ -69,16 +69,19 @@ type Assigned struct {
 	Checks     int
 }
 
-// MinimizeAssigned chooses an option for every block of p and start times
-// for every instance of opt.MicroBatches micro-batches that minimise the
-// makespan (see the encoding above), by binary search between opt.Lower
-// and the best schedule found (below opt.Upper). When ctx ends or a call
-// runs out of effort the best schedule so far is returned, not proven.
-func MinimizeAssigned(ctx context.Context, p *placement.Placement, opt AssignedOptions) (*Assigned, error) {
+// MinimizeAssigned chooses an option for every block of sp's placement
+// and start times for every instance of sp's micro-batches that minimise
+// the makespan under sp's budget (see the encoding above), by binary
+// search between opt.Lower and the best schedule found (below opt.Upper).
+// When ctx ends or a call runs out of effort the best schedule so far is
+// returned, not proven. sp's latency budget and decisions are not in the
+// encoding: a caller asks rules.Unhandled first.
+func MinimizeAssigned(ctx context.Context, sp spec.Spec, opt AssignedOptions) (*Assigned, error) {
+	p := sp.Placement
 	if links.Queued(p) {
 		return nil, errors.New("smt: links as resources (channels) are not in the encoding with assignment literals")
 	}
-	n := opt.MicroBatches
+	n := sp.MicroBatches
 	if n < 1 {
 		return nil, fmt.Errorf("smt: %d micro-batches", n)
 	}
@@ -89,7 +92,7 @@ func MinimizeAssigned(ctx context.Context, p *placement.Placement, opt AssignedO
 		return nil, err
 	}
 	defer s.Close()
-	e := encodeAssigned(x, s, p, n, opt.Memory)
+	e := encodeAssigned(x, s, sp)
 	if err := x.Err(); err != nil {
 		return nil, err
 	}
@@ -154,7 +157,8 @@ type assignedEncoding struct {
 	order map[[4]int]z3.Bool
 }
 
-func encodeAssigned(x *z3.Context, s *z3.Solver, p *placement.Placement, n, memory int) *assignedEncoding {
+func encodeAssigned(x *z3.Context, s *z3.Solver, sp spec.Spec) *assignedEncoding {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	e := &assignedEncoding{p: p, n: n, x: x, makespan: x.IntVar("C"), reach: reachability(p), order: map[[4]int]z3.Bool{}}
 	e.options(s)
 	e.dependencies(s)

@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/z3"
 )
 
@@ -59,7 +60,7 @@ func BenchmarkOptimalMShape(b *testing.B) {
 // push/pop scope.
 func BenchmarkEncode(b *testing.B) {
 	pl := placementtest.Builtin(b, "m-shape", placement.Options{Devices: 4})
-	prob := InstanceProblem(pl, AllInstances(pl, 4), 16, nil)
+	prob := InstanceProblem(spec.Spec{Placement: pl, Memory: 16}, AllInstances(spec.New(pl, 4)), nil)
 	x := z3.NewContext()
 	defer x.Close()
 	s, err := x.NewSolver(z3.SolverOptions{})

@@ -8,6 +8,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
 )
 
@@ -43,7 +44,7 @@ func TestPerDeviceBudgets(t *testing.T) {
 		if got, want := optimal(p, 0), optimal(base, m); got != want {
 			t.Errorf("device 0 of capacity %d, others unlimited: makespan %d, want the uniform budget's %d", m, got, want)
 		}
-		if budget, shift := BudgetShift(p, 0); budget != m || shift[0] != 0 || shift[1] != -unbounded {
+		if budget, shift := BudgetShift(spec.Spec{Placement: p}); budget != m || shift[0] != 0 || shift[1] != -unbounded {
 			t.Errorf("shift of capacities %v: %d %v", p.Capacities, budget, shift)
 		}
 	}
@@ -55,7 +56,7 @@ func TestPerDeviceBudgets(t *testing.T) {
 		t.Errorf("last device capped at 1: makespan %d, want the unlimited %d", got, want)
 	}
 	// Uniform budgets keep the Problem as it always was.
-	if budget, shift := BudgetShift(base, 3); budget != 3 || shift != nil {
+	if budget, shift := BudgetShift(spec.Spec{Placement: base, Memory: 3}); budget != 3 || shift != nil {
 		t.Errorf("uniform: %d %v", budget, shift)
 	}
 }

@@ -54,13 +54,13 @@ type save struct {
 // schedule; a seed must meet it.
 func OptimalDecisions(ctx context.Context, sp spec.Spec, seed *schedule.Schedule, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
 	p, n, memory, latency, d := sp.Placement, sp.MicroBatches, sp.Memory, sp.Latency, sp.Allowed
-	refs := AllInstances(p, n)
-	prob := InstanceProblem(p, refs, 0, nil)
+	refs := AllInstances(sp)
+	prob := InstanceProblem(spec.New(p, n), refs, nil)
 	// Memory is encoded below, with the decisions; micro-batches are not
 	// ordered (see the doc).
 	prob.Before, prob.Memory, prob.Entry = nil, 0, nil
 	if latency > 0 {
-		prob.Deadlines = LatencyDeadlines(p, refs, latency)
+		prob.Deadlines = LatencyDeadlines(sp, refs)
 	}
 	sol := &smt.Solution{LowerBound: max(prob.LowerBound(), rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory}).Makespan)}
 	var best *schedule.Schedule

@@ -169,7 +169,7 @@ func windowProblem(s *schedule.Schedule, part []int) ([]schedule.Ref, *smt.Probl
 	for k, in := range s.Instances {
 		refs[k] = in.Ref()
 	}
-	prob := InstanceProblem(p, refs, 0, nil)
+	prob := InstanceProblem(spec.New(p, 0), refs, nil)
 	prob.Before, prob.Memory, prob.Entry = nil, 0, nil
 	// Device orders outside the window as precedences, so that the
 	// encoder knows them (no order Boolean for those pairs).

@@ -9,6 +9,7 @@ import (
 	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // InstanceProblem turns instances of a placement into a Problem: one task
@@ -37,12 +38,15 @@ import (
 // its memory, alone. It does not hold for arbitrary subsets: with
 // A → B and refs {A⁰, A¹, B¹}, forcing A⁰ before A¹ delays B¹.
 //
-// memory is the search's budget; with the placement's capacities it gives
-// every device its budget (placement's Budget), expressed in the
-// Problem's one Memory by BudgetShift.
-func InstanceProblem(p *placement.Placement, refs []schedule.Ref, memory int, entry []int) *smt.Problem {
+// sp gives the placement and the budgets: sp's Memory with the
+// placement's capacities gives every device its budget (Spec.Budget),
+// expressed in the Problem's one Memory by BudgetShift. Its micro-batches
+// are refs' and its latency budget is LatencyDeadlines(sp, refs), which a
+// caller whose solver keeps it adds.
+func InstanceProblem(sp spec.Spec, refs []schedule.Ref, entry []int) *smt.Problem {
+	p := sp.Placement
 	idx := make(map[schedule.Ref]int, len(refs))
-	budget, shift := BudgetShift(p, memory)
+	budget, shift := BudgetShift(sp)
 	pr := &smt.Problem{Devices: p.Devices, Memory: budget, Entry: smt.ShiftEntry(entry, shift)}
 	for k, r := range refs {
 		idx[r] = k
@@ -110,8 +114,10 @@ func DepTransfers(p *placement.Placement, d placement.Dep, from, to int) []smt.T
 	return out
 }
 
-// AllInstances lists B_i^n for n in 0..N-1, micro-batch major.
-func AllInstances(p *placement.Placement, n int) []schedule.Ref {
+// AllInstances lists every instance of sp, B_i^n for n in 0..N-1 (N sp's
+// micro-batches), micro-batch major.
+func AllInstances(sp spec.Spec) []schedule.Ref {
+	p, n := sp.Placement, sp.MicroBatches
 	refs := make([]schedule.Ref, 0, n*len(p.Blocks))
 	for m := 0; m < n; m++ {
 		for i := range p.Blocks {
@@ -123,7 +129,7 @@ func AllInstances(p *placement.Placement, n int) []schedule.Ref {
 
 // LinkOrders reads the recorded link order of a schedule (schedule's
 // LinkOrder) from the transfers' starts xs of a solution of
-// InstanceProblem(p, refs, …) with FreeLinkOrder: on every link, its
+// InstanceProblem(sp, refs, …) with FreeLinkOrder: on every link, its
 // transfers by start, the links by (from, to). refs must be every
 // instance of the schedule (a transfer with an end outside refs takes no
 // link in the Problem). A placement whose pairs have several links

@@ -1,16 +1,17 @@
 package encode
 
 import (
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
-// LatencyDeadlines is the latency rule of budget (0: none) over the
-// instances refs of an InstanceProblem of p (task k is refs[k]): one
+// LatencyDeadlines is the latency rule of sp's budget (0: none) over the
+// instances refs of an InstanceProblem of sp (task k is refs[k]): one
 // Deadline per source and sink (placement's LatencyPairs) of every
 // micro-batch with both in refs.
-func LatencyDeadlines(p *placement.Placement, refs []schedule.Ref, budget int) []smt.Deadline {
+func LatencyDeadlines(sp spec.Spec, refs []schedule.Ref) []smt.Deadline {
+	p, budget := sp.Placement, sp.Latency
 	if budget <= 0 {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // TestMinimizeMakespanDeadlines: the time-optimal encoding (the Tessel
@@ -19,12 +20,12 @@ func TestMinimizeMakespanDeadlines(t *testing.T) {
 		{ID: "a", Kind: placement.Forward, Devices: []int{0}, Time: 1},
 		{ID: "b", Kind: placement.Forward, Devices: []int{0}, Time: 2},
 	}, Deps: []placement.Dep{{From: 0, To: 1}}}
-	refs := AllInstances(p, 2)
+	refs := AllInstances(spec.New(p, 2))
 	for _, tc := range []struct {
 		budget, makespan int
 	}{{0, 6}, {3, 6}} {
-		pr := InstanceProblem(p, refs, 0, nil)
-		pr.Deadlines = LatencyDeadlines(p, refs, tc.budget)
+		pr := InstanceProblem(spec.Spec{Placement: p}, refs, nil)
+		pr.Deadlines = LatencyDeadlines(spec.Spec{Placement: p, Latency: tc.budget}, refs)
 		sol, err := smt.MinimizeMakespan(context.Background(), pr, smt.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -42,8 +43,8 @@ func TestMinimizeMakespanDeadlines(t *testing.T) {
 		}
 	}
 	// The deadlines are checked by Feasible: a0 a1 b0 b1 breaks budget 3.
-	pr := InstanceProblem(p, refs, 0, nil)
-	pr.Deadlines = LatencyDeadlines(p, refs, 3)
+	pr := InstanceProblem(spec.Spec{Placement: p}, refs, nil)
+	pr.Deadlines = LatencyDeadlines(spec.Spec{Placement: p, Latency: 3}, refs)
 	bad := make([]int, 4)
 	for k, r := range refs {
 		bad[k] = map[[2]int]int{{0, 0}: 0, {0, 1}: 1, {1, 0}: 2, {1, 1}: 4}[[2]int{r.Block, r.Micro}]

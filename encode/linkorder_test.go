@@ -18,8 +18,8 @@ import (
 // order the solver chooses (recorded in the schedule's LinkOrder).
 func solveLinks(t *testing.T, p *placement.Placement, n int, free bool) (*schedule.Schedule, *smt.Solution) {
 	t.Helper()
-	refs := AllInstances(p, n)
-	pr := InstanceProblem(p, refs, 0, nil)
+	refs := AllInstances(spec.New(p, n))
+	pr := InstanceProblem(spec.Spec{Placement: p}, refs, nil)
 	pr.FreeLinkOrder = free
 	sol, err := smt.MinimizeMakespan(context.Background(), pr, smt.Options{})
 	if err != nil {

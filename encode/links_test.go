@@ -64,7 +64,7 @@ func permutations(xs []schedule.Ref, k int, f func()) {
 // micro-batches of p (inconsistent ones included: Compact refuses them).
 func eachOrder(p *placement.Placement, n int, f func(orders [][]schedule.Ref)) {
 	orders := make([][]schedule.Ref, p.Devices)
-	for _, r := range AllInstances(p, n) {
+	for _, r := range AllInstances(spec.New(p, n)) {
 		for _, d := range p.Blocks[r.Block].Devices {
 			orders[d] = append(orders[d], r)
 		}
@@ -152,7 +152,7 @@ func TestOptimalChannelsMatchesBruteForce(t *testing.T) {
 		}
 		// Most problems the list schedules and the lower bound settle
 		// alone; keep one in four of those, all of the others.
-		if pr := InstanceProblem(p, AllInstances(p, n), memory, nil); bestGreedy(pr) == pr.LowerBound() && r.IntN(4) != 0 {
+		if pr := InstanceProblem(spec.Spec{Placement: p, Memory: memory}, AllInstances(spec.New(p, n)), nil); bestGreedy(pr) == pr.LowerBound() && r.IntN(4) != 0 {
 			continue
 		}
 		what := fmt.Sprintf("case %d: %d devices, blocks %v, deps %v, transfers %v, n %d, memory %d",
@@ -208,8 +208,8 @@ func TestFeasibleAgreesWithVerifyOnLinks(t *testing.T) {
 		cases++
 		free := p.Clone()
 		free.QueuedLinks = false
-		refs := AllInstances(p, n)
-		pr := InstanceProblem(p, refs, 0, nil)
+		refs := AllInstances(spec.New(p, n))
+		pr := InstanceProblem(spec.Spec{Placement: p}, refs, nil)
 		pr.Before = nil
 		eachOrder(p, n, func(orders [][]schedule.Ref) {
 			cs, err := compact.Compact(spec.New(free, n), compact.Keep{Orders: orders})
@@ -254,8 +254,8 @@ func TestGreedyMeetsLinks(t *testing.T) {
 			continue
 		}
 		cases++
-		refs := AllInstances(p, n)
-		pr := InstanceProblem(p, refs, 0, nil)
+		refs := AllInstances(spec.New(p, n))
+		pr := InstanceProblem(spec.Spec{Placement: p}, refs, nil)
 		opt := bruteOptimal(p, n, 0)
 		if lb := pr.LowerBound(); lb > opt {
 			t.Fatalf("blocks %v, deps %v, transfers %v, n %d: lower bound %d above the optimum %d", p.Blocks, p.Deps, p.Transfers, n, lb, opt)
@@ -321,11 +321,11 @@ func TestInstanceProblemLinks(t *testing.T) {
 		Deps:   []placement.Dep{{From: 0, To: 1}, {From: 0, To: 2}, {From: 1, To: 2}},
 		Timing: placement.Timing{Transfers: map[placement.Dep]int{{From: 0, To: 1}: 2, {From: 0, To: 2}: 3, {From: 1, To: 2}: 1}},
 	}
-	if pr := InstanceProblem(p, AllInstances(p, 1), 0, nil); pr.Transfers != nil {
+	if pr := InstanceProblem(spec.Spec{Placement: p}, AllInstances(spec.New(p, 1)), nil); pr.Transfers != nil {
 		t.Errorf("without channels: transfers %v", pr.Transfers)
 	}
 	p.QueuedLinks = true
-	pr := InstanceProblem(p, AllInstances(p, 1), 0, nil)
+	pr := InstanceProblem(spec.Spec{Placement: p}, AllInstances(spec.New(p, 1)), nil)
 	// a → g crosses 0→1 and 0→2; a → h stays on device 0; g → h goes
 	// from g's first device, 1, to 0.
 	want := []smt.Transfer{{From: 0, To: 1, Link: 1, Time: 2}, {From: 0, To: 1, Link: 2, Time: 2}, {From: 1, To: 2, Link: 3, Time: 1}}

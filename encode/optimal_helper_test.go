@@ -16,8 +16,8 @@ import (
 // call search.Optimal, which starts from the constructions and verifies.
 func Optimal(ctx context.Context, p *placement.Placement, n, memory int, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
 	opt.LoadCuts = true
-	refs := AllInstances(p, n)
-	sol, err := smt.MinimizeMakespan(ctx, InstanceProblem(p, refs, memory, nil), opt)
+	refs := AllInstances(spec.New(p, n))
+	sol, err := smt.MinimizeMakespan(ctx, InstanceProblem(spec.Spec{Placement: p, Memory: memory}, refs, nil), opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
 	}

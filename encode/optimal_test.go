@@ -16,6 +16,7 @@ import (
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/verify"
 	"github.com/tessel-pp/tessel/z3"
 )
@@ -154,7 +155,7 @@ func instanceSets(r *rand.Rand, p *placement.Placement, n int) map[string][]sche
 			}
 		}
 	}
-	return map[string][]schedule.Ref{"all": AllInstances(p, n), "warmup": warm, "cooldown": cool}
+	return map[string][]schedule.Ref{"all": AllInstances(spec.New(p, n)), "warmup": warm, "cooldown": cool}
 }
 
 // TestSymmetryBreakingKeepsOptimum: the Before orders InstanceProblem adds
@@ -181,7 +182,7 @@ func TestSymmetryBreakingKeepsOptimum(t *testing.T) {
 				continue
 			}
 			what := fmt.Sprintf("placement %d %+v, %s of %d micro-batches, memory %d", k, pl, name, n, memory)
-			with := InstanceProblem(pl, refs, memory, nil)
+			with := InstanceProblem(spec.Spec{Placement: pl, Memory: memory}, refs, nil)
 			without := *with
 			without.Before = nil
 			optWith, optWithout := smttest.BruteForce(with), smttest.BruteForce(&without)
@@ -341,7 +342,7 @@ func hardPlacement(t testing.TB) *placement.Placement {
 // hardProblem is the instance problem of that search.
 func hardProblem(t testing.TB) *smt.Problem {
 	pl := hardPlacement(t)
-	return InstanceProblem(pl, AllInstances(pl, hardN), hardMemory, nil)
+	return InstanceProblem(spec.Spec{Placement: pl, Memory: hardMemory}, AllInstances(spec.New(pl, hardN)), nil)
 }
 
 // TestDeadlineReturnsBest: a search cut short returns a feasible schedule

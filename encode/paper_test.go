@@ -76,7 +76,7 @@ func TestPaperFig3VShapeTO(t *testing.T) {
 			if want != 12+3*(n-1) {
 				t.Fatalf("pinned %d is not 12 + 3(N−1)", want)
 			}
-			if lb := InstanceProblem(pl, AllInstances(pl, n), 16, nil).LowerBound(); lb != want {
+			if lb := InstanceProblem(spec.Spec{Placement: pl, Memory: 16}, AllInstances(spec.New(pl, n)), nil).LowerBound(); lb != want {
 				t.Fatalf("device bound %d, optimum %d: the bound is not tight", lb, want)
 			}
 		})
@@ -120,7 +120,7 @@ func TestPaperTightMemoryTO(t *testing.T) {
 			}
 			// The brute force with the orders of property 4.1, and for
 			// N ≤ 2 (or without -short) without them too.
-			p := InstanceProblem(pl, AllInstances(pl, c.n), c.memory, nil)
+			p := InstanceProblem(spec.Spec{Placement: pl, Memory: c.memory}, AllInstances(spec.New(pl, c.n)), nil)
 			free := *p
 			free.Before = nil
 			probs := []*smt.Problem{p}
@@ -195,7 +195,7 @@ func TestIssue9MShapeAndNNShapeBounds(t *testing.T) {
 		want  int
 	}{{"m-shape", 48}, {"nn-shape", 60}} {
 		pl := placementtest.Builtin(t, c.shape, placement.Options{})
-		p := InstanceProblem(pl, AllInstances(pl, 6), 6, nil)
+		p := InstanceProblem(spec.Spec{Placement: pl, Memory: 6}, AllInstances(spec.New(pl, 6)), nil)
 		if got := p.LowerBound(); got != c.want {
 			t.Errorf("%s: lower bound %d, want %d", c.shape, got, c.want)
 		}

@@ -149,14 +149,15 @@ func assertLinkWindows(e *smt.Encoder, st Steady, period z3.Int) error {
 // s_i + t_i + c_ij ≤ s_j + δ·P, the placement's Delay; with channels the
 // steady state's delay, see Steady), and the memory budget from the entry
 // memory of the iteration that starts highest (see IterationEntry).
-func repetendProblem(p *placement.Placement, offsets []int, nr, memory, microBatches int) *smt.Problem {
+func repetendProblem(sp spec.Spec, offsets []int, nr int) *smt.Problem {
+	p := sp.Placement
 	pr := &smt.Problem{Devices: p.Devices}
 	if offsets != nil {
 		// Per-device budgets as the one budget and shifted entries
 		// (BudgetShift).
-		budget, shift := BudgetShift(p, memory)
+		budget, shift := BudgetShift(sp)
 		pr.Memory = budget
-		pr.Entry = smt.ShiftEntry(IterationEntry(p, offsets, nr, microBatches), shift)
+		pr.Entry = smt.ShiftEntry(IterationEntry(sp, offsets, nr), shift)
 	}
 	for _, b := range p.Blocks {
 		pr.Tasks = append(pr.Tasks, smt.Task{Name: b.ID, Devices: b.Devices, Time: b.Time, Memory: b.Memory})
@@ -180,9 +181,10 @@ func repetendProblem(p *placement.Placement, offsets []int, nr, memory, microBat
 // (InstanceProblem): no iteration starts before the last one's tensors
 // have arrived, so the rule keeps them as they are.
 func SequentialIteration(p *placement.Placement) *Iteration {
-	pr := repetendProblem(p, nil, 1, 0, 0)
+	pr := repetendProblem(spec.New(p, 0), nil, 1)
 	if links.Queued(p) {
-		pr = InstanceProblem(p, AllInstances(p, 1), 0, nil)
+		one := spec.New(p, 1)
+		pr = InstanceProblem(one, AllInstances(one), nil)
 		pr.Memory, pr.Entry = 0, nil
 	}
 	starts := smt.Greedy(pr)
@@ -256,7 +258,8 @@ func NetMemory(p *placement.Placement) []int {
 // entry memory, plus, on a device where one micro-batch leaves memory
 // behind (net > 0), what the first N − N_R iterations leave. With N
 // unknown (0) only the first iteration is counted.
-func IterationEntry(p *placement.Placement, offsets []int, nr, microBatches int) []int {
+func IterationEntry(sp spec.Spec, offsets []int, nr int) []int {
+	p, microBatches := sp.Placement, sp.MicroBatches
 	entry := EntryMemory(p, offsets)
 	if microBatches > nr {
 		for d, net := range NetMemory(p) {
@@ -285,7 +288,7 @@ type Periodic struct {
 // under sp's memory and latency budgets, for sp's micro-batches.
 func NewPeriodic(sp spec.Spec, nr int, offsets []int, opt RepetendOptions) (*Periodic, error) {
 	p := sp.Placement
-	ps, err := encodePeriodic(p, repetendProblem(p, offsets, nr, sp.Memory, sp.MicroBatches), opt.Seed, opt.Effort)
+	ps, err := encodePeriodic(p, repetendProblem(sp, offsets, nr), opt.Seed, opt.Effort)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +306,7 @@ func NewPeriodic(sp spec.Spec, nr int, offsets []int, opt RepetendOptions) (*Per
 // instead of building a Z3 context for each.
 func NewPeriodicWorker(sp spec.Spec, opt RepetendOptions) (*Periodic, error) {
 	p := sp.Placement
-	pr := repetendProblem(p, nil, 1, 0, 0)
+	pr := repetendProblem(spec.New(p, 0), nil, 1)
 	pr.Precs = nil // they depend on the candidate's offsets
 	ps, err := encodePeriodic(p, pr, opt.Seed, opt.Effort)
 	if err != nil {
@@ -390,7 +393,7 @@ func normalise(starts []int) []int {
 // candidate's dependencies, memory and latency budget live in one scope.
 // It returns what Minimize returns.
 func (ps *Periodic) Candidate(ctx context.Context, nr int, offsets []int, lo, hi int) (*Iteration, int, error) {
-	p, memory, microBatches := ps.sp.Placement, ps.sp.Memory, ps.sp.MicroBatches
+	p := ps.sp.Placement
 	if lo > hi {
 		return nil, 0, nil
 	}
@@ -404,8 +407,8 @@ func (ps *Periodic) Candidate(ctx context.Context, nr int, offsets []int, lo, hi
 	if err := ps.e.AssertPrecedences(precs); err != nil {
 		return nil, 0, err
 	}
-	if budget, shift := BudgetShift(p, memory); budget > 0 {
-		ps.e.AssertMemoryBudget(budget, smt.ShiftEntry(IterationEntry(p, offsets, nr, microBatches), shift))
+	if budget, shift := BudgetShift(ps.sp); budget > 0 {
+		ps.e.AssertMemoryBudget(budget, smt.ShiftEntry(IterationEntry(ps.sp, offsets, nr), shift))
 	}
 	if err := ps.assertLatency(offsets); err != nil {
 		return nil, 0, err

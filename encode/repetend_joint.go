@@ -28,7 +28,7 @@ type Joint struct {
 // opt.MaxNR as variables, under sp's memory and latency budgets, for sp's
 // micro-batches.
 func NewJoint(sp spec.Spec, period int, opt RepetendOptions) (_ *Joint, err error) {
-	p, maxNR, memory, microBatches := sp.Placement, opt.MaxNR, sp.Memory, sp.MicroBatches
+	p, maxNR, microBatches := sp.Placement, opt.MaxNR, sp.MicroBatches
 	e, err := offsetsEncoder(p, opt)
 	if err != nil {
 		return nil, err
@@ -49,7 +49,7 @@ func NewJoint(sp spec.Spec, period int, opt RepetendOptions) (_ *Joint, err erro
 	if err := assertLinkWindows(e, st, P); err != nil {
 		return nil, err
 	}
-	if budget, shift := BudgetShift(p, memory); budget > 0 {
+	if budget, shift := BudgetShift(sp); budget > 0 {
 		e.P.Memory = budget
 		// top = N_R − 1 of the offsets found: later iterations start with
 		// (N − N_R)·net more memory where a micro-batch leaves some behind.
@@ -105,7 +105,7 @@ func offsetsEncoder(p *placement.Placement, opt RepetendOptions) (_ *smt.Encoder
 	if err != nil {
 		return nil, err
 	}
-	pr := repetendProblem(p, nil, 0, 0, 0)
+	pr := repetendProblem(spec.New(p, 0), nil, 0)
 	pr.Precs = nil
 	return smt.Encode(x, s, pr, nil)
 }

@@ -22,7 +22,7 @@ func TestInstanceProblemTransfers(t *testing.T) {
 	}
 	// f0 → f1 crosses devices, f1 → b1 stays on device 1, b1 → b0 crosses.
 	p.Transfers = map[placement.Dep]int{{From: 0, To: 1}: 2, {From: 2, To: 3}: 5}
-	pr := InstanceProblem(p, AllInstances(p, 1), 0, nil)
+	pr := InstanceProblem(spec.Spec{Placement: p}, AllInstances(spec.New(p, 1)), nil)
 	want := []smt.Prec{{From: 0, To: 1, Lag: -2}, {From: 1, To: 2}, {From: 2, To: 3, Lag: -5}}
 	if fmt.Sprint(pr.Precs) != fmt.Sprint(want) {
 		t.Errorf("precedences %v, want %v", pr.Precs, want)

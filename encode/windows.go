@@ -67,7 +67,7 @@ func EndWindow(s *schedule.Schedule, w int, head bool) (free []int, pr *smt.Prob
 
 	// Per-device budgets as one budget with shifted entries
 	// (BudgetShift); the entries below add to the shift.
-	budget, shift := BudgetShift(p, s.Memory)
+	budget, shift := BudgetShift(s.Spec)
 	pr = &smt.Problem{Devices: p.Devices, Memory: budget, Entry: smt.ShiftEntry(make([]int, p.Devices), shift)}
 	avail := make([]int, p.Devices) // when the fixed instances leave each device
 	for _, in := range s.Instances {
@@ -218,7 +218,7 @@ func SpanWindow(s *schedule.Schedule, part, free, later []int) (*smt.Problem, []
 	preds, succs := p.PredDeps(), p.SuccDeps()
 	tail, nextOn := laterTails(s, later, part, byRef)
 
-	budget, shift := BudgetShift(p, s.Memory)
+	budget, shift := BudgetShift(s.Spec)
 	pr := &smt.Problem{Devices: p.Devices + 1, Memory: budget}
 	entry := smt.ShiftEntry(make([]int, p.Devices), shift)
 	avail := make([]int, p.Devices)

@@ -126,7 +126,7 @@ func TestImproveWithChannels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sol, err := smt.MinimizeMakespan(context.Background(), encode.InstanceProblem(p, encode.AllInstances(p, tc.n), 6, nil), smt.Options{LoadCuts: true})
+		sol, err := smt.MinimizeMakespan(context.Background(), encode.InstanceProblem(spec.Spec{Placement: p, Memory: 6}, encode.AllInstances(spec.New(p, tc.n)), nil), smt.Options{LoadCuts: true})
 		if err != nil || !sol.Proven {
 			t.Fatalf("%s: optimum %v (proven %v)", tc.shape, err, sol != nil && sol.Proven)
 		}

@@ -25,12 +25,10 @@ import (
 // search, one solver per period. Links as resources (channels), latency
 // budgets and memory decisions are not in this encoding.
 
-// AssignedOptions configure SearchAssigned.
+// AssignedOptions are SearchAssigned's effort and what the caller
+// knows; the problem (the placement with candidates, the budget, the
+// micro-batches, 0 if unknown: see Search) is its spec.
 type AssignedOptions struct {
-	Memory int // the search's one budget (placement's Budget); 0: unlimited
-	// MicroBatches is N of the schedule the repetend is for, 0 if unknown
-	// (see Options).
-	MicroBatches int
 	// MaxNR is the largest N_R tried; 0: DefaultNRLimit.
 	MaxNR int
 	// Upper, when > 0, asks for a period below Upper (an incumbent's):
@@ -61,11 +59,12 @@ type AssignedResult struct {
 	Checks     int
 }
 
-// SearchAssigned finds a choice of devices for every block of p and a
-// repetend of the chosen placement of least period under the memory
-// budget (see the encoding above). When ctx ends or a call runs out of
+// SearchAssigned finds a choice of devices for every block of sp's
+// placement and a repetend of the chosen placement of least period under
+// sp's memory budget (see the encoding above). When ctx ends or a call runs out of
 // effort the best repetend so far is returned, not proven.
-func SearchAssigned(ctx context.Context, p *placement.Placement, opt AssignedOptions) (*AssignedResult, error) {
+func SearchAssigned(ctx context.Context, sp spec.Spec, opt AssignedOptions) (*AssignedResult, error) {
+	p := sp.Placement
 	if links.Queued(p) {
 		return nil, errors.New("repetend: links as resources (channels) are not in the encoding with assignment literals")
 	}
@@ -97,7 +96,7 @@ func SearchAssigned(ctx context.Context, p *placement.Placement, opt AssignedOpt
 			P = lo + (hi-lo)/2
 		}
 		out.Checks++
-		r, choice, err := assignedAt(ctx, p, P, opt, effort)
+		r, choice, err := assignedAt(ctx, sp, P, opt, effort)
 		switch {
 		case errors.Is(err, z3.ErrEffort):
 			capped = true
@@ -171,8 +170,7 @@ func assignedPeriodBounds(p *placement.Placement) (lo, hi int) {
 
 // assignedAt looks for a choice and a repetend of period P
 // (encode.AssignedAt): nil, nil when none exists.
-func assignedAt(ctx context.Context, p *placement.Placement, P int, opt AssignedOptions, effort int) (*Repetend, []int, error) {
-	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory}
+func assignedAt(ctx context.Context, sp spec.Spec, P int, opt AssignedOptions, effort int) (*Repetend, []int, error) {
 	choice, it, err := encode.AssignedAt(ctx, sp, P, encode.RepetendOptions{MaxNR: opt.MaxNR, Exclude: opt.Exclude, Seed: opt.Seed, Effort: effort})
 	if it == nil || err != nil {
 		return nil, nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/cluster"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // openPlacement is a random layered DAG of k forward blocks on d devices,
@@ -91,7 +92,7 @@ func TestSearchAssignedBruteForce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r, err := Search(ctx, q, Options{Memory: tc.memory, MicroBatches: tc.micro, MaxNR: tc.nr, Strategy: StrategyJoint, Effort: -1})
+				r, err := Search(ctx, spec.Spec{Placement: q, Memory: tc.memory, MicroBatches: tc.micro}, Options{MaxNR: tc.nr, Strategy: StrategyJoint, Effort: -1})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -114,7 +115,7 @@ func TestSearchAssignedBruteForce(t *testing.T) {
 					break
 				}
 			}
-			got, err := SearchAssigned(ctx, p, AssignedOptions{Memory: tc.memory, MicroBatches: tc.micro, MaxNR: tc.nr, Effort: -1})
+			got, err := SearchAssigned(ctx, spec.Spec{Placement: p, Memory: tc.memory, MicroBatches: tc.micro}, AssignedOptions{MaxNR: tc.nr, Effort: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +136,7 @@ func TestSearchAssignedBruteForce(t *testing.T) {
 			}
 			t.Logf("period %d, choice %v, %d assignments", best, got.Choice, len(periods))
 			// Nothing below the least period, when asked to beat it.
-			below, err := SearchAssigned(ctx, p, AssignedOptions{Memory: tc.memory, MicroBatches: tc.micro, MaxNR: tc.nr, Effort: -1, Upper: best})
+			below, err := SearchAssigned(ctx, spec.Spec{Placement: p, Memory: tc.memory, MicroBatches: tc.micro}, AssignedOptions{MaxNR: tc.nr, Effort: -1, Upper: best})
 			if err != nil {
 				t.Fatal(err)
 			}

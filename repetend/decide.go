@@ -29,12 +29,11 @@ type Decided struct {
 	Recompute []int              // per block: recompute start, when recomputed
 }
 
-// DecideOptions configure SearchDecided.
+// DecideOptions are SearchDecided's effort; the problem (the placement,
+// the memory budget, the decisions allowed) is its spec.
 type DecideOptions struct {
-	Memory             int // per-device budget; 0: unlimited
-	MaxNR              int // largest N_R; 0: DefaultNRLimit
-	Offload, Recompute bool
-	Seed               int
+	MaxNR int // largest N_R; 0: DefaultNRLimit
+	Seed  int
 	// Effort caps each solver call (z3.SolverOptions.Effort); 0:
 	// DefaultEffort, negative: no cap. A call that runs out moves on to
 	// the next period.
@@ -50,8 +49,9 @@ type DecideOptions struct {
 // micro-batch that leaves memory behind).
 var ErrDecisionsUnsupported = errors.New("repetend: decisions on this placement are not encoded (links with channels, or memory left behind)")
 
-// SearchDecided finds a repetend of short period whose per-block
-// decisions (keep, offload, recompute) fit the memory budget in the
+// SearchDecided finds a repetend of sp's placement of short period whose
+// per-block decisions (keep, offload, recompute, as sp allows) fit sp's
+// memory budget in the
 // steady state: P = MaxPeriod, − 1, … down to the lower bound, each with
 // the offsets and the decisions as variables (the joint method's
 // encoding) and, per device, memory counted across iterations with every
@@ -60,7 +60,8 @@ var ErrDecisionsUnsupported = errors.New("repetend: decisions on this placement 
 // cheap ones). It returns the last found, nil when none was: the least
 // period among decided repetends only where the check below it proved
 // none exists, which the result does not claim.
-func SearchDecided(ctx context.Context, p *placement.Placement, opt DecideOptions) (*Decided, error) {
+func SearchDecided(ctx context.Context, sp spec.Spec, opt DecideOptions) (*Decided, error) {
+	p := sp.Placement
 	if links.Queued(p) {
 		return nil, ErrDecisionsUnsupported
 	}
@@ -82,7 +83,7 @@ func SearchDecided(ctx context.Context, p *placement.Placement, opt DecideOption
 		if ctx.Err() != nil {
 			break
 		}
-		r, err := decidedAt(ctx, p, P, opt, effort)
+		r, err := decidedAt(ctx, sp, P, opt, effort)
 		switch {
 		case errors.Is(err, z3.ErrEffort) || (err != nil && interrupted(err)):
 			return best, nil
@@ -97,8 +98,7 @@ func SearchDecided(ctx context.Context, p *placement.Placement, opt DecideOption
 }
 
 // decidedAt is one check of SearchDecided at period P (encode.DecidedAt).
-func decidedAt(ctx context.Context, p *placement.Placement, P int, opt DecideOptions, effort int) (*Decided, error) {
-	sp := spec.Spec{Placement: p, Memory: opt.Memory, Allowed: spec.Decisions{Offload: opt.Offload, Recompute: opt.Recompute}}
+func decidedAt(ctx context.Context, sp spec.Spec, P int, opt DecideOptions, effort int) (*Decided, error) {
 	it, err := encode.DecidedAt(ctx, sp, P, encode.RepetendOptions{MaxNR: opt.MaxNR, Seed: opt.Seed, Effort: effort})
 	if it == nil || err != nil {
 		return nil, err

@@ -31,8 +31,7 @@ func TestDecidedRepetendVerifies(t *testing.T) {
 		{"both, memory 4", 4, 8, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := SearchDecided(context.Background(), p, DecideOptions{Memory: tc.memory, MaxNR: 4, Offload: tc.offload, Recompute: tc.recompute,
-				Effort: 2_000_000, MaxPeriod: tc.period})
+			d, err := SearchDecided(context.Background(), spec.Spec{Placement: p, Memory: tc.memory, Allowed: spec.Decisions{Offload: tc.offload, Recompute: tc.recompute}}, DecideOptions{MaxNR: 4, Effort: 2_000_000, MaxPeriod: tc.period})
 			if err != nil {
 				t.Fatal(err)
 			}

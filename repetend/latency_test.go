@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // TestSearchLatency: the repetend's cross-iteration latency rule (the
@@ -16,7 +17,7 @@ func TestSearchLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	free, err := Search(context.Background(), p, Options{MaxNR: 4, Strategy: StrategyJoint})
+	free, err := Search(context.Background(), spec.Spec{Placement: p}, Options{MaxNR: 4, Strategy: StrategyJoint})
 	if err != nil || free.Best == nil {
 		t.Fatal(err)
 	}
@@ -24,7 +25,7 @@ func TestSearchLatency(t *testing.T) {
 		t.Fatalf("without a budget the steady latency is %d: the test needs one over 6", free.Best.Latency(p))
 	}
 	for _, m := range []Strategy{StrategyJoint, StrategyEnumerate} {
-		r, err := Search(context.Background(), p, Options{MaxNR: 4, Strategy: m, Jobs: 1, Latency: 6})
+		r, err := Search(context.Background(), spec.Spec{Placement: p, Latency: 6}, Options{MaxNR: 4, Strategy: m, Jobs: 1})
 		if err != nil || r.Best == nil {
 			t.Fatalf("%s: %v", m, err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // The link rule these tests pin (docs/design.md, "Links": with --channels
@@ -114,7 +115,7 @@ func TestRepetendLinksSteadyState(t *testing.T) {
 		var periods []int
 		for _, m := range []Strategy{StrategyEnumerate, StrategyJoint} {
 			what := fmt.Sprintf("%s %s", tc.name, m)
-			r, err := Search(context.Background(), p, Options{Memory: tc.memory, MaxNR: tc.maxNR, Strategy: m, Jobs: 1})
+			r, err := Search(context.Background(), spec.Spec{Placement: p, Memory: tc.memory}, Options{MaxNR: tc.maxNR, Strategy: m, Jobs: 1})
 			if err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}
@@ -151,7 +152,7 @@ func TestRepetendLinksSteadyState(t *testing.T) {
 func TestChannelsLengthenPeriod(t *testing.T) {
 	for _, channels := range []bool{false, true} {
 		p := placementtest.TwoSenders(channels)
-		r, err := Search(context.Background(), p, Options{MaxNR: 3, Jobs: 1})
+		r, err := Search(context.Background(), spec.Spec{Placement: p}, Options{MaxNR: 3, Jobs: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +199,7 @@ func TestPeriodBoundWithChannels(t *testing.T) {
 				if bound > PeriodBound(free, cd.Offsets) {
 					raised++
 				}
-				r, _, err := MinimizePeriod(context.Background(), p, cd, 1, upperPeriod(p)*nr+1, PeriodOptions{})
+				r, _, err := MinimizePeriod(context.Background(), spec.Spec{Placement: p}, cd, 1, upperPeriod(p)*nr+1, PeriodOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -4,13 +4,15 @@ import (
 	"context"
 
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
-// MaxNR is the largest number of micro-batches a repetend may span under
-// the memory budget (the paper's CalMaxInflight): past it, every
-// candidate's entry memory exceeds the budget on some device. With no
-// budget it is limit.
-func MaxNR(ctx context.Context, p *placement.Placement, memory, limit int) int {
+// MaxNR is the largest number of micro-batches a repetend of sp's
+// placement may span under sp's memory budget (the paper's
+// CalMaxInflight): past it, every candidate's entry memory exceeds the
+// budget on some device. With no budget it is limit.
+func MaxNR(ctx context.Context, sp spec.Spec, limit int) int {
+	p, memory := sp.Placement, sp.Memory
 	if !p.Limited(memory) {
 		return limit
 	}

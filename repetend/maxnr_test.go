@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // fitsByEnumeration is fitsSome without the cut: every candidate.
@@ -50,7 +51,7 @@ func TestFitsSomeAgreesWithEnumeration(t *testing.T) {
 // the chunked, split-backward x-shape at memory 4 took minutes.
 func TestMaxNRChunkedXShape(t *testing.T) {
 	p := placementtest.Builtin(t, "x-shape", placement.Options{Chunks: 2, Order: placement.V, SplitBackward: true})
-	got := MaxNR(context.Background(), p, 4, DefaultNRLimit(p))
+	got := MaxNR(context.Background(), spec.Spec{Placement: p, Memory: 4}, DefaultNRLimit(p))
 	for nr := 1; nr <= got; nr++ {
 		if !fitsSome(context.Background(), p, nr, 4) {
 			t.Fatalf("N_R %d below the maximum %d does not fit", nr, got)

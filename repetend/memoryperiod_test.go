@@ -53,7 +53,7 @@ func TestMemoryPeriodBelowProvenPeriod(t *testing.T) {
 		}
 		memory := 1 + rng.IntN(2)
 		bound := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: 0, Memory: memory}).Period
-		res, err := Search(context.Background(), p, Options{Memory: memory, MaxNR: 4, Effort: 2_000_000, Jobs: 1})
+		res, err := Search(context.Background(), spec.Spec{Placement: p, Memory: memory}, Options{MaxNR: 4, Effort: 2_000_000, Jobs: 1})
 		if err != nil || res.Best == nil || !res.Proven {
 			continue
 		}

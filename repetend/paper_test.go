@@ -12,6 +12,7 @@ import (
 	"github.com/tessel-pp/tessel/internal/testskip"
 	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Reference: §IV-B, property 4.2 — offsets never increase along a
@@ -123,7 +124,7 @@ func TestPaperFig11ZeroBubbleNR(t *testing.T) {
 	}{{"v-shape", 4}, {"m-shape", 6}, {"nn-shape", 6}} {
 		p := placementtest.Builtin(t, c.name, placement.Options{})
 		for _, nr := range []int{c.zero - 1, c.zero} {
-			r, err := Search(context.Background(), p, Options{MaxNR: nr, Strategy: StrategyJoint})
+			r, err := Search(context.Background(), spec.Spec{Placement: p}, Options{MaxNR: nr, Strategy: StrategyJoint})
 			if err != nil || r.Best == nil {
 				t.Fatalf("%s N_R ≤ %d: %v", c.name, nr, err)
 			}
@@ -147,7 +148,7 @@ func TestPaperFig11ZeroBubbleNR(t *testing.T) {
 // search at once.
 func TestPaperLowerBoundEndsTheSearch(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{})
-	r, err := Search(context.Background(), p, Options{MaxNR: 6, Strategy: StrategyEnumerate, Jobs: 1})
+	r, err := Search(context.Background(), spec.Spec{Placement: p}, Options{MaxNR: 6, Strategy: StrategyEnumerate, Jobs: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

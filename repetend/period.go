@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/tessel-pp/tessel/encode"
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/spec"
 )
 
@@ -26,26 +25,21 @@ func repetend(nr int, it *encode.Iteration) *Repetend {
 	return &Repetend{NR: nr, Offsets: it.Offsets, Period: it.Period, Starts: it.Starts}
 }
 
-// periodSpec is the problem opt poses for a repetend of p: its budget,
-// micro-batches and latency budget.
-func periodSpec(p *placement.Placement, opt PeriodOptions) spec.Spec {
-	return spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency}
-}
-
-// newPeriodic encodes the repetend of candidate c on p (encode.NewPeriodic)
-// under opt's budgets, for opt's micro-batches, with its seed and effort.
-func newPeriodic(p *placement.Placement, c Assignment, opt PeriodOptions) (*encode.Periodic, error) {
-	return encode.NewPeriodic(periodSpec(p, opt), c.NR, c.Offsets, encode.RepetendOptions{Seed: opt.Seed, Effort: opt.Effort})
+// newPeriodic encodes the repetend of candidate c on sp's placement
+// (encode.NewPeriodic) under sp's budgets, for sp's micro-batches, with
+// opt's seed and effort.
+func newPeriodic(sp spec.Spec, c Assignment, opt PeriodOptions) (*encode.Periodic, error) {
+	return encode.NewPeriodic(sp, c.NR, c.Offsets, encode.RepetendOptions{Seed: opt.Seed, Effort: opt.Effort})
 }
 
 // MinimizePeriod finds the least period in [lo, hi] of the candidate's
-// repetend under the memory budget by binary search; r is nil when no
-// period ≤ hi exists.
-func MinimizePeriod(ctx context.Context, p *placement.Placement, c Assignment, lo, hi int, opt PeriodOptions) (r *Repetend, checks int, err error) {
+// repetend under sp's memory and latency budgets by binary search; r is
+// nil when no period ≤ hi exists.
+func MinimizePeriod(ctx context.Context, sp spec.Spec, c Assignment, lo, hi int, opt PeriodOptions) (r *Repetend, checks int, err error) {
 	if lo > hi {
 		return nil, 0, nil
 	}
-	ps, err := newPeriodic(p, c, opt)
+	ps, err := newPeriodic(sp, c, opt)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -57,8 +51,8 @@ func MinimizePeriod(ctx context.Context, p *placement.Placement, c Assignment, l
 // SolveFixed schedules a candidate's repetend at exactly the given period,
 // in a fresh solver: the same inputs always give the same starts, whatever
 // search found the period.
-func SolveFixed(ctx context.Context, p *placement.Placement, c Assignment, period int, opt PeriodOptions) (*Repetend, error) {
-	ps, err := newPeriodic(p, c, opt)
+func SolveFixed(ctx context.Context, sp spec.Spec, c Assignment, period int, opt PeriodOptions) (*Repetend, error) {
+	ps, err := newPeriodic(sp, c, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -7,25 +7,22 @@ import (
 
 	"github.com/tessel-pp/tessel/encode"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 	"github.com/tessel-pp/tessel/z3"
 )
 
-// PeriodOptions are what the period of a repetend of given offsets
-// depends on beside them (Retime, MinimizePeriod, SolveFixed).
+// PeriodOptions are the effort of Retime, MinimizePeriod and SolveFixed;
+// the problem (the placement, the memory budget, the micro-batches, 0
+// when unknown, and the steady state's latency budget, latency.go) is
+// their spec.
 type PeriodOptions struct {
-	Memory int // per-device budget; 0 means unlimited
-	// MicroBatches is N (0 when unknown); it matters only where a
-	// micro-batch leaves memory behind on a device.
-	MicroBatches int
-	Seed         int // random seed of the solver
+	Seed int // random seed of the solver
 	// Effort caps each solver call, in Z3 resource units (0: no cap).
 	Effort int
-	// Latency is the latency budget of the steady state (0: none; see
-	// latency.go).
-	Latency int
 }
 
-// Retime is the repetend of candidate c's offsets on p — a repetend
+// Retime is the repetend of candidate c's offsets on sp's placement,
+// under sp's budgets — a repetend
 // found on another cluster, say, whose links or devices have changed: the
 // least period those offsets reach under the memory budget and the starts
 // that reach it. Only the offsets are kept; the order of the blocks in
@@ -33,8 +30,8 @@ type PeriodOptions struct {
 // not fit the budget at any period, or when a solver call reaches
 // opt.Effort before any period is found; a cap met later keeps the least
 // period found so far.
-func Retime(ctx context.Context, p *placement.Placement, c Assignment, opt PeriodOptions) (*Repetend, error) {
-	nr, offsets, memory, microBatches := c.NR, c.Offsets, opt.Memory, opt.MicroBatches
+func Retime(ctx context.Context, sp spec.Spec, c Assignment, opt PeriodOptions) (*Repetend, error) {
+	p, nr, offsets := sp.Placement, c.NR, c.Offsets
 	if len(offsets) != len(p.Blocks) {
 		return nil, fmt.Errorf("repetend: %d offsets for %d blocks", len(offsets), len(p.Blocks))
 	}
@@ -43,14 +40,14 @@ func Retime(ctx context.Context, p *placement.Placement, c Assignment, opt Perio
 			return nil, fmt.Errorf("repetend: offset %d outside 0..%d", o, nr-1)
 		}
 	}
-	if !withinBudget(p, encode.IterationEntry(p, offsets, nr, microBatches), memory) {
+	if !withinBudget(p, encode.IterationEntry(sp, offsets, nr), sp.Memory) {
 		return nil, nil
 	}
 	lo, hi := PeriodBound(p, offsets), upperPeriod(p)
 	if lo > hi {
 		return nil, nil
 	}
-	ps, err := newPeriodic(p, c, opt)
+	ps, err := newPeriodic(sp, c, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // Retime gives a repetend's offsets their least period on another
@@ -16,32 +17,32 @@ import (
 func TestRetime(t *testing.T) {
 	ctx := context.Background()
 	p := setTransfers(placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4}), 1)
-	found, err := Search(ctx, p, Options{Memory: 4, MaxNR: 4})
+	found, err := Search(ctx, spec.Spec{Placement: p, Memory: 4}, Options{MaxNR: 4})
 	if err != nil || found.Best == nil {
 		t.Fatalf("search: %v %v", found, err)
 	}
 	b := found.Best
-	same, err := Retime(ctx, p, Assignment{NR: b.NR, Offsets: b.Offsets}, PeriodOptions{Memory: 4})
+	same, err := Retime(ctx, spec.Spec{Placement: p, Memory: 4}, Assignment{NR: b.NR, Offsets: b.Offsets}, PeriodOptions{})
 	if err != nil || same == nil || same.Period != b.Period {
 		t.Fatalf("re-timed on its own placement: %+v %v, want period %d", same, err, b.Period)
 	}
 	slow := setTransfers(placementtest.Builtin(t, "v-shape", placement.Options{Devices: 4}), 5)
-	r, err := Retime(ctx, slow, Assignment{NR: b.NR, Offsets: b.Offsets}, PeriodOptions{Memory: 4})
+	r, err := Retime(ctx, spec.Spec{Placement: slow, Memory: 4}, Assignment{NR: b.NR, Offsets: b.Offsets}, PeriodOptions{})
 	if err != nil || r == nil {
 		t.Fatalf("re-timed with slower transfers: %v %v", r, err)
 	}
 	checkRule(t, "re-timed", slow, r)
-	want, _, err := MinimizePeriod(ctx, slow, Assignment{NR: b.NR, Offsets: b.Offsets}, PeriodBound(slow, b.Offsets), upperPeriod(slow), PeriodOptions{Memory: 4})
+	want, _, err := MinimizePeriod(ctx, spec.Spec{Placement: slow, Memory: 4}, Assignment{NR: b.NR, Offsets: b.Offsets}, PeriodBound(slow, b.Offsets), upperPeriod(slow), PeriodOptions{})
 	if err != nil || want == nil || r.Period != want.Period || r.Period < b.Period {
 		t.Errorf("re-timed period %d, MinimizePeriod %v (%v), old %d", r.Period, want, err, b.Period)
 	}
-	if _, err := Retime(ctx, p, Assignment{NR: b.NR, Offsets: b.Offsets[1:]}, PeriodOptions{Memory: 4}); err == nil {
+	if _, err := Retime(ctx, spec.Spec{Placement: p, Memory: 4}, Assignment{NR: b.NR, Offsets: b.Offsets[1:]}, PeriodOptions{}); err == nil {
 		t.Error("offsets of another placement were taken")
 	}
-	if _, err := Retime(ctx, p, Assignment{NR: 1, Offsets: b.Offsets}, PeriodOptions{Memory: 4}); err == nil && maxOffset(b.Offsets) > 0 {
+	if _, err := Retime(ctx, spec.Spec{Placement: p, Memory: 4}, Assignment{NR: 1, Offsets: b.Offsets}, PeriodOptions{}); err == nil && maxOffset(b.Offsets) > 0 {
 		t.Error("offsets beyond N_R were taken")
 	}
-	if r, err := Retime(ctx, p, Assignment{NR: b.NR, Offsets: b.Offsets}, PeriodOptions{Memory: 1}); err != nil || r != nil {
+	if r, err := Retime(ctx, spec.Spec{Placement: p, Memory: 1}, Assignment{NR: b.NR, Offsets: b.Offsets}, PeriodOptions{}); err != nil || r != nil {
 		t.Errorf("over a budget of 1: %+v %v, want nil", r, err)
 	}
 }
@@ -86,7 +87,7 @@ func TestAdapt(t *testing.T) {
 			t.Fatalf("no block %q", id)
 		}
 	}
-	if r, err := Retime(ctx, p, Assignment{NR: 4, Offsets: offsets}, PeriodOptions{Memory: 4, MicroBatches: 32}); err != nil || r == nil || r.Period != 8 {
+	if r, err := Retime(ctx, spec.Spec{Placement: p, Memory: 4, MicroBatches: 32}, Assignment{NR: 4, Offsets: offsets}, PeriodOptions{}); err != nil || r == nil || r.Period != 8 {
 		t.Fatalf("the old repetend on its own cluster: %+v %v, want period 8", r, err)
 	}
 	slow := slowLink(x(), 1, 2, 10)
@@ -95,11 +96,11 @@ func TestAdapt(t *testing.T) {
 	if before, after := PeriodBound(slow, offsets), PeriodBound(slow, adapted); before != 16 || after >= before {
 		t.Errorf("bound %d after Adapt, %d before (want 16)", after, before)
 	}
-	was, err := Retime(ctx, slow, Assignment{NR: 4, Offsets: offsets}, PeriodOptions{Memory: 4, MicroBatches: 32})
+	was, err := Retime(ctx, spec.Spec{Placement: slow, Memory: 4, MicroBatches: 32}, Assignment{NR: 4, Offsets: offsets}, PeriodOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	now, err := Retime(ctx, slow, Assignment{NR: 4, Offsets: adapted}, PeriodOptions{Memory: 4, MicroBatches: 32})
+	now, err := Retime(ctx, spec.Spec{Placement: slow, Memory: 4, MicroBatches: 32}, Assignment{NR: 4, Offsets: adapted}, PeriodOptions{})
 	if err != nil || now == nil {
 		t.Fatalf("re-timing the adapted offsets: %v %v", now, err)
 	}

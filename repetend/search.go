@@ -48,17 +48,15 @@ func ParseStrategy(s string) (Strategy, error) {
 	return "", fmt.Errorf("unknown method %q (want enumerate, joint or race)", s)
 }
 
-// Options configure Search.
+// Options are Search's effort: the range of N_R, the strategy, workers,
+// seed, effort, the completion check, progress and an incumbent. The
+// problem (the placement, the memory and latency budgets, the
+// micro-batches) is Search's spec.
 type Options struct {
-	Memory int // per-device budget; 0 means unlimited
-	// MicroBatches is N of the schedule the repetend is for, 0 if unknown.
-	// It matters only where one micro-batch leaves memory behind on a
-	// device: later iterations then start with more.
-	MicroBatches int
-	MaxNR        int      // largest N_R tried; 0: from the memory budget, at most DefaultNRLimit(p)
-	Strategy     Strategy // default StrategyJoint
-	Jobs         int      // workers of the enumeration; 0: one per core
-	Seed         int
+	MaxNR    int      // largest N_R tried; 0: from the spec's memory budget, at most DefaultNRLimit(p)
+	Strategy Strategy // default StrategyJoint
+	Jobs     int      // workers of the enumeration; 0: one per core
+	Seed     int
 	// Effort caps every solver call (z3.SolverOptions.Effort): 0 means
 	// DefaultEffort, a negative value no cap. A call that runs out proves
 	// nothing: the search goes on and its result is not proven. Unlike a
@@ -72,9 +70,6 @@ type Options struct {
 	// Progress, when set, is called (from one goroutine at a time) as the
 	// search advances.
 	Progress func(Progress)
-	// Latency is the latency budget of the steady state (0: none): every
-	// micro-batch of the repetend's iterations within it (latency.go).
-	Latency int
 	// Incumbent, when set, is a repetend already known (a modulo schedule,
 	// say) that fits the budget and passes Accept. The search then looks
 	// only for shorter periods, top-down from it: the checks that find a
@@ -139,9 +134,15 @@ func (o Options) effort() int {
 // repetend of the paper (Fig. 11 reaches 0 by N_R = 6 on 4 devices).
 func DefaultNRLimit(p *placement.Placement) int { return max(2*p.Devices, 2) }
 
-// Search finds the repetend of least period under the memory budget. When
-// ctx ends first it returns the best repetend found with Proven false.
-func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
+// Search finds the repetend of sp's placement of least period under sp's
+// memory and latency budgets (every micro-batch of the repetend's
+// iterations within the latency budget, latency.go). sp's micro-batches
+// are N of the schedule the repetend is for, 0 if unknown: they matter
+// only where one micro-batch leaves memory behind on a device (later
+// iterations then start with more). When ctx ends first it returns the
+// best repetend found with Proven false.
+func Search(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
+	p := sp.Placement
 	if opt.Strategy == "" {
 		opt.Strategy = StrategyJoint
 	}
@@ -152,7 +153,7 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 		opt.Accept = func(context.Context, int, []int) (bool, error) { return true, nil }
 	}
 	if opt.MaxNR <= 0 {
-		opt.MaxNR = MaxNR(ctx, p, opt.Memory, DefaultNRLimit(p))
+		opt.MaxNR = MaxNR(ctx, sp, DefaultNRLimit(p))
 	}
 	var (
 		r   *Result
@@ -160,11 +161,11 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	)
 	switch opt.Strategy {
 	case StrategyEnumerate:
-		r, err = searchEnumerate(ctx, p, opt)
+		r, err = searchEnumerate(ctx, sp, opt)
 	case StrategyJoint:
-		r, err = searchJoint(ctx, p, opt)
+		r, err = searchJoint(ctx, sp, opt)
 	case StrategyRace:
-		r, err = searchRace(ctx, p, opt)
+		r, err = searchRace(ctx, sp, opt)
 	default:
 		return nil, fmt.Errorf("repetend: unknown method %q", opt.Strategy)
 	}
@@ -178,12 +179,12 @@ func Search(ctx context.Context, p *placement.Placement, opt Options) (*Result, 
 	// Stopped (time limit, Ctrl-C, effort) before any repetend: one
 	// micro-batch at a time is always a repetend when one fits in memory.
 	seq := Sequential(p)
-	if seq != nil && withinBudget(p, encode.IterationEntry(p, seq.Offsets, 1, opt.MicroBatches), opt.Memory) {
+	if seq != nil && withinBudget(p, encode.IterationEntry(sp, seq.Offsets, 1), sp.Memory) {
 		ok, aerr := opt.Accept(context.WithoutCancel(ctx), 1, seq.Offsets)
 		if aerr != nil {
 			return r, aerr
 		}
-		if ok && fitsMemory(p, seq, opt.Memory) {
+		if ok && fitsMemory(p, seq, sp.Memory) {
 			r.Best = seq
 		}
 	}
@@ -244,13 +245,14 @@ type job struct {
 // best so far in that order. (One exception: when a solver call reaches
 // its effort cap, which bounds it depended on can vary with timing; the
 // result is then marked not proven.)
-func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
+func searchEnumerate(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
+	p := sp.Placement
 	lb := periodLowerBound(p)
 	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Strategy: StrategyEnumerate}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	e := &enumState{p: p, opt: opt, res: res, lb: lb, cancel: cancel, bestIndex: -1}
+	e := &enumState{sp: sp, opt: opt, res: res, lb: lb, cancel: cancel, bestIndex: -1}
 	if opt.Incumbent != nil {
 		// Only a shorter period beats what is known.
 		e.best, e.bestIndex = opt.Incumbent, -1
@@ -296,8 +298,7 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 		}
 		// The starts of the winner must not depend on the path the search
 		// took (workers, bounds met on the way): solve it once more alone.
-		fixed, err := SolveFixed(ctx, p, Assignment{NR: best.NR, Offsets: best.Offsets}, best.Period,
-			PeriodOptions{Memory: opt.Memory, MicroBatches: opt.MicroBatches, Seed: opt.Seed, Latency: opt.Latency})
+		fixed, err := SolveFixed(ctx, sp, Assignment{NR: best.NR, Offsets: best.Offsets}, best.Period, PeriodOptions{Seed: opt.Seed})
 		if err != nil {
 			if interrupted(err) {
 				return res, nil
@@ -312,7 +313,7 @@ func searchEnumerate(ctx context.Context, p *placement.Placement, opt Options) (
 // enumState is what searchEnumerate's dispatcher and workers share; mu
 // guards the fields below it.
 type enumState struct {
-	p         *placement.Placement
+	sp        spec.Spec
 	opt       Options
 	res       *Result
 	lb, total int
@@ -345,8 +346,7 @@ func (e *enumState) report(nr int) {
 // work is one worker: it solves the candidates of jobs on its own
 // encoding, keeping the best accepted repetend.
 func (e *enumState) work(ctx context.Context, jobs <-chan job) {
-	p, opt, res := e.p, e.opt, e.res
-	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency}
+	opt, res, sp := e.opt, e.res, e.sp
 	ps, err := encode.NewPeriodicWorker(sp, encode.RepetendOptions{Seed: opt.Seed, Effort: opt.effort()})
 	if err != nil {
 		e.mu.Lock()
@@ -365,7 +365,7 @@ func (e *enumState) work(ctx context.Context, jobs <-chan job) {
 		skip := !e.better(jb.bound, jb.index)
 		// Only a period that beats the best so far is worth
 		// finding: equal periods win on earlier candidates only.
-		hi := upperPeriod(p)
+		hi := upperPeriod(sp.Placement)
 		switch {
 		case e.best == nil:
 		case jb.index < e.bestIndex:
@@ -418,7 +418,8 @@ func (e *enumState) work(ctx context.Context, jobs <-chan job) {
 // the workers, in enumeration order, and says whether it sent them all
 // (or stopped only because the lower bound was reached).
 func (e *enumState) dispatch(ctx context.Context, jobs chan<- job) (exhausted bool) {
-	p, opt, res, lb := e.p, e.opt, e.res, e.lb
+	sp, opt, res, lb := e.sp, e.opt, e.res, e.lb
+	p := sp.Placement
 	index := 0
 	for nr := 1; nr <= opt.MaxNR; nr++ {
 		stopped := !Enumerate(ctx, p, nr, func(c Assignment) bool {
@@ -426,7 +427,7 @@ func (e *enumState) dispatch(ctx context.Context, jobs chan<- job) (exhausted bo
 			e.mu.Lock()
 			res.Stats.Seen++
 			done := e.best != nil && e.best.Period == lb
-			prune := !withinBudget(p, encode.IterationEntry(p, c.Offsets, c.NR, opt.MicroBatches), opt.Memory)
+			prune := !withinBudget(p, encode.IterationEntry(sp, c.Offsets, c.NR), sp.Memory)
 			var bound int
 			if !prune {
 				bound = PeriodBound(p, c.Offsets)
@@ -505,15 +506,16 @@ const nrEffort = 2_000_000
 
 // searchJoint checks P = lower bound, lower bound + 1, … with the offsets
 // as variables, and for the first P that works, the least N_R.
-func searchJoint(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
+func searchJoint(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
+	p := sp.Placement
 	lb := periodLowerBound(p)
 	res := &Result{LowerBound: lb, MaxNR: opt.MaxNR, Strategy: StrategyJoint}
 	if opt.Incumbent != nil {
-		return searchJointDown(ctx, p, opt, res)
+		return searchJointDown(ctx, sp, opt, res)
 	}
 	refuted := true // every period below the current one is impossible
 	for P := lb; P <= upperPeriod(p); P++ {
-		r, err := jointAt(ctx, p, P, opt, res)
+		r, err := jointAt(ctx, sp, P, opt, res)
 		if errors.Is(err, z3.ErrEffort) {
 			refuted = false
 			continue
@@ -539,7 +541,7 @@ func searchJoint(ctx context.Context, p *placement.Placement, opt Options) (*Res
 // repetend (proven: the last one found is least) or a check runs out of
 // effort (not proven). The least N_R is sought only at the last period
 // found.
-func searchJointDown(ctx context.Context, p *placement.Placement, opt Options, res *Result) (*Result, error) {
+func searchJointDown(ctx context.Context, sp spec.Spec, opt Options, res *Result) (*Result, error) {
 	res.Best = opt.Incumbent
 	if opt.Incumbent.Period <= res.LowerBound {
 		res.Proven = true
@@ -547,7 +549,7 @@ func searchJointDown(ctx context.Context, p *placement.Placement, opt Options, r
 	}
 	found := false
 	for P := opt.Incumbent.Period - 1; P >= res.LowerBound; P-- {
-		r, err := jointAtNR(ctx, p, P, opt, res, false)
+		r, err := jointAtNR(ctx, sp, P, opt, res, false)
 		if errors.Is(err, z3.ErrEffort) {
 			break
 		}
@@ -572,7 +574,7 @@ func searchJointDown(ctx context.Context, p *placement.Placement, opt Options, r
 	if found && ctx.Err() == nil {
 		// The least N_R at the period reached; a capped effort, as in
 		// jointAt.
-		if r, err := jointAtNR(ctx, p, res.Best.Period, opt, res, true); err == nil && r != nil && r.NR <= res.Best.NR {
+		if r, err := jointAtNR(ctx, sp, res.Best.Period, opt, res, true); err == nil && r != nil && r.NR <= res.Best.NR {
 			res.Best = r
 		} else if err != nil && !interrupted(err) && !errors.Is(err, z3.ErrEffort) {
 			return res, err
@@ -582,14 +584,13 @@ func searchJointDown(ctx context.Context, p *placement.Placement, opt Options, r
 }
 
 // jointAt finds, for one period, the accepted offsets of least N_R.
-func jointAt(ctx context.Context, p *placement.Placement, P int, opt Options, res *Result) (*Repetend, error) {
-	return jointAtNR(ctx, p, P, opt, res, true)
+func jointAt(ctx context.Context, sp spec.Spec, P int, opt Options, res *Result) (*Repetend, error) {
+	return jointAtNR(ctx, sp, P, opt, res, true)
 }
 
 // jointAtNR finds, for one period, accepted offsets; of least N_R when
 // leastNR is set.
-func jointAtNR(ctx context.Context, p *placement.Placement, P int, opt Options, res *Result, leastNR bool) (*Repetend, error) {
-	sp := spec.Spec{Placement: p, MicroBatches: opt.MicroBatches, Memory: opt.Memory, Latency: opt.Latency}
+func jointAtNR(ctx context.Context, sp spec.Spec, P int, opt Options, res *Result, leastNR bool) (*Repetend, error) {
 	j, err := encode.NewJoint(sp, P, encode.RepetendOptions{MaxNR: opt.MaxNR, Seed: opt.Seed, Effort: opt.effort()})
 	if err != nil {
 		return nil, err
@@ -659,7 +660,7 @@ func maxOffset(offs []int) int {
 // searchRace runs both methods and keeps the first proven answer; the
 // other is cancelled. Which one wins may vary from run to run; both give
 // the same least period.
-func searchRace(ctx context.Context, p *placement.Placement, opt Options) (*Result, error) {
+func searchRace(ctx context.Context, sp spec.Spec, opt Options) (*Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type out struct {
@@ -669,11 +670,11 @@ func searchRace(ctx context.Context, p *placement.Placement, opt Options) (*Resu
 	ch := make(chan out, 2)
 	var pan safego.Panic
 	defer pan.Repanic()
-	run := func(f func(context.Context, *placement.Placement, Options) (*Result, error)) {
+	run := func(f func(context.Context, spec.Spec, Options) (*Result, error)) {
 		var o out
 		defer func() { ch <- o }() // after a panic too: the waiting loop gets two answers
 		defer pan.Recover()
-		o.r, o.err = f(ctx, p, opt)
+		o.r, o.err = f(ctx, sp, opt)
 	}
 	go run(searchEnumerate)
 	go run(searchJoint)

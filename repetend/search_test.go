@@ -9,6 +9,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 func loadFile(t testing.TB, path string) *placement.Placement {
@@ -49,7 +50,7 @@ func TestMethodsAgreeOnThePeriod(t *testing.T) {
 	for _, c := range smallCases(t) {
 		var periods []int
 		for _, m := range []Strategy{StrategyEnumerate, StrategyJoint, StrategyRace} {
-			r, err := Search(context.Background(), c.p, Options{Memory: c.memory, MaxNR: c.nr, Strategy: m, Jobs: 2})
+			r, err := Search(context.Background(), spec.Spec{Placement: c.p, Memory: c.memory}, Options{MaxNR: c.nr, Strategy: m, Jobs: 2})
 			if err != nil {
 				t.Fatalf("%s memory %d %s: %v", c.p.Name, c.memory, m, err)
 			}
@@ -77,7 +78,7 @@ func TestEnumerationIsIndependentOfWorkers(t *testing.T) {
 	for _, c := range smallCases(t)[:5] {
 		var first *Repetend
 		for _, jobs := range []int{1, 2, 5} {
-			r, err := Search(context.Background(), c.p, Options{Memory: c.memory, MaxNR: c.nr, Strategy: StrategyEnumerate, Jobs: jobs})
+			r, err := Search(context.Background(), spec.Spec{Placement: c.p, Memory: c.memory}, Options{MaxNR: c.nr, Strategy: StrategyEnumerate, Jobs: jobs})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +100,7 @@ func TestPeriodBoundIsSound(t *testing.T) {
 		for nr := 1; nr <= c.nr; nr++ {
 			Enumerate(context.Background(), c.p, nr, func(cd Assignment) bool {
 				bound := PeriodBound(c.p, cd.Offsets)
-				r, _, err := MinimizePeriod(context.Background(), c.p, cd, 1, upperPeriod(c.p)*nr+1, PeriodOptions{})
+				r, _, err := MinimizePeriod(context.Background(), spec.Spec{Placement: c.p}, cd, 1, upperPeriod(c.p)*nr+1, PeriodOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -128,7 +129,7 @@ func TestEntryMemory(t *testing.T) {
 func TestMaxNRFollowsTheBudget(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{})
 	for _, c := range []struct{ memory, want int }{{1, 2}, {2, 3}, {4, 5}, {0, 8}} {
-		if got := MaxNR(context.Background(), p, c.memory, DefaultNRLimit(p)); got != c.want {
+		if got := MaxNR(context.Background(), spec.Spec{Placement: p, Memory: c.memory}, DefaultNRLimit(p)); got != c.want {
 			t.Errorf("memory %d: max N_R %d, want %d", c.memory, got, c.want)
 		}
 	}
@@ -140,7 +141,7 @@ func TestTimeLimitIsNotProven(t *testing.T) {
 	p := placementtest.Builtin(t, "v-shape", placement.Options{Devices: 8})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	r, err := Search(ctx, p, Options{MaxNR: 8, Strategy: StrategyEnumerate, Jobs: 2})
+	r, err := Search(ctx, spec.Spec{Placement: p}, Options{MaxNR: 8, Strategy: StrategyEnumerate, Jobs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestAcceptRejections(t *testing.T) {
 	}
 	for _, m := range []Strategy{StrategyJoint, StrategyEnumerate} {
 		rejected = nil
-		r, err := Search(context.Background(), p, Options{MaxNR: 4, Strategy: m, Jobs: 1, Accept: accept})
+		r, err := Search(context.Background(), spec.Spec{Placement: p}, Options{MaxNR: 4, Strategy: m, Jobs: 1, Accept: accept})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ func TestAcceptRejections(t *testing.T) {
 		}
 	}
 	boom := errors.New("boom")
-	_, err := Search(context.Background(), p, Options{MaxNR: 3, Strategy: StrategyJoint, Accept: func(context.Context, int, []int) (bool, error) { return false, boom }})
+	_, err := Search(context.Background(), spec.Spec{Placement: p}, Options{MaxNR: 3, Strategy: StrategyJoint, Accept: func(context.Context, int, []int) (bool, error) { return false, boom }})
 	if !errors.Is(err, boom) {
 		t.Errorf("error from Accept lost: %v", err)
 	}
@@ -196,7 +197,7 @@ func TestStoppedSearchFallsBackToSequential(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, m := range Strategies() {
-		r, err := Search(ctx, p, Options{Memory: 6, MaxNR: 6, Strategy: m})
+		r, err := Search(ctx, spec.Spec{Placement: p, Memory: 6}, Options{MaxNR: 6, Strategy: m})
 		if err != nil {
 			t.Fatalf("%s: %v", m, err)
 		}
@@ -208,7 +209,7 @@ func TestStoppedSearchFallsBackToSequential(t *testing.T) {
 	// A budget below one micro-batch's own peak admits not even that:
 	// on k-shape a branch forward and the cross block hold 2.
 	k := placementtest.Builtin(t, "k-shape", placement.Options{})
-	r, err := Search(ctx, k, Options{Memory: 1, MaxNR: 2})
+	r, err := Search(ctx, spec.Spec{Placement: k, Memory: 1}, Options{MaxNR: 2})
 	if err != nil || r.Best != nil {
 		t.Errorf("memory 1: best %+v, err %v; want none", r.Best, err)
 	}
@@ -223,7 +224,7 @@ func TestProgressTotal(t *testing.T) {
 		Enumerate(context.Background(), p, nr, func(Assignment) bool { want++; return true })
 	}
 	var last Progress
-	_, err := Search(context.Background(), p, Options{MaxNR: 3, Strategy: StrategyEnumerate, Jobs: 1, Progress: func(pr Progress) { last = pr }})
+	_, err := Search(context.Background(), spec.Spec{Placement: p}, Options{MaxNR: 3, Strategy: StrategyEnumerate, Jobs: 1, Progress: func(pr Progress) { last = pr }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tessel-pp/tessel/internal/placementtest"
 	"github.com/tessel-pp/tessel/placement"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // setTransfers gives every dependency between blocks on different devices
@@ -69,7 +70,7 @@ func TestMethodsAgreeWithTransfers(t *testing.T) {
 			var periods []int
 			for _, m := range []Strategy{StrategyEnumerate, StrategyJoint} {
 				what := fmt.Sprintf("%s transfer %d %s", tc.name, c, m)
-				r, err := Search(context.Background(), p, Options{Memory: tc.memory, MaxNR: tc.nr, Strategy: m, Jobs: 1})
+				r, err := Search(context.Background(), spec.Spec{Placement: p, Memory: tc.memory}, Options{MaxNR: tc.nr, Strategy: m, Jobs: 1})
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}

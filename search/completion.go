@@ -76,17 +76,17 @@ func maxOf(xs []int) int {
 }
 
 // Feasible is the lazy check of the paper's §V: do the warmup and the
-// cooldown of candidate c's offsets, for opt.MicroBatches micro-batches,
-// have any schedule under the memory budget opt.Memory? A greedy schedule
-// answers most cases; the solver settles the rest (opt.Seed and
-// opt.Effort are not used). The cooldown depends on the micro-batch count
-// only where a micro-batch leaves memory behind on a device.
-func Feasible(ctx context.Context, p *placement.Placement, c repetend.Assignment, opt repetend.PeriodOptions) (bool, error) {
-	nr, offsets, memory := c.NR, c.Offsets, opt.Memory
-	n := max(opt.MicroBatches, nr)
+// cooldown of candidate c's offsets, for sp's micro-batches (at least
+// N_R), have any schedule on sp's placement under sp's memory budget? A
+// greedy schedule answers most cases; the solver settles the rest. The
+// cooldown depends on the micro-batch count only where a micro-batch
+// leaves memory behind on a device.
+func Feasible(ctx context.Context, sp spec.Spec, c repetend.Assignment) (bool, error) {
+	p, nr, offsets := sp.Placement, c.NR, c.Offsets
+	n := max(sp.MicroBatches, nr)
 	for _, pr := range []*smt.Problem{
-		encode.InstanceProblem(p, Warmup(p, offsets), memory, nil),
-		encode.InstanceProblem(p, Cooldown(p, offsets, nr, n), memory, cooldownEntry(p, offsets, nr, n)),
+		encode.InstanceProblem(sp, Warmup(p, offsets), nil),
+		encode.InstanceProblem(sp, Cooldown(p, offsets, nr, n), cooldownEntry(p, offsets, nr, n)),
 	} {
 		ok, err := smt.Satisfiable(ctx, pr)
 		if err != nil || !ok {
@@ -98,23 +98,22 @@ func Feasible(ctx context.Context, p *placement.Placement, c repetend.Assignment
 
 // Parts are what Assemble puts together: a repetend, the instances of its
 // warmup and cooldown (Warmup, Cooldown) with a schedule of each (their
-// starts, in the same order), for a number of micro-batches under a
-// per-device memory budget (0: unlimited).
+// starts, in the same order).
 type Parts struct {
 	Repetend                     *repetend.Repetend
 	Warmup, Cooldown             []schedule.Ref
 	WarmupStarts, CooldownStarts []int
-	MicroBatches, Memory         int
 }
 
-// Assemble builds the schedule of N ≥ N_R micro-batches from a repetend
-// and schedules of its warmup and cooldown (time-optimal ones in the
+// Assemble builds the schedule of sp's N ≥ N_R micro-batches of sp's
+// placement, under sp's memory budget, from a repetend and schedules of
+// its warmup and cooldown (time-optimal ones in the
 // search): the iterations keep their exact period; the warmup runs as
 // late as its orders allow before them and the cooldown as early as its
 // orders allow after them. The result is verified before it is returned
 // (with channels, re-timed first where transfers queue: see onLinks).
-func Assemble(p *placement.Placement, parts Parts) (*schedule.Schedule, error) {
-	r, n, memory := parts.Repetend, parts.MicroBatches, parts.Memory
+func Assemble(sp spec.Spec, parts Parts) (*schedule.Schedule, error) {
+	p, r, n, memory := sp.Placement, parts.Repetend, sp.MicroBatches, sp.Memory
 	warm, cool, warmStarts, coolStarts := parts.Warmup, parts.Cooldown, parts.WarmupStarts, parts.CooldownStarts
 	if n < r.NR {
 		return nil, fmt.Errorf("search: %d micro-batches is fewer than the repetend's %d", n, r.NR)

@@ -28,15 +28,14 @@ const decidedEffort = 2_000_000
 func decidedRepetend(ctx context.Context, sp spec.Spec, opt Options, best *schedule.Schedule, offer func(Source, *schedule.Schedule)) (*repetend.Decided, error) {
 	p := sp.Placement
 	n := sp.MicroBatches
-	do := repetend.DecideOptions{Memory: sp.Memory, MaxNR: opt.MaxNR, Offload: sp.Allowed.Offload, Recompute: sp.Allowed.Recompute,
-		Seed: opt.Seed, Effort: opt.Effort}
+	do := repetend.DecideOptions{MaxNR: opt.MaxNR, Seed: opt.Seed, Effort: opt.Effort}
 	if do.Effort == 0 {
 		do.Effort = decidedEffort
 	}
 	if best != nil {
 		do.MaxPeriod = schedule.Makespan(best)/n + 1
 	}
-	d, err := repetend.SearchDecided(ctx, p, do)
+	d, err := repetend.SearchDecided(ctx, spec.Spec{Placement: p, Memory: sp.Memory, Allowed: sp.Allowed}, do)
 	if err != nil || d == nil {
 		if err == repetend.ErrDecisionsUnsupported {
 			err = nil

@@ -7,7 +7,6 @@ import (
 
 	"github.com/tessel-pp/tessel/construct"
 	"github.com/tessel-pp/tessel/encode"
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/schedule"
 	"github.com/tessel-pp/tessel/smt"
 	"github.com/tessel-pp/tessel/spec"
@@ -63,12 +62,6 @@ import (
 // (spec.ErrLatency).
 var ErrLatency = spec.ErrLatency
 
-// CheckLatency rejects a latency budget (0: none) that no schedule of p
-// meets, as the search does (an error that is ErrLatency).
-func CheckLatency(p *placement.Placement, budget int) error {
-	return spec.Spec{Placement: p, Latency: budget}.CheckLatency()
-}
-
 // noneWithin is the error of a search with offload or recompute under a
 // latency budget that found no schedule meeting both budgets: every
 // construction and baseline, re-timed under the latency budget with its
@@ -104,17 +97,18 @@ func portfolio(ctx context.Context, sp spec.Spec) ([]construct.Entry, error) {
 	return construct.Portfolio(ctx, sp)
 }
 
-// solveAllWithin is solveAll under a latency budget (0: none): the rule
-// of every micro-batch in the encoding, the budget recorded in the
+// solveAllWithin is solveAll under sp's latency budget (0: none): the
+// rule of every micro-batch in the encoding, the budget recorded in the
 // schedule.
-func solveAllWithin(ctx context.Context, p *placement.Placement, n, memory, latency int, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
+func solveAllWithin(ctx context.Context, sp spec.Spec, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
+	p, n, memory, latency := sp.Placement, sp.MicroBatches, sp.Memory, sp.Latency
 	if latency <= 0 {
-		return solveAll(ctx, p, n, memory, opt)
+		return solveAll(ctx, sp, opt)
 	}
 	opt.LoadCuts = true
-	refs := encode.AllInstances(p, n)
-	pr := encode.InstanceProblem(p, refs, memory, nil)
-	pr.Deadlines = encode.LatencyDeadlines(p, refs, latency)
+	refs := encode.AllInstances(sp)
+	pr := encode.InstanceProblem(sp, refs, nil)
+	pr.Deadlines = encode.LatencyDeadlines(sp, refs)
 	sol, err := smt.MinimizeMakespan(ctx, pr, opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d, latency budget %d: %w", p.Name, n, memory, latency, err)
@@ -147,7 +141,7 @@ func latencyOptimal(ctx context.Context, sp spec.Spec, opt Options, res *Result)
 		effort = 0
 	}
 	t0 := time.Now()
-	s, sol, err := solveAllWithin(ctx, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: startsOf(res.Schedule, encode.AllInstances(p, n))})
+	s, sol, err := solveAllWithin(ctx, sp, smt.Options{Seed: opt.Seed, Effort: effort, Hint: startsOf(res.Schedule, encode.AllInstances(sp))})
 	res.Times.Warmup += time.Since(t0)
 	if err != nil {
 		return

@@ -55,7 +55,7 @@ func TestLatencyBoundValid(t *testing.T) {
 			}
 			b := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Latency: budget})
 			lb, by := b, b.By
-			s, sol, err := solveAllWithin(context.Background(), p, n, 0, budget, smt.Options{})
+			s, sol, err := solveAllWithin(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Latency: budget}, smt.Options{})
 			if errors.Is(err, smt.ErrInfeasible) {
 				continue // one micro-batch alone is over the budget (two blocks of a device in parallel)
 			}
@@ -148,7 +148,7 @@ func TestLatencyBoundValidOnQueuedLinks(t *testing.T) {
 			budget := cp + rng.Intn(3)
 			b := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Latency: budget})
 			lb, by := b, b.By
-			s, sol, err := solveAllWithin(context.Background(), p, n, 0, budget, smt.Options{})
+			s, sol, err := solveAllWithin(context.Background(), spec.Spec{Placement: p, MicroBatches: n, Latency: budget}, smt.Options{})
 			if errors.Is(err, smt.ErrInfeasible) {
 				continue
 			}

@@ -7,7 +7,6 @@ import (
 	"github.com/tessel-pp/tessel/baseline"
 	"github.com/tessel-pp/tessel/compact"
 	"github.com/tessel-pp/tessel/encode"
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/rule/hostchan"
 	"github.com/tessel-pp/tessel/rule/links"
 	"github.com/tessel-pp/tessel/rule/rules"
@@ -63,9 +62,10 @@ type OptimalBound struct {
 	Relaxed int
 }
 
-// boundOf combines the rules' bounds (rules.LowerBounds) with the solver's.
-func boundOf(p *placement.Placement, n, memory, latency int, sol *smt.Solution) OptimalBound {
-	b := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: n, Memory: memory, Latency: latency})
+// boundOf combines the rules' bounds (rules.LowerBounds) of sp's
+// placement, micro-batches and budgets with the solver's.
+func boundOf(sp spec.Spec, sol *smt.Solution) OptimalBound {
+	b := rules.LowerBounds(spec.Spec{Placement: sp.Placement, MicroBatches: sp.MicroBatches, Memory: sp.Memory, Latency: sp.Latency})
 	by := b.By
 	out := OptimalBound{Makespan: b.Makespan, By: by.String(), Relaxed: b.Makespan}
 	if sol == nil {
@@ -141,7 +141,7 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 	if (hostchan.Rule{}).On(sp) && !(links.Rule{}).On(sp) {
 		return optimalDecisions(ctx, sp, opt, sopt, start, source)
 	}
-	refs := encode.AllInstances(p, n)
+	refs := encode.AllInstances(sp)
 	if start != nil && len(start.Decisions) == 0 {
 		sopt.Hint = startsOf(start, refs)
 	}
@@ -149,17 +149,17 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 	if opt.LinkOrder {
 		solve = solveAllLinkOrder
 	}
-	s, sol, err := solve(ctx, p, n, memory, sp.Latency, sopt)
+	s, sol, err := solve(ctx, sp, sopt)
 	if err != nil {
 		if start == nil {
 			return nil, err
 		}
 		// The solver found nothing before it stopped: the start stands.
-		sol = &smt.Solution{Starts: startsOf(start, refs), Makespan: schedule.Makespan(start), LowerBound: boundOf(p, n, memory, sp.Latency, nil).Makespan}
+		sol = &smt.Solution{Starts: startsOf(start, refs), Makespan: schedule.Makespan(start), LowerBound: boundOf(sp, nil).Makespan}
 		sol.Proven = sol.Makespan <= sol.LowerBound
-		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, sp.Latency, nil)}, nil
+		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(sp, nil)}, nil
 	}
-	if lb := boundOf(p, n, memory, sp.Latency, nil).Makespan; lb > sol.LowerBound {
+	if lb := boundOf(sp, nil).Makespan; lb > sol.LowerBound {
 		// The latency budget's bound (rules.LowerBounds), which
 		// the solver's relaxations do not know.
 		sol.LowerBound = lb
@@ -171,7 +171,7 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 		// schedule within the latency budget: the start stands.
 		sol.Makespan = schedule.Makespan(start)
 		sol.Proven = sol.Makespan <= sol.LowerBound
-		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, sp.Latency, sol)}, nil
+		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(sp, sol)}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("time-optimal schedule: %w", err)
@@ -185,21 +185,22 @@ func optimal(ctx context.Context, sp spec.Spec, opt OptimalOptions) (*OptimalRes
 		// start aside; it is still the better answer.
 		sol.Makespan = schedule.Makespan(start)
 		sol.Proven = sol.Makespan <= sol.LowerBound
-		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(p, n, memory, sp.Latency, sol)}, nil
+		return &OptimalResult{Schedule: start, Solution: sol, Source: source, Bound: boundOf(sp, sol)}, nil
 	}
-	return &OptimalResult{Schedule: s, Solution: sol, Source: Source{Kind: SourceSolver}, Bound: boundOf(p, n, memory, sp.Latency, sol)}, nil
+	return &OptimalResult{Schedule: s, Solution: sol, Source: Source{Kind: SourceSolver}, Bound: boundOf(sp, sol)}, nil
 }
 
 // solveAllLinkOrder is solveAllWithin with the order of the transfers on
 // each link chosen by the solver (smt.Problem.FreeLinkOrder) and
 // recorded in the schedule (LinkOrder). The schedule is not yet verified.
-func solveAllLinkOrder(ctx context.Context, p *placement.Placement, n, memory, latency int, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
+func solveAllLinkOrder(ctx context.Context, sp spec.Spec, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
+	p, n, memory, latency := sp.Placement, sp.MicroBatches, sp.Memory, sp.Latency
 	opt.LoadCuts = true
-	refs := encode.AllInstances(p, n)
-	pr := encode.InstanceProblem(p, refs, memory, nil)
+	refs := encode.AllInstances(sp)
+	pr := encode.InstanceProblem(sp, refs, nil)
 	pr.FreeLinkOrder = true
 	if latency > 0 {
-		pr.Deadlines = encode.LatencyDeadlines(p, refs, latency)
+		pr.Deadlines = encode.LatencyDeadlines(sp, refs)
 	}
 	sol, err := smt.MinimizeMakespan(ctx, pr, opt)
 	if err != nil {
@@ -217,14 +218,15 @@ func solveAllLinkOrder(ctx context.Context, p *placement.Placement, n, memory, l
 	return s, sol, nil
 }
 
-// solveAll encodes every instance of n micro-batches and minimises the
-// makespan under the budget, with the load cuts on. With channels its
+// solveAll encodes every instance of sp's micro-batches and minimises
+// the makespan under sp's memory budget, with the load cuts on. With channels its
 // transfers are encoded exactly, so the schedule needs no compaction to
 // meet the link rule. The schedule is not yet verified.
-func solveAll(ctx context.Context, p *placement.Placement, n, memory int, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
+func solveAll(ctx context.Context, sp spec.Spec, opt smt.Options) (*schedule.Schedule, *smt.Solution, error) {
+	p, n, memory := sp.Placement, sp.MicroBatches, sp.Memory
 	opt.LoadCuts = true
-	refs := encode.AllInstances(p, n)
-	sol, err := smt.MinimizeMakespan(ctx, encode.InstanceProblem(p, refs, memory, nil), opt)
+	refs := encode.AllInstances(sp)
+	sol, err := smt.MinimizeMakespan(ctx, encode.InstanceProblem(sp, refs, nil), opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement %q, %d micro-batches, memory %d: %w", p.Name, n, memory, err)
 	}
@@ -272,12 +274,12 @@ func optimalDecisions(ctx context.Context, sp spec.Spec, _ OptimalOptions, sopt 
 		}
 		lb := rules.LowerBounds(spec.Spec{Placement: p, MicroBatches: sp.MicroBatches, Memory: sp.Memory}).Makespan
 		if sp.Latency > 0 {
-			lb = max(lb, boundOf(p, sp.MicroBatches, sp.Memory, sp.Latency, nil).Makespan)
+			lb = max(lb, boundOf(sp, nil).Makespan)
 		}
 		sol = &smt.Solution{Makespan: schedule.Makespan(seed), LowerBound: lb, Proven: schedule.Makespan(seed) <= lb}
 		return &OptimalResult{Schedule: seed, Solution: sol, Source: source}, nil
 	}
-	if lb := boundOf(p, sp.MicroBatches, sp.Memory, sp.Latency, nil).Makespan; sp.Latency > 0 && lb > sol.LowerBound {
+	if lb := boundOf(sp, nil).Makespan; sp.Latency > 0 && lb > sol.LowerBound {
 		// The latency budget's bound, which the solver's relaxations do
 		// not know.
 		sol.LowerBound = lb

@@ -16,8 +16,8 @@ import (
 // placement, its independent branches side by side. The schedule is
 // verified.
 func OneMicroBatch(p *placement.Placement) (*schedule.Schedule, error) {
-	refs := encode.AllInstances(p, 1)
-	starts := smt.Greedy(encode.InstanceProblem(p, refs, 0, nil))
+	refs := encode.AllInstances(spec.New(p, 1))
+	starts := smt.Greedy(encode.InstanceProblem(spec.Spec{Placement: p}, refs, nil))
 	if starts == nil {
 		return nil, fmt.Errorf("placement %q: no list schedule of one micro-batch", p.Name)
 	}

@@ -827,7 +827,6 @@ func fromPeriodic(ps *construct.Periodic) *repetend.Repetend {
 // solveRepetend runs the solver's repetend search with the lazy
 // completion check, from the incumbent when there is one.
 func solveRepetend(ctx context.Context, sp spec.Spec, opt Options, incumbent *repetend.Repetend, progress func(repetend.Progress)) (*repetend.Result, error) {
-	p := sp.Placement
 	var mu sync.Mutex
 	cache := map[string]bool{}
 	accept := func(ctx context.Context, nr int, offsets []int) (bool, error) {
@@ -838,7 +837,7 @@ func solveRepetend(ctx context.Context, sp spec.Spec, opt Options, incumbent *re
 		if seen {
 			return ok, nil
 		}
-		ok, err := Feasible(ctx, p, repetend.Assignment{NR: nr, Offsets: offsets}, repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: sp.MicroBatches})
+		ok, err := Feasible(ctx, sp, repetend.Assignment{NR: nr, Offsets: offsets})
 		if err != nil {
 			return false, err
 		}
@@ -847,9 +846,9 @@ func solveRepetend(ctx context.Context, sp spec.Spec, opt Options, incumbent *re
 		mu.Unlock()
 		return ok, nil
 	}
-	return repetend.Search(ctx, p, repetend.Options{
-		Memory: sp.Memory, MaxNR: opt.MaxNR, MicroBatches: sp.MicroBatches, Strategy: opt.Strategy, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
-		Accept: accept, Progress: progress, Incumbent: incumbent, Latency: sp.Latency,
+	return repetend.Search(ctx, sp, repetend.Options{
+		MaxNR: opt.MaxNR, Strategy: opt.Strategy, Jobs: opt.Jobs, Seed: opt.Seed, Effort: opt.Effort,
+		Accept: accept, Progress: progress, Incumbent: incumbent,
 	})
 }
 
@@ -875,9 +874,9 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 		t1 := time.Now()
 		var hint []int
 		if res.Schedule != nil {
-			hint = startsOf(res.Schedule, encode.AllInstances(p, n))
+			hint = startsOf(res.Schedule, encode.AllInstances(sp))
 		}
-		s, sol, err := solveAllWithin(ctx, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
+		s, sol, err := solveAllWithin(ctx, sp, smt.Options{Seed: opt.Seed, Effort: effort, Hint: hint})
 		res.Times.Warmup = time.Since(t1)
 		if err != nil {
 			return nil, err
@@ -896,8 +895,8 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 	warm := Warmup(p, r.Offsets)
 	cool := Cooldown(p, r.Offsets, r.NR, n)
 	phase := func(refs []schedule.Ref, entry []int) (*smt.Solution, error) {
-		pr := encode.InstanceProblem(p, refs, sp.Memory, entry)
-		pr.Deadlines = encode.LatencyDeadlines(p, refs, sp.Latency)
+		pr := encode.InstanceProblem(sp, refs, entry)
+		pr.Deadlines = encode.LatencyDeadlines(sp, refs)
 		if len(refs) > maxPhaseTasks {
 			starts := smt.Greedy(pr)
 			if starts == nil {
@@ -921,7 +920,7 @@ func repetendSchedule(ctx context.Context, sp spec.Spec, r *repetend.Repetend, o
 	}
 	res.WarmupProven, res.CooldownProven = ws.Proven, cs.Proven
 	res.phaseChecks += ws.Checks + cs.Checks
-	s, err := Assemble(p, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws.Starts, CooldownStarts: cs.Starts, MicroBatches: n, Memory: sp.Memory})
+	s, err := Assemble(sp, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws.Starts, CooldownStarts: cs.Starts})
 	if err != nil {
 		return nil, err
 	}

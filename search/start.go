@@ -88,26 +88,25 @@ func startRepetend(ctx context.Context, sp spec.Spec, rp *schedule.Repetend, opt
 		effort = 0
 	}
 	n := sp.MicroBatches
-	r, err := repetend.Retime(ctx, p, repetend.Assignment{NR: rp.NR, Offsets: rp.Offsets},
-		repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: n, Seed: opt.Seed, Effort: effort})
+	r, err := repetend.Retime(ctx, spec.Spec{Placement: p, Memory: sp.Memory, MicroBatches: n}, repetend.Assignment{NR: rp.NR, Offsets: rp.Offsets}, repetend.PeriodOptions{Seed: opt.Seed, Effort: effort})
 	if err != nil || r == nil {
 		return nil, nil, err
 	}
-	if ok, err := Feasible(ctx, p, repetend.Assignment{NR: r.NR, Offsets: r.Offsets}, repetend.PeriodOptions{Memory: sp.Memory, MicroBatches: n}); err != nil || !ok {
+	if ok, err := Feasible(ctx, sp, repetend.Assignment{NR: r.NR, Offsets: r.Offsets}); err != nil || !ok {
 		return nil, nil, err
 	}
 	if n < r.NR {
 		return r, nil, nil
 	}
 	warm, cool := Warmup(p, r.Offsets), Cooldown(p, r.Offsets, r.NR, n)
-	ws := smt.Greedy(encode.InstanceProblem(p, warm, sp.Memory, nil))
-	cs := smt.Greedy(encode.InstanceProblem(p, cool, sp.Memory, cooldownEntry(p, r.Offsets, r.NR, n)))
+	ws := smt.Greedy(encode.InstanceProblem(sp, warm, nil))
+	cs := smt.Greedy(encode.InstanceProblem(sp, cool, cooldownEntry(p, r.Offsets, r.NR, n)))
 	if ws == nil || cs == nil {
 		return r, nil, nil
 	}
 	// A candidate is optional: one that fails to assemble or verify is left
 	// out, and the repetend still serves as the solver's incumbent.
-	s, err := Assemble(p, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws, CooldownStarts: cs, MicroBatches: n, Memory: sp.Memory})
+	s, err := Assemble(sp, Parts{Repetend: r, Warmup: warm, Cooldown: cool, WarmupStarts: ws, CooldownStarts: cs})
 	if err != nil {
 		return r, nil, nil
 	}

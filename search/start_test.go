@@ -128,7 +128,7 @@ func TestSearchStartsFromARepetend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	retimed, err := repetend.Retime(ctx, q, repetend.Assignment{NR: rp.NR, Offsets: rp.Offsets}, repetend.PeriodOptions{Memory: memory, MicroBatches: n})
+	retimed, err := repetend.Retime(ctx, spec.Spec{Placement: q, Memory: memory, MicroBatches: n}, repetend.Assignment{NR: rp.NR, Offsets: rp.Offsets}, repetend.PeriodOptions{})
 	if err != nil || retimed == nil {
 		t.Fatalf("retime: %v %v", retimed, err)
 	}

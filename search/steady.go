@@ -3,8 +3,8 @@ package search
 import (
 	"context"
 
-	"github.com/tessel-pp/tessel/placement"
 	"github.com/tessel-pp/tessel/repetend"
+	"github.com/tessel-pp/tessel/spec"
 )
 
 // SteadyMicroBatches is the N for which SteadyRepetend checks that a
@@ -13,30 +13,27 @@ import (
 // memory behind (never on the built-in placements).
 const SteadyMicroBatches = 128
 
-// SteadyOptions configure SteadyRepetend.
+// SteadyOptions are SteadyRepetend's effort; the problem is its spec.
 type SteadyOptions struct {
-	Memory int // per-device budget; 0 means unlimited
-	MaxNR  int // largest N_R tried; 0: from the budget
-	Seed   int // random seed of the solver
-	Jobs   int // solver workers (repetend.Options.Jobs; 0: one per core)
-	// Latency is a latency budget (placement's "Latency"; 0: none): the
-	// repetend's cross-iteration latency rule (repetend.Options.Latency),
-	// so that its steady state meets it.
-	Latency int
+	MaxNR int // largest N_R tried; 0: from the budget
+	Seed  int // random seed of the solver
+	Jobs  int // solver workers (repetend.Options.Jobs; 0: one per core)
 }
 
-// SteadyRepetend is the repetend of least period with N_R ≤ MaxNR under
-// the budget whose warmup and cooldown exist (Feasible, for
-// SteadyMicroBatches): the repetend whose bubble rate a schedule reaches
-// as N grows, which the paper's Table II and Fig. 11 and 12 report. The
-// result's Best is nil when no repetend fits; Proven says whether the
-// search ran to its end.
-func SteadyRepetend(ctx context.Context, p *placement.Placement, opt SteadyOptions) (*repetend.Result, error) {
-	return repetend.Search(ctx, p, repetend.Options{
-		Memory: opt.Memory, MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, Jobs: opt.Jobs, Latency: opt.Latency,
+// SteadyRepetend is the repetend of sp's placement of least period with
+// N_R ≤ MaxNR under sp's memory budget whose warmup and cooldown exist
+// (Feasible, for SteadyMicroBatches, whatever sp's micro-batches), its
+// steady state within sp's latency budget (the repetend's
+// cross-iteration latency rule): the repetend whose bubble rate a
+// schedule reaches as N grows, which the paper's Table II and Fig. 11
+// and 12 report. The result's Best is nil when no repetend fits; Proven
+// says whether the search ran to its end.
+func SteadyRepetend(ctx context.Context, sp spec.Spec, opt SteadyOptions) (*repetend.Result, error) {
+	steady := spec.Spec{Placement: sp.Placement, Memory: sp.Memory, Latency: sp.Latency}
+	return repetend.Search(ctx, steady, repetend.Options{
+		MaxNR: opt.MaxNR, Strategy: repetend.StrategyJoint, Seed: opt.Seed, Jobs: opt.Jobs,
 		Accept: func(ctx context.Context, nr int, offsets []int) (bool, error) {
-			return Feasible(ctx, p, repetend.Assignment{NR: nr, Offsets: offsets},
-				repetend.PeriodOptions{Memory: opt.Memory, MicroBatches: SteadyMicroBatches})
+			return Feasible(ctx, steady.WithMicroBatches(SteadyMicroBatches), repetend.Assignment{NR: nr, Offsets: offsets})
 		},
 	})
 }

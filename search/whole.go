@@ -38,8 +38,8 @@ func wholeOptimal(ctx context.Context, sp spec.Spec, opt Options, res *Result) {
 	}
 	half, cancel := context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/2))
 	defer cancel()
-	hint := startsOf(res.Schedule, encode.AllInstances(p, n))
-	s, sol, err := solveAllWithin(half, p, n, sp.Memory, sp.Latency, smt.Options{Seed: opt.Seed, Hint: hint})
+	hint := startsOf(res.Schedule, encode.AllInstances(sp))
+	s, sol, err := solveAllWithin(half, sp, smt.Options{Seed: opt.Seed, Hint: hint})
 	if err != nil {
 		return
 	}
