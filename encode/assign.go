@@ -85,13 +85,11 @@ func MinimizeAssigned(ctx context.Context, sp spec.Spec, opt AssignedOptions) (*
 	if n < 1 {
 		return nil, fmt.Errorf("smt: %d micro-batches", n)
 	}
-	x := z3.NewContext()
-	defer x.Close()
-	s, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
+	x, s, err := z3.NewSolving(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
+	defer x.Close()
 	e := encodeAssigned(x, s, sp)
 	if err := x.Err(); err != nil {
 		return nil, err

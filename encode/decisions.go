@@ -71,13 +71,11 @@ func OptimalDecisions(ctx context.Context, sp spec.Spec, seed *schedule.Schedule
 		sol.Makespan, sol.Proven = schedule.Makespan(best), true
 		return best, sol, nil
 	}
-	x := z3.NewContext()
-	defer x.Close()
-	s, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
+	x, s, err := z3.NewSolving(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
 	if err != nil {
 		return nil, nil, err
 	}
-	defer s.Close()
+	defer x.Close()
 	e, err := smt.Encode(x, s, prob, nil)
 	if err != nil {
 		return nil, nil, err

@@ -46,13 +46,11 @@ func WindowDecisions(ctx context.Context, s *schedule.Schedule, part []int, d sp
 		return nil, 0, fmt.Errorf("smt: %d window parts for %d instances", len(part), n)
 	}
 	refs, prob := windowProblem(s, part)
-	x := z3.NewContext()
-	defer x.Close()
-	sv, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
+	x, sv, err := z3.NewSolving(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
 	if err != nil {
 		return nil, 0, err
 	}
-	defer sv.Close()
+	defer x.Close()
 	e, err := smt.Encode(x, sv, prob, nil)
 	if err != nil {
 		return nil, 0, err

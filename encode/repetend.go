@@ -319,17 +319,16 @@ func NewPeriodicWorker(sp spec.Spec, opt RepetendOptions) (*Periodic, error) {
 // encodePeriodic encodes pr, a placement's repetend problem, with the
 // period P a variable and every device's window asserted.
 func encodePeriodic(p *placement.Placement, pr *smt.Problem, seed, effort int) (_ *Periodic, err error) {
-	x := z3.NewContext()
+	x, s, err := z3.NewSolving(z3.SolverOptions{Seed: seed, Effort: effort})
+	if err != nil {
+		return nil, err
+	}
 	// Closing the context frees the solver too (see NewJoint).
 	defer func() {
 		if err != nil {
 			x.Close()
 		}
 	}()
-	s, err := x.NewSolver(z3.SolverOptions{Seed: seed, Effort: effort})
-	if err != nil {
-		return nil, err
-	}
 	period := x.IntVar("P")
 	e, err := smt.Encode(x, s, pr, &period)
 	if err != nil {

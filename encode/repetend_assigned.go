@@ -45,13 +45,11 @@ import (
 // lists: nil, nil when none exists.
 func AssignedAt(ctx context.Context, sp spec.Spec, P int, opt RepetendOptions) ([]int, *Iteration, error) {
 	p := sp.Placement
-	x := z3.NewContext()
-	defer x.Close()
-	s, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
+	x, s, err := z3.NewSolving(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
 	if err != nil {
 		return nil, nil, err
 	}
-	defer s.Close()
+	defer x.Close()
 	e := &assignedEnc{x: x, s: s, p: p, P: P, order: map[[2]int]z3.Bool{}}
 	e.variables(opt)
 	e.dependencies()

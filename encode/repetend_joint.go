@@ -95,16 +95,15 @@ func NewJoint(sp spec.Spec, period int, opt RepetendOptions) (_ *Joint, err erro
 // ones would be known orders, and those are not known in advance). On an
 // error the context is closed.
 func offsetsEncoder(p *placement.Placement, opt RepetendOptions) (_ *smt.Encoder, err error) {
-	x := z3.NewContext()
+	x, s, err := z3.NewSolving(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			x.Close()
 		}
 	}()
-	s, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
-	if err != nil {
-		return nil, err
-	}
 	pr := repetendProblem(spec.New(p, 0), nil, 0)
 	pr.Precs = nil
 	return smt.Encode(x, s, pr, nil)

@@ -114,13 +114,11 @@ func MinimizeMakespan(ctx context.Context, p *Problem, opt Options) (*Solution, 
 		sol.Starts, sol.Makespan, sol.Proven, sol.TransferStarts = best, p.Makespan(best), true, bestX
 		return sol, nil
 	}
-	x := z3.NewContext()
-	defer x.Close()
-	s, err := x.NewSolver(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
+	x, s, err := z3.NewSolving(z3.SolverOptions{Seed: opt.Seed, Effort: opt.Effort})
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
+	defer x.Close()
 	e, err := Encode(x, s, p, nil)
 	if err != nil {
 		return nil, err
@@ -438,13 +436,11 @@ func Satisfiable(ctx context.Context, p *Problem) (bool, error) {
 	if Greedy(p) != nil {
 		return true, nil
 	}
-	x := z3.NewContext()
-	defer x.Close()
-	s, err := x.NewSolver(z3.SolverOptions{})
+	x, s, err := z3.NewSolving(z3.SolverOptions{})
 	if err != nil {
 		return false, err
 	}
-	defer s.Close()
+	defer x.Close()
 	if _, err := Encode(x, s, p, nil); err != nil {
 		return false, err
 	}

@@ -30,6 +30,11 @@ type OptimalOptions struct {
 	Coarsen      int  // --coarsen: 0 never, N blocks
 	LinkOrder    bool // --link-order
 	Progress     report.Progress
+	// CNF, when set, is where to write the problem at Makespan as a
+	// formula for a SAT solver, instead of solving it; Answer, when set,
+	// is a SAT solver's answer to that formula, read back instead.
+	CNF, Answer string
+	Makespan    int
 }
 
 // Optimal is tessel optimal: the time-optimal schedule of a few
@@ -69,6 +74,12 @@ func Optimal(ctx context.Context, opts OptimalOptions, stdout io.Writer) error {
 	t0 := time.Now()
 	sp := spec.Spec{Placement: p, MicroBatches: opts.MicroBatches, Memory: opts.Memory, Latency: opts.Latency,
 		Allowed: spec.Allowing(opts.Decisions)}
+	if opts.CNF != "" || opts.Answer != "" {
+		if opts.Coarsen > 0 || opts.LinkOrder {
+			return inputerr.Errorf("optimal: --cnf and --answer do not combine with --coarsen or --link-order")
+		}
+		return satStep(ctx, sp, opts, stdout)
+	}
 	oopt := search.OptimalOptions{
 		Seed: opts.Seed, LinkOrder: opts.LinkOrder,
 		Progress: func(lo, hi int) {

@@ -553,6 +553,19 @@ func (x *Context) sym(name string) C.Z3_symbol {
 	return C.Z3_mk_string_symbol(x.c, cs)
 }
 
+// NewSolving makes a context and one solver in it with opt, the pair a
+// one-shot problem sets up; closing the context frees both (a failed
+// solver's context is closed here).
+func NewSolving(opt SolverOptions) (*Context, *Solver, error) {
+	x := NewContext()
+	s, err := x.NewSolver(opt)
+	if err != nil {
+		x.Close()
+		return nil, nil, err
+	}
+	return x, s, nil
+}
+
 // NewSolver makes a solver in the context.
 func (x *Context) NewSolver(opt SolverOptions) (*Solver, error) {
 	if x.c == nil {
