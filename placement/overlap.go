@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -132,7 +133,7 @@ func (p *Placement) OverlapGroup(f, g int, roles []Role) (blocks []int, t int, w
 	if !ok {
 		return nil, 0, fmt.Sprintf("%s is not a backward or an input gradient", p.Blocks[g].ID)
 	}
-	if !sameDevices(p.Blocks[f].Devices, p.Blocks[g].Devices) {
+	if !slices.Equal(p.Blocks[f].Devices, p.Blocks[g].Devices) {
 		return nil, 0, fmt.Sprintf("%s and %s run on different devices", p.Blocks[f].ID, p.Blocks[g].ID)
 	}
 	return p.overlapTime(f, g, append([]int{f}, whole...))
@@ -156,7 +157,7 @@ func (p *Placement) OverlapGroups() (groups [][]int, times []int) {
 			continue
 		}
 		for g := range p.Blocks {
-			if whole[g] == nil || !sameDevices(p.Blocks[f].Devices, p.Blocks[g].Devices) {
+			if whole[g] == nil || !slices.Equal(p.Blocks[f].Devices, p.Blocks[g].Devices) {
 				continue
 			}
 			if blocks, t, why := p.overlapTime(f, g, append([]int{f}, whole[g]...)); why == "" {

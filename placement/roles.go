@@ -1,5 +1,7 @@
 package placement
 
+import "slices"
+
 // Role is what a block does for a schedule, read from the graph: where it
 // sits in the dependencies and what it does to memory. The priority rules
 // of the constructions, the baselines' recognition of a pipeline and the
@@ -137,7 +139,7 @@ func (p *Placement) Roles() []Role {
 		}
 		deferrable, end, branch := true, false, false
 		for _, j := range preds[i] {
-			if !grad[j] || !sameDevices(p.Blocks[j].Devices, b.Devices) {
+			if !grad[j] || !slices.Equal(p.Blocks[j].Devices, b.Devices) {
 				deferrable = false
 				break
 			}
@@ -198,16 +200,4 @@ func branches(j, i int, succs []int, grad []bool) bool {
 		}
 	}
 	return false
-}
-
-func sameDevices(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

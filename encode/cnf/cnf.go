@@ -33,6 +33,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/tessel-pp/tessel/inputerr"
@@ -173,7 +174,7 @@ func freers(sp spec.Spec) ([]int, error) {
 		for _, own := range []bool{true, false} {
 			for j, c := range p.Blocks {
 				switch {
-				case out[i] >= 0 || taken[j] || c.Memory != -b.Memory || !sameDevices(b.Devices, c.Devices) || !reach.Has(i, j):
+				case out[i] >= 0 || taken[j] || c.Memory != -b.Memory || !slices.Equal(b.Devices, c.Devices) || !reach.Has(i, j):
 				case own && pair[j] != i:
 				case moves && j != cons[i] && !reach.Has(cons[i], j):
 				default:
@@ -191,18 +192,6 @@ func freers(sp spec.Spec) ([]int, error) {
 		}
 	}
 	return out, nil
-}
-
-func sameDevices(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // estimate is about how many literals the formula has: the order
