@@ -46,7 +46,7 @@ import (
 )
 
 // MaxLiterals is the most literals Encode writes: a formula past it is
-// refused before it is built (about 2 GB of memory at the limit).
+// refused before it is built (a few GB of memory at the limit).
 const MaxLiterals = 200_000_000
 
 // Formula is a spec's problem at one makespan as clauses over variables
@@ -91,7 +91,7 @@ func Encode(ctx context.Context, sp spec.Spec, makespan int) (*Formula, error) {
 		return nil, inputerr.Errorf("cnf: makespan %d is below the critical path %d", makespan, p.CriticalPath())
 	}
 	if size := estimate(sp, makespan); size > MaxLiterals {
-		return nil, inputerr.Errorf("cnf: the formula would have about %d literals, more than %d", size, MaxLiterals)
+		return nil, inputerr.Errorf("cnf: the formula would have about %d literals, more than %d: fewer micro-batches or an earlier makespan make it smaller", size, MaxLiterals)
 	}
 	f := &Formula{Makespan: makespan, sp: sp}
 	f.tru = f.newVar()

@@ -216,6 +216,7 @@ func TestEncodeRefuses(t *testing.T) {
 		{"no time", spec.Spec{Placement: zeroTime, MicroBatches: 2}, 20, "block w0, which takes no time"},
 		{"below the critical path", spec.Spec{Placement: p, MicroBatches: 2}, 4, "critical path"},
 		{"too short", spec.Spec{Placement: p, MicroBatches: 8}, 8, "has no time"},
+		{"too large", spec.Spec{Placement: p, MicroBatches: 1 << 16}, 400_000, "fewer micro-batches or an earlier makespan"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := cnf.Encode(context.Background(), tc.sp, tc.T)
