@@ -10,7 +10,8 @@ func optimalCommand() *cli.Command {
 		Name:  "optimal",
 		Usage: "search the time-optimal schedule of a few micro-batches (the paper's TO baseline)",
 		UsageText: "tessel optimal --placement v-shape --devices 4 --micro-batches 6 --memory 16 [--forward-time 1 --backward-time 2]\n" +
-			"   tessel optimal --placement-file my.json --micro-batches 4 --time-limit 60s --out s.json",
+			"   tessel optimal --placement-file my.json --micro-batches 4 --time-limit 60s --out s.json\n" +
+			"   tessel optimal --placement-file my.json -n 16 -m 3 --offload --makespan 136 --cnf f.cnf   (then: cadical f.cnf > a.txt; the same flags with --answer a.txt)",
 		Description: "Encodes every block of every micro-batch in Z3 and minimises the makespan by binary search\n" +
 			"between a proven lower bound and the best of the constructions and baselines, so its answer is\n" +
 			"never worse than theirs. Exact, but the time grows quickly with N: use tessel search for many\n" +
