@@ -26,6 +26,9 @@ func satStep(ctx context.Context, sp spec.Spec, opts OptimalOptions, stdout io.W
 		return inputerr.Errorf("optimal: --cnf writes the formula and --answer reads a solver's answer to it: give one")
 	}
 	if opts.CNF != "" {
+		if o := opts.Outputs; o.Out != "" || o.SVG != "" || o.HTML != "" {
+			return inputerr.Errorf("optimal: --cnf writes the formula, not a schedule: --out, --svg and --html go with --answer")
+		}
 		if err := outfile.Check(opts.Outputs.Force, opts.CNF); err != nil {
 			return err
 		}

@@ -122,6 +122,7 @@ func TestOptimalCNFBad(t *testing.T) {
 		want string
 	}{
 		{[]string{"--cnf", filepath.Join(dir, "f.cnf")}, 2, "need --makespan"},
+		{[]string{"--cnf", filepath.Join(dir, "j.cnf"), "--makespan", "20", "--out", filepath.Join(dir, "s.json")}, 2, "go with --answer"},
 		{[]string{"--cnf", exists, "--makespan", "20"}, 2, "exists"},
 		{[]string{"--cnf", filepath.Join(dir, "g.cnf"), "--answer", other, "--makespan", "20"}, 2, "give one"},
 		{[]string{"--answer", other, "--makespan", "20"}, 2, "another formula"},

@@ -48,13 +48,12 @@ type Answer struct {
 	Values []bool
 }
 
-// maxLine is the longest line ReadAnswer reads: solvers print models a
-// few dozen literals a line.
-const maxLine = 1 << 20
+// maxLine is the longest line ReadAnswer reads: most solvers print a
+// model a few dozen literals a line, some all of it on one.
+const maxLine = 1 << 27
 
 // ReadAnswer reads a SAT solver's output in the format of the SAT
-// competitions (what CaDiCaL, Kissat, CryptoMiniSat and MiniSat's -model
-// print): comment lines "c …", one status line "s SATISFIABLE",
+// competitions (what CaDiCaL, Kissat and CryptoMiniSat print): comment lines "c …", one status line "s SATISFIABLE",
 // "s UNSATISFIABLE" or "s UNKNOWN", and the model in "v …" lines ending
 // with 0. vars is the formula's number of variables: a satisfiable
 // answer gives every one of them and no other.

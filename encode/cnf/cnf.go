@@ -10,11 +10,10 @@
 // solver proves or finds a schedule of hundreds of instances with
 // decisions where Z3's difference logic does not answer. The formula is
 // exact for what it encodes: block times and transfer delays, one block
-// at a time on a device, the memory budget, offloads on the host channels
-// (every rule of the verifier a spec switches on except those Encode
-// refuses: recompute, and every rule but the memory budget and the
-// offload decisions: latency budgets, links that queue, overlapped pairs,
-// sharded stages; placements whose blocks choose their devices).
+// at a time on a device, the memory budget, offloads on the host channels.
+// Encode refuses a spec that switches on anything else (recompute, a
+// latency budget, links that queue, overlapped pairs, sharded stages,
+// blocks that choose their devices).
 //
 // The encoding: every instance's start is an order encoding (one variable
 // per time t for "starts at t or before") over the window its micro-batch's
@@ -60,7 +59,6 @@ type Formula struct {
 	tru    int
 	starts [][]ivar // by block, then micro-batch
 	moves  []move
-	lits   int
 }
 
 // ivar is an integer in [lo, hi] in the order encoding: variable base+t-lo
@@ -228,7 +226,6 @@ func (f *Formula) add(lits ...int) {
 		}
 		out = append(out, l)
 	}
-	f.lits += len(out)
 	f.Clauses = append(f.Clauses, out)
 }
 
