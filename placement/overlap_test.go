@@ -3,6 +3,7 @@ package placement
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -145,7 +146,7 @@ func TestOverlapGroups(t *testing.T) {
 			if why != "" {
 				continue
 			}
-			if want >= len(groups) || !slicesEqual(groups[want], blocks) || times[want] != tm {
+			if want >= len(groups) || !slices.Equal(groups[want], blocks) || times[want] != tm {
 				t.Fatalf("group %d: OverlapGroups %v, OverlapGroup(%d, %d) = %v, %d", want, groups, f, g, blocks, tm)
 			}
 			want++
@@ -154,16 +155,4 @@ func TestOverlapGroups(t *testing.T) {
 	if want != len(groups) || want != 16 { // two stages per device, each forward with either whole backward
 		t.Errorf("%d groups, OverlapGroup allows %d", len(groups), want)
 	}
-}
-
-func slicesEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -179,25 +180,13 @@ func TestImportOptions(t *testing.T) {
 	if got := schedule.Makespan(s); got != 77 {
 		t.Errorf("makespan %d, want 77", got)
 	}
-	if got := schedule.Measure(s).PeakMemory; !slicesEqual(got, []int{4, 3, 2, 1}) {
+	if got := schedule.Measure(s).PeakMemory; !slices.Equal(got, []int{4, 3, 2, 1}) {
 		t.Errorf("peak memory %v, want [4 3 2 1] (1F1B)", got)
 	}
 	opt.Memory = 3
 	if _, err := Import(tab, opt); err == nil || !strings.Contains(err.Error(), "device 0") {
 		t.Errorf("budget 3 under a peak of 4: got %v, want an error naming device 0", err)
 	}
-}
-
-func slicesEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // CSVs of PyTorch's own schedules, as PyTorch 2.11 computes them for 4
@@ -229,7 +218,7 @@ func TestPyTorchSchedules(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if sum.Ranks != 4 || sum.MicroBatches != 8 || !slicesEqual(sum.StageRank, tc.stageRank) || sum.Split[0] != tc.split {
+		if sum.Ranks != 4 || sum.MicroBatches != 8 || !slices.Equal(sum.StageRank, tc.stageRank) || sum.Split[0] != tc.split {
 			t.Errorf("%s: %+v, want 4 ranks, 8 micro-batches, stages on %v, split %v", tc.name, sum, tc.stageRank, tc.split)
 		}
 		s, err := Import(tab, DefaultImportOptions())
