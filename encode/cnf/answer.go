@@ -136,6 +136,40 @@ func ReadAnswer(r io.Reader, vars int) (Answer, error) {
 	return a, nil
 }
 
+// WriteAnswer writes a in the format ReadAnswer reads, as SAT solvers
+// print it: the status line and, when satisfiable, the model, 16
+// literals a "v" line, ending with 0.
+func WriteAnswer(w io.Writer, a Answer) error {
+	bw := bufio.NewWriter(w)
+	switch a.Status {
+	case Satisfiable:
+		bw.WriteString("s SATISFIABLE\n")
+		for v := 1; v < len(a.Values); v++ {
+			if (v-1)%16 == 0 {
+				if v > 1 {
+					bw.WriteByte('\n')
+				}
+				bw.WriteString("v")
+			}
+			l := v
+			if !a.Values[v] {
+				l = -v
+			}
+			bw.WriteByte(' ')
+			bw.WriteString(strconv.Itoa(l))
+		}
+		if len(a.Values) > 1 {
+			bw.WriteByte('\n')
+		}
+		bw.WriteString("v 0\n")
+	case Unsatisfiable:
+		bw.WriteString("s UNSATISFIABLE\n")
+	default:
+		bw.WriteString("s UNKNOWN\n")
+	}
+	return bw.Flush()
+}
+
 func clip(s string) string {
 	if len(s) > 40 {
 		return s[:40] + "…"
@@ -156,12 +190,6 @@ func (f *Formula) Schedule(a Answer) (*schedule.Schedule, error) {
 		return nil, inputerr.Errorf("cnf: the answer has %d variables, the formula %d", len(a.Values)-1, f.Vars)
 	}
 	val := func(l int) bool {
-		if l == f.tru {
-			return true
-		}
-		if l == -f.tru {
-			return false
-		}
 		if l < 0 {
 			return !a.Values[-l]
 		}
@@ -210,8 +238,7 @@ func (f *Formula) Pins(s *schedule.Schedule) ([]int, error) {
 	if s.MicroBatches != f.sp.MicroBatches || len(s.Placement.Blocks) != len(p.Blocks) {
 		return nil, fmt.Errorf("cnf: a schedule of %d micro-batches of %d blocks, the formula's %d of %d", s.MicroBatches, len(s.Placement.Blocks), f.sp.MicroBatches, len(p.Blocks))
 	}
-	order, _ := p.Topo()
-	first := order[0]
+	first := f.first
 	start := map[schedule.Ref]int{}
 	for _, in := range s.Instances {
 		start[in.Ref()] = in.Start

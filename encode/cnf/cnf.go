@@ -57,6 +57,7 @@ type Formula struct {
 
 	sp     spec.Spec
 	tru    int
+	first  int      // the block whose instances start in micro-batch order
 	starts [][]ivar // by block, then micro-batch
 	moves  []move
 }
@@ -91,10 +92,17 @@ func Encode(ctx context.Context, sp spec.Spec, makespan int) (*Formula, error) {
 	if size := estimate(sp, makespan); size > MaxLiterals {
 		return nil, inputerr.Errorf("cnf: the formula would have about %d literals, more than %d: fewer micro-batches or an earlier makespan make it smaller", size, MaxLiterals)
 	}
-	f := &Formula{Makespan: makespan, sp: sp}
+	var freer []int
+	if p.Limited(sp.Memory) {
+		var err error
+		if freer, err = freers(sp); err != nil {
+			return nil, err
+		}
+	}
+	f := &Formula{Makespan: makespan, sp: sp, first: order[0]}
 	f.tru = f.newVar()
 	f.Clauses = append(f.Clauses, []int{f.tru})
-	if err := f.instances(ctx, order[0]); err != nil {
+	if err := f.instances(ctx); err != nil {
 		return nil, err
 	}
 	if err := f.devices(ctx); err != nil {
@@ -103,7 +111,7 @@ func Encode(ctx context.Context, sp spec.Spec, makespan int) (*Formula, error) {
 	if err := f.offloads(ctx); err != nil {
 		return nil, err
 	}
-	if err := f.memory(ctx); err != nil {
+	if err := f.memory(ctx, freer); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -111,7 +119,8 @@ func Encode(ctx context.Context, sp spec.Spec, makespan int) (*Formula, error) {
 
 // supported is nil where Encode encodes every rule sp switches on: the
 // memory budget and the offload decisions (rule/memory, rule/hostchan);
-// any other rule, one added later included, is refused by its title.
+// any other rule, one added later included, is refused by its title. A
+// budget also needs every activation's freer (freers).
 func supported(sp spec.Spec) error {
 	p := sp.Placement
 	why := ""
@@ -138,11 +147,6 @@ func supported(sp spec.Spec) error {
 	}
 	if why != "" {
 		return inputerr.Errorf("cnf: the time-indexed encoding does not model %s", why)
-	}
-	if p.Limited(sp.Memory) {
-		if _, err := freers(sp); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -320,8 +324,8 @@ func (f *Formula) atMost(xs []int, k int) {
 // instances makes every instance's start, within the window its
 // micro-batch's heads and tails leave, with the dependencies and the
 // micro-batches' first blocks in order.
-func (f *Formula) instances(ctx context.Context, first int) error {
-	p := f.sp.Placement
+func (f *Formula) instances(ctx context.Context) error {
+	p, first := f.sp.Placement, f.first
 	n := f.sp.MicroBatches
 	heads, tails := p.Heads(), p.Tails()
 	// The first block of micro-batch m starts after those of the m before
@@ -461,16 +465,13 @@ func (f *Formula) offloads(ctx context.Context) error {
 	return nil
 }
 
-// memory adds every device's budget at every time: its live activations,
-// each weighted by its memory, at most the budget.
-func (f *Formula) memory(ctx context.Context) error {
+// memory adds every device's budget at every time: its live activations
+// (each from its forward's start to its freer's, freers), each weighted
+// by its memory, at most the budget.
+func (f *Formula) memory(ctx context.Context, freer []int) error {
 	p := f.sp.Placement
 	if !p.Limited(f.sp.Memory) {
 		return nil
-	}
-	freer, err := freers(f.sp)
-	if err != nil {
-		return err
 	}
 	moved := map[[2]int]move{}
 	for _, mv := range f.moves {
