@@ -19,6 +19,14 @@ import (
 // answer to it read back (a verified schedule, or the bound that no
 // schedule ends by then).
 func satStep(ctx context.Context, sp spec.Spec, opts OptimalOptions, stdout io.Writer) error {
+	if u := sp.Placement.Units; u.HasTime() {
+		// A model's placement is timed in fine steps (its critical path
+		// runs to hundreds of thousands): one variable a step would make a
+		// formula no solver takes, and --makespan would not be in the
+		// user's unit.
+		return inputerr.Errorf("optimal: --cnf and --answer work on placements timed in whole steps (the built-ins, a placement file without units); %s times its blocks in steps of %s, its critical path %s",
+			sp.Placement.Name, u.StepText(1), u.Duration(float64(sp.Placement.CriticalPath())))
+	}
 	if opts.Makespan < 1 {
 		return inputerr.Errorf("optimal: --cnf and --answer need --makespan, the makespan the formula asks for (at least 1)")
 	}

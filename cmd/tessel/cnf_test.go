@@ -118,6 +118,11 @@ func TestOptimalCNFBad(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errOut, tc.code, tc.want)
 		}
 	}
+	// A model's placement, timed in fine steps, is refused by its unit.
+	code, _, errOut := runCLI(t, "optimal", "--placement-file", filepath.Join("..", "..", "testdata", "placements", "llama7b-8x80.json"), "-n", "4", "--makespan", "100", "--cnf", filepath.Join(dir, "u.cnf"))
+	if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "timed in whole steps") || !strings.Contains(errOut, "its critical path") {
+		t.Errorf("units: exit %d, stderr %q", code, errOut)
+	}
 	if data, _ := os.ReadFile(exists); string(data) != "mine" {
 		t.Errorf("the file that existed holds %q", data)
 	}
